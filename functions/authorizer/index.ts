@@ -1,0 +1,34 @@
+import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import { authenticate } from '../../shared/auth/authenticate.ts';
+import { toContext } from '../../shared/auth/principal.ts';
+import { UnauthenticatedError } from '../../shared/http/errors.ts';
+import { apiKeyRepository } from '../../shared/store/repositories.ts';
+
+/** `arn:aws:execute-api:region:account:apiId/stage/*`: the policy covers the whole API. */
+function wholeApi(methodArn: string): string {
+  const [arn, apiId, stage] = methodArn.split('/');
+  return `${arn}/${apiId}/${stage}/*`;
+}
+
+/**
+ * REQUEST authorizer. Caching is off (TTL 0), so the policy may cover the whole API: it is never
+ * reused for another request. Rejections throw `Unauthorized`, which API Gateway answers with 401;
+ * any other failure (the store is down) becomes AUTHORIZER_FAILURE, reshaped to 503.
+ */
+export async function handler(event: APIGatewayRequestAuthorizerEvent): Promise<APIGatewayAuthorizerResult> {
+  try {
+    const principal = await authenticate(event.headers, apiKeyRepository());
+    return {
+      principalId: principal.id,
+      policyDocument: {
+        Version: '2012-10-17',
+        Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: wholeApi(event.methodArn) }],
+      },
+      context: toContext(principal),
+      usageIdentifierKey: principal.usageKey,
+    };
+  } catch (error) {
+    if (error instanceof UnauthenticatedError) throw new Error('Unauthorized');
+    throw error;
+  }
+}

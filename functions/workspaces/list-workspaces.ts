@@ -1,0 +1,10 @@
+import { listWorkspaces as operation } from '../../shared/api/operations/workspaces.ts';
+import { presentWorkspace } from '../../shared/api/present.ts';
+import { makeHandler } from '../../shared/http/make-handler.ts';
+import { ok } from '../../shared/http/responses.ts';
+import { workspaceRepository } from '../../shared/store/repositories.ts';
+
+export const handler = makeHandler(operation, async ({ query }) => {
+  const page = await workspaceRepository().list(query.limit ?? 100, query.cursor);
+  return ok({ workspaces: page.items.map(presentWorkspace), next_cursor: page.nextCursor });
+});

@@ -1,0 +1,82 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { exportJWK, importJWK, type JWK, SignJWT } from 'jose';
+import { generate } from 'selfsigned';
+
+/** Writes a file readable only by its owner. */
+function writeSecret(path: string, content: string): void {
+  writeFileSync(path, content, { mode: 0o600 });
+}
+
+/** The self-signed certificate of the local HTTPS host, made on first start without any network. */
+export async function localCertificate(dataDir: string): Promise<{ key: string; cert: string }> {
+  const keyPath = join(dataDir, 'tls-key.pem');
+  const certPath = join(dataDir, 'tls-cert.pem');
+  if (!existsSync(keyPath) || !existsSync(certPath)) {
+    mkdirSync(dataDir, { recursive: true });
+    const pems = await generate([{ name: 'commonName', value: '127.0.0.1' }], {
+      keyType: 'ec',
+      curve: 'P-256',
+      algorithm: 'sha256',
+      notAfterDate: new Date(Date.now() + 825 * 24 * 3600 * 1000),
+      extensions: [
+        { name: 'basicConstraints', cA: false },
+        { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
+        { name: 'extKeyUsage', serverAuth: true },
+        {
+          name: 'subjectAltName',
+          altNames: [
+            { type: 2, value: 'localhost' },
+            { type: 7, ip: '127.0.0.1' },
+          ],
+        },
+      ],
+    } as Parameters<typeof generate>[1]);
+    writeSecret(keyPath, pems.private);
+    writeFileSync(certPath, pems.cert);
+  }
+  return { key: readFileSync(keyPath, 'utf8'), cert: readFileSync(certPath, 'utf8') };
+}
+
+/** The local OIDC issuer's signing key (ES256), made on first start. */
+export interface LocalIssuer {
+  issuer: string;
+  audience: string;
+  jwks: { keys: JWK[] };
+  sign(claims: Record<string, unknown>, subject: string, ttlSeconds?: number): Promise<string>;
+}
+
+export const LOCAL_ISSUER = 'https://127.0.0.1/geoplane-local-issuer';
+export const LOCAL_AUDIENCE = 'geoplane-local';
+
+/** Loads (or creates) the local issuer key pair in the data dir. */
+export async function localIssuer(dataDir: string): Promise<LocalIssuer> {
+  const path = join(dataDir, 'issuer-key.json');
+  if (!existsSync(path)) {
+    mkdirSync(dataDir, { recursive: true });
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const jwk = await exportJWK(privateKey);
+    jwk.kid = `local-${Date.now().toString(36)}`;
+    jwk.alg = 'ES256';
+    writeSecret(path, JSON.stringify(jwk));
+  }
+  const privateJwk = JSON.parse(readFileSync(path, 'utf8')) as JWK;
+  const { d: _d, ...publicJwk } = privateJwk;
+  const key = await importJWK(privateJwk, 'ES256');
+  return {
+    issuer: LOCAL_ISSUER,
+    audience: LOCAL_AUDIENCE,
+    jwks: { keys: [{ ...publicJwk, use: 'sig' }] },
+    async sign(claims, subject, ttlSeconds = 3600) {
+      return new SignJWT(claims)
+        .setProtectedHeader({ alg: 'ES256', kid: privateJwk.kid as string, typ: 'JWT' })
+        .setIssuer(LOCAL_ISSUER)
+        .setAudience(LOCAL_AUDIENCE)
+        .setSubject(subject)
+        .setIssuedAt()
+        .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
+        .sign(key);
+    },
+  };
+}

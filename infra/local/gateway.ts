@@ -1,0 +1,282 @@
+import { randomUUID } from 'node:crypto';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type {
+  APIGatewayAuthorizerResult,
+  APIGatewayProxyEvent,
+  APIGatewayProxyResult,
+  APIGatewayRequestAuthorizerEvent,
+  Context,
+} from 'aws-lambda';
+import type { Operation } from '../../shared/api/operation.ts';
+import { routes } from '../../shared/api/routes.ts';
+import { type GatewayError, gatewayErrorBody, gatewayErrors } from '../../shared/http/gateway-responses.ts';
+import { securityHeaders } from '../../shared/http/responses.ts';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const REGION = 'local';
+const ACCOUNT = '000000000000';
+const API_ID = 'local';
+const STAGE = 'v1';
+
+type LambdaHandler<E, R> = (event: E, context: Context) => Promise<R>;
+
+/** A request as the local HTTPS host received it. */
+export interface IncomingRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+  sourceIp: string;
+}
+
+/** What the host writes back. */
+export interface OutgoingResponse {
+  statusCode: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+interface CompiledRoute {
+  op: Operation;
+  pattern: RegExp;
+  names: string[];
+}
+
+const compiled: CompiledRoute[] = routes
+  .map((op) => {
+    const names: string[] = [];
+    const source = op.path.replace(/[.]/g, '\\.').replace(/\{([^}]+)\}/g, (_m, name: string) => {
+      names.push(name);
+      return '([^/]+)';
+    });
+    return { op, pattern: new RegExp(`^${source}$`), names };
+  })
+  // Literal segments win over parameters, as in API Gateway.
+  .sort((a, b) => a.names.length - b.names.length);
+
+const modules = new Map<string, Promise<{ handler: LambdaHandler<unknown, unknown> }>>();
+function load(path: string) {
+  let mod = modules.get(path);
+  if (!mod) {
+    mod = import(pathToFileURL(resolve(root, path)).href) as Promise<{
+      handler: LambdaHandler<unknown, unknown>;
+    }>;
+    modules.set(path, mod);
+  }
+  return mod;
+}
+
+function lambdaContext(requestId: string, functionName: string): Context {
+  const deadline = Date.now() + 29_000;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:${REGION}:${ACCOUNT}:function:${functionName}`,
+    memoryLimitInMB: '512',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => {},
+    fail: () => {},
+    succeed: () => {},
+  };
+}
+
+function gatewayError(
+  error: GatewayError,
+  requestId: string,
+  extra: Record<string, string> = {},
+): OutgoingResponse {
+  return {
+    statusCode: error.status,
+    headers: { ...securityHeaders, 'Content-Type': 'application/json', ...extra },
+    body: JSON.stringify(gatewayErrorBody(error, requestId)),
+  };
+}
+
+/** Does an IAM resource pattern (with `*` and `?`) match the ARN? */
+function arnMatches(pattern: string, arn: string): boolean {
+  const re = new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
+  return re.test(arn);
+}
+
+/** Evaluates an authorizer policy the way API Gateway does: an explicit Deny wins, else an Allow is needed. */
+export function policyAllows(result: APIGatewayAuthorizerResult, methodArn: string): boolean {
+  let allowed = false;
+  for (const statement of result.policyDocument?.Statement ?? []) {
+    const s = statement as { Effect: string; Action?: string | string[]; Resource?: string | string[] };
+    const actions = ([] as string[]).concat(s.Action ?? []);
+    if (!actions.some((a) => a === '*' || a === 'execute-api:*' || a === 'execute-api:Invoke')) continue;
+    const resources = ([] as string[]).concat(s.Resource ?? []);
+    if (!resources.some((r) => arnMatches(r, methodArn))) continue;
+    if (s.Effect === 'Deny') return false;
+    if (s.Effect === 'Allow') allowed = true;
+  }
+  return allowed;
+}
+
+function singleValued(multi: Record<string, string[]>): Record<string, string> {
+  return Object.fromEntries(Object.entries(multi).map(([k, v]) => [k, v[v.length - 1] as string]));
+}
+
+/** Hooks the host can give the gateway (rate limiting). */
+export interface GatewayOptions {
+  /** Returns seconds to wait when the usage key is over its rate, else 0. */
+  throttle?: (usageKey: string) => number;
+  /** Hard ceiling on body bytes the gateway accepts (API Gateway's own limit is 10 MB). */
+  maxGatewayBodyBytes: number;
+}
+
+/**
+ * Emulates API Gateway REST v1: route match, REQUEST authorizer with policy evaluation, the
+ * Lambda proxy event, and gateway responses for its own errors.
+ */
+export async function handleRequest(
+  req: IncomingRequest,
+  options: GatewayOptions,
+): Promise<OutgoingResponse> {
+  const requestId = randomUUID();
+  const url = new URL(req.url, 'https://127.0.0.1');
+  const method = req.method.toUpperCase();
+  let match: { route: CompiledRoute; values: string[] } | undefined;
+  for (const route of compiled) {
+    if (route.op.method !== method) continue;
+    const m = route.pattern.exec(url.pathname);
+    if (m) {
+      match = { route, values: m.slice(1) };
+      break;
+    }
+  }
+  if (!match) return gatewayError(gatewayErrors.routeNotFound, requestId);
+  if (req.body.length > options.maxGatewayBodyBytes) return gatewayError(gatewayErrors.tooLarge, requestId);
+
+  const { op } = match.route;
+  const multiHeaders: Record<string, string[]> = {};
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (v === undefined) continue;
+    multiHeaders[k] = Array.isArray(v) ? v : [v];
+  }
+  const headers = singleValued(multiHeaders);
+  const multiQuery: Record<string, string[]> = {};
+  for (const [k, v] of url.searchParams) multiQuery[k] = [...(multiQuery[k] ?? []), v];
+  const pathParameters = Object.fromEntries(match.route.names.map((n, i) => [n, match.values[i] as string]));
+  const methodArn = `arn:aws:execute-api:${REGION}:${ACCOUNT}:${API_ID}/${STAGE}/${method}${url.pathname}`;
+
+  let authorizer: Record<string, unknown> | undefined;
+  if (op.permission !== 'public') {
+    const authEvent: APIGatewayRequestAuthorizerEvent = {
+      type: 'REQUEST',
+      methodArn,
+      resource: op.path,
+      path: url.pathname,
+      httpMethod: method,
+      headers,
+      multiValueHeaders: multiHeaders,
+      pathParameters,
+      queryStringParameters: Object.keys(multiQuery).length ? singleValued(multiQuery) : null,
+      multiValueQueryStringParameters: Object.keys(multiQuery).length ? multiQuery : null,
+      stageVariables: null,
+      requestContext: {} as APIGatewayRequestAuthorizerEvent['requestContext'],
+    };
+    let result: APIGatewayAuthorizerResult;
+    try {
+      const { handler } = await load('functions/authorizer/index.ts');
+      result = (await handler(
+        authEvent,
+        lambdaContext(requestId, 'authorizer'),
+      )) as APIGatewayAuthorizerResult;
+    } catch (error) {
+      if ((error as Error).message === 'Unauthorized')
+        return gatewayError(gatewayErrors.unauthorized, requestId);
+      console.error(
+        JSON.stringify({ level: 'ERROR', requestId, authorizer: String((error as Error).stack ?? error) }),
+      );
+      return gatewayError(gatewayErrors.authorizerFailure, requestId);
+    }
+    if (!policyAllows(result, methodArn)) return gatewayError(gatewayErrors.accessDenied, requestId);
+    authorizer = { ...(result.context ?? {}), principalId: result.principalId };
+    const usageKey = String(result.context?.usageKey ?? result.principalId);
+    const wait = options.throttle?.(usageKey) ?? 0;
+    if (wait > 0) return gatewayError(gatewayErrors.throttled, requestId, { 'Retry-After': String(wait) });
+  }
+
+  let body: string | null = null;
+  let isBase64Encoded = false;
+  if (req.body.length > 0) {
+    try {
+      body = new TextDecoder('utf-8', { fatal: true }).decode(req.body);
+    } catch {
+      body = req.body.toString('base64');
+      isBase64Encoded = true;
+    }
+  }
+  const event: APIGatewayProxyEvent = {
+    resource: op.path,
+    path: url.pathname,
+    httpMethod: method,
+    headers,
+    multiValueHeaders: multiHeaders,
+    queryStringParameters: Object.keys(multiQuery).length ? singleValued(multiQuery) : null,
+    multiValueQueryStringParameters: Object.keys(multiQuery).length ? multiQuery : null,
+    pathParameters: Object.keys(pathParameters).length ? pathParameters : null,
+    stageVariables: null,
+    body,
+    isBase64Encoded,
+    requestContext: {
+      accountId: ACCOUNT,
+      apiId: API_ID,
+      authorizer: authorizer ?? null,
+      protocol: 'HTTP/1.1',
+      httpMethod: method,
+      identity: { sourceIp: req.sourceIp } as APIGatewayProxyEvent['requestContext']['identity'],
+      path: `/${STAGE}${url.pathname}`,
+      stage: STAGE,
+      requestId,
+      requestTimeEpoch: Date.now(),
+      resourceId: op.operationId,
+      resourcePath: op.path,
+    },
+  };
+  try {
+    const { handler } = await load(op.handler);
+    const result = (await handler(event, lambdaContext(requestId, op.operationId))) as APIGatewayProxyResult;
+    const outHeaders: Record<string, string> = {};
+    for (const [k, v] of Object.entries(result.headers ?? {})) outHeaders[k] = String(v);
+    return { statusCode: result.statusCode, headers: outHeaders, body: result.body ?? '' };
+  } catch (error) {
+    // A Lambda that throws out of makeHandler is a bug: API Gateway answers 502, reshaped as 5XX.
+    console.error(
+      JSON.stringify({ level: 'ERROR', requestId, error: String((error as Error).stack ?? error) }),
+    );
+    return gatewayError(gatewayErrors.default5xx, requestId);
+  }
+}
+
+/** The 426 answer of the plain HTTP port. */
+export function httpsRequired(): OutgoingResponse {
+  const requestId = randomUUID();
+  return {
+    statusCode: 426,
+    headers: {
+      ...securityHeaders,
+      'Content-Type': 'application/json',
+      Upgrade: 'TLS/1.2, HTTP/1.1',
+      Connection: 'Upgrade',
+    },
+    body: JSON.stringify({
+      code: 426,
+      message: 'Upgrade Required',
+      detail: 'This API is only served over HTTPS.',
+      reason: 'https_required',
+      request_id: requestId,
+    }),
+  };
+}

@@ -1,0 +1,44 @@
+import { resolve } from 'node:path';
+import { startLocalHost } from './server.ts';
+
+/** `npm start`: the whole API on this machine (DESIGN §9). */
+const env = process.env;
+// The SDK's notice about Node 22 would repeat on every start; the versions are pinned (DESIGN §2).
+env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+const int = (value: string | undefined, fallback: number) => (value ? Number.parseInt(value, 10) : fallback);
+const dataDir = resolve(env.GEOPLANE_DATA_DIR ?? '.local');
+
+const host = await startLocalHost({
+  dataDir,
+  port: int(env.PORT, 8443),
+  httpPort: int(env.HTTP_PORT, 8080),
+  dynamoPort: int(env.DYNAMODB_PORT, 8000),
+  dynamoEndpoint: env.GEOPLANE_DYNAMODB_ENDPOINT,
+  tableName: env.GEOPLANE_TABLE_NAME ?? 'geoplane',
+  rateLimitRps: int(env.GEOPLANE_RATE_LIMIT_RPS, 50),
+  rateLimitBurst: int(env.GEOPLANE_RATE_LIMIT_BURST, 100),
+  maxBodyBytes: env.MAX_BODY_BYTES ? int(env.MAX_BODY_BYTES, 1048576) : undefined,
+  skipBootstrap: env.GEOPLANE_SKIP_BOOTSTRAP === '1',
+});
+
+console.log(`GeoPlane API   ${host.url}`);
+console.log(`plain HTTP     ${host.httpUrl} (answers 426)`);
+console.log(`OpenAPI        ${host.url}/openapi.json`);
+if (host.bootstrapCreated && host.apiKey) {
+  console.log(
+    `\nsuper_admin bootstrap key (shown once; also saved in ${dataDir}/bootstrap.json):\n  ${host.apiKey}\n`,
+  );
+} else if (host.apiKey) {
+  console.log(`bootstrap key  in ${dataDir}/bootstrap.json`);
+}
+console.log('ready');
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, async () => {
+    if (stopping) return;
+    stopping = true;
+    await host.close();
+    process.exit(0);
+  });
+}

@@ -1,0 +1,145 @@
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { gatewayErrorBody, gatewayErrors } from '../../shared/http/gateway-responses.ts';
+import { bootstrap } from './bootstrap.ts';
+import { type DynamoLocal, ensureTable, startDynamoLocal } from './dynamodb.ts';
+import { localCertificate, localIssuer } from './files.ts';
+import { handleRequest, httpsRequired, type OutgoingResponse } from './gateway.ts';
+import { tokenBuckets } from './rate-limit.ts';
+
+/** Options of the local host; every one has an environment variable (see main.ts). */
+export interface LocalHostOptions {
+  dataDir: string;
+  port: number;
+  httpPort: number;
+  dynamoPort: number;
+  /** Use this DynamoDB instead of starting DynamoDB Local. */
+  dynamoEndpoint?: string;
+  tableName: string;
+  rateLimitRps: number;
+  rateLimitBurst: number;
+  maxBodyBytes?: number;
+  /** Skip creating the table and bootstrap data (used to simulate a store outage). */
+  skipBootstrap?: boolean;
+}
+
+/** A running local host. */
+export interface LocalHost {
+  url: string;
+  httpUrl: string;
+  apiKey?: string;
+  bootstrapCreated: boolean;
+  close(): Promise<void>;
+}
+
+// API Gateway refuses payloads over 10 MB itself; the Lambda limit (6 MB) is lower, so stop there.
+const GATEWAY_BODY_CEILING = 6 * 1024 * 1024;
+
+function readBody(req: IncomingMessage): Promise<Buffer | 'too_large'> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > GATEWAY_BODY_CEILING) tooLarge = true;
+      else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(tooLarge ? 'too_large' : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function write(res: ServerResponse, out: OutgoingResponse): void {
+  res.writeHead(out.statusCode, { ...out.headers, 'Content-Length': Buffer.byteLength(out.body) });
+  res.end(out.body);
+}
+
+/** Starts DynamoDB Local (unless given), the table, the bootstrap data and the HTTPS + HTTP ports. */
+export async function startLocalHost(options: LocalHostOptions): Promise<LocalHost> {
+  const dynamo: DynamoLocal | undefined = options.dynamoEndpoint
+    ? undefined
+    : await startDynamoLocal(options.dynamoPort, join(options.dataDir, 'dynamodb'));
+  const endpoint = options.dynamoEndpoint ?? (dynamo as DynamoLocal).endpoint;
+
+  const issuer = await localIssuer(options.dataDir);
+  Object.assign(process.env, {
+    TABLE_NAME: options.tableName,
+    DYNAMODB_ENDPOINT: endpoint,
+    AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
+    AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID ?? 'local',
+    AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY ?? 'local',
+    OIDC_ISSUER: issuer.issuer,
+    OIDC_AUDIENCE: issuer.audience,
+    OIDC_JWKS: JSON.stringify(issuer.jwks),
+    ...(options.maxBodyBytes ? { MAX_BODY_BYTES: String(options.maxBodyBytes) } : {}),
+  });
+
+  const tls = await localCertificate(options.dataDir);
+  const throttle = tokenBuckets(options.rateLimitRps, options.rateLimitBurst);
+  const https = createHttpsServer({ key: tls.key, cert: tls.cert, keepAlive: true }, async (req, res) => {
+    try {
+      const body = await readBody(req);
+      if (body === 'too_large') {
+        write(res, {
+          statusCode: 413,
+          headers: { 'Content-Type': 'application/json', Connection: 'close' },
+          body: JSON.stringify(gatewayErrorBody(gatewayErrors.tooLarge, 'local')),
+        });
+        return;
+      }
+      const out = await handleRequest(
+        {
+          method: req.method ?? 'GET',
+          url: req.url ?? '/',
+          headers: req.headers,
+          body,
+          sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+        },
+        { throttle, maxGatewayBodyBytes: GATEWAY_BODY_CEILING },
+      );
+      write(res, out);
+    } catch (error) {
+      console.error(error);
+      if (!res.headersSent) {
+        write(res, {
+          statusCode: 503,
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify(gatewayErrorBody(gatewayErrors.default5xx, 'local')),
+        });
+      }
+    }
+  });
+  const http = createHttpServer((req, res) => {
+    req.resume();
+    write(res, httpsRequired());
+  });
+  await new Promise<void>((r) => https.listen(options.port, '127.0.0.1', r));
+  await new Promise<void>((r) => http.listen(options.httpPort, '127.0.0.1', r));
+  const url = `https://127.0.0.1:${(https.address() as AddressInfo).port}/api/v1`;
+  const httpUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}/api/v1`;
+
+  let apiKey: string | undefined;
+  let bootstrapCreated = false;
+  if (!options.skipBootstrap) {
+    await ensureTable(endpoint, options.tableName);
+    const result = await bootstrap(options.dataDir, url);
+    apiKey = result.bootstrap.api_key;
+    bootstrapCreated = result.created;
+  }
+
+  return {
+    url,
+    httpUrl,
+    apiKey,
+    bootstrapCreated,
+    async close() {
+      https.closeAllConnections();
+      http.closeAllConnections();
+      await Promise.all([new Promise((r) => https.close(r)), new Promise((r) => http.close(r))]);
+      await dynamo?.stop();
+    },
+  };
+}

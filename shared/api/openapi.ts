@@ -1,0 +1,135 @@
+import { z } from 'zod/mini';
+import type { Operation, Schema } from './operation.ts';
+import { apiVersion, routes } from './routes.ts';
+import { ErrorBody } from './schemas.ts';
+
+type Json = Record<string, unknown>;
+
+/** Errors every operation can answer (DESIGN §5), documented once for all. */
+const commonErrors: Record<number, string> = {
+  401: 'missing or rejected credential',
+  403: 'authenticated but not allowed (no role in the workspace, insufficient role, disabled login, failed CSRF)',
+  413: 'request body exceeds the configured limit',
+  426: 'HTTPS required',
+  429: 'request rate exceeded (see Retry-After)',
+  503: 'the catalog store or a data source is temporarily unavailable',
+};
+
+class Components {
+  readonly schemas: Record<string, Json> = {};
+
+  /** Converts a zod schema to JSON Schema, hoisting named ($defs) schemas into components. */
+  convert(schema: Schema, io: 'input' | 'output'): Json {
+    const raw = z.toJSONSchema(schema, { target: 'draft-2020-12', unrepresentable: 'any', io }) as Json;
+    const text = JSON.stringify(raw).replaceAll('"#/$defs/', '"#/components/schemas/');
+    const { $schema: _s, $defs, ...rest } = JSON.parse(text) as Json & { $defs?: Record<string, Json> };
+    for (const [name, def] of Object.entries($defs ?? {})) this.schemas[name] = def;
+    return rest;
+  }
+}
+
+function parameters(op: Operation, components: Components): Json[] {
+  const out: Json[] = [];
+  for (const [where, schema] of [
+    ['path', op.request.params],
+    ['query', op.request.query],
+  ] as const) {
+    if (!schema) continue;
+    const json = components.convert(schema, 'input') as {
+      properties?: Record<string, Json>;
+      required?: string[];
+    };
+    for (const [name, prop] of Object.entries(json.properties ?? {})) {
+      out.push({
+        name,
+        in: where,
+        required: where === 'path' || (json.required ?? []).includes(name),
+        schema: prop,
+      });
+    }
+  }
+  if (op.method === 'PUT' || op.method === 'DELETE') {
+    out.push({
+      name: 'If-Match',
+      in: 'header',
+      required: false,
+      description: 'The ETag of the version you read; a mismatch answers 412.',
+      schema: { type: 'string' },
+    });
+  }
+  return out;
+}
+
+function operationObject(op: Operation, components: Components): Json {
+  const responses: Record<string, Json> = {};
+  const statuses: Record<string, { description: string }> = Object.fromEntries(
+    Object.entries(commonErrors).map(([s, d]) => [s, { description: d }]),
+  );
+  const all: Record<string, { description: string; schema?: Schema; headers?: Record<string, string> }> = {
+    ...statuses,
+    ...op.responses,
+  };
+  for (const [status, spec] of Object.entries(all)) {
+    const code = Number(status);
+    const entry: Json = { description: spec.description };
+    const schema = spec.schema;
+    if (code >= 400)
+      entry.content = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
+    else if (schema) entry.content = { 'application/json': { schema: components.convert(schema, 'output') } };
+    else if (code !== 204 && op.operationId === 'getOpenAPI')
+      entry.content = { 'application/json': { schema: {} } };
+    const headers = spec.headers;
+    if (headers) {
+      entry.headers = Object.fromEntries(
+        Object.entries(headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }]),
+      );
+    }
+    responses[status] = entry;
+  }
+  const object: Json = {
+    operationId: op.operationId,
+    summary: op.summary,
+    ...(op.description ? { description: op.description } : {}),
+    tags: op.tags,
+    'x-permission': op.permission,
+    parameters: parameters(op, components),
+    responses,
+  };
+  if (op.request.body) {
+    object.requestBody = {
+      required: true,
+      content: { 'application/json': { schema: components.convert(op.request.body, 'input') } },
+    };
+  }
+  if (op.permission === 'public') object.security = [];
+  return object;
+}
+
+/** The OpenAPI 3.1 document, generated from the route table. */
+export function openApiDocument(): Json {
+  const components = new Components();
+  components.convert(ErrorBody, 'output');
+  const paths: Record<string, Record<string, Json>> = {};
+  for (const op of routes) {
+    paths[op.path] ??= {};
+    (paths[op.path] as Record<string, Json>)[op.method.toLowerCase()] = operationObject(op, components);
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'GeoPlane Management API',
+      version: apiVersion,
+      description: 'The management API (control plane) of the GeoPlane geospatial publishing server.',
+    },
+    servers: [{ url: '/' }],
+    security: [{ bearer: [] }, { apiKey: [] }],
+    paths,
+    components: {
+      schemas: Object.fromEntries(Object.entries(components.schemas).sort(([a], [b]) => a.localeCompare(b))),
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+        apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
+      },
+    },
+  };
+}

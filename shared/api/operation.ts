@@ -1,0 +1,63 @@
+import type { z } from 'zod/mini';
+
+/** Permission classes of DESIGN §6. */
+export type Permission = 'public' | 'authenticated' | 'read' | 'write' | 'manage' | 'global';
+
+/** DynamoDB actions a route's function needs; CDK grants exactly these (least privilege). */
+export type DataAction =
+  | 'GetItem'
+  | 'BatchGetItem'
+  | 'Query'
+  | 'PutItem'
+  | 'UpdateItem'
+  | 'DeleteItem'
+  | 'BatchWriteItem'
+  | 'ConditionCheckItem';
+
+/** Any zod (mini or classic) schema. */
+export type Schema = z.ZodMiniType;
+
+/** One documented response of an operation. */
+export interface ResponseSpec {
+  description: string;
+  schema?: Schema;
+  headers?: Record<string, string>;
+}
+
+/** One entry of THE route table. */
+export interface Operation<
+  P extends Schema | undefined = Schema | undefined,
+  Q extends Schema | undefined = Schema | undefined,
+  B extends Schema | undefined = Schema | undefined,
+> {
+  operationId: string;
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Path under the API root, e.g. `/api/v1/workspaces/{workspace}`. */
+  path: string;
+  /** Module path of the Lambda entry point, relative to the repository root. */
+  handler: string;
+  permission: Permission;
+  summary: string;
+  description?: string;
+  tags: string[];
+  request: { params?: P; query?: Q; body?: B };
+  /** Operation-specific responses; the common errors (401, 403, 413, 426, 429, 503) are added for all. */
+  responses: Record<number, ResponseSpec>;
+  data: readonly DataAction[];
+}
+
+/** Declares an operation with its literal types kept. */
+export function defineOperation<
+  P extends Schema | undefined = undefined,
+  Q extends Schema | undefined = undefined,
+  B extends Schema | undefined = undefined,
+>(op: Operation<P, Q, B>): Operation<P, Q, B> {
+  return op;
+}
+
+/** The parsed input types of an operation. */
+export type InputOf<S> = [NonNullable<S>] extends [never]
+  ? undefined
+  : NonNullable<S> extends Schema
+    ? z.output<NonNullable<S>>
+    : undefined;

@@ -1,0 +1,93 @@
+import { z } from 'zod/mini';
+import { defineOperation } from '../operation.ts';
+import { APIKey, APIKeyWithSecret, DateTime, IdOrName, PageQuery, Role, Uuid } from '../schemas.ts';
+
+const WorkspaceParams = z.strictObject({ workspace: IdOrName });
+const KeyParams = z.strictObject({ workspace: IdOrName, keyId: Uuid });
+const APIKeyList = z
+  .strictObject({ api_keys: z.array(APIKey), next_cursor: z.optional(z.string()) })
+  .check(z.meta({ id: 'APIKeyList' }));
+
+export const createAPIKey = defineOperation({
+  operationId: 'createAPIKey',
+  method: 'POST',
+  path: '/api/v1/workspaces/{workspace}/apikeys',
+  handler: 'functions/api-keys/create-api-key.ts',
+  permission: 'manage',
+  summary: 'Create an API key',
+  description:
+    'The full key is returned once, in the field `key` of this response; only its SHA-256 hash is stored.',
+  tags: ['api-keys'],
+  request: {
+    params: WorkspaceParams,
+    body: z.strictObject({
+      name: z.string().check(z.minLength(1), z.maxLength(128)),
+      role_id: Role,
+      expires_at: z.optional(DateTime),
+      owner_email: z.optional(z.email()),
+      owner_name: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
+    }),
+  },
+  responses: {
+    201: {
+      description: 'created key with its secret',
+      schema: APIKeyWithSecret,
+      headers: { Location: 'URL of the key' },
+    },
+    400: { description: 'bad request (missing name, unknown role_id, expires_at in the past)' },
+    404: { description: 'workspace not found' },
+  },
+  data: ['GetItem', 'PutItem', 'ConditionCheckItem'],
+});
+
+export const listAPIKeys = defineOperation({
+  operationId: 'listAPIKeys',
+  method: 'GET',
+  path: '/api/v1/workspaces/{workspace}/apikeys',
+  handler: 'functions/api-keys/list-api-keys.ts',
+  permission: 'manage',
+  summary: "List a workspace's API keys (prefixes only)",
+  tags: ['api-keys'],
+  request: { params: WorkspaceParams, query: PageQuery },
+  responses: {
+    200: { description: 'a page of keys', schema: APIKeyList },
+    400: { description: 'bad limit or cursor' },
+    404: { description: 'workspace not found' },
+  },
+  data: ['GetItem', 'Query'],
+});
+
+export const getAPIKey = defineOperation({
+  operationId: 'getAPIKey',
+  method: 'GET',
+  path: '/api/v1/workspaces/{workspace}/apikeys/{keyId}',
+  handler: 'functions/api-keys/get-api-key.ts',
+  permission: 'manage',
+  summary: 'Read an API key (prefix only)',
+  tags: ['api-keys'],
+  request: { params: KeyParams },
+  responses: {
+    200: { description: 'the key', schema: APIKey },
+    400: { description: 'keyId is not a UUID' },
+    404: { description: 'workspace or key not found' },
+  },
+  data: ['GetItem'],
+});
+
+export const revokeAPIKey = defineOperation({
+  operationId: 'revokeAPIKey',
+  method: 'DELETE',
+  path: '/api/v1/workspaces/{workspace}/apikeys/{keyId}',
+  handler: 'functions/api-keys/revoke-api-key.ts',
+  permission: 'manage',
+  summary: 'Revoke an API key',
+  description: 'The key stops authenticating at once. Revoking a revoked key is a no-op (204).',
+  tags: ['api-keys'],
+  request: { params: KeyParams },
+  responses: {
+    204: { description: 'revoked' },
+    400: { description: 'keyId is not a UUID' },
+    404: { description: 'workspace or key not found' },
+  },
+  data: ['GetItem', 'UpdateItem'],
+});

@@ -1,0 +1,19 @@
+import type { Operation } from './operation.ts';
+import * as apiKeys from './operations/api-keys.ts';
+import * as auth from './operations/auth.ts';
+import * as meta from './operations/meta.ts';
+import * as workspaces from './operations/workspaces.ts';
+
+/**
+ * THE route table: CDK creates one function and one method per entry, the local host routes by
+ * it, and the OpenAPI document is generated from it.
+ */
+export const routes: readonly Operation[] = [
+  ...Object.values(meta),
+  ...Object.values(auth),
+  ...Object.values(workspaces),
+  ...Object.values(apiKeys),
+] as Operation[];
+
+/** The API's stated interface version (spec §9). */
+export const apiVersion = '0.1.2';

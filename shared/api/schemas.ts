@@ -1,0 +1,80 @@
+import { z } from 'zod/mini';
+
+/** Workspace and service names (DESIGN §5). */
+export const Name = z.string().check(
+  z.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, {
+    error: 'must be 1-64 characters: a letter or digit, then letters, digits, ".", "_" or "-"',
+  }),
+);
+
+/** A path parameter that is an id or a name. */
+export const IdOrName = z.string().check(z.minLength(1), z.maxLength(128));
+export const Uuid = z.uuid();
+export const DateTime = z.iso.datetime({ offset: true });
+
+/** `limit` and `cursor` of list operations. */
+export const PageQuery = z.strictObject({
+  limit: z.optional(z.coerce.number().check(z.multipleOf(1), z.minimum(1), z.maximum(1000))),
+  cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(2048))),
+});
+
+/** The error body of every 4xx and 5xx (DESIGN §5). */
+export const ErrorBody = z
+  .object({
+    code: z.int(),
+    message: z.string(),
+    detail: z.string(),
+    reason: z.string(),
+    request_id: z.string(),
+    issues: z.optional(z.array(z.object({ path: z.string(), message: z.string() }))),
+  })
+  .check(z.meta({ id: 'Error', description: 'The standard error body.' }));
+
+export const Workspace = z
+  .strictObject({
+    id: Uuid,
+    name: z.string(),
+    description: z.optional(z.string()),
+    version: z.int(),
+    created_at: DateTime,
+    updated_at: DateTime,
+  })
+  .check(z.meta({ id: 'Workspace' }));
+
+export const Role = z.enum(['admin', 'editor', 'viewer']);
+
+export const APIKey = z
+  .strictObject({
+    id: Uuid,
+    key_prefix: z.string().check(z.length(12)),
+    name: z.string(),
+    role_id: z.string(),
+    revoked: z.boolean(),
+    created_at: DateTime,
+    expires_at: z.optional(DateTime),
+    owner_email: z.optional(z.string()),
+    owner_name: z.optional(z.string()),
+    workspace_id: z.optional(z.string()),
+  })
+  .check(z.meta({ id: 'APIKey' }));
+
+export const APIKeyWithSecret = z
+  .strictObject({
+    ...APIKey.def.shape,
+    key: z.string().check(z.regex(/^gpk_[A-Za-z0-9_-]{43}$/)),
+  })
+  .check(
+    z.meta({ id: 'APIKeyWithSecret', description: 'An API key with its full secret, returned only once.' }),
+  );
+
+export const AuthMe = z
+  .strictObject({
+    authenticated: z.literal(true),
+    principal: z.string(),
+    auth_method: z.enum(['apikey', 'jwt', 'session']),
+    super_admin: z.boolean(),
+    api_key_id: z.nullable(z.string()),
+    session_id: z.nullable(z.string()),
+    workspaces: z.array(z.strictObject({ id: z.string(), name: z.string(), role: z.string() })),
+  })
+  .check(z.meta({ id: 'AuthMe' }));

@@ -1,0 +1,111 @@
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { InvalidInputError, NotFoundError } from './errors.ts';
+import type { Page } from './page.ts';
+
+/** Roles an API key may carry. `super_admin` exists only for global bootstrap keys. */
+export type KeyRole = 'admin' | 'editor' | 'viewer' | 'super_admin';
+
+/** An API key as stored (never with its secret). */
+export interface ApiKey {
+  id: string;
+  workspace_id?: string;
+  name: string;
+  role_id: KeyRole;
+  key_prefix: string;
+  key_hash: string;
+  revoked: boolean;
+  expires_at?: string;
+  owner_email?: string;
+  owner_name?: string;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The authentication view of a key, read by hash. */
+export interface ApiKeyCredential {
+  key_id: string;
+  workspace_id?: string;
+  role_id: KeyRole;
+  revoked: boolean;
+  expires_at?: string;
+  name: string;
+  owner_name?: string;
+}
+
+/** Port: API key persistence. */
+export interface ApiKeyRepository {
+  create(key: ApiKey): Promise<void>;
+  find(workspaceId: string | undefined, keyId: string): Promise<ApiKey | undefined>;
+  list(workspaceId: string, limit: number, cursor?: string): Promise<Page<ApiKey>>;
+  revoke(key: ApiKey, now: string): Promise<void>;
+  findCredentialByHash(hashHex: string): Promise<ApiKeyCredential | undefined>;
+}
+
+export const API_KEY_PREFIX = 'gpk_';
+/** `gpk_` + 43 base64url characters (32 random bytes). */
+export const apiKeyPattern = /^gpk_[A-Za-z0-9_-]{43}$/;
+
+/** SHA-256 hex of a full key: the only form in which a key is stored. */
+export function hashApiKey(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+/** Mints a new key secret. */
+export function newApiKeySecret(): string {
+  return API_KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+/** Creates a key; returns the stored record and the secret, which is never available again. */
+export async function createApiKey(
+  repo: ApiKeyRepository,
+  workspaceId: string | undefined,
+  input: { name: string; role_id: KeyRole; expires_at?: string; owner_email?: string; owner_name?: string },
+  now = new Date(),
+): Promise<{ key: ApiKey; secret: string }> {
+  if (input.expires_at !== undefined && Date.parse(input.expires_at) <= now.getTime()) {
+    throw new InvalidInputError('expires_at_in_past', 'expires_at must be in the future.');
+  }
+  const secret = newApiKeySecret();
+  const ts = now.toISOString();
+  const key: ApiKey = {
+    id: randomUUID(),
+    ...(workspaceId ? { workspace_id: workspaceId } : {}),
+    name: input.name,
+    role_id: input.role_id,
+    key_prefix: secret.slice(0, 12),
+    key_hash: hashApiKey(secret),
+    revoked: false,
+    ...(input.expires_at ? { expires_at: new Date(input.expires_at).toISOString() } : {}),
+    ...(input.owner_email ? { owner_email: input.owner_email } : {}),
+    ...(input.owner_name ? { owner_name: input.owner_name } : {}),
+    version: 1,
+    created_at: ts,
+    updated_at: ts,
+  };
+  await repo.create(key);
+  return { key, secret };
+}
+
+/** Reads a key of a workspace; a key of another workspace is not found. */
+export async function requireApiKey(
+  repo: ApiKeyRepository,
+  workspaceId: string,
+  keyId: string,
+): Promise<ApiKey> {
+  const key = await repo.find(workspaceId, keyId);
+  if (!key)
+    throw new NotFoundError('api_key_not_found', `API key '${keyId}' does not exist in this workspace.`);
+  return key;
+}
+
+/** Revokes a key (idempotent: revoking a revoked key changes nothing). */
+export async function revokeApiKey(repo: ApiKeyRepository, key: ApiKey, now = new Date()): Promise<void> {
+  if (!key.revoked) await repo.revoke(key, now.toISOString());
+}
+
+/** The public view of a key: everything but the hash. */
+export function publicApiKey(key: ApiKey) {
+  const { key_hash: _hash, version: _version, updated_at: _updated, ...rest } = key;
+  return rest;
+}

@@ -1,0 +1,34 @@
+/**
+ * Domain errors: what went wrong in business terms. They carry no HTTP; `shared/http/errors.ts`
+ * maps each class to a status in one table.
+ */
+export abstract class DomainError extends Error {
+  /** Stable snake_case machine code, returned as `reason`. */
+  readonly reason: string;
+  /** Extra fields merged into the error body (e.g. a deletion plan). */
+  readonly extra?: Record<string, unknown>;
+
+  constructor(reason: string, detail: string, extra?: Record<string, unknown>) {
+    super(detail);
+    this.name = new.target.name;
+    this.reason = reason;
+    this.extra = extra;
+  }
+}
+
+/** The addressed resource does not exist (or is hidden from the caller). */
+export class NotFoundError extends DomainError {}
+/** A unique name or id is already taken. */
+export class AlreadyExistsError extends DomainError {}
+/** Other resources still depend on the target. */
+export class DependencyConflictError extends DomainError {}
+/** The resource's state refuses the transition. */
+export class StateConflictError extends DomainError {}
+/** The request is well-formed but semantically impossible. */
+export class RuleViolationError extends DomainError {}
+/** The request is well-formed but one of its values is invalid for this resource (400). */
+export class InvalidInputError extends DomainError {}
+/** A dependency (DynamoDB, a data source) is unavailable. */
+export class UnavailableError extends DomainError {}
+/** The `If-Match` precondition failed. */
+export class VersionMismatchError extends DomainError {}

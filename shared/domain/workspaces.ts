@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import { InvalidInputError, NotFoundError, VersionMismatchError } from './errors.ts';
+import type { Page } from './page.ts';
+
+/** A workspace: the tenant boundary of the catalog. */
+export interface Workspace {
+  id: string;
+  name: string;
+  description?: string;
+  /** `deleting` while a deletion runs: hidden from every read and refusing new children. */
+  status: 'active' | 'deleting';
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Port: workspace persistence (implemented in `shared/store`). */
+export interface WorkspaceRepository {
+  create(workspace: Workspace): Promise<void>;
+  findById(id: string): Promise<Workspace | undefined>;
+  findByName(name: string): Promise<Workspace | undefined>;
+  list(limit: number, cursor?: string): Promise<Page<Workspace>>;
+  /** Replaces `previous` with `next` atomically (name marker moved when the name changes). */
+  update(previous: Workspace, next: Workspace): Promise<void>;
+  /** Deletes an empty workspace (and its API keys); refuses when catalog children exist. */
+  deleteEmpty(workspace: Workspace): Promise<void>;
+}
+
+/** The names rule of DESIGN §5. */
+export const namePattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Resolves a path parameter that may be a workspace id or a name (id first). Hidden workspaces are not found. */
+export async function resolveWorkspace(
+  repo: WorkspaceRepository,
+  idOrName: string,
+): Promise<Workspace | undefined> {
+  let found: Workspace | undefined;
+  if (uuidPattern.test(idOrName)) found = await repo.findById(idOrName.toLowerCase());
+  if (!found && namePattern.test(idOrName)) found = await repo.findByName(idOrName);
+  return found?.status === 'active' ? found : undefined;
+}
+
+/** Like `resolveWorkspace`, but a missing workspace is a NotFoundError. */
+export async function requireWorkspace(repo: WorkspaceRepository, idOrName: string): Promise<Workspace> {
+  const ws = await resolveWorkspace(repo, idOrName);
+  if (!ws) throw new NotFoundError('workspace_not_found', `Workspace '${idOrName}' does not exist.`);
+  return ws;
+}
+
+/** Checks an `If-Match` header value against the current version. */
+export function checkVersion(current: { version: number }, ifMatch: string | undefined): void {
+  if (ifMatch === undefined || ifMatch.trim() === '*') return;
+  const accepted = ifMatch.split(',').map((v) => v.trim().replace(/^W\//, ''));
+  if (!accepted.includes(`"${current.version}"`)) {
+    throw new VersionMismatchError(
+      'version_mismatch',
+      `If-Match does not match the current version ("${current.version}"); read the resource again.`,
+    );
+  }
+}
+
+/** Creates a workspace; the name's uniqueness is enforced by the repository's transaction. */
+export async function createWorkspace(
+  repo: WorkspaceRepository,
+  input: { name: string; description?: string | null },
+  now = new Date(),
+): Promise<Workspace> {
+  const ts = now.toISOString();
+  const workspace: Workspace = {
+    id: randomUUID(),
+    name: input.name,
+    ...(input.description ? { description: input.description } : {}),
+    status: 'active',
+    version: 1,
+    created_at: ts,
+    updated_at: ts,
+  };
+  await repo.create(workspace);
+  return workspace;
+}
+
+/**
+ * Updates a workspace (spec 4.8): a `name` renames; `description` omitted or null is kept, `""`
+ * clears it.
+ */
+export async function updateWorkspace(
+  repo: WorkspaceRepository,
+  current: Workspace,
+  input: { name?: string; description?: string | null },
+  ifMatch: string | undefined,
+  now = new Date(),
+): Promise<Workspace> {
+  checkVersion(current, ifMatch);
+  const next: Workspace = {
+    ...current,
+    name: input.name ?? current.name,
+    version: current.version + 1,
+    updated_at: now.toISOString(),
+  };
+  if (input.description === '') delete next.description;
+  else if (typeof input.description === 'string') next.description = input.description;
+  await repo.update(current, next);
+  return next;
+}
+
+/** Deletes an empty workspace. */
+export async function deleteWorkspace(
+  repo: WorkspaceRepository,
+  current: Workspace,
+  ifMatch: string | undefined,
+): Promise<void> {
+  checkVersion(current, ifMatch);
+  await repo.deleteEmpty(current);
+}
+
+/** Validates a page size (1–1000). */
+export function pageLimit(limit: number | undefined, fallback: number): number {
+  const value = limit ?? fallback;
+  if (!Number.isInteger(value) || value < 1 || value > 1000) {
+    throw new InvalidInputError('invalid_limit', 'limit must be an integer from 1 to 1000.');
+  }
+  return value;
+}

@@ -1,0 +1,227 @@
+import middy, { type MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { z } from 'zod/mini';
+import en from 'zod/v4/locales/en.js';
+import type { InputOf, Operation, Schema } from '../api/operation.ts';
+import { authorize } from '../auth/permissions.ts';
+import { fromContext, type Principal } from '../auth/principal.ts';
+import { config } from '../config/env.ts';
+import { NotFoundError } from '../domain/errors.ts';
+import { resolveWorkspace, type Workspace } from '../domain/workspaces.ts';
+import { workspaceRepository } from '../store/repositories.ts';
+import {
+  BadRequestError,
+  ForbiddenError,
+  HttpsRequiredError,
+  type Issue,
+  PayloadTooLargeError,
+  toErrorResponse,
+  UnauthenticatedError,
+} from './errors.ts';
+import { type HandlerResult, securityHeaders } from './responses.ts';
+
+// zod/mini ships no messages; load the English ones so `issues` explain themselves.
+z.config(en());
+
+/** The validated request an operation function receives. */
+export interface HandlerRequest<Op extends Operation> {
+  params: InputOf<Op['request']['params']>;
+  query: InputOf<Op['request']['query']>;
+  body: InputOf<Op['request']['body']>;
+  /** The caller; an anonymous principal on public routes. */
+  principal: Principal;
+  /** The resolved `{workspace}` of workspace routes (throws on routes without one). */
+  workspace: Workspace;
+  ifMatch?: string;
+  requestId: string;
+  headers: Record<string, string>;
+}
+
+type Event = APIGatewayProxyEvent;
+/** Validated input per event, handed from the middleware to the operation function. */
+const inputs = new WeakMap<Event, HandlerRequest<Operation>>();
+
+const anonymous: Principal = {
+  id: '',
+  subject: '',
+  authMethod: 'apikey',
+  superAdmin: false,
+  roles: {},
+  usageKey: 'anonymous',
+};
+
+function lowerHeaders(event: Event): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(event.headers ?? {}))
+    if (typeof v === 'string') out[k.toLowerCase()] = v;
+  return out;
+}
+
+function requestIdOf(event: Event, context: Context): string {
+  return event.requestContext?.requestId || context.awsRequestId || 'unknown';
+}
+
+function issuesOf(
+  location: string,
+  error: { issues: ReadonlyArray<{ path: PropertyKey[]; message: string }> },
+): Issue[] {
+  return error.issues.map((i) => ({
+    path: [location, ...i.path.map(String)].join('.'),
+    message: i.message,
+  }));
+}
+
+function parse(schema: Schema | undefined, value: unknown, location: string): unknown {
+  if (!schema) return undefined;
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    throw new BadRequestError(
+      'validation_failed',
+      `The request ${location} is invalid.`,
+      issuesOf(location, result.error),
+    );
+  }
+  return result.data;
+}
+
+function decodeParams(params: Record<string, string | undefined> | null): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(params ?? {})) {
+    if (v === undefined) continue;
+    try {
+      out[k] = decodeURIComponent(v);
+    } catch {
+      out[k] = v;
+    }
+  }
+  return out;
+}
+
+/** The transport checks, body parsing, validation and authorization, in DESIGN §4 order. */
+function prepare(op: Operation): MiddlewareObj<Event, APIGatewayProxyResult, Error, Context> {
+  return {
+    before: async (request) => {
+      const { event, context } = request;
+      const headers = lowerHeaders(event);
+      const proto = headers['x-forwarded-proto']?.split(',')[0]?.trim().toLowerCase();
+      if (proto === 'http') throw new HttpsRequiredError();
+
+      const raw = event.body ?? '';
+      const size = Buffer.byteLength(raw, event.isBase64Encoded ? 'base64' : 'utf8');
+      const limit = config().MAX_BODY_BYTES;
+      if (size > limit) {
+        throw new PayloadTooLargeError(
+          'body_too_large',
+          `The request body is ${size} bytes; the limit is ${limit}.`,
+        );
+      }
+
+      let body: unknown;
+      if (op.request.body) {
+        const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+        if (text.trim() === '')
+          throw new BadRequestError('body_required', 'A JSON request body is required.');
+        try {
+          body = JSON.parse(text);
+        } catch {
+          throw new BadRequestError('malformed_json', 'The request body is not valid JSON.');
+        }
+      }
+
+      const principal = fromContext(event.requestContext?.authorizer as Record<string, unknown> | undefined);
+      if (!principal && op.permission !== 'public') throw new UnauthenticatedError();
+
+      const input = {
+        params: parse(op.request.params, decodeParams(event.pathParameters), 'path'),
+        query: parse(op.request.query, { ...(event.queryStringParameters ?? {}) }, 'query'),
+        body: parse(op.request.body, body, 'body'),
+        principal: principal ?? anonymous,
+        ifMatch: headers['if-match'],
+        requestId: requestIdOf(event, context),
+        headers,
+      } as HandlerRequest<Operation>;
+
+      const workspaceParam = (input.params as { workspace?: string } | undefined)?.workspace;
+      if (workspaceParam !== undefined) {
+        const caller = input.principal;
+        // Only super_admin may learn whether a workspace exists: everyone else gets the same 403
+        // for a missing workspace and for one they have no role in (DESIGN §5).
+        if (op.permission === 'global') authorize(caller, 'global');
+        const workspace = await resolveWorkspace(workspaceRepository(), workspaceParam);
+        if (!workspace) {
+          if (!caller.superAdmin)
+            throw new ForbiddenError('no_workspace_access', 'You have no role in this workspace.');
+          throw new NotFoundError('workspace_not_found', `Workspace '${workspaceParam}' does not exist.`);
+        }
+        authorize(caller, op.permission, workspace);
+        input.workspace = workspace;
+      } else {
+        authorize(input.principal, op.permission);
+        Object.defineProperty(input, 'workspace', {
+          get() {
+            throw new Error(`${op.operationId} has no {workspace} parameter`);
+          },
+        });
+      }
+      inputs.set(event, input);
+    },
+  };
+}
+
+function respond(
+  statusCode: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): APIGatewayProxyResult {
+  return {
+    statusCode,
+    headers: {
+      ...securityHeaders,
+      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+      ...headers,
+    },
+    body: body === undefined ? '' : JSON.stringify(body),
+  };
+}
+
+/** Maps every error to the standard body; registered last so it handles errors first. */
+function errorMapper(): MiddlewareObj<Event, APIGatewayProxyResult, Error, Context> {
+  return {
+    onError: async (request) => {
+      const requestId = requestIdOf(request.event, request.context);
+      const { status, body } = toErrorResponse(request.error, requestId);
+      if (status >= 500 && status !== 503) {
+        console.error(
+          JSON.stringify({ level: 'ERROR', requestId, error: String(request.error?.stack ?? request.error) }),
+        );
+      }
+      const headers: Record<string, string> = {};
+      if (status === 426) headers.Upgrade = 'TLS/1.2, HTTP/1.1';
+      if (status === 429)
+        headers['Retry-After'] = String(
+          (request.error as { retryAfterSeconds?: number }).retryAfterSeconds ?? 1,
+        );
+      if (status === 503) headers['Retry-After'] = '1';
+      request.response = respond(status, body, headers);
+    },
+  };
+}
+
+/**
+ * THE handler factory: wraps one operation function with the middy stack of DESIGN §4. The
+ * function gets a validated, authorized request and returns `ok`/`created`/`accepted`/`noContent`.
+ */
+export function makeHandler<Op extends Operation>(
+  op: Op,
+  fn: (request: HandlerRequest<Op>) => Promise<HandlerResult>,
+) {
+  return middy<Event, APIGatewayProxyResult, Error, Context>()
+    .use(prepare(op))
+    .use(errorMapper())
+    .handler(async (event) => {
+      const input = inputs.get(event) as HandlerRequest<Op> | undefined;
+      if (!input) throw new Error('request was not prepared');
+      const result = await fn(input);
+      return respond(result.statusCode, result.body, result.headers);
+    });
+}

@@ -1,0 +1,260 @@
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { AlreadyExistsError, DependencyConflictError, StateConflictError } from '../domain/errors.ts';
+import type { Page } from '../domain/page.ts';
+import type { Workspace, WorkspaceRepository } from '../domain/workspaces.ts';
+import { documentClient, tableName } from './client.ts';
+import { cancellationCodes, isConditionFailure, translateStoreError } from './errors.ts';
+import { entities, keys } from './keys.ts';
+import { decodeCursor, encodeCursor } from './paging.ts';
+
+const workspaceFields = [
+  'id',
+  'name',
+  'description',
+  'status',
+  'version',
+  'created_at',
+  'updated_at',
+] as const;
+
+function toWorkspace(item: Record<string, unknown>): Workspace {
+  const ws: Record<string, unknown> = {};
+  for (const f of workspaceFields) if (item[f] !== undefined) ws[f] = item[f];
+  return ws as unknown as Workspace;
+}
+
+function workspaceItem(ws: Workspace) {
+  return { ...keys.workspace(ws.id), ...keys.workspaceListing(ws.name), entity: entities.workspace, ...ws };
+}
+
+function nameTaken(name: string) {
+  return new AlreadyExistsError('workspace_name_taken', `A workspace named '${name}' already exists.`);
+}
+
+const MAX_KEYS_DELETED_WITH_WORKSPACE = 40;
+
+/** DynamoDB implementation of the workspace port. */
+export class DynamoWorkspaceRepository implements WorkspaceRepository {
+  private readonly db = documentClient();
+  private readonly table = tableName();
+
+  async create(ws: Workspace): Promise<void> {
+    try {
+      await this.db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.table,
+                Item: { ...keys.workspaceName(ws.name), entity: entities.workspaceName, workspace_id: ws.id },
+                ConditionExpression: 'attribute_not_exists(PK)',
+              },
+            },
+            {
+              Put: {
+                TableName: this.table,
+                Item: workspaceItem(ws),
+                ConditionExpression: 'attribute_not_exists(PK)',
+              },
+            },
+          ],
+        }),
+      );
+    } catch (error) {
+      if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') throw nameTaken(ws.name);
+      translateStoreError(error);
+    }
+  }
+
+  async findById(id: string): Promise<Workspace | undefined> {
+    try {
+      const out = await this.db.send(
+        new GetCommand({ TableName: this.table, Key: keys.workspace(id), ConsistentRead: true }),
+      );
+      return out.Item ? toWorkspace(out.Item) : undefined;
+    } catch (error) {
+      translateStoreError(error);
+    }
+  }
+
+  async findByName(name: string): Promise<Workspace | undefined> {
+    try {
+      const marker = await this.db.send(
+        new GetCommand({ TableName: this.table, Key: keys.workspaceName(name), ConsistentRead: true }),
+      );
+      const id = marker.Item?.workspace_id as string | undefined;
+      return id ? this.findById(id) : undefined;
+    } catch (error) {
+      translateStoreError(error);
+    }
+  }
+
+  async list(limit: number, cursor?: string): Promise<Page<Workspace>> {
+    const start = decodeCursor(cursor, ['PK', 'SK', 'GSI1PK', 'GSI1SK']);
+    try {
+      const out = await this.db.send(
+        new QueryCommand({
+          TableName: this.table,
+          IndexName: 'GSI1',
+          KeyConditionExpression: 'GSI1PK = :p',
+          FilterExpression: '#s = :active',
+          ExpressionAttributeNames: { '#s': 'status' },
+          ExpressionAttributeValues: { ':p': keys.workspaceListingPartition, ':active': 'active' },
+          Limit: limit,
+          ExclusiveStartKey: start,
+        }),
+      );
+      return { items: (out.Items ?? []).map(toWorkspace), nextCursor: encodeCursor(out.LastEvaluatedKey) };
+    } catch (error) {
+      translateStoreError(error);
+    }
+  }
+
+  async update(previous: Workspace, next: Workspace): Promise<void> {
+    const renamed = previous.name !== next.name;
+    const guard = {
+      ConditionExpression: '#v = :v AND #s = :active',
+      ExpressionAttributeNames: { '#v': 'version', '#s': 'status' },
+      ExpressionAttributeValues: { ':v': previous.version, ':active': 'active' },
+    };
+    try {
+      await this.db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Put: { TableName: this.table, Item: workspaceItem(next), ...guard } },
+            ...(renamed
+              ? [
+                  {
+                    Put: {
+                      TableName: this.table,
+                      Item: {
+                        ...keys.workspaceName(next.name),
+                        entity: entities.workspaceName,
+                        workspace_id: next.id,
+                      },
+                      ConditionExpression: 'attribute_not_exists(PK)',
+                    },
+                  },
+                  {
+                    Delete: {
+                      TableName: this.table,
+                      Key: keys.workspaceName(previous.name),
+                      ConditionExpression: 'workspace_id = :id',
+                      ExpressionAttributeValues: { ':id': previous.id },
+                    },
+                  },
+                ]
+              : []),
+          ],
+        }),
+      );
+    } catch (error) {
+      const codes = cancellationCodes(error);
+      if (codes?.[1] === 'ConditionalCheckFailed') throw nameTaken(next.name);
+      if (codes?.[0] === 'ConditionalCheckFailed' || codes?.[2] === 'ConditionalCheckFailed') {
+        throw new StateConflictError(
+          'concurrent_modification',
+          'The workspace was changed by another request; read it again and retry.',
+        );
+      }
+      translateStoreError(error);
+    }
+  }
+
+  async deleteEmpty(ws: Workspace): Promise<void> {
+    // Hide the workspace first: from now on no child can be added (children condition on `active`),
+    // so the emptiness check below cannot race with a concurrent create.
+    try {
+      await this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: keys.workspace(ws.id),
+          UpdateExpression: 'SET #s = :deleting',
+          ConditionExpression: '#v = :v AND #s = :active',
+          ExpressionAttributeNames: { '#s': 'status', '#v': 'version' },
+          ExpressionAttributeValues: { ':deleting': 'deleting', ':active': 'active', ':v': ws.version },
+        }),
+      );
+    } catch (error) {
+      if (isConditionFailure(error)) {
+        throw new StateConflictError(
+          'concurrent_modification',
+          'The workspace was changed by another request; retry.',
+        );
+      }
+      translateStoreError(error);
+    }
+    try {
+      const children = await this.children(ws.id);
+      const apiKeys = children.filter((c) => c.entity === entities.apiKey);
+      const others = children.filter(
+        (c) => c.entity !== entities.apiKey && c.SK !== keys.workspaceItemSortKey,
+      );
+      if (others.length > 0 || apiKeys.length > MAX_KEYS_DELETED_WITH_WORKSPACE) {
+        await this.restore(ws);
+        throw new DependencyConflictError(
+          'workspace_not_empty',
+          others.length > 0
+            ? `Workspace '${ws.name}' still holds ${others.length} catalog item(s); delete them first.`
+            : `Workspace '${ws.name}' holds more than ${MAX_KEYS_DELETED_WITH_WORKSPACE} API keys; delete them first.`,
+          { dependents: others.length + apiKeys.length },
+        );
+      }
+      await this.db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Delete: { TableName: this.table, Key: keys.workspace(ws.id) } },
+            {
+              Delete: {
+                TableName: this.table,
+                Key: keys.workspaceName(ws.name),
+                ConditionExpression: 'workspace_id = :id',
+                ExpressionAttributeValues: { ':id': ws.id },
+              },
+            },
+            ...apiKeys.flatMap((k) => [
+              { Delete: { TableName: this.table, Key: keys.apiKey(ws.id, k.id as string) } },
+              { Delete: { TableName: this.table, Key: keys.apiKeyHash(k.key_hash as string) } },
+            ]),
+          ],
+        }),
+      );
+    } catch (error) {
+      if (error instanceof DependencyConflictError) throw error;
+      translateStoreError(error);
+    }
+  }
+
+  private async children(workspaceId: string): Promise<Record<string, unknown>[]> {
+    const items: Record<string, unknown>[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const out = await this.db.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'PK = :p',
+          ExpressionAttributeValues: { ':p': keys.workspacePartition(workspaceId) },
+          ProjectionExpression: 'PK, SK, entity, id, key_hash',
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+          Limit: 100,
+        }),
+      );
+      items.push(...(out.Items ?? []));
+      start = out.LastEvaluatedKey;
+    } while (start && items.length <= MAX_KEYS_DELETED_WITH_WORKSPACE + 1);
+    return items;
+  }
+
+  private async restore(ws: Workspace): Promise<void> {
+    await this.db.send(
+      new UpdateCommand({
+        TableName: this.table,
+        Key: keys.workspace(ws.id),
+        UpdateExpression: 'SET #s = :active',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':active': 'active' },
+      }),
+    );
+  }
+}

@@ -1,0 +1,43 @@
+import type { TestProject } from 'vitest/node';
+import { startDynamoLocal } from '../../infra/local/dynamodb.ts';
+import { startHostProcess } from './host-process.ts';
+import { freePort } from './ports.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    host: {
+      url: string;
+      httpUrl: string;
+      dataDir: string;
+      apiKey: string;
+      dynamoEndpoint: string;
+      tableName: string;
+    };
+  }
+}
+
+/**
+ * Starts one DynamoDB Local (in memory) and one local host process for the whole run. Tests use
+ * unique names instead of truncating tables.
+ */
+export default async function setup(project: TestProject) {
+  const dynamo = await startDynamoLocal(await freePort());
+  const tableName = 'geoplane-test';
+  const host = await startHostProcess({
+    GEOPLANE_DYNAMODB_ENDPOINT: dynamo.endpoint,
+    GEOPLANE_TABLE_NAME: tableName,
+  });
+  if (!host.apiKey) throw new Error('the local host wrote no bootstrap key');
+  project.provide('host', {
+    url: host.url,
+    httpUrl: host.httpUrl,
+    dataDir: host.dataDir,
+    apiKey: host.apiKey,
+    dynamoEndpoint: dynamo.endpoint,
+    tableName,
+  });
+  return async () => {
+    await host.stop();
+    await dynamo.stop();
+  };
+}

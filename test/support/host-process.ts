@@ -1,0 +1,77 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { freePort } from './ports.ts';
+
+const root = resolve(import.meta.dirname, '../..');
+
+/** A local host started as its own process, exactly as `npm start` runs it. */
+export interface HostProcess {
+  url: string;
+  httpUrl: string;
+  dataDir: string;
+  apiKey?: string;
+  child: ChildProcess;
+  output(): string;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Starts `infra/local/main.ts` with its own ports and data dir and waits for "ready". */
+export async function startHostProcess(env: Record<string, string> = {}): Promise<HostProcess> {
+  const dataDir = env.GEOPLANE_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'geoplane-host-'));
+  const port = await freePort();
+  const httpPort = await freePort();
+  const dynamoPort = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/main.ts'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      GEOPLANE_DATA_DIR: dataDir,
+      PORT: String(port),
+      HTTP_PORT: String(httpPort),
+      DYNAMODB_PORT: String(dynamoPort),
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (d) => {
+    output += d;
+  });
+  child.stderr?.on('data', (d) => {
+    output += d;
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const deadline = Date.now() + 90_000;
+  while (!/^ready$/m.test(output)) {
+    if (child.exitCode !== null) throw new Error(`local host exited (${child.exitCode}):\n${output}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`local host did not become ready:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  let apiKey: string | undefined;
+  try {
+    apiKey = JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8')).api_key;
+  } catch {
+    apiKey = undefined;
+  }
+  return {
+    url: `https://127.0.0.1:${port}/api/v1`,
+    httpUrl: `http://127.0.0.1:${httpPort}/api/v1`,
+    dataDir,
+    apiKey,
+    child,
+    output: () => output,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill(signal);
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      }
+    },
+  };
+}
