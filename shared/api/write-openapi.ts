@@ -1,7 +1,19 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { openApiDocument } from './openapi.ts';
 
-/** Writes docs/openapi.json from the route table (`npm run openapi`). */
+/**
+ * `npm run openapi` writes docs/openapi.json from the route table; `--check` fails when the
+ * committed file has drifted from it.
+ */
 const target = new URL('../../docs/openapi.json', import.meta.url);
-writeFileSync(target, `${JSON.stringify(openApiDocument(), null, 2)}\n`);
-console.log(`wrote ${target.pathname}`);
+const text = `${JSON.stringify(openApiDocument(), null, 2)}\n`;
+if (process.argv.includes('--check')) {
+  if (readFileSync(target, 'utf8') !== text) {
+    console.error('docs/openapi.json is out of date: run `npm run openapi` and commit it.');
+    process.exit(1);
+  }
+  console.log('docs/openapi.json matches the route table');
+} else {
+  writeFileSync(target, text);
+  console.log(`wrote ${target.pathname}`);
+}

@@ -1,0 +1,162 @@
+import { spawn } from 'node:child_process';
+import { mkdirSync, rmSync, statSync } from 'node:fs';
+import { join, posix, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { type BuildOptions, build, type Metafile } from 'esbuild';
+import { bundling } from '../infra/bundling.ts';
+import { median } from './stats.ts';
+
+export const root = resolve(import.meta.dirname, '..');
+
+/** One Lambda entry point to bundle. */
+export interface BundleTarget {
+  /** Output name, e.g. `workspaces/get-workspace` (also the file under the output dir). */
+  name: string;
+  /** What it serves, e.g. `getWorkspace`. */
+  label: string;
+  /** Entry module relative to the repository root. */
+  entry: string;
+}
+
+/** A built bundle and what is in it. */
+export interface Bundle extends BundleTarget {
+  file: string;
+  bytes: number;
+  /** Input path (relative to the repo) → bytes it contributes to the minified output. */
+  inputs: Map<string, number>;
+  importMs: number[];
+  importError?: string;
+}
+
+/**
+ * `infra/bundling.ts` as esbuild's build API wants it. The values are used unchanged; only the
+ * shape differs: `banner` there is a string (as CDK's NodejsFunction takes it, which passes it as
+ * `--banner:js=`), esbuild's API wants `{ js }`; the readonly arrays are copied.
+ */
+export function esbuildOptions(): BuildOptions {
+  const { banner, mainFields, external, ...rest } = bundling;
+  return { ...rest, banner: { js: banner }, mainFields: [...mainFields], external: [...external] };
+}
+
+/** Bundles every target with the shared options into `outDir` in one esbuild run. */
+export async function buildBundles(targets: readonly BundleTarget[], outDir: string): Promise<Bundle[]> {
+  rmSync(outDir, { recursive: true, force: true });
+  mkdirSync(outDir, { recursive: true });
+  const result = await build({
+    ...esbuildOptions(),
+    absWorkingDir: root,
+    entryPoints: Object.fromEntries(targets.map((t) => [t.name, join(root, t.entry)])),
+    outdir: outDir,
+    outExtension: { '.js': '.mjs' },
+    metafile: true,
+    write: true,
+    logLevel: 'warning',
+  });
+  const byEntry = new Map<string, Metafile['outputs'][string] & { path: string }>();
+  for (const [path, output] of Object.entries(result.metafile.outputs)) {
+    if (output.entryPoint) byEntry.set(posix.normalize(output.entryPoint), { ...output, path });
+  }
+  return targets.map((t) => {
+    const output = byEntry.get(posix.normalize(t.entry));
+    if (!output) throw new Error(`esbuild produced no output for ${t.entry}`);
+    const file = resolve(root, output.path);
+    const inputs = new Map<string, number>();
+    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) inputs.set(input, bytesInOutput);
+    return { ...t, file, bytes: statSync(file).size, inputs, importMs: [] };
+  });
+}
+
+const PROBE =
+  'const t0 = performance.now(); await import(process.argv[1]); const t1 = performance.now();' +
+  " console.log('BENCH_IMPORT_MS ' + (t1 - t0));";
+
+/** Imports `file` in a fresh `node` and returns the milliseconds `await import()` took inside it. */
+export function importTime(file: string): Promise<number> {
+  return new Promise((resolvePromise, reject) => {
+    // A clean environment: no NODE_OPTIONS (tsx), no compile cache; what a Lambda sets that matters.
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      AWS_REGION: 'us-east-1',
+      TABLE_NAME: 'geoplane',
+      NODE_ENV: 'production',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    };
+    const child = spawn(
+      process.execPath,
+      ['--input-type=module', '-e', PROBE, pathToFileURL(file).href],
+      { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 },
+    );
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      out += d;
+    });
+    child.once('error', reject);
+    child.once('close', (code, signal) => {
+      const m = /^BENCH_IMPORT_MS (\S+)$/m.exec(out);
+      if (code === 0 && m?.[1]) resolvePromise(Number(m[1]));
+      else reject(new Error(`import of ${file} failed (${signal ?? code}): ${out.trim().slice(-1500)}`));
+    });
+  });
+}
+
+/**
+ * Measures every bundle's import time `runs` times, round-robin (one process per import, so a
+ * slow moment of the machine spreads over all bundles instead of hitting one).
+ */
+export async function measureImports(bundles: Bundle[], runs: number, progress: (s: string) => void) {
+  const first = bundles[0];
+  if (first) await importTime(first.file).catch(() => undefined); // warm the disk cache and the node binary
+  for (let run = 0; run < runs; run++) {
+    progress(`import times: run ${run + 1}/${runs}`);
+    for (let i = 0; i < bundles.length; i++) {
+      const b = bundles[(i + run) % bundles.length] as Bundle;
+      if (b.importError) continue;
+      try {
+        b.importMs.push(await importTime(b.file));
+      } catch (error) {
+        b.importError = (error as Error).message;
+      }
+    }
+  }
+  return bundles.map((b) => ({ name: b.name, median: median(b.importMs) }));
+}
+
+/** `node_modules/@aws-sdk/core/dist-es/x.js` → `@aws-sdk/core`; `shared/http/x.ts` → `shared/http`. */
+export function packageOf(input: string): string {
+  const m = /(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input);
+  if (m?.[1]) return m[1];
+  const parts = input.split('/');
+  return parts.length > 2 ? parts.slice(0, 2).join('/') : input;
+}
+
+/** `node_modules/zod/v4/locales/he.js` → `zod/v4/locales`; first-party files keep their folder. */
+export function folderOf(input: string): string {
+  const path = input.replace(/^(?:.*\/)?node_modules\//, '');
+  const parts = path.split('/');
+  return parts.length > 1 ? parts.slice(0, -1).join('/') : path;
+}
+
+/** Bytes per group (package or folder) of a bundle's inputs. */
+export function grouped(bundle: Bundle, by: (input: string) => string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const [input, bytes] of bundle.inputs) out.set(by(input), (out.get(by(input)) ?? 0) + bytes);
+  return out;
+}
+
+/** Groups whose bytes grew over the floor's, largest growth first. */
+export function growthOverFloor(
+  bundle: Bundle,
+  floor: Bundle,
+  by: (input: string) => string,
+): { group: string; bytes: number }[] {
+  const mine = grouped(bundle, by);
+  const base = grouped(floor, by);
+  return [...mine]
+    .map(([group, bytes]) => ({ group, bytes: bytes - (base.get(group) ?? 0) }))
+    .filter((g) => g.bytes > 0)
+    .sort((a, b) => b.bytes - a.bytes);
+}

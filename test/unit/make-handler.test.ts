@@ -1,0 +1,160 @@
+import { readFileSync } from 'node:fs';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import { describe, expect, it, vi } from 'vitest';
+import { z } from 'zod/mini';
+import { defineOperation } from '../../shared/api/operation.ts';
+import { ErrorBody } from '../../shared/api/schemas.ts';
+import {
+  AlreadyExistsError,
+  DependencyConflictError,
+  InvalidInputError,
+  NotFoundError,
+  RuleViolationError,
+  StateConflictError,
+  UnavailableError,
+  VersionMismatchError,
+} from '../../shared/domain/errors.ts';
+import { makeHandler } from '../../shared/http/make-handler.ts';
+import { created } from '../../shared/http/responses.ts';
+
+const fixture = JSON.parse(
+  readFileSync(new URL('../fixtures/rest-proxy-event.json', import.meta.url), 'utf8'),
+) as APIGatewayProxyEvent;
+
+function event(overrides: Partial<APIGatewayProxyEvent> = {}): APIGatewayProxyEvent {
+  return { ...structuredClone(fixture), ...overrides };
+}
+
+const context = { awsRequestId: 'lambda-request', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
+
+const operation = defineOperation({
+  operationId: 'testCreate',
+  method: 'POST',
+  path: '/api/v1/workspaces',
+  handler: 'test',
+  permission: 'global',
+  summary: 'test',
+  tags: ['test'],
+  request: { body: z.strictObject({ name: z.string().check(z.minLength(1)) }) },
+  responses: { 201: { description: 'created' } },
+  data: [],
+});
+
+function handlerThrowing(error: unknown) {
+  return makeHandler(operation, async () => {
+    throw error;
+  });
+}
+
+const ok = makeHandler(operation, async ({ body, principal }) =>
+  created({ name: body.name, by: principal.subject, version: 3 }, '/api/v1/workspaces/x'),
+);
+
+function parsed(result: { body: string }) {
+  return JSON.parse(result.body) as Record<string, unknown>;
+}
+
+describe('makeHandler', () => {
+  it('runs the operation with the validated body and principal (201, ETag, Location, security headers)', async () => {
+    const result = await ok(event(), context);
+    expect(result.statusCode).toBe(201);
+    expect(parsed(result)).toEqual({ name: 'ws-from-fixture', by: 'ci-robot', version: 3 });
+    expect(result.headers).toMatchObject({
+      ETag: '"3"',
+      Location: '/api/v1/workspaces/x',
+      'X-Content-Type-Options': 'nosniff',
+      'Strict-Transport-Security': expect.stringContaining('max-age='),
+    });
+  });
+
+  it('answers 426 with Upgrade when X-Forwarded-Proto is http', async () => {
+    const e = event();
+    e.headers['X-Forwarded-Proto'] = 'http';
+    const result = await ok(e, context);
+    expect(result.statusCode).toBe(426);
+    expect(result.headers?.Upgrade).toBe('TLS/1.2, HTTP/1.1');
+  });
+
+  it('answers 413 on body bytes before parsing (an oversized malformed body is 413, not 400)', async () => {
+    const result = await ok(event({ body: `{${'x'.repeat(1024 * 1024)}` }), context);
+    expect(result.statusCode).toBe(413);
+    expect(parsed(result).reason).toBe('body_too_large');
+  });
+
+  it('counts base64 bodies by their decoded bytes', async () => {
+    const body = Buffer.from(JSON.stringify({ name: 'b64' })).toString('base64');
+    const result = await ok(event({ body, isBase64Encoded: true }), context);
+    expect(result.statusCode).toBe(201);
+    expect(parsed(result).name).toBe('b64');
+  });
+
+  it.each([
+    ['malformed JSON', '{"name":', 'malformed_json'],
+    ['an empty body', '', 'body_required'],
+    ['an unknown field', '{"name":"a","extra":1}', 'validation_failed'],
+    ['a wrong type', '{"name":5}', 'validation_failed'],
+  ])('answers 400 for %s', async (_case, body, reason) => {
+    const result = await ok(event({ body }), context);
+    expect(result.statusCode).toBe(400);
+    expect(parsed(result).reason).toBe(reason);
+  });
+
+  it('lists validation issues with their paths', async () => {
+    const result = await ok(event({ body: '{"name":"","extra":1}' }), context);
+    const issues = parsed(result).issues as { path: string; message: string }[];
+    expect(issues.map((i) => i.path).sort()).toEqual(['body', 'body.name']);
+    expect(issues.every((i) => i.message.length > 0 && i.message !== 'Invalid input')).toBe(true);
+  });
+
+  it('answers 401 without an authorizer principal and 403 for a non-super-admin on a global route', async () => {
+    const anonymous = event();
+    anonymous.requestContext.authorizer = null;
+    expect((await ok(anonymous, context)).statusCode).toBe(401);
+    const admin = event();
+    (admin.requestContext.authorizer as Record<string, unknown>).superAdmin = 'false';
+    const result = await ok(admin, context);
+    expect(result.statusCode).toBe(403);
+    expect(parsed(result).reason).toBe('super_admin_required');
+  });
+
+  it.each([
+    [new InvalidInputError('r', 'd'), 400],
+    [new NotFoundError('r', 'd'), 404],
+    [new AlreadyExistsError('r', 'd'), 409],
+    [new DependencyConflictError('r', 'd', { plan: [1] }), 409],
+    [new StateConflictError('r', 'd'), 409],
+    [new VersionMismatchError('r', 'd'), 412],
+    [new RuleViolationError('r', 'd'), 422],
+    [new UnavailableError('r', 'd'), 503],
+  ])('maps %o to %i with the standard body', async (error, status) => {
+    const result = await handlerThrowing(error)(event(), context);
+    expect(result.statusCode).toBe(status);
+    const body = parsed(result);
+    expect(ErrorBody.safeParse(body).success).toBe(true);
+    expect(body).toMatchObject({ code: status, detail: 'd', reason: 'r', request_id: fixture.requestContext.requestId });
+  });
+
+  it('merges extra fields of a domain error into the body', async () => {
+    const result = await handlerThrowing(new DependencyConflictError('r', 'd', { plan: [1] }))(event(), context);
+    expect(parsed(result).plan).toEqual([1]);
+  });
+
+  it.each([
+    [new Error('secret connection string postgres://u:p@h')],
+    [new TypeError('x is undefined')],
+    ['a thrown string'],
+    [{ weird: 'object' }],
+    [null],
+    [undefined],
+  ])('turns any other thrown value (%o) into a generic 500 that leaks nothing', async (thrown) => {
+    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const result = await handlerThrowing(thrown)(event(), context);
+    // The cause is logged with the request id, never returned.
+    expect(String(log.mock.calls[0]?.[0])).toContain(fixture.requestContext.requestId);
+    log.mockRestore();
+    expect(result.statusCode).toBe(500);
+    const body = parsed(result);
+    expect(ErrorBody.safeParse(body).success).toBe(true);
+    expect(result.body).not.toMatch(/postgres|undefined|weird|string/);
+  });
+});
