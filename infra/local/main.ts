@@ -24,6 +24,7 @@ const host = await startLocalHost({
 console.log(`GeoPlane API   ${host.url}`);
 console.log(`plain HTTP     ${host.httpUrl} (answers 426)`);
 console.log(`OpenAPI        ${host.url}/openapi.json`);
+console.log(`DynamoDB       ${host.dynamoEndpoint} (table ${env.GEOPLANE_TABLE_NAME ?? 'geoplane'})`);
 if (host.bootstrapCreated && host.apiKey) {
   console.log(
     `\nsuper_admin bootstrap key (shown once; also saved in ${dataDir}/bootstrap.json):\n  ${host.apiKey}\n`,

@@ -28,6 +28,7 @@ export interface LocalHostOptions {
 /** A running local host. */
 export interface LocalHost {
   url: string;
+  dynamoEndpoint: string;
   httpUrl: string;
   apiKey?: string;
   bootstrapCreated: boolean;
@@ -132,6 +133,7 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
 
   return {
     url,
+    dynamoEndpoint: endpoint,
     httpUrl,
     apiKey,
     bootstrapCreated,

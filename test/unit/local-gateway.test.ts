@@ -5,7 +5,7 @@ import { tokenBuckets } from '../../infra/local/rate-limit.ts';
 
 const arn = 'arn:aws:execute-api:local:000000000000:local/v1/GET/api/v1/workspaces';
 
-function policy(...statements: { Effect: string; Resource: string; Action?: string }[]): APIGatewayAuthorizerResult {
+function policy(...statements: { Effect: 'Allow' | 'Deny'; Resource: string; Action?: string }[]): APIGatewayAuthorizerResult {
   return {
     principalId: 'p',
     policyDocument: {
