@@ -1,13 +1,18 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { authenticate } from '../../shared/auth/authenticate.ts';
+import { authPorts } from '../../shared/auth/ports.ts';
 import { toContext } from '../../shared/auth/principal.ts';
 import { UnauthenticatedError } from '../../shared/http/errors.ts';
-import { apiKeyRepository } from '../../shared/store/repositories.ts';
 
 /** `arn:aws:execute-api:region:account:apiId/stage/*`: the policy covers the whole API. */
 function wholeApi(methodArn: string): string {
   const [arn, apiId, stage] = methodArn.split('/');
   return `${arn}/${apiId}/${stage}/*`;
+}
+
+/** The HTTP method inside `arn:…:apiId/stage/METHOD/path`. */
+function methodOf(methodArn: string): string {
+  return methodArn.split('/')[2] ?? 'GET';
 }
 
 /**
@@ -17,7 +22,11 @@ function wholeApi(methodArn: string): string {
  */
 export async function handler(event: APIGatewayRequestAuthorizerEvent): Promise<APIGatewayAuthorizerResult> {
   try {
-    const principal = await authenticate(event.headers, apiKeyRepository());
+    const principal = await authenticate(
+      event.headers,
+      event.httpMethod ?? methodOf(event.methodArn),
+      authPorts(),
+    );
     return {
       principalId: principal.id,
       policyDocument: {
@@ -25,7 +34,6 @@ export async function handler(event: APIGatewayRequestAuthorizerEvent): Promise<
         Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: wholeApi(event.methodArn) }],
       },
       context: toContext(principal),
-      usageIdentifierKey: principal.usageKey,
     };
   } catch (error) {
     if (error instanceof UnauthenticatedError) throw new Error('Unauthorized');

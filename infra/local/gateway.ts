@@ -33,7 +33,7 @@ export interface IncomingRequest {
 /** What the host writes back. */
 export interface OutgoingResponse {
   statusCode: number;
-  headers: Record<string, string>;
+  headers: Record<string, string | string[]>;
   body: string;
 }
 
@@ -248,8 +248,9 @@ export async function handleRequest(
   try {
     const { handler } = await load(op.handler);
     const result = (await handler(event, lambdaContext(requestId, op.operationId))) as APIGatewayProxyResult;
-    const outHeaders: Record<string, string> = {};
+    const outHeaders: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(result.headers ?? {})) outHeaders[k] = String(v);
+    for (const [k, v] of Object.entries(result.multiValueHeaders ?? {})) outHeaders[k] = v.map(String);
     return { statusCode: result.statusCode, headers: outHeaders, body: result.body ?? '' };
   } catch (error) {
     // A Lambda that throws out of makeHandler is a bug: API Gateway answers 502, reshaped as 5XX.

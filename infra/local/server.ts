@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gatewayErrorBody, gatewayErrors } from '../../shared/http/gateway-responses.ts';
+import { securityHeaders } from '../../shared/http/responses.ts';
 import { bootstrap } from './bootstrap.ts';
 import { type DynamoLocal, ensureTable, startDynamoLocal } from './dynamodb.ts';
 import { localCertificate, localIssuer } from './files.ts';
@@ -75,6 +77,8 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
     OIDC_ISSUER: issuer.issuer,
     OIDC_AUDIENCE: issuer.audience,
     OIDC_JWKS: JSON.stringify(issuer.jwks),
+    // The local issuer's tokens carry their roles (npm run token); a real IdP's never are trusted.
+    OIDC_TRUST_ROLE_CLAIMS: 'true',
     ...(options.maxBodyBytes ? { MAX_BODY_BYTES: String(options.maxBodyBytes) } : {}),
   });
 
@@ -86,8 +90,8 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
       if (body === 'too_large') {
         write(res, {
           statusCode: 413,
-          headers: { 'Content-Type': 'application/json', Connection: 'close' },
-          body: JSON.stringify(gatewayErrorBody(gatewayErrors.tooLarge, 'local')),
+          headers: { ...securityHeaders, 'Content-Type': 'application/json', Connection: 'close' },
+          body: JSON.stringify(gatewayErrorBody(gatewayErrors.tooLarge, randomUUID())),
         });
         return;
       }
@@ -107,8 +111,8 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
       if (!res.headersSent) {
         write(res, {
           statusCode: 503,
-          headers: { 'Content-Type': 'application/json' },
-          body: JSON.stringify(gatewayErrorBody(gatewayErrors.default5xx, 'local')),
+          headers: { ...securityHeaders, 'Content-Type': 'application/json' },
+          body: JSON.stringify(gatewayErrorBody(gatewayErrors.default5xx, randomUUID())),
         });
       }
     }

@@ -1,7 +1,9 @@
-import type { Operation } from './operation.ts';
+import type { DataAction, Operation } from './operation.ts';
 import * as apiKeys from './operations/api-keys.ts';
 import * as auth from './operations/auth.ts';
+import * as claimMappings from './operations/claim-mappings.ts';
 import * as meta from './operations/meta.ts';
+import * as roles from './operations/roles.ts';
 import * as workspaces from './operations/workspaces.ts';
 
 /**
@@ -13,7 +15,12 @@ export const routes: readonly Operation[] = [
   ...Object.values(auth),
   ...Object.values(workspaces),
   ...Object.values(apiKeys),
+  ...Object.values(roles),
+  ...Object.values(claimMappings),
 ] as Operation[];
+
+/** DynamoDB actions of the REQUEST authorizer: key and session lookups, global claim mappings. */
+export const authorizerDataAccess: readonly DataAction[] = ['GetItem', 'Query'];
 
 /** The API's stated interface version (spec §9). */
 export const apiVersion = '0.1.2';

@@ -71,10 +71,84 @@ export const AuthMe = z
   .strictObject({
     authenticated: z.literal(true),
     principal: z.string(),
-    auth_method: z.enum(['apikey', 'jwt', 'session']),
+    auth_method: z.enum(['apikey', 'jwt']),
     super_admin: z.boolean(),
+    global_role: z.nullable(z.string()),
     api_key_id: z.nullable(z.string()),
     session_id: z.nullable(z.string()),
+    session_expires_at: z.nullable(DateTime),
+    session_idle_expires_at: z.nullable(DateTime),
     workspaces: z.array(z.strictObject({ id: z.string(), name: z.string(), role: z.string() })),
   })
   .check(z.meta({ id: 'AuthMe' }));
+
+export const RoleBody = z
+  .strictObject({
+    id: z.string(),
+    name: z.string(),
+    description: z.optional(z.string()),
+    is_system: z.boolean(),
+    created_at: z.optional(DateTime),
+    updated_at: z.optional(DateTime),
+  })
+  .check(z.meta({ id: 'Role' }));
+
+export const RolePolicy = z
+  .strictObject({
+    workspace: z.string().check(z.minLength(1), z.maxLength(128)),
+    service: z.enum(['management', 'wms', 'wfs', 'wcs', 'wmts', 'ogcapi', 'ogc-tiles']),
+    operation: z.optional(z.string().check(z.minLength(1), z.maxLength(128))),
+    action: z.enum(['read', 'write', 'delete', 'manage']),
+  })
+  .check(z.meta({ id: 'RolePolicy', description: 'An operation policy: an allow rule of a role.' }));
+
+export const StoredRolePolicy = z
+  .strictObject({
+    id: z.string(),
+    workspace: z.string(),
+    service: z.string(),
+    operation: z.string(),
+    action: z.string(),
+    created_at: DateTime,
+  })
+  .check(z.meta({ id: 'StoredRolePolicy' }));
+
+export const ClaimMappingBody = z
+  .strictObject({
+    id: Uuid,
+    workspace_id: z.string(),
+    claim_name: z.string(),
+    claim_value: z.string(),
+    role_id: z.string(),
+    priority: z.int(),
+    created_at: DateTime,
+  })
+  .check(z.meta({ id: 'ClaimMapping' }));
+
+export const ClaimMappingInput = z.strictObject({
+  claim_name: z.string().check(z.minLength(1), z.maxLength(256)),
+  claim_value: z.string().check(z.minLength(1), z.maxLength(1024)),
+  role_id: z.string().check(z.minLength(1), z.maxLength(64)),
+  priority: z.optional(z.int().check(z.minimum(-1000000), z.maximum(1000000))),
+});
+
+export const ClaimMappingList = z
+  .strictObject({ claim_mappings: z.array(ClaimMappingBody), next_cursor: z.optional(z.string()) })
+  .check(z.meta({ id: 'ClaimMappingList' }));
+
+export const AuthConsoleConfig = z
+  .strictObject({
+    enabled: z.boolean(),
+    method: z.string(),
+    password_login: z.boolean(),
+    token_login: z.boolean(),
+    oidc: z.strictObject({
+      enabled: z.boolean(),
+      issuer: z.string(),
+      client_id: z.string(),
+      redirect_uri: z.string(),
+      scopes: z.array(z.string()),
+      group_claims: z.optional(z.array(z.string())),
+    }),
+  })
+  .check(z.meta({ id: 'AuthConsoleConfig' }));

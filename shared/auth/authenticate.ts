@@ -1,14 +1,33 @@
+import { timingSafeEqual } from 'node:crypto';
+import { config } from '../config/env.ts';
 import { type ApiKeyRepository, apiKeyPattern, hashApiKey } from '../domain/api-keys.ts';
+import { type ClaimMappingRepository, GLOBAL_SCOPE, resolveRole } from '../domain/claim-mappings.ts';
+import {
+  hashSecret,
+  type SessionCredential,
+  type SessionRepository,
+  sessionUsable,
+} from '../domain/sessions.ts';
 import { UnauthenticatedError } from '../http/errors.ts';
+import { CSRF_HEADER, parseCookies, SESSION_COOKIE } from './cookies.ts';
 import { verifyBearer } from './jwt.ts';
-import type { Principal, WorkspaceRole } from './principal.ts';
+import type { Principal } from './principal.ts';
 
-const workspaceRoles = new Set<string>(['admin', 'editor', 'viewer']);
-
-/** Claim carrying per-workspace roles (`{"<workspace id or name>": "admin"}`) until claim mappings exist. */
+/** Claim with per-workspace roles (`{"<workspace id or name>": "admin"}`), trusted only when configured. */
 export const ROLES_CLAIM = 'geoplane:roles';
-/** Claim carrying the global role (`"super_admin"`). */
+/** Claim with the global role (`"super_admin"`), trusted only when configured. */
 export const GLOBAL_ROLE_CLAIM = 'geoplane:global_role';
+
+const roleIdPattern = /^[a-z][a-z0-9_-]{1,63}$/;
+const registeredClaims = new Set(['iss', 'aud', 'exp', 'nbf', 'iat', 'jti']);
+const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
+
+/** The stores authentication reads. */
+export interface AuthPorts {
+  apiKeys: ApiKeyRepository;
+  claimMappings: ClaimMappingRepository;
+  sessions: SessionRepository;
+}
 
 function header(
   headers: Record<string, string | undefined> | null | undefined,
@@ -19,66 +38,131 @@ function header(
   return undefined;
 }
 
-async function fromApiKey(repo: ApiKeyRepository, secret: string, now: Date): Promise<Principal> {
-  if (!apiKeyPattern.test(secret)) throw new UnauthenticatedError();
-  const credential = await repo.findCredentialByHash(hashApiKey(secret));
+/** A principal from the SHA-256 of an API key (re-checked on every request: revoked/expired → 401). */
+async function fromKeyHash(ports: AuthPorts, keyHash: string, now: Date): Promise<Principal> {
+  const credential = await ports.apiKeys.findCredentialByHash(keyHash);
   if (!credential || credential.revoked) throw new UnauthenticatedError();
   if (credential.expires_at && Date.parse(credential.expires_at) <= now.getTime())
     throw new UnauthenticatedError();
   const superAdmin = credential.role_id === 'super_admin' && !credential.workspace_id;
-  const roles: Record<string, WorkspaceRole> = {};
-  if (credential.workspace_id && workspaceRoles.has(credential.role_id)) {
-    roles[credential.workspace_id] = credential.role_id as WorkspaceRole;
-  }
   return {
     id: `apikey:${credential.key_id}`,
     subject: credential.owner_name ?? credential.name,
     authMethod: 'apikey',
     superAdmin,
-    roles,
+    roles: credential.workspace_id ? { [credential.workspace_id]: credential.role_id } : {},
     apiKeyId: credential.key_id,
     usageKey: credential.workspace_id ? `ws:${credential.workspace_id}` : 'global',
   };
 }
 
-async function fromBearer(token: string): Promise<Principal> {
-  const claims = await verifyBearer(token);
-  if (!claims?.sub) throw new UnauthenticatedError();
-  const roles: Record<string, WorkspaceRole> = {};
-  const claimed = claims[ROLES_CLAIM];
-  if (claimed && typeof claimed === 'object' && !Array.isArray(claimed)) {
-    for (const [ws, role] of Object.entries(claimed as Record<string, unknown>).slice(0, 100)) {
-      if (typeof role === 'string' && workspaceRoles.has(role)) roles[ws] = role as WorkspaceRole;
+/** Verifies an API key secret and returns its principal. */
+export async function principalFromApiKey(
+  ports: AuthPorts,
+  secret: string,
+  now = new Date(),
+): Promise<Principal> {
+  if (!apiKeyPattern.test(secret)) throw new UnauthenticatedError();
+  return fromKeyHash(ports, hashApiKey(secret), now);
+}
+
+/**
+ * A principal from verified token claims: global claim mappings (and, when trusted, the role
+ * claims) give the global role; workspace mappings are resolved per request by makeHandler.
+ */
+async function fromClaims(ports: AuthPorts, payload: Record<string, unknown>): Promise<Principal> {
+  const sub = String(payload.sub);
+  const claims = Object.fromEntries(Object.entries(payload).filter(([k]) => !registeredClaims.has(k)));
+  const roles: Record<string, string> = {};
+  let superAdmin = false;
+  if (config().OIDC_TRUST_ROLE_CLAIMS) {
+    const claimed = payload[ROLES_CLAIM];
+    if (claimed && typeof claimed === 'object' && !Array.isArray(claimed)) {
+      for (const [ws, role] of Object.entries(claimed as Record<string, unknown>).slice(0, 100)) {
+        if (typeof role === 'string' && roleIdPattern.test(role)) roles[ws] = role;
+      }
     }
+    superAdmin = payload[GLOBAL_ROLE_CLAIM] === 'super_admin';
   }
-  const superAdmin = claims[GLOBAL_ROLE_CLAIM] === 'super_admin';
-  const firstWorkspace = Object.keys(roles)[0];
+  const globalRole = resolveRole(await ports.claimMappings.all(GLOBAL_SCOPE), claims);
+  if (globalRole === 'super_admin') superAdmin = true;
+  else if (globalRole) roles['*'] ??= globalRole;
+  const firstWorkspace = Object.keys(roles).find((k) => k !== '*');
   return {
-    id: `jwt:${claims.sub}`,
-    subject: claims.sub,
+    id: `jwt:${sub}`,
+    subject: sub,
     authMethod: 'jwt',
     superAdmin,
     roles,
     usageKey: !superAdmin && firstWorkspace ? `ws:${firstWorkspace}` : 'global',
+    claims,
   };
 }
 
+/** Verifies a bearer JWT; returns its principal and the verified claims. */
+export async function principalFromBearer(
+  ports: AuthPorts,
+  token: string,
+): Promise<{ principal: Principal; payload: Record<string, unknown> }> {
+  const payload = await verifyBearer(token);
+  if (!payload?.sub) throw new UnauthenticatedError();
+  return {
+    principal: await fromClaims(ports, payload as Record<string, unknown>),
+    payload: payload as Record<string, unknown>,
+  };
+}
+
+/** Re-derives the principal a session stands on. */
+async function fromSessionCredential(
+  ports: AuthPorts,
+  credential: SessionCredential,
+  now: Date,
+): Promise<Principal> {
+  if (credential.type === 'apikey') return fromKeyHash(ports, credential.key_hash, now);
+  return fromClaims(ports, { ...credential.claims, sub: credential.sub });
+}
+
+function sameSecret(presented: string | undefined, expectedHash: string): boolean {
+  if (!presented) return false;
+  const a = Buffer.from(hashSecret(presented), 'hex');
+  const b = Buffer.from(expectedHash, 'hex');
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
 /**
- * Authenticates a request from its headers: `X-API-Key` first, else `Authorization: Bearer`.
+ * Authenticates a request: `X-API-Key`, else `Authorization: Bearer`, else the session cookie.
  * Every rejection is the same UnauthenticatedError; an explicit credential never falls back.
  */
 export async function authenticate(
   headers: Record<string, string | undefined> | null | undefined,
-  repo: ApiKeyRepository,
+  method: string,
+  ports: AuthPorts,
   now = new Date(),
 ): Promise<Principal> {
   const apiKey = header(headers, 'x-api-key');
-  if (apiKey !== undefined) return fromApiKey(repo, apiKey.trim(), now);
+  if (apiKey !== undefined) return principalFromApiKey(ports, apiKey.trim(), now);
   const authorization = header(headers, 'authorization');
   if (authorization !== undefined) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (!match?.[1]) throw new UnauthenticatedError();
-    return fromBearer(match[1]);
+    return (await principalFromBearer(ports, match[1])).principal;
+  }
+  const token = parseCookies(header(headers, 'cookie'))[SESSION_COOKIE];
+  if (token) {
+    const session = await ports.sessions.findByTokenHash(hashSecret(token));
+    if (!session || !sessionUsable(session, now)) throw new UnauthenticatedError();
+    const principal = await fromSessionCredential(ports, session.credential, now);
+    const csrfOk =
+      safeMethods.has(method.toUpperCase()) || sameSecret(header(headers, CSRF_HEADER), session.csrf_hash);
+    return {
+      ...principal,
+      session: {
+        id: session.session_id,
+        expiresAt: session.expires_at,
+        idleExpiresAt: session.idle_expires_at,
+        csrfOk,
+      },
+    };
   }
   throw new UnauthenticatedError();
 }

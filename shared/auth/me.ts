@@ -1,15 +1,44 @@
+import {
+  type ClaimMappingRepository,
+  claimPairs,
+  GLOBAL_SCOPE,
+  resolveRole,
+} from '../domain/claim-mappings.ts';
 import { resolveWorkspace, type WorkspaceRepository } from '../domain/workspaces.ts';
 import type { Principal } from './principal.ts';
 
-/** The AuthMe body: who the caller is and the workspaces they hold a role in. */
-export async function describePrincipal(repo: WorkspaceRepository, principal: Principal) {
-  const workspaces: { id: string; name: string; role: string }[] = [];
+const MAX_WORKSPACES = 100;
+
+/**
+ * The AuthMe body: who the caller is, its session, and the workspaces it holds a role in —
+ * from its key or trusted claims, and from the workspace claim mappings its token matches.
+ */
+export async function describePrincipal(
+  workspaces: WorkspaceRepository,
+  claimMappings: ClaimMappingRepository,
+  principal: Principal,
+) {
+  const roles = new Map<string, string>();
+  for (const [idOrName, role] of Object.entries(principal.roles))
+    if (idOrName !== '*') roles.set(idOrName, role);
+  if (principal.claims) {
+    const byScope = new Map<string, Awaited<ReturnType<ClaimMappingRepository['findByClaims']>>>();
+    for (const m of await claimMappings.findByClaims(claimPairs(principal.claims))) {
+      if (m.workspace_id === GLOBAL_SCOPE) continue;
+      byScope.set(m.workspace_id, [...(byScope.get(m.workspace_id) ?? []), m]);
+    }
+    for (const [workspaceId, mappings] of byScope) {
+      const role = resolveRole(mappings, principal.claims);
+      if (role) roles.set(workspaceId, role);
+    }
+  }
+  const found: { id: string; name: string; role: string }[] = [];
   const seen = new Set<string>();
-  for (const [idOrName, role] of Object.entries(principal.roles).slice(0, 100)) {
-    const ws = await resolveWorkspace(repo, idOrName);
+  for (const [idOrName, role] of [...roles].slice(0, MAX_WORKSPACES)) {
+    const ws = await resolveWorkspace(workspaces, idOrName);
     if (ws && !seen.has(ws.id)) {
       seen.add(ws.id);
-      workspaces.push({ id: ws.id, name: ws.name, role });
+      found.push({ id: ws.id, name: ws.name, role });
     }
   }
   return {
@@ -17,8 +46,11 @@ export async function describePrincipal(repo: WorkspaceRepository, principal: Pr
     principal: principal.subject,
     auth_method: principal.authMethod,
     super_admin: principal.superAdmin,
+    global_role: principal.superAdmin ? 'super_admin' : (principal.roles['*'] ?? null),
     api_key_id: principal.apiKeyId ?? null,
-    session_id: null,
-    workspaces,
+    session_id: principal.session?.id ?? null,
+    session_expires_at: principal.session?.expiresAt ?? null,
+    session_idle_expires_at: principal.session?.idleExpiresAt ?? null,
+    workspaces: found,
   };
 }

@@ -1,6 +1,15 @@
 /** Built-in workspace roles. */
 export type WorkspaceRole = 'admin' | 'editor' | 'viewer';
 
+/** The browser session a request came with. */
+export interface PrincipalSession {
+  id: string;
+  expiresAt: string;
+  idleExpiresAt: string;
+  /** Did the request carry the right X-CSRF-Token? (Checked by makeHandler on unsafe methods.) */
+  csrfOk: boolean;
+}
+
 /** Who is calling: produced by the authorizer, carried to handlers as primitive context values. */
 export interface Principal {
   /** Stable id: `apikey:<id>` or `jwt:<sub>`. */
@@ -9,18 +18,35 @@ export interface Principal {
   subject: string;
   authMethod: 'apikey' | 'jwt';
   superAdmin: boolean;
-  /** Role per workspace, keyed by workspace id or name. */
-  roles: Record<string, WorkspaceRole>;
+  /** Role id per workspace, keyed by workspace id or name; `*` applies to every workspace. */
+  roles: Record<string, string>;
   apiKeyId?: string;
   /** Rate-limit bucket: `ws:<id>` for a workspace key, `global` otherwise. */
   usageKey: string;
+  /** A token's claims, for resolving workspace claim mappings per request. */
+  claims?: Record<string, unknown>;
+  session?: PrincipalSession;
 }
 
 /** API Gateway authorizer context: string values only. */
 export type PrincipalContext = Record<string, string>;
 
+// API Gateway caps the authorizer response; claims beyond this are not carried.
+const MAX_CLAIMS_JSON = 6000;
+
 /** Encodes a principal as authorizer context values. */
 export function toContext(p: Principal): PrincipalContext {
+  let claims = p.claims ? JSON.stringify(p.claims) : '';
+  if (claims.length > MAX_CLAIMS_JSON) {
+    console.warn(
+      JSON.stringify({
+        level: 'WARN',
+        message: 'token claims too large to carry; mappings use none',
+        size: claims.length,
+      }),
+    );
+    claims = '';
+  }
   return {
     subject: p.subject,
     authMethod: p.authMethod,
@@ -28,20 +54,30 @@ export function toContext(p: Principal): PrincipalContext {
     roles: JSON.stringify(p.roles),
     apiKeyId: p.apiKeyId ?? '',
     usageKey: p.usageKey,
+    claims,
+    sessionId: p.session?.id ?? '',
+    sessionExpiresAt: p.session?.expiresAt ?? '',
+    sessionIdleExpiresAt: p.session?.idleExpiresAt ?? '',
+    csrf: p.session ? (p.session.csrfOk ? 'ok' : 'failed') : '',
   };
+}
+
+function parseObject(text: string): Record<string, unknown> | undefined {
+  if (!text) return undefined;
+  try {
+    const value = JSON.parse(text);
+    return value && typeof value === 'object' && !Array.isArray(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Decodes the authorizer context of an API Gateway event; undefined when absent (public routes). */
 export function fromContext(ctx: Record<string, unknown> | null | undefined): Principal | undefined {
   if (!ctx || typeof ctx.principalId !== 'string' || ctx.principalId === '') return undefined;
   const str = (k: string) => (ctx[k] === undefined || ctx[k] === null ? '' : String(ctx[k]));
-  let roles: Record<string, WorkspaceRole> = {};
-  try {
-    const parsed = JSON.parse(str('roles') || '{}');
-    if (parsed && typeof parsed === 'object') roles = parsed;
-  } catch {
-    roles = {};
-  }
+  const roles = (parseObject(str('roles')) ?? {}) as Record<string, string>;
+  const claims = parseObject(str('claims'));
   return {
     id: ctx.principalId,
     subject: str('subject'),
@@ -50,5 +86,16 @@ export function fromContext(ctx: Record<string, unknown> | null | undefined): Pr
     roles,
     ...(str('apiKeyId') ? { apiKeyId: str('apiKeyId') } : {}),
     usageKey: str('usageKey') || 'global',
+    ...(claims ? { claims } : {}),
+    ...(str('sessionId')
+      ? {
+          session: {
+            id: str('sessionId'),
+            expiresAt: str('sessionExpiresAt'),
+            idleExpiresAt: str('sessionIdleExpiresAt'),
+            csrfOk: str('csrf') === 'ok',
+          },
+        }
+      : {}),
   };
 }

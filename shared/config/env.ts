@@ -16,6 +16,22 @@ const schema = z.object({
   OIDC_JWKS_URI: z.optional(z.url()),
   /** Inline JWKS (JSON), used by the local issuer so no HTTP fetch is needed. */
   OIDC_JWKS: z.optional(z.string()),
+  /**
+   * Trust `geoplane:roles` / `geoplane:global_role` claims in bearer tokens (the local issuer's
+   * tokens). Off by default: a real IdP's tokens get roles only through claim mappings.
+   */
+  OIDC_TRUST_ROLE_CLAIMS: z._default(z.stringbool(), false),
+  /** Browser console settings (GET /console/config; login). */
+  CONSOLE_AUTH_ENABLED: z._default(z.stringbool(), true),
+  CONSOLE_TOKEN_LOGIN: z._default(z.stringbool(), true),
+  OIDC_CLIENT_ID: z._default(z.string(), ''),
+  OIDC_REDIRECT_URI: z._default(z.string(), ''),
+  OIDC_SCOPES: z._default(z.string(), 'openid profile email'),
+  OIDC_GROUP_CLAIMS: z.optional(z.string()),
+  SESSION_TTL_SECONDS: z._default(z.coerce.number().check(z.multipleOf(1), z.positive()), 43200),
+  SESSION_IDLE_SECONDS: z._default(z.coerce.number().check(z.multipleOf(1), z.positive()), 3600),
+  /** Failed logins per client address within 5 minutes before 429. */
+  LOGIN_FAILURE_LIMIT: z._default(z.coerce.number().check(z.multipleOf(1), z.positive()), 10),
   POWERTOOLS_SERVICE_NAME: z._default(z.string(), 'geoplane'),
 });
 

@@ -93,7 +93,8 @@ export async function requireApiKey(
   workspaceId: string,
   keyId: string,
 ): Promise<ApiKey> {
-  const key = await repo.find(workspaceId, keyId);
+  // Key ids are stored lower case; UUIDs compare case-insensitively, as workspace ids do.
+  const key = await repo.find(workspaceId, keyId.toLowerCase());
   if (!key)
     throw new NotFoundError('api_key_not_found', `API key '${keyId}' does not exist in this workspace.`);
   return key;

@@ -6,9 +6,10 @@ import type { InputOf, Operation, Schema } from '../api/operation.ts';
 import { authorize } from '../auth/permissions.ts';
 import { fromContext, type Principal } from '../auth/principal.ts';
 import { config } from '../config/env.ts';
+import { resolveRole } from '../domain/claim-mappings.ts';
 import { NotFoundError } from '../domain/errors.ts';
 import { resolveWorkspace, type Workspace } from '../domain/workspaces.ts';
-import { workspaceRepository } from '../store/repositories.ts';
+import { claimMappingRepository, roleRepository, workspaceRepository } from '../store/repositories.ts';
 import {
   BadRequestError,
   ForbiddenError,
@@ -34,10 +35,16 @@ export interface HandlerRequest<Op extends Operation> {
   workspace: Workspace;
   ifMatch?: string;
   requestId: string;
+  /** The client address as API Gateway saw it. */
+  sourceIp: string;
+  /** Request headers, names in lower case. */
   headers: Record<string, string>;
 }
 
 type Event = APIGatewayProxyEvent;
+/** Custom roles' policies, read when a caller's role is not built in. */
+const loadPolicies = (roleId: string) => roleRepository().listPolicies(roleId);
+
 /** Validated input per event, handed from the middleware to the operation function. */
 const inputs = new WeakMap<Event, HandlerRequest<Operation>>();
 
@@ -116,6 +123,13 @@ function prepare(op: Operation): MiddlewareObj<Event, APIGatewayProxyResult, Err
         );
       }
 
+      const principal = fromContext(event.requestContext?.authorizer as Record<string, unknown> | undefined);
+      if (!principal && op.permission !== 'public') throw new UnauthenticatedError();
+      // A cookie-authenticated unsafe request must echo the CSRF cookie in X-CSRF-Token.
+      if (principal?.session && !principal.session.csrfOk) {
+        throw new ForbiddenError('csrf_failed', 'The X-CSRF-Token header must equal the csrf_token cookie.');
+      }
+
       let body: unknown;
       if (op.request.body) {
         const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
@@ -128,9 +142,6 @@ function prepare(op: Operation): MiddlewareObj<Event, APIGatewayProxyResult, Err
         }
       }
 
-      const principal = fromContext(event.requestContext?.authorizer as Record<string, unknown> | undefined);
-      if (!principal && op.permission !== 'public') throw new UnauthenticatedError();
-
       const input = {
         params: parse(op.request.params, decodeParams(event.pathParameters), 'path'),
         query: parse(op.request.query, { ...(event.queryStringParameters ?? {}) }, 'query'),
@@ -138,6 +149,7 @@ function prepare(op: Operation): MiddlewareObj<Event, APIGatewayProxyResult, Err
         principal: principal ?? anonymous,
         ifMatch: headers['if-match'],
         requestId: requestIdOf(event, context),
+        sourceIp: event.requestContext?.identity?.sourceIp ?? '',
         headers,
       } as HandlerRequest<Operation>;
 
@@ -146,17 +158,22 @@ function prepare(op: Operation): MiddlewareObj<Event, APIGatewayProxyResult, Err
         const caller = input.principal;
         // Only super_admin may learn whether a workspace exists: everyone else gets the same 403
         // for a missing workspace and for one they have no role in (DESIGN §5).
-        if (op.permission === 'global') authorize(caller, 'global');
+        if (op.permission === 'global') await authorize(caller, op, undefined, loadPolicies);
         const workspace = await resolveWorkspace(workspaceRepository(), workspaceParam);
         if (!workspace) {
           if (!caller.superAdmin)
             throw new ForbiddenError('no_workspace_access', 'You have no role in this workspace.');
           throw new NotFoundError('workspace_not_found', `Workspace '${workspaceParam}' does not exist.`);
         }
-        authorize(caller, op.permission, workspace);
+        if (caller.claims && !caller.superAdmin) {
+          // Workspace claim mappings are read on every request, so a deleted mapping stops at once.
+          const role = resolveRole(await claimMappingRepository().all(workspace.id), caller.claims);
+          if (role) caller.roles = { ...caller.roles, [workspace.id]: role };
+        }
+        await authorize(caller, op, workspace, loadPolicies);
         input.workspace = workspace;
       } else {
-        authorize(input.principal, op.permission);
+        await authorize(input.principal, op, undefined, loadPolicies);
         Object.defineProperty(input, 'workspace', {
           get() {
             throw new Error(`${op.operationId} has no {workspace} parameter`);
@@ -172,6 +189,7 @@ function respond(
   statusCode: number,
   body: unknown,
   headers: Record<string, string> = {},
+  cookies?: string[],
 ): APIGatewayProxyResult {
   return {
     statusCode,
@@ -180,6 +198,7 @@ function respond(
       ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
       ...headers,
     },
+    ...(cookies?.length ? { multiValueHeaders: { 'Set-Cookie': cookies } } : {}),
     body: body === undefined ? '' : JSON.stringify(body),
   };
 }
@@ -222,6 +241,6 @@ export function makeHandler<Op extends Operation>(
       const input = inputs.get(event) as HandlerRequest<Op> | undefined;
       if (!input) throw new Error('request was not prepared');
       const result = await fn(input);
-      return respond(result.statusCode, result.body, result.headers);
+      return respond(result.statusCode, result.body, result.headers, result.cookies);
     });
 }

@@ -3,6 +3,8 @@ export interface HandlerResult {
   statusCode: number;
   body?: unknown;
   headers?: Record<string, string>;
+  /** Set-Cookie values (sent as multi-value headers). */
+  cookies?: string[];
 }
 
 function etagOf(body: unknown): Record<string, string> {

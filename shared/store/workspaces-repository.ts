@@ -31,7 +31,9 @@ function nameTaken(name: string) {
   return new AlreadyExistsError('workspace_name_taken', `A workspace named '${name}' already exists.`);
 }
 
-const MAX_KEYS_DELETED_WITH_WORKSPACE = 40;
+// One TransactWriteItems holds at most 100 items; the scan stops a little past what fits.
+const MAX_TRANSACTION_ITEMS = 100;
+const CHILDREN_SCANNED = 120;
 
 /** DynamoDB implementation of the workspace port. */
 export class DynamoWorkspaceRepository implements WorkspaceRepository {
@@ -186,18 +188,49 @@ export class DynamoWorkspaceRepository implements WorkspaceRepository {
     }
     try {
       const children = await this.children(ws.id);
-      const apiKeys = children.filter((c) => c.entity === entities.apiKey);
-      const others = children.filter(
-        (c) => c.entity !== entities.apiKey && c.SK !== keys.workspaceItemSortKey,
+      const auxiliary = new Set<string>([
+        entities.apiKey,
+        entities.claimMapping,
+        entities.claimMappingTriple,
+      ]);
+      const blocking = children.filter(
+        (c) => !auxiliary.has(c.entity as string) && c.SK !== keys.workspaceItemSortKey,
       );
-      if (others.length > 0 || apiKeys.length > MAX_KEYS_DELETED_WITH_WORKSPACE) {
+      // API keys and claim mappings go with the workspace; their side items change in the same transaction.
+      const deletes: Record<string, unknown>[] = [];
+      const roleReleases = new Map<string, number>();
+      for (const c of children) {
+        if (!auxiliary.has(c.entity as string)) continue;
+        deletes.push({ Delete: { TableName: this.table, Key: { PK: c.PK, SK: c.SK } } });
+        if (c.entity === entities.apiKey) {
+          deletes.push({ Delete: { TableName: this.table, Key: keys.apiKeyHash(c.key_hash as string) } });
+        }
+        if (c.entity === entities.claimMapping && c.custom_role) {
+          roleReleases.set(c.role_id as string, (roleReleases.get(c.role_id as string) ?? 0) + 1);
+        }
+      }
+      for (const [roleId, count] of roleReleases) {
+        deletes.push({
+          Update: {
+            TableName: this.table,
+            Key: keys.role(roleId),
+            UpdateExpression: 'ADD ref_count :minus',
+            ExpressionAttributeValues: { ':minus': -count },
+          },
+        });
+      }
+      if (
+        blocking.length > 0 ||
+        deletes.length > MAX_TRANSACTION_ITEMS - 2 ||
+        children.length >= CHILDREN_SCANNED
+      ) {
         await this.restore(ws);
         throw new DependencyConflictError(
           'workspace_not_empty',
-          others.length > 0
-            ? `Workspace '${ws.name}' still holds ${others.length} catalog item(s); delete them first.`
-            : `Workspace '${ws.name}' holds more than ${MAX_KEYS_DELETED_WITH_WORKSPACE} API keys; delete them first.`,
-          { dependents: others.length + apiKeys.length },
+          blocking.length > 0
+            ? `Workspace '${ws.name}' still holds ${blocking.length} catalog item(s); delete them first.`
+            : `Workspace '${ws.name}' holds too many API keys and claim mappings to delete at once; remove some first.`,
+          { dependents: children.length - 1 },
         );
       }
       await this.db.send(
@@ -212,11 +245,8 @@ export class DynamoWorkspaceRepository implements WorkspaceRepository {
                 ExpressionAttributeValues: { ':id': ws.id },
               },
             },
-            ...apiKeys.flatMap((k) => [
-              { Delete: { TableName: this.table, Key: keys.apiKey(ws.id, k.id as string) } },
-              { Delete: { TableName: this.table, Key: keys.apiKeyHash(k.key_hash as string) } },
-            ]),
-          ],
+            ...deletes,
+          ] as never,
         }),
       );
     } catch (error) {
@@ -234,7 +264,6 @@ export class DynamoWorkspaceRepository implements WorkspaceRepository {
           TableName: this.table,
           KeyConditionExpression: 'PK = :p',
           ExpressionAttributeValues: { ':p': keys.workspacePartition(workspaceId) },
-          ProjectionExpression: 'PK, SK, entity, id, key_hash',
           ConsistentRead: true,
           ExclusiveStartKey: start,
           Limit: 100,
@@ -242,7 +271,7 @@ export class DynamoWorkspaceRepository implements WorkspaceRepository {
       );
       items.push(...(out.Items ?? []));
       start = out.LastEvaluatedKey;
-    } while (start && items.length <= MAX_KEYS_DELETED_WITH_WORKSPACE + 1);
+    } while (start && items.length < CHILDREN_SCANNED);
     return items;
   }
 

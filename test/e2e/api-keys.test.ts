@@ -143,7 +143,12 @@ describe('createAPIKey', () => {
       'body.owner_email',
     ],
     ['an unknown field', { name: 'k', role_id: 'viewer', scope: 'all' }, 'validation_failed', 'body'],
-    ['a client-chosen key', { name: 'k', role_id: 'viewer', key: `gpk_${'a'.repeat(43)}` }, 'validation_failed', 'body'],
+    [
+      'a client-chosen key',
+      { name: 'k', role_id: 'viewer', key: `gpk_${'a'.repeat(43)}` },
+      'validation_failed',
+      'body',
+    ],
   ])('returns 400 for %s and creates no key', async (_case, body, reason, path) => {
     // Prepare
     const ws = await createWorkspace();
@@ -300,6 +305,29 @@ describe('listAPIKeys and getAPIKey', () => {
     },
   );
 
+  it("returns 400 invalid_cursor for another workspace's cursor instead of failing", async () => {
+    // Prepare
+    const a = await createWorkspace();
+    const b = await createWorkspace();
+    await createKey(a.id, 'viewer');
+    await createKey(a.id, 'viewer');
+    await createKey(b.id, 'viewer');
+    const pageOfA = await call('GET', `${keysOf(a.id)}?limit=1`, { headers: asSuperAdmin() });
+    const pageOfWorkspaces = await call('GET', '/workspaces?limit=1', { headers: asSuperAdmin() });
+    expect(pageOfA.body.next_cursor).toEqual(expect.any(String));
+    expect(pageOfWorkspaces.body.next_cursor).toEqual(expect.any(String));
+    // Act
+    const foreign = await call('GET', `${keysOf(b.id)}?cursor=${pageOfA.body.next_cursor}`, {
+      headers: asSuperAdmin(),
+    });
+    const ofWorkspaces = await call('GET', `${keysOf(b.id)}?cursor=${pageOfWorkspaces.body.next_cursor}`, {
+      headers: asSuperAdmin(),
+    });
+    // Assess
+    expectError(foreign, 400, 'invalid_cursor');
+    expectError(ofWorkspaces, 400, 'invalid_cursor');
+  });
+
   it('reads one key without the key or its hash', async () => {
     const ws = await createWorkspace();
     const key = await createKey(ws.id, 'editor', { owner_email: 'o@example.com' });
@@ -317,6 +345,14 @@ describe('listAPIKeys and getAPIKey', () => {
     expect(res.body).not.toHaveProperty('key');
     expect(res.text).not.toContain(key.key.slice(4));
     expect(res.text).not.toContain(sha256(key.key));
+  });
+
+  it('finds a key by its id in upper case, as UUIDs compare case-insensitively', async () => {
+    const ws = await createWorkspace();
+    const key = await createKey(ws.id, 'viewer');
+    const res = await call('GET', `${keysOf(ws.id)}/${key.id.toUpperCase()}`, { headers: asSuperAdmin() });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.id).toBe(key.id);
   });
 
   it('returns 404 for a key of another workspace, to super_admin and to the admin', async () => {
@@ -380,7 +416,9 @@ describe('revokeAPIKey', () => {
   it('answers 204 again when revoking a revoked key and keeps it revoked', async () => {
     const ws = await createWorkspace();
     const key = await createKey(ws.id, 'viewer');
-    expect((await call('DELETE', `${keysOf(ws.id)}/${key.id}`, { headers: asSuperAdmin() })).status).toBe(204);
+    expect((await call('DELETE', `${keysOf(ws.id)}/${key.id}`, { headers: asSuperAdmin() })).status).toBe(
+      204,
+    );
     const again = await call('DELETE', `${keysOf(ws.name)}/${key.id}`, { headers: asSuperAdmin() });
     expect(again.status).toBe(204);
     expect(again.text).toBe('');
@@ -406,7 +444,9 @@ describe('revokeAPIKey', () => {
     const other = await createWorkspace();
     const foreign = await createKey(other.id, 'viewer');
     expectError(
-      await call('DELETE', `${keysOf(ws.id)}/0d4c5f1e-9b1a-4f7e-8e3b-2a6c1d9e8f70`, { headers: asSuperAdmin() }),
+      await call('DELETE', `${keysOf(ws.id)}/0d4c5f1e-9b1a-4f7e-8e3b-2a6c1d9e8f70`, {
+        headers: asSuperAdmin(),
+      }),
       404,
       'api_key_not_found',
     );

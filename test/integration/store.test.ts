@@ -1,8 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ApiKeyRepository } from '../../shared/domain/api-keys.ts';
-import { AlreadyExistsError, DependencyConflictError, NotFoundError, UnavailableError } from '../../shared/domain/errors.ts';
+import {
+  AlreadyExistsError,
+  DependencyConflictError,
+  NotFoundError,
+  UnavailableError,
+} from '../../shared/domain/errors.ts';
 import type { WorkspaceRepository } from '../../shared/domain/workspaces.ts';
 
 // Repositories against the real DynamoDB Local of the run (unique names per test, no truncation).
@@ -56,7 +60,9 @@ describe('workspace repository', () => {
     const ws = await domain.createWorkspace(workspaces, { name: name() });
     const results = await Promise.allSettled([
       domain.deleteWorkspace(workspaces, ws, undefined),
-      ...Array.from({ length: 5 }, () => keysDomain.createApiKey(apiKeys, ws.id, { name: 'k', role_id: 'viewer' })),
+      ...Array.from({ length: 5 }, () =>
+        keysDomain.createApiKey(apiKeys, ws.id, { name: 'k', role_id: 'viewer' }),
+      ),
     ]);
     expect(results[0]?.status).toBe('fulfilled');
     const created = results.slice(1).filter((r) => r.status === 'fulfilled') as PromiseFulfilledResult<{
@@ -67,15 +73,20 @@ describe('workspace repository', () => {
       expect(await apiKeys.find(ws.id, r.value.key.id)).toBeUndefined();
       expect(await apiKeys.findCredentialByHash(r.value.key.key_hash)).toBeUndefined();
     }
-    for (const r of results.slice(1)) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(NotFoundError);
+    for (const r of results.slice(1))
+      if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(NotFoundError);
   });
 
-  it('refuses to delete a workspace with more than 40 keys and restores it', async () => {
+  it('refuses to delete a workspace whose keys do not fit one transaction and restores it', async () => {
     const ws = await domain.createWorkspace(workspaces, { name: name() });
     await Promise.all(
-      Array.from({ length: 41 }, () => keysDomain.createApiKey(apiKeys, ws.id, { name: 'k', role_id: 'viewer' })),
+      Array.from({ length: 50 }, () =>
+        keysDomain.createApiKey(apiKeys, ws.id, { name: 'k', role_id: 'viewer' }),
+      ),
     );
-    await expect(domain.deleteWorkspace(workspaces, ws, undefined)).rejects.toBeInstanceOf(DependencyConflictError);
+    await expect(domain.deleteWorkspace(workspaces, ws, undefined)).rejects.toBeInstanceOf(
+      DependencyConflictError,
+    );
     expect((await domain.resolveWorkspace(workspaces, ws.id))?.status).toBe('active');
   });
 });
@@ -91,7 +102,9 @@ describe('store outage', () => {
     const port = await freePort();
     client.config.endpoint = async () => ({ protocol: 'http:', hostname: '127.0.0.1', port, path: '/' });
     try {
-      await expect(new DynamoWorkspaceRepository().findById(randomUUID())).rejects.toBeInstanceOf(UnavailableError);
+      await expect(new DynamoWorkspaceRepository().findById(randomUUID())).rejects.toBeInstanceOf(
+        UnavailableError,
+      );
     } finally {
       client.config.endpoint = original;
     }

@@ -1,9 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { authenticate } from '../../shared/auth/authenticate.ts';
-import { type ApiKeyCredential, type ApiKeyRepository, hashApiKey, newApiKeySecret } from '../../shared/domain/api-keys.ts';
+import { type AuthPorts, authenticate } from '../../shared/auth/authenticate.ts';
+import {
+  type ApiKeyCredential,
+  type ApiKeyRepository,
+  hashApiKey,
+  newApiKeySecret,
+} from '../../shared/domain/api-keys.ts';
+import type { ClaimMappingRepository } from '../../shared/domain/claim-mappings.ts';
+import type { SessionRepository } from '../../shared/domain/sessions.ts';
 import { UnauthenticatedError } from '../../shared/http/errors.ts';
 
-function repoWith(secret: string, credential: Partial<ApiKeyCredential>): ApiKeyRepository {
+function repoWith(secret: string, credential: Partial<ApiKeyCredential>): AuthPorts {
   const stored: ApiKeyCredential = {
     key_id: 'k1',
     role_id: 'admin',
@@ -13,20 +20,33 @@ function repoWith(secret: string, credential: Partial<ApiKeyCredential>): ApiKey
     ...credential,
   };
   return {
-    findCredentialByHash: async (hash: string) => (hash === hashApiKey(secret) ? stored : undefined),
-  } as unknown as ApiKeyRepository;
+    apiKeys: {
+      findCredentialByHash: async (hash: string) => (hash === hashApiKey(secret) ? stored : undefined),
+    } as unknown as ApiKeyRepository,
+    claimMappings: { all: async () => [] } as unknown as ClaimMappingRepository,
+    sessions: { findByTokenHash: async () => undefined } as unknown as SessionRepository,
+  };
 }
 
 describe('authenticate with X-API-Key', () => {
   const secret = newApiKeySecret();
 
   it('maps a workspace key to its role in that workspace and its usage key', async () => {
-    const p = await authenticate({ 'X-API-Key': secret }, repoWith(secret, {}));
-    expect(p).toMatchObject({ authMethod: 'apikey', superAdmin: false, roles: { w1: 'admin' }, usageKey: 'ws:w1' });
+    const p = await authenticate({ 'X-API-Key': secret }, 'GET', repoWith(secret, {}));
+    expect(p).toMatchObject({
+      authMethod: 'apikey',
+      superAdmin: false,
+      roles: { w1: 'admin' },
+      usageKey: 'ws:w1',
+    });
   });
 
   it('makes a global super_admin key a super admin', async () => {
-    const p = await authenticate({ 'x-api-key': secret }, repoWith(secret, { role_id: 'super_admin', workspace_id: undefined }));
+    const p = await authenticate(
+      { 'x-api-key': secret },
+      'GET',
+      repoWith(secret, { role_id: 'super_admin', workspace_id: undefined }),
+    );
     expect(p.superAdmin).toBe(true);
   });
 
@@ -36,14 +56,16 @@ describe('authenticate with X-API-Key', () => {
     ['an unknown key', {}, newApiKeySecret()],
     ['a malformed key', {}, 'gpk_short'],
   ])('rejects %s', async (_case, credential, presented) => {
-    await expect(authenticate({ 'X-API-Key': presented ?? secret }, repoWith(secret, credential))).rejects.toBeInstanceOf(
-      UnauthenticatedError,
-    );
+    await expect(
+      authenticate({ 'X-API-Key': presented ?? secret }, 'GET', repoWith(secret, credential)),
+    ).rejects.toBeInstanceOf(UnauthenticatedError);
   });
 
   it('rejects a request without credentials and a non-bearer Authorization', async () => {
     const repo = repoWith(secret, {});
-    await expect(authenticate({}, repo)).rejects.toBeInstanceOf(UnauthenticatedError);
-    await expect(authenticate({ Authorization: `Basic ${secret}` }, repo)).rejects.toBeInstanceOf(UnauthenticatedError);
+    await expect(authenticate({}, 'GET', repo)).rejects.toBeInstanceOf(UnauthenticatedError);
+    await expect(authenticate({ Authorization: `Basic ${secret}` }, 'GET', repo)).rejects.toBeInstanceOf(
+      UnauthenticatedError,
+    );
   });
 });

@@ -5,22 +5,38 @@ import { tokenBuckets } from '../../infra/local/rate-limit.ts';
 
 const arn = 'arn:aws:execute-api:local:000000000000:local/v1/GET/api/v1/workspaces';
 
-function policy(...statements: { Effect: 'Allow' | 'Deny'; Resource: string; Action?: string }[]): APIGatewayAuthorizerResult {
+function policy(
+  ...statements: { Effect: 'Allow' | 'Deny'; Resource: string; Action?: string }[]
+): APIGatewayAuthorizerResult {
   return {
     principalId: 'p',
     policyDocument: {
       Version: '2012-10-17',
-      Statement: statements.map((s) => ({ Action: s.Action ?? 'execute-api:Invoke', Effect: s.Effect, Resource: s.Resource })),
+      Statement: statements.map((s) => ({
+        Action: s.Action ?? 'execute-api:Invoke',
+        Effect: s.Effect,
+        Resource: s.Resource,
+      })),
     },
   };
 }
 
 describe('policyAllows (API Gateway policy evaluation)', () => {
   it('allows a whole-API wildcard', () => {
-    expect(policyAllows(policy({ Effect: 'Allow', Resource: 'arn:aws:execute-api:local:000000000000:local/v1/*' }), arn)).toBe(true);
+    expect(
+      policyAllows(
+        policy({ Effect: 'Allow', Resource: 'arn:aws:execute-api:local:000000000000:local/v1/*' }),
+        arn,
+      ),
+    ).toBe(true);
   });
   it('needs an Allow that matches', () => {
-    expect(policyAllows(policy({ Effect: 'Allow', Resource: 'arn:aws:execute-api:local:000000000000:local/v1/POST/*' }), arn)).toBe(false);
+    expect(
+      policyAllows(
+        policy({ Effect: 'Allow', Resource: 'arn:aws:execute-api:local:000000000000:local/v1/POST/*' }),
+        arn,
+      ),
+    ).toBe(false);
     expect(policyAllows(policy(), arn)).toBe(false);
   });
   it('lets an explicit Deny win', () => {

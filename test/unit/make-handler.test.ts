@@ -25,7 +25,10 @@ function event(overrides: Partial<APIGatewayProxyEvent> = {}): APIGatewayProxyEv
   return { ...structuredClone(fixture), ...overrides };
 }
 
-const context = { awsRequestId: 'lambda-request', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
+const context = {
+  awsRequestId: 'lambda-request',
+  getRemainingTimeInMillis: () => 10_000,
+} as unknown as Context;
 
 const operation = defineOperation({
   operationId: 'testCreate',
@@ -131,11 +134,19 @@ describe('makeHandler', () => {
     expect(result.statusCode).toBe(status);
     const body = parsed(result);
     expect(ErrorBody.safeParse(body).success).toBe(true);
-    expect(body).toMatchObject({ code: status, detail: 'd', reason: 'r', request_id: fixture.requestContext.requestId });
+    expect(body).toMatchObject({
+      code: status,
+      detail: 'd',
+      reason: 'r',
+      request_id: fixture.requestContext.requestId,
+    });
   });
 
   it('merges extra fields of a domain error into the body', async () => {
-    const result = await handlerThrowing(new DependencyConflictError('r', 'd', { plan: [1] }))(event(), context);
+    const result = await handlerThrowing(new DependencyConflictError('r', 'd', { plan: [1] }))(
+      event(),
+      context,
+    );
     expect(parsed(result).plan).toEqual([1]);
   });
 

@@ -1,0 +1,18 @@
+import { login as operation } from '../../shared/api/operations/auth.ts';
+import { sessionCookies } from '../../shared/auth/cookies.ts';
+import { describePrincipal } from '../../shared/auth/me.ts';
+import { authPorts } from '../../shared/auth/ports.ts';
+import { login, withSession } from '../../shared/auth/sessions.ts';
+import { makeHandler } from '../../shared/http/make-handler.ts';
+import { claimMappingRepository, workspaceRepository } from '../../shared/store/repositories.ts';
+
+export const handler = makeHandler(operation, async ({ body, sourceIp }) => {
+  const issued = await login(authPorts(), body.token, sourceIp);
+  const me = await describePrincipal(
+    workspaceRepository(),
+    claimMappingRepository(),
+    withSession(issued.principal, issued.session),
+  );
+  const maxAge = (Date.parse(issued.session.expires_at) - Date.now()) / 1000;
+  return { statusCode: 201, body: me, cookies: sessionCookies(issued.token, issued.csrf, maxAge) };
+});

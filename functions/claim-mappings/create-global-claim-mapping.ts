@@ -1,0 +1,10 @@
+import { createGlobalClaimMapping as operation } from '../../shared/api/operations/claim-mappings.ts';
+import { createClaimMapping, GLOBAL_SCOPE, presentClaimMapping } from '../../shared/domain/claim-mappings.ts';
+import { makeHandler } from '../../shared/http/make-handler.ts';
+import { created } from '../../shared/http/responses.ts';
+import { claimMappingRepository, roleRepository } from '../../shared/store/repositories.ts';
+
+export const handler = makeHandler(operation, async ({ body }) => {
+  const mapping = await createClaimMapping(claimMappingRepository(), roleRepository(), GLOBAL_SCOPE, body);
+  return created(presentClaimMapping(mapping), `/api/v1/claim-mappings/${mapping.id}`);
+});

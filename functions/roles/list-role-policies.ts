@@ -1,0 +1,11 @@
+import { listRolePolicies as operation } from '../../shared/api/operations/roles.ts';
+import { requireCustomRole } from '../../shared/domain/roles.ts';
+import { makeHandler } from '../../shared/http/make-handler.ts';
+import { ok } from '../../shared/http/responses.ts';
+import { roleRepository } from '../../shared/store/repositories.ts';
+
+export const handler = makeHandler(operation, async ({ params }) => {
+  const repo = roleRepository();
+  await requireCustomRole(repo, params.roleId);
+  return ok({ policies: await repo.listPolicies(params.roleId) });
+});

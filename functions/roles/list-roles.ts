@@ -1,0 +1,12 @@
+import { listRoles as operation } from '../../shared/api/operations/roles.ts';
+import { presentRole, systemRoles } from '../../shared/api/present.ts';
+import { makeHandler } from '../../shared/http/make-handler.ts';
+import { ok } from '../../shared/http/responses.ts';
+import { roleRepository } from '../../shared/store/repositories.ts';
+
+export const handler = makeHandler(operation, async ({ query }) => {
+  const page = await roleRepository().list(query.limit ?? 1000, query.cursor);
+  const custom = page.items.map(presentRole);
+  // The built-ins lead the first page.
+  return ok({ roles: query.cursor ? custom : [...systemRoles, ...custom], next_cursor: page.nextCursor });
+});

@@ -1,0 +1,125 @@
+import { z } from 'zod/mini';
+import { defineOperation } from '../operation.ts';
+import {
+  ClaimMappingBody,
+  ClaimMappingInput,
+  ClaimMappingList,
+  IdOrName,
+  PageQuery,
+  Uuid,
+} from '../schemas.ts';
+
+const WorkspaceParams = z.strictObject({ workspace: IdOrName });
+const MappingParams = z.strictObject({ workspace: IdOrName, mappingId: Uuid });
+
+export const createClaimMapping = defineOperation({
+  operationId: 'createClaimMapping',
+  method: 'POST',
+  path: '/api/v1/workspaces/{workspace}/claim-mappings',
+  handler: 'functions/claim-mappings/create-claim-mapping.ts',
+  permission: 'manage',
+  summary: 'Map an OIDC/JWT claim to a role in the workspace',
+  description:
+    'A token whose claim `claim_name` (a name or dotted path; arrays match on any element) equals `claim_value` gets `role_id` in this workspace. Higher `priority` is checked first.',
+  tags: ['claim-mappings'],
+  request: { params: WorkspaceParams, body: ClaimMappingInput },
+  responses: {
+    201: {
+      description: 'created mapping',
+      schema: ClaimMappingBody,
+      headers: { Location: 'URL of the mapping' },
+    },
+    400: { description: 'missing field or unknown role' },
+    404: { description: 'workspace not found' },
+    409: { description: 'the same claim, value and role are already mapped' },
+  },
+  data: ['GetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
+});
+
+export const listClaimMappings = defineOperation({
+  operationId: 'listClaimMappings',
+  method: 'GET',
+  path: '/api/v1/workspaces/{workspace}/claim-mappings',
+  handler: 'functions/claim-mappings/list-claim-mappings.ts',
+  permission: 'manage',
+  summary: "List the workspace's claim mappings",
+  tags: ['claim-mappings'],
+  request: { params: WorkspaceParams, query: PageQuery },
+  responses: {
+    200: { description: 'a page of mappings', schema: ClaimMappingList },
+    400: { description: 'bad limit or cursor' },
+    404: { description: 'workspace not found' },
+  },
+  data: ['GetItem', 'Query'],
+});
+
+export const deleteClaimMapping = defineOperation({
+  operationId: 'deleteClaimMapping',
+  method: 'DELETE',
+  path: '/api/v1/workspaces/{workspace}/claim-mappings/{mappingId}',
+  handler: 'functions/claim-mappings/delete-claim-mapping.ts',
+  permission: 'manage',
+  summary: 'Delete a claim mapping; it stops applying at once',
+  tags: ['claim-mappings'],
+  request: { params: MappingParams },
+  responses: {
+    204: { description: 'deleted' },
+    400: { description: 'mappingId is not a UUID' },
+    404: { description: 'claim mapping not found (or of another workspace)' },
+  },
+  data: ['GetItem', 'DeleteItem', 'UpdateItem'],
+});
+
+export const createGlobalClaimMapping = defineOperation({
+  operationId: 'createGlobalClaimMapping',
+  method: 'POST',
+  path: '/api/v1/claim-mappings',
+  handler: 'functions/claim-mappings/create-global-claim-mapping.ts',
+  permission: 'global',
+  summary: 'Map a claim to a role in every workspace, or to super_admin (super_admin)',
+  tags: ['claim-mappings'],
+  request: { body: ClaimMappingInput },
+  responses: {
+    201: {
+      description: 'created mapping',
+      schema: ClaimMappingBody,
+      headers: { Location: 'URL of the mapping' },
+    },
+    400: { description: 'missing field or unknown role' },
+    409: { description: 'the same claim, value and role are already mapped' },
+  },
+  data: ['GetItem', 'PutItem', 'UpdateItem'],
+});
+
+export const listGlobalClaimMappings = defineOperation({
+  operationId: 'listGlobalClaimMappings',
+  method: 'GET',
+  path: '/api/v1/claim-mappings',
+  handler: 'functions/claim-mappings/list-global-claim-mappings.ts',
+  permission: 'global',
+  summary: 'List global claim mappings (super_admin)',
+  tags: ['claim-mappings'],
+  request: { query: PageQuery },
+  responses: {
+    200: { description: 'a page of mappings', schema: ClaimMappingList },
+    400: { description: 'bad limit or cursor' },
+  },
+  data: ['Query'],
+});
+
+export const deleteGlobalClaimMapping = defineOperation({
+  operationId: 'deleteGlobalClaimMapping',
+  method: 'DELETE',
+  path: '/api/v1/claim-mappings/{mappingId}',
+  handler: 'functions/claim-mappings/delete-global-claim-mapping.ts',
+  permission: 'global',
+  summary: 'Delete a global claim mapping (super_admin)',
+  tags: ['claim-mappings'],
+  request: { params: z.strictObject({ mappingId: Uuid }) },
+  responses: {
+    204: { description: 'deleted' },
+    400: { description: 'mappingId is not a UUID' },
+    404: { description: 'claim mapping not found' },
+  },
+  data: ['GetItem', 'DeleteItem', 'UpdateItem'],
+});

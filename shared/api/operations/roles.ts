@@ -1,0 +1,145 @@
+import { z } from 'zod/mini';
+import { defineOperation } from '../operation.ts';
+import { PageQuery, RoleBody, RolePolicy, StoredRolePolicy } from '../schemas.ts';
+
+const RoleId = z.string().check(
+  z.regex(/^[a-z][a-z0-9_-]{1,63}$/, {
+    error: 'must be 2-64 characters: a lower-case letter, then lower-case letters, digits, "_" or "-"',
+  }),
+);
+const RoleParams = z.strictObject({ roleId: z.string().check(z.minLength(1), z.maxLength(64)) });
+const RoleList = z
+  .strictObject({ roles: z.array(RoleBody), next_cursor: z.optional(z.string()) })
+  .check(z.meta({ id: 'RoleList' }));
+
+export const createRole = defineOperation({
+  operationId: 'createRole',
+  method: 'POST',
+  path: '/api/v1/roles',
+  handler: 'functions/roles/create-role.ts',
+  permission: 'global',
+  summary: 'Create a custom role (super_admin)',
+  description:
+    'A new role grants nothing until policies are added. An id that exists or was ever retired is refused.',
+  tags: ['roles'],
+  request: {
+    body: z.strictObject({
+      id: RoleId,
+      name: z.optional(z.string().check(z.minLength(1), z.maxLength(128))),
+      description: z.optional(z.string().check(z.maxLength(1024))),
+    }),
+  },
+  responses: {
+    201: { description: 'created role', schema: RoleBody, headers: { Location: 'URL of the role' } },
+    400: { description: 'bad request (invalid id)' },
+    409: { description: 'role ID already exists or has been retired' },
+  },
+  data: ['PutItem'],
+});
+
+export const listRoles = defineOperation({
+  operationId: 'listRoles',
+  method: 'GET',
+  path: '/api/v1/roles',
+  handler: 'functions/roles/list-roles.ts',
+  permission: 'global',
+  summary: 'List roles: the four built-ins first, then custom roles (super_admin)',
+  tags: ['roles'],
+  request: { query: PageQuery },
+  responses: { 200: { description: 'roles', schema: RoleList }, 400: { description: 'bad limit or cursor' } },
+  data: ['Query'],
+});
+
+export const getRole = defineOperation({
+  operationId: 'getRole',
+  method: 'GET',
+  path: '/api/v1/roles/{roleId}',
+  handler: 'functions/roles/get-role.ts',
+  permission: 'global',
+  summary: 'Read a role (super_admin)',
+  tags: ['roles'],
+  request: { params: RoleParams },
+  responses: { 200: { description: 'the role', schema: RoleBody }, 404: { description: 'role not found' } },
+  data: ['GetItem'],
+});
+
+export const deleteRole = defineOperation({
+  operationId: 'deleteRole',
+  method: 'DELETE',
+  path: '/api/v1/roles/{roleId}',
+  handler: 'functions/roles/delete-role.ts',
+  permission: 'global',
+  summary: 'Delete a custom role; its id is retired forever (super_admin)',
+  tags: ['roles'],
+  request: { params: RoleParams },
+  responses: {
+    204: { description: 'retired' },
+    400: { description: 'built-in roles cannot be deleted' },
+    404: { description: 'role not found' },
+    409: { description: 'the role is still assigned' },
+  },
+  data: ['GetItem', 'UpdateItem', 'Query', 'DeleteItem'],
+});
+
+export const addRolePolicy = defineOperation({
+  operationId: 'addRolePolicy',
+  method: 'POST',
+  path: '/api/v1/roles/{roleId}/policies',
+  handler: 'functions/roles/add-role-policy.ts',
+  permission: 'global',
+  summary: 'Grant a service or operation to a role (super_admin)',
+  description:
+    'For `management` the operation is an operationId of this API and the action its permission class (read, write or manage); for OGC services a protocol operation. Invalid combinations → 422. Granting the same rule twice is harmless.',
+  tags: ['roles'],
+  request: { params: RoleParams, body: RolePolicy },
+  responses: {
+    201: { description: 'granted, no body', headers: { Location: 'URL of the policy' } },
+    400: { description: 'bad request' },
+    404: { description: 'role not found' },
+    422: {
+      description: 'invalid policy (unknown operation or workspace, or an action the operation does not use)',
+    },
+  },
+  data: ['GetItem', 'PutItem'],
+});
+
+export const listRolePolicies = defineOperation({
+  operationId: 'listRolePolicies',
+  method: 'GET',
+  path: '/api/v1/roles/{roleId}/policies',
+  handler: 'functions/roles/list-role-policies.ts',
+  permission: 'global',
+  summary: "List a role's policies (super_admin)",
+  tags: ['roles'],
+  request: { params: RoleParams },
+  responses: {
+    200: {
+      description: 'the policies',
+      schema: z.strictObject({ policies: z.array(StoredRolePolicy) }).check(z.meta({ id: 'RolePolicyList' })),
+    },
+    404: { description: 'role not found' },
+  },
+  data: ['GetItem', 'Query'],
+});
+
+export const removeRolePolicy = defineOperation({
+  operationId: 'removeRolePolicy',
+  method: 'DELETE',
+  path: '/api/v1/roles/{roleId}/policies/{policyId}',
+  handler: 'functions/roles/remove-role-policy.ts',
+  permission: 'global',
+  summary: 'Remove a policy from a role (super_admin)',
+  tags: ['roles'],
+  request: {
+    params: z.strictObject({
+      roleId: z.string().check(z.minLength(1), z.maxLength(64)),
+      policyId: z.string().check(z.regex(/^[0-9a-f]{20}$/)),
+    }),
+  },
+  responses: {
+    204: { description: 'removed' },
+    400: { description: 'bad policy id' },
+    404: { description: 'role or policy not found' },
+  },
+  data: ['GetItem', 'DeleteItem'],
+});

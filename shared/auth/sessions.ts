@@ -1,0 +1,152 @@
+import { config } from '../config/env.ts';
+import { apiKeyPattern, hashApiKey } from '../domain/api-keys.ts';
+import { InvalidInputError, StateConflictError } from '../domain/errors.ts';
+import {
+  hashSecret,
+  newSession,
+  ROTATION_GRACE_MS,
+  rotatedSession,
+  type Session,
+  type SessionCredential,
+  sessionUsable,
+} from '../domain/sessions.ts';
+import { ForbiddenError, RateLimitedError, UnauthenticatedError } from '../http/errors.ts';
+import { type AuthPorts, principalFromApiKey, principalFromBearer } from './authenticate.ts';
+import type { Principal } from './principal.ts';
+
+const FAILURE_WINDOW_MS = 5 * 60 * 1000;
+
+/** A new or rotated session with its cookie values (returned once, never stored). */
+export interface IssuedSession {
+  principal: Principal;
+  session: Session;
+  token: string;
+  csrf: string;
+}
+
+/** The console's login switches (DESIGN §6); a switched-off method is a 403. */
+function assertLoginEnabled(): void {
+  const cfg = config();
+  if (!cfg.CONSOLE_AUTH_ENABLED || !cfg.CONSOLE_TOKEN_LOGIN) {
+    throw new ForbiddenError('login_disabled', 'Token login is switched off in the console configuration.');
+  }
+}
+
+/**
+ * Exchanges a JWT or an API key for a browser session. Failures count against the client
+ * address; past the limit within 5 minutes logins answer 429 until the window ends.
+ */
+export async function login(
+  ports: AuthPorts,
+  presented: string,
+  address: string,
+  now = new Date(),
+): Promise<IssuedSession> {
+  assertLoginEnabled();
+  const window = Math.floor(now.getTime() / FAILURE_WINDOW_MS);
+  const windowEnd = (window + 1) * FAILURE_WINDOW_MS;
+  if ((await ports.sessions.failedLogins(address, window)) >= config().LOGIN_FAILURE_LIMIT) {
+    throw new RateLimitedError(Math.max(1, Math.ceil((windowEnd - now.getTime()) / 1000)));
+  }
+  let principal: Principal;
+  let credential: SessionCredential;
+  let capAt: Date | undefined;
+  try {
+    if (apiKeyPattern.test(presented)) {
+      principal = await principalFromApiKey(ports, presented, now);
+      credential = { type: 'apikey', key_hash: hashApiKey(presented), key_id: principal.apiKeyId as string };
+    } else {
+      const verified = await principalFromBearer(ports, presented);
+      principal = verified.principal;
+      credential = { type: 'jwt', sub: principal.subject, claims: principal.claims ?? {} };
+      if (typeof verified.payload.exp === 'number') capAt = new Date(verified.payload.exp * 1000);
+    }
+  } catch (error) {
+    if (error instanceof UnauthenticatedError) {
+      await ports.sessions.recordFailedLogin(address, window, Math.ceil(windowEnd / 1000) + 60);
+    }
+    throw error;
+  }
+  const cfg = config();
+  const issued = newSession(credential, cfg.SESSION_TTL_SECONDS, cfg.SESSION_IDLE_SECONDS, now, capAt);
+  await ports.sessions.create(issued.session);
+  return { principal, ...issued };
+}
+
+/**
+ * Rotates the session of the cookie (spec 4.16). Header credentials can't be refreshed (400);
+ * a pair that was already rotated is a 409, so of concurrent refreshes exactly one wins.
+ */
+export async function refresh(
+  ports: AuthPorts,
+  principal: Principal,
+  cookieToken: string | undefined,
+  now = new Date(),
+): Promise<IssuedSession> {
+  if (!principal.session || !cookieToken) {
+    throw new InvalidInputError(
+      'session_required',
+      'Only a browser session can be refreshed; header credentials cannot.',
+    );
+  }
+  const current = await ports.sessions.findByTokenHash(hashSecret(cookieToken));
+  if (!current || !sessionUsable(current, now)) throw new UnauthenticatedError();
+  if (current.rotated_at) {
+    throw new StateConflictError(
+      'session_already_refreshed',
+      'This session was refreshed by another request; use the newest cookies.',
+    );
+  }
+  const next = rotatedSession(current, config().SESSION_IDLE_SECONDS, now);
+  await ports.sessions.rotate(
+    current,
+    next.session,
+    now.toISOString(),
+    new Date(now.getTime() + ROTATION_GRACE_MS).toISOString(),
+  );
+  return { principal, ...next };
+}
+
+/** Ends the session of the cookie, if any. */
+export async function logout(ports: AuthPorts, cookieToken: string | undefined): Promise<void> {
+  if (cookieToken) await ports.sessions.delete(hashSecret(cookieToken));
+}
+
+/** The principal as the new session presents it. */
+export function withSession(principal: Principal, session: Session): Principal {
+  return {
+    ...principal,
+    session: {
+      id: session.session_id,
+      expiresAt: session.expires_at,
+      idleExpiresAt: session.idle_expires_at,
+      csrfOk: true,
+    },
+  };
+}
+
+/** The public console configuration (spec: AuthConsoleConfig); never contains secrets. */
+export function consoleConfig() {
+  const cfg = config();
+  const oidcEnabled = Boolean(cfg.OIDC_ISSUER && cfg.OIDC_CLIENT_ID);
+  const scopes = [...new Set(['openid', ...cfg.OIDC_SCOPES.split(/[\s,]+/).filter(Boolean)])];
+  const groupClaims = cfg.OIDC_GROUP_CLAIMS?.split(',')
+    .map((c) => c.trim())
+    .filter(Boolean);
+  return {
+    auth: {
+      enabled: cfg.CONSOLE_AUTH_ENABLED,
+      method: oidcEnabled ? 'oidc' : 'token',
+      password_login: false,
+      token_login: cfg.CONSOLE_AUTH_ENABLED && cfg.CONSOLE_TOKEN_LOGIN,
+      oidc: {
+        enabled: oidcEnabled,
+        issuer: cfg.OIDC_ISSUER ?? '',
+        client_id: cfg.OIDC_CLIENT_ID,
+        redirect_uri: cfg.OIDC_REDIRECT_URI,
+        scopes,
+        ...(groupClaims?.length ? { group_claims: groupClaims } : {}),
+      },
+    },
+  };
+}

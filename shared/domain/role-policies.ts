@@ -1,0 +1,50 @@
+import { InvalidInputError, NotFoundError, RuleViolationError } from './errors.ts';
+import {
+  isSystemRole,
+  type ManagementCatalog,
+  normalisePolicy,
+  type PolicyAction,
+  type PolicyService,
+  policyId,
+  type RoleRepository,
+  requireCustomRole,
+  type StoredPolicy,
+} from './roles.ts';
+import { resolveWorkspace, type WorkspaceRepository } from './workspaces.ts';
+
+/**
+ * Grants a rule to a custom role (spec 4.20). The workspace is stored as its id; an unknown
+ * workspace or an impossible service/operation/action combination is a 422.
+ */
+export async function addRolePolicy(
+  roles: RoleRepository,
+  workspaces: WorkspaceRepository,
+  catalog: ManagementCatalog,
+  roleId: string,
+  input: { workspace: string; service: PolicyService; operation?: string; action: PolicyAction },
+  now = new Date(),
+): Promise<StoredPolicy> {
+  if (isSystemRole(roleId)) {
+    throw new InvalidInputError('system_role', `'${roleId}' is a built-in role; its policies are fixed.`);
+  }
+  await requireCustomRole(roles, roleId);
+  const rule = normalisePolicy(input, catalog);
+  let workspace = input.workspace.trim();
+  if (workspace !== '*') {
+    const ws = await resolveWorkspace(workspaces, workspace);
+    if (!ws) throw new RuleViolationError('invalid_policy', `Workspace '${workspace}' does not exist.`);
+    workspace = ws.id;
+  }
+  const policy = { workspace, ...rule };
+  const stored: StoredPolicy = { id: policyId(policy), ...policy, created_at: now.toISOString() };
+  await roles.putPolicy(roleId, stored);
+  return stored;
+}
+
+/** Removes one policy of a custom role. */
+export async function removeRolePolicy(roles: RoleRepository, roleId: string, id: string): Promise<void> {
+  await requireCustomRole(roles, roleId);
+  if (!(await roles.deletePolicy(roleId, id))) {
+    throw new NotFoundError('policy_not_found', `Role '${roleId}' has no policy '${id}'.`);
+  }
+}

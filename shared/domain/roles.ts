@@ -1,0 +1,179 @@
+import { createHash } from 'node:crypto';
+import { AlreadyExistsError, InvalidInputError, NotFoundError, RuleViolationError } from './errors.ts';
+import type { Page } from './page.ts';
+
+/** The built-in roles, in listing order. */
+export const systemRoleIds = ['super_admin', 'admin', 'editor', 'viewer'] as const;
+export type SystemRoleId = (typeof systemRoleIds)[number];
+
+/** True for the four built-in roles. */
+export function isSystemRole(id: string): id is SystemRoleId {
+  return (systemRoleIds as readonly string[]).includes(id);
+}
+
+/** A custom role as stored. */
+export interface Role {
+  id: string;
+  name: string;
+  description?: string;
+  status: 'active' | 'retired';
+  /** How many claim mappings (and other assignments) use the role; deletion needs 0. */
+  ref_count: number;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Services a policy can name. */
+export const policyServices = ['management', 'wms', 'wfs', 'wcs', 'wmts', 'ogcapi', 'ogc-tiles'] as const;
+export type PolicyService = (typeof policyServices)[number];
+export const policyActions = ['read', 'write', 'delete', 'manage'] as const;
+export type PolicyAction = (typeof policyActions)[number];
+
+/** One allow rule: `{workspace id | "*", service, operation | "*", action}`. */
+export interface Policy {
+  workspace: string;
+  service: PolicyService;
+  operation: string;
+  action: PolicyAction;
+}
+
+/** A stored policy with its id (a digest of the rule, so granting twice is harmless). */
+export interface StoredPolicy extends Policy {
+  id: string;
+  created_at: string;
+}
+
+/** The action each OGC protocol operation needs (upper-case names). */
+export const protocolOperations: Readonly<
+  Record<Exclude<PolicyService, 'management'>, Record<string, PolicyAction>>
+> = {
+  wms: {
+    GETCAPABILITIES: 'read',
+    GETMAP: 'read',
+    GETFEATUREINFO: 'read',
+    GETLEGENDGRAPHIC: 'read',
+    DESCRIBELAYER: 'read',
+  },
+  wfs: {
+    GETCAPABILITIES: 'read',
+    DESCRIBEFEATURETYPE: 'read',
+    GETFEATURE: 'read',
+    GETPROPERTYVALUE: 'read',
+    LISTSTOREDQUERIES: 'read',
+    DESCRIBESTOREDQUERIES: 'read',
+    TRANSACTION: 'write',
+    LOCKFEATURE: 'write',
+    GETFEATUREWITHLOCK: 'write',
+    CREATESTOREDQUERY: 'manage',
+    DROPSTOREDQUERY: 'manage',
+  },
+  wcs: { GETCAPABILITIES: 'read', DESCRIBECOVERAGE: 'read', GETCOVERAGE: 'read' },
+  wmts: { GETCAPABILITIES: 'read', GETTILE: 'read', GETFEATUREINFO: 'read' },
+  ogcapi: { GET: 'read', HEAD: 'read', GETITEM: 'read', GETFEATURES: 'read', LISTCOLLECTIONS: 'read' },
+  'ogc-tiles': { GET: 'read', HEAD: 'read', GETTILE: 'read', LISTCOLLECTIONS: 'read' },
+};
+
+/** Port: role and policy persistence. */
+export interface RoleRepository {
+  create(role: Role): Promise<void>;
+  /** Any stored role, retired ones included. */
+  find(id: string): Promise<Role | undefined>;
+  list(limit: number, cursor?: string): Promise<Page<Role>>;
+  /** Retires the role if nothing refers to it; throws DependencyConflictError otherwise. */
+  retire(role: Role, now: string): Promise<void>;
+  putPolicy(roleId: string, policy: StoredPolicy): Promise<void>;
+  listPolicies(roleId: string): Promise<StoredPolicy[]>;
+  deletePolicy(roleId: string, policyId: string): Promise<boolean>;
+}
+
+/** The management operations a policy may name, with the action each uses. */
+export type ManagementCatalog = ReadonlyMap<string, PolicyAction | 'global'>;
+
+/** Creates a custom role; the id must never have been used (built-ins, existing or retired). */
+export async function createRole(
+  repo: RoleRepository,
+  input: { id: string; name?: string; description?: string },
+  now = new Date(),
+): Promise<Role> {
+  if (isSystemRole(input.id)) {
+    throw new AlreadyExistsError('role_id_unavailable', `'${input.id}' is a built-in role.`);
+  }
+  const ts = now.toISOString();
+  const role: Role = {
+    id: input.id,
+    name: input.name ?? input.id,
+    ...(input.description ? { description: input.description } : {}),
+    status: 'active',
+    ref_count: 0,
+    version: 1,
+    created_at: ts,
+    updated_at: ts,
+  };
+  await repo.create(role);
+  return role;
+}
+
+/** Reads an active custom role. */
+export async function requireCustomRole(repo: RoleRepository, id: string): Promise<Role> {
+  const role = await repo.find(id);
+  if (!role || role.status !== 'active')
+    throw new NotFoundError('role_not_found', `Role '${id}' does not exist.`);
+  return role;
+}
+
+/** Retires a custom role forever; built-ins can't be deleted. */
+export async function deleteRole(repo: RoleRepository, id: string, now = new Date()): Promise<void> {
+  if (isSystemRole(id))
+    throw new InvalidInputError('system_role', `'${id}' is a built-in role and can't be deleted.`);
+  const role = await requireCustomRole(repo, id);
+  await repo.retire(role, now.toISOString());
+}
+
+/** Validates a policy against the services, operations and actions that exist (422 otherwise). */
+export function normalisePolicy(
+  input: { workspace: string; service: PolicyService; operation?: string; action: PolicyAction },
+  management: ManagementCatalog,
+): Omit<Policy, 'workspace'> {
+  const operation = input.operation?.trim() || '*';
+  const invalid = (detail: string) => new RuleViolationError('invalid_policy', detail);
+  if (input.service === 'management') {
+    const actions = new Set([...management.values()].filter((a) => a !== 'global'));
+    if (operation === '*') {
+      if (!actions.has(input.action)) {
+        throw invalid(
+          `No management operation uses the action '${input.action}' (use read, write or manage).`,
+        );
+      }
+      return { service: 'management', operation, action: input.action };
+    }
+    const needed = management.get(operation);
+    if (!needed) throw invalid(`'${operation}' is not an operation of this API.`);
+    if (needed === 'global') throw invalid(`'${operation}' is reserved to super_admin and can't be granted.`);
+    if (needed !== input.action) {
+      throw invalid(`'${operation}' uses the action '${needed}', not '${input.action}'.`);
+    }
+    return { service: 'management', operation, action: input.action };
+  }
+  const table = protocolOperations[input.service];
+  if (operation === '*') {
+    if (!Object.values(table).includes(input.action)) {
+      throw invalid(`No ${input.service} operation uses the action '${input.action}'.`);
+    }
+    return { service: input.service, operation, action: input.action };
+  }
+  const upper = operation.toUpperCase();
+  const needed = table[upper];
+  if (!needed) throw invalid(`'${operation}' is not a ${input.service} operation.`);
+  if (needed !== input.action)
+    throw invalid(`${input.service} ${upper} uses the action '${needed}', not '${input.action}'.`);
+  return { service: input.service, operation: upper, action: input.action };
+}
+
+/** The stable id of a policy rule. */
+export function policyId(p: Policy): string {
+  return createHash('sha256')
+    .update(`${p.workspace}\u0000${p.service}\u0000${p.operation}\u0000${p.action}`)
+    .digest('hex')
+    .slice(0, 20);
+}
