@@ -74,15 +74,16 @@ export function policiesAllow(
   );
 }
 
-/** The principal's role in a workspace (by id, then by name). */
+/** The principal's role in a workspace: by id, then by name, then its global (`*`) role. */
 export function roleIn(principal: Principal, workspace: { id: string; name: string }): string | undefined {
-  return principal.roles[workspace.id] ?? principal.roles[workspace.name];
+  return principal.roles[workspace.id] ?? principal.roles[workspace.name] ?? principal.roles['*'];
 }
 
 /** The policies a role id stands for: a built-in set, or the custom role's stored policies. */
 export async function policiesOf(roleId: string, loadPolicies: PolicyLoader): Promise<readonly Policy[]> {
   if (roleId === 'viewer' || roleId === 'editor' || roleId === 'admin') return builtInPolicies[roleId];
-  if (roleId === 'super_admin') return builtInPolicies.admin;
+  // super_admin is global only (DESIGN §6): as a workspace role it grants nothing.
+  if (roleId === 'super_admin') return [];
   return loadPolicies(roleId);
 }
 

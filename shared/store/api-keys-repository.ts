@@ -1,6 +1,6 @@
 import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { ApiKey, ApiKeyCredential, ApiKeyRepository } from '../domain/api-keys.ts';
-import { InvalidInputError, NotFoundError } from '../domain/errors.ts';
+import { NotFoundError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import { documentClient, tableName } from './client.ts';
 import { cancellationCodes, translateStoreError } from './errors.ts';
@@ -99,13 +99,10 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
   }
 
   async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<ApiKey>> {
-    const start = decodeCursor(cursor, ['PK', 'SK']);
-    // A cursor of another workspace's listing would make DynamoDB reject the query (a 500).
-    if (
-      start &&
-      (start.PK !== keys.workspacePartition(workspaceId) || !start.SK?.startsWith(keys.apiKeyPrefix))
-    )
-      throw new InvalidInputError('invalid_cursor', 'The cursor is not one this API returned.');
+    const start = decodeCursor(cursor, {
+      PK: { equals: keys.workspacePartition(workspaceId) },
+      SK: { prefix: keys.apiKeyPrefix },
+    });
     try {
       const out = await this.db.send(
         new QueryCommand({

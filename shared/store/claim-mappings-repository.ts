@@ -121,8 +121,11 @@ export class DynamoClaimMappingRepository implements ClaimMappingRepository {
   }
 
   async list(scope: string, limit: number, cursor?: string): Promise<Page<ClaimMapping>> {
-    const start = decodeCursor(cursor, ['PK', 'SK']);
     const partition = keys.claimMapping(scopeWorkspace(scope), '').PK;
+    const start = decodeCursor(cursor, {
+      PK: { equals: partition },
+      SK: { prefix: keys.claimMappingPrefix },
+    });
     try {
       const out = await this.db.send(
         new QueryCommand({

@@ -54,7 +54,12 @@ export class DynamoRoleRepository implements RoleRepository {
   }
 
   async list(limit: number, cursor?: string): Promise<Page<Role>> {
-    const start = decodeCursor(cursor, ['PK', 'SK', 'GSI1PK', 'GSI1SK']);
+    const start = decodeCursor(cursor, {
+      PK: { prefix: keys.role('').PK },
+      SK: { equals: keys.role('').SK },
+      GSI1PK: { equals: keys.roleListingPartition },
+      GSI1SK: true,
+    });
     try {
       const out = await this.db.send(
         new QueryCommand({

@@ -92,7 +92,12 @@ export class DynamoWorkspaceRepository implements WorkspaceRepository {
   }
 
   async list(limit: number, cursor?: string): Promise<Page<Workspace>> {
-    const start = decodeCursor(cursor, ['PK', 'SK', 'GSI1PK', 'GSI1SK']);
+    const start = decodeCursor(cursor, {
+      PK: { prefix: keys.workspacePartition('') },
+      SK: { equals: keys.workspaceItemSortKey },
+      GSI1PK: { equals: keys.workspaceListingPartition },
+      GSI1SK: true,
+    });
     try {
       const out = await this.db.send(
         new QueryCommand({

@@ -27,7 +27,7 @@ function plainHttp(method: string, path: string, body?: string): Promise<ApiResp
           } catch {
             parsed = undefined;
           }
-          resolve({ status: res.statusCode ?? 0, headers, text, body: parsed });
+          resolve({ status: res.statusCode ?? 0, headers, text, body: parsed, cookies: [] });
         });
       },
     );

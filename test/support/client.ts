@@ -9,6 +9,8 @@ export interface ApiResponse<T = any> {
   headers: Record<string, string>;
   text: string;
   body: T;
+  /** The Set-Cookie values, one per cookie. */
+  cookies: string[];
 }
 
 const agents = new Map<string, Agent>();
@@ -72,7 +74,13 @@ export function call<T = any>(
           }
           const headers: Record<string, string> = {};
           for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = String(v);
-          resolve({ status: res.statusCode ?? 0, headers, text, body: body as T });
+          resolve({
+            status: res.statusCode ?? 0,
+            headers,
+            text,
+            body: body as T,
+            cookies: res.headers['set-cookie'] ?? [],
+          });
         });
       },
     );
