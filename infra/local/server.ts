@@ -37,6 +37,9 @@ export interface LocalHost {
   close(): Promise<void>;
 }
 
+/** Where the local host serves the local issuer's JWKS. */
+export const LOCAL_JWKS_PATH = '/local-issuer/.well-known/jwks.json';
+
 // API Gateway refuses payloads over 10 MB itself; the Lambda limit (6 MB) is lower, so stop there.
 const GATEWAY_BODY_CEILING = 6 * 1024 * 1024;
 
@@ -84,7 +87,18 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
 
   const tls = await localCertificate(options.dataDir);
   const throttle = tokenBuckets(options.rateLimitRps, options.rateLimitBurst);
+  const jwks = JSON.stringify(issuer.jwks);
   const https = createHttpsServer({ key: tls.key, cert: tls.cert, keepAlive: true }, async (req, res) => {
+    // The local issuer publishes its public keys like an IdP would (tokens come from `npm run token`).
+    if (req.method === 'GET' && req.url === LOCAL_JWKS_PATH) {
+      req.resume();
+      write(res, {
+        statusCode: 200,
+        headers: { 'Content-Type': 'application/json', 'Cache-Control': 'max-age=300' },
+        body: jwks,
+      });
+      return;
+    }
     try {
       const body = await readBody(req);
       if (body === 'too_large') {

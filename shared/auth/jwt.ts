@@ -26,7 +26,10 @@ function jwks(): KeySet | undefined {
   } else if (cfg.OIDC_ISSUER) {
     const uri = cfg.OIDC_JWKS_URI ?? `${cfg.OIDC_ISSUER.replace(/\/$/, '')}/.well-known/jwks.json`;
     // An unknown `kid` refetches the JWKS at most once per cooldown.
-    keySet = createRemoteJWKSet(new URL(uri), { cooldownDuration: 30_000, timeoutDuration: 3_000 });
+    keySet = createRemoteJWKSet(new URL(uri), {
+      cooldownDuration: cfg.OIDC_JWKS_COOLDOWN_MS,
+      timeoutDuration: 3_000,
+    });
   }
   return keySet;
 }

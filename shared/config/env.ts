@@ -14,6 +14,8 @@ const schema = z.object({
   OIDC_AUDIENCE: z.optional(z.string().check(z.minLength(1))),
   /** JWKS URL; defaults to `${OIDC_ISSUER}/.well-known/jwks.json`. */
   OIDC_JWKS_URI: z.optional(z.url()),
+  /** Minimum time between two JWKS fetches triggered by unknown `kid`s. */
+  OIDC_JWKS_COOLDOWN_MS: z._default(z.coerce.number().check(z.multipleOf(1), z.minimum(0)), 30000),
   /** Inline JWKS (JSON), used by the local issuer so no HTTP fetch is needed. */
   OIDC_JWKS: z.optional(z.string()),
   /**

@@ -74,6 +74,13 @@ describe('the local host (npm start) on its own data dir', () => {
     });
     expect(viewerWrite.status).toBe(403);
     await expect(mintToken(dataDir, '--role', 'admin')).rejects.toThrow();
+    const jwks = await call('GET', '/../../local-issuer/.well-known/jwks.json', {
+      baseUrl: host.url,
+      dataDir,
+    });
+    expect(jwks.status).toBe(200);
+    expect(jwks.body.keys).toHaveLength(1);
+    expect(jwks.body.keys[0]).not.toHaveProperty('d');
 
     // Ctrl-C stops the host and the DynamoDB Local it started.
     const javaPort = Number(/DynamoDB\s+http:\/\/127\.0\.0\.1:(\d+)/.exec(host.output())?.[1]);
