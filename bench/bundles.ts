@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync, statSync } from 'node:fs';
-import { join, posix, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type BuildOptions, build, type Metafile } from 'esbuild';
 import { bundling } from '../infra/bundling.ts';
-import { median } from './stats.ts';
 
 export const root = resolve(import.meta.dirname, '..');
 
@@ -25,6 +24,7 @@ export interface Bundle extends BundleTarget {
   /** Input path (relative to the repo) → bytes it contributes to the minified output. */
   inputs: Map<string, number>;
   importMs: number[];
+  buildError?: string;
   importError?: string;
 }
 
@@ -38,32 +38,58 @@ export function esbuildOptions(): BuildOptions {
   return { ...rest, banner: { js: banner }, mainFields: [...mainFields], external: [...external] };
 }
 
-/** Bundles every target with the shared options into `outDir` in one esbuild run. */
+function fromMetafile(t: BundleTarget, file: string, output: Metafile['outputs'][string]): Bundle {
+  const inputs = new Map<string, number>();
+  for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) inputs.set(input, bytesInOutput);
+  return { ...t, file, bytes: statSync(file).size, inputs, importMs: [] };
+}
+
+/**
+ * Bundles every target with the shared options into `outDir` (`<name>.mjs`). One esbuild run for
+ * all; if that fails, one run per entry point, so an entry that does not build is reported
+ * (`buildError`) while the others are still measured.
+ */
 export async function buildBundles(targets: readonly BundleTarget[], outDir: string): Promise<Bundle[]> {
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
-  const result = await build({
+  const common: BuildOptions = {
     ...esbuildOptions(),
     absWorkingDir: root,
-    entryPoints: Object.fromEntries(targets.map((t) => [t.name, join(root, t.entry)])),
-    outdir: outDir,
     outExtension: { '.js': '.mjs' },
     metafile: true,
     write: true,
-    logLevel: 'warning',
-  });
-  const byEntry = new Map<string, Metafile['outputs'][string] & { path: string }>();
-  for (const [path, output] of Object.entries(result.metafile.outputs)) {
-    if (output.entryPoint) byEntry.set(posix.normalize(output.entryPoint), { ...output, path });
+    logLevel: 'silent',
+  };
+  try {
+    const result = await build({
+      ...common,
+      entryPoints: Object.fromEntries(targets.map((t) => [t.name, join(root, t.entry)])),
+      outdir: outDir,
+    });
+    const outputs = Object.entries(result.metafile?.outputs ?? {});
+    return targets.map((t) => {
+      const found = outputs.find(
+        ([, o]) => o.entryPoint && resolve(root, o.entryPoint) === join(root, t.entry),
+      );
+      if (!found) throw new Error(`esbuild produced no output for ${t.entry}`);
+      return fromMetafile(t, resolve(root, found[0]), found[1]);
+    });
+  } catch {
+    return Promise.all(
+      targets.map(async (t): Promise<Bundle> => {
+        const file = join(outDir, `${t.name}.mjs`);
+        try {
+          const result = await build({ ...common, entryPoints: [join(root, t.entry)], outfile: file });
+          const output = Object.values(result.metafile?.outputs ?? {}).find((o) => o.entryPoint);
+          if (!output) throw new Error(`esbuild produced no output for ${t.entry}`);
+          return fromMetafile(t, file, output);
+        } catch (error) {
+          const message = (error as Error).message.split('\n').slice(0, 4).join(' ');
+          return { ...t, file, bytes: 0, inputs: new Map(), importMs: [], buildError: message };
+        }
+      }),
+    );
   }
-  return targets.map((t) => {
-    const output = byEntry.get(posix.normalize(t.entry));
-    if (!output) throw new Error(`esbuild produced no output for ${t.entry}`);
-    const file = resolve(root, output.path);
-    const inputs = new Map<string, number>();
-    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) inputs.set(input, bytesInOutput);
-    return { ...t, file, bytes: statSync(file).size, inputs, importMs: [] };
-  });
 }
 
 const PROBE =
@@ -82,11 +108,11 @@ export function importTime(file: string): Promise<number> {
       NODE_ENV: 'production',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     };
-    const child = spawn(
-      process.execPath,
-      ['--input-type=module', '-e', PROBE, pathToFileURL(file).href],
-      { env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 30_000 },
-    );
+    const child = spawn(process.execPath, ['--input-type=module', '-e', PROBE, pathToFileURL(file).href], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 30_000,
+    });
     let out = '';
     child.stdout.on('data', (d) => {
       out += d;
@@ -104,17 +130,26 @@ export function importTime(file: string): Promise<number> {
 }
 
 /**
- * Measures every bundle's import time `runs` times, round-robin (one process per import, so a
- * slow moment of the machine spreads over all bundles instead of hitting one).
+ * Measures every bundle's import time up to `runs` times, round-robin (one process per import, so
+ * a slow moment of the machine spreads over all bundles instead of hitting one). After `budgetMs`
+ * no new run starts once 3 are done. Returns the number of complete runs.
  */
-export async function measureImports(bundles: Bundle[], runs: number, progress: (s: string) => void) {
-  const first = bundles[0];
+export async function measureImports(
+  bundles: Bundle[],
+  runs: number,
+  budgetMs: number,
+  progress: (s: string) => void,
+): Promise<number> {
+  const started = Date.now();
+  const first = bundles.find((b) => !b.buildError);
   if (first) await importTime(first.file).catch(() => undefined); // warm the disk cache and the node binary
-  for (let run = 0; run < runs; run++) {
+  let run = 0;
+  for (; run < runs; run++) {
+    if (run >= 3 && Date.now() - started > budgetMs) break;
     progress(`import times: run ${run + 1}/${runs}`);
     for (let i = 0; i < bundles.length; i++) {
       const b = bundles[(i + run) % bundles.length] as Bundle;
-      if (b.importError) continue;
+      if (b.importError || b.buildError) continue;
       try {
         b.importMs.push(await importTime(b.file));
       } catch (error) {
@@ -122,7 +157,7 @@ export async function measureImports(bundles: Bundle[], runs: number, progress: 
       }
     }
   }
-  return bundles.map((b) => ({ name: b.name, median: median(b.importMs) }));
+  return run;
 }
 
 /** `node_modules/@aws-sdk/core/dist-es/x.js` → `@aws-sdk/core`; `shared/http/x.ts` → `shared/http`. */

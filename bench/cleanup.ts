@@ -6,6 +6,12 @@ type Stopper = () => Promise<void> | void;
 
 const stoppers: { name: string; stop: Stopper }[] = [];
 let running: Promise<void> | undefined;
+let interrupted = false;
+
+/** True once a signal or the watchdog started stopping everything (errors after that are expected). */
+export function wasInterrupted(): boolean {
+  return interrupted;
+}
 
 /** Registers something to stop; registered before awaiting its start, so a start in flight is covered. */
 export function onCleanup(name: string, stop: Stopper): void {
@@ -35,11 +41,13 @@ export function cleanup(): Promise<void> {
 export function installExitHandlers(watchdogMs: number): void {
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.once(signal, () => {
+      interrupted = true;
       process.stderr.write(`\n${signal}: stopping everything the benchmark started…\n`);
       void cleanup().finally(() => process.exit(130));
     });
   }
   setTimeout(() => {
+    interrupted = true;
     process.stderr.write(`\nbenchmark watchdog: still running after ${watchdogMs / 1000} s; giving up\n`);
     void cleanup().finally(() => process.exit(1));
   }, watchdogMs).unref();

@@ -13,7 +13,9 @@ export function median(samples: readonly number[]): number {
   if (samples.length === 0) return Number.NaN;
   const sorted = [...samples].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return sorted.length % 2
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 export function mean(samples: readonly number[]): number {
@@ -44,7 +46,11 @@ export function verdict(pass: boolean): string {
 }
 
 /** A markdown table. */
-export function table(header: readonly string[], rows: readonly (readonly string[])[], align?: string): string {
+export function table(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+  align?: string,
+): string {
   const sep = align ?? header.map((_, i) => (i === 0 ? '---' : '---:')).join('|');
   return [`| ${header.join(' | ')} |`, `|${sep}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 }

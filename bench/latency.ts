@@ -1,0 +1,129 @@
+import { type Agent, request } from 'node:https';
+
+/** One answered request. */
+export interface Reply {
+  status: number;
+  text: string;
+  ms: number;
+  /** False when the request had to open a new TLS connection. */
+  reused: boolean;
+}
+
+/** Sends one request over `agent` and times it from the call to the last byte of the answer. */
+export function send(
+  agent: Agent,
+  method: string,
+  url: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const req = request(
+      url,
+      {
+        agent,
+        method,
+        headers: body === undefined ? headers : { ...headers, 'Content-Type': 'application/json' },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.once('error', reject);
+        res.once('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            text: Buffer.concat(chunks).toString('utf8'),
+            ms: performance.now() - t0,
+            reused: req.reusedSocket,
+          }),
+        );
+      },
+    );
+    req.setTimeout(15_000, () => req.destroy(new Error(`${method} ${url}: no answer in 15 s`)));
+    req.once('error', reject);
+    req.end(body);
+  });
+}
+
+/** One thing to measure: a GET that must answer 200. */
+export interface LatencyCase {
+  id: string;
+  url: string;
+  headers?: Record<string, string>;
+  /** Throws when a 200 answer is not the expected one (checked on warm-up answers). */
+  check?: (body: unknown) => void;
+}
+
+/** Samples of one case. */
+export interface LatencyResult {
+  id: string;
+  samples: number[];
+  /** Measured requests that had to open a new connection (the server closed an idle one). */
+  reconnects: number;
+}
+
+export interface LatencyPlan {
+  warmup: number;
+  rounds: number;
+  perRound: number;
+  /** Stop starting new rounds after this long, asked after the warm-up (the counts above are an upper bound). */
+  budgetMs: () => number;
+}
+
+async function once(agent: Agent, c: LatencyCase, retry = true): Promise<Reply> {
+  let reply: Reply;
+  try {
+    reply = await send(agent, 'GET', c.url, c.headers);
+  } catch (error) {
+    // A keep-alive socket closed by the server between two uses: one retry on a new connection.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (retry && (code === 'ECONNRESET' || code === 'EPIPE')) return once(agent, c, false);
+    throw error;
+  }
+  if (reply.status !== 200) {
+    throw new Error(`${c.id}: GET ${c.url} answered ${reply.status}: ${reply.text.slice(0, 500)}`);
+  }
+  return reply;
+}
+
+/**
+ * Sequential requests over one keep-alive connection per server: warm-up first (answers checked),
+ * then `rounds` rounds in which every case runs `perRound` requests, the case order rotating per
+ * round, so drift of the machine (JIT, GC, DynamoDB Local's own warm-up) spreads over all cases.
+ */
+export async function measureLatency(
+  agent: Agent,
+  cases: readonly LatencyCase[],
+  plan: LatencyPlan,
+  progress: (s: string) => void,
+): Promise<{ results: LatencyResult[]; truncated: boolean; budgetMs: number }> {
+  for (const c of cases) {
+    for (let i = 0; i < plan.warmup; i++) {
+      const reply = await once(agent, c);
+      if (i === 0 || i === plan.warmup - 1) c.check?.(JSON.parse(reply.text));
+    }
+  }
+  const results = cases.map((c) => ({ id: c.id, samples: [] as number[], reconnects: 0 }));
+  const budgetMs = plan.budgetMs();
+  const started = Date.now();
+  let truncated = false;
+  for (let round = 0; round < plan.rounds; round++) {
+    if (Date.now() - started > budgetMs) {
+      truncated = true;
+      break;
+    }
+    progress(`latency: round ${round + 1}/${plan.rounds}`);
+    for (let k = 0; k < cases.length; k++) {
+      const index = (k + round) % cases.length;
+      const c = cases[index] as LatencyCase;
+      const result = results[index] as LatencyResult;
+      for (let i = 0; i < plan.perRound; i++) {
+        const reply = await once(agent, c);
+        result.samples.push(reply.ms);
+        if (!reply.reused) result.reconnects++;
+      }
+    }
+  }
+  return { results, truncated, budgetMs };
+}
