@@ -1,0 +1,110 @@
+import { fileURLToPath } from 'node:url';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import type { DataAction } from '../../shared/api/operation.ts';
+import type { CatalogTable } from './catalog-table.ts';
+import type { FunctionBundles } from './function-bundles.ts';
+
+/** The repository root: route handler paths are relative to it. */
+export const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+/** DynamoDB actions that can target an index as well as the table. */
+const indexActions = new Set<DataAction>(['Query']);
+
+/**
+ * IAM statements granting exactly `actions` on the catalog table: item actions on the table, and
+ * index-capable actions (Query) on the table and each named index.
+ */
+export function dataStatements(table: CatalogTable, actions: readonly DataAction[]): PolicyStatement[] {
+  const unique = [...new Set(actions)];
+  const onTable = unique.filter((a) => !indexActions.has(a));
+  const onIndexes = unique.filter((a) => indexActions.has(a));
+  const statements: PolicyStatement[] = [];
+  if (onTable.length > 0) {
+    statements.push(
+      new PolicyStatement({
+        actions: onTable.map((a) => `dynamodb:${a}`),
+        resources: [table.table.tableArn],
+      }),
+    );
+  }
+  if (onIndexes.length > 0) {
+    statements.push(
+      new PolicyStatement({
+        actions: onIndexes.map((a) => `dynamodb:${a}`),
+        resources: [table.table.tableArn, ...table.indexArns],
+      }),
+    );
+  }
+  return statements;
+}
+
+export interface ApiFunctionProps {
+  /** Module path of the entry point, relative to the repository root (a route's `handler`). */
+  entry: string;
+  /** Where the entry's bundle comes from. */
+  bundles: FunctionBundles;
+  /** Shown in the console and used by the contract test to find the function of an operation. */
+  description: string;
+  table: CatalogTable;
+  /** DynamoDB actions the function needs (a route's `data`). */
+  data: readonly DataAction[];
+  environment: Record<string, string>;
+  logRetention: RetentionDays;
+}
+
+/**
+ * One Lambda function of the API (an operation or the authorizer): its own role with nothing but
+ * its log group, X-Ray and the DynamoDB actions it declares.
+ */
+export class ApiFunction extends Construct {
+  readonly function: NodejsFunction;
+  readonly role: Role;
+  readonly logGroup: LogGroup;
+
+  constructor(scope: Construct, id: string, props: ApiFunctionProps) {
+    super(scope, id);
+    this.logGroup = new LogGroup(this, 'Logs', {
+      retention: props.logRetention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    // An explicit role instead of the default one, which carries the AWS managed
+    // AWSLambdaBasicExecutionRole (logs on every log group of the account).
+    this.role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `Runs ${props.description}`,
+    });
+    this.logGroup.grantWrite(this.role);
+    for (const statement of dataStatements(props.table, props.data)) this.role.addToPolicy(statement);
+
+    this.function = new NodejsFunction(this, 'Function', {
+      // Bundled with the shared esbuild options in one run for all functions (ADR 0017).
+      code: props.bundles.code(props.entry),
+      handler: 'index.handler',
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      memorySize: 1024,
+      // Under API Gateway's 29 s; above the DynamoDB client's worst case (3 × (1 s connect + 3 s request)).
+      timeout: Duration.seconds(15),
+      description: props.description,
+      role: this.role,
+      logGroup: this.logGroup,
+      loggingFormat: LoggingFormat.JSON,
+      tracing: Tracing.ACTIVE,
+      awsSdkConnectionReuse: false,
+      environment: props.environment,
+    });
+
+    Validations.of(this.role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'Only xray:PutTraceSegments and xray:PutTelemetryRecords (added by Tracing.ACTIVE) use Resource "*": ' +
+        'X-Ray supports no resource-level permissions. DynamoDB and Logs statements name their ARNs, and ' +
+        'test/infra asserts that no DynamoDB statement uses a wildcard.',
+    });
+  }
+}

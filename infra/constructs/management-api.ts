@@ -1,0 +1,217 @@
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import {
+  AccessLogField,
+  AccessLogFormat,
+  ApiKeySourceType,
+  AuthorizationType,
+  type CfnAuthorizer,
+  EndpointType,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  MethodLoggingLevel,
+  RequestAuthorizer,
+  RestApi,
+} from 'aws-cdk-lib/aws-apigateway';
+import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import type { Operation } from '../../shared/api/operation.ts';
+import { ApiFunction, repositoryRoot } from './api-function.ts';
+import type { CatalogTable } from './catalog-table.ts';
+import { FunctionBundles } from './function-bundles.ts';
+import { addGatewayResponses } from './gateway-responses.ts';
+import type { StageConfig } from './stage-config.ts';
+
+/** Entry point of the REQUEST authorizer, relative to the repository root. */
+export const authorizerEntry = 'functions/authorizer/index.ts';
+
+/** The authorizer reads one API key item by its hash (DESIGN §6); nothing else. */
+export const authorizerData = ['GetItem'] as const;
+
+/** Lambda function description of an operation; the contract test finds functions by it. */
+export function operationDescription(op: Operation): string {
+  return `${op.operationId}: ${op.method} ${op.path}`;
+}
+
+export interface ManagementApiProps {
+  config: StageConfig;
+  table: CatalogTable;
+  routes: readonly Operation[];
+}
+
+/**
+ * The management API: a regional REST API with one Lambda proxy method per route-table entry,
+ * the REQUEST authorizer on every non-public method, the standard error body for API Gateway's own
+ * errors, stage throttling with a usage plan, access logs and X-Ray.
+ */
+export class ManagementApi extends Construct {
+  readonly api: RestApi;
+  readonly authorizer: RequestAuthorizer;
+  readonly authorizerFunction: ApiFunction;
+  /** The function of each operation, by operationId. */
+  readonly functions = new Map<string, ApiFunction>();
+  /** Base URL of the API, e.g. `https://<id>.execute-api.<region>.amazonaws.com/v1/api/v1`. */
+  readonly baseUrl: string;
+
+  constructor(scope: Construct, id: string, props: ManagementApiProps) {
+    super(scope, id);
+    const { config, table, routes } = props;
+    const logRetention = config.logRetentionDays as RetentionDays;
+    const environment: Record<string, string> = {
+      TABLE_NAME: table.table.tableName,
+      MAX_BODY_BYTES: String(config.maxBodyBytes),
+      POWERTOOLS_SERVICE_NAME: 'geoplane',
+      // Unset rather than empty: the functions' config schema refuses empty strings.
+      ...(config.oidcIssuer ? { OIDC_ISSUER: config.oidcIssuer } : {}),
+      ...(config.oidcAudience ? { OIDC_AUDIENCE: config.oidcAudience } : {}),
+      ...(config.oidcJwksUri ? { OIDC_JWKS_URI: config.oidcJwksUri } : {}),
+    };
+
+    const accessLogs = new LogGroup(this, 'AccessLogs', {
+      retention: logRetention,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
+    this.api = new RestApi(this, 'Api', {
+      restApiName: `${Stack.of(this).stackName}-management`,
+      description: 'GeoPlane management API (control plane)',
+      endpointTypes: [EndpointType.REGIONAL],
+      // Usage-plan keys come from the authorizer's usageIdentifierKey, never from clients (DESIGN §6).
+      apiKeySourceType: ApiKeySourceType.AUTHORIZER,
+      // Style assets (PNG, JPEG, GIF, SVG) travel as bytes.
+      binaryMediaTypes: ['image/*', 'application/octet-stream'],
+      // Stage logging needs the account-level CloudWatch role; retained because it is shared by
+      // every REST API of the account and region.
+      cloudWatchRole: true,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      failOnWarnings: true,
+      deployOptions: {
+        stageName: config.stageName,
+        throttlingRateLimit: config.throttlingRateLimit,
+        throttlingBurstLimit: config.throttlingBurstLimit,
+        tracingEnabled: true,
+        loggingLevel: MethodLoggingLevel.ERROR,
+        // Never log bodies or headers: they carry credentials.
+        dataTraceEnabled: false,
+        accessLogDestination: new LogGroupLogDestination(accessLogs),
+        accessLogFormat: accessLogFormat(),
+      },
+    });
+    addGatewayResponses(this.api);
+
+    const bundles = new FunctionBundles(repositoryRoot, [authorizerEntry, ...routes.map((op) => op.handler)]);
+    this.authorizerFunction = new ApiFunction(this, 'Authorizer', {
+      entry: authorizerEntry,
+      bundles,
+      description: 'authorizer: REQUEST authorizer of the management API',
+      table,
+      data: authorizerData,
+      environment,
+      logRetention,
+    });
+    // TTL 0: with caching on, API Gateway makes every identity source mandatory and answers 401
+    // itself when one is missing; a request carries only one of Authorization, X-API-Key or Cookie.
+    this.authorizer = new RequestAuthorizer(this, 'RequestAuthorizer', {
+      handler: this.authorizerFunction.function,
+      identitySources: [],
+      resultsCacheTtl: Duration.seconds(0),
+    });
+    // Without caching the identity source is optional; an empty string is not a valid one.
+    (this.authorizer.node.defaultChild as CfnAuthorizer).addPropertyDeletionOverride('IdentitySource');
+
+    const operations = new Construct(this, 'Operations');
+    for (const op of routes) {
+      const fn = new ApiFunction(operations, op.operationId, {
+        entry: op.handler,
+        bundles,
+        description: operationDescription(op),
+        table,
+        data: op.data,
+        environment,
+        logRetention,
+      });
+      this.functions.set(op.operationId, fn);
+      const isPublic = op.permission === 'public';
+      const method = this.api.root
+        .resourceForPath(op.path)
+        .addMethod(op.method, new LambdaIntegration(fn.function, { proxy: true, allowTestInvoke: false }), {
+          operationName: op.operationId,
+          ...(isPublic
+            ? { authorizationType: AuthorizationType.NONE }
+            : { authorizationType: AuthorizationType.CUSTOM, authorizer: this.authorizer }),
+        });
+      if (isPublic) {
+        Validations.of(method).acknowledge({
+          id: 'AwsSolutions-APIG4',
+          reason: `${op.operationId} is public by the route table (permission "public"), e.g. the OpenAPI document.`,
+        });
+      }
+    }
+
+    this.api.addUsagePlan('UsagePlan', {
+      name: `${Stack.of(this).stackName}-${config.stageName}`,
+      description: 'Rates per usage key (one per workspace, one for global principals); see ADR 0014.',
+      throttle: { rateLimit: config.throttlingRateLimit, burstLimit: config.throttlingBurstLimit },
+      apiStages: [{ api: this.api, stage: this.api.deploymentStage }],
+    });
+
+    this.baseUrl = this.api.urlForPath('/api/v1');
+    this.acknowledgeFindings();
+  }
+
+  private acknowledgeFindings(): void {
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-APIG2',
+      reason:
+        'Requests are validated in each function against the zod schemas of the route table (the single ' +
+        'source of the contract), answering 400 with the standard body and its issues list. An API Gateway ' +
+        'validator would duplicate the schemas and answer with a different shape.',
+    });
+    Validations.of(this.api).acknowledge({
+      id: 'AwsSolutions-COG4',
+      reason:
+        'Callers authenticate with OIDC bearer tokens from any configured issuer, workspace API keys or ' +
+        'session cookies (DESIGN §6), checked by the REQUEST authorizer; a Cognito user pool authorizer ' +
+        'cannot check API keys or sessions.',
+    });
+    Validations.of(this.api.deploymentStage).acknowledge({
+      id: 'AwsSolutions-APIG3',
+      reason:
+        'No WAF web ACL in the base stack: rules are account-specific and cost per ACL. Operators attach one ' +
+        'to the stage ARN; stage throttling and the usage plan bound the request rate meanwhile.',
+    });
+    const cloudWatchRole = this.api.node.tryFindChild('CloudWatchRole');
+    if (cloudWatchRole) {
+      Validations.of(cloudWatchRole).acknowledge({
+        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+        reason:
+          "API Gateway's account-wide logging role must be able to write any API's execution logs; the AWS " +
+          'managed AmazonAPIGatewayPushToCloudWatchLogs policy is the documented and maintained grant for it.',
+      });
+    }
+  }
+}
+
+/** One JSON line per request: who (principal), what, outcome and why API Gateway refused, if it did. */
+function accessLogFormat(): AccessLogFormat {
+  return AccessLogFormat.custom(
+    JSON.stringify({
+      requestId: AccessLogField.contextRequestId(),
+      extendedRequestId: AccessLogField.contextExtendedRequestId(),
+      requestTime: AccessLogField.contextRequestTime(),
+      ip: AccessLogField.contextIdentitySourceIp(),
+      userAgent: AccessLogField.contextIdentityUserAgent(),
+      method: AccessLogField.contextHttpMethod(),
+      resourcePath: AccessLogField.contextResourcePath(),
+      path: AccessLogField.contextPath(),
+      protocol: AccessLogField.contextProtocol(),
+      status: AccessLogField.contextStatus(),
+      responseLength: AccessLogField.contextResponseLength(),
+      responseLatency: AccessLogField.contextResponseLatency(),
+      integrationLatency: AccessLogField.contextIntegrationLatency(),
+      principalId: AccessLogField.contextAuthorizerPrincipalId(),
+      authorizerError: '$context.authorizer.error',
+      errorType: '$context.error.responseType',
+      errorMessage: AccessLogField.contextErrorMessage(),
+    }),
+  );
+}

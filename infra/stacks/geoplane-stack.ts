@@ -1,0 +1,74 @@
+import { App, CfnOutput, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { Construct } from 'constructs';
+import type { Operation } from '../../shared/api/operation.ts';
+import { routes as routeTable } from '../../shared/api/routes.ts';
+import { CatalogTable } from '../constructs/catalog-table.ts';
+import { ManagementApi } from '../constructs/management-api.ts';
+import { type StageConfig, stageConfigOf } from '../constructs/stage-config.ts';
+
+export interface GeoPlaneStackProps extends StackProps {
+  config: StageConfig;
+  /** The route table; defaults to THE route table. */
+  routes?: readonly Operation[];
+}
+
+/**
+ * GeoPlane in one stack: the catalog table and the management API (one function per route).
+ * Environment-agnostic, so `cdk synth` needs no credentials.
+ */
+export class GeoPlaneStack extends Stack {
+  readonly table: CatalogTable;
+  readonly api: ManagementApi;
+
+  constructor(scope: Construct, id: string, props: GeoPlaneStackProps) {
+    super(scope, id, props);
+    this.table = new CatalogTable(this, 'Catalog');
+    this.api = new ManagementApi(this, 'Management', {
+      config: props.config,
+      table: this.table,
+      routes: props.routes ?? routeTable,
+    });
+
+    new CfnOutput(this, 'ApiUrl', {
+      description: 'Base URL of the management API (append /workspaces, /openapi.json, …)',
+      value: this.api.baseUrl,
+    });
+    new CfnOutput(this, 'TableName', {
+      description: 'The catalog table',
+      value: this.table.table.tableName,
+    });
+  }
+}
+
+export interface GeoPlaneAppOptions {
+  /** Context for the app; the CDK CLI passes `cdk.json` context through the environment instead. */
+  context?: Record<string, unknown>;
+  /** Bundle the functions with esbuild (default true). Tests turn it off: synth then takes about a second. */
+  bundling?: boolean;
+  /** CDK's built-in CloudFormation validation (default true; it costs 6–8 s, so tests turn it off). */
+  builtinCloudFormationValidation?: boolean;
+}
+
+/**
+ * The CDK app: the GeoPlane stack, with the cdk-nag AwsSolutions checks registered as a validation
+ * plugin (cdk-nag 3), so an unacknowledged finding of level error fails the synth.
+ */
+export function createGeoPlaneApp(options: GeoPlaneAppOptions = {}): { app: App; stack: GeoPlaneStack } {
+  const context = {
+    ...options.context,
+    ...(options.bundling === false ? { 'aws:cdk:bundling-stacks': [] } : {}),
+  };
+  const app = new App({
+    context,
+    ...(options.builtinCloudFormationValidation === undefined
+      ? {}
+      : { builtinCloudFormationValidation: options.builtinCloudFormationValidation }),
+  });
+  const stack = new GeoPlaneStack(app, 'GeoPlane', {
+    config: stageConfigOf(app.node),
+    description: 'GeoPlane management API (control plane): catalog table, REST API and its functions',
+  });
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+  return { app, stack };
+}

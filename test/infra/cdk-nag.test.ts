@@ -1,0 +1,124 @@
+import { readFileSync } from 'node:fs';
+import { type App, Stack, Validations } from 'aws-cdk-lib';
+import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createGeoPlaneApp } from '../../infra/stacks/geoplane-stack.ts';
+import { routes } from '../../shared/api/routes.ts';
+
+const cdkContext = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'))
+  .context as Record<string, unknown>;
+
+/** Findings of the AwsSolutions pack left after acknowledgments, as "rule at path" lines. */
+function findings(scope: IConstruct, severity: 'error' | 'warning') {
+  const report = new AwsSolutionsChecks().validateScope(scope);
+  return report.violations
+    .filter((v) => v.severity === severity)
+    .flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} at ${r.constructPath}`));
+}
+
+/** Every acknowledgment recorded in the construct tree: rule id → reasons. */
+function acknowledgments(root: IConstruct): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const construct of root.node.findAll()) {
+    for (const entry of construct.node.metadata) {
+      if (entry.type !== Validations.ACKNOWLEDGED_RULES_METADATA_KEY) continue;
+      for (const [qualified, reason] of Object.entries(entry.data as Record<string, string>)) {
+        const id = qualified.replace(/^annotation::/i, '');
+        out.set(id, [...(out.get(id) ?? []), reason]);
+      }
+    }
+  }
+  return out;
+}
+
+describe('cdk-nag AwsSolutions checks', () => {
+  let app: App;
+
+  beforeAll(() => {
+    ({ app } = createGeoPlaneApp({
+      context: cdkContext,
+      bundling: false,
+      builtinCloudFormationValidation: false,
+    }));
+    // The checks are registered as a validation plugin: an unacknowledged error makes synth throw.
+    app.synth();
+  });
+
+  it('reports no unacknowledged error', () => {
+    expect(findings(app, 'error')).toEqual([]);
+  });
+
+  it('reports no unacknowledged warning', () => {
+    expect(findings(app, 'warning')).toEqual([]);
+  });
+
+  it('acknowledges only the reviewed rules, each with a written reason', () => {
+    const acks = acknowledgments(app);
+    expect([...acks.keys()].sort()).toEqual([
+      'AwsSolutions-APIG2',
+      'AwsSolutions-APIG3',
+      'AwsSolutions-APIG4',
+      'AwsSolutions-COG4',
+      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+      'AwsSolutions-IAM5[Resource::*]',
+    ]);
+    for (const [id, reasons] of acks) {
+      for (const reason of reasons) expect(reason.length, id).toBeGreaterThanOrEqual(60);
+    }
+  });
+
+  it('acknowledges the missing authorizer only on public methods', () => {
+    const publicMethods = app.node
+      .findAll()
+      .filter((c) =>
+        c.node.metadata.some(
+          (m) =>
+            m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY &&
+            Object.keys(m.data as object).some((k) => k.endsWith('AwsSolutions-APIG4')),
+        ),
+      )
+      .map((c) => c.node.path);
+    const expected = routes
+      .filter((op) => op.permission === 'public')
+      .map((op) => `GeoPlane/Management/Api/Default${op.path}/${op.method}`);
+    expect(expected.length).toBeGreaterThan(0);
+    expect(publicMethods.sort()).toEqual(expected.sort());
+  });
+});
+
+describe('the cdk-nag check itself', () => {
+  function appWithManagedPolicy(acknowledge: boolean) {
+    const { app } = createGeoPlaneApp({
+      context: cdkContext,
+      bundling: false,
+      builtinCloudFormationValidation: false,
+    });
+    const stack = new Stack(app, 'Offender');
+    const role = new Role(stack, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      managedPolicies: [ManagedPolicy.fromAwsManagedPolicyName('AdministratorAccess')],
+    });
+    if (acknowledge) {
+      Validations.of(role).acknowledge({
+        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AdministratorAccess]',
+        reason: 'test fixture: shows that an acknowledgment silences exactly this finding and nothing else',
+      });
+    }
+    return app;
+  }
+
+  it('finds an unacknowledged error (so the checks above can fail)', () => {
+    const app = appWithManagedPolicy(false);
+    expect(findings(app, 'error')).toEqual([
+      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AdministratorAccess] at Offender/Role/Resource',
+    ]);
+    expect(() => app.synth()).toThrow(/AwsSolutions-IAM4/);
+  });
+
+  it('lets an acknowledged finding through', () => {
+    const app = appWithManagedPolicy(true);
+    expect(findings(app, 'error')).toEqual([]);
+  });
+});

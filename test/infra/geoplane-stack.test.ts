@@ -1,0 +1,394 @@
+import { readFileSync } from 'node:fs';
+import type { CfnResource } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { bundling } from '../../infra/bundling.ts';
+import type { ApiFunction } from '../../infra/constructs/api-function.ts';
+import { esbuildOptions } from '../../infra/constructs/function-bundles.ts';
+import { authorizerData } from '../../infra/constructs/management-api.ts';
+import { createGeoPlaneApp, type GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
+import type { Operation } from '../../shared/api/operation.ts';
+import { routes } from '../../shared/api/routes.ts';
+import { gatewayErrorBody, gatewayErrors } from '../../shared/http/gateway-responses.ts';
+import { tableDefinition } from '../../shared/store/table.ts';
+
+const cdkContext = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'))
+  .context as Record<string, unknown>;
+
+/** Synthesizes the stack as `cdk synth` would, minus bundling and CloudFormation validation (speed). */
+function synthesize(context: Record<string, unknown> = {}) {
+  const { stack } = createGeoPlaneApp({
+    context: { ...cdkContext, ...context },
+    bundling: false,
+    builtinCloudFormationValidation: false,
+  });
+  return { stack, template: Template.fromStack(stack) };
+}
+
+type Statement = { Effect: string; Action: string | string[]; Resource: unknown };
+
+const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
+
+function logicalId(stack: GeoPlaneStack, construct: { node: { defaultChild?: unknown } }): string {
+  return stack.getLogicalId(construct.node.defaultChild as CfnResource);
+}
+
+/** Every statement of every policy attached to the function's role. */
+function statementsOf(stack: GeoPlaneStack, template: Template, fn: ApiFunction): Statement[] {
+  const role = logicalId(stack, fn.role);
+  const policies = template.findResources('AWS::IAM::Policy', {
+    Properties: { Roles: Match.arrayWith([{ Ref: role }]) },
+  });
+  return Object.values(policies).flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[]);
+}
+
+function dynamoActionsOf(statements: Statement[]): string[] {
+  return [
+    ...new Set(statements.flatMap((s) => asArray(s.Action)).filter((a) => a.startsWith('dynamodb:'))),
+  ].sort();
+}
+
+const expectedActions = (data: readonly string[]) => [...new Set(data.map((a) => `dynamodb:${a}`))].sort();
+
+describe('GeoPlaneStack', () => {
+  let stack: GeoPlaneStack;
+  let template: Template;
+  let tableId: string;
+  let authorizerId: string;
+
+  beforeAll(() => {
+    ({ stack, template } = synthesize());
+    tableId = logicalId(stack, stack.table.table);
+    authorizerId = logicalId(stack, stack.api.authorizer);
+  });
+
+  const fnOf = (op: Operation) => {
+    const fn = stack.api.functions.get(op.operationId);
+    if (!fn) throw new Error(`no function for ${op.operationId}`);
+    return fn;
+  };
+
+  describe('catalog table', () => {
+    it('is on-demand with point-in-time recovery, the TTL attribute and the key schema of shared/store/table.ts', () => {
+      template.resourceCountIs('AWS::DynamoDB::Table', 1);
+      template.hasResourceProperties('AWS::DynamoDB::Table', {
+        BillingMode: 'PAY_PER_REQUEST',
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        TimeToLiveSpecification: { AttributeName: tableDefinition.timeToLiveAttribute, Enabled: true },
+        KeySchema: [
+          { AttributeName: tableDefinition.partitionKey, KeyType: 'HASH' },
+          { AttributeName: tableDefinition.sortKey, KeyType: 'RANGE' },
+        ],
+        GlobalSecondaryIndexes: tableDefinition.globalSecondaryIndexes.map((gsi) => ({
+          IndexName: gsi.indexName,
+          KeySchema: [
+            { AttributeName: gsi.partitionKey, KeyType: 'HASH' },
+            { AttributeName: gsi.sortKey, KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        })),
+      });
+    });
+
+    it('is retained when the stack is deleted or the table replaced', () => {
+      template.hasResource('AWS::DynamoDB::Table', {
+        DeletionPolicy: 'Retain',
+        UpdateReplacePolicy: 'Retain',
+      });
+    });
+  });
+
+  describe('functions', () => {
+    it('has one Lambda function per route plus the authorizer', () => {
+      template.resourceCountIs('AWS::Lambda::Function', routes.length + 1);
+      expect(stack.api.functions.size).toBe(routes.length);
+    });
+
+    it('runs every function on nodejs24.x, arm64, with X-Ray and its own log group', () => {
+      template.allResourcesProperties('AWS::Lambda::Function', {
+        Runtime: 'nodejs24.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+        TracingConfig: { Mode: 'Active' },
+        LoggingConfig: { LogGroup: { Ref: Match.anyValue() } },
+      });
+    });
+
+    it('gives every log group a retention period (30 days by default)', () => {
+      template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
+      template.resourceCountIs('AWS::Logs::LogGroup', routes.length + 2);
+    });
+
+    it('passes the table name and body limit, and no OIDC settings while none are configured', () => {
+      template.allResourcesProperties('AWS::Lambda::Function', {
+        Environment: {
+          Variables: Match.objectEquals({
+            TABLE_NAME: { Ref: tableId },
+            MAX_BODY_BYTES: '1048576',
+            POWERTOOLS_SERVICE_NAME: 'geoplane',
+          }),
+        },
+      });
+    });
+
+    it('bundles with exactly the esbuild options shared with the benchmark (infra/bundling.ts)', () => {
+      expect(esbuildOptions()).toEqual({
+        ...bundling,
+        banner: { js: bundling.banner },
+        mainFields: ['module', 'main'],
+        external: [],
+      });
+      expect(bundling).toMatchObject({ format: 'esm', target: 'node20', minify: true, bundle: true });
+    });
+  });
+
+  describe('API', () => {
+    it('is a regional REST API taking usage keys from the authorizer, with binary media types for assets', () => {
+      template.resourceCountIs('AWS::ApiGateway::RestApi', 1);
+      template.hasResourceProperties('AWS::ApiGateway::RestApi', {
+        EndpointConfiguration: { Types: ['REGIONAL'] },
+        ApiKeySourceType: 'AUTHORIZER',
+        BinaryMediaTypes: Match.arrayEquals(['image/*', 'application/octet-stream']),
+      });
+    });
+
+    it('has one method per route, each a Lambda proxy integration of its own function', () => {
+      template.resourceCountIs('AWS::ApiGateway::Method', routes.length);
+      for (const op of routes) {
+        const fnId = logicalId(stack, fnOf(op).function);
+        template.hasResourceProperties('AWS::ApiGateway::Method', {
+          HttpMethod: op.method,
+          OperationName: op.operationId,
+          Integration: {
+            Type: 'AWS_PROXY',
+            IntegrationHttpMethod: 'POST',
+            Uri: { 'Fn::Join': ['', Match.arrayWith([{ 'Fn::GetAtt': [fnId, 'Arn'] }])] },
+          },
+        });
+      }
+    });
+
+    it('uses a REQUEST authorizer with result caching off and no mandatory identity source', () => {
+      template.resourceCountIs('AWS::ApiGateway::Authorizer', 1);
+      template.hasResourceProperties('AWS::ApiGateway::Authorizer', {
+        Type: 'REQUEST',
+        AuthorizerResultTtlInSeconds: 0,
+        IdentitySource: Match.absent(),
+      });
+    });
+
+    const privateRoutes = routes.filter((op) => op.permission !== 'public');
+    const publicRoutes = routes.filter((op) => op.permission === 'public');
+
+    it('has at least one public and one protected route (so the two checks below test something)', () => {
+      expect(publicRoutes.length).toBeGreaterThan(0);
+      expect(privateRoutes.length).toBeGreaterThan(0);
+    });
+
+    it.each(privateRoutes.map((op) => [op.operationId, op] as const))(
+      'protects %s with the authorizer',
+      (_id, op) => {
+        template.hasResourceProperties('AWS::ApiGateway::Method', {
+          OperationName: op.operationId,
+          AuthorizationType: 'CUSTOM',
+          AuthorizerId: { Ref: authorizerId },
+        });
+      },
+    );
+
+    it.each(publicRoutes.map((op) => [op.operationId, op] as const))(
+      'leaves public %s without an authorizer',
+      (_id, op) => {
+        template.hasResourceProperties('AWS::ApiGateway::Method', {
+          OperationName: op.operationId,
+          AuthorizationType: 'NONE',
+          AuthorizerId: Match.absent(),
+        });
+      },
+    );
+
+    it('attaches the usage plan, with the stage throttling, to the stage', () => {
+      template.hasResourceProperties('AWS::ApiGateway::Stage', {
+        StageName: 'v1',
+        TracingEnabled: true,
+        AccessLogSetting: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('requestId') },
+        MethodSettings: Match.arrayWith([
+          Match.objectLike({
+            HttpMethod: '*',
+            ResourcePath: '/*',
+            ThrottlingRateLimit: 50,
+            ThrottlingBurstLimit: 100,
+            LoggingLevel: 'ERROR',
+            DataTraceEnabled: false,
+          }),
+        ]),
+      });
+      const stageId = logicalId(stack, stack.api.api.deploymentStage);
+      template.hasResourceProperties('AWS::ApiGateway::UsagePlan', {
+        Throttle: { RateLimit: 50, BurstLimit: 100 },
+        ApiStages: [Match.objectLike({ Stage: { Ref: stageId } })],
+      });
+    });
+
+    it('outputs the API base URL and the table name', () => {
+      template.hasOutput('ApiUrl', {
+        Value: { 'Fn::Join': ['', Match.arrayWith([Match.stringLikeRegexp('/api/v1$')])] },
+      });
+      template.hasOutput('TableName', { Value: { Ref: tableId } });
+    });
+  });
+
+  describe('gateway responses', () => {
+    it('has one gateway response per entry of gatewayErrors', () => {
+      template.resourceCountIs('AWS::ApiGateway::GatewayResponse', Object.keys(gatewayErrors).length);
+    });
+
+    it.each(Object.values(gatewayErrors).map((e) => [e.type, e.status, e] as const))(
+      '%s answers %i with the standard error body',
+      (type, status, error) => {
+        const found = template.findResources('AWS::ApiGateway::GatewayResponse', {
+          Properties: { ResponseType: type },
+        });
+        expect(Object.keys(found)).toHaveLength(1);
+        const response = Object.values(found)[0] as { Properties: Record<string, any> };
+        expect(response.Properties.StatusCode).toBe(String(status));
+        const body = JSON.parse(response.Properties.ResponseTemplates['application/json']);
+        expect(body).toEqual(gatewayErrorBody(error, '$context.requestId'));
+        expect(Object.keys(body)).toEqual(['code', 'message', 'detail', 'reason', 'request_id']);
+        expect(response.Properties.ResponseParameters).toMatchObject({
+          'gatewayresponse.header.Content-Type': "'application/json'",
+          'gatewayresponse.header.X-Content-Type-Options': "'nosniff'",
+        });
+      },
+    );
+
+    it('tells throttled clients when to retry', () => {
+      template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+        ResponseType: 'THROTTLED',
+        StatusCode: '429',
+        ResponseParameters: Match.objectLike({ 'gatewayresponse.header.Retry-After': "'1'" }),
+      });
+    });
+  });
+
+  describe('least privilege', () => {
+    it.each(routes.map((op) => [op.operationId, op] as const))(
+      'grants %s exactly the DynamoDB actions of its route',
+      (_id, op) => {
+        expect(dynamoActionsOf(statementsOf(stack, template, fnOf(op)))).toEqual(expectedActions(op.data));
+      },
+    );
+
+    it('grants getWorkspace dynamodb:GetItem and nothing else on the table', () => {
+      const op = routes.find((r) => r.operationId === 'getWorkspace') as Operation;
+      const statements = statementsOf(stack, template, fnOf(op));
+      expect(dynamoActionsOf(statements)).toEqual(['dynamodb:GetItem']);
+      const dynamo = statements.filter((s) => asArray(s.Action).some((a) => a.startsWith('dynamodb:')));
+      expect(dynamo.map((s) => s.Resource)).toEqual([{ 'Fn::GetAtt': [tableId, 'Arn'] }]);
+    });
+
+    it('grants createWorkspace neither DeleteItem nor Scan', () => {
+      const op = routes.find((r) => r.operationId === 'createWorkspace') as Operation;
+      const actions = dynamoActionsOf(statementsOf(stack, template, fnOf(op)));
+      expect(actions).not.toContain('dynamodb:DeleteItem');
+      expect(actions).not.toContain('dynamodb:Scan');
+      expect(actions.length).toBeGreaterThan(0);
+    });
+
+    it('grants the authorizer dynamodb:GetItem only', () => {
+      expect(dynamoActionsOf(statementsOf(stack, template, stack.api.authorizerFunction))).toEqual(
+        expectedActions(authorizerData),
+      );
+      expect(authorizerData).toEqual(['GetItem']);
+    });
+
+    it('grants Query on the table and each named index, and item actions on the table only', () => {
+      const tableArn = { 'Fn::GetAtt': [tableId, 'Arn'] };
+      const indexArns = tableDefinition.globalSecondaryIndexes.map((gsi) => ({
+        'Fn::Join': ['', [tableArn, `/index/${gsi.indexName}`]],
+      }));
+      for (const op of routes) {
+        for (const s of statementsOf(stack, template, fnOf(op))) {
+          const actions = asArray(s.Action).filter((a) => a.startsWith('dynamodb:'));
+          if (actions.length === 0) continue;
+          expect(s.Resource, op.operationId).toEqual(
+            actions.includes('dynamodb:Query') ? [tableArn, ...indexArns] : tableArn,
+          );
+        }
+      }
+    });
+
+    it('grants no wildcard action and no DynamoDB or Logs action on "*"', () => {
+      const policies = template.findResources('AWS::IAM::Policy');
+      expect(Object.keys(policies).length).toBeGreaterThan(0);
+      for (const [id, policy] of Object.entries(policies)) {
+        for (const s of policy.Properties.PolicyDocument.Statement as Statement[]) {
+          const actions = asArray(s.Action);
+          for (const action of actions) expect(action, id).not.toMatch(/(^\*$)|(:\*)|(\*$)/);
+          if (JSON.stringify(s.Resource).includes('"*"') || JSON.stringify(s.Resource).includes('/*')) {
+            // Only X-Ray lacks resource-level permissions.
+            expect(
+              actions.every((a) => a.startsWith('xray:')),
+              `${id}: ${actions}`,
+            ).toBe(true);
+          }
+        }
+      }
+    });
+
+    it('attaches AWS managed policies to no function role', () => {
+      const roles = template.findResources('AWS::IAM::Role');
+      for (const fn of [...stack.api.functions.values(), stack.api.authorizerFunction]) {
+        const role = roles[logicalId(stack, fn.role)];
+        expect(role, fn.node.path).toBeDefined();
+        expect(role?.Properties.ManagedPolicyArns, fn.node.path).toBeUndefined();
+      }
+    });
+  });
+});
+
+describe('GeoPlaneStack with stage settings in the context', () => {
+  let template: Template;
+
+  beforeAll(() => {
+    ({ template } = synthesize({
+      stageName: 'prod',
+      throttlingRateLimit: 7,
+      throttlingBurstLimit: 9,
+      oidcIssuer: 'https://login.example.com/realms/geo',
+      oidcAudience: 'geoplane',
+      logRetentionDays: 90,
+    }));
+  });
+
+  it('names the stage and applies the throttling to the stage and the usage plan', () => {
+    template.hasResourceProperties('AWS::ApiGateway::Stage', {
+      StageName: 'prod',
+      MethodSettings: Match.arrayWith([
+        Match.objectLike({ ThrottlingRateLimit: 7, ThrottlingBurstLimit: 9 }),
+      ]),
+    });
+    template.hasResourceProperties('AWS::ApiGateway::UsagePlan', {
+      Throttle: { RateLimit: 7, BurstLimit: 9 },
+    });
+  });
+
+  it('passes the OIDC issuer and audience to every function', () => {
+    template.allResourcesProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectLike({
+          OIDC_ISSUER: 'https://login.example.com/realms/geo',
+          OIDC_AUDIENCE: 'geoplane',
+        }),
+      },
+    });
+  });
+
+  it('keeps logs for the configured retention', () => {
+    template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
+  });
+
+  it('refuses a retention CloudWatch Logs does not offer', () => {
+    expect(() => synthesize({ logRetentionDays: 31 })).toThrow(/logRetentionDays/);
+  });
+});
