@@ -1,0 +1,427 @@
+/**
+ * The gate every user SQL passes before it reaches PostGIS (DESIGN §8 validate-sql, ADR 0035).
+ *
+ * The SQL is parsed with PostgreSQL's own parser (libpg-query, the server's grammar compiled to
+ * WASM) — never inspected with regexes — and the whole parse tree is walked: exactly one
+ * statement, a plain SELECT (set operations, VALUES and read-only CTEs included), no SELECT INTO,
+ * no locking clause, no data-modifying CTE, no system-catalog relation, and every function call
+ * on an allowlist. It is the first line of defence; the caller's READ ONLY transaction and
+ * statement_timeout are the second.
+ */
+import { parse } from 'libpg-query';
+
+type SqlCheck = { ok: true } | { ok: false; error: string };
+
+/** Larger SQL is refused before parsing (parsing 1 MiB of worst-case SQL takes ~1.5 s). */
+const MAX_SQL_BYTES = 1024 * 1024;
+
+/**
+ * Built-in functions a query may call, matched on the exact (case-folded by the parser) name:
+ * `"LOWER"` is another function than `lower`, so it is refused. Optionally qualified with
+ * `pg_catalog`. Anything absent is refused — notably pg_sleep*, pg_read_file, lo_*, dblink*,
+ * set_config/current_setting, sequences, txid_*, pg_advisory_*, query_to_xml and every other
+ * function that executes SQL text (ts_stat, ts_rewrite, crosstab, pgr_*), and all `pg_*` admin
+ * and statistics functions.
+ */
+const BUILTIN_FUNCTIONS: ReadonlySet<string> = new Set([
+  // math
+  ...['abs', 'cbrt', 'ceil', 'ceiling', 'degrees', 'div', 'exp', 'factorial', 'floor', 'gcd', 'lcm'],
+  ...['ln', 'log', 'log10', 'mod', 'pi', 'power', 'pow', 'radians', 'round', 'scale', 'sign', 'sqrt'],
+  ...['trunc', 'width_bucket', 'min_scale', 'trim_scale', 'random', 'random_normal', 'erf', 'erfc'],
+  ...['sin', 'cos', 'tan', 'cot', 'asin', 'acos', 'atan', 'atan2', 'sind', 'cosd', 'tand', 'cotd'],
+  ...['asind', 'acosd', 'atand', 'atan2d', 'sinh', 'cosh', 'tanh', 'asinh', 'acosh', 'atanh'],
+  // strings and bytes (the COERCE_SQL_SYNTAX forms too: SUBSTRING … FROM, POSITION … IN, TRIM, OVERLAY)
+  ...['ascii', 'bit_length', 'btrim', 'char_length', 'character_length', 'chr', 'concat', 'concat_ws'],
+  ...['format', 'initcap', 'left', 'length', 'lower', 'lpad', 'ltrim', 'md5', 'octet_length'],
+  ...['overlay', 'position', 'quote_ident', 'quote_literal', 'quote_nullable', 'repeat', 'replace'],
+  ...['reverse', 'right', 'rpad', 'rtrim', 'split_part', 'starts_with', 'string_to_array'],
+  ...['string_to_table', 'strpos', 'substr', 'substring', 'translate', 'upper', 'unistr', 'casefold'],
+  ...['regexp_count', 'regexp_instr', 'regexp_like', 'regexp_match', 'regexp_matches'],
+  ...['regexp_replace', 'regexp_split_to_array', 'regexp_split_to_table', 'regexp_substr'],
+  ...['to_hex', 'to_bin', 'to_oct', 'encode', 'decode', 'convert_from', 'convert_to'],
+  ...['sha224', 'sha256', 'sha384', 'sha512', 'crc32', 'crc32c', 'get_byte', 'set_byte'],
+  ...['similar_to_escape', 'like_escape', 'normalize', 'is_normalized', 'pg_collation_for'],
+  // date and time (CURRENT_DATE & co. are SQLValueFunction nodes, checked separately)
+  ...['age', 'clock_timestamp', 'date_add', 'date_bin', 'date_part', 'date_subtract', 'date_trunc'],
+  ...['extract', 'isfinite', 'justify_days', 'justify_hours', 'justify_interval', 'make_date'],
+  ...['make_interval', 'make_time', 'make_timestamp', 'make_timestamptz', 'now', 'overlaps'],
+  ...['statement_timestamp', 'timeofday', 'transaction_timestamp', 'timezone'],
+  // formatting
+  ...['to_char', 'to_date', 'to_number', 'to_timestamp'],
+  // conditional (COALESCE, NULLIF, GREATEST, LEAST are grammar nodes; their call forms too)
+  ...['coalesce', 'nullif', 'greatest', 'least', 'num_nulls', 'num_nonnulls'],
+  // aggregates
+  ...['count', 'sum', 'avg', 'min', 'max', 'array_agg', 'string_agg', 'bool_and', 'bool_or', 'every'],
+  ...['bit_and', 'bit_or', 'bit_xor', 'any_value', 'stddev', 'stddev_pop', 'stddev_samp', 'variance'],
+  ...['var_pop', 'var_samp', 'corr', 'covar_pop', 'covar_samp', 'regr_avgx', 'regr_avgy'],
+  ...['regr_count', 'regr_intercept', 'regr_r2', 'regr_slope', 'regr_sxx', 'regr_sxy', 'regr_syy'],
+  ...['mode', 'percentile_cont', 'percentile_disc', 'range_agg', 'range_intersect_agg'],
+  ...['json_agg', 'jsonb_agg', 'json_object_agg', 'jsonb_object_agg', 'json_agg_strict'],
+  ...['jsonb_agg_strict', 'json_object_agg_strict', 'jsonb_object_agg_strict'],
+  // window functions
+  ...['row_number', 'rank', 'dense_rank', 'percent_rank', 'cume_dist', 'ntile', 'lag', 'lead'],
+  ...['first_value', 'last_value', 'nth_value'],
+  // arrays and set-returning helpers
+  ...['array_append', 'array_cat', 'array_dims', 'array_fill', 'array_length', 'array_lower'],
+  ...['array_ndims', 'array_position', 'array_positions', 'array_prepend', 'array_remove'],
+  ...['array_replace', 'array_reverse', 'array_sort', 'array_to_string', 'array_upper', 'cardinality'],
+  ...['trim_array', 'unnest', 'generate_series', 'generate_subscripts'],
+  // json / jsonb accessors and builders
+  ...['to_json', 'to_jsonb', 'row_to_json', 'array_to_json', 'json_build_object', 'jsonb_build_object'],
+  ...['json_build_array', 'jsonb_build_array', 'json_object', 'jsonb_object', 'json_typeof'],
+  ...['jsonb_typeof', 'json_array_length', 'jsonb_array_length', 'json_extract_path'],
+  ...['jsonb_extract_path', 'json_extract_path_text', 'jsonb_extract_path_text', 'json_each'],
+  ...['jsonb_each', 'json_each_text', 'jsonb_each_text', 'json_object_keys', 'jsonb_object_keys'],
+  ...['json_array_elements', 'jsonb_array_elements', 'json_array_elements_text'],
+  ...['jsonb_array_elements_text', 'json_strip_nulls', 'jsonb_strip_nulls', 'jsonb_pretty'],
+  ...['jsonb_set', 'jsonb_set_lax', 'jsonb_insert', 'json_populate_record', 'jsonb_populate_record'],
+  ...['json_populate_recordset', 'jsonb_populate_recordset', 'json_to_record', 'jsonb_to_record'],
+  ...['json_to_recordset', 'jsonb_to_recordset', 'jsonb_path_exists', 'jsonb_path_match'],
+  ...['jsonb_path_query', 'jsonb_path_query_array', 'jsonb_path_query_first'],
+  // ranges
+  ...['isempty', 'lower_inc', 'upper_inc', 'lower_inf', 'upper_inf', 'range_merge', 'int4range'],
+  ...['int8range', 'numrange', 'tsrange', 'tstzrange', 'daterange'],
+  // full-text search (not ts_stat / ts_rewrite: they execute SQL text)
+  ...['to_tsvector', 'to_tsquery', 'plainto_tsquery', 'phraseto_tsquery', 'websearch_to_tsquery'],
+  ...['ts_rank', 'ts_rank_cd', 'ts_headline', 'setweight', 'strip', 'numnode', 'querytree'],
+  // function-style casts
+  ...['text', 'int2', 'int4', 'int8', 'float4', 'float8', 'numeric', 'bool', 'date', 'varchar'],
+  ...['bpchar', 'interval', 'time', 'timestamp', 'timestamptz', 'bytea'],
+  // uuids and misc pure helpers
+  ...['gen_random_uuid', 'uuidv4', 'uuidv7', 'pg_typeof'],
+]);
+
+/**
+ * PostGIS functions outside the `st_` prefix: type constructors/casts and version reporting
+ * (not postgis_full_version / postgis_proj_version: they print server paths).
+ */
+const POSTGIS_FUNCTIONS: ReadonlySet<string> = new Set([
+  // geometry / geography helpers and function-style casts
+  ...['geometrytype', 'geometry', 'geography', 'box2d', 'box3d'],
+  // version reporting
+  ...['postgis_version', 'postgis_lib_version', 'postgis_geos_version', 'postgis_lib_build_date'],
+]);
+
+/**
+ * `st_*` is allowed in general (PostGIS's pure spatial functions, hundreds of them); these are
+ * not, because they touch files or GDAL drivers, evaluate SQL text, read tables by name, or
+ * change server state.
+ */
+const POSTGIS_ST_DENYLIST: ReadonlySet<string> = new Set([
+  // raster: out-db files (paths, stat, reading through GDAL) and GDAL (de)serialisation
+  ...['st_addband', 'st_setbandpath', 'st_bandpath', 'st_bandfilesize', 'st_bandfiletimestamp'],
+  ...['st_bandmetadata', 'st_fromgdalraster', 'st_asgdalraster', 'st_astiff', 'st_aspng'],
+  ...['st_asjpeg', 'st_gdaldrivers'],
+  // raster map algebra evaluates an SQL expression (or calls a function by name) through SPI
+  ...['st_mapalgebra', 'st_mapalgebraexpr', 'st_mapalgebrafct', 'st_mapalgebrafctngb'],
+  // read or create tables named by a string argument
+  ...['st_retile', 'st_createoverview', 'st_fromflatgeobuftotable', 'st_findextent', 'st_find_extent'],
+  // PROJ pipeline strings may name grid/init files on the server
+  ...['st_transformpipeline', 'st_inversetransformpipeline'],
+  // topology editors (write topology tables, create schemas)
+  ...['st_addisonode', 'st_addisoedge', 'st_addedgenewfaces', 'st_addedgemodface', 'st_remedgenewface'],
+  ...['st_remedgemodface', 'st_modedgesplit', 'st_newedgessplit', 'st_modedgeheal', 'st_newedgeheal'],
+  ...['st_moveisonode', 'st_remisonode', 'st_remisoedge', 'st_changeedgegeom', 'st_inittopogeo'],
+  ...['st_createtopogeo'],
+]);
+
+/** Schemas PostGIS is commonly installed in; a PostGIS function may be qualified with one of them. */
+const POSTGIS_SCHEMAS: ReadonlySet<string> = new Set(['public', 'postgis', 'extensions']);
+
+/**
+ * Relations in pg_catalog / information_schema (or any `pg_*` schema, or an unqualified `pg_*`
+ * name, which resolves to pg_catalog first) are refused — pg_authid, pg_shadow,
+ * pg_user_mappings, pg_stat_activity, pg_settings, pg_proc, pg_largeobject … — except these
+ * reference tables that hold no secrets.
+ */
+const SAFE_CATALOG_RELATIONS: ReadonlySet<string> = new Set(['pg_timezone_names', 'pg_timezone_abbrevs']);
+
+/** TABLESAMPLE methods (built-in, and the tsm_system_rows/tsm_system_time contrib ones). */
+const TABLESAMPLE_METHODS: ReadonlySet<string> = new Set([
+  'system',
+  'bernoulli',
+  'system_rows',
+  'system_time',
+]);
+
+/** SQLValueFunction ops allowed: date/time only (CURRENT_USER, CURRENT_SCHEMA … reveal server state). */
+const ALLOWED_SQL_VALUE_FUNCTIONS: ReadonlySet<string> = new Set([
+  ...['SVFOP_CURRENT_DATE', 'SVFOP_CURRENT_TIME', 'SVFOP_CURRENT_TIME_N', 'SVFOP_CURRENT_TIMESTAMP'],
+  ...['SVFOP_CURRENT_TIMESTAMP_N', 'SVFOP_LOCALTIME', 'SVFOP_LOCALTIME_N', 'SVFOP_LOCALTIMESTAMP'],
+  'SVFOP_LOCALTIMESTAMP_N',
+]);
+
+const LOCKING_CLAUSES: Readonly<Record<string, string>> = {
+  LCS_FORUPDATE: 'FOR UPDATE',
+  LCS_FORNOKEYUPDATE: 'FOR NO KEY UPDATE',
+  LCS_FORSHARE: 'FOR SHARE',
+  LCS_FORKEYSHARE: 'FOR KEY SHARE',
+};
+
+type JsonObject = Record<string, unknown>;
+
+class Refusal extends Error {}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Quotes an identifier for messages when it would need quotes in SQL. */
+function ident(name: string): string {
+  return /^[a-z_][a-z0-9_$]*$/.test(name) ? name : `"${name.replaceAll('"', '""')}"`;
+}
+
+/** The strings of a name list (`[{String: {sval}}, …]`); undefined when it has another shape. */
+function nameParts(list: unknown): string[] | undefined {
+  if (!Array.isArray(list)) return undefined;
+  const parts: string[] = [];
+  for (const item of list) {
+    const sval = isObject(item) && isObject(item.String) ? item.String.sval : undefined;
+    if (typeof sval !== 'string') return undefined;
+    parts.push(sval);
+  }
+  return parts;
+}
+
+function isAllowedFunction(name: string): boolean {
+  if (BUILTIN_FUNCTIONS.has(name) || POSTGIS_FUNCTIONS.has(name)) return true;
+  return /^st_[a-z0-9_]+$/.test(name) && !POSTGIS_ST_DENYLIST.has(name);
+}
+
+function checkFunction(call: JsonObject): void {
+  const parts = nameParts(call.funcname);
+  if (parts === undefined || parts.length === 0) throw new Refusal('unrecognised function call');
+  const shown = parts.map(ident).join('.');
+  const name = parts[parts.length - 1] as string;
+  if (parts.length > 2) throw new Refusal(`function ${shown} is not allowed (too many name parts)`);
+  if (!isAllowedFunction(name)) {
+    const lower = name.toLowerCase();
+    const hint =
+      lower !== name && isAllowedFunction(lower)
+        ? ` (quoted names are case-sensitive: did you mean ${lower}?)`
+        : '';
+    throw new Refusal(`function ${shown} is not allowed${hint}`);
+  }
+  const schema = parts.length === 2 ? parts[0] : undefined;
+  if (schema === undefined) return;
+  const schemaOk = BUILTIN_FUNCTIONS.has(name) ? schema === 'pg_catalog' : POSTGIS_SCHEMAS.has(schema);
+  if (!schemaOk) {
+    throw new Refusal(`function ${shown} is not allowed: schema ${ident(schema)} is unexpected for ${name}`);
+  }
+}
+
+function checkRelation(rangeVar: JsonObject): void {
+  const relname = typeof rangeVar.relname === 'string' ? rangeVar.relname : '';
+  const schema = typeof rangeVar.schemaname === 'string' ? rangeVar.schemaname : undefined;
+  if (typeof rangeVar.catalogname === 'string') {
+    throw new Refusal(`cross-database reference ${ident(rangeVar.catalogname)}.… is not allowed`);
+  }
+  const inCatalog =
+    schema === undefined
+      ? relname.startsWith('pg_')
+      : schema === 'information_schema' || schema.startsWith('pg_');
+  if (inCatalog && !SAFE_CATALOG_RELATIONS.has(relname)) {
+    const shown = schema === undefined ? ident(relname) : `${ident(schema)}.${ident(relname)}`;
+    throw new Refusal(`relation ${shown} is not allowed: system catalogs are off limits`);
+  }
+}
+
+function checkOperator(list: unknown): void {
+  const parts = nameParts(list);
+  if (parts !== undefined && parts.length > 1 && !(parts.length === 2 && parts[0] === 'pg_catalog')) {
+    throw new Refusal(`operator OPERATOR(${parts.join('.')}) is not allowed: only pg_catalog operators`);
+  }
+}
+
+/** A statement node's SQL keyword(s) for messages, e.g. `DeleteStmt` → `DELETE`. */
+function statementName(type: string, body: unknown): string {
+  const node = isObject(body) ? body : {};
+  switch (type) {
+    case 'VariableSetStmt':
+      return String(node.kind ?? '').startsWith('VAR_RESET') ? 'RESET' : 'SET';
+    case 'VariableShowStmt':
+      return 'SHOW';
+    case 'TransactionStmt':
+      return String(node.kind ?? 'TRANSACTION')
+        .replace(/^TRANS_STMT_/, '')
+        .replaceAll('_', ' ');
+    case 'ExplainStmt': {
+      const analyze = Array.isArray(node.options)
+        ? node.options.some((o) => isObject(o) && isObject(o.DefElem) && o.DefElem.defname === 'analyze')
+        : false;
+      const query = isObject(node.query) ? node.query : {};
+      const inner = Object.keys(query)[0];
+      const of = inner === undefined ? '' : ` ${statementName(inner, query[inner])}`;
+      return `EXPLAIN${analyze ? ' ANALYZE' : ''}${of}`;
+    }
+    case 'VacuumStmt':
+      return node.is_vacuumcmd ? 'VACUUM' : 'ANALYZE';
+    case 'GrantStmt':
+      return node.is_grant ? 'GRANT' : 'REVOKE';
+    case 'GrantRoleStmt':
+      return node.is_grant ? 'GRANT (role)' : 'REVOKE (role)';
+    case 'CreateTableAsStmt':
+      return 'CREATE TABLE AS';
+    case 'DeclareCursorStmt':
+      return 'DECLARE CURSOR';
+    case 'ClosePortalStmt':
+      return 'CLOSE';
+    case 'IndexStmt':
+      return 'CREATE INDEX';
+    case 'CreateStmt':
+      return 'CREATE TABLE';
+    case 'ViewStmt':
+      return 'CREATE VIEW';
+    case 'RuleStmt':
+      return 'CREATE RULE';
+    case 'DoStmt':
+      return 'DO';
+    case 'SecLabelStmt':
+      return 'SECURITY LABEL';
+    default:
+      return type
+        .replace(/Stmt$/, '')
+        .replace(/([a-z])([A-Z])/g, '$1 $2')
+        .toUpperCase();
+  }
+}
+
+/** Checks one node (`{Type: body}` entry); throws a Refusal. */
+function checkNode(type: string, body: unknown): void {
+  if (!isObject(body)) return;
+  switch (type) {
+    case 'SelectStmt':
+      if (body.intoClause !== undefined) throw new Refusal('SELECT INTO is not allowed (it creates a table)');
+      return;
+    case 'LockingClause':
+      throw new Refusal(
+        `locking clause ${LOCKING_CLAUSES[String(body.strength)] ?? 'FOR …'} is not allowed (queries are read-only)`,
+      );
+    case 'FuncCall':
+      checkFunction(body);
+      return;
+    case 'RangeVar':
+      checkRelation(body);
+      return;
+    case 'A_Expr':
+      checkOperator(body.name);
+      return;
+    case 'SubLink':
+      checkOperator(body.operName);
+      return;
+    case 'SortBy':
+      checkOperator(body.useOp);
+      return;
+    case 'RangeTableSample': {
+      const method = nameParts(body.method) ?? [];
+      const name = method.length === 1 ? (method[0] as string) : '';
+      if (!TABLESAMPLE_METHODS.has(name)) {
+        throw new Refusal(`TABLESAMPLE method ${method.map(ident).join('.')} is not allowed`);
+      }
+      return;
+    }
+    case 'SQLValueFunction':
+      if (!ALLOWED_SQL_VALUE_FUNCTIONS.has(String(body.op))) {
+        const shown = String(body.op).replace(/^SVFOP_/, '');
+        throw new Refusal(`${shown} is not allowed (it reveals server state)`);
+      }
+      return;
+    default:
+      if (type.endsWith('Stmt')) {
+        throw new Refusal(
+          `data-modifying ${statementName(type, body)} inside WITH is not allowed (only read-only SELECT CTEs)`,
+        );
+      }
+  }
+}
+
+/** Walks the whole tree iteratively (deeply nested SQL must not overflow the stack). */
+function walk(root: unknown): void {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (Array.isArray(value)) {
+      for (const item of value) stack.push(item);
+    } else if (isObject(value)) {
+      for (const [key, child] of Object.entries(value)) {
+        // Node types are UpperCamel (`SelectStmt`, `A_Expr`); fields are lowerCamel/snake.
+        if (/^[A-Z]/.test(key)) checkNode(key, child);
+        if (typeof child === 'object' && child !== null) stack.push(child);
+      }
+    }
+  }
+}
+
+/**
+ * A parse failure caused by the SQL becomes a refusal; a failure of the parser itself (the WASM
+ * module could not be loaded, aborted) is rethrown so the caller answers 5xx instead of blaming
+ * the query.
+ */
+function parseError(error: unknown): string {
+  if (error instanceof RangeError) return 'syntax error: the SQL is too deeply nested to check';
+  if (!(error instanceof Error)) throw error;
+  if (error.name !== 'SqlError') {
+    // libpg-query's own input errors (e.g. allocation failure on huge input) are still the SQL's.
+    if (error.message.startsWith('Failed to parse query')) return `syntax error: ${error.message}`;
+    throw new Error(`the SQL parser failed: ${error.message}`, { cause: error });
+  }
+  const message = error.message;
+  if (message.startsWith('memory exhausted')) {
+    return `syntax error: the SQL is too deeply nested (${message})`;
+  }
+  const details = (error as { sqlDetails?: { cursorPosition?: unknown } }).sqlDetails;
+  const cursor = typeof details?.cursorPosition === 'number' ? details.cursorPosition : 0;
+  const at = cursor > 0 ? ` (at character ${cursor + 1})` : '';
+  return message.startsWith('syntax error') ? `${message}${at}` : `syntax error: ${message}${at}`;
+}
+
+/**
+ * Decides whether `sql` may be run against a data source. Refusals carry a message fit for the
+ * API's `{valid: false, error}`. Never throws because of the input; it throws only when the
+ * parser itself is broken (e.g. its `.wasm` file is missing from the bundle).
+ */
+export async function checkSql(sql: string): Promise<SqlCheck> {
+  if (typeof sql !== 'string') return { ok: false, error: 'SQL must be a string' };
+  const bytes = Buffer.byteLength(sql, 'utf8');
+  if (bytes > MAX_SQL_BYTES) {
+    return {
+      ok: false,
+      error: `SQL is too large: ${bytes} bytes (the limit is ${MAX_SQL_BYTES} bytes, 1 MiB)`,
+    };
+  }
+  // The parser reads a C string: text after a NUL would be invisible to it but not to a driver.
+  if (sql.includes('\0')) return { ok: false, error: 'SQL must not contain NUL characters' };
+  if (sql.trim() === '') return { ok: false, error: 'no SQL statement found: the input is empty' };
+
+  let tree: Awaited<ReturnType<typeof parse>>;
+  try {
+    tree = await parse(sql);
+  } catch (error) {
+    return { ok: false, error: parseError(error) };
+  }
+
+  const stmts = Array.isArray(tree?.stmts) ? tree.stmts : [];
+  if (stmts.length === 0) {
+    return { ok: false, error: 'no SQL statement found: the input is empty or only comments' };
+  }
+  if (stmts.length > 1) {
+    return { ok: false, error: `exactly one statement is allowed, found ${stmts.length}` };
+  }
+  const stmt: unknown = stmts[0]?.stmt;
+  const type = isObject(stmt) ? Object.keys(stmt)[0] : undefined;
+  if (!isObject(stmt) || type === undefined) return { ok: false, error: 'no SQL statement found' };
+  if (type !== 'SelectStmt') {
+    return { ok: false, error: `only SELECT statements are allowed, got ${statementName(type, stmt[type])}` };
+  }
+
+  try {
+    walk(stmt);
+  } catch (error) {
+    if (error instanceof Refusal) return { ok: false, error: error.message };
+    return {
+      ok: false,
+      error: `the SQL could not be checked: ${error instanceof Error ? error.message : error}`,
+    };
+  }
+  return { ok: true };
+}
