@@ -26,6 +26,8 @@ const outputName = (entry: string) => entry.replace(/\.ts$/, '');
  */
 export class FunctionBundles {
   private readonly entries: readonly string[];
+  /** Entries of the current build whose bundle is not in its asset yet. */
+  private readonly pending = new Set<string>();
   private outDir: string | undefined;
 
   /**
@@ -53,6 +55,7 @@ export class FunctionBundles {
         local: {
           tryBundle: (outputDir) => {
             copyFileSync(this.bundleOf(entry), join(outputDir, 'index.mjs'));
+            this.copied(entry);
             return true;
           },
         },
@@ -64,6 +67,7 @@ export class FunctionBundles {
     if (!this.outDir) {
       const outDir = mkdtempSync(join(tmpdir(), 'geoplane-bundles-'));
       process.once('exit', () => rmSync(outDir, { recursive: true, force: true }));
+      for (const e of this.entries) this.pending.add(e);
       buildSync({
         ...esbuildOptions(),
         absWorkingDir: this.root,
@@ -75,5 +79,14 @@ export class FunctionBundles {
       this.outDir = outDir;
     }
     return join(this.outDir, `${outputName(entry)}.mjs`);
+  }
+
+  /** Removes the build once every bundle is in its asset (a later request would rebuild). */
+  private copied(entry: string): void {
+    this.pending.delete(entry);
+    if (this.pending.size === 0 && this.outDir) {
+      rmSync(this.outDir, { recursive: true, force: true });
+      this.outDir = undefined;
+    }
   }
 }
