@@ -1,0 +1,584 @@
+/**
+ * The embedded PostGIS, run in a worker thread by `startEmbeddedPostgis` (./postgis.ts, ADR 0030).
+ *
+ * PGlite executes every statement synchronously on the thread that owns it, so it gets a thread of
+ * its own: the host's event loop (HTTP, timers, the `pg` client's timeouts) keeps running while a
+ * query does. This module opens (first time: initialises and seeds) the database, then serves it
+ * on 127.0.0.1 through pglite-socket's protocol handler behind a front door of ours that does
+ * what PGlite cannot: password authentication against `pg_authid`, the database name check, and
+ * one role per connection on the single shared backend (ADR 0031).
+ */
+import { createHash, createHmac, pbkdf2Sync, timingSafeEqual } from 'node:crypto';
+import { createServer, type Server, type Socket } from 'node:net';
+import { parentPort, workerData } from 'node:worker_threads';
+import { PGlite } from '@electric-sql/pglite';
+import { postgis } from '@electric-sql/pglite-postgis';
+import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket';
+
+/** What the parent passes in `workerData`. */
+export interface WorkerConfig {
+  pgDataDir: string;
+  host: string;
+  port: number;
+  /** True when the data directory is new: initialise and seed it. */
+  initialise: boolean;
+  demoUser: string;
+  demoPassword: string;
+  adminPassword: string;
+}
+
+/** Messages the worker posts to its parent. */
+export type WorkerMessage =
+  | { type: 'progress'; message: string }
+  | { type: 'ready'; port: number; database: string; superuser: string }
+  | { type: 'failed'; message: string }
+  | { type: 'stopped' };
+
+/** PGlite's one database and its bootstrap superuser. */
+const DATABASE = 'postgres';
+const SUPERUSER = 'postgres';
+/** A transaction left open this long by an idle client is rolled back and the client cut off. */
+const IDLE_IN_TRANSACTION_MS = 60_000;
+/** A connection must finish its login within this. */
+const LOGIN_TIMEOUT_MS = 10_000;
+
+const SSL_REQUEST = 80877103;
+const GSSENC_REQUEST = 80877104;
+const CANCEL_REQUEST = 80877102;
+const PROTOCOL_3_0 = 196608;
+
+const post = (message: WorkerMessage) => parentPort?.postMessage(message);
+const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+/** The demo database: three spatial tables, one plain table, one table the demo role can't read. */
+function seedSql(demoUser: string, demoPassword: string, adminPassword: string): string {
+  const literal = (value: string) => `'${value.replaceAll("'", "''")}'`;
+  return `
+BEGIN;
+CREATE EXTENSION IF NOT EXISTS postgis;
+ALTER ROLE ${SUPERUSER} PASSWORD ${literal(adminPassword)};
+CREATE ROLE ${ident(demoUser)} LOGIN PASSWORD ${literal(demoPassword)};
+GRANT USAGE ON SCHEMA public TO ${ident(demoUser)};
+
+CREATE TABLE public.places (
+  id integer PRIMARY KEY,
+  name text NOT NULL,
+  kind text NOT NULL,
+  population integer,
+  founded date,
+  geom geometry(Point, 4326) NOT NULL
+);
+INSERT INTO public.places
+SELECT i, 'Place ' || i, (ARRAY['city', 'town', 'village', 'hamlet'])[1 + i % 4],
+       CASE WHEN i % 10 = 0 THEN NULL ELSE 500 + (i * 7919) % 250000 END,
+       date '1200-01-01' + (i * 3571) % 250000,
+       ST_SetSRID(ST_MakePoint(-10 + ((i * 7919) % 2000) / 100.0, 40 + ((i * 104729) % 1500) / 100.0), 4326)
+FROM generate_series(1, 300) AS i;
+
+CREATE TABLE public.roads (
+  id integer PRIMARY KEY,
+  name text NOT NULL,
+  class text NOT NULL,
+  lanes smallint NOT NULL,
+  geom geometry(LineString, 4326) NOT NULL
+);
+INSERT INTO public.roads
+SELECT i, 'Road ' || i, (ARRAY['motorway', 'primary', 'secondary', 'residential'])[1 + i % 4], 1 + i % 4,
+       ST_SetSRID(ST_MakeLine(ARRAY[ST_MakePoint(x, y), ST_MakePoint(x + 0.05, y + 0.02),
+                                    ST_MakePoint(x + 0.1, y - 0.01), ST_MakePoint(x + 0.15, y + 0.03)]), 4326)
+FROM (SELECT i, -10 + ((i * 6007) % 1900) / 100.0 AS x, 40 + ((i * 49999) % 1450) / 100.0 AS y
+      FROM generate_series(1, 200) AS i) AS s;
+
+CREATE TABLE public.parcels (
+  id integer PRIMARY KEY,
+  parcel_code text NOT NULL UNIQUE,
+  land_use text NOT NULL,
+  area_m2 double precision NOT NULL,
+  assessed boolean NOT NULL,
+  geom geometry(Polygon, 4326) NOT NULL
+);
+INSERT INTO public.parcels
+SELECT i, 'P-' || lpad(i::text, 5, '0'), (ARRAY['residential', 'commercial', 'agricultural', 'forest'])[1 + i % 4],
+       round(ST_Area(env::geography)::numeric, 1), i % 3 = 0, env
+FROM (SELECT i, ST_MakeEnvelope(x, y, x + 0.02 + (i % 5) * 0.01, y + 0.015 + (i % 3) * 0.01, 4326) AS env
+      FROM (SELECT i, -10 + ((i * 3001) % 1950) / 100.0 AS x, 40 + ((i * 7727) % 1480) / 100.0 AS y
+            FROM generate_series(1, 250) AS i) AS p) AS s;
+
+CREATE TABLE public.notes (
+  id serial PRIMARY KEY,
+  title text NOT NULL,
+  body text,
+  created_at timestamptz NOT NULL DEFAULT now()
+);
+INSERT INTO public.notes (title, body) SELECT 'Note ' || i, 'A note without a place, number ' || i
+FROM generate_series(1, 20) AS i;
+
+CREATE TABLE public.secrets (
+  id integer PRIMARY KEY,
+  label text NOT NULL,
+  secret text NOT NULL,
+  geom geometry(Point, 4326) NOT NULL
+);
+INSERT INTO public.secrets VALUES
+  (1, 'vault', 'not for the demo role', ST_SetSRID(ST_MakePoint(2.35, 48.85), 4326)),
+  (2, 'bunker', 'not for the demo role either', ST_SetSRID(ST_MakePoint(13.4, 52.52), 4326));
+
+CREATE INDEX places_geom_idx ON public.places USING gist (geom);
+CREATE INDEX roads_geom_idx ON public.roads USING gist (geom);
+CREATE INDEX parcels_geom_idx ON public.parcels USING gist (geom);
+GRANT SELECT ON public.places, public.roads, public.parcels, public.notes TO ${ident(demoUser)};
+REVOKE ALL ON public.secrets FROM PUBLIC;
+COMMIT;
+ANALYZE;
+CHECKPOINT;
+`;
+}
+
+/** Verifies a cleartext password against a `pg_authid.rolpassword` value (SCRAM-SHA-256 or md5). */
+function passwordMatches(stored: string | null, user: string, password: string): boolean {
+  if (stored === null) return false;
+  const scram = /^SCRAM-SHA-256\$(\d+):([^$]+)\$([^:]+):(.+)$/.exec(stored);
+  if (scram) {
+    const [, iterations, salt, storedKey] = scram as unknown as [string, string, string, string];
+    const salted = pbkdf2Sync(password, Buffer.from(salt, 'base64'), Number(iterations), 32, 'sha256');
+    const clientKey = createHmac('sha256', salted).update('Client Key').digest();
+    const computed = createHash('sha256').update(clientKey).digest();
+    const expected = Buffer.from(storedKey, 'base64');
+    return computed.length === expected.length && timingSafeEqual(computed, expected);
+  }
+  if (stored.startsWith('md5')) {
+    const computed = Buffer.from(
+      `md5${createHash('md5')
+        .update(password + user)
+        .digest('hex')}`,
+    );
+    const expected = Buffer.from(stored);
+    return computed.length === expected.length && timingSafeEqual(computed, expected);
+  }
+  return false;
+}
+
+/** One frontend message: type byte + length + body. */
+function frame(type: string, body: Buffer): Buffer {
+  const head = Buffer.alloc(5);
+  head.write(type, 0, 'latin1');
+  head.writeInt32BE(body.length + 4, 1);
+  return Buffer.concat([head, body]);
+}
+
+/** A FATAL ErrorResponse, as the server sends before closing a refused connection. */
+function fatal(code: string, message: string): Buffer {
+  const field = (tag: string, value: string) => Buffer.from(`${tag}${value}\0`, 'utf8');
+  return frame(
+    'E',
+    Buffer.concat([
+      field('S', 'FATAL'),
+      field('V', 'FATAL'),
+      field('C', code),
+      field('M', message),
+      Buffer.from([0]),
+    ]),
+  );
+}
+
+interface Pending {
+  /** 0 for the front door's own work. */
+  handlerId: number;
+  kind: 'message' | 'release' | 'task';
+  message?: Uint8Array;
+  onData?: (data: Uint8Array) => void;
+  task?: () => Promise<unknown>;
+  resolve: (value: never) => void;
+  reject: (error: Error) => void;
+}
+
+/**
+ * The single PGlite backend shared by every connection. pglite-socket's own queue hands the
+ * backend to the next connection between any two messages unless an explicit transaction is open;
+ * this one keeps it with a connection until the backend reports ReadyForQuery/idle after a
+ * synchronisation point (simple Query, Sync, end of COPY), so an extended-protocol sequence is never
+ * interleaved, and switches `SESSION AUTHORIZATION` to the connection's login role whenever the
+ * backend changes hands (ADR 0031). It satisfies the queue contract `PGLiteSocketHandler` uses.
+ */
+class Backend {
+  readonly #db: PGlite;
+  readonly #roles = new Map<number, string>();
+  readonly #sockets = new Map<number, Socket>();
+  #queue: Pending[] = [];
+  #running = false;
+  /** The connection the backend belongs to until it is idle again. */
+  #owner: number | null = null;
+  /** The owner sent extended-protocol messages without their Sync yet. */
+  #midSequence = false;
+  /** Whose role the session currently runs as (0 = the superuser). */
+  #sessionOf: number | null = null;
+  #idleTimer: NodeJS.Timeout | undefined;
+  #dead: Error | undefined;
+
+  constructor(db: PGlite) {
+    this.#db = db;
+  }
+
+  /** Registers a connection's login role before its handler starts sending. */
+  admit(handlerId: number, role: string, socket: Socket): void {
+    this.#roles.set(handlerId, role);
+    this.#sockets.set(handlerId, socket);
+  }
+
+  enqueue(handlerId: number, message: Uint8Array, onData: (data: Uint8Array) => void): Promise<number> {
+    return this.#push({ handlerId, kind: 'message', message, onData });
+  }
+
+  clearQueueForHandler(handlerId: number): void {
+    this.#queue = this.#queue.filter((p) => {
+      if (p.handlerId !== handlerId || p.kind !== 'message') return true;
+      p.reject(new Error('connection closed'));
+      return false;
+    });
+  }
+
+  /** Called by the handler on disconnect: roll back what the connection left open, forget it. */
+  async clearTransactionIfNeeded(handlerId: number): Promise<void> {
+    await this.#push({ handlerId, kind: 'release' }).catch(() => {});
+  }
+
+  /** Runs front-door work as the superuser while no connection owns the backend. */
+  run<T>(task: () => Promise<T>): Promise<T> {
+    return this.#push({ handlerId: 0, kind: 'task', task });
+  }
+
+  /** Simple-protocol query as the superuser; rows as text. For the front door only. */
+  async adminQuery(sql: string): Promise<(string | null)[][]> {
+    const out = await this.#raw(frame('Q', Buffer.from(`${sql}\0`, 'utf8')));
+    const rows: (string | null)[][] = [];
+    for (const [type, body] of messages(out)) {
+      if (type === 'E') throw new Error(errorText(body));
+      if (type !== 'D') continue;
+      const row: (string | null)[] = [];
+      let at = 2;
+      for (let i = body.readInt16BE(0); i > 0; i--) {
+        const length = body.readInt32BE(at);
+        at += 4;
+        row.push(length < 0 ? null : body.subarray(at, at + length).toString('utf8'));
+        at += Math.max(length, 0);
+      }
+      rows.push(row);
+    }
+    return rows;
+  }
+
+  #push<T>(item: Omit<Pending, 'resolve' | 'reject'>): Promise<T> {
+    if (this.#dead) return Promise.reject(this.#dead);
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ ...item, resolve: resolve as (value: never) => void, reject });
+      void this.#pump();
+    });
+  }
+
+  async #pump(): Promise<void> {
+    if (this.#running) return;
+    this.#running = true;
+    clearTimeout(this.#idleTimer);
+    try {
+      for (;;) {
+        const owner = this.#owner;
+        const index =
+          owner === null
+            ? this.#queue.length > 0
+              ? 0
+              : -1
+            : this.#queue.findIndex((p) => p.handlerId === owner);
+        if (index < 0) break;
+        const [item] = this.#queue.splice(index, 1) as [Pending];
+        try {
+          item.resolve((await this.#execute(item)) as never);
+        } catch (error) {
+          item.reject(error as Error);
+          if (!this.#db.ready) this.#die(error as Error);
+        }
+      }
+    } finally {
+      this.#running = false;
+    }
+    const owner = this.#owner;
+    if (owner !== null) {
+      // Someone holds a transaction open and sends nothing: free the backend eventually.
+      this.#idleTimer = setTimeout(() => this.#sockets.get(owner)?.destroy(), IDLE_IN_TRANSACTION_MS);
+      this.#idleTimer.unref();
+    }
+  }
+
+  async #execute(item: Pending): Promise<unknown> {
+    if (item.kind === 'task') {
+      await this.#becomeRole(0, SUPERUSER);
+      return item.task?.();
+    }
+    if (item.kind === 'release') {
+      if (this.#owner === item.handlerId) {
+        if (this.#midSequence) await this.#raw(frame('S', Buffer.alloc(0)));
+        if (this.#db.isInTransaction()) await this.#raw(frame('Q', Buffer.from('ROLLBACK\0')));
+        this.#owner = null;
+        this.#midSequence = false;
+      }
+      this.#roles.delete(item.handlerId);
+      this.#sockets.delete(item.handlerId);
+      return 0;
+    }
+    const message = item.message as Uint8Array;
+    const startup = message[0] === 0;
+    const role = this.#roles.get(item.handlerId);
+    if (role === undefined) throw new Error('connection was not admitted');
+    if (!startup) await this.#becomeRole(item.handlerId, role);
+    const type = startup ? '' : String.fromCharCode(message[0] as number);
+    // PGlite answers an error inside an extended-protocol sequence with ReadyForQuery at once, and
+    // again at the Sync; a client counts both (pg then takes the second for its next query's end),
+    // so a ReadyForQuery that ends the answer to anything but a sync point is held back.
+    const extended = 'PBDECH'.includes(type) && type !== '';
+    const tail = Buffer.alloc(6);
+    let held: Buffer | undefined;
+    let bytes = 0;
+    await this.#db.runExclusive(() =>
+      this.#db.execProtocolRawStream(message, {
+        onRawData: (data) => {
+          bytes += data.length;
+          keepTail(tail, data);
+          if (!extended) return item.onData?.(data);
+          const chunk = held ? Buffer.concat([held, data]) : Buffer.from(data);
+          if (chunk.length > 6) item.onData?.(chunk.subarray(0, chunk.length - 6));
+          held = Buffer.from(chunk.subarray(Math.max(0, chunk.length - 6)));
+        },
+      }),
+    );
+    if (held && !isReadyForQuery(held)) item.onData?.(held);
+    // The startup packet may reset session state: assert the role again before the next message.
+    if (startup) this.#sessionOf = null;
+    // Terminate gets no answer; the connection is going, so is its claim on the backend.
+    const syncPoint = startup || 'QSFcf'.includes(type) || (type === 'X' && !this.#db.isInTransaction());
+    const idle = type === 'X' || (isReadyForQuery(tail) && tail[5] === 0x49);
+    if (syncPoint && idle) {
+      this.#owner = null;
+      this.#midSequence = false;
+    } else {
+      this.#owner = item.handlerId;
+      this.#midSequence = !syncPoint;
+    }
+    return bytes;
+  }
+
+  async #becomeRole(holder: number, role: string): Promise<void> {
+    if (this.#sessionOf === holder) return;
+    const out = await this.#raw(
+      frame('Q', Buffer.from(`SET SESSION AUTHORIZATION ${ident(role)}\0`, 'utf8')),
+    );
+    for (const [type, body] of messages(out)) if (type === 'E') throw new Error(errorText(body));
+    this.#sessionOf = holder;
+  }
+
+  /**
+   * Raw protocol round trip whose output stays here. (PGlite's own `exec`/`query` can't be mixed
+   * with `execProtocolRawStream`: after a stream call they send their output to the last stream's
+   * callback — a client's socket.)
+   */
+  async #raw(message: Buffer): Promise<Buffer> {
+    const chunks: Uint8Array[] = [];
+    await this.#db.runExclusive(() =>
+      this.#db.execProtocolRawStream(new Uint8Array(message), { onRawData: (d) => chunks.push(d.slice()) }),
+    );
+    return Buffer.concat(chunks);
+  }
+
+  #die(error: Error): void {
+    this.#dead = error;
+    for (const p of this.#queue.splice(0)) p.reject(error);
+    for (const socket of this.#sockets.values()) socket.destroy();
+    post({ type: 'failed', message: `PGlite stopped: ${error.message}` });
+  }
+}
+
+/** True when the 6 bytes are a ReadyForQuery message (any transaction status). */
+function isReadyForQuery(bytes: Buffer): boolean {
+  return bytes.length === 6 && bytes[0] === 0x5a && bytes.readInt32BE(1) === 5;
+}
+
+/** Keeps the last 6 bytes seen (a ReadyForQuery message is 6 bytes). */
+function keepTail(tail: Buffer, data: Uint8Array): void {
+  if (data.length >= 6) {
+    tail.set(data.subarray(data.length - 6));
+  } else {
+    tail.copy(tail, 0, data.length);
+    tail.set(data, 6 - data.length);
+  }
+}
+
+function* messages(out: Buffer): Generator<[string, Buffer]> {
+  let at = 0;
+  while (at + 5 <= out.length) {
+    const length = out.readInt32BE(at + 1);
+    yield [String.fromCharCode(out[at] as number), out.subarray(at + 5, at + 1 + length)];
+    at += 1 + length;
+  }
+}
+
+function errorText(body: Buffer): string {
+  for (const field of body.toString('utf8').split('\0')) if (field.startsWith('M')) return field.slice(1);
+  return 'error';
+}
+
+/**
+ * The front door: SSL refused ('N', as a server without SSL does), startup packet read, database
+ * name checked, cleartext password requested and checked against `pg_authid`, then the socket is
+ * handed to pglite-socket's handler with the startup packet replayed.
+ */
+function serve(
+  backend: Backend,
+  host: string,
+  port: number,
+): Promise<{ server: Server; close(): Promise<void> }> {
+  const connections = new Set<Socket>();
+  const server = createServer((socket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
+    socket.on('error', () => {});
+    greet(backend, socket);
+  });
+  const close = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      for (const socket of connections) socket.destroy();
+    });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve({ server, close }));
+  });
+}
+
+function greet(backend: Backend, socket: Socket): void {
+  let buffer = Buffer.alloc(0);
+  let startup: Buffer | undefined;
+  let params: Record<string, string> = {};
+  const refuse = (code: string, message: string) => {
+    socket.off('data', onData);
+    socket.end(fatal(code, message));
+  };
+  const onData = (chunk: Buffer) => {
+    buffer = Buffer.concat([buffer, chunk]);
+    while (!startup) {
+      if (buffer.length < 8) return;
+      const length = buffer.readInt32BE(0);
+      const code = buffer.readInt32BE(4);
+      if (length < 8 || length > 10_000) return refuse('08P01', 'invalid length of startup packet');
+      if (buffer.length < length) return;
+      if (code === SSL_REQUEST || code === GSSENC_REQUEST) {
+        socket.write('N');
+        buffer = buffer.subarray(8);
+        continue;
+      }
+      if (code === CANCEL_REQUEST) {
+        // PGlite has no second backend to cancel from; the request is dropped, as pglite-socket does.
+        socket.off('data', onData);
+        socket.end();
+        return;
+      }
+      if (code !== PROTOCOL_3_0) return refuse('08P01', 'unsupported frontend protocol');
+      startup = buffer.subarray(0, length);
+      buffer = buffer.subarray(length);
+      const fields = startup.subarray(8).toString('utf8').split('\0');
+      params = {};
+      for (let i = 0; i + 1 < fields.length && fields[i]; i += 2)
+        params[fields[i] as string] = fields[i + 1] ?? '';
+      const user = params.user;
+      if (!user) return refuse('28000', 'no PostgreSQL user name specified in startup packet');
+      const database = params.database || user;
+      if (database !== DATABASE) return refuse('3D000', `database "${database}" does not exist`);
+      // AuthenticationCleartextPassword: loopback only, and pg answers it like any server's.
+      socket.write(frame('R', Buffer.from([0, 0, 0, 3])));
+    }
+    if (buffer.length < 5) return;
+    const length = buffer.readInt32BE(1);
+    if (buffer[0] !== 0x70 || length > 10_000) return refuse('08P01', 'expected a password message');
+    if (buffer.length < 1 + length) return;
+    const password = buffer
+      .subarray(5, 1 + length)
+      .toString('utf8')
+      .replace(/\0$/, '');
+    const rest = buffer.subarray(1 + length);
+    socket.off('data', onData);
+    socket.pause();
+    void admit(backend, socket, startup, rest, params.user as string, password);
+  };
+  socket.on('data', onData);
+  // A client that connects and never logs in doesn't keep a socket forever.
+  socket.setTimeout(LOGIN_TIMEOUT_MS, () => socket.destroy());
+}
+
+async function admit(
+  backend: Backend,
+  socket: Socket,
+  startup: Buffer,
+  rest: Buffer,
+  user: string,
+  password: string,
+): Promise<void> {
+  let verdict: { code: string; message: string } | undefined;
+  try {
+    const rows = await backend.run(() =>
+      backend.adminQuery(
+        'SELECT rolname, rolpassword, rolcanlogin::text, (rolvaliduntil < now())::text FROM pg_authid',
+      ),
+    );
+    const role = rows.find((r) => r[0] === user);
+    if (!role || !passwordMatches(role[1] ?? null, user, password) || role[3] === 'true') {
+      verdict = { code: '28P01', message: `password authentication failed for user "${user}"` };
+    } else if (role[2] !== 'true') {
+      verdict = { code: '28000', message: `role "${user}" is not permitted to log in` };
+    }
+  } catch (error) {
+    verdict = { code: '57P03', message: `the database system is not accepting connections: ${error}` };
+  }
+  if (verdict) {
+    socket.end(fatal(verdict.code, verdict.message));
+    return;
+  }
+  const handler = new PGLiteSocketHandler({
+    // Our queue honours the contract of pglite-socket's (unexported) QueryQueueManager.
+    queryQueue: backend as unknown as PGLiteSocketHandlerOptions['queryQueue'],
+    closeOnDetach: true,
+  });
+  backend.admit(handler.handlerId, user, socket);
+  socket.setTimeout(0);
+  await handler.attach(socket);
+  socket.unshift(Buffer.concat([startup, rest]));
+  socket.resume();
+}
+
+async function main(config: WorkerConfig): Promise<void> {
+  const started = Date.now();
+  const seconds = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
+  if (config.initialise) {
+    post({ type: 'progress', message: 'creating the embedded PostGIS database (first start only)…' });
+  }
+  const db = await PGlite.create({ dataDir: config.pgDataDir, extensions: { postgis } });
+  if (config.initialise) {
+    post({
+      type: 'progress',
+      message: `database created (${seconds()}); installing PostGIS and the demo data…`,
+    });
+    await db.exec(seedSql(config.demoUser, config.demoPassword, config.adminPassword));
+    post({ type: 'progress', message: `demo data seeded (${seconds()})` });
+  }
+  const backend = new Backend(db);
+  const { server, close } = await serve(backend, config.host, config.port);
+  const address = server.address();
+  if (address === null || typeof address !== 'object') throw new Error('the PostGIS server has no address');
+  parentPort?.on('message', async (message: { type: string }) => {
+    if (message.type !== 'stop') return;
+    await close();
+    await backend.run(() => db.close()).catch(() => {});
+    post({ type: 'stopped' });
+  });
+  post({ type: 'ready', port: address.port, database: DATABASE, superuser: SUPERUSER });
+}
+
+main(workerData as WorkerConfig).catch((error: unknown) => {
+  post({ type: 'failed', message: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+});

@@ -1,0 +1,200 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { WorkerConfig, WorkerMessage } from './postgis-worker.ts';
+
+/** The login role of the demo service: reads the demo tables, not `public.secrets`. */
+export const DEMO_USER = 'geoplane_demo';
+/** A fixed password, so a kept catalog and a re-created PostGIS data dir still agree (loopback only). */
+export const DEMO_PASSWORD = 'geoplane_demo';
+const SEED_VERSION = 1;
+/** How often "still initialising" is printed while the first start runs. */
+const TICK_MS = 10_000;
+
+/** Options of {@link startEmbeddedPostgis}. */
+export interface EmbeddedPostgisOptions {
+  /** The local data dir (`.local/`); PostGIS lives in `<dataDir>/postgis`. */
+  dataDir: string;
+  /** TCP port on 127.0.0.1; 0 picks a free one (read it back from the result). */
+  port: number;
+  /** Progress lines while the first start initialises (~30–40 s) and on unexpected stops. */
+  onProgress?: (message: string) => void;
+}
+
+/** A running embedded PostGIS and how to reach it as the demo service's role. */
+export interface EmbeddedPostgis {
+  host: string;
+  port: number;
+  database: string;
+  user: string;
+  password: string;
+  /** The superuser, for tooling and tests only: never put it in a service. */
+  admin: { user: string; password: string };
+  /** True when this start created and seeded the data dir. */
+  firstInit: boolean;
+  /** Milliseconds from the call until the port accepted logins. */
+  startupMs: number;
+  /** Closes the port, flushes and closes the database, ends the worker; idempotent. */
+  stop(): Promise<void>;
+}
+
+interface Marker {
+  seed_version: number;
+  admin_password: string;
+  initialised_at: string;
+}
+
+/**
+ * Starts PGlite with PostGIS in a worker thread and serves it on 127.0.0.1 over the Postgres wire
+ * protocol (ADR 0030, 0031). The first start of a data dir initialises and seeds it; later starts
+ * reopen it. A data dir is opened by one process at a time (`<dataDir>/postgis.lock`).
+ */
+export async function startEmbeddedPostgis(options: EmbeddedPostgisOptions): Promise<EmbeddedPostgis> {
+  const started = Date.now();
+  const progress = options.onProgress ?? ((message: string) => console.log(`[postgis] ${message}`));
+  const pgDataDir = join(options.dataDir, 'postgis');
+  const markerPath = join(options.dataDir, 'postgis.json');
+  const lockPath = join(options.dataDir, 'postgis.lock');
+  mkdirSync(options.dataDir, { recursive: true });
+  acquireLock(lockPath);
+  const releaseLock = () => {
+    if (existsSync(lockPath) && readFileSync(lockPath, 'utf8') === String(process.pid)) unlinkSync(lockPath);
+  };
+  process.once('exit', releaseLock);
+
+  let marker = readMarker(markerPath);
+  const initialise = marker === undefined;
+  if (initialise && existsSync(pgDataDir)) {
+    progress('removing an unfinished PostGIS data dir (its first start was interrupted)');
+    rmSync(pgDataDir, { recursive: true, force: true });
+  }
+  marker ??= {
+    seed_version: SEED_VERSION,
+    admin_password: randomBytes(18).toString('base64url'),
+    initialised_at: '',
+  };
+  const config: WorkerConfig = {
+    pgDataDir,
+    host: '127.0.0.1',
+    port: options.port,
+    initialise,
+    demoUser: DEMO_USER,
+    demoPassword: DEMO_PASSWORD,
+    adminPassword: marker.admin_password,
+  };
+
+  const worker = spawnWorker(config);
+  let ready: Extract<WorkerMessage, { type: 'ready' }>;
+  let stopped: Promise<void> | undefined;
+  const tick = initialise
+    ? setInterval(
+        () => progress(`still initialising PostGIS… (${Math.round((Date.now() - started) / 1000)} s)`),
+        TICK_MS,
+      )
+    : undefined;
+  try {
+    ready = await new Promise((resolve, reject) => {
+      worker.on('message', (message: WorkerMessage) => {
+        if (message.type === 'ready') resolve(message);
+        else if (message.type === 'progress') progress(message.message);
+        else if (message.type === 'failed') {
+          reject(new Error(`embedded PostGIS failed: ${message.message}`));
+          if (!stopped) progress(`embedded PostGIS failed: ${message.message}`);
+        }
+      });
+      worker.once('error', reject);
+      worker.once('exit', (code) => {
+        reject(new Error(`embedded PostGIS worker exited with ${code}`));
+        if (!stopped) progress(`embedded PostGIS worker exited with ${code}`);
+      });
+    });
+  } catch (error) {
+    await worker.terminate();
+    releaseLock();
+    process.off('exit', releaseLock);
+    throw error;
+  } finally {
+    clearInterval(tick);
+  }
+  // The owner calls stop(); a process that exits anyway doesn't wait for the database thread.
+  worker.unref();
+  if (initialise) {
+    marker.initialised_at = new Date().toISOString();
+    writeFileSync(markerPath, `${JSON.stringify(marker, null, 2)}\n`, { mode: 0o600 });
+  }
+
+  const stop = async () => {
+    worker.ref();
+    const done = new Promise<void>((resolve) => {
+      worker.once('exit', () => resolve());
+      worker.on('message', (message: WorkerMessage) => {
+        if (message.type === 'stopped') resolve();
+      });
+    });
+    worker.postMessage({ type: 'stop' });
+    await Promise.race([done, new Promise((resolve) => setTimeout(resolve, 15_000).unref())]);
+    await worker.terminate();
+    releaseLock();
+    process.off('exit', releaseLock);
+  };
+  return {
+    host: '127.0.0.1',
+    port: ready.port,
+    database: ready.database,
+    user: DEMO_USER,
+    password: DEMO_PASSWORD,
+    admin: { user: ready.superuser, password: marker.admin_password },
+    firstInit: initialise,
+    startupMs: Date.now() - started,
+    stop: () => {
+      stopped ??= stop();
+      return stopped;
+    },
+  };
+}
+
+/**
+ * The worker runs TypeScript: its bootstrap registers tsx's loader first (a Worker's `--import`
+ * is not honoured on Node 20, and the parent may be vitest rather than tsx).
+ */
+function spawnWorker(config: WorkerConfig): Worker {
+  const require = createRequire(import.meta.url);
+  const tsxApi = pathToFileURL(
+    join(require.resolve('tsx/package.json'), '..', 'dist/esm/api/index.mjs'),
+  ).href;
+  const entry = new URL('./postgis-worker.ts', import.meta.url).href;
+  const bootstrap = `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`;
+  return new Worker(bootstrap, { eval: true, workerData: config });
+}
+
+function readMarker(path: string): Marker | undefined {
+  if (!existsSync(path)) return undefined;
+  return JSON.parse(readFileSync(path, 'utf8')) as Marker;
+}
+
+/** One process per data dir: PGlite has no file locking of its own, two openers corrupt it. */
+function acquireLock(path: string): void {
+  try {
+    writeFileSync(path, String(process.pid), { flag: 'wx' });
+    return;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  const pid = Number.parseInt(readFileSync(path, 'utf8'), 10);
+  if (pid === process.pid || (pid > 0 && isAlive(pid))) {
+    throw new Error(`the PostGIS data dir is in use by process ${pid} (${path})`);
+  }
+  writeFileSync(path, String(process.pid));
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,714 @@
+/**
+ * PostGIS data sources through `pg`: the same code against the embedded PostGIS locally and
+ * RDS/Aurora in AWS (DESIGN §2, §8; ADRs 0032–0034).
+ *
+ * Every database round trip runs in a `BEGIN READ ONLY` transaction with a transaction-local
+ * statement_timeout, lock_timeout and search_path, and under a client-side deadline as well (a
+ * server that ignores statement_timeout — PGlite — still can't hold a request). Identifiers are
+ * quoted with `escapeIdentifier`; values always travel as parameters.
+ */
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import { RuleViolationError, UnavailableError } from '../domain/errors.ts';
+import { checkSql } from './sql-guard.ts';
+
+/** How to reach a PostGIS database (a service's connection info plus its decrypted password). */
+export interface PostgisConnection {
+  host: string;
+  port: number;
+  database: string;
+  user: string;
+  password?: string;
+  /** libpq semantics; default `prefer` (TLS when the server offers it, unverified). */
+  sslmode?: 'disable' | 'prefer' | 'require' | 'verify-full';
+  /** Where layers are looked for; default `['public']`. */
+  schemas?: string[];
+}
+
+/** A geometry table or view the connection's role can read. */
+export interface DiscoveredLayer {
+  schema: string;
+  table: string;
+  /** `schema.table`, or `table` when the schema is `public`. */
+  name: string;
+  geometry_column: string;
+  /** Upper case as GeometryType() spells it (`POINT`, `MULTIPOLYGON`), `GEOMETRY` when unconstrained. */
+  geometry_type: string;
+  /** The column's SRID, else the first feature's, else 4326. */
+  srid: number;
+  extent: { min_x: number; min_y: number; max_x: number; max_y: number } | null;
+}
+
+/** What describeSql found out about a SQL view. */
+export type SqlDescription =
+  | {
+      valid: true;
+      discovered: {
+        columns: { name: string; type: string }[];
+        geometry_column: string;
+        geometry_type: string;
+        srid: number;
+        suggested_id_column: string;
+      };
+    }
+  | { valid: false; error: string };
+
+/** Connect timeout, also the wait for a free pooled connection (ADR 0033). */
+export const CONNECT_TIMEOUT_MS = 2_000;
+/** Catalog reads and extents of discoverLayers, as a whole. */
+export const DISCOVERY_BUDGET_MS = 10_000;
+/** Default budget of probeLayer. */
+export const PROBE_BUDGET_MS = 5_000;
+/** The `LIMIT 0` run and the geometry probe of describeSql, as a whole. */
+export const DESCRIBE_BUDGET_MS = 5_000;
+/** The uniqueness scan of checkIdColumn. */
+export const ID_CHECK_BUDGET_MS = 10_000;
+/** Waiting for a lock is never worth more than this. */
+export const LOCK_TIMEOUT_MS = 2_000;
+/** Tables up to this size get an exact ST_Extent when no statistics exist. */
+const EXACT_EXTENT_MAX_BYTES = 8 * 1024 * 1024;
+const DEFAULT_SRID = 4326;
+const MAX_POOLS = 16;
+/** Preferred id column names, best first (matched case-insensitively). */
+const ID_NAMES = ['id', 'fid', 'gid', 'ogc_fid', 'objectid', 'feature_id'];
+
+/** A statement ran out of its budget (server statement_timeout or the client-side deadline). */
+class BudgetExceededError extends Error {}
+
+/** Runs one statement inside the read-only transaction. */
+export type ReadOnlyQuery = <R extends pg.QueryResultRow = Record<string, unknown>>(
+  text: string,
+  values?: unknown[],
+) => Promise<pg.QueryResult<R>>;
+
+const pools = new Map<string, pg.Pool>();
+/** Identities whose server refused TLS under sslmode=prefer: they talk plain from then on. */
+const plainText = new Set<string>();
+
+function identity(c: PostgisConnection): string {
+  const secret = createHash('sha256')
+    .update(c.password ?? '')
+    .digest('base64url');
+  return JSON.stringify([c.host, c.port, c.database, c.user, secret, c.sslmode ?? 'prefer']);
+}
+
+function clientConfig(c: PostgisConnection, key: string): pg.ClientConfig {
+  const mode = c.sslmode ?? 'prefer';
+  const ssl =
+    mode === 'disable' || (mode === 'prefer' && plainText.has(key))
+      ? false
+      : { rejectUnauthorized: mode === 'verify-full' };
+  return {
+    host: c.host,
+    port: c.port,
+    database: c.database,
+    user: c.user,
+    password: c.password ?? '',
+    ssl,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    application_name: 'geoplane',
+  };
+}
+
+/** A small pool per connection identity, least recently used evicted beyond {@link MAX_POOLS}. */
+function poolFor(c: PostgisConnection, key: string): pg.Pool {
+  const cached = pools.get(key);
+  if (cached) {
+    pools.delete(key);
+    pools.set(key, cached);
+    return cached;
+  }
+  const pool = new pg.Pool({
+    ...clientConfig(c, key),
+    max: 3,
+    idleTimeoutMillis: 10_000,
+    // Lambdas and tests must be free to exit with idle connections open.
+    allowExitOnIdle: true,
+  });
+  // An idle connection the server dropped: the pool discards it, the next checkout reconnects.
+  pool.on('error', () => {});
+  pools.set(key, pool);
+  if (pools.size > MAX_POOLS) {
+    const [oldest, old] = pools.entries().next().value as [string, pg.Pool];
+    pools.delete(oldest);
+    void old.end().catch(() => {});
+  }
+  return pool;
+}
+
+function dropPool(key: string): void {
+  const pool = pools.get(key);
+  pools.delete(key);
+  void pool?.end().catch(() => {});
+}
+
+async function checkout(c: PostgisConnection): Promise<pg.PoolClient> {
+  const key = identity(c);
+  try {
+    return await poolFor(c, key).connect();
+  } catch (error) {
+    if ((c.sslmode ?? 'prefer') === 'prefer' && !plainText.has(key) && refusesTls(error)) {
+      // libpq's `prefer`: the server has no TLS, so talk plain.
+      plainText.add(key);
+      dropPool(key);
+      try {
+        return await poolFor(c, key).connect();
+      } catch (retry) {
+        throw connectFailure(c, retry);
+      }
+    }
+    throw connectFailure(c, error);
+  }
+}
+
+function refusesTls(error: unknown): boolean {
+  return error instanceof Error && /does not support SSL/i.test(error.message);
+}
+
+const OUTAGE_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
+/** Refusals that mean "we may not read", not "it is down": the login, the database, TLS setup. */
+const REFUSAL_SQLSTATES = new Set(['28P01', '28000', '3D000', '42501']);
+
+/** True when the error says the data source can't be reached (ADR 0034). */
+function isOutage(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (OUTAGE_ERRNOS.has(code)) return true;
+    // connection_exception, admin/crash shutdown, cannot_connect_now, too_many_connections
+    if (code.startsWith('08') || ['57P01', '57P02', '57P03', '53300'].includes(code)) return true;
+  }
+  const nested = (error as { errors?: unknown }).errors;
+  if (Array.isArray(nested) && nested.some(isOutage)) return true;
+  return /timeout exceeded when trying to connect|connection timeout|Connection terminated/i.test(
+    error.message,
+  );
+}
+
+/** A connect failure as a domain error: an outage, or a source that refuses us. */
+function connectFailure(c: PostgisConnection, error: unknown): Error {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = (error as { code?: unknown }).code;
+  const where = `${c.host}:${c.port}/${c.database}`;
+  if (typeof code === 'string' && REFUSAL_SQLSTATES.has(code)) {
+    return new RuleViolationError(
+      'source_unreadable',
+      `The data source ${where} refused the login: ${message}.`,
+    );
+  }
+  if (isTlsProblem(error)) {
+    return new RuleViolationError(
+      'source_unreadable',
+      `TLS to ${where} failed (sslmode=${c.sslmode ?? 'prefer'}): ${message}.`,
+    );
+  }
+  return new UnavailableError(
+    'datasource_unavailable',
+    `The data source ${where} is unavailable: ${message}.`,
+  );
+}
+
+function isTlsProblem(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = String((error as { code?: unknown }).code ?? '');
+  return (
+    refusesTls(error) ||
+    /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS|ERR_SSL/.test(code) ||
+    /certificate|SSL routines/i.test(error.message)
+  );
+}
+
+/** The error a statement's failure stands for, once the transaction is given up. */
+function statementFailure(c: PostgisConnection, error: unknown): Error {
+  if (error instanceof BudgetExceededError) return error;
+  if ((error as { code?: unknown }).code === '57014') {
+    return new BudgetExceededError((error as Error).message);
+  }
+  if (isOutage(error)) {
+    return new UnavailableError(
+      'datasource_unavailable',
+      `The data source ${c.host}:${c.port}/${c.database} is unavailable: ${(error as Error).message}.`,
+    );
+  }
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+/** What a read-only unit of work learns about the database when it starts. */
+export interface SessionInfo {
+  /** The PostGIS extension version, null when PostGIS is not installed. */
+  postgis: string | null;
+  /** The role the connection runs as. */
+  user: string;
+}
+
+/**
+ * Runs `work` in one `BEGIN READ ONLY` transaction on a pooled connection with transaction-local
+ * statement_timeout (the budget), lock_timeout and search_path (the service's schemas, public and
+ * the schema PostGIS lives in). Each statement also has a client-side deadline at the end of the
+ * budget. The connection is always released — destroyed when it may be unusable. Throws
+ * UnavailableError for outages, RuleViolationError('source_unreadable') for refused logins.
+ */
+export async function readOnly<T>(
+  c: PostgisConnection,
+  budgetMs: number,
+  work: (query: ReadOnlyQuery, session: SessionInfo) => Promise<T>,
+): Promise<T> {
+  const deadline = Date.now() + budgetMs;
+  const client = await checkout(c);
+  let broken: Error | undefined;
+  const query: ReadOnlyQuery = async (text, values) => {
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) throw new BudgetExceededError(`the ${budgetMs} ms budget is spent`);
+    try {
+      // pg's per-query read timeout; not in @types/pg's QueryConfig.
+      return await client.query({ text, values, query_timeout: remaining + 250 } as pg.QueryConfig);
+    } catch (error) {
+      if (error instanceof Error && error.message === 'Query read timeout') {
+        broken = error;
+        throw new BudgetExceededError(`no answer within ${budgetMs} ms`);
+      }
+      if (isOutage(error)) broken = error as Error;
+      throw error;
+    }
+  };
+  try {
+    await query('BEGIN READ ONLY');
+    const schemas = (c.schemas?.length ? c.schemas : ['public']).map((s) => pg.escapeIdentifier(s));
+    if (!schemas.includes('"public"')) schemas.push('"public"');
+    const setup = await query<{ postgis: string | null; user: string }>(
+      `SELECT set_config('statement_timeout', $1, true), set_config('lock_timeout', $2, true),
+              set_config('search_path', $3 || coalesce((SELECT ', ' || quote_ident(n.nspname)
+                FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+                WHERE e.extname = 'postgis'), ''), true),
+              (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'postgis') AS postgis,
+              current_user AS "user"`,
+      [`${budgetMs}ms`, `${Math.min(LOCK_TIMEOUT_MS, budgetMs)}ms`, schemas.join(', ')],
+    );
+    const session = setup.rows[0] as SessionInfo;
+    const result = await work(query, session);
+    await query('ROLLBACK');
+    return result;
+  } catch (error) {
+    if (!broken) {
+      try {
+        await client.query({ text: 'ROLLBACK', query_timeout: CONNECT_TIMEOUT_MS } as pg.QueryConfig);
+      } catch (rollback) {
+        broken = rollback as Error;
+      }
+    }
+    throw statementFailure(c, error);
+  } finally {
+    client.release(broken ?? false);
+  }
+}
+
+/**
+ * Runs one statement in a savepoint: a database error (other than a timeout) rolls back to it and
+ * is returned, so the transaction goes on.
+ */
+async function attempt<R extends pg.QueryResultRow>(
+  query: ReadOnlyQuery,
+  text: string,
+  values?: unknown[],
+): Promise<{ rows: R[]; error?: undefined } | { rows?: undefined; error: pg.DatabaseError }> {
+  await query('SAVEPOINT attempt');
+  try {
+    const { rows } = await query<R>(text, values);
+    await query('RELEASE SAVEPOINT attempt');
+    return { rows };
+  } catch (error) {
+    if (!(error instanceof pg.DatabaseError) || error.code === '57014') throw error;
+    await query('ROLLBACK TO SAVEPOINT attempt');
+    return { error };
+  }
+}
+
+/**
+ * Opens a fresh connection (not pooled), runs `SELECT 1`, checks PostGIS is installed. Never
+ * throws: every failure is `ok: false` with the reason.
+ */
+export async function testConnection(
+  c: PostgisConnection,
+): Promise<{ ok: boolean; duration_ms: number; message?: string }> {
+  const started = performance.now();
+  const done = (ok: boolean, message: string) => ({
+    ok,
+    duration_ms: Math.round(performance.now() - started),
+    message,
+  });
+  const key = identity(c);
+  const connect = async (): Promise<pg.Client> => {
+    const client = new pg.Client(clientConfig(c, key));
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      return client;
+    } catch (error) {
+      await client.end().catch(() => {});
+      if ((c.sslmode ?? 'prefer') === 'prefer' && !plainText.has(key) && refusesTls(error)) {
+        plainText.add(key);
+        return connect();
+      }
+      throw error;
+    }
+  };
+  let client: pg.Client | undefined;
+  try {
+    client = await connect();
+    const { rows } = await client.query({
+      text: `SELECT current_setting('server_version') AS server,
+                    (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'postgis') AS postgis`,
+      query_timeout: CONNECT_TIMEOUT_MS,
+    } as pg.QueryConfig);
+    const { server, postgis } = rows[0] as { server: string; postgis: string | null };
+    if (!postgis) return done(false, `Connected to PostgreSQL ${server}, but PostGIS is not installed.`);
+    return done(true, `Connected to PostgreSQL ${server} with PostGIS ${postgis}.`);
+  } catch (error) {
+    return done(false, connectFailure(c, error).message);
+  } finally {
+    await client?.end().catch(() => {});
+  }
+}
+
+interface GeometryColumnRow {
+  oid: number;
+  schema: string;
+  table: string;
+  kind: string;
+  column: string;
+  type: string;
+  srid: number;
+  bytes: string;
+}
+
+/** Geometry columns of readable relations in the service's schemas, first per relation. */
+const GEOMETRY_COLUMNS = `
+SELECT DISTINCT ON (n.nspname, c.relname)
+       c.oid::int AS oid, n.nspname AS schema, c.relname AS "table", c.relkind::text AS kind,
+       a.attname AS "column", upper(postgis_typmod_type(a.atttypmod)) AS type,
+       postgis_typmod_srid(a.atttypmod) AS srid,
+       CASE WHEN c.relkind IN ('r', 'm') THEN pg_catalog.pg_relation_size(c.oid) END AS bytes
+FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+WHERE t.typname = 'geometry'
+  AND c.relkind IN ('r', 'v', 'm', 'p', 'f')
+  AND NOT c.relispartition`;
+
+const READABLE = `pg_catalog.has_schema_privilege(n.oid, 'USAGE') AND pg_catalog.has_table_privilege(c.oid, 'SELECT')`;
+
+/**
+ * Readable geometry tables, views, materialized views and partitioned tables of `c.schemas`
+ * (default `['public']`), one layer per relation (its first geometry column). Extents come from
+ * ST_EstimatedExtent (planner statistics), else ST_Extent for tables up to 8 MB, else null.
+ */
+export async function discoverLayers(c: PostgisConnection): Promise<DiscoveredLayer[]> {
+  const schemas = c.schemas?.length ? c.schemas : ['public'];
+  try {
+    return await readOnly(c, DISCOVERY_BUDGET_MS, async (query, session) => {
+      if (!session.postgis) throw noPostgis(c);
+      const { rows } = await query<GeometryColumnRow>(
+        `${GEOMETRY_COLUMNS} AND n.nspname = ANY($1::text[]) AND ${READABLE} ORDER BY n.nspname, c.relname, a.attnum`,
+        [schemas],
+      );
+      rows.sort((a, b) => schemas.indexOf(a.schema) - schemas.indexOf(b.schema));
+      const layers: DiscoveredLayer[] = [];
+      for (const row of rows) layers.push(await describeLayer(query, row));
+      return layers;
+    });
+  } catch (error) {
+    // A source that can't list its tables in time is as good as down; one that fails to is not.
+    if (error instanceof BudgetExceededError) {
+      throw new UnavailableError(
+        'datasource_unavailable',
+        `The data source ${c.host}:${c.port}/${c.database} did not list its layers within ${DISCOVERY_BUDGET_MS} ms.`,
+      );
+    }
+    if (error instanceof pg.DatabaseError) {
+      throw new RuleViolationError('source_unreadable', `Discovery failed: ${error.message}.`);
+    }
+    throw error;
+  }
+}
+
+function noPostgis(c: PostgisConnection): RuleViolationError {
+  return new RuleViolationError(
+    'source_unreadable',
+    `PostGIS is not installed in the database ${c.host}:${c.port}/${c.database}.`,
+  );
+}
+
+/** Normalises a typmod type name to GeometryType()'s spelling: `PointZ` → `POINT`, `PointM` → `POINTM`. */
+function geometryTypeName(typmodType: string): string {
+  return typmodType.toUpperCase().replace(/ZM?$/, '');
+}
+
+async function describeLayer(query: ReadOnlyQuery, row: GeometryColumnRow): Promise<DiscoveredLayer> {
+  const relation = `${pg.escapeIdentifier(row.schema)}.${pg.escapeIdentifier(row.table)}`;
+  const column = pg.escapeIdentifier(row.column);
+  let srid = row.srid;
+  if (srid === 0) {
+    // An unconstrained column: the first feature tells the SRID.
+    const first = await attempt<{ srid: number }>(
+      query,
+      `SELECT ST_SRID(${column}) AS srid FROM ${relation} WHERE ${column} IS NOT NULL LIMIT 1`,
+    );
+    srid = first.rows?.[0]?.srid ?? 0;
+  }
+  return {
+    schema: row.schema,
+    table: row.table,
+    name: row.schema === 'public' ? row.table : `${row.schema}.${row.table}`,
+    geometry_column: row.column,
+    geometry_type: geometryTypeName(row.type),
+    srid: srid || DEFAULT_SRID,
+    extent: await extentOf(query, row, relation, column),
+  };
+}
+
+type Extent = NonNullable<DiscoveredLayer['extent']>;
+
+async function extentOf(
+  query: ReadOnlyQuery,
+  row: GeometryColumnRow,
+  relation: string,
+  column: string,
+): Promise<Extent | null> {
+  const corners = `ST_XMin(e) AS min_x, ST_YMin(e) AS min_y, ST_XMax(e) AS max_x, ST_YMax(e) AS max_y`;
+  if (row.kind === 'r' || row.kind === 'm' || row.kind === 'p') {
+    const estimated = await attempt<Extent>(
+      query,
+      `SELECT ${corners} FROM (SELECT ST_EstimatedExtent($1, $2, $3) AS e) s WHERE e IS NOT NULL`,
+      [row.schema, row.table, row.column],
+    );
+    if (estimated.rows?.[0]) return estimated.rows[0];
+  }
+  if (row.bytes !== null && Number(row.bytes) <= EXACT_EXTENT_MAX_BYTES) {
+    const exact = await attempt<Extent>(
+      query,
+      `SELECT ${corners} FROM (SELECT ST_Extent(${column}) AS e FROM ${relation}) s WHERE e IS NOT NULL`,
+    );
+    if (exact.rows?.[0]) return exact.rows[0];
+  }
+  return null;
+}
+
+/**
+ * Checks that `sourceLayer` (`schema.table`, or a table found in `c.schemas` in order) exists in
+ * the service's schemas, has a geometry column and that one feature reads within `budgetMs`
+ * (an empty table reads fine). Problems with the layer are `ok: false` with the reason; outages
+ * throw UnavailableError, refused logins RuleViolationError('source_unreadable').
+ */
+export async function probeLayer(
+  c: PostgisConnection,
+  sourceLayer: string,
+  budgetMs = PROBE_BUDGET_MS,
+): Promise<{ ok: true; layer: DiscoveredLayer } | { ok: false; reason: string }> {
+  const schemas = c.schemas?.length ? c.schemas : ['public'];
+  try {
+    return await readOnly(c, budgetMs, async (query, session) => {
+      if (!session.postgis) return { ok: false, reason: noPostgis(c).message };
+      const found = await query<{ oid: number; schema: string; table: string; readable: boolean }>(
+        `SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS "table", ${READABLE} AS readable
+         FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+         WHERE c.relkind IN ('r', 'v', 'm', 'p', 'f') AND n.nspname = ANY($2::text[])
+           AND (n.nspname || '.' || c.relname = $1 OR c.relname = $1)
+         ORDER BY n.nspname || '.' || c.relname = $1 DESC, array_position($2::text[], n.nspname::text)
+         LIMIT 1`,
+        [sourceLayer, schemas],
+      );
+      const relation = found.rows[0];
+      if (!relation) {
+        return {
+          ok: false,
+          reason: `The source layer "${sourceLayer}" does not exist in the schema(s) ${schemas.join(', ')}.`,
+        };
+      }
+      const qualified = `${relation.schema}.${relation.table}`;
+      const { rows } = await query<GeometryColumnRow>(
+        `${GEOMETRY_COLUMNS} AND c.oid = $1 ORDER BY n.nspname, c.relname, a.attnum`,
+        [relation.oid],
+      );
+      const row = rows[0];
+      if (!row) return { ok: false, reason: `The source layer "${qualified}" has no geometry column.` };
+      if (!relation.readable) {
+        return {
+          ok: false,
+          reason: `Permission denied: the role "${session.user}" can't read "${qualified}".`,
+        };
+      }
+      const read = await attempt(
+        query,
+        `SELECT * FROM ${pg.escapeIdentifier(relation.schema)}.${pg.escapeIdentifier(relation.table)} LIMIT 1`,
+      );
+      if (read.error) {
+        return { ok: false, reason: `A feature of "${qualified}" could not be read: ${read.error.message}.` };
+      }
+      return { ok: true, layer: await describeLayer(query, row) };
+    });
+  } catch (error) {
+    if (error instanceof BudgetExceededError) {
+      return { ok: false, reason: `No feature of "${sourceLayer}" could be read within ${budgetMs} ms.` };
+    }
+    if (error instanceof pg.DatabaseError) {
+      return {
+        ok: false,
+        reason: `The source layer "${sourceLayer}" could not be inspected: ${error.message}.`,
+      };
+    }
+    throw error;
+  }
+}
+
+interface TypeRow {
+  oid: number;
+  name: string;
+  category: string;
+}
+
+/** The JSON type a PostgreSQL type's values take in a feature's properties. */
+function jsonType(type: TypeRow | undefined): string {
+  if (!type) return 'string';
+  if (type.category === 'A') return 'array';
+  if (['int2', 'int4', 'int8'].includes(type.name)) return 'integer';
+  if (type.category === 'N') return 'number';
+  if (type.category === 'B') return 'boolean';
+  if (type.name === 'json' || type.name === 'jsonb') return 'object';
+  return 'string';
+}
+
+/** The SQL of a view as a subquery: trailing semicolons off, newlines so a `--` comment can't eat `)`. */
+function subquery(sql: string): string {
+  return `(\n${sql.replace(/[\s;]+$/, '')}\n) AS q`;
+}
+
+/**
+ * Validates a SQL view: the SQL gate first, then `SELECT * FROM (<sql>) q LIMIT 0` for the columns
+ * and a one-row probe of the first geometry column for GeometryType() and SRID (4326 when
+ * unknown), read-only and within {@link DESCRIBE_BUDGET_MS}. A refused or failing query is
+ * `valid: false` with the reason; outages throw UnavailableError.
+ */
+export async function describeSql(c: PostgisConnection, sql: string): Promise<SqlDescription> {
+  const guard = await checkSql(sql);
+  if (!guard.ok) return { valid: false, error: guard.error };
+  try {
+    return await readOnly(c, DESCRIBE_BUDGET_MS, async (query, session): Promise<SqlDescription> => {
+      if (!session.postgis) return { valid: false, error: noPostgis(c).message };
+      const shape = await query(`SELECT * FROM ${subquery(sql)} LIMIT 0`);
+      const fields = shape.fields;
+      if (fields.length === 0) return { valid: false, error: 'The query returns no columns.' };
+      const seen = new Set<string>();
+      for (const field of fields) {
+        if (seen.has(field.name)) {
+          return { valid: false, error: `The query returns the column "${field.name}" more than once.` };
+        }
+        seen.add(field.name);
+      }
+      const types = await query<TypeRow>(
+        `SELECT t.oid::int AS oid, coalesce(b.typname, t.typname) AS name, coalesce(b.typcategory, t.typcategory) AS category
+         FROM pg_catalog.pg_type t LEFT JOIN pg_catalog.pg_type b ON t.typtype = 'd' AND b.oid = t.typbasetype
+         WHERE t.oid = ANY($1::oid[])`,
+        [[...new Set(fields.map((f) => f.dataTypeID))]],
+      );
+      const typeOf = new Map(types.rows.map((t) => [t.oid, t]));
+      const isGeometry = (f: pg.FieldDef) => typeOf.get(f.dataTypeID)?.name === 'geometry';
+      const geometry = fields.find(isGeometry);
+      if (!geometry) return { valid: false, error: 'The query must return at least one geometry column.' };
+      const g = `q.${pg.escapeIdentifier(geometry.name)}`;
+      const probe = await query<{ type: string; srid: number }>(
+        `SELECT GeometryType(${g}) AS type, ST_SRID(${g}) AS srid FROM ${subquery(sql)} WHERE ${g} IS NOT NULL LIMIT 1`,
+      );
+      let geometryType = probe.rows[0]?.type;
+      let srid = probe.rows[0]?.srid ?? 0;
+      if (!geometryType) {
+        // No feature: what the column's type modifier says, if anything.
+        const typmod = await query<{ type: string; srid: number }>(
+          'SELECT postgis_typmod_type($1) AS type, postgis_typmod_srid($1) AS srid',
+          [geometry.dataTypeModifier],
+        );
+        geometryType = geometryTypeName(typmod.rows[0]?.type ?? 'Geometry');
+        srid = typmod.rows[0]?.srid ?? 0;
+      }
+      const columns = fields
+        .filter((f) => !isGeometry(f))
+        .map((f) => ({ name: f.name, type: jsonType(typeOf.get(f.dataTypeID)) }));
+      return {
+        valid: true,
+        discovered: {
+          columns,
+          geometry_column: geometry.name,
+          geometry_type: geometryType,
+          srid: srid || DEFAULT_SRID,
+          suggested_id_column: await suggestIdColumn(query, fields, typeOf),
+        },
+      };
+    });
+  } catch (error) {
+    if (error instanceof BudgetExceededError) {
+      return { valid: false, error: `The query did not finish within ${DESCRIBE_BUDGET_MS} ms.` };
+    }
+    if (error instanceof pg.DatabaseError) return { valid: false, error: error.message };
+    throw error;
+  }
+}
+
+/**
+ * An integer or uuid column named id, fid, gid, ogc_fid, objectid or feature_id (in that order),
+ * else the first column taken straight from a single-column primary key or unique constraint,
+ * else "".
+ */
+async function suggestIdColumn(
+  query: ReadOnlyQuery,
+  fields: pg.FieldDef[],
+  typeOf: Map<number, TypeRow>,
+): Promise<string> {
+  const idLike = (f: pg.FieldDef) => {
+    const type = typeOf.get(f.dataTypeID);
+    return jsonType(type) === 'integer' || type?.name === 'uuid';
+  };
+  for (const name of ID_NAMES) {
+    const field = fields.find((f) => f.name.toLowerCase() === name && idLike(f));
+    if (field) return field.name;
+  }
+  const tables = [...new Set(fields.filter((f) => f.tableID > 0).map((f) => f.tableID))];
+  if (tables.length === 0) return '';
+  const unique = await query<{ table: number; column: number }>(
+    `SELECT conrelid::int AS "table", conkey[1]::int AS "column" FROM pg_catalog.pg_constraint
+     WHERE contype IN ('p', 'u') AND cardinality(conkey) = 1 AND conrelid = ANY($1::oid[])`,
+    [tables],
+  );
+  const keys = new Set(unique.rows.map((r) => `${r.table}:${r.column}`));
+  return fields.find((f) => keys.has(`${f.tableID}:${f.columnID}`))?.name ?? '';
+}
+
+/**
+ * True when `idColumn` is non-null and unique over every row of the SQL view, checked read-only
+ * within {@link ID_CHECK_BUDGET_MS}. A refused query, a missing column, a database error or a
+ * spent budget is false; outages throw UnavailableError.
+ */
+export async function checkIdColumn(c: PostgisConnection, sql: string, idColumn: string): Promise<boolean> {
+  const guard = await checkSql(sql);
+  if (!guard.ok) return false;
+  const id = `q.${pg.escapeIdentifier(idColumn)}`;
+  try {
+    return await readOnly(c, ID_CHECK_BUDGET_MS, async (query) => {
+      const { rows } = await query<{ ok: boolean }>(
+        `SELECT count(*) = count(${id}) AND count(*) = count(DISTINCT ${id}) AS ok FROM ${subquery(sql)}`,
+      );
+      return rows[0]?.ok === true;
+    });
+  } catch (error) {
+    if (error instanceof BudgetExceededError || error instanceof pg.DatabaseError) return false;
+    throw error;
+  }
+}
