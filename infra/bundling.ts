@@ -14,6 +14,10 @@ export const bundling = {
   // Everything is bundled: no externalModules, so the measured size is the real size.
   external: [] as string[],
   // ESM bundles still meet CommonJS dependencies that call require().
-  banner: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+  // (libpg-query's loader also needs __filename/__dirname to find its .wasm beside the bundle.)
+  banner:
+    "import { createRequire as __cr } from 'node:module'; import { fileURLToPath as __fu } from 'node:url'; " +
+    "import { dirname as __dn } from 'node:path'; const require = __cr(import.meta.url); " +
+    'const __filename = __fu(import.meta.url); const __dirname = __dn(__filename);',
   legalComments: 'none',
 } as const;

@@ -1,4 +1,4 @@
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { AssetHashType, DockerImage } from 'aws-cdk-lib';
@@ -14,6 +14,8 @@ export function esbuildOptions(): BuildOptions {
   const { banner, mainFields, external, ...rest } = bundling;
   return { ...rest, banner: { js: banner }, mainFields: [...mainFields], external: [...external] };
 }
+
+const WASM_NAME = 'libpg-query.wasm';
 
 /** Output name of an entry point: `functions/workspaces/get-workspace.ts` → `functions/workspaces/get-workspace`. */
 const outputName = (entry: string) => entry.replace(/\.ts$/, '');
@@ -54,7 +56,15 @@ export class FunctionBundles {
         command: [entry],
         local: {
           tryBundle: (outputDir) => {
-            copyFileSync(this.bundleOf(entry), join(outputDir, 'index.mjs'));
+            const bundle = this.bundleOf(entry);
+            copyFileSync(bundle, join(outputDir, 'index.mjs'));
+            // The SQL guard's parser (libpg-query) loads its WebAssembly from beside the bundle.
+            if (readFileSync(bundle, 'utf8').includes(WASM_NAME)) {
+              copyFileSync(
+                join(this.root, 'node_modules/libpg-query/wasm', WASM_NAME),
+                join(outputDir, WASM_NAME),
+              );
+            }
             this.copied(entry);
             return true;
           },

@@ -12,9 +12,12 @@ import {
   RequestAuthorizer,
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Key } from 'aws-cdk-lib/aws-kms';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { Operation } from '../../shared/api/operation.ts';
+import { authorizerDataAccess } from '../../shared/api/routes.ts';
 import { ApiFunction, repositoryRoot } from './api-function.ts';
 import type { CatalogTable } from './catalog-table.ts';
 import { FunctionBundles } from './function-bundles.ts';
@@ -24,8 +27,8 @@ import type { StageConfig } from './stage-config.ts';
 /** Entry point of the REQUEST authorizer, relative to the repository root. */
 export const authorizerEntry = 'functions/authorizer/index.ts';
 
-/** The authorizer reads one API key item by its hash (DESIGN §6); nothing else. */
-export const authorizerData = ['GetItem'] as const;
+/** The authorizer's table access, declared beside the route table (key, session and mapping lookups). */
+export const authorizerData = authorizerDataAccess;
 
 /** Lambda function description of an operation; the contract test finds functions by it. */
 export function operationDescription(op: Operation): string {
@@ -64,7 +67,20 @@ export class ManagementApi extends Construct {
       ...(config.oidcIssuer ? { OIDC_ISSUER: config.oidcIssuer } : {}),
       ...(config.oidcAudience ? { OIDC_AUDIENCE: config.oidcAudience } : {}),
       ...(config.oidcJwksUri ? { OIDC_JWKS_URI: config.oidcJwksUri } : {}),
+      ...(config.oidcClientId ? { OIDC_CLIENT_ID: config.oidcClientId } : {}),
+      ...(config.oidcRedirectUri ? { OIDC_REDIRECT_URI: config.oidcRedirectUri } : {}),
+      ...(config.oidcScopes ? { OIDC_SCOPES: config.oidcScopes } : {}),
+      ...(config.oidcGroupClaims ? { OIDC_GROUP_CLAIMS: config.oidcGroupClaims } : {}),
+      CONSOLE_TOKEN_LOGIN: String(config.consoleTokenLogin),
+      SESSION_TTL_SECONDS: String(config.sessionTtlSeconds),
+      SESSION_IDLE_SECONDS: String(config.sessionIdleSeconds),
     };
+    // Connection passwords of services are encrypted with this key (never stored in clear).
+    const secretsKey = new Key(this, 'ConnectionSecretsKey', {
+      description: 'GeoPlane: encrypts data source passwords',
+      enableKeyRotation: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
 
     const accessLogs = new LogGroup(this, 'AccessLogs', {
       retention: logRetention,
@@ -126,9 +142,18 @@ export class ManagementApi extends Construct {
         description: operationDescription(op),
         table,
         data: op.data,
-        environment,
+        environment: op.secrets?.length ? { ...environment, KMS_KEY_ID: secretsKey.keyArn } : environment,
         logRetention,
       });
+      // Exactly the KMS actions the route declares, on this one key (grantEncrypt would add ReEncrypt*).
+      if (op.secrets?.length) {
+        fn.role.addToPolicy(
+          new PolicyStatement({
+            actions: op.secrets.map((s) => (s === 'encrypt' ? 'kms:Encrypt' : 'kms:Decrypt')),
+            resources: [secretsKey.keyArn],
+          }),
+        );
+      }
       this.functions.set(op.operationId, fn);
       const isPublic = op.permission === 'public';
       const method = this.api.root

@@ -20,6 +20,14 @@ const schema = z.object({
   oidcIssuer: optionalText,
   oidcAudience: optionalText,
   oidcJwksUri: optionalText.pipe(z.url().optional()),
+  /** Browser console (GET /console/config, login). */
+  oidcClientId: optionalText,
+  oidcRedirectUri: optionalText,
+  oidcScopes: optionalText,
+  oidcGroupClaims: optionalText,
+  consoleTokenLogin: z.coerce.boolean().default(true),
+  sessionTtlSeconds: z.coerce.number().int().positive().default(43200),
+  sessionIdleSeconds: z.coerce.number().int().positive().default(3600),
   throttlingRateLimit: z.coerce.number().positive().default(50),
   throttlingBurstLimit: z.coerce.number().int().positive().default(100),
   maxBodyBytes: z.coerce

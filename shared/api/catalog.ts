@@ -1,14 +1,18 @@
 import type { ManagementCatalog } from '../domain/roles.ts';
-import { routes } from './routes.ts';
+import permissions from './operation-permissions.json' with { type: 'json' };
 
 let catalog: ManagementCatalog | undefined;
 
-/** Every operation of this API a policy may name, with the action it uses (its permission class). */
+/**
+ * Every operation of this API a policy may name, with the action it uses (its permission class).
+ * Read from the generated `operation-permissions.json` (drift-checked against the route table),
+ * so a handler that needs it doesn't bundle every operation's schemas.
+ */
 export function managementCatalog(): ManagementCatalog {
   catalog ??= new Map(
-    routes
-      .filter((r) => r.permission !== 'public' && r.permission !== 'authenticated')
-      .map((r) => [r.operationId, r.permission as 'read' | 'write' | 'manage' | 'global']),
+    Object.entries(permissions as Record<string, string>)
+      .filter(([, p]) => p !== 'public' && p !== 'authenticated')
+      .map(([id, p]) => [id, p as 'read' | 'write' | 'manage' | 'global']),
   );
   return catalog;
 }

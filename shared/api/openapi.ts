@@ -1,4 +1,4 @@
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import type { Operation, Schema } from './operation.ts';
 import { apiVersion, routes } from './routes.ts';
 import { ErrorBody } from './schemas.ts';

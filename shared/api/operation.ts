@@ -1,4 +1,4 @@
-import type { z } from 'zod/mini';
+import type * as z from 'zod/mini';
 
 /** Permission classes of DESIGN §6. */
 export type Permission = 'public' | 'authenticated' | 'read' | 'write' | 'manage' | 'global';
@@ -44,6 +44,8 @@ export interface Operation<
   /** Operation-specific responses; the common errors (401, 403, 413, 426, 429, 503) are added for all. */
   responses: Record<number, ResponseSpec>;
   data: readonly DataAction[];
+  /** Connection secrets it handles: CDK grants the matching KMS actions and sets KMS_KEY_ID. */
+  secrets?: readonly ('encrypt' | 'decrypt')[];
 }
 
 /** Declares an operation with its literal types kept. */

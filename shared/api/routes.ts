@@ -2,8 +2,11 @@ import type { DataAction, Operation } from './operation.ts';
 import * as apiKeys from './operations/api-keys.ts';
 import * as auth from './operations/auth.ts';
 import * as claimMappings from './operations/claim-mappings.ts';
+import * as layerGroups from './operations/layer-groups.ts';
+import * as layers from './operations/layers.ts';
 import * as meta from './operations/meta.ts';
 import * as roles from './operations/roles.ts';
+import * as services from './operations/services.ts';
 import * as workspaces from './operations/workspaces.ts';
 
 /**
@@ -17,6 +20,9 @@ export const routes: readonly Operation[] = [
   ...Object.values(apiKeys),
   ...Object.values(roles),
   ...Object.values(claimMappings),
+  ...Object.values(services),
+  ...Object.values(layers),
+  ...Object.values(layerGroups),
 ] as Operation[];
 
 /** DynamoDB actions of the REQUEST authorizer: key and session lookups, global claim mappings. */

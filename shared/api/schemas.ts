@@ -1,4 +1,4 @@
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 
 /** Workspace and service names (DESIGN §5). */
 export const Name = z.string().check(
@@ -152,3 +152,160 @@ export const AuthConsoleConfig = z
     }),
   })
   .check(z.meta({ id: 'AuthConsoleConfig' }));
+
+const PostgisConnectionOut = z.strictObject({
+  host: z.string(),
+  port: z.int(),
+  database: z.string(),
+  user: z.string(),
+  sslmode: z.optional(z.enum(['disable', 'prefer', 'require', 'verify-full'])),
+  schemas: z.optional(z.array(z.string())),
+});
+
+export const PostgisConnectionIn = z.strictObject({
+  host: z.string().check(z.minLength(1), z.maxLength(255)),
+  port: z._default(z.int().check(z.minimum(1), z.maximum(65535)), 5432),
+  database: z.string().check(z.minLength(1), z.maxLength(63)),
+  user: z.string().check(z.minLength(1), z.maxLength(63)),
+  password: z.optional(z.string().check(z.maxLength(1024))),
+  sslmode: z.optional(z.enum(['disable', 'prefer', 'require', 'verify-full'])),
+  schemas: z.optional(
+    z.array(z.string().check(z.minLength(1), z.maxLength(63))).check(z.minLength(1), z.maxLength(20)),
+  ),
+});
+
+export const ServiceBody = z
+  .strictObject({
+    id: Uuid,
+    workspace_id: Uuid,
+    name: z.string(),
+    type: z.literal('postgis'),
+    connection: PostgisConnectionOut,
+    enabled: z.boolean(),
+    configured_secrets: z.array(z.string()),
+    version: z.int(),
+    created_at: DateTime,
+    updated_at: DateTime,
+  })
+  .check(z.meta({ id: 'Service' }));
+
+export const DimensionSchema = z
+  .strictObject({
+    name: z.string().check(z.minLength(1), z.maxLength(64)),
+    units: z.string().check(z.maxLength(128)),
+    extent: z.string().check(z.maxLength(4096)),
+    default: z.optional(z.string().check(z.maxLength(256))),
+    source_property: z.optional(z.string().check(z.maxLength(128))),
+    end_property: z.optional(z.string().check(z.maxLength(128))),
+    multiple_values: z.optional(z.boolean()),
+    nearest_value: z.optional(z.boolean()),
+    current: z.optional(z.boolean()),
+  })
+  .check(z.meta({ id: 'Dimension' }));
+
+export const SQLViewInput = z
+  .strictObject({
+    sql: z.string().check(z.minLength(1), z.maxLength(1024 * 1024)),
+    geometry_column: z.string().check(z.minLength(1), z.maxLength(63)),
+    id_column: z.optional(z.string().check(z.minLength(1), z.maxLength(63))),
+    srid: z.optional(z.int().check(z.minimum(1), z.maximum(999999))),
+  })
+  .check(z.meta({ id: 'SQLView' }));
+
+export const LayerInputSchema = z.strictObject({
+  source_layer: z.optional(z.string().check(z.minLength(1), z.maxLength(255))),
+  public_id: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
+  title: z.optional(z.string().check(z.maxLength(256))),
+  description: z.optional(z.string().check(z.maxLength(4096))),
+  crs_default: z.optional(z.int().check(z.minimum(1), z.maximum(999999))),
+  enabled: z.optional(z.boolean()),
+  public: z.optional(z.boolean()),
+  allowed_roles: z.optional(
+    z.array(z.string().check(z.minLength(1), z.maxLength(64))).check(z.maxLength(20)),
+  ),
+  dimensions: z.optional(z.array(DimensionSchema).check(z.maxLength(10))),
+  sql_view: z.optional(SQLViewInput),
+});
+
+const Extent = z.strictObject({ min_x: z.number(), min_y: z.number(), max_x: z.number(), max_y: z.number() });
+
+export const LayerBody = z
+  .strictObject({
+    id: Uuid,
+    workspace_id: Uuid,
+    service_id: Uuid,
+    source_layer: z.string(),
+    public_id: z.string(),
+    title: z.string(),
+    description: z.optional(z.string()),
+    crs_default: z.int(),
+    enabled: z.boolean(),
+    public: z.boolean(),
+    allowed_roles: z.array(z.string()),
+    dimensions: z.array(DimensionSchema),
+    is_sql_view: z.boolean(),
+    sql_view: z.optional(
+      z.strictObject({
+        sql: z.string(),
+        geometry_column: z.string(),
+        geometry_type: z.optional(z.string()),
+        srid: z.optional(z.int()),
+        id_column: z.string(),
+        properties: z.optional(z.array(z.strictObject({ name: z.string(), type: z.string() }))),
+        read_only: z.literal(true),
+      }),
+    ),
+    geometry_type: z.optional(z.string()),
+    native_extent: z.optional(z.strictObject({ ...Extent.def.shape, srid: z.int() })),
+    version: z.int(),
+    created_at: DateTime,
+    updated_at: DateTime,
+  })
+  .check(z.meta({ id: 'Layer' }));
+
+export const ValidateSQLResponse = z
+  .strictObject({
+    valid: z.boolean(),
+    error: z.optional(z.string()),
+    discovered: z.optional(
+      z.strictObject({
+        columns: z.array(z.strictObject({ name: z.string(), type: z.string() })),
+        geometry_column: z.string(),
+        geometry_type: z.string(),
+        srid: z.int(),
+        suggested_id_column: z.string(),
+      }),
+    ),
+  })
+  .check(z.meta({ id: 'ValidateSQLResponse' }));
+
+export const DiscoveredLayerBody = z
+  .strictObject({
+    schema: z.string(),
+    table: z.string(),
+    name: z.string(),
+    geometry_column: z.string(),
+    geometry_type: z.string(),
+    srid: z.int(),
+    extent: z.nullable(Extent),
+  })
+  .check(z.meta({ id: 'DiscoveredLayer' }));
+
+export const GroupMemberSchema = z.strictObject({
+  resource: z.string().check(z.minLength(1), z.maxLength(64)),
+  style: z.optional(z.string().check(z.minLength(1), z.maxLength(128))),
+  opacity: z.optional(z.number().check(z.minimum(0), z.maximum(1))),
+});
+
+export const LayerGroupBody = z
+  .strictObject({
+    id: Uuid,
+    workspace_id: Uuid,
+    public_id: z.string(),
+    title: z.string(),
+    members: z.array(GroupMemberSchema),
+    version: z.int(),
+    created_at: DateTime,
+    updated_at: DateTime,
+  })
+  .check(z.meta({ id: 'LayerGroup' }));

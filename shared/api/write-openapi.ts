@@ -1,19 +1,29 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { openApiDocument } from './openapi.ts';
+import { routes } from './routes.ts';
 
 /**
  * `npm run openapi` writes docs/openapi.json from the route table; `--check` fails when the
  * committed file has drifted from it.
  */
-const target = new URL('../../docs/openapi.json', import.meta.url);
-const text = `${JSON.stringify(openApiDocument(), null, 2)}\n`;
-if (process.argv.includes('--check')) {
-  if (readFileSync(target, 'utf8') !== text) {
-    console.error('docs/openapi.json is out of date: run `npm run openapi` and commit it.');
-    process.exit(1);
+const outputs: [URL, string][] = [
+  [new URL('../../docs/openapi.json', import.meta.url), `${JSON.stringify(openApiDocument(), null, 2)}\n`],
+  // operationId → permission without any schema, for handlers that need the catalog (small bundles).
+  [
+    new URL('./operation-permissions.json', import.meta.url),
+    `${JSON.stringify(Object.fromEntries(routes.map((r) => [r.operationId, r.permission])), null, 2)}\n`,
+  ],
+];
+let stale = false;
+for (const [target, text] of outputs) {
+  if (process.argv.includes('--check')) {
+    if (!existsSync(target) || readFileSync(target, 'utf8') !== text) {
+      console.error(`${target.pathname} is out of date: run \`npm run openapi\` and commit it.`);
+      stale = true;
+    }
+  } else {
+    writeFileSync(target, text);
+    console.log(`wrote ${target.pathname}`);
   }
-  console.log('docs/openapi.json matches the route table');
-} else {
-  writeFileSync(target, text);
-  console.log(`wrote ${target.pathname}`);
 }
+if (stale) process.exit(1);

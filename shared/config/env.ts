@@ -1,4 +1,4 @@
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 
 const schema = z.object({
   TABLE_NAME: z._default(z.string().check(z.minLength(3)), 'geoplane'),
@@ -34,6 +34,10 @@ const schema = z.object({
   SESSION_IDLE_SECONDS: z._default(z.coerce.number().check(z.multipleOf(1), z.positive()), 3600),
   /** Failed logins per client address within 5 minutes before 429. */
   LOGIN_FAILURE_LIMIT: z._default(z.coerce.number().check(z.multipleOf(1), z.positive()), 10),
+  /** Local mode: base64 of the 32-byte AES-256-GCM key that encrypts connection passwords. */
+  GEOPLANE_SECRET_KEY: z.optional(z.string()),
+  /** AWS: the KMS key that encrypts connection passwords. */
+  KMS_KEY_ID: z.optional(z.string()),
   POWERTOOLS_SERVICE_NAME: z._default(z.string(), 'geoplane'),
 });
 

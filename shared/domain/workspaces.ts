@@ -9,6 +9,8 @@ export interface Workspace {
   description?: string;
   /** `deleting` while a deletion runs: hidden from every read and refusing new children. */
   status: 'active' | 'deleting';
+  /** How many claim mappings the workspace has (kept by their transactions; lets reads skip the lookup). */
+  claim_mapping_count?: number;
   version: number;
   created_at: string;
   updated_at: string;

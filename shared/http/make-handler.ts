@@ -1,6 +1,6 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 import type { InputOf, Operation, Schema } from '../api/operation.ts';
 import { authorize } from '../auth/permissions.ts';
@@ -165,7 +165,7 @@ function prepare(op: Operation): MiddlewareObj<Event, APIGatewayProxyResult, Err
             throw new ForbiddenError('no_workspace_access', 'You have no role in this workspace.');
           throw new NotFoundError('workspace_not_found', `Workspace '${workspaceParam}' does not exist.`);
         }
-        if (caller.claims && !caller.superAdmin) {
+        if (caller.claims && !caller.superAdmin && (workspace.claim_mapping_count ?? 0) > 0) {
           // Workspace claim mappings are read on every request, so a deleted mapping stops at once.
           const role = resolveRole(await claimMappingRepository().all(workspace.id), caller.claims);
           if (role) caller.roles = { ...caller.roles, [workspace.id]: role };

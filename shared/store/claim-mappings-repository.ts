@@ -74,12 +74,14 @@ export class DynamoClaimMappingRepository implements ClaimMappingRepository {
       ...(ws
         ? [
             {
-              ConditionCheck: {
+              // The workspace must be active, and counts its mappings so reads can skip the lookup.
+              Update: {
                 TableName: this.table,
                 Key: keys.workspace(ws),
+                UpdateExpression: 'ADD claim_mapping_count :one',
                 ConditionExpression: '#s = :active',
                 ExpressionAttributeNames: { '#s': 'status' },
-                ExpressionAttributeValues: { ':active': 'active' },
+                ExpressionAttributeValues: { ':active': 'active', ':one': 1 },
               },
             },
           ]
@@ -168,6 +170,20 @@ export class DynamoClaimMappingRepository implements ClaimMappingRepository {
                       TableName: this.table,
                       Key: keys.role(m.role_id),
                       UpdateExpression: 'ADD ref_count :minus',
+                      ConditionExpression: 'attribute_exists(PK)',
+                      ExpressionAttributeValues: { ':minus': -1 },
+                    },
+                  },
+                ]
+              : []),
+            ...(ws
+              ? [
+                  {
+                    Update: {
+                      TableName: this.table,
+                      Key: keys.workspace(ws),
+                      UpdateExpression: 'ADD claim_mapping_count :minus',
+                      // Never recreate a deleted workspace item.
                       ConditionExpression: 'attribute_exists(PK)',
                       ExpressionAttributeValues: { ':minus': -1 },
                     },

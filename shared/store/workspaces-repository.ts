@@ -8,6 +8,7 @@ import { entities, keys } from './keys.ts';
 import { decodeCursor, encodeCursor } from './paging.ts';
 
 const workspaceFields = [
+  'claim_mapping_count',
   'id',
   'name',
   'description',
@@ -119,16 +120,31 @@ export class DynamoWorkspaceRepository implements WorkspaceRepository {
 
   async update(previous: Workspace, next: Workspace): Promise<void> {
     const renamed = previous.name !== next.name;
-    const guard = {
-      ConditionExpression: '#v = :v AND #s = :active',
-      ExpressionAttributeNames: { '#v': 'version', '#s': 'status' },
-      ExpressionAttributeValues: { ':v': previous.version, ':active': 'active' },
-    };
+    // An Update, not a Put: counters other writers keep on the item (claim mappings) survive.
+    const description = next.description === undefined ? 'REMOVE description' : '';
     try {
       await this.db.send(
         new TransactWriteCommand({
           TransactItems: [
-            { Put: { TableName: this.table, Item: workspaceItem(next), ...guard } },
+            {
+              Update: {
+                TableName: this.table,
+                Key: keys.workspace(next.id),
+                UpdateExpression: `SET #n = :name, GSI1SK = :name, #v = :next, updated_at = :at${
+                  next.description === undefined ? '' : ', description = :description'
+                } ${description}`.trim(),
+                ConditionExpression: '#v = :v AND #s = :active',
+                ExpressionAttributeNames: { '#n': 'name', '#v': 'version', '#s': 'status' },
+                ExpressionAttributeValues: {
+                  ':name': next.name,
+                  ':next': next.version,
+                  ':at': next.updated_at,
+                  ':v': previous.version,
+                  ':active': 'active',
+                  ...(next.description === undefined ? {} : { ':description': next.description }),
+                },
+              },
+            },
             ...(renamed
               ? [
                   {

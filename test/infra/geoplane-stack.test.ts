@@ -119,16 +119,24 @@ describe('GeoPlaneStack', () => {
       template.resourceCountIs('AWS::Logs::LogGroup', routes.length + 2);
     });
 
-    it('passes the table name and body limit, and no OIDC settings while none are configured', () => {
-      template.allResourcesProperties('AWS::Lambda::Function', {
-        Environment: {
-          Variables: Match.objectEquals({
-            TABLE_NAME: { Ref: tableId },
-            MAX_BODY_BYTES: '1048576',
-            POWERTOOLS_SERVICE_NAME: 'geoplane',
-          }),
-        },
-      });
+    it('passes the table name, body limit and console settings, and no OIDC settings while none are configured', () => {
+      const common = {
+        TABLE_NAME: { Ref: tableId },
+        MAX_BODY_BYTES: '1048576',
+        POWERTOOLS_SERVICE_NAME: 'geoplane',
+        OIDC_SCOPES: 'openid profile email',
+        CONSOLE_TOKEN_LOGIN: 'true',
+        SESSION_TTL_SECONDS: '43200',
+        SESSION_IDLE_SECONDS: '3600',
+      };
+      const functions = template.findResources('AWS::Lambda::Function');
+      for (const [id, fn] of Object.entries(functions)) {
+        const { KMS_KEY_ID, ...rest } = fn.Properties.Environment.Variables as Record<string, unknown>;
+        expect(rest, id).toEqual(common);
+        // Only functions that handle connection secrets learn the key.
+        if (KMS_KEY_ID !== undefined)
+          expect(KMS_KEY_ID).toMatchObject({ 'Fn::GetAtt': [expect.any(String), 'Arn'] });
+      }
     });
 
     it('bundles with exactly the esbuild options shared with the benchmark (infra/bundling.ts)', () => {
@@ -295,11 +303,26 @@ describe('GeoPlaneStack', () => {
       expect(actions.length).toBeGreaterThan(0);
     });
 
-    it('grants the authorizer dynamodb:GetItem only', () => {
+    it('grants the authorizer GetItem (keys, sessions) and Query (global claim mappings) only', () => {
       expect(dynamoActionsOf(statementsOf(stack, template, stack.api.authorizerFunction))).toEqual(
         expectedActions(authorizerData),
       );
-      expect(authorizerData).toEqual(['GetItem']);
+      expect([...authorizerData].sort()).toEqual(['GetItem', 'Query']);
+    });
+
+    it('grants exactly the declared KMS actions on the connection-secrets key, and only to routes that declare them', () => {
+      for (const op of routes) {
+        const fn = stack.api.functions.get(op.operationId);
+        if (!fn) throw new Error(`no function for ${op.operationId}`);
+        const kms = statementsOf(stack, template, fn)
+          .flatMap((st) => ([] as string[]).concat(st.Action as string | string[]))
+          .filter((a) => a.startsWith('kms:'))
+          .sort();
+        const expected = (op.secrets ?? [])
+          .map((s) => (s === 'encrypt' ? 'kms:Encrypt' : 'kms:Decrypt'))
+          .sort();
+        expect(kms, op.operationId).toEqual(expected);
+      }
     });
 
     it('grants Query on the table and each named index, and item actions on the table only', () => {

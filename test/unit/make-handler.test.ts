@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { defineOperation } from '../../shared/api/operation.ts';
 import { ErrorBody } from '../../shared/api/schemas.ts';
 import {

@@ -1,4 +1,4 @@
-import { z } from 'zod/mini';
+import * as z from 'zod/mini';
 import { defineOperation } from '../operation.ts';
 import { AuthConsoleConfig, AuthMe } from '../schemas.ts';
 

@@ -1,0 +1,112 @@
+import * as z from 'zod/mini';
+import { defineOperation } from '../operation.ts';
+import { GroupMemberSchema, IdOrName, LayerGroupBody, PageQuery } from '../schemas.ts';
+
+const WorkspaceParams = z.strictObject({ workspace: IdOrName });
+const GroupParams = z.strictObject({
+  workspace: IdOrName,
+  group: z.string().check(z.minLength(1), z.maxLength(64)),
+});
+const GroupInput = z.strictObject({
+  public_id: z.string().check(
+    z.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, {
+      error: 'must be 1-64 characters: a letter or digit, then letters, digits, ".", "_" or "-"',
+    }),
+  ),
+  title: z.optional(z.string().check(z.maxLength(256))),
+  members: z.array(GroupMemberSchema).check(z.minLength(1), z.maxLength(40)),
+});
+const notFound = { description: 'workspace or layer group not found' };
+
+export const createLayerGroup = defineOperation({
+  operationId: 'createLayerGroup',
+  method: 'POST',
+  path: '/api/v1/workspaces/{workspace}/layer-groups',
+  handler: 'functions/layer-groups/create-layer-group.ts',
+  permission: 'write',
+  summary: 'Create a layer group of existing layers and groups',
+  tags: ['layer-groups'],
+  request: { params: WorkspaceParams, body: GroupInput },
+  responses: {
+    201: { description: 'created group', schema: LayerGroupBody, headers: { Location: 'URL of the group' } },
+    400: { description: 'bad request, or a member does not exist' },
+    404: { description: 'workspace not found' },
+    409: { description: 'public_id is already published in this workspace' },
+  },
+  data: ['GetItem', 'PutItem', 'UpdateItem'],
+});
+
+export const listLayerGroups = defineOperation({
+  operationId: 'listLayerGroups',
+  method: 'GET',
+  path: '/api/v1/workspaces/{workspace}/layer-groups',
+  handler: 'functions/layer-groups/list-layer-groups.ts',
+  permission: 'read',
+  summary: 'List layer groups',
+  tags: ['layer-groups'],
+  request: { params: WorkspaceParams, query: PageQuery },
+  responses: {
+    200: {
+      description: 'a page of groups',
+      schema: z
+        .strictObject({ layer_groups: z.array(LayerGroupBody), next_cursor: z.optional(z.string()) })
+        .check(z.meta({ id: 'LayerGroupList' })),
+    },
+    400: { description: 'bad limit or cursor' },
+    404: { description: 'workspace not found' },
+  },
+  data: ['GetItem', 'Query'],
+});
+
+export const getLayerGroup = defineOperation({
+  operationId: 'getLayerGroup',
+  method: 'GET',
+  path: '/api/v1/workspaces/{workspace}/layer-groups/{group}',
+  handler: 'functions/layer-groups/get-layer-group.ts',
+  permission: 'read',
+  summary: 'Read a layer group by id or public_id',
+  tags: ['layer-groups'],
+  request: { params: GroupParams },
+  responses: { 200: { description: 'the group', schema: LayerGroupBody }, 404: notFound },
+  data: ['GetItem'],
+});
+
+export const updateLayerGroup = defineOperation({
+  operationId: 'updateLayerGroup',
+  method: 'PUT',
+  path: '/api/v1/workspaces/{workspace}/layer-groups/{group}',
+  handler: 'functions/layer-groups/update-layer-group.ts',
+  permission: 'write',
+  summary: 'Replace a layer group; cycles are refused. Honours If-Match.',
+  tags: ['layer-groups'],
+  request: { params: GroupParams, body: GroupInput },
+  responses: {
+    200: { description: 'updated group', schema: LayerGroupBody },
+    400: { description: 'bad request, or a member does not exist' },
+    404: notFound,
+    409: {
+      description: 'public_id taken, or the group is a member elsewhere and its public_id would change',
+    },
+    412: { description: 'If-Match does not match the current version' },
+    422: { description: 'the change would create a cycle' },
+  },
+  data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
+});
+
+export const deleteLayerGroup = defineOperation({
+  operationId: 'deleteLayerGroup',
+  method: 'DELETE',
+  path: '/api/v1/workspaces/{workspace}/layer-groups/{group}',
+  handler: 'functions/layer-groups/delete-layer-group.ts',
+  permission: 'write',
+  summary: 'Delete a layer group (409 while another group contains it). Honours If-Match.',
+  tags: ['layer-groups'],
+  request: { params: GroupParams },
+  responses: {
+    204: { description: 'deleted' },
+    404: notFound,
+    409: { description: 'another group contains this group' },
+    412: { description: 'If-Match does not match the current version' },
+  },
+  data: ['GetItem', 'DeleteItem', 'UpdateItem'],
+});

@@ -1,0 +1,113 @@
+import * as z from 'zod/mini';
+import { defineOperation } from '../operation.ts';
+import { IdOrName, LayerBody, LayerInputSchema, PageQuery, Uuid } from '../schemas.ts';
+
+const ServiceParams = z.strictObject({ workspace: IdOrName, service: IdOrName });
+const LayerParams = z.strictObject({ workspace: IdOrName, service: IdOrName, layer: Uuid });
+const notFound = { description: 'workspace, service or layer not found' };
+
+export const createLayer = defineOperation({
+  operationId: 'createLayer',
+  method: 'POST',
+  path: '/api/v1/workspaces/{workspace}/services/{service}/layers',
+  handler: 'functions/layers/create-layer.ts',
+  permission: 'write',
+  summary: 'Publish a readable discovered layer (SQL views are read-only)',
+  description:
+    'public_id defaults to source_layer, title to public_id, crs_default to 4326, enabled to true. An enabled layer is validated against its source first; `enabled: false` saves an offline draft without touching the source.',
+  tags: ['layers'],
+  request: { params: ServiceParams, body: LayerInputSchema },
+  responses: {
+    201: { description: 'created layer', schema: LayerBody, headers: { Location: 'URL of the layer' } },
+    400: {
+      description: 'bad request (neither source_layer nor sql_view, unknown allowed role, bad public_id)',
+    },
+    404: { description: 'workspace or service not found' },
+    409: { description: 'public_id is already published in this workspace' },
+    422: { description: 'source layer is missing or unreadable' },
+    503: { description: 'datasource unavailable' },
+  },
+  data: ['GetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
+  secrets: ['decrypt'],
+});
+
+export const listLayers = defineOperation({
+  operationId: 'listLayers',
+  method: 'GET',
+  path: '/api/v1/workspaces/{workspace}/services/{service}/layers',
+  handler: 'functions/layers/list-layers.ts',
+  permission: 'read',
+  summary: "List a service's layers, a page at a time",
+  tags: ['layers'],
+  request: { params: ServiceParams, query: PageQuery },
+  responses: {
+    200: {
+      description: 'a page of layers',
+      schema: z
+        .strictObject({ layers: z.array(LayerBody), next_cursor: z.optional(z.string()) })
+        .check(z.meta({ id: 'LayerList' })),
+    },
+    400: { description: 'bad limit or cursor' },
+    404: { description: 'workspace or service not found' },
+  },
+  data: ['GetItem', 'Query'],
+});
+
+export const getLayer = defineOperation({
+  operationId: 'getLayer',
+  method: 'GET',
+  path: '/api/v1/workspaces/{workspace}/services/{service}/layers/{layer}',
+  handler: 'functions/layers/get-layer.ts',
+  permission: 'read',
+  summary: 'Read a layer',
+  tags: ['layers'],
+  request: { params: LayerParams },
+  responses: {
+    200: { description: 'the layer', schema: LayerBody },
+    400: { description: 'layer is not a UUID' },
+    404: notFound,
+  },
+  data: ['GetItem'],
+});
+
+export const updateLayer = defineOperation({
+  operationId: 'updateLayer',
+  method: 'PUT',
+  path: '/api/v1/workspaces/{workspace}/services/{service}/layers/{layer}',
+  handler: 'functions/layers/update-layer.ts',
+  permission: 'write',
+  summary: 'Update a layer; enabling a draft validates its source. Honours If-Match.',
+  description: 'Omitted fields keep their values.',
+  tags: ['layers'],
+  request: { params: LayerParams, body: LayerInputSchema },
+  responses: {
+    200: { description: 'updated layer', schema: LayerBody },
+    400: { description: 'bad request' },
+    404: notFound,
+    409: { description: 'public_id taken, or the layer is in a group and its public_id would change' },
+    412: { description: 'If-Match does not match the current version' },
+    422: { description: 'source layer is missing or unreadable' },
+    503: { description: 'datasource unavailable' },
+  },
+  data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
+  secrets: ['decrypt'],
+});
+
+export const deleteLayer = defineOperation({
+  operationId: 'deleteLayer',
+  method: 'DELETE',
+  path: '/api/v1/workspaces/{workspace}/services/{service}/layers/{layer}',
+  handler: 'functions/layers/delete-layer.ts',
+  permission: 'write',
+  summary: 'Delete a layer (409 while a layer group contains it). Honours If-Match.',
+  tags: ['layers'],
+  request: { params: LayerParams },
+  responses: {
+    204: { description: 'deleted' },
+    400: { description: 'layer is not a UUID' },
+    404: notFound,
+    409: { description: 'a layer group contains the layer' },
+    412: { description: 'If-Match does not match the current version' },
+  },
+  data: ['GetItem', 'DeleteItem', 'UpdateItem'],
+});

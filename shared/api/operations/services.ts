@@ -1,0 +1,168 @@
+import * as z from 'zod/mini';
+import { defineOperation } from '../operation.ts';
+import {
+  DiscoveredLayerBody,
+  IdOrName,
+  Name,
+  PageQuery,
+  PostgisConnectionIn,
+  ServiceBody,
+  ValidateSQLResponse,
+} from '../schemas.ts';
+
+const WorkspaceParams = z.strictObject({ workspace: IdOrName });
+const ServiceParams = z.strictObject({ workspace: IdOrName, service: IdOrName });
+const ServiceInput = z.strictObject({
+  name: Name,
+  type: z.literal('postgis'),
+  connection: PostgisConnectionIn,
+  enabled: z.optional(z.boolean()),
+});
+const notFound = { description: 'workspace or service not found' };
+const unavailable = { 503: { description: 'data source unavailable' } };
+
+export const createService = defineOperation({
+  operationId: 'createService',
+  method: 'POST',
+  path: '/api/v1/workspaces/{workspace}/services',
+  handler: 'functions/services/create-service.ts',
+  permission: 'manage',
+  summary: 'Register a PostGIS data source',
+  description:
+    'An enabled service must connect first (400 with the reason otherwise). The password is write-only: stored encrypted, never returned (`configured_secrets` lists it).',
+  tags: ['services'],
+  request: { params: WorkspaceParams, body: ServiceInput },
+  responses: {
+    201: { description: 'created service', schema: ServiceBody, headers: { Location: 'URL of the service' } },
+    400: { description: 'bad request, or the connection could not be opened' },
+    404: { description: 'workspace not found' },
+    409: { description: 'a service with this name already exists in the workspace' },
+  },
+  data: ['GetItem', 'PutItem', 'ConditionCheckItem'],
+  secrets: ['encrypt'],
+});
+
+export const listServices = defineOperation({
+  operationId: 'listServices',
+  method: 'GET',
+  path: '/api/v1/workspaces/{workspace}/services',
+  handler: 'functions/services/list-services.ts',
+  permission: 'read',
+  summary: 'Return the services of a workspace (default page size 1000)',
+  tags: ['services'],
+  request: { params: WorkspaceParams, query: PageQuery },
+  responses: {
+    200: {
+      description: 'the services',
+      schema: z
+        .strictObject({ services: z.array(ServiceBody), next_cursor: z.optional(z.string()) })
+        .check(z.meta({ id: 'ServiceList' })),
+    },
+    400: { description: 'bad limit or cursor' },
+    404: { description: 'workspace not found' },
+  },
+  data: ['GetItem', 'Query'],
+});
+
+export const getService = defineOperation({
+  operationId: 'getService',
+  method: 'GET',
+  path: '/api/v1/workspaces/{workspace}/services/{service}',
+  handler: 'functions/services/get-service.ts',
+  permission: 'read',
+  summary: 'Read a service (no secrets)',
+  tags: ['services'],
+  request: { params: ServiceParams },
+  responses: { 200: { description: 'the service', schema: ServiceBody }, 404: notFound },
+  data: ['GetItem'],
+});
+
+export const updateService = defineOperation({
+  operationId: 'updateService',
+  method: 'PUT',
+  path: '/api/v1/workspaces/{workspace}/services/{service}',
+  handler: 'functions/services/update-service.ts',
+  permission: 'manage',
+  summary: 'Replace a service; an omitted password keeps the stored one. Honours If-Match.',
+  tags: ['services'],
+  request: { params: ServiceParams, body: ServiceInput },
+  responses: {
+    200: { description: 'updated service', schema: ServiceBody },
+    400: { description: 'bad request, or the connection could not be opened' },
+    404: notFound,
+    409: { description: 'a service with this name already exists' },
+    412: { description: 'If-Match does not match the current version' },
+  },
+  data: ['GetItem', 'PutItem', 'DeleteItem'],
+  secrets: ['encrypt', 'decrypt'],
+});
+
+export const testServiceConnection = defineOperation({
+  operationId: 'testServiceConnection',
+  method: 'POST',
+  path: '/api/v1/workspaces/{workspace}/services/{service}/test-connection',
+  handler: 'functions/services/test-service-connection.ts',
+  permission: 'manage',
+  summary: "Try the service's connection now",
+  tags: ['services'],
+  request: { params: ServiceParams },
+  responses: {
+    200: {
+      description: 'the outcome (ok false with a message when it failed)',
+      schema: z
+        .strictObject({ ok: z.boolean(), duration_ms: z.number(), message: z.optional(z.string()) })
+        .check(z.meta({ id: 'ConnectionTest' })),
+    },
+    404: notFound,
+    ...unavailable,
+  },
+  data: ['GetItem'],
+  secrets: ['decrypt'],
+});
+
+export const discoverLayers = defineOperation({
+  operationId: 'discoverLayers',
+  method: 'POST',
+  path: '/api/v1/workspaces/{workspace}/services/{service}/discover',
+  handler: 'functions/services/discover-layers.ts',
+  permission: 'write',
+  summary: 'List the readable geometry tables and views of the data source',
+  tags: ['services'],
+  request: { params: ServiceParams },
+  responses: {
+    200: {
+      description: 'discovered layers',
+      schema: z
+        .strictObject({ layers: z.array(DiscoveredLayerBody) })
+        .check(z.meta({ id: 'DiscoveredLayers' })),
+    },
+    404: notFound,
+    422: { description: 'the data source refuses the connection (credentials, database)' },
+    ...unavailable,
+  },
+  data: ['GetItem'],
+  secrets: ['decrypt'],
+});
+
+export const validateSQLView = defineOperation({
+  operationId: 'validateSQLView',
+  method: 'POST',
+  path: '/api/v1/workspaces/{workspace}/services/{service}/validate-sql',
+  handler: 'functions/services/validate-sql-view.ts',
+  permission: 'write',
+  summary: 'Validate a read-only SQL view query and discover its columns and geometry',
+  description: 'A refused or failing query is 200 with `valid: false` and the error.',
+  tags: ['services'],
+  request: {
+    params: ServiceParams,
+    body: z.strictObject({ sql: z.string().check(z.maxLength(1024 * 1024)) }),
+  },
+  responses: {
+    200: { description: 'validation result', schema: ValidateSQLResponse },
+    400: { description: 'bad request' },
+    404: notFound,
+    ...unavailable,
+  },
+  data: ['GetItem'],
+  secrets: ['decrypt'],
+});
