@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportJWK, importJWK, type JWK, SignJWT } from 'jose';
@@ -37,6 +37,16 @@ export async function localCertificate(dataDir: string): Promise<{ key: string; 
     writeFileSync(certPath, pems.cert);
   }
   return { key: readFileSync(keyPath, 'utf8'), cert: readFileSync(certPath, 'utf8') };
+}
+
+/** The local key that encrypts connection passwords (AES-256-GCM), made on first start. */
+export function localSecretKey(dataDir: string): string {
+  const path = join(dataDir, 'secret.key');
+  if (!existsSync(path)) {
+    mkdirSync(dataDir, { recursive: true });
+    writeSecret(path, randomBytes(32).toString('base64'));
+  }
+  return readFileSync(path, 'utf8').trim();
 }
 
 /** The local OIDC issuer's signing key (ES256), made on first start. */

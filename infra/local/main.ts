@@ -19,6 +19,7 @@ const host = await startLocalHost({
   rateLimitBurst: int(env.GEOPLANE_RATE_LIMIT_BURST, 100),
   maxBodyBytes: env.MAX_BODY_BYTES ? int(env.MAX_BODY_BYTES, 1048576) : undefined,
   skipBootstrap: env.GEOPLANE_SKIP_BOOTSTRAP === '1',
+  postgisPort: env.GEOPLANE_POSTGIS === 'off' ? undefined : int(env.GEOPLANE_POSTGIS_PORT, 5433),
 });
 
 console.log(`GeoPlane API   ${host.url}`);

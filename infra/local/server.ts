@@ -7,8 +7,9 @@ import { gatewayErrorBody, gatewayErrors } from '../../shared/http/gateway-respo
 import { securityHeaders } from '../../shared/http/responses.ts';
 import { bootstrap } from './bootstrap.ts';
 import { type DynamoLocal, ensureTable, startDynamoLocal } from './dynamodb.ts';
-import { localCertificate, localIssuer } from './files.ts';
+import { localCertificate, localIssuer, localSecretKey } from './files.ts';
 import { handleRequest, httpsRequired, type OutgoingResponse } from './gateway.ts';
+import { startEmbeddedPostgis } from './postgis.ts';
 import { tokenBuckets } from './rate-limit.ts';
 
 /** Options of the local host; every one has an environment variable (see main.ts). */
@@ -25,6 +26,8 @@ export interface LocalHostOptions {
   maxBodyBytes?: number;
   /** Skip creating the table and bootstrap data (used to simulate a store outage). */
   skipBootstrap?: boolean;
+  /** Port of the embedded PostGIS (0 = any free port); undefined = don't start it. */
+  postgisPort?: number;
 }
 
 /** A running local host. */
@@ -65,9 +68,15 @@ function write(res: ServerResponse, out: OutgoingResponse): void {
 
 /** Starts DynamoDB Local (unless given), the table, the bootstrap data and the HTTPS + HTTP ports. */
 export async function startLocalHost(options: LocalHostOptions): Promise<LocalHost> {
-  const dynamo: DynamoLocal | undefined = options.dynamoEndpoint
-    ? undefined
-    : await startDynamoLocal(options.dynamoPort, join(options.dataDir, 'dynamodb'));
+  // DynamoDB Local and the embedded PostGIS start side by side (PostGIS' first init takes ~40 s).
+  const [dynamo, postgis] = await Promise.all([
+    options.dynamoEndpoint
+      ? undefined
+      : startDynamoLocal(options.dynamoPort, join(options.dataDir, 'dynamodb')),
+    options.postgisPort === undefined
+      ? undefined
+      : startEmbeddedPostgis({ dataDir: options.dataDir, port: options.postgisPort }),
+  ]);
   const endpoint = options.dynamoEndpoint ?? (dynamo as DynamoLocal).endpoint;
 
   const issuer = await localIssuer(options.dataDir);
@@ -82,6 +91,7 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
     OIDC_JWKS: JSON.stringify(issuer.jwks),
     // The local issuer's tokens carry their roles (npm run token); a real IdP's never are trusted.
     OIDC_TRUST_ROLE_CLAIMS: 'true',
+    GEOPLANE_SECRET_KEY: localSecretKey(options.dataDir),
     ...(options.maxBodyBytes ? { MAX_BODY_BYTES: String(options.maxBodyBytes) } : {}),
   });
 
@@ -144,7 +154,17 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
   let bootstrapCreated = false;
   if (!options.skipBootstrap) {
     await ensureTable(endpoint, options.tableName);
-    const result = await bootstrap(options.dataDir, url);
+    const result = await bootstrap(
+      options.dataDir,
+      url,
+      postgis && {
+        host: postgis.host,
+        port: postgis.port,
+        database: postgis.database,
+        user: postgis.user,
+        password: postgis.password,
+      },
+    );
     apiKey = result.bootstrap.api_key;
     bootstrapCreated = result.created;
   }
@@ -159,7 +179,7 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
       https.closeAllConnections();
       http.closeAllConnections();
       await Promise.all([new Promise((r) => https.close(r)), new Promise((r) => http.close(r))]);
-      await dynamo?.stop();
+      await Promise.all([dynamo?.stop(), postgis?.stop()]);
     },
   };
 }

@@ -338,7 +338,7 @@ async function attempt<R extends pg.QueryResultRow>(
  */
 export async function testConnection(
   c: PostgisConnection,
-): Promise<{ ok: boolean; duration_ms: number; message?: string }> {
+): Promise<{ ok: boolean; duration_ms: number; message?: string; unavailable?: boolean }> {
   const started = performance.now();
   const done = (ok: boolean, message: string) => ({
     ok,
@@ -373,7 +373,12 @@ export async function testConnection(
     if (!postgis) return done(false, `Connected to PostgreSQL ${server}, but PostGIS is not installed.`);
     return done(true, `Connected to PostgreSQL ${server} with PostGIS ${postgis}.`);
   } catch (error) {
-    return done(false, connectFailure(c, error).message);
+    const failure = connectFailure(c, error);
+    // An outage (refused, timed out) is flagged so the API can answer 503 instead of ok: false.
+    return {
+      ...done(false, failure.message),
+      ...(failure instanceof UnavailableError ? { unavailable: true } : {}),
+    };
   } finally {
     await client?.end().catch(() => {});
   }

@@ -82,7 +82,7 @@ export async function createClaimMapping(
   }
   if (!system) {
     const role = await roles.find(input.role_id);
-    if (!role || role.status !== 'active') {
+    if (role?.status !== 'active') {
       throw new InvalidInputError(
         'unknown_role',
         `role_id '${input.role_id}' is not a role (see GET /roles).`,

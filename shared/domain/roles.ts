@@ -117,8 +117,7 @@ export async function createRole(
 /** Reads an active custom role. */
 export async function requireCustomRole(repo: RoleRepository, id: string): Promise<Role> {
   const role = await repo.find(id);
-  if (!role || role.status !== 'active')
-    throw new NotFoundError('role_not_found', `Role '${id}' does not exist.`);
+  if (role?.status !== 'active') throw new NotFoundError('role_not_found', `Role '${id}' does not exist.`);
   return role;
 }
 

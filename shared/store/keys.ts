@@ -43,6 +43,32 @@ export const keys = {
     GSI1SK: `${scope}#${id}`,
   }),
   claimMappingByClaimPartition: (claimDigest: string) => `CLAIM#${claimDigest}`,
+  service: (workspaceId: string, serviceId: string): Key => ({
+    PK: `WS#${workspaceId}`,
+    SK: `SERVICE#${serviceId}`,
+  }),
+  servicePrefix: 'SERVICE#',
+  /** Uniqueness marker of a service name within its workspace; holds `service_id`. */
+  serviceName: (workspaceId: string, name: string): Key => ({
+    PK: `WS#${workspaceId}`,
+    SK: `SVCNAME#${name}`,
+  }),
+  /** Layers sort under their service, so a service's layers are one key range of the workspace partition. */
+  layer: (workspaceId: string, serviceId: string, layerId: string): Key => ({
+    PK: `WS#${workspaceId}`,
+    SK: `LAYER#${serviceId}#${layerId}`,
+  }),
+  layerPrefix: (serviceId: string) => `LAYER#${serviceId}#`,
+  layerGroup: (workspaceId: string, groupId: string): Key => ({
+    PK: `WS#${workspaceId}`,
+    SK: `GROUP#${groupId}`,
+  }),
+  layerGroupPrefix: 'GROUP#',
+  /** The workspace-wide public id namespace (layers and groups): marker with kind, target and member_of_count. */
+  publicId: (workspaceId: string, publicId: string): Key => ({
+    PK: `WS#${workspaceId}`,
+    SK: `PUBID#${publicId}`,
+  }),
   /** A browser session, by the SHA-256 of its cookie value. */
   session: (tokenHash: string): Key => ({ PK: `SESSION#${tokenHash}`, SK: 'SESSION' }),
   /** Failed logins of one client address in one 5-minute window. */
@@ -66,6 +92,11 @@ export const entities = {
   rolePolicy: 'RolePolicy',
   claimMapping: 'ClaimMapping',
   session: 'Session',
+  service: 'Service',
+  serviceName: 'ServiceNameMarker',
+  layer: 'Layer',
+  layerGroup: 'LayerGroup',
+  publicId: 'PublicIdMarker',
   loginFailures: 'LoginFailures',
   claimMappingTriple: 'ClaimMappingTriple',
 } as const;

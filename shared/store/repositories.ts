@@ -1,6 +1,9 @@
 import { DynamoApiKeyRepository } from './api-keys-repository.ts';
 import { DynamoClaimMappingRepository } from './claim-mappings-repository.ts';
+import { DynamoLayerGroupRepository } from './layer-groups-repository.ts';
+import { DynamoLayerRepository } from './layers-repository.ts';
 import { DynamoRoleRepository } from './roles-repository.ts';
+import { DynamoServiceRepository } from './services-repository.ts';
 import { DynamoSessionRepository } from './sessions-repository.ts';
 import { DynamoWorkspaceRepository } from './workspaces-repository.ts';
 
@@ -41,4 +44,26 @@ let sessions: DynamoSessionRepository | undefined;
 export function sessionRepository(): DynamoSessionRepository {
   sessions ??= new DynamoSessionRepository();
   return sessions;
+}
+
+let services: DynamoServiceRepository | undefined;
+let layers: DynamoLayerRepository | undefined;
+let layerGroups: DynamoLayerGroupRepository | undefined;
+
+/** The service repository (one per process). */
+export function serviceRepository(): DynamoServiceRepository {
+  services ??= new DynamoServiceRepository();
+  return services;
+}
+
+/** The layer repository (one per process). */
+export function layerRepository(): DynamoLayerRepository {
+  layers ??= new DynamoLayerRepository();
+  return layers;
+}
+
+/** The layer group repository (one per process). */
+export function layerGroupRepository(): DynamoLayerGroupRepository {
+  layerGroups ??= new DynamoLayerGroupRepository();
+  return layerGroups;
 }

@@ -99,7 +99,7 @@ export class DynamoRoleRepository implements RoleRepository {
     } catch (error) {
       if (isConditionFailure(error)) {
         const current = await this.find(role.id);
-        if (!current || current.status !== 'active')
+        if (current?.status !== 'active')
           throw new NotFoundError('role_not_found', `Role '${role.id}' does not exist.`);
         throw new DependencyConflictError(
           'role_in_use',

@@ -26,6 +26,12 @@ export default async function setup(project: TestProject) {
   const host = await startHostProcess({
     GEOPLANE_DYNAMODB_ENDPOINT: dynamo.endpoint,
     GEOPLANE_TABLE_NAME: tableName,
+    // Parallel test files share the bootstrap key's bucket; rate limiting has its own host in its test.
+    GEOPLANE_RATE_LIMIT_RPS: '2000',
+    GEOPLANE_RATE_LIMIT_BURST: '4000',
+    // The one host of the run that serves the embedded PostGIS.
+    GEOPLANE_POSTGIS: 'on',
+    GEOPLANE_POSTGIS_PORT: String(await freePort()),
   });
   if (!host.apiKey) throw new Error('the local host wrote no bootstrap key');
   project.provide('host', {

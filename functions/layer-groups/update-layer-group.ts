@@ -1,0 +1,11 @@
+import { updateLayerGroup as operation } from '../../shared/api/operations/layer-groups.ts';
+import { requireLayerGroup, updateLayerGroup } from '../../shared/domain/layer-groups.ts';
+import { makeHandler } from '../../shared/http/make-handler.ts';
+import { ok } from '../../shared/http/responses.ts';
+import { layerGroupRepository, layerRepository } from '../../shared/store/repositories.ts';
+
+export const handler = makeHandler(operation, async ({ workspace, params, body, ifMatch }) => {
+  const groups = layerGroupRepository();
+  const current = await requireLayerGroup(groups, layerRepository(), workspace.id, params.group);
+  return ok(await updateLayerGroup(groups, layerRepository(), current, body, ifMatch));
+});

@@ -1,0 +1,11 @@
+import { getLayer as operation } from '../../shared/api/operations/layers.ts';
+import { presentLayer, requireLayer } from '../../shared/domain/layers.ts';
+import { requireService } from '../../shared/domain/services.ts';
+import { makeHandler } from '../../shared/http/make-handler.ts';
+import { ok } from '../../shared/http/responses.ts';
+import { layerRepository, serviceRepository } from '../../shared/store/repositories.ts';
+
+export const handler = makeHandler(operation, async ({ workspace, params }) => {
+  const service = await requireService(serviceRepository(), workspace.id, params.service);
+  return ok(presentLayer(await requireLayer(layerRepository(), service, params.layer)));
+});

@@ -1,0 +1,12 @@
+import { listLayers as operation } from '../../shared/api/operations/layers.ts';
+import { presentLayer } from '../../shared/domain/layers.ts';
+import { requireService } from '../../shared/domain/services.ts';
+import { makeHandler } from '../../shared/http/make-handler.ts';
+import { ok } from '../../shared/http/responses.ts';
+import { layerRepository, serviceRepository } from '../../shared/store/repositories.ts';
+
+export const handler = makeHandler(operation, async ({ workspace, params, query }) => {
+  const service = await requireService(serviceRepository(), workspace.id, params.service);
+  const page = await layerRepository().list(workspace.id, service.id, query.limit ?? 100, query.cursor);
+  return ok({ layers: page.items.map(presentLayer), next_cursor: page.nextCursor });
+});

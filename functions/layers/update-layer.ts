@@ -1,0 +1,17 @@
+import { updateLayer as operation } from '../../shared/api/operations/layers.ts';
+import { postgisGateway } from '../../shared/datasources/gateway.ts';
+import { secretBox } from '../../shared/datasources/secret-box.ts';
+import { presentLayer, requireLayer, updateLayer } from '../../shared/domain/layers.ts';
+import { requireService } from '../../shared/domain/services.ts';
+import { makeHandler } from '../../shared/http/make-handler.ts';
+import { ok } from '../../shared/http/responses.ts';
+import { layerRepository, serviceRepository } from '../../shared/store/repositories.ts';
+
+export const handler = makeHandler(operation, async ({ workspace, params, body, ifMatch }) => {
+  const repo = layerRepository();
+  const service = await requireService(serviceRepository(), workspace.id, params.service);
+  const current = await requireLayer(repo, service, params.layer);
+  return ok(
+    presentLayer(await updateLayer(repo, postgisGateway, secretBox(), service, current, body, ifMatch)),
+  );
+});

@@ -1,0 +1,11 @@
+import { listServices as operation } from '../../shared/api/operations/services.ts';
+import { presentService } from '../../shared/domain/services.ts';
+import { makeHandler } from '../../shared/http/make-handler.ts';
+import { ok } from '../../shared/http/responses.ts';
+import { serviceRepository } from '../../shared/store/repositories.ts';
+
+export const handler = makeHandler(operation, async ({ workspace, query }) => {
+  // Default 1000, so "all services" holds for ordinary workspaces (DESIGN §5).
+  const page = await serviceRepository().list(workspace.id, query.limit ?? 1000, query.cursor);
+  return ok({ services: page.items.map(presentService), next_cursor: page.nextCursor });
+});

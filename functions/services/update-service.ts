@@ -1,0 +1,13 @@
+import { updateService as operation } from '../../shared/api/operations/services.ts';
+import { postgisGateway } from '../../shared/datasources/gateway.ts';
+import { secretBox } from '../../shared/datasources/secret-box.ts';
+import { presentService, requireService, updateService } from '../../shared/domain/services.ts';
+import { makeHandler } from '../../shared/http/make-handler.ts';
+import { ok } from '../../shared/http/responses.ts';
+import { serviceRepository } from '../../shared/store/repositories.ts';
+
+export const handler = makeHandler(operation, async ({ workspace, params, body, ifMatch }) => {
+  const repo = serviceRepository();
+  const current = await requireService(repo, workspace.id, params.service);
+  return ok(presentService(await updateService(repo, postgisGateway, secretBox(), current, body, ifMatch)));
+});

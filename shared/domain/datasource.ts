@@ -1,0 +1,58 @@
+/** Connection details of a PostGIS service (the password travels separately, decrypted on use). */
+export interface PostgisConnectionInfo {
+  host: string;
+  port: number;
+  database: string;
+  user: string;
+  sslmode?: 'disable' | 'prefer' | 'require' | 'verify-full';
+  schemas?: string[];
+}
+
+/** A geometry table or view a data source offers. */
+export interface DiscoveredLayer {
+  schema: string;
+  table: string;
+  name: string;
+  geometry_column: string;
+  geometry_type: string;
+  srid: number;
+  extent: { min_x: number; min_y: number; max_x: number; max_y: number } | null;
+}
+
+/** What validate-sql reports (spec 4.2). */
+export type SqlValidation =
+  | {
+      valid: true;
+      discovered: {
+        columns: { name: string; type: string }[];
+        geometry_column: string;
+        geometry_type: string;
+        srid: number;
+        suggested_id_column: string;
+      };
+    }
+  | { valid: false; error: string };
+
+/**
+ * Port: a live data source. Outages throw UnavailableError (503); a source that is reachable
+ * but refuses us (auth, missing database) throws RuleViolationError (422).
+ */
+export interface DataSourceGateway {
+  /** Never throws for connection problems; `unavailable` marks an outage (refused, timed out). */
+  testConnection(
+    c: PostgisConnectionInfo & { password?: string },
+  ): Promise<{ ok: boolean; duration_ms: number; message?: string; unavailable?: boolean }>;
+  discoverLayers(c: PostgisConnectionInfo & { password?: string }): Promise<DiscoveredLayer[]>;
+  probeLayer(
+    c: PostgisConnectionInfo & { password?: string },
+    sourceLayer: string,
+  ): Promise<{ ok: true; layer: DiscoveredLayer } | { ok: false; reason: string }>;
+  describeSql(c: PostgisConnectionInfo & { password?: string }, sql: string): Promise<SqlValidation>;
+  checkIdColumn(
+    c: PostgisConnectionInfo & { password?: string },
+    sql: string,
+    idColumn: string,
+  ): Promise<boolean>;
+  /** The SQL gate alone (no database): one read-only SELECT with allowlisted functions. */
+  guardSql(sql: string): Promise<{ ok: true } | { ok: false; error: string }>;
+}

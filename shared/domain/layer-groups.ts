@@ -1,0 +1,170 @@
+import { randomUUID } from 'node:crypto';
+import { InvalidInputError, NotFoundError, RuleViolationError } from './errors.ts';
+import type { LayerRepository } from './layers.ts';
+import type { Page } from './page.ts';
+import { checkVersion } from './workspaces.ts';
+
+/** One member of a group: a layer or another group, by public id. */
+export interface GroupMember {
+  resource: string;
+  style?: string;
+  opacity?: number;
+}
+
+/** A layer group: it shares the workspace's public id namespace with layers. */
+export interface LayerGroup {
+  id: string;
+  workspace_id: string;
+  public_id: string;
+  title: string;
+  members: GroupMember[];
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A group read during cycle detection; its version is re-checked in the write transaction. */
+export interface VisitedGroup {
+  id: string;
+  version: number;
+}
+
+/** Port: layer group persistence. */
+export interface LayerGroupRepository {
+  /** Stores the group, claims its public id and counts one membership on every member (which must exist). */
+  create(group: LayerGroup): Promise<void>;
+  find(workspaceId: string, id: string): Promise<LayerGroup | undefined>;
+  list(workspaceId: string, limit: number, cursor?: string): Promise<Page<LayerGroup>>;
+  /** Replaces the group; `visited` groups must be unchanged so a concurrent edit can't close a cycle. */
+  update(previous: LayerGroup, next: LayerGroup, visited: VisitedGroup[]): Promise<void>;
+  /** Deletes the group unless another group contains it. */
+  delete(group: LayerGroup): Promise<void>;
+}
+
+/** Members per group (each costs one item of the write transaction). */
+export const MAX_MEMBERS = 40;
+const MAX_VISITED = 40;
+
+export interface LayerGroupInput {
+  public_id: string;
+  title?: string;
+  members: GroupMember[];
+}
+
+function checkMembers(publicId: string, members: GroupMember[]): void {
+  const seen = new Set<string>();
+  for (const m of members) {
+    if (m.resource === publicId)
+      throw new InvalidInputError('group_cycle', `A group can't contain itself ('${publicId}').`);
+    if (seen.has(m.resource))
+      throw new InvalidInputError('duplicate_member', `'${m.resource}' is listed twice.`);
+    seen.add(m.resource);
+  }
+}
+
+/** Creates a group; every member must exist (400 naming the first that doesn't). */
+export async function createLayerGroup(
+  repo: LayerGroupRepository,
+  workspaceId: string,
+  input: LayerGroupInput,
+  now = new Date(),
+): Promise<LayerGroup> {
+  checkMembers(input.public_id, input.members);
+  const ts = now.toISOString();
+  const group: LayerGroup = {
+    id: randomUUID(),
+    workspace_id: workspaceId,
+    public_id: input.public_id,
+    title: input.title ?? input.public_id,
+    members: input.members,
+    version: 1,
+    created_at: ts,
+    updated_at: ts,
+  };
+  await repo.create(group);
+  return group;
+}
+
+/** Reads a group by id or public id. */
+export async function requireLayerGroup(
+  repo: LayerGroupRepository,
+  layers: LayerRepository,
+  workspaceId: string,
+  idOrPublicId: string,
+): Promise<LayerGroup> {
+  let group = /^[0-9a-f-]{36}$/i.test(idOrPublicId)
+    ? await repo.find(workspaceId, idOrPublicId.toLowerCase())
+    : undefined;
+  if (!group) {
+    const marker = await layers.findPublicId(workspaceId, idOrPublicId);
+    if (marker?.kind === 'group') group = await repo.find(workspaceId, marker.target_id);
+  }
+  if (!group)
+    throw new NotFoundError('layer_group_not_found', `Layer group '${idOrPublicId}' does not exist.`);
+  return group;
+}
+
+/**
+ * Walks the groups reachable from `members`; refuses (422) when `publicId` is among them, which
+ * would close a cycle. Returns the groups read, for the transaction's version checks.
+ */
+async function reachableGroups(
+  repo: LayerGroupRepository,
+  layers: LayerRepository,
+  workspaceId: string,
+  publicId: string,
+  members: GroupMember[],
+): Promise<VisitedGroup[]> {
+  const visited = new Map<string, VisitedGroup>();
+  const queue = members.map((m) => m.resource);
+  while (queue.length > 0) {
+    const resource = queue.shift() as string;
+    if (resource === publicId) {
+      throw new RuleViolationError('group_cycle', `This change would make '${publicId}' contain itself.`);
+    }
+    const marker = await layers.findPublicId(workspaceId, resource);
+    if (marker?.kind !== 'group' || visited.has(marker.target_id)) continue;
+    const group = await repo.find(workspaceId, marker.target_id);
+    if (!group) continue;
+    visited.set(group.id, { id: group.id, version: group.version });
+    if (visited.size > MAX_VISITED) {
+      throw new RuleViolationError('group_too_deep', `Groups may nest at most ${MAX_VISITED} groups deep.`);
+    }
+    queue.push(...group.members.map((m) => m.resource));
+  }
+  return [...visited.values()];
+}
+
+/** Replaces a group's title and members (PUT); cycles are refused. */
+export async function updateLayerGroup(
+  repo: LayerGroupRepository,
+  layers: LayerRepository,
+  current: LayerGroup,
+  input: LayerGroupInput,
+  ifMatch: string | undefined,
+  now = new Date(),
+): Promise<LayerGroup> {
+  checkVersion(current, ifMatch);
+  checkMembers(input.public_id, input.members);
+  const visited = await reachableGroups(repo, layers, current.workspace_id, current.public_id, input.members);
+  const next: LayerGroup = {
+    ...current,
+    public_id: input.public_id,
+    title: input.title ?? input.public_id,
+    members: input.members,
+    version: current.version + 1,
+    updated_at: now.toISOString(),
+  };
+  await repo.update(current, next, visited);
+  return next;
+}
+
+/** Deletes a group (409 while another group contains it). */
+export async function deleteLayerGroup(
+  repo: LayerGroupRepository,
+  current: LayerGroup,
+  ifMatch: string | undefined,
+) {
+  checkVersion(current, ifMatch);
+  await repo.delete(current);
+}

@@ -1,0 +1,165 @@
+import { randomUUID } from 'node:crypto';
+import type { DataSourceGateway, PostgisConnectionInfo } from './datasource.ts';
+import { InvalidInputError, NotFoundError, UnavailableError } from './errors.ts';
+import type { Page } from './page.ts';
+import type { SecretBox } from './secrets.ts';
+import { checkVersion } from './workspaces.ts';
+
+/** A data source inside a workspace. */
+export interface Service {
+  id: string;
+  workspace_id: string;
+  name: string;
+  type: 'postgis';
+  connection: PostgisConnectionInfo;
+  /** The encrypted password (never returned). */
+  password_enc?: string;
+  enabled: boolean;
+  status: 'active' | 'deleting';
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** Port: service persistence. */
+export interface ServiceRepository {
+  create(service: Service): Promise<void>;
+  findById(workspaceId: string, id: string): Promise<Service | undefined>;
+  findByName(workspaceId: string, name: string): Promise<Service | undefined>;
+  list(workspaceId: string, limit: number, cursor?: string): Promise<Page<Service>>;
+  update(previous: Service, next: Service): Promise<void>;
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Resolves `{service}` (id or name) within a workspace; hidden services are not found. */
+export async function requireService(
+  repo: ServiceRepository,
+  workspaceId: string,
+  idOrName: string,
+): Promise<Service> {
+  let found: Service | undefined;
+  if (uuidPattern.test(idOrName)) found = await repo.findById(workspaceId, idOrName.toLowerCase());
+  if (!found) found = await repo.findByName(workspaceId, idOrName);
+  if (found?.status !== 'active') {
+    throw new NotFoundError('service_not_found', `Service '${idOrName}' does not exist in this workspace.`);
+  }
+  return found;
+}
+
+/** Encryption context binding a password to its service. */
+function secretContext(s: { workspace_id: string; id: string }) {
+  return { workspace_id: s.workspace_id, service_id: s.id };
+}
+
+/** The connection with its decrypted password, for talking to the source. */
+export async function liveConnection(box: SecretBox, service: Service) {
+  const password = service.password_enc
+    ? await box.decrypt(service.password_enc, secretContext(service))
+    : undefined;
+  return { ...service.connection, ...(password !== undefined ? { password } : {}) };
+}
+
+/** Refuses a connection that can't be opened (400 with the reason). */
+async function assertConnects(
+  gateway: DataSourceGateway,
+  connection: PostgisConnectionInfo & { password?: string },
+) {
+  const result = await gateway.testConnection(connection);
+  if (!result.ok) {
+    throw new InvalidInputError(
+      'connection_failed',
+      `The connection could not be opened: ${result.message ?? 'unknown error'}`,
+    );
+  }
+}
+
+export interface ServiceInput {
+  name: string;
+  type: 'postgis';
+  connection: PostgisConnectionInfo & { password?: string };
+  enabled?: boolean;
+}
+
+/** Creates a service; an enabled one must connect first. The password is stored encrypted only. */
+export async function createService(
+  repo: ServiceRepository,
+  gateway: DataSourceGateway,
+  box: SecretBox,
+  workspaceId: string,
+  input: ServiceInput,
+  now = new Date(),
+): Promise<Service> {
+  const { password, ...connection } = input.connection;
+  const enabled = input.enabled ?? true;
+  if (enabled) await assertConnects(gateway, input.connection);
+  const ts = now.toISOString();
+  const service: Service = {
+    id: randomUUID(),
+    workspace_id: workspaceId,
+    name: input.name,
+    type: input.type,
+    connection: { ...connection, schemas: connection.schemas ?? ['public'] },
+    enabled,
+    status: 'active',
+    version: 1,
+    created_at: ts,
+    updated_at: ts,
+  };
+  if (password) service.password_enc = await box.encrypt(password, secretContext(service));
+  await repo.create(service);
+  return service;
+}
+
+/** Replaces a service (PUT); an omitted password keeps the stored one. */
+export async function updateService(
+  repo: ServiceRepository,
+  gateway: DataSourceGateway,
+  box: SecretBox,
+  current: Service,
+  input: ServiceInput,
+  ifMatch: string | undefined,
+  now = new Date(),
+): Promise<Service> {
+  checkVersion(current, ifMatch);
+  if (input.type !== current.type) {
+    throw new InvalidInputError('type_immutable', `A service's type can't change (it is '${current.type}').`);
+  }
+  const { password, ...connection } = input.connection;
+  const next: Service = {
+    ...current,
+    name: input.name,
+    connection: { ...connection, schemas: connection.schemas ?? ['public'] },
+    enabled: input.enabled ?? current.enabled,
+    version: current.version + 1,
+    updated_at: now.toISOString(),
+  };
+  if (password) next.password_enc = await box.encrypt(password, secretContext(next));
+  if (next.enabled) await assertConnects(gateway, await liveConnection(box, next));
+  await repo.update(current, next);
+  return next;
+}
+
+/** Tries the service's connection now; an outage is a 503, a refusal is `ok: false` with the reason. */
+export async function testServiceConnection(gateway: DataSourceGateway, box: SecretBox, service: Service) {
+  const { unavailable, ...result } = await gateway.testConnection(await liveConnection(box, service));
+  if (unavailable)
+    throw new UnavailableError('datasource_unavailable', result.message ?? 'The data source is unavailable.');
+  return result;
+}
+
+/** The API view: no secret, `configured_secrets` says which are set. */
+export function presentService(s: Service) {
+  return {
+    id: s.id,
+    workspace_id: s.workspace_id,
+    name: s.name,
+    type: s.type,
+    connection: s.connection,
+    enabled: s.enabled,
+    configured_secrets: s.password_enc ? ['password'] : [],
+    version: s.version,
+    created_at: s.created_at,
+    updated_at: s.updated_at,
+  };
+}

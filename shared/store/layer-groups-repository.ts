@@ -1,0 +1,192 @@
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  AlreadyExistsError,
+  DependencyConflictError,
+  InvalidInputError,
+  StateConflictError,
+} from '../domain/errors.ts';
+import type { LayerGroup, LayerGroupRepository, VisitedGroup } from '../domain/layer-groups.ts';
+import type { PublicIdMarker } from '../domain/layers.ts';
+import type { Page } from '../domain/page.ts';
+import { documentClient, tableName } from './client.ts';
+import { translateStoreError } from './errors.ts';
+import { entities, keys } from './keys.ts';
+import { decodeCursor, encodeCursor } from './paging.ts';
+import { type GuardedItem, transact } from './transactions.ts';
+
+function toGroup(item: Record<string, unknown>): LayerGroup {
+  const { PK: _pk, SK: _sk, entity: _e, ...g } = item;
+  return g as unknown as LayerGroup;
+}
+
+/** DynamoDB implementation of the layer group port. Membership is counted on the members' public id markers. */
+export class DynamoLayerGroupRepository implements LayerGroupRepository {
+  private readonly db = documentClient();
+  private readonly table = tableName();
+
+  private membership(workspaceId: string, resource: string, delta: 1 | -1): GuardedItem {
+    return {
+      item: {
+        Update: {
+          TableName: this.table,
+          Key: keys.publicId(workspaceId, resource),
+          UpdateExpression: 'ADD member_of_count :d',
+          ConditionExpression: 'attribute_exists(PK)',
+          ExpressionAttributeValues: { ':d': delta },
+        },
+      },
+      onConditionFailed: () =>
+        new InvalidInputError(
+          'unknown_member',
+          `Member '${resource}' is not a layer or layer group of this workspace.`,
+        ),
+    };
+  }
+
+  private claim(g: LayerGroup): GuardedItem {
+    const marker: PublicIdMarker = { kind: 'group', target_id: g.id, member_of_count: 0 };
+    return {
+      item: {
+        Put: {
+          TableName: this.table,
+          Item: { ...keys.publicId(g.workspace_id, g.public_id), entity: entities.publicId, ...marker },
+          ConditionExpression: 'attribute_not_exists(PK)',
+        },
+      },
+      onConditionFailed: () =>
+        new AlreadyExistsError(
+          'public_id_taken',
+          `public_id '${g.public_id}' is already published in this workspace.`,
+        ),
+    };
+  }
+
+  private release(g: LayerGroup): GuardedItem {
+    return {
+      item: {
+        Delete: {
+          TableName: this.table,
+          Key: keys.publicId(g.workspace_id, g.public_id),
+          ConditionExpression:
+            'target_id = :id AND (attribute_not_exists(member_of_count) OR member_of_count <= :zero)',
+          ExpressionAttributeValues: { ':id': g.id, ':zero': 0 },
+        },
+      },
+      onConditionFailed: () =>
+        new DependencyConflictError(
+          'group_in_group',
+          `Group '${g.public_id}' is a member of another layer group.`,
+        ),
+    };
+  }
+
+  private put(g: LayerGroup, previousVersion?: number): GuardedItem {
+    return {
+      item: {
+        Put: {
+          TableName: this.table,
+          Item: { ...keys.layerGroup(g.workspace_id, g.id), entity: entities.layerGroup, ...g },
+          ...(previousVersion === undefined
+            ? { ConditionExpression: 'attribute_not_exists(PK)' }
+            : {
+                ConditionExpression: '#v = :v',
+                ExpressionAttributeNames: { '#v': 'version' },
+                ExpressionAttributeValues: { ':v': previousVersion },
+              }),
+        },
+      },
+      onConditionFailed: () =>
+        new StateConflictError('concurrent_modification', 'The group was changed by another request.'),
+    };
+  }
+
+  private unchanged(workspaceId: string, v: VisitedGroup): GuardedItem {
+    return {
+      item: {
+        ConditionCheck: {
+          TableName: this.table,
+          Key: keys.layerGroup(workspaceId, v.id),
+          ConditionExpression: '#v = :v',
+          ExpressionAttributeNames: { '#v': 'version' },
+          ExpressionAttributeValues: { ':v': v.version },
+        },
+      },
+      onConditionFailed: () =>
+        new StateConflictError('concurrent_modification', 'A nested group changed during the update; retry.'),
+    };
+  }
+
+  async create(g: LayerGroup): Promise<void> {
+    await transact(this.db, [
+      this.claim(g),
+      this.put(g),
+      ...g.members.map((m) => this.membership(g.workspace_id, m.resource, 1)),
+    ]);
+  }
+
+  async find(workspaceId: string, id: string): Promise<LayerGroup | undefined> {
+    try {
+      const out = await this.db.send(
+        new GetCommand({
+          TableName: this.table,
+          Key: keys.layerGroup(workspaceId, id),
+          ConsistentRead: true,
+        }),
+      );
+      return out.Item ? toGroup(out.Item) : undefined;
+    } catch (error) {
+      translateStoreError(error);
+    }
+  }
+
+  async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<LayerGroup>> {
+    const partition = keys.workspacePartition(workspaceId);
+    const start = decodeCursor(cursor, { PK: { equals: partition }, SK: { prefix: keys.layerGroupPrefix } });
+    try {
+      const out = await this.db.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'PK = :p AND begins_with(SK, :s)',
+          ExpressionAttributeValues: { ':p': partition, ':s': keys.layerGroupPrefix },
+          Limit: limit,
+          ExclusiveStartKey: start,
+        }),
+      );
+      return { items: (out.Items ?? []).map(toGroup), nextCursor: encodeCursor(out.LastEvaluatedKey) };
+    } catch (error) {
+      translateStoreError(error);
+    }
+  }
+
+  async update(previous: LayerGroup, next: LayerGroup, visited: VisitedGroup[]): Promise<void> {
+    const before = new Set(previous.members.map((m) => m.resource));
+    const after = new Set(next.members.map((m) => m.resource));
+    await transact(this.db, [
+      this.put(next, previous.version),
+      ...(previous.public_id !== next.public_id ? [this.claim(next), this.release(previous)] : []),
+      ...[...after].filter((r) => !before.has(r)).map((r) => this.membership(next.workspace_id, r, 1)),
+      ...[...before].filter((r) => !after.has(r)).map((r) => this.membership(next.workspace_id, r, -1)),
+      ...visited.filter((v) => v.id !== next.id).map((v) => this.unchanged(next.workspace_id, v)),
+    ]);
+  }
+
+  async delete(g: LayerGroup): Promise<void> {
+    await transact(this.db, [
+      {
+        item: {
+          Delete: {
+            TableName: this.table,
+            Key: keys.layerGroup(g.workspace_id, g.id),
+            ConditionExpression: '#v = :v',
+            ExpressionAttributeNames: { '#v': 'version' },
+            ExpressionAttributeValues: { ':v': g.version },
+          },
+        },
+        onConditionFailed: () =>
+          new StateConflictError('concurrent_modification', 'The group was changed by another request.'),
+      },
+      this.release(g),
+      ...g.members.map((m) => this.membership(g.workspace_id, m.resource, -1)),
+    ]);
+  }
+}

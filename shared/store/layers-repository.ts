@@ -1,0 +1,240 @@
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  AlreadyExistsError,
+  DependencyConflictError,
+  InvalidInputError,
+  NotFoundError,
+  StateConflictError,
+} from '../domain/errors.ts';
+import { customRoles, type Layer, type LayerRepository, type PublicIdMarker } from '../domain/layers.ts';
+import type { Page } from '../domain/page.ts';
+import { documentClient, tableName } from './client.ts';
+import { translateStoreError } from './errors.ts';
+import { entities, keys } from './keys.ts';
+import { decodeCursor, encodeCursor } from './paging.ts';
+import { type GuardedItem, transact } from './transactions.ts';
+
+function strip(item: Record<string, unknown>): Record<string, unknown> {
+  const { PK: _pk, SK: _sk, entity: _e, ...rest } = item;
+  return rest;
+}
+
+/** Role reference count changes for a set of custom roles (each must be active when added). */
+export function roleReferences(table: string, add: string[], remove: string[]): GuardedItem[] {
+  return [
+    ...add.map((roleId) => ({
+      item: {
+        Update: {
+          TableName: table,
+          Key: keys.role(roleId),
+          UpdateExpression: 'ADD ref_count :one',
+          ConditionExpression: '#s = :active',
+          ExpressionAttributeNames: { '#s': 'status' },
+          ExpressionAttributeValues: { ':one': 1, ':active': 'active' },
+        },
+      },
+      onConditionFailed: () =>
+        new InvalidInputError('unknown_role', `allowed_roles: '${roleId}' is not a role.`),
+    })),
+    ...remove.map((roleId) => ({
+      item: {
+        Update: {
+          TableName: table,
+          Key: keys.role(roleId),
+          UpdateExpression: 'ADD ref_count :minus',
+          ExpressionAttributeValues: { ':minus': -1 },
+        },
+      },
+    })),
+  ];
+}
+
+function publicIdTaken(publicId: string) {
+  return new AlreadyExistsError(
+    'public_id_taken',
+    `public_id '${publicId}' is already published in this workspace.`,
+  );
+}
+
+/** DynamoDB implementation of the layer port. */
+export class DynamoLayerRepository implements LayerRepository {
+  private readonly db = documentClient();
+  private readonly table = tableName();
+
+  private claimPublicId(l: Layer): GuardedItem {
+    const marker: PublicIdMarker = {
+      kind: 'layer',
+      target_id: l.id,
+      service_id: l.service_id,
+      member_of_count: 0,
+    };
+    return {
+      item: {
+        Put: {
+          TableName: this.table,
+          Item: { ...keys.publicId(l.workspace_id, l.public_id), entity: entities.publicId, ...marker },
+          ConditionExpression: 'attribute_not_exists(PK)',
+        },
+      },
+      onConditionFailed: () => publicIdTaken(l.public_id),
+    };
+  }
+
+  private releasePublicId(l: Layer): GuardedItem {
+    return {
+      item: {
+        Delete: {
+          TableName: this.table,
+          Key: keys.publicId(l.workspace_id, l.public_id),
+          // A resource that a group lists can't disappear or change its public id.
+          ConditionExpression:
+            'target_id = :id AND (attribute_not_exists(member_of_count) OR member_of_count <= :zero)',
+          ExpressionAttributeValues: { ':id': l.id, ':zero': 0 },
+        },
+      },
+      onConditionFailed: () =>
+        new DependencyConflictError(
+          'layer_in_group',
+          `Layer '${l.public_id}' is a member of a layer group; remove it there first.`,
+        ),
+    };
+  }
+
+  async create(l: Layer): Promise<void> {
+    await transact(this.db, [
+      this.claimPublicId(l),
+      {
+        item: {
+          Put: {
+            TableName: this.table,
+            Item: { ...keys.layer(l.workspace_id, l.service_id, l.id), entity: entities.layer, ...l },
+            ConditionExpression: 'attribute_not_exists(PK)',
+          },
+        },
+      },
+      {
+        item: {
+          ConditionCheck: {
+            TableName: this.table,
+            Key: keys.service(l.workspace_id, l.service_id),
+            ConditionExpression: '#s = :active',
+            ExpressionAttributeNames: { '#s': 'status' },
+            ExpressionAttributeValues: { ':active': 'active' },
+          },
+        },
+        onConditionFailed: () => new NotFoundError('service_not_found', 'The service no longer exists.'),
+      },
+      ...roleReferences(this.table, customRoles(l.allowed_roles), []),
+    ]);
+  }
+
+  async find(workspaceId: string, serviceId: string, layerId: string): Promise<Layer | undefined> {
+    try {
+      const out = await this.db.send(
+        new GetCommand({
+          TableName: this.table,
+          Key: keys.layer(workspaceId, serviceId, layerId),
+          ConsistentRead: true,
+        }),
+      );
+      return out.Item ? (strip(out.Item) as unknown as Layer) : undefined;
+    } catch (error) {
+      translateStoreError(error);
+    }
+  }
+
+  async list(workspaceId: string, serviceId: string, limit: number, cursor?: string): Promise<Page<Layer>> {
+    const partition = keys.workspacePartition(workspaceId);
+    const prefix = keys.layerPrefix(serviceId);
+    const start = decodeCursor(cursor, { PK: { equals: partition }, SK: { prefix } });
+    try {
+      const out = await this.db.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'PK = :p AND begins_with(SK, :s)',
+          ExpressionAttributeValues: { ':p': partition, ':s': prefix },
+          Limit: limit,
+          ExclusiveStartKey: start,
+        }),
+      );
+      return {
+        items: (out.Items ?? []).map((i) => strip(i) as unknown as Layer),
+        nextCursor: encodeCursor(out.LastEvaluatedKey),
+      };
+    } catch (error) {
+      translateStoreError(error);
+    }
+  }
+
+  async update(previous: Layer, next: Layer): Promise<void> {
+    const before = customRoles(previous.allowed_roles);
+    const after = customRoles(next.allowed_roles);
+    const renamed = previous.public_id !== next.public_id;
+    await transact(this.db, [
+      {
+        item: {
+          Put: {
+            TableName: this.table,
+            Item: {
+              ...keys.layer(next.workspace_id, next.service_id, next.id),
+              entity: entities.layer,
+              ...next,
+            },
+            ConditionExpression: '#v = :v',
+            ExpressionAttributeNames: { '#v': 'version' },
+            ExpressionAttributeValues: { ':v': previous.version },
+          },
+        },
+        onConditionFailed: () =>
+          new StateConflictError(
+            'concurrent_modification',
+            'The layer was changed by another request; read it again.',
+          ),
+      },
+      ...(renamed ? [this.claimPublicId(next), this.releasePublicId(previous)] : []),
+      ...roleReferences(
+        this.table,
+        after.filter((r) => !before.includes(r)),
+        before.filter((r) => !after.includes(r)),
+      ),
+    ]);
+  }
+
+  async delete(l: Layer): Promise<void> {
+    await transact(this.db, [
+      {
+        item: {
+          Delete: {
+            TableName: this.table,
+            Key: keys.layer(l.workspace_id, l.service_id, l.id),
+            ConditionExpression: '#v = :v',
+            ExpressionAttributeNames: { '#v': 'version' },
+            ExpressionAttributeValues: { ':v': l.version },
+          },
+        },
+        onConditionFailed: () =>
+          new StateConflictError(
+            'concurrent_modification',
+            'The layer was changed by another request; read it again.',
+          ),
+      },
+      this.releasePublicId(l),
+      ...roleReferences(this.table, [], customRoles(l.allowed_roles)),
+    ]);
+  }
+
+  async findPublicId(workspaceId: string, publicId: string): Promise<PublicIdMarker | undefined> {
+    try {
+      const out = await this.db.send(
+        new GetCommand({
+          TableName: this.table,
+          Key: keys.publicId(workspaceId, publicId),
+          ConsistentRead: true,
+        }),
+      );
+      return out.Item ? (strip(out.Item) as unknown as PublicIdMarker) : undefined;
+    } catch (error) {
+      translateStoreError(error);
+    }
+  }
+}

@@ -1,0 +1,170 @@
+import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { AlreadyExistsError, NotFoundError, StateConflictError } from '../domain/errors.ts';
+import type { Page } from '../domain/page.ts';
+import type { Service, ServiceRepository } from '../domain/services.ts';
+import { documentClient, tableName } from './client.ts';
+import { cancellationCodes, translateStoreError } from './errors.ts';
+import { entities, keys } from './keys.ts';
+import { decodeCursor, encodeCursor } from './paging.ts';
+
+function toService(item: Record<string, unknown>): Service {
+  const { PK: _pk, SK: _sk, entity: _e, ...s } = item;
+  return s as unknown as Service;
+}
+
+function nameTaken(name: string) {
+  return new AlreadyExistsError(
+    'service_name_taken',
+    `A service named '${name}' already exists in this workspace.`,
+  );
+}
+
+/** DynamoDB implementation of the service port (items in the workspace partition). */
+export class DynamoServiceRepository implements ServiceRepository {
+  private readonly db = documentClient();
+  private readonly table = tableName();
+
+  async create(s: Service): Promise<void> {
+    try {
+      await this.db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.table,
+                Item: {
+                  ...keys.serviceName(s.workspace_id, s.name),
+                  entity: entities.serviceName,
+                  service_id: s.id,
+                },
+                ConditionExpression: 'attribute_not_exists(PK)',
+              },
+            },
+            {
+              Put: {
+                TableName: this.table,
+                Item: { ...keys.service(s.workspace_id, s.id), entity: entities.service, ...s },
+                ConditionExpression: 'attribute_not_exists(PK)',
+              },
+            },
+            {
+              ConditionCheck: {
+                TableName: this.table,
+                Key: keys.workspace(s.workspace_id),
+                ConditionExpression: '#s = :active',
+                ExpressionAttributeNames: { '#s': 'status' },
+                ExpressionAttributeValues: { ':active': 'active' },
+              },
+            },
+          ],
+        }),
+      );
+    } catch (error) {
+      const codes = cancellationCodes(error);
+      if (codes?.[0] === 'ConditionalCheckFailed') throw nameTaken(s.name);
+      if (codes?.[2] === 'ConditionalCheckFailed')
+        throw new NotFoundError('workspace_not_found', 'The workspace no longer exists.');
+      translateStoreError(error);
+    }
+  }
+
+  async findById(workspaceId: string, id: string): Promise<Service | undefined> {
+    try {
+      const out = await this.db.send(
+        new GetCommand({ TableName: this.table, Key: keys.service(workspaceId, id), ConsistentRead: true }),
+      );
+      return out.Item ? toService(out.Item) : undefined;
+    } catch (error) {
+      translateStoreError(error);
+    }
+  }
+
+  async findByName(workspaceId: string, name: string): Promise<Service | undefined> {
+    try {
+      const marker = await this.db.send(
+        new GetCommand({
+          TableName: this.table,
+          Key: keys.serviceName(workspaceId, name),
+          ConsistentRead: true,
+        }),
+      );
+      const id = marker.Item?.service_id as string | undefined;
+      return id ? this.findById(workspaceId, id) : undefined;
+    } catch (error) {
+      translateStoreError(error);
+    }
+  }
+
+  async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<Service>> {
+    const partition = keys.workspacePartition(workspaceId);
+    const start = decodeCursor(cursor, { PK: { equals: partition }, SK: { prefix: keys.servicePrefix } });
+    try {
+      const out = await this.db.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'PK = :p AND begins_with(SK, :s)',
+          FilterExpression: '#st = :active',
+          ExpressionAttributeNames: { '#st': 'status' },
+          ExpressionAttributeValues: { ':p': partition, ':s': keys.servicePrefix, ':active': 'active' },
+          Limit: limit,
+          ExclusiveStartKey: start,
+        }),
+      );
+      return { items: (out.Items ?? []).map(toService), nextCursor: encodeCursor(out.LastEvaluatedKey) };
+    } catch (error) {
+      translateStoreError(error);
+    }
+  }
+
+  async update(previous: Service, next: Service): Promise<void> {
+    const renamed = previous.name !== next.name;
+    try {
+      await this.db.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.table,
+                Item: { ...keys.service(next.workspace_id, next.id), entity: entities.service, ...next },
+                ConditionExpression: '#v = :v AND #s = :active',
+                ExpressionAttributeNames: { '#v': 'version', '#s': 'status' },
+                ExpressionAttributeValues: { ':v': previous.version, ':active': 'active' },
+              },
+            },
+            ...(renamed
+              ? [
+                  {
+                    Put: {
+                      TableName: this.table,
+                      Item: {
+                        ...keys.serviceName(next.workspace_id, next.name),
+                        entity: entities.serviceName,
+                        service_id: next.id,
+                      },
+                      ConditionExpression: 'attribute_not_exists(PK)',
+                    },
+                  },
+                  {
+                    Delete: {
+                      TableName: this.table,
+                      Key: keys.serviceName(previous.workspace_id, previous.name),
+                    },
+                  },
+                ]
+              : []),
+          ],
+        }),
+      );
+    } catch (error) {
+      const codes = cancellationCodes(error);
+      if (codes?.[1] === 'ConditionalCheckFailed') throw nameTaken(next.name);
+      if (codes?.[0] === 'ConditionalCheckFailed') {
+        throw new StateConflictError(
+          'concurrent_modification',
+          'The service was changed by another request; read it again.',
+        );
+      }
+      translateStoreError(error);
+    }
+  }
+}

@@ -1,0 +1,29 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { cancellationCodes, translateStoreError } from './errors.ts';
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** One item of a transaction with the domain error to throw when its condition fails. */
+export interface GuardedItem {
+  item: TransactItem;
+  onConditionFailed?: () => Error;
+}
+
+/**
+ * Runs a TransactWriteItems and maps a failed condition to the error of the item that failed, so
+ * each repository states its conditions and their meaning side by side.
+ */
+export async function transact(db: DynamoDBDocumentClient, items: GuardedItem[]): Promise<void> {
+  try {
+    await db.send(new TransactWriteCommand({ TransactItems: items.map((i) => i.item) }));
+  } catch (error) {
+    const codes = cancellationCodes(error);
+    if (codes) {
+      const failed = codes.indexOf('ConditionalCheckFailed');
+      const onFailed = failed >= 0 ? items[failed]?.onConditionFailed : undefined;
+      if (onFailed) throw onFailed();
+    }
+    translateStoreError(error);
+  }
+}
