@@ -79,7 +79,10 @@ export async function startDynamoLocal(port: number, dbPath?: string): Promise<D
   failed.catch(() => {});
   const deadline = Date.now() + 60_000;
   while (!(await accepts(port))) {
-    if (Date.now() > deadline) throw new Error(`DynamoDB Local did not start: ${output.slice(-2000)}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`DynamoDB Local did not start: ${output.slice(-2000)}`);
+    }
     await Promise.race([new Promise((r) => setTimeout(r, 100)), failed]);
   }
   return {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -33,6 +33,7 @@ describe('the local host (npm start) on its own data dir', () => {
   let host: HostProcess | undefined;
   afterAll(async () => {
     await host?.stop('SIGKILL');
+    if (host) rmSync(host.dataDir, { recursive: true, force: true });
   });
 
   it('bootstraps once, keeps data across restarts, mints tokens and stops DynamoDB on Ctrl-C', async () => {

@@ -39,6 +39,7 @@ describe('a host whose DynamoDB is unreachable', () => {
   });
   afterAll(async () => {
     await host?.stop();
+    host?.cleanup();
   });
 
   it('still refuses a JWT signed by another key with 401: the signature is checked before the store', async () => {

@@ -212,6 +212,7 @@ describe('with token login switched off and a low failure limit', () => {
       expect(cfg.body.auth.token_login).toBe(false);
     } finally {
       await other.stop();
+      other.cleanup();
     }
   }, 120_000);
 
@@ -239,6 +240,7 @@ describe('with token login switched off and a low failure limit', () => {
       expect((await call('GET', '/auth/me', { ...opts, headers: asSuperAdmin() })).status).toBe(200);
     } finally {
       await other.stop();
+      other.cleanup();
     }
   }, 120_000);
 });

@@ -258,6 +258,7 @@ describe('a host with a low rate limit and a small body limit', () => {
   });
   afterAll(async () => {
     await host?.stop();
+    host?.cleanup();
   });
 
   it('answers 429 with Retry-After once the burst is spent, per usage key, and serves again later', async () => {

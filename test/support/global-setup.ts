@@ -44,6 +44,7 @@ export default async function setup(project: TestProject) {
   });
   return async () => {
     await host.stop();
+    host.cleanup();
     await dynamo.stop();
   };
 }

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from './ports.ts';
@@ -15,10 +15,12 @@ export interface HostProcess {
   child: ChildProcess;
   output(): string;
   stop(signal?: NodeJS.Signals): Promise<void>;
+  cleanup(): void;
 }
 
 /** Starts `infra/local/main.ts` with its own ports and data dir and waits for "ready". */
 export async function startHostProcess(env: Record<string, string> = {}): Promise<HostProcess> {
+  const ownDataDir = env.GEOPLANE_DATA_DIR === undefined;
   const dataDir = env.GEOPLANE_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'geoplane-host-'));
   const port = await freePort();
   const httpPort = await freePort();
@@ -74,6 +76,10 @@ export async function startHostProcess(env: Record<string, string> = {}): Promis
         await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
         if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       }
+    },
+    /** Removes the data dir this call created (not one passed in). */
+    cleanup() {
+      if (ownDataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
