@@ -5,7 +5,13 @@ import { created } from '../../shared/http/responses.ts';
 import { apiKeyRepository } from '../../shared/store/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, body }) => {
-  const { key, secret } = await createApiKey(apiKeyRepository(), workspace.id, body);
+  const { key, secret } = await createApiKey(
+    apiKeyRepository(),
+    workspace.id,
+    body,
+    new Date(),
+    workspace.usage_key,
+  );
   return created(
     { ...publicApiKey(key), key: secret },
     `/api/v1/workspaces/${workspace.id}/apikeys/${key.id}`,

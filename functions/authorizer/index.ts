@@ -34,6 +34,8 @@ export async function handler(event: APIGatewayRequestAuthorizerEvent): Promise<
         Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: wholeApi(event.methodArn) }],
       },
       context: toContext(principal),
+      // Usage plans count requests per workspace (or globally) by this key (DESIGN §6).
+      ...(principal.usageIdentifierKey ? { usageIdentifierKey: principal.usageIdentifierKey } : {}),
     };
   } catch (error) {
     if (error instanceof UnauthenticatedError) throw new Error('Unauthorized');

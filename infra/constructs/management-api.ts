@@ -1,4 +1,4 @@
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Names, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
   AccessLogField,
   AccessLogFormat,
@@ -134,6 +134,19 @@ export class ManagementApi extends Construct {
     // Without caching the identity source is optional; an empty string is not a valid one.
     (this.authorizer.node.defaultChild as CfnAuthorizer).addPropertyDeletionOverride('IdentitySource');
 
+    // Usage plans (DESIGN §6): the authorizer names a usage key per request — the workspace's,
+    // or this global one. Keys are not credentials: the key source is AUTHORIZER.
+    const usagePlanName = `${Stack.of(this).stackName}-${config.stageName}`;
+    const globalUsageKeyValue = `geoplane-global-${Names.uniqueId(this).slice(-40).toLowerCase()}`;
+    this.authorizerFunction.function.addEnvironment('GLOBAL_USAGE_KEY', globalUsageKeyValue);
+    const usageKeyArn = (path: string) =>
+      Stack.of(this).formatArn({
+        service: 'apigateway',
+        account: '',
+        resource: path,
+        arnFormat: ArnFormat.NO_RESOURCE_NAME,
+      });
+
     const operations = new Construct(this, 'Operations');
     for (const op of routes) {
       const fn = new ApiFunction(operations, op.operationId, {
@@ -154,6 +167,34 @@ export class ManagementApi extends Construct {
           }),
         );
       }
+      if (op.usageKeys?.length) {
+        // The plan is found by name: its id would make functions depend on the stage (a cycle).
+        fn.function.addEnvironment('USAGE_PLAN_NAME', usagePlanName);
+        fn.role.addToPolicy(
+          new PolicyStatement({
+            actions: [
+              'apigateway:GET',
+              ...(op.usageKeys.includes('create') ? ['apigateway:POST'] : []),
+              ...(op.usageKeys.includes('delete') ? ['apigateway:DELETE'] : []),
+            ],
+            resources: [
+              usageKeyArn('/usageplans'),
+              usageKeyArn('/usageplans/*/keys'),
+              usageKeyArn('/apikeys'),
+              usageKeyArn('/apikeys/*'),
+            ],
+          }),
+        );
+        Validations.of(fn.role).acknowledge({
+          id: 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/*]',
+          reason:
+            'Usage keys are created at run time, one per workspace; their ids are not known at deploy time.',
+        });
+        Validations.of(fn.role).acknowledge({
+          id: 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/usageplans/*/keys]',
+          reason: 'The usage plan is found by name at run time (its id would create a dependency cycle).',
+        });
+      }
       this.functions.set(op.operationId, fn);
       const isPublic = op.permission === 'public';
       const method = this.api.root
@@ -162,7 +203,12 @@ export class ManagementApi extends Construct {
           operationName: op.operationId,
           ...(isPublic
             ? { authorizationType: AuthorizationType.NONE }
-            : { authorizationType: AuthorizationType.CUSTOM, authorizer: this.authorizer }),
+            : {
+                authorizationType: AuthorizationType.CUSTOM,
+                authorizer: this.authorizer,
+                // Counted against the usage key the authorizer returns (per workspace, or global).
+                apiKeyRequired: true,
+              }),
         });
       if (isPublic) {
         Validations.of(method).acknowledge({
@@ -172,12 +218,18 @@ export class ManagementApi extends Construct {
       }
     }
 
-    this.api.addUsagePlan('UsagePlan', {
-      name: `${Stack.of(this).stackName}-${config.stageName}`,
+    const plan = this.api.addUsagePlan('UsagePlan', {
+      name: usagePlanName,
       description: 'Rates per usage key (one per workspace, one for global principals); see ADR 0014.',
       throttle: { rateLimit: config.throttlingRateLimit, burstLimit: config.throttlingBurstLimit },
       apiStages: [{ api: this.api, stage: this.api.deploymentStage }],
     });
+    plan.addApiKey(
+      this.api.addApiKey('GlobalUsageKey', {
+        description: 'Usage key of global principals (super_admin, JWT callers); not a credential.',
+        value: globalUsageKeyValue,
+      }),
+    );
 
     this.baseUrl = this.api.urlForPath('/api/v1');
     this.acknowledgeFindings();

@@ -203,7 +203,8 @@ export async function handleRequest(
     }
     if (!policyAllows(result, methodArn)) return gatewayError(gatewayErrors.accessDenied, requestId);
     authorizer = { ...(result.context ?? {}), principalId: result.principalId };
-    const usageKey = String(result.context?.usageKey ?? result.principalId);
+    // The same bucket API Gateway's usage plan would use: the authorizer's usage key.
+    const usageKey = String(result.usageIdentifierKey ?? result.context?.usageKey ?? result.principalId);
     const wait = options.throttle?.(usageKey) ?? 0;
     if (wait > 0) return gatewayError(gatewayErrors.throttled, requestId, { 'Retry-After': String(wait) });
   }

@@ -46,6 +46,8 @@ export interface Operation<
   data: readonly DataAction[];
   /** Connection secrets it handles: CDK grants the matching KMS actions and sets KMS_KEY_ID. */
   secrets?: readonly ('encrypt' | 'decrypt')[];
+  /** API Gateway usage keys it creates or deletes (per-workspace rate limits, AWS only). */
+  usageKeys?: readonly ('create' | 'delete')[];
 }
 
 /** Declares an operation with its literal types kept. */

@@ -4,7 +4,13 @@ import type { Workspace } from '../domain/workspaces.ts';
 
 /** The API view of a workspace (internal `status` left out). */
 export function presentWorkspace(ws: Workspace) {
-  const { status: _status, claim_mapping_count: _mappings, ...rest } = ws;
+  const {
+    status: _status,
+    claim_mapping_count: _mappings,
+    usage_key_id: _keyId,
+    usage_key: _key,
+    ...rest
+  } = ws;
   return rest;
 }
 

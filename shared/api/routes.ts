@@ -7,6 +7,8 @@ import * as layers from './operations/layers.ts';
 import * as meta from './operations/meta.ts';
 import * as roles from './operations/roles.ts';
 import * as services from './operations/services.ts';
+import * as settings from './operations/settings.ts';
+import * as tileMatrixSets from './operations/tile-matrix-sets.ts';
 import * as workspaces from './operations/workspaces.ts';
 
 /**
@@ -23,6 +25,8 @@ export const routes: readonly Operation[] = [
   ...Object.values(services),
   ...Object.values(layers),
   ...Object.values(layerGroups),
+  ...Object.values(settings),
+  ...Object.values(tileMatrixSets),
 ] as Operation[];
 
 /** DynamoDB actions of the REQUEST authorizer: key and session lookups, global claim mappings. */

@@ -38,6 +38,12 @@ function header(
   return undefined;
 }
 
+/** The API Gateway usage key of a request: the workspace's, else the global one (AWS only). */
+function usageIdentifier(workspaceKey: string | undefined): { usageIdentifierKey?: string } {
+  const key = workspaceKey ?? config().GLOBAL_USAGE_KEY;
+  return key ? { usageIdentifierKey: key } : {};
+}
+
 /** A principal from the SHA-256 of an API key (re-checked on every request: revoked/expired → 401). */
 async function fromKeyHash(ports: AuthPorts, keyHash: string, now: Date): Promise<Principal> {
   const credential = await ports.apiKeys.findCredentialByHash(keyHash);
@@ -53,6 +59,7 @@ async function fromKeyHash(ports: AuthPorts, keyHash: string, now: Date): Promis
     roles: credential.workspace_id ? { [credential.workspace_id]: credential.role_id } : {},
     apiKeyId: credential.key_id,
     usageKey: credential.workspace_id ? `ws:${credential.workspace_id}` : 'global',
+    ...usageIdentifier(credential.usage_key),
   };
 }
 
@@ -95,6 +102,7 @@ async function fromClaims(ports: AuthPorts, payload: Record<string, unknown>): P
     superAdmin,
     roles,
     usageKey: !superAdmin && firstWorkspace ? `ws:${firstWorkspace}` : 'global',
+    ...usageIdentifier(undefined),
     claims,
   };
 }

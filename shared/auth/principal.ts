@@ -23,6 +23,8 @@ export interface Principal {
   apiKeyId?: string;
   /** Rate-limit bucket: `ws:<id>` for a workspace key, `global` otherwise. */
   usageKey: string;
+  /** AWS: the API Gateway usage key the authorizer returns (not carried in the context). */
+  usageIdentifierKey?: string;
   /** A token's claims, for resolving workspace claim mappings per request. */
   claims?: Record<string, unknown>;
   session?: PrincipalSession;

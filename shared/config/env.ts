@@ -38,6 +38,10 @@ const schema = z.object({
   GEOPLANE_SECRET_KEY: z.optional(z.string()),
   /** AWS: the KMS key that encrypts connection passwords. */
   KMS_KEY_ID: z.optional(z.string()),
+  /** AWS: the usage plan (by name) that per-workspace usage keys join (createWorkspace). */
+  USAGE_PLAN_NAME: z.optional(z.string().check(z.minLength(1))),
+  /** AWS: the usage key of global principals (returned by the authorizer). */
+  GLOBAL_USAGE_KEY: z.optional(z.string().check(z.minLength(20))),
   POWERTOOLS_SERVICE_NAME: z._default(z.string(), 'geoplane'),
 });
 

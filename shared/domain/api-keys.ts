@@ -31,11 +31,14 @@ export interface ApiKeyCredential {
   expires_at?: string;
   name: string;
   owner_name?: string;
+  /** The workspace's API Gateway usage key (AWS), returned by the authorizer for rate limits. */
+  usage_key?: string;
 }
 
 /** Port: API key persistence. */
 export interface ApiKeyRepository {
-  create(key: ApiKey): Promise<void>;
+  /** Stores the key and its credential item (with the workspace's usage key, if any). */
+  create(key: ApiKey, usageKey?: string): Promise<void>;
   find(workspaceId: string | undefined, keyId: string): Promise<ApiKey | undefined>;
   list(workspaceId: string, limit: number, cursor?: string): Promise<Page<ApiKey>>;
   revoke(key: ApiKey, now: string): Promise<void>;
@@ -62,6 +65,7 @@ export async function createApiKey(
   workspaceId: string | undefined,
   input: { name: string; role_id: KeyRole; expires_at?: string; owner_email?: string; owner_name?: string },
   now = new Date(),
+  usageKey?: string,
 ): Promise<{ key: ApiKey; secret: string }> {
   if (input.expires_at !== undefined && Date.parse(input.expires_at) <= now.getTime()) {
     throw new InvalidInputError('expires_at_in_past', 'expires_at must be in the future.');
@@ -83,7 +87,7 @@ export async function createApiKey(
     created_at: ts,
     updated_at: ts,
   };
-  await repo.create(key);
+  await repo.create(key, usageKey);
   return { key, secret };
 }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidInputError, NotFoundError, VersionMismatchError } from './errors.ts';
 import type { Page } from './page.ts';
+import type { UsageKeyProvisioner } from './usage-keys.ts';
 
 /** A workspace: the tenant boundary of the catalog. */
 export interface Workspace {
@@ -11,6 +12,9 @@ export interface Workspace {
   status: 'active' | 'deleting';
   /** How many claim mappings the workspace has (kept by their transactions; lets reads skip the lookup). */
   claim_mapping_count?: number;
+  /** The workspace's API Gateway usage key (AWS), for per-workspace rate limits. */
+  usage_key_id?: string;
+  usage_key?: string;
   version: number;
   created_at: string;
   updated_at: string;
@@ -67,10 +71,15 @@ export async function createWorkspace(
   repo: WorkspaceRepository,
   input: { name: string; description?: string | null },
   now = new Date(),
+  usageKeys?: UsageKeyProvisioner,
 ): Promise<Workspace> {
   const ts = now.toISOString();
+  const id = randomUUID();
+  // The rate-limit key is made first; if the workspace can't be stored (duplicate name) it goes again.
+  const usageKey = await usageKeys?.create(id);
   const workspace: Workspace = {
-    id: randomUUID(),
+    id,
+    ...(usageKey ? { usage_key_id: usageKey.id, usage_key: usageKey.value } : {}),
     name: input.name,
     ...(input.description ? { description: input.description } : {}),
     status: 'active',
@@ -78,7 +87,12 @@ export async function createWorkspace(
     created_at: ts,
     updated_at: ts,
   };
-  await repo.create(workspace);
+  try {
+    await repo.create(workspace);
+  } catch (error) {
+    if (usageKey) await usageKeys?.remove(usageKey.id);
+    throw error;
+  }
   return workspace;
 }
 
@@ -111,9 +125,11 @@ export async function deleteWorkspace(
   repo: WorkspaceRepository,
   current: Workspace,
   ifMatch: string | undefined,
+  usageKeys?: UsageKeyProvisioner,
 ): Promise<void> {
   checkVersion(current, ifMatch);
   await repo.deleteEmpty(current);
+  if (current.usage_key_id) await usageKeys?.remove(current.usage_key_id);
 }
 
 /** Validates a page size (1–1000). */

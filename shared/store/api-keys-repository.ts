@@ -34,7 +34,7 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
   private readonly db = documentClient();
   private readonly table = tableName();
 
-  async create(key: ApiKey): Promise<void> {
+  async create(key: ApiKey, usageKey?: string): Promise<void> {
     const credential: ApiKeyCredential = {
       key_id: key.id,
       workspace_id: key.workspace_id,
@@ -43,6 +43,7 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
       expires_at: key.expires_at,
       name: key.name,
       owner_name: key.owner_name,
+      ...(usageKey ? { usage_key: usageKey } : {}),
     };
     try {
       await this.db.send(

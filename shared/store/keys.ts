@@ -80,6 +80,34 @@ export const keys = {
     PK: workspaceId ? `WS#${workspaceId}` : 'GLOBAL',
     SK: `CLAIMTRIPLE#${tripleHash}`,
   }),
+  /** One settings document of a workspace (`wms`, `ogcapi`, `ogc-tiles`); absent means defaults. */
+  settings: (workspaceId: string, kind: string): Key => ({ PK: `WS#${workspaceId}`, SK: `SETTINGS#${kind}` }),
+  /** A custom tile matrix set (global); holds `ref_count`, the number of workspaces whose tiles settings name it. */
+  tileMatrixSet: (id: string): Key => ({ PK: `TMS#${id}`, SK: 'TMS' }),
+  /** GSI1 entry that lists custom tile matrix sets by id. */
+  tileMatrixSetListing: (id: string) => ({ GSI1PK: 'TILEMATRIXSETS', GSI1SK: id }),
+  tileMatrixSetListingPartition: 'TILEMATRIXSETS',
+  /** Reference record: workspace `workspaceId`'s tiles settings name tile matrix set `id`. */
+  tileMatrixSetRef: (id: string, workspaceId: string): Key => ({ PK: `TMS#${id}`, SK: `REF#${workspaceId}` }),
+  tileMatrixSetPartition: (id: string) => `TMS#${id}`,
+  tileMatrixSetRefPrefix: 'REF#',
+  /** A style of a workspace, by name; holds `layer_ref_count` for the layers that use it. */
+  style: (workspaceId: string, name: string): Key => ({ PK: `WS#${workspaceId}`, SK: `STYLE#${name}` }),
+  stylePrefix: 'STYLE#',
+  /** A style asset's metadata; holds `ref_count`, the number of styles that reference it. */
+  styleAsset: (workspaceId: string, name: string): Key => ({ PK: `WS#${workspaceId}`, SK: `ASSET#${name}` }),
+  styleAssetPrefix: 'ASSET#',
+  /** One chunk of an asset's bytes, content-addressed by the payload's SHA-256. */
+  styleAssetChunk: (workspaceId: string, name: string, sha256: string, index: number): Key => ({
+    PK: `WS#${workspaceId}`,
+    SK: `ASSETDATA#${name}#${sha256}#${index}`,
+  }),
+  /** Reference record: style `style` references asset `asset` (written when the style is saved). */
+  styleAssetRef: (workspaceId: string, asset: string, style: string): Key => ({
+    PK: `WS#${workspaceId}`,
+    SK: `ASSETREF#${asset}#${style}`,
+  }),
+  styleAssetRefPrefix: (asset: string) => `ASSETREF#${asset}#`,
 } as const;
 
 /** Entity tags stored in the `entity` attribute of every item. */
@@ -99,4 +127,11 @@ export const entities = {
   publicId: 'PublicIdMarker',
   loginFailures: 'LoginFailures',
   claimMappingTriple: 'ClaimMappingTriple',
+  settings: 'Settings',
+  tileMatrixSet: 'TileMatrixSet',
+  tileMatrixSetRef: 'TileMatrixSetRef',
+  style: 'Style',
+  styleAsset: 'StyleAsset',
+  styleAssetChunk: 'StyleAssetChunk',
+  styleAssetRef: 'StyleAssetRef',
 } as const;

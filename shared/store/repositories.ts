@@ -5,6 +5,8 @@ import { DynamoLayerRepository } from './layers-repository.ts';
 import { DynamoRoleRepository } from './roles-repository.ts';
 import { DynamoServiceRepository } from './services-repository.ts';
 import { DynamoSessionRepository } from './sessions-repository.ts';
+import { DynamoSettingsRepository } from './settings-repository.ts';
+import { DynamoTileMatrixSetRepository } from './tile-matrix-sets-repository.ts';
 import { DynamoWorkspaceRepository } from './workspaces-repository.ts';
 
 let workspaces: DynamoWorkspaceRepository | undefined;
@@ -66,4 +68,19 @@ export function layerRepository(): DynamoLayerRepository {
 export function layerGroupRepository(): DynamoLayerGroupRepository {
   layerGroups ??= new DynamoLayerGroupRepository();
   return layerGroups;
+}
+
+let settings: DynamoSettingsRepository | undefined;
+let tileMatrixSets: DynamoTileMatrixSetRepository | undefined;
+
+/** The workspace settings repository (one per process). */
+export function settingsRepository(): DynamoSettingsRepository {
+  settings ??= new DynamoSettingsRepository();
+  return settings;
+}
+
+/** The tile matrix set repository (one per process). */
+export function tileMatrixSetRepository(): DynamoTileMatrixSetRepository {
+  tileMatrixSets ??= new DynamoTileMatrixSetRepository();
+  return tileMatrixSets;
 }

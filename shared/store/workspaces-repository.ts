@@ -9,6 +9,8 @@ import { decodeCursor, encodeCursor } from './paging.ts';
 
 const workspaceFields = [
   'claim_mapping_count',
+  'usage_key_id',
+  'usage_key',
   'id',
   'name',
   'description',

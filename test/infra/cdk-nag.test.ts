@@ -56,14 +56,18 @@ describe('cdk-nag AwsSolutions checks', () => {
 
   it('acknowledges only the reviewed rules, each with a written reason', () => {
     const acks = acknowledgments(app);
-    expect([...acks.keys()].sort()).toEqual([
-      'AwsSolutions-APIG2',
-      'AwsSolutions-APIG3',
-      'AwsSolutions-APIG4',
-      'AwsSolutions-COG4',
-      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
-      'AwsSolutions-IAM5[Resource::*]',
-    ]);
+    expect([...acks.keys()].sort()).toEqual(
+      [
+        'AwsSolutions-APIG2',
+        'AwsSolutions-APIG3',
+        'AwsSolutions-APIG4',
+        'AwsSolutions-COG4',
+        'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+        'AwsSolutions-IAM5[Resource::*]',
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/*]',
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/usageplans/*/keys]',
+      ].sort(),
+    );
     for (const [id, reasons] of acks) {
       for (const reason of reasons) expect(reason.length, id).toBeGreaterThanOrEqual(60);
     }

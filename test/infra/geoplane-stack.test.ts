@@ -131,8 +131,12 @@ describe('GeoPlaneStack', () => {
       };
       const functions = template.findResources('AWS::Lambda::Function');
       for (const [id, fn] of Object.entries(functions)) {
-        const { KMS_KEY_ID, ...rest } = fn.Properties.Environment.Variables as Record<string, unknown>;
+        const { KMS_KEY_ID, GLOBAL_USAGE_KEY, USAGE_PLAN_NAME, ...rest } = fn.Properties.Environment
+          .Variables as Record<string, unknown>;
         expect(rest, id).toEqual(common);
+        // Only the authorizer names the global usage key; only usage-key routes find the plan.
+        if (GLOBAL_USAGE_KEY !== undefined) expect(id).toMatch(/Authorizer/);
+        if (USAGE_PLAN_NAME !== undefined) expect(id).toMatch(/createWorkspace|deleteWorkspace/);
         // Only functions that handle connection secrets learn the key.
         if (KMS_KEY_ID !== undefined)
           expect(KMS_KEY_ID).toMatchObject({ 'Fn::GetAtt': [expect.any(String), 'Arn'] });
@@ -310,6 +314,16 @@ describe('GeoPlaneStack', () => {
       expect([...authorizerData].sort()).toEqual(['GetItem', 'Query']);
     });
 
+    it('requires a usage key on every authorized method and ties the global key to the usage plan', () => {
+      const methods = template.findResources('AWS::ApiGateway::Method');
+      for (const [id, m] of Object.entries(methods)) {
+        const isPublic = m.Properties.AuthorizationType === 'NONE';
+        expect(m.Properties.ApiKeyRequired === true, id).toBe(!isPublic);
+      }
+      template.resourceCountIs('AWS::ApiGateway::ApiKey', 1);
+      template.resourceCountIs('AWS::ApiGateway::UsagePlanKey', 1);
+    });
+
     it('grants exactly the declared KMS actions on the connection-secrets key, and only to routes that declare them', () => {
       for (const op of routes) {
         const fn = stack.api.functions.get(op.operationId);
@@ -349,9 +363,10 @@ describe('GeoPlaneStack', () => {
           const actions = asArray(s.Action);
           for (const action of actions) expect(action, id).not.toMatch(/(^\*$)|(:\*)|(\*$)/);
           if (JSON.stringify(s.Resource).includes('"*"') || JSON.stringify(s.Resource).includes('/*')) {
-            // Only X-Ray lacks resource-level permissions.
+            // Only X-Ray lacks resource-level permissions; usage keys are made at run time (per workspace).
             expect(
-              actions.every((a) => a.startsWith('xray:')),
+              actions.every((a) => a.startsWith('xray:')) ||
+                actions.every((a) => ['apigateway:GET', 'apigateway:POST', 'apigateway:DELETE'].includes(a)),
               `${id}: ${actions}`,
             ).toBe(true);
           }

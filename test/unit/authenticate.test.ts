@@ -41,6 +41,15 @@ describe('authenticate with X-API-Key', () => {
     });
   });
 
+  it("returns the workspace's API Gateway usage key for the usage plan", async () => {
+    const p = await authenticate(
+      { 'X-API-Key': secret },
+      'GET',
+      repoWith(secret, { usage_key: 'ws-usage-key-value-0001' }),
+    );
+    expect(p.usageIdentifierKey).toBe('ws-usage-key-value-0001');
+  });
+
   it('makes a global super_admin key a super admin', async () => {
     const p = await authenticate(
       { 'x-api-key': secret },

@@ -32,7 +32,16 @@ async function allowedOperations(p: Principal): Promise<string[]> {
   return allowed.sort();
 }
 
-const open = ['getAuthMe', 'getConsoleConfig', 'getOpenAPI', 'login', 'logout', 'refreshSession'];
+const open = [
+  'getAuthMe',
+  'getConsoleConfig',
+  'getOpenAPI',
+  'login',
+  'logout',
+  'refreshSession',
+  'getTileMatrixSet',
+  'listTileMatrixSets',
+];
 const reads = [
   'getLayer',
   'getLayerGroup',
@@ -41,6 +50,9 @@ const reads = [
   'listLayerGroups',
   'listLayers',
   'listServices',
+  'getWMSSettings',
+  'getOGCAPISettings',
+  'getOGCTilesAPISettings',
 ];
 const writes = [
   'createLayer',
@@ -64,6 +76,9 @@ const manages = [
   'testServiceConnection',
   'updateService',
   'updateWorkspace',
+  'updateWMSSettings',
+  'updateOGCAPISettings',
+  'updateOGCTilesAPISettings',
 ];
 const everything = routes.map((r) => r.operationId).sort();
 

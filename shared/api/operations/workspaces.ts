@@ -29,6 +29,8 @@ export const createWorkspace = defineOperation({
     409: { description: 'a workspace with this name already exists' },
   },
   data: ['PutItem', 'ConditionCheckItem'],
+  // Each workspace gets its own usage key (deleted again if the name is taken).
+  usageKeys: ['create', 'delete'],
 });
 
 export const listWorkspaces = defineOperation({
@@ -104,4 +106,5 @@ export const deleteWorkspace = defineOperation({
     412: { description: 'If-Match does not match the current version' },
   },
   data: ['GetItem', 'Query', 'UpdateItem', 'DeleteItem'],
+  usageKeys: ['delete'],
 });

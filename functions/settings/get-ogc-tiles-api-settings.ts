@@ -1,0 +1,10 @@
+import { getOGCTilesAPISettings as operation } from '../../shared/api/operations/settings.ts';
+import { getSettings } from '../../shared/domain/settings.ts';
+import { makeHandler } from '../../shared/http/make-handler.ts';
+import { ok } from '../../shared/http/responses.ts';
+import { settingsRepository } from '../../shared/store/repositories.ts';
+
+export const handler = makeHandler(operation, async ({ workspace }) => {
+  const settings = await getSettings(settingsRepository(), workspace.id, 'ogc-tiles');
+  return ok(settings.document, { ETag: `"${settings.version}"` });
+});

@@ -1,0 +1,18 @@
+import { putTileMatrixSet as operation } from '../../shared/api/operations/tile-matrix-sets.ts';
+import { putTileMatrixSet } from '../../shared/domain/tile-matrix-sets.ts';
+import { makeHandler } from '../../shared/http/make-handler.ts';
+import { created, ok } from '../../shared/http/responses.ts';
+import { tileMatrixSetRepository } from '../../shared/store/repositories.ts';
+
+export const handler = makeHandler(operation, async ({ params, body, ifMatch }) => {
+  const { record, created: isNew } = await putTileMatrixSet(
+    tileMatrixSetRepository(),
+    params.tileMatrixSet,
+    body,
+    ifMatch,
+  );
+  const etag = { ETag: `"${record.revision}"` };
+  if (!isNew) return ok(record, etag);
+  const result = created(record, `/api/v1/tile-matrix-sets/${encodeURIComponent(record.id)}`);
+  return { ...result, headers: { ...result.headers, ...etag } };
+});

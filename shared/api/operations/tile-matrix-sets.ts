@@ -1,0 +1,92 @@
+import * as z from 'zod/mini';
+import { defineOperation } from '../operation.ts';
+import { PageQuery } from '../schemas.ts';
+import {
+  TileMatrixSetDefinition,
+  TileMatrixSetId,
+  TileMatrixSetRecord,
+  TileMatrixSetSummary,
+} from '../tile-matrix-set-schemas.ts';
+
+const Params = z.strictObject({ tileMatrixSet: TileMatrixSetId });
+const notFound = { description: 'tile matrix set not found' };
+const mismatch = { description: 'If-Match does not match the current revision' };
+
+export const listTileMatrixSets = defineOperation({
+  operationId: 'listTileMatrixSets',
+  method: 'GET',
+  path: '/api/v1/tile-matrix-sets',
+  handler: 'functions/tile-matrix-sets/list-tile-matrix-sets.ts',
+  permission: 'authenticated',
+  summary: 'List tile matrix sets, built-ins first (any authenticated caller; ADR 0051)',
+  tags: ['tile-matrix-sets'],
+  request: { query: PageQuery },
+  responses: {
+    200: {
+      description: 'built-ins (first page only) followed by a page of custom sets',
+      schema: z
+        .strictObject({
+          tile_matrix_sets: z.array(TileMatrixSetSummary),
+          next_cursor: z.optional(z.string()),
+        })
+        .check(z.meta({ id: 'TileMatrixSetList' })),
+    },
+    400: { description: 'bad limit or cursor' },
+  },
+  data: ['Query'],
+});
+
+export const getTileMatrixSet = defineOperation({
+  operationId: 'getTileMatrixSet',
+  method: 'GET',
+  path: '/api/v1/tile-matrix-sets/{tileMatrixSet}',
+  handler: 'functions/tile-matrix-sets/get-tile-matrix-set.ts',
+  permission: 'authenticated',
+  summary: 'Read a tile matrix set (built-in or custom); ETag is the revision',
+  tags: ['tile-matrix-sets'],
+  request: { params: Params },
+  responses: { 200: { description: 'the set', schema: TileMatrixSetRecord }, 404: notFound },
+  data: ['GetItem'],
+});
+
+export const putTileMatrixSet = defineOperation({
+  operationId: 'putTileMatrixSet',
+  method: 'PUT',
+  path: '/api/v1/tile-matrix-sets/{tileMatrixSet}',
+  handler: 'functions/tile-matrix-sets/put-tile-matrix-set.ts',
+  permission: 'global',
+  summary: 'Create or replace a custom tile matrix set (OGC 2D-TMS 2.0 JSON). Honours If-Match.',
+  tags: ['tile-matrix-sets'],
+  request: { params: Params, body: TileMatrixSetDefinition },
+  responses: {
+    200: { description: 'replaced; revision incremented', schema: TileMatrixSetRecord },
+    201: {
+      description: 'created (revision 1)',
+      schema: TileMatrixSetRecord,
+      headers: { Location: 'URL of the set' },
+    },
+    400: { description: 'bad request, or the definition id differs from the path' },
+    409: { description: 'built-in sets are immutable, or a concurrent change' },
+    412: mismatch,
+    422: { description: 'unknown CRS, duplicate tile matrix ids, or an empty bounding box' },
+  },
+  data: ['GetItem', 'PutItem', 'UpdateItem'],
+});
+
+export const deleteTileMatrixSet = defineOperation({
+  operationId: 'deleteTileMatrixSet',
+  method: 'DELETE',
+  path: '/api/v1/tile-matrix-sets/{tileMatrixSet}',
+  handler: 'functions/tile-matrix-sets/delete-tile-matrix-set.ts',
+  permission: 'global',
+  summary: 'Delete a custom tile matrix set. Honours If-Match.',
+  tags: ['tile-matrix-sets'],
+  request: { params: Params },
+  responses: {
+    204: { description: 'deleted' },
+    404: notFound,
+    409: { description: "built-in, or named by workspaces' OGC API Tiles settings (the body names them)" },
+    412: mismatch,
+  },
+  data: ['GetItem', 'DeleteItem', 'Query', 'BatchGetItem'],
+});

@@ -1,0 +1,297 @@
+import { createHash } from 'node:crypto';
+import { InvalidInputError, NotFoundError, RuleViolationError, StateConflictError } from './errors.ts';
+import type { Page } from './page.ts';
+import { checkVersion } from './workspaces.ts';
+
+/** One tile matrix of an OGC Two Dimensional Tile Matrix Set 2.0 document. */
+export interface TileMatrix {
+  id: string;
+  title?: string;
+  description?: string;
+  scaleDenominator: number;
+  cellSize: number;
+  cornerOfOrigin?: 'topLeft' | 'bottomLeft';
+  pointOfOrigin: [number, number];
+  tileWidth: number;
+  tileHeight: number;
+  matrixWidth: number;
+  matrixHeight: number;
+}
+
+/** An OGC Two Dimensional Tile Matrix Set 2.0 definition (the fields GeoPlane understands). */
+export interface TileMatrixSetDefinition {
+  id: string;
+  title?: string;
+  description?: string;
+  keywords?: string[];
+  uri?: string;
+  crs: string | { uri: string };
+  orderedAxes?: string[];
+  wellKnownScaleSet?: string;
+  boundingBox?: {
+    crs?: string | { uri: string };
+    lowerCorner: [number, number];
+    upperCorner: [number, number];
+    orderedAxes?: string[];
+  };
+  tileMatrices: TileMatrix[];
+}
+
+/** A tile matrix set as the API returns it. Built-ins have revision 0 and no timestamps. */
+export interface TileMatrixSetRecord {
+  id: string;
+  built_in: boolean;
+  definition: TileMatrixSetDefinition;
+  revision: number;
+  digest: string;
+  created_at?: string;
+  updated_at?: string;
+}
+
+/** A list item. */
+export interface TileMatrixSetSummary {
+  id: string;
+  title?: string;
+  uri?: string;
+  crs: string;
+  built_in: boolean;
+}
+
+/** Storage port of custom tile matrix sets. */
+export interface TileMatrixSetRepository {
+  find(id: string): Promise<TileMatrixSetRecord | undefined>;
+  list(limit: number, cursor?: string): Promise<Page<TileMatrixSetRecord>>;
+  /** Creates (`previous` undefined) or replaces conditioned on the previous revision; references are kept. */
+  save(next: TileMatrixSetRecord, previous?: TileMatrixSetRecord): Promise<void>;
+  /** Deletes conditioned on the revision and on no workspace referencing it (409 naming them). */
+  delete(record: TileMatrixSetRecord): Promise<void>;
+}
+
+const WEB_MERCATOR_EXTENT = 20037508.3427892;
+const STANDARDIZED_PIXEL = 0.00028;
+
+function webMercatorQuad(): TileMatrixSetDefinition {
+  const tileMatrices: TileMatrix[] = [];
+  for (let z = 0; z <= 24; z++) {
+    const cellSize = (2 * WEB_MERCATOR_EXTENT) / 256 / 2 ** z;
+    tileMatrices.push({
+      id: String(z),
+      scaleDenominator: cellSize / STANDARDIZED_PIXEL,
+      cellSize,
+      cornerOfOrigin: 'topLeft',
+      pointOfOrigin: [-WEB_MERCATOR_EXTENT, WEB_MERCATOR_EXTENT],
+      tileWidth: 256,
+      tileHeight: 256,
+      matrixWidth: 2 ** z,
+      matrixHeight: 2 ** z,
+    });
+  }
+  return {
+    id: 'WebMercatorQuad',
+    title: 'Google Maps Compatible for the World',
+    uri: 'http://www.opengis.net/def/tilematrixset/OGC/1.0/WebMercatorQuad',
+    crs: 'http://www.opengis.net/def/crs/EPSG/0/3857',
+    orderedAxes: ['E', 'N'],
+    wellKnownScaleSet: 'http://www.opengis.net/def/wkss/OGC/1.0/GoogleMapsCompatible',
+    boundingBox: {
+      crs: 'http://www.opengis.net/def/crs/EPSG/0/3857',
+      lowerCorner: [-WEB_MERCATOR_EXTENT, -WEB_MERCATOR_EXTENT],
+      upperCorner: [WEB_MERCATOR_EXTENT, WEB_MERCATOR_EXTENT],
+    },
+    tileMatrices,
+  };
+}
+
+function worldCrs84Quad(): TileMatrixSetDefinition {
+  const metresPerDegree = (2 * Math.PI * 6378137) / 360;
+  const tileMatrices: TileMatrix[] = [];
+  for (let z = 0; z <= 17; z++) {
+    const cellSize = 180 / 256 / 2 ** z;
+    tileMatrices.push({
+      id: String(z),
+      scaleDenominator: (cellSize * metresPerDegree) / STANDARDIZED_PIXEL,
+      cellSize,
+      cornerOfOrigin: 'topLeft',
+      pointOfOrigin: [-180, 90],
+      tileWidth: 256,
+      tileHeight: 256,
+      matrixWidth: 2 * 2 ** z,
+      matrixHeight: 2 ** z,
+    });
+  }
+  return {
+    id: 'WorldCRS84Quad',
+    title: 'CRS84 for the World',
+    uri: 'http://www.opengis.net/def/tilematrixset/OGC/1.0/WorldCRS84Quad',
+    crs: 'http://www.opengis.net/def/crs/OGC/1.3/CRS84',
+    orderedAxes: ['Lon', 'Lat'],
+    wellKnownScaleSet: 'http://www.opengis.net/def/wkss/OGC/1.0/GoogleCRS84Quad',
+    boundingBox: {
+      crs: 'http://www.opengis.net/def/crs/OGC/1.3/CRS84',
+      lowerCorner: [-180, -90],
+      upperCorner: [180, 90],
+    },
+    tileMatrices,
+  };
+}
+
+/** Canonical JSON: object keys sorted, no whitespace; the digest is computed over it. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** SHA-256 hex of the canonical JSON of a definition. */
+export function digestOf(definition: TileMatrixSetDefinition): string {
+  return createHash('sha256').update(canonicalJson(definition)).digest('hex');
+}
+
+function builtIn(definition: TileMatrixSetDefinition): TileMatrixSetRecord {
+  return { id: definition.id, built_in: true, definition, revision: 0, digest: digestOf(definition) };
+}
+
+/** The built-in sets, in listing order; they can be neither replaced nor deleted. */
+export const builtInTileMatrixSets: readonly TileMatrixSetRecord[] = [
+  builtIn(webMercatorQuad()),
+  builtIn(worldCrs84Quad()),
+];
+
+/** True when `id` names a built-in set. */
+export function isBuiltInTileMatrixSet(id: string): boolean {
+  return builtInTileMatrixSets.some((s) => s.id === id);
+}
+
+/** The CRS URI of a definition's `crs` member. */
+export function crsUri(crs: TileMatrixSetDefinition['crs']): string {
+  return typeof crs === 'string' ? crs : crs.uri;
+}
+
+const crsPatterns = [
+  /^https?:\/\/www\.opengis\.net\/def\/crs\/EPSG\/0\/[1-9][0-9]{0,5}$/,
+  /^https?:\/\/www\.opengis\.net\/def\/crs\/OGC\/(1\.3|0)\/CRS84h?$/,
+  /^urn:ogc:def:crs:EPSG::[1-9][0-9]{0,5}$/,
+  /^urn:ogc:def:crs:OGC:1\.3:CRS84$/,
+];
+
+/** Checks what a schema can't: the id matches the path, a known CRS, unique canonical matrix ids. */
+export function validateDefinition(pathId: string, def: TileMatrixSetDefinition): void {
+  if (def.id !== pathId) {
+    throw new InvalidInputError(
+      'id_mismatch',
+      `The definition's id '${def.id}' differs from the path ('${pathId}').`,
+    );
+  }
+  const crs = crsUri(def.crs);
+  if (!crsPatterns.some((p) => p.test(crs))) {
+    throw new RuleViolationError(
+      'unknown_crs',
+      `CRS '${crs}' is not an OGC CRS URI (http://www.opengis.net/def/crs/EPSG/0/<code> or OGC/1.3/CRS84).`,
+    );
+  }
+  const ids = new Set<string>();
+  for (const [i, m] of def.tileMatrices.entries()) {
+    if (ids.has(m.id)) {
+      throw new RuleViolationError(
+        'duplicate_tile_matrix',
+        `tileMatrices[${i}]: id '${m.id}' is used twice.`,
+      );
+    }
+    ids.add(m.id);
+  }
+  if (def.boundingBox) {
+    const { lowerCorner: lo, upperCorner: hi } = def.boundingBox;
+    if (!(lo[0] < hi[0] && lo[1] < hi[1])) {
+      throw new RuleViolationError(
+        'invalid_bounding_box',
+        'boundingBox: lowerCorner must be below and left of upperCorner.',
+      );
+    }
+  }
+}
+
+/** A set by id: a built-in or a stored custom set (404 otherwise). */
+export async function requireTileMatrixSet(
+  repo: TileMatrixSetRepository,
+  id: string,
+): Promise<TileMatrixSetRecord> {
+  const builtInSet = builtInTileMatrixSets.find((s) => s.id === id);
+  if (builtInSet) return builtInSet;
+  const found = await repo.find(id);
+  if (!found) throw new NotFoundError('tile_matrix_set_not_found', `Tile matrix set '${id}' does not exist.`);
+  return found;
+}
+
+function refuseBuiltIn(id: string): void {
+  if (isBuiltInTileMatrixSet(id)) {
+    throw new StateConflictError(
+      'built_in_tile_matrix_set',
+      `'${id}' is a built-in tile matrix set and can't be changed or deleted.`,
+    );
+  }
+}
+
+/** Creates or replaces a custom set; `created` tells which. Honours If-Match on the revision. */
+export async function putTileMatrixSet(
+  repo: TileMatrixSetRepository,
+  id: string,
+  definition: TileMatrixSetDefinition,
+  ifMatch: string | undefined,
+  now = new Date(),
+): Promise<{ record: TileMatrixSetRecord; created: boolean }> {
+  refuseBuiltIn(id);
+  validateDefinition(id, definition);
+  const previous = await repo.find(id);
+  checkVersion({ version: previous?.revision ?? 0 }, ifMatch);
+  const at = now.toISOString();
+  const record: TileMatrixSetRecord = {
+    id,
+    built_in: false,
+    definition: JSON.parse(canonicalJson(definition)) as TileMatrixSetDefinition,
+    revision: (previous?.revision ?? 0) + 1,
+    digest: digestOf(definition),
+    created_at: previous?.created_at ?? at,
+    updated_at: at,
+  };
+  await repo.save(record, previous);
+  return { record, created: !previous };
+}
+
+/** Deletes a custom set: built-ins 409, unknown 404, referenced by tiles settings 409. */
+export async function deleteTileMatrixSet(
+  repo: TileMatrixSetRepository,
+  id: string,
+  ifMatch: string | undefined,
+): Promise<void> {
+  refuseBuiltIn(id);
+  const current = await requireTileMatrixSet(repo, id);
+  checkVersion({ version: current.revision }, ifMatch);
+  await repo.delete(current);
+}
+
+/** The list item of a set. */
+export function summaryOf(r: TileMatrixSetRecord): TileMatrixSetSummary {
+  return {
+    id: r.id,
+    ...(r.definition.title ? { title: r.definition.title } : {}),
+    ...(r.definition.uri ? { uri: r.definition.uri } : {}),
+    crs: crsUri(r.definition.crs),
+    built_in: r.built_in,
+  };
+}
+
+/** A page of sets: the built-ins lead the first page, followed by up to `limit` custom sets. */
+export async function listTileMatrixSets(
+  repo: TileMatrixSetRepository,
+  limit: number,
+  cursor?: string,
+): Promise<{ tile_matrix_sets: TileMatrixSetSummary[]; next_cursor?: string }> {
+  const page = await repo.list(limit, cursor);
+  const items = [...(cursor === undefined ? builtInTileMatrixSets : []), ...page.items].map(summaryOf);
+  return { tile_matrix_sets: items, ...(page.nextCursor ? { next_cursor: page.nextCursor } : {}) };
+}

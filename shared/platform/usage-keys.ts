@@ -1,0 +1,72 @@
+import { randomBytes } from 'node:crypto';
+import { config } from '../config/env.ts';
+import { UnavailableError } from '../domain/errors.ts';
+import type { UsageKey, UsageKeyProvisioner } from '../domain/usage-keys.ts';
+
+/** API Gateway usage keys (only when the stack set USAGE_PLAN_ID); a no-op locally. */
+class ApiGatewayUsageKeys implements UsageKeyProvisioner {
+  private planId: string | undefined;
+
+  constructor(private readonly usagePlanName: string) {}
+
+  /** The plan's id, looked up by name once per process. */
+  private async usagePlanId(client: import('@aws-sdk/client-api-gateway').APIGatewayClient): Promise<string> {
+    if (this.planId) return this.planId;
+    const { GetUsagePlansCommand } = await import('@aws-sdk/client-api-gateway');
+    let position: string | undefined;
+    do {
+      const page = await client.send(new GetUsagePlansCommand({ position, limit: 500 }));
+      const plan = page.items?.find((p) => p.name === this.usagePlanName);
+      if (plan?.id) {
+        this.planId = plan.id;
+        return plan.id;
+      }
+      position = page.position;
+    } while (position);
+    throw new Error(`usage plan ${this.usagePlanName} not found`);
+  }
+
+  async create(workspaceId: string): Promise<UsageKey> {
+    // Loaded only where usage plans exist, so other handlers don't bundle the client.
+    const { APIGatewayClient, CreateApiKeyCommand, CreateUsagePlanKeyCommand } = await import(
+      '@aws-sdk/client-api-gateway'
+    );
+    const client = new APIGatewayClient({});
+    try {
+      const usagePlanId = await this.usagePlanId(client);
+      const value = randomBytes(30).toString('base64url');
+      const key = await client.send(
+        new CreateApiKeyCommand({ name: `geoplane-ws-${workspaceId}`, enabled: true, value }),
+      );
+      const id = key.id as string;
+      await client.send(new CreateUsagePlanKeyCommand({ usagePlanId, keyId: id, keyType: 'API_KEY' }));
+      return { id, value };
+    } catch (error) {
+      console.error(
+        JSON.stringify({ level: 'ERROR', message: 'usage key provisioning failed', error: String(error) }),
+      );
+      throw new UnavailableError(
+        'usage_keys_unavailable',
+        'Rate-limit keys could not be provisioned; retry shortly.',
+      );
+    }
+  }
+
+  async remove(id: string): Promise<void> {
+    const { APIGatewayClient, DeleteApiKeyCommand } = await import('@aws-sdk/client-api-gateway');
+    await new APIGatewayClient({}).send(new DeleteApiKeyCommand({ apiKey: id })).catch((error: unknown) => {
+      // A leftover key only costs a slot in the usage plan; the workspace is gone either way.
+      console.error(
+        JSON.stringify({ level: 'WARN', message: 'usage key not removed', id, error: String(error) }),
+      );
+    });
+  }
+}
+
+const none: UsageKeyProvisioner = { create: async () => undefined, remove: async () => {} };
+
+/** The provisioner of this deployment. */
+export function usageKeys(): UsageKeyProvisioner {
+  const planName = config().USAGE_PLAN_NAME;
+  return planName ? new ApiGatewayUsageKeys(planName) : none;
+}
