@@ -23,7 +23,7 @@ export function gatewayResponseHeaders(error: GatewayError): Record<string, stri
   const headers: Record<string, string> = { 'Content-Type': 'application/json' };
   for (const [name, value] of Object.entries(securityHeaders))
     if (!value.includes("'")) headers[name] = value;
-  if (error.type === 'THROTTLED') headers['Retry-After'] = '1';
+  if (error.status === 429) headers['Retry-After'] = error.type === 'QUOTA_EXCEEDED' ? '60' : '1';
   return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, `'${value}'`]));
 }
 

@@ -273,6 +273,21 @@ describe('createLayer (spec 4.1 and §3)', () => {
   });
 });
 
+describe("layers' allowed_roles", () => {
+  it('keep a custom role from being deleted while a layer lists it (409), and release it with the layer', async () => {
+    const { ws, service } = await workspaceWithService();
+    const roleId = `r-${Math.random().toString(36).slice(2, 10)}`;
+    expect((await call('POST', '/roles', { headers: asSuperAdmin(), body: { id: roleId } })).status).toBe(201);
+    const layer = await publish(ws.id, service.id, { source_layer: 'places', allowed_roles: [roleId, 'viewer'], enabled: false });
+    expect(layer.status, layer.text).toBe(201);
+    expect(layer.body.allowed_roles).toEqual([roleId, 'viewer']);
+    expectError(await call('DELETE', `/roles/${roleId}`, { headers: asSuperAdmin() }), 409, 'role_in_use');
+    const path = `/workspaces/${ws.id}/services/${service.id}/layers/${layer.body.id}`;
+    expect((await call('DELETE', path, { headers: asSuperAdmin() })).status).toBe(204);
+    expect((await call('DELETE', `/roles/${roleId}`, { headers: asSuperAdmin() })).status).toBe(204);
+  });
+});
+
 describe('validateSQLView (spec 4.2)', () => {
   it('discovers columns and geometry of a valid query; refuses others with valid:false', async () => {
     const { ws, service } = await workspaceWithService();
