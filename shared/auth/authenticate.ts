@@ -4,6 +4,7 @@ import { type ApiKeyRepository, apiKeyPattern, hashApiKey } from '../domain/api-
 import { type ClaimMappingRepository, GLOBAL_SCOPE, resolveRole } from '../domain/claim-mappings.ts';
 import {
   hashSecret,
+  type Session,
   type SessionCredential,
   type SessionRepository,
   sessionUsable,
@@ -130,6 +131,19 @@ async function fromSessionCredential(
   return fromClaims(ports, { ...credential.claims, sub: credential.sub });
 }
 
+/** A principal carrying the session it came with. */
+export function sessionPrincipal(principal: Principal, session: Session, csrfOk: boolean): Principal {
+  return {
+    ...principal,
+    session: {
+      id: session.session_id,
+      expiresAt: session.expires_at,
+      idleExpiresAt: session.idle_expires_at,
+      csrfOk,
+    },
+  };
+}
+
 function sameSecret(presented: string | undefined, expectedHash: string): boolean {
   if (!presented) return false;
   const a = Buffer.from(hashSecret(presented), 'hex');
@@ -162,15 +176,7 @@ export async function authenticate(
     const principal = await fromSessionCredential(ports, session.credential, now);
     const csrfOk =
       safeMethods.has(method.toUpperCase()) || sameSecret(header(headers, CSRF_HEADER), session.csrf_hash);
-    return {
-      ...principal,
-      session: {
-        id: session.session_id,
-        expiresAt: session.expires_at,
-        idleExpiresAt: session.idle_expires_at,
-        csrfOk,
-      },
-    };
+    return sessionPrincipal(principal, session, csrfOk);
   }
   throw new UnauthenticatedError();
 }

@@ -11,7 +11,12 @@ import {
   sessionUsable,
 } from '../domain/sessions.ts';
 import { ForbiddenError, RateLimitedError, UnauthenticatedError } from '../http/errors.ts';
-import { type AuthPorts, principalFromApiKey, principalFromBearer } from './authenticate.ts';
+import {
+  type AuthPorts,
+  principalFromApiKey,
+  principalFromBearer,
+  sessionPrincipal,
+} from './authenticate.ts';
 import type { Principal } from './principal.ts';
 
 const FAILURE_WINDOW_MS = 5 * 60 * 1000;
@@ -114,15 +119,7 @@ export async function logout(ports: AuthPorts, cookieToken: string | undefined):
 
 /** The principal as the new session presents it. */
 export function withSession(principal: Principal, session: Session): Principal {
-  return {
-    ...principal,
-    session: {
-      id: session.session_id,
-      expiresAt: session.expires_at,
-      idleExpiresAt: session.idle_expires_at,
-      csrfOk: true,
-    },
-  };
+  return sessionPrincipal(principal, session, true);
 }
 
 /** The public console configuration (spec: AuthConsoleConfig); never contains secrets. */

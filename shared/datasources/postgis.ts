@@ -9,49 +9,15 @@
  */
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import type { DiscoveredLayer, PostgisConnectionInfo, SqlValidation } from '../domain/datasource.ts';
 import { RuleViolationError, UnavailableError } from '../domain/errors.ts';
 import { checkSql } from './sql-guard.ts';
 
-/** How to reach a PostGIS database (a service's connection info plus its decrypted password). */
-export interface PostgisConnection {
-  host: string;
-  port: number;
-  database: string;
-  user: string;
-  password?: string;
-  /** libpq semantics; default `prefer` (TLS when the server offers it, unverified). */
-  sslmode?: 'disable' | 'prefer' | 'require' | 'verify-full';
-  /** Where layers are looked for; default `['public']`. */
-  schemas?: string[];
-}
-
-/** A geometry table or view the connection's role can read. */
-export interface DiscoveredLayer {
-  schema: string;
-  table: string;
-  /** `schema.table`, or `table` when the schema is `public`. */
-  name: string;
-  geometry_column: string;
-  /** Upper case as GeometryType() spells it (`POINT`, `MULTIPOLYGON`), `GEOMETRY` when unconstrained. */
-  geometry_type: string;
-  /** The column's SRID, else the first feature's, else 4326. */
-  srid: number;
-  extent: { min_x: number; min_y: number; max_x: number; max_y: number } | null;
-}
-
+/** How to reach a PostGIS database: a service's connection info plus its decrypted password. */
+export type PostgisConnection = PostgisConnectionInfo & { password?: string };
+export type { DiscoveredLayer };
 /** What describeSql found out about a SQL view. */
-export type SqlDescription =
-  | {
-      valid: true;
-      discovered: {
-        columns: { name: string; type: string }[];
-        geometry_column: string;
-        geometry_type: string;
-        srid: number;
-        suggested_id_column: string;
-      };
-    }
-  | { valid: false; error: string };
+export type SqlDescription = SqlValidation;
 
 /** Connect timeout, also the wait for a free pooled connection (ADR 0033). */
 export const CONNECT_TIMEOUT_MS = 2_000;

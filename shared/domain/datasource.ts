@@ -4,7 +4,9 @@ export interface PostgisConnectionInfo {
   port: number;
   database: string;
   user: string;
+  /** libpq semantics; default `prefer` (TLS when the server offers it, unverified). */
   sslmode?: 'disable' | 'prefer' | 'require' | 'verify-full';
+  /** Where layers are looked for; default `['public']`. */
   schemas?: string[];
 }
 
@@ -12,9 +14,12 @@ export interface PostgisConnectionInfo {
 export interface DiscoveredLayer {
   schema: string;
   table: string;
+  /** `schema.table`, or `table` when the schema is `public`. */
   name: string;
   geometry_column: string;
+  /** Upper case as GeometryType() spells it (`POINT`, `MULTIPOLYGON`), `GEOMETRY` when unconstrained. */
   geometry_type: string;
+  /** The column's SRID, else the first feature's, else 4326. */
   srid: number;
   extent: { min_x: number; min_y: number; max_x: number; max_y: number } | null;
 }

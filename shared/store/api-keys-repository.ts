@@ -1,9 +1,10 @@
-import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { ApiKey, ApiKeyCredential, ApiKeyRepository } from '../domain/api-keys.ts';
 import { NotFoundError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import { documentClient, tableName } from './client.ts';
 import { cancellationCodes, translateStoreError } from './errors.ts';
+import { getItem } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { decodeCursor, encodeCursor } from './paging.ts';
 
@@ -89,14 +90,8 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
   }
 
   async find(workspaceId: string | undefined, keyId: string): Promise<ApiKey | undefined> {
-    try {
-      const out = await this.db.send(
-        new GetCommand({ TableName: this.table, Key: keys.apiKey(workspaceId, keyId), ConsistentRead: true }),
-      );
-      return out.Item ? toApiKey(out.Item) : undefined;
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const out = await getItem(this.db, this.table, keys.apiKey(workspaceId, keyId));
+    return out ? toApiKey(out) : undefined;
   }
 
   async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<ApiKey>> {
@@ -153,15 +148,9 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
   }
 
   async findCredentialByHash(hashHex: string): Promise<ApiKeyCredential | undefined> {
-    try {
-      const out = await this.db.send(
-        new GetCommand({ TableName: this.table, Key: keys.apiKeyHash(hashHex), ConsistentRead: true }),
-      );
-      if (!out.Item) return undefined;
-      const { PK: _pk, SK: _sk, entity: _e, ...credential } = out.Item;
-      return credential as ApiKeyCredential;
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const out = await getItem(this.db, this.table, keys.apiKeyHash(hashHex));
+    if (!out) return undefined;
+    const { PK: _pk, SK: _sk, entity: _e, ...credential } = out;
+    return credential as unknown as ApiKeyCredential;
   }
 }

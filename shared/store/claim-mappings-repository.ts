@@ -1,4 +1,4 @@
-import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import {
   type ClaimMapping,
   type ClaimMappingRepository,
@@ -10,6 +10,7 @@ import { AlreadyExistsError, InvalidInputError, NotFoundError } from '../domain/
 import type { Page } from '../domain/page.ts';
 import { documentClient, tableName } from './client.ts';
 import { cancellationCodes, translateStoreError } from './errors.ts';
+import { getItem } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { decodeCursor, encodeCursor } from './paging.ts';
 
@@ -108,18 +109,8 @@ export class DynamoClaimMappingRepository implements ClaimMappingRepository {
   }
 
   async find(scope: string, id: string): Promise<ClaimMapping | undefined> {
-    try {
-      const out = await this.db.send(
-        new GetCommand({
-          TableName: this.table,
-          Key: keys.claimMapping(scopeWorkspace(scope), id),
-          ConsistentRead: true,
-        }),
-      );
-      return out.Item ? toMapping(out.Item) : undefined;
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const out = await getItem(this.db, this.table, keys.claimMapping(scopeWorkspace(scope), id));
+    return out ? toMapping(out) : undefined;
   }
 
   async list(scope: string, limit: number, cursor?: string): Promise<Page<ClaimMapping>> {

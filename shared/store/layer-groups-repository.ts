@@ -1,4 +1,4 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import {
   AlreadyExistsError,
   DependencyConflictError,
@@ -10,6 +10,7 @@ import type { PublicIdMarker } from '../domain/layers.ts';
 import type { Page } from '../domain/page.ts';
 import { documentClient, tableName } from './client.ts';
 import { translateStoreError } from './errors.ts';
+import { getItem } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { decodeCursor, encodeCursor } from './paging.ts';
 import { type GuardedItem, transact } from './transactions.ts';
@@ -125,18 +126,8 @@ export class DynamoLayerGroupRepository implements LayerGroupRepository {
   }
 
   async find(workspaceId: string, id: string): Promise<LayerGroup | undefined> {
-    try {
-      const out = await this.db.send(
-        new GetCommand({
-          TableName: this.table,
-          Key: keys.layerGroup(workspaceId, id),
-          ConsistentRead: true,
-        }),
-      );
-      return out.Item ? toGroup(out.Item) : undefined;
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const out = await getItem(this.db, this.table, keys.layerGroup(workspaceId, id));
+    return out ? toGroup(out) : undefined;
   }
 
   async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<LayerGroup>> {

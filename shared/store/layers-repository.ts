@@ -1,4 +1,4 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import {
   AlreadyExistsError,
   DependencyConflictError,
@@ -10,6 +10,7 @@ import { customRoles, type Layer, type LayerRepository, type PublicIdMarker } fr
 import type { Page } from '../domain/page.ts';
 import { documentClient, tableName } from './client.ts';
 import { translateStoreError } from './errors.ts';
+import { getItem } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { decodeCursor, encodeCursor } from './paging.ts';
 import { type GuardedItem, transact } from './transactions.ts';
@@ -129,18 +130,8 @@ export class DynamoLayerRepository implements LayerRepository {
   }
 
   async find(workspaceId: string, serviceId: string, layerId: string): Promise<Layer | undefined> {
-    try {
-      const out = await this.db.send(
-        new GetCommand({
-          TableName: this.table,
-          Key: keys.layer(workspaceId, serviceId, layerId),
-          ConsistentRead: true,
-        }),
-      );
-      return out.Item ? (strip(out.Item) as unknown as Layer) : undefined;
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const out = await getItem(this.db, this.table, keys.layer(workspaceId, serviceId, layerId));
+    return out ? (strip(out) as unknown as Layer) : undefined;
   }
 
   async list(workspaceId: string, serviceId: string, limit: number, cursor?: string): Promise<Page<Layer>> {
@@ -224,17 +215,7 @@ export class DynamoLayerRepository implements LayerRepository {
   }
 
   async findPublicId(workspaceId: string, publicId: string): Promise<PublicIdMarker | undefined> {
-    try {
-      const out = await this.db.send(
-        new GetCommand({
-          TableName: this.table,
-          Key: keys.publicId(workspaceId, publicId),
-          ConsistentRead: true,
-        }),
-      );
-      return out.Item ? (strip(out.Item) as unknown as PublicIdMarker) : undefined;
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const out = await getItem(this.db, this.table, keys.publicId(workspaceId, publicId));
+    return out ? (strip(out) as unknown as PublicIdMarker) : undefined;
   }
 }

@@ -1,9 +1,10 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { AlreadyExistsError, DependencyConflictError, NotFoundError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import type { Role, RoleRepository, StoredPolicy } from '../domain/roles.ts';
 import { documentClient, tableName } from './client.ts';
 import { isConditionFailure, translateStoreError } from './errors.ts';
+import { getItem } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { decodeCursor, encodeCursor } from './paging.ts';
 
@@ -43,14 +44,8 @@ export class DynamoRoleRepository implements RoleRepository {
   }
 
   async find(id: string): Promise<Role | undefined> {
-    try {
-      const out = await this.db.send(
-        new GetCommand({ TableName: this.table, Key: keys.role(id), ConsistentRead: true }),
-      );
-      return out.Item ? toRole(out.Item) : undefined;
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const out = await getItem(this.db, this.table, keys.role(id));
+    return out ? toRole(out) : undefined;
   }
 
   async list(limit: number, cursor?: string): Promise<Page<Role>> {

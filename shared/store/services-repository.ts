@@ -1,9 +1,10 @@
-import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { AlreadyExistsError, NotFoundError, StateConflictError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import type { Service, ServiceRepository } from '../domain/services.ts';
 import { documentClient, tableName } from './client.ts';
 import { cancellationCodes, translateStoreError } from './errors.ts';
+import { getItem } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { decodeCursor, encodeCursor } from './paging.ts';
 
@@ -69,30 +70,14 @@ export class DynamoServiceRepository implements ServiceRepository {
   }
 
   async findById(workspaceId: string, id: string): Promise<Service | undefined> {
-    try {
-      const out = await this.db.send(
-        new GetCommand({ TableName: this.table, Key: keys.service(workspaceId, id), ConsistentRead: true }),
-      );
-      return out.Item ? toService(out.Item) : undefined;
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const out = await getItem(this.db, this.table, keys.service(workspaceId, id));
+    return out ? toService(out) : undefined;
   }
 
   async findByName(workspaceId: string, name: string): Promise<Service | undefined> {
-    try {
-      const marker = await this.db.send(
-        new GetCommand({
-          TableName: this.table,
-          Key: keys.serviceName(workspaceId, name),
-          ConsistentRead: true,
-        }),
-      );
-      const id = marker.Item?.service_id as string | undefined;
-      return id ? this.findById(workspaceId, id) : undefined;
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const marker = await getItem(this.db, this.table, keys.serviceName(workspaceId, name));
+    const id = marker?.service_id as string | undefined;
+    return id ? this.findById(workspaceId, id) : undefined;
   }
 
   async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<Service>> {

@@ -1,14 +1,9 @@
-import {
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { StateConflictError } from '../domain/errors.ts';
 import type { Session, SessionRepository } from '../domain/sessions.ts';
 import { documentClient, tableName } from './client.ts';
 import { cancellationCodes, translateStoreError } from './errors.ts';
+import { getItem } from './items.ts';
 import { entities, keys } from './keys.ts';
 
 function item(s: Session) {
@@ -46,14 +41,8 @@ export class DynamoSessionRepository implements SessionRepository {
   }
 
   async findByTokenHash(tokenHash: string): Promise<Session | undefined> {
-    try {
-      const out = await this.db.send(
-        new GetCommand({ TableName: this.table, Key: keys.session(tokenHash), ConsistentRead: true }),
-      );
-      return out.Item ? toSession(out.Item) : undefined;
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const out = await getItem(this.db, this.table, keys.session(tokenHash));
+    return out ? toSession(out) : undefined;
   }
 
   async rotate(previous: Session, next: Session, now: string, graceUntil: string): Promise<void> {
@@ -102,18 +91,8 @@ export class DynamoSessionRepository implements SessionRepository {
   }
 
   async failedLogins(address: string, window: number): Promise<number> {
-    try {
-      const out = await this.db.send(
-        new GetCommand({
-          TableName: this.table,
-          Key: keys.loginFailures(address, window),
-          ConsistentRead: true,
-        }),
-      );
-      return Number(out.Item?.count ?? 0);
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const out = await getItem(this.db, this.table, keys.loginFailures(address, window));
+    return Number(out?.count ?? 0);
   }
 
   async recordFailedLogin(address: string, window: number, expiresAtEpoch: number): Promise<void> {

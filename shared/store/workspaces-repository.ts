@@ -1,9 +1,10 @@
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { AlreadyExistsError, DependencyConflictError, StateConflictError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import type { Workspace, WorkspaceRepository } from '../domain/workspaces.ts';
 import { documentClient, tableName } from './client.ts';
 import { cancellationCodes, isConditionFailure, translateStoreError } from './errors.ts';
+import { getItem } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { decodeCursor, encodeCursor } from './paging.ts';
 
@@ -72,26 +73,14 @@ export class DynamoWorkspaceRepository implements WorkspaceRepository {
   }
 
   async findById(id: string): Promise<Workspace | undefined> {
-    try {
-      const out = await this.db.send(
-        new GetCommand({ TableName: this.table, Key: keys.workspace(id), ConsistentRead: true }),
-      );
-      return out.Item ? toWorkspace(out.Item) : undefined;
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const out = await getItem(this.db, this.table, keys.workspace(id));
+    return out ? toWorkspace(out) : undefined;
   }
 
   async findByName(name: string): Promise<Workspace | undefined> {
-    try {
-      const marker = await this.db.send(
-        new GetCommand({ TableName: this.table, Key: keys.workspaceName(name), ConsistentRead: true }),
-      );
-      const id = marker.Item?.workspace_id as string | undefined;
-      return id ? this.findById(id) : undefined;
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const marker = await getItem(this.db, this.table, keys.workspaceName(name));
+    const id = marker?.workspace_id as string | undefined;
+    return id ? this.findById(id) : undefined;
   }
 
   async list(limit: number, cursor?: string): Promise<Page<Workspace>> {
