@@ -95,7 +95,7 @@ describe.each(['wms', 'ogcapi', 'ogc-tiles'] as const)('%s settings', (kind) => 
     const again = await call('PUT', `/workspaces/${ws.id}/settings/${kind}`, {
       headers: withKey(admin.key),
       body: {
-        enabled: kind !== 'ogcapi' ? false : true,
+        enabled: kind === 'ogcapi',
         ...(kind === 'ogc-tiles' ? { settings: tiles([]).settings } : {}),
       },
     });

@@ -78,7 +78,12 @@ export function describeCommonStatuses(title: string, probes: Probe[]) {
 
     it.each(ids)('%s answers 413 for a body over MAX_BODY_BYTES', async (_id, p) => {
       const res = await call(p.method, path(p), {
-        headers: { ...asSuperAdmin(), 'Content-Type': 'application/json' },
+        // Content-Length, not chunked: Node's HTTP server refuses a chunked body on GET with a bare 400.
+        headers: {
+          ...asSuperAdmin(),
+          'Content-Type': 'application/json',
+          'Content-Length': String(1024 * 1024 + 1),
+        },
         body: Buffer.alloc(1024 * 1024 + 1, 0x20),
       });
       expectError(res, 413, 'body_too_large');
@@ -109,7 +114,10 @@ export function describeCommonStatuses(title: string, probes: Probe[]) {
         baseUrl: outage.url,
         dataDir: outage.dataDir,
       });
-      expectError(res, 503, 'store_unavailable');
+      expectError(res, 503);
+      // A workspace route may fail in the authorizer (claim lookups) before the handler reaches the store.
+      expect(['auth_unavailable', 'store_unavailable']).toContain(res.body.reason);
+      if (res.body.reason === 'store_unavailable') expect(res.headers['retry-after']).toMatch(/^\d+$/);
       expect(res.text).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|dynamo/i);
     });
   });
