@@ -141,6 +141,23 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
       }
     }
   });
+  // A request Node can't even parse still gets the standard error body (API Gateway does the same).
+  https.on('clientError', (_error, socket) => {
+    if (!socket.writable) return socket.destroy();
+    const body = JSON.stringify(
+      gatewayErrorBody(
+        {
+          ...gatewayErrors.default4xx,
+          detail: 'The request is not valid HTTP.',
+          reason: 'malformed_request',
+        },
+        randomUUID(),
+      ),
+    );
+    socket.end(
+      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
   const http = createHttpServer((req, res) => {
     req.resume();
     write(res, httpsRequired());

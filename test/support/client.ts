@@ -8,6 +8,8 @@ export interface ApiResponse<T = any> {
   status: number;
   headers: Record<string, string>;
   text: string;
+  /** The body's bytes as received. */
+  raw?: Buffer;
   body: T;
   /** The Set-Cookie values, one per cookie. */
   cookies: string[];
@@ -57,7 +59,9 @@ export function call<T = any>(
         method,
         agent: agentFor(options.dataDir ?? host.dataDir),
         headers: {
-          ...(payload !== undefined ? { 'Content-Type': 'application/json' } : {}),
+          ...(payload !== undefined
+            ? { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(payload)) }
+            : {}),
           ...options.headers,
         },
       },
@@ -65,7 +69,8 @@ export function call<T = any>(
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
+          const raw = Buffer.concat(chunks);
+          const text = raw.toString('utf8');
           let body: unknown;
           try {
             body = text ? JSON.parse(text) : undefined;
@@ -78,6 +83,7 @@ export function call<T = any>(
             status: res.statusCode ?? 0,
             headers,
             text,
+            raw,
             body: body as T,
             cookies: res.headers['set-cookie'] ?? [],
           });
