@@ -34,7 +34,8 @@ export interface IncomingRequest {
 export interface OutgoingResponse {
   statusCode: number;
   headers: Record<string, string | string[]>;
-  body: string;
+  /** Bytes when the Lambda answered base64 (`isBase64Encoded`), as API Gateway decodes them. */
+  body: string | Buffer;
 }
 
 interface CompiledRoute {
@@ -252,7 +253,8 @@ export async function handleRequest(
     const outHeaders: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(result.headers ?? {})) outHeaders[k] = String(v);
     for (const [k, v] of Object.entries(result.multiValueHeaders ?? {})) outHeaders[k] = v.map(String);
-    return { statusCode: result.statusCode, headers: outHeaders, body: result.body ?? '' };
+    const body = result.isBase64Encoded ? Buffer.from(result.body ?? '', 'base64') : (result.body ?? '');
+    return { statusCode: result.statusCode, headers: outHeaders, body };
   } catch (error) {
     // A Lambda that throws out of makeHandler is a bug: API Gateway answers 502, reshaped as 5XX.
     console.error(

@@ -8,6 +8,8 @@ import * as meta from './operations/meta.ts';
 import * as roles from './operations/roles.ts';
 import * as services from './operations/services.ts';
 import * as settings from './operations/settings.ts';
+import * as styleAssets from './operations/style-assets.ts';
+import * as styles from './operations/styles.ts';
 import * as tileMatrixSets from './operations/tile-matrix-sets.ts';
 import * as workspaces from './operations/workspaces.ts';
 
@@ -27,6 +29,8 @@ export const routes: readonly Operation[] = [
   ...Object.values(layerGroups),
   ...Object.values(settings),
   ...Object.values(tileMatrixSets),
+  ...Object.values(styles),
+  ...Object.values(styleAssets),
 ] as Operation[];
 
 /** DynamoDB actions of the REQUEST authorizer: key and session lookups, global claim mappings. */

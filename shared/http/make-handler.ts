@@ -39,6 +39,8 @@ export interface HandlerRequest<Op extends Operation> {
   sourceIp: string;
   /** Request headers, names in lower case. */
   headers: Record<string, string>;
+  /** The body's bytes, on operations declared with `rawBody` (empty when there is none). */
+  rawBody?: Buffer;
 }
 
 type Event = APIGatewayProxyEvent;
@@ -115,7 +117,7 @@ function prepare(op: Operation): MiddlewareObj<Event, APIGatewayProxyResult, Err
 
       const raw = event.body ?? '';
       const size = Buffer.byteLength(raw, event.isBase64Encoded ? 'base64' : 'utf8');
-      const limit = config().MAX_BODY_BYTES;
+      const limit = Math.min(op.maxBodyBytes ?? Number.POSITIVE_INFINITY, config().MAX_BODY_BYTES);
       if (size > limit) {
         throw new PayloadTooLargeError(
           'body_too_large',
@@ -151,6 +153,7 @@ function prepare(op: Operation): MiddlewareObj<Event, APIGatewayProxyResult, Err
         requestId: requestIdOf(event, context),
         sourceIp: event.requestContext?.identity?.sourceIp ?? '',
         headers,
+        ...(op.rawBody ? { rawBody: Buffer.from(raw, event.isBase64Encoded ? 'base64' : 'utf8') } : {}),
       } as HandlerRequest<Operation>;
 
       const workspaceParam = (input.params as { workspace?: string } | undefined)?.workspace;
@@ -241,6 +244,15 @@ export function makeHandler<Op extends Operation>(
       const input = inputs.get(event) as HandlerRequest<Op> | undefined;
       if (!input) throw new Error('request was not prepared');
       const result = await fn(input);
+      // Binary bodies (style assets) go back base64-encoded, as API Gateway expects.
+      if (Buffer.isBuffer(result.body)) {
+        return {
+          statusCode: result.statusCode,
+          headers: { ...securityHeaders, ...result.headers },
+          body: result.body.toString('base64'),
+          isBase64Encoded: true,
+        };
+      }
       return respond(result.statusCode, result.body, result.headers, result.cookies);
     });
 }

@@ -6,6 +6,8 @@ import { DynamoRoleRepository } from './roles-repository.ts';
 import { DynamoServiceRepository } from './services-repository.ts';
 import { DynamoSessionRepository } from './sessions-repository.ts';
 import { DynamoSettingsRepository } from './settings-repository.ts';
+import { DynamoStyleAssetRepository } from './style-assets-repository.ts';
+import { DynamoStyleRepository } from './styles-repository.ts';
 import { DynamoTileMatrixSetRepository } from './tile-matrix-sets-repository.ts';
 import { DynamoWorkspaceRepository } from './workspaces-repository.ts';
 
@@ -83,4 +85,19 @@ export function settingsRepository(): DynamoSettingsRepository {
 export function tileMatrixSetRepository(): DynamoTileMatrixSetRepository {
   tileMatrixSets ??= new DynamoTileMatrixSetRepository();
   return tileMatrixSets;
+}
+
+let styles: DynamoStyleRepository | undefined;
+let styleAssets: DynamoStyleAssetRepository | undefined;
+
+/** The style repository (one per process). */
+export function styleRepository(): DynamoStyleRepository {
+  styles ??= new DynamoStyleRepository();
+  return styles;
+}
+
+/** The style asset repository (one per process). */
+export function styleAssetRepository(): DynamoStyleAssetRepository {
+  styleAssets ??= new DynamoStyleAssetRepository();
+  return styleAssets;
 }

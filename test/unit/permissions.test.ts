@@ -53,8 +53,17 @@ const reads = [
   'getWMSSettings',
   'getOGCAPISettings',
   'getOGCTilesAPISettings',
+  'getStyle',
+  'listStyles',
+  'getStyleAsset',
+  'listStyleAssets',
 ];
 const writes = [
+  'createStyle',
+  'updateStyle',
+  'deleteStyle',
+  'putStyleAsset',
+  'deleteStyleAsset',
   'createLayer',
   'createLayerGroup',
   'deleteLayer',

@@ -1,0 +1,23 @@
+import { getStyleAsset as operation } from '../../shared/api/operations/style-assets.ts';
+import { requireStyleAsset } from '../../shared/domain/style-assets.ts';
+import { makeHandler } from '../../shared/http/make-handler.ts';
+import type { HandlerResult } from '../../shared/http/responses.ts';
+import { styleAssetRepository } from '../../shared/store/repositories.ts';
+
+export const handler = makeHandler(
+  operation,
+  async ({ workspace, params, headers }): Promise<HandlerResult> => {
+    const assets = styleAssetRepository();
+    const meta = await requireStyleAsset(assets, workspace.id, params.asset);
+    const notModified = headers['if-none-match']?.split(',').map((t) => t.trim().replace(/^W\//, ''));
+    if (notModified?.includes(`"${meta.sha256}"`) || notModified?.includes('*')) {
+      return { statusCode: 304, headers: { ETag: `"${meta.sha256}"` } };
+    }
+    const { asset, bytes } = await assets.read(meta);
+    return {
+      statusCode: 200,
+      body: bytes,
+      headers: { 'Content-Type': asset.content_type, ETag: `"${asset.sha256}"` },
+    };
+  },
+);

@@ -1,0 +1,9 @@
+import { listStyleAssets as operation } from '../../shared/api/operations/style-assets.ts';
+import { makeHandler } from '../../shared/http/make-handler.ts';
+import { ok } from '../../shared/http/responses.ts';
+import { styleAssetRepository } from '../../shared/store/repositories.ts';
+
+export const handler = makeHandler(operation, async ({ workspace, query }) => {
+  const page = await styleAssetRepository().list(workspace.id, query.limit ?? 100, query.cursor);
+  return ok({ assets: page.items, next_cursor: page.nextCursor });
+});

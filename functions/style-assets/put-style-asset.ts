@@ -1,0 +1,16 @@
+import { putStyleAsset as operation } from '../../shared/api/operations/style-assets.ts';
+import { putStyleAsset } from '../../shared/domain/style-assets.ts';
+import { makeHandler } from '../../shared/http/make-handler.ts';
+import { created, ok } from '../../shared/http/responses.ts';
+import { styleAssetRepository } from '../../shared/store/repositories.ts';
+
+export const handler = makeHandler(operation, async ({ workspace, params, rawBody }) => {
+  const { asset, created: isNew } = await putStyleAsset(
+    styleAssetRepository(),
+    workspace.id,
+    params.asset,
+    rawBody ?? Buffer.alloc(0),
+  );
+  if (!isNew) return ok(asset);
+  return created(asset, `/api/v1/workspaces/${workspace.id}/style-assets/${encodeURIComponent(asset.name)}`);
+});

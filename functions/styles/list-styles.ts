@@ -1,0 +1,9 @@
+import { listStyles as operation } from '../../shared/api/operations/styles.ts';
+import { makeHandler } from '../../shared/http/make-handler.ts';
+import { ok } from '../../shared/http/responses.ts';
+import { styleRepository } from '../../shared/store/repositories.ts';
+
+export const handler = makeHandler(operation, async ({ workspace, query }) => {
+  const page = await styleRepository().list(workspace.id, query.limit ?? 100, query.cursor);
+  return ok({ styles: page.items, next_cursor: page.nextCursor });
+});

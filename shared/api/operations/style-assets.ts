@@ -1,0 +1,95 @@
+import * as z from 'zod/mini';
+import { defineOperation } from '../operation.ts';
+import { IdOrName, Name, PageQuery } from '../schemas.ts';
+import { StyleAssetBody } from '../style-schemas.ts';
+
+/** Largest asset (413 above it), mirrored from the domain so handlers don't import it twice. */
+const MAX_ASSET_BYTES = 512 * 1024;
+
+const WorkspaceParams = z.strictObject({ workspace: IdOrName });
+const AssetParams = z.strictObject({ workspace: IdOrName, asset: Name });
+const notFound = { description: 'workspace or style asset not found' };
+
+export const putStyleAsset = defineOperation({
+  operationId: 'putStyleAsset',
+  method: 'PUT',
+  path: '/api/v1/workspaces/{workspace}/style-assets/{asset}',
+  handler: 'functions/style-assets/put-style-asset.ts',
+  permission: 'write',
+  summary:
+    'Upload a graphic (raw bytes: PNG, JPEG, GIF or SVG, sniffed from the content), creating or replacing it',
+  description:
+    'The request body is the raw image (any Content-Type; image/* and application/octet-stream are binary media types). At most 512 KiB. SVG must parse and may contain no scripts, event handlers, external references or DTD.',
+  tags: ['style-assets'],
+  request: { params: AssetParams },
+  responses: {
+    200: { description: 'replaced', schema: StyleAssetBody },
+    201: { description: 'created', schema: StyleAssetBody, headers: { Location: 'URL of the asset' } },
+    400: { description: 'empty body, not PNG/JPEG/GIF/SVG, or an unsafe SVG' },
+    404: { description: 'workspace not found' },
+    409: { description: 'a concurrent upload of the same asset' },
+  },
+  data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
+  rawBody: true,
+  maxBodyBytes: MAX_ASSET_BYTES,
+});
+
+export const getStyleAsset = defineOperation({
+  operationId: 'getStyleAsset',
+  method: 'GET',
+  path: '/api/v1/workspaces/{workspace}/style-assets/{asset}',
+  handler: 'functions/style-assets/get-style-asset.ts',
+  permission: 'read',
+  summary:
+    'Download a graphic: its bytes with the stored Content-Type and ETag "<sha256>" (If-None-Match → 304)',
+  tags: ['style-assets'],
+  request: { params: AssetParams },
+  responses: {
+    200: {
+      description: 'the bytes (image/png, image/jpeg, image/gif or image/svg+xml)',
+      headers: { ETag: 'quoted SHA-256 hex of the bytes' },
+    },
+    304: { description: 'If-None-Match matches the ETag' },
+    404: notFound,
+  },
+  data: ['GetItem', 'BatchGetItem'],
+});
+
+export const listStyleAssets = defineOperation({
+  operationId: 'listStyleAssets',
+  method: 'GET',
+  path: '/api/v1/workspaces/{workspace}/style-assets',
+  handler: 'functions/style-assets/list-style-assets.ts',
+  permission: 'read',
+  summary: 'List style assets (metadata), by name',
+  tags: ['style-assets'],
+  request: { params: WorkspaceParams, query: PageQuery },
+  responses: {
+    200: {
+      description: 'a page of assets',
+      schema: z
+        .strictObject({ assets: z.array(StyleAssetBody), next_cursor: z.optional(z.string()) })
+        .check(z.meta({ id: 'StyleAssetList' })),
+    },
+    400: { description: 'bad limit or cursor' },
+    404: { description: 'workspace not found' },
+  },
+  data: ['GetItem', 'Query'],
+});
+
+export const deleteStyleAsset = defineOperation({
+  operationId: 'deleteStyleAsset',
+  method: 'DELETE',
+  path: '/api/v1/workspaces/{workspace}/style-assets/{asset}',
+  handler: 'functions/style-assets/delete-style-asset.ts',
+  permission: 'write',
+  summary: 'Delete a style asset (409 naming a style that references it)',
+  tags: ['style-assets'],
+  request: { params: AssetParams },
+  responses: {
+    204: { description: 'deleted' },
+    404: { description: 'style asset not found' },
+    409: { description: 'asset is referenced (the body names one referencing style)' },
+  },
+  data: ['GetItem', 'DeleteItem', 'Query'],
+});

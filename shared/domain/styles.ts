@@ -1,0 +1,239 @@
+import { randomUUID } from 'node:crypto';
+import { validateStyleMin } from '@maplibre/maplibre-gl-style-spec';
+import { InvalidInputError, NotFoundError } from './errors.ts';
+import type { Page } from './page.ts';
+import { checkVersion } from './workspaces.ts';
+import { parseXml, type XmlNode } from './xml.ts';
+
+export type StyleFormat = 'sld_1.0.0' | 'sld_1.1.0' | 'se_1.1.0' | 'mapbox';
+
+/** Distinct assets one style may reference (each is a transaction item on save; ADR 0052). */
+export const MAX_ASSET_REFERENCES = 20;
+
+/** A stored style. `body` is the authored text (Mapbox styles as JSON text). */
+export interface Style {
+  id: string;
+  workspace_id: string;
+  name: string;
+  format: StyleFormat;
+  title?: string;
+  description?: string;
+  body: string;
+  /** Names of the style assets the body references (`asset:<name>`), sorted. */
+  asset_refs: string[];
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** What a client sends. Mapbox bodies may be an object or its JSON text. */
+export interface StyleInput {
+  name: string;
+  format: StyleFormat;
+  body: string | Record<string, unknown>;
+  title?: string;
+  description?: string;
+}
+
+/** Storage port of styles. */
+export interface StyleRepository {
+  find(workspaceId: string, name: string): Promise<Style | undefined>;
+  /** A page of styles without their bodies. */
+  list(workspaceId: string, limit: number, cursor?: string): Promise<Page<Omit<Style, 'body'>>>;
+  /** Creates a style and its asset references (400 for an unknown asset, 409 for a taken name). */
+  create(style: Style): Promise<void>;
+  /** Replaces (and maybe renames) a style, moving its asset references; a rename is refused while layers use it. */
+  update(previous: Style, next: Style): Promise<void>;
+  /** Deletes a style and its asset references; refused while layers use it. */
+  delete(style: Style): Promise<void>;
+}
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+function invalidStyle(detail: string): never {
+  throw new InvalidInputError('invalid_style', detail);
+}
+
+/** `asset:<name>` or `asset://<name>`, the whole string; undefined for anything else. */
+function assetName(value: string): string | undefined {
+  const v = value.trim();
+  if (!v.startsWith('asset:')) return undefined;
+  const name = v.slice('asset:'.length).replace(/^\/\//, '');
+  if (!NAME.test(name)) {
+    throw new InvalidInputError(
+      'invalid_asset_reference',
+      `'${v.slice(0, 80)}' is not asset:<name> with a valid asset name.`,
+    );
+  }
+  return name;
+}
+
+function collectXml(node: XmlNode, into: Set<string>): void {
+  for (const value of Object.values(node.attributes)) {
+    const name = assetName(value);
+    if (name) into.add(name);
+  }
+  const fromText = assetName(node.text);
+  if (fromText) into.add(fromText);
+  for (const child of node.children) collectXml(child, into);
+}
+
+function collectJson(value: unknown, into: Set<string>): void {
+  if (typeof value === 'string') {
+    const name = assetName(value);
+    if (name) into.add(name);
+  } else if (Array.isArray(value)) {
+    for (const v of value) collectJson(v, into);
+  } else if (value && typeof value === 'object') {
+    for (const v of Object.values(value)) collectJson(v, into);
+  }
+}
+
+const xmlRoots: Record<Exclude<StyleFormat, 'mapbox'>, { roots: string[]; version: string }> = {
+  'sld_1.0.0': { roots: ['StyledLayerDescriptor'], version: '1.0.0' },
+  'sld_1.1.0': { roots: ['StyledLayerDescriptor'], version: '1.1.0' },
+  'se_1.1.0': { roots: ['FeatureTypeStyle', 'CoverageStyle'], version: '1.1.0' },
+};
+
+/**
+ * Validates a style body for its format and returns the normalised text and the assets it
+ * references: SLD/SE must be well-formed XML with the format's root element and version; Mapbox
+ * styles must pass the MapLibre style-spec validator.
+ */
+export function checkStyleBody(
+  format: StyleFormat,
+  body: StyleInput['body'],
+): { text: string; assets: string[] } {
+  const assets = new Set<string>();
+  let text: string;
+  if (format === 'mapbox') {
+    let style: unknown = body;
+    if (typeof body === 'string') {
+      try {
+        style = JSON.parse(body);
+      } catch {
+        invalidStyle('A mapbox style body must be a JSON object (or its JSON text).');
+      }
+    }
+    if (!style || typeof style !== 'object' || Array.isArray(style))
+      invalidStyle('A mapbox style body must be a JSON object.');
+    const errors = validateStyleMin(style as Parameters<typeof validateStyleMin>[0]);
+    if (errors.length) {
+      throw new InvalidInputError(
+        'invalid_style',
+        `The MapLibre style is invalid: ${errors
+          .slice(0, 5)
+          .map((e) => e.message)
+          .join('; ')}.`,
+        { issues: errors.slice(0, 20).map((e) => ({ path: 'body', message: e.message })) },
+      );
+    }
+    collectJson(style, assets);
+    text = JSON.stringify(style);
+  } else {
+    if (typeof body !== 'string') invalidStyle(`A ${format} style body must be XML text.`);
+    const rule = xmlRoots[format];
+    const { root } = parseXml(body, 'style body');
+    const local = root.name.slice(root.name.indexOf(':') + 1);
+    if (!rule.roots.includes(local)) {
+      invalidStyle(
+        `A ${format} style must have the root element ${rule.roots.join(' or ')}, not ${root.name}.`,
+      );
+    }
+    const version = root.attributes.version;
+    if (
+      local === 'StyledLayerDescriptor'
+        ? version !== rule.version
+        : version !== undefined && version !== rule.version
+    ) {
+      invalidStyle(
+        `A ${format} style must declare version="${rule.version}" on its root (found ${version ?? 'none'}).`,
+      );
+    }
+    collectXml(root, assets);
+    text = body;
+  }
+  if (assets.size > MAX_ASSET_REFERENCES) {
+    invalidStyle(
+      `A style may reference at most ${MAX_ASSET_REFERENCES} assets; this one references ${assets.size}.`,
+    );
+  }
+  return { text, assets: [...assets].sort() };
+}
+
+/** Style by name, 404 when missing. */
+export async function requireStyle(repo: StyleRepository, workspaceId: string, name: string): Promise<Style> {
+  const style = await repo.find(workspaceId, name);
+  if (!style) throw new NotFoundError('style_not_found', `Style '${name}' does not exist.`);
+  return style;
+}
+
+/** What the API returns for a style: Mapbox bodies as objects. */
+export function presentStyle(
+  style: Style,
+): Omit<Style, 'body' | 'asset_refs'> & { body: unknown; asset_refs: string[] } {
+  return { ...style, body: style.format === 'mapbox' ? JSON.parse(style.body) : style.body };
+}
+
+/** Creates a style; references to assets are recorded with it. */
+export async function createStyle(
+  repo: StyleRepository,
+  workspaceId: string,
+  input: StyleInput,
+  now = new Date(),
+): Promise<Style> {
+  const { text, assets } = checkStyleBody(input.format, input.body);
+  const at = now.toISOString();
+  const style: Style = {
+    id: randomUUID(),
+    workspace_id: workspaceId,
+    name: input.name,
+    format: input.format,
+    ...(input.title !== undefined ? { title: input.title } : {}),
+    ...(input.description !== undefined ? { description: input.description } : {}),
+    body: text,
+    asset_refs: assets,
+    version: 1,
+    created_at: at,
+    updated_at: at,
+  };
+  await repo.create(style);
+  return style;
+}
+
+/** Replaces a style (PUT: the whole document; a different `name` renames it). Honours If-Match. */
+export async function updateStyle(
+  repo: StyleRepository,
+  current: Style,
+  input: StyleInput,
+  ifMatch: string | undefined,
+  now = new Date(),
+): Promise<Style> {
+  checkVersion(current, ifMatch);
+  const { text, assets } = checkStyleBody(input.format, input.body);
+  const next: Style = {
+    id: current.id,
+    workspace_id: current.workspace_id,
+    name: input.name,
+    format: input.format,
+    ...(input.title !== undefined ? { title: input.title } : {}),
+    ...(input.description !== undefined ? { description: input.description } : {}),
+    body: text,
+    asset_refs: assets,
+    version: current.version + 1,
+    created_at: current.created_at,
+    updated_at: now.toISOString(),
+  };
+  await repo.update(current, next);
+  return next;
+}
+
+/** Deletes a style (409 while layers use it). Honours If-Match. */
+export async function deleteStyle(
+  repo: StyleRepository,
+  current: Style,
+  ifMatch: string | undefined,
+): Promise<void> {
+  checkVersion(current, ifMatch);
+  await repo.delete(current);
+}

@@ -1,0 +1,278 @@
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  AlreadyExistsError,
+  DependencyConflictError,
+  InvalidInputError,
+  NotFoundError,
+  StateConflictError,
+} from '../domain/errors.ts';
+import type { Page } from '../domain/page.ts';
+import type { Style, StyleRepository } from '../domain/styles.ts';
+import { documentClient, tableName } from './client.ts';
+import { translateStoreError } from './errors.ts';
+import { entities, keys } from './keys.ts';
+import { decodeCursor, encodeCursor } from './paging.ts';
+import { type GuardedItem, transact } from './transactions.ts';
+
+/** Marker thrown by a failed style condition, resolved by re-reading the style. */
+class StyleConditionFailed extends Error {}
+
+function toStyle(item: Record<string, unknown>): Style {
+  const { PK: _pk, SK: _sk, entity: _e, layer_ref_count: _l, ...s } = item;
+  return s as unknown as Style;
+}
+
+/**
+ * DynamoDB implementation of the style port. Styles are keyed by name in the workspace partition.
+ * Each referenced asset gets a record `ASSETREF#<asset>#<style>` and `ADD ref_count ±1` on the
+ * asset's item in the style's transaction (ADR 0052). Layers will count their use of a style in
+ * the style item's `layer_ref_count`; delete and rename are conditioned on it being 0.
+ */
+export class DynamoStyleRepository implements StyleRepository {
+  private readonly db = documentClient();
+  private readonly table = tableName();
+
+  async find(workspaceId: string, name: string): Promise<Style | undefined> {
+    try {
+      const out = await this.db.send(
+        new GetCommand({ TableName: this.table, Key: keys.style(workspaceId, name), ConsistentRead: true }),
+      );
+      return out.Item ? toStyle(out.Item) : undefined;
+    } catch (error) {
+      translateStoreError(error);
+    }
+  }
+
+  async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<Omit<Style, 'body'>>> {
+    const partition = keys.workspacePartition(workspaceId);
+    const start = decodeCursor(cursor, { PK: { equals: partition }, SK: { prefix: keys.stylePrefix } });
+    try {
+      const out = await this.db.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: 'PK = :p AND begins_with(SK, :s)',
+          ExpressionAttributeValues: { ':p': partition, ':s': keys.stylePrefix },
+          ProjectionExpression:
+            'PK, SK, id, workspace_id, #n, #f, title, description, asset_refs, version, created_at, updated_at',
+          ExpressionAttributeNames: { '#n': 'name', '#f': 'format' },
+          Limit: limit,
+          ExclusiveStartKey: start,
+        }),
+      );
+      return { items: (out.Items ?? []).map(toStyle), nextCursor: encodeCursor(out.LastEvaluatedKey) };
+    } catch (error) {
+      translateStoreError(error);
+    }
+  }
+
+  private workspaceActive(workspaceId: string): GuardedItem {
+    return {
+      item: {
+        ConditionCheck: {
+          TableName: this.table,
+          Key: keys.workspace(workspaceId),
+          ConditionExpression: '#s = :active',
+          ExpressionAttributeNames: { '#s': 'status' },
+          ExpressionAttributeValues: { ':active': 'active' },
+        },
+      },
+      onConditionFailed: () => new NotFoundError('workspace_not_found', 'The workspace does not exist.'),
+    };
+  }
+
+  private count(workspaceId: string, asset: string, delta: 1 | -1): GuardedItem {
+    return {
+      item: {
+        Update: {
+          TableName: this.table,
+          Key: keys.styleAsset(workspaceId, asset),
+          UpdateExpression: 'ADD ref_count :d',
+          ConditionExpression: 'attribute_exists(PK)',
+          ExpressionAttributeValues: { ':d': delta },
+        },
+      },
+      onConditionFailed: () =>
+        new InvalidInputError(
+          'unknown_asset',
+          `The style references asset '${asset}', which does not exist; upload it first.`,
+        ),
+    };
+  }
+
+  private reference(s: Style, asset: string): GuardedItem {
+    return {
+      item: {
+        Put: {
+          TableName: this.table,
+          Item: {
+            ...keys.styleAssetRef(s.workspace_id, asset, s.name),
+            entity: entities.styleAssetRef,
+            asset,
+            style: s.name,
+            style_id: s.id,
+          },
+        },
+      },
+    };
+  }
+
+  private unreference(s: Style, asset: string): GuardedItem {
+    return {
+      item: { Delete: { TableName: this.table, Key: keys.styleAssetRef(s.workspace_id, asset, s.name) } },
+    };
+  }
+
+  private put(s: Style): GuardedItem {
+    return {
+      item: {
+        Put: {
+          TableName: this.table,
+          Item: { ...keys.style(s.workspace_id, s.name), entity: entities.style, ...s, layer_ref_count: 0 },
+          ConditionExpression: 'attribute_not_exists(PK)',
+        },
+      },
+      onConditionFailed: () =>
+        new AlreadyExistsError('style_exists', `A style named '${s.name}' already exists in this workspace.`),
+    };
+  }
+
+  /** A same-name replace: an UpdateItem, so the layers' `layer_ref_count` is kept. */
+  private replace(s: Style, previousVersion: number): GuardedItem {
+    const names: Record<string, string> = { '#v': 'version' };
+    const values: Record<string, unknown> = { ':prev': previousVersion };
+    const sets: string[] = [];
+    const removes: string[] = [];
+    for (const field of [
+      'format',
+      'title',
+      'description',
+      'body',
+      'asset_refs',
+      'version',
+      'updated_at',
+    ] as const) {
+      names[`#${field}`] = field;
+      if (s[field] === undefined) removes.push(`#${field}`);
+      else {
+        sets.push(`#${field} = :${field}`);
+        values[`:${field}`] = s[field];
+      }
+    }
+    return {
+      item: {
+        Update: {
+          TableName: this.table,
+          Key: keys.style(s.workspace_id, s.name),
+          UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+          ConditionExpression: '#v = :prev',
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        },
+      },
+      onConditionFailed: () => new StyleConditionFailed(),
+    };
+  }
+
+  private remove(s: Style): GuardedItem {
+    return {
+      item: {
+        Delete: {
+          TableName: this.table,
+          Key: keys.style(s.workspace_id, s.name),
+          ConditionExpression:
+            '#v = :v AND (attribute_not_exists(layer_ref_count) OR layer_ref_count <= :zero)',
+          ExpressionAttributeNames: { '#v': 'version' },
+          ExpressionAttributeValues: { ':v': s.version, ':zero': 0 },
+        },
+      },
+      onConditionFailed: () => new StyleConditionFailed(),
+    };
+  }
+
+  /** Turns a failed style condition into 404, 409 in use, or 409 concurrent change. */
+  private async explain(s: Style, action: string): Promise<never> {
+    const out = await this.db
+      .send(
+        new GetCommand({
+          TableName: this.table,
+          Key: keys.style(s.workspace_id, s.name),
+          ConsistentRead: true,
+        }),
+      )
+      .catch(translateStoreError);
+    if (!out.Item) throw new NotFoundError('style_not_found', `Style '${s.name}' does not exist.`);
+    const layers = (out.Item.layer_ref_count as number | undefined) ?? 0;
+    if (layers > 0 && out.Item.version === s.version) {
+      throw new DependencyConflictError(
+        'style_in_use',
+        `Style '${s.name}' is used by ${layers} layer(s); it can't be ${action} while they use it.`,
+        { layer_count: layers },
+      );
+    }
+    throw new StateConflictError(
+      'concurrent_modification',
+      'The style was changed by another request; retry.',
+    );
+  }
+
+  private async run(items: GuardedItem[], s: Style, action: string): Promise<void> {
+    try {
+      await transact(this.db, items);
+    } catch (error) {
+      if (error instanceof StyleConditionFailed) await this.explain(s, action);
+      throw error;
+    }
+  }
+
+  async create(s: Style): Promise<void> {
+    await transact(this.db, [
+      this.workspaceActive(s.workspace_id),
+      this.put(s),
+      ...s.asset_refs.flatMap((a) => [this.count(s.workspace_id, a, 1), this.reference(s, a)]),
+    ]);
+  }
+
+  async update(previous: Style, next: Style): Promise<void> {
+    const before = new Set(previous.asset_refs);
+    const after = new Set(next.asset_refs);
+    const counts = [
+      ...next.asset_refs.filter((a) => !before.has(a)).map((a) => this.count(next.workspace_id, a, 1)),
+      ...previous.asset_refs.filter((a) => !after.has(a)).map((a) => this.count(next.workspace_id, a, -1)),
+    ];
+    if (previous.name === next.name) {
+      await this.run(
+        [
+          this.replace(next, previous.version),
+          ...counts,
+          ...next.asset_refs.filter((a) => !before.has(a)).map((a) => this.reference(next, a)),
+          ...previous.asset_refs.filter((a) => !after.has(a)).map((a) => this.unreference(previous, a)),
+        ],
+        previous,
+        'changed',
+      );
+      return;
+    }
+    await this.run(
+      [
+        this.remove(previous),
+        this.put(next),
+        ...counts,
+        ...previous.asset_refs.map((a) => this.unreference(previous, a)),
+        ...next.asset_refs.map((a) => this.reference(next, a)),
+      ],
+      previous,
+      'renamed',
+    );
+  }
+
+  async delete(s: Style): Promise<void> {
+    await this.run(
+      [
+        this.remove(s),
+        ...s.asset_refs.flatMap((a) => [this.count(s.workspace_id, a, -1), this.unreference(s, a)]),
+      ],
+      s,
+      'deleted',
+    );
+  }
+}

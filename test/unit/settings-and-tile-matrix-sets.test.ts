@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { OGCTilesSettingsSchema } from '../../shared/api/settings-schemas.ts';
+import { TileMatrixSetDefinition } from '../../shared/api/tile-matrix-set-schemas.ts';
+import { InvalidInputError, RuleViolationError } from '../../shared/domain/errors.ts';
+import { customTileMatrixSets, defaultSettings, validateSettings } from '../../shared/domain/settings.ts';
+import {
+  builtInTileMatrixSets,
+  canonicalJson,
+  digestOf,
+  validateDefinition,
+} from '../../shared/domain/tile-matrix-sets.ts';
+
+describe('tile matrix sets', () => {
+  it('ships built-ins that pass their own schema and validation', () => {
+    expect(builtInTileMatrixSets.map((s) => s.id)).toEqual(['WebMercatorQuad', 'WorldCRS84Quad']);
+    for (const s of builtInTileMatrixSets) {
+      expect(TileMatrixSetDefinition.safeParse(s.definition).success).toBe(true);
+      expect(() => validateDefinition(s.id, s.definition)).not.toThrow();
+    }
+    const [mercator, crs84] = builtInTileMatrixSets;
+    expect(mercator?.definition.tileMatrices).toHaveLength(25);
+    expect(crs84?.definition.tileMatrices[0]).toMatchObject({ matrixWidth: 2, matrixHeight: 1 });
+  });
+
+  it('digests canonical JSON, independent of key order', () => {
+    expect(canonicalJson({ b: 1, a: [{ d: 2, c: 3 }] })).toBe('{"a":[{"c":3,"d":2}],"b":1}');
+    const def = builtInTileMatrixSets[0]?.definition;
+    if (!def) throw new Error('no built-in');
+    const reordered = Object.fromEntries(Object.entries(def).reverse()) as typeof def;
+    expect(digestOf(reordered)).toBe(digestOf(def));
+  });
+
+  it('refuses an id mismatch (400), an unknown CRS and duplicate matrix ids (422)', () => {
+    const def = structuredClone(builtInTileMatrixSets[0]?.definition);
+    if (!def) throw new Error('no built-in');
+    expect(() => validateDefinition('Other', def)).toThrow(InvalidInputError);
+    expect(() => validateDefinition(def.id, { ...def, crs: 'EPSG:3857' })).toThrow(RuleViolationError);
+    const dup = { ...def, tileMatrices: [def.tileMatrices[0], def.tileMatrices[0]] } as typeof def;
+    expect(() => validateDefinition(def.id, dup)).toThrow(RuleViolationError);
+    expect(() =>
+      validateDefinition(def.id, { ...def, crs: { uri: 'urn:ogc:def:crs:EPSG::3857' } }),
+    ).not.toThrow();
+  });
+});
+
+describe('settings', () => {
+  it('has defaults that pass their own schemas and rules', () => {
+    expect(OGCTilesSettingsSchema.safeParse(defaultSettings['ogc-tiles']).success).toBe(true);
+    expect(() => validateSettings('ogc-tiles', defaultSettings['ogc-tiles'])).not.toThrow();
+    expect(() => validateSettings('wms', defaultSettings.wms)).not.toThrow();
+    expect(() => validateSettings('ogcapi', defaultSettings.ogcapi)).not.toThrow();
+  });
+
+  it('counts only custom tile matrix sets as references', () => {
+    const doc = structuredClone(defaultSettings['ogc-tiles']);
+    doc.settings.tile_matrix_sets = ['WebMercatorQuad', 'Mine', 'Mine', 'Other'];
+    expect(customTileMatrixSets(doc)).toEqual(['Mine', 'Other']);
+  });
+
+  it.each([
+    ['wms', { enabled: true, public: false, max_pixels: 4096 * 4096 + 1 }],
+    ['wms', { enabled: true, public: false, extensions: ['z-order', 'z-order'] }],
+    ['ogcapi', { enabled: true, public: false, limit_default: 11, limit_max: 10 }],
+  ] as const)('refuses %s %j', (kind, doc) => {
+    expect(() => validateSettings(kind, doc as never)).toThrow(InvalidInputError);
+  });
+});
