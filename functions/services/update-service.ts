@@ -1,6 +1,8 @@
 import { updateService as operation } from '../../shared/api/operations/services.ts';
 import { postgisGateway } from '../../shared/datasources/gateway.ts';
+import { rasterRoots } from '../../shared/datasources/geotiff-readers.ts';
 import { secretBox } from '../../shared/datasources/secret-box.ts';
+import { requireReadableRoot } from '../../shared/domain/mosaics.ts';
 import { presentService, requireService, updateService } from '../../shared/domain/services.ts';
 import { makeHandler } from '../../shared/http/make-handler.ts';
 import { ok } from '../../shared/http/responses.ts';
@@ -9,5 +11,8 @@ import { serviceRepository } from '../../shared/store/repositories.ts';
 export const handler = makeHandler(operation, async ({ workspace, params, body, ifMatch }) => {
   const repo = serviceRepository();
   const current = await requireService(repo, workspace.id, params.service);
+  if (body.type === 'raster_mosaic' && current.type === 'raster_mosaic') {
+    await requireReadableRoot(rasterRoots, body.connection.root_uri);
+  }
   return ok(presentService(await updateService(repo, postgisGateway, secretBox(), current, body, ifMatch)));
 });

@@ -5,6 +5,7 @@ import * as claimMappings from './operations/claim-mappings.ts';
 import * as layerGroups from './operations/layer-groups.ts';
 import * as layers from './operations/layers.ts';
 import * as meta from './operations/meta.ts';
+import * as mosaics from './operations/mosaics.ts';
 import * as roles from './operations/roles.ts';
 import * as services from './operations/services.ts';
 import * as settings from './operations/settings.ts';
@@ -27,6 +28,7 @@ export const routes: readonly Operation[] = [
   ...Object.values(services),
   ...Object.values(layers),
   ...Object.values(layerGroups),
+  ...Object.values(mosaics),
   ...Object.values(settings),
   ...Object.values(tileMatrixSets),
   ...Object.values(styles),

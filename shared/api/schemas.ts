@@ -174,13 +174,24 @@ export const PostgisConnectionIn = z.strictObject({
   ),
 });
 
+/** A raster mosaic's root: an absolute local directory (local mode) or `s3://bucket/prefix` (ADR 0060). */
+export const MosaicConnectionIn = z.strictObject({
+  root_uri: z.string().check(
+    z.minLength(1),
+    z.maxLength(1024),
+    z.regex(/^(\/|file:\/\/\/|s3:\/\/[a-z0-9][a-z0-9.-]{1,62}(\/|$))/, {
+      error: 'must be an absolute directory path, file:///path or s3://bucket/prefix',
+    }),
+  ),
+});
+
 export const ServiceBody = z
   .strictObject({
     id: Uuid,
     workspace_id: Uuid,
     name: z.string(),
-    type: z.literal('postgis'),
-    connection: PostgisConnectionOut,
+    type: z.enum(['postgis', 'raster_mosaic']),
+    connection: z.union([PostgisConnectionOut, z.strictObject({ root_uri: z.string() })]),
     enabled: z.boolean(),
     configured_secrets: z.array(z.string()),
     version: z.int(),

@@ -1,17 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSourceGateway, PostgisConnectionInfo } from './datasource.ts';
-import { InvalidInputError, NotFoundError, UnavailableError } from './errors.ts';
+import { InvalidInputError, NotFoundError, RuleViolationError, UnavailableError } from './errors.ts';
 import type { Page } from './page.ts';
 import type { SecretBox } from './secrets.ts';
 import { checkVersion } from './workspaces.ts';
 
-/** A data source inside a workspace. */
-export interface Service {
+interface ServiceBase {
   id: string;
   workspace_id: string;
   name: string;
-  type: 'postgis';
-  connection: PostgisConnectionInfo;
   /** The encrypted password (never returned). */
   password_enc?: string;
   enabled: boolean;
@@ -20,6 +17,26 @@ export interface Service {
   created_at: string;
   updated_at: string;
 }
+
+/** Where a raster mosaic's GeoTIFF/COG granules live: a local directory or `s3://bucket/prefix`. */
+export interface MosaicConnectionInfo {
+  root_uri: string;
+}
+
+/** A PostGIS data source. */
+export interface PostgisService extends ServiceBase {
+  type: 'postgis';
+  connection: PostgisConnectionInfo;
+}
+
+/** A raster mosaic of GeoTIFF/COG granules (ADR 0060). */
+export interface MosaicService extends ServiceBase {
+  type: 'raster_mosaic';
+  connection: MosaicConnectionInfo;
+}
+
+/** A data source inside a workspace. */
+export type Service = PostgisService | MosaicService;
 
 /** Port: service persistence. */
 export interface ServiceRepository {
@@ -52,8 +69,20 @@ function secretContext(s: { workspace_id: string; id: string }) {
   return { workspace_id: s.workspace_id, service_id: s.id };
 }
 
-/** The connection with its decrypted password, for talking to the source. */
-export async function liveConnection(box: SecretBox, service: Service) {
+/** Refuses PostGIS operations (discover, validate-sql, layers, test-connection) on other services (422). */
+export function requirePostgis(service: Service): PostgisService {
+  if (service.type !== 'postgis') {
+    throw new RuleViolationError(
+      'not_a_postgis_service',
+      `Service '${service.name}' is of type '${service.type}'; this operation needs a PostGIS service.`,
+    );
+  }
+  return service;
+}
+
+/** The connection with its decrypted password, for talking to the source (422 for a non-PostGIS service). */
+export async function liveConnection(box: SecretBox, any: Service) {
+  const service = requirePostgis(any);
   const password = service.password_enc
     ? await box.decrypt(service.password_enc, secretContext(service))
     : undefined;
@@ -74,14 +103,19 @@ async function assertConnects(
   }
 }
 
-export interface ServiceInput {
-  name: string;
-  type: 'postgis';
-  connection: PostgisConnectionInfo & { password?: string };
-  enabled?: boolean;
-}
+export type ServiceInput =
+  | {
+      name: string;
+      type: 'postgis';
+      connection: PostgisConnectionInfo & { password?: string };
+      enabled?: boolean;
+    }
+  | { name: string; type: 'raster_mosaic'; connection: MosaicConnectionInfo; enabled?: boolean };
 
-/** Creates a service; an enabled one must connect first. The password is stored encrypted only. */
+/**
+ * Creates a service; an enabled PostGIS one must connect first. The password is stored encrypted
+ * only. A raster mosaic's root is checked by the caller (`requireReadableRoot`, ADR 0060).
+ */
 export async function createService(
   repo: ServiceRepository,
   gateway: DataSourceGateway,
@@ -90,21 +124,33 @@ export async function createService(
   input: ServiceInput,
   now = new Date(),
 ): Promise<Service> {
-  const { password, ...connection } = input.connection;
   const enabled = input.enabled ?? true;
-  if (enabled) await assertConnects(gateway, input.connection);
   const ts = now.toISOString();
-  const service: Service = {
+  const base = {
     id: randomUUID(),
     workspace_id: workspaceId,
     name: input.name,
-    type: input.type,
-    connection: { ...connection, schemas: connection.schemas ?? ['public'] },
     enabled,
-    status: 'active',
+    status: 'active' as const,
     version: 1,
     created_at: ts,
     updated_at: ts,
+  };
+  if (input.type === 'raster_mosaic') {
+    const service: Service = {
+      ...base,
+      type: input.type,
+      connection: { root_uri: input.connection.root_uri },
+    };
+    await repo.create(service);
+    return service;
+  }
+  const { password, ...connection } = input.connection;
+  if (enabled) await assertConnects(gateway, input.connection);
+  const service: Service = {
+    ...base,
+    type: input.type,
+    connection: { ...connection, schemas: connection.schemas ?? ['public'] },
   };
   if (password) service.password_enc = await box.encrypt(password, secretContext(service));
   await repo.create(service);
@@ -125,14 +171,26 @@ export async function updateService(
   if (input.type !== current.type) {
     throw new InvalidInputError('type_immutable', `A service's type can't change (it is '${current.type}').`);
   }
-  const { password, ...connection } = input.connection;
-  const next: Service = {
-    ...current,
+  const common = {
     name: input.name,
-    connection: { ...connection, schemas: connection.schemas ?? ['public'] },
     enabled: input.enabled ?? current.enabled,
     version: current.version + 1,
     updated_at: now.toISOString(),
+  };
+  if (current.type === 'raster_mosaic' || input.type === 'raster_mosaic') {
+    const next: Service = {
+      ...(current as MosaicService),
+      ...common,
+      connection: { root_uri: (input.connection as MosaicConnectionInfo).root_uri },
+    };
+    await repo.update(current, next);
+    return next;
+  }
+  const { password, ...connection } = input.connection;
+  const next: Service = {
+    ...current,
+    ...common,
+    connection: { ...connection, schemas: connection.schemas ?? ['public'] },
   };
   if (password) next.password_enc = await box.encrypt(password, secretContext(next));
   if (next.enabled) await assertConnects(gateway, await liveConnection(box, next));

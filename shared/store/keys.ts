@@ -108,6 +108,17 @@ export const keys = {
     SK: `ASSETREF#${asset}#${style}`,
   }),
   styleAssetRefPrefix: (asset: string) => `ASSETREF#${asset}#`,
+  /** A raster mosaic's committed state (`generation`, `granule_count`); absent before the first harvest. */
+  mosaic: (workspaceId: string, serviceId: string): Key => ({
+    PK: `WS#${workspaceId}`,
+    SK: `MOSAIC#${serviceId}`,
+  }),
+  /** A granule of a mosaic, in every generation it lived (`added_generation`, `removed_generation`). */
+  mosaicGranule: (workspaceId: string, serviceId: string, granuleId: string): Key => ({
+    PK: `WS#${workspaceId}`,
+    SK: `GRANULE#${serviceId}#${granuleId}`,
+  }),
+  mosaicGranulePrefix: (serviceId: string) => `GRANULE#${serviceId}#`,
 } as const;
 
 /** Entity tags stored in the `entity` attribute of every item. */
@@ -134,4 +145,6 @@ export const entities = {
   styleAsset: 'StyleAsset',
   styleAssetChunk: 'StyleAssetChunk',
   styleAssetRef: 'StyleAssetRef',
+  mosaic: 'Mosaic',
+  mosaicGranule: 'MosaicGranule',
 } as const;

@@ -2,6 +2,7 @@ import { DynamoApiKeyRepository } from './api-keys-repository.ts';
 import { DynamoClaimMappingRepository } from './claim-mappings-repository.ts';
 import { DynamoLayerGroupRepository } from './layer-groups-repository.ts';
 import { DynamoLayerRepository } from './layers-repository.ts';
+import { DynamoMosaicRepository } from './mosaics-repository.ts';
 import { DynamoRoleRepository } from './roles-repository.ts';
 import { DynamoServiceRepository } from './services-repository.ts';
 import { DynamoSessionRepository } from './sessions-repository.ts';
@@ -100,4 +101,12 @@ export function styleRepository(): DynamoStyleRepository {
 export function styleAssetRepository(): DynamoStyleAssetRepository {
   styleAssets ??= new DynamoStyleAssetRepository();
   return styleAssets;
+}
+
+let mosaics: DynamoMosaicRepository | undefined;
+
+/** The raster mosaic repository (one per process). */
+export function mosaicRepository(): DynamoMosaicRepository {
+  mosaics ??= new DynamoMosaicRepository();
+  return mosaics;
 }

@@ -43,6 +43,9 @@ const open = [
   'listTileMatrixSets',
 ];
 const reads = [
+  'getMosaic',
+  'getMosaicGranule',
+  'listMosaicGranules',
   'getLayer',
   'getLayerGroup',
   'getService',
@@ -59,6 +62,8 @@ const reads = [
   'listStyleAssets',
 ];
 const writes = [
+  'deleteMosaicGranule',
+  'harvestMosaicGranules',
   'createStyle',
   'updateStyle',
   'deleteStyle',

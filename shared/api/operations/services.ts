@@ -3,6 +3,7 @@ import { defineOperation } from '../operation.ts';
 import {
   DiscoveredLayerBody,
   IdOrName,
+  MosaicConnectionIn,
   Name,
   PageQuery,
   PostgisConnectionIn,
@@ -12,12 +13,21 @@ import {
 
 const WorkspaceParams = z.strictObject({ workspace: IdOrName });
 const ServiceParams = z.strictObject({ workspace: IdOrName, service: IdOrName });
-const ServiceInput = z.strictObject({
-  name: Name,
-  type: z.literal('postgis'),
-  connection: PostgisConnectionIn,
-  enabled: z.optional(z.boolean()),
-});
+const ServiceInput = z.discriminatedUnion('type', [
+  z.strictObject({
+    name: Name,
+    type: z.literal('postgis'),
+    connection: PostgisConnectionIn,
+    enabled: z.optional(z.boolean()),
+  }),
+  z.strictObject({
+    name: Name,
+    type: z.literal('raster_mosaic'),
+    connection: MosaicConnectionIn,
+    enabled: z.optional(z.boolean()),
+  }),
+]);
+const notPostgis = { 422: { description: 'the service is not a PostGIS service' } };
 const notFound = { description: 'workspace or service not found' };
 const unavailable = { 503: { description: 'data source unavailable' } };
 
@@ -27,14 +37,14 @@ export const createService = defineOperation({
   path: '/api/v1/workspaces/{workspace}/services',
   handler: 'functions/services/create-service.ts',
   permission: 'manage',
-  summary: 'Register a PostGIS data source',
+  summary: 'Register a PostGIS data source or a raster mosaic',
   description:
-    'An enabled service must connect first (400 with the reason otherwise). The password is write-only: stored encrypted, never returned (`configured_secrets` lists it).',
+    'An enabled PostGIS service must connect first (400 with the reason otherwise). The password is write-only: stored encrypted, never returned (`configured_secrets` lists it). A `raster_mosaic` (`connection: {root_uri}`) needs a readable root (400 otherwise).',
   tags: ['services'],
   request: { params: WorkspaceParams, body: ServiceInput },
   responses: {
     201: { description: 'created service', schema: ServiceBody, headers: { Location: 'URL of the service' } },
-    400: { description: 'bad request, or the connection could not be opened' },
+    400: { description: 'bad request, or the connection could not be opened (or the mosaic root read)' },
     404: { description: 'workspace not found' },
     409: { description: 'a service with this name already exists in the workspace' },
   },
@@ -88,7 +98,7 @@ export const updateService = defineOperation({
   request: { params: ServiceParams, body: ServiceInput },
   responses: {
     200: { description: 'updated service', schema: ServiceBody },
-    400: { description: 'bad request, or the connection could not be opened' },
+    400: { description: 'bad request, or the connection could not be opened (or the mosaic root read)' },
     404: notFound,
     409: { description: 'a service with this name already exists' },
     412: { description: 'If-Match does not match the current version' },
@@ -114,6 +124,7 @@ export const testServiceConnection = defineOperation({
         .check(z.meta({ id: 'ConnectionTest' })),
     },
     404: notFound,
+    ...notPostgis,
     ...unavailable,
   },
   data: ['GetItem'],
@@ -137,7 +148,9 @@ export const discoverLayers = defineOperation({
         .check(z.meta({ id: 'DiscoveredLayers' })),
     },
     404: notFound,
-    422: { description: 'the data source refuses the connection (credentials, database)' },
+    422: {
+      description: 'the data source refuses the connection (credentials, database), or not a PostGIS service',
+    },
     ...unavailable,
   },
   data: ['GetItem'],
@@ -161,6 +174,7 @@ export const validateSQLView = defineOperation({
     200: { description: 'validation result', schema: ValidateSQLResponse },
     400: { description: 'bad request' },
     404: notFound,
+    ...notPostgis,
     ...unavailable,
   },
   data: ['GetItem'],

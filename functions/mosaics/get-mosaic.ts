@@ -1,0 +1,11 @@
+import { getMosaic as operation } from '../../shared/api/operations/mosaics.ts';
+import { presentMosaic, requireMosaic } from '../../shared/domain/mosaics.ts';
+import { requireService } from '../../shared/domain/services.ts';
+import { makeHandler } from '../../shared/http/make-handler.ts';
+import { ok } from '../../shared/http/responses.ts';
+import { mosaicRepository, serviceRepository } from '../../shared/store/repositories.ts';
+
+export const handler = makeHandler(operation, async ({ workspace, params }) => {
+  const mosaic = requireMosaic(await requireService(serviceRepository(), workspace.id, params.service));
+  return ok(presentMosaic(mosaic, await mosaicRepository().state(workspace.id, mosaic.id)));
+});

@@ -1,0 +1,13 @@
+import { harvestMosaicGranules as operation } from '../../shared/api/operations/mosaics.ts';
+import { rasterSources } from '../../shared/datasources/geotiff.ts';
+import { harvestGranules, presentGranule } from '../../shared/domain/mosaics.ts';
+import { requireService } from '../../shared/domain/services.ts';
+import { makeHandler } from '../../shared/http/make-handler.ts';
+import { ok } from '../../shared/http/responses.ts';
+import { mosaicRepository, serviceRepository } from '../../shared/store/repositories.ts';
+
+export const handler = makeHandler(operation, async ({ workspace, params, body }) => {
+  const service = await requireService(serviceRepository(), workspace.id, params.service);
+  const result = await harvestGranules(mosaicRepository(), rasterSources, service, body ?? {});
+  return ok({ ...result, added: result.added.map(presentGranule) });
+});

@@ -1,0 +1,23 @@
+import { listMosaicGranules as operation } from '../../shared/api/operations/mosaics.ts';
+import { parseGranuleFilter, presentGranule, requireMosaic } from '../../shared/domain/mosaics.ts';
+import { requireService } from '../../shared/domain/services.ts';
+import { makeHandler } from '../../shared/http/make-handler.ts';
+import { ok } from '../../shared/http/responses.ts';
+import { mosaicRepository, serviceRepository } from '../../shared/store/repositories.ts';
+
+export const handler = makeHandler(operation, async ({ workspace, params, query }) => {
+  const mosaic = requireMosaic(await requireService(serviceRepository(), workspace.id, params.service));
+  const filter = parseGranuleFilter(query);
+  const repo = mosaicRepository();
+  // One generation for the whole page: read it first, then only granules alive in it (ADR 0060).
+  const { generation } = await repo.state(workspace.id, mosaic.id);
+  const page = await repo.listGranules(
+    workspace.id,
+    mosaic.id,
+    generation,
+    filter,
+    query.limit ?? 100,
+    query.cursor,
+  );
+  return ok({ generation, granules: page.items.map(presentGranule), next_cursor: page.nextCursor });
+});

@@ -1,0 +1,160 @@
+import { open, readdir, realpath, stat } from 'node:fs/promises';
+import { join, sep } from 'node:path';
+import {
+  GetObjectCommand,
+  ListObjectsV2Command,
+  type ListObjectsV2CommandOutput,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { RuleViolationError, UnavailableError } from '../domain/errors.ts';
+import { normaliseRoot } from '../domain/mosaics.ts';
+
+/** Port: byte ranges of one raster source (a local file or an S3 object). */
+export interface ByteRangeReader {
+  /** Up to `length` bytes from `offset` (fewer at the end of the source, none past it). */
+  read(offset: number, length: number): Promise<Uint8Array>;
+  close(): Promise<void>;
+}
+
+/** Port: the files under one mosaic root, local or S3, behind the same three calls. */
+export interface RootStore {
+  checkRoot(): Promise<string | undefined>;
+  list(pattern: RegExp): Promise<string[]>;
+  open(relativePath: string): Promise<ByteRangeReader>;
+}
+
+/** Files listed per harvest at most (a pattern over a huge tree must stay a bounded request). */
+const MAX_LISTED = 10_000;
+
+const unreadable = (path: string, why: string) =>
+  new RuleViolationError('unreadable_source', `Source '${path}' can't be read: ${why}.`);
+
+/** A local directory (local mode). Symlinks leading outside the root are refused. */
+export function localRoot(rootUri: string): RootStore {
+  const root = normaliseRoot(rootUri);
+  return {
+    async checkRoot() {
+      if (process.env.AWS_LAMBDA_FUNCTION_NAME)
+        return 'local directories are served in local mode only; use s3://';
+      if (!root.startsWith('/')) return 'a local root_uri must be an absolute path';
+      try {
+        if (!(await stat(root)).isDirectory()) return 'not a directory';
+        await readdir(root);
+        return undefined;
+      } catch (error) {
+        return (error as NodeJS.ErrnoException).code ?? 'unreadable';
+      }
+    },
+    async list(pattern) {
+      const entries = await readdir(root, { recursive: true, withFileTypes: true }).catch(() => []);
+      const out: string[] = [];
+      for (const e of entries) {
+        if (!e.isFile()) continue;
+        const rel = join(e.parentPath ?? e.path, e.name)
+          .slice(root.length + 1)
+          .split(sep)
+          .join('/');
+        if (pattern.test(rel)) out.push(rel);
+        if (out.length >= MAX_LISTED) break;
+      }
+      return out.sort();
+    },
+    async open(relativePath) {
+      const full = join(root, relativePath);
+      let handle: Awaited<ReturnType<typeof open>>;
+      try {
+        const [real, realRoot] = await Promise.all([realpath(full), realpath(root)]);
+        if (!real.startsWith(realRoot + sep)) throw unreadable(relativePath, 'it leads outside root_uri');
+        handle = await open(real, 'r');
+      } catch (error) {
+        if (error instanceof RuleViolationError) throw error;
+        throw unreadable(relativePath, (error as NodeJS.ErrnoException).code ?? 'not readable');
+      }
+      return {
+        async read(offset, length) {
+          const buffer = new Uint8Array(length);
+          const { bytesRead } = await handle.read(buffer, 0, length, offset);
+          return buffer.subarray(0, bytesRead);
+        },
+        close: () => handle.close(),
+      };
+    },
+  };
+}
+
+let s3: S3Client | undefined;
+
+function s3Failure(error: unknown, what: string): never {
+  const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
+  if ((e.$metadata?.httpStatusCode ?? 0) >= 500 || e.name === 'TimeoutError' || e.name === 'SlowDown') {
+    throw new UnavailableError('datasource_unavailable', 'The raster store is temporarily unavailable.');
+  }
+  throw unreadable(what, e.name ?? 'refused');
+}
+
+/**
+ * `s3://bucket/prefix` (AWS): ranged GetObject per header read, ListObjectsV2 for patterns. Not
+ * exercised by the local tests (no S3 here); the Lambda role needs s3:GetObject and s3:ListBucket.
+ */
+export function s3Root(rootUri: string): RootStore {
+  const [, bucket = '', prefix = ''] = /^s3:\/\/([^/]+)\/?(.*)$/.exec(normaliseRoot(rootUri)) ?? [];
+  const keyPrefix = prefix ? `${prefix}/` : '';
+  s3 ??= new S3Client({ maxAttempts: 3, requestHandler: { connectionTimeout: 1000, requestTimeout: 5000 } });
+  const client = s3;
+  return {
+    async checkRoot() {
+      if (!bucket) return 'expected s3://bucket/prefix';
+      try {
+        await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: keyPrefix, MaxKeys: 1 }));
+        return undefined;
+      } catch (error) {
+        return (error as { name?: string }).name ?? 'unreadable';
+      }
+    },
+    async list(pattern) {
+      const out: string[] = [];
+      let token: string | undefined;
+      do {
+        let page: ListObjectsV2CommandOutput;
+        try {
+          page = await client.send(
+            new ListObjectsV2Command({ Bucket: bucket, Prefix: keyPrefix, ContinuationToken: token }),
+          );
+        } catch (error) {
+          s3Failure(error, rootUri);
+        }
+        for (const o of page.Contents ?? []) {
+          const rel = (o.Key ?? '').slice(keyPrefix.length);
+          if (rel && pattern.test(rel)) out.push(rel);
+        }
+        token = page.NextContinuationToken;
+      } while (token && out.length < MAX_LISTED);
+      return out.sort();
+    },
+    async open(relativePath) {
+      const Key = `${keyPrefix}${relativePath}`;
+      return {
+        async read(offset, length) {
+          try {
+            const res = await client.send(
+              new GetObjectCommand({ Bucket: bucket, Key, Range: `bytes=${offset}-${offset + length - 1}` }),
+            );
+            return (await res.Body?.transformToByteArray()) ?? new Uint8Array();
+          } catch (error) {
+            if ((error as { name?: string }).name === 'InvalidRange') return new Uint8Array();
+            s3Failure(error, relativePath);
+          }
+        },
+        close: async () => {},
+      };
+    },
+  };
+}
+
+/** The store of a root: `s3://` → S3, anything else → a local directory. */
+export function rootStore(rootUri: string): RootStore {
+  return rootUri.startsWith('s3://') ? s3Root(rootUri) : localRoot(rootUri);
+}
+
+/** Root checks alone (createService/updateService), without the GeoTIFF parser in the bundle. */
+export const rasterRoots = { checkRoot: (rootUri: string) => rootStore(rootUri).checkRoot() };
