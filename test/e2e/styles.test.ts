@@ -1,5 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, inject, it } from 'vitest';
 import { StyleBody, StyleSummary } from '../../shared/api/style-schemas.ts';
+import { keys } from '../../shared/store/keys.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { describeCommonStatuses } from '../support/common-statuses.ts';
 import { createKey, createWorkspace, expectError, withKey } from '../support/fixtures.ts';
@@ -326,6 +329,59 @@ describe('updateStyle and deleteStyle', () => {
       'invalid_cursor',
     );
     expectError(await call('GET', `/workspaces/${uniqueName('x')}/styles`, { headers: asSuperAdmin() }), 404);
+  });
+});
+
+describe('styles used by layers (the style side of the reference count, ADR 0052)', () => {
+  // Layers don't reference styles yet: play the layer's part by counting on the style item directly.
+  const db = () =>
+    DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: inject('host').dynamoEndpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      }),
+    );
+  const useBy = (wsId: string, name: string, delta: number) =>
+    db().send(
+      new UpdateCommand({
+        TableName: inject('host').tableName,
+        Key: keys.style(wsId, name),
+        UpdateExpression: 'ADD layer_ref_count :d',
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeValues: { ':d': delta },
+      }),
+    );
+
+  it('refuses delete and rename with 409 while a layer uses the style; same-name replaces keep the count', async () => {
+    // Prepare
+    const ws = await createWorkspace();
+    await create(ws.id, { name: 'used', format: 'mapbox', body: mapbox() });
+    await useBy(ws.id, 'used', 1);
+    const path = `/workspaces/${ws.id}/styles/used`;
+    // Act
+    const del = await call('DELETE', path, { headers: asSuperAdmin() });
+    const rename = await call('PUT', path, {
+      headers: asSuperAdmin(),
+      body: { name: 'renamed', format: 'mapbox', body: mapbox() },
+    });
+    const replace = await call('PUT', path, {
+      headers: asSuperAdmin(),
+      body: { name: 'used', format: 'se_1.1.0', body: se },
+    });
+    // Assess
+    expectError(del, 409, 'style_in_use');
+    expectError(rename, 409, 'style_in_use');
+    expectError(await call('GET', `/workspaces/${ws.id}/styles/renamed`, { headers: asSuperAdmin() }), 404);
+    expect(replace.status, replace.text).toBe(200);
+    expect(replace.body).not.toHaveProperty('layer_ref_count');
+    const item = await db().send(
+      new GetCommand({ TableName: inject('host').tableName, Key: keys.style(ws.id, 'used') }),
+    );
+    expect(item.Item?.layer_ref_count).toBe(1);
+    expectError(await call('DELETE', path, { headers: asSuperAdmin() }), 409, 'style_in_use');
+    await useBy(ws.id, 'used', -1);
+    expect((await call('DELETE', path, { headers: asSuperAdmin() })).status).toBe(204);
   });
 });
 
