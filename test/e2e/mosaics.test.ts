@@ -204,6 +204,29 @@ describe('harvestMosaicGranules', () => {
     expect(MosaicBody.safeParse(state.body).success).toBe(true);
   });
 
+  it('makes a harvest visible all at once: readers see the old or the new generation, never a part', async () => {
+    const { ws, svc, root } = await harvestedMosaic(1);
+    for (let i = 0; i < 40; i++) writeTiff(root, `more/m${i}.tif`, i, 50);
+    let reading = true;
+    const counts = new Set<string>();
+    const reader = async () => {
+      while (reading) {
+        const page = await call('GET', `${base(ws.id, svc.id)}/granules?limit=1000`, {
+          headers: asSuperAdmin(),
+        });
+        expect(page.status).toBe(200);
+        counts.add(`${page.body.generation}:${page.body.granules.length}`);
+      }
+    };
+    const readers = [reader(), reader()];
+    const res = await harvest(ws.id, svc.id, { pattern: 'more/*.tif' });
+    reading = false;
+    await Promise.all(readers);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ generation: 2, granule_count: 41 });
+    for (const c of counts) expect(['1:1', '2:41']).toContain(c);
+  });
+
   it('skips sources already in the mosaic (ids kept) and adds new ones as the next generation', async () => {
     const { ws, svc, root, granules } = await harvestedMosaic(2);
     const again = await harvest(ws.id, svc.id, {});
