@@ -1,6 +1,7 @@
 import { QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { AlreadyExistsError, DependencyConflictError, StateConflictError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
+import { customTileMatrixSets, type OGCTilesSettings } from '../domain/settings.ts';
 import type { Workspace, WorkspaceRepository } from '../domain/workspaces.ts';
 import { documentClient, tableName } from './client.ts';
 import { cancellationCodes, isConditionFailure, translateStoreError } from './errors.ts';
@@ -200,10 +201,12 @@ export class DynamoWorkspaceRepository implements WorkspaceRepository {
     }
     try {
       const children = await this.children(ws.id);
+      // Settings are configuration, not catalog: they go with the workspace too.
       const auxiliary = new Set<string>([
         entities.apiKey,
         entities.claimMapping,
         entities.claimMappingTriple,
+        entities.settings,
       ]);
       const blocking = children.filter(
         (c) => !auxiliary.has(c.entity as string) && c.SK !== keys.workspaceItemSortKey,
@@ -219,6 +222,20 @@ export class DynamoWorkspaceRepository implements WorkspaceRepository {
         }
         if (c.entity === entities.claimMapping && c.custom_role) {
           roleReleases.set(c.role_id as string, (roleReleases.get(c.role_id as string) ?? 0) + 1);
+        }
+        if (c.entity === entities.settings && c.kind === 'ogc-tiles') {
+          // Release the tile matrix sets these tiles settings named (see ADR 0050).
+          for (const id of customTileMatrixSets(c.document as OGCTilesSettings)) {
+            deletes.push({ Delete: { TableName: this.table, Key: keys.tileMatrixSetRef(id, ws.id) } });
+            deletes.push({
+              Update: {
+                TableName: this.table,
+                Key: keys.tileMatrixSet(id),
+                UpdateExpression: 'ADD ref_count :minus',
+                ExpressionAttributeValues: { ':minus': -1 },
+              },
+            });
+          }
         }
       }
       for (const [roleId, count] of roleReleases) {

@@ -277,8 +277,14 @@ describe("layers' allowed_roles", () => {
   it('keep a custom role from being deleted while a layer lists it (409), and release it with the layer', async () => {
     const { ws, service } = await workspaceWithService();
     const roleId = `r-${Math.random().toString(36).slice(2, 10)}`;
-    expect((await call('POST', '/roles', { headers: asSuperAdmin(), body: { id: roleId } })).status).toBe(201);
-    const layer = await publish(ws.id, service.id, { source_layer: 'places', allowed_roles: [roleId, 'viewer'], enabled: false });
+    expect((await call('POST', '/roles', { headers: asSuperAdmin(), body: { id: roleId } })).status).toBe(
+      201,
+    );
+    const layer = await publish(ws.id, service.id, {
+      source_layer: 'places',
+      allowed_roles: [roleId, 'viewer'],
+      enabled: false,
+    });
     expect(layer.status, layer.text).toBe(201);
     expect(layer.body.allowed_roles).toEqual([roleId, 'viewer']);
     expectError(await call('DELETE', `/roles/${roleId}`, { headers: asSuperAdmin() }), 409, 'role_in_use');

@@ -259,6 +259,24 @@ describe('deleteTileMatrixSet', () => {
     expect((await call('DELETE', `/tile-matrix-sets/${id}`, { headers: asSuperAdmin() })).status).toBe(204);
   });
 
+  it('releases the references of a deleted workspace: its saved settings go with it', async () => {
+    // Prepare
+    const id = uniqueName('tms');
+    await put(id, definition(id));
+    const ws = await createWorkspace();
+    const saved = await call('PUT', `/workspaces/${ws.id}/settings/ogc-tiles`, {
+      headers: asSuperAdmin(),
+      body: tilesSettings([id]),
+    });
+    expect(saved.status, saved.text).toBe(200);
+    expectError(await call('DELETE', `/tile-matrix-sets/${id}`, { headers: asSuperAdmin() }), 409);
+    // Act
+    const deleted = await call('DELETE', `/workspaces/${ws.id}`, { headers: asSuperAdmin() });
+    // Assess
+    expect(deleted.status, deleted.text).toBe(204);
+    expect((await call('DELETE', `/tile-matrix-sets/${id}`, { headers: asSuperAdmin() })).status).toBe(204);
+  });
+
   it('never loses a reference racing with a delete: either the delete or the settings save fails', async () => {
     for (let round = 0; round < 5; round++) {
       const id = uniqueName('race');
