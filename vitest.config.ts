@@ -5,7 +5,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
-    hookTimeout: 120_000,
+    hookTimeout: 180_000,
     // Black-box tests share one local host; files run in parallel workers against it.
     fileParallelism: true,
     maxWorkers: 2,
