@@ -235,6 +235,8 @@ export const LayerInputSchema = z.strictObject({
     z.array(z.string().check(z.minLength(1), z.maxLength(64))).check(z.maxLength(20)),
   ),
   dimensions: z.optional(z.array(DimensionSchema).check(z.maxLength(10))),
+  default_style: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
+  styles: z.optional(z.array(z.string().check(z.minLength(1), z.maxLength(64))).check(z.maxLength(10))),
   sql_view: z.optional(SQLViewInput),
 });
 
@@ -254,6 +256,8 @@ export const LayerBody = z
     public: z.boolean(),
     allowed_roles: z.array(z.string()),
     dimensions: z.array(DimensionSchema),
+    default_style: z.optional(z.string()),
+    styles: z.array(z.string()),
     is_sql_view: z.boolean(),
     sql_view: z.optional(
       z.strictObject({

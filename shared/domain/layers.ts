@@ -45,6 +45,10 @@ export interface Layer {
   public: boolean;
   allowed_roles: string[];
   dimensions: Dimension[];
+  /** Workspace styles (by name) the layer is drawn with; each must exist (counted on the style). */
+  default_style?: string;
+  /** Absent on layers stored before styles existed (read as []). */
+  styles?: string[];
   is_sql_view: boolean;
   sql_view?: SqlView;
   geometry_type?: string;
@@ -86,11 +90,18 @@ export interface LayerInput {
   public?: boolean;
   allowed_roles?: string[];
   dimensions?: Dimension[];
+  default_style?: string;
+  styles?: string[];
   sql_view?: { sql: string; geometry_column: string; id_column?: string; srid?: number };
 }
 
 /** The placeholder source of SQL-view layers. */
 export const SQL_VIEW_SOURCE = '_sql_view_';
+
+/** Every style a layer uses (its default style and its styles), once each. */
+export function usedStyles(layer: Pick<Layer, 'default_style' | 'styles'>): string[] {
+  return [...new Set([...(layer.default_style ? [layer.default_style] : []), ...(layer.styles ?? [])])];
+}
 
 /** Custom (non built-in) role ids in a list: the ones whose reference counts the store keeps. */
 export function customRoles(roles: readonly string[]): string[] {
@@ -192,6 +203,7 @@ function shape(
       }
     : undefined;
   const description = input.description ?? base?.description;
+  const defaultStyle = input.default_style ?? base?.default_style;
   return {
     source_layer: sourceLayer,
     public_id: publicId,
@@ -202,6 +214,8 @@ function shape(
     public: input.public ?? base?.public ?? false,
     allowed_roles: [...new Set(input.allowed_roles ?? base?.allowed_roles ?? [])],
     dimensions: input.dimensions ?? base?.dimensions ?? [],
+    ...(defaultStyle ? { default_style: defaultStyle } : {}),
+    styles: [...new Set(input.styles ?? base?.styles ?? [])],
     is_sql_view: isSqlView,
     ...(stored ? { sql_view: stored } : {}),
   };
@@ -290,7 +304,7 @@ export async function updateLayer(
     version: current.version + 1,
     updated_at: now.toISOString(),
   };
-  for (const k of ['geometry_type', 'native_extent', 'sql_view', 'description'] as const) {
+  for (const k of ['geometry_type', 'native_extent', 'sql_view', 'description', 'default_style'] as const) {
     if (next[k] === undefined) delete next[k];
   }
   await repo.update(current, next);
@@ -309,5 +323,5 @@ export async function deleteLayer(
 
 /** The API view of a layer. */
 export function presentLayer(l: Layer) {
-  return l;
+  return { ...l, styles: l.styles ?? [] };
 }

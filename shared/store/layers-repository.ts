@@ -6,7 +6,13 @@ import {
   NotFoundError,
   StateConflictError,
 } from '../domain/errors.ts';
-import { customRoles, type Layer, type LayerRepository, type PublicIdMarker } from '../domain/layers.ts';
+import {
+  customRoles,
+  type Layer,
+  type LayerRepository,
+  type PublicIdMarker,
+  usedStyles,
+} from '../domain/layers.ts';
 import type { Page } from '../domain/page.ts';
 import { documentClient, tableName } from './client.ts';
 import { translateStoreError } from './errors.ts';
@@ -43,6 +49,36 @@ export function roleReferences(table: string, add: string[], remove: string[]): 
           TableName: table,
           Key: keys.role(roleId),
           UpdateExpression: 'ADD ref_count :minus',
+          ExpressionAttributeValues: { ':minus': -1 },
+        },
+      },
+    })),
+  ];
+}
+
+/** Style reference count changes: a layer counts once on every style it uses (which must exist). */
+function styleReferences(table: string, workspaceId: string, add: string[], remove: string[]): GuardedItem[] {
+  return [
+    ...add.map((name) => ({
+      item: {
+        Update: {
+          TableName: table,
+          Key: keys.style(workspaceId, name),
+          UpdateExpression: 'ADD layer_ref_count :one',
+          ConditionExpression: 'attribute_exists(PK)',
+          ExpressionAttributeValues: { ':one': 1 },
+        },
+      },
+      onConditionFailed: () =>
+        new InvalidInputError('unknown_style', `Style '${name}' does not exist in this workspace.`),
+    })),
+    ...remove.map((name) => ({
+      item: {
+        Update: {
+          TableName: table,
+          Key: keys.style(workspaceId, name),
+          UpdateExpression: 'ADD layer_ref_count :minus',
+          ConditionExpression: 'attribute_exists(PK)',
           ExpressionAttributeValues: { ':minus': -1 },
         },
       },
@@ -126,6 +162,7 @@ export class DynamoLayerRepository implements LayerRepository {
         onConditionFailed: () => new NotFoundError('service_not_found', 'The service no longer exists.'),
       },
       ...roleReferences(this.table, customRoles(l.allowed_roles), []),
+      ...styleReferences(this.table, l.workspace_id, usedStyles(l), []),
     ]);
   }
 
@@ -188,6 +225,12 @@ export class DynamoLayerRepository implements LayerRepository {
         after.filter((r) => !before.includes(r)),
         before.filter((r) => !after.includes(r)),
       ),
+      ...styleReferences(
+        this.table,
+        next.workspace_id,
+        usedStyles(next).filter((st) => !usedStyles(previous).includes(st)),
+        usedStyles(previous).filter((st) => !usedStyles(next).includes(st)),
+      ),
     ]);
   }
 
@@ -211,6 +254,7 @@ export class DynamoLayerRepository implements LayerRepository {
       },
       this.releasePublicId(l),
       ...roleReferences(this.table, [], customRoles(l.allowed_roles)),
+      ...styleReferences(this.table, l.workspace_id, [], usedStyles(l)),
     ]);
   }
 

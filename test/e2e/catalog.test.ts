@@ -294,6 +294,62 @@ describe("layers' allowed_roles", () => {
   });
 });
 
+describe('layers drawn with workspace styles', () => {
+  const style = (name: string) => ({
+    name,
+    format: 'mapbox',
+    body: {
+      version: 8,
+      sources: {},
+      layers: [{ id: 'bg', type: 'background', paint: { 'background-color': '#fff' } }],
+    },
+  });
+
+  it('must name existing styles (400), and keep a used style from deletion or rename (409) until released', async () => {
+    const { ws, service } = await workspaceWithService();
+    for (const name of ['plain', 'fancy']) {
+      const res = await call('POST', `/workspaces/${ws.id}/styles`, {
+        headers: asSuperAdmin(),
+        body: style(name),
+      });
+      expect(res.status, res.text).toBe(201);
+    }
+    expectError(
+      await publish(ws.id, service.id, { source_layer: 'places', default_style: 'missing', enabled: false }),
+      400,
+      'unknown_style',
+    );
+    const layer = await publish(ws.id, service.id, {
+      source_layer: 'places',
+      default_style: 'plain',
+      styles: ['plain', 'fancy'],
+      enabled: false,
+    });
+    expect(layer.status, layer.text).toBe(201);
+    expect(layer.body).toMatchObject({ default_style: 'plain', styles: ['plain', 'fancy'] });
+    expectError(
+      await call('DELETE', `/workspaces/${ws.id}/styles/fancy`, { headers: asSuperAdmin() }),
+      409,
+      'style_in_use',
+    );
+    const path = `/workspaces/${ws.id}/services/${service.id}/layers/${layer.body.id}`;
+    const updated = await call('PUT', path, { headers: asSuperAdmin(), body: { styles: ['plain'] } });
+    expect(updated.status, updated.text).toBe(200);
+    expect(
+      (await call('DELETE', `/workspaces/${ws.id}/styles/fancy`, { headers: asSuperAdmin() })).status,
+    ).toBe(204);
+    expectError(
+      await call('DELETE', `/workspaces/${ws.id}/styles/plain`, { headers: asSuperAdmin() }),
+      409,
+      'style_in_use',
+    );
+    expect((await call('DELETE', path, { headers: asSuperAdmin() })).status).toBe(204);
+    expect(
+      (await call('DELETE', `/workspaces/${ws.id}/styles/plain`, { headers: asSuperAdmin() })).status,
+    ).toBe(204);
+  });
+});
+
 describe('validateSQLView (spec 4.2)', () => {
   it('discovers columns and geometry of a valid query; refuses others with valid:false', async () => {
     const { ws, service } = await workspaceWithService();
