@@ -195,6 +195,29 @@ export class ManagementApi extends Construct {
           reason: 'The usage plan is found by name at run time (its id would create a dependency cycle).',
         });
       }
+      const buckets = (config.mosaicBuckets ?? '')
+        .split(',')
+        .map((b) => b.trim())
+        .filter(Boolean);
+      if (op.readsMosaicSources && buckets.length > 0) {
+        // Only reads, only of the buckets the stage names for raster mosaics.
+        fn.role.addToPolicy(
+          new PolicyStatement({
+            actions: ['s3:GetObject', 's3:ListBucket'],
+            resources: buckets.flatMap((b) => [
+              Stack.of(this).formatArn({ service: 's3', region: '', account: '', resource: b }),
+              Stack.of(this).formatArn({ service: 's3', region: '', account: '', resource: `${b}/*` }),
+            ]),
+          }),
+        );
+        for (const b of buckets) {
+          Validations.of(fn.role).acknowledge({
+            id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::${b}/*]`,
+            reason:
+              'Mosaic granules are any objects under the service root in this bucket, named at run time.',
+          });
+        }
+      }
       this.functions.set(op.operationId, fn);
       const isPublic = op.permission === 'public';
       const method = this.api.root

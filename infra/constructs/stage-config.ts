@@ -28,6 +28,8 @@ const schema = z.object({
   consoleTokenLogin: z.coerce.boolean().default(true),
   sessionTtlSeconds: z.coerce.number().int().positive().default(43200),
   sessionIdleSeconds: z.coerce.number().int().positive().default(3600),
+  /** S3 buckets raster mosaics may read (comma-separated names); none by default. */
+  mosaicBuckets: optionalText,
   throttlingRateLimit: z.coerce.number().positive().default(50),
   throttlingBurstLimit: z.coerce.number().int().positive().default(100),
   maxBodyBytes: z.coerce

@@ -48,6 +48,8 @@ export interface Operation<
   secrets?: readonly ('encrypt' | 'decrypt')[];
   /** API Gateway usage keys it creates or deletes (per-workspace rate limits, AWS only). */
   usageKeys?: readonly ('create' | 'delete')[];
+  /** Reads raster sources from the S3 buckets the stage allows (cdk.json `mosaicBuckets`). */
+  readsMosaicSources?: true;
   /** The body is raw bytes (not JSON): makeHandler skips parsing and passes them as `rawBody`. */
   rawBody?: true;
   /** A body limit below MAX_BODY_BYTES for this operation (413 above it, checked on bytes first). */

@@ -396,7 +396,27 @@ describe('GeoPlaneStack with stage settings in the context', () => {
       oidcIssuer: 'https://login.example.com/realms/geo',
       oidcAudience: 'geoplane',
       logRetentionDays: 90,
+      mosaicBuckets: 'rasters-a, rasters-b',
     }));
+  });
+
+  it('lets exactly the routes that read mosaic sources read the named buckets', () => {
+    const policies = template.findResources('AWS::IAM::Policy');
+    const readers = Object.entries(policies).filter(([, p]) =>
+      JSON.stringify(p.Properties.PolicyDocument).includes('s3:GetObject'),
+    );
+    const expected = routes.filter((r) => r.readsMosaicSources).map((r) => r.operationId);
+    expect(readers.length).toBe(expected.length);
+    for (const [id, p] of readers) {
+      expect(
+        expected.some((op) => id.includes(op)),
+        id,
+      ).toBe(true);
+      const text = JSON.stringify(p.Properties.PolicyDocument);
+      expect(text).toContain(':s3:::rasters-a/*');
+      expect(text).toContain(':s3:::rasters-b');
+      expect(text).not.toContain('s3:PutObject');
+    }
   });
 
   it('names the stage and applies the throttling to the stage and the usage plan', () => {

@@ -55,6 +55,7 @@ export const harvestMosaicGranules = defineOperation({
     422: { description: 'a source is missing or not a readable GeoTIFF, nothing matched, or not a mosaic' },
   },
   data: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
+  readsMosaicSources: true,
 });
 
 export const listMosaicGranules = defineOperation({

@@ -50,6 +50,7 @@ export const createService = defineOperation({
   },
   data: ['GetItem', 'PutItem', 'ConditionCheckItem'],
   secrets: ['encrypt'],
+  readsMosaicSources: true,
 });
 
 export const listServices = defineOperation({
@@ -105,6 +106,7 @@ export const updateService = defineOperation({
   },
   data: ['GetItem', 'PutItem', 'DeleteItem'],
   secrets: ['encrypt', 'decrypt'],
+  readsMosaicSources: true,
 });
 
 export const testServiceConnection = defineOperation({
