@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, rmSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type BuildOptions, build, type Metafile } from 'esbuild';
 import { bundling } from '../infra/bundling.ts';
@@ -24,6 +24,8 @@ export interface Bundle extends BundleTarget {
   /** Input path (relative to the repo) → bytes it contributes to the minified output. */
   inputs: Map<string, number>;
   importMs: number[];
+  /** Files staged beside the bundle that it loads at run time (not in `bytes`). */
+  assets: { name: string; bytes: number }[];
   buildError?: string;
   importError?: string;
 }
@@ -41,7 +43,21 @@ export function esbuildOptions(): BuildOptions {
 function fromMetafile(t: BundleTarget, file: string, output: Metafile['outputs'][string]): Bundle {
   const inputs = new Map<string, number>();
   for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) inputs.set(input, bytesInOutput);
-  return { ...t, file, bytes: statSync(file).size, inputs, importMs: [] };
+  return stageAssets({ ...t, file, bytes: statSync(file).size, inputs, importMs: [], assets: [] });
+}
+
+const WASM_NAME = 'libpg-query.wasm';
+
+/**
+ * The SQL guard's parser (libpg-query) loads its WebAssembly from beside the bundle, at import:
+ * staged exactly as `infra/constructs/function-bundles.ts` stages it for CDK (when the bundle
+ * names the file).
+ */
+function stageAssets(bundle: Bundle): Bundle {
+  if (!readFileSync(bundle.file, 'utf8').includes(WASM_NAME)) return bundle;
+  const source = join(root, 'node_modules/libpg-query/wasm', WASM_NAME);
+  copyFileSync(source, join(dirname(bundle.file), WASM_NAME));
+  return { ...bundle, assets: [{ name: WASM_NAME, bytes: statSync(source).size }] };
 }
 
 /**
@@ -85,7 +101,7 @@ export async function buildBundles(targets: readonly BundleTarget[], outDir: str
           return fromMetafile(t, file, output);
         } catch (error) {
           const message = (error as Error).message.split('\n').slice(0, 4).join(' ');
-          return { ...t, file, bytes: 0, inputs: new Map(), importMs: [], buildError: message };
+          return { ...t, file, bytes: 0, inputs: new Map(), importMs: [], assets: [], buildError: message };
         }
       }),
     );
@@ -124,7 +140,16 @@ export function importTime(file: string): Promise<number> {
     child.once('close', (code, signal) => {
       const m = /^BENCH_IMPORT_MS (\S+)$/m.exec(out);
       if (code === 0 && m?.[1]) resolvePromise(Number(m[1]));
-      else reject(new Error(`import of ${file} failed (${signal ?? code}): ${out.trim().slice(-1500)}`));
+      else {
+        // Minified source lines in a stack trace say nothing: keep the short lines.
+        const said = out
+          .split('\n')
+          .map((l) => l.trim())
+          .filter((l) => l && l.length < 400 && l !== '^')
+          .slice(0, 6)
+          .join(' | ');
+        reject(new Error(`import of ${file} failed (${signal ?? code}): ${said}`));
+      }
     });
   });
 }

@@ -14,6 +14,11 @@ import { handler } from './floor-handler.ts';
  * `GET /floor/<workspace id>` reads that workspace's item; `?gets=2` does two GetItems one after
  * the other (a reference for "authorizer lookup + one read"). `GET /floor-list?limit=N` is a
  * reference for listWorkspaces: the same GSI1 Query the workspace repository sends, nothing else.
+ * `GET /floor-layers?pk=…&prefix=…&limit=N[&after=<SK>[&seek=1]]` is the layer repository's list
+ * Query (a reference for listLayers); with `after` it starts after that sort key through
+ * ExclusiveStartKey, as the repository does with a cursor, or with `seek=1` through the key
+ * condition instead (`SK BETWEEN after AND prefix\uffff`), which locates what DynamoDB Local
+ * charges for ExclusiveStartKey (ADR 0021).
  */
 const dataDir = process.env.BENCH_TLS_DIR;
 if (!dataDir) throw new Error('BENCH_TLS_DIR is not set');
@@ -45,12 +50,46 @@ async function listQuery(limit: number): Promise<{ statusCode: number; body: str
   return { statusCode: 200, body: JSON.stringify({ workspaces: out.Items ?? [] }) };
 }
 
+/** The Query of `DynamoLayerRepository.list`, or the same page by a key-condition seek. */
+async function layersQuery(q: URLSearchParams): Promise<{ statusCode: number; body: string }> {
+  const pk = q.get('pk') ?? '';
+  const prefix = q.get('prefix') ?? '';
+  const limit = Number(q.get('limit') ?? 100);
+  const after = q.get('after') ?? undefined;
+  const table = process.env.TABLE_NAME ?? 'geoplane';
+  if (after && q.get('seek') === '1') {
+    const out = await db.send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: 'PK = :p AND SK BETWEEN :a AND :z',
+        ExpressionAttributeValues: { ':p': pk, ':a': after, ':z': `${prefix}\uffff` },
+        Limit: limit + 1,
+      }),
+    );
+    const items = (out.Items ?? []).filter((i) => i.SK !== after).slice(0, limit);
+    return { statusCode: 200, body: JSON.stringify({ layers: items }) };
+  }
+  const out = await db.send(
+    new QueryCommand({
+      TableName: table,
+      KeyConditionExpression: 'PK = :p AND begins_with(SK, :s)',
+      ExpressionAttributeValues: { ':p': pk, ':s': prefix },
+      Limit: limit,
+      ExclusiveStartKey: after ? { PK: pk, SK: after } : undefined,
+    }),
+  );
+  return { statusCode: 200, body: JSON.stringify({ layers: out.Items ?? [] }) };
+}
+
 const server = createServer({ ...tls, keepAlive: true }, async (req, res) => {
   req.resume();
   try {
     const url = new URL(req.url ?? '/', 'https://127.0.0.1');
-    if (url.pathname === '/floor-list') {
-      const result = await listQuery(Number(url.searchParams.get('limit') ?? 50));
+    if (url.pathname === '/floor-list' || url.pathname === '/floor-layers') {
+      const result =
+        url.pathname === '/floor-list'
+          ? await listQuery(Number(url.searchParams.get('limit') ?? 50))
+          : await layersQuery(url.searchParams);
       res.writeHead(result.statusCode, {
         'Content-Type': 'application/json',
         'Content-Length': Buffer.byteLength(result.body),

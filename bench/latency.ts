@@ -46,12 +46,44 @@ export function send(
   });
 }
 
-/** One thing to measure: a GET that must answer 200. */
+/** Sends one request that must answer `status` and returns its parsed JSON body (setup, not measured). */
+export async function call(
+  agent: Agent,
+  method: string,
+  url: string,
+  headers: Record<string, string>,
+  body?: unknown,
+  status = method === 'POST' ? 201 : 200,
+): Promise<any> {
+  const reply = await send(
+    agent,
+    method,
+    url,
+    headers,
+    body === undefined ? undefined : JSON.stringify(body),
+  );
+  if (reply.status !== status) {
+    throw new Error(
+      `${method} ${url} answered ${reply.status} (expected ${status}): ${reply.text.slice(0, 500)}`,
+    );
+  }
+  return reply.text ? JSON.parse(reply.text) : undefined;
+}
+
+/** One thing to measure: a request that must answer `status` (200 unless told). */
 export interface LatencyCase {
   id: string;
   url: string;
+  /** GET unless told. */
+  method?: string;
   headers?: Record<string, string>;
-  /** Throws when a 200 answer is not the expected one (checked on warm-up answers). */
+  /** The request body, asked anew for every request (a create needs a unique name each time). */
+  body?: () => string;
+  status?: number;
+  /** Overrides of the plan's counts for this case (e.g. fewer validated creates). */
+  warmup?: number;
+  perRound?: number;
+  /** Throws when an answer is not the expected one (checked on the first and last warm-up answer). */
   check?: (body: unknown) => void;
 }
 
@@ -72,24 +104,29 @@ export interface LatencyPlan {
 }
 
 async function once(agent: Agent, c: LatencyCase, retry = true): Promise<Reply> {
+  const method = c.method ?? 'GET';
   let reply: Reply;
   try {
-    reply = await send(agent, 'GET', c.url, c.headers);
+    reply = await send(agent, method, c.url, c.headers, c.body?.());
   } catch (error) {
-    // A keep-alive socket closed by the server between two uses: one retry on a new connection.
+    // A keep-alive socket closed by the server between two uses: one retry on a new connection
+    // (with a new body, so a create's unique name is never sent twice).
     const code = (error as NodeJS.ErrnoException).code;
     if (retry && (code === 'ECONNRESET' || code === 'EPIPE')) return once(agent, c, false);
     throw error;
   }
-  if (reply.status !== 200) {
-    throw new Error(`${c.id}: GET ${c.url} answered ${reply.status}: ${reply.text.slice(0, 500)}`);
+  const expected = c.status ?? 200;
+  if (reply.status !== expected) {
+    throw new Error(
+      `${c.id}: ${method} ${c.url} answered ${reply.status} (expected ${expected}): ${reply.text.slice(0, 500)}`,
+    );
   }
   return reply;
 }
 
 /**
  * Sequential requests over one keep-alive connection per server: warm-up first (answers checked),
- * then `rounds` rounds in which every case runs `perRound` requests, the case order rotating per
+ * then `rounds` rounds in which every case runs `perRound` requests (or its own count), the case order rotating per
  * round, so drift of the machine (JIT, GC, DynamoDB Local's own warm-up) spreads over all cases.
  */
 export async function measureLatency(
@@ -99,9 +136,10 @@ export async function measureLatency(
   progress: (s: string) => void,
 ): Promise<{ results: LatencyResult[]; truncated: boolean; budgetMs: number }> {
   for (const c of cases) {
-    for (let i = 0; i < plan.warmup; i++) {
+    const warmup = c.warmup ?? plan.warmup;
+    for (let i = 0; i < warmup; i++) {
       const reply = await once(agent, c);
-      if (i === 0 || i === plan.warmup - 1) c.check?.(JSON.parse(reply.text));
+      if (i === 0 || i === warmup - 1) c.check?.(JSON.parse(reply.text));
     }
   }
   const results = cases.map((c) => ({ id: c.id, samples: [] as number[], reconnects: 0 }));
@@ -118,7 +156,7 @@ export async function measureLatency(
       const index = (k + round) % cases.length;
       const c = cases[index] as LatencyCase;
       const result = results[index] as LatencyResult;
-      for (let i = 0; i < plan.perRound; i++) {
+      for (let i = 0; i < (c.perRound ?? plan.perRound); i++) {
         const reply = await once(agent, c);
         result.samples.push(reply.ms);
         if (!reply.reused) result.reconnects++;

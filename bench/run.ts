@@ -1,12 +1,14 @@
 /**
  * `npm run bench`: a report, not a test (DESIGN §10, ADR 0020). Measures
- *   1. request latency of getWorkspace and listWorkspaces against the local host, next to THE
- *      FLOOR (a bare HTTPS server doing one DynamoDB Local GetItem) measured in the same run;
- *   2. minified bundle size and import time of every Lambda, next to the FLOOR handler.
+ *   1. request latency of workspace, service and layer reads and of createLayer (draft and
+ *      validated against the embedded PostGIS) against the local host, next to THE FLOOR (a bare
+ *      HTTPS server doing one DynamoDB Local GetItem) measured in the same run;
+ *   2. minified bundle size and import time of every Lambda, next to the FLOOR handler;
+ *   3. the scaling run: a listLayers page with 100 vs 100,000 layers in the service (ADR 0021).
  * Prints markdown (also written to bench/results.md), marks each target PASS/FAIL, and exits 0
  * whenever the measurement itself succeeded. Everything it starts is stopped, also on errors.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:https';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -16,6 +18,7 @@ import { type DynamoLocal, startDynamoLocal } from '../infra/local/dynamodb.ts';
 import { localIssuer } from '../infra/local/files.ts';
 import { routes } from '../shared/api/routes.ts';
 import { ROLES_CLAIM } from '../shared/auth/authenticate.ts';
+import { keys } from '../shared/store/keys.ts';
 import { type HostProcess, startHostProcess } from '../test/support/host-process.ts';
 import { freePort } from '../test/support/ports.ts';
 import {
@@ -23,27 +26,38 @@ import {
   type BundleTarget,
   buildBundles,
   folderOf,
+  grouped,
   growthOverFloor,
   measureImports,
   packageOf,
   root,
 } from './bundles.ts';
-import { cleanup, installExitHandlers, onCleanup, wasInterrupted } from './cleanup.ts';
-import { type LatencyCase, type LatencyResult, measureLatency, send } from './latency.ts';
+import { cleanup, installExitHandlers, onCleanup, stopNow, stopStarting, wasInterrupted } from './cleanup.ts';
+import { startFloorServer, stopChild } from './floor-process.ts';
+import { call, type LatencyCase, type LatencyResult, measureLatency } from './latency.ts';
+import { CLEANUP_PREFIX, fillScaling, measureScaling, scalingSection, startScalingStack } from './scaling.ts';
 import { fixed, kb, mean, median, percentile, ratio, table, thousands, verdict } from './stats.ts';
 
 // ---- plan (bounded in count and in time) --------------------------------------------------------
 const WORKSPACES = 100;
 const LIST_LIMIT = 50;
-const WARMUP = 100;
+const LAYER_LIST_LIMIT = 100;
+/** Services in the demo workspace for listServices: demo-postgis and 9 more. */
+const SERVICES = 10;
+const WARMUP = 30;
 const ROUNDS = 10;
-const PER_ROUND = 100; // ROUNDS × PER_ROUND = 1000 measured requests per case at most
+const PER_ROUND = 50; // ROUNDS × PER_ROUND = 500 measured requests per case at most (1000 before 0021)
+/** Validated creates run against PGlite (one backend): fewer, 10 rounds × 20 = 200 at most. */
+const VALIDATED_WARMUP = 10;
+const VALIDATED_PER_ROUND = 20;
 const LATENCY_BUDGET_MS = 75_000;
-/** The whole run aims to end by then: on a busy machine the latency budget shrinks (to 30 s at least). */
-const RUN_TARGET_MS = 150_000;
+const SCALING = { seedBudgetMs: 150_000, warmup: 10, rounds: 10, perRound: 20 };
+const SCALING_BUDGET_MS = 60_000;
+/** The whole run aims to end by then: on a busy machine the measured rounds shrink to their minimum (25 s and 40 s). */
+const RUN_TARGET_MS = 350_000;
 const IMPORT_RUNS = 5;
 const IMPORT_BUDGET_MS = 45_000;
-const WATCHDOG_MS = 6 * 60_000;
+const WATCHDOG_MS = 8 * 60_000;
 
 // ---- targets ------------------------------------------------------------------------------------
 const READ_P50_MAX = 1.5;
@@ -54,13 +68,9 @@ const FLOOR_NAME = 'floor/floor-handler';
 const AUTHORIZER_ENTRY = 'functions/authorizer/index.ts';
 const bundleDir = join(root, '.bench', 'bundles');
 const resultsFile = join(root, 'bench', 'results.md');
-const awsEnv = {
-  AWS_REGION: 'us-east-1',
-  AWS_ACCESS_KEY_ID: 'local',
-  AWS_SECRET_ACCESS_KEY: 'local',
-  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-};
 
+// The SDK's notice about Node 22 would interrupt the progress lines (the versions are pinned).
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 const startedAt = Date.now();
 const loadAtStart = loadavg();
 const progress = (s: string) =>
@@ -79,52 +89,6 @@ function bundleTargets(): BundleTarget[] {
 }
 
 // ---- part 1 helpers -----------------------------------------------------------------------------
-function startFloorServer(tlsDir: string, endpoint: string): { ready: Promise<number>; child: ChildProcess } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/floor-server.ts'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      ...awsEnv,
-      BENCH_TLS_DIR: tlsDir,
-      DYNAMODB_ENDPOINT: endpoint,
-      TABLE_NAME: 'geoplane',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  const ready = new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`floor server not ready in 30 s:\n${output}`)), 30_000);
-    const onData = (d: Buffer) => {
-      output += d;
-      const m = /^ready (\d+)$/m.exec(output);
-      if (m) {
-        clearTimeout(timer);
-        resolve(Number(m[1]));
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`floor server exited (${code}):\n${output}`));
-    });
-  });
-  ready.catch(() => {});
-  return { ready, child };
-}
-
-function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
-
 function expect(condition: unknown, message: string): void {
   if (!condition) throw new Error(message);
 }
@@ -134,34 +98,62 @@ interface LatencyOutcome {
   truncated: boolean;
   budgetMs: number;
   workspaceCount: number;
+  serviceCount: number;
   dynamoStartMs: number;
   hostStartMs: number;
 }
 
-async function latencyPart(): Promise<LatencyOutcome> {
+/** The main stack: DynamoDB Local on disk, the local host with its embedded PostGIS, the floor server. */
+interface MainStack {
+  dataDir: string;
+  host: HostProcess;
+  floorPort: number;
+  agent: Agent;
+  auth: Record<string, string>;
+  postgis: { host: string; port: number; database: string; user: string; password: string };
+  dynamoStartMs: number;
+  hostStartMs: number;
+}
+
+interface MainDynamo {
+  dataDir: string;
+  dynamo: DynamoLocal;
+  dynamoStartMs: number;
+}
+
+/** The main stack's DynamoDB Local (on disk, in a temp data dir); idle once started. */
+async function startMainDynamo(): Promise<MainDynamo> {
   const dataDir = mkdtempSync(join(tmpdir(), 'geoplane-bench-'));
   onCleanup('data dir', () => rmSync(dataDir, { recursive: true, force: true }));
-
-  progress('starting DynamoDB Local');
-  let t = Date.now();
+  const t = Date.now();
   const dynamoPromise = freePort().then((port) => startDynamoLocal(port, join(dataDir, 'dynamodb')));
-  onCleanup('DynamoDB Local', async () => (await dynamoPromise.catch(() => undefined))?.stop());
+  onCleanup('DynamoDB Local', stopStarting(dynamoPromise, join(dataDir, 'dynamodb')));
   const dynamo: DynamoLocal = await dynamoPromise;
-  const dynamoStartMs = Date.now() - t;
+  return { dataDir, dynamo, dynamoStartMs: Date.now() - t };
+}
 
-  progress('starting the local host');
-  t = Date.now();
-  const hostPromise = startHostProcess({
-    GEOPLANE_DATA_DIR: dataDir,
-    GEOPLANE_DYNAMODB_ENDPOINT: dynamo.endpoint,
-    // The benchmark sends far more than the default 50 rps of one usage key: no 429s wanted here.
-    GEOPLANE_RATE_LIMIT_RPS: '1000000',
-    GEOPLANE_RATE_LIMIT_BURST: '1000000',
-  });
-  onCleanup('local host', async () => (await hostPromise.catch(() => undefined))?.stop());
+async function startMainStack({ dataDir, dynamo, dynamoStartMs }: MainDynamo): Promise<MainStack> {
+  progress('starting the local host with its embedded PostGIS (first init: ~20–40 s)');
+  const t = Date.now();
+  const hostPromise = freePort().then((postgisPort) =>
+    startHostProcess({
+      GEOPLANE_DATA_DIR: dataDir,
+      GEOPLANE_DYNAMODB_ENDPOINT: dynamo.endpoint,
+      GEOPLANE_POSTGIS: 'on',
+      GEOPLANE_POSTGIS_PORT: String(postgisPort),
+      // The benchmark sends far more than the default 50 rps of one usage key: no 429s wanted here.
+      GEOPLANE_RATE_LIMIT_RPS: '1000000',
+      GEOPLANE_RATE_LIMIT_BURST: '1000000',
+    }),
+  );
+  // Stopping the host stops its PostGIS worker thread with it (same process).
+  onCleanup('local host', stopStarting(hostPromise, `GEOPLANE_DATA_DIR=${dataDir}\u0000`));
   const host: HostProcess = await hostPromise;
   const hostStartMs = Date.now() - t;
+  progress(`local host ready in ${fixed(hostStartMs / 1000, 1)} s`);
   expect(host.apiKey, `the local host wrote no bootstrap key in ${dataDir}`);
+  const saved = JSON.parse(readFileSync(join(dataDir, 'bootstrap.json'), 'utf8'));
+  expect(saved.postgis?.port, 'bootstrap.json names no embedded PostGIS');
 
   const floor = startFloorServer(dataDir, dynamo.endpoint);
   onCleanup('floor server', () => stopChild(floor.child));
@@ -175,24 +167,72 @@ async function latencyPart(): Promise<LatencyOutcome> {
   });
   onCleanup('HTTPS client', () => agent.destroy());
   const auth = { 'X-API-Key': host.apiKey as string };
+  return { dataDir, host, floorPort, agent, auth, postgis: saved.postgis, dynamoStartMs, hostStartMs };
+}
 
+/** Data of section 1 (workspaces, services, layers) and its cases. */
+async function prepareLatency(
+  m: MainStack,
+): Promise<{ cases: LatencyCase[]; workspaceCount: number; serviceCount: number }> {
+  const { agent, auth, host, floorPort } = m;
   progress(`creating ${WORKSPACES} workspaces`);
   const ids: string[] = [];
   for (let i = 0; i < WORKSPACES; i++) {
     const name = `bench-${String(i).padStart(3, '0')}`;
-    const reply = await send(agent, 'POST', `${host.url}/workspaces`, auth, JSON.stringify({ name }));
-    expect(reply.status === 201, `createWorkspace ${name} answered ${reply.status}: ${reply.text}`);
-    ids.push(JSON.parse(reply.text).id);
+    ids.push((await call(agent, 'POST', `${host.url}/workspaces`, auth, { name })).id);
   }
-  const listed = JSON.parse((await send(agent, 'GET', `${host.url}/workspaces?limit=1000`, auth)).text);
+  const listed = await call(agent, 'GET', `${host.url}/workspaces?limit=1000`, auth);
   const workspaceCount = (listed.workspaces as unknown[]).length;
   const id = ids[Math.floor(ids.length / 2)] as string;
 
+  // The demo workspace and its demo-postgis service (the embedded PostGIS), addressed by id.
+  const demo = (await call(agent, 'GET', `${host.url}/workspaces/demo`, auth)).id as string;
+  const services = `${host.url}/workspaces/${demo}/services`;
+  const demoService = (
+    (await call(agent, 'GET', services, auth)).services as { id: string; name: string }[]
+  ).find((x) => x.name === 'demo-postgis');
+  if (!demoService) throw new Error('the demo workspace has no demo-postgis service');
+  progress(`creating ${SERVICES - 1} more services and ${LAYER_LIST_LIMIT} layers in demo-postgis`);
+  for (let i = 1; i < SERVICES; i++) {
+    // Disabled: stored without connecting (same item shape as an enabled one).
+    await call(agent, 'POST', services, auth, {
+      name: `bench-svc-${i}`,
+      type: 'postgis',
+      connection: m.postgis,
+      enabled: false,
+    });
+  }
+  const layers = `${services}/${demoService.id}/layers`;
+  for (let i = 0; i < LAYER_LIST_LIMIT; i++) {
+    await call(agent, 'POST', layers, auth, {
+      source_layer: 'places',
+      public_id: `bench-list-${String(i).padStart(3, '0')}`,
+      enabled: false,
+    });
+  }
+  const serviceCount = (await call(agent, 'GET', services, auth)).services.length as number;
+
   // A workspace viewer's token from the local issuer: the read path without the API-key lookup.
-  const issuer = await localIssuer(dataDir);
+  const issuer = await localIssuer(m.dataDir);
   const token = await issuer.sign({ [ROLES_CLAIM]: { [id]: 'viewer' } }, 'bench-viewer', 3600);
   const bearer = { Authorization: `Bearer ${token}` };
   const sameId = (body: unknown) => expect((body as { id?: string }).id === id, `expected workspace ${id}`);
+  const count = (key: string, n: number) => (body: unknown) => {
+    const got = (body as Record<string, unknown[] | undefined>)[key]?.length;
+    expect(got === n, `expected ${n} ${key}, got ${got}`);
+  };
+  let created = 0;
+  const layer = (enabled: boolean) => () =>
+    JSON.stringify({
+      source_layer: 'places',
+      public_id: `bench-${enabled ? 'v' : 'd'}-${String(++created).padStart(5, '0')}`,
+      enabled,
+    });
+  const isLayer = (enabled: boolean) => (body: unknown) => {
+    const l = body as { enabled?: boolean; geometry_type?: string };
+    expect(l.enabled === enabled, `expected a layer with enabled ${enabled}`);
+    if (enabled) expect(l.geometry_type, 'a validated layer without geometry_type');
+  };
   const cases: LatencyCase[] = [
     { id: 'floor', url: `https://127.0.0.1:${floorPort}/floor/${id}`, check: sameId },
     { id: 'getWorkspace', url: `${host.url}/workspaces/${id}`, headers: auth, check: sameId },
@@ -201,35 +241,63 @@ async function latencyPart(): Promise<LatencyOutcome> {
       id: 'listWorkspaces',
       url: `${host.url}/workspaces?limit=${LIST_LIMIT}`,
       headers: auth,
-      check: (body) => {
-        const n = (body as { workspaces?: unknown[] }).workspaces?.length;
-        expect(n === LIST_LIMIT, `listWorkspaces returned ${n} workspaces, expected ${LIST_LIMIT}`);
-      },
+      check: count('workspaces', LIST_LIMIT),
+    },
+    { id: 'listServices', url: services, headers: auth, check: count('services', serviceCount) },
+    {
+      id: 'listLayers',
+      url: `${layers}?limit=${LAYER_LIST_LIMIT}`,
+      headers: auth,
+      check: count('layers', LAYER_LIST_LIMIT),
+    },
+    {
+      id: 'createLayerDraft',
+      method: 'POST',
+      url: layers,
+      headers: auth,
+      body: layer(false),
+      status: 201,
+      check: isLayer(false),
+    },
+    {
+      id: 'createLayerValidated',
+      method: 'POST',
+      url: layers,
+      headers: auth,
+      body: layer(true),
+      status: 201,
+      warmup: VALIDATED_WARMUP,
+      perRound: VALIDATED_PER_ROUND,
+      check: isLayer(true),
     },
     { id: 'floor2', url: `https://127.0.0.1:${floorPort}/floor/${id}?gets=2`, check: sameId },
     {
       id: 'floorList',
       url: `https://127.0.0.1:${floorPort}/floor-list?limit=${LIST_LIMIT}`,
-      check: (body) => {
-        const n = (body as { workspaces?: unknown[] }).workspaces?.length;
-        expect(n === LIST_LIMIT, `the floor's list Query returned ${n} items, expected ${LIST_LIMIT}`);
-      },
+      check: count('workspaces', LIST_LIMIT),
+    },
+    {
+      id: 'floorLayers',
+      url:
+        `https://127.0.0.1:${floorPort}/floor-layers?pk=${encodeURIComponent(keys.workspacePartition(demo))}` +
+        `&prefix=${encodeURIComponent(keys.layerPrefix(demoService.id))}&limit=${LAYER_LIST_LIMIT}`,
+      check: count('layers', LAYER_LIST_LIMIT),
     },
   ];
-  progress(`latency: ${WARMUP} warm-up requests per case`);
-  const { results, truncated, budgetMs } = await measureLatency(
-    agent,
-    cases,
-    { warmup: WARMUP, rounds: ROUNDS, perRound: PER_ROUND, budgetMs: latencyBudget },
-    progress,
-  );
-  return { results, truncated, budgetMs, workspaceCount, dynamoStartMs, hostStartMs };
+  return { cases, workspaceCount, serviceCount };
 }
 
-/** What is left of the run's time target for the measured rounds (they start after the warm-up). */
+/** What is left of the run's time target for section 1's measured rounds (they start after the warm-up). */
 function latencyBudget(): number {
   const left = RUN_TARGET_MS - (Date.now() - startedAt) - 10_000;
-  return Math.max(30_000, Math.min(LATENCY_BUDGET_MS, left));
+  return Math.max(40_000, Math.min(LATENCY_BUDGET_MS, left));
+}
+
+/** The same for the scaling run's rounds, which come first and leave section 1 its share. */
+function scalingBudget(): number {
+  // Section 1's warm-up (~15–25 s) and its rounds come after: the scaling rounds get 40 % of the rest.
+  const left = RUN_TARGET_MS - (Date.now() - startedAt) - 35_000;
+  return Math.max(25_000, Math.min(SCALING_BUDGET_MS, 0.4 * left));
 }
 
 // ---- the report ---------------------------------------------------------------------------------
@@ -268,17 +336,37 @@ function latencySection(outcome: LatencyOutcome, verdicts: Verdicts): string {
       `listWorkspaces (limit ${LIST_LIMIT}, API key)`,
       `GET /api/v1/workspaces?limit=${LIST_LIMIT}`,
     ],
+    listServices: [
+      `listServices (${outcome.serviceCount} services, API key)`,
+      'GET /api/v1/workspaces/{id}/services',
+    ],
+    listLayers: [
+      `listLayers (limit ${LAYER_LIST_LIMIT}, API key)`,
+      `GET /api/v1/workspaces/{id}/services/{id}/layers?limit=${LAYER_LIST_LIMIT}`,
+    ],
+    createLayerDraft: [
+      'createLayer, draft (`enabled: false`, API key)',
+      'POST /api/v1/workspaces/{id}/services/{id}/layers',
+    ],
+    createLayerValidated: [
+      'createLayer, validated against PostGIS (`enabled: true`)',
+      'POST /api/v1/workspaces/{id}/services/{id}/layers',
+    ],
     floor2: ['reference: floor with 2 GetItems', 'GET /floor/{id}?gets=2'],
     floorList: [
       `reference: floor with listWorkspaces' Query (limit ${LIST_LIMIT})`,
       `GET /floor-list?limit=${LIST_LIMIT}`,
+    ],
+    floorLayers: [
+      `reference: floor with listLayers' Query (limit ${LAYER_LIST_LIMIT})`,
+      `GET /floor-layers?limit=${LAYER_LIST_LIMIT}`,
     ],
   };
   for (const r of outcome.results) {
     const p50 = percentile(r.samples, 50);
     const p95 = percentile(r.samples, 95);
     const p99 = percentile(r.samples, 99);
-    const isRead = !r.id.startsWith('floor');
+    const isRead = !r.id.startsWith('floor') && !r.id.startsWith('create');
     const pass = p50 <= READ_P50_MAX * f.p50;
     const [what, request] = describe[r.id] ?? [r.id, ''];
     if (isRead) {
@@ -305,12 +393,17 @@ function latencySection(outcome: LatencyOutcome, verdicts: Verdicts): string {
   return [
     '## 1. Request latency: local host vs the floor',
     '',
-    `Sequential GETs over one keep-alive HTTPS connection per server (node:https Agent, the host's self-signed certificate as \`ca\`), ` +
-      `${WARMUP} warm-up requests per case, then up to ${ROUNDS} rounds × ${PER_ROUND} requests per case with the case order rotating per round. ` +
+    `Sequential requests over one keep-alive HTTPS connection per server (node:https Agent, the host's self-signed certificate as \`ca\`), ` +
+      `${WARMUP} warm-up requests per case, then up to ${ROUNDS} rounds × ${PER_ROUND} requests per case with the case order rotating per round ` +
+      `(validated creates: ${VALIDATED_WARMUP} warm-up, ${ROUNDS} × ${VALIDATED_PER_ROUND}, since PGlite serves one backend). ` +
       `Time from the request call to the last byte of the answer, in ms; percentiles are nearest-rank. ` +
       `The host runs \`infra/local/main.ts\` (API Gateway emulation, the REQUEST authorizer with its API-key GetItem, then the handler) ` +
       `with the rate limit lifted; the floor and the host use the same DynamoDB Local (on disk) and table, ` +
-      `reading the same workspace item with ConsistentRead. ${outcome.workspaceCount} workspaces exist.`,
+      `reading the same workspace item with ConsistentRead. ${outcome.workspaceCount} workspaces exist. ` +
+      'Service and layer cases use the demo workspace and its `demo-postgis` service (the embedded PostGIS, PGlite ' +
+      `in a worker thread of the host): ${outcome.serviceCount} services, ${LAYER_LIST_LIMIT} draft layers before the run, ` +
+      'and every measured create adds one (unique `public_id`, `source_layer: places`). ' +
+      'Writes have no target; their ratios to the one-GetItem floor are for orientation only.',
     '',
     table(
       [
@@ -339,7 +432,8 @@ function latencySection(outcome: LatencyOutcome, verdicts: Verdicts): string {
     reconnects.length
       ? `New connections during measurement (server closed an idle keep-alive socket): ${reconnects.map((r) => `${r.id} ${r.reconnects}`).join(', ')}.\n`
       : 'No request during measurement had to open a new connection.\n',
-    `Startup (not measured above): DynamoDB Local ${fixed(outcome.dynamoStartMs / 1000, 1)} s, local host ${fixed(outcome.hostStartMs / 1000, 1)} s.`,
+    `Startup (not measured above): DynamoDB Local ${fixed(outcome.dynamoStartMs / 1000, 1)} s (beside the bundling), local host with the embedded PostGIS (first init, ` +
+      `while the scaling stack of section 3 was seeded beside it) ${fixed(outcome.hostStartMs / 1000, 1)} s.`,
   ].join('\n');
 }
 
@@ -411,9 +505,26 @@ function bundleSection(bundles: Bundle[], importRuns: number, verdicts: Verdicts
       .slice(0, n)
       .map(([k, v]) => [`\`${k.replace(/^node_modules\//, '')}\``, kb(v.bytes), `${v.in} of ${over.length}`]);
 
-  const zodLocales = (b: Bundle) =>
-    [...b.inputs].filter(([i]) => /zod\/v4\/locales\//.test(i)).reduce((s, [, n]) => s + n, 0);
-  const sample = over[0];
+  // The largest bundles and what fills them (absolute bytes per package, the floor's included).
+  const largest = [...lambdas]
+    .filter((b) => !b.buildError)
+    .sort((a, b) => b.bytes - a.bytes)
+    .slice(0, 5)
+    .map((b) => [
+      `\`${b.name}\``,
+      kb(b.bytes),
+      [...grouped(b, packageOf)]
+        .sort((x, y) => y[1] - x[1])
+        .slice(0, 3)
+        .map(([group, bytes]) => `${group} ${kb(bytes)}`)
+        .join(' · '),
+    ]);
+  const withAssets = lambdas.filter((b) => b.assets.length);
+  const assetNote = withAssets.length
+    ? `${withAssets.length} bundles load \`${withAssets[0]?.assets[0]?.name}\` (${kb(withAssets[0]?.assets[0]?.bytes ?? 0)} KB, ` +
+      'not counted in the bytes above) from beside them at import, staged there as `infra/constructs/function-bundles.ts` ' +
+      `stages it for CDK; their import time includes compiling it: ${withAssets.map((b) => `\`${b.name}\``).join(', ')}.\n`
+    : '';
 
   return [
     '## 2. Lambda bundles: size and import time vs the floor',
@@ -441,6 +552,7 @@ function bundleSection(bundles: Bundle[], importRuns: number, verdicts: Verdicts
       '---|---|---:|---:|---:|---:|---:|---:|---|---',
     ),
     '',
+    assetNote,
     ...lambdas
       .filter((b) => b.buildError || b.importError)
       .map((b) =>
@@ -464,32 +576,80 @@ function bundleSection(bundles: Bundle[], importRuns: number, verdicts: Verdicts
           '',
           table(['file', 'KB', 'in'], top(files, 12), '---|---:|---:'),
           '',
-          sample && zodLocales(sample) > 0
-            ? `In \`${sample.name}\`, zod's locale files (\`zod/v4/locales/*\`, ${[...sample.inputs.keys()].filter((i) => /zod\/v4\/locales\//.test(i)).length} languages) alone are ${kb(zodLocales(sample))} KB.`
-            : '',
         ].join('\n')
-      : 'No bundle is over the size target.',
+      : 'No bundle is over the size target.\n',
+    "### The largest bundles: their three largest packages (absolute, the floor's share included)",
+    '',
+    table(['bundle', 'KB', 'largest packages (KB)'], largest, '---|---:|---'),
   ].join('\n');
 }
 
 // ---- main ---------------------------------------------------------------------------------------
 async function main(): Promise<number> {
   installExitHandlers(WATCHDOG_MS);
+  // Startups that cost no CPU once up run beside the bundling (not measured): the scaling stack
+  // (DynamoDB Local in memory, a host without PostGIS, a floor server) and the main DynamoDB Local.
+  progress('starting the scaling stack and DynamoDB Local beside the bundling');
+  const scalingStackPromise = startScalingStack();
+  const mainDynamoPromise = startMainDynamo();
+  scalingStackPromise.catch(() => {});
+  mainDynamoPromise.catch(() => {});
   progress(`bundling ${bundleTargets().length} entry points with infra/bundling.ts`);
   const bundles = await buildBundles(bundleTargets(), bundleDir);
   const floorBuild = bundles.find((b) => b.name === FLOOR_NAME);
   if (floorBuild?.buildError) throw new Error(`the floor handler does not build: ${floorBuild.buildError}`);
   for (const b of bundles.filter((x) => x.buildError))
     progress(`does not build: ${b.entry}: ${b.buildError}`);
+  const [scalingStack, mainDynamo] = await Promise.all([scalingStackPromise, mainDynamoPromise]);
+  const phases: [string, number][] = [['bundling and idle startups', Date.now() - startedAt]];
+  let t = Date.now();
   const importRuns = await measureImports(bundles, IMPORT_RUNS, IMPORT_BUDGET_MS, progress);
-  const latency = await latencyPart();
+  phases.push(['import times', Date.now() - t]);
+
+  // Startup and data, nothing measured: the main host's PostGIS initialises while the scaling
+  // stack is filled beside it.
+  t = Date.now();
+  const mainPromise = startMainStack(mainDynamo).then(async (m) => ({
+    m,
+    prepared: await prepareLatency(m),
+  }));
+  const scalingPromise = fillScaling(scalingStack, SCALING, progress);
+  mainPromise.catch(() => {});
+  scalingPromise.catch(() => {});
+  const [{ m, prepared }, scalingSetup] = await Promise.all([mainPromise, scalingPromise]);
+  phases.push(['host with PostGIS, data and seeding (side by side)', Date.now() - t]);
+
+  t = Date.now();
+  const scaling = await measureScaling(scalingSetup, { ...SCALING, budgetMs: scalingBudget }, progress);
+  await stopNow(CLEANUP_PREFIX);
+  phases.push(['scaling run (measured pages)', Date.now() - t]);
+
+  t = Date.now();
+  progress(`latency: ${WARMUP} warm-up requests per case`);
+  const measured = await measureLatency(
+    m.agent,
+    prepared.cases,
+    { warmup: WARMUP, rounds: ROUNDS, perRound: PER_ROUND, budgetMs: latencyBudget },
+    progress,
+  );
+  const latency: LatencyOutcome = {
+    ...measured,
+    workspaceCount: prepared.workspaceCount,
+    serviceCount: prepared.serviceCount,
+    dynamoStartMs: m.dynamoStartMs,
+    hostStartMs: m.hostStartMs,
+  };
+  phases.push(['section 1 (warm-up and measured rounds)', Date.now() - t]);
   progress('measured; stopping everything the benchmark started');
+  t = Date.now();
   await cleanup();
+  phases.push(['stopping everything', Date.now() - t]);
 
   const seconds = (Date.now() - startedAt) / 1000;
   const verdicts: Verdicts = { lines: [] };
   const part1 = latencySection(latency, verdicts);
   const part2 = bundleSection(bundles, importRuns, verdicts);
+  const part3 = scalingSection(scaling, SCALING, verdicts.lines);
   const cpu = cpus()[0]?.model.trim() ?? 'unknown CPU';
   const load = (l: number[]) => l.map((n) => n.toFixed(1)).join(' ');
   const busy = Math.max(loadAtStart[0] ?? 0, loadavg()[0] ?? 0) > cpus().length;
@@ -498,7 +658,7 @@ async function main(): Promise<number> {
     '',
     `${new Date().toISOString()} · ${gitDescription()} · Node ${process.version} · ${process.platform} ${process.arch} · ` +
       `${cpus().length} × ${cpu} · load average ${load(loadAtStart)} at start, ${load(loadavg())} at end · ` +
-      `run took ${fixed(seconds, 0)} s`,
+      `run took ${fixed(seconds, 0)} s (${phases.map(([what, ms]) => `${what} ${fixed(ms / 1000, 0)} s`).join(', ')})`,
     '',
     ...(busy
       ? [
@@ -514,18 +674,10 @@ async function main(): Promise<number> {
     '',
     part2,
     '',
+    part3,
   ].join('\n');
+  // Tables come aligned from `table()` (biome leaves markdown alone).
   writeFileSync(resultsFile, report);
-  // The repository's formatter owns markdown too (aligned tables); format so `biome check` stays clean.
-  try {
-    execFileSync(join(root, 'node_modules', '.bin', 'biome'), ['format', '--write', resultsFile], {
-      cwd: root,
-      stdio: 'ignore',
-      timeout: 30_000,
-    });
-  } catch {
-    progress('could not format bench/results.md with biome; written as generated');
-  }
   process.stdout.write(`${readFileSync(resultsFile, 'utf8')}\n(also written to bench/results.md)\n`);
   return bundles.some((b) => b.importError || b.buildError) ? 1 : 0;
 }

@@ -45,12 +45,27 @@ export function verdict(pass: boolean): string {
   return pass ? '**PASS**' : '**FAIL**';
 }
 
-/** A markdown table. */
+/**
+ * A markdown table with aligned columns (readable as plain text too; the repository's formatter
+ * leaves markdown alone). `align` is the separator row's cells, e.g. `---|---:`; default: the
+ * first column left, the others right.
+ */
 export function table(
   header: readonly string[],
   rows: readonly (readonly string[])[],
   align?: string,
 ): string {
-  const sep = align ?? header.map((_, i) => (i === 0 ? '---' : '---:')).join('|');
-  return [`| ${header.join(' | ')} |`, `|${sep}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  const right = (align?.split('|') ?? header.map((_, i) => (i === 0 ? '---' : '---:'))).map((a) =>
+    a.trim().endsWith(':'),
+  );
+  const width = (s: string) => [...s].length;
+  const widths = header.map((h, i) => Math.max(3, width(h), ...rows.map((r) => width(r[i] ?? ''))));
+  const pad = (s: string, i: number) => {
+    const fill = ' '.repeat((widths[i] as number) - width(s));
+    return right[i] ? fill + s : s + fill;
+  };
+  const line = (cells: readonly string[]) =>
+    `| ${header.map((_, i) => pad(cells[i] ?? '', i)).join(' | ')} |`;
+  const separator = `| ${widths.map((w, i) => (right[i] ? `${'-'.repeat(w - 1)}:` : '-'.repeat(w))).join(' | ')} |`;
+  return [line(header), separator, ...rows.map(line)].join('\n');
 }
