@@ -1,12 +1,11 @@
-import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { ApiKey, ApiKeyCredential, ApiKeyRepository } from '../domain/api-keys.ts';
 import { NotFoundError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import { documentClient, tableName } from './client.ts';
 import { cancellationCodes, translateStoreError } from './errors.ts';
-import { getItem } from './items.ts';
+import { getItem, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';
-import { decodeCursor, encodeCursor } from './paging.ts';
 
 const keyFields = [
   'id',
@@ -95,24 +94,9 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
   }
 
   async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<ApiKey>> {
-    const start = decodeCursor(cursor, {
-      PK: { equals: keys.workspacePartition(workspaceId) },
-      SK: { prefix: keys.apiKeyPrefix },
-    });
-    try {
-      const out = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'PK = :p AND begins_with(SK, :k)',
-          ExpressionAttributeValues: { ':p': keys.workspacePartition(workspaceId), ':k': keys.apiKeyPrefix },
-          Limit: limit,
-          ExclusiveStartKey: start,
-        }),
-      );
-      return { items: (out.Items ?? []).map(toApiKey), nextCursor: encodeCursor(out.LastEvaluatedKey) };
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const partition = keys.workspacePartition(workspaceId);
+    const page = await queryPrefixPage(this.db, this.table, partition, keys.apiKeyPrefix, limit, cursor);
+    return { items: page.items.map(toApiKey), nextCursor: page.nextCursor };
   }
 
   async revoke(key: ApiKey, now: string): Promise<void> {

@@ -10,9 +10,8 @@ import { AlreadyExistsError, InvalidInputError, NotFoundError } from '../domain/
 import type { Page } from '../domain/page.ts';
 import { documentClient, tableName } from './client.ts';
 import { cancellationCodes, translateStoreError } from './errors.ts';
-import { getItem } from './items.ts';
+import { getItem, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';
-import { decodeCursor, encodeCursor } from './paging.ts';
 
 /** Mappings read per scope for role resolution; more would make every request slow. */
 export const MAX_MAPPINGS_PER_SCOPE = 500;
@@ -115,24 +114,15 @@ export class DynamoClaimMappingRepository implements ClaimMappingRepository {
 
   async list(scope: string, limit: number, cursor?: string): Promise<Page<ClaimMapping>> {
     const partition = keys.claimMapping(scopeWorkspace(scope), '').PK;
-    const start = decodeCursor(cursor, {
-      PK: { equals: partition },
-      SK: { prefix: keys.claimMappingPrefix },
-    });
-    try {
-      const out = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'PK = :p AND begins_with(SK, :s)',
-          ExpressionAttributeValues: { ':p': partition, ':s': keys.claimMappingPrefix },
-          Limit: limit,
-          ExclusiveStartKey: start,
-        }),
-      );
-      return { items: (out.Items ?? []).map(toMapping), nextCursor: encodeCursor(out.LastEvaluatedKey) };
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const page = await queryPrefixPage(
+      this.db,
+      this.table,
+      partition,
+      keys.claimMappingPrefix,
+      limit,
+      cursor,
+    );
+    return { items: page.items.map(toMapping), nextCursor: page.nextCursor };
   }
 
   async all(scope: string): Promise<ClaimMapping[]> {

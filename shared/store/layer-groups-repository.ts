@@ -1,4 +1,3 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import {
   AlreadyExistsError,
   DependencyConflictError,
@@ -9,10 +8,8 @@ import type { LayerGroup, LayerGroupRepository, VisitedGroup } from '../domain/l
 import type { PublicIdMarker } from '../domain/layers.ts';
 import type { Page } from '../domain/page.ts';
 import { documentClient, tableName } from './client.ts';
-import { translateStoreError } from './errors.ts';
-import { getItem } from './items.ts';
+import { getItem, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';
-import { decodeCursor, encodeCursor } from './paging.ts';
 import { type GuardedItem, transact } from './transactions.ts';
 
 function toGroup(item: Record<string, unknown>): LayerGroup {
@@ -132,21 +129,8 @@ export class DynamoLayerGroupRepository implements LayerGroupRepository {
 
   async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<LayerGroup>> {
     const partition = keys.workspacePartition(workspaceId);
-    const start = decodeCursor(cursor, { PK: { equals: partition }, SK: { prefix: keys.layerGroupPrefix } });
-    try {
-      const out = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'PK = :p AND begins_with(SK, :s)',
-          ExpressionAttributeValues: { ':p': partition, ':s': keys.layerGroupPrefix },
-          Limit: limit,
-          ExclusiveStartKey: start,
-        }),
-      );
-      return { items: (out.Items ?? []).map(toGroup), nextCursor: encodeCursor(out.LastEvaluatedKey) };
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const page = await queryPrefixPage(this.db, this.table, partition, keys.layerGroupPrefix, limit, cursor);
+    return { items: page.items.map(toGroup), nextCursor: page.nextCursor };
   }
 
   async update(previous: LayerGroup, next: LayerGroup, visited: VisitedGroup[]): Promise<void> {

@@ -1,4 +1,3 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import {
   AlreadyExistsError,
   DependencyConflictError,
@@ -15,10 +14,8 @@ import {
 } from '../domain/layers.ts';
 import type { Page } from '../domain/page.ts';
 import { documentClient, tableName } from './client.ts';
-import { translateStoreError } from './errors.ts';
-import { getItem } from './items.ts';
+import { getItem, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';
-import { decodeCursor, encodeCursor } from './paging.ts';
 import { type GuardedItem, transact } from './transactions.ts';
 
 function strip(item: Record<string, unknown>): Record<string, unknown> {
@@ -172,26 +169,15 @@ export class DynamoLayerRepository implements LayerRepository {
   }
 
   async list(workspaceId: string, serviceId: string, limit: number, cursor?: string): Promise<Page<Layer>> {
-    const partition = keys.workspacePartition(workspaceId);
-    const prefix = keys.layerPrefix(serviceId);
-    const start = decodeCursor(cursor, { PK: { equals: partition }, SK: { prefix } });
-    try {
-      const out = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'PK = :p AND begins_with(SK, :s)',
-          ExpressionAttributeValues: { ':p': partition, ':s': prefix },
-          Limit: limit,
-          ExclusiveStartKey: start,
-        }),
-      );
-      return {
-        items: (out.Items ?? []).map((i) => strip(i) as unknown as Layer),
-        nextCursor: encodeCursor(out.LastEvaluatedKey),
-      };
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const page = await queryPrefixPage(
+      this.db,
+      this.table,
+      keys.workspacePartition(workspaceId),
+      keys.layerPrefix(serviceId),
+      limit,
+      cursor,
+    );
+    return { items: page.items.map((i) => strip(i) as unknown as Layer), nextCursor: page.nextCursor };
   }
 
   async update(previous: Layer, next: Layer): Promise<void> {

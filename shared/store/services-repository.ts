@@ -1,12 +1,11 @@
-import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { AlreadyExistsError, NotFoundError, StateConflictError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import type { Service, ServiceRepository } from '../domain/services.ts';
 import { documentClient, tableName } from './client.ts';
 import { cancellationCodes, translateStoreError } from './errors.ts';
-import { getItem } from './items.ts';
+import { getItem, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';
-import { decodeCursor, encodeCursor } from './paging.ts';
 
 function toService(item: Record<string, unknown>): Service {
   const { PK: _pk, SK: _sk, entity: _e, ...s } = item;
@@ -82,23 +81,12 @@ export class DynamoServiceRepository implements ServiceRepository {
 
   async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<Service>> {
     const partition = keys.workspacePartition(workspaceId);
-    const start = decodeCursor(cursor, { PK: { equals: partition }, SK: { prefix: keys.servicePrefix } });
-    try {
-      const out = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'PK = :p AND begins_with(SK, :s)',
-          FilterExpression: '#st = :active',
-          ExpressionAttributeNames: { '#st': 'status' },
-          ExpressionAttributeValues: { ':p': partition, ':s': keys.servicePrefix, ':active': 'active' },
-          Limit: limit,
-          ExclusiveStartKey: start,
-        }),
-      );
-      return { items: (out.Items ?? []).map(toService), nextCursor: encodeCursor(out.LastEvaluatedKey) };
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const page = await queryPrefixPage(this.db, this.table, partition, keys.servicePrefix, limit, cursor, {
+      expression: '#st = :active',
+      names: { '#st': 'status' },
+      values: { ':active': 'active' },
+    });
+    return { items: page.items.map(toService), nextCursor: page.nextCursor };
   }
 
   async update(previous: Service, next: Service): Promise<void> {
