@@ -5,12 +5,14 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gatewayErrorBody, gatewayErrors } from '../../shared/http/gateway-responses.ts';
 import { securityHeaders } from '../../shared/http/responses.ts';
+import { installLocalWorkflowStarter } from '../../shared/workflows/starter.ts';
 import { bootstrap } from './bootstrap.ts';
 import { type DynamoLocal, ensureTable, startDynamoLocal } from './dynamodb.ts';
 import { localCertificate, localIssuer, localSecretKey } from './files.ts';
 import { handleRequest, httpsRequired, type OutgoingResponse } from './gateway.ts';
 import { startEmbeddedPostgis } from './postgis.ts';
 import { tokenBuckets } from './rate-limit.ts';
+import { LocalWorkflowRunner } from './workflows.ts';
 
 /** Options of the local host; every one has an environment variable (see main.ts). */
 export interface LocalHostOptions {
@@ -186,6 +188,14 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
     bootstrapCreated = result.created;
   }
 
+  // Workflows run in this process from the deployed ASL; unfinished deletions resume now (DESIGN §9).
+  const workflows = new LocalWorkflowRunner();
+  installLocalWorkflowStarter(workflows);
+  if (!options.skipBootstrap) {
+    const resumed = await workflows.resume();
+    if (resumed > 0) console.log(`resumed ${resumed} unfinished deletion(s)`);
+  }
+
   return {
     url,
     dynamoEndpoint: endpoint,
@@ -193,6 +203,8 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
     apiKey,
     bootstrapCreated,
     async close() {
+      workflows.close();
+      installLocalWorkflowStarter(undefined);
       https.closeAllConnections();
       http.closeAllConnections();
       await Promise.all([new Promise((r) => https.close(r)), new Promise((r) => http.close(r))]);

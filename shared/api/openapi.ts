@@ -73,7 +73,9 @@ function operationObject(op: Operation, components: Components): Json {
     const code = Number(status);
     const entry: Json = { description: spec.description };
     const schema = spec.schema;
-    if (code >= 400)
+    if (code >= 400 && schema)
+      entry.content = { 'application/json': { schema: components.convert(schema, 'output') } };
+    else if (code >= 400)
       entry.content = { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } };
     else if (schema) entry.content = { 'application/json': { schema: components.convert(schema, 'output') } };
     else if (code !== 204 && op.operationId === 'getOpenAPI')

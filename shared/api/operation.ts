@@ -50,6 +50,10 @@ export interface Operation<
   usageKeys?: readonly ('create' | 'delete')[];
   /** Reads raster sources from the S3 buckets the stage allows (cdk.json `mosaicBuckets`). */
   readsMosaicSources?: true;
+  /** `{workspace}` also resolves a workspace hidden by its recursive deletion (deleteWorkspace answers with it). */
+  resolvesDeletingWorkspace?: true;
+  /** Workflows it starts: CDK grants `states:StartExecution` on that state machine only. */
+  starts?: readonly 'deletion'[];
   /** The body is raw bytes (not JSON): makeHandler skips parsing and passes them as `rawBody`. */
   rawBody?: true;
   /** A body limit below MAX_BODY_BYTES for this operation (413 above it, checked on bytes first). */

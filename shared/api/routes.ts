@@ -2,6 +2,7 @@ import type { DataAction, Operation } from './operation.ts';
 import * as apiKeys from './operations/api-keys.ts';
 import * as auth from './operations/auth.ts';
 import * as claimMappings from './operations/claim-mappings.ts';
+import * as deletions from './operations/deletions.ts';
 import * as layerGroups from './operations/layer-groups.ts';
 import * as layers from './operations/layers.ts';
 import * as meta from './operations/meta.ts';
@@ -26,6 +27,7 @@ export const routes: readonly Operation[] = [
   ...Object.values(roles),
   ...Object.values(claimMappings),
   ...Object.values(services),
+  ...Object.values(deletions),
   ...Object.values(layers),
   ...Object.values(layerGroups),
   ...Object.values(mosaics),

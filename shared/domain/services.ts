@@ -13,6 +13,8 @@ interface ServiceBase {
   password_enc?: string;
   enabled: boolean;
   status: 'active' | 'deleting';
+  /** The recursive deletion that hid it. */
+  deletion_id?: string;
   version: number;
   created_at: string;
   updated_at: string;
@@ -49,16 +51,20 @@ export interface ServiceRepository {
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Resolves `{service}` (id or name) within a workspace; hidden services are not found. */
+/**
+ * Resolves `{service}` (id or name) within a workspace; hidden services (being deleted) are not
+ * found unless `includeDeleting` (deleteService answers with their operation).
+ */
 export async function requireService(
   repo: ServiceRepository,
   workspaceId: string,
   idOrName: string,
+  includeDeleting = false,
 ): Promise<Service> {
   let found: Service | undefined;
   if (uuidPattern.test(idOrName)) found = await repo.findById(workspaceId, idOrName.toLowerCase());
   if (!found) found = await repo.findByName(workspaceId, idOrName);
-  if (found?.status !== 'active') {
+  if (!found || (found.status !== 'active' && !(includeDeleting && found.status === 'deleting'))) {
     throw new NotFoundError('service_not_found', `Service '${idOrName}' does not exist in this workspace.`);
   }
   return found;

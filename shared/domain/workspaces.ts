@@ -10,6 +10,8 @@ export interface Workspace {
   description?: string;
   /** `deleting` while a deletion runs: hidden from every read and refusing new children. */
   status: 'active' | 'deleting';
+  /** The recursive deletion that hid it. */
+  deletion_id?: string;
   /** How many claim mappings the workspace has (kept by their transactions; lets reads skip the lookup). */
   claim_mapping_count?: number;
   /** The workspace's API Gateway usage key (AWS), for per-workspace rate limits. */
@@ -40,11 +42,14 @@ const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 export async function resolveWorkspace(
   repo: WorkspaceRepository,
   idOrName: string,
+  includeDeleting = false,
 ): Promise<Workspace | undefined> {
   let found: Workspace | undefined;
   if (uuidPattern.test(idOrName)) found = await repo.findById(idOrName.toLowerCase());
   if (!found && namePattern.test(idOrName)) found = await repo.findByName(idOrName);
-  return found?.status === 'active' ? found : undefined;
+  if (found?.status === 'active') return found;
+  // A workspace hidden by a recursive deletion, for the operation that answers with it.
+  return includeDeleting && found?.status === 'deleting' && found.deletion_id ? found : undefined;
 }
 
 /** Like `resolveWorkspace`, but a missing workspace is a NotFoundError. */

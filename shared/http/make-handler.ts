@@ -162,7 +162,11 @@ function prepare(op: Operation): MiddlewareObj<Event, APIGatewayProxyResult, Err
         // Only super_admin may learn whether a workspace exists: everyone else gets the same 403
         // for a missing workspace and for one they have no role in (DESIGN §5).
         if (op.permission === 'global') await authorize(caller, op, undefined, loadPolicies);
-        const workspace = await resolveWorkspace(workspaceRepository(), workspaceParam);
+        const workspace = await resolveWorkspace(
+          workspaceRepository(),
+          workspaceParam,
+          op.resolvesDeletingWorkspace === true,
+        );
         if (!workspace) {
           if (!caller.superAdmin)
             throw new ForbiddenError('no_workspace_access', 'You have no role in this workspace.');

@@ -1,4 +1,10 @@
-import { type DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { translateStoreError } from './errors.ts';
 import type { Key } from './keys.ts';
 import { decodeCursor, encodeCursor } from './paging.ts';
@@ -46,4 +52,123 @@ export async function queryPrefixPage(
   } catch (error) {
     translateStoreError(error);
   }
+}
+
+/** Consumed write units reported by DynamoDB (0 when it reports none). */
+export function writeUnits(out: {
+  ConsumedCapacity?: { CapacityUnits?: number } | { CapacityUnits?: number }[];
+}): number {
+  const list = Array.isArray(out.ConsumedCapacity)
+    ? out.ConsumedCapacity
+    : out.ConsumedCapacity
+      ? [out.ConsumedCapacity]
+      : [];
+  return list.reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);
+}
+
+/**
+ * Every item of a partition whose sort key starts with `prefix` (strongly consistent), page by
+ * page; `visit` sees each page. For plans and workflows, never for API listings (those page).
+ */
+export async function forEachPrefixPage(
+  db: DynamoDBDocumentClient,
+  table: string,
+  partition: string,
+  prefix: string,
+  visit: (items: Record<string, unknown>[]) => void | Promise<void>,
+  projection?: { expression: string; names?: Record<string, string> },
+): Promise<void> {
+  let start: Record<string, unknown> | undefined;
+  try {
+    do {
+      const out = await db.send(
+        new QueryCommand({
+          TableName: table,
+          KeyConditionExpression: prefix ? 'PK = :p AND begins_with(SK, :s)' : 'PK = :p',
+          ExpressionAttributeValues: { ':p': partition, ...(prefix ? { ':s': prefix } : {}) },
+          ...(projection
+            ? { ProjectionExpression: projection.expression, ExpressionAttributeNames: projection.names }
+            : {}),
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      await visit(out.Items ?? []);
+      start = out.LastEvaluatedKey;
+    } while (start);
+  } catch (error) {
+    translateStoreError(error);
+  }
+}
+
+/** Items by key, 100 per BatchGetItem, unprocessed keys retried with backoff. Missing keys are absent. */
+export async function batchGetItems(
+  db: DynamoDBDocumentClient,
+  table: string,
+  itemKeys: Key[],
+  projection?: { expression: string; names?: Record<string, string> },
+): Promise<Record<string, unknown>[]> {
+  const found: Record<string, unknown>[] = [];
+  try {
+    for (let i = 0; i < itemKeys.length; i += 100) {
+      let request: Key[] = itemKeys.slice(i, i + 100);
+      for (let attempt = 0; request.length > 0; attempt++) {
+        if (attempt > 0) await backoff(attempt);
+        const out = await db.send(
+          new BatchGetCommand({
+            RequestItems: {
+              [table]: {
+                Keys: request,
+                ConsistentRead: true,
+                ...(projection
+                  ? {
+                      ProjectionExpression: projection.expression,
+                      ExpressionAttributeNames: projection.names,
+                    }
+                  : {}),
+              },
+            },
+          }),
+        );
+        found.push(...(out.Responses?.[table] ?? []));
+        request = (out.UnprocessedKeys?.[table]?.Keys ?? []) as Key[];
+      }
+    }
+  } catch (error) {
+    translateStoreError(error);
+  }
+  return found;
+}
+
+/**
+ * Deletes items by key, 25 per BatchWriteItem, unprocessed ones retried with backoff (deleting a
+ * missing item is a no-op, so a repeat is harmless). Returns the write units consumed.
+ */
+export async function batchDeleteKeys(
+  db: DynamoDBDocumentClient,
+  table: string,
+  itemKeys: Key[],
+): Promise<number> {
+  let units = 0;
+  try {
+    for (let i = 0; i < itemKeys.length; i += 25) {
+      let request = itemKeys.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } }));
+      for (let attempt = 0; request.length > 0; attempt++) {
+        if (attempt > 0) await backoff(attempt);
+        const out = await db.send(
+          new BatchWriteCommand({ RequestItems: { [table]: request }, ReturnConsumedCapacity: 'TOTAL' }),
+        );
+        units += writeUnits(out);
+        request = (out.UnprocessedItems?.[table] ?? []) as typeof request;
+      }
+    }
+  } catch (error) {
+    translateStoreError(error);
+  }
+  return units;
+}
+
+function backoff(attempt: number): Promise<void> {
+  const ms = Math.min(2000, 25 * 2 ** attempt) * (0.5 + Math.random() / 2);
+  return new Promise((r) => setTimeout(r, ms));
 }

@@ -59,6 +59,8 @@ export const keys = {
     SK: `LAYER#${serviceId}#${layerId}`,
   }),
   layerPrefix: (serviceId: string) => `LAYER#${serviceId}#`,
+  /** Every layer of a workspace, whatever its service. */
+  layerPrefixAll: 'LAYER#',
   layerGroup: (workspaceId: string, groupId: string): Key => ({
     PK: `WS#${workspaceId}`,
     SK: `GROUP#${groupId}`,
@@ -119,6 +121,15 @@ export const keys = {
     SK: `GRANULE#${serviceId}#${granuleId}`,
   }),
   mosaicGranulePrefix: (serviceId: string) => `GRANULE#${serviceId}#`,
+  /** A recursive deletion operation (its own partition: it outlives the workspace it deletes). */
+  deletion: (id: string): Key => ({ PK: `DELETION#${id}`, SK: 'DELETION' }),
+  /** GSI1 entry that lists deletion operations, newest first. */
+  deletionListing: (createdAt: string, id: string) => ({ GSI1PK: 'DELETIONS', GSI1SK: `${createdAt}#${id}` }),
+  deletionListingPartition: 'DELETIONS',
+  /** How many service deletions run in a workspace (`count`); a workspace deletion waits for zero. */
+  activeDeletions: (workspaceId: string): Key => ({ PK: `WS#${workspaceId}`, SK: 'ACTIVEDELETIONS' }),
+  /** A whole partition (`WS#…`) from the start, for the sweep of a workspace deletion. */
+  partitionStart: '',
 } as const;
 
 /** Entity tags stored in the `entity` attribute of every item. */
@@ -147,4 +158,6 @@ export const entities = {
   styleAssetRef: 'StyleAssetRef',
   mosaic: 'Mosaic',
   mosaicGranule: 'MosaicGranule',
+  deletion: 'DeletionOperation',
+  activeDeletions: 'ActiveDeletions',
 } as const;

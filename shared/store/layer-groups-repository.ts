@@ -8,7 +8,7 @@ import type { LayerGroup, LayerGroupRepository, VisitedGroup } from '../domain/l
 import type { PublicIdMarker } from '../domain/layers.ts';
 import type { Page } from '../domain/page.ts';
 import { documentClient, tableName } from './client.ts';
-import { getItem, queryPrefixPage } from './items.ts';
+import { batchGetItems, getItem, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { type GuardedItem, transact } from './transactions.ts';
 
@@ -114,11 +114,50 @@ export class DynamoLayerGroupRepository implements LayerGroupRepository {
     };
   }
 
+  /**
+   * Layers of a service that is being deleted can't join a group: the deletion computes the groups
+   * to remove once the service is hidden, so each added layer member's service must still be active
+   * when the group is written (checked in the same transaction; ADR 0070).
+   */
+  private async activeServiceChecks(workspaceId: string, resources: string[]): Promise<GuardedItem[]> {
+    if (resources.length === 0) return [];
+    const markers = await batchGetItems(
+      this.db,
+      this.table,
+      resources.map((r) => keys.publicId(workspaceId, r)),
+      { expression: 'SK, kind, service_id' },
+    );
+    const services = new Map<string, string>();
+    for (const m of markers) {
+      if (m.kind === 'layer' && typeof m.service_id === 'string') {
+        services.set(m.service_id, (m.SK as string).slice('PUBID#'.length));
+      }
+    }
+    return [...services].map(([serviceId, resource]) => ({
+      item: {
+        ConditionCheck: {
+          TableName: this.table,
+          Key: keys.service(workspaceId, serviceId),
+          ConditionExpression: '#s = :active',
+          ExpressionAttributeNames: { '#s': 'status' },
+          ExpressionAttributeValues: { ':active': 'active' },
+        },
+      },
+      onConditionFailed: () =>
+        new InvalidInputError(
+          'unknown_member',
+          `Member '${resource}' belongs to a service that is being deleted.`,
+        ),
+    }));
+  }
+
   async create(g: LayerGroup): Promise<void> {
+    const resources = g.members.map((m) => m.resource);
     await transact(this.db, [
       this.claim(g),
       this.put(g),
-      ...g.members.map((m) => this.membership(g.workspace_id, m.resource, 1)),
+      ...resources.map((r) => this.membership(g.workspace_id, r, 1)),
+      ...(await this.activeServiceChecks(g.workspace_id, resources)),
     ]);
   }
 
@@ -136,12 +175,15 @@ export class DynamoLayerGroupRepository implements LayerGroupRepository {
   async update(previous: LayerGroup, next: LayerGroup, visited: VisitedGroup[]): Promise<void> {
     const before = new Set(previous.members.map((m) => m.resource));
     const after = new Set(next.members.map((m) => m.resource));
+    const added = [...after].filter((r) => !before.has(r));
+    const guards = await this.activeServiceChecks(next.workspace_id, added);
     await transact(this.db, [
       this.put(next, previous.version),
       ...(previous.public_id !== next.public_id ? [this.claim(next), this.release(previous)] : []),
       ...[...after].filter((r) => !before.has(r)).map((r) => this.membership(next.workspace_id, r, 1)),
       ...[...before].filter((r) => !after.has(r)).map((r) => this.membership(next.workspace_id, r, -1)),
       ...visited.filter((v) => v.id !== next.id).map((v) => this.unchanged(next.workspace_id, v)),
+      ...guards,
     ]);
   }
 

@@ -1,5 +1,6 @@
 import { DynamoApiKeyRepository } from './api-keys-repository.ts';
 import { DynamoClaimMappingRepository } from './claim-mappings-repository.ts';
+import { DynamoDeletionRepository } from './deletions-repository.ts';
 import { DynamoLayerGroupRepository } from './layer-groups-repository.ts';
 import { DynamoLayerRepository } from './layers-repository.ts';
 import { DynamoMosaicRepository } from './mosaics-repository.ts';
@@ -109,4 +110,11 @@ let mosaics: DynamoMosaicRepository | undefined;
 export function mosaicRepository(): DynamoMosaicRepository {
   mosaics ??= new DynamoMosaicRepository();
   return mosaics;
+}
+
+let deletions: DynamoDeletionRepository | undefined;
+/** Recursive deletion operations, their plans and the hide transactions. */
+export function deletionRepository(): DynamoDeletionRepository {
+  deletions ??= new DynamoDeletionRepository();
+  return deletions;
 }

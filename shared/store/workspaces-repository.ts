@@ -11,6 +11,7 @@ import { decodeCursor, encodeCursor } from './paging.ts';
 
 const workspaceFields = [
   'claim_mapping_count',
+  'deletion_id',
   'usage_key_id',
   'usage_key',
   'id',
@@ -207,6 +208,7 @@ export class DynamoWorkspaceRepository implements WorkspaceRepository {
         entities.claimMapping,
         entities.claimMappingTriple,
         entities.settings,
+        entities.activeDeletions,
       ]);
       const blocking = children.filter(
         (c) => !auxiliary.has(c.entity as string) && c.SK !== keys.workspaceItemSortKey,

@@ -1,4 +1,10 @@
 import * as z from 'zod/mini';
+import {
+  DeletionConflictBody,
+  DeletionOperationBody,
+  DeletionPlanBody,
+  RecurseFlag,
+} from '../deletion-schemas.ts';
 import { defineOperation } from '../operation.ts';
 import {
   DiscoveredLayerBody,
@@ -181,4 +187,49 @@ export const validateSQLView = defineOperation({
   },
   data: ['GetItem'],
   secrets: ['decrypt'],
+});
+
+export const deleteService = defineOperation({
+  operationId: 'deleteService',
+  method: 'DELETE',
+  path: '/api/v1/workspaces/{workspace}/services/{service}',
+  handler: 'functions/services/delete-service.ts',
+  permission: 'manage',
+  summary: 'Delete a service; with recurse=true its dependents too (asynchronously)',
+  description:
+    'An empty service is deleted at once (204). One with dependents (layers, the layer groups that contain them — transitively — and mosaic granules) answers 409 with the deletion plan unless `recurse=true`; with it the service is hidden at once and a durable workflow removes everything (202 with the DeletionOperation and its Location). A service already being deleted answers with its operation.',
+  tags: ['services'],
+  request: {
+    params: ServiceParams,
+    query: z.strictObject({ recurse: RecurseFlag }),
+  },
+  responses: {
+    202: {
+      description: 'the deletion operation',
+      schema: DeletionOperationBody,
+      headers: { Location: 'URL of the operation (GET /api/v1/deletions/{id})' },
+    },
+    204: { description: 'the empty service was deleted' },
+    400: { description: 'recurse is not one of true, false, 1, 0' },
+    404: { description: 'service not found' },
+    409: {
+      description: 'the service has dependents (the plan is in the body)',
+      schema: DeletionConflictBody,
+    },
+  },
+  data: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
+  starts: ['deletion'],
+});
+
+export const getServiceDeletionPlan = defineOperation({
+  operationId: 'getServiceDeletionPlan',
+  method: 'GET',
+  path: '/api/v1/workspaces/{workspace}/services/{service}/deletion-plan',
+  handler: 'functions/services/get-service-deletion-plan.ts',
+  permission: 'read',
+  summary: 'What deleting this service with recurse=true would remove (nothing is changed)',
+  tags: ['services'],
+  request: { params: ServiceParams },
+  responses: { 200: { description: 'the plan', schema: DeletionPlanBody }, 404: notFound },
+  data: ['GetItem', 'Query', 'BatchGetItem'],
 });

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { DeletionOperationBody, RecurseFlag } from '../deletion-schemas.ts';
 import { defineOperation } from '../operation.ts';
 import { IdOrName, Name, PageQuery, Workspace } from '../schemas.ts';
 
@@ -95,16 +96,27 @@ export const deleteWorkspace = defineOperation({
   path: '/api/v1/workspaces/{workspace}',
   handler: 'functions/workspaces/delete-workspace.ts',
   permission: 'global',
-  summary: 'Delete an empty workspace',
-  description: 'Deletes a workspace that holds no catalog items (its API keys go with it). Honours If-Match.',
+  summary: 'Delete a workspace; with recurse=true everything in it (asynchronously)',
+  description:
+    'Without `recurse` only a workspace without catalog items is deleted (its API keys, claim mappings and settings go with it; 204). With `recurse=true` the workspace is hidden at once and a durable workflow removes everything in it, API keys and claim mappings included (202 with the DeletionOperation). A workspace already being deleted answers with its operation. Honours If-Match.',
   tags: ['workspaces'],
-  request: { params: WorkspaceParams },
+  request: { params: WorkspaceParams, query: z.strictObject({ recurse: RecurseFlag }) },
   responses: {
+    202: {
+      description: 'the deletion operation',
+      schema: DeletionOperationBody,
+      headers: { Location: 'URL of the operation (GET /api/v1/deletions/{id})' },
+    },
     204: { description: 'deleted' },
+    400: { description: 'recurse is not one of true, false, 1, 0' },
     404: { description: 'workspace not found' },
-    409: { description: 'the workspace is not empty' },
+    409: {
+      description: 'the workspace is not empty (without recurse), or one of its services is being deleted',
+    },
     412: { description: 'If-Match does not match the current version' },
   },
-  data: ['GetItem', 'Query', 'UpdateItem', 'DeleteItem'],
+  data: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
   usageKeys: ['delete'],
+  starts: ['deletion'],
+  resolvesDeletingWorkspace: true,
 });

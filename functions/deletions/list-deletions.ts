@@ -1,0 +1,28 @@
+import { listDeletions as operation } from '../../shared/api/operations/deletions.ts';
+import { mayManageWorkspace } from '../../shared/auth/workspace-access.ts';
+import { listVisibleDeletions } from '../../shared/domain/deletions.ts';
+import { pageLimit, resolveWorkspace } from '../../shared/domain/workspaces.ts';
+import { makeHandler } from '../../shared/http/make-handler.ts';
+import { ok } from '../../shared/http/responses.ts';
+import { deletionRepository, workspaceRepository } from '../../shared/store/repositories.ts';
+
+const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const handler = makeHandler(operation, async ({ query, principal }) => {
+  // A workspace named by id may be gone already (its own deletion); a name must resolve.
+  let workspaceId: string | undefined;
+  if (query.workspace !== undefined) {
+    workspaceId = uuid.test(query.workspace)
+      ? query.workspace.toLowerCase()
+      : ((await resolveWorkspace(workspaceRepository(), query.workspace))?.id ?? 'unknown');
+  }
+  const page = await listVisibleDeletions(
+    deletionRepository(),
+    { workspaceId, status: query.status },
+    pageLimit(query.limit, 100),
+    query.cursor,
+    principal,
+    (ws) => mayManageWorkspace(principal, ws, 'listDeletions'),
+  );
+  return ok(page);
+});

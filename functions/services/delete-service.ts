@@ -1,0 +1,26 @@
+import { deleteService as operation } from '../../shared/api/operations/services.ts';
+import { deleteService, deletionLocation, presentDeletion } from '../../shared/domain/deletions.ts';
+import { requireService } from '../../shared/domain/services.ts';
+import { makeHandler } from '../../shared/http/make-handler.ts';
+import { accepted, noContent } from '../../shared/http/responses.ts';
+import { deletionRepository, serviceRepository } from '../../shared/store/repositories.ts';
+import { workflowStarter } from '../../shared/workflows/starter.ts';
+
+export const handler = makeHandler(operation, async ({ workspace, params, query, principal }) => {
+  const service = await requireService(serviceRepository(), workspace.id, params.service, true);
+  const repo = deletionRepository();
+  const outcome = await deleteService(
+    repo,
+    workflowStarter(),
+    workspace,
+    service,
+    query.recurse ?? false,
+    principal.id,
+  );
+  if ('deleted' in outcome) return noContent();
+  const found = await repo.find(outcome.operation.id);
+  return accepted(
+    presentDeletion(found?.operation ?? outcome.operation, found?.plan),
+    deletionLocation(outcome.operation.id),
+  );
+});

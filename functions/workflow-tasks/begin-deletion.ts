@@ -1,0 +1,11 @@
+import { deletionSteps, type TaskInput, taskFailure } from '../../shared/workflows/deletion-tasks.ts';
+
+/** "Mark the operation running": pending|running → running (a completed one is left alone). */
+export async function handler(event: TaskInput): Promise<TaskInput> {
+  try {
+    await deletionSteps().begin(event.operation_id);
+    return { operation_id: event.operation_id };
+  } catch (error) {
+    throw taskFailure(error);
+  }
+}

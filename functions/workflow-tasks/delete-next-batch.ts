@@ -1,0 +1,16 @@
+import {
+  batchBudgetMs,
+  deletionSteps,
+  type TaskInput,
+  taskFailure,
+} from '../../shared/workflows/deletion-tasks.ts';
+
+/** "Delete the next batch of dependents": pages of deletions until done or out of time. */
+export async function handler(event: TaskInput): Promise<TaskInput & { done: boolean }> {
+  try {
+    const { done } = await deletionSteps().runBatch(event.operation_id, batchBudgetMs());
+    return { operation_id: event.operation_id, done };
+  } catch (error) {
+    throw taskFailure(error);
+  }
+}

@@ -1,0 +1,18 @@
+import {
+  deletionSteps,
+  failureMessage,
+  type TaskInput,
+  taskFailure,
+} from '../../shared/workflows/deletion-tasks.ts';
+
+/** "Record why the deletion failed": the operation becomes `failed` with `last_error` (retryable). */
+export async function handler(
+  event: TaskInput & { error?: { Error?: string; Cause?: string } },
+): Promise<TaskInput> {
+  try {
+    await deletionSteps().recordFailure(event.operation_id, failureMessage(event.error));
+    return { operation_id: event.operation_id };
+  } catch (error) {
+    throw taskFailure(error);
+  }
+}

@@ -1,0 +1,111 @@
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { documentClient, tableName } from '../../shared/store/client.ts';
+import { keys } from '../../shared/store/keys.ts';
+import type { DeletionWorkflowInput, WorkflowStarter } from '../../shared/workflows/starter.ts';
+import {
+  type DeletionTask,
+  deletionTaskHandlers,
+  deletionTaskStates,
+  substitutedDeletionDefinition,
+} from '../workflows/deletion-workflow.ts';
+
+// aws-local-stepfunctions 3 uses Promise.withResolvers (Node 22); Node 20 needs it supplied.
+const promiseStatics = Promise as unknown as { withResolvers?: () => unknown };
+promiseStatics.withResolvers ??= () => {
+  let resolve!: (value: unknown) => void;
+  let reject!: (reason: unknown) => void;
+  const promise = new Promise((a, b) => {
+    resolve = a;
+    reject = b;
+  });
+  return { promise, resolve, reject };
+};
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+type TaskHandler = (input: unknown) => Promise<unknown>;
+
+/** Local stand-ins for the task function ARNs (the state machine only needs well-formed ones). */
+const localArns: Record<DeletionTask, string> = {
+  begin: 'arn:aws:lambda:us-east-1:000000000000:function:geoplane-local-begin-deletion',
+  deleteBatch: 'arn:aws:lambda:us-east-1:000000000000:function:geoplane-local-delete-next-batch',
+  recordFailure: 'arn:aws:lambda:us-east-1:000000000000:function:geoplane-local-record-deletion-failure',
+};
+
+/**
+ * Runs the deletion workflow in this process: the same ASL that CDK deploys, executed by
+ * `aws-local-stepfunctions`, each task state mapped to the handler its Lambda runs. One execution
+ * per operation at a time; on start the host resumes every operation left pending or running.
+ */
+export class LocalWorkflowRunner implements WorkflowStarter {
+  private readonly running = new Map<string, { abort: () => void; result: Promise<unknown> }>();
+  private closed = false;
+
+  async startDeletion(_name: string, input: DeletionWorkflowInput): Promise<void> {
+    if (this.closed || this.running.has(input.operation_id)) return;
+    const { StateMachine } = await import('aws-local-stepfunctions');
+    const handlers: Record<string, TaskHandler> = {};
+    for (const [state, task] of Object.entries(deletionTaskStates)) {
+      const mod = (await import(pathToFileURL(resolve(root, deletionTaskHandlers[task])).href)) as {
+        handler: TaskHandler;
+      };
+      handlers[state] = mod.handler;
+    }
+    const machine = new StateMachine(substitutedDeletionDefinition(localArns) as never, {
+      validationOptions: { checkArn: true, checkPaths: true },
+    });
+    const execution = machine.run(input as never, {
+      overrides: { taskResourceLocalHandlers: handlers as never },
+      noThrowOnAbort: true,
+    });
+    const result = execution.result.catch((error: unknown) => {
+      // A failed execution already recorded its reason on the operation (the Fail state).
+      if ((error as Error)?.name !== 'ExecutionError') console.error('deletion workflow:', error);
+    });
+    this.running.set(input.operation_id, { abort: execution.abort, result });
+    void result.finally(() => this.running.delete(input.operation_id));
+  }
+
+  /** Starts every operation that was pending or running when the host last stopped. */
+  async resume(): Promise<number> {
+    const db = documentClient();
+    let start: Record<string, unknown> | undefined;
+    let resumed = 0;
+    do {
+      const out = await db.send(
+        new QueryCommand({
+          TableName: tableName(),
+          IndexName: 'GSI1',
+          KeyConditionExpression: 'GSI1PK = :p',
+          FilterExpression: '#s IN (:pending, :running)',
+          ExpressionAttributeNames: { '#s': 'status' },
+          ExpressionAttributeValues: {
+            ':p': keys.deletionListingPartition,
+            ':pending': 'pending',
+            ':running': 'running',
+          },
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of out.Items ?? []) {
+        await this.startDeletion(item.id as string, { operation_id: item.id as string });
+        resumed++;
+      }
+      start = out.LastEvaluatedKey;
+    } while (start);
+    return resumed;
+  }
+
+  /** Waits for the executions in flight (tests). */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await Promise.all([...this.running.values()].map((r) => r.result));
+  }
+
+  /** Stops the executions in flight; their operations resume on the next start. */
+  close(): void {
+    this.closed = true;
+    for (const r of this.running.values()) r.abort();
+    this.running.clear();
+  }
+}

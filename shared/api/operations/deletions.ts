@@ -1,0 +1,68 @@
+import * as z from 'zod/mini';
+import { DeletionList, DeletionOperationBody } from '../deletion-schemas.ts';
+import { defineOperation } from '../operation.ts';
+import { IdOrName, PageQuery, Uuid } from '../schemas.ts';
+
+const DeletionParams = z.strictObject({ id: Uuid });
+const notFound = { description: 'no such operation (or not one of a workspace you administer)' };
+
+export const getDeletion = defineOperation({
+  operationId: 'getDeletion',
+  method: 'GET',
+  path: '/api/v1/deletions/{id}',
+  handler: 'functions/deletions/get-deletion.ts',
+  permission: 'authenticated',
+  summary: 'Read a deletion operation (status, phase, progress, plan)',
+  description:
+    "Visible to super_admin and to admins of the operation's workspace (a workspace's own deletion: super_admin only).",
+  tags: ['deletions'],
+  request: { params: DeletionParams },
+  responses: { 200: { description: 'the operation', schema: DeletionOperationBody }, 404: notFound },
+  data: ['GetItem', 'Query'],
+});
+
+export const listDeletions = defineOperation({
+  operationId: 'listDeletions',
+  method: 'GET',
+  path: '/api/v1/deletions',
+  handler: 'functions/deletions/list-deletions.ts',
+  permission: 'authenticated',
+  summary: 'List deletion operations, newest first (only those of workspaces you administer)',
+  description:
+    'Filters: `workspace` (id or name) and `status`. A page may hold fewer than `limit` operations while `next_cursor` says more may follow.',
+  tags: ['deletions'],
+  request: {
+    query: z.strictObject({
+      ...PageQuery.def.shape,
+      workspace: z.optional(IdOrName),
+      status: z.optional(z.enum(['pending', 'running', 'failed', 'completed'])),
+    }),
+  },
+  responses: {
+    200: { description: 'the operations', schema: DeletionList },
+    400: { description: 'bad filter, limit or cursor' },
+  },
+  data: ['GetItem', 'Query', 'BatchGetItem'],
+});
+
+export const retryDeletion = defineOperation({
+  operationId: 'retryDeletion',
+  method: 'POST',
+  path: '/api/v1/deletions/{id}/retry',
+  handler: 'functions/deletions/retry-deletion.ts',
+  permission: 'authenticated',
+  summary: 'Resume a failed deletion where it stopped (a completed one is returned unchanged)',
+  tags: ['deletions'],
+  request: { params: DeletionParams },
+  responses: {
+    202: {
+      description: 'the operation, pending again (or as it is when it is not failed)',
+      schema: DeletionOperationBody,
+      headers: { Location: 'URL of the operation' },
+    },
+    404: notFound,
+    409: { description: "the service's workspace is being deleted (that deletion removes the service)" },
+  },
+  data: ['GetItem', 'Query', 'UpdateItem'],
+  starts: ['deletion'],
+});

@@ -1,0 +1,191 @@
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DeletionPlan, PlanEntry, PlanSection } from '../domain/deletions.ts';
+import { PLAN_LIST_LIMIT } from '../domain/deletions.ts';
+import type { LayerGroup } from '../domain/layer-groups.ts';
+import { customRoles, usedStyles } from '../domain/layers.ts';
+import type { Service } from '../domain/services.ts';
+import type { Workspace } from '../domain/workspaces.ts';
+import { batchGetItems, forEachPrefixPage } from './items.ts';
+import { entities, keys } from './keys.ts';
+
+/** A section that counts everything and keeps the first entries. */
+class SectionBuilder {
+  count = 0;
+  readonly items: PlanEntry[] = [];
+  add(entry: PlanEntry) {
+    this.count++;
+    if (this.items.length < PLAN_LIST_LIMIT) this.items.push(entry);
+  }
+  build(): PlanSection {
+    return { count: this.count, items: this.items, truncated: this.count > this.items.length };
+  }
+}
+
+function tally(map: Map<string, number>, key: string, by = 1) {
+  map.set(key, (map.get(key) ?? 0) + by);
+}
+
+const layerProjection = {
+  expression: '#id, public_id, service_id, default_style, styles, allowed_roles',
+  names: { '#id': 'id' },
+};
+
+/**
+ * The layer groups that must go with the given layers' services: every group listing one of
+ * those layers, then every group listing one of those groups, to the top. Members are matched
+ * through their public id markers, which name the layer's service, so no layer is read. With
+ * `serviceIds` undefined every group of the workspace is returned.
+ */
+export async function dependentGroupClosure(
+  db: DynamoDBDocumentClient,
+  table: string,
+  workspaceId: string,
+  serviceIds: ReadonlySet<string> | undefined,
+): Promise<LayerGroup[]> {
+  const groups: LayerGroup[] = [];
+  await forEachPrefixPage(db, table, keys.workspacePartition(workspaceId), keys.layerGroupPrefix, (items) => {
+    for (const i of items) groups.push(i as unknown as LayerGroup);
+  });
+  if (!serviceIds) return groups;
+  const members = [...new Set(groups.flatMap((g) => g.members.map((m) => m.resource)))];
+  const markers = await batchGetItems(
+    db,
+    table,
+    members.map((m) => keys.publicId(workspaceId, m)),
+    { expression: 'SK, kind, service_id' },
+  );
+  const seeds = new Set<string>();
+  for (const m of markers) {
+    if (m.kind === 'layer' && serviceIds.has(m.service_id as string)) {
+      seeds.add((m.SK as string).slice('PUBID#'.length));
+    }
+  }
+  // Upward closure: a public id in the set pulls in every group that lists it.
+  const closure = new Map<string, LayerGroup>();
+  let frontier = seeds;
+  while (frontier.size > 0) {
+    const next = new Set<string>();
+    for (const g of groups) {
+      if (closure.has(g.id)) continue;
+      if (g.members.some((m) => frontier.has(m.resource))) {
+        closure.set(g.id, g);
+        next.add(g.public_id);
+      }
+    }
+    frontier = next;
+  }
+  return [...closure.values()];
+}
+
+/** The plan of a service's recursive deletion (one pass over its layers, no writes). */
+export async function planService(
+  db: DynamoDBDocumentClient,
+  table: string,
+  service: Service,
+): Promise<DeletionPlan> {
+  const partition = keys.workspacePartition(service.workspace_id);
+  const layers = new SectionBuilder();
+  const styles = new Map<string, number>();
+  const roles = new Map<string, number>();
+  await forEachPrefixPage(
+    db,
+    table,
+    partition,
+    keys.layerPrefix(service.id),
+    (items) => {
+      for (const l of items) {
+        layers.add({ id: l.id as string, public_id: l.public_id as string });
+        for (const s of usedStyles(l as never)) tally(styles, s);
+        for (const r of customRoles((l.allowed_roles as string[] | undefined) ?? [])) tally(roles, r);
+      }
+    },
+    layerProjection,
+  );
+  const groups = await dependentGroupClosure(db, table, service.workspace_id, new Set([service.id]));
+  let granules = 0;
+  await forEachPrefixPage(
+    db,
+    table,
+    partition,
+    keys.mosaicGranulePrefix(service.id),
+    (items) => {
+      granules += items.length;
+    },
+    { expression: 'SK' },
+  );
+  const groupSection = new SectionBuilder();
+  for (const g of groups) groupSection.add({ id: g.id, public_id: g.public_id });
+  return {
+    target: { scope: 'service', id: service.id, name: service.name, type: service.type },
+    layers: layers.build(),
+    layer_groups: groupSection.build(),
+    mosaic_granules: granules,
+    style_references: [...styles].map(([style, references]) => ({ style, references })),
+    role_references: [...roles].map(([role_id, references]) => ({ role_id, references })),
+    total: layers.count + groupSection.count + granules + 1,
+  };
+}
+
+/** Entities a workspace deletion counts as catalog objects (the rest are markers and side items). */
+export const countedWorkspaceEntities: Readonly<Record<string, string>> = {
+  [entities.service]: 'services',
+  [entities.layerGroup]: 'layer_groups',
+  [entities.style]: 'styles',
+  [entities.styleAsset]: 'style_assets',
+  [entities.apiKey]: 'api_keys',
+  [entities.claimMapping]: 'claim_mappings',
+  [entities.settings]: 'settings',
+  [entities.mosaicGranule]: 'mosaic_granules',
+};
+
+/** The plan of a workspace's recursive deletion: one pass over its partition. */
+export async function planWorkspace(
+  db: DynamoDBDocumentClient,
+  table: string,
+  workspace: Workspace,
+): Promise<DeletionPlan> {
+  const layers = new SectionBuilder();
+  const groups = new SectionBuilder();
+  const roles = new Map<string, number>();
+  const counts = new Map<string, number>();
+  await forEachPrefixPage(
+    db,
+    table,
+    keys.workspacePartition(workspace.id),
+    keys.partitionStart,
+    (items) => {
+      for (const i of items) {
+        const entity = i.entity as string;
+        if (entity === entities.layer) {
+          layers.add({
+            id: i.id as string,
+            public_id: i.public_id as string,
+            service_id: i.service_id as string,
+          });
+          for (const r of customRoles((i.allowed_roles as string[] | undefined) ?? [])) tally(roles, r);
+        } else if (entity === entities.layerGroup) {
+          groups.add({ id: i.id as string, public_id: i.public_id as string });
+        } else if (entity === entities.claimMapping && i.custom_role) {
+          tally(roles, i.role_id as string);
+        }
+        const kind = countedWorkspaceEntities[entity];
+        if (kind && kind !== 'layer_groups') tally(counts, kind);
+      }
+    },
+    {
+      expression: '#id, SK, entity, public_id, service_id, allowed_roles, custom_role, role_id',
+      names: { '#id': 'id' },
+    },
+  );
+  const others = [...counts.values()].reduce((a, b) => a + b, 0);
+  return {
+    target: { scope: 'workspace', id: workspace.id, name: workspace.name },
+    layers: layers.build(),
+    layer_groups: groups.build(),
+    mosaic_granules: counts.get('mosaic_granules') ?? 0,
+    style_references: [],
+    role_references: [...roles].map(([role_id, references]) => ({ role_id, references })),
+    workspace_items: Object.fromEntries([...counts].filter(([k]) => k !== 'mosaic_granules')),
+    total: layers.count + groups.count + others + 1,
+  };
+}

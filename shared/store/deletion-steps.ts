@@ -1,0 +1,793 @@
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  QueryCommand,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import type { DeletionOperation, DeletionPhase } from '../domain/deletions.ts';
+import { servicePhases, workspacePhases } from '../domain/deletions.ts';
+import type { LayerGroup } from '../domain/layer-groups.ts';
+import { customRoles, usedStyles } from '../domain/layers.ts';
+import { customTileMatrixSets, type OGCTilesSettings } from '../domain/settings.ts';
+import type { UsageKeyProvisioner } from '../domain/usage-keys.ts';
+import { documentClient, tableName } from './client.ts';
+import { countedWorkspaceEntities, dependentGroupClosure } from './deletion-plans.ts';
+import { toOperation } from './deletions-repository.ts';
+import { cancellationCodes, isConditionFailure, translateStoreError } from './errors.ts';
+import { batchDeleteKeys, getItem, writeUnits } from './items.ts';
+import { type Key, keys } from './keys.ts';
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+type Item = Record<string, unknown>;
+
+/** A failure worth retrying with backoff (throttling, a concurrent runner); Step Functions retries it. */
+export class TransientError extends Error {
+  override name = 'TransientError';
+}
+
+/** The operation is not running under this execution any more (failed, retried or completed elsewhere). */
+export class StaleExecutionError extends Error {
+  override name = 'StaleExecutionError';
+}
+
+/** An item the workflow can't interpret; the operation fails with this message until it is repaired. */
+export class CorruptItemError extends Error {
+  override name = 'CorruptItemError';
+}
+
+/** Reference changes per checkpoint transaction (DynamoDB allows 100 items; one is the operation). */
+const MAX_RELEASES = 90;
+/** Parallel conditional deletes of public id markers. */
+const MARKER_CONCURRENCY = 16;
+
+/** How one chunked phase reads, releases and removes its items (ADR 0070). */
+interface ChunkSpec {
+  prefix: string;
+  /** Items per checkpoint (fewer when their reference changes would overflow a transaction). */
+  chunk: number;
+  skip?: (item: Item) => boolean;
+  /** Reference changes committed with the checkpoint, keyed so equal changes merge. */
+  releases?: (item: Item) => { key: string; item: TransactItem; delta?: number }[];
+  counted: (item: Item) => boolean;
+  /** Deletes the items (idempotent); returns write units consumed. */
+  remove: (items: Item[]) => Promise<number>;
+}
+
+async function inParallel<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) await fn(items[next++] as T);
+  });
+  await Promise.all(workers);
+}
+
+/**
+ * The steps of the deletion workflow against the table. Every step is idempotent: the operation
+ * item records the phase and a checkpoint (the key range of the chunk whose reference changes are
+ * committed), so a re-run finishes that chunk's removal and goes on after it.
+ */
+export class DeletionSteps {
+  private readonly db: DynamoDBDocumentClient = documentClient();
+  private readonly table = tableName();
+  /** Write units consumed since the last operation update (added at the next one). */
+  private pendingUnits = 0;
+
+  constructor(private readonly usageKeys?: UsageKeyProvisioner) {}
+
+  private async load(
+    id: string,
+  ): Promise<DeletionOperation & { checkpoint_from?: string; checkpoint_to?: string }> {
+    const item = await getItem(this.db, this.table, keys.deletion(id));
+    if (!item) throw new StaleExecutionError(`Deletion operation ${id} does not exist.`);
+    return toOperation(item) as DeletionOperation & { checkpoint_from?: string; checkpoint_to?: string };
+  }
+
+  private async send<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      if (isConditionFailure(error) || cancellationCodes(error)) throw error;
+      try {
+        translateStoreError(error);
+      } catch (translated) {
+        if ((translated as Error).name === 'UnavailableError')
+          throw new TransientError((translated as Error).message);
+        throw translated;
+      }
+    }
+  }
+
+  /** pending|running → running. A completed operation is left alone; any other is stale. */
+  async begin(id: string, now = new Date()): Promise<void> {
+    try {
+      await this.send(() =>
+        this.db.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: keys.deletion(id),
+            UpdateExpression: 'SET #s = :running, updated_at = :now',
+            ConditionExpression: '#s IN (:pending, :running)',
+            ExpressionAttributeNames: { '#s': 'status' },
+            ExpressionAttributeValues: {
+              ':running': 'running',
+              ':pending': 'pending',
+              ':now': now.toISOString(),
+            },
+          }),
+        ),
+      );
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      const op = await this.load(id);
+      if (op.status !== 'completed') throw new StaleExecutionError(`Deletion ${id} is ${op.status}.`);
+    }
+  }
+
+  /** Runs phases until the operation is done or the time budget is spent. */
+  async runBatch(id: string, budgetMs: number): Promise<{ done: boolean }> {
+    const deadline = Date.now() + budgetMs;
+    let op = await this.load(id);
+    if (op.status === 'completed') return { done: true };
+    if (op.status !== 'running') throw new StaleExecutionError(`Deletion ${id} is ${op.status}.`);
+    while (Date.now() < deadline) {
+      if (op.phase === 'done') return { done: true };
+      const finished = await this.runPhase(op, deadline);
+      if (!finished) break;
+      op = await this.load(id);
+    }
+    return { done: op.phase === 'done' };
+  }
+
+  private nextPhase(op: DeletionOperation): DeletionPhase {
+    const phases = op.scope === 'service' ? servicePhases : workspacePhases;
+    return phases[phases.indexOf(op.phase) + 1] ?? 'done';
+  }
+
+  private async advance(op: DeletionOperation): Promise<void> {
+    const units = this.takeUnits();
+    try {
+      await this.send(() =>
+        this.db.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: keys.deletion(op.id),
+            UpdateExpression:
+              'SET phase = :next, updated_at = :now, write_units = if_not_exists(write_units, :zero) + :w REMOVE checkpoint_from, checkpoint_to',
+            ConditionExpression: 'phase = :phase AND #s = :running',
+            ExpressionAttributeNames: { '#s': 'status' },
+            ExpressionAttributeValues: {
+              ':next': this.nextPhase(op),
+              ':phase': op.phase,
+              ':running': 'running',
+              ':now': new Date().toISOString(),
+              ':zero': 0,
+              ':w': units,
+            },
+          }),
+        ),
+      );
+    } catch (error) {
+      if (isConditionFailure(error))
+        throw new TransientError('Another runner advanced this deletion; resuming.');
+      throw error;
+    }
+  }
+
+  private takeUnits(): number {
+    const units = this.pendingUnits;
+    this.pendingUnits = 0;
+    return units;
+  }
+
+  /** Runs one phase; true when it finished (and the operation moved on). */
+  private async runPhase(op: DeletionOperation, deadline: number): Promise<boolean> {
+    const ws = op.workspace_id;
+    switch (op.phase) {
+      case 'layer_groups':
+        if (!(await this.removeGroups(op, deadline))) return false;
+        break;
+      case 'layers':
+        if (
+          !(await this.chunked(
+            op,
+            deadline,
+            op.scope === 'service' ? this.serviceLayers(op) : this.workspaceLayers(),
+          ))
+        )
+          return false;
+        break;
+      case 'mosaic':
+        if (
+          !(await this.chunked(
+            op,
+            deadline,
+            this.plain(keys.mosaicGranulePrefix(op.target_id), 500, () => true),
+          ))
+        )
+          return false;
+        break;
+      case 'api_keys':
+        if (!(await this.chunked(op, deadline, this.apiKeys()))) return false;
+        break;
+      case 'claim_mappings':
+        if (!(await this.chunked(op, deadline, this.claimMappings()))) return false;
+        break;
+      case 'settings':
+        if (!(await this.chunked(op, deadline, this.settings(ws)))) return false;
+        break;
+      case 'workspace_items':
+        if (!(await this.chunked(op, deadline, this.workspaceItems()))) return false;
+        break;
+      case 'target':
+        await (op.scope === 'service' ? this.removeService(op) : this.removeWorkspace(op));
+        return true;
+      case 'done':
+        return true;
+    }
+    await this.advance(op);
+    return true;
+  }
+
+  // ---- chunked phases -------------------------------------------------------------------------
+
+  private async query(partition: string, condition: string, values: Item, start?: Key, limit?: number) {
+    return this.send(() =>
+      this.db.send(
+        new QueryCommand({
+          TableName: this.table,
+          KeyConditionExpression: condition,
+          ExpressionAttributeValues: { ':p': partition, ...values },
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+          Limit: limit,
+        }),
+      ),
+    );
+  }
+
+  /** The items of a committed chunk still present (its removal may have been interrupted). */
+  private async itemsBetween(partition: string, from: string, to: string): Promise<Item[]> {
+    const items: Item[] = [];
+    let start: Key | undefined;
+    do {
+      const out = await this.query(
+        partition,
+        'PK = :p AND SK BETWEEN :a AND :b',
+        { ':a': from, ':b': to },
+        start,
+      );
+      items.push(...(out.Items ?? []));
+      start = out.LastEvaluatedKey as Key | undefined;
+    } while (start);
+    return items;
+  }
+
+  private async chunked(
+    op: DeletionOperation & { checkpoint_from?: string; checkpoint_to?: string },
+    deadline: number,
+    spec: ChunkSpec,
+  ): Promise<boolean> {
+    const partition = keys.workspacePartition(op.workspace_id);
+    let previous = op.checkpoint_to;
+    if (op.checkpoint_from && op.checkpoint_to) {
+      const leftover = (await this.itemsBetween(partition, op.checkpoint_from, op.checkpoint_to)).filter(
+        (i) => (i.SK as string).startsWith(spec.prefix) && !spec.skip?.(i),
+      );
+      if (leftover.length > 0) this.pendingUnits += await spec.remove(leftover);
+    }
+    while (Date.now() < deadline) {
+      const out = await this.query(
+        partition,
+        spec.prefix ? 'PK = :p AND begins_with(SK, :s)' : 'PK = :p',
+        spec.prefix ? { ':s': spec.prefix } : {},
+        previous ? { PK: partition, SK: previous } : undefined,
+        spec.chunk,
+      );
+      const page = out.Items ?? [];
+      if (page.length === 0) return true;
+      // Cut the chunk where its reference changes would overflow one transaction.
+      const releases = new Map<string, { item: TransactItem; delta: number }>();
+      const chunk: Item[] = [];
+      for (const item of page) {
+        const changes = spec.skip?.(item) ? [] : (spec.releases?.(item) ?? []);
+        const fresh = changes.filter((c) => !releases.has(c.key)).length;
+        if (chunk.length > 0 && releases.size + fresh > MAX_RELEASES) break;
+        for (const c of changes) {
+          const known = releases.get(c.key);
+          if (known) known.delta += c.delta ?? 0;
+          else releases.set(c.key, { item: c.item, delta: c.delta ?? 0 });
+        }
+        chunk.push(item);
+      }
+      const targets = chunk.filter((i) => !spec.skip?.(i));
+      const from = chunk[0]?.SK as string;
+      const to = chunk[chunk.length - 1]?.SK as string;
+      await this.checkpoint(op, previous, from, to, targets.filter(spec.counted).length, [
+        ...releases.values(),
+      ]);
+      if (targets.length > 0) this.pendingUnits += await spec.remove(targets);
+      previous = to;
+      op.checkpoint_from = from;
+      op.checkpoint_to = to;
+    }
+    return false;
+  }
+
+  /** Commits a chunk: its key range, its count and its reference changes, in one write. */
+  private async checkpoint(
+    op: DeletionOperation,
+    previous: string | undefined,
+    from: string,
+    to: string,
+    counted: number,
+    releases: { item: TransactItem; delta: number }[],
+  ): Promise<void> {
+    const update = {
+      TableName: this.table,
+      Key: keys.deletion(op.id),
+      UpdateExpression:
+        'SET checkpoint_from = :from, checkpoint_to = :to, updated_at = :now, progress.deleted = progress.deleted + :n, write_units = if_not_exists(write_units, :zero) + :w',
+      ConditionExpression: `phase = :phase AND #s = :running AND ${previous ? 'checkpoint_to = :prev' : 'attribute_not_exists(checkpoint_to)'}`,
+      ExpressionAttributeNames: { '#s': 'status' },
+      ExpressionAttributeValues: {
+        ':from': from,
+        ':to': to,
+        ':now': new Date().toISOString(),
+        ':n': counted,
+        ':zero': 0,
+        ':w': this.takeUnits(),
+        ':phase': op.phase,
+        ':running': 'running',
+        ...(previous ? { ':prev': previous } : {}),
+      },
+    };
+    try {
+      if (releases.length === 0) {
+        const out = await this.send(() =>
+          this.db.send(new UpdateCommand({ ...update, ReturnConsumedCapacity: 'TOTAL' })),
+        );
+        this.pendingUnits += writeUnits(out);
+        return;
+      }
+      const items = releases.map((r) => withDelta(r.item, r.delta));
+      const out = await this.send(() =>
+        this.db.send(
+          new TransactWriteCommand({
+            TransactItems: [{ Update: update }, ...items],
+            ReturnConsumedCapacity: 'TOTAL',
+          }),
+        ),
+      );
+      this.pendingUnits += writeUnits(out);
+    } catch (error) {
+      if (isConditionFailure(error) || cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') {
+        throw new TransientError('Another runner moved this deletion on; resuming from its checkpoint.');
+      }
+      if (cancellationCodes(error))
+        throw new TransientError('The checkpoint transaction was cancelled; retrying.');
+      throw error;
+    }
+  }
+
+  private plain(prefix: string, chunk: number, counted: (i: Item) => boolean): ChunkSpec {
+    return {
+      prefix,
+      chunk,
+      counted,
+      remove: (items) =>
+        batchDeleteKeys(
+          this.db,
+          this.table,
+          items.map((i) => ({ PK: i.PK as string, SK: i.SK as string })),
+        ),
+    };
+  }
+
+  private roleRelease(roleId: string) {
+    return {
+      key: `role:${roleId}`,
+      delta: -1,
+      item: {
+        Update: {
+          TableName: this.table,
+          Key: keys.role(roleId),
+          UpdateExpression: 'ADD ref_count :d',
+          ExpressionAttributeValues: { ':d': 0 },
+        },
+      },
+    };
+  }
+
+  private serviceLayers(op: DeletionOperation): ChunkSpec {
+    return {
+      prefix: keys.layerPrefix(op.target_id),
+      chunk: 250,
+      counted: () => true,
+      releases: (l) => [
+        ...usedStyles(l as never).map((style) => ({
+          key: `style:${style}`,
+          delta: -1,
+          item: {
+            Update: {
+              TableName: this.table,
+              Key: keys.style(op.workspace_id, style),
+              UpdateExpression: 'ADD layer_ref_count :d',
+              ConditionExpression: 'attribute_exists(PK)',
+              ExpressionAttributeValues: { ':d': 0 },
+            },
+          },
+        })),
+        ...customRoles((l.allowed_roles as string[] | undefined) ?? []).map((r) => this.roleRelease(r)),
+      ],
+      remove: async (layers) => {
+        let units = 0;
+        for (const l of layers) {
+          if (typeof l.public_id !== 'string' || typeof l.id !== 'string') {
+            throw new CorruptItemError(
+              `Layer item ${String(l.SK)} has no public_id; repair or remove it, then retry.`,
+            );
+          }
+        }
+        // Markers first (each only while it still names this layer: a freed public id may be taken
+        // again), then the layers; a re-run finds the layers and repeats harmlessly.
+        await inParallel(layers, MARKER_CONCURRENCY, async (l) => {
+          try {
+            const out = await this.send(() =>
+              this.db.send(
+                new DeleteCommand({
+                  TableName: this.table,
+                  Key: keys.publicId(op.workspace_id, l.public_id as string),
+                  ConditionExpression: 'target_id = :id',
+                  ExpressionAttributeValues: { ':id': l.id },
+                  ReturnConsumedCapacity: 'TOTAL',
+                }),
+              ),
+            );
+            units += writeUnits(out);
+          } catch (error) {
+            if (!isConditionFailure(error)) throw error;
+            units += 1;
+          }
+        });
+        return (
+          units +
+          (await batchDeleteKeys(
+            this.db,
+            this.table,
+            layers.map((l) => ({ PK: l.PK as string, SK: l.SK as string })),
+          ))
+        );
+      },
+    };
+  }
+
+  private workspaceLayers(): ChunkSpec {
+    return {
+      ...this.plain(keys.layerPrefixAll, 500, () => true),
+      releases: (l) =>
+        customRoles((l.allowed_roles as string[] | undefined) ?? []).map((r) => this.roleRelease(r)),
+    };
+  }
+
+  private apiKeys(): ChunkSpec {
+    return {
+      prefix: keys.apiKeyPrefix,
+      chunk: 200,
+      counted: () => true,
+      // The hash lookup first: a key whose hash is gone can't authenticate any more.
+      remove: async (items) =>
+        (await batchDeleteKeys(
+          this.db,
+          this.table,
+          items
+            .filter((i) => typeof i.key_hash === 'string')
+            .map((i) => keys.apiKeyHash(i.key_hash as string)),
+        )) +
+        (await batchDeleteKeys(
+          this.db,
+          this.table,
+          items.map((i) => ({ PK: i.PK as string, SK: i.SK as string })),
+        )),
+    };
+  }
+
+  private claimMappings(): ChunkSpec {
+    return {
+      ...this.plain(keys.claimMappingPrefix, 200, () => true),
+      releases: (m) => (m.custom_role ? [this.roleRelease(m.role_id as string)] : []),
+    };
+  }
+
+  private settings(workspaceId: string): ChunkSpec {
+    return {
+      ...this.plain('SETTINGS#', 10, () => true),
+      releases: (s) =>
+        s.kind === 'ogc-tiles'
+          ? customTileMatrixSets(s.document as OGCTilesSettings).flatMap((id) => [
+              {
+                key: `tmsref:${id}`,
+                item: { Delete: { TableName: this.table, Key: keys.tileMatrixSetRef(id, workspaceId) } },
+              },
+              {
+                key: `tms:${id}`,
+                delta: -1,
+                item: {
+                  Update: {
+                    TableName: this.table,
+                    Key: keys.tileMatrixSet(id),
+                    UpdateExpression: 'ADD ref_count :d',
+                    ConditionExpression: 'attribute_exists(PK)',
+                    ExpressionAttributeValues: { ':d': 0 },
+                  },
+                },
+              },
+            ])
+          : [],
+    };
+  }
+
+  private workspaceItems(): ChunkSpec {
+    return {
+      ...this.plain(keys.partitionStart, 1000, (i) => {
+        const kind = countedWorkspaceEntities[i.entity as string];
+        return kind !== undefined && !['api_keys', 'claim_mappings', 'settings'].includes(kind);
+      }),
+      skip: (i) => i.SK === keys.workspaceItemSortKey,
+    };
+  }
+
+  // ---- layer groups ---------------------------------------------------------------------------
+
+  /** Deletes the dependent group closure, outermost groups first; true when none is left. */
+  private async removeGroups(op: DeletionOperation, deadline: number): Promise<boolean> {
+    while (Date.now() < deadline) {
+      const closure = await dependentGroupClosure(
+        this.db,
+        this.table,
+        op.workspace_id,
+        new Set([op.target_id]),
+      );
+      if (closure.length === 0) return true;
+      const listed = new Set(closure.flatMap((g) => g.members.map((m) => m.resource)));
+      const outermost = closure.filter((g) => !listed.has(g.public_id));
+      let removed = 0;
+      for (const g of outermost) if (await this.removeGroup(op, g)) removed++;
+      if (removed === 0) throw new TransientError('The dependent layer groups changed meanwhile; retrying.');
+    }
+    return false;
+  }
+
+  private async removeGroup(op: DeletionOperation, g: LayerGroup): Promise<boolean> {
+    const items: TransactItem[] = [
+      {
+        Delete: {
+          TableName: this.table,
+          Key: keys.layerGroup(g.workspace_id, g.id),
+          ConditionExpression: '#v = :v',
+          ExpressionAttributeNames: { '#v': 'version' },
+          ExpressionAttributeValues: { ':v': g.version },
+        },
+      },
+      {
+        Delete: {
+          TableName: this.table,
+          Key: keys.publicId(g.workspace_id, g.public_id),
+          ConditionExpression:
+            'target_id = :id AND (attribute_not_exists(member_of_count) OR member_of_count <= :zero)',
+          ExpressionAttributeValues: { ':id': g.id, ':zero': 0 },
+        },
+      },
+      ...g.members.map((m) => ({
+        Update: {
+          TableName: this.table,
+          Key: keys.publicId(g.workspace_id, m.resource),
+          UpdateExpression: 'ADD member_of_count :minus',
+          ConditionExpression: 'attribute_exists(PK)',
+          ExpressionAttributeValues: { ':minus': -1 },
+        },
+      })),
+      {
+        Update: {
+          TableName: this.table,
+          Key: keys.deletion(op.id),
+          UpdateExpression:
+            'SET progress.deleted = progress.deleted + :one, updated_at = :now, write_units = if_not_exists(write_units, :zero) + :w',
+          ConditionExpression: 'phase = :phase AND #s = :running',
+          ExpressionAttributeNames: { '#s': 'status' },
+          ExpressionAttributeValues: {
+            ':one': 1,
+            ':zero': 0,
+            ':w': this.takeUnits(),
+            ':now': new Date().toISOString(),
+            ':phase': 'layer_groups',
+            ':running': 'running',
+          },
+        },
+      },
+    ];
+    try {
+      const out = await this.send(() =>
+        this.db.send(new TransactWriteCommand({ TransactItems: items, ReturnConsumedCapacity: 'TOTAL' })),
+      );
+      this.pendingUnits += writeUnits(out);
+      return true;
+    } catch (error) {
+      const codes = cancellationCodes(error);
+      if (codes?.[codes.length - 1] === 'ConditionalCheckFailed') {
+        throw new StaleExecutionError(`Deletion ${op.id} is no longer running.`);
+      }
+      if (codes) return false;
+      throw error;
+    }
+  }
+
+  // ---- the target -----------------------------------------------------------------------------
+
+  private completion(op: DeletionOperation, now: string): TransactItem {
+    return {
+      Update: {
+        TableName: this.table,
+        Key: keys.deletion(op.id),
+        UpdateExpression:
+          'SET #s = :completed, phase = :done, completed_at = :now, updated_at = :now, progress.deleted = progress.deleted + :one, write_units = if_not_exists(write_units, :zero) + :w REMOVE checkpoint_from, checkpoint_to',
+        ConditionExpression: 'phase = :target AND #s = :running',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: {
+          ':completed': 'completed',
+          ':done': 'done',
+          ':target': 'target',
+          ':running': 'running',
+          ':now': now,
+          ':one': 1,
+          ':zero': 0,
+          ':w': this.takeUnits(),
+        },
+      },
+    };
+  }
+
+  private async finish(op: DeletionOperation, items: TransactItem[]): Promise<void> {
+    try {
+      await this.send(() =>
+        this.db.send(
+          new TransactWriteCommand({
+            TransactItems: [...items, this.completion(op, new Date().toISOString())],
+          }),
+        ),
+      );
+    } catch (error) {
+      const codes = cancellationCodes(error);
+      if (codes?.[codes.length - 1] === 'ConditionalCheckFailed') {
+        const current = await this.load(op.id);
+        if (current.status === 'completed') return;
+        throw new StaleExecutionError(`Deletion ${op.id} is ${current.status}.`);
+      }
+      if (codes?.includes('ConditionalCheckFailed')) {
+        throw new CorruptItemError(`The ${op.scope} ${op.target_id} is not the one this operation hid.`);
+      }
+      if (codes) throw new TransientError('The final transaction was cancelled; retrying.');
+      throw error;
+    }
+  }
+
+  private async removeService(op: DeletionOperation): Promise<void> {
+    const service = await getItem(this.db, this.table, keys.service(op.workspace_id, op.target_id));
+    await this.finish(op, [
+      {
+        Delete: {
+          TableName: this.table,
+          Key: keys.service(op.workspace_id, op.target_id),
+          ConditionExpression: 'deletion_id = :op',
+          ExpressionAttributeValues: { ':op': op.id },
+        },
+      },
+      ...(service
+        ? [
+            {
+              Delete: {
+                TableName: this.table,
+                Key: keys.serviceName(op.workspace_id, service.name as string),
+                ConditionExpression: 'service_id = :id',
+                ExpressionAttributeValues: { ':id': op.target_id },
+              },
+            },
+          ]
+        : []),
+      { Delete: { TableName: this.table, Key: keys.mosaic(op.workspace_id, op.target_id) } },
+      {
+        Update: {
+          TableName: this.table,
+          Key: keys.activeDeletions(op.workspace_id),
+          UpdateExpression: 'ADD #c :minus',
+          ConditionExpression: 'attribute_exists(PK)',
+          ExpressionAttributeNames: { '#c': 'count' },
+          ExpressionAttributeValues: { ':minus': -1 },
+        },
+      },
+    ]);
+  }
+
+  private async removeWorkspace(op: DeletionOperation): Promise<void> {
+    const workspace = await getItem(this.db, this.table, keys.workspace(op.workspace_id));
+    if (workspace?.usage_key_id) await this.usageKeys?.remove(workspace.usage_key_id as string);
+    await this.finish(op, [
+      {
+        Delete: {
+          TableName: this.table,
+          Key: keys.workspace(op.workspace_id),
+          ConditionExpression: 'deletion_id = :op',
+          ExpressionAttributeValues: { ':op': op.id },
+        },
+      },
+      {
+        Delete: {
+          TableName: this.table,
+          Key: keys.workspaceName(op.workspace_name),
+          ConditionExpression: 'workspace_id = :id',
+          ExpressionAttributeValues: { ':id': op.workspace_id },
+        },
+      },
+    ]);
+  }
+
+  // ---- failure --------------------------------------------------------------------------------
+
+  /** running|pending → failed with the reason; a service's workspace stops waiting for it. */
+  async recordFailure(id: string, message: string, now = new Date()): Promise<void> {
+    const op = await this.load(id);
+    if (op.status !== 'pending' && op.status !== 'running') return;
+    const items: TransactItem[] = [
+      {
+        Update: {
+          TableName: this.table,
+          Key: keys.deletion(id),
+          UpdateExpression: 'SET #s = :failed, last_error = :error, updated_at = :now',
+          ConditionExpression: '#s IN (:pending, :running) AND attempt_count = :attempt',
+          ExpressionAttributeNames: { '#s': 'status' },
+          ExpressionAttributeValues: {
+            ':failed': 'failed',
+            ':pending': 'pending',
+            ':running': 'running',
+            ':attempt': op.attempt_count,
+            ':error': message.slice(0, 1000),
+            ':now': now.toISOString(),
+          },
+        },
+      },
+      ...(op.scope === 'service'
+        ? [
+            {
+              Update: {
+                TableName: this.table,
+                Key: keys.activeDeletions(op.workspace_id),
+                UpdateExpression: 'ADD #c :minus',
+                ConditionExpression: 'attribute_exists(PK)',
+                ExpressionAttributeNames: { '#c': 'count' },
+                ExpressionAttributeValues: { ':minus': -1 },
+              },
+            },
+          ]
+        : []),
+    ];
+    try {
+      await this.send(() => this.db.send(new TransactWriteCommand({ TransactItems: items })));
+    } catch (error) {
+      // Already failed, retried or completed by someone else: nothing to record.
+      if (cancellationCodes(error)?.includes('ConditionalCheckFailed')) return;
+      throw error;
+    }
+  }
+}
+
+/** Puts the merged delta into a reference update (`:d`). */
+function withDelta(item: TransactItem, delta: number): TransactItem {
+  if (!item.Update) return item;
+  return {
+    Update: {
+      ...item.Update,
+      ExpressionAttributeValues: { ...item.Update.ExpressionAttributeValues, ':d': delta },
+    },
+  };
+}

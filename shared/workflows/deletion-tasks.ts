@@ -1,0 +1,47 @@
+import { usageKeys } from '../platform/usage-keys.ts';
+import { DeletionSteps, TransientError } from '../store/deletion-steps.ts';
+
+/** What every deletion task receives and returns. */
+export interface TaskInput {
+  operation_id: string;
+}
+
+let steps: DeletionSteps | undefined;
+
+/** The store's workflow steps (one per process). */
+export function deletionSteps(): DeletionSteps {
+  steps ??= new DeletionSteps(usageKeys());
+  return steps;
+}
+
+/** Time one batch invocation may spend before handing back to the state machine. */
+export function batchBudgetMs(): number {
+  const value = Number(process.env.DELETION_BATCH_BUDGET_MS ?? 60000);
+  return Number.isFinite(value) && value > 0 ? value : 60000;
+}
+
+/**
+ * The error a task throws: store outages become `TransientError` (retried with backoff by the
+ * state machine); everything else keeps its name and ends the operation `failed`.
+ */
+export function taskFailure(error: unknown): Error {
+  const e = error as Error;
+  if (e?.name === 'UnavailableError') return new TransientError(e.message);
+  console.error(
+    JSON.stringify({ level: 'ERROR', message: 'deletion task failed', error: String(e?.stack ?? e) }),
+  );
+  return e instanceof Error ? e : new Error(String(error));
+}
+
+/** A readable `last_error` from the caught `{Error, Cause}` (Lambda puts a JSON document in Cause). */
+export function failureMessage(error: { Error?: string; Cause?: string } | undefined): string {
+  if (!error) return 'The deletion failed.';
+  let cause = error.Cause ?? '';
+  try {
+    const parsed = JSON.parse(cause) as { errorMessage?: string };
+    if (parsed.errorMessage) cause = parsed.errorMessage;
+  } catch {
+    // Not JSON: the message itself.
+  }
+  return `${error.Error ?? 'Error'}: ${cause}`.trim();
+}
