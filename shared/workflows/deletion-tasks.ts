@@ -6,12 +6,12 @@ export interface TaskInput {
   operation_id: string;
 }
 
-let steps: DeletionSteps | undefined;
-
-/** The store's workflow steps (one per process). */
+/**
+ * The store's workflow steps, one per task invocation: they count the write units of their own
+ * operation (the local host runs several executions in one process).
+ */
 export function deletionSteps(): DeletionSteps {
-  steps ??= new DeletionSteps(usageKeys());
-  return steps;
+  return new DeletionSteps(usageKeys());
 }
 
 /** Time one batch invocation may spend before handing back to the state machine. */
