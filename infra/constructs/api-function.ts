@@ -1,6 +1,13 @@
 import { fileURLToPath } from 'node:url';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import {
+  type AddToPrincipalPolicyResult,
+  PolicyDocument,
+  PolicyStatement,
+  Role,
+  type RoleProps,
+  ServicePrincipal,
+} from 'aws-cdk-lib/aws-iam';
 import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -8,6 +15,7 @@ import { Construct } from 'constructs';
 import type { DataAction } from '../../shared/api/operation.ts';
 import type { CatalogTable } from './catalog-table.ts';
 import type { FunctionBundles } from './function-bundles.ts';
+import type { StageConfig } from './stage-config.ts';
 
 /** The repository root: route handler paths are relative to it. */
 export const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -43,6 +51,47 @@ export function dataStatements(table: CatalogTable, actions: readonly DataAction
   return statements;
 }
 
+/** The environment every function of the app gets (API functions, authorizer, workflow tasks). */
+export function functionEnvironment(config: StageConfig, table: CatalogTable): Record<string, string> {
+  return {
+    TABLE_NAME: table.table.tableName,
+    MAX_BODY_BYTES: String(config.maxBodyBytes),
+    POWERTOOLS_SERVICE_NAME: 'geoplane',
+    // Unset rather than empty: the functions' config schema refuses empty strings.
+    ...(config.oidcIssuer ? { OIDC_ISSUER: config.oidcIssuer } : {}),
+    ...(config.oidcAudience ? { OIDC_AUDIENCE: config.oidcAudience } : {}),
+    ...(config.oidcJwksUri ? { OIDC_JWKS_URI: config.oidcJwksUri } : {}),
+    ...(config.oidcClientId ? { OIDC_CLIENT_ID: config.oidcClientId } : {}),
+    ...(config.oidcRedirectUri ? { OIDC_REDIRECT_URI: config.oidcRedirectUri } : {}),
+    ...(config.oidcScopes ? { OIDC_SCOPES: config.oidcScopes } : {}),
+    ...(config.oidcGroupClaims ? { OIDC_GROUP_CLAIMS: config.oidcGroupClaims } : {}),
+    CONSOLE_TOKEN_LOGIN: String(config.consoleTokenLogin),
+    SESSION_TTL_SECONDS: String(config.sessionTtlSeconds),
+    SESSION_IDLE_SECONDS: String(config.sessionIdleSeconds),
+  };
+}
+
+/**
+ * A role whose grants (its own and those CDK adds, e.g. log writing, X-Ray) go into one inline
+ * policy instead of a separate `AWS::IAM::Policy`: one resource fewer per function keeps the stack
+ * under CloudFormation's 500-resource limit.
+ */
+export class InlinePolicyRole extends Role {
+  private readonly inlineGrants: PolicyDocument;
+
+  constructor(scope: Construct, id: string, props: RoleProps) {
+    const grants = new PolicyDocument();
+    super(scope, id, { ...props, inlinePolicies: { ...props.inlinePolicies, Grants: grants } });
+    this.inlineGrants = grants;
+  }
+
+  override addToPrincipalPolicy(statement: PolicyStatement): AddToPrincipalPolicyResult {
+    this.inlineGrants.addStatements(statement);
+    // The role itself: whoever uses it depends on the role, and so on the inline policy.
+    return { statementAdded: true, policyDependable: this };
+  }
+}
+
 export interface ApiFunctionProps {
   /** Module path of the entry point, relative to the repository root (a route's `handler`). */
   entry: string;
@@ -55,15 +104,17 @@ export interface ApiFunctionProps {
   data: readonly DataAction[];
   environment: Record<string, string>;
   logRetention: RetentionDays;
+  /** Default 15 s (API functions: under API Gateway's 29 s); workflow tasks run longer. */
+  timeout?: Duration;
 }
 
 /**
- * One Lambda function of the API (an operation or the authorizer): its own role with nothing but
+ * One Lambda function of the app (an operation, the authorizer or a workflow task): its own role with nothing but
  * its log group, X-Ray and the DynamoDB actions it declares.
  */
 export class ApiFunction extends Construct {
   readonly function: NodejsFunction;
-  readonly role: Role;
+  readonly role: InlinePolicyRole;
   readonly logGroup: LogGroup;
 
   constructor(scope: Construct, id: string, props: ApiFunctionProps) {
@@ -74,7 +125,7 @@ export class ApiFunction extends Construct {
     });
     // An explicit role instead of the default one, which carries the AWS managed
     // AWSLambdaBasicExecutionRole (logs on every log group of the account).
-    this.role = new Role(this, 'Role', {
+    this.role = new InlinePolicyRole(this, 'Role', {
       assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
       description: `Runs ${props.description}`,
     });
@@ -89,7 +140,7 @@ export class ApiFunction extends Construct {
       architecture: Architecture.ARM_64,
       memorySize: 1024,
       // Under API Gateway's 29 s; above the DynamoDB client's worst case (3 × (1 s connect + 3 s request)).
-      timeout: Duration.seconds(15),
+      timeout: props.timeout ?? Duration.seconds(15),
       description: props.description,
       role: this.role,
       logGroup: this.logGroup,

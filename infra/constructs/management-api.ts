@@ -1,4 +1,4 @@
-import { ArnFormat, Duration, Names, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Names, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import {
   AccessLogField,
   AccessLogFormat,
@@ -15,14 +15,16 @@ import {
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { Operation } from '../../shared/api/operation.ts';
 import { authorizerDataAccess } from '../../shared/api/routes.ts';
-import { ApiFunction, repositoryRoot } from './api-function.ts';
+import { ApiFunction, functionEnvironment } from './api-function.ts';
 import type { CatalogTable } from './catalog-table.ts';
-import { FunctionBundles } from './function-bundles.ts';
+import type { FunctionBundles } from './function-bundles.ts';
 import { addGatewayResponses } from './gateway-responses.ts';
 import type { StageConfig } from './stage-config.ts';
+import { grantUsageKeys, usagePlanNameOf } from './usage-keys.ts';
 
 /** Entry point of the REQUEST authorizer, relative to the repository root. */
 export const authorizerEntry = 'functions/authorizer/index.ts';
@@ -35,10 +37,27 @@ export function operationDescription(op: Operation): string {
   return `${op.operationId}: ${op.method} ${op.path}`;
 }
 
+/** Entry points of the API's functions (the authorizer and every route's handler). */
+export function managementApiEntries(routes: readonly Operation[]): string[] {
+  return [authorizerEntry, ...routes.map((op) => op.handler)];
+}
+
+/** The workflows routes may start (a route's `starts`), by name. */
+export type Workflows = Record<NonNullable<Operation['starts']>[number], IStateMachine>;
+
+/** Environment variable naming the state machine of each workflow. */
+export const workflowArnVariables: Record<keyof Workflows, string> = {
+  deletion: 'DELETION_STATE_MACHINE_ARN',
+};
+
 export interface ManagementApiProps {
   config: StageConfig;
   table: CatalogTable;
   routes: readonly Operation[];
+  /** Bundles of the app; must include {@link managementApiEntries} of `routes`. */
+  bundles: FunctionBundles;
+  /** The state machines routes start; required as soon as a route has `starts`. */
+  workflows?: Workflows;
 }
 
 /**
@@ -57,24 +76,9 @@ export class ManagementApi extends Construct {
 
   constructor(scope: Construct, id: string, props: ManagementApiProps) {
     super(scope, id);
-    const { config, table, routes } = props;
+    const { config, table, routes, bundles, workflows } = props;
     const logRetention = config.logRetentionDays as RetentionDays;
-    const environment: Record<string, string> = {
-      TABLE_NAME: table.table.tableName,
-      MAX_BODY_BYTES: String(config.maxBodyBytes),
-      POWERTOOLS_SERVICE_NAME: 'geoplane',
-      // Unset rather than empty: the functions' config schema refuses empty strings.
-      ...(config.oidcIssuer ? { OIDC_ISSUER: config.oidcIssuer } : {}),
-      ...(config.oidcAudience ? { OIDC_AUDIENCE: config.oidcAudience } : {}),
-      ...(config.oidcJwksUri ? { OIDC_JWKS_URI: config.oidcJwksUri } : {}),
-      ...(config.oidcClientId ? { OIDC_CLIENT_ID: config.oidcClientId } : {}),
-      ...(config.oidcRedirectUri ? { OIDC_REDIRECT_URI: config.oidcRedirectUri } : {}),
-      ...(config.oidcScopes ? { OIDC_SCOPES: config.oidcScopes } : {}),
-      ...(config.oidcGroupClaims ? { OIDC_GROUP_CLAIMS: config.oidcGroupClaims } : {}),
-      CONSOLE_TOKEN_LOGIN: String(config.consoleTokenLogin),
-      SESSION_TTL_SECONDS: String(config.sessionTtlSeconds),
-      SESSION_IDLE_SECONDS: String(config.sessionIdleSeconds),
-    };
+    const environment = functionEnvironment(config, table);
     // Connection passwords of services are encrypted with this key (never stored in clear).
     const secretsKey = new Key(this, 'ConnectionSecretsKey', {
       description: 'GeoPlane: encrypts data source passwords',
@@ -114,7 +118,6 @@ export class ManagementApi extends Construct {
     });
     addGatewayResponses(this.api);
 
-    const bundles = new FunctionBundles(repositoryRoot, [authorizerEntry, ...routes.map((op) => op.handler)]);
     this.authorizerFunction = new ApiFunction(this, 'Authorizer', {
       entry: authorizerEntry,
       bundles,
@@ -136,16 +139,9 @@ export class ManagementApi extends Construct {
 
     // Usage plans (DESIGN §6): the authorizer names a usage key per request — the workspace's,
     // or this global one. Keys are not credentials: the key source is AUTHORIZER.
-    const usagePlanName = `${Stack.of(this).stackName}-${config.stageName}`;
+    const usagePlanName = usagePlanNameOf(this, config);
     const globalUsageKeyValue = `geoplane-global-${Names.uniqueId(this).slice(-40).toLowerCase()}`;
     this.authorizerFunction.function.addEnvironment('GLOBAL_USAGE_KEY', globalUsageKeyValue);
-    const usageKeyArn = (path: string) =>
-      Stack.of(this).formatArn({
-        service: 'apigateway',
-        account: '',
-        resource: path,
-        arnFormat: ArnFormat.NO_RESOURCE_NAME,
-      });
 
     const operations = new Construct(this, 'Operations');
     for (const op of routes) {
@@ -167,33 +163,19 @@ export class ManagementApi extends Construct {
           }),
         );
       }
-      if (op.usageKeys?.length) {
-        // The plan is found by name: its id would make functions depend on the stage (a cycle).
-        fn.function.addEnvironment('USAGE_PLAN_NAME', usagePlanName);
+      if (op.usageKeys?.length) grantUsageKeys(fn, op.usageKeys, usagePlanName);
+      for (const workflow of new Set(op.starts ?? [])) {
+        const stateMachine = workflows?.[workflow];
+        if (!stateMachine)
+          throw new Error(`${op.operationId} starts the ${workflow} workflow, which is not deployed`);
+        // Starting executions of this one state machine, nothing else (no Describe, no Stop).
+        fn.function.addEnvironment(workflowArnVariables[workflow], stateMachine.stateMachineArn);
         fn.role.addToPolicy(
           new PolicyStatement({
-            actions: [
-              'apigateway:GET',
-              ...(op.usageKeys.includes('create') ? ['apigateway:POST'] : []),
-              ...(op.usageKeys.includes('delete') ? ['apigateway:DELETE'] : []),
-            ],
-            resources: [
-              usageKeyArn('/usageplans'),
-              usageKeyArn('/usageplans/*/keys'),
-              usageKeyArn('/apikeys'),
-              usageKeyArn('/apikeys/*'),
-            ],
+            actions: ['states:StartExecution'],
+            resources: [stateMachine.stateMachineArn],
           }),
         );
-        Validations.of(fn.role).acknowledge({
-          id: 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/*]',
-          reason:
-            'Usage keys are created at run time, one per workspace; their ids are not known at deploy time.',
-        });
-        Validations.of(fn.role).acknowledge({
-          id: 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/usageplans/*/keys]',
-          reason: 'The usage plan is found by name at run time (its id would create a dependency cycle).',
-        });
       }
       const buckets = (config.mosaicBuckets ?? '')
         .split(',')

@@ -1,11 +1,16 @@
 import { App, CfnOutput, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import type { Operation } from '../../shared/api/operation.ts';
 import { routes as routeTable } from '../../shared/api/routes.ts';
+import { functionEnvironment, repositoryRoot } from '../constructs/api-function.ts';
 import { CatalogTable } from '../constructs/catalog-table.ts';
-import { ManagementApi } from '../constructs/management-api.ts';
+import { DeletionWorkflow, deletionTaskEntries } from '../constructs/deletion-workflow.ts';
+import { FunctionBundles } from '../constructs/function-bundles.ts';
+import { ManagementApi, managementApiEntries } from '../constructs/management-api.ts';
 import { type StageConfig, stageConfigOf } from '../constructs/stage-config.ts';
+import { usagePlanNameOf } from '../constructs/usage-keys.ts';
 
 export interface GeoPlaneStackProps extends StackProps {
   config: StageConfig;
@@ -14,20 +19,38 @@ export interface GeoPlaneStackProps extends StackProps {
 }
 
 /**
- * GeoPlane in one stack: the catalog table and the management API (one function per route).
- * Environment-agnostic, so `cdk synth` needs no credentials.
+ * GeoPlane in one stack: the catalog table, the deletion workflow and the management API (one
+ * function per route). Environment-agnostic, so `cdk synth` needs no credentials.
  */
 export class GeoPlaneStack extends Stack {
   readonly table: CatalogTable;
+  readonly deletionWorkflow: DeletionWorkflow;
   readonly api: ManagementApi;
 
   constructor(scope: Construct, id: string, props: GeoPlaneStackProps) {
     super(scope, id, props);
+    const { config } = props;
+    const routes = props.routes ?? routeTable;
     this.table = new CatalogTable(this, 'Catalog');
-    this.api = new ManagementApi(this, 'Management', {
-      config: props.config,
+    // Every function of the app comes out of one esbuild run (ADR 0017).
+    const bundles = new FunctionBundles(repositoryRoot, [
+      ...managementApiEntries(routes),
+      ...deletionTaskEntries,
+    ]);
+    // Before the API: the routes that start it get its ARN (the workflow depends on no API function).
+    this.deletionWorkflow = new DeletionWorkflow(this, 'DeletionWorkflow', {
       table: this.table,
-      routes: props.routes ?? routeTable,
+      bundles,
+      environment: functionEnvironment(config, this.table),
+      logRetention: config.logRetentionDays as RetentionDays,
+      usagePlanName: usagePlanNameOf(this, config),
+    });
+    this.api = new ManagementApi(this, 'Management', {
+      config,
+      table: this.table,
+      routes,
+      bundles,
+      workflows: { deletion: this.deletionWorkflow.stateMachine },
     });
 
     new CfnOutput(this, 'ApiUrl', {

@@ -3,6 +3,7 @@ import { join, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { deletionTaskDescription, deletionTasks } from '../../infra/constructs/deletion-workflow.ts';
 import { createGeoPlaneApp } from '../../infra/stacks/geoplane-stack.ts';
 import { openApiDocument } from '../../shared/api/openapi.ts';
 import { routes } from '../../shared/api/routes.ts';
@@ -129,9 +130,10 @@ describe('route table ↔ synthesized template', () => {
     for (const parts of variablesByParent.values()) expect(parts).toHaveLength(1);
   });
 
-  it('has a function per route, plus the authorizer', () => {
+  it('has a function per route, plus the authorizer and the deletion workflow tasks', () => {
+    const tasks = deletionTasks.map((task) => deletionTaskDescription(task).split(':')[0]);
     expect(functions.map(([operationId]) => operationId).sort()).toEqual(
-      [...routes.map((op) => op.operationId), 'authorizer'].sort(),
+      [...routes.map((op) => op.operationId), 'authorizer', ...tasks].sort(),
     );
   });
 

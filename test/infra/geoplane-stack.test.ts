@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import type { CfnResource } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bundling } from '../../infra/bundling.ts';
 import type { ApiFunction } from '../../infra/constructs/api-function.ts';
+import { deletionTasks } from '../../infra/constructs/deletion-workflow.ts';
 import { esbuildOptions } from '../../infra/constructs/function-bundles.ts';
 import { authorizerData } from '../../infra/constructs/management-api.ts';
 import { createGeoPlaneApp, type GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
@@ -11,6 +11,7 @@ import type { Operation } from '../../shared/api/operation.ts';
 import { routes } from '../../shared/api/routes.ts';
 import { gatewayErrorBody, gatewayErrors } from '../../shared/http/gateway-responses.ts';
 import { tableDefinition } from '../../shared/store/table.ts';
+import { actionsIn, asArray, logicalId, policyDocuments, type Statement, statementsOfRole } from './iam.ts';
 
 const cdkContext = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'))
   .context as Record<string, unknown>;
@@ -25,28 +26,24 @@ function synthesize(context: Record<string, unknown> = {}) {
   return { stack, template: Template.fromStack(stack) };
 }
 
-type Statement = { Effect: string; Action: string | string[]; Resource: unknown };
-
-const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
-
-function logicalId(stack: GeoPlaneStack, construct: { node: { defaultChild?: unknown } }): string {
-  return stack.getLogicalId(construct.node.defaultChild as CfnResource);
-}
-
-/** Every statement of every policy attached to the function's role. */
+/** Every statement granted to the function's role. */
 function statementsOf(stack: GeoPlaneStack, template: Template, fn: ApiFunction): Statement[] {
-  const role = logicalId(stack, fn.role);
-  const policies = template.findResources('AWS::IAM::Policy', {
-    Properties: { Roles: Match.arrayWith([{ Ref: role }]) },
-  });
-  return Object.values(policies).flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[]);
+  return statementsOfRole(stack, template, fn.role);
 }
 
-function dynamoActionsOf(statements: Statement[]): string[] {
-  return [
-    ...new Set(statements.flatMap((s) => asArray(s.Action)).filter((a) => a.startsWith('dynamodb:'))),
-  ].sort();
-}
+const dynamoActionsOf = (statements: Statement[]) => actionsIn(statements, 'dynamodb');
+
+/** What Step Functions needs to deliver execution logs (CloudWatch Logs has no resource-level permission for it). */
+const stateMachineLogDelivery = [
+  'logs:CreateLogDelivery',
+  'logs:GetLogDelivery',
+  'logs:UpdateLogDelivery',
+  'logs:DeleteLogDelivery',
+  'logs:ListLogDeliveries',
+  'logs:PutResourcePolicy',
+  'logs:DescribeResourcePolicies',
+  'logs:DescribeLogGroups',
+];
 
 const expectedActions = (data: readonly string[]) => [...new Set(data.map((a) => `dynamodb:${a}`))].sort();
 
@@ -99,9 +96,10 @@ describe('GeoPlaneStack', () => {
   });
 
   describe('functions', () => {
-    it('has one Lambda function per route plus the authorizer', () => {
-      template.resourceCountIs('AWS::Lambda::Function', routes.length + 1);
+    it('has one Lambda function per route plus the authorizer and the deletion workflow tasks', () => {
+      template.resourceCountIs('AWS::Lambda::Function', routes.length + 1 + deletionTasks.length);
       expect(stack.api.functions.size).toBe(routes.length);
+      expect(stack.deletionWorkflow.functions.size).toBe(deletionTasks.length);
     });
 
     it('runs every function on nodejs24.x, arm64, with X-Ray and its own log group', () => {
@@ -116,7 +114,8 @@ describe('GeoPlaneStack', () => {
 
     it('gives every log group a retention period (30 days by default)', () => {
       template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
-      template.resourceCountIs('AWS::Logs::LogGroup', routes.length + 2);
+      // One per function, the access logs and the deletion workflow's.
+      template.resourceCountIs('AWS::Logs::LogGroup', routes.length + 1 + deletionTasks.length + 2);
     });
 
     it('passes the table name, body limit and console settings, and no OIDC settings while none are configured', () => {
@@ -131,12 +130,23 @@ describe('GeoPlaneStack', () => {
       };
       const functions = template.findResources('AWS::Lambda::Function');
       for (const [id, fn] of Object.entries(functions)) {
-        const { KMS_KEY_ID, GLOBAL_USAGE_KEY, USAGE_PLAN_NAME, ...rest } = fn.Properties.Environment
-          .Variables as Record<string, unknown>;
+        const {
+          KMS_KEY_ID,
+          GLOBAL_USAGE_KEY,
+          USAGE_PLAN_NAME,
+          DELETION_STATE_MACHINE_ARN,
+          DELETION_BATCH_BUDGET_MS,
+          ...rest
+        } = fn.Properties.Environment.Variables as Record<string, unknown>;
         expect(rest, id).toEqual(common);
-        // Only the authorizer names the global usage key; only usage-key routes find the plan.
+        // Only the authorizer names the global usage key; only usage-key routes (and the
+        // workflow task that deletes a workspace's key) find the plan.
         if (GLOBAL_USAGE_KEY !== undefined) expect(id).toMatch(/Authorizer/);
-        if (USAGE_PLAN_NAME !== undefined) expect(id).toMatch(/createWorkspace|deleteWorkspace/);
+        if (USAGE_PLAN_NAME !== undefined) expect(id).toMatch(/createWorkspace|deleteWorkspace|deleteBatch/);
+        // test/infra/deletion-workflow.test.ts checks who gets these.
+        if (DELETION_STATE_MACHINE_ARN !== undefined)
+          expect(DELETION_STATE_MACHINE_ARN).toHaveProperty('Ref');
+        if (DELETION_BATCH_BUDGET_MS !== undefined) expect(id).toMatch(/deleteBatch/);
         // Only functions that handle connection secrets learn the key.
         if (KMS_KEY_ID !== undefined)
           expect(KMS_KEY_ID).toMatchObject({ 'Fn::GetAtt': [expect.any(String), 'Arn'] });
@@ -356,17 +366,23 @@ describe('GeoPlaneStack', () => {
     });
 
     it('grants no wildcard action and no DynamoDB or Logs action on "*"', () => {
-      const policies = template.findResources('AWS::IAM::Policy');
-      expect(Object.keys(policies).length).toBeGreaterThan(0);
-      for (const [id, policy] of Object.entries(policies)) {
-        for (const s of policy.Properties.PolicyDocument.Statement as Statement[]) {
+      const documents = policyDocuments(template);
+      expect(documents.length).toBeGreaterThan(0);
+      const stateMachineRole = logicalId(stack, stack.deletionWorkflow.role);
+      for (const [id, statements] of documents) {
+        for (const s of statements) {
           const actions = asArray(s.Action);
           for (const action of actions) expect(action, id).not.toMatch(/(^\*$)|(:\*)|(\*$)/);
           if (JSON.stringify(s.Resource).includes('"*"') || JSON.stringify(s.Resource).includes('/*')) {
-            // Only X-Ray lacks resource-level permissions; usage keys are made at run time (per workspace).
+            // Only X-Ray and Step Functions' log delivery lack resource-level permissions; usage keys
+            // are made at run time (per workspace).
             expect(
               actions.every((a) => a.startsWith('xray:')) ||
-                actions.every((a) => ['apigateway:GET', 'apigateway:POST', 'apigateway:DELETE'].includes(a)),
+                actions.every((a) =>
+                  ['apigateway:GET', 'apigateway:POST', 'apigateway:DELETE'].includes(a),
+                ) ||
+                (id === stateMachineRole &&
+                  actions.every((a) => a.startsWith('xray:') || stateMachineLogDelivery.includes(a))),
               `${id}: ${actions}`,
             ).toBe(true);
           }
@@ -376,7 +392,11 @@ describe('GeoPlaneStack', () => {
 
     it('attaches AWS managed policies to no function role', () => {
       const roles = template.findResources('AWS::IAM::Role');
-      for (const fn of [...stack.api.functions.values(), stack.api.authorizerFunction]) {
+      for (const fn of [
+        ...stack.api.functions.values(),
+        stack.api.authorizerFunction,
+        ...stack.deletionWorkflow.functions.values(),
+      ]) {
         const role = roles[logicalId(stack, fn.role)];
         expect(role, fn.node.path).toBeDefined();
         expect(role?.Properties.ManagedPolicyArns, fn.node.path).toBeUndefined();
@@ -401,9 +421,8 @@ describe('GeoPlaneStack with stage settings in the context', () => {
   });
 
   it('lets exactly the routes that read mosaic sources read the named buckets', () => {
-    const policies = template.findResources('AWS::IAM::Policy');
-    const readers = Object.entries(policies).filter(([, p]) =>
-      JSON.stringify(p.Properties.PolicyDocument).includes('s3:GetObject'),
+    const readers = policyDocuments(template).filter(([, statements]) =>
+      JSON.stringify(statements).includes('s3:GetObject'),
     );
     const expected = routes.filter((r) => r.readsMosaicSources).map((r) => r.operationId);
     expect(readers.length).toBe(expected.length);
@@ -412,7 +431,7 @@ describe('GeoPlaneStack with stage settings in the context', () => {
         expected.some((op) => id.includes(op)),
         id,
       ).toBe(true);
-      const text = JSON.stringify(p.Properties.PolicyDocument);
+      const text = JSON.stringify(p);
       expect(text).toContain(':s3:::rasters-a/*');
       expect(text).toContain(':s3:::rasters-b');
       expect(text).not.toContain('s3:PutObject');

@@ -1,0 +1,56 @@
+import type { CfnResource, Stack } from 'aws-cdk-lib';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+
+/** An IAM policy statement as synthesized. */
+export type Statement = { Effect: string; Action: string | string[]; Resource: unknown };
+
+export const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
+
+export function logicalId(stack: Stack, construct: { node: { defaultChild?: unknown } }): string {
+  return stack.getLogicalId(construct.node.defaultChild as CfnResource);
+}
+
+type Resource = { Properties: Record<string, any> };
+
+/**
+ * Every identity policy of the template by the logical id that holds it: the inline policies of
+ * each role (where the functions' grants live) and any `AWS::IAM::Policy` resource.
+ */
+export function policyDocuments(template: Template): [string, Statement[]][] {
+  const roles = Object.entries(template.findResources('AWS::IAM::Role') as Record<string, Resource>);
+  const policies = Object.entries(template.findResources('AWS::IAM::Policy') as Record<string, Resource>);
+  return [
+    ...roles.flatMap(([id, role]) =>
+      ((role.Properties.Policies ?? []) as { PolicyDocument: { Statement: Statement[] } }[]).map(
+        (p) => [id, p.PolicyDocument.Statement] as [string, Statement[]],
+      ),
+    ),
+    ...policies.map(([id, p]) => [id, p.Properties.PolicyDocument.Statement] as [string, Statement[]]),
+  ];
+}
+
+/** Every statement granted to a role: its inline policies and the policies attached to it. */
+export function statementsOfRole(
+  stack: Stack,
+  template: Template,
+  role: { node: { defaultChild?: unknown } },
+): Statement[] {
+  const id = logicalId(stack, role);
+  const own = (template.findResources('AWS::IAM::Role')[id]?.Properties.Policies ?? []) as {
+    PolicyDocument: { Statement: Statement[] };
+  }[];
+  const attached = template.findResources('AWS::IAM::Policy', {
+    Properties: { Roles: Match.arrayWith([{ Ref: id }]) },
+  });
+  return [
+    ...own.flatMap((p) => p.PolicyDocument.Statement),
+    ...Object.values(attached).flatMap((p) => p.Properties.PolicyDocument.Statement as Statement[]),
+  ];
+}
+
+/** The actions of `statements` in one service (`dynamodb`, `states`, …), deduplicated and sorted. */
+export function actionsIn(statements: Statement[], service: string): string[] {
+  return [
+    ...new Set(statements.flatMap((s) => asArray(s.Action)).filter((a) => a.startsWith(`${service}:`))),
+  ].sort();
+}
