@@ -4,7 +4,9 @@
  *      validated against the embedded PostGIS) against the local host, next to THE FLOOR (a bare
  *      HTTPS server doing one DynamoDB Local GetItem) measured in the same run;
  *   2. minified bundle size and import time of every Lambda, next to the FLOOR handler;
- *   3. the scaling run: a listLayers page with 100 vs 100,000 layers in the service (ADR 0021).
+ *   3. the scaling run: a listLayers page with 100 vs 100,000 layers in the service (ADR 0021);
+ *   4. recursive deleteService of 1,000 and 10,000 layers: time and DynamoDB write units (on the
+ *      scaling stack; `npx tsx bench/deletion.ts` runs this section alone).
  * Prints markdown (also written to bench/results.md), marks each target PASS/FAIL, and exits 0
  * whenever the measurement itself succeeded. Everything it starts is stopped, also on errors.
  */
@@ -33,6 +35,7 @@ import {
   root,
 } from './bundles.ts';
 import { cleanup, installExitHandlers, onCleanup, stopNow, stopStarting, wasInterrupted } from './cleanup.ts';
+import { deletionSection, measureDeletion } from './deletion.ts';
 import { startFloorServer, stopChild } from './floor-process.ts';
 import { call, type LatencyCase, type LatencyResult, measureLatency } from './latency.ts';
 import { CLEANUP_PREFIX, fillScaling, measureScaling, scalingSection, startScalingStack } from './scaling.ts';
@@ -53,11 +56,11 @@ const VALIDATED_PER_ROUND = 20;
 const LATENCY_BUDGET_MS = 75_000;
 const SCALING = { seedBudgetMs: 150_000, warmup: 10, rounds: 10, perRound: 20 };
 const SCALING_BUDGET_MS = 60_000;
-/** The whole run aims to end by then: on a busy machine the measured rounds shrink to their minimum (25 s and 40 s). */
-const RUN_TARGET_MS = 350_000;
+/** The whole run aims to end by then (section 4 adds ~90 s): on a busy machine the measured rounds shrink to their minimum (25 s and 40 s). */
+const RUN_TARGET_MS = 440_000;
 const IMPORT_RUNS = 5;
 const IMPORT_BUDGET_MS = 45_000;
-const WATCHDOG_MS = 8 * 60_000;
+const WATCHDOG_MS = 10 * 60_000;
 
 // ---- targets ------------------------------------------------------------------------------------
 const READ_P50_MAX = 1.5;
@@ -621,8 +624,12 @@ async function main(): Promise<number> {
 
   t = Date.now();
   const scaling = await measureScaling(scalingSetup, { ...SCALING, budgetMs: scalingBudget }, progress);
-  await stopNow(CLEANUP_PREFIX);
   phases.push(['scaling run (measured pages)', Date.now() - t]);
+  t = Date.now();
+  // Section 4 on the scaling stack (DynamoDB Local in memory, no PostGIS), in workspaces of its own.
+  const deletion = await measureDeletion({ ...scalingStack, table: 'geoplane' }, progress);
+  await stopNow(CLEANUP_PREFIX);
+  phases.push(['deletion run (seeding and deletes)', Date.now() - t]);
 
   t = Date.now();
   progress(`latency: ${WARMUP} warm-up requests per case`);
@@ -650,6 +657,7 @@ async function main(): Promise<number> {
   const part1 = latencySection(latency, verdicts);
   const part2 = bundleSection(bundles, importRuns, verdicts);
   const part3 = scalingSection(scaling, SCALING, verdicts.lines);
+  const part4 = deletionSection(deletion, verdicts.lines);
   const cpu = cpus()[0]?.model.trim() ?? 'unknown CPU';
   const load = (l: number[]) => l.map((n) => n.toFixed(1)).join(' ');
   const busy = Math.max(loadAtStart[0] ?? 0, loadavg()[0] ?? 0) > cpus().length;
@@ -675,6 +683,8 @@ async function main(): Promise<number> {
     part2,
     '',
     part3,
+    '',
+    part4,
   ].join('\n');
   // Tables come aligned from `table()` (biome leaves markdown alone).
   writeFileSync(resultsFile, report);

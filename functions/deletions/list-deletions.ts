@@ -10,11 +10,16 @@ const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export const handler = makeHandler(operation, async ({ query, principal }) => {
   // A workspace named by id may be gone already (its own deletion); a name must resolve.
+  // A caller with a role in exactly one workspace (a workspace API key) lists that one: the
+  // filter then runs in DynamoDB instead of dropping other workspaces' operations page by page.
+  const own = Object.keys(principal.roles);
+  const named =
+    query.workspace ?? (!principal.superAdmin && own.length === 1 && own[0] !== '*' ? own[0] : undefined);
   let workspaceId: string | undefined;
-  if (query.workspace !== undefined) {
-    workspaceId = uuid.test(query.workspace)
-      ? query.workspace.toLowerCase()
-      : ((await resolveWorkspace(workspaceRepository(), query.workspace))?.id ?? 'unknown');
+  if (named !== undefined) {
+    workspaceId = uuid.test(named)
+      ? named.toLowerCase()
+      : ((await resolveWorkspace(workspaceRepository(), named))?.id ?? 'unknown');
   }
   const page = await listVisibleDeletions(
     deletionRepository(),

@@ -1,6 +1,7 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import './promise-with-resolvers.ts';
 import { documentClient, tableName } from '../../shared/store/client.ts';
 import { keys } from '../../shared/store/keys.ts';
 import type { DeletionWorkflowInput, WorkflowStarter } from '../../shared/workflows/starter.ts';
@@ -10,18 +11,6 @@ import {
   deletionTaskStates,
   substitutedDeletionDefinition,
 } from '../workflows/deletion-workflow.ts';
-
-// aws-local-stepfunctions 3 uses Promise.withResolvers (Node 22); Node 20 needs it supplied.
-const promiseStatics = Promise as unknown as { withResolvers?: () => unknown };
-promiseStatics.withResolvers ??= () => {
-  let resolve!: (value: unknown) => void;
-  let reject!: (reason: unknown) => void;
-  const promise = new Promise((a, b) => {
-    resolve = a;
-    reject = b;
-  });
-  return { promise, resolve, reject };
-};
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 type TaskHandler = (input: unknown) => Promise<unknown>;

@@ -16,7 +16,7 @@ import { documentClient, tableName } from './client.ts';
 import { countedWorkspaceEntities, dependentGroupClosure } from './deletion-plans.ts';
 import { toOperation } from './deletions-repository.ts';
 import { cancellationCodes, isConditionFailure, translateStoreError } from './errors.ts';
-import { batchDeleteKeys, getItem, writeUnits } from './items.ts';
+import { batchDeleteKeys, batchGetItems, getItem, writeUnits } from './items.ts';
 import { type Key, keys } from './keys.ts';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -39,8 +39,6 @@ export class CorruptItemError extends Error {
 
 /** Reference changes per checkpoint transaction (DynamoDB allows 100 items; one is the operation). */
 const MAX_RELEASES = 90;
-/** Parallel conditional deletes of public id markers. */
-const MARKER_CONCURRENCY = 16;
 
 /** How one chunked phase reads, releases and removes its items (ADR 0070). */
 interface ChunkSpec {
@@ -53,14 +51,6 @@ interface ChunkSpec {
   counted: (item: Item) => boolean;
   /** Deletes the items (idempotent); returns write units consumed. */
   remove: (items: Item[]) => Promise<number>;
-}
-
-async function inParallel<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++] as T);
-  });
-  await Promise.all(workers);
 }
 
 /**
@@ -137,6 +127,7 @@ export class DeletionSteps {
       if (!finished) break;
       op = await this.load(id);
     }
+    await this.flushUnits(id);
     return { done: op.phase === 'done' };
   }
 
@@ -173,6 +164,23 @@ export class DeletionSteps {
         throw new TransientError('Another runner advanced this deletion; resuming.');
       throw error;
     }
+  }
+
+  /** Adds the write units not yet recorded to the operation (before a batch hands back). */
+  private async flushUnits(id: string): Promise<void> {
+    const units = this.takeUnits();
+    if (units === 0) return;
+    await this.send(() =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: keys.deletion(id),
+          UpdateExpression: 'SET write_units = if_not_exists(write_units, :zero) + :w',
+          ConditionExpression: 'attribute_exists(PK)',
+          ExpressionAttributeValues: { ':zero': 0, ':w': units },
+        }),
+      ),
+    );
   }
 
   private takeUnits(): number {
@@ -422,7 +430,6 @@ export class DeletionSteps {
         ...customRoles((l.allowed_roles as string[] | undefined) ?? []).map((r) => this.roleRelease(r)),
       ],
       remove: async (layers) => {
-        let units = 0;
         for (const l of layers) {
           if (typeof l.public_id !== 'string' || typeof l.id !== 'string') {
             throw new CorruptItemError(
@@ -430,27 +437,23 @@ export class DeletionSteps {
             );
           }
         }
-        // Markers first (each only while it still names this layer: a freed public id may be taken
-        // again), then the layers; a re-run finds the layers and repeats harmlessly.
-        await inParallel(layers, MARKER_CONCURRENCY, async (l) => {
-          try {
-            const out = await this.send(() =>
-              this.db.send(
-                new DeleteCommand({
-                  TableName: this.table,
-                  Key: keys.publicId(op.workspace_id, l.public_id as string),
-                  ConditionExpression: 'target_id = :id',
-                  ExpressionAttributeValues: { ':id': l.id },
-                  ReturnConsumedCapacity: 'TOTAL',
-                }),
-              ),
-            );
-            units += writeUnits(out);
-          } catch (error) {
-            if (!isConditionFailure(error)) throw error;
-            units += 1;
-          }
-        });
+        // Markers first, each only while it still names this layer: once a marker is gone its
+        // public id may be taken again, and a re-run of this chunk must not delete the new owner's.
+        // While a marker names one of these layers nobody else can free it (the service is hidden),
+        // so reading first and deleting in batches is as safe as a conditional delete per marker.
+        const markers = await batchGetItems(
+          this.db,
+          this.table,
+          [...new Set(layers.map((l) => l.public_id as string))].map((p) =>
+            keys.publicId(op.workspace_id, p),
+          ),
+          { expression: 'PK, SK, target_id' },
+        );
+        const ids = new Set(layers.map((l) => l.id as string));
+        const owned = markers
+          .filter((m) => ids.has(m.target_id as string))
+          .map((m) => ({ PK: m.PK as string, SK: m.SK as string }));
+        const units = await batchDeleteKeys(this.db, this.table, owned);
         return (
           units +
           (await batchDeleteKeys(

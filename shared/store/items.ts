@@ -149,10 +149,14 @@ export async function batchDeleteKeys(
   table: string,
   itemKeys: Key[],
 ): Promise<number> {
+  const batches: Key[][] = [];
+  for (let i = 0; i < itemKeys.length; i += 25) batches.push(itemKeys.slice(i, i + 25));
   let units = 0;
-  try {
-    for (let i = 0; i < itemKeys.length; i += 25) {
-      let request = itemKeys.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } }));
+  let next = 0;
+  // A few batches in flight at once: each is independent and idempotent.
+  const worker = async () => {
+    while (next < batches.length) {
+      let request = (batches[next++] as Key[]).map((Key) => ({ DeleteRequest: { Key } }));
       for (let attempt = 0; request.length > 0; attempt++) {
         if (attempt > 0) await backoff(attempt);
         const out = await db.send(
@@ -162,11 +166,17 @@ export async function batchDeleteKeys(
         request = (out.UnprocessedItems?.[table] ?? []) as typeof request;
       }
     }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(BATCH_WRITERS, batches.length) }, worker));
   } catch (error) {
     translateStoreError(error);
   }
   return units;
 }
+
+/** BatchWriteItem requests in flight at once per deletion. */
+const BATCH_WRITERS = 4;
 
 function backoff(attempt: number): Promise<void> {
   const ms = Math.min(2000, 25 * 2 ** attempt) * (0.5 + Math.random() / 2);

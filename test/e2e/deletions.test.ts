@@ -1,11 +1,23 @@
-import { readFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import {
+  BatchWriteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  ScanCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { writeArrayBuffer } from 'geotiff';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DeletionOperationBody, DeletionPlanBody } from '../../shared/api/deletion-schemas.ts';
+import { keys } from '../../shared/store/keys.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
-import { createKey, createWorkspace, expectError, withKey } from '../support/fixtures.ts';
+import { describeCommonStatuses } from '../support/common-statuses.ts';
+import { bearer, createKey, createWorkspace, expectError, token, withKey } from '../support/fixtures.ts';
 
 let postgis: { host: string; port: number; database: string; user: string; password?: string };
 let db: DynamoDBDocumentClient;
@@ -34,7 +46,12 @@ async function service(wsId: string, name = 'pg') {
   return res.body as { id: string; name: string };
 }
 
-async function draftLayer(wsId: string, serviceId: string, publicId: string, extra: Record<string, unknown> = {}) {
+async function draftLayer(
+  wsId: string,
+  serviceId: string,
+  publicId: string,
+  extra: Record<string, unknown> = {},
+) {
   const res = await call('POST', `/workspaces/${wsId}/services/${serviceId}/layers`, {
     headers: asSuperAdmin(),
     body: { source_layer: publicId, public_id: publicId, enabled: false, ...extra },
@@ -145,7 +162,9 @@ describe('deleteService', () => {
     const styled = styleRes.status === 201;
     const layers = [];
     for (let i = 0; i < 30; i++) {
-      layers.push(await draftLayer(ws.id, svc.id, `l${i}`, styled && i % 2 === 0 ? { default_style: 'red' } : {}));
+      layers.push(
+        await draftLayer(ws.id, svc.id, `l${i}`, styled && i % 2 === 0 ? { default_style: 'red' } : {}),
+      );
     }
     const keep = await draftLayer(ws.id, other.id, 'keep');
     const inner = await group(ws.id, 'inner', ['l1', 'keep']);
@@ -156,7 +175,12 @@ describe('deleteService', () => {
     expect(res.status, res.text).toBe(202);
     expect(DeletionOperationBody.safeParse(res.body).success, res.text).toBe(true);
     expect(res.headers.location).toBe(`/api/v1/deletions/${res.body.id}`);
-    expect(res.body).toMatchObject({ scope: 'service', target_id: svc.id, target_name: 'pg', attempt_count: 1 });
+    expect(res.body).toMatchObject({
+      scope: 'service',
+      target_id: svc.id,
+      target_name: 'pg',
+      attempt_count: 1,
+    });
     expect(res.body.progress.total).toBe(30 + 2 + 1);
     expectError(await call('GET', `/workspaces/${ws.id}/services/${svc.id}`, su()), 404);
     const listed = await call('GET', `/workspaces/${ws.id}/services`, su());
@@ -174,12 +198,16 @@ describe('deleteService', () => {
     const ids = [svc.id, inner.id, outer.id, ...layers.map((l) => l.id)];
     expect(await itemsMentioning(ids)).toEqual([]);
     // Neighbours survive with consistent counts; the style's references are released.
-    const keepMarker = await db.send(new GetCommand({ TableName: table, Key: { PK: `WS#${ws.id}`, SK: 'PUBID#keep' } }));
+    const keepMarker = await db.send(
+      new GetCommand({ TableName: table, Key: { PK: `WS#${ws.id}`, SK: 'PUBID#keep' } }),
+    );
     expect(keepMarker.Item?.member_of_count).toBe(1);
     expect((await call('GET', `/workspaces/${ws.id}/layer-groups/${survivor.id}`, su())).status).toBe(200);
     expect(keep.id).toBeTruthy();
     if (styled) {
-      const style = await db.send(new GetCommand({ TableName: table, Key: { PK: `WS#${ws.id}`, SK: 'STYLE#red' } }));
+      const style = await db.send(
+        new GetCommand({ TableName: table, Key: { PK: `WS#${ws.id}`, SK: 'STYLE#red' } }),
+      );
       expect(style.Item?.layer_ref_count).toBe(0);
     }
     // The name is free again; the completed operation is returned unchanged by retry.
@@ -256,7 +284,11 @@ describe('deletions', () => {
     const seen: string[] = [];
     let cursor: string | undefined;
     do {
-      const res = await call('GET', `/deletions?workspace=${ws.id}&limit=2${cursor ? `&cursor=${cursor}` : ''}`, su());
+      const res = await call(
+        'GET',
+        `/deletions?workspace=${ws.id}&limit=2${cursor ? `&cursor=${cursor}` : ''}`,
+        su(),
+      );
       expect(res.status, res.text).toBe(200);
       seen.push(...res.body.deletions.map((d: { id: string }) => d.id));
       cursor = res.body.next_cursor;
@@ -312,3 +344,521 @@ describe('deleteWorkspace recurse=true', () => {
     expect(rest.Items).toEqual([]);
   });
 });
+
+// ---- seeding and helpers for the extended suite -------------------------------------------------
+
+/**
+ * Writes `count` copies of an API-created layer (and its public id marker) straight to the table,
+ * only the attributes naming the layer changed, with the product's own key builders (as
+ * bench/scaling.ts seeds). Returns the copies' ids and public ids.
+ */
+async function seedLayers(
+  wsId: string,
+  serviceId: string,
+  templateId: string,
+  count: number,
+  prefix: string,
+) {
+  const layer = (
+    await db.send(
+      new GetCommand({
+        TableName: table,
+        Key: keys.layer(wsId, serviceId, templateId),
+        ConsistentRead: true,
+      }),
+    )
+  ).Item as Record<string, unknown>;
+  const marker = (
+    await db.send(
+      new GetCommand({
+        TableName: table,
+        Key: keys.publicId(wsId, layer.public_id as string),
+        ConsistentRead: true,
+      }),
+    )
+  ).Item as Record<string, unknown>;
+  expect(layer && marker).toBeTruthy();
+  const ids: string[] = [];
+  const publicIds: string[] = [];
+  const items: Record<string, unknown>[] = [];
+  for (let i = 0; i < count; i++) {
+    const id = randomUUID();
+    const publicId = `${prefix}${i}`;
+    ids.push(id);
+    publicIds.push(publicId);
+    items.push(
+      {
+        ...layer,
+        ...keys.layer(wsId, serviceId, id),
+        id,
+        public_id: publicId,
+        ...(layer.title === layer.public_id ? { title: publicId } : {}),
+      },
+      { ...marker, ...keys.publicId(wsId, publicId), target_id: id, member_of_count: 0 },
+    );
+  }
+  const batches: Record<string, unknown>[][] = [];
+  for (let i = 0; i < items.length; i += 24) batches.push(items.slice(i, i + 24));
+  let next = 0;
+  const worker = async () => {
+    while (next < batches.length) {
+      let pending = batches[next++] as Record<string, unknown>[];
+      for (let attempt = 0; pending.length > 0; attempt++) {
+        if (attempt > 10) throw new Error('seeding: items stayed unprocessed');
+        if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+        const out = await db.send(
+          new BatchWriteCommand({
+            RequestItems: { [table]: pending.map((Item) => ({ PutRequest: { Item } })) },
+          }),
+        );
+        pending = (out.UnprocessedItems?.[table] ?? []).flatMap((r) =>
+          r.PutRequest?.Item ? [r.PutRequest.Item] : [],
+        );
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, worker));
+  return { ids, publicIds };
+}
+
+/** A service whose recursive deletion fails at once: its layers stay, the service stays hidden. */
+async function failedServiceDeletion() {
+  const ws = await createWorkspace();
+  const svc = await service(ws.id);
+  const other = await service(ws.id, 'other');
+  for (let i = 0; i < 5; i++) await draftLayer(ws.id, svc.id, `f${i}`);
+  await draftLayer(ws.id, other.id, 'keep');
+  // Injected fault: a layer item the workflow can't interpret (no public_id); every layer of the
+  // service is in the same chunk, which is refused before anything of it is deleted.
+  const broken = { PK: `WS#${ws.id}`, SK: `LAYER#${svc.id}#zz-broken`, entity: 'Layer', id: 'zz-broken' };
+  await db.send(new PutCommand({ TableName: table, Item: broken }));
+  const res = await call('DELETE', `/workspaces/${ws.id}/services/${svc.id}?recurse=true`, su());
+  expect(res.status, res.text).toBe(202);
+  const failed = await poll(res.body.id, (op) => op.status === 'failed');
+  const repair = () =>
+    db.send(new PutCommand({ TableName: table, Item: { ...broken, public_id: 'zz-broken' } }));
+  return { ws, svc, other, op: failed as { id: string; attempt_count: number; status: string }, repair };
+}
+
+const anonymous = async (method: string, path: string) => call(method, path, {});
+
+describe('deletion routes: authentication and authorization', () => {
+  it('answer 401 without a credential', async () => {
+    const ws = await createWorkspace();
+    const svc = await service(ws.id);
+    const id = crypto.randomUUID();
+    const requests: [string, string][] = [
+      ['DELETE', `/workspaces/${ws.id}/services/${svc.id}`],
+      ['DELETE', `/workspaces/${ws.id}/services/${svc.id}?recurse=true`],
+      ['GET', `/workspaces/${ws.id}/services/${svc.id}/deletion-plan`],
+      ['GET', `/deletions/${id}`],
+      ['GET', '/deletions'],
+      ['POST', `/deletions/${id}/retry`],
+      ['DELETE', `/workspaces/${ws.id}?recurse=true`],
+    ];
+    for (const [method, path] of requests) expectError(await anonymous(method, path), 401, 'unauthenticated');
+    // Nothing happened.
+    expect((await call('GET', `/workspaces/${ws.id}/services/${svc.id}`, su())).status).toBe(200);
+    expect((await call('GET', `/workspaces/${ws.id}`, su())).status).toBe(200);
+  });
+
+  it('deleteService needs admin (viewer and editor: 403); the plan is readable by a viewer', async () => {
+    const ws = await createWorkspace();
+    const svc = await service(ws.id);
+    await draftLayer(ws.id, svc.id, 'v');
+    const viewer = await createKey(ws.id, 'viewer');
+    const editor = await createKey(ws.id, 'editor');
+    const admin = await createKey(ws.id, 'admin');
+    for (const k of [viewer, editor]) {
+      expectError(
+        await call('DELETE', `/workspaces/${ws.id}/services/${svc.id}`, { headers: withKey(k.key) }),
+        403,
+      );
+      expectError(
+        await call('DELETE', `/workspaces/${ws.id}/services/${svc.id}?recurse=true`, {
+          headers: withKey(k.key),
+        }),
+        403,
+      );
+    }
+    const editorJwt = bearer(await token({ workspaces: { [ws.id]: 'editor' } }));
+    expectError(
+      await call('DELETE', `/workspaces/${ws.id}/services/${svc.id}?recurse=true`, { headers: editorJwt }),
+      403,
+    );
+    expect((await call('GET', `/workspaces/${ws.id}/services/${svc.id}`, su())).status).toBe(200);
+
+    const plan = await call('GET', `/workspaces/${ws.id}/services/${svc.id}/deletion-plan`, {
+      headers: withKey(viewer.key),
+    });
+    expect(plan.status, plan.text).toBe(200);
+    expect(plan.body.layers.count).toBe(1);
+
+    // An admin of another workspace is refused (or doesn't see it), never allowed.
+    const otherWs = await createWorkspace();
+    const stranger = await createKey(otherWs.id, 'admin');
+    const refused = await call('DELETE', `/workspaces/${ws.id}/services/${svc.id}?recurse=true`, {
+      headers: withKey(stranger.key),
+    });
+    expect([403, 404]).toContain(refused.status);
+
+    const res = await call('DELETE', `/workspaces/${ws.id}/services/${svc.id}?recurse=true`, {
+      headers: withKey(admin.key),
+    });
+    expect(res.status, res.text).toBe(202);
+    await poll(res.body.id, (op) => op.status === 'completed');
+  });
+
+  it('deleteWorkspace with recurse=true is super_admin only (403 for a workspace admin)', async () => {
+    const ws = await createWorkspace();
+    const svc = await service(ws.id);
+    await draftLayer(ws.id, svc.id, 'x');
+    const admin = await createKey(ws.id, 'admin');
+    expectError(
+      await call('DELETE', `/workspaces/${ws.id}?recurse=true`, { headers: withKey(admin.key) }),
+      403,
+    );
+    const adminJwt = bearer(await token({ workspaces: { [ws.id]: 'admin' } }));
+    expectError(await call('DELETE', `/workspaces/${ws.id}?recurse=true`, { headers: adminJwt }), 403);
+    expect((await call('GET', `/workspaces/${ws.id}`, su())).status).toBe(200);
+    expect((await call('GET', `/deletions?workspace=${ws.id}`, su())).body.deletions).toEqual([]);
+  });
+
+  it('getServiceDeletionPlan 404s an unknown service or workspace', async () => {
+    const ws = await createWorkspace();
+    expectError(await call('GET', `/workspaces/${ws.id}/services/nope/deletion-plan`, su()), 404);
+    expectError(
+      await call('GET', `/workspaces/${ws.id}/services/${crypto.randomUUID()}/deletion-plan`, su()),
+      404,
+    );
+    expectError(
+      await call('GET', `/workspaces/${uniqueName('nows')}/services/nope/deletion-plan`, su()),
+      404,
+    );
+  });
+});
+
+describe('retryDeletion', () => {
+  it('404s an unknown id', async () => {
+    expectError(
+      await call('POST', `/deletions/${crypto.randomUUID()}/retry`, su()),
+      404,
+      'deletion_not_found',
+    );
+  });
+
+  it("404s an operation of a workspace the caller doesn't administer, and changes nothing", async () => {
+    const { ws, op, repair } = await failedServiceDeletion();
+    const viewer = await createKey(ws.id, 'viewer');
+    const editor = await createKey(ws.id, 'editor');
+    const otherWs = await createWorkspace();
+    const stranger = await createKey(otherWs.id, 'admin');
+    for (const k of [viewer, editor, stranger]) {
+      expectError(
+        await call('POST', `/deletions/${op.id}/retry`, { headers: withKey(k.key) }),
+        404,
+        'deletion_not_found',
+      );
+    }
+    const after = await call('GET', `/deletions/${op.id}`, su());
+    expect(after.body).toMatchObject({ status: 'failed', attempt_count: 1 });
+
+    // The workspace's admin may retry it.
+    await repair();
+    const admin = await createKey(ws.id, 'admin');
+    const retried = await call('POST', `/deletions/${op.id}/retry`, { headers: withKey(admin.key) });
+    expect(retried.status, retried.text).toBe(202);
+    expect(retried.headers.location).toBe(`/api/v1/deletions/${op.id}`);
+    expect(retried.body.attempt_count).toBe(2);
+    await poll(op.id, (o) => o.status === 'completed');
+  });
+
+  it("404s a workspace's own deletion for a workspace admin (super_admin only)", async () => {
+    const ws = await createWorkspace();
+    // A token naming the workspace admin (an API key would go with the workspace).
+    const admin = bearer(await token({ workspaces: { [ws.id]: 'admin' } }));
+    const res = await call('DELETE', `/workspaces/${ws.id}?recurse=true`, su());
+    expect(res.status, res.text).toBe(202);
+    await poll(res.body.id, (o) => o.status === 'completed');
+    expectError(
+      await call('POST', `/deletions/${res.body.id}/retry`, { headers: admin }),
+      404,
+      'deletion_not_found',
+    );
+    expectError(
+      await call('GET', `/deletions/${res.body.id}`, { headers: admin }),
+      404,
+      'deletion_not_found',
+    );
+  });
+});
+
+describe('a service being deleted', () => {
+  it('keeps its layers out of groups while its deletion is failed (400 unknown_member)', async () => {
+    const { ws, other, op, repair } = await failedServiceDeletion();
+    // The layers are still stored (the failing chunk deleted nothing) but their service is hidden.
+    const marker = await db.send(
+      new GetCommand({ TableName: table, Key: keys.publicId(ws.id, 'f1'), ConsistentRead: true }),
+    );
+    expect(marker.Item?.kind).toBe('layer');
+    const create = await call('POST', `/workspaces/${ws.id}/layer-groups`, {
+      headers: asSuperAdmin(),
+      body: { public_id: 'g', members: [{ resource: 'keep' }, { resource: 'f1' }] },
+    });
+    expectError(create, 400, 'unknown_member');
+    expect(create.body.detail).toMatch(/'f1'.*being deleted/);
+    expectError(await call('GET', `/workspaces/${ws.id}/layer-groups/g`, su()), 404);
+    // A group of the other service's layer is fine, but it can't take in f2 afterwards.
+    const g = await group(ws.id, 'g', ['keep']);
+    const update = await call('PUT', `/workspaces/${ws.id}/layer-groups/${g.id}`, {
+      headers: asSuperAdmin(),
+      body: { public_id: 'g', members: [{ resource: 'keep' }, { resource: 'f2' }] },
+    });
+    expectError(update, 400, 'unknown_member');
+    const f2 = await db.send(
+      new GetCommand({ TableName: table, Key: keys.publicId(ws.id, 'f2'), ConsistentRead: true }),
+    );
+    expect(f2.Item?.member_of_count ?? 0).toBe(0);
+
+    await repair();
+    expect((await call('POST', `/deletions/${op.id}/retry`, su())).status).toBe(202);
+    await poll(op.id, (o) => o.status === 'completed');
+    expect((await call('GET', `/workspaces/${ws.id}/layer-groups/${g.id}`, su())).body.members).toEqual([
+      expect.objectContaining({ resource: 'keep' }),
+    ]);
+    expect(other.id).toBeTruthy();
+  });
+
+  it('blocks deleteWorkspace recurse (409 service_deletion_running) and group membership while it runs', async () => {
+    const ws = await createWorkspace();
+    const svc = await service(ws.id);
+    const first = await draftLayer(ws.id, svc.id, 'seed');
+    const seeded = await seedLayers(ws.id, svc.id, first.id, 1000, 'r');
+    // The copy deleted last (layers go in key order).
+    const lastIndex = seeded.ids.indexOf([...seeded.ids].sort().at(-1) as string);
+    const last = seeded.publicIds[lastIndex] as string;
+
+    const res = await call('DELETE', `/workspaces/${ws.id}/services/${svc.id}?recurse=true`, su());
+    expect(res.status, res.text).toBe(202);
+    expect(res.body.progress.total).toBe(1002);
+
+    const blocked = await call('DELETE', `/workspaces/${ws.id}?recurse=true`, su());
+    const state = (await call('GET', `/deletions/${res.body.id}`, su())).body;
+    expect(['pending', 'running'], 'the service deletion ended too soon for this test').toContain(
+      state.status,
+    );
+    expectError(blocked, 409, 'service_deletion_running');
+    expect((await call('GET', `/workspaces/${ws.id}`, su())).status).toBe(200);
+    expectError(
+      await call('POST', `/workspaces/${ws.id}/layer-groups`, {
+        headers: asSuperAdmin(),
+        body: { public_id: 'late', members: [{ resource: last }] },
+      }),
+      400,
+      'unknown_member',
+    );
+
+    const done = await poll(res.body.id, (op) => op.status === 'completed', 170_000);
+    expect(done.progress).toEqual({ total: 1002, deleted: 1002 });
+    const left = await db.send(
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: 'PK = :p AND begins_with(SK, :s)',
+        ExpressionAttributeValues: { ':p': `WS#${ws.id}`, ':s': 'PUBID#' },
+      }),
+    );
+    expect(left.Items).toEqual([]);
+
+    // Released: the workspace's own recursive deletion starts now.
+    const wsDel = await call('DELETE', `/workspaces/${ws.id}?recurse=true`, su());
+    expect(wsDel.status, wsDel.text).toBe(202);
+    await poll(wsDel.body.id, (op) => op.status === 'completed');
+    expectError(await call('GET', `/workspaces/${ws.id}`, su()), 404);
+  }, 240_000);
+
+  it('a failed service deletion does not block the workspace; its retry then answers 409', async () => {
+    const { ws, op, repair } = await failedServiceDeletion();
+    await repair();
+    const wsDel = await call('DELETE', `/workspaces/${ws.id}?recurse=true`, su());
+    expect(wsDel.status, wsDel.text).toBe(202);
+    const retried = await call('POST', `/deletions/${op.id}/retry`, su());
+    if (retried.status !== 404) expectError(retried, 409, 'workspace_being_deleted');
+    await poll(wsDel.body.id, (o) => o.status === 'completed');
+    expect(await itemsMentioning([ws.id])).toEqual([]);
+  });
+});
+
+describe('deletion plans and closures', () => {
+  it('counts every layer exactly and lists the first 100 (truncated) beyond 100 layers', async () => {
+    const ws = await createWorkspace();
+    const svc = await service(ws.id);
+    const first = await draftLayer(ws.id, svc.id, 'big');
+    await seedLayers(ws.id, svc.id, first.id, 150, 'b');
+    const plan = await call('GET', `/workspaces/${ws.id}/services/${svc.id}/deletion-plan`, su());
+    expect(plan.status, plan.text).toBe(200);
+    expect(DeletionPlanBody.safeParse(plan.body).success).toBe(true);
+    expect(plan.body.layers).toMatchObject({ count: 151, truncated: true });
+    expect(plan.body.layers.items).toHaveLength(100);
+    expect(new Set(plan.body.layers.items.map((l: { id: string }) => l.id)).size).toBe(100);
+    expect(plan.body.layer_groups).toEqual({ count: 0, items: [], truncated: false });
+    expect(plan.body.total).toBe(152);
+
+    const conflict = await call('DELETE', `/workspaces/${ws.id}/services/${svc.id}`, su());
+    expectError(conflict, 409, 'service_has_dependencies');
+    expect(conflict.body.plan).toEqual(plan.body);
+
+    const res = await call('DELETE', `/workspaces/${ws.id}/services/${svc.id}?recurse=true`, su());
+    expect(res.status).toBe(202);
+    expect(res.body.plan.layers.count).toBe(151);
+    const done = await poll(res.body.id, (op) => op.status === 'completed');
+    expect(done.progress).toEqual({ total: 152, deleted: 152 });
+    expect(await itemsMentioning([svc.id])).toEqual([]);
+  });
+
+  it('includes groups of groups three levels deep (and a mixed parent) and removes them all', async () => {
+    const ws = await createWorkspace();
+    const svc = await service(ws.id);
+    const other = await service(ws.id, 'other');
+    await draftLayer(ws.id, svc.id, 'a');
+    await draftLayer(ws.id, other.id, 'keep');
+    const g1 = await group(ws.id, 'g1', ['a']);
+    const g2 = await group(ws.id, 'g2', ['g1']);
+    const g3 = await group(ws.id, 'g3', ['g2']);
+    const mixed = await group(ws.id, 'mixed', ['g3', 'keep']);
+    const unrelated = await group(ws.id, 'unrelated', ['keep']);
+    const closure = [g1.id, g2.id, g3.id, mixed.id].sort();
+
+    const plan = await call('GET', `/workspaces/${ws.id}/services/${svc.id}/deletion-plan`, su());
+    expect(plan.body.layer_groups.items.map((g: { id: string }) => g.id).sort()).toEqual(closure);
+    expect(plan.body.layer_groups.count).toBe(4);
+    expect(plan.body.total).toBe(1 + 4 + 1);
+
+    const res = await call('DELETE', `/workspaces/${ws.id}/services/${svc.id}?recurse=true`, su());
+    expect(res.status, res.text).toBe(202);
+    await poll(res.body.id, (op) => op.status === 'completed');
+    for (const g of [g1, g2, g3, mixed]) {
+      expectError(await call('GET', `/workspaces/${ws.id}/layer-groups/${g.id}`, su()), 404);
+    }
+    expect(await itemsMentioning([svc.id, ...closure])).toEqual([]);
+    for (const p of ['g1', 'g2', 'g3', 'mixed']) {
+      const m = await db.send(new GetCommand({ TableName: table, Key: keys.publicId(ws.id, p) }));
+      expect(m.Item, p).toBeUndefined();
+    }
+    expect((await call('GET', `/workspaces/${ws.id}/layer-groups/${unrelated.id}`, su())).status).toBe(200);
+    const keepMarker = await db.send(new GetCommand({ TableName: table, Key: keys.publicId(ws.id, 'keep') }));
+    expect(keepMarker.Item?.member_of_count).toBe(1);
+  });
+
+  it('concurrent recursive deletes of one service (or workspace) share one operation', async () => {
+    const ws = await createWorkspace();
+    const svc = await service(ws.id);
+    await draftLayer(ws.id, svc.id, 'c');
+    const same = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        call('DELETE', `/workspaces/${ws.id}/services/${svc.id}?recurse=true`, su()),
+      ),
+    );
+    for (const r of same) expect(r.status, r.text).toBe(202);
+    expect(new Set(same.map((r) => r.body.id)).size).toBe(1);
+    await poll(same[0]?.body.id, (op) => op.status === 'completed');
+    const listed = await call('GET', `/deletions?workspace=${ws.id}`, su());
+    expect(listed.body.deletions).toHaveLength(1);
+
+    const wsSame = await Promise.all(
+      Array.from({ length: 3 }, () => call('DELETE', `/workspaces/${ws.id}?recurse=true`, su())),
+    );
+    for (const r of wsSame) expect(r.status, r.text).toBe(202);
+    expect(new Set(wsSame.map((r) => r.body.id)).size).toBe(1);
+    await poll(wsSame[0]?.body.id, (op) => op.status === 'completed');
+  });
+
+  it('answers 404 to a repeated delete once the deletion completed', async () => {
+    const ws = await createWorkspace();
+    const svc = await service(ws.id);
+    await draftLayer(ws.id, svc.id, 'once');
+    const res = await call('DELETE', `/workspaces/${ws.id}/services/${svc.id}?recurse=true`, su());
+    expect(res.status).toBe(202);
+    await poll(res.body.id, (op) => op.status === 'completed');
+    expectError(await call('DELETE', `/workspaces/${ws.id}/services/${svc.id}?recurse=true`, su()), 404);
+    expectError(await call('DELETE', `/workspaces/${ws.id}/services/${svc.id}`, su()), 404);
+    expectError(await call('DELETE', `/workspaces/${ws.id}/services/pg?recurse=true`, su()), 404);
+    expectError(await call('GET', `/workspaces/${ws.id}/services/${svc.id}/deletion-plan`, su()), 404);
+    // The operation is still readable, completed.
+    expect((await call('GET', `/deletions/${res.body.id}`, su())).body.status).toBe('completed');
+  });
+});
+
+describe('raster_mosaic service deletion', () => {
+  const roots: string[] = [];
+  afterAll(() => {
+    for (const r of roots) rmSync(r, { recursive: true, force: true });
+  });
+
+  function writeTiff(dir: string, name: string, x: number, y: number) {
+    const buf = writeArrayBuffer(new Array(8).fill(1), {
+      width: 4,
+      height: 2,
+      ModelPixelScale: [0.5, 0.5, 0],
+      ModelTiepoint: [0, 0, 0, x, y, 0],
+      GeographicTypeGeoKey: 4326,
+      GTModelTypeGeoKey: 2,
+      GTRasterTypeGeoKey: 1,
+    } as never);
+    writeFileSync(join(dir, name), Buffer.from(buf));
+  }
+
+  it('answers 409 with mosaic_granules > 0, and recurse removes MOSAIC# and GRANULE# items', async () => {
+    const ws = await createWorkspace();
+    const root = mkdtempSync(join(tmpdir(), 'geoplane-mosaic-del-'));
+    roots.push(root);
+    for (let i = 0; i < 3; i++) writeTiff(root, `g${i}.tif`, i * 10, 10);
+    const created = await call('POST', `/workspaces/${ws.id}/services`, {
+      headers: asSuperAdmin(),
+      body: { name: 'mosaic', type: 'raster_mosaic', connection: { root_uri: root } },
+    });
+    expect(created.status, created.text).toBe(201);
+    const svc = created.body as { id: string };
+    const harvested = await call('POST', `/workspaces/${ws.id}/services/${svc.id}/mosaic/harvest`, {
+      headers: asSuperAdmin(),
+      body: {},
+    });
+    expect(harvested.status, harvested.text).toBe(200);
+    expect(harvested.body.added).toHaveLength(3);
+
+    const conflict = await call('DELETE', `/workspaces/${ws.id}/services/${svc.id}`, su());
+    expectError(conflict, 409, 'service_has_dependencies');
+    expect(conflict.body.plan.mosaic_granules).toBe(3);
+    expect(conflict.body.plan.target).toMatchObject({ scope: 'service', id: svc.id, type: 'raster_mosaic' });
+    expect(conflict.body.plan.total).toBe(3 + 1);
+
+    const mosaicItems = async () =>
+      (await itemsMentioning([svc.id])).filter((i) => /^(MOSAIC|GRANULE)#/.test(String(i.SK)));
+    expect((await mosaicItems()).length).toBeGreaterThanOrEqual(3);
+
+    const res = await call('DELETE', `/workspaces/${ws.id}/services/${svc.id}?recurse=true`, su());
+    expect(res.status, res.text).toBe(202);
+    const done = await poll(res.body.id, (op) => op.status === 'completed');
+    expect(done.progress).toEqual({ total: 4, deleted: 4 });
+    expect(await mosaicItems()).toEqual([]);
+    expect(await itemsMentioning([svc.id])).toEqual([]);
+    expectError(await call('GET', `/workspaces/${ws.id}/services/${svc.id}/mosaic`, su()), 404);
+  });
+});
+
+describeCommonStatuses('deletions', [
+  { operationId: 'deleteService', method: 'DELETE', path: '/workspaces/{ws}/services/nope?recurse=true' },
+  {
+    operationId: 'getServiceDeletionPlan',
+    method: 'GET',
+    path: '/workspaces/{ws}/services/nope/deletion-plan',
+  },
+  { operationId: 'getDeletion', method: 'GET', path: `/deletions/${randomUUID()}` },
+  { operationId: 'listDeletions', method: 'GET', path: '/deletions' },
+  { operationId: 'retryDeletion', method: 'POST', path: `/deletions/${randomUUID()}/retry` },
+  // A workspace that doesn't exist: the allowed request of the 429 probe must not delete anything.
+  {
+    operationId: 'deleteWorkspace',
+    method: 'DELETE',
+    path: `/workspaces/${uniqueName('absent')}?recurse=true`,
+  },
+]);

@@ -1,4 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, inject, it } from 'vitest';
 import { routes } from '../../shared/api/routes.ts';
 import { asSuperAdmin, call } from '../support/client.ts';
 import { createWorkspace } from '../support/fixtures.ts';
@@ -83,21 +85,55 @@ function body(rand: () => number): string | undefined {
   return JSON.stringify(value(rand));
 }
 
+/** A service with a layer, and a deletion operation of another one (the recursive-deletion routes' objects). */
+async function deletionFixtures(wsId: string) {
+  const postgis = JSON.parse(readFileSync(join(inject('host').dataDir, 'bootstrap.json'), 'utf8')).postgis;
+  const serviceWithLayer = async (name: string) => {
+    const svc = await call('POST', `/workspaces/${wsId}/services`, {
+      headers: asSuperAdmin(),
+      body: { name, type: 'postgis', enabled: false, connection: postgis },
+    });
+    expect(svc.status, svc.text).toBe(201);
+    const layer = await call('POST', `/workspaces/${wsId}/services/${name}/layers`, {
+      headers: asSuperAdmin(),
+      body: { source_layer: `${name}_t`, public_id: `${name}-l`, enabled: false },
+    });
+    expect(layer.status, layer.text).toBe(201);
+  };
+  await serviceWithLayer('fz');
+  await serviceWithLayer('fz-gone');
+  const op = await call('DELETE', `/workspaces/${wsId}/services/fz-gone?recurse=true`, {
+    headers: asSuperAdmin(),
+  });
+  expect(op.status, op.text).toBe(202);
+  return { service: 'fz', deletion: op.body.id as string };
+}
+
 describe('fuzzing every route as super_admin', () => {
   it(`answers no 5xx to ${PER_ROUTE} random requests per route (seed ${SEED})`, async () => {
     const ws = await createWorkspace();
+    const fixtures = await deletionFixtures(ws.id);
     const rand = prng(SEED);
     const failures: string[] = [];
     for (const op of routes) {
       for (let i = 0; i < PER_ROUTE; i++) {
         const path = op.path.replace('/api/v1', '').replace(/\{(\w+)\}/g, (_m, name: string) => {
           if (name === 'workspace' && rand() < 0.7) return ws.id;
+          // Existing objects now and then, so the handlers get past their lookups.
+          if (name === 'service' && rand() < 0.5) return fixtures.service;
+          if (name === 'id' && op.path.startsWith('/api/v1/deletions/') && rand() < 0.5)
+            return fixtures.deletion;
           return encodeURIComponent(String(value(rand, 3)).slice(0, 200)) || 'x';
         });
+        const r = rand();
         const query =
-          rand() < 0.3
+          r < 0.3
             ? `?limit=${encodeURIComponent(String(value(rand, 3)))}&cursor=${encodeURIComponent(String(value(rand, 3)))}`
-            : '';
+            : r < 0.4
+              ? `?recurse=${encodeURIComponent(String(value(rand, 3)))}&status=${encodeURIComponent(String(value(rand, 3)))}`
+              : r < 0.45
+                ? '?recurse=true'
+                : '';
         const payload = body(rand);
         const res = await call(op.method, `${path}${query}`, {
           headers: asSuperAdmin(),

@@ -41,6 +41,10 @@ const open = [
   'refreshSession',
   'getTileMatrixSet',
   'listTileMatrixSets',
+  // Authenticated: the handlers decide what the caller may see (admins of the operation's workspace).
+  'getDeletion',
+  'listDeletions',
+  'retryDeletion',
 ];
 const reads = [
   'getMosaic',
@@ -49,6 +53,7 @@ const reads = [
   'getLayer',
   'getLayerGroup',
   'getService',
+  'getServiceDeletionPlan',
   'getWorkspace',
   'listLayerGroups',
   'listLayers',
@@ -83,6 +88,7 @@ const manages = [
   'createClaimMapping',
   'createService',
   'deleteClaimMapping',
+  'deleteService',
   'getAPIKey',
   'listAPIKeys',
   'listClaimMappings',
