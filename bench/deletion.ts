@@ -381,7 +381,7 @@ export function deletionSection(o: DeletionOutcome, verdicts: string[], heading 
   }
   const unitsNote = reported
     ? 'DynamoDB Local returns `ConsumedCapacity` for these writes (`ReturnConsumedCapacity: TOTAL`), computed from item sizes ' +
-      'like DynamoDB does (1 unit per KB written per item; 2 per KB in a transaction; a conditional delete whose condition fails still costs 1). '
+      'like DynamoDB does (1 unit per KB written per item; 2 per KB in a transaction). '
     : '**DynamoDB Local reported no consumed capacity** (`write_units` 0): the "item units" column (Σ ceil(item size / 1 KB) ' +
       'over the removed items, the least DynamoDB would charge) is the only figure. ';
   return [
@@ -393,8 +393,8 @@ export function deletionSection(o: DeletionOutcome, verdicts: string[], heading 
       'seeding as the chaos test). Wall time: from sending `DELETE …/services/{id}?recurse=true` (202) to the first ' +
       `\`GET /deletions/{id}\` answering \`completed\` (polled every ${POLL_MS} ms over one keep-alive connection); ` +
       "op time: the operation's own `completed_at − created_at`. The workflow runs in the host process (the deployed ASL through " +
-      'aws-local-stepfunctions, one batch task looping over chunks of 250 layers: a checkpoint write, then conditional deletes of ' +
-      'the public id markers, 16 in flight, and BatchWriteItem deletes of the layers). DynamoDB Local **in memory** (the scaling ' +
+      'aws-local-stepfunctions, one batch task looping over chunks of up to 1,000 layers: a checkpoint write, then the public id ' +
+      'markers read by BatchGetItem and deleted by BatchWriteItem, then the layers, 4 batches of 25 in flight). DynamoDB Local **in memory** (the scaling ' +
       "stack's; on disk it writes ~350 items/s here). Write units: the operation's `write_units` attribute read from the table " +
       '(the sum of `ConsumedCapacity` of its writes; not in the API body). Items = layers + their markers + the group and its ' +
       'marker + the service and its name marker. ' +

@@ -411,7 +411,7 @@ export class DeletionSteps {
   private serviceLayers(op: DeletionOperation): ChunkSpec {
     return {
       prefix: keys.layerPrefix(op.target_id),
-      chunk: 250,
+      chunk: 1000,
       counted: () => true,
       releases: (l) => [
         ...usedStyles(l as never).map((style) => ({
