@@ -37,6 +37,9 @@ export class CorruptItemError extends Error {
   override name = 'CorruptItemError';
 }
 
+/** Layers per checkpoint of a service deletion (ADR 0070). */
+export const LAYER_CHUNK = 1000;
+
 /** Reference changes per checkpoint transaction (DynamoDB allows 100 items; one is the operation). */
 const MAX_RELEASES = 90;
 
@@ -411,7 +414,7 @@ export class DeletionSteps {
   private serviceLayers(op: DeletionOperation): ChunkSpec {
     return {
       prefix: keys.layerPrefix(op.target_id),
-      chunk: 1000,
+      chunk: LAYER_CHUNK,
       counted: () => true,
       releases: (l) => [
         ...usedStyles(l as never).map((style) => ({

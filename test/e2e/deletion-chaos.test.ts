@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { layerTemplate, seedLayerCopies } from '../../bench/deletion.ts';
+import { LAYER_CHUNK } from '../../shared/store/deletion-steps.ts';
 import { keys } from '../../shared/store/keys.ts';
 import { type ApiResponse, call, uniqueName } from '../support/client.ts';
 import { type HostProcess, startHostProcess } from '../support/host-process.ts';
@@ -163,12 +164,12 @@ describe('deletion chaos', () => {
     expect(started.status, started.text).toBe(202);
     const opId = started.body.id as string;
 
-    // Kill the host in the middle of the layers phase (two chunks of 250 committed: one removed at least).
+    // Kill the host in the middle of the layers phase (two chunks committed: the first one removed).
     const deadline = Date.now() + 60_000;
     for (;;) {
       const op = await opItem(opId);
       expect(op.status).not.toBe('completed');
-      if (op.status === 'running' && op.phase === 'layers' && op.progress.deleted > 2 + 500) break;
+      if (op.status === 'running' && op.phase === 'layers' && op.progress.deleted > 2 + LAYER_CHUNK) break;
       if (Date.now() > deadline)
         throw new Error(`the deletion did not reach its layers: ${JSON.stringify(op)}`);
       await new Promise((r) => setTimeout(r, 10));

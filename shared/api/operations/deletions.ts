@@ -63,6 +63,6 @@ export const retryDeletion = defineOperation({
     404: notFound,
     409: { description: "the service's workspace is being deleted (that deletion removes the service)" },
   },
-  data: ['GetItem', 'Query', 'UpdateItem'],
+  data: ['GetItem', 'Query', 'UpdateItem', 'ConditionCheckItem'],
   starts: ['deletion'],
 });

@@ -33,7 +33,7 @@ export const createLayerGroup = defineOperation({
     404: { description: 'workspace not found' },
     409: { description: 'public_id is already published in this workspace' },
   },
-  data: ['GetItem', 'PutItem', 'UpdateItem'],
+  data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
 });
 
 export const listLayerGroups = defineOperation({
@@ -90,7 +90,7 @@ export const updateLayerGroup = defineOperation({
     412: { description: 'If-Match does not match the current version' },
     422: { description: 'the change would create a cycle' },
   },
-  data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
+  data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
 });
 
 export const deleteLayerGroup = defineOperation({

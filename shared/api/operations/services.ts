@@ -217,7 +217,7 @@ export const deleteService = defineOperation({
       schema: DeletionConflictBody,
     },
   },
-  data: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
+  data: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
   starts: ['deletion'],
 });
 

@@ -115,7 +115,7 @@ export const deleteWorkspace = defineOperation({
     },
     412: { description: 'If-Match does not match the current version' },
   },
-  data: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
+  data: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
   usageKeys: ['delete'],
   starts: ['deletion'],
   resolvesDeletingWorkspace: true,
