@@ -18,7 +18,7 @@ import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { Operation } from '../../shared/api/operation.ts';
-import { authorizerDataAccess } from '../../shared/api/routes.ts';
+import { authorizerDataAccess, dataAccessOf } from '../../shared/api/routes.ts';
 import { ApiFunction, functionEnvironment } from './api-function.ts';
 import type { CatalogTable } from './catalog-table.ts';
 import type { FunctionBundles } from './function-bundles.ts';
@@ -150,7 +150,7 @@ export class ManagementApi extends Construct {
         bundles,
         description: operationDescription(op),
         table,
-        data: op.data,
+        data: dataAccessOf(op),
         environment: op.secrets?.length ? { ...environment, KMS_KEY_ID: secretsKey.keyArn } : environment,
         logRetention,
       });

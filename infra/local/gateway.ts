@@ -9,9 +9,10 @@ import type {
   Context,
 } from 'aws-lambda';
 import type { Operation } from '../../shared/api/operation.ts';
-import { routes } from '../../shared/api/routes.ts';
+import { authorizerDataAccess, dataAccessOf, routes } from '../../shared/api/routes.ts';
 import { type GatewayError, gatewayErrorBody, gatewayErrors } from '../../shared/http/gateway-responses.ts';
 import { securityHeaders } from '../../shared/http/responses.ts';
+import { withDataAccess } from './data-access.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const REGION = 'local';
@@ -190,9 +191,8 @@ export async function handleRequest(
     let result: APIGatewayAuthorizerResult;
     try {
       const { handler } = await load('functions/authorizer/index.ts');
-      result = (await handler(
-        authEvent,
-        lambdaContext(requestId, 'authorizer'),
+      result = (await withDataAccess('authorizer', authorizerDataAccess, () =>
+        Promise.resolve(handler(authEvent, lambdaContext(requestId, 'authorizer'))),
       )) as APIGatewayAuthorizerResult;
     } catch (error) {
       if ((error as Error).message === 'Unauthorized')
@@ -249,7 +249,9 @@ export async function handleRequest(
   };
   try {
     const { handler } = await load(op.handler);
-    const result = (await handler(event, lambdaContext(requestId, op.operationId))) as APIGatewayProxyResult;
+    const result = (await withDataAccess(op.operationId, dataAccessOf(op), () =>
+      Promise.resolve(handler(event, lambdaContext(requestId, op.operationId))),
+    )) as APIGatewayProxyResult;
     const outHeaders: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(result.headers ?? {})) outHeaders[k] = String(v);
     for (const [k, v] of Object.entries(result.multiValueHeaders ?? {})) outHeaders[k] = v.map(String);

@@ -5,8 +5,10 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { gatewayErrorBody, gatewayErrors } from '../../shared/http/gateway-responses.ts';
 import { securityHeaders } from '../../shared/http/responses.ts';
+import { documentClient } from '../../shared/store/client.ts';
 import { installLocalWorkflowStarter } from '../../shared/workflows/starter.ts';
 import { bootstrap } from './bootstrap.ts';
+import { installDataAccessCheck } from './data-access.ts';
 import { type DynamoLocal, ensureTable, startDynamoLocal } from './dynamodb.ts';
 import { localCertificate, localIssuer, localSecretKey } from './files.ts';
 import { handleRequest, httpsRequired, type OutgoingResponse } from './gateway.ts';
@@ -96,6 +98,9 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
     GEOPLANE_SECRET_KEY: localSecretKey(options.dataDir),
     ...(options.maxBodyBytes ? { MAX_BODY_BYTES: String(options.maxBodyBytes) } : {}),
   });
+
+  // Each handler may use only the DynamoDB actions its route declares (IAM's least privilege, locally).
+  installDataAccessCheck(documentClient());
 
   const tls = await localCertificate(options.dataDir);
   const throttle = tokenBuckets(options.rateLimitRps, options.rateLimitBurst);

@@ -1,12 +1,14 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { withDataAccess } from './data-access.ts';
 import './promise-with-resolvers.ts';
 import { documentClient, tableName } from '../../shared/store/client.ts';
 import { keys } from '../../shared/store/keys.ts';
 import type { DeletionWorkflowInput, WorkflowStarter } from '../../shared/workflows/starter.ts';
 import {
   type DeletionTask,
+  deletionTaskAccess,
   deletionTaskHandlers,
   deletionTaskStates,
   substitutedDeletionDefinition,
@@ -39,7 +41,9 @@ export class LocalWorkflowRunner implements WorkflowStarter {
       const mod = (await import(pathToFileURL(resolve(root, deletionTaskHandlers[task])).href)) as {
         handler: TaskHandler;
       };
-      handlers[state] = mod.handler;
+      // The task runs with its function's grants only, as its Lambda would.
+      handlers[state] = (input) =>
+        withDataAccess(`task:${task}`, deletionTaskAccess[task].data, () => mod.handler(input));
     }
     const machine = new StateMachine(substitutedDeletionDefinition(localArns) as never, {
       validationOptions: { checkArn: true, checkPaths: true },

@@ -37,6 +37,19 @@ export const routes: readonly Operation[] = [
   ...Object.values(styleAssets),
 ] as Operation[];
 
+/**
+ * What makeHandler itself reads on every `{workspace}` route before the operation runs: the
+ * workspace (by id, or its name marker) and — for token callers — the workspace's claim mappings
+ * and a custom role's policies (Queries).
+ */
+export const workspaceRouteDataAccess: readonly DataAction[] = ['GetItem', 'Query'];
+
+/** Every DynamoDB action an operation's function needs: its own `data` plus the handler stack's. */
+export function dataAccessOf(op: Operation): readonly DataAction[] {
+  const stack = op.path.includes('{workspace}') ? workspaceRouteDataAccess : [];
+  return [...new Set([...op.data, ...stack])];
+}
+
 /** DynamoDB actions of the REQUEST authorizer: key and session lookups, global claim mappings. */
 export const authorizerDataAccess: readonly DataAction[] = ['GetItem', 'Query'];
 

@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import type { TestProject } from 'vitest/node';
 import { startDynamoLocal } from '../../infra/local/dynamodb.ts';
 import { startHostProcess } from './host-process.ts';
@@ -43,6 +44,8 @@ export default async function setup(project: TestProject) {
     tableName,
   });
   return async () => {
+    // GEOPLANE_TEST_HOST_LOG=<file> keeps the shared host's output (its errors explain a 500).
+    if (process.env.GEOPLANE_TEST_HOST_LOG) writeFileSync(process.env.GEOPLANE_TEST_HOST_LOG, host.output());
     await host.stop();
     host.cleanup();
     await dynamo.stop();

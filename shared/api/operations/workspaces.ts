@@ -87,7 +87,7 @@ export const updateWorkspace = defineOperation({
     409: { description: 'a workspace with this name already exists' },
     412: { description: 'If-Match does not match the current version' },
   },
-  data: ['GetItem', 'PutItem', 'DeleteItem'],
+  data: ['GetItem', 'UpdateItem', 'PutItem', 'DeleteItem'],
 });
 
 export const deleteWorkspace = defineOperation({

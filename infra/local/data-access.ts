@@ -1,0 +1,79 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DataAction } from '../../shared/api/operation.ts';
+
+/**
+ * Local stand-in for the IAM policies CDK derives from each route's `data`: while a handler runs
+ * under `withDataAccess`, every DynamoDB call it makes must be one of its declared actions, or it
+ * fails as AWS would (AccessDeniedException → a 500 that the tests catch). Transactions need the
+ * action of each of their items, as in IAM.
+ */
+const scope = new AsyncLocalStorage<{ name: string; allowed: ReadonlySet<string> }>();
+
+export function withDataAccess<T>(
+  name: string,
+  allowed: readonly DataAction[],
+  fn: () => Promise<T>,
+): Promise<T> {
+  return scope.run({ name, allowed: new Set(allowed) }, fn);
+}
+
+const single: Record<string, DataAction | 'Scan' | 'TransactGetItems'> = {
+  GetCommand: 'GetItem',
+  GetItemCommand: 'GetItem',
+  PutCommand: 'PutItem',
+  PutItemCommand: 'PutItem',
+  UpdateCommand: 'UpdateItem',
+  UpdateItemCommand: 'UpdateItem',
+  DeleteCommand: 'DeleteItem',
+  DeleteItemCommand: 'DeleteItem',
+  QueryCommand: 'Query',
+  ScanCommand: 'Scan',
+  BatchGetCommand: 'BatchGetItem',
+  BatchGetItemCommand: 'BatchGetItem',
+  BatchWriteCommand: 'BatchWriteItem',
+  BatchWriteItemCommand: 'BatchWriteItem',
+};
+
+const transactItem: Record<string, DataAction> = {
+  Put: 'PutItem',
+  Update: 'UpdateItem',
+  Delete: 'DeleteItem',
+  ConditionCheck: 'ConditionCheckItem',
+};
+
+/** The IAM actions one command needs. */
+export function actionsOf(commandName: string, input: unknown): string[] {
+  if (commandName === 'TransactWriteCommand' || commandName === 'TransactWriteItemsCommand') {
+    const items = (input as { TransactItems?: Record<string, unknown>[] }).TransactItems ?? [];
+    return [...new Set(items.flatMap((i) => Object.keys(i).map((k) => transactItem[k] ?? k)))];
+  }
+  if (commandName === 'TransactGetCommand' || commandName === 'TransactGetItemsCommand') return ['GetItem'];
+  const action = single[commandName];
+  return action ? [action] : [commandName];
+}
+
+export class LocalAccessDenied extends Error {
+  override name = 'AccessDeniedException';
+}
+
+/** Installs the check on the process's document client (the local host only). */
+export function installDataAccessCheck(client: DynamoDBDocumentClient): void {
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const current = scope.getStore();
+      if (current) {
+        const denied = actionsOf(context.commandName ?? '', args.input).filter(
+          (a) => !current.allowed.has(a),
+        );
+        if (denied.length > 0) {
+          const message = `${current.name} is not allowed dynamodb:${denied.join(', dynamodb:')} (declare it in its data)`;
+          console.error(JSON.stringify({ level: 'ERROR', message }));
+          throw new LocalAccessDenied(message);
+        }
+      }
+      return next(args);
+    },
+    { step: 'initialize', name: 'geoplaneLocalDataAccess' },
+  );
+}
