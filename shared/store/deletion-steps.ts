@@ -1,5 +1,4 @@
 import {
-  DeleteCommand,
   type DynamoDBDocumentClient,
   QueryCommand,
   TransactWriteCommand,
