@@ -3,8 +3,8 @@ import { deletionSteps, type TaskInput, taskFailure } from '../../shared/workflo
 /** "Mark the operation running": pending|running → running (a completed one is left alone). */
 export async function handler(event: TaskInput): Promise<TaskInput> {
   try {
-    await deletionSteps().begin(event.operation_id);
-    return { operation_id: event.operation_id };
+    await deletionSteps().begin(event.operation_id, event.attempt);
+    return { operation_id: event.operation_id, attempt: event.attempt };
   } catch (error) {
     throw taskFailure(error);
   }

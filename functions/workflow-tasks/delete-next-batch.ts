@@ -8,8 +8,8 @@ import {
 /** "Delete the next batch of dependents": pages of deletions until done or out of time. */
 export async function handler(event: TaskInput): Promise<TaskInput & { done: boolean }> {
   try {
-    const { done } = await deletionSteps().runBatch(event.operation_id, batchBudgetMs());
-    return { operation_id: event.operation_id, done };
+    const { done } = await deletionSteps().runBatch(event.operation_id, event.attempt, batchBudgetMs());
+    return { operation_id: event.operation_id, attempt: event.attempt, done };
   } catch (error) {
     throw taskFailure(error);
   }

@@ -10,8 +10,8 @@ export async function handler(
   event: TaskInput & { error?: { Error?: string; Cause?: string } },
 ): Promise<TaskInput> {
   try {
-    await deletionSteps().recordFailure(event.operation_id, failureMessage(event.error));
-    return { operation_id: event.operation_id };
+    await deletionSteps().recordFailure(event.operation_id, event.attempt, failureMessage(event.error));
+    return { operation_id: event.operation_id, attempt: event.attempt };
   } catch (error) {
     throw taskFailure(error);
   }

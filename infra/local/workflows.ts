@@ -34,7 +34,8 @@ export class LocalWorkflowRunner implements WorkflowStarter {
   private closed = false;
 
   async startDeletion(_name: string, input: DeletionWorkflowInput): Promise<void> {
-    if (this.closed || this.running.has(input.operation_id)) return;
+    const key = `${input.operation_id}#${input.attempt}`;
+    if (this.closed || this.running.has(key)) return;
     const { StateMachine } = await import('aws-local-stepfunctions');
     const handlers: Record<string, TaskHandler> = {};
     for (const [state, task] of Object.entries(deletionTaskStates)) {
@@ -56,8 +57,8 @@ export class LocalWorkflowRunner implements WorkflowStarter {
       // A failed execution already recorded its reason on the operation (the Fail state).
       if ((error as Error)?.name !== 'ExecutionError') console.error('deletion workflow:', error);
     });
-    this.running.set(input.operation_id, { abort: execution.abort, result });
-    void result.finally(() => this.running.delete(input.operation_id));
+    this.running.set(key, { abort: execution.abort, result });
+    void result.finally(() => this.running.delete(key));
   }
 
   /** Starts every operation that was pending or running when the host last stopped. */
@@ -82,7 +83,10 @@ export class LocalWorkflowRunner implements WorkflowStarter {
         }),
       );
       for (const item of out.Items ?? []) {
-        await this.startDeletion(item.id as string, { operation_id: item.id as string });
+        await this.startDeletion(item.id as string, {
+          operation_id: item.id as string,
+          attempt: Number(item.attempt_count ?? 1),
+        });
         resumed++;
       }
       start = out.LastEvaluatedKey;

@@ -84,7 +84,7 @@ const catchAll = [
 const arn = (task: DeletionTask) => `\${${deletionTaskArnPlaceholders[task]}}`;
 
 /**
- * The definition. Execution input: `{operation_id}`. Every task returns `{operation_id, ...}` and is
+ * The definition. Execution input: `{operation_id, attempt}`. Every task returns `{operation_id, attempt, ...}` and is
  * idempotent: progress lives in the operation item, so a re-run (retry, restart) resumes.
  */
 export function deletionWorkflowDefinition() {
@@ -96,7 +96,7 @@ export function deletionWorkflowDefinition() {
       'Mark the operation running': {
         Type: 'Task',
         Resource: arn('begin'),
-        Parameters: { 'operation_id.$': '$.operation_id' },
+        Parameters: { 'operation_id.$': '$.operation_id', 'attempt.$': '$.attempt' },
         Retry: retry,
         Catch: catchAll,
         Next: 'Delete the next batch of dependents',
@@ -104,7 +104,7 @@ export function deletionWorkflowDefinition() {
       'Delete the next batch of dependents': {
         Type: 'Task',
         Resource: arn('deleteBatch'),
-        Parameters: { 'operation_id.$': '$.operation_id' },
+        Parameters: { 'operation_id.$': '$.operation_id', 'attempt.$': '$.attempt' },
         TimeoutSeconds: 300,
         Retry: retry,
         Catch: catchAll,
@@ -118,7 +118,7 @@ export function deletionWorkflowDefinition() {
       'Record why the deletion failed': {
         Type: 'Task',
         Resource: arn('recordFailure'),
-        Parameters: { 'operation_id.$': '$.operation_id', 'error.$': '$.error' },
+        Parameters: { 'operation_id.$': '$.operation_id', 'attempt.$': '$.attempt', 'error.$': '$.error' },
         Retry: retry,
         Next: 'The deletion failed',
       },

@@ -130,6 +130,18 @@ export function isActive(op: DeletionOperation): boolean {
   return op.status === 'pending' || op.status === 'running';
 }
 
+/** An active operation with no progress for this long is presumed stalled: retry may start a new attempt. */
+export const STALLED_AFTER_MS = 10 * 60 * 1000;
+
+export function isStalled(op: DeletionOperation, now: Date): boolean {
+  return isActive(op) && now.getTime() - Date.parse(op.updated_at) > STALLED_AFTER_MS;
+}
+
+/** Starts (or re-starts, idempotently) the execution of the operation's current attempt. */
+function startAttempt(starter: WorkflowStarter, op: DeletionOperation): Promise<void> {
+  return starter.startDeletion(executionName(op), { operation_id: op.id, attempt: op.attempt_count });
+}
+
 function newOperation(
   scope: DeletionScope,
   workspace: Workspace,
@@ -194,7 +206,7 @@ export async function deleteService(
       );
     }
     if (isActive(found.operation)) {
-      await starter.startDeletion(executionName(found.operation), { operation_id: found.operation.id });
+      await startAttempt(starter, found.operation);
       return { operation: found.operation };
     }
     return { operation: await retry(repo, starter, found.operation, now) };
@@ -222,7 +234,7 @@ async function startService(
 ): Promise<DeletionOperation> {
   const op = newOperation('service', workspace, service, plan, createdBy, now);
   const stored = await repo.startServiceDeletion(service, op, plan);
-  if (isActive(stored)) await starter.startDeletion(executionName(stored), { operation_id: stored.id });
+  if (isActive(stored)) await startAttempt(starter, stored);
   return stored;
 }
 
@@ -243,7 +255,7 @@ export async function deleteWorkspaceRecursively(
       );
     }
     if (isActive(found.operation)) {
-      await starter.startDeletion(executionName(found.operation), { operation_id: found.operation.id });
+      await startAttempt(starter, found.operation);
       return found.operation;
     }
     return retry(repo, starter, found.operation, now);
@@ -251,13 +263,15 @@ export async function deleteWorkspaceRecursively(
   const plan = await repo.workspacePlan(workspace);
   const op = newOperation('workspace', workspace, workspace, plan, createdBy, now);
   const stored = await repo.startWorkspaceDeletion(workspace, op, plan);
-  if (isActive(stored)) await starter.startDeletion(executionName(stored), { operation_id: stored.id });
+  if (isActive(stored)) await startAttempt(starter, stored);
   return stored;
 }
 
 /**
- * retryDeletion: a failed operation starts again where it stopped (attempt_count + 1); a pending
- * or running one is (re)started under its current execution name; a completed one is unchanged.
+ * retryDeletion: a failed operation starts again where it stopped (attempt_count + 1), and so does
+ * a stalled one (active without progress for 10 minutes: its execution timed out or was lost; an
+ * older attempt's execution stops at its next step); a pending or running one is (re)started under
+ * its current execution name; a completed one is unchanged.
  */
 export async function retry(
   repo: DeletionRepository,
@@ -266,8 +280,9 @@ export async function retry(
   now = new Date(),
 ): Promise<DeletionOperation> {
   if (op.status === 'completed') return op;
-  const next = op.status === 'failed' ? await repo.markRetry(op, now.toISOString()) : op;
-  await starter.startDeletion(executionName(next), { operation_id: next.id });
+  const next =
+    op.status === 'failed' || isStalled(op, now) ? await repo.markRetry(op, now.toISOString()) : op;
+  await startAttempt(starter, next);
   return next;
 }
 

@@ -91,8 +91,11 @@ export class DeletionSteps {
     }
   }
 
-  /** pending|running → running. A completed operation is left alone; any other is stale. */
-  async begin(id: string, now = new Date()): Promise<void> {
+  /**
+   * pending|running → running for this attempt. A completed operation is left alone; a failed one,
+   * or one retried since (a newer attempt), makes this execution stale.
+   */
+  async begin(id: string, attempt: number, now = new Date()): Promise<void> {
     try {
       await this.send(() =>
         this.db.send(
@@ -100,11 +103,12 @@ export class DeletionSteps {
             TableName: this.table,
             Key: keys.deletion(id),
             UpdateExpression: 'SET #s = :running, updated_at = :now',
-            ConditionExpression: '#s IN (:pending, :running)',
+            ConditionExpression: '#s IN (:pending, :running) AND attempt_count = :attempt',
             ExpressionAttributeNames: { '#s': 'status' },
             ExpressionAttributeValues: {
               ':running': 'running',
               ':pending': 'pending',
+              ':attempt': attempt,
               ':now': now.toISOString(),
             },
           }),
@@ -113,16 +117,24 @@ export class DeletionSteps {
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
       const op = await this.load(id);
-      if (op.status !== 'completed') throw new StaleExecutionError(`Deletion ${id} is ${op.status}.`);
+      if (op.status !== 'completed') {
+        throw new StaleExecutionError(
+          `Deletion ${id} is ${op.status} (attempt ${op.attempt_count}, not ${attempt}).`,
+        );
+      }
     }
   }
 
   /** Runs phases until the operation is done or the time budget is spent. */
-  async runBatch(id: string, budgetMs: number): Promise<{ done: boolean }> {
+  async runBatch(id: string, attempt: number, budgetMs: number): Promise<{ done: boolean }> {
     const deadline = Date.now() + budgetMs;
     let op = await this.load(id);
     if (op.status === 'completed') return { done: true };
-    if (op.status !== 'running') throw new StaleExecutionError(`Deletion ${id} is ${op.status}.`);
+    if (op.status !== 'running' || op.attempt_count !== attempt) {
+      throw new StaleExecutionError(
+        `Deletion ${id} is ${op.status} (attempt ${op.attempt_count}, not ${attempt}).`,
+      );
+    }
     while (Date.now() < deadline) {
       if (op.phase === 'done') return { done: true };
       const finished = await this.runPhase(op, deadline);
@@ -740,9 +752,10 @@ export class DeletionSteps {
   // ---- failure --------------------------------------------------------------------------------
 
   /** running|pending → failed with the reason; a service's workspace stops waiting for it. */
-  async recordFailure(id: string, message: string, now = new Date()): Promise<void> {
+  async recordFailure(id: string, attempt: number, message: string, now = new Date()): Promise<void> {
     const op = await this.load(id);
-    if (op.status !== 'pending' && op.status !== 'running') return;
+    // Only the current attempt may fail the operation (a stale execution just ends).
+    if ((op.status !== 'pending' && op.status !== 'running') || op.attempt_count !== attempt) return;
     const items: TransactItem[] = [
       {
         Update: {

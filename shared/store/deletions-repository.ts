@@ -1,9 +1,10 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type {
-  DeletionFilter,
-  DeletionOperation,
-  DeletionPlan,
-  DeletionRepository,
+import {
+  type DeletionFilter,
+  type DeletionOperation,
+  type DeletionPlan,
+  type DeletionRepository,
+  STALLED_AFTER_MS,
 } from '../domain/deletions.ts';
 import { NotFoundError, StateConflictError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
@@ -358,14 +359,23 @@ export class DynamoDeletionRepository implements DeletionRepository {
             TableName: this.table,
             Key: keys.deletion(op.id),
             UpdateExpression: 'SET #s = :pending, attempt_count = :n, updated_at = :now REMOVE last_error',
-            ConditionExpression: '#s = :failed AND attempt_count = :prev',
+            // Failed, or (as read) active without progress since :stale — a stalled execution.
+            ConditionExpression:
+              op.status === 'failed'
+                ? '#s = :failed AND attempt_count = :prev'
+                : '#s IN (:pending, :running) AND attempt_count = :prev AND updated_at < :stale',
             ExpressionAttributeNames: { '#s': 'status' },
             ExpressionAttributeValues: {
               ':pending': 'pending',
-              ':failed': 'failed',
               ':n': next.attempt_count,
               ':prev': op.attempt_count,
               ':now': now,
+              ...(op.status === 'failed'
+                ? { ':failed': 'failed' }
+                : {
+                    ':running': 'running',
+                    ':stale': new Date(Date.parse(now) - STALLED_AFTER_MS).toISOString(),
+                  }),
             },
           },
         },
@@ -375,7 +385,8 @@ export class DynamoDeletionRepository implements DeletionRepository {
             'The operation changed meanwhile; read it again.',
           ),
       },
-      ...(op.scope === 'service'
+      // A failed service deletion stopped counting as active in its workspace; it counts again.
+      ...(op.scope === 'service' && op.status === 'failed'
         ? [
             this.countActive(op.workspace_id, 1),
             {

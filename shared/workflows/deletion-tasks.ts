@@ -4,6 +4,7 @@ import { DeletionSteps, TransientError } from '../store/deletion-steps.ts';
 /** What every deletion task receives and returns. */
 export interface TaskInput {
   operation_id: string;
+  attempt: number;
 }
 
 /**

@@ -4,6 +4,8 @@ import { UnavailableError } from '../domain/errors.ts';
 /** Input of the deletion workflow. */
 export interface DeletionWorkflowInput {
   operation_id: string;
+  /** The operation's attempt this execution runs; an execution of an older attempt stops. */
+  attempt: number;
 }
 
 /**

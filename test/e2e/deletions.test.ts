@@ -10,6 +10,7 @@ import {
   PutCommand,
   QueryCommand,
   ScanCommand,
+  UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { writeArrayBuffer } from 'geotiff';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -590,6 +591,68 @@ describe('retryDeletion', () => {
       404,
       'deletion_not_found',
     );
+  });
+});
+
+describe('retryDeletion of an active operation', () => {
+  /**
+   * An operation that looks active (as if its execution were lost) with the given last progress;
+   * built from a failed one: repaired, then put back to `running` with its workspace counter, as a
+   * running service deletion has it.
+   */
+  async function activeLooking(updatedAt: string) {
+    const failed = await failedServiceDeletion();
+    await failed.repair();
+    await db.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: keys.deletion(failed.op.id),
+        UpdateExpression: 'SET #s = :running, updated_at = :at REMOVE last_error',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':running': 'running', ':at': updatedAt },
+      }),
+    );
+    await db.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: keys.activeDeletions(failed.ws.id),
+        UpdateExpression: 'ADD #c :one',
+        ExpressionAttributeNames: { '#c': 'count' },
+        ExpressionAttributeValues: { ':one': 1 },
+      }),
+    );
+    return failed;
+  }
+
+  async function activeCount(wsId: string) {
+    const out = await db.send(new GetCommand({ TableName: table, Key: keys.activeDeletions(wsId) }));
+    return out.Item?.count;
+  }
+
+  it('re-starts a running one under its current attempt (no new attempt) and it completes', async () => {
+    const { ws, svc, op } = await activeLooking(new Date().toISOString());
+    const res = await call('POST', `/deletions/${op.id}/retry`, su());
+    expect(res.status, res.text).toBe(202);
+    expect(res.body.attempt_count).toBe(1);
+    const done = await poll(op.id, (o) => o.status === 'completed');
+    expect(done.attempt_count).toBe(1);
+    expect(await itemsMentioning([svc.id])).toEqual([]);
+    expect(await activeCount(ws.id)).toBe(0);
+  });
+
+  it('starts a new attempt for a stalled one (no progress for 10 minutes) without counting it twice', async () => {
+    const { ws, svc, op } = await activeLooking(new Date(Date.now() - 3_600_000).toISOString());
+    const res = await call('POST', `/deletions/${op.id}/retry`, su());
+    expect(res.status, res.text).toBe(202);
+    expect(res.body.attempt_count).toBe(2);
+    expect(res.body.status).toBe('pending');
+    const done = await poll(op.id, (o) => o.status === 'completed');
+    expect(done.attempt_count).toBe(2);
+    expect(await itemsMentioning([svc.id])).toEqual([]);
+    // The workspace no longer waits for it: its own recursive deletion may start.
+    expect(await activeCount(ws.id)).toBe(0);
+    const wsDelete = await call('DELETE', `/workspaces/${ws.id}?recurse=true`, su());
+    expect(wsDelete.status, wsDelete.text).toBe(202);
   });
 });
 

@@ -46,7 +46,7 @@ async function run(stubs: Record<string, Handler>, retryZero = true) {
   const machine = new StateMachine(substitutedDeletionDefinition(arns) as never, {
     validationOptions: { checkArn: true, checkPaths: true },
   });
-  const execution = machine.run({ operation_id: 'op-1' } as never, {
+  const execution = machine.run({ operation_id: 'op-1', attempt: 1 } as never, {
     overrides: {
       taskResourceLocalHandlers: handlers as never,
       ...(retryZero ? { retryIntervalOverrides: { [BEGIN]: 0, [BATCH]: 0, [RECORD]: 0 } } : {}),
@@ -66,7 +66,10 @@ async function run(stubs: Record<string, Handler>, retryZero = true) {
   return { outcome, calls, events };
 }
 
-const ok: Handler = async (input) => ({ operation_id: (input as { operation_id: string }).operation_id });
+const ok: Handler = async (input) => {
+  const { operation_id, attempt } = input as { operation_id: string; attempt: number };
+  return { operation_id, attempt };
+};
 
 describe('the deletion workflow (ASL) under aws-local-stepfunctions', () => {
   it('loops the batch task while done is false and ends in Succeed', async () => {
@@ -75,15 +78,15 @@ describe('the deletion workflow (ASL) under aws-local-stepfunctions', () => {
       [BEGIN]: ok,
       [BATCH]: async (input) => {
         turns++;
-        return { operation_id: (input as { operation_id: string }).operation_id, done: turns > 3 };
+        return { ...((await ok(input)) as object), done: turns > 3 };
       },
       [RECORD]: ok,
     });
     expect(outcome.ok, outcome.ok ? '' : String((outcome as { error: Error }).error)).toBe(true);
     expect(turns).toBe(4);
-    expect(calls[BEGIN]).toEqual([{ operation_id: 'op-1' }]);
+    expect(calls[BEGIN]).toEqual([{ operation_id: 'op-1', attempt: 1 }]);
     // Every turn receives only the operation id (Parameters), not the previous `done`.
-    expect(calls[BATCH]).toEqual(Array(4).fill({ operation_id: 'op-1' }));
+    expect(calls[BATCH]).toEqual(Array(4).fill({ operation_id: 'op-1', attempt: 1 }));
     expect(calls[RECORD]).toBeUndefined();
     expect(events.map((e) => e.type)).toContain('ExecutionSucceeded');
     const entered = events.filter((e) => e.type === 'StateEntered').map((e) => e.state?.name);
@@ -127,7 +130,7 @@ describe('the deletion workflow (ASL) under aws-local-stepfunctions', () => {
     expect(outcome.ok).toBe(false);
     expect(batchCalls).toBe(1 + 6);
     expect(calls[RECORD]).toEqual([
-      { operation_id: 'op-1', error: { Error: 'TransientError', Cause: 'always down' } },
+      { operation_id: 'op-1', attempt: 1, error: { Error: 'TransientError', Cause: 'always down' } },
     ]);
   });
 
@@ -146,6 +149,7 @@ describe('the deletion workflow (ASL) under aws-local-stepfunctions', () => {
     expect(calls[RECORD]).toEqual([
       {
         operation_id: 'op-1',
+        attempt: 1,
         error: { Error: 'InvalidItemError', Cause: "layer item without public_id: 'zz-broken'" },
       },
     ]);
@@ -167,7 +171,9 @@ describe('the deletion workflow (ASL) under aws-local-stepfunctions', () => {
     });
     expect(outcome.ok).toBe(false);
     expect(calls[BATCH]).toBeUndefined();
-    expect(calls[RECORD]).toEqual([{ operation_id: 'op-1', error: { Error: 'Error', Cause: 'boom' } }]);
+    expect(calls[RECORD]).toEqual([
+      { operation_id: 'op-1', attempt: 1, error: { Error: 'Error', Cause: 'boom' } },
+    ]);
   });
 });
 
