@@ -189,6 +189,8 @@ export interface DeletionRun {
   /** completed_at − created_at of the operation (server side). */
   opMs: number;
   seedMs: number;
+  /** One `GET …/deletion-plan` (the plan a 409 carries: a pass over the service's layers). */
+  planMs: number;
   writeUnits: number;
   /** Units the removed items cost at least: Σ ceil(item size / 1 KB), the write sizes of DynamoDB. */
   itemUnits: number;
@@ -284,6 +286,19 @@ async function deleteOnce(
   if (doomed.length !== expectedItems)
     throw new Error(`deletion: expected ${expectedItems} items to delete, found ${doomed.length}`);
 
+  const p0 = performance.now();
+  const plan = await call(
+    agent,
+    'GET',
+    `${url}/workspaces/${ws.id}/services/${svc.id}/deletion-plan`,
+    auth,
+    undefined,
+    200,
+  );
+  const planMs = performance.now() - p0;
+  if (plan.layers.count !== n)
+    throw new Error(`deletion: the plan counts ${plan.layers.count} layers, not ${n}`);
+
   progress(`deletion: deleting the ${thousands(n)}-layer service`);
   const t0 = performance.now();
   const started = await call(
@@ -320,6 +335,7 @@ async function deleteOnce(
     wallMs,
     opMs: Date.parse(op.completed_at) - Date.parse(op.created_at),
     seedMs: seed.ms,
+    planMs,
     writeUnits: Number(stored.Item?.write_units ?? 0),
     itemUnits,
   };
@@ -353,6 +369,7 @@ export function deletionSection(o: DeletionOutcome, verdicts: string[], heading 
     thousands(r.layers),
     thousands(r.items),
     `${thousands(r.deleted)} / ${thousands(r.total)}`,
+    fixed(r.planMs / 1000, 2),
     fixed(r.wallMs / 1000, 2),
     fixed(r.opMs / 1000, 2),
     fixed((r.wallMs / r.layers) * 1000, 0),
@@ -400,13 +417,15 @@ export function deletionSection(o: DeletionOutcome, verdicts: string[], heading 
       'marker + the service and its name marker. ' +
       unitsNote +
       'Not counted by the workflow: the final transaction (service, name marker, mosaic, counter, completion: ~10 units) and ' +
-      'the `begin` update.',
+      'the `begin` update. Plan s: one `GET …/deletion-plan` before the deletion (the plan a 409 carries costs one ' +
+      "projected pass over the service's layers).",
     '',
     table(
       [
         'layers',
         'items deleted',
         'progress',
+        'plan s',
         'wall s',
         'op s',
         'µs / layer',
@@ -416,7 +435,7 @@ export function deletionSection(o: DeletionOutcome, verdicts: string[], heading 
         'item units (Σ ceil KB)',
       ],
       rows,
-      '---:|---:|---:|---:|---:|---:|---:|---:|---:|---:',
+      '---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:',
     ),
     '',
     `Seeding (not measured): ${o.runs.map((r) => `${thousands(r.layers - 1)} copies in ${fixed(r.seedMs / 1000, 1)} s`).join(', ')}; ` +
