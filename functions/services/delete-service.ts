@@ -8,9 +8,8 @@ import { workflowStarter } from '../../shared/workflows/starter.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, params, query, principal }) => {
   const service = await requireService(serviceRepository(), workspace.id, params.service, true);
-  const repo = deletionRepository();
   const outcome = await deleteService(
-    repo,
+    deletionRepository(),
     workflowStarter(),
     workspace,
     service,
@@ -18,9 +17,5 @@ export const handler = makeHandler(operation, async ({ workspace, params, query,
     principal.id,
   );
   if ('deleted' in outcome) return noContent();
-  const found = await repo.find(outcome.operation.id);
-  return accepted(
-    presentDeletion(found?.operation ?? outcome.operation, found?.plan),
-    deletionLocation(outcome.operation.id),
-  );
+  return accepted(presentDeletion(outcome.operation, outcome.plan), deletionLocation(outcome.operation.id));
 });

@@ -15,10 +15,13 @@ import { workflowStarter } from '../../shared/workflows/starter.ts';
 export const handler = makeHandler(operation, async ({ workspace, ifMatch, query, principal }) => {
   if (query.recurse) {
     if (workspace.status === 'active') checkVersion(workspace, ifMatch);
-    const repo = deletionRepository();
-    const op = await deleteWorkspaceRecursively(repo, workflowStarter(), workspace, principal.id);
-    const found = await repo.find(op.id);
-    return accepted(presentDeletion(found?.operation ?? op, found?.plan), deletionLocation(op.id));
+    const { operation: op, plan } = await deleteWorkspaceRecursively(
+      deletionRepository(),
+      workflowStarter(),
+      workspace,
+      principal.id,
+    );
+    return accepted(presentDeletion(op, plan), deletionLocation(op.id));
   }
   // Without recurse a workspace being deleted is as gone as for every other route.
   if (workspace.status !== 'active') {

@@ -94,6 +94,12 @@ export interface DeletionFilter {
   status?: DeletionStatus;
 }
 
+/** An operation with its plan (what the API answers with). */
+export interface StartedDeletion {
+  operation: DeletionOperation;
+  plan: DeletionPlan;
+}
+
 /** Port: deletion persistence, the hide/start transactions and the plans. */
 export interface DeletionRepository {
   servicePlan(service: Service): Promise<DeletionPlan>;
@@ -101,17 +107,13 @@ export interface DeletionRepository {
   /** Deletes a service with no dependents in one transaction; false when dependents appeared. */
   deleteEmptyService(service: Service): Promise<boolean>;
   /** Hides the service and records the operation in one transaction (the active one if there is one). */
-  startServiceDeletion(
-    service: Service,
-    op: DeletionOperation,
-    plan: DeletionPlan,
-  ): Promise<DeletionOperation>;
+  startServiceDeletion(service: Service, op: DeletionOperation, plan: DeletionPlan): Promise<StartedDeletion>;
   startWorkspaceDeletion(
     workspace: Workspace,
     op: DeletionOperation,
     plan: DeletionPlan,
-  ): Promise<DeletionOperation>;
-  find(id: string): Promise<{ operation: DeletionOperation; plan: DeletionPlan } | undefined>;
+  ): Promise<StartedDeletion>;
+  find(id: string): Promise<StartedDeletion | undefined>;
   list(filter: DeletionFilter, limit: number, cursor?: string): Promise<Page<DeletionOperation>>;
   plansOf(ids: string[]): Promise<Map<string, DeletionPlan>>;
   /** failed → pending with attempt_count + 1 (a service's workspace must still be active). */
@@ -169,7 +171,7 @@ function newOperation(
 }
 
 /** The outcome of DELETE on a service: gone (204) or an operation (202). */
-export type ServiceDeletionOutcome = { deleted: true } | { operation: DeletionOperation };
+export type ServiceDeletionOutcome = { deleted: true } | StartedDeletion;
 
 function hasDependents(plan: DeletionPlan): boolean {
   return plan.layers.count > 0 || plan.layer_groups.count > 0 || plan.mosaic_granules > 0;
@@ -183,10 +185,29 @@ function conflict(plan: DeletionPlan, what: string) {
   );
 }
 
+/** The operation that hid a target, (re)started as `retry` would; undefined when there is none. */
+async function resumeExisting(
+  repo: DeletionRepository,
+  starter: WorkflowStarter,
+  deletionId: string | undefined,
+  now: Date,
+): Promise<StartedDeletion | undefined> {
+  const found = deletionId ? await repo.find(deletionId) : undefined;
+  if (!found) return undefined;
+  return { operation: await retry(repo, starter, found.operation, now), plan: found.plan };
+}
+
+/** Records a new operation with the transaction that hides its target, then starts its workflow. */
+async function start(starter: WorkflowStarter, stored: Promise<StartedDeletion>): Promise<StartedDeletion> {
+  const started = await stored;
+  if (isActive(started.operation)) await startAttempt(starter, started.operation);
+  return started;
+}
+
 /**
  * deleteService (spec 4.3): an empty service goes at once; one with dependents is a 409 with the
  * plan unless `recurse`; with it, the service is hidden and a workflow removes the rest. A service
- * already being deleted answers with its active operation.
+ * already being deleted answers with its operation.
  */
 export async function deleteService(
   repo: DeletionRepository,
@@ -198,44 +219,24 @@ export async function deleteService(
   now = new Date(),
 ): Promise<ServiceDeletionOutcome> {
   if (service.status === 'deleting') {
-    const found = service.deletion_id ? await repo.find(service.deletion_id) : undefined;
-    if (!recurse || !found) {
+    const existing = recurse ? await resumeExisting(repo, starter, service.deletion_id, now) : undefined;
+    if (!existing) {
       throw new NotFoundError(
         'service_not_found',
         `Service '${service.name}' does not exist in this workspace.`,
       );
     }
-    if (isActive(found.operation)) {
-      await startAttempt(starter, found.operation);
-      return { operation: found.operation };
-    }
-    return { operation: await retry(repo, starter, found.operation, now) };
+    return existing;
   }
-  const plan = await repo.servicePlan(service);
+  let plan = await repo.servicePlan(service);
   if (!hasDependents(plan)) {
     if (await repo.deleteEmptyService(service)) return { deleted: true };
     // Something was added meanwhile: plan again (the answer names it).
-    const again = await repo.servicePlan(service);
-    if (!recurse) throw conflict(again, `Service '${service.name}'`);
-    return { operation: await startService(repo, starter, workspace, service, again, createdBy, now) };
+    plan = await repo.servicePlan(service);
   }
   if (!recurse) throw conflict(plan, `Service '${service.name}'`);
-  return { operation: await startService(repo, starter, workspace, service, plan, createdBy, now) };
-}
-
-async function startService(
-  repo: DeletionRepository,
-  starter: WorkflowStarter,
-  workspace: Workspace,
-  service: Service,
-  plan: DeletionPlan,
-  createdBy: string,
-  now: Date,
-): Promise<DeletionOperation> {
   const op = newOperation('service', workspace, service, plan, createdBy, now);
-  const stored = await repo.startServiceDeletion(service, op, plan);
-  if (isActive(stored)) await startAttempt(starter, stored);
-  return stored;
+  return start(starter, repo.startServiceDeletion(service, op, plan));
 }
 
 /** deleteWorkspace with `recurse=true`: hides the workspace and starts the workflow. */
@@ -245,26 +246,20 @@ export async function deleteWorkspaceRecursively(
   workspace: Workspace,
   createdBy: string,
   now = new Date(),
-): Promise<DeletionOperation> {
+): Promise<StartedDeletion> {
   if (workspace.status === 'deleting') {
-    const found = workspace.deletion_id ? await repo.find(workspace.deletion_id) : undefined;
-    if (!found) {
+    const existing = await resumeExisting(repo, starter, workspace.deletion_id, now);
+    if (!existing) {
       throw new StateConflictError(
         'workspace_being_deleted',
         `Workspace '${workspace.name}' is being deleted.`,
       );
     }
-    if (isActive(found.operation)) {
-      await startAttempt(starter, found.operation);
-      return found.operation;
-    }
-    return retry(repo, starter, found.operation, now);
+    return existing;
   }
   const plan = await repo.workspacePlan(workspace);
   const op = newOperation('workspace', workspace, workspace, plan, createdBy, now);
-  const stored = await repo.startWorkspaceDeletion(workspace, op, plan);
-  if (isActive(stored)) await startAttempt(starter, stored);
-  return stored;
+  return start(starter, repo.startWorkspaceDeletion(workspace, op, plan));
 }
 
 /**

@@ -17,6 +17,8 @@ import { toOperation } from './deletions-repository.ts';
 import { cancellationCodes, isConditionFailure, translateStoreError } from './errors.ts';
 import { batchDeleteKeys, batchGetItems, getItem, writeUnits } from './items.ts';
 import { type Key, keys } from './keys.ts';
+import { DynamoLayerGroupRepository } from './layer-groups-repository.ts';
+import { DynamoSettingsRepository } from './settings-repository.ts';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 type Item = Record<string, unknown>;
@@ -63,6 +65,8 @@ interface ChunkSpec {
 export class DeletionSteps {
   private readonly db: DynamoDBDocumentClient = documentClient();
   private readonly table = tableName();
+  private readonly groups = new DynamoLayerGroupRepository();
+  private readonly settingsStore = new DynamoSettingsRepository();
   /** Write units consumed since the last operation update (added at the next one). */
   private pendingUnits = 0;
 
@@ -310,7 +314,7 @@ export class DeletionSteps {
       const page = out.Items ?? [];
       if (page.length === 0) return true;
       // Cut the chunk where its reference changes would overflow one transaction.
-      const releases = new Map<string, { item: TransactItem; delta: number }>();
+      const releases = new Map<string, { item: TransactItem; delta?: number }>();
       const chunk: Item[] = [];
       for (const item of page) {
         const changes = spec.skip?.(item) ? [] : (spec.releases?.(item) ?? []);
@@ -318,8 +322,8 @@ export class DeletionSteps {
         if (chunk.length > 0 && releases.size + fresh > MAX_RELEASES) break;
         for (const c of changes) {
           const known = releases.get(c.key);
-          if (known) known.delta += c.delta ?? 0;
-          else releases.set(c.key, { item: c.item, delta: c.delta ?? 0 });
+          if (known?.delta !== undefined) known.delta += c.delta ?? 0;
+          else if (!known) releases.set(c.key, { item: c.item, delta: c.delta });
         }
         chunk.push(item);
       }
@@ -344,7 +348,7 @@ export class DeletionSteps {
     from: string,
     to: string,
     counted: number,
-    releases: { item: TransactItem; delta: number }[],
+    releases: { item: TransactItem; delta?: number }[],
   ): Promise<void> {
     const update = {
       TableName: this.table,
@@ -373,7 +377,7 @@ export class DeletionSteps {
         this.pendingUnits += writeUnits(out);
         return;
       }
-      const items = releases.map((r) => withDelta(r.item, r.delta));
+      const items = releases.map((r) => (r.delta === undefined ? r.item : withDelta(r.item, r.delta)));
       const out = await this.send(() =>
         this.db.send(
           new TransactWriteCommand({
@@ -393,18 +397,17 @@ export class DeletionSteps {
     }
   }
 
+  /** Deletes items by their own keys (BatchWriteItem); returns the write units. */
+  private deleteItems(items: Item[]): Promise<number> {
+    return batchDeleteKeys(
+      this.db,
+      this.table,
+      items.map((i) => ({ PK: i.PK as string, SK: i.SK as string })),
+    );
+  }
+
   private plain(prefix: string, chunk: number, counted: (i: Item) => boolean): ChunkSpec {
-    return {
-      prefix,
-      chunk,
-      counted,
-      remove: (items) =>
-        batchDeleteKeys(
-          this.db,
-          this.table,
-          items.map((i) => ({ PK: i.PK as string, SK: i.SK as string })),
-        ),
-    };
+    return { prefix, chunk, counted, remove: (items) => this.deleteItems(items) };
   }
 
   private roleRelease(roleId: string) {
@@ -467,15 +470,7 @@ export class DeletionSteps {
         const owned = markers
           .filter((m) => ids.has(m.target_id as string))
           .map((m) => ({ PK: m.PK as string, SK: m.SK as string }));
-        const units = await batchDeleteKeys(this.db, this.table, owned);
-        return (
-          units +
-          (await batchDeleteKeys(
-            this.db,
-            this.table,
-            layers.map((l) => ({ PK: l.PK as string, SK: l.SK as string })),
-          ))
-        );
+        return (await batchDeleteKeys(this.db, this.table, owned)) + (await this.deleteItems(layers));
       },
     };
   }
@@ -501,12 +496,7 @@ export class DeletionSteps {
           items
             .filter((i) => typeof i.key_hash === 'string')
             .map((i) => keys.apiKeyHash(i.key_hash as string)),
-        )) +
-        (await batchDeleteKeys(
-          this.db,
-          this.table,
-          items.map((i) => ({ PK: i.PK as string, SK: i.SK as string })),
-        )),
+        )) + (await this.deleteItems(items)),
     };
   }
 
@@ -520,27 +510,14 @@ export class DeletionSteps {
   private settings(workspaceId: string): ChunkSpec {
     return {
       ...this.plain('SETTINGS#', 10, () => true),
+      // Tiles settings release the tile matrix sets they name, as saving other settings would.
       releases: (s) =>
         s.kind === 'ogc-tiles'
-          ? customTileMatrixSets(s.document as OGCTilesSettings).flatMap((id) => [
-              {
-                key: `tmsref:${id}`,
-                item: { Delete: { TableName: this.table, Key: keys.tileMatrixSetRef(id, workspaceId) } },
-              },
-              {
-                key: `tms:${id}`,
-                delta: -1,
-                item: {
-                  Update: {
-                    TableName: this.table,
-                    Key: keys.tileMatrixSet(id),
-                    UpdateExpression: 'ADD ref_count :d',
-                    ConditionExpression: 'attribute_exists(PK)',
-                    ExpressionAttributeValues: { ':d': 0 },
-                  },
-                },
-              },
-            ])
+          ? customTileMatrixSets(s.document as OGCTilesSettings).flatMap((id) =>
+              this.settingsStore
+                .tileMatrixSetReferences(workspaceId, id, -1)
+                .map((r, n) => ({ key: `tms:${id}:${n}`, item: r.item })),
+            )
           : [],
     };
   }
@@ -577,34 +554,9 @@ export class DeletionSteps {
   }
 
   private async removeGroup(op: DeletionOperation, g: LayerGroup): Promise<boolean> {
+    // The same items as deleteLayerGroup, plus the progress of this operation.
     const items: TransactItem[] = [
-      {
-        Delete: {
-          TableName: this.table,
-          Key: keys.layerGroup(g.workspace_id, g.id),
-          ConditionExpression: '#v = :v',
-          ExpressionAttributeNames: { '#v': 'version' },
-          ExpressionAttributeValues: { ':v': g.version },
-        },
-      },
-      {
-        Delete: {
-          TableName: this.table,
-          Key: keys.publicId(g.workspace_id, g.public_id),
-          ConditionExpression:
-            'target_id = :id AND (attribute_not_exists(member_of_count) OR member_of_count <= :zero)',
-          ExpressionAttributeValues: { ':id': g.id, ':zero': 0 },
-        },
-      },
-      ...g.members.map((m) => ({
-        Update: {
-          TableName: this.table,
-          Key: keys.publicId(g.workspace_id, m.resource),
-          UpdateExpression: 'ADD member_of_count :minus',
-          ConditionExpression: 'attribute_exists(PK)',
-          ExpressionAttributeValues: { ':minus': -1 },
-        },
-      })),
+      ...this.groups.deletionItems(g).map((i) => i.item),
       {
         Update: {
           TableName: this.table,

@@ -5,6 +5,7 @@ import {
   type DeletionPlan,
   type DeletionRepository,
   STALLED_AFTER_MS,
+  type StartedDeletion,
 } from '../domain/deletions.ts';
 import { NotFoundError, StateConflictError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
@@ -14,9 +15,9 @@ import { documentClient, tableName } from './client.ts';
 import { planService, planWorkspace } from './deletion-plans.ts';
 import { cancellationCodes, translateStoreError } from './errors.ts';
 import { batchGetItems, getItem } from './items.ts';
-import { entities, keys } from './keys.ts';
+import { entities, type Key, keys } from './keys.ts';
 import { decodeCursor, encodeCursor } from './paging.ts';
-import { transact } from './transactions.ts';
+import { activeCheck, type GuardedItem, transact } from './transactions.ts';
 
 /** Sort key of the plan item beside an operation (plans are large; operations change often). */
 const PLAN_SK = 'PLAN';
@@ -39,7 +40,7 @@ export class DynamoDeletionRepository implements DeletionRepository {
     return planWorkspace(this.db, this.table, workspace);
   }
 
-  private putOperation(op: DeletionOperation, plan: DeletionPlan) {
+  private putOperation(op: DeletionOperation, plan: DeletionPlan): GuardedItem[] {
     return [
       {
         item: {
@@ -66,7 +67,7 @@ export class DynamoDeletionRepository implements DeletionRepository {
     ];
   }
 
-  private countActive(workspaceId: string, delta: 1 | -1) {
+  private countActive(workspaceId: string, delta: 1 | -1): GuardedItem {
     return {
       item: {
         Update: {
@@ -152,88 +153,87 @@ export class DynamoDeletionRepository implements DeletionRepository {
     return true;
   }
 
-  async startServiceDeletion(
-    service: Service,
+  /** Hides a service or workspace for this operation (only while it is `active`). */
+  private hide(key: Key, op: DeletionOperation): GuardedItem {
+    return {
+      item: {
+        Update: {
+          TableName: this.table,
+          Key: key,
+          UpdateExpression: 'SET #s = :deleting, deletion_id = :op, updated_at = :now',
+          ConditionExpression: '#s = :active',
+          ExpressionAttributeNames: { '#s': 'status' },
+          ExpressionAttributeValues: {
+            ':deleting': 'deleting',
+            ':active': 'active',
+            ':op': op.id,
+            ':now': op.created_at,
+          },
+        },
+      },
+    };
+  }
+
+  /**
+   * Runs the transaction that hides `key` for `op` (its first item); when someone else hid it
+   * first, answers with their operation, or with `lost()` when there is none to answer with.
+   */
+  private async startOrJoin(
+    key: Key,
+    items: GuardedItem[],
     op: DeletionOperation,
     plan: DeletionPlan,
-  ): Promise<DeletionOperation> {
+    lost: () => Error,
+  ): Promise<StartedDeletion> {
     try {
-      await transact(this.db, [
-        {
-          item: {
-            Update: {
-              TableName: this.table,
-              Key: keys.service(service.workspace_id, service.id),
-              UpdateExpression: 'SET #s = :deleting, deletion_id = :op, updated_at = :now',
-              ConditionExpression: '#s = :active',
-              ExpressionAttributeNames: { '#s': 'status' },
-              ExpressionAttributeValues: {
-                ':deleting': 'deleting',
-                ':active': 'active',
-                ':op': op.id,
-                ':now': op.created_at,
-              },
-            },
-          },
-        },
-        ...this.putOperation(op, plan),
-        // A workspace deletion waits for the service deletions running in it.
-        this.countActive(service.workspace_id, 1),
-        {
-          item: {
-            ConditionCheck: {
-              TableName: this.table,
-              Key: keys.workspace(service.workspace_id),
-              ConditionExpression: '#s = :active',
-              ExpressionAttributeNames: { '#s': 'status' },
-              ExpressionAttributeValues: { ':active': 'active' },
-            },
-          },
-          onConditionFailed: () =>
-            new NotFoundError('workspace_not_found', 'The workspace no longer exists.'),
-        },
-      ]);
-      return op;
+      await transact(this.db, items);
+      return { operation: op, plan };
     } catch (error) {
       if (cancellationCodes(error)?.[0] !== 'ConditionalCheckFailed') throw error;
-      // Someone else hid it first: answer with their operation.
-      const current = await getItem(this.db, this.table, keys.service(service.workspace_id, service.id));
+      const current = await getItem(this.db, this.table, key);
       const id = current?.status === 'deleting' ? (current.deletion_id as string | undefined) : undefined;
       const found = id ? await this.find(id) : undefined;
-      if (!found) {
-        throw new NotFoundError(
-          'service_not_found',
-          `Service '${service.name}' does not exist in this workspace.`,
-        );
-      }
-      return found.operation;
+      if (!found) throw lost();
+      return found;
     }
   }
 
-  async startWorkspaceDeletion(
+  startServiceDeletion(
+    service: Service,
+    op: DeletionOperation,
+    plan: DeletionPlan,
+  ): Promise<StartedDeletion> {
+    const key = keys.service(service.workspace_id, service.id);
+    return this.startOrJoin(
+      key,
+      [
+        this.hide(key, op),
+        ...this.putOperation(op, plan),
+        // A workspace deletion waits for the service deletions running in it.
+        this.countActive(service.workspace_id, 1),
+        activeCheck(
+          this.table,
+          keys.workspace(service.workspace_id),
+          () => new NotFoundError('workspace_not_found', 'The workspace no longer exists.'),
+        ),
+      ],
+      op,
+      plan,
+      () =>
+        new NotFoundError('service_not_found', `Service '${service.name}' does not exist in this workspace.`),
+    );
+  }
+
+  startWorkspaceDeletion(
     workspace: Workspace,
     op: DeletionOperation,
     plan: DeletionPlan,
-  ): Promise<DeletionOperation> {
-    try {
-      await transact(this.db, [
-        {
-          item: {
-            Update: {
-              TableName: this.table,
-              Key: keys.workspace(workspace.id),
-              UpdateExpression: 'SET #s = :deleting, deletion_id = :op, updated_at = :now',
-              ConditionExpression: '#s = :active',
-              ExpressionAttributeNames: { '#s': 'status' },
-              ExpressionAttributeValues: {
-                ':deleting': 'deleting',
-                ':active': 'active',
-                ':op': op.id,
-                ':now': op.created_at,
-              },
-            },
-          },
-        },
+  ): Promise<StartedDeletion> {
+    const key = keys.workspace(workspace.id);
+    return this.startOrJoin(
+      key,
+      [
+        this.hide(key, op),
         {
           item: {
             ConditionCheck: {
@@ -251,22 +251,15 @@ export class DynamoDeletionRepository implements DeletionRepository {
             ),
         },
         ...this.putOperation(op, plan),
-      ]);
-      return op;
-    } catch (error) {
-      if (cancellationCodes(error)?.[0] !== 'ConditionalCheckFailed') throw error;
-      const current = await getItem(this.db, this.table, keys.workspace(workspace.id));
-
-      const id = current?.status === 'deleting' ? (current.deletion_id as string | undefined) : undefined;
-      const found = id ? await this.find(id) : undefined;
-      if (!found) {
-        throw new StateConflictError(
+      ],
+      op,
+      plan,
+      () =>
+        new StateConflictError(
           'concurrent_modification',
           'The workspace was changed by another request; retry.',
-        );
-      }
-      return found.operation;
-    }
+        ),
+    );
   }
 
   async find(id: string): Promise<{ operation: DeletionOperation; plan: DeletionPlan } | undefined> {
@@ -389,22 +382,15 @@ export class DynamoDeletionRepository implements DeletionRepository {
       ...(op.scope === 'service' && op.status === 'failed'
         ? [
             this.countActive(op.workspace_id, 1),
-            {
-              item: {
-                ConditionCheck: {
-                  TableName: this.table,
-                  Key: keys.workspace(op.workspace_id),
-                  ConditionExpression: '#s = :active',
-                  ExpressionAttributeNames: { '#s': 'status' },
-                  ExpressionAttributeValues: { ':active': 'active' },
-                },
-              },
-              onConditionFailed: () =>
+            activeCheck(
+              this.table,
+              keys.workspace(op.workspace_id),
+              () =>
                 new StateConflictError(
                   'workspace_being_deleted',
                   'The workspace of this service is being deleted; its deletion removes the service.',
                 ),
-            },
+            ),
           ]
         : []),
     ]);

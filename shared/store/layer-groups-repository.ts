@@ -10,7 +10,7 @@ import type { Page } from '../domain/page.ts';
 import { documentClient, tableName } from './client.ts';
 import { batchGetItems, getItem, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';
-import { type GuardedItem, transact } from './transactions.ts';
+import { activeCheck, type GuardedItem, transact } from './transactions.ts';
 
 function toGroup(item: Record<string, unknown>): LayerGroup {
   const { PK: _pk, SK: _sk, entity: _e, ...g } = item;
@@ -133,22 +133,17 @@ export class DynamoLayerGroupRepository implements LayerGroupRepository {
         services.set(m.service_id, (m.SK as string).slice('PUBID#'.length));
       }
     }
-    return [...services].map(([serviceId, resource]) => ({
-      item: {
-        ConditionCheck: {
-          TableName: this.table,
-          Key: keys.service(workspaceId, serviceId),
-          ConditionExpression: '#s = :active',
-          ExpressionAttributeNames: { '#s': 'status' },
-          ExpressionAttributeValues: { ':active': 'active' },
-        },
-      },
-      onConditionFailed: () =>
-        new InvalidInputError(
-          'unknown_member',
-          `Member '${resource}' belongs to a service that is being deleted.`,
-        ),
-    }));
+    return [...services].map(([serviceId, resource]) =>
+      activeCheck(
+        this.table,
+        keys.service(workspaceId, serviceId),
+        () =>
+          new InvalidInputError(
+            'unknown_member',
+            `Member '${resource}' belongs to a service that is being deleted.`,
+          ),
+      ),
+    );
   }
 
   async create(g: LayerGroup): Promise<void> {
@@ -187,8 +182,9 @@ export class DynamoLayerGroupRepository implements LayerGroupRepository {
     ]);
   }
 
-  async delete(g: LayerGroup): Promise<void> {
-    await transact(this.db, [
+  /** The items of a group's deletion: the group (at its version), its public id, its memberships. */
+  deletionItems(g: LayerGroup): GuardedItem[] {
+    return [
       {
         item: {
           Delete: {
@@ -204,6 +200,10 @@ export class DynamoLayerGroupRepository implements LayerGroupRepository {
       },
       this.release(g),
       ...g.members.map((m) => this.membership(g.workspace_id, m.resource, -1)),
-    ]);
+    ];
+  }
+
+  async delete(g: LayerGroup): Promise<void> {
+    await transact(this.db, this.deletionItems(g));
   }
 }

@@ -16,7 +16,7 @@ import type { Page } from '../domain/page.ts';
 import { documentClient, tableName } from './client.ts';
 import { getItem, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';
-import { type GuardedItem, transact } from './transactions.ts';
+import { activeCheck, type GuardedItem, transact } from './transactions.ts';
 
 function strip(item: Record<string, unknown>): Record<string, unknown> {
   const { PK: _pk, SK: _sk, entity: _e, ...rest } = item;
@@ -146,18 +146,11 @@ export class DynamoLayerRepository implements LayerRepository {
           },
         },
       },
-      {
-        item: {
-          ConditionCheck: {
-            TableName: this.table,
-            Key: keys.service(l.workspace_id, l.service_id),
-            ConditionExpression: '#s = :active',
-            ExpressionAttributeNames: { '#s': 'status' },
-            ExpressionAttributeValues: { ':active': 'active' },
-          },
-        },
-        onConditionFailed: () => new NotFoundError('service_not_found', 'The service no longer exists.'),
-      },
+      activeCheck(
+        this.table,
+        keys.service(l.workspace_id, l.service_id),
+        () => new NotFoundError('service_not_found', 'The service no longer exists.'),
+      ),
       ...roleReferences(this.table, customRoles(l.allowed_roles), []),
       ...styleReferences(this.table, l.workspace_id, usedStyles(l), []),
     ]);

@@ -62,7 +62,8 @@ export class DynamoSettingsRepository implements SettingsRepository {
     }
   }
 
-  private reference(workspaceId: string, id: string, delta: 1 | -1): GuardedItem[] {
+  /** The reference of a workspace's tiles settings to a tile matrix set: its count and its record. */
+  tileMatrixSetReferences(workspaceId: string, id: string, delta: 1 | -1): GuardedItem[] {
     return [
       {
         item: {
@@ -105,8 +106,10 @@ export class DynamoSettingsRepository implements SettingsRepository {
     if (kind === 'ogc-tiles') {
       const before = new Set(customTileMatrixSets(previous.document as OGCTilesSettings));
       const after = new Set(customTileMatrixSets(next.document as OGCTilesSettings));
-      for (const id of after) if (!before.has(id)) moves.push(...this.reference(workspaceId, id, 1));
-      for (const id of before) if (!after.has(id)) moves.push(...this.reference(workspaceId, id, -1));
+      for (const id of after)
+        if (!before.has(id)) moves.push(...this.tileMatrixSetReferences(workspaceId, id, 1));
+      for (const id of before)
+        if (!after.has(id)) moves.push(...this.tileMatrixSetReferences(workspaceId, id, -1));
     }
     await transact(this.db, [
       {

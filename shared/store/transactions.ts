@@ -1,6 +1,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { cancellationCodes, translateStoreError } from './errors.ts';
+import type { Key } from './keys.ts';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
@@ -26,4 +27,20 @@ export async function transact(db: DynamoDBDocumentClient, items: GuardedItem[])
     }
     translateStoreError(error);
   }
+}
+
+/** A ConditionCheck that the item (a workspace, service, role…) is `active`, as its own transaction item. */
+export function activeCheck(table: string, key: Key, onConditionFailed?: () => Error): GuardedItem {
+  return {
+    item: {
+      ConditionCheck: {
+        TableName: table,
+        Key: key,
+        ConditionExpression: '#s = :active',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':active': 'active' },
+      },
+    },
+    ...(onConditionFailed ? { onConditionFailed } : {}),
+  };
 }
