@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, inject, it } from 'vitest';
 import { APIKey, APIKeyWithSecret } from '../../shared/api/schemas.ts';
 import { asSuperAdmin, call } from '../support/client.ts';
 import { createKey, createWorkspace, expectError, withKey } from '../support/fixtures.ts';
+import { hostDynamo } from '../support/store.ts';
 
 const keysOf = (ws: string) => `/workspaces/${ws}/apikeys`;
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
@@ -13,13 +13,7 @@ const wait = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Every item of the shared table, read directly from DynamoDB Local. */
 async function scanTable(): Promise<Record<string, unknown>[]> {
   const host = inject('host');
-  const db = DynamoDBDocumentClient.from(
-    new DynamoDBClient({
-      endpoint: host.dynamoEndpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    }),
-  );
+  const db = hostDynamo();
   const items: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;
   do {

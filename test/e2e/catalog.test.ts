@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { LayerBody, LayerGroupBody, ServiceBody, ValidateSQLResponse } from '../../shared/api/schemas.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { createKey, createWorkspace, expectError, withKey } from '../support/fixtures.ts';
+import { hostDynamo } from '../support/store.ts';
 
 /** The embedded PostGIS of the shared test host (written by its bootstrap). */
 let postgis: { host: string; port: number; database: string; user: string; password?: string };
@@ -42,13 +42,7 @@ describe('services', () => {
     expect(list.body.services[0].connection).not.toHaveProperty('password');
     expect(list.body.services[0].configured_secrets).toEqual(['password']);
     // Stored encrypted only: the item holds ciphertext, never the password.
-    const db = DynamoDBDocumentClient.from(
-      new DynamoDBClient({
-        endpoint: inject('host').dynamoEndpoint,
-        region: 'us-east-1',
-        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-      }),
-    );
+    const db = hostDynamo();
     const secret = 'Only-Ever-Sent-Once-9f2c';
     const offline = await call('POST', `/workspaces/${ws.id}/services`, {
       headers: asSuperAdmin(),

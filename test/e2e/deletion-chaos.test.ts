@@ -1,11 +1,11 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { layerTemplate, seedLayerCopies } from '../../bench/deletion.ts';
 import { LAYER_CHUNK } from '../../shared/store/deletion-steps.ts';
 import { keys } from '../../shared/store/keys.ts';
 import { type ApiResponse, call, uniqueName } from '../support/client.ts';
 import { type HostProcess, startHostProcess } from '../support/host-process.ts';
+import { hostDynamo } from '../support/store.ts';
 
 /**
  * Chaos: kill -9 the local host while a 5,000-layer recursive deletion runs, start it again on the
@@ -70,14 +70,7 @@ async function opItem(id: string) {
 }
 
 beforeAll(() => {
-  db = DynamoDBDocumentClient.from(
-    new DynamoDBClient({
-      endpoint: inject('host').dynamoEndpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    }),
-    { marshallOptions: { removeUndefinedValues: true } },
-  );
+  db = hostDynamo();
 });
 
 afterAll(async () => {

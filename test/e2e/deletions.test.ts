@@ -1,24 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   BatchWriteCommand,
-  DynamoDBDocumentClient,
+  type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
   QueryCommand,
   ScanCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { writeArrayBuffer } from 'geotiff';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DeletionOperationBody, DeletionPlanBody } from '../../shared/api/deletion-schemas.ts';
 import { keys } from '../../shared/store/keys.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { describeCommonStatuses } from '../support/common-statuses.ts';
 import { bearer, createKey, createWorkspace, expectError, token, withKey } from '../support/fixtures.ts';
+import { writeTiff } from '../support/geotiff.ts';
+import { hostDynamo } from '../support/store.ts';
 
 let postgis: { host: string; port: number; database: string; user: string; password?: string };
 let db: DynamoDBDocumentClient;
@@ -27,13 +27,7 @@ let table = '';
 beforeAll(() => {
   table = inject('host').tableName;
   postgis = JSON.parse(readFileSync(join(inject('host').dataDir, 'bootstrap.json'), 'utf8')).postgis;
-  db = DynamoDBDocumentClient.from(
-    new DynamoDBClient({
-      endpoint: inject('host').dynamoEndpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    }),
-  );
+  db = hostDynamo();
 });
 
 const su = () => ({ headers: asSuperAdmin() });
@@ -856,19 +850,6 @@ describe('raster_mosaic service deletion', () => {
   afterAll(() => {
     for (const r of roots) rmSync(r, { recursive: true, force: true });
   });
-
-  function writeTiff(dir: string, name: string, x: number, y: number) {
-    const buf = writeArrayBuffer(new Array(8).fill(1), {
-      width: 4,
-      height: 2,
-      ModelPixelScale: [0.5, 0.5, 0],
-      ModelTiepoint: [0, 0, 0, x, y, 0],
-      GeographicTypeGeoKey: 4326,
-      GTModelTypeGeoKey: 2,
-      GTRasterTypeGeoKey: 1,
-    } as never);
-    writeFileSync(join(dir, name), Buffer.from(buf));
-  }
 
   it('answers 409 with mosaic_granules > 0, and recurse removes MOSAIC# and GRANULE# items', async () => {
     const ws = await createWorkspace();

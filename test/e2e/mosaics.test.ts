@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeArrayBuffer } from 'geotiff';
@@ -8,6 +8,7 @@ import { ServiceBody } from '../../shared/api/schemas.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { describeCommonStatuses } from '../support/common-statuses.ts';
 import { createKey, createWorkspace, expectError, withKey } from '../support/fixtures.ts';
+import { writeTiff } from '../support/geotiff.ts';
 
 const roots: string[] = [];
 afterAll(() => {
@@ -19,21 +20,6 @@ function tempRoot(): string {
   const dir = mkdtempSync(join(tmpdir(), 'geoplane-mosaic-'));
   roots.push(dir);
   return dir;
-}
-
-/** Writes a small single-band EPSG:4326 GeoTIFF whose upper-left corner is (x, y), 0.5° pixels. */
-function writeTiff(dir: string, name: string, x: number, y: number, width = 4, height = 2): void {
-  const buf = writeArrayBuffer(new Array(width * height).fill(1), {
-    width,
-    height,
-    ModelPixelScale: [0.5, 0.5, 0],
-    ModelTiepoint: [0, 0, 0, x, y, 0],
-    GeographicTypeGeoKey: 4326,
-    GTModelTypeGeoKey: 2,
-    GTRasterTypeGeoKey: 1,
-  } as never);
-  mkdirSync(join(dir, name, '..'), { recursive: true });
-  writeFileSync(join(dir, name), Buffer.from(buf));
 }
 
 async function createMosaic(wsId: string, root: string, name = 'mosaic') {

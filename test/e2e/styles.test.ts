@@ -1,11 +1,11 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, inject, it } from 'vitest';
 import { StyleBody, StyleSummary } from '../../shared/api/style-schemas.ts';
 import { keys } from '../../shared/store/keys.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { describeCommonStatuses } from '../support/common-statuses.ts';
 import { createKey, createWorkspace, expectError, withKey } from '../support/fixtures.ts';
+import { hostDynamo } from '../support/store.ts';
 
 const PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
@@ -334,14 +334,7 @@ describe('updateStyle and deleteStyle', () => {
 
 describe('styles used by layers (the style side of the reference count, ADR 0052)', () => {
   // Layers don't reference styles yet: play the layer's part by counting on the style item directly.
-  const db = () =>
-    DynamoDBDocumentClient.from(
-      new DynamoDBClient({
-        endpoint: inject('host').dynamoEndpoint,
-        region: 'us-east-1',
-        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-      }),
-    );
+  const db = () => hostDynamo();
   const useBy = (wsId: string, name: string, delta: number) =>
     db().send(
       new UpdateCommand({
