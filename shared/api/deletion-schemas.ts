@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { DateTime, Uuid } from './schemas.ts';
+import { DateTime, ErrorBody, Uuid } from './schemas.ts';
 
 const PlanEntry = z.object({
   id: z.string(),
@@ -57,11 +57,7 @@ export const DeletionOperationBody = z
 
 export const DeletionConflictBody = z
   .object({
-    code: z.int(),
-    message: z.string(),
-    detail: z.string(),
-    reason: z.string(),
-    request_id: z.string(),
+    ...ErrorBody.def.shape,
     recurse_required: z.literal(true),
     plan: DeletionPlanBody,
   })

@@ -13,7 +13,7 @@ import { customTileMatrixSets, type OGCTilesSettings } from '../domain/settings.
 import type { UsageKeyProvisioner } from '../domain/usage-keys.ts';
 import { documentClient, tableName } from './client.ts';
 import { countedWorkspaceEntities, dependentGroupClosure } from './deletion-plans.ts';
-import { toOperation } from './deletions-repository.ts';
+import { activeDeletionsChange, toOperation } from './deletions-repository.ts';
 import { cancellationCodes, isConditionFailure, translateStoreError } from './errors.ts';
 import { batchDeleteKeys, batchGetItems, getItem, writeUnits } from './items.ts';
 import { type Key, keys } from './keys.ts';
@@ -665,16 +665,7 @@ export class DeletionSteps {
           ]
         : []),
       { Delete: { TableName: this.table, Key: keys.mosaic(op.workspace_id, op.target_id) } },
-      {
-        Update: {
-          TableName: this.table,
-          Key: keys.activeDeletions(op.workspace_id),
-          UpdateExpression: 'ADD #c :minus',
-          ConditionExpression: 'attribute_exists(PK)',
-          ExpressionAttributeNames: { '#c': 'count' },
-          ExpressionAttributeValues: { ':minus': -1 },
-        },
-      },
+      activeDeletionsChange(this.table, op.workspace_id, -1).item,
     ]);
   }
 
@@ -726,20 +717,7 @@ export class DeletionSteps {
           },
         },
       },
-      ...(op.scope === 'service'
-        ? [
-            {
-              Update: {
-                TableName: this.table,
-                Key: keys.activeDeletions(op.workspace_id),
-                UpdateExpression: 'ADD #c :minus',
-                ConditionExpression: 'attribute_exists(PK)',
-                ExpressionAttributeNames: { '#c': 'count' },
-                ExpressionAttributeValues: { ':minus': -1 },
-              },
-            },
-          ]
-        : []),
+      ...(op.scope === 'service' ? [activeDeletionsChange(this.table, op.workspace_id, -1).item] : []),
     ];
     try {
       await this.send(() => this.db.send(new TransactWriteCommand({ TransactItems: items })));

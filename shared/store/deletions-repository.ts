@@ -27,6 +27,25 @@ export function toOperation(item: Record<string, unknown>): DeletionOperation {
   return op as unknown as DeletionOperation;
 }
 
+/**
+ * The change of a workspace's count of running service deletions (a workspace deletion waits for
+ * zero): +1 creates the counter item, −1 needs it.
+ */
+export function activeDeletionsChange(table: string, workspaceId: string, delta: 1 | -1): GuardedItem {
+  return {
+    item: {
+      Update: {
+        TableName: table,
+        Key: keys.activeDeletions(workspaceId),
+        UpdateExpression: 'SET entity = :e ADD #c :d',
+        ...(delta < 0 ? { ConditionExpression: 'attribute_exists(PK)' } : {}),
+        ExpressionAttributeNames: { '#c': 'count' },
+        ExpressionAttributeValues: { ':e': entities.activeDeletions, ':d': delta },
+      },
+    },
+  };
+}
+
 /** DynamoDB implementation of the deletion port (operations live in their own partitions). */
 export class DynamoDeletionRepository implements DeletionRepository {
   private readonly db = documentClient();
@@ -68,17 +87,7 @@ export class DynamoDeletionRepository implements DeletionRepository {
   }
 
   private countActive(workspaceId: string, delta: 1 | -1): GuardedItem {
-    return {
-      item: {
-        Update: {
-          TableName: this.table,
-          Key: keys.activeDeletions(workspaceId),
-          UpdateExpression: 'SET entity = :e ADD #c :d',
-          ExpressionAttributeNames: { '#c': 'count' },
-          ExpressionAttributeValues: { ':e': entities.activeDeletions, ':d': delta },
-        },
-      },
-    };
+    return activeDeletionsChange(this.table, workspaceId, delta);
   }
 
   async deleteEmptyService(service: Service): Promise<boolean> {
