@@ -3,7 +3,7 @@ import type { WorkflowStarter } from '../workflows/starter.ts';
 import { DependencyConflictError, NotFoundError, StateConflictError } from './errors.ts';
 import type { Page } from './page.ts';
 import type { Service } from './services.ts';
-import type { Workspace } from './workspaces.ts';
+import { resolveWorkspace, uuidPattern, type Workspace, type WorkspaceRepository } from './workspaces.ts';
 
 export type DeletionScope = 'service' | 'workspace';
 export type DeletionStatus = 'pending' | 'running' | 'failed' | 'completed';
@@ -329,6 +329,26 @@ export async function requireVisibleDeletion(
     throw new NotFoundError('deletion_not_found', `Deletion operation '${id}' does not exist.`);
   }
   return found;
+}
+
+/**
+ * The listing filter: the named workspace — by id as given (it may be gone: its own deletion), by
+ * name only while it exists — else, for a caller with a role in exactly one workspace (a workspace
+ * API key), that one, so the filter runs in DynamoDB instead of dropping others page by page.
+ */
+export async function deletionFilter(
+  principal: { superAdmin: boolean; roles: Record<string, string> },
+  query: { workspace?: string; status?: DeletionStatus },
+  workspaces: WorkspaceRepository,
+): Promise<DeletionFilter> {
+  const own = Object.keys(principal.roles);
+  const named =
+    query.workspace ?? (!principal.superAdmin && own.length === 1 && own[0] !== '*' ? own[0] : undefined);
+  if (named === undefined) return { status: query.status };
+  const workspaceId = uuidPattern.test(named)
+    ? named.toLowerCase()
+    : ((await resolveWorkspace(workspaces, named))?.id ?? 'unknown');
+  return { workspaceId, status: query.status };
 }
 
 /** One page of the operations the caller may see, newest first, with their plans. */

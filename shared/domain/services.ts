@@ -3,7 +3,7 @@ import type { DataSourceGateway, PostgisConnectionInfo } from './datasource.ts';
 import { InvalidInputError, NotFoundError, RuleViolationError, UnavailableError } from './errors.ts';
 import type { Page } from './page.ts';
 import type { SecretBox } from './secrets.ts';
-import { checkVersion } from './workspaces.ts';
+import { checkVersion, uuidPattern } from './workspaces.ts';
 
 interface ServiceBase {
   id: string;
@@ -48,8 +48,6 @@ export interface ServiceRepository {
   list(workspaceId: string, limit: number, cursor?: string): Promise<Page<Service>>;
   update(previous: Service, next: Service): Promise<void>;
 }
-
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Resolves `{service}` (id or name) within a workspace; hidden services (being deleted) are not

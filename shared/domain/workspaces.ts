@@ -36,7 +36,8 @@ export interface WorkspaceRepository {
 
 /** The names rule of DESIGN §5. */
 export const namePattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A UUID (ids of workspaces, services, layers…), any case. */
+export const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Resolves a path parameter that may be a workspace id or a name (id first). Hidden workspaces are not found. */
 export async function resolveWorkspace(
