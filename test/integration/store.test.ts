@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { ApiKeyRepository } from '../../shared/domain/api-keys.ts';
 import {
   AlreadyExistsError,
@@ -8,6 +8,7 @@ import {
   UnavailableError,
 } from '../../shared/domain/errors.ts';
 import type { WorkspaceRepository } from '../../shared/domain/workspaces.ts';
+import { useHostStore } from '../support/store.ts';
 
 // Repositories against the real DynamoDB Local of the run (unique names per test, no truncation).
 let workspaces: WorkspaceRepository;
@@ -16,14 +17,7 @@ let domain: typeof import('../../shared/domain/workspaces.ts');
 let keysDomain: typeof import('../../shared/domain/api-keys.ts');
 
 beforeAll(async () => {
-  const host = inject('host');
-  Object.assign(process.env, {
-    TABLE_NAME: host.tableName,
-    DYNAMODB_ENDPOINT: host.dynamoEndpoint,
-    AWS_ACCESS_KEY_ID: 'local',
-    AWS_SECRET_ACCESS_KEY: 'local',
-    AWS_REGION: 'us-east-1',
-  });
+  useHostStore();
   const repos = await import('../../shared/store/repositories.ts');
   workspaces = repos.workspaceRepository();
   apiKeys = repos.apiKeyRepository();

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { UsageKeyProvisioner } from '../../shared/domain/usage-keys.ts';
 import type { WorkspaceRepository } from '../../shared/domain/workspaces.ts';
+import { useHostStore } from '../support/store.ts';
 
 let workspaces: WorkspaceRepository;
 let domain: typeof import('../../shared/domain/workspaces.ts');
@@ -9,14 +10,7 @@ let apiKeys: typeof import('../../shared/domain/api-keys.ts');
 let repos: typeof import('../../shared/store/repositories.ts');
 
 beforeAll(async () => {
-  const host = inject('host');
-  Object.assign(process.env, {
-    TABLE_NAME: host.tableName,
-    DYNAMODB_ENDPOINT: host.dynamoEndpoint,
-    AWS_ACCESS_KEY_ID: 'local',
-    AWS_SECRET_ACCESS_KEY: 'local',
-    AWS_REGION: 'us-east-1',
-  });
+  useHostStore();
   repos = await import('../../shared/store/repositories.ts');
   workspaces = repos.workspaceRepository();
   domain = await import('../../shared/domain/workspaces.ts');

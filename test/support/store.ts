@@ -16,3 +16,15 @@ export function hostDynamo(): DynamoDBDocumentClient {
     { marshallOptions: { removeUndefinedValues: true } },
   );
 }
+
+/** Points the product's own store modules (imported after this) at the run's DynamoDB Local. */
+export function useHostStore(): void {
+  const host = inject('host');
+  Object.assign(process.env, {
+    TABLE_NAME: host.tableName,
+    DYNAMODB_ENDPOINT: host.dynamoEndpoint,
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    AWS_REGION: 'us-east-1',
+  });
+}
