@@ -6,6 +6,7 @@ import { documentClient, tableName } from './client.ts';
 import { cancellationCodes, translateStoreError } from './errors.ts';
 import { getItem, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';
+import { activeCheck, putNew, transact } from './transactions.ts';
 
 function toService(item: Record<string, unknown>): Service {
   const { PK: _pk, SK: _sk, entity: _e, ...s } = item;
@@ -25,47 +26,19 @@ export class DynamoServiceRepository implements ServiceRepository {
   private readonly table = tableName();
 
   async create(s: Service): Promise<void> {
-    try {
-      await this.db.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Put: {
-                TableName: this.table,
-                Item: {
-                  ...keys.serviceName(s.workspace_id, s.name),
-                  entity: entities.serviceName,
-                  service_id: s.id,
-                },
-                ConditionExpression: 'attribute_not_exists(PK)',
-              },
-            },
-            {
-              Put: {
-                TableName: this.table,
-                Item: { ...keys.service(s.workspace_id, s.id), entity: entities.service, ...s },
-                ConditionExpression: 'attribute_not_exists(PK)',
-              },
-            },
-            {
-              ConditionCheck: {
-                TableName: this.table,
-                Key: keys.workspace(s.workspace_id),
-                ConditionExpression: '#s = :active',
-                ExpressionAttributeNames: { '#s': 'status' },
-                ExpressionAttributeValues: { ':active': 'active' },
-              },
-            },
-          ],
-        }),
-      );
-    } catch (error) {
-      const codes = cancellationCodes(error);
-      if (codes?.[0] === 'ConditionalCheckFailed') throw nameTaken(s.name);
-      if (codes?.[2] === 'ConditionalCheckFailed')
-        throw new NotFoundError('workspace_not_found', 'The workspace no longer exists.');
-      translateStoreError(error);
-    }
+    await transact(this.db, [
+      putNew(
+        this.table,
+        { ...keys.serviceName(s.workspace_id, s.name), entity: entities.serviceName, service_id: s.id },
+        () => nameTaken(s.name),
+      ),
+      putNew(this.table, { ...keys.service(s.workspace_id, s.id), entity: entities.service, ...s }),
+      activeCheck(
+        this.table,
+        keys.workspace(s.workspace_id),
+        () => new NotFoundError('workspace_not_found', 'The workspace no longer exists.'),
+      ),
+    ]);
   }
 
   async findById(workspaceId: string, id: string): Promise<Service | undefined> {

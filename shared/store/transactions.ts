@@ -44,3 +44,15 @@ export function activeCheck(table: string, key: Key, onConditionFailed?: () => E
     ...(onConditionFailed ? { onConditionFailed } : {}),
   };
 }
+
+/** A Put of an item that must not exist yet (an entity, or the marker that keeps a name unique). */
+export function putNew(
+  table: string,
+  item: Record<string, unknown>,
+  onConditionFailed?: () => Error,
+): GuardedItem {
+  return {
+    item: { Put: { TableName: table, Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
+    ...(onConditionFailed ? { onConditionFailed } : {}),
+  };
+}

@@ -8,6 +8,7 @@ import { cancellationCodes, isConditionFailure, translateStoreError } from './er
 import { getItem } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { decodeCursor, encodeCursor } from './paging.ts';
+import { putNew, transact } from './transactions.ts';
 
 const workspaceFields = [
   'claim_mapping_count',
@@ -47,31 +48,14 @@ export class DynamoWorkspaceRepository implements WorkspaceRepository {
   private readonly table = tableName();
 
   async create(ws: Workspace): Promise<void> {
-    try {
-      await this.db.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Put: {
-                TableName: this.table,
-                Item: { ...keys.workspaceName(ws.name), entity: entities.workspaceName, workspace_id: ws.id },
-                ConditionExpression: 'attribute_not_exists(PK)',
-              },
-            },
-            {
-              Put: {
-                TableName: this.table,
-                Item: workspaceItem(ws),
-                ConditionExpression: 'attribute_not_exists(PK)',
-              },
-            },
-          ],
-        }),
-      );
-    } catch (error) {
-      if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') throw nameTaken(ws.name);
-      translateStoreError(error);
-    }
+    await transact(this.db, [
+      putNew(
+        this.table,
+        { ...keys.workspaceName(ws.name), entity: entities.workspaceName, workspace_id: ws.id },
+        () => nameTaken(ws.name),
+      ),
+      putNew(this.table, workspaceItem(ws)),
+    ]);
   }
 
   async findById(id: string): Promise<Workspace | undefined> {
