@@ -1,5 +1,5 @@
 import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { InvalidInputError, NotFoundError, StateConflictError } from '../domain/errors.ts';
+import { InvalidInputError, StateConflictError } from '../domain/errors.ts';
 import {
   customTileMatrixSets,
   type OGCTilesSettings,
@@ -11,7 +11,7 @@ import {
 import { documentClient, tableName } from './client.ts';
 import { translateStoreError } from './errors.ts';
 import { entities, keys } from './keys.ts';
-import { type GuardedItem, transact } from './transactions.ts';
+import { type GuardedItem, transact, workspaceIsActive } from './transactions.ts';
 
 /**
  * DynamoDB implementation of the settings port: one item per document in the workspace
@@ -112,18 +112,7 @@ export class DynamoSettingsRepository implements SettingsRepository {
         if (!after.has(id)) moves.push(...this.tileMatrixSetReferences(workspaceId, id, -1));
     }
     await transact(this.db, [
-      {
-        item: {
-          ConditionCheck: {
-            TableName: this.table,
-            Key: keys.workspace(workspaceId),
-            ConditionExpression: '#s = :active',
-            ExpressionAttributeNames: { '#s': 'status' },
-            ExpressionAttributeValues: { ':active': 'active' },
-          },
-        },
-        onConditionFailed: () => new NotFoundError('workspace_not_found', 'The workspace does not exist.'),
-      },
+      workspaceIsActive(this.table, workspaceId),
       {
         item: {
           Put: {

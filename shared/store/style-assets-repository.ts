@@ -6,7 +6,7 @@ import { documentClient, tableName } from './client.ts';
 import { translateStoreError } from './errors.ts';
 import { entities, keys } from './keys.ts';
 import { decodeCursor, encodeCursor } from './paging.ts';
-import { type GuardedItem, transact } from './transactions.ts';
+import { type GuardedItem, transact, workspaceIsActive } from './transactions.ts';
 
 /** Bytes per chunk item: under DynamoDB's 400 KB item limit with room for keys (ADR 0053). */
 export const CHUNK_BYTES = 300_000;
@@ -102,18 +102,7 @@ export class DynamoStyleAssetRepository implements StyleAssetRepository {
       new StateConflictError('concurrent_modification', 'The asset was changed by another request; retry.');
     if (!previous) {
       await transact(this.db, [
-        {
-          item: {
-            ConditionCheck: {
-              TableName: this.table,
-              Key: keys.workspace(next.workspace_id),
-              ConditionExpression: '#s = :active',
-              ExpressionAttributeNames: { '#s': 'status' },
-              ExpressionAttributeValues: { ':active': 'active' },
-            },
-          },
-          onConditionFailed: () => new NotFoundError('workspace_not_found', 'The workspace does not exist.'),
-        },
+        workspaceIsActive(this.table, next.workspace_id),
         {
           item: {
             Put: {

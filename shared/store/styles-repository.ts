@@ -12,7 +12,7 @@ import { documentClient, tableName } from './client.ts';
 import { translateStoreError } from './errors.ts';
 import { entities, keys } from './keys.ts';
 import { decodeCursor, encodeCursor } from './paging.ts';
-import { type GuardedItem, transact } from './transactions.ts';
+import { type GuardedItem, transact, workspaceIsActive } from './transactions.ts';
 
 /** Marker thrown by a failed style condition, resolved by re-reading the style. */
 class StyleConditionFailed extends Error {}
@@ -66,18 +66,7 @@ export class DynamoStyleRepository implements StyleRepository {
   }
 
   private workspaceActive(workspaceId: string): GuardedItem {
-    return {
-      item: {
-        ConditionCheck: {
-          TableName: this.table,
-          Key: keys.workspace(workspaceId),
-          ConditionExpression: '#s = :active',
-          ExpressionAttributeNames: { '#s': 'status' },
-          ExpressionAttributeValues: { ':active': 'active' },
-        },
-      },
-      onConditionFailed: () => new NotFoundError('workspace_not_found', 'The workspace does not exist.'),
-    };
+    return workspaceIsActive(this.table, workspaceId);
   }
 
   private count(workspaceId: string, asset: string, delta: 1 | -1): GuardedItem {

@@ -1,7 +1,8 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { NotFoundError } from '../domain/errors.ts';
 import { cancellationCodes, translateStoreError } from './errors.ts';
-import type { Key } from './keys.ts';
+import { type Key, keys } from './keys.ts';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
@@ -55,4 +56,13 @@ export function putNew(
     item: { Put: { TableName: table, Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
     ...(onConditionFailed ? { onConditionFailed } : {}),
   };
+}
+
+/** The workspace a child is written into must still be active (404 otherwise). */
+export function workspaceIsActive(table: string, workspaceId: string): GuardedItem {
+  return activeCheck(
+    table,
+    keys.workspace(workspaceId),
+    () => new NotFoundError('workspace_not_found', 'The workspace does not exist.'),
+  );
 }
