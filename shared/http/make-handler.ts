@@ -5,11 +5,11 @@ import en from 'zod/v4/locales/en.js';
 import type { InputOf, Operation, Schema } from '../api/operation.ts';
 import { authorize } from '../auth/permissions.ts';
 import { fromContext, type Principal } from '../auth/principal.ts';
+import { loadPolicies, rolesInWorkspace } from '../auth/workspace-access.ts';
 import { config } from '../config/env.ts';
-import { resolveRole } from '../domain/claim-mappings.ts';
 import { NotFoundError } from '../domain/errors.ts';
 import { resolveWorkspace, type Workspace } from '../domain/workspaces.ts';
-import { claimMappingRepository, roleRepository, workspaceRepository } from '../store/repositories.ts';
+import { workspaceRepository } from '../store/repositories.ts';
 import {
   BadRequestError,
   ForbiddenError,
@@ -44,8 +44,6 @@ export interface HandlerRequest<Op extends Operation> {
 }
 
 type Event = APIGatewayProxyEvent;
-/** Custom roles' policies, read when a caller's role is not built in. */
-const loadPolicies = (roleId: string) => roleRepository().listPolicies(roleId);
 
 /** Validated input per event, handed from the middleware to the operation function. */
 const inputs = new WeakMap<Event, HandlerRequest<Operation>>();
@@ -172,11 +170,7 @@ function prepare(op: Operation): MiddlewareObj<Event, APIGatewayProxyResult, Err
             throw new ForbiddenError('no_workspace_access', 'You have no role in this workspace.');
           throw new NotFoundError('workspace_not_found', `Workspace '${workspaceParam}' does not exist.`);
         }
-        if (caller.claims && !caller.superAdmin && (workspace.claim_mapping_count ?? 0) > 0) {
-          // Workspace claim mappings are read on every request, so a deleted mapping stops at once.
-          const role = resolveRole(await claimMappingRepository().all(workspace.id), caller.claims);
-          if (role) caller.roles = { ...caller.roles, [workspace.id]: role };
-        }
+        caller.roles = await rolesInWorkspace(caller, workspace);
         await authorize(caller, op, workspace, loadPolicies);
         input.workspace = workspace;
       } else {
