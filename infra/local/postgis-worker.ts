@@ -14,6 +14,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { postgis } from '@electric-sql/pglite-postgis';
 import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket';
+import { demoSeedSql } from './postgis-seed.ts';
 
 /** What the parent passes in `workerData`. */
 export interface WorkerConfig {
@@ -49,90 +50,6 @@ const PROTOCOL_3_0 = 196608;
 
 const post = (message: WorkerMessage) => parentPort?.postMessage(message);
 const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
-
-/** The demo database: three spatial tables, one plain table, one table the demo role can't read. */
-function seedSql(demoUser: string, demoPassword: string, adminPassword: string): string {
-  const literal = (value: string) => `'${value.replaceAll("'", "''")}'`;
-  return `
-BEGIN;
-CREATE EXTENSION IF NOT EXISTS postgis;
-ALTER ROLE ${SUPERUSER} PASSWORD ${literal(adminPassword)};
-CREATE ROLE ${ident(demoUser)} LOGIN PASSWORD ${literal(demoPassword)};
-GRANT USAGE ON SCHEMA public TO ${ident(demoUser)};
-
-CREATE TABLE public.places (
-  id integer PRIMARY KEY,
-  name text NOT NULL,
-  kind text NOT NULL,
-  population integer,
-  founded date,
-  geom geometry(Point, 4326) NOT NULL
-);
-INSERT INTO public.places
-SELECT i, 'Place ' || i, (ARRAY['city', 'town', 'village', 'hamlet'])[1 + i % 4],
-       CASE WHEN i % 10 = 0 THEN NULL ELSE 500 + (i * 7919) % 250000 END,
-       date '1200-01-01' + (i * 3571) % 250000,
-       ST_SetSRID(ST_MakePoint(-10 + ((i * 7919) % 2000) / 100.0, 40 + ((i * 104729) % 1500) / 100.0), 4326)
-FROM generate_series(1, 300) AS i;
-
-CREATE TABLE public.roads (
-  id integer PRIMARY KEY,
-  name text NOT NULL,
-  class text NOT NULL,
-  lanes smallint NOT NULL,
-  geom geometry(LineString, 4326) NOT NULL
-);
-INSERT INTO public.roads
-SELECT i, 'Road ' || i, (ARRAY['motorway', 'primary', 'secondary', 'residential'])[1 + i % 4], 1 + i % 4,
-       ST_SetSRID(ST_MakeLine(ARRAY[ST_MakePoint(x, y), ST_MakePoint(x + 0.05, y + 0.02),
-                                    ST_MakePoint(x + 0.1, y - 0.01), ST_MakePoint(x + 0.15, y + 0.03)]), 4326)
-FROM (SELECT i, -10 + ((i * 6007) % 1900) / 100.0 AS x, 40 + ((i * 49999) % 1450) / 100.0 AS y
-      FROM generate_series(1, 200) AS i) AS s;
-
-CREATE TABLE public.parcels (
-  id integer PRIMARY KEY,
-  parcel_code text NOT NULL UNIQUE,
-  land_use text NOT NULL,
-  area_m2 double precision NOT NULL,
-  assessed boolean NOT NULL,
-  geom geometry(Polygon, 4326) NOT NULL
-);
-INSERT INTO public.parcels
-SELECT i, 'P-' || lpad(i::text, 5, '0'), (ARRAY['residential', 'commercial', 'agricultural', 'forest'])[1 + i % 4],
-       round(ST_Area(env::geography)::numeric, 1), i % 3 = 0, env
-FROM (SELECT i, ST_MakeEnvelope(x, y, x + 0.02 + (i % 5) * 0.01, y + 0.015 + (i % 3) * 0.01, 4326) AS env
-      FROM (SELECT i, -10 + ((i * 3001) % 1950) / 100.0 AS x, 40 + ((i * 7727) % 1480) / 100.0 AS y
-            FROM generate_series(1, 250) AS i) AS p) AS s;
-
-CREATE TABLE public.notes (
-  id serial PRIMARY KEY,
-  title text NOT NULL,
-  body text,
-  created_at timestamptz NOT NULL DEFAULT now()
-);
-INSERT INTO public.notes (title, body) SELECT 'Note ' || i, 'A note without a place, number ' || i
-FROM generate_series(1, 20) AS i;
-
-CREATE TABLE public.secrets (
-  id integer PRIMARY KEY,
-  label text NOT NULL,
-  secret text NOT NULL,
-  geom geometry(Point, 4326) NOT NULL
-);
-INSERT INTO public.secrets VALUES
-  (1, 'vault', 'not for the demo role', ST_SetSRID(ST_MakePoint(2.35, 48.85), 4326)),
-  (2, 'bunker', 'not for the demo role either', ST_SetSRID(ST_MakePoint(13.4, 52.52), 4326));
-
-CREATE INDEX places_geom_idx ON public.places USING gist (geom);
-CREATE INDEX roads_geom_idx ON public.roads USING gist (geom);
-CREATE INDEX parcels_geom_idx ON public.parcels USING gist (geom);
-GRANT SELECT ON public.places, public.roads, public.parcels, public.notes TO ${ident(demoUser)};
-REVOKE ALL ON public.secrets FROM PUBLIC;
-COMMIT;
-ANALYZE;
-CHECKPOINT;
-`;
-}
 
 /** Verifies a cleartext password against a `pg_authid.rolpassword` value (SCRAM-SHA-256 or md5). */
 function passwordMatches(stored: string | null, user: string, password: string): boolean {
@@ -563,7 +480,9 @@ async function main(config: WorkerConfig): Promise<void> {
       type: 'progress',
       message: `database created (${seconds()}); installing PostGIS and the demo data…`,
     });
-    await db.exec(seedSql(config.demoUser, config.demoPassword, config.adminPassword));
+    await db.exec(
+      `BEGIN;\nALTER ROLE ${SUPERUSER} PASSWORD '${config.adminPassword.replaceAll("'", "''")}';\n${demoSeedSql(config.demoUser, config.demoPassword)}COMMIT;\nANALYZE;\nCHECKPOINT;\n`,
+    );
     post({ type: 'progress', message: `demo data seeded (${seconds()})` });
   }
   const backend = new Backend(db);
