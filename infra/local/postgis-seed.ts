@@ -84,7 +84,6 @@ REVOKE ALL ON public.secrets FROM PUBLIC;
 `;
 }
 
-
 /**
  * Statements that take from PUBLIC what a service role must not run (ADR 0035), applied on every
  * start of the embedded PostGIS and after seeding a real PostgreSQL in the tests. Idempotent.
