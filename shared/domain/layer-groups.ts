@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidInputError, NotFoundError, RuleViolationError } from './errors.ts';
+import { lastWriterWins } from './last-writer-wins.ts';
 import type { LayerRepository } from './layers.ts';
 import type { Page } from './page.ts';
 import { checkVersion } from './workspaces.ts';
@@ -144,27 +145,47 @@ export async function updateLayerGroup(
   ifMatch: string | undefined,
   now = new Date(),
 ): Promise<LayerGroup> {
-  checkVersion(current, ifMatch);
   checkMembers(input.public_id, input.members);
-  const visited = await reachableGroups(repo, layers, current.workspace_id, current.public_id, input.members);
-  const next: LayerGroup = {
-    ...current,
-    public_id: input.public_id,
-    title: input.title ?? input.public_id,
-    members: input.members,
-    version: current.version + 1,
-    updated_at: now.toISOString(),
-  };
-  await repo.update(current, next, visited);
-  return next;
+  // Without If-Match a lost race (this group or a nested one changed) is walked and written again.
+  return lastWriterWins(async (retry) => {
+    const previous = retry === 0 ? current : await rereadGroup(repo, current);
+    checkVersion(previous, ifMatch);
+    const visited = await reachableGroups(
+      repo,
+      layers,
+      previous.workspace_id,
+      previous.public_id,
+      input.members,
+    );
+    const next: LayerGroup = {
+      ...previous,
+      public_id: input.public_id,
+      title: input.title ?? input.public_id,
+      members: input.members,
+      version: previous.version + 1,
+      updated_at: now.toISOString(),
+    };
+    await repo.update(previous, next, visited);
+    return next;
+  });
 }
 
-/** Deletes a group (409 while another group contains it). */
+async function rereadGroup(repo: LayerGroupRepository, group: LayerGroup): Promise<LayerGroup> {
+  const found = await repo.find(group.workspace_id, group.id);
+  if (!found)
+    throw new NotFoundError('layer_group_not_found', `Layer group '${group.public_id}' does not exist.`);
+  return found;
+}
+
+/** Deletes a group (409 while another group contains it); without If-Match a concurrent update doesn't stop it. */
 export async function deleteLayerGroup(
   repo: LayerGroupRepository,
   current: LayerGroup,
   ifMatch: string | undefined,
 ) {
-  checkVersion(current, ifMatch);
-  await repo.delete(current);
+  await lastWriterWins(async (retry) => {
+    const previous = retry === 0 ? current : await rereadGroup(repo, current);
+    checkVersion(previous, ifMatch);
+    await repo.delete(previous);
+  });
 }

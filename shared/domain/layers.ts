@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSourceGateway, DiscoveredLayer } from './datasource.ts';
 import { InvalidInputError, NotFoundError, RuleViolationError } from './errors.ts';
+import { lastWriterWins } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import { isSystemRole } from './roles.ts';
 import type { SecretBox } from './secrets.ts';
@@ -260,7 +261,11 @@ export async function createLayer(
 }
 
 /** Reads a layer of a service. */
-export async function requireLayer(repo: LayerRepository, service: Service, layerId: string): Promise<Layer> {
+export async function requireLayer(
+  repo: LayerRepository,
+  service: Pick<Service, 'workspace_id' | 'id'>,
+  layerId: string,
+): Promise<Layer> {
   const layer = await repo.find(service.workspace_id, service.id, layerId.toLowerCase());
   if (!layer)
     throw new NotFoundError('layer_not_found', `Layer '${layerId}' does not exist in this service.`);
@@ -281,44 +286,58 @@ export async function updateLayer(
   ifMatch: string | undefined,
   now = new Date(),
 ): Promise<Layer> {
-  checkVersion(current, ifMatch);
-  const shaped = shape(input, current);
-  await guardView(gateway, shaped);
-  const sourceChanged =
-    shaped.source_layer !== current.source_layer ||
-    JSON.stringify(shaped.sql_view) !== JSON.stringify(current.sql_view);
-  const mustValidate = shaped.enabled && (!current.enabled || sourceChanged);
-  const validated = mustValidate
-    ? await validateSource(gateway, box, service, shaped)
-    : sourceChanged
-      ? {}
-      : {
-          geometry_type: current.geometry_type,
-          native_extent: current.native_extent,
-          sql_view: current.sql_view,
-        };
-  const next: Layer = {
-    ...current,
-    ...shaped,
-    ...validated,
-    version: current.version + 1,
-    updated_at: now.toISOString(),
-  };
-  for (const k of ['geometry_type', 'native_extent', 'sql_view', 'description', 'default_style'] as const) {
-    if (next[k] === undefined) delete next[k];
-  }
-  await repo.update(current, next);
-  return next;
+  // Without If-Match a lost race is applied again to the layer as it now is (ADR 0075).
+  return lastWriterWins(async (retry) => {
+    const previous = retry === 0 ? current : await requireLayer(repo, service, current.id);
+    checkVersion(previous, ifMatch);
+    const shaped = shape(input, previous);
+    await guardView(gateway, shaped);
+    const sourceChanged =
+      shaped.source_layer !== previous.source_layer ||
+      JSON.stringify(shaped.sql_view) !== JSON.stringify(previous.sql_view);
+    const mustValidate = shaped.enabled && (!previous.enabled || sourceChanged);
+    const validated = mustValidate
+      ? await validateSource(gateway, box, service, shaped)
+      : sourceChanged
+        ? {}
+        : {
+            geometry_type: previous.geometry_type,
+            native_extent: previous.native_extent,
+            sql_view: previous.sql_view,
+          };
+    const next: Layer = {
+      ...previous,
+      ...shaped,
+      ...validated,
+      version: previous.version + 1,
+      updated_at: now.toISOString(),
+    };
+    for (const k of ['geometry_type', 'native_extent', 'sql_view', 'description', 'default_style'] as const) {
+      if (next[k] === undefined) delete next[k];
+    }
+    await repo.update(previous, next);
+    return next;
+  });
 }
 
-/** Deletes a layer (409 while a layer group contains it). */
+/** Deletes a layer (409 while a layer group contains it); without If-Match a concurrent update doesn't stop it. */
 export async function deleteLayer(
   repo: LayerRepository,
   current: Layer,
   ifMatch: string | undefined,
 ): Promise<void> {
-  checkVersion(current, ifMatch);
-  await repo.delete(current);
+  await lastWriterWins(async (retry) => {
+    const previous =
+      retry === 0
+        ? current
+        : await requireLayer(
+            repo,
+            { workspace_id: current.workspace_id, id: current.service_id },
+            current.id,
+          );
+    checkVersion(previous, ifMatch);
+    await repo.delete(previous);
+  });
 }
 
 /** The API view of a layer. */

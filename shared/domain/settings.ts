@@ -1,4 +1,5 @@
-import { InvalidInputError, StateConflictError } from './errors.ts';
+import { InvalidInputError } from './errors.ts';
+import { lastWriterWins } from './last-writer-wins.ts';
 import { isBuiltInTileMatrixSet } from './tile-matrix-sets.ts';
 import { checkVersion } from './workspaces.ts';
 
@@ -214,7 +215,7 @@ export function customTileMatrixSets(doc: OGCTilesSettings): string[] {
 
 /**
  * Replaces a settings document (PUT): validated, honours If-Match (the version; "0" for defaults).
- * Without If-Match a concurrent writer is retried, so the last complete document wins.
+ * Without If-Match a concurrent writer is retried, so the last complete document wins (ADR 0075).
  */
 export async function updateSettings<K extends SettingsKind>(
   repo: SettingsRepository,
@@ -230,17 +231,11 @@ export async function updateSettings<K extends SettingsKind>(
       invalid('unknown_tile_matrix_set', `Tile matrix set '${missing[0]}' does not exist.`);
     }
   }
-  for (let attempt = 0; ; attempt++) {
+  return lastWriterWins(async () => {
     const previous = await getSettings(repo, workspaceId, kind);
     checkVersion(previous, ifMatch);
     const next = { document: doc, version: previous.version + 1 };
-    try {
-      await repo.save(workspaceId, kind, next, previous);
-      return next;
-    } catch (error) {
-      const retry = error instanceof StateConflictError && error.reason === 'concurrent_modification';
-      if (!retry || ifMatch !== undefined || attempt >= 7) throw error;
-      await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * (attempt + 1)));
-    }
-  }
+    await repo.save(workspaceId, kind, next, previous);
+    return next;
+  });
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidInputError, NotFoundError, VersionMismatchError } from './errors.ts';
+import { lastWriterWins } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import type { UsageKeyProvisioner } from './usage-keys.ts';
 
@@ -113,29 +114,44 @@ export async function updateWorkspace(
   ifMatch: string | undefined,
   now = new Date(),
 ): Promise<Workspace> {
-  checkVersion(current, ifMatch);
-  const next: Workspace = {
-    ...current,
-    name: input.name ?? current.name,
-    version: current.version + 1,
-    updated_at: now.toISOString(),
-  };
-  if (input.description === '') delete next.description;
-  else if (typeof input.description === 'string') next.description = input.description;
-  await repo.update(current, next);
-  return next;
+  return lastWriterWins(async (retry) => {
+    const previous = retry === 0 ? current : await reread(repo, current.id);
+    checkVersion(previous, ifMatch);
+    const next: Workspace = {
+      ...previous,
+      name: input.name ?? previous.name,
+      version: previous.version + 1,
+      updated_at: now.toISOString(),
+    };
+    if (input.description === '') delete next.description;
+    else if (typeof input.description === 'string') next.description = input.description;
+    await repo.update(previous, next);
+    return next;
+  });
 }
 
-/** Deletes an empty workspace. */
+/** The workspace as it is now, after a lost race (404 once it is gone or being deleted). */
+async function reread(repo: WorkspaceRepository, id: string): Promise<Workspace> {
+  const found = await repo.findById(id);
+  if (found?.status !== 'active')
+    throw new NotFoundError('workspace_not_found', 'The workspace no longer exists.');
+  return found;
+}
+
+/** Deletes an empty workspace (without If-Match a concurrent update doesn't stop it). */
 export async function deleteWorkspace(
   repo: WorkspaceRepository,
   current: Workspace,
   ifMatch: string | undefined,
   usageKeys?: UsageKeyProvisioner,
 ): Promise<void> {
-  checkVersion(current, ifMatch);
-  await repo.deleteEmpty(current);
-  if (current.usage_key_id) await usageKeys?.remove(current.usage_key_id);
+  const deleted = await lastWriterWins(async (retry) => {
+    const previous = retry === 0 ? current : await reread(repo, current.id);
+    checkVersion(previous, ifMatch);
+    await repo.deleteEmpty(previous);
+    return previous;
+  });
+  if (deleted.usage_key_id) await usageKeys?.remove(deleted.usage_key_id);
 }
 
 /** Validates a page size (1–1000). */

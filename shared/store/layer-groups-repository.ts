@@ -10,7 +10,7 @@ import type { Page } from '../domain/page.ts';
 import { documentClient, tableName } from './client.ts';
 import { batchGetItems, getItem, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';
-import { activeCheck, type GuardedItem, transact } from './transactions.ts';
+import { activeCheck, concurrentModification, type GuardedItem, transact } from './transactions.ts';
 
 function toGroup(item: Record<string, unknown>): LayerGroup {
   const { PK: _pk, SK: _sk, entity: _e, ...g } = item;
@@ -172,14 +172,18 @@ export class DynamoLayerGroupRepository implements LayerGroupRepository {
     const after = new Set(next.members.map((m) => m.resource));
     const added = [...after].filter((r) => !before.has(r));
     const guards = await this.activeServiceChecks(next.workspace_id, added);
-    await transact(this.db, [
-      this.put(next, previous.version),
-      ...(previous.public_id !== next.public_id ? [this.claim(next), this.release(previous)] : []),
-      ...[...after].filter((r) => !before.has(r)).map((r) => this.membership(next.workspace_id, r, 1)),
-      ...[...before].filter((r) => !after.has(r)).map((r) => this.membership(next.workspace_id, r, -1)),
-      ...visited.filter((v) => v.id !== next.id).map((v) => this.unchanged(next.workspace_id, v)),
-      ...guards,
-    ]);
+    await transact(
+      this.db,
+      [
+        this.put(next, previous.version),
+        ...(previous.public_id !== next.public_id ? [this.claim(next), this.release(previous)] : []),
+        ...[...after].filter((r) => !before.has(r)).map((r) => this.membership(next.workspace_id, r, 1)),
+        ...[...before].filter((r) => !after.has(r)).map((r) => this.membership(next.workspace_id, r, -1)),
+        ...visited.filter((v) => v.id !== next.id).map((v) => this.unchanged(next.workspace_id, v)),
+        ...guards,
+      ],
+      concurrentModification('The group'),
+    );
   }
 
   /** The items of a group's deletion: the group (at its version), its public id, its memberships. */
@@ -204,6 +208,6 @@ export class DynamoLayerGroupRepository implements LayerGroupRepository {
   }
 
   async delete(g: LayerGroup): Promise<void> {
-    await transact(this.db, this.deletionItems(g));
+    await transact(this.db, this.deletionItems(g), concurrentModification('The group'));
   }
 }

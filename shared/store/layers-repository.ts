@@ -16,7 +16,7 @@ import type { Page } from '../domain/page.ts';
 import { documentClient, tableName } from './client.ts';
 import { getItem, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';
-import { activeCheck, type GuardedItem, transact } from './transactions.ts';
+import { activeCheck, concurrentModification, type GuardedItem, transact } from './transactions.ts';
 
 function strip(item: Record<string, unknown>): Record<string, unknown> {
   const { PK: _pk, SK: _sk, entity: _e, ...rest } = item;
@@ -177,64 +177,72 @@ export class DynamoLayerRepository implements LayerRepository {
     const before = customRoles(previous.allowed_roles);
     const after = customRoles(next.allowed_roles);
     const renamed = previous.public_id !== next.public_id;
-    await transact(this.db, [
-      {
-        item: {
-          Put: {
-            TableName: this.table,
-            Item: {
-              ...keys.layer(next.workspace_id, next.service_id, next.id),
-              entity: entities.layer,
-              ...next,
+    await transact(
+      this.db,
+      [
+        {
+          item: {
+            Put: {
+              TableName: this.table,
+              Item: {
+                ...keys.layer(next.workspace_id, next.service_id, next.id),
+                entity: entities.layer,
+                ...next,
+              },
+              ConditionExpression: '#v = :v',
+              ExpressionAttributeNames: { '#v': 'version' },
+              ExpressionAttributeValues: { ':v': previous.version },
             },
-            ConditionExpression: '#v = :v',
-            ExpressionAttributeNames: { '#v': 'version' },
-            ExpressionAttributeValues: { ':v': previous.version },
           },
+          onConditionFailed: () =>
+            new StateConflictError(
+              'concurrent_modification',
+              'The layer was changed by another request; read it again.',
+            ),
         },
-        onConditionFailed: () =>
-          new StateConflictError(
-            'concurrent_modification',
-            'The layer was changed by another request; read it again.',
-          ),
-      },
-      ...(renamed ? [this.claimPublicId(next), this.releasePublicId(previous)] : []),
-      ...roleReferences(
-        this.table,
-        after.filter((r) => !before.includes(r)),
-        before.filter((r) => !after.includes(r)),
-      ),
-      ...styleReferences(
-        this.table,
-        next.workspace_id,
-        usedStyles(next).filter((st) => !usedStyles(previous).includes(st)),
-        usedStyles(previous).filter((st) => !usedStyles(next).includes(st)),
-      ),
-    ]);
+        ...(renamed ? [this.claimPublicId(next), this.releasePublicId(previous)] : []),
+        ...roleReferences(
+          this.table,
+          after.filter((r) => !before.includes(r)),
+          before.filter((r) => !after.includes(r)),
+        ),
+        ...styleReferences(
+          this.table,
+          next.workspace_id,
+          usedStyles(next).filter((st) => !usedStyles(previous).includes(st)),
+          usedStyles(previous).filter((st) => !usedStyles(next).includes(st)),
+        ),
+      ],
+      concurrentModification('The layer'),
+    );
   }
 
   async delete(l: Layer): Promise<void> {
-    await transact(this.db, [
-      {
-        item: {
-          Delete: {
-            TableName: this.table,
-            Key: keys.layer(l.workspace_id, l.service_id, l.id),
-            ConditionExpression: '#v = :v',
-            ExpressionAttributeNames: { '#v': 'version' },
-            ExpressionAttributeValues: { ':v': l.version },
+    await transact(
+      this.db,
+      [
+        {
+          item: {
+            Delete: {
+              TableName: this.table,
+              Key: keys.layer(l.workspace_id, l.service_id, l.id),
+              ConditionExpression: '#v = :v',
+              ExpressionAttributeNames: { '#v': 'version' },
+              ExpressionAttributeValues: { ':v': l.version },
+            },
           },
+          onConditionFailed: () =>
+            new StateConflictError(
+              'concurrent_modification',
+              'The layer was changed by another request; read it again.',
+            ),
         },
-        onConditionFailed: () =>
-          new StateConflictError(
-            'concurrent_modification',
-            'The layer was changed by another request; read it again.',
-          ),
-      },
-      this.releasePublicId(l),
-      ...roleReferences(this.table, [], customRoles(l.allowed_roles)),
-      ...styleReferences(this.table, l.workspace_id, [], usedStyles(l)),
-    ]);
+        this.releasePublicId(l),
+        ...roleReferences(this.table, [], customRoles(l.allowed_roles)),
+        ...styleReferences(this.table, l.workspace_id, [], usedStyles(l)),
+      ],
+      concurrentModification('The layer'),
+    );
   }
 
   async findPublicId(workspaceId: string, publicId: string): Promise<PublicIdMarker | undefined> {

@@ -1,12 +1,10 @@
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { AlreadyExistsError, NotFoundError, StateConflictError } from '../domain/errors.ts';
+import { AlreadyExistsError, NotFoundError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import type { Service, ServiceRepository } from '../domain/services.ts';
 import { documentClient, tableName } from './client.ts';
-import { cancellationCodes, translateStoreError } from './errors.ts';
 import { getItem, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';
-import { activeCheck, putNew, transact } from './transactions.ts';
+import { activeCheck, concurrentModification, putNew, transact } from './transactions.ts';
 
 function toService(item: Record<string, unknown>): Service {
   const { PK: _pk, SK: _sk, entity: _e, ...s } = item;
@@ -64,53 +62,45 @@ export class DynamoServiceRepository implements ServiceRepository {
 
   async update(previous: Service, next: Service): Promise<void> {
     const renamed = previous.name !== next.name;
-    try {
-      await this.db.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Put: {
-                TableName: this.table,
-                Item: { ...keys.service(next.workspace_id, next.id), entity: entities.service, ...next },
-                ConditionExpression: '#v = :v AND #s = :active',
-                ExpressionAttributeNames: { '#v': 'version', '#s': 'status' },
-                ExpressionAttributeValues: { ':v': previous.version, ':active': 'active' },
-              },
+    const concurrent = concurrentModification('The service');
+    await transact(
+      this.db,
+      [
+        {
+          item: {
+            Put: {
+              TableName: this.table,
+              Item: { ...keys.service(next.workspace_id, next.id), entity: entities.service, ...next },
+              ConditionExpression: '#v = :v AND #s = :active',
+              ExpressionAttributeNames: { '#v': 'version', '#s': 'status' },
+              ExpressionAttributeValues: { ':v': previous.version, ':active': 'active' },
             },
-            ...(renamed
-              ? [
-                  {
-                    Put: {
-                      TableName: this.table,
-                      Item: {
-                        ...keys.serviceName(next.workspace_id, next.name),
-                        entity: entities.serviceName,
-                        service_id: next.id,
-                      },
-                      ConditionExpression: 'attribute_not_exists(PK)',
-                    },
+          },
+          onConditionFailed: concurrent,
+        },
+        ...(renamed
+          ? [
+              putNew(
+                this.table,
+                {
+                  ...keys.serviceName(next.workspace_id, next.name),
+                  entity: entities.serviceName,
+                  service_id: next.id,
+                },
+                () => nameTaken(next.name),
+              ),
+              {
+                item: {
+                  Delete: {
+                    TableName: this.table,
+                    Key: keys.serviceName(previous.workspace_id, previous.name),
                   },
-                  {
-                    Delete: {
-                      TableName: this.table,
-                      Key: keys.serviceName(previous.workspace_id, previous.name),
-                    },
-                  },
-                ]
-              : []),
-          ],
-        }),
-      );
-    } catch (error) {
-      const codes = cancellationCodes(error);
-      if (codes?.[1] === 'ConditionalCheckFailed') throw nameTaken(next.name);
-      if (codes?.[0] === 'ConditionalCheckFailed') {
-        throw new StateConflictError(
-          'concurrent_modification',
-          'The service was changed by another request; read it again.',
-        );
-      }
-      translateStoreError(error);
-    }
+                },
+              },
+            ]
+          : []),
+      ],
+      concurrent,
+    );
   }
 }

@@ -11,7 +11,7 @@ import {
 import { documentClient, tableName } from './client.ts';
 import { translateStoreError } from './errors.ts';
 import { entities, keys } from './keys.ts';
-import { type GuardedItem, transact, workspaceIsActive } from './transactions.ts';
+import { concurrentModification, type GuardedItem, transact, workspaceIsActive } from './transactions.ts';
 
 /**
  * DynamoDB implementation of the settings port: one item per document in the workspace
@@ -111,36 +111,40 @@ export class DynamoSettingsRepository implements SettingsRepository {
       for (const id of before)
         if (!after.has(id)) moves.push(...this.tileMatrixSetReferences(workspaceId, id, -1));
     }
-    await transact(this.db, [
-      workspaceIsActive(this.table, workspaceId),
-      {
-        item: {
-          Put: {
-            TableName: this.table,
-            Item: {
-              ...keys.settings(workspaceId, kind),
-              entity: entities.settings,
-              kind,
-              document: next.document,
-              version: next.version,
-              updated_at: new Date().toISOString(),
+    await transact(
+      this.db,
+      [
+        workspaceIsActive(this.table, workspaceId),
+        {
+          item: {
+            Put: {
+              TableName: this.table,
+              Item: {
+                ...keys.settings(workspaceId, kind),
+                entity: entities.settings,
+                kind,
+                document: next.document,
+                version: next.version,
+                updated_at: new Date().toISOString(),
+              },
+              ...(previous.version === 0
+                ? { ConditionExpression: 'attribute_not_exists(PK)' }
+                : {
+                    ConditionExpression: '#v = :v',
+                    ExpressionAttributeNames: { '#v': 'version' },
+                    ExpressionAttributeValues: { ':v': previous.version },
+                  }),
             },
-            ...(previous.version === 0
-              ? { ConditionExpression: 'attribute_not_exists(PK)' }
-              : {
-                  ConditionExpression: '#v = :v',
-                  ExpressionAttributeNames: { '#v': 'version' },
-                  ExpressionAttributeValues: { ':v': previous.version },
-                }),
           },
+          onConditionFailed: () =>
+            new StateConflictError(
+              'concurrent_modification',
+              'The settings were changed by another request; retry.',
+            ),
         },
-        onConditionFailed: () =>
-          new StateConflictError(
-            'concurrent_modification',
-            'The settings were changed by another request; retry.',
-          ),
-      },
-      ...moves,
-    ]);
+        ...moves,
+      ],
+      concurrentModification('The settings'),
+    );
   }
 }

@@ -101,52 +101,61 @@ export class DynamoStyleAssetRepository implements StyleAssetRepository {
     const concurrent = () =>
       new StateConflictError('concurrent_modification', 'The asset was changed by another request; retry.');
     if (!previous) {
-      await transact(this.db, [
-        workspaceIsActive(this.table, next.workspace_id),
+      await transact(
+        this.db,
+        [
+          workspaceIsActive(this.table, next.workspace_id),
+          {
+            item: {
+              Put: {
+                TableName: this.table,
+                Item: {
+                  ...keys.styleAsset(next.workspace_id, next.name),
+                  entity: entities.styleAsset,
+                  ...next,
+                  ref_count: 0,
+                },
+                ConditionExpression: 'attribute_not_exists(PK)',
+              },
+            },
+            onConditionFailed: concurrent,
+          },
+          ...this.chunks(next, bytes),
+        ],
+        concurrent,
+      );
+      return;
+    }
+    const sameBytes = previous.sha256 === next.sha256;
+    await transact(
+      this.db,
+      [
         {
           item: {
-            Put: {
+            // An UpdateItem keeps `ref_count`, which style saves change.
+            Update: {
               TableName: this.table,
-              Item: {
-                ...keys.styleAsset(next.workspace_id, next.name),
-                entity: entities.styleAsset,
-                ...next,
-                ref_count: 0,
+              Key: keys.styleAsset(next.workspace_id, next.name),
+              UpdateExpression:
+                'SET content_type = :t, size_bytes = :s, sha256 = :h, #v = :v, updated_at = :u',
+              ConditionExpression: '#v = :prev',
+              ExpressionAttributeNames: { '#v': 'version' },
+              ExpressionAttributeValues: {
+                ':t': next.content_type,
+                ':s': next.size_bytes,
+                ':h': next.sha256,
+                ':v': next.version,
+                ':u': next.updated_at,
+                ':prev': previous.version,
               },
-              ConditionExpression: 'attribute_not_exists(PK)',
             },
           },
           onConditionFailed: concurrent,
         },
-        ...this.chunks(next, bytes),
-      ]);
-      return;
-    }
-    const sameBytes = previous.sha256 === next.sha256;
-    await transact(this.db, [
-      {
-        item: {
-          // An UpdateItem keeps `ref_count`, which style saves change.
-          Update: {
-            TableName: this.table,
-            Key: keys.styleAsset(next.workspace_id, next.name),
-            UpdateExpression: 'SET content_type = :t, size_bytes = :s, sha256 = :h, #v = :v, updated_at = :u',
-            ConditionExpression: '#v = :prev',
-            ExpressionAttributeNames: { '#v': 'version' },
-            ExpressionAttributeValues: {
-              ':t': next.content_type,
-              ':s': next.size_bytes,
-              ':h': next.sha256,
-              ':v': next.version,
-              ':u': next.updated_at,
-              ':prev': previous.version,
-            },
-          },
-        },
-        onConditionFailed: concurrent,
-      },
-      ...(sameBytes ? [] : [...this.chunks(next, bytes), ...this.dropChunks(previous)]),
-    ]);
+        ...(sameBytes ? [] : [...this.chunks(next, bytes), ...this.dropChunks(previous)]),
+      ],
+      concurrent,
+    );
   }
 
   async read(asset: StyleAsset): Promise<{ asset: StyleAsset; bytes: Buffer }> {

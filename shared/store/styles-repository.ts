@@ -12,7 +12,7 @@ import { documentClient, tableName } from './client.ts';
 import { translateStoreError } from './errors.ts';
 import { entities, keys } from './keys.ts';
 import { decodeCursor, encodeCursor } from './paging.ts';
-import { type GuardedItem, transact, workspaceIsActive } from './transactions.ts';
+import { concurrentModification, type GuardedItem, transact, workspaceIsActive } from './transactions.ts';
 
 /** Marker thrown by a failed style condition, resolved by re-reading the style. */
 class StyleConditionFailed extends Error {}
@@ -206,7 +206,7 @@ export class DynamoStyleRepository implements StyleRepository {
 
   private async run(items: GuardedItem[], s: Style, action: string): Promise<void> {
     try {
-      await transact(this.db, items);
+      await transact(this.db, items, concurrentModification('The style'));
     } catch (error) {
       if (error instanceof StyleConditionFailed) await this.explain(s, action);
       throw error;

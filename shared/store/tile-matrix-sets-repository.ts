@@ -76,53 +76,61 @@ export class DynamoTileMatrixSetRepository implements TileMatrixSetRepository {
         'The tile matrix set was changed by another request; retry.',
       );
     if (!previous) {
-      await transact(this.db, [
+      await transact(
+        this.db,
+        [
+          {
+            item: {
+              Put: {
+                TableName: this.table,
+                Item: {
+                  ...keys.tileMatrixSet(next.id),
+                  ...keys.tileMatrixSetListing(next.id),
+                  entity: entities.tileMatrixSet,
+                  id: next.id,
+                  definition: JSON.stringify(next.definition),
+                  revision: next.revision,
+                  digest: next.digest,
+                  ref_count: 0,
+                  created_at: next.created_at,
+                  updated_at: next.updated_at,
+                },
+                ConditionExpression: 'attribute_not_exists(PK)',
+              },
+            },
+            onConditionFailed: concurrent,
+          },
+        ],
+        concurrent,
+      );
+      return;
+    }
+    // An update keeps `ref_count`, which settings transactions may change meanwhile.
+    await transact(
+      this.db,
+      [
         {
           item: {
-            Put: {
+            Update: {
               TableName: this.table,
-              Item: {
-                ...keys.tileMatrixSet(next.id),
-                ...keys.tileMatrixSetListing(next.id),
-                entity: entities.tileMatrixSet,
-                id: next.id,
-                definition: JSON.stringify(next.definition),
-                revision: next.revision,
-                digest: next.digest,
-                ref_count: 0,
-                created_at: next.created_at,
-                updated_at: next.updated_at,
+              Key: keys.tileMatrixSet(next.id),
+              UpdateExpression: 'SET #d = :d, revision = :r, digest = :g, updated_at = :u',
+              ConditionExpression: 'revision = :prev',
+              ExpressionAttributeNames: { '#d': 'definition' },
+              ExpressionAttributeValues: {
+                ':d': JSON.stringify(next.definition),
+                ':r': next.revision,
+                ':g': next.digest,
+                ':u': next.updated_at,
+                ':prev': previous.revision,
               },
-              ConditionExpression: 'attribute_not_exists(PK)',
             },
           },
           onConditionFailed: concurrent,
         },
-      ]);
-      return;
-    }
-    // An update keeps `ref_count`, which settings transactions may change meanwhile.
-    await transact(this.db, [
-      {
-        item: {
-          Update: {
-            TableName: this.table,
-            Key: keys.tileMatrixSet(next.id),
-            UpdateExpression: 'SET #d = :d, revision = :r, digest = :g, updated_at = :u',
-            ConditionExpression: 'revision = :prev',
-            ExpressionAttributeNames: { '#d': 'definition' },
-            ExpressionAttributeValues: {
-              ':d': JSON.stringify(next.definition),
-              ':r': next.revision,
-              ':g': next.digest,
-              ':u': next.updated_at,
-              ':prev': previous.revision,
-            },
-          },
-        },
-        onConditionFailed: concurrent,
-      },
-    ]);
+      ],
+      concurrent,
+    );
   }
 
   async delete(record: TileMatrixSetRecord): Promise<void> {

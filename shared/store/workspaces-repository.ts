@@ -4,11 +4,11 @@ import type { Page } from '../domain/page.ts';
 import { customTileMatrixSets, type OGCTilesSettings } from '../domain/settings.ts';
 import type { Workspace, WorkspaceRepository } from '../domain/workspaces.ts';
 import { documentClient, tableName } from './client.ts';
-import { cancellationCodes, isConditionFailure, translateStoreError } from './errors.ts';
+import { isConditionFailure, translateStoreError } from './errors.ts';
 import { getItem } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { decodeCursor, encodeCursor } from './paging.ts';
-import { putNew, transact } from './transactions.ts';
+import { concurrentModification, isTransactionConflict, putNew, transact } from './transactions.ts';
 
 const workspaceFields = [
   'claim_mapping_count',
@@ -97,68 +97,57 @@ export class DynamoWorkspaceRepository implements WorkspaceRepository {
 
   async update(previous: Workspace, next: Workspace): Promise<void> {
     const renamed = previous.name !== next.name;
+    const concurrent = concurrentModification('The workspace');
     // An Update, not a Put: counters other writers keep on the item (claim mappings) survive.
     const description = next.description === undefined ? 'REMOVE description' : '';
-    try {
-      await this.db.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: this.table,
-                Key: keys.workspace(next.id),
-                UpdateExpression: `SET #n = :name, GSI1SK = :name, #v = :next, updated_at = :at${
-                  next.description === undefined ? '' : ', description = :description'
-                } ${description}`.trim(),
-                ConditionExpression: '#v = :v AND #s = :active',
-                ExpressionAttributeNames: { '#n': 'name', '#v': 'version', '#s': 'status' },
-                ExpressionAttributeValues: {
-                  ':name': next.name,
-                  ':next': next.version,
-                  ':at': next.updated_at,
-                  ':v': previous.version,
-                  ':active': 'active',
-                  ...(next.description === undefined ? {} : { ':description': next.description }),
-                },
+    await transact(
+      this.db,
+      [
+        {
+          item: {
+            Update: {
+              TableName: this.table,
+              Key: keys.workspace(next.id),
+              UpdateExpression: `SET #n = :name, GSI1SK = :name, #v = :next, updated_at = :at${
+                next.description === undefined ? '' : ', description = :description'
+              } ${description}`.trim(),
+              ConditionExpression: '#v = :v AND #s = :active',
+              ExpressionAttributeNames: { '#n': 'name', '#v': 'version', '#s': 'status' },
+              ExpressionAttributeValues: {
+                ':name': next.name,
+                ':next': next.version,
+                ':at': next.updated_at,
+                ':v': previous.version,
+                ':active': 'active',
+                ...(next.description === undefined ? {} : { ':description': next.description }),
               },
             },
-            ...(renamed
-              ? [
-                  {
-                    Put: {
-                      TableName: this.table,
-                      Item: {
-                        ...keys.workspaceName(next.name),
-                        entity: entities.workspaceName,
-                        workspace_id: next.id,
-                      },
-                      ConditionExpression: 'attribute_not_exists(PK)',
-                    },
+          },
+          onConditionFailed: concurrent,
+        },
+        ...(renamed
+          ? [
+              putNew(
+                this.table,
+                { ...keys.workspaceName(next.name), entity: entities.workspaceName, workspace_id: next.id },
+                () => nameTaken(next.name),
+              ),
+              {
+                item: {
+                  Delete: {
+                    TableName: this.table,
+                    Key: keys.workspaceName(previous.name),
+                    ConditionExpression: 'workspace_id = :id',
+                    ExpressionAttributeValues: { ':id': previous.id },
                   },
-                  {
-                    Delete: {
-                      TableName: this.table,
-                      Key: keys.workspaceName(previous.name),
-                      ConditionExpression: 'workspace_id = :id',
-                      ExpressionAttributeValues: { ':id': previous.id },
-                    },
-                  },
-                ]
-              : []),
-          ],
-        }),
-      );
-    } catch (error) {
-      const codes = cancellationCodes(error);
-      if (codes?.[1] === 'ConditionalCheckFailed') throw nameTaken(next.name);
-      if (codes?.[0] === 'ConditionalCheckFailed' || codes?.[2] === 'ConditionalCheckFailed') {
-        throw new StateConflictError(
-          'concurrent_modification',
-          'The workspace was changed by another request; read it again and retry.',
-        );
-      }
-      translateStoreError(error);
-    }
+                },
+                onConditionFailed: concurrent,
+              },
+            ]
+          : []),
+      ],
+      concurrent,
+    );
   }
 
   async deleteEmpty(ws: Workspace): Promise<void> {
@@ -176,7 +165,7 @@ export class DynamoWorkspaceRepository implements WorkspaceRepository {
         }),
       );
     } catch (error) {
-      if (isConditionFailure(error)) {
+      if (isConditionFailure(error) || isTransactionConflict(error)) {
         throw new StateConflictError(
           'concurrent_modification',
           'The workspace was changed by another request; retry.',
