@@ -63,7 +63,9 @@ describe('lastWriterWins', () => {
     const attempt = vi.fn(async () => {
       throw conflict();
     });
-    await expect(lastWriterWins(attempt, policy)).rejects.toMatchObject({ reason: 'concurrent_modification' });
+    await expect(lastWriterWins(attempt, policy)).rejects.toMatchObject({
+      reason: 'concurrent_modification',
+    });
     expect(attempt).toHaveBeenCalledTimes(5);
   });
 
@@ -235,9 +237,9 @@ describe('transact: a transaction conflict is a lost race on update paths', () =
     ],
   ])('%s becomes concurrent_modification when the caller asks', async (_case, error) => {
     expect(isTransactionConflict(error)).toBe(true);
-    await expect(transact(failingClient(error), [item], concurrentModification('The thing'))).rejects.toSatisfy(
-      isConcurrentModification,
-    );
+    await expect(
+      transact(failingClient(error), [item], concurrentModification('The thing')),
+    ).rejects.toSatisfy(isConcurrentModification);
   });
 
   it('stays a 503 for callers that do not ask (workflow steps retry outages themselves)', async () => {
