@@ -34,6 +34,7 @@ export interface StyleAssetRepository {
 }
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+/** Elements that run script, embed other documents or redirect: refused wherever they appear. */
 const refusedElements = new Set([
   'script',
   'foreignobject',
@@ -42,8 +43,35 @@ const refusedElements = new Set([
   'embed',
   'handler',
   'listener',
+  'frame',
+  'frameset',
+  'applet',
+  'portal',
+  'meta',
+  'link',
+  'base',
 ]);
+/** SMIL elements that set another element's attribute (ADR 0074). */
+const animationElements = new Set(['set', 'animate', 'animatemotion', 'animatetransform', 'animatecolor']);
 const linkAttributes = new Set(['href', 'src']);
+/** The five entities XML defines; a DTD (the only way to define more) is refused by parseXml. */
+const xmlEntities = new Map([
+  ['amp', '&'],
+  ['lt', '<'],
+  ['gt', '>'],
+  ['quot', '"'],
+  ['apos', "'"],
+]);
+/** A scheme that runs script, anywhere in a value (a URL may start after a space, `;`, `(`, `=`). */
+const scriptScheme = /(?:^|[^a-z0-9+.-])(?:javascript|vbscript|livescript):/;
+/** True when `item` is a data: URL once leading spaces and control characters are dropped (as URL parsers do). */
+function isDataUrl(item: string): boolean {
+  let i = 0;
+  while (i < item.length && item.charCodeAt(i) <= 0x20) i++;
+  return item.startsWith('data:', i);
+}
+/** CSS functions that fetch a resource named by a string (url() is checked on its own). */
+const fetchingCss = /(?:^|[^a-z0-9_-])(?:-webkit-)?(?:image-set|image|cross-fade|src)\(/;
 
 function unsafeSvg(detail: string): never {
   throw new InvalidInputError('unsafe_svg', `The SVG is refused: ${detail}.`);
@@ -51,32 +79,105 @@ function unsafeSvg(detail: string): never {
 
 const localName = (name: string) => name.slice(name.indexOf(':') + 1).toLowerCase();
 
-function checkCss(text: string, where: string): void {
-  const lower = text.toLowerCase();
-  if (lower.includes('@import')) unsafeSvg(`${where} imports a stylesheet`);
-  for (let i = lower.indexOf('url('); i >= 0; i = lower.indexOf('url(', i + 4)) {
-    const target = lower.slice(i + 4).replace(/^[\s'"]+/, '');
-    if (!target.startsWith('#')) unsafeSvg(`${where} references an external resource`);
-  }
+/**
+ * An attribute value (or style text) as the XML parser hands it to the renderer: character
+ * references and XML's five entities decoded. Any other entity is refused: without a DTD it is
+ * not XML, and an HTML parser would decode it (`&colon;`, `&Tab;`).
+ */
+function decodeEntities(raw: string, where: string): string {
+  return raw.replace(/&(#[xX][0-9a-fA-F]+|#[0-9]+|[A-Za-z_][\w.-]*);/g, (_ref, body: string) => {
+    if (body.startsWith('#')) {
+      const hex = body[1] === 'x' || body[1] === 'X';
+      const code = Number.parseInt(body.slice(hex ? 2 : 1), hex ? 16 : 10);
+      if (!(code > 0 && code <= 0x10ffff)) unsafeSvg(`${where} has an invalid character reference`);
+      return String.fromCodePoint(code);
+    }
+    const named = xmlEntities.get(body);
+    if (named === undefined)
+      unsafeSvg(`${where} uses the entity &${body}; (only XML's five exist without a DTD)`);
+    return named;
+  });
 }
 
-function checkSvgNode(node: XmlNode, depth: number): void {
-  if (depth > 64) unsafeSvg('it nests deeper than 64 elements');
+/** Refuses a value that is, or holds, a javascript:/vbscript: URL, or starts a data: URL, whatever its casing. */
+function checkUrls(value: string, where: string): void {
+  // URL parsers drop tabs and newlines anywhere, and schemes are case-insensitive.
+  const url = value.replace(/[\t\n\r]/g, '').toLowerCase();
+  if (scriptScheme.test(url)) unsafeSvg(`${where} holds a script URL`);
+  // A data: URL at the start of the value or of a list item (`values="#a;data:…"`).
+  if (url.split(/[;,]/).some(isDataUrl)) unsafeSvg(`${where} holds a data: URL`);
+}
+
+/** CSS as a CSS parser reads it: comments dropped, escapes (`\\72`, `\\r`) decoded, lower case. */
+function cssForm(text: string): string {
+  return text
+    .replace(/\/\*[\s\S]*?(?:\*\/|$)/g, '')
+    .replace(
+      /\\(?:([0-9a-fA-F]{1,6})[ \t\n\r\f]?|([^\n\r\f0-9a-fA-F]))/g,
+      (_esc, hex: string, char: string) => {
+        if (char !== undefined) return char;
+        const code = Number.parseInt(hex, 16);
+        return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : '\uFFFD';
+      },
+    )
+    .toLowerCase();
+}
+
+function checkCss(text: string, where: string): void {
+  const css = cssForm(text);
+  if (css.includes('@import')) unsafeSvg(`${where} imports a stylesheet`);
+  for (let i = css.indexOf('url('); i >= 0; i = css.indexOf('url(', i + 4)) {
+    const target = css.slice(i + 4).replace(/^[\s'"]+/, '');
+    if (!target.startsWith('#')) unsafeSvg(`${where} references an external resource`);
+  }
+  if (fetchingCss.test(css)) unsafeSvg(`${where} references an external resource`);
+  if (/expression\(|-moz-binding|behavior\s*:/.test(css)) unsafeSvg(`${where} runs script`);
+  checkUrls(css, where);
+}
+
+function checkSvgElement(node: XmlNode): void {
   const element = localName(node.name);
   if (refusedElements.has(element)) unsafeSvg(`it contains a <${node.name}> element`);
-  for (const [name, value] of Object.entries(node.attributes)) {
+  let animated: string | undefined;
+  for (const [name, raw] of Object.entries(node.attributes)) {
     const attribute = localName(name);
+    const value = decodeEntities(raw, `attribute ${name}`);
     if (attribute.startsWith('on')) unsafeSvg(`attribute ${name} is an event handler`);
+    // xml:base would make even "#id" references point into another document.
+    if (attribute === 'base') unsafeSvg(`attribute ${name} changes where links point`);
     if (linkAttributes.has(attribute) && !value.trim().startsWith('#')) {
       unsafeSvg(`${name}="${value.slice(0, 64)}" references an external resource`);
     }
+    checkUrls(value, `attribute ${name}`);
     checkCss(value, `attribute ${name}`);
+    if (attribute === 'attributename') animated = localName(value.trim());
   }
-  if (element === 'style') checkCss(node.text, '<style>');
-  for (const child of node.children) checkSvgNode(child, depth + 1);
+  // SMIL can set what the checks above refuse to see written: a link, a handler, a base.
+  if (
+    animationElements.has(element) &&
+    animated !== undefined &&
+    (linkAttributes.has(animated) || animated.startsWith('on') || animated === 'base')
+  ) {
+    unsafeSvg(`<${node.name}> animates the attribute ${animated}`);
+  }
+  if (element === 'style') checkCss(decodeEntities(node.text, '<style>'), '<style>');
 }
 
-/** Parses SVG and refuses scripts, event handlers, external references and DTDs. */
+/** Walks the tree iteratively (no recursion over client input). */
+function checkSvgTree(root: XmlNode): void {
+  const pending = [{ node: root, depth: 0 }];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    if (next.depth > 64) unsafeSvg('it nests deeper than 64 elements');
+    checkSvgElement(next.node);
+    for (const child of next.node.children) pending.push({ node: child, depth: next.depth + 1 });
+  }
+}
+
+/**
+ * Parses SVG and refuses scripts, event handlers, external references, DTDs, script and data:
+ * URLs in any attribute (after entity decoding, whatever the casing), and SMIL animations of
+ * links and handlers (ADR 0074).
+ */
 export function checkSvg(bytes: Buffer): void {
   let text: string;
   try {
@@ -93,7 +194,7 @@ export function checkSvg(bytes: Buffer): void {
       `An XML asset must be SVG (root <svg>), not <${doc.root.name}>.`,
     );
   }
-  checkSvgNode(doc.root, 0);
+  checkSvgTree(doc.root);
 }
 
 function unsupported() {
