@@ -10,10 +10,24 @@
  */
 import { parse } from 'libpg-query';
 
-type SqlCheck = { ok: true } | { ok: false; error: string };
+/**
+ * What the parse tree can't decide alone (ADR 0035): names that attribute notation may turn into a
+ * call (`(x).f` and `t.f` are `f(x)` / `f(t)` when no such field exists) and unqualified operator
+ * symbols (an operator is a function). The runner resolves them in the database's catalog with
+ * {@link hiddenCallsQuery} and {@link refuseHiddenCalls} before the SQL runs.
+ */
+export interface HiddenCalls {
+  attributeNames: string[];
+  operators: string[];
+}
 
-/** Larger SQL is refused before parsing (parsing 1 MiB of worst-case SQL takes ~1.5 s). */
-const MAX_SQL_BYTES = 1024 * 1024;
+type SqlCheck = ({ ok: true } & HiddenCalls) | { ok: false; error: string };
+
+/**
+ * Larger SQL is refused before parsing. A SQL view is a query, not a data file: 64 KiB is ~1,500
+ * lines, and parsing the worst case of that size stays around 100 ms on the request's thread.
+ */
+export const MAX_SQL_BYTES = 64 * 1024;
 
 /**
  * Built-in functions a query may call, matched on the exact (case-folded by the parser) name:
@@ -87,8 +101,34 @@ const BUILTIN_FUNCTIONS: ReadonlySet<string> = new Set([
   // function-style casts
   ...['text', 'int2', 'int4', 'int8', 'float4', 'float8', 'numeric', 'bool', 'date', 'varchar'],
   ...['bpchar', 'interval', 'time', 'timestamp', 'timestamptz', 'bytea'],
+  ...['name', 'money', 'char', 'inet', 'cidr'],
+  // geometric and network types' pure helpers (also common column names: `t.area`, `t.host`)
+  ...['area', 'center', 'diameter', 'height', 'width', 'radius', 'npoints', 'isclosed', 'isopen'],
+  ...['point', 'box', 'path', 'polygon', 'circle', 'line', 'lseg', 'slope', 'popen', 'pclose'],
+  ...['host', 'hostmask', 'network', 'netmask', 'broadcast', 'family', 'masklen', 'abbrev'],
   // uuids and misc pure helpers
   ...['gen_random_uuid', 'uuidv4', 'uuidv7', 'pg_typeof'],
+]);
+
+/**
+ * Types a query may name in a cast, a typed literal or a column definition list (a cast runs the
+ * type's input or cast function; a domain runs its CHECK expressions): built-in value types and
+ * PostGIS's. Not the `reg*` types (their input functions look names up in the system catalogs),
+ * not `xml`, not custom types or domains (they may run any code), compared as folded names.
+ */
+const ALLOWED_TYPES: ReadonlySet<string> = new Set([
+  ...['bool', 'boolean', 'int2', 'int4', 'int8', 'int', 'integer', 'smallint', 'bigint', 'float4'],
+  ...['float8', 'real', 'numeric', 'decimal', 'text', 'varchar', 'bpchar', 'char', 'name', 'bytea'],
+  ...['date', 'time', 'timetz', 'timestamp', 'timestamptz', 'interval', 'json', 'jsonb', 'jsonpath'],
+  ...['uuid', 'bit', 'varbit', 'money', 'inet', 'cidr', 'macaddr', 'macaddr8', 'tsvector', 'tsquery'],
+  ...['point', 'line', 'lseg', 'box', 'path', 'polygon', 'circle', 'int4range', 'int8range'],
+  ...['numrange', 'tsrange', 'tstzrange', 'daterange', 'int4multirange', 'int8multirange'],
+  ...['nummultirange', 'tsmultirange', 'tstzmultirange', 'datemultirange', 'record'],
+]);
+
+/** PostGIS's types (qualified, if at all, with one of {@link POSTGIS_SCHEMAS}). */
+const POSTGIS_TYPES: ReadonlySet<string> = new Set([
+  ...['geometry', 'geography', 'box2d', 'box3d', 'geometry_dump', 'valid_detail'],
 ]);
 
 /**
@@ -210,6 +250,85 @@ function checkFunction(call: JsonObject): void {
   }
 }
 
+/** A type named in a cast, typed literal or column definition list. */
+function checkType(typeName: JsonObject): void {
+  const parts = nameParts(typeName.names);
+  if (parts === undefined || parts.length === 0) throw new Refusal('unrecognised type name');
+  const shown = parts.map(ident).join('.');
+  const name = parts[parts.length - 1] as string;
+  const schema = parts.length === 2 ? parts[0] : undefined;
+  const builtin = ALLOWED_TYPES.has(name) && (schema === undefined || schema === 'pg_catalog');
+  const postgis = POSTGIS_TYPES.has(name) && (schema === undefined || POSTGIS_SCHEMAS.has(schema));
+  if (parts.length > 2 || !(builtin || postgis)) {
+    const why = /^reg/.test(name)
+      ? 'reg* types look names up in the system catalogs'
+      : 'only built-in and PostGIS types: a custom type or domain may run code';
+    throw new Refusal(`type ${shown} is not allowed (${why})`);
+  }
+}
+
+/** Where a call hides without a FuncCall node: gathered for the catalog check. */
+interface Gathered {
+  attributeNames: Set<string>;
+  operators: Set<string>;
+}
+
+/**
+ * `(x).f`, `t.f`, `s.t.f`: the last name may select a field or call the one-argument function
+ * `f`. Names that can only be calls of functions we refuse are refused here; the rest are checked
+ * against the database's catalog before the SQL runs.
+ */
+function gatherAttribute(name: string, gathered: Gathered): void {
+  if (isAllowedFunction(name)) return;
+  if (/^(pg_|lo_|txid_|dblink)/.test(name) || KNOWN_UNSAFE_CALLS.has(name)) {
+    throw new Refusal(
+      `${ident(name)} is not allowed: attribute notation (x).${ident(name)} calls the function ${ident(name)}(x)`,
+    );
+  }
+  gathered.attributeNames.add(name);
+}
+
+/** Built-in functions outside the pg_ prefix that attribute notation could call with one argument. */
+const KNOWN_UNSAFE_CALLS: ReadonlySet<string> = new Set([
+  ...['current_setting', 'set_config', 'nextval', 'currval', 'setval', 'query_to_xml', 'ts_stat'],
+  ...['table_to_xml', 'cursor_to_xml', 'schema_to_xml', 'database_to_xml', 'ts_rewrite'],
+  ...['has_table_privilege', 'has_database_privilege', 'has_schema_privilege', 'row_security_active'],
+  ...['to_regclass', 'to_regproc', 'to_regrole', 'to_regtype', 'to_regnamespace', 'obj_description'],
+  ...['col_description', 'shobj_description', 'format_type'],
+]);
+
+/**
+ * The catalog query that resolves {@link HiddenCalls}: functions callable with one argument named
+ * like an attribute, and operators with those symbols defined outside `pg_catalog` and outside
+ * every extension (a database user's own operator). Parameters: `$1` names, `$2` symbols.
+ */
+export const hiddenCallsQuery = `
+SELECT ARRAY(SELECT DISTINCT p.proname::text FROM pg_catalog.pg_proc p
+             WHERE p.proname = ANY($1::text[]) AND p.pronargs >= 1
+               AND p.pronargs - p.pronargdefaults <= 1) AS functions,
+       ARRAY(SELECT DISTINCT o.oprname || ' (schema ' || n.nspname || ')'
+             FROM pg_catalog.pg_operator o JOIN pg_catalog.pg_namespace n ON n.oid = o.oprnamespace
+             WHERE o.oprname = ANY($2::text[]) AND n.nspname <> 'pg_catalog'
+               AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
+                               WHERE d.classid = 'pg_catalog.pg_operator'::pg_catalog.regclass
+                                 AND d.objid = o.oid AND d.deptype = 'e')) AS operators`;
+
+/**
+ * Decides on what {@link hiddenCallsQuery} found: a name that attribute notation would turn into
+ * a call of a function outside the allowlist, or a user-defined operator, is refused.
+ */
+export function refuseHiddenCalls(found: { functions: string[]; operators: string[] }): string | undefined {
+  const call = found.functions.find((name) => !isAllowedFunction(name));
+  if (call !== undefined) {
+    return `${ident(call)} is not allowed: attribute notation (x).${ident(call)} or t.${ident(call)} calls the function ${ident(call)}, which is not on the allowlist`;
+  }
+  const operator = found.operators[0];
+  if (operator !== undefined) {
+    return `operator ${operator} is not allowed: only built-in and extension operators`;
+  }
+  return undefined;
+}
+
 function checkRelation(rangeVar: JsonObject): void {
   const relname = typeof rangeVar.relname === 'string' ? rangeVar.relname : '';
   const schema = typeof rangeVar.schemaname === 'string' ? rangeVar.schemaname : undefined;
@@ -226,11 +345,12 @@ function checkRelation(rangeVar: JsonObject): void {
   }
 }
 
-function checkOperator(list: unknown): void {
+function checkOperator(list: unknown, gathered: Gathered): void {
   const parts = nameParts(list);
   if (parts !== undefined && parts.length > 1 && !(parts.length === 2 && parts[0] === 'pg_catalog')) {
     throw new Refusal(`operator OPERATOR(${parts.join('.')}) is not allowed: only pg_catalog operators`);
   }
+  if (parts?.length === 1) gathered.operators.add(parts[0] as string);
 }
 
 /** A statement node's SQL keyword(s) for messages, e.g. `DeleteStmt` → `DELETE`. */
@@ -287,9 +407,26 @@ function statementName(type: string, body: unknown): string {
 }
 
 /** Checks one node (`{Type: body}` entry); throws a Refusal. */
-function checkNode(type: string, body: unknown): void {
+function checkNode(type: string, body: unknown, gathered: Gathered): void {
   if (!isObject(body)) return;
   switch (type) {
+    case 'A_Indirection':
+      for (const step of Array.isArray(body.indirection) ? body.indirection : []) {
+        const name = isObject(step) && isObject(step.String) ? step.String.sval : undefined;
+        if (typeof name === 'string') gatherAttribute(name, gathered);
+      }
+      return;
+    case 'ColumnRef': {
+      const fields = Array.isArray(body.fields) ? body.fields : [];
+      const last = fields[fields.length - 1];
+      const name = isObject(last) && isObject(last.String) ? last.String.sval : undefined;
+      if (fields.length >= 2 && typeof name === 'string') gatherAttribute(name, gathered);
+      return;
+    }
+    case 'XmlExpr':
+    case 'XmlSerialize':
+    case 'RangeTableFunc':
+      throw new Refusal('XML functions are not allowed (XMLPARSE, XMLTABLE, XMLSERIALIZE …)');
     case 'SelectStmt':
       if (body.intoClause !== undefined) throw new Refusal('SELECT INTO is not allowed (it creates a table)');
       return;
@@ -304,13 +441,13 @@ function checkNode(type: string, body: unknown): void {
       checkRelation(body);
       return;
     case 'A_Expr':
-      checkOperator(body.name);
+      checkOperator(body.name, gathered);
       return;
     case 'SubLink':
-      checkOperator(body.operName);
+      checkOperator(body.operName, gathered);
       return;
     case 'SortBy':
-      checkOperator(body.useOp);
+      checkOperator(body.useOp, gathered);
       return;
     case 'RangeTableSample': {
       const method = nameParts(body.method) ?? [];
@@ -336,7 +473,8 @@ function checkNode(type: string, body: unknown): void {
 }
 
 /** Walks the whole tree iteratively (deeply nested SQL must not overflow the stack). */
-function walk(root: unknown): void {
+function walk(root: unknown): Gathered {
+  const gathered: Gathered = { attributeNames: new Set(), operators: new Set() };
   const stack: unknown[] = [root];
   while (stack.length > 0) {
     const value = stack.pop();
@@ -344,12 +482,15 @@ function walk(root: unknown): void {
       for (const item of value) stack.push(item);
     } else if (isObject(value)) {
       for (const [key, child] of Object.entries(value)) {
-        // Node types are UpperCamel (`SelectStmt`, `A_Expr`); fields are lowerCamel/snake.
-        if (/^[A-Z]/.test(key)) checkNode(key, child);
+        // Node types are UpperCamel (`SelectStmt`, `A_Expr`); fields are lowerCamel/snake. A
+        // TypeName is not wrapped: it is the value of a `typeName` field (casts, column lists).
+        if (/^[A-Z]/.test(key)) checkNode(key, child, gathered);
+        else if (key === 'typeName' && isObject(child)) checkType(child);
         if (typeof child === 'object' && child !== null) stack.push(child);
       }
     }
   }
+  return gathered;
 }
 
 /**
@@ -386,7 +527,7 @@ export async function checkSql(sql: string): Promise<SqlCheck> {
   if (bytes > MAX_SQL_BYTES) {
     return {
       ok: false,
-      error: `SQL is too large: ${bytes} bytes (the limit is ${MAX_SQL_BYTES} bytes, 1 MiB)`,
+      error: `SQL is too large: ${bytes} bytes (the limit is ${MAX_SQL_BYTES} bytes, 64 KiB)`,
     };
   }
   // The parser reads a C string: text after a NUL would be invisible to it but not to a driver.
@@ -414,8 +555,9 @@ export async function checkSql(sql: string): Promise<SqlCheck> {
     return { ok: false, error: `only SELECT statements are allowed, got ${statementName(type, stmt[type])}` };
   }
 
+  let gathered: Gathered;
   try {
-    walk(stmt);
+    gathered = walk(stmt);
   } catch (error) {
     if (error instanceof Refusal) return { ok: false, error: error.message };
     return {
@@ -423,5 +565,5 @@ export async function checkSql(sql: string): Promise<SqlCheck> {
       error: `the SQL could not be checked: ${error instanceof Error ? error.message : error}`,
     };
   }
-  return { ok: true };
+  return { ok: true, attributeNames: [...gathered.attributeNames], operators: [...gathered.operators] };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkSql } from '../../shared/datasources/sql-guard.ts';
+import { checkSql, MAX_SQL_BYTES, refuseHiddenCalls } from '../../shared/datasources/sql-guard.ts';
 
 /** [case, SQL, what the error must say] */
 const hostile: [string, string, RegExp][] = [
@@ -192,13 +192,86 @@ const hostile: [string, string, RegExp][] = [
   ['an unterminated comment', 'SELECT 1 /* never closed', /^syntax error: unterminated \/\* comment/],
   ['a dangling parenthesis', 'SELECT (1', /^syntax error/],
   ['a NUL byte hiding a second statement', 'SELECT 1\0; DROP TABLE x', /NUL characters/],
-  ['SQL over 1 MiB', `SELECT 1 -- ${'x'.repeat(1024 * 1024)}`, /too large.*1 MiB/],
+  ['SQL over 64 KiB', `SELECT 1 -- ${'x'.repeat(64 * 1024)}`, /too large.*64 KiB/],
+  ['SQL of 1 MiB', `SELECT 1 -- ${'x'.repeat(1024 * 1024)}`, /too large.*64 KiB/],
   [
     'deeply nested parentheses',
     `SELECT ${'('.repeat(20_000)}1${')'.repeat(20_000)}`,
     /^syntax error.*nested/,
   ],
-  ['a deeply nested expression', `SELECT ${'1+'.repeat(200_000)}1`, /^syntax error.*nested/],
+  ['a deeply nested expression', `SELECT ${'1+'.repeat(200_000)}1`, /too large/],
+  // attribute notation: (x).f and t.f call f(x) / f(t) without a FuncCall node
+  [
+    '(x).pg_sleep',
+    'SELECT id, geom, (3::float8).pg_sleep AS s FROM t',
+    /pg_sleep is not allowed: attribute notation/,
+  ],
+  [
+    '(x).current_setting',
+    "SELECT ('server_version'::text).current_setting",
+    /current_setting is not allowed/,
+  ],
+  ['(x).pg_get_userbyid', 'SELECT (10::oid).pg_get_userbyid', /pg_get_userbyid is not allowed/],
+  ['(x).pg_advisory_lock', 'SELECT (4242::bigint).pg_advisory_lock', /pg_advisory_lock is not allowed/],
+  ['(x).pg_terminate_backend', 'SELECT (1::int).pg_terminate_backend', /pg_terminate_backend is not allowed/],
+  ['(x).pg_read_file, spaced', "SELECT ( '/etc/passwd' ) . pg_read_file", /pg_read_file is not allowed/],
+  ['(x)."pg_sleep", quoted', 'SELECT (3::float8)."pg_sleep"', /pg_sleep is not allowed/],
+  ['((x)).nextval', "SELECT (('s'::text)).nextval", /nextval is not allowed/],
+  ['(x).set_config chain', 'SELECT ((1)).f.set_config FROM t', /set_config is not allowed/],
+  ['t.pg_sleep on a table alias', 'SELECT t.pg_sleep FROM t', /pg_sleep is not allowed/],
+  [
+    's.t.pg_sleep on a column',
+    'SELECT s.x.pg_sleep FROM (SELECT 3::float8 AS x) s',
+    /pg_sleep is not allowed/,
+  ],
+  ['(x).lo_export', 'SELECT (1::oid).lo_unlink', /lo_unlink is not allowed/],
+  ['(x).dblink', "SELECT ('host=evil'::text).dblink_connect", /dblink_connect is not allowed/],
+  ['(x).txid_current_if_assigned', 'SELECT (1).txid_status', /txid_status is not allowed/],
+  ['in a subquery', 'SELECT * FROM (SELECT (3::float8).pg_sleep) q', /pg_sleep is not allowed/],
+  ['in ORDER BY', 'SELECT id FROM t ORDER BY (id::float8).pg_sleep', /pg_sleep is not allowed/],
+  ['in a CTE', 'WITH a AS (SELECT (1::float8).pg_sleep) SELECT * FROM a', /pg_sleep is not allowed/],
+  [
+    'in a lateral join',
+    'SELECT * FROM t, LATERAL (SELECT (t.id::float8).pg_sleep) s',
+    /pg_sleep is not allowed/,
+  ],
+  // casts run input/cast functions: only built-in value types and PostGIS's
+  ['::regclass', "SELECT 'secrets'::regclass", /type regclass is not allowed \(reg\* types/],
+  ['::regproc', "SELECT 'pg_sleep'::regproc", /type regproc is not allowed/],
+  ['::regrole', "SELECT 'postgres'::regrole", /type regrole is not allowed/],
+  [
+    'pg_catalog.regnamespace',
+    "SELECT 'public'::pg_catalog.regnamespace",
+    /type pg_catalog.regnamespace is not allowed/,
+  ],
+  ['a domain cast', 'SELECT 1::mydomain', /type mydomain is not allowed \(only built-in and PostGIS types/],
+  ['CAST AS a custom type', 'SELECT CAST(x AS evil_type) FROM t', /type evil_type is not allowed/],
+  ['a typed literal of a custom type', "SELECT evil_type 'x'", /type evil_type is not allowed/],
+  ['a schema-qualified custom type', 'SELECT x::public.mytype FROM t', /type public.mytype is not allowed/],
+  ['an array of a custom type', "SELECT '{}'::evil[]", /type evil is not allowed/],
+  ['::xml', "SELECT '<a/>'::xml", /type xml is not allowed/],
+  [
+    'a column definition list',
+    "SELECT * FROM json_to_record('{}') AS x(a int, b evil)",
+    /type evil is not allowed/,
+  ],
+  [
+    'PostGIS types in a foreign schema',
+    'SELECT x::evil.geometry FROM t',
+    /type evil.geometry is not allowed/,
+  ],
+  ['a built-in type from another schema', 'SELECT x::evil.int4 FROM t', /type evil.int4 is not allowed/],
+  [
+    'JSON_VALUE RETURNING a domain',
+    "SELECT JSON_VALUE(j, '$.a' RETURNING mydom) FROM t",
+    /type mydom is not allowed/,
+  ],
+  // XML: parsing documents and XPath are out
+  ['XMLPARSE', "SELECT xmlparse(document '<a/>')", /XML functions are not allowed/],
+  ['XMLELEMENT', "SELECT xmlelement(name a, 'x')", /XML functions are not allowed/],
+  ['XMLSERIALIZE', 'SELECT xmlserialize(content x AS text) FROM t', /XML functions are not allowed/],
+  ['XMLTABLE', "SELECT * FROM XMLTABLE('/a' PASSING x COLUMNS b int) AS q", /XML functions are not allowed/],
+  ['IS DOCUMENT', 'SELECT x IS DOCUMENT FROM t', /XML functions are not allowed/],
 ];
 
 const benign: [string, string][] = [
@@ -284,6 +357,15 @@ const benign: [string, string][] = [
     'SELECT DISTINCT ON (kind) kind, id FROM t ORDER BY kind, id OFFSET 1 FETCH FIRST 5 ROWS ONLY',
   ],
   ['TABLESAMPLE', 'SELECT * FROM roads TABLESAMPLE BERNOULLI (10) REPEATABLE (1)'],
+  [
+    'composite field selection',
+    'SELECT (ST_Dump(geom)).geom AS g, (ST_Dump(geom)).path[1] AS n, (ST_IsValidDetail(geom)).reason FROM t',
+  ],
+  ['alias-qualified columns', 'SELECT p.id, p.name, p.area, p.host, p.geom FROM places p'],
+  [
+    'casts with type modifiers',
+    "SELECT geom::geometry(Point, 4326), x::numeric(10, 2), y::double precision, z::timestamp with time zone, w::varchar(20), v::text[], '1 day'::interval FROM t",
+  ],
 ];
 
 describe('checkSql refuses hostile SQL with a specific error', () => {
@@ -296,7 +378,38 @@ describe('checkSql refuses hostile SQL with a specific error', () => {
 
 describe('checkSql accepts read-only SELECTs', () => {
   it.each(benign)('%s', async (_case, sql) => {
-    expect(await checkSql(sql)).toEqual({ ok: true });
+    expect(await checkSql(sql)).toMatchObject({ ok: true });
+  });
+});
+
+describe('checkSql hands over what only the database can decide', () => {
+  it('lists attribute names that could be calls and unqualified operator symbols', async () => {
+    const result = await checkSql(
+      'SELECT t.kind, (x).myfunc, a @@@ b FROM t WHERE t.id = 1 ORDER BY a USING <',
+    );
+    expect(result).toMatchObject({ ok: true });
+    if (!result.ok) return;
+    expect(result.attributeNames.sort()).toEqual(['id', 'kind', 'myfunc']);
+    expect(result.operators.sort()).toEqual(['<', '=', '@@@']);
+  });
+
+  it('leaves allowlisted names (column-like casts and spatial functions) out', async () => {
+    const result = await checkSql('SELECT p.name, p.area, (geom).st_astext FROM places p');
+    expect(result).toMatchObject({ ok: true, attributeNames: [] });
+  });
+
+  it('refuses a name the catalog resolves to a function outside the allowlist', () => {
+    expect(refuseHiddenCalls({ functions: ['my_side_effect'], operators: [] })).toMatch(
+      /my_side_effect is not allowed: attribute notation/,
+    );
+    expect(refuseHiddenCalls({ functions: ['st_astext', 'name'], operators: [] })).toBeUndefined();
+  });
+
+  it('refuses an operator a database user defined', () => {
+    expect(refuseHiddenCalls({ functions: [], operators: ['@@@ (schema public)'] })).toMatch(
+      /operator @@@ \(schema public\) is not allowed/,
+    );
+    expect(refuseHiddenCalls({ functions: [], operators: [] })).toBeUndefined();
   });
 });
 
@@ -308,20 +421,20 @@ describe('checkSql robustness', () => {
   });
 
   it('accepts SQL just under the size limit', async () => {
-    const sql = `SELECT 1 -- ${'x'.repeat(1024 * 1024 - 20)}`;
-    expect(Buffer.byteLength(sql)).toBeLessThanOrEqual(1024 * 1024);
-    expect(await checkSql(sql)).toEqual({ ok: true });
+    const sql = `SELECT 1 -- ${'x'.repeat(64 * 1024 - 20)}`;
+    expect(Buffer.byteLength(sql)).toBeLessThanOrEqual(MAX_SQL_BYTES);
+    expect(await checkSql(sql)).toMatchObject({ ok: true });
   });
 
   it('counts the size limit in UTF-8 bytes, not characters', async () => {
-    const result = await checkSql(`SELECT '${'é'.repeat(600 * 1024)}'`);
+    const result = await checkSql(`SELECT '${'é'.repeat(40 * 1024)}'`);
     expect(result).toMatchObject({ ok: false, error: expect.stringMatching(/too large/) });
   });
 
   it('keeps working after a refusal that exhausted the parser', async () => {
     await checkSql(`SELECT ${'('.repeat(20_000)}1${')'.repeat(20_000)}`);
     await checkSql(`SELECT ${'1+'.repeat(200_000)}1`);
-    expect(await checkSql('SELECT 1')).toEqual({ ok: true });
+    expect(await checkSql('SELECT 1')).toMatchObject({ ok: true });
   });
 
   it('checks concurrent calls independently', async () => {
