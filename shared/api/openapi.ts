@@ -1,9 +1,16 @@
 import * as z from 'zod/mini';
+import { bodyKind } from './content-types.ts';
 import type { Operation, Schema } from './operation.ts';
 import { apiVersion, routes } from './routes.ts';
 import { ErrorBody } from './schemas.ts';
 
 type Json = Record<string, unknown>;
+
+/** The 415 of every operation that takes a JSON body (ADR 0075). */
+const unsupportedMediaType = {
+  description:
+    'the body is not declared as JSON: Content-Type must be application/json or application/<x>+json, charset utf-8 only (the Accept header lists them)',
+};
 
 /** Errors every operation can answer (DESIGN §5), documented once for all. */
 const commonErrors: Record<number, string> = {
@@ -67,6 +74,7 @@ function operationObject(op: Operation, components: Components): Json {
   );
   const all: Record<string, { description: string; schema?: Schema; headers?: Record<string, string> }> = {
     ...statuses,
+    ...(bodyKind(op) === 'json' ? { 415: unsupportedMediaType } : {}),
     ...op.responses,
   };
   for (const [status, spec] of Object.entries(all)) {
@@ -100,7 +108,15 @@ function operationObject(op: Operation, components: Components): Json {
   if (op.request.body) {
     object.requestBody = {
       required: true,
+      description:
+        'JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415).',
       content: { 'application/json': { schema: components.convert(op.request.body, 'input') } },
+    };
+  } else if (bodyKind(op) === 'raw') {
+    object.requestBody = {
+      required: true,
+      description: 'The raw bytes, with any Content-Type.',
+      content: { '*/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } },
     };
   }
   if (op.permission === 'public') object.security = [];

@@ -39,6 +39,15 @@ export class UnauthenticatedError extends HttpEdgeError {
 export class ForbiddenError extends HttpEdgeError {}
 /** Request body larger than the configured limit. */
 export class PayloadTooLargeError extends HttpEdgeError {}
+/** A request body in a media type the route does not take (ADR 0075). */
+export class UnsupportedMediaTypeError extends HttpEdgeError {
+  /** The media types the route takes, for the `Accept` header of the answer. */
+  readonly accept: string;
+  constructor(detail: string, accept: string) {
+    super('unsupported_media_type', detail);
+    this.accept = accept;
+  }
+}
 /** Plain HTTP refused. */
 export class HttpsRequiredError extends HttpEdgeError {
   constructor() {
@@ -75,6 +84,7 @@ const statusTable: ReadonlyArray<readonly [ErrorClass, number, string]> = [
   [StateConflictError, 409, 'Conflict'],
   [VersionMismatchError, 412, 'Precondition Failed'],
   [PayloadTooLargeError, 413, 'Payload Too Large'],
+  [UnsupportedMediaTypeError, 415, 'Unsupported Media Type'],
   [RuleViolationError, 422, 'Unprocessable Content'],
   [HttpsRequiredError, 426, 'Upgrade Required'],
   [RateLimitedError, 429, 'Too Many Requests'],

@@ -2,6 +2,7 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
+import { acceptsContentType, JSON_MEDIA_TYPES } from '../api/content-types.ts';
 import type { InputOf, Operation, Schema } from '../api/operation.ts';
 import { authorize } from '../auth/permissions.ts';
 import { fromContext, type Principal } from '../auth/principal.ts';
@@ -18,6 +19,7 @@ import {
   PayloadTooLargeError,
   toErrorResponse,
   UnauthenticatedError,
+  UnsupportedMediaTypeError,
 } from './errors.ts';
 import { type HandlerResult, securityHeaders } from './responses.ts';
 
@@ -62,6 +64,28 @@ function lowerHeaders(event: Event): Record<string, string> {
   for (const [k, v] of Object.entries(event.headers ?? {}))
     if (typeof v === 'string') out[k.toLowerCase()] = v;
   return out;
+}
+
+/**
+ * Refuses a body the route can't take (415, ADR 0075): a JSON route needs `application/json` or
+ * `application/<x>+json`, charset utf-8 only. A body without a Content-Type is refused too; a
+ * request with neither body nor Content-Type falls through to `body_required` (400).
+ */
+function checkContentType(op: Operation, event: Event, headers: Record<string, string>, raw: string): void {
+  const declared = headers['content-type'];
+  if (raw === '' && (declared === undefined || declared.trim() === '')) return;
+  // Two Content-Type headers are no declaration at all (API Gateway would pass only the last).
+  const all = Object.entries(event.multiValueHeaders ?? {}).flatMap(([k, v]) =>
+    k.toLowerCase() === 'content-type' ? (v ?? []) : [],
+  );
+  const contentType = new Set(all).size > 1 ? undefined : declared;
+  if (acceptsContentType(op, contentType)) return;
+  const shown =
+    contentType === undefined || contentType.trim() === '' ? 'none' : `'${contentType.slice(0, 100)}'`;
+  throw new UnsupportedMediaTypeError(
+    `${op.operationId} takes a JSON body: Content-Type application/json or application/<x>+json, charset utf-8 only (got ${shown}).`,
+    JSON_MEDIA_TYPES,
+  );
 }
 
 function requestIdOf(event: Event, context: Context): string {
@@ -129,6 +153,8 @@ function prepare(op: Operation): MiddlewareObj<Event, APIGatewayProxyResult, Err
       if (principal?.session && !principal.session.csrfOk) {
         throw new ForbiddenError('csrf_failed', 'The X-CSRF-Token header must equal the csrf_token cookie.');
       }
+
+      checkContentType(op, event, headers, raw);
 
       let body: unknown;
       if (op.request.body) {
@@ -217,6 +243,7 @@ function errorMapper(): MiddlewareObj<Event, APIGatewayProxyResult, Error, Conte
       }
       const headers: Record<string, string> = {};
       if (status === 426) headers.Upgrade = 'TLS/1.2, HTTP/1.1';
+      if (request.error instanceof UnsupportedMediaTypeError) headers.Accept = request.error.accept;
       if (status === 429)
         headers['Retry-After'] = String(
           (request.error as { retryAfterSeconds?: number }).retryAfterSeconds ?? 1,

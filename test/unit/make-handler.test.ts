@@ -14,8 +14,9 @@ import {
   UnavailableError,
   VersionMismatchError,
 } from '../../shared/domain/errors.ts';
+import { UnsupportedMediaTypeError } from '../../shared/http/errors.ts';
 import { makeHandler } from '../../shared/http/make-handler.ts';
-import { created } from '../../shared/http/responses.ts';
+import { created, noContent } from '../../shared/http/responses.ts';
 
 const fixture = JSON.parse(
   readFileSync(new URL('../fixtures/rest-proxy-event.json', import.meta.url), 'utf8'),
@@ -167,5 +168,122 @@ describe('makeHandler', () => {
     const body = parsed(result);
     expect(ErrorBody.safeParse(body).success).toBe(true);
     expect(result.body).not.toMatch(/postgres|undefined|weird|string/);
+  });
+
+  describe('415: a JSON route takes application/json or application/<x>+json, charset utf-8 only', () => {
+    const withType = (
+      type: string | undefined,
+      body = '{"name":"typed"}',
+      extra: Partial<APIGatewayProxyEvent> = {},
+    ) => {
+      const e = event({ body, ...extra });
+      delete e.headers['Content-Type'];
+      if (type !== undefined) e.headers['content-type'] = type;
+      return e;
+    };
+
+    it.each([
+      ['text/plain'],
+      ['text/plain; charset=utf-8'],
+      ['application/x-www-form-urlencoded'],
+      ['multipart/form-data; boundary=x'],
+      ['application/xml'],
+      ['text/json'],
+      ['application/jsonx'],
+      ['application/+json'],
+      ['application/json; charset=iso-8859-1'],
+      ['application/json; charset=utf-16'],
+      ['application/json; charset=utf8'],
+      ['application/json; charset=utf-8; q=1'],
+      ['application/json; charset'],
+      ['application/json, text/plain'],
+      ['*/*'],
+      ['application/*'],
+      ['image/png'],
+      ['application'],
+      [''],
+      [' '],
+    ])('refuses %j with 415, the standard body and an Accept header', async (type) => {
+      // Act
+      const result = await ok(withType(type), context);
+      // Assess
+      expect(result.statusCode).toBe(415);
+      const body = parsed(result);
+      expect(ErrorBody.safeParse(body).success).toBe(true);
+      expect(body).toMatchObject({
+        code: 415,
+        message: 'Unsupported Media Type',
+        reason: 'unsupported_media_type',
+        request_id: fixture.requestContext.requestId,
+      });
+      expect(result.headers?.Accept).toBe('application/json, application/*+json');
+    });
+
+    it.each([
+      ['application/json'],
+      ['Application/JSON'],
+      ['application/json;charset=utf-8'],
+      ['application/json; charset=UTF-8'],
+      ['application/json ; charset="utf-8"'],
+      ['application/json;'],
+      ['application/merge-patch+json'],
+      ['application/vnd.geoplane+json; charset=utf-8'],
+    ])('accepts %j', async (type) => {
+      const result = await ok(withType(type), context);
+      expect(result.statusCode).toBe(201);
+    });
+
+    it('refuses a body without a Content-Type (415); neither body nor type is body_required (400)', async () => {
+      expect((await ok(withType(undefined), context)).statusCode).toBe(415);
+      const empty = await ok(withType(undefined, ''), context);
+      expect(empty.statusCode).toBe(400);
+      expect(parsed(empty).reason).toBe('body_required');
+      const emptyTyped = await ok(withType('text/plain', ''), context);
+      expect(emptyTyped.statusCode).toBe(415);
+    });
+
+    it('refuses a JSON body API Gateway passed base64 (a binary media type like image/png)', async () => {
+      const body = Buffer.from('{"name":"b64"}').toString('base64');
+      const result = await ok(withType('image/png', body, { isBase64Encoded: true }), context);
+      expect(result.statusCode).toBe(415);
+    });
+
+    it('refuses two different Content-Type headers', async () => {
+      const e = withType('application/json', '{"name":"two"}', {
+        multiValueHeaders: { 'Content-Type': ['application/json', 'text/plain'] },
+      });
+      expect((await ok(e, context)).statusCode).toBe(415);
+    });
+
+    it('checks before parsing (a malformed body of the wrong type is 415) and after authentication', async () => {
+      expect((await ok(withType('text/plain', '{"name":'), context)).statusCode).toBe(415);
+      const anonymous = withType('text/plain');
+      anonymous.requestContext.authorizer = null;
+      expect((await ok(anonymous, context)).statusCode).toBe(401);
+    });
+
+    it('leaves raw-body routes (style assets) and body-less routes to any Content-Type', async () => {
+      const raw = makeHandler({ ...operation, request: {}, rawBody: true }, async ({ rawBody }) =>
+        created({ size: rawBody?.length }, '/x'),
+      );
+      const none = makeHandler({ ...operation, request: {} }, async () => noContent());
+      const png = await raw(
+        withType('image/png', Buffer.from([1, 2, 3]).toString('base64'), { isBase64Encoded: true }),
+        context,
+      );
+      expect(png.statusCode).toBe(201);
+      expect(parsed(png).size).toBe(3);
+      expect((await raw(withType(undefined, 'text'), context)).statusCode).toBe(201);
+      expect((await none(withType('text/plain', 'ignored'), context)).statusCode).toBe(204);
+    });
+
+    it('maps UnsupportedMediaTypeError to 415 in the one error table', async () => {
+      const result = await handlerThrowing(new UnsupportedMediaTypeError('d', 'application/json'))(
+        event(),
+        context,
+      );
+      expect(result.statusCode).toBe(415);
+      expect(parsed(result)).toMatchObject({ code: 415, reason: 'unsupported_media_type', detail: 'd' });
+    });
   });
 });
