@@ -10,6 +10,7 @@ import type {
 } from 'aws-lambda';
 import type { Operation } from '../../shared/api/operation.ts';
 import { authorizerDataAccess, dataAccessOf, routes } from '../../shared/api/routes.ts';
+import { dictionary } from '../../shared/domain/dictionary.ts';
 import { type GatewayError, gatewayErrorBody, gatewayErrors } from '../../shared/http/gateway-responses.ts';
 import { securityHeaders } from '../../shared/http/responses.ts';
 import { withDataAccess } from './data-access.ts';
@@ -161,13 +162,14 @@ export async function handleRequest(
   if (req.body.length > options.maxGatewayBodyBytes) return gatewayError(gatewayErrors.tooLarge, requestId);
 
   const { op } = match.route;
-  const multiHeaders: Record<string, string[]> = {};
+  // Header and query names are client data: prototype-free tables (`?constructor=1` is a name, ADR 0075).
+  const multiHeaders = dictionary<string[]>();
   for (const [k, v] of Object.entries(req.headers)) {
     if (v === undefined) continue;
     multiHeaders[k] = Array.isArray(v) ? v : [v];
   }
   const headers = singleValued(multiHeaders);
-  const multiQuery: Record<string, string[]> = {};
+  const multiQuery = dictionary<string[]>();
   for (const [k, v] of url.searchParams) multiQuery[k] = [...(multiQuery[k] ?? []), v];
   const pathParameters = Object.fromEntries(match.route.names.map((n, i) => [n, match.values[i] as string]));
   const methodArn = `arn:aws:execute-api:${REGION}:${ACCOUNT}:${API_ID}/${STAGE}/${method}${url.pathname}`;

@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { config } from '../config/env.ts';
 import { type ApiKeyRepository, apiKeyPattern, hashApiKey } from '../domain/api-keys.ts';
 import { type ClaimMappingRepository, GLOBAL_SCOPE, resolveRole } from '../domain/claim-mappings.ts';
+import { dictionary, own } from '../domain/dictionary.ts';
 import {
   hashSecret,
   type Session,
@@ -57,7 +58,7 @@ async function fromKeyHash(ports: AuthPorts, keyHash: string, now: Date): Promis
     subject: credential.owner_name ?? credential.name,
     authMethod: 'apikey',
     superAdmin,
-    roles: credential.workspace_id ? { [credential.workspace_id]: credential.role_id } : {},
+    roles: dictionary(credential.workspace_id ? [[credential.workspace_id, credential.role_id]] : []),
     apiKeyId: credential.key_id,
     usageKey: credential.workspace_id ? `ws:${credential.workspace_id}` : 'global',
     ...usageIdentifier(credential.usage_key),
@@ -81,16 +82,16 @@ export async function principalFromApiKey(
 async function fromClaims(ports: AuthPorts, payload: Record<string, unknown>): Promise<Principal> {
   const sub = String(payload.sub);
   const claims = Object.fromEntries(Object.entries(payload).filter(([k]) => !registeredClaims.has(k)));
-  const roles: Record<string, string> = {};
+  const roles = dictionary<string>();
   let superAdmin = false;
   if (config().OIDC_TRUST_ROLE_CLAIMS) {
-    const claimed = payload[ROLES_CLAIM];
+    const claimed = own(payload, ROLES_CLAIM);
     if (claimed && typeof claimed === 'object' && !Array.isArray(claimed)) {
       for (const [ws, role] of Object.entries(claimed as Record<string, unknown>).slice(0, 100)) {
         if (typeof role === 'string' && roleIdPattern.test(role)) roles[ws] = role;
       }
     }
-    superAdmin = payload[GLOBAL_ROLE_CLAIM] === 'super_admin';
+    superAdmin = own(payload, GLOBAL_ROLE_CLAIM) === 'super_admin';
   }
   const globalRole = resolveRole(await ports.claimMappings.all(GLOBAL_SCOPE), claims);
   if (globalRole === 'super_admin') superAdmin = true;

@@ -1,16 +1,18 @@
+import { dictionary } from '../domain/dictionary.ts';
+
 /** Cookie names of browser sessions (DESIGN §6). */
 export const SESSION_COOKIE = '__Host-session';
 export const CSRF_COOKIE = 'csrf_token';
 export const CSRF_HEADER = 'x-csrf-token';
 
-/** Parses a Cookie header into name → value (first occurrence wins). */
+/** Parses a Cookie header into name → value (first occurrence wins), a prototype-free table. */
 export function parseCookies(header: string | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out = dictionary<string>();
   for (const part of (header ?? '').split(';')) {
     const i = part.indexOf('=');
     if (i <= 0) continue;
     const name = part.slice(0, i).trim();
-    if (!(name in out)) out[name] = part.slice(i + 1).trim();
+    if (!Object.hasOwn(out, name)) out[name] = part.slice(i + 1).trim();
   }
   return out;
 }

@@ -4,6 +4,7 @@ import {
   GLOBAL_SCOPE,
   resolveRole,
 } from '../domain/claim-mappings.ts';
+import { own } from '../domain/dictionary.ts';
 import { resolveWorkspace, type WorkspaceRepository } from '../domain/workspaces.ts';
 import type { Principal } from './principal.ts';
 
@@ -46,7 +47,7 @@ export async function describePrincipal(
     principal: principal.subject,
     auth_method: principal.authMethod,
     super_admin: principal.superAdmin,
-    global_role: principal.superAdmin ? 'super_admin' : (principal.roles['*'] ?? null),
+    global_role: principal.superAdmin ? 'super_admin' : (own(principal.roles, '*') ?? null),
     api_key_id: principal.apiKeyId ?? null,
     session_id: principal.session?.id ?? null,
     session_expires_at: principal.session?.expiresAt ?? null,

@@ -1,4 +1,5 @@
 import type { Permission } from '../api/operation.ts';
+import { own } from '../domain/dictionary.ts';
 import type { Policy, PolicyAction } from '../domain/roles.ts';
 import { ForbiddenError } from '../http/errors.ts';
 import type { Principal } from './principal.ts';
@@ -74,9 +75,14 @@ export function policiesAllow(
   );
 }
 
-/** The principal's role in a workspace: by id, then by name, then its global (`*`) role. */
+/**
+ * The principal's role in a workspace: by id, then by name, then its global (`*`) role. Own
+ * entries only: a workspace named `constructor` has no role inherited from Object.prototype.
+ */
 export function roleIn(principal: Principal, workspace: { id: string; name: string }): string | undefined {
-  return principal.roles[workspace.id] ?? principal.roles[workspace.name] ?? principal.roles['*'];
+  const role =
+    own(principal.roles, workspace.id) ?? own(principal.roles, workspace.name) ?? own(principal.roles, '*');
+  return typeof role === 'string' ? role : undefined;
 }
 
 /** The policies a role id stands for: a built-in set, or the custom role's stored policies. */

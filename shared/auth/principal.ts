@@ -1,3 +1,5 @@
+import { dictionary } from '../domain/dictionary.ts';
+
 /** Built-in workspace roles. */
 export type WorkspaceRole = 'admin' | 'editor' | 'viewer';
 
@@ -18,7 +20,10 @@ export interface Principal {
   subject: string;
   authMethod: 'apikey' | 'jwt';
   superAdmin: boolean;
-  /** Role id per workspace, keyed by workspace id or name; `*` applies to every workspace. */
+  /**
+   * Role id per workspace, keyed by workspace id or name; `*` applies to every workspace. Keys are
+   * client data: build it with `dictionary` and read it with `own` (ADR 0075).
+   */
   roles: Record<string, string>;
   apiKeyId?: string;
   /** Rate-limit bucket: `ws:<id>` for a workspace key, `global` otherwise. */
@@ -78,7 +83,12 @@ function parseObject(text: string): Record<string, unknown> | undefined {
 export function fromContext(ctx: Record<string, unknown> | null | undefined): Principal | undefined {
   if (!ctx || typeof ctx.principalId !== 'string' || ctx.principalId === '') return undefined;
   const str = (k: string) => (ctx[k] === undefined || ctx[k] === null ? '' : String(ctx[k]));
-  const roles = (parseObject(str('roles')) ?? {}) as Record<string, string>;
+  // Role ids by workspace, as a prototype-free table of strings (ADR 0075).
+  const roles = dictionary(
+    Object.entries(parseObject(str('roles')) ?? {}).filter(
+      (entry): entry is [string, string] => typeof entry[1] === 'string',
+    ),
+  );
   const claims = parseObject(str('claims'));
   return {
     id: ctx.principalId,

@@ -1,4 +1,5 @@
 import { resolveRole } from '../domain/claim-mappings.ts';
+import { dictionary } from '../domain/dictionary.ts';
 import type { Workspace } from '../domain/workspaces.ts';
 import { claimMappingRepository, roleRepository, workspaceRepository } from '../store/repositories.ts';
 import { authorize } from './permissions.ts';
@@ -19,7 +20,7 @@ export async function rolesInWorkspace(
     return principal.roles;
   }
   const role = resolveRole(await claimMappingRepository().all(workspace.id), principal.claims);
-  return role ? { ...principal.roles, [workspace.id]: role } : principal.roles;
+  return role ? dictionary([...Object.entries(principal.roles), [workspace.id, role]]) : principal.roles;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { own } from './dictionary.ts';
 import { InvalidInputError, NotFoundError } from './errors.ts';
 import type { Page } from './page.ts';
 import { isSystemRole, type RoleRepository } from './roles.ts';
@@ -115,13 +116,16 @@ export async function deleteClaimMapping(
   await repo.delete(mapping);
 }
 
-/** The values of a claim: literal name first, then a dotted path (`realm_access.roles`). */
+/**
+ * The values of a claim: literal name first, then a dotted path (`realm_access.roles`). Only the
+ * token's own members are walked: `constructor.name` or `__proto__.toString` find nothing.
+ */
 export function claimValues(claims: Record<string, unknown>, name: string): string[] {
-  let value: unknown = claims[name];
+  let value: unknown = own(claims, name);
   if (value === undefined && name.includes('.')) {
     value = name.split('.').reduce<unknown>((node, part) => {
       return node && typeof node === 'object' && !Array.isArray(node)
-        ? (node as Record<string, unknown>)[part]
+        ? own(node as Record<string, unknown>, part)
         : undefined;
     }, claims);
   }
@@ -131,7 +135,13 @@ export function claimValues(claims: Record<string, unknown>, name: string): stri
     .map((v) => String(v));
 }
 
-const strength: Record<string, number> = { super_admin: 4, admin: 3, editor: 2, viewer: 1 };
+// A Map: a custom role id such as `constructor` must rank 0, not NaN (ADR 0075).
+const strength = new Map<string, number>([
+  ['super_admin', 4],
+  ['admin', 3],
+  ['editor', 2],
+  ['viewer', 1],
+]);
 
 /**
  * The role the claims earn among a scope's mappings: highest priority first, then the stronger
@@ -145,7 +155,7 @@ export function resolveRole(
   matching.sort(
     (a, b) =>
       b.priority - a.priority ||
-      (strength[b.role_id] ?? 0) - (strength[a.role_id] ?? 0) ||
+      (strength.get(b.role_id) ?? 0) - (strength.get(a.role_id) ?? 0) ||
       a.role_id.localeCompare(b.role_id),
   );
   return matching[0]?.role_id;

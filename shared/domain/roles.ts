@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { own } from './dictionary.ts';
 import { AlreadyExistsError, InvalidInputError, NotFoundError, RuleViolationError } from './errors.ts';
 import type { Page } from './page.ts';
 
@@ -162,7 +163,7 @@ export function normalisePolicy(
     return { service: input.service, operation, action: input.action };
   }
   const upper = operation.toUpperCase();
-  const needed = table[upper];
+  const needed = own(table, upper);
   if (!needed) throw invalid(`'${operation}' is not a ${input.service} operation.`);
   if (needed !== input.action)
     throw invalid(`${input.service} ${upper} uses the action '${needed}', not '${input.action}'.`);

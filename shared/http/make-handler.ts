@@ -8,6 +8,7 @@ import { authorize } from '../auth/permissions.ts';
 import { fromContext, type Principal } from '../auth/principal.ts';
 import { loadPolicies, rolesInWorkspace } from '../auth/workspace-access.ts';
 import { config } from '../config/env.ts';
+import { dictionary } from '../domain/dictionary.ts';
 import { NotFoundError } from '../domain/errors.ts';
 import { resolveWorkspace, type Workspace } from '../domain/workspaces.ts';
 import { workspaceRepository } from '../store/repositories.ts';
@@ -60,7 +61,7 @@ const anonymous: Principal = {
 };
 
 function lowerHeaders(event: Event): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out = dictionary<string>();
   for (const [k, v] of Object.entries(event.headers ?? {}))
     if (typeof v === 'string') out[k.toLowerCase()] = v;
   return out;
@@ -116,7 +117,7 @@ function parse(schema: Schema | undefined, value: unknown, location: string): un
 }
 
 function decodeParams(params: Record<string, string | undefined> | null): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out = dictionary<string>();
   for (const [k, v] of Object.entries(params ?? {})) {
     if (v === undefined) continue;
     try {
@@ -170,7 +171,11 @@ function prepare(op: Operation): MiddlewareObj<Event, APIGatewayProxyResult, Err
 
       const input = {
         params: parse(op.request.params, decodeParams(event.pathParameters), 'path'),
-        query: parse(op.request.query, { ...(event.queryStringParameters ?? {}) }, 'query'),
+        query: parse(
+          op.request.query,
+          dictionary(Object.entries(event.queryStringParameters ?? {})),
+          'query',
+        ),
         body: parse(op.request.body, body, 'body'),
         principal: principal ?? anonymous,
         ifMatch: headers['if-match'],

@@ -1,3 +1,4 @@
+import { own } from '../domain/dictionary.ts';
 import { InvalidInputError } from '../domain/errors.ts';
 
 /** Encodes DynamoDB's LastEvaluatedKey as an opaque cursor. */
@@ -28,7 +29,8 @@ export function decodeCursor(
   const entries = Object.entries(value as Record<string, unknown>);
   if (entries.length !== Object.keys(shape).length) throw invalid();
   for (const [k, v] of entries) {
-    const rule = shape[k];
+    // Own rules only: a cursor keyed `constructor` must not find Object (ADR 0075).
+    const rule = own(shape, k);
     if (!rule || typeof v !== 'string' || v.length === 0 || v.length > 1024) throw invalid();
     if (rule !== true && 'equals' in rule && v !== rule.equals) throw invalid();
     if (rule !== true && 'prefix' in rule && !v.startsWith(rule.prefix)) throw invalid();
