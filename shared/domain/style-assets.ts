@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { InvalidInputError, NotFoundError } from './errors.ts';
+import { lastWriterWins } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import { parseXml, type XmlNode } from './xml.ts';
 
@@ -243,19 +244,22 @@ export async function putStyleAsset(
 ): Promise<{ asset: StyleAsset; created: boolean }> {
   if (bytes.length === 0) throw new InvalidInputError('body_required', 'The asset bytes are required.');
   const content_type = sniffContentType(bytes);
-  const previous = await repo.find(workspaceId, name);
-  const at = now.toISOString();
-  const asset: StyleAsset = {
-    id: previous?.id ?? randomUUID(),
-    workspace_id: workspaceId,
-    name,
-    content_type,
-    size_bytes: bytes.length,
-    sha256: createHash('sha256').update(bytes).digest('hex'),
-    version: (previous?.version ?? 0) + 1,
-    created_at: previous?.created_at ?? at,
-    updated_at: at,
-  };
-  await repo.save(asset, bytes, previous);
-  return { asset, created: !previous };
+  // A lost race (a concurrent upload of the same name) is applied again: last writer wins (ADR 0075).
+  return lastWriterWins(async () => {
+    const previous = await repo.find(workspaceId, name);
+    const at = now.toISOString();
+    const asset: StyleAsset = {
+      id: previous?.id ?? randomUUID(),
+      workspace_id: workspaceId,
+      name,
+      content_type,
+      size_bytes: bytes.length,
+      sha256: createHash('sha256').update(bytes).digest('hex'),
+      version: (previous?.version ?? 0) + 1,
+      created_at: previous?.created_at ?? at,
+      updated_at: at,
+    };
+    await repo.save(asset, bytes, previous);
+    return { asset, created: !previous };
+  });
 }

@@ -195,7 +195,7 @@ describe('updateSettings over a repository that loses races', () => {
     const saved: number[] = [];
     const repo: SettingsRepository = {
       find: async () => (version ? { document: defaultSettings.wms, version } : undefined),
-      save: async (_ws, _kind, next, previous) => {
+      save: async (_ws: string, _kind: string, next: { version: number }, previous: { version: number }) => {
         if (losses-- > 0) {
           version++;
           throw conflict();
