@@ -1,9 +1,10 @@
 /** Schemas of styles and style assets. */
 import * as z from 'zod/mini';
+import { MAX_STYLE_TEXT_BYTES } from '../domain/styles.ts';
 import { DateTime, Name, Uuid } from './schemas.ts';
 
-/** Largest style request body (413 above it): the style must fit one DynamoDB item (ADR 0052). */
-export const MAX_STYLE_BODY_BYTES = 256 * 1024;
+/** Largest style request body (413 above it): the style must fit one DynamoDB item (ADR 0052, 0073). */
+export const MAX_STYLE_BODY_BYTES = MAX_STYLE_TEXT_BYTES;
 
 export const StyleFormat = z.enum(['sld_1.0.0', 'sld_1.1.0', 'se_1.1.0', 'mapbox']);
 

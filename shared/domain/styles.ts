@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { validateStyleMin } from '@maplibre/maplibre-gl-style-spec';
 import { InvalidInputError, NotFoundError } from './errors.ts';
+import { lastWriterWins } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import { checkVersion } from './workspaces.ts';
 import { parseXml, type XmlNode } from './xml.ts';
@@ -9,6 +10,12 @@ export type StyleFormat = 'sld_1.0.0' | 'sld_1.1.0' | 'se_1.1.0' | 'mapbox';
 
 /** Distinct assets one style may reference (each is a transaction item on save; ADR 0052). */
 export const MAX_ASSET_REFERENCES = 20;
+
+/** Largest stored style text in UTF-8 bytes: the style must fit one DynamoDB item (ADR 0052, 0073). */
+export const MAX_STYLE_TEXT_BYTES = 256 * 1024;
+
+/** Deepest nesting of arrays and objects accepted in a Mapbox/MapLibre style (ADR 0073). */
+export const MAX_STYLE_JSON_DEPTH = 100;
 
 /** A stored style. `body` is the authored text (Mapbox styles as JSON text). */
 export interface Style {
@@ -68,24 +75,47 @@ function assetName(value: string): string | undefined {
   return name;
 }
 
-function collectXml(node: XmlNode, into: Set<string>): void {
-  for (const value of Object.values(node.attributes)) {
-    const name = assetName(value);
-    if (name) into.add(name);
+function collectXml(root: XmlNode, into: Set<string>): void {
+  const pending = [root];
+  for (let node = pending.pop(); node; node = pending.pop()) {
+    for (const value of Object.values(node.attributes)) {
+      const name = assetName(value);
+      if (name) into.add(name);
+    }
+    const fromText = assetName(node.text);
+    if (fromText) into.add(fromText);
+    for (const child of node.children) pending.push(child);
   }
-  const fromText = assetName(node.text);
-  if (fromText) into.add(fromText);
-  for (const child of node.children) collectXml(child, into);
 }
 
+/** Refuses a JSON value nesting deeper than MAX_STYLE_JSON_DEPTH; iterative, so any depth is safe to check. */
+function checkJsonDepth(value: unknown): void {
+  const pending: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const { value: v, depth } = next;
+    if (!v || typeof v !== 'object') continue;
+    if (depth >= MAX_STYLE_JSON_DEPTH) {
+      throw new InvalidInputError(
+        'json_too_deep',
+        `The style body nests arrays and objects deeper than ${MAX_STYLE_JSON_DEPTH} levels.`,
+      );
+    }
+    for (const child of Array.isArray(v) ? v : Object.values(v))
+      pending.push({ value: child, depth: depth + 1 });
+  }
+}
+
+/** Collects the asset references of a JSON value (iteratively; its depth is already checked). */
 function collectJson(value: unknown, into: Set<string>): void {
-  if (typeof value === 'string') {
-    const name = assetName(value);
-    if (name) into.add(name);
-  } else if (Array.isArray(value)) {
-    for (const v of value) collectJson(v, into);
-  } else if (value && typeof value === 'object') {
-    for (const v of Object.values(value)) collectJson(v, into);
+  const pending: unknown[] = [value];
+  while (pending.length) {
+    const v = pending.pop();
+    if (typeof v === 'string') {
+      const name = assetName(v);
+      if (name) into.add(name);
+    } else if (v && typeof v === 'object') {
+      for (const child of Array.isArray(v) ? v : Object.values(v)) pending.push(child);
+    }
   }
 }
 
@@ -117,6 +147,8 @@ export function checkStyleBody(
     }
     if (!style || typeof style !== 'object' || Array.isArray(style))
       invalidStyle('A mapbox style body must be a JSON object.');
+    // Depth first: the validator and JSON.stringify recurse.
+    checkJsonDepth(style);
     const errors = validateStyleMin(style as Parameters<typeof validateStyleMin>[0]);
     if (errors.length) {
       throw new InvalidInputError(
@@ -152,6 +184,14 @@ export function checkStyleBody(
     }
     collectXml(root, assets);
     text = body;
+  }
+  // Mapbox text is re-serialised and can outgrow the request (`1e20` is written out in full).
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > MAX_STYLE_TEXT_BYTES) {
+    throw new InvalidInputError(
+      'style_too_large',
+      `The style body is ${bytes} bytes as stored; the limit is ${MAX_STYLE_TEXT_BYTES}.`,
+    );
   }
   if (assets.size > MAX_ASSET_REFERENCES) {
     invalidStyle(
@@ -201,8 +241,8 @@ export async function createStyle(
   return style;
 }
 
-/** Replaces a style (PUT: the whole document; a different `name` renames it). Honours If-Match. */
-export async function updateStyle(
+/** One try of updateStyle on `current` as read. */
+async function replaceStyle(
   repo: StyleRepository,
   current: Style,
   input: StyleInput,
@@ -226,6 +266,21 @@ export async function updateStyle(
   };
   await repo.update(current, next);
   return next;
+}
+
+/** Replaces a style (PUT: the whole document; a different `name` renames it). Honours If-Match. */
+export async function updateStyle(
+  repo: StyleRepository,
+  current: Style,
+  input: StyleInput,
+  ifMatch: string | undefined,
+  now = new Date(),
+): Promise<Style> {
+  // Without If-Match a lost race is applied again to the style as it now is (ADR 0075).
+  return lastWriterWins(async (retry) => {
+    const previous = retry === 0 ? current : await requireStyle(repo, current.workspace_id, current.name);
+    return replaceStyle(repo, previous, input, ifMatch, now);
+  });
 }
 
 /** Deletes a style (409 while layers use it). Honours If-Match. */
