@@ -1,4 +1,4 @@
-import { UnavailableError } from '../domain/errors.ts';
+import { InvalidInputError, UnavailableError } from '../domain/errors.ts';
 
 /** Reasons DynamoDB gave for each item of a cancelled transaction (`None` when that item passed). */
 export function cancellationCodes(error: unknown): string[] | undefined {
@@ -35,9 +35,31 @@ const unavailableNames = new Set([
   'ResourceNotFoundException',
 ]);
 
+/** DynamoDB's refusal of an item over its 400 KB limit (the message is the only marker it gives). */
+const ITEM_TOO_LARGE = /item size has exceeded the maximum allowed size|item size to update has exceeded/i;
+
 /**
- * Translates persistence failures that are not condition failures: throttling, timeouts,
- * refused connections and a missing table are outages (503); anything else is rethrown as a bug.
+ * True when DynamoDB refused a write because an item would exceed 400 KB: a ValidationException,
+ * or a cancelled transaction whose reason for one item says so.
+ */
+export function isItemTooLarge(error: unknown): boolean {
+  const e = error as {
+    name?: string;
+    message?: string;
+    CancellationReasons?: { Code?: string; Message?: string }[];
+  };
+  if (!e || typeof e !== 'object') return false;
+  if (e.name === 'ValidationException' && ITEM_TOO_LARGE.test(e.message ?? '')) return true;
+  return (
+    e.name === 'TransactionCanceledException' &&
+    (e.CancellationReasons ?? []).some((r) => ITEM_TOO_LARGE.test(r.Message ?? ''))
+  );
+}
+
+/**
+ * Translates persistence failures that are not condition failures: an item over DynamoDB's size
+ * limit is the client's oversized input (400, ADR 0073); throttling, timeouts, refused connections
+ * and a missing table are outages (503); anything else is rethrown as a bug.
  */
 export function translateStoreError(error: unknown): never {
   const e = error as {
@@ -46,6 +68,12 @@ export function translateStoreError(error: unknown): never {
     $metadata?: { httpStatusCode?: number };
     cause?: { code?: string };
   };
+  if (isItemTooLarge(error)) {
+    throw new InvalidInputError(
+      'item_too_large',
+      "The resource would exceed the catalog store's 400 KB item limit; shorten its longest fields.",
+    );
+  }
   const code = e?.code ?? e?.cause?.code;
   const transactionConflict = cancellationCodes(error)?.some(
     (c) => c === 'TransactionConflict' || c === 'ThrottlingError',
