@@ -204,7 +204,8 @@ export const DimensionSchema = z
   .strictObject({
     name: z.string().check(z.minLength(1), z.maxLength(64)),
     units: z.string().check(z.maxLength(128)),
-    extent: z.string().check(z.maxLength(4096)),
+    // 2048, not more: ten of them must leave a layer item room for 64 KiB of SQL (ADR 0073).
+    extent: z.string().check(z.maxLength(2048)),
     default: z.optional(z.string().check(z.maxLength(256))),
     source_property: z.optional(z.string().check(z.maxLength(128))),
     end_property: z.optional(z.string().check(z.maxLength(128))),
@@ -214,9 +215,20 @@ export const DimensionSchema = z
   })
   .check(z.meta({ id: 'Dimension' }));
 
+/** Longest SQL view text in UTF-8 bytes; the SQL guard's own limit is the same (ADR 0035, 0073). */
+export const MAX_SQL_BYTES = 64 * 1024;
+
+/** SQL text of at most MAX_SQL_BYTES UTF-8 bytes. */
+export const SqlText = z.string().check(
+  z.maxLength(MAX_SQL_BYTES),
+  z.refine((s: string) => Buffer.byteLength(s, 'utf8') <= MAX_SQL_BYTES, {
+    error: `must be at most ${MAX_SQL_BYTES} bytes of UTF-8`,
+  }),
+);
+
 export const SQLViewInput = z
   .strictObject({
-    sql: z.string().check(z.minLength(1), z.maxLength(1024 * 1024)),
+    sql: SqlText.check(z.minLength(1)),
     geometry_column: z.string().check(z.minLength(1), z.maxLength(63)),
     id_column: z.optional(z.string().check(z.minLength(1), z.maxLength(63))),
     srid: z.optional(z.int().check(z.minimum(1), z.maximum(999999))),

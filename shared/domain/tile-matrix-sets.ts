@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { InvalidInputError, NotFoundError, RuleViolationError, StateConflictError } from './errors.ts';
+import { lastWriterWins } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import { checkVersion } from './workspaces.ts';
 
@@ -135,21 +136,38 @@ function worldCrs84Quad(): TileMatrixSetDefinition {
   };
 }
 
+/** Largest stored definition (its canonical JSON, UTF-8 bytes): one DynamoDB item with room to spare (ADR 0073). */
+export const MAX_DEFINITION_BYTES = 256 * 1024;
+
+/** Deepest nesting canonicalJson walks; a schema-valid definition nests 4 levels (ADR 0073). */
+export const MAX_DEFINITION_DEPTH = 16;
+
 /** Canonical JSON: object keys sorted, no whitespace; the digest is computed over it. */
-export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+export function canonicalJson(value: unknown, depth = 0): string {
+  if (value && typeof value === 'object' && depth >= MAX_DEFINITION_DEPTH) {
+    throw new InvalidInputError(
+      'json_too_deep',
+      `The definition nests deeper than ${MAX_DEFINITION_DEPTH} levels.`,
+    );
+  }
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v, depth + 1)).join(',')}]`;
   if (value && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)
       .filter(([, v]) => v !== undefined)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v, depth + 1)}`).join(',')}}`;
   }
   return JSON.stringify(value);
 }
 
+/** SHA-256 hex of canonical JSON text. */
+function digestOfText(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
 /** SHA-256 hex of the canonical JSON of a definition. */
 export function digestOf(definition: TileMatrixSetDefinition): string {
-  return createHash('sha256').update(canonicalJson(definition)).digest('hex');
+  return digestOfText(canonicalJson(definition));
 }
 
 function builtIn(definition: TileMatrixSetDefinition): TileMatrixSetRecord {
@@ -246,20 +264,31 @@ export async function putTileMatrixSet(
 ): Promise<{ record: TileMatrixSetRecord; created: boolean }> {
   refuseBuiltIn(id);
   validateDefinition(id, definition);
-  const previous = await repo.find(id);
-  checkVersion({ version: previous?.revision ?? 0 }, ifMatch);
-  const at = now.toISOString();
-  const record: TileMatrixSetRecord = {
-    id,
-    built_in: false,
-    definition: JSON.parse(canonicalJson(definition)) as TileMatrixSetDefinition,
-    revision: (previous?.revision ?? 0) + 1,
-    digest: digestOf(definition),
-    created_at: previous?.created_at ?? at,
-    updated_at: at,
-  };
-  await repo.save(record, previous);
-  return { record, created: !previous };
+  const canonical = canonicalJson(definition);
+  const bytes = Buffer.byteLength(canonical, 'utf8');
+  if (bytes > MAX_DEFINITION_BYTES) {
+    throw new InvalidInputError(
+      'definition_too_large',
+      `The definition is ${bytes} bytes as canonical JSON; the limit is ${MAX_DEFINITION_BYTES}.`,
+    );
+  }
+  // Without If-Match a lost race (a concurrent create or replace) is applied again (ADR 0075).
+  return lastWriterWins(async () => {
+    const previous = await repo.find(id);
+    checkVersion({ version: previous?.revision ?? 0 }, ifMatch);
+    const at = now.toISOString();
+    const record: TileMatrixSetRecord = {
+      id,
+      built_in: false,
+      definition: JSON.parse(canonical) as TileMatrixSetDefinition,
+      revision: (previous?.revision ?? 0) + 1,
+      digest: digestOfText(canonical),
+      created_at: previous?.created_at ?? at,
+      updated_at: at,
+    };
+    await repo.save(record, previous);
+    return { record, created: !previous };
+  });
 }
 
 /** Deletes a custom set: built-ins 409, unknown 404, referenced by tiles settings 409. */
@@ -269,9 +298,11 @@ export async function deleteTileMatrixSet(
   ifMatch: string | undefined,
 ): Promise<void> {
   refuseBuiltIn(id);
-  const current = await requireTileMatrixSet(repo, id);
-  checkVersion({ version: current.revision }, ifMatch);
-  await repo.delete(current);
+  await lastWriterWins(async () => {
+    const current = await requireTileMatrixSet(repo, id);
+    checkVersion({ version: current.revision }, ifMatch);
+    await repo.delete(current);
+  });
 }
 
 /** The list item of a set. */

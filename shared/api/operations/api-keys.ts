@@ -24,7 +24,7 @@ export const createAPIKey = defineOperation({
       name: z.string().check(z.minLength(1), z.maxLength(128)),
       role_id: Role,
       expires_at: z.optional(DateTime),
-      owner_email: z.optional(z.email()),
+      owner_email: z.optional(z.email().check(z.maxLength(254))),
       owner_name: z.optional(z.string().check(z.minLength(1), z.maxLength(256))),
     }),
   },

@@ -14,6 +14,7 @@ import {
   PageQuery,
   PostgisConnectionIn,
   ServiceBody,
+  SqlText,
   ValidateSQLResponse,
 } from '../schemas.ts';
 
@@ -176,7 +177,7 @@ export const validateSQLView = defineOperation({
   tags: ['services'],
   request: {
     params: ServiceParams,
-    body: z.strictObject({ sql: z.string().check(z.maxLength(1024 * 1024)) }),
+    body: z.strictObject({ sql: SqlText }),
   },
   responses: {
     200: { description: 'validation result', schema: ValidateSQLResponse },

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { MAX_DEFINITION_BYTES } from '../../domain/tile-matrix-sets.ts';
 import { defineOperation } from '../operation.ts';
 import { PageQuery } from '../schemas.ts';
 import {
@@ -65,12 +66,17 @@ export const putTileMatrixSet = defineOperation({
       schema: TileMatrixSetRecord,
       headers: { Location: 'URL of the set' },
     },
-    400: { description: 'bad request, or the definition id differs from the path' },
+    400: {
+      description:
+        'bad request, the definition id differs from the path, or its canonical JSON exceeds 256 KiB',
+    },
     409: { description: 'built-in sets are immutable, or a concurrent change' },
     412: mismatch,
     422: { description: 'unknown CRS, duplicate tile matrix ids, or an empty bounding box' },
   },
   data: ['GetItem', 'PutItem', 'UpdateItem'],
+  // The definition is stored in one item: a body over this is 413 (ADR 0073).
+  maxBodyBytes: MAX_DEFINITION_BYTES,
 });
 
 export const deleteTileMatrixSet = defineOperation({
