@@ -56,10 +56,16 @@ export function isItemTooLarge(error: unknown): boolean {
   );
 }
 
+/** True when DynamoDB refused an item whose maps and lists nest deeper than its 32 levels. */
+export function isItemTooDeep(error: unknown): boolean {
+  const e = error as { name?: string; message?: string };
+  return !!e && e.name === 'ValidationException' && /nesting levels have exceeded/i.test(e.message ?? '');
+}
+
 /**
  * Translates persistence failures that are not condition failures: an item over DynamoDB's size
- * limit is the client's oversized input (400, ADR 0073); throttling, timeouts, refused connections
- * and a missing table are outages (503); anything else is rethrown as a bug.
+ * or nesting limit is the client's oversized input (400, ADR 0073); throttling, timeouts, refused
+ * connections and a missing table are outages (503); anything else is rethrown as a bug.
  */
 export function translateStoreError(error: unknown): never {
   const e = error as {
@@ -72,6 +78,12 @@ export function translateStoreError(error: unknown): never {
     throw new InvalidInputError(
       'item_too_large',
       "The resource would exceed the catalog store's 400 KB item limit; shorten its longest fields.",
+    );
+  }
+  if (isItemTooDeep(error)) {
+    throw new InvalidInputError(
+      'item_too_deep',
+      "The resource nests deeper than the catalog store's 32 levels; flatten it.",
     );
   }
   const code = e?.code ?? e?.cause?.code;
