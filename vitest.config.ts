@@ -9,6 +9,11 @@ export default defineConfig({
     // Black-box tests share one local host; files run in parallel workers against it.
     fileParallelism: true,
     maxWorkers: 2,
-    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    env: {
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      // The integration tests connect to databases and fake servers they start on loopback; the
+      // local hosts under test get their own, narrower list (test/support/host-process.ts; ADR 0074).
+      GEOPLANE_ALLOWED_DATABASE_HOSTS: '127.0.0.0/8,::1',
+    },
   },
 });

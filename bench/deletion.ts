@@ -25,7 +25,7 @@ import {
 import { startDynamoLocal } from '../infra/local/dynamodb.ts';
 import { usedStyles } from '../shared/domain/layers.ts';
 import { keys } from '../shared/store/keys.ts';
-import { startHostProcess } from '../test/support/host-process.ts';
+import { FAULT_HOST, startHostProcess } from '../test/support/host-process.ts';
 import { freePort } from '../test/support/ports.ts';
 import { cleanup, installExitHandlers, onCleanup, stopStarting } from './cleanup.ts';
 import { call, send } from './latency.ts';
@@ -248,7 +248,7 @@ async function deleteOnce(
   const svc = await call(agent, 'POST', `${url}/workspaces/${ws.id}/services`, auth, {
     name: 'doomed',
     type: 'postgis',
-    connection: { host: '127.0.0.1', port: 5432, database: 'gis', user: 'reader' },
+    connection: { host: FAULT_HOST, port: 5432, database: 'gis', user: 'reader' },
     enabled: false,
   });
   const first = await call(agent, 'POST', `${url}/workspaces/${ws.id}/services/${svc.id}/layers`, auth, {

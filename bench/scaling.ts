@@ -12,7 +12,7 @@ import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { startDynamoLocal } from '../infra/local/dynamodb.ts';
 import { keys } from '../shared/store/keys.ts';
 import { encodeCursor } from '../shared/store/paging.ts';
-import { startHostProcess } from '../test/support/host-process.ts';
+import { FAULT_HOST, startHostProcess } from '../test/support/host-process.ts';
 import { freePort } from '../test/support/ports.ts';
 import { onCleanup, stopStarting } from './cleanup.ts';
 import { startFloorServer, stopChild } from './floor-process.ts';
@@ -187,7 +187,7 @@ export async function fillScaling(
       name: 'scale',
       type: 'postgis',
       // Disabled: never connected to (drafts are stored without touching their source).
-      connection: { host: '127.0.0.1', port: 5432, database: 'gis', user: 'reader' },
+      connection: { host: FAULT_HOST, port: 5432, database: 'gis', user: 'reader' },
       enabled: false,
     });
     return {

@@ -20,6 +20,8 @@ const host = await startLocalHost({
   maxBodyBytes: env.MAX_BODY_BYTES ? int(env.MAX_BODY_BYTES, 1048576) : undefined,
   skipBootstrap: env.GEOPLANE_SKIP_BOOTSTRAP === '1',
   postgisPort: env.GEOPLANE_POSTGIS === 'off' ? undefined : int(env.GEOPLANE_POSTGIS_PORT, 5433),
+  allowedDatabaseHosts: env.GEOPLANE_ALLOWED_DATABASE_HOSTS,
+  mosaicRoot: env.GEOPLANE_MOSAIC_ROOT ? resolve(env.GEOPLANE_MOSAIC_ROOT) : undefined,
 });
 
 console.log(`GeoPlane API   ${host.url}`);

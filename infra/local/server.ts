@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { parseAllowList } from '../../shared/datasources/network-policy.ts';
 import { gatewayErrorBody, gatewayErrors } from '../../shared/http/gateway-responses.ts';
 import { securityHeaders } from '../../shared/http/responses.ts';
 import { documentClient } from '../../shared/store/client.ts';
@@ -32,6 +34,13 @@ export interface LocalHostOptions {
   skipBootstrap?: boolean;
   /** Port of the embedded PostGIS (0 = any free port); undefined = don't start it. */
   postgisPort?: number;
+  /**
+   * Non-public database hosts services may connect to besides the embedded PostGIS, which is
+   * always allowed (exactly its 127.0.0.1 port; ADR 0074).
+   */
+  allowedDatabaseHosts?: string;
+  /** The directory local mosaic roots must lie under; default `<dataDir>/mosaics` (ADR 0074). */
+  mosaicRoot?: string;
 }
 
 /** A running local host. */
@@ -82,6 +91,13 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
       : startEmbeddedPostgis({ dataDir: options.dataDir, port: options.postgisPort }),
   ]);
   const endpoint = options.dynamoEndpoint ?? (dynamo as DynamoLocal).endpoint;
+  // The embedded PostGIS is a loopback port like any other: allowed by name, and nothing else of loopback.
+  const allowedDatabaseHosts = [options.allowedDatabaseHosts, postgis && `${postgis.host}:${postgis.port}`]
+    .filter((entry) => entry)
+    .join(',');
+  parseAllowList(allowedDatabaseHosts);
+  const mosaicRoot = options.mosaicRoot ?? join(options.dataDir, 'mosaics');
+  mkdirSync(mosaicRoot, { recursive: true });
 
   const issuer = await localIssuer(options.dataDir);
   Object.assign(process.env, {
@@ -96,6 +112,8 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
     // The local issuer's tokens carry their roles (npm run token); a real IdP's never are trusted.
     OIDC_TRUST_ROLE_CLAIMS: 'true',
     GEOPLANE_SECRET_KEY: localSecretKey(options.dataDir),
+    GEOPLANE_ALLOWED_DATABASE_HOSTS: allowedDatabaseHosts,
+    GEOPLANE_MOSAIC_ROOT: mosaicRoot,
     ...(options.maxBodyBytes ? { MAX_BODY_BYTES: String(options.maxBodyBytes) } : {}),
   });
 

@@ -43,6 +43,17 @@ const schema = z.object({
   /** AWS: the usage key of global principals (returned by the authorizer). */
   GLOBAL_USAGE_KEY: z.optional(z.string().check(z.minLength(20))),
   POWERTOOLS_SERVICE_NAME: z._default(z.string(), 'geoplane'),
+  /**
+   * Non-public database hosts a PostGIS service may connect to (ADR 0074): comma-separated IPs,
+   * CIDRs, host names or `*`, each optionally `:port` or `:from-to`. Public addresses always pass;
+   * the local host adds its embedded PostGIS (127.0.0.1:<its port>).
+   */
+  GEOPLANE_ALLOWED_DATABASE_HOSTS: z._default(z.string(), ''),
+  /**
+   * Local mode: the directory every local mosaic root_uri must lie under (ADR 0074); the local host
+   * defaults it to `<data dir>/mosaics`. Unset: no local root is accepted.
+   */
+  GEOPLANE_MOSAIC_ROOT: z.optional(z.string().check(z.minLength(1))),
 });
 
 /** Runtime configuration, parsed once from the environment. */

@@ -10,7 +10,9 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import type { DiscoveredLayer, PostgisConnectionInfo, SqlValidation } from '../domain/datasource.ts';
-import { RuleViolationError, UnavailableError } from '../domain/errors.ts';
+import { DomainError, RuleViolationError, UnavailableError } from '../domain/errors.ts';
+import { CONNECTION_TARGET_NOT_ALLOWED } from '../domain/services.ts';
+import { connectionTargets } from './network-policy.ts';
 import { checkSql } from './sql-guard.ts';
 
 /** How to reach a PostGIS database: a service's connection info plus its decrypted password. */
@@ -58,12 +60,40 @@ function identity(c: PostgisConnection): string {
   return JSON.stringify([c.host, c.port, c.database, c.user, secret, c.sslmode ?? 'prefer']);
 }
 
-function clientConfig(c: PostgisConnection, key: string): pg.ClientConfig {
+/** A connection pinned to the address the network policy checked; TLS still names the host (ADR 0074). */
+type PinnedConnection = PostgisConnection & { servername?: string };
+
+/**
+ * Checks `c.host:c.port` against the network policy and pins the connection to the checked
+ * address, so a second DNS answer can't redirect it (ADR 0074). Refusals throw RuleViolationError
+ * `connection_target_not_allowed`; a name that does not resolve throws the resolver's error.
+ */
+async function pinned(c: PostgisConnection): Promise<PinnedConnection> {
+  const target = await connectionTargets().check(c.host, c.port);
+  return { ...c, host: target.address, ...(target.servername ? { servername: target.servername } : {}) };
+}
+
+/**
+ * A failed test-connection (also behind createService/updateService) answers no sooner than this,
+ * so its timing doesn't tell a closed port from a silent host (ADR 0074).
+ */
+const FAILED_CONNECT_FLOOR_MS = CONNECT_TIMEOUT_MS;
+
+async function settle(startedAt: number): Promise<void> {
+  const wait = startedAt + FAILED_CONNECT_FLOOR_MS - performance.now();
+  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+}
+
+function clientConfig(c: PinnedConnection, key: string): pg.ClientConfig {
   const mode = c.sslmode ?? 'prefer';
   const ssl =
     mode === 'disable' || (mode === 'prefer' && plainText.has(key))
       ? false
-      : { rejectUnauthorized: mode === 'verify-full' };
+      : {
+          rejectUnauthorized: mode === 'verify-full',
+          // pg dials the checked IP; SNI and verify-full need the name the service gave.
+          ...(c.servername ? { servername: c.servername } : {}),
+        };
   return {
     host: c.host,
     port: c.port,
@@ -108,21 +138,21 @@ function dropPool(key: string): void {
   void pool?.end().catch(() => {});
 }
 
+/** A pooled connection to the checked address (pools are per identity, the address included). */
 async function checkout(c: PostgisConnection): Promise<pg.PoolClient> {
-  const key = identity(c);
   try {
-    return await poolFor(c, key).connect();
-  } catch (error) {
-    if ((c.sslmode ?? 'prefer') === 'prefer' && !plainText.has(key) && refusesTls(error)) {
+    const target = await pinned(c);
+    const key = identity(target);
+    try {
+      return await poolFor(target, key).connect();
+    } catch (error) {
+      if ((c.sslmode ?? 'prefer') !== 'prefer' || plainText.has(key) || !refusesTls(error)) throw error;
       // libpq's `prefer`: the server has no TLS, so talk plain.
       plainText.add(key);
       dropPool(key);
-      try {
-        return await poolFor(c, key).connect();
-      } catch (retry) {
-        throw connectFailure(c, retry);
-      }
+      return await poolFor(target, key).connect();
     }
+  } catch (error) {
     throw connectFailure(c, error);
   }
 }
@@ -160,18 +190,26 @@ function isOutage(error: unknown): boolean {
   );
 }
 
-/** A connect failure as a domain error: an outage, or a source that refuses us. */
+/**
+ * A connect failure as a domain error (ADRs 0034, 0074). Only what a PostgreSQL server itself
+ * answered is told apart, with its words: a refused login or database (its SQLSTATE), "no TLS"
+ * to our TLS request, a certificate that failed verification after the TLS handshake. Everything
+ * else — refused, reset, timed out, unresolvable, a listener that isn't PostgreSQL, a TLS
+ * handshake with a stranger — is one outage whose message names no cause: the answers can't map
+ * what listens where. The network policy's refusal passes through.
+ */
 function connectFailure(c: PostgisConnection, error: unknown): Error {
+  if (error instanceof DomainError) return error;
   const message = error instanceof Error ? error.message : String(error);
   const code = (error as { code?: unknown }).code;
   const where = `${c.host}:${c.port}/${c.database}`;
   if (typeof code === 'string' && REFUSAL_SQLSTATES.has(code)) {
     return new RuleViolationError(
       'source_unreadable',
-      `The data source ${where} refused the login: ${message}.`,
+      `The data source ${where} refused the login: ${message} (SQLSTATE ${code}).`,
     );
   }
-  if (isTlsProblem(error)) {
+  if (refusesTls(error) || isCertificateFailure(error)) {
     return new RuleViolationError(
       'source_unreadable',
       `TLS to ${where} failed (sslmode=${c.sslmode ?? 'prefer'}): ${message}.`,
@@ -179,18 +217,14 @@ function connectFailure(c: PostgisConnection, error: unknown): Error {
   }
   return new UnavailableError(
     'datasource_unavailable',
-    `The data source ${where} is unavailable: ${message}.`,
+    `The data source ${where} is unavailable: it could not be reached, or did not answer as PostgreSQL.`,
   );
 }
 
-function isTlsProblem(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = String((error as { code?: unknown }).code ?? '');
-  return (
-    refusesTls(error) ||
-    /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS|ERR_SSL/.test(code) ||
-    /certificate|SSL routines/i.test(error.message)
-  );
+/** A certificate verification error (verify-full): it needs a finished TLS handshake after the server's "S". */
+function isCertificateFailure(error: unknown): boolean {
+  const code = String((error as { code?: unknown } | undefined)?.code ?? '');
+  return /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER/.test(code);
 }
 
 /** The error a statement's failure stands for, once the transaction is given up. */
@@ -299,8 +333,10 @@ async function attempt<R extends pg.QueryResultRow>(
 }
 
 /**
- * Opens a fresh connection (not pooled), runs `SELECT 1`, checks PostGIS is installed. Never
- * throws: every failure is `ok: false` with the reason.
+ * Opens a fresh connection (not pooled) to the address the network policy checked, runs one
+ * query, checks PostGIS is installed. A target the policy refuses throws RuleViolationError
+ * `connection_target_not_allowed` (ADR 0074); every other failure is `ok: false` with the reason
+ * (the uniform outage message for anything but PostgreSQL's own answers).
  */
 export async function testConnection(
   c: PostgisConnection,
@@ -311,25 +347,27 @@ export async function testConnection(
     duration_ms: Math.round(performance.now() - started),
     message,
   });
-  const key = identity(c);
-  const connect = async (): Promise<pg.Client> => {
-    const client = new pg.Client(clientConfig(c, key));
+  const connect = async (target: PinnedConnection, key: string): Promise<pg.Client> => {
+    const client = new pg.Client(clientConfig(target, key));
     client.on('error', () => {});
     try {
       await client.connect();
       return client;
     } catch (error) {
-      await client.end().catch(() => {});
+      // Not client.end(): after a failed TLS upgrade it can wait forever on the half-open socket.
+      void client.end().catch(() => {});
+      (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
       if ((c.sslmode ?? 'prefer') === 'prefer' && !plainText.has(key) && refusesTls(error)) {
         plainText.add(key);
-        return connect();
+        return connect(target, key);
       }
       throw error;
     }
   };
   let client: pg.Client | undefined;
   try {
-    client = await connect();
+    const target = await pinned(c);
+    client = await connect(target, identity(target));
     const { rows } = await client.query({
       text: `SELECT current_setting('server_version') AS server,
                     (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'postgis') AS postgis`,
@@ -340,11 +378,11 @@ export async function testConnection(
     return done(true, `Connected to PostgreSQL ${server} with PostGIS ${postgis}.`);
   } catch (error) {
     const failure = connectFailure(c, error);
-    // An outage (refused, timed out) is flagged so the API can answer 503 instead of ok: false.
-    return {
-      ...done(false, failure.message),
-      ...(failure instanceof UnavailableError ? { unavailable: true } : {}),
-    };
+    if (failure instanceof DomainError && failure.reason === CONNECTION_TARGET_NOT_ALLOWED) throw failure;
+    if (!(failure instanceof UnavailableError)) return done(false, failure.message);
+    // An outage (refused, timed out, not PostgreSQL) is flagged so the API can answer 503 instead of ok: false.
+    await settle(started);
+    return { ...done(false, failure.message), unavailable: true };
   } finally {
     await client?.end().catch(() => {});
   }

@@ -93,12 +93,46 @@ export async function liveConnection(box: SecretBox, any: Service) {
   return { ...service.connection, ...(password !== undefined ? { password } : {}) };
 }
 
-/** Refuses a connection that can't be opened (400 with the reason). */
-async function assertConnects(
-  gateway: DataSourceGateway,
+/** Reason of a connection target the network policy refuses (ADR 0074). */
+export const CONNECTION_TARGET_NOT_ALLOWED = 'connection_target_not_allowed';
+
+/**
+ * Port: may the server connect to `host:port` at all (ADR 0074)? Throws RuleViolationError
+ * `connection_target_not_allowed` when not; a name that does not resolve now is not refused
+ * (connecting to it fails like any unreachable source, and every connection is checked again).
+ */
+export interface ConnectionTargetCheck {
+  checkTarget(host: string, port: number): Promise<void>;
+}
+
+/** The gateway createService and updateService need: the data source plus the target check. */
+export type ServiceGateway = DataSourceGateway & ConnectionTargetCheck;
+
+/** A refused target in a request body is the caller's bad input (400), not a broken stored service (422). */
+async function asBadRequest<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof RuleViolationError && error.reason === CONNECTION_TARGET_NOT_ALLOWED) {
+      throw new InvalidInputError(error.reason, error.message);
+    }
+    throw error;
+  }
+}
+
+/**
+ * Refuses a target the network policy forbids (400 `connection_target_not_allowed`, enabled or
+ * not: nothing is written) and, for an enabled service, a connection that can't be opened (400
+ * `connection_failed` with the uniform message of ADR 0074).
+ */
+async function admitConnection(
+  gateway: ServiceGateway,
   connection: PostgisConnectionInfo & { password?: string },
+  enabled: boolean,
 ) {
-  const result = await gateway.testConnection(connection);
+  await asBadRequest(() => gateway.checkTarget(connection.host, connection.port));
+  if (!enabled) return;
+  const result = await asBadRequest(() => gateway.testConnection(connection));
   if (!result.ok) {
     throw new InvalidInputError(
       'connection_failed',
@@ -122,7 +156,7 @@ export type ServiceInput =
  */
 export async function createService(
   repo: ServiceRepository,
-  gateway: DataSourceGateway,
+  gateway: ServiceGateway,
   box: SecretBox,
   workspaceId: string,
   input: ServiceInput,
@@ -150,7 +184,7 @@ export async function createService(
     return service;
   }
   const { password, ...connection } = input.connection;
-  if (enabled) await assertConnects(gateway, input.connection);
+  await admitConnection(gateway, input.connection, enabled);
   const service: Service = {
     ...base,
     type: input.type,
@@ -164,7 +198,7 @@ export async function createService(
 /** Replaces a service (PUT); an omitted password keeps the stored one. */
 export async function updateService(
   repo: ServiceRepository,
-  gateway: DataSourceGateway,
+  gateway: ServiceGateway,
   box: SecretBox,
   current: Service,
   input: ServiceInput,
@@ -197,12 +231,15 @@ export async function updateService(
     connection: { ...connection, schemas: connection.schemas ?? ['public'] },
   };
   if (password) next.password_enc = await box.encrypt(password, secretContext(next));
-  if (next.enabled) await assertConnects(gateway, await liveConnection(box, next));
+  await admitConnection(gateway, await liveConnection(box, next), next.enabled);
   await repo.update(current, next);
   return next;
 }
 
-/** Tries the service's connection now; an outage is a 503, a refusal is `ok: false` with the reason. */
+/**
+ * Tries the service's connection now; an outage is a 503, a refusal is `ok: false` with the reason,
+ * a target the network policy forbids is a 422 `connection_target_not_allowed` (ADR 0074).
+ */
 export async function testServiceConnection(gateway: DataSourceGateway, box: SecretBox, service: Service) {
   const { unavailable, ...result } = await gateway.testConnection(await liveConnection(box, service));
   if (unavailable)

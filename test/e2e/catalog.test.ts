@@ -5,6 +5,7 @@ import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { LayerBody, LayerGroupBody, ServiceBody, ValidateSQLResponse } from '../../shared/api/schemas.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { createKey, createWorkspace, expectError, withKey } from '../support/fixtures.ts';
+import { FAULT_HOST } from '../support/host-process.ts';
 import { hostDynamo } from '../support/store.ts';
 
 /** The embedded PostGIS of the shared test host (written by its bootstrap). */
@@ -84,7 +85,8 @@ describe('services', () => {
     expectError(dup, 409, 'service_name_taken');
     const closed = await call('POST', `/workspaces/${ws.id}/services`, {
       headers: asSuperAdmin(),
-      body: { name: 'down', type: 'postgis', connection: { ...postgis, port: 1 } },
+      // A closed port of an allowed host (the embedded PostGIS' own loopback port is the only one allowed there).
+      body: { name: 'down', type: 'postgis', connection: { ...postgis, host: FAULT_HOST, port: 1 } },
     });
     expectError(closed, 400, 'connection_failed');
     expect(

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { asSuperAdmin, call } from '../support/client.ts';
 import { createWorkspace, expectError } from '../support/fixtures.ts';
+import { FAULT_HOST } from '../support/host-process.ts';
 
 let postgis: { host: string; port: number; database: string; user: string; password: string };
 
@@ -12,7 +13,10 @@ beforeAll(() => {
   postgis = JSON.parse(readFileSync(join(inject('host').dataDir, 'bootstrap.json'), 'utf8')).postgis;
 });
 
-/** A TCP relay to the embedded PostGIS that can be switched off, to make the data source "go down". */
+/**
+ * A TCP relay to the embedded PostGIS that can be switched off, to make the data source "go down".
+ * It listens on the test hosts' allowed fault address (ADR 0074).
+ */
 async function relay(): Promise<{ port: number; down(): Promise<void> }> {
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
@@ -26,7 +30,7 @@ async function relay(): Promise<{ port: number; down(): Promise<void> }> {
     client.on('error', close).on('close', close);
     upstream.on('error', close).on('close', close);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  await new Promise<void>((r) => server.listen(0, FAULT_HOST, r));
   const { port } = server.address() as { port: number };
   return {
     port,
@@ -43,7 +47,7 @@ describe('a data source that goes down', () => {
     const link = await relay();
     const created = await call('POST', `/workspaces/${ws.id}/services`, {
       headers: asSuperAdmin(),
-      body: { name: 'flaky', type: 'postgis', connection: { ...postgis, port: link.port } },
+      body: { name: 'flaky', type: 'postgis', connection: { ...postgis, host: FAULT_HOST, port: link.port } },
     });
     expect(created.status, created.text).toBe(201);
     const base = `/workspaces/${ws.id}/services/${created.body.id}`;

@@ -4,7 +4,7 @@ import { layerTemplate, seedLayerCopies } from '../../bench/deletion.ts';
 import { LAYER_CHUNK } from '../../shared/store/deletion-steps.ts';
 import { keys } from '../../shared/store/keys.ts';
 import { type ApiResponse, call, uniqueName } from '../support/client.ts';
-import { type HostProcess, startHostProcess } from '../support/host-process.ts';
+import { FAULT_HOST, type HostProcess, startHostProcess } from '../support/host-process.ts';
 import { hostDynamo } from '../support/store.ts';
 
 /**
@@ -95,7 +95,7 @@ describe('deletion chaos', () => {
           name,
           type: 'postgis',
           enabled: false,
-          connection: { host: '127.0.0.1', port: 5432, database: 'gis', user: 'reader' },
+          connection: { host: FAULT_HOST, port: 5432, database: 'gis', user: 'reader' },
         }),
       );
     const svc = await service('doomed');

@@ -6,6 +6,13 @@ import { freePort } from './ports.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 
+/**
+ * A loopback address the test hosts allow as a database host (GEOPLANE_ALLOWED_DATABASE_HOSTS,
+ * ADR 0074): tests run their fake, flaky and closed data sources here. Nothing else of loopback
+ * is allowed but the embedded PostGIS port.
+ */
+export const FAULT_HOST = '127.0.0.2';
+
 /** A local host started as its own process, exactly as `npm start` runs it. */
 export interface HostProcess {
   url: string;
@@ -36,6 +43,7 @@ export async function startHostProcess(env: Record<string, string> = {}): Promis
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       // Only the shared host of the run serves the embedded PostGIS (its first init takes ~40 s).
       GEOPLANE_POSTGIS: 'off',
+      GEOPLANE_ALLOWED_DATABASE_HOSTS: FAULT_HOST,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
