@@ -68,6 +68,7 @@ export function functionEnvironment(config: StageConfig, table: CatalogTable): R
     CONSOLE_TOKEN_LOGIN: String(config.consoleTokenLogin),
     SESSION_TTL_SECONDS: String(config.sessionTtlSeconds),
     SESSION_IDLE_SECONDS: String(config.sessionIdleSeconds),
+    ...(config.allowedDatabaseHosts ? { GEOPLANE_ALLOWED_DATABASE_HOSTS: config.allowedDatabaseHosts } : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
 import { z } from 'zod';
+import { parseAllowList } from '../../shared/datasources/network-policy.ts';
 
 const retentionValues = new Set<number>(
   Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'),
@@ -30,6 +31,18 @@ const schema = z.object({
   sessionIdleSeconds: z.coerce.number().int().positive().default(3600),
   /** S3 buckets raster mosaics may read (comma-separated names); none by default. */
   mosaicBuckets: optionalText,
+  /**
+   * Non-public database hosts PostGIS services may connect to (ADR 0074): comma-separated IPs,
+   * CIDRs, host names or `*`, each optionally `:port` or `:from-to`; none by default (public
+   * addresses only). Typically the VPC's RDS/Aurora endpoint or subnet, e.g. `10.0.0.0/16:5432`.
+   */
+  allowedDatabaseHosts: optionalText.superRefine((value, ctx) => {
+    try {
+      parseAllowList(value);
+    } catch (error) {
+      ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    }
+  }),
   throttlingRateLimit: z.coerce.number().positive().default(50),
   throttlingBurstLimit: z.coerce.number().int().positive().default(100),
   maxBodyBytes: z.coerce

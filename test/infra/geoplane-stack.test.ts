@@ -418,6 +418,7 @@ describe('GeoPlaneStack with stage settings in the context', () => {
       oidcAudience: 'geoplane',
       logRetentionDays: 90,
       mosaicBuckets: 'rasters-a, rasters-b',
+      allowedDatabaseHosts: '10.0.0.0/16:5432,db.internal',
     }));
   });
 
@@ -468,5 +469,28 @@ describe('GeoPlaneStack with stage settings in the context', () => {
 
   it('refuses a retention CloudWatch Logs does not offer', () => {
     expect(() => synthesize({ logRetentionDays: 31 })).toThrow(/logRetentionDays/);
+  });
+
+  it('passes the allowed database hosts to every function (ADR 0074)', () => {
+    template.allResourcesProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectLike({ GEOPLANE_ALLOWED_DATABASE_HOSTS: '10.0.0.0/16:5432,db.internal' }),
+      },
+    });
+  });
+
+  it('refuses an allowed database host entry it cannot read', () => {
+    expect(() => synthesize({ allowedDatabaseHosts: '10.0.0.0/33' })).toThrow(/allowedDatabaseHosts/);
+  });
+});
+
+describe('GeoPlaneStack without allowed database hosts', () => {
+  it('allows no private database host: the functions get no allowlist', () => {
+    const { template } = synthesize();
+    const functions = Object.values(template.findResources('AWS::Lambda::Function'));
+    expect(functions.length).toBeGreaterThan(0);
+    for (const fn of functions) {
+      expect(fn.Properties.Environment?.Variables?.GEOPLANE_ALLOWED_DATABASE_HOSTS).toBeUndefined();
+    }
   });
 });
