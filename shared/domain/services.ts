@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSourceGateway, PostgisConnectionInfo } from './datasource.ts';
 import { InvalidInputError, NotFoundError, RuleViolationError, UnavailableError } from './errors.ts';
+import { lastWriterWins } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import type { SecretBox } from './secrets.ts';
 import { checkVersion, uuidPattern } from './workspaces.ts';
@@ -195,8 +196,8 @@ export async function createService(
   return service;
 }
 
-/** Replaces a service (PUT); an omitted password keeps the stored one. */
-export async function updateService(
+/** One try of updateService on `current` as read. */
+async function replaceService(
   repo: ServiceRepository,
   gateway: ServiceGateway,
   box: SecretBox,
@@ -234,6 +235,23 @@ export async function updateService(
   await admitConnection(gateway, await liveConnection(box, next), next.enabled);
   await repo.update(current, next);
   return next;
+}
+
+/** Replaces a service (PUT); an omitted password keeps the stored one. */
+export async function updateService(
+  repo: ServiceRepository,
+  gateway: ServiceGateway,
+  box: SecretBox,
+  current: Service,
+  input: ServiceInput,
+  ifMatch: string | undefined,
+  now = new Date(),
+): Promise<Service> {
+  // Without If-Match a lost race is applied again to the service as it now is (ADR 0075).
+  return lastWriterWins(async (retry) => {
+    const previous = retry === 0 ? current : await requireService(repo, current.workspace_id, current.id);
+    return replaceService(repo, gateway, box, previous, input, ifMatch, now);
+  });
 }
 
 /**
