@@ -1,13 +1,14 @@
 import { open, readdir, realpath, stat } from 'node:fs/promises';
-import { join, sep } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import {
   GetObjectCommand,
   ListObjectsV2Command,
   type ListObjectsV2CommandOutput,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { RuleViolationError, UnavailableError } from '../domain/errors.ts';
-import { normaliseRoot } from '../domain/mosaics.ts';
+import { config } from '../config/env.ts';
+import { InvalidInputError, RuleViolationError, UnavailableError } from '../domain/errors.ts';
+import { localRootPath, normaliseRoot, ROOT_NOT_ALLOWED } from '../domain/mosaics.ts';
 
 /** Port: byte ranges of one raster source (a local file or an S3 object). */
 export interface ByteRangeReader {
@@ -29,23 +30,78 @@ const MAX_LISTED = 10_000;
 const unreadable = (path: string, why: string) =>
   new RuleViolationError('unreadable_source', `Source '${path}' can't be read: ${why}.`);
 
-/** A local directory (local mode). Symlinks leading outside the root are refused. */
+const inside = (path: string, dir: string) =>
+  path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep);
+
+/**
+ * The real path of a local root, when it lies under the configured mosaic directory
+ * (GEOPLANE_MOSAIC_ROOT, default `<data dir>/mosaics`; ADR 0074), else why not. The path must
+ * be inside it as written (so nothing outside is even looked at) and once symlinks are resolved
+ * (so a link can't lead out). A root that does not exist is `missing` with its errno.
+ */
+async function confine(
+  rootUri: string,
+): Promise<{ real: string } | { refused: string } | { missing: string }> {
+  const local = localRootPath(rootUri);
+  if ('refused' in local) return local;
+  const configured = config().GEOPLANE_MOSAIC_ROOT;
+  if (!configured)
+    return { refused: 'local mosaic roots are not enabled on this server (GEOPLANE_MOSAIC_ROOT)' };
+  const base = resolve(configured);
+  const outside = { refused: `a local root_uri must lie under the mosaic directory ${base}` };
+  let realBase: string;
+  try {
+    realBase = await realpath(base);
+  } catch {
+    return outside;
+  }
+  if (!inside(local.path, base) && !inside(local.path, realBase)) return outside;
+  let real: string;
+  try {
+    real = await realpath(local.path);
+  } catch (error) {
+    return { missing: (error as NodeJS.ErrnoException).code ?? 'unreadable' };
+  }
+  return inside(real, realBase) ? { real } : outside;
+}
+
+/** The real root for reading a stored service's files; a root outside the mosaic directory is 422. */
+async function readableRoot(rootUri: string): Promise<string | undefined> {
+  const confined = await confine(rootUri);
+  if ('refused' in confined) {
+    throw new RuleViolationError(ROOT_NOT_ALLOWED, `root_uri '${rootUri}' is refused: ${confined.refused}.`);
+  }
+  return 'real' in confined ? confined.real : undefined;
+}
+
+/**
+ * A local directory (local mode), confined under the configured mosaic directory (ADR 0074).
+ * Symlinks leading outside the root are refused.
+ */
 export function localRoot(rootUri: string): RootStore {
-  const root = normaliseRoot(rootUri);
   return {
     async checkRoot() {
       if (process.env.AWS_LAMBDA_FUNCTION_NAME)
         return 'local directories are served in local mode only; use s3://';
-      if (!root.startsWith('/')) return 'a local root_uri must be an absolute path';
+      const confined = await confine(rootUri);
+      if ('refused' in confined) {
+        throw new InvalidInputError(
+          ROOT_NOT_ALLOWED,
+          `root_uri '${rootUri}' is refused: ${confined.refused}.`,
+        );
+      }
+      if ('missing' in confined) return confined.missing;
       try {
-        if (!(await stat(root)).isDirectory()) return 'not a directory';
-        await readdir(root);
+        if (!(await stat(confined.real)).isDirectory()) return 'not a directory';
+        await readdir(confined.real);
         return undefined;
       } catch (error) {
         return (error as NodeJS.ErrnoException).code ?? 'unreadable';
       }
     },
     async list(pattern) {
+      const root = await readableRoot(rootUri);
+      if (!root) return [];
       const entries = await readdir(root, { recursive: true, withFileTypes: true }).catch(() => []);
       const out: string[] = [];
       for (const e of entries) {
@@ -60,10 +116,11 @@ export function localRoot(rootUri: string): RootStore {
       return out.sort();
     },
     async open(relativePath) {
-      const full = join(root, relativePath);
+      const realRoot = await readableRoot(rootUri);
       let handle: Awaited<ReturnType<typeof open>>;
       try {
-        const [real, realRoot] = await Promise.all([realpath(full), realpath(root)]);
+        if (!realRoot) throw unreadable(relativePath, 'root_uri does not exist');
+        const real = await realpath(join(realRoot, relativePath));
         if (!real.startsWith(realRoot + sep)) throw unreadable(relativePath, 'it leads outside root_uri');
         handle = await open(real, 'r');
       } catch (error) {

@@ -123,6 +123,28 @@ export function normaliseRoot(rootUri: string): string {
   return root.length > 1 ? root.replace(/\/+$/, '') : root;
 }
 
+/** Reason of a local mosaic root outside the configured mosaic directory, or spelled ambiguously (ADR 0074). */
+export const ROOT_NOT_ALLOWED = 'root_not_allowed';
+
+/**
+ * The absolute directory a local root_uri (`/dir` or `file:///dir`) names, or why it is refused:
+ * only plain absolute paths pass — no `.`/`..` segments, percent-encoding, backslashes or control
+ * characters, no file URL with a host — so the path means what it shows. Whether it lies under the
+ * configured mosaic directory is checked where the files are, on the resolved path (ADR 0074).
+ */
+export function localRootPath(rootUri: string): { path: string } | { refused: string } {
+  const path = normaliseRoot(rootUri);
+  if (!path.startsWith('/')) return { refused: 'a local root_uri must be an absolute path or file:///path' };
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is refused.
+  if (/[%\\\x00-\x1f\x7f]/.test(path)) {
+    return { refused: 'percent-encoding, backslashes and control characters are not accepted' };
+  }
+  if (path.split('/').some((s) => s === '.' || s === '..')) {
+    return { refused: '"." and ".." segments are not accepted' };
+  }
+  return { path: posix.normalize(path) };
+}
+
 const outside = (uri: string) =>
   new InvalidInputError('source_outside_root', `Source '${uri}' is not inside the mosaic's root_uri.`);
 

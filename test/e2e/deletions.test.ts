@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   BatchWriteCommand,
@@ -18,6 +17,7 @@ import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { describeCommonStatuses } from '../support/common-statuses.ts';
 import { bearer, createKey, createWorkspace, expectError, token, withKey } from '../support/fixtures.ts';
 import { writeTiff } from '../support/geotiff.ts';
+import { mosaicRoot } from '../support/mosaic-roots.ts';
 import { hostDynamo } from '../support/store.ts';
 
 let postgis: { host: string; port: number; database: string; user: string; password?: string };
@@ -853,7 +853,7 @@ describe('raster_mosaic service deletion', () => {
 
   it('answers 409 with mosaic_granules > 0, and recurse removes MOSAIC# and GRANULE# items', async () => {
     const ws = await createWorkspace();
-    const root = mkdtempSync(join(tmpdir(), 'geoplane-mosaic-del-'));
+    const root = mosaicRoot('mosaic-del-');
     roots.push(root);
     for (let i = 0; i < 3; i++) writeTiff(root, `g${i}.tif`, i * 10, 10);
     const created = await call('POST', `/workspaces/${ws.id}/services`, {

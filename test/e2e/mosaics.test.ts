@@ -1,5 +1,4 @@
-import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeArrayBuffer } from 'geotiff';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -9,15 +8,17 @@ import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { describeCommonStatuses } from '../support/common-statuses.ts';
 import { createKey, createWorkspace, expectError, withKey } from '../support/fixtures.ts';
 import { writeTiff } from '../support/geotiff.ts';
+import { FAULT_HOST } from '../support/host-process.ts';
+import { mosaicRoot } from '../support/mosaic-roots.ts';
 
 const roots: string[] = [];
 afterAll(() => {
   for (const r of roots) rmSync(r, { recursive: true, force: true });
 });
 
-/** A fresh temp directory the mosaic's root_uri points at (the local host runs on this machine). */
+/** A fresh directory under the host's mosaic directory for a root_uri (the local host runs on this machine). */
 function tempRoot(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'geoplane-mosaic-'));
+  const dir = mosaicRoot();
   roots.push(dir);
   return dir;
 }
@@ -144,7 +145,7 @@ describe('raster_mosaic services', () => {
         name: 'pg',
         type: 'postgis',
         enabled: false,
-        connection: { host: '127.0.0.1', port: 1, database: 'd', user: 'u' },
+        connection: { host: FAULT_HOST, port: 1, database: 'd', user: 'u' },
       },
     });
     expect(pg.status, pg.text).toBe(201);
