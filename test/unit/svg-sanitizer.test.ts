@@ -22,19 +22,28 @@ function reasonOf(bytes: Buffer): string | undefined {
 describe('SVG sanitizer: SMIL animations', () => {
   it.each([
     ['<set> of href to javascript:', '<a><set attributeName="href" to="javascript:alert(1)"/></a>'],
-    ['<set> of href to a harmless-looking value', '<a><set attributeName="href" to="https://evil.example/"/></a>'],
+    [
+      '<set> of href to a harmless-looking value',
+      '<a><set attributeName="href" to="https://evil.example/"/></a>',
+    ],
     ['<set> of xlink:href', '<a><set attributeName="xlink:href" to="javascript:alert(1)"/></a>'],
     ['<set> of HREF in upper case', '<a><set attributeName="HREF" to="javascript:alert(1)"/></a>'],
     ['<set> of an entity-encoded href', '<a><set attributeName="&#104;ref" to="#x"/></a>'],
     ['<set> of " href " with spaces', '<a><set attributeName=" href " to="#x"/></a>'],
-    ['<animate> of href with values', '<a><animate attributeName="href" values="#a;javascript:alert(1)"/></a>'],
+    [
+      '<animate> of href with values',
+      '<a><animate attributeName="href" values="#a;javascript:alert(1)"/></a>',
+    ],
     ['<animate> of an event handler', '<rect><animate attributeName="onclick" to="alert(1)"/></rect>'],
     ['<animateMotion> of href', '<a><animateMotion attributeName="href" to="javascript:alert(1)"/></a>'],
     [
       '<animateTransform> of xlink:href',
       '<a><animateTransform attributeName="xlink:href" from="#a" to="data:text/html,x"/></a>',
     ],
-    ['<svg:set> with a prefix', '<a><svg:set xmlns:svg="http://www.w3.org/2000/svg" attributeName="href" to="#x"/></a>'],
+    [
+      '<svg:set> with a prefix',
+      '<a><svg:set xmlns:svg="http://www.w3.org/2000/svg" attributeName="href" to="#x"/></a>',
+    ],
     ['<set> of xml:base', '<g><set attributeName="xml:base" to="https://evil.example/"/></g>'],
     ['<set> of src', '<g><set attributeName="src" to="https://evil.example/x.js"/></g>'],
   ])('refuses %s', (_what, inner) => {
@@ -42,10 +51,19 @@ describe('SVG sanitizer: SMIL animations', () => {
   });
 
   it.each([
-    ['an opacity animation', '<rect width="4" height="4"><animate attributeName="opacity" values="0;1" dur="1s"/></rect>'],
-    ['a transform animation', '<g><animateTransform attributeName="transform" type="rotate" from="0" to="360"/></g>'],
+    [
+      'an opacity animation',
+      '<rect width="4" height="4"><animate attributeName="opacity" values="0;1" dur="1s"/></rect>',
+    ],
+    [
+      'a transform animation',
+      '<g><animateTransform attributeName="transform" type="rotate" from="0" to="360"/></g>',
+    ],
     ['a fill set to an internal gradient', '<rect><set attributeName="fill" to="url(#g)"/></rect>'],
-    ['a motion along an internal path', '<circle r="1"><animateMotion dur="2s"><mpath href="#p"/></animateMotion></circle>'],
+    [
+      'a motion along an internal path',
+      '<circle r="1"><animateMotion dur="2s"><mpath href="#p"/></animateMotion></circle>',
+    ],
   ])('accepts %s', (_what, inner) => {
     expect(reasonOf(svg(inner))).toBeUndefined();
   });
@@ -107,7 +125,10 @@ describe('SVG sanitizer: what was refused before stays refused', () => {
     ['a namespaced handler', '<rect xlink:onclick="alert(1)"/>'],
     ['a SMIL onbegin handler', '<rect><animate attributeName="opacity" onbegin="alert(1)"/></rect>'],
     ['an <iframe>', '<iframe/>'],
-    ['an XHTML meta refresh', '<h:meta xmlns:h="http://www.w3.org/1999/xhtml" http-equiv="refresh" content="0;url=https://evil.example"/>'],
+    [
+      'an XHTML meta refresh',
+      '<h:meta xmlns:h="http://www.w3.org/1999/xhtml" http-equiv="refresh" content="0;url=https://evil.example"/>',
+    ],
   ])('refuses %s', (_what, inner) => {
     expect(reasonOf(svg(inner))).toBe('unsafe_svg');
   });
