@@ -14,7 +14,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { postgis } from '@electric-sql/pglite-postgis';
 import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket';
-import { demoSeedSql } from './postgis-seed.ts';
+import { installStatementDeadlines } from './postgis-deadlines.ts';
+import { demoSeedSql, serviceRoleHardeningSql } from './postgis-seed.ts';
 
 /** What the parent passes in `workerData`. */
 export interface WorkerConfig {
@@ -26,7 +27,11 @@ export interface WorkerConfig {
   demoUser: string;
   demoPassword: string;
   adminPassword: string;
+  /** The DeadlineBoard's buffer, shared with the parent's watchdog. */
+  deadlines: SharedArrayBuffer;
 }
+
+type StatementDeadlines = ReturnType<typeof installStatementDeadlines>;
 
 /** Messages the worker posts to its parent. */
 export type WorkerMessage =
@@ -119,6 +124,7 @@ interface Pending {
  */
 class Backend {
   readonly #db: PGlite;
+  readonly #deadlines: StatementDeadlines;
   readonly #roles = new Map<number, string>();
   readonly #sockets = new Map<number, Socket>();
   #queue: Pending[] = [];
@@ -132,8 +138,22 @@ class Backend {
   #idleTimer: NodeJS.Timeout | undefined;
   #dead: Error | undefined;
 
-  constructor(db: PGlite) {
+  constructor(db: PGlite, deadlines: StatementDeadlines) {
     this.#db = db;
+    this.#deadlines = deadlines;
+  }
+
+  /** Runs one protocol exchange, marked busy on the board the parent's watchdog reads. */
+  #exchange(message: Uint8Array, onRawData: (data: Uint8Array) => void): Promise<unknown> {
+    return this.#db.runExclusive(async () => {
+      this.#deadlines.board.busySince = Date.now();
+      try {
+        return await this.#db.execProtocolRawStream(message, { onRawData });
+      } finally {
+        this.#deadlines.board.busySince = 0;
+        this.#deadlines.settle();
+      }
+    });
   }
 
   /** Registers a connection's login role before its handler starts sending. */
@@ -254,18 +274,14 @@ class Backend {
     const tail = Buffer.alloc(6);
     let held: Buffer | undefined;
     let bytes = 0;
-    await this.#db.runExclusive(() =>
-      this.#db.execProtocolRawStream(message, {
-        onRawData: (data) => {
-          bytes += data.length;
-          keepTail(tail, data);
-          if (!extended) return item.onData?.(data);
-          const chunk = held ? Buffer.concat([held, data]) : Buffer.from(data);
-          if (chunk.length > 6) item.onData?.(chunk.subarray(0, chunk.length - 6));
-          held = Buffer.from(chunk.subarray(Math.max(0, chunk.length - 6)));
-        },
-      }),
-    );
+    await this.#exchange(message, (data) => {
+      bytes += data.length;
+      keepTail(tail, data);
+      if (!extended) return item.onData?.(data);
+      const chunk = held ? Buffer.concat([held, data]) : Buffer.from(data);
+      if (chunk.length > 6) item.onData?.(chunk.subarray(0, chunk.length - 6));
+      held = Buffer.from(chunk.subarray(Math.max(0, chunk.length - 6)));
+    });
     if (held && !isReadyForQuery(held)) item.onData?.(held);
     // The startup packet may reset session state: assert the role again before the next message.
     if (startup) this.#sessionOf = null;
@@ -298,9 +314,7 @@ class Backend {
    */
   async #raw(message: Buffer): Promise<Buffer> {
     const chunks: Uint8Array[] = [];
-    await this.#db.runExclusive(() =>
-      this.#db.execProtocolRawStream(new Uint8Array(message), { onRawData: (d) => chunks.push(d.slice()) }),
-    );
+    await this.#exchange(new Uint8Array(message), (d) => chunks.push(d.slice()));
     return Buffer.concat(chunks);
   }
 
@@ -485,7 +499,11 @@ async function main(config: WorkerConfig): Promise<void> {
     );
     post({ type: 'progress', message: `demo data seeded (${seconds()})` });
   }
-  const backend = new Backend(db);
+  const deadlines = installStatementDeadlines(config.deadlines);
+  const hardening = serviceRoleHardeningSql();
+  // On every start: a data dir seeded by an older version gets the same privileges as a new one.
+  if (hardening) await db.exec(hardening);
+  const backend = new Backend(db, deadlines);
   const { server, close } = await serve(backend, config.host, config.port);
   const address = server.address();
   if (address === null || typeof address !== 'object') throw new Error('the PostGIS server has no address');

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { DeadlineBoard, HARD_STOP_GRACE_MS } from './postgis-deadlines.ts';
 import type { WorkerConfig, WorkerMessage } from './postgis-worker.ts';
 
 /** The login role of the demo service: reads the demo tables, not `public.secrets`. */
@@ -13,6 +14,8 @@ export const DEMO_PASSWORD = 'geoplane_demo';
 const SEED_VERSION = 1;
 /** How often "still initialising" is printed while the first start runs. */
 const TICK_MS = 10_000;
+/** How often the watchdog looks for a statement running past its statement_timeout. */
+const WATCH_MS = 100;
 
 /** Options of {@link startEmbeddedPostgis}. */
 export interface EmbeddedPostgisOptions {
@@ -37,6 +40,8 @@ export interface EmbeddedPostgis {
   firstInit: boolean;
   /** Milliseconds from the call until the port accepted logins. */
   startupMs: number;
+  /** Statements stopped at their statement_timeout: cancelled in place, or by a restart. */
+  stoppedStatements(): { cancelled: number; restarts: number };
   /** Closes the port, flushes and closes the database, ends the worker; idempotent. */
   stop(): Promise<void>;
 }
@@ -84,49 +89,70 @@ export async function startEmbeddedPostgis(options: EmbeddedPostgisOptions): Pro
     demoUser: DEMO_USER,
     demoPassword: DEMO_PASSWORD,
     adminPassword: marker.admin_password,
+    deadlines: DeadlineBoard.allocate(),
   };
 
-  const worker = spawnWorker(config);
-  let ready: Extract<WorkerMessage, { type: 'ready' }>;
   let stopped: Promise<void> | undefined;
+  let cancelledBefore = 0;
+  let restarts = 0;
   const tick = initialise
     ? setInterval(
         () => progress(`still initialising PostGIS… (${Math.round((Date.now() - started) / 1000)} s)`),
         TICK_MS,
       )
     : undefined;
+  let current: Running;
   try {
-    ready = await new Promise((resolve, reject) => {
-      worker.on('message', (message: WorkerMessage) => {
-        if (message.type === 'ready') resolve(message);
-        else if (message.type === 'progress') progress(message.message);
-        else if (message.type === 'failed') {
-          reject(new Error(`embedded PostGIS failed: ${message.message}`));
-          if (!stopped) progress(`embedded PostGIS failed: ${message.message}`);
-        }
-      });
-      worker.once('error', reject);
-      worker.once('exit', (code) => {
-        reject(new Error(`embedded PostGIS worker exited with ${code}`));
-        if (!stopped) progress(`embedded PostGIS worker exited with ${code}`);
-      });
-    });
+    current = await launch(config, progress, () => stopped !== undefined);
   } catch (error) {
-    await worker.terminate();
     releaseLock();
     process.off('exit', releaseLock);
     throw error;
   } finally {
     clearInterval(tick);
   }
-  // The owner calls stop(); a process that exits anyway doesn't wait for the database thread.
-  worker.unref();
+  const { ready } = current;
   if (initialise) {
     marker.initialised_at = new Date().toISOString();
     writeFileSync(markerPath, `${JSON.stringify(marker, null, 2)}\n`, { mode: 0o600 });
   }
 
+  // A statement that ignored its cancel (CPU-bound: it never reads the clock) holds the only
+  // backend: the worker is terminated and the same data dir reopened on the same port (ADR 0031).
+  let restarting: Promise<void> | undefined;
+  const watchdog = setInterval(() => {
+    if (restarting || stopped || !current.board.overrun(Date.now(), HARD_STOP_GRACE_MS)) return;
+    const late = Date.now() - current.board.due;
+    progress(
+      `a statement ran ${late} ms past its statement_timeout and ignored the cancel: restarting PostGIS`,
+    );
+    restarting = (async () => {
+      cancelledBefore += current.board.cancelled;
+      await current.worker.terminate();
+      const restartConfig: WorkerConfig = {
+        ...config,
+        port: ready.port,
+        initialise: false,
+        deadlines: DeadlineBoard.allocate(),
+      };
+      const begun = Date.now();
+      try {
+        current = await launch(restartConfig, progress, () => stopped !== undefined);
+        restarts += 1;
+        progress(`PostGIS restarted in ${Date.now() - begun} ms`);
+      } catch (error) {
+        progress(`PostGIS could not be restarted: ${error instanceof Error ? error.message : error}`);
+      }
+    })().finally(() => {
+      restarting = undefined;
+    });
+  }, WATCH_MS);
+  watchdog.unref();
+
   const stop = async () => {
+    clearInterval(watchdog);
+    await restarting;
+    const { worker } = current;
     worker.ref();
     const done = new Promise<void>((resolve) => {
       worker.once('exit', () => resolve());
@@ -149,11 +175,51 @@ export async function startEmbeddedPostgis(options: EmbeddedPostgisOptions): Pro
     admin: { user: ready.superuser, password: marker.admin_password },
     firstInit: initialise,
     startupMs: Date.now() - started,
+    stoppedStatements: () => ({ cancelled: cancelledBefore + current.board.cancelled, restarts }),
     stop: () => {
       stopped ??= stop();
       return stopped;
     },
   };
+}
+
+interface Running {
+  worker: Worker;
+  board: DeadlineBoard;
+  ready: Extract<WorkerMessage, { type: 'ready' }>;
+}
+
+/** Starts a worker and waits until its port accepts logins. */
+async function launch(
+  config: WorkerConfig,
+  progress: (message: string) => void,
+  stopping: () => boolean,
+): Promise<Running> {
+  const worker = spawnWorker(config);
+  try {
+    const ready = await new Promise<Extract<WorkerMessage, { type: 'ready' }>>((resolve, reject) => {
+      worker.on('message', (message: WorkerMessage) => {
+        if (message.type === 'ready') resolve(message);
+        else if (message.type === 'progress') progress(message.message);
+        else if (message.type === 'failed') {
+          reject(new Error(`embedded PostGIS failed: ${message.message}`));
+          if (!stopping()) progress(`embedded PostGIS failed: ${message.message}`);
+        }
+      });
+      worker.once('error', reject);
+      worker.once('exit', (code) => {
+        reject(new Error(`embedded PostGIS worker exited with ${code}`));
+        // 1 is a terminate(): the watchdog's restart or stop() says what it does itself.
+        if (!stopping() && code !== 1) progress(`embedded PostGIS worker exited with ${code}`);
+      });
+    });
+    // The owner calls stop(); a process that exits anyway doesn't wait for the database thread.
+    worker.unref();
+    return { worker, board: new DeadlineBoard(config.deadlines), ready };
+  } catch (error) {
+    await worker.terminate();
+    throw error;
+  }
 }
 
 /**

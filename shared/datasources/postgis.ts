@@ -13,7 +13,7 @@ import type { DiscoveredLayer, PostgisConnectionInfo, SqlValidation } from '../d
 import { DomainError, RuleViolationError, UnavailableError } from '../domain/errors.ts';
 import { CONNECTION_TARGET_NOT_ALLOWED } from '../domain/services.ts';
 import { connectionTargets } from './network-policy.ts';
-import { checkSql } from './sql-guard.ts';
+import { checkSql, type HiddenCalls, hiddenCallsQuery, refuseHiddenCalls } from './sql-guard.ts';
 
 /** How to reach a PostGIS database: a service's connection info plus its decrypted password. */
 export type PostgisConnection = PostgisConnectionInfo & { password?: string };
@@ -263,8 +263,41 @@ export async function readOnly<T>(
   work: (query: ReadOnlyQuery, session: SessionInfo) => Promise<T>,
 ): Promise<T> {
   const deadline = Date.now() + budgetMs;
+  const recoverUntil = Date.now() + Math.min(budgetMs - 250, RECOVERY_WINDOW_MS);
+  for (let pause = 100; ; pause = Math.min(pause * 2, 400)) {
+    try {
+      return await readOnlyOnce(c, deadline, budgetMs, work);
+    } catch (error) {
+      // A read-only unit can be run again: a backend that was just restarted (the embedded
+      // PostGIS after a runaway statement, a failover) gets a few retries within the budget.
+      if (!(error instanceof UnavailableError)) throw error;
+      if (Date.now() + pause >= recoverUntil) throw error;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+}
+
+/**
+ * How long a unit of work retries an outage before it answers one (within its budget): long
+ * enough for the embedded PostGIS to restart under a runaway statement (2–5 s here).
+ */
+const RECOVERY_WINDOW_MS = 5_000;
+/** A connection lost within this of the end of the budget was lost to the budget (a hard stop). */
+const OVERRUN_SLACK_MS = 1_000;
+
+async function readOnlyOnce<T>(
+  c: PostgisConnection,
+  deadline: number,
+  budgetMs: number,
+  work: (query: ReadOnlyQuery, session: SessionInfo) => Promise<T>,
+): Promise<T> {
   const client = await checkout(c);
   let broken: Error | undefined;
+  // A connection that dies while checked out (a restarted backend) must not be an uncaught error.
+  const onError = (error: Error) => {
+    broken ??= error;
+  };
+  client.on('error', onError);
   const query: ReadOnlyQuery = async (text, values) => {
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw new BudgetExceededError(`the ${budgetMs} ms budget is spent`);
@@ -276,7 +309,14 @@ export async function readOnly<T>(
         broken = error;
         throw new BudgetExceededError(`no answer within ${budgetMs} ms`);
       }
-      if (isOutage(error)) broken = error as Error;
+      if (isOutage(error)) {
+        broken = error as Error;
+        // Dropped at the end of its budget: the server stopped a runaway statement (the embedded
+        // PostGIS restarts under one that ignores its cancel) — an overrun, not an outage.
+        if (Date.now() >= deadline - OVERRUN_SLACK_MS) {
+          throw new BudgetExceededError(`stopped at the end of its ${budgetMs} ms budget`);
+        }
+      }
       throw error;
     }
   };
@@ -307,6 +347,7 @@ export async function readOnly<T>(
     }
     throw statementFailure(c, error);
   } finally {
+    client.off('error', onError);
     client.release(broken ?? false);
   }
 }
@@ -596,6 +637,19 @@ function jsonType(type: TypeRow | undefined): string {
   return 'string';
 }
 
+/**
+ * Resolves what the guard could not decide from the tree alone (attribute notation, operators) in
+ * this database's catalog; the refusal's message, or undefined when nothing hides a call.
+ */
+async function hiddenCallRefusal(query: ReadOnlyQuery, calls: HiddenCalls): Promise<string | undefined> {
+  if (calls.attributeNames.length === 0 && calls.operators.length === 0) return undefined;
+  const { rows } = await query<{ functions: string[]; operators: string[] }>(hiddenCallsQuery, [
+    calls.attributeNames,
+    calls.operators,
+  ]);
+  return refuseHiddenCalls(rows[0] ?? { functions: [], operators: [] });
+}
+
 /** The SQL of a view as a subquery: trailing semicolons off, newlines so a `--` comment can't eat `)`. */
 function subquery(sql: string): string {
   return `(\n${sql.replace(/[\s;]+$/, '')}\n) AS q`;
@@ -613,6 +667,8 @@ export async function describeSql(c: PostgisConnection, sql: string): Promise<Sq
   try {
     return await readOnly(c, DESCRIBE_BUDGET_MS, async (query, session): Promise<SqlDescription> => {
       if (!session.postgis) return { valid: false, error: noPostgis(c).message };
+      const hidden = await hiddenCallRefusal(query, guard);
+      if (hidden) return { valid: false, error: hidden };
       const shape = await query(`SELECT * FROM ${subquery(sql)} LIMIT 0`);
       const fields = shape.fields;
       if (fields.length === 0) return { valid: false, error: 'The query returns no columns.' };
@@ -664,7 +720,11 @@ export async function describeSql(c: PostgisConnection, sql: string): Promise<Sq
     });
   } catch (error) {
     if (error instanceof BudgetExceededError) {
-      return { valid: false, error: `The query did not finish within ${DESCRIBE_BUDGET_MS} ms.` };
+      return {
+        valid: false,
+        error: `The query did not finish within its ${DESCRIBE_BUDGET_MS} ms budget and was stopped.`,
+        overran: true,
+      };
     }
     if (error instanceof pg.DatabaseError) return { valid: false, error: error.message };
     throw error;
@@ -702,8 +762,9 @@ async function suggestIdColumn(
 
 /**
  * True when `idColumn` is non-null and unique over every row of the SQL view, checked read-only
- * within {@link ID_CHECK_BUDGET_MS}. A refused query, a missing column, a database error or a
- * spent budget is false; outages throw UnavailableError.
+ * within {@link ID_CHECK_BUDGET_MS}. A refused query, a missing column or a database error is
+ * false; a spent budget throws RuleViolationError('query_budget_exceeded'); outages throw
+ * UnavailableError.
  */
 export async function checkIdColumn(c: PostgisConnection, sql: string, idColumn: string): Promise<boolean> {
   const guard = await checkSql(sql);
@@ -711,13 +772,23 @@ export async function checkIdColumn(c: PostgisConnection, sql: string, idColumn:
   const id = `q.${pg.escapeIdentifier(idColumn)}`;
   try {
     return await readOnly(c, ID_CHECK_BUDGET_MS, async (query) => {
+      if (await hiddenCallRefusal(query, guard)) return false;
       const { rows } = await query<{ ok: boolean }>(
         `SELECT count(*) = count(${id}) AND count(*) = count(DISTINCT ${id}) AS ok FROM ${subquery(sql)}`,
       );
       return rows[0]?.ok === true;
     });
   } catch (error) {
-    if (error instanceof BudgetExceededError || error instanceof pg.DatabaseError) return false;
+    if (error instanceof BudgetExceededError) throw overrun('the id_column check', ID_CHECK_BUDGET_MS);
+    if (error instanceof pg.DatabaseError) return false;
     throw error;
   }
+}
+
+/** A query of a SQL view that ran past its budget (and was stopped): its own 422, not a verdict. */
+function overrun(what: string, budgetMs: number): RuleViolationError {
+  return new RuleViolationError(
+    'query_budget_exceeded',
+    `The SQL view is too slow: ${what} did not finish within its ${budgetMs} ms budget and was stopped.`,
+  );
 }

@@ -36,7 +36,17 @@ export type SqlValidation =
         suggested_id_column: string;
       };
     }
-  | { valid: false; error: string };
+  | {
+      valid: false;
+      error: string;
+      /** Internal: the query ran past its budget and was stopped (not part of the response). */
+      overran?: true;
+    };
+
+/** What validate-sql answers (spec 4.2): the validation without internal markers. */
+export function sqlValidationBody(v: SqlValidation): SqlValidation {
+  return v.valid ? v : { valid: false, error: v.error };
+}
 
 /**
  * Port: a live data source. Outages throw UnavailableError (503); a source that is reachable
@@ -53,6 +63,7 @@ export interface DataSourceGateway {
     sourceLayer: string,
   ): Promise<{ ok: true; layer: DiscoveredLayer } | { ok: false; reason: string }>;
   describeSql(c: PostgisConnectionInfo & { password?: string }, sql: string): Promise<SqlValidation>;
+  /** False when not unique and non-null; a query that overruns its budget throws a RuleViolationError. */
   checkIdColumn(
     c: PostgisConnectionInfo & { password?: string },
     sql: string,

@@ -128,8 +128,10 @@ async function validateSource(
   if (layer.is_sql_view && layer.sql_view) {
     const view = layer.sql_view;
     const described = await gateway.describeSql(connection, view.sql);
-    if (!described.valid)
-      throw new RuleViolationError('source_unreadable', `The SQL view is not valid: ${described.error}`);
+    if (!described.valid) {
+      const reason = described.overran ? 'query_budget_exceeded' : 'source_unreadable';
+      throw new RuleViolationError(reason, `The SQL view is not valid: ${described.error}`);
+    }
     const found = described.discovered;
     if (found.geometry_column !== view.geometry_column) {
       throw new RuleViolationError(
