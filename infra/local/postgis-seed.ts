@@ -85,9 +85,31 @@ REVOKE ALL ON public.secrets FROM PUBLIC;
 }
 
 /**
- * Statements that take from PUBLIC what a service role must not run (ADR 0035), applied on every
- * start of the embedded PostGIS and after seeding a real PostgreSQL in the tests. Idempotent.
+ * Takes from PUBLIC the built-in functions a service role must never run (ADR 0035: sleeping,
+ * advisory locks, signalling backends, server files, large objects, sequences, transaction ids,
+ * functions that run SQL text), so a call the SQL guard could not see fails with 42501. Applied on
+ * every start of the embedded PostGIS and after seeding a real PostgreSQL in the tests; operators
+ * should run the same on their databases. Superusers keep everything. Idempotent.
  */
 export function serviceRoleHardeningSql(): string {
-  return '';
+  return `
+DO $hardening$
+DECLARE f pg_catalog.regprocedure;
+BEGIN
+  FOR f IN
+    SELECT p.oid::pg_catalog.regprocedure FROM pg_catalog.pg_proc p
+    WHERE p.pronamespace = 'pg_catalog'::pg_catalog.regnamespace
+      AND (p.proname ~ '^(pg_sleep|pg_advisory|pg_try_advisory|pg_terminate_backend|pg_cancel_backend|pg_read_|pg_ls_|pg_stat_file|pg_notify|pg_reload_conf|pg_rotate_logfile|pg_get_userbyid|pg_current_logfile|pg_export_snapshot|pg_log_backend_memory_contexts|pg_stat_reset|pg_promote|pg_switch_wal|pg_create_restore_point|lo_|txid_|pg_current_xact_id)'
+        OR p.proname IN ('nextval', 'setval', 'currval', 'lastval', 'ts_stat', 'ts_rewrite',
+                         'query_to_xml', 'query_to_xmlschema', 'query_to_xml_and_xmlschema',
+                         'cursor_to_xml', 'cursor_to_xmlschema', 'table_to_xml', 'table_to_xmlschema',
+                         'table_to_xml_and_xmlschema', 'schema_to_xml', 'schema_to_xmlschema',
+                         'schema_to_xml_and_xmlschema', 'database_to_xml', 'database_to_xmlschema',
+                         'database_to_xml_and_xmlschema'))
+  LOOP
+    EXECUTE pg_catalog.format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
+  END LOOP;
+END
+$hardening$;
+`;
 }

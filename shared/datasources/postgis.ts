@@ -265,12 +265,15 @@ export async function readOnly<T>(
   const deadline = Date.now() + budgetMs;
   const recoverUntil = Date.now() + Math.min(budgetMs - 250, RECOVERY_WINDOW_MS);
   for (let pause = 100; ; pause = Math.min(pause * 2, 400)) {
+    const attemptStarted = Date.now();
     try {
       return await readOnlyOnce(c, deadline, budgetMs, work);
     } catch (error) {
       // A read-only unit can be run again: a backend that was just restarted (the embedded
-      // PostGIS after a runaway statement, a failover) gets a few retries within the budget.
+      // PostGIS after a runaway statement, a failover) gets a few retries within the budget. A
+      // host that doesn't answer at all has had its connect timeout: no second wait.
       if (!(error instanceof UnavailableError)) throw error;
+      if (Date.now() - attemptStarted >= CONNECT_TIMEOUT_MS - 100) throw error;
       if (Date.now() + pause >= recoverUntil) throw error;
       await new Promise((resolve) => setTimeout(resolve, pause));
     }

@@ -68,6 +68,49 @@ async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value?: T
   }
 }
 
+describe('calls the parse tree can not see, resolved in the catalog', () => {
+  beforeAll(async () => {
+    const client = admin();
+    await client.connect();
+    try {
+      await client.query(`
+        CREATE OR REPLACE FUNCTION public.leak(p public.places) RETURNS text
+          LANGUAGE sql AS $$ SELECT current_setting('server_version') $$;
+        CREATE OR REPLACE FUNCTION public.evil_eq(a int, b text) RETURNS boolean
+          LANGUAGE sql AS $$ SELECT true $$;
+        DROP OPERATOR IF EXISTS public.=== (int, text);
+        CREATE OPERATOR public.=== (LEFTARG = int, RIGHTARG = text, FUNCTION = public.evil_eq);
+        GRANT EXECUTE ON FUNCTION public.leak(public.places) TO ${pg.escapeIdentifier(pgis.user)};`);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('refuses t.f where f is a function of the row (attribute notation)', async () => {
+    const result = await describeSql(demo, 'SELECT p.id, p.geom, p.leak FROM public.places p');
+    expect(result).toMatchObject({
+      valid: false,
+      error: expect.stringMatching(/leak is not allowed: attribute notation/),
+    });
+  });
+
+  it('refuses an operator a database user defined', async () => {
+    const result = await describeSql(demo, "SELECT id, geom FROM public.places WHERE id === 'x'");
+    expect(result).toMatchObject({
+      valid: false,
+      error: expect.stringMatching(/operator === \(schema public\) is not allowed/),
+    });
+  });
+
+  it('accepts columns, composite fields and built-in or PostGIS operators', async () => {
+    const result = await describeSql(
+      demo,
+      'SELECT p.id, p.name, (ST_Dump(p.geom)).geom AS geom FROM public.places p WHERE p.geom && ST_MakeEnvelope(-10, 40, 10, 55, 4326) AND p.id >= 1',
+    );
+    expect(result).toMatchObject({ valid: true });
+  });
+});
+
 describe('statement_timeout on the embedded PostGIS', () => {
   it('stops a sleeping statement at its deadline with 57014 and keeps the backend', async () => {
     const before = pgis.stoppedStatements();
@@ -158,47 +201,4 @@ describe('statement_timeout on the embedded PostGIS', () => {
     expect(error).toMatchObject({ reason: 'query_budget_exceeded' });
     expect((error as Error).message).toContain(`${ID_CHECK_BUDGET_MS} ms`);
   }, 30_000);
-});
-
-describe('calls the parse tree can not see, resolved in the catalog', () => {
-  beforeAll(async () => {
-    const client = admin();
-    await client.connect();
-    try {
-      await client.query(`
-        CREATE OR REPLACE FUNCTION public.leak(p public.places) RETURNS text
-          LANGUAGE sql AS $$ SELECT current_setting('server_version') $$;
-        CREATE OR REPLACE FUNCTION public.evil_eq(a int, b text) RETURNS boolean
-          LANGUAGE sql AS $$ SELECT true $$;
-        DROP OPERATOR IF EXISTS public.=== (int, text);
-        CREATE OPERATOR public.=== (LEFTARG = int, RIGHTARG = text, FUNCTION = public.evil_eq);
-        GRANT EXECUTE ON FUNCTION public.leak(public.places) TO ${pg.escapeIdentifier(pgis.user)};`);
-    } finally {
-      await client.end();
-    }
-  });
-
-  it('refuses t.f where f is a function of the row (attribute notation)', async () => {
-    const result = await describeSql(demo, 'SELECT p.id, p.geom, p.leak FROM public.places p');
-    expect(result).toMatchObject({
-      valid: false,
-      error: expect.stringMatching(/leak is not allowed: attribute notation/),
-    });
-  });
-
-  it('refuses an operator a database user defined', async () => {
-    const result = await describeSql(demo, "SELECT id, geom FROM public.places WHERE id === 'x'");
-    expect(result).toMatchObject({
-      valid: false,
-      error: expect.stringMatching(/operator === \(schema public\) is not allowed/),
-    });
-  });
-
-  it('accepts columns, composite fields and built-in or PostGIS operators', async () => {
-    const result = await describeSql(
-      demo,
-      'SELECT p.id, p.name, (ST_Dump(p.geom)).geom AS geom FROM public.places p WHERE p.geom && ST_MakeEnvelope(-10, 40, 10, 55, 4326) AND p.id >= 1',
-    );
-    expect(result).toMatchObject({ valid: true });
-  });
 });
