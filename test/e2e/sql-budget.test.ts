@@ -1,0 +1,136 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type ApiResponse, call, uniqueName } from '../support/client.ts';
+import { type HostProcess, startHostProcess } from '../support/host-process.ts';
+import { freePort } from '../support/ports.ts';
+
+/**
+ * One tenant can't hold the data source for others (issue #10 §1, ADR 0031/0033/0035): a host of
+ * its own with the embedded PostGIS (a restart under a runaway statement must not disturb the
+ * shared host's other tests), two workspaces with their own service on the same PostGIS.
+ */
+let host: HostProcess;
+let connection: Record<string, unknown>;
+
+function as(method: string, path: string, body?: unknown): Promise<ApiResponse> {
+  return call(method, path, {
+    baseUrl: host.url,
+    dataDir: host.dataDir,
+    headers: { 'X-API-Key': host.apiKey as string },
+    ...(body === undefined ? {} : { body }),
+  });
+}
+
+async function workspaceWithService(): Promise<string> {
+  const ws = await as('POST', '/workspaces', { name: uniqueName() });
+  expect(ws.status, ws.text).toBe(201);
+  // After a test that made the embedded PostGIS restart, its connection test may need a moment.
+  let svc = await as('POST', `/workspaces/${ws.body.id}/services`, {
+    name: 'pg',
+    type: 'postgis',
+    connection,
+  });
+  for (let i = 0; i < 20 && svc.body.reason === 'connection_failed'; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    svc = await as('POST', `/workspaces/${ws.body.id}/services`, { name: 'pg', type: 'postgis', connection });
+  }
+  expect(svc.status, svc.text).toBe(201);
+  return `/workspaces/${ws.body.id}/services/${svc.body.id}`;
+}
+
+async function timed(work: () => Promise<ApiResponse>): Promise<{ res: ApiResponse; ms: number }> {
+  const started = Date.now();
+  const res = await work();
+  return { res, ms: Date.now() - started };
+}
+
+/** CPU-bound, allowed by the guard, never reads the clock: only a restart of the backend stops it. */
+const RUNAWAY =
+  'SELECT n.i AS id, ST_MakePoint(0, 0) AS geom FROM (SELECT count(*) AS i FROM generate_series(1, 1e11)) n';
+
+beforeAll(async () => {
+  host = await startHostProcess({
+    GEOPLANE_DYNAMODB_ENDPOINT: inject('host').dynamoEndpoint,
+    GEOPLANE_TABLE_NAME: `budget-${Date.now().toString(36)}`,
+    GEOPLANE_POSTGIS: 'on',
+    GEOPLANE_POSTGIS_PORT: String(await freePort()),
+  });
+  connection = JSON.parse(readFileSync(join(host.dataDir, 'bootstrap.json'), 'utf8')).postgis;
+}, 180_000);
+
+afterAll(async () => {
+  await host?.stop();
+  host?.cleanup();
+});
+
+describe('SQL views on a shared data source', () => {
+  it('refuses attribute-notation calls before anything runs', async () => {
+    const a = await workspaceWithService();
+    for (const sql of [
+      'SELECT id, geom, (3::float8).pg_sleep AS s FROM places',
+      "SELECT id, geom, ('server_version'::text).current_setting AS v FROM places",
+      'SELECT id, geom, (4242::bigint).pg_advisory_lock AS l FROM places',
+      'SELECT p.id, p.geom, p.pg_sleep FROM places p',
+    ]) {
+      const { res, ms } = await timed(() => as('POST', `${a}/validate-sql`, { sql }));
+      expect(res.status, res.text).toBe(200);
+      expect(res.body).toEqual({ valid: false, error: expect.stringMatching(/is not allowed/) });
+      expect(ms).toBeLessThan(2_000);
+      const layer = await as('POST', `${a}/layers`, {
+        public_id: uniqueName('view'),
+        sql_view: { sql, geometry_column: 'geom', id_column: 'id' },
+      });
+      expect(layer.status, layer.text).toBe(422);
+    }
+  });
+
+  it("stops workspace A's runaway view at its budget, answers it as an overrun, and serves the next request of workspace B", async () => {
+    const [a, b] = await Promise.all([workspaceWithService(), workspaceWithService()]);
+    const slow = timed(() => as('POST', `${a}/validate-sql`, { sql: RUNAWAY }));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // B's request arrives while A's statement holds the only backend.
+    const meanwhile = timed(() =>
+      as('POST', `${b}/validate-sql`, { sql: 'SELECT id, name, geom FROM places WHERE id < 5' }),
+    );
+    const first = await slow;
+    expect(first.res.status, first.res.text).toBe(200);
+    expect(first.res.body).toEqual({
+      valid: false,
+      error: 'The query did not finish within its 5000 ms budget and was stopped.',
+    });
+    expect(first.ms).toBeLessThan(7_000);
+    // One backend (ADR 0031): a request that arrives while the runaway holds it can't be served
+    // before the runaway is stopped; it is answered (200 when it got the backend in time, else
+    // 503 after its connect timeout), never held past its own budget.
+    const second = await meanwhile;
+    if (second.res.status === 200) expect(second.res.body).toMatchObject({ valid: true });
+    else expect(second.res.body).toMatchObject({ code: 503, reason: 'datasource_unavailable' });
+    expect(second.ms).toBeLessThan(6_000);
+    // The next request, from anyone, is served within its budget.
+    const next = await timed(() => as('POST', `${b}/validate-sql`, { sql: 'SELECT id, geom FROM roads' }));
+    expect(next.res.body).toMatchObject({ valid: true });
+    expect(next.ms).toBeLessThan(5_000);
+    expect(host.output()).toMatch(/ignored the cancel: restarting PostGIS/);
+  }, 60_000);
+
+  it('answers a layer whose view overruns as 422 query_budget_exceeded, and writes nothing', async () => {
+    const a = await workspaceWithService();
+    const res = await as('POST', `${a}/layers`, {
+      public_id: uniqueName('view'),
+      sql_view: { sql: RUNAWAY, geometry_column: 'geom', id_column: 'id' },
+    });
+    expect(res.status, res.text).toBe(422);
+    expect(res.body.reason).toBe('query_budget_exceeded');
+    const layers = await as('GET', `${a}/layers`);
+    expect(layers.body.layers).toEqual([]);
+  }, 60_000);
+
+  it('refuses SQL over 64 KiB with a 400 before it reaches the parser', async () => {
+    const a = await workspaceWithService();
+    const sql = `SELECT id, geom FROM places -- ${'x'.repeat(64 * 1024)}`;
+    const res = await as('POST', `${a}/validate-sql`, { sql });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body).toMatchObject({ code: 400, reason: expect.any(String), request_id: expect.any(String) });
+  });
+});
