@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { MAX_SQL_BYTES } from '../domain/datasource.ts';
 
 /** Workspace and service names (DESIGN §5). */
 export const Name = z.string().check(
@@ -215,8 +216,7 @@ export const DimensionSchema = z
   })
   .check(z.meta({ id: 'Dimension' }));
 
-/** Longest SQL view text in UTF-8 bytes; the SQL guard's own limit is the same (ADR 0035, 0073). */
-export const MAX_SQL_BYTES = 64 * 1024;
+export { MAX_SQL_BYTES };
 
 /** SQL text of at most MAX_SQL_BYTES UTF-8 bytes. */
 export const SqlText = z.string().check(

@@ -9,6 +9,7 @@
  * statement_timeout are the second.
  */
 import { parse } from 'libpg-query';
+import { MAX_SQL_BYTES } from '../domain/datasource.ts';
 
 /**
  * What the parse tree can't decide alone (ADR 0035): names that attribute notation may turn into a
@@ -23,11 +24,7 @@ export interface HiddenCalls {
 
 type SqlCheck = ({ ok: true } & HiddenCalls) | { ok: false; error: string };
 
-/**
- * Larger SQL is refused before parsing. A SQL view is a query, not a data file: 64 KiB is ~1,500
- * lines, and parsing the worst case of that size stays around 100 ms on the request's thread.
- */
-export const MAX_SQL_BYTES = 64 * 1024;
+export { MAX_SQL_BYTES };
 
 /**
  * Built-in functions a query may call, matched on the exact (case-folded by the parser) name:

@@ -1,3 +1,9 @@
+/**
+ * Longest SQL view text in UTF-8 bytes: the route schemas and the SQL guard both take it (ADR 0035,
+ * 0073). ~1,500 lines; its worst case parses in ~100 ms.
+ */
+export const MAX_SQL_BYTES = 64 * 1024;
+
 /** Connection details of a PostGIS service (the password travels separately, decrypted on use). */
 export interface PostgisConnectionInfo {
   host: string;

@@ -67,7 +67,8 @@ describe('a data source that goes down', () => {
     );
     expectError(await call('POST', `${base}/discover`, { headers: asSuperAdmin() }), 503);
     expectError(await call('POST', `${base}/test-connection`, { headers: asSuperAdmin() }), 503);
-    expect(Date.now() - started).toBeLessThan(20_000);
+    // Each answers within its retry window (ADR 0033 amendment: up to ~5 s of retries, then 503).
+    expect(Date.now() - started).toBeLessThan(30_000);
 
     // Nothing half-written: no layer, and the public id is still free.
     expect((await call('GET', `${base}/layers`, { headers: asSuperAdmin() })).body.layers).toEqual([]);
