@@ -32,7 +32,8 @@ async function mintToken(dataDir: string, ...args: string[]): Promise<string> {
 describe('the local host (npm start) on its own data dir', () => {
   let host: HostProcess | undefined;
   afterAll(async () => {
-    await host?.stop('SIGKILL');
+    // Ctrl-C, not kill -9: the host stops the DynamoDB Local it started (a killed host leaves it).
+    await host?.stop('SIGINT');
     if (host) rmSync(host.dataDir, { recursive: true, force: true });
   });
 
