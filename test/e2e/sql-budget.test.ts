@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type ApiResponse, call, uniqueName } from '../support/client.ts';
 import { type HostProcess, startHostProcess } from '../support/host-process.ts';
@@ -83,6 +84,35 @@ describe('SQL views on a shared data source', () => {
       });
       expect(layer.status, layer.text).toBe(422);
     }
+  });
+
+  it('refuses on enabling a draft whose view calls a function of the row that only the catalog reveals', async () => {
+    const admin = new pg.Client({
+      ...connection,
+      user: 'postgres',
+      password: JSON.parse(readFileSync(join(host.dataDir, 'postgis.json'), 'utf8')).admin_password,
+    });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE OR REPLACE FUNCTION public.leak(p public.places) RETURNS text
+        LANGUAGE sql AS $$ SELECT current_setting('server_version') $$`);
+    } finally {
+      await admin.end();
+    }
+    const a = await workspaceWithService();
+    const sql = 'SELECT p.id, p.geom, p.leak AS v FROM places p';
+    // A draft doesn't touch the source: only the parse tree speaks, and `p.leak` may be a column.
+    const draft = await as('POST', `${a}/layers`, {
+      public_id: uniqueName('view'),
+      enabled: false,
+      sql_view: { sql, geometry_column: 'geom', id_column: 'id' },
+    });
+    expect(draft.status, draft.text).toBe(201);
+    const enable = await as('PUT', `${a}/layers/${draft.body.id}`, { enabled: true });
+    expect(enable.status, enable.text).toBe(422);
+    expect(enable.body.detail).toMatch(/leak is not allowed: attribute notation/);
+    const check = await as('POST', `${a}/validate-sql`, { sql });
+    expect(check.body).toEqual({ valid: false, error: expect.stringMatching(/leak is not allowed/) });
   });
 
   it("stops workspace A's runaway view at its budget, answers it as an overrun, and serves the next request of workspace B", async () => {
