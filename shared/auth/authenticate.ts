@@ -10,8 +10,8 @@ import {
   type SessionRepository,
   sessionUsable,
 } from '../domain/sessions.ts';
-import { UnauthenticatedError } from '../http/errors.ts';
 import { CSRF_HEADER, parseCookies, SESSION_COOKIE } from './cookies.ts';
+import { UnauthenticatedError } from './errors.ts';
 import { verifyBearer } from './jwt.ts';
 import type { Principal } from './principal.ts';
 

@@ -10,13 +10,13 @@ import {
   type SessionCredential,
   sessionUsable,
 } from '../domain/sessions.ts';
-import { ForbiddenError, RateLimitedError, UnauthenticatedError } from '../http/errors.ts';
 import {
   type AuthPorts,
   principalFromApiKey,
   principalFromBearer,
   sessionPrincipal,
 } from './authenticate.ts';
+import { ForbiddenError, RateLimitedError, UnauthenticatedError } from './errors.ts';
 import type { Principal } from './principal.ts';
 
 const FAILURE_WINDOW_MS = 5 * 60 * 1000;

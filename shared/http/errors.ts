@@ -1,3 +1,4 @@
+import { ForbiddenError, RateLimitedError, UnauthenticatedError } from '../auth/errors.ts';
 import {
   AlreadyExistsError,
   DependencyConflictError,
@@ -10,13 +11,16 @@ import {
   VersionMismatchError,
 } from '../domain/errors.ts';
 
+// Authentication's errors live in auth (auth never imports http); they are mapped below.
+export { ForbiddenError, RateLimitedError, UnauthenticatedError };
+
 /** One `{path, message}` entry of a validation failure. */
 export interface Issue {
   path: string;
   message: string;
 }
 
-/** Errors that only exist at the HTTP edge (transport, parsing, authentication). */
+/** Errors that only exist at the HTTP edge (transport, parsing, routing). */
 export abstract class HttpEdgeError extends DomainError {}
 /** Malformed JSON or a schema violation. */
 export class BadRequestError extends HttpEdgeError {
@@ -26,17 +30,6 @@ export class BadRequestError extends HttpEdgeError {
     this.issues = issues;
   }
 }
-/** Missing or rejected credential. */
-export class UnauthenticatedError extends HttpEdgeError {
-  constructor() {
-    super(
-      'unauthenticated',
-      'A valid credential is required: send X-API-Key or Authorization: Bearer <token>.',
-    );
-  }
-}
-/** Authenticated but not allowed. */
-export class ForbiddenError extends HttpEdgeError {}
 /** Request body larger than the configured limit. */
 export class PayloadTooLargeError extends HttpEdgeError {}
 /** A request body in a media type the route does not take (ADR 0075). */
@@ -52,14 +45,6 @@ export class UnsupportedMediaTypeError extends HttpEdgeError {
 export class HttpsRequiredError extends HttpEdgeError {
   constructor() {
     super('https_required', 'This API is only served over HTTPS.');
-  }
-}
-/** Over the request rate. */
-export class RateLimitedError extends HttpEdgeError {
-  readonly retryAfterSeconds: number;
-  constructor(retryAfterSeconds: number) {
-    super('rate_limited', 'Too many requests; retry after the number of seconds in Retry-After.');
-    this.retryAfterSeconds = retryAfterSeconds;
   }
 }
 /** No route for this method and path. */
