@@ -1,8 +1,8 @@
 import { revokeAPIKey as operation } from '../../shared/api/operations/api-keys.ts';
 import { requireApiKey, revokeApiKey } from '../../shared/domain/api-keys.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { noContent } from '../../shared/http/responses.ts';
-import { apiKeyRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { apiKeyRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, params }) => {
   const repo = apiKeyRepository();

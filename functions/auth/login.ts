@@ -1,10 +1,10 @@
 import { login as operation } from '../../shared/api/operations/auth.ts';
 import { sessionCookies } from '../../shared/auth/cookies.ts';
 import { describePrincipal } from '../../shared/auth/me.ts';
-import { authPorts } from '../../shared/auth/ports.ts';
 import { login, withSession } from '../../shared/auth/sessions.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
-import { claimMappingRepository, workspaceRepository } from '../../shared/store/repositories.ts';
+import { authPorts } from '../../shared/wiring/access.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { claimMappingRepository, workspaceRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ body, sourceIp }) => {
   const issued = await login(authPorts(), body.token, sourceIp);

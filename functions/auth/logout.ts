@@ -1,9 +1,9 @@
 import { logout as operation } from '../../shared/api/operations/auth.ts';
 import { clearedCookies, parseCookies, SESSION_COOKIE } from '../../shared/auth/cookies.ts';
-import { authPorts } from '../../shared/auth/ports.ts';
 import { logout } from '../../shared/auth/sessions.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { noContent } from '../../shared/http/responses.ts';
+import { authPorts } from '../../shared/wiring/access.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
 
 export const handler = makeHandler(operation, async ({ principal, headers }) => {
   // Only the session this request came with ends; header credentials have none.

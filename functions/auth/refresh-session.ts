@@ -1,11 +1,11 @@
 import { refreshSession as operation } from '../../shared/api/operations/auth.ts';
 import { parseCookies, SESSION_COOKIE, sessionCookies } from '../../shared/auth/cookies.ts';
 import { describePrincipal } from '../../shared/auth/me.ts';
-import { authPorts } from '../../shared/auth/ports.ts';
 import { refresh, withSession } from '../../shared/auth/sessions.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { ok } from '../../shared/http/responses.ts';
-import { claimMappingRepository, workspaceRepository } from '../../shared/store/repositories.ts';
+import { authPorts } from '../../shared/wiring/access.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { claimMappingRepository, workspaceRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ principal, headers }) => {
   const issued = await refresh(authPorts(), principal, parseCookies(headers.cookie)[SESSION_COOKIE]);

@@ -1,8 +1,8 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { authenticate } from '../../shared/auth/authenticate.ts';
 import { UnauthenticatedError } from '../../shared/auth/errors.ts';
-import { authPorts } from '../../shared/auth/ports.ts';
 import { toContext } from '../../shared/auth/principal.ts';
+import { authPorts } from '../../shared/wiring/access.ts';
 
 /** `arn:aws:execute-api:region:account:apiId/stage/*`: the policy covers the whole API. */
 function wholeApi(methodArn: string): string {

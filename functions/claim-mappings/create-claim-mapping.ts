@@ -1,8 +1,8 @@
 import { createClaimMapping as operation } from '../../shared/api/operations/claim-mappings.ts';
 import { createClaimMapping, presentClaimMapping } from '../../shared/domain/claim-mappings.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { created } from '../../shared/http/responses.ts';
-import { claimMappingRepository, roleRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { claimMappingRepository, roleRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, body }) => {
   const mapping = await createClaimMapping(claimMappingRepository(), roleRepository(), workspace.id, body);

@@ -1,8 +1,8 @@
 import { deleteClaimMapping as operation } from '../../shared/api/operations/claim-mappings.ts';
 import { deleteClaimMapping } from '../../shared/domain/claim-mappings.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { noContent } from '../../shared/http/responses.ts';
-import { claimMappingRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { claimMappingRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, params }) => {
   await deleteClaimMapping(claimMappingRepository(), workspace.id, params.mappingId);

@@ -1,8 +1,8 @@
 import { deleteGlobalClaimMapping as operation } from '../../shared/api/operations/claim-mappings.ts';
 import { deleteClaimMapping, GLOBAL_SCOPE } from '../../shared/domain/claim-mappings.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { noContent } from '../../shared/http/responses.ts';
-import { claimMappingRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { claimMappingRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ params }) => {
   await deleteClaimMapping(claimMappingRepository(), GLOBAL_SCOPE, params.mappingId);

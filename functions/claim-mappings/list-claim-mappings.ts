@@ -1,8 +1,8 @@
 import { listClaimMappings as operation } from '../../shared/api/operations/claim-mappings.ts';
 import { presentClaimMapping } from '../../shared/domain/claim-mappings.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { ok } from '../../shared/http/responses.ts';
-import { claimMappingRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { claimMappingRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, query }) => {
   const page = await claimMappingRepository().list(workspace.id, query.limit ?? 100, query.cursor);

@@ -1,8 +1,8 @@
 import { listGlobalClaimMappings as operation } from '../../shared/api/operations/claim-mappings.ts';
 import { GLOBAL_SCOPE, presentClaimMapping } from '../../shared/domain/claim-mappings.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { ok } from '../../shared/http/responses.ts';
-import { claimMappingRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { claimMappingRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ query }) => {
   const page = await claimMappingRepository().list(GLOBAL_SCOPE, query.limit ?? 100, query.cursor);

@@ -2,9 +2,10 @@ import { listDeletions as operation } from '../../shared/api/operations/deletion
 import { mayManageWorkspace } from '../../shared/auth/workspace-access.ts';
 import { deletionFilter, listVisibleDeletions } from '../../shared/domain/deletions.ts';
 import { pageLimit } from '../../shared/domain/workspaces.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { ok } from '../../shared/http/responses.ts';
-import { deletionRepository, workspaceRepository } from '../../shared/store/repositories.ts';
+import { accessPorts } from '../../shared/wiring/access.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { deletionRepository, workspaceRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ query, principal }) =>
   ok(
@@ -14,7 +15,7 @@ export const handler = makeHandler(operation, async ({ query, principal }) =>
       pageLimit(query.limit, 100),
       query.cursor,
       principal,
-      (ws) => mayManageWorkspace(principal, ws, 'listDeletions'),
+      (ws) => mayManageWorkspace(accessPorts(), principal, ws, 'listDeletions'),
     ),
   ),
 );

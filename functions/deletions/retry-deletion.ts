@@ -6,15 +6,16 @@ import {
   requireVisibleDeletion,
   retry,
 } from '../../shared/domain/deletions.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { accepted } from '../../shared/http/responses.ts';
-import { deletionRepository } from '../../shared/store/repositories.ts';
-import { workflowStarter } from '../../shared/workflows/starter.ts';
+import { accessPorts } from '../../shared/wiring/access.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { deletionRepository } from '../../shared/wiring/repositories.ts';
+import { workflowStarter } from '../../shared/wiring/workflows.ts';
 
 export const handler = makeHandler(operation, async ({ params, principal }) => {
   const repo = deletionRepository();
   const { operation: op, plan } = await requireVisibleDeletion(repo, params.id, principal, (ws) =>
-    mayManageWorkspace(principal, ws, 'retryDeletion'),
+    mayManageWorkspace(accessPorts(), principal, ws, 'retryDeletion'),
   );
   const next = await retry(repo, workflowStarter(), op);
   return accepted(presentDeletion(next, plan), deletionLocation(next.id));

@@ -1,8 +1,8 @@
 import { createLayerGroup as operation } from '../../shared/api/operations/layer-groups.ts';
 import { createLayerGroup } from '../../shared/domain/layer-groups.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { created } from '../../shared/http/responses.ts';
-import { layerGroupRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { layerGroupRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, body }) => {
   const group = await createLayerGroup(layerGroupRepository(), workspace.id, body);

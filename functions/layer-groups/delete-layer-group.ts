@@ -1,8 +1,8 @@
 import { deleteLayerGroup as operation } from '../../shared/api/operations/layer-groups.ts';
 import { deleteLayerGroup, requireLayerGroup } from '../../shared/domain/layer-groups.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { noContent } from '../../shared/http/responses.ts';
-import { layerGroupRepository, layerRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { layerGroupRepository, layerRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, params, ifMatch }) => {
   const groups = layerGroupRepository();

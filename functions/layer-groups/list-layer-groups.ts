@@ -1,7 +1,7 @@
 import { listLayerGroups as operation } from '../../shared/api/operations/layer-groups.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { ok } from '../../shared/http/responses.ts';
-import { layerGroupRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { layerGroupRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, query }) => {
   const page = await layerGroupRepository().list(workspace.id, query.limit ?? 100, query.cursor);

@@ -1,8 +1,8 @@
 import { updateLayerGroup as operation } from '../../shared/api/operations/layer-groups.ts';
 import { requireLayerGroup, updateLayerGroup } from '../../shared/domain/layer-groups.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { ok } from '../../shared/http/responses.ts';
-import { layerGroupRepository, layerRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { layerGroupRepository, layerRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, params, body, ifMatch }) => {
   const groups = layerGroupRepository();

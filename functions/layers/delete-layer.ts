@@ -1,9 +1,9 @@
 import { deleteLayer as operation } from '../../shared/api/operations/layers.ts';
 import { deleteLayer, requireLayer } from '../../shared/domain/layers.ts';
 import { requireService } from '../../shared/domain/services.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { noContent } from '../../shared/http/responses.ts';
-import { layerRepository, serviceRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { layerRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, params, ifMatch }) => {
   const repo = layerRepository();

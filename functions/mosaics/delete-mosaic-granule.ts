@@ -1,9 +1,9 @@
 import { deleteMosaicGranule as operation } from '../../shared/api/operations/mosaics.ts';
 import { removeGranule } from '../../shared/domain/mosaics.ts';
 import { requireService } from '../../shared/domain/services.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { noContent } from '../../shared/http/responses.ts';
-import { mosaicRepository, serviceRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { mosaicRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, params }) => {
   const service = await requireService(serviceRepository(), workspace.id, params.service);

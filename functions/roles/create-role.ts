@@ -1,9 +1,9 @@
 import { createRole as operation } from '../../shared/api/operations/roles.ts';
 import { presentRole } from '../../shared/api/present.ts';
 import { createRole } from '../../shared/domain/roles.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { created } from '../../shared/http/responses.ts';
-import { roleRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { roleRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ body }) => {
   const role = await createRole(roleRepository(), body);

@@ -1,8 +1,8 @@
 import { deleteRole as operation } from '../../shared/api/operations/roles.ts';
 import { deleteRole } from '../../shared/domain/roles.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { noContent } from '../../shared/http/responses.ts';
-import { roleRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { roleRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ params }) => {
   await deleteRole(roleRepository(), params.roleId);

@@ -1,8 +1,8 @@
 import { listRolePolicies as operation } from '../../shared/api/operations/roles.ts';
 import { requireCustomRole } from '../../shared/domain/roles.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { ok } from '../../shared/http/responses.ts';
-import { roleRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { roleRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ params }) => {
   const repo = roleRepository();

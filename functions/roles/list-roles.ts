@@ -1,8 +1,8 @@
 import { listRoles as operation } from '../../shared/api/operations/roles.ts';
 import { presentRole, systemRoles } from '../../shared/api/present.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { ok } from '../../shared/http/responses.ts';
-import { roleRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { roleRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ query }) => {
   const page = await roleRepository().list(query.limit ?? 1000, query.cursor);

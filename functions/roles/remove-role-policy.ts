@@ -1,8 +1,8 @@
 import { removeRolePolicy as operation } from '../../shared/api/operations/roles.ts';
 import { removeRolePolicy } from '../../shared/domain/role-policies.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { noContent } from '../../shared/http/responses.ts';
-import { roleRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { roleRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ params }) => {
   await removeRolePolicy(roleRepository(), params.roleId, params.policyId);

@@ -1,10 +1,10 @@
 import { deleteService as operation } from '../../shared/api/operations/services.ts';
 import { deleteService, deletionLocation, presentDeletion } from '../../shared/domain/deletions.ts';
 import { requireService } from '../../shared/domain/services.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { accepted, noContent } from '../../shared/http/responses.ts';
-import { deletionRepository, serviceRepository } from '../../shared/store/repositories.ts';
-import { workflowStarter } from '../../shared/workflows/starter.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { deletionRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
+import { workflowStarter } from '../../shared/wiring/workflows.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, params, query, principal }) => {
   const service = await requireService(serviceRepository(), workspace.id, params.service, true);

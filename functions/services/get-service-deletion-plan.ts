@@ -1,8 +1,8 @@
 import { getServiceDeletionPlan as operation } from '../../shared/api/operations/services.ts';
 import { requireService } from '../../shared/domain/services.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { ok } from '../../shared/http/responses.ts';
-import { deletionRepository, serviceRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { deletionRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, params }) => {
   const service = await requireService(serviceRepository(), workspace.id, params.service);

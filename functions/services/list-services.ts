@@ -1,8 +1,8 @@
 import { listServices as operation } from '../../shared/api/operations/services.ts';
 import { presentService } from '../../shared/domain/services.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { ok } from '../../shared/http/responses.ts';
-import { serviceRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { serviceRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, query }) => {
   // Default 1000, so "all services" holds for ordinary workspaces (DESIGN §5).

@@ -1,12 +1,11 @@
 import { updateService as operation } from '../../shared/api/operations/services.ts';
-import { postgisGateway } from '../../shared/datasources/gateway.ts';
-import { rasterRoots } from '../../shared/datasources/geotiff-readers.ts';
-import { secretBox } from '../../shared/datasources/secret-box.ts';
 import { requireReadableRoot } from '../../shared/domain/mosaics.ts';
 import { presentService, requireService, updateService } from '../../shared/domain/services.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { ok } from '../../shared/http/responses.ts';
-import { serviceRepository } from '../../shared/store/repositories.ts';
+import { postgisGateway, secretBox } from '../../shared/wiring/datasources.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { rasterRoots } from '../../shared/wiring/rasters.ts';
+import { serviceRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, params, body, ifMatch }) => {
   const repo = serviceRepository();

@@ -1,8 +1,8 @@
 import { getWMSSettings as operation } from '../../shared/api/operations/settings.ts';
 import { getSettings } from '../../shared/domain/settings.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { ok } from '../../shared/http/responses.ts';
-import { settingsRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { settingsRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace }) => {
   const settings = await getSettings(settingsRepository(), workspace.id, 'wms');

@@ -1,8 +1,8 @@
 import { deleteStyleAsset as operation } from '../../shared/api/operations/style-assets.ts';
 import { requireStyleAsset } from '../../shared/domain/style-assets.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { noContent } from '../../shared/http/responses.ts';
-import { styleAssetRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { styleAssetRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, params }) => {
   const assets = styleAssetRepository();

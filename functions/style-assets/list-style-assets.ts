@@ -1,7 +1,7 @@
 import { listStyleAssets as operation } from '../../shared/api/operations/style-assets.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { ok } from '../../shared/http/responses.ts';
-import { styleAssetRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { styleAssetRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, query }) => {
   const page = await styleAssetRepository().list(workspace.id, query.limit ?? 100, query.cursor);

@@ -1,8 +1,8 @@
 import { putStyleAsset as operation } from '../../shared/api/operations/style-assets.ts';
 import { putStyleAsset } from '../../shared/domain/style-assets.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { created, ok } from '../../shared/http/responses.ts';
-import { styleAssetRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { styleAssetRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, params, rawBody }) => {
   const { asset, created: isNew } = await putStyleAsset(

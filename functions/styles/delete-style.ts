@@ -1,8 +1,8 @@
 import { deleteStyle as operation } from '../../shared/api/operations/styles.ts';
 import { deleteStyle, requireStyle } from '../../shared/domain/styles.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { noContent } from '../../shared/http/responses.ts';
-import { styleRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { styleRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, params, ifMatch }) => {
   const styles = styleRepository();

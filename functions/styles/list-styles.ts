@@ -1,7 +1,7 @@
 import { listStyles as operation } from '../../shared/api/operations/styles.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { ok } from '../../shared/http/responses.ts';
-import { styleRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { styleRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, query }) => {
   const page = await styleRepository().list(workspace.id, query.limit ?? 100, query.cursor);

@@ -1,8 +1,8 @@
 import { deleteTileMatrixSet as operation } from '../../shared/api/operations/tile-matrix-sets.ts';
 import { deleteTileMatrixSet } from '../../shared/domain/tile-matrix-sets.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { noContent } from '../../shared/http/responses.ts';
-import { tileMatrixSetRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { tileMatrixSetRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ params, ifMatch }) => {
   await deleteTileMatrixSet(tileMatrixSetRepository(), params.tileMatrixSet, ifMatch);

@@ -1,4 +1,5 @@
-import { deletionSteps, type TaskInput, taskFailure } from '../../shared/workflows/deletion-tasks.ts';
+import { deletionSteps } from '../../shared/wiring/workflows.ts';
+import { type TaskInput, taskFailure } from '../../shared/workflows/deletion-tasks.ts';
 
 /** "Mark the operation running": pending|running → running (a completed one is left alone). */
 export async function handler(event: TaskInput): Promise<TaskInput> {

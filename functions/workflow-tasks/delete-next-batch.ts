@@ -1,9 +1,5 @@
-import {
-  batchBudgetMs,
-  deletionSteps,
-  type TaskInput,
-  taskFailure,
-} from '../../shared/workflows/deletion-tasks.ts';
+import { deletionSteps } from '../../shared/wiring/workflows.ts';
+import { batchBudgetMs, type TaskInput, taskFailure } from '../../shared/workflows/deletion-tasks.ts';
 
 /** "Delete the next batch of dependents": pages of deletions until done or out of time. */
 export async function handler(event: TaskInput): Promise<TaskInput & { done: boolean }> {

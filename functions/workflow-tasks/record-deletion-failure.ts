@@ -1,9 +1,5 @@
-import {
-  deletionSteps,
-  failureMessage,
-  type TaskInput,
-  taskFailure,
-} from '../../shared/workflows/deletion-tasks.ts';
+import { deletionSteps } from '../../shared/wiring/workflows.ts';
+import { failureMessage, type TaskInput, taskFailure } from '../../shared/workflows/deletion-tasks.ts';
 
 /** "Record why the deletion failed": the operation becomes `failed` with `last_error` (retryable). */
 export async function handler(

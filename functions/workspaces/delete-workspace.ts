@@ -6,11 +6,11 @@ import {
 } from '../../shared/domain/deletions.ts';
 import { NotFoundError } from '../../shared/domain/errors.ts';
 import { checkVersion, deleteWorkspace } from '../../shared/domain/workspaces.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { accepted, noContent } from '../../shared/http/responses.ts';
-import { usageKeys } from '../../shared/platform/usage-keys.ts';
-import { deletionRepository, workspaceRepository } from '../../shared/store/repositories.ts';
-import { workflowStarter } from '../../shared/workflows/starter.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { deletionRepository, workspaceRepository } from '../../shared/wiring/repositories.ts';
+import { usageKeys } from '../../shared/wiring/usage-keys.ts';
+import { workflowStarter } from '../../shared/wiring/workflows.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, ifMatch, query, principal }) => {
   if (query.recurse) {

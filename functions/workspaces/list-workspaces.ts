@@ -1,8 +1,8 @@
 import { listWorkspaces as operation } from '../../shared/api/operations/workspaces.ts';
 import { presentWorkspace } from '../../shared/api/present.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { ok } from '../../shared/http/responses.ts';
-import { workspaceRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { workspaceRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ query }) => {
   const page = await workspaceRepository().list(query.limit ?? 100, query.cursor);

@@ -1,9 +1,9 @@
 import { updateWorkspace as operation } from '../../shared/api/operations/workspaces.ts';
 import { presentWorkspace } from '../../shared/api/present.ts';
 import { updateWorkspace } from '../../shared/domain/workspaces.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { ok } from '../../shared/http/responses.ts';
-import { workspaceRepository } from '../../shared/store/repositories.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { workspaceRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, body, ifMatch }) => {
   const updated = await updateWorkspace(workspaceRepository(), workspace, body, ifMatch);

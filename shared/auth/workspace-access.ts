@@ -1,25 +1,38 @@
-import { resolveRole } from '../domain/claim-mappings.ts';
+import { type ClaimMappingRepository, resolveRole } from '../domain/claim-mappings.ts';
 import { dictionary } from '../domain/dictionary.ts';
-import type { Workspace } from '../domain/workspaces.ts';
-import { claimMappingRepository, roleRepository, workspaceRepository } from '../store/repositories.ts';
-import { authorize } from './permissions.ts';
+import type { RoleRepository } from '../domain/roles.ts';
+import type { Workspace, WorkspaceRepository } from '../domain/workspaces.ts';
+import { authorize, type PolicyLoader } from './permissions.ts';
 import type { Principal } from './principal.ts';
 
+/**
+ * The ports workspace access reads: the workspace lookup, the workspaces' claim mappings and
+ * custom roles' policies. `shared/wiring` builds them; auth imports no repository.
+ */
+export interface AccessPorts {
+  workspaces: WorkspaceRepository;
+  claimMappings: Pick<ClaimMappingRepository, 'all'>;
+  roles: Pick<RoleRepository, 'listPolicies'>;
+}
+
 /** Custom roles' policies, read when a caller's role is not built in. */
-export const loadPolicies = (roleId: string) => roleRepository().listPolicies(roleId);
+export function policyLoader(ports: AccessPorts): PolicyLoader {
+  return (roleId: string) => ports.roles.listPolicies(roleId);
+}
 
 /**
  * The caller's roles with the workspace's claim mappings applied: read on every request, so a
  * deleted mapping stops at once (token callers only; super_admin needs none).
  */
 export async function rolesInWorkspace(
+  ports: AccessPorts,
   principal: Principal,
   workspace: Workspace,
 ): Promise<Principal['roles']> {
   if (!principal.claims || principal.superAdmin || (workspace.claim_mapping_count ?? 0) === 0) {
     return principal.roles;
   }
-  const role = resolveRole(await claimMappingRepository().all(workspace.id), principal.claims);
+  const role = resolveRole(await ports.claimMappings.all(workspace.id), principal.claims);
   return role ? dictionary([...Object.entries(principal.roles), [workspace.id, role]]) : principal.roles;
 }
 
@@ -29,16 +42,17 @@ export async function rolesInWorkspace(
  * policies) for the operations that are not under a `{workspace}` path (deletions).
  */
 export async function mayManageWorkspace(
+  ports: AccessPorts,
   principal: Principal,
   workspaceId: string,
   operationId: string,
 ): Promise<boolean> {
   if (principal.superAdmin) return true;
-  const workspace = await workspaceRepository().findById(workspaceId);
+  const workspace = await ports.workspaces.findById(workspaceId);
   if (!workspace) return false;
-  const caller = { ...principal, roles: await rolesInWorkspace(principal, workspace) };
+  const caller = { ...principal, roles: await rolesInWorkspace(ports, principal, workspace) };
   try {
-    await authorize(caller, { operationId, permission: 'manage' }, workspace, loadPolicies);
+    await authorize(caller, { operationId, permission: 'manage' }, workspace, policyLoader(ports));
     return true;
   } catch {
     return false;

@@ -72,3 +72,25 @@ export function config(): Config {
   }
   return cached;
 }
+
+/*
+ * Values read on every call, not parsed once: the deployed stack sets them per function, and the
+ * local host and the tests set them while a process runs. Only shared/config reads process.env
+ * (ADR 0079).
+ */
+
+/** AWS: the deletion state machine (`DELETION_STATE_MACHINE_ARN`); unset or empty locally. */
+export function deletionStateMachineArn(): string | undefined {
+  return process.env.DELETION_STATE_MACHINE_ARN || undefined;
+}
+
+/** Time one deletion batch invocation may spend before handing back to the state machine. */
+export function deletionBatchBudgetMs(): number {
+  const value = Number(process.env.DELETION_BATCH_BUDGET_MS ?? 60000);
+  return Number.isFinite(value) && value > 0 ? value : 60000;
+}
+
+/** True inside a Lambda function (`AWS_LAMBDA_FUNCTION_NAME` is set). */
+export function runsInLambda(): boolean {
+  return Boolean(process.env.AWS_LAMBDA_FUNCTION_NAME);
+}

@@ -6,7 +6,7 @@ import {
   type ListObjectsV2CommandOutput,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { config } from '../config/env.ts';
+import { config, runsInLambda } from '../config/env.ts';
 import { InvalidInputError, RuleViolationError, UnavailableError } from '../domain/errors.ts';
 import { localRootPath, normaliseRoot, ROOT_NOT_ALLOWED } from '../domain/mosaics.ts';
 
@@ -81,8 +81,7 @@ async function readableRoot(rootUri: string): Promise<string | undefined> {
 export function localRoot(rootUri: string): RootStore {
   return {
     async checkRoot() {
-      if (process.env.AWS_LAMBDA_FUNCTION_NAME)
-        return 'local directories are served in local mode only; use s3://';
+      if (runsInLambda()) return 'local directories are served in local mode only; use s3://';
       const confined = await confine(rootUri);
       if ('refused' in confined) {
         throw new InvalidInputError(

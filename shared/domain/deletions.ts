@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { WorkflowStarter } from '../workflows/starter.ts';
 import { DependencyConflictError, NotFoundError, StateConflictError } from './errors.ts';
 import type { Page } from './page.ts';
 import type { Service } from './services.ts';
+import type { WorkflowStarter } from './workflows.ts';
 import { resolveWorkspace, uuidPattern, type Workspace, type WorkspaceRepository } from './workspaces.ts';
 
 export type DeletionScope = 'service' | 'workspace';

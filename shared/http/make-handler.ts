@@ -6,12 +6,11 @@ import { acceptsContentType, JSON_MEDIA_TYPES } from '../api/content-types.ts';
 import type { InputOf, Operation, Schema } from '../api/operation.ts';
 import { authorize } from '../auth/permissions.ts';
 import { fromContext, type Principal } from '../auth/principal.ts';
-import { loadPolicies, rolesInWorkspace } from '../auth/workspace-access.ts';
+import { type AccessPorts, policyLoader, rolesInWorkspace } from '../auth/workspace-access.ts';
 import { config } from '../config/env.ts';
 import { dictionary } from '../domain/dictionary.ts';
 import { NotFoundError } from '../domain/errors.ts';
 import { resolveWorkspace, type Workspace } from '../domain/workspaces.ts';
-import { workspaceRepository } from '../store/repositories.ts';
 import {
   BadRequestError,
   ForbiddenError,
@@ -130,7 +129,10 @@ function decodeParams(params: Record<string, string | undefined> | null): Record
 }
 
 /** The transport checks, body parsing, validation and authorization, in DESIGN §4 order. */
-function prepare(op: Operation): MiddlewareObj<Event, APIGatewayProxyResult, Error, Context> {
+function prepare(
+  op: Operation,
+  accessPorts: () => AccessPorts,
+): MiddlewareObj<Event, APIGatewayProxyResult, Error, Context> {
   return {
     before: async (request) => {
       const { event, context } = request;
@@ -185,6 +187,8 @@ function prepare(op: Operation): MiddlewareObj<Event, APIGatewayProxyResult, Err
         ...(op.rawBody ? { rawBody: Buffer.from(raw, event.isBase64Encoded ? 'base64' : 'utf8') } : {}),
       } as HandlerRequest<Operation>;
 
+      const access = accessPorts();
+      const loadPolicies = policyLoader(access);
       const workspaceParam = (input.params as { workspace?: string } | undefined)?.workspace;
       if (workspaceParam !== undefined) {
         const caller = input.principal;
@@ -192,7 +196,7 @@ function prepare(op: Operation): MiddlewareObj<Event, APIGatewayProxyResult, Err
         // for a missing workspace and for one they have no role in (DESIGN §5).
         if (op.permission === 'global') await authorize(caller, op, undefined, loadPolicies);
         const workspace = await resolveWorkspace(
-          workspaceRepository(),
+          access.workspaces,
           workspaceParam,
           op.resolvesDeletingWorkspace === true,
         );
@@ -201,7 +205,7 @@ function prepare(op: Operation): MiddlewareObj<Event, APIGatewayProxyResult, Err
             throw new ForbiddenError('no_workspace_access', 'You have no role in this workspace.');
           throw new NotFoundError('workspace_not_found', `Workspace '${workspaceParam}' does not exist.`);
         }
-        caller.roles = await rolesInWorkspace(caller, workspace);
+        caller.roles = await rolesInWorkspace(access, caller, workspace);
         await authorize(caller, op, workspace, loadPolicies);
         input.workspace = workspace;
       } else {
@@ -262,13 +266,16 @@ function errorMapper(): MiddlewareObj<Event, APIGatewayProxyResult, Error, Conte
 /**
  * THE handler factory: wraps one operation function with the middy stack of DESIGN §4. The
  * function gets a validated, authorized request and returns `ok`/`created`/`accepted`/`noContent`.
+ * `accessPorts` (the workspace lookup, claim mappings, custom roles' policies) is called per
+ * request; handlers use `makeHandler` of `shared/wiring`, which passes the wired ports.
  */
 export function makeHandler<Op extends Operation>(
   op: Op,
   fn: (request: HandlerRequest<Op>) => Promise<HandlerResult>,
+  accessPorts: () => AccessPorts,
 ) {
   return middy<Event, APIGatewayProxyResult, Error, Context>()
-    .use(prepare(op))
+    .use(prepare(op, accessPorts))
     .use(errorMapper())
     .handler(async (event) => {
       const input = inputs.get(event) as HandlerRequest<Op> | undefined;

@@ -1,5 +1,5 @@
-import { usageKeys } from '../platform/usage-keys.ts';
-import { DeletionSteps, TransientError } from '../store/deletion-steps.ts';
+import { deletionBatchBudgetMs } from '../config/env.ts';
+import { TransientError } from '../domain/workflows.ts';
 
 /** What every deletion task receives and returns. */
 export interface TaskInput {
@@ -7,18 +7,9 @@ export interface TaskInput {
   attempt: number;
 }
 
-/**
- * The store's workflow steps, one per task invocation: they count the write units of their own
- * operation (the local host runs several executions in one process).
- */
-export function deletionSteps(): DeletionSteps {
-  return new DeletionSteps(usageKeys());
-}
-
 /** Time one batch invocation may spend before handing back to the state machine. */
 export function batchBudgetMs(): number {
-  const value = Number(process.env.DELETION_BATCH_BUDGET_MS ?? 60000);
-  return Number.isFinite(value) && value > 0 ? value : 60000;
+  return deletionBatchBudgetMs();
 }
 
 /**

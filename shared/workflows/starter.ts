@@ -1,21 +1,10 @@
 import { ExecutionAlreadyExists, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { deletionStateMachineArn } from '../config/env.ts';
 import { UnavailableError } from '../domain/errors.ts';
+import type { DeletionWorkflowInput, WorkflowStarter } from '../domain/workflows.ts';
 
-/** Input of the deletion workflow. */
-export interface DeletionWorkflowInput {
-  operation_id: string;
-  /** The operation's attempt this execution runs; an execution of an older attempt stops. */
-  attempt: number;
-}
-
-/**
- * Port: starts a workflow execution. `name` is the execution name — the operation id (plus the
- * attempt for a retry), so a start repeated after a lost answer can't run the work twice.
- * The API handlers don't know whether Step Functions or the in-process runner executes it.
- */
-export interface WorkflowStarter {
-  startDeletion(name: string, input: DeletionWorkflowInput): Promise<void>;
-}
+// The port lives in the domain; re-exported for the local host's runner.
+export type { DeletionWorkflowInput, WorkflowStarter };
 
 /** Step Functions adapter: `StartExecution` on the state machine named by `DELETION_STATE_MACHINE_ARN`. */
 export class StepFunctionsStarter implements WorkflowStarter {
@@ -51,7 +40,7 @@ export function installLocalWorkflowStarter(starter: WorkflowStarter | undefined
 
 /** The configured starter: Step Functions when deployed, else the local runner. */
 export function workflowStarter(): WorkflowStarter {
-  const arn = process.env.DELETION_STATE_MACHINE_ARN;
+  const arn = deletionStateMachineArn();
   if (arn) return new StepFunctionsStarter(arn);
   if (local) return local;
   throw new UnavailableError('workflow_unavailable', 'No workflow runner is configured.');

@@ -9,7 +9,7 @@ import {
   transientErrors,
 } from '../../infra/workflows/deletion-workflow.ts';
 import { executionName } from '../../shared/domain/deletions.ts';
-import { TransientError } from '../../shared/store/deletion-steps.ts';
+import { TransientError } from '../../shared/domain/workflows.ts';
 import { failureMessage, taskFailure } from '../../shared/workflows/deletion-tasks.ts';
 
 const arns = {

@@ -15,8 +15,8 @@ import {
   VersionMismatchError,
 } from '../../shared/domain/errors.ts';
 import { UnsupportedMediaTypeError } from '../../shared/http/errors.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { created, noContent } from '../../shared/http/responses.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
 
 const fixture = JSON.parse(
   readFileSync(new URL('../fixtures/rest-proxy-event.json', import.meta.url), 'utf8'),

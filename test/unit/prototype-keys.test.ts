@@ -10,9 +10,9 @@ import { type ClaimMapping, claimValues, resolveRole } from '../../shared/domain
 import { dictionary, own } from '../../shared/domain/dictionary.ts';
 import { InvalidInputError } from '../../shared/domain/errors.ts';
 import { ForbiddenError } from '../../shared/http/errors.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
 import { ok } from '../../shared/http/responses.ts';
 import { decodeCursor } from '../../shared/store/paging.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
 
 /** Names that are members of every plain object, and so of every `{}` used as a table. */
 const inherited = [

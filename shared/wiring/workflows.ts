@@ -1,0 +1,17 @@
+import type { DeletionWorkflowSteps, WorkflowStarter } from '../domain/workflows.ts';
+import { DeletionSteps } from '../store/deletion-steps.ts';
+import { workflowStarter as configuredStarter } from '../workflows/starter.ts';
+import { usageKeys } from './usage-keys.ts';
+
+/** The configured workflow starter: Step Functions when deployed, else the local runner. */
+export function workflowStarter(): WorkflowStarter {
+  return configuredStarter();
+}
+
+/**
+ * The deletion workflow's steps against the table, one per task invocation: they count the write
+ * units of their own operation (the local host runs several executions in one process).
+ */
+export function deletionSteps(): DeletionWorkflowSteps {
+  return new DeletionSteps(usageKeys());
+}
