@@ -1,0 +1,127 @@
+/**
+ * The layering of DESIGN §3 and CONVENTIONS "Layers and wiring" as rules (ADR 0079), checked by
+ * `npm run lint` over `functions/` and `shared/`. Imports point down only:
+ *
+ *   functions ─▶ wiring ─▶ http ─▶ auth ─▶ api ─▶ domain ◀─ store, datasources, workflows, platform
+ *                   └──────────────────────────────────────────▶ (the adapters)
+ *   config at the bottom (read by all but the domain and the route table).
+ *
+ * Type-only imports count like any other: a type that points up is an upward import too.
+ * TypeScript is parsed by swc (dependency-cruiser's TypeScript support needs the compiler API,
+ * which the native TypeScript 7 doesn't ship).
+ */
+
+/** The adapter rooms: they implement the domain's ports and know nothing above the domain. */
+const ADAPTERS = '^shared/(store|datasources|platform|workflows)/';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'No module reaches itself through its imports.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'not-to-unresolvable',
+      severity: 'error',
+      comment: 'Every import resolves (a rule over an import it cannot resolve would check nothing).',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+    {
+      name: 'shared-not-to-functions',
+      severity: 'error',
+      comment: 'functions/ holds entry points only; nothing imports them.',
+      from: { path: '^shared/' },
+      to: { path: '^functions/' },
+    },
+    {
+      name: 'only-functions-use-wiring',
+      severity: 'error',
+      comment:
+        'shared/wiring is the composition root: only entry points (and the hosts and tests) take ports from it.',
+      from: { path: '^shared/', pathNot: '^shared/wiring/' },
+      to: { path: '^shared/wiring/' },
+    },
+    {
+      name: 'functions-not-to-adapters',
+      severity: 'error',
+      comment:
+        'Handlers take their ports from shared/wiring, never from store, datasources, platform or a workflow adapter. ' +
+        "shared/workflows/deletion-tasks.ts is the workflow tasks' edge (task input, failure → retry), like http for the API.",
+      from: { path: '^functions/' },
+      to: { path: ADAPTERS, pathNot: '^shared/workflows/deletion-tasks[.]ts$' },
+    },
+    {
+      name: 'edge-not-to-adapters',
+      severity: 'error',
+      comment: 'http and auth receive ports; they import no repository, data source or workflow adapter.',
+      from: { path: '^shared/(http|auth)/' },
+      to: { path: ADAPTERS },
+    },
+    {
+      name: 'auth-not-to-http',
+      severity: 'error',
+      comment: "http builds on auth (it maps auth's errors), never the other way round.",
+      from: { path: '^shared/auth/' },
+      to: { path: '^shared/http/' },
+    },
+    {
+      name: 'api-not-up',
+      severity: 'error',
+      comment: 'The route table (operations, schemas, presenters) builds on the domain and config only.',
+      from: { path: '^shared/api/' },
+      to: { path: '^shared/(?!api/|domain/|config/)' },
+    },
+    {
+      name: 'domain-is-pure',
+      severity: 'error',
+      comment:
+        'The domain imports only the domain: no store, no http, no adapter, no config; it declares the ports it needs.',
+      from: { path: '^shared/domain/' },
+      to: { path: '^(shared/(?!domain/)|functions/|infra/)' },
+    },
+    {
+      name: 'domain-no-platform-packages',
+      severity: 'error',
+      comment: 'No AWS SDK, no HTTP or Lambda types, no database driver in the domain.',
+      from: { path: '^shared/domain/' },
+      to: {
+        dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'],
+        path: '(^|/)node_modules/(@aws-sdk/|@smithy/|@middy/|@types/aws-lambda|aws-lambda|pg/|pg-|libpg-query|jose)',
+      },
+    },
+    {
+      name: 'adapters-only-down',
+      severity: 'error',
+      comment:
+        'An adapter room imports itself, the domain and config only: not the edge, the route table, the wiring nor another adapter room.',
+      from: { path: '^shared/(store|datasources|platform|workflows)/' },
+      to: { path: '^(shared/|functions/)', pathNot: ['^shared/$1/', '^shared/(domain|config)/'] },
+    },
+    {
+      name: 'config-at-the-bottom',
+      severity: 'error',
+      comment: 'shared/config parses the environment; it imports nothing of the project.',
+      from: { path: '^shared/config/' },
+      to: { path: '^(shared/(?!config/)|functions/)' },
+    },
+  ],
+  options: {
+    parser: 'swc',
+    tsPreCompilationDeps: true,
+    doNotFollow: { path: ['node_modules'] },
+    exclude: { path: ['^node_modules/'] },
+    moduleSystems: ['es6', 'cjs'],
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+      extensions: ['.ts', '.js', '.mjs', '.cjs', '.json', '.d.ts'],
+    },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};
