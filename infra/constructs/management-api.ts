@@ -3,28 +3,28 @@ import {
   AccessLogField,
   AccessLogFormat,
   ApiKeySourceType,
-  AuthorizationType,
   type CfnAuthorizer,
   EndpointType,
-  LambdaIntegration,
   LogGroupLogDestination,
+  type Method,
   MethodLoggingLevel,
   RequestAuthorizer,
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
-import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { Operation } from '../../shared/api/operation.ts';
-import { authorizerDataAccess, dataAccessOf } from '../../shared/api/routes.ts';
+import { authorizerDataAccess } from '../../shared/api/routes.ts';
 import { ApiFunction, functionEnvironment } from './api-function.ts';
 import type { CatalogTable } from './catalog-table.ts';
 import type { FunctionBundles } from './function-bundles.ts';
 import { addGatewayResponses } from './gateway-responses.ts';
+import { OperationsStack, operationsByStack, type Workflows } from './operation-stacks.ts';
 import type { StageConfig } from './stage-config.ts';
-import { grantUsageKeys, usagePlanNameOf } from './usage-keys.ts';
+import { usagePlanNameOf } from './usage-keys.ts';
+
+export { operationDescription, type Workflows, workflowArnVariables } from './operation-stacks.ts';
 
 /** Entry point of the REQUEST authorizer, relative to the repository root. */
 export const authorizerEntry = 'functions/authorizer/index.ts';
@@ -32,23 +32,10 @@ export const authorizerEntry = 'functions/authorizer/index.ts';
 /** The authorizer's table access, declared beside the route table (key, session and mapping lookups). */
 export const authorizerData = authorizerDataAccess;
 
-/** Lambda function description of an operation; the contract test finds functions by it. */
-export function operationDescription(op: Operation): string {
-  return `${op.operationId}: ${op.method} ${op.path}`;
-}
-
 /** Entry points of the API's functions (the authorizer and every route's handler). */
 export function managementApiEntries(routes: readonly Operation[]): string[] {
   return [authorizerEntry, ...routes.map((op) => op.handler)];
 }
-
-/** The workflows routes may start (a route's `starts`), by name. */
-export type Workflows = Record<NonNullable<Operation['starts']>[number], IStateMachine>;
-
-/** Environment variable naming the state machine of each workflow. */
-export const workflowArnVariables: Record<keyof Workflows, string> = {
-  deletion: 'DELETION_STATE_MACHINE_ARN',
-};
 
 export interface ManagementApiProps {
   config: StageConfig;
@@ -63,7 +50,8 @@ export interface ManagementApiProps {
 /**
  * The management API: a regional REST API with one Lambda proxy method per route-table entry,
  * the REQUEST authorizer on every non-public method, the standard error body for API Gateway's own
- * errors, stage throttling with a usage plan, access logs and X-Ray.
+ * errors, stage throttling with a usage plan, access logs and X-Ray. The operations' functions and
+ * methods live in nested stacks by area (ADR 0077); everything else here, in the parent stack.
  */
 export class ManagementApi extends Construct {
   readonly api: RestApi;
@@ -71,6 +59,10 @@ export class ManagementApi extends Construct {
   readonly authorizerFunction: ApiFunction;
   /** The function of each operation, by operationId. */
   readonly functions = new Map<string, ApiFunction>();
+  /** The API method of each operation, by operationId. */
+  readonly methods = new Map<string, Method>();
+  /** The nested stacks of the operations, by construct id (ADR 0077). */
+  readonly stacks = new Map<string, OperationsStack>();
   /** Base URL of the API, e.g. `https://<id>.execute-api.<region>.amazonaws.com/v1/api/v1`. */
   readonly baseUrl: string;
 
@@ -143,84 +135,24 @@ export class ManagementApi extends Construct {
     const globalUsageKeyValue = `geoplane-global-${Names.uniqueId(this).slice(-40).toLowerCase()}`;
     this.authorizerFunction.function.addEnvironment('GLOBAL_USAGE_KEY', globalUsageKeyValue);
 
-    const operations = new Construct(this, 'Operations');
-    for (const op of routes) {
-      const fn = new ApiFunction(operations, op.operationId, {
-        entry: op.handler,
-        bundles,
-        description: operationDescription(op),
+    // The operations, in nested stacks by area (ADR 0077): the parent keeps the API, its paths,
+    // the authorizer, deployment and stage; each nested stack the functions and methods of its areas.
+    for (const [stackId, ops] of operationsByStack(routes)) {
+      const stack = new OperationsStack(this, stackId, {
+        config,
         table,
-        data: dataAccessOf(op),
-        environment: op.secrets?.length ? { ...environment, KMS_KEY_ID: secretsKey.keyArn } : environment,
-        logRetention,
+        routes: ops,
+        bundles,
+        environment,
+        api: this.api,
+        authorizer: this.authorizer,
+        secretsKey,
+        usagePlanName,
+        ...(workflows ? { workflows } : {}),
       });
-      // Exactly the KMS actions the route declares, on this one key (grantEncrypt would add ReEncrypt*).
-      if (op.secrets?.length) {
-        fn.role.addToPolicy(
-          new PolicyStatement({
-            actions: op.secrets.map((s) => (s === 'encrypt' ? 'kms:Encrypt' : 'kms:Decrypt')),
-            resources: [secretsKey.keyArn],
-          }),
-        );
-      }
-      if (op.usageKeys?.length) grantUsageKeys(fn, op.usageKeys, usagePlanName);
-      for (const workflow of new Set(op.starts ?? [])) {
-        const stateMachine = workflows?.[workflow];
-        if (!stateMachine)
-          throw new Error(`${op.operationId} starts the ${workflow} workflow, which is not deployed`);
-        // Starting executions of this one state machine, nothing else (no Describe, no Stop).
-        fn.function.addEnvironment(workflowArnVariables[workflow], stateMachine.stateMachineArn);
-        fn.role.addToPolicy(
-          new PolicyStatement({
-            actions: ['states:StartExecution'],
-            resources: [stateMachine.stateMachineArn],
-          }),
-        );
-      }
-      const buckets = (config.mosaicBuckets ?? '')
-        .split(',')
-        .map((b) => b.trim())
-        .filter(Boolean);
-      if (op.readsMosaicSources && buckets.length > 0) {
-        // Only reads, only of the buckets the stage names for raster mosaics.
-        fn.role.addToPolicy(
-          new PolicyStatement({
-            actions: ['s3:GetObject', 's3:ListBucket'],
-            resources: buckets.flatMap((b) => [
-              Stack.of(this).formatArn({ service: 's3', region: '', account: '', resource: b }),
-              Stack.of(this).formatArn({ service: 's3', region: '', account: '', resource: `${b}/*` }),
-            ]),
-          }),
-        );
-        for (const b of buckets) {
-          Validations.of(fn.role).acknowledge({
-            id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:s3:::${b}/*]`,
-            reason:
-              'Mosaic granules are any objects under the service root in this bucket, named at run time.',
-          });
-        }
-      }
-      this.functions.set(op.operationId, fn);
-      const isPublic = op.permission === 'public';
-      const method = this.api.root
-        .resourceForPath(op.path)
-        .addMethod(op.method, new LambdaIntegration(fn.function, { proxy: true, allowTestInvoke: false }), {
-          operationName: op.operationId,
-          ...(isPublic
-            ? { authorizationType: AuthorizationType.NONE }
-            : {
-                authorizationType: AuthorizationType.CUSTOM,
-                authorizer: this.authorizer,
-                // Counted against the usage key the authorizer returns (per workspace, or global).
-                apiKeyRequired: true,
-              }),
-        });
-      if (isPublic) {
-        Validations.of(method).acknowledge({
-          id: 'AwsSolutions-APIG4',
-          reason: `${op.operationId} is public by the route table (permission "public"), e.g. the OpenAPI document.`,
-        });
-      }
+      this.stacks.set(stackId, stack);
+      for (const [operationId, fn] of stack.functions) this.functions.set(operationId, fn);
+      for (const [operationId, method] of stack.methods) this.methods.set(operationId, method);
     }
 
     const plan = this.api.addUsagePlan('UsagePlan', {
@@ -248,13 +180,7 @@ export class ManagementApi extends Construct {
         'source of the contract), answering 400 with the standard body and its issues list. An API Gateway ' +
         'validator would duplicate the schemas and answer with a different shape.',
     });
-    Validations.of(this.api).acknowledge({
-      id: 'AwsSolutions-COG4',
-      reason:
-        'Callers authenticate with OIDC bearer tokens from any configured issuer, workspace API keys or ' +
-        'session cookies (DESIGN §6), checked by the REQUEST authorizer; a Cognito user pool authorizer ' +
-        'cannot check API keys or sessions.',
-    });
+    // AwsSolutions-COG4 (no Cognito authorizer) is acknowledged on the methods, in their nested stacks.
     Validations.of(this.api.deploymentStage).acknowledge({
       id: 'AwsSolutions-APIG3',
       reason:

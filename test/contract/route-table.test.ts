@@ -1,12 +1,13 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Template } from 'aws-cdk-lib/assertions';
+import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { deletionTaskDescription, deletionTasks } from '../../infra/constructs/deletion-workflow.ts';
 import { createGeoPlaneApp } from '../../infra/stacks/geoplane-stack.ts';
 import { openApiDocument } from '../../shared/api/openapi.ts';
 import { routes } from '../../shared/api/routes.ts';
+import { deploymentTemplate } from '../infra/templates.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 /** Entry points under functions/ that serve no route. */
@@ -103,7 +104,8 @@ describe('route table ↔ synthesized template', () => {
   beforeAll(() => {
     const context = JSON.parse(readFileSync(join(root, 'cdk.json'), 'utf8')).context;
     const { stack } = createGeoPlaneApp({ context, bundling: false, builtinCloudFormationValidation: false });
-    template = Template.fromStack(stack);
+    // The parent and its nested stacks as one template, nested parameters resolved (ADR 0077).
+    template = deploymentTemplate(stack);
     functions = Object.entries(template.findResources('AWS::Lambda::Function')).map(([id, fn]) => [
       String(fn.Properties.Description).split(':')[0] as string,
       id,

@@ -4,6 +4,7 @@ import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { operationStackOf } from '../../infra/constructs/operation-stacks.ts';
 import { createGeoPlaneApp } from '../../infra/stacks/geoplane-stack.ts';
 import { routes } from '../../shared/api/routes.ts';
 
@@ -86,7 +87,8 @@ describe('cdk-nag AwsSolutions checks', () => {
       .map((c) => c.node.path);
     const expected = routes
       .filter((op) => op.permission === 'public')
-      .map((op) => `GeoPlane/Management/Api/Default${op.path}/${op.method}`);
+      // The methods live in the nested stack of their area (ADR 0077), one per operation.
+      .map((op) => `GeoPlane/Management/${operationStackOf(op)}/Methods/${op.operationId}`);
     expect(expected.length).toBeGreaterThan(0);
     expect(publicMethods.sort()).toEqual(expected.sort());
   });

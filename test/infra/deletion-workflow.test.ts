@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { App, Stack } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { repositoryRoot } from '../../infra/constructs/api-function.ts';
 import { CatalogTable } from '../../infra/constructs/catalog-table.ts';
@@ -25,11 +25,15 @@ import {
 import type { Operation } from '../../shared/api/operation.ts';
 import { routes } from '../../shared/api/routes.ts';
 import { actionsIn, asArray, logicalId, policyDocuments, type Statement, statementsOfRole } from './iam.ts';
+import { deploymentTemplate } from './templates.ts';
 
 const cdkContext = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'))
   .context as Record<string, unknown>;
 
-/** The stack with a given route table, synthesized without bundling (as the other infra tests do). */
+/**
+ * The stack with a given route table, synthesized without bundling (as the other infra tests do);
+ * `template` holds the nested stacks' resources too, their parameters resolved (ADR 0077).
+ */
 function synthesize(routeTable?: readonly Operation[]) {
   if (!routeTable) {
     const { stack } = createGeoPlaneApp({
@@ -37,11 +41,11 @@ function synthesize(routeTable?: readonly Operation[]) {
       bundling: false,
       builtinCloudFormationValidation: false,
     });
-    return { stack, template: Template.fromStack(stack) };
+    return { stack, template: deploymentTemplate(stack) };
   }
   const app = new App({ context: { ...cdkContext, 'aws:cdk:bundling-stacks': [] } });
   const stack = new GeoPlaneStack(app, 'GeoPlane', { config: stageConfigOf(app.node), routes: routeTable });
-  return { stack, template: Template.fromStack(stack) };
+  return { stack, template: deploymentTemplate(stack) };
 }
 
 /** The routes that will start deletions, marked so even before the route table says so. */
@@ -79,18 +83,18 @@ describe('deletion workflow', () => {
   const fnId = (task: DeletionTask) => {
     const fn = stack.deletionWorkflow.functions.get(task);
     if (!fn) throw new Error(`no function for ${task}`);
-    return logicalId(stack, fn.function);
+    return logicalId(fn.function);
   };
 
   beforeAll(() => {
     ({ stack, template } = synthesize());
-    stateMachineId = logicalId(stack, stack.deletionWorkflow.stateMachine);
+    stateMachineId = logicalId(stack.deletionWorkflow.stateMachine);
   });
 
   describe('state machine', () => {
     it('is one Standard state machine with X-Ray and ALL events logged without execution data', () => {
       template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);
-      const logGroupId = logicalId(stack, stack.deletionWorkflow.logGroup);
+      const logGroupId = logicalId(stack.deletionWorkflow.logGroup);
       template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
         StateMachineType: 'STANDARD',
         TracingConfiguration: { Enabled: true },
@@ -187,7 +191,7 @@ describe('deletion workflow', () => {
         Object.keys(deletionTaskHandlers).sort(),
       );
       const functions = template.findResources('AWS::Lambda::Function');
-      const tableId = logicalId(stack, stack.table.table);
+      const tableId = logicalId(stack.table.table);
       for (const task of deletionTasks) {
         const props = functions[fnId(task)]?.Properties;
         const env = props.Environment.Variables as Record<string, unknown>;
@@ -212,7 +216,7 @@ describe('deletion workflow', () => {
     it.each(deletionTasks)('grants %s exactly its DynamoDB actions from deletionTaskAccess', (task) => {
       const fn = stack.deletionWorkflow.functions.get(task);
       if (!fn) throw new Error(task);
-      const statements = statementsOfRole(stack, template, fn.role);
+      const statements = statementsOfRole(template, fn.role);
       expect(actionsIn(statements, 'dynamodb')).toEqual(
         [...new Set(deletionTaskAccess[task].data.map((a) => `dynamodb:${a}`))].sort(),
       );
@@ -221,7 +225,7 @@ describe('deletion workflow', () => {
     it.each(deletionTasks)('lets %s delete usage keys only if its access says so', (task) => {
       const fn = stack.deletionWorkflow.functions.get(task);
       if (!fn) throw new Error(task);
-      const statements = statementsOfRole(stack, template, fn.role);
+      const statements = statementsOfRole(template, fn.role);
       expect(actionsIn(statements, 'apigateway')).toEqual(
         deletionTaskAccess[task].usageKeys?.includes('delete') ? ['apigateway:DELETE', 'apigateway:GET'] : [],
       );
@@ -240,11 +244,11 @@ describe('deletion workflow', () => {
     let statements: Statement[];
 
     beforeAll(() => {
-      statements = statementsOfRole(stack, template, stack.deletionWorkflow.role);
+      statements = statementsOfRole(template, stack.deletionWorkflow.role);
     });
 
     it('is assumed by Step Functions only', () => {
-      const role = template.findResources('AWS::IAM::Role')[logicalId(stack, stack.deletionWorkflow.role)];
+      const role = template.findResources('AWS::IAM::Role')[logicalId(stack.deletionWorkflow.role)];
       expect(role?.Properties.AssumeRolePolicyDocument.Statement).toEqual([
         { Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'states.amazonaws.com' } },
       ]);
@@ -271,18 +275,18 @@ describe('deletion workflow', () => {
 
 /** Routes with `starts: ['deletion']` may start the state machine, and nothing else may. */
 function checkStartGrants(stack: GeoPlaneStack, template: Template, routeTable: readonly Operation[]) {
-  const stateMachineArn = { Ref: logicalId(stack, stack.deletionWorkflow.stateMachine) };
+  const stateMachineArn = { Ref: logicalId(stack.deletionWorkflow.stateMachine) };
   const functions = template.findResources('AWS::Lambda::Function');
   const starters = new Set<string>();
   for (const op of routeTable) {
     const fn = stack.api.functions.get(op.operationId);
     if (!fn) throw new Error(`no function for ${op.operationId}`);
-    const statements = statementsOfRole(stack, template, fn.role).filter((s) =>
+    const statements = statementsOfRole(template, fn.role).filter((s) =>
       asArray(s.Action).some((a) => a.startsWith('states:')),
     );
-    const env = functions[logicalId(stack, fn.function)]?.Properties.Environment.Variables;
+    const env = functions[logicalId(fn.function)]?.Properties.Environment.Variables;
     if (startsDeletion(op)) {
-      starters.add(logicalId(stack, fn.role));
+      starters.add(logicalId(fn.role));
       expect(statements, op.operationId).toEqual([
         { Effect: 'Allow', Action: 'states:StartExecution', Resource: stateMachineArn },
       ]);

@@ -1,4 +1,4 @@
-import type { CfnResource, Stack } from 'aws-cdk-lib';
+import { type CfnResource, Stack } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 
 /** An IAM policy statement as synthesized. */
@@ -6,8 +6,13 @@ export type Statement = { Effect: string; Action: string | string[]; Resource: u
 
 export const asArray = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
 
-export function logicalId(stack: Stack, construct: { node: { defaultChild?: unknown } }): string {
-  return stack.getLogicalId(construct.node.defaultChild as CfnResource);
+/**
+ * Logical id of a construct's resource in its own template (the parent's or a nested stack's); with
+ * {@link deploymentTemplate} of `./templates.ts` every resource is found under it.
+ */
+export function logicalId(construct: { node: { defaultChild?: unknown } }): string {
+  const resource = construct.node.defaultChild as CfnResource;
+  return Stack.of(resource).getLogicalId(resource);
 }
 
 type Resource = { Properties: Record<string, any> };
@@ -31,11 +36,10 @@ export function policyDocuments(template: Template): [string, Statement[]][] {
 
 /** Every statement granted to a role: its inline policies and the policies attached to it. */
 export function statementsOfRole(
-  stack: Stack,
   template: Template,
   role: { node: { defaultChild?: unknown } },
 ): Statement[] {
-  const id = logicalId(stack, role);
+  const id = logicalId(role);
   const own = (template.findResources('AWS::IAM::Role')[id]?.Properties.Policies ?? []) as {
     PolicyDocument: { Statement: Statement[] };
   }[];
