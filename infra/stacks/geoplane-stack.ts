@@ -19,8 +19,10 @@ export interface GeoPlaneStackProps extends StackProps {
 }
 
 /**
- * GeoPlane in one stack: the catalog table, the deletion workflow and the management API (one
- * function per route). Environment-agnostic, so `cdk synth` needs no credentials.
+ * GeoPlane in one stack to deploy: the catalog table, the deletion workflow and the management API
+ * (one function per route). The operations' functions and methods are in nested stacks by area,
+ * each template under 400 resources (ADR 0077). Environment-agnostic, so `cdk synth` needs no
+ * credentials.
  */
 export class GeoPlaneStack extends Stack {
   readonly table: CatalogTable;
