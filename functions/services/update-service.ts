@@ -4,7 +4,7 @@ import { presentService, requireService, updateService } from '../../shared/doma
 import { ok } from '../../shared/http/responses.ts';
 import { postgisGateway, secretBox } from '../../shared/wiring/datasources.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
-import { rasterRoots } from '../../shared/wiring/rasters.ts';
+import { rasterRoots } from '../../shared/wiring/mosaic-roots.ts';
 import { serviceRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, params, body, ifMatch }) => {

@@ -1,8 +1,5 @@
 /*
- * The raster ports: granule headers (the GeoTIFF parser, ADR 0060) and the mosaic root check (a
- * local directory or an S3 prefix). Apart from `datasources.ts` so only the handlers that read
- * rasters bundle them.
+ * The raster port: granule headers (the GeoTIFF parser, ADR 0060). Apart from the other ports so
+ * only the handler that reads rasters (the harvest) bundles it.
  */
-
 export { rasterSources } from '../datasources/geotiff.ts';
-export { rasterRoots } from '../datasources/geotiff-readers.ts';
