@@ -1,10 +1,8 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { withDataAccess } from './data-access.ts';
 import './promise-with-resolvers.ts';
-import { documentClient, tableName } from '../../shared/store/client.ts';
-import { keys } from '../../shared/store/keys.ts';
+import { deletionRepository } from '../../shared/store/repositories.ts';
 import type { DeletionWorkflowInput, WorkflowStarter } from '../../shared/workflows/starter.ts';
 import {
   type DeletionTask,
@@ -63,34 +61,11 @@ export class LocalWorkflowRunner implements WorkflowStarter {
 
   /** Starts every operation that was pending or running when the host last stopped. */
   async resume(): Promise<number> {
-    const db = documentClient();
-    let start: Record<string, unknown> | undefined;
     let resumed = 0;
-    do {
-      const out = await db.send(
-        new QueryCommand({
-          TableName: tableName(),
-          IndexName: 'GSI1',
-          KeyConditionExpression: 'GSI1PK = :p',
-          FilterExpression: '#s IN (:pending, :running)',
-          ExpressionAttributeNames: { '#s': 'status' },
-          ExpressionAttributeValues: {
-            ':p': keys.deletionListingPartition,
-            ':pending': 'pending',
-            ':running': 'running',
-          },
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of out.Items ?? []) {
-        await this.startDeletion(item.id as string, {
-          operation_id: item.id as string,
-          attempt: Number(item.attempt_count ?? 1),
-        });
-        resumed++;
-      }
-      start = out.LastEvaluatedKey;
-    } while (start);
+    await deletionRepository().unfinished(async (op) => {
+      await this.startDeletion(op.id, { operation_id: op.id, attempt: Number(op.attempt_count ?? 1) });
+      resumed++;
+    });
     return resumed;
   }
 

@@ -1,11 +1,10 @@
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { ApiKey, ApiKeyCredential, ApiKeyRepository } from '../domain/api-keys.ts';
 import { NotFoundError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
-import { documentClient, tableName } from './client.ts';
-import { cancellationCodes, translateStoreError } from './errors.ts';
-import { getItem, queryPrefixPage } from './items.ts';
+import { DynamoRepository, queryPrefixPage, withoutKeys } from './items.ts';
 import { entities, keys } from './keys.ts';
+import { itemExists } from './table.ts';
+import { activeCheck, type GuardedItem, putNew, transact } from './transactions.ts';
 
 const keyFields = [
   'id',
@@ -30,10 +29,7 @@ function toApiKey(item: Record<string, unknown>): ApiKey {
 }
 
 /** DynamoDB implementation of the API key port. */
-export class DynamoApiKeyRepository implements ApiKeyRepository {
-  private readonly db = documentClient();
-  private readonly table = tableName();
-
+export class DynamoApiKeyRepository extends DynamoRepository implements ApiKeyRepository {
   async create(key: ApiKey, usageKey?: string): Promise<void> {
     const credential: ApiKeyCredential = {
       key_id: key.id,
@@ -45,51 +41,24 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
       owner_name: key.owner_name,
       ...(usageKey ? { usage_key: usageKey } : {}),
     };
-    try {
-      await this.db.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            ...(key.workspace_id
-              ? [
-                  {
-                    // A key can only be added to an active workspace (see deleteEmpty).
-                    ConditionCheck: {
-                      TableName: this.table,
-                      Key: keys.workspace(key.workspace_id),
-                      ConditionExpression: '#s = :active',
-                      ExpressionAttributeNames: { '#s': 'status' },
-                      ExpressionAttributeValues: { ':active': 'active' },
-                    },
-                  },
-                ]
-              : []),
-            {
-              Put: {
-                TableName: this.table,
-                Item: { ...keys.apiKey(key.workspace_id, key.id), entity: entities.apiKey, ...key },
-                ConditionExpression: 'attribute_not_exists(PK)',
-              },
-            },
-            {
-              Put: {
-                TableName: this.table,
-                Item: { ...keys.apiKeyHash(key.key_hash), entity: entities.apiKeyHash, ...credential },
-                ConditionExpression: 'attribute_not_exists(PK)',
-              },
-            },
-          ],
-        }),
-      );
-    } catch (error) {
-      if (key.workspace_id && cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') {
-        throw new NotFoundError('workspace_not_found', 'The workspace no longer exists.');
-      }
-      translateStoreError(error);
-    }
+    await transact(this.db, [
+      // A key can only be added to an active workspace (see deleteEmpty).
+      ...(key.workspace_id
+        ? [
+            activeCheck(
+              this.table,
+              keys.workspace(key.workspace_id),
+              () => new NotFoundError('workspace_not_found', 'The workspace no longer exists.'),
+            ),
+          ]
+        : []),
+      putNew(this.table, { ...keys.apiKey(key.workspace_id, key.id), entity: entities.apiKey, ...key }),
+      putNew(this.table, { ...keys.apiKeyHash(key.key_hash), entity: entities.apiKeyHash, ...credential }),
+    ]);
   }
 
   async find(workspaceId: string | undefined, keyId: string): Promise<ApiKey | undefined> {
-    const out = await getItem(this.db, this.table, keys.apiKey(workspaceId, keyId));
+    const out = await this.get(keys.apiKey(workspaceId, keyId));
     return out ? toApiKey(out) : undefined;
   }
 
@@ -100,41 +69,39 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
   }
 
   async revoke(key: ApiKey, now: string): Promise<void> {
-    const set = {
-      UpdateExpression: 'SET revoked = :t, updated_at = :now, #v = #v + :one',
-      ConditionExpression: 'attribute_exists(PK)',
-      ExpressionAttributeNames: { '#v': 'version' },
-      ExpressionAttributeValues: { ':t': true, ':now': now, ':one': 1 },
-    };
-    try {
-      await this.db.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            { Update: { TableName: this.table, Key: keys.apiKey(key.workspace_id, key.id), ...set } },
-            {
-              Update: {
-                TableName: this.table,
-                Key: keys.apiKeyHash(key.key_hash),
-                UpdateExpression: 'SET revoked = :t',
-                ConditionExpression: 'attribute_exists(PK)',
-                ExpressionAttributeValues: { ':t': true },
-              },
-            },
-          ],
-        }),
-      );
-    } catch (error) {
-      if (cancellationCodes(error)?.includes('ConditionalCheckFailed')) {
-        throw new NotFoundError('api_key_not_found', `API key '${key.id}' no longer exists.`);
-      }
-      translateStoreError(error);
-    }
+    const gone = () => new NotFoundError('api_key_not_found', `API key '${key.id}' no longer exists.`);
+    const items: GuardedItem[] = [
+      {
+        item: {
+          Update: {
+            TableName: this.table,
+            Key: keys.apiKey(key.workspace_id, key.id),
+            UpdateExpression: 'SET revoked = :t, updated_at = :now, #v = #v + :one',
+            ConditionExpression: itemExists,
+            ExpressionAttributeNames: { '#v': 'version' },
+            ExpressionAttributeValues: { ':t': true, ':now': now, ':one': 1 },
+          },
+        },
+        onConditionFailed: gone,
+      },
+      {
+        item: {
+          Update: {
+            TableName: this.table,
+            Key: keys.apiKeyHash(key.key_hash),
+            UpdateExpression: 'SET revoked = :t',
+            ConditionExpression: itemExists,
+            ExpressionAttributeValues: { ':t': true },
+          },
+        },
+        onConditionFailed: gone,
+      },
+    ];
+    await transact(this.db, items);
   }
 
   async findCredentialByHash(hashHex: string): Promise<ApiKeyCredential | undefined> {
-    const out = await getItem(this.db, this.table, keys.apiKeyHash(hashHex));
-    if (!out) return undefined;
-    const { PK: _pk, SK: _sk, entity: _e, ...credential } = out;
-    return credential as unknown as ApiKeyCredential;
+    const out = await this.get(keys.apiKeyHash(hashHex));
+    return out ? (withoutKeys(out) as unknown as ApiKeyCredential) : undefined;
   }
 }

@@ -26,3 +26,6 @@ export function documentClient(): DynamoDBDocumentClient {
 export function tableName(): string {
   return config().TABLE_NAME;
 }
+
+/** What the store needs of a document client (tests hand in a fake). */
+export type StoreClient = Pick<DynamoDBDocumentClient, 'send'>;

@@ -1,12 +1,13 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DeletionPlan, PlanEntry, PlanSection } from '../domain/deletions.ts';
 import { PLAN_LIST_LIMIT } from '../domain/deletions.ts';
 import type { LayerGroup } from '../domain/layer-groups.ts';
 import { customRoles, usedStyles } from '../domain/layers.ts';
 import type { Service } from '../domain/services.ts';
 import type { Workspace } from '../domain/workspaces.ts';
+import type { StoreClient } from './client.ts';
 import { batchGetItems, forEachPrefixPage } from './items.ts';
-import { entities, keys } from './keys.ts';
+import { entities, keys, parseKey } from './keys.ts';
+import { attributes } from './table.ts';
 
 /** A section that counts everything and keeps the first entries. */
 class SectionBuilder {
@@ -37,7 +38,7 @@ const layerProjection = {
  * `serviceIds` undefined every group of the workspace is returned.
  */
 export async function dependentGroupClosure(
-  db: DynamoDBDocumentClient,
+  db: StoreClient,
   table: string,
   workspaceId: string,
   serviceIds: ReadonlySet<string> | undefined,
@@ -52,12 +53,12 @@ export async function dependentGroupClosure(
     db,
     table,
     members.map((m) => keys.publicId(workspaceId, m)),
-    { expression: 'SK, kind, service_id' },
+    { expression: `${attributes.sk}, kind, service_id` },
   );
   const seeds = new Set<string>();
   for (const m of markers) {
     if (m.kind === 'layer' && serviceIds.has(m.service_id as string)) {
-      seeds.add((m.SK as string).slice('PUBID#'.length));
+      seeds.add(parseKey.publicId(m.SK as string));
     }
   }
   // Upward closure: a public id in the set pulls in every group that lists it.
@@ -78,11 +79,7 @@ export async function dependentGroupClosure(
 }
 
 /** The plan of a service's recursive deletion (one pass over its layers, no writes). */
-export async function planService(
-  db: DynamoDBDocumentClient,
-  table: string,
-  service: Service,
-): Promise<DeletionPlan> {
+export async function planService(db: StoreClient, table: string, service: Service): Promise<DeletionPlan> {
   const partition = keys.workspacePartition(service.workspace_id);
   const layers = new SectionBuilder();
   const styles = new Map<string, number>();
@@ -111,7 +108,7 @@ export async function planService(
     (items) => {
       granules += items.length;
     },
-    { expression: 'SK' },
+    { expression: attributes.sk },
   );
   const groupSection = new SectionBuilder();
   for (const g of groups) groupSection.add({ id: g.id, public_id: g.public_id });
@@ -140,7 +137,7 @@ export const countedWorkspaceEntities: Readonly<Record<string, string>> = {
 
 /** The plan of a workspace's recursive deletion: one pass over its partition. */
 export async function planWorkspace(
-  db: DynamoDBDocumentClient,
+  db: StoreClient,
   table: string,
   workspace: Workspace,
 ): Promise<DeletionPlan> {
@@ -173,7 +170,7 @@ export async function planWorkspace(
       }
     },
     {
-      expression: '#id, SK, entity, public_id, service_id, allowed_roles, custom_role, role_id',
+      expression: `#id, ${attributes.sk}, entity, public_id, service_id, allowed_roles, custom_role, role_id`,
       names: { '#id': 'id' },
     },
   );

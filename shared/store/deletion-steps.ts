@@ -1,26 +1,30 @@
-import {
-  type DynamoDBDocumentClient,
-  QueryCommand,
-  TransactWriteCommand,
-  type TransactWriteCommandInput,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DeletionOperation, DeletionPhase } from '../domain/deletions.ts';
 import { servicePhases, workspacePhases } from '../domain/deletions.ts';
+import { UnavailableError } from '../domain/errors.ts';
 import type { LayerGroup } from '../domain/layer-groups.ts';
 import { customRoles, usedStyles } from '../domain/layers.ts';
 import { customTileMatrixSets, type OGCTilesSettings } from '../domain/settings.ts';
 import type { UsageKeyProvisioner } from '../domain/usage-keys.ts';
-import { documentClient, tableName } from './client.ts';
 import { countedWorkspaceEntities, dependentGroupClosure } from './deletion-plans.ts';
 import { activeDeletionsChange, toOperation } from './deletions-repository.ts';
-import { cancellationCodes, isConditionFailure, translateStoreError } from './errors.ts';
-import { batchDeleteKeys, batchGetItems, getItem, writeUnits } from './items.ts';
-import { type Key, keys } from './keys.ts';
+import { ConditionFailed, conditionalWrite, storeCall } from './errors.ts';
+import {
+  batchDeleteKeys,
+  batchGetItems,
+  DynamoRepository,
+  keyCondition,
+  queryInput,
+  queryPage,
+  queryPages,
+  writeUnits,
+} from './items.ts';
+import { keyOf, keys } from './keys.ts';
 import { DynamoLayerGroupRepository } from './layer-groups-repository.ts';
 import { DynamoSettingsRepository } from './settings-repository.ts';
+import { attributes, itemExists } from './table.ts';
+import { type TransactItem, transact, unguarded } from './transactions.ts';
 
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 type Item = Record<string, unknown>;
 
 /** A failure worth retrying with backoff (throttling, a concurrent runner); Step Functions retries it. */
@@ -62,36 +66,31 @@ interface ChunkSpec {
  * item records the phase and a checkpoint (the key range of the chunk whose reference changes are
  * committed), so a re-run finishes that chunk's removal and goes on after it.
  */
-export class DeletionSteps {
-  private readonly db: DynamoDBDocumentClient = documentClient();
-  private readonly table = tableName();
+export class DeletionSteps extends DynamoRepository {
   private readonly groups = new DynamoLayerGroupRepository();
   private readonly settingsStore = new DynamoSettingsRepository();
   /** Write units consumed since the last operation update (added at the next one). */
   private pendingUnits = 0;
 
-  constructor(private readonly usageKeys?: UsageKeyProvisioner) {}
+  constructor(private readonly usageKeys?: UsageKeyProvisioner) {
+    super();
+  }
 
   private async load(
     id: string,
   ): Promise<DeletionOperation & { checkpoint_from?: string; checkpoint_to?: string }> {
-    const item = await getItem(this.db, this.table, keys.deletion(id));
+    const item = await this.get(keys.deletion(id));
     if (!item) throw new StaleExecutionError(`Deletion operation ${id} does not exist.`);
     return toOperation(item) as DeletionOperation & { checkpoint_from?: string; checkpoint_to?: string };
   }
 
+  /** Runs store calls (already translated) so that an outage is a TransientError, retried by the workflow. */
   private async send<T>(fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
     } catch (error) {
-      if (isConditionFailure(error) || cancellationCodes(error)) throw error;
-      try {
-        translateStoreError(error);
-      } catch (translated) {
-        if ((translated as Error).name === 'UnavailableError')
-          throw new TransientError((translated as Error).message);
-        throw translated;
-      }
+      if (error instanceof UnavailableError) throw new TransientError(error.message);
+      throw error;
     }
   }
 
@@ -100,8 +99,8 @@ export class DeletionSteps {
    * or one retried since (a newer attempt), makes this execution stale.
    */
   async begin(id: string, attempt: number, now = new Date()): Promise<void> {
-    try {
-      await this.send(() =>
+    const begun = await this.send(() =>
+      conditionalWrite(() =>
         this.db.send(
           new UpdateCommand({
             TableName: this.table,
@@ -117,9 +116,9 @@ export class DeletionSteps {
             },
           }),
         ),
-      );
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
+      ),
+    );
+    if (!begun) {
       const op = await this.load(id);
       if (op.status !== 'completed') {
         throw new StaleExecutionError(
@@ -156,32 +155,30 @@ export class DeletionSteps {
 
   private async advance(op: DeletionOperation): Promise<void> {
     const units = this.takeUnits();
-    try {
-      await this.send(() =>
-        this.db.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: keys.deletion(op.id),
-            UpdateExpression:
-              'SET phase = :next, updated_at = :now, write_units = if_not_exists(write_units, :zero) + :w REMOVE checkpoint_from, checkpoint_to',
-            ConditionExpression: 'phase = :phase AND #s = :running',
-            ExpressionAttributeNames: { '#s': 'status' },
-            ExpressionAttributeValues: {
-              ':next': this.nextPhase(op),
-              ':phase': op.phase,
-              ':running': 'running',
-              ':now': new Date().toISOString(),
-              ':zero': 0,
-              ':w': units,
-            },
-          }),
-        ),
-      );
-    } catch (error) {
-      if (isConditionFailure(error))
-        throw new TransientError('Another runner advanced this deletion; resuming.');
-      throw error;
-    }
+    await this.send(() =>
+      storeCall(
+        () =>
+          this.db.send(
+            new UpdateCommand({
+              TableName: this.table,
+              Key: keys.deletion(op.id),
+              UpdateExpression:
+                'SET phase = :next, updated_at = :now, write_units = if_not_exists(write_units, :zero) + :w REMOVE checkpoint_from, checkpoint_to',
+              ConditionExpression: 'phase = :phase AND #s = :running',
+              ExpressionAttributeNames: { '#s': 'status' },
+              ExpressionAttributeValues: {
+                ':next': this.nextPhase(op),
+                ':phase': op.phase,
+                ':running': 'running',
+                ':now': new Date().toISOString(),
+                ':zero': 0,
+                ':w': units,
+              },
+            }),
+          ),
+        { onConditionFailed: () => new TransientError('Another runner advanced this deletion; resuming.') },
+      ),
+    );
   }
 
   /** Adds the write units not yet recorded to the operation (before a batch hands back). */
@@ -189,14 +186,16 @@ export class DeletionSteps {
     const units = this.takeUnits();
     if (units === 0) return;
     await this.send(() =>
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: keys.deletion(id),
-          UpdateExpression: 'SET write_units = if_not_exists(write_units, :zero) + :w',
-          ConditionExpression: 'attribute_exists(PK)',
-          ExpressionAttributeValues: { ':zero': 0, ':w': units },
-        }),
+      storeCall(() =>
+        this.db.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: keys.deletion(id),
+            UpdateExpression: 'SET write_units = if_not_exists(write_units, :zero) + :w',
+            ConditionExpression: itemExists,
+            ExpressionAttributeValues: { ':zero': 0, ':w': units },
+          }),
+        ),
       ),
     );
   }
@@ -258,35 +257,19 @@ export class DeletionSteps {
 
   // ---- chunked phases -------------------------------------------------------------------------
 
-  private async query(partition: string, condition: string, values: Item, start?: Key, limit?: number) {
-    return this.send(() =>
-      this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: condition,
-          ExpressionAttributeValues: { ':p': partition, ...values },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-          Limit: limit,
-        }),
-      ),
-    );
-  }
-
   /** The items of a committed chunk still present (its removal may have been interrupted). */
   private async itemsBetween(partition: string, from: string, to: string): Promise<Item[]> {
     const items: Item[] = [];
-    let start: Key | undefined;
-    do {
-      const out = await this.query(
-        partition,
-        'PK = :p AND SK BETWEEN :a AND :b',
-        { ':a': from, ':b': to },
-        start,
-      );
-      items.push(...(out.Items ?? []));
-      start = out.LastEvaluatedKey as Key | undefined;
-    } while (start);
+    await this.send(() =>
+      queryPages(
+        this.db,
+        queryInput(this.table, keyCondition(partition, { from, to }), { consistent: true }),
+        (page) => {
+          items.push(...page);
+          return true;
+        },
+      ),
+    );
     return items;
   }
 
@@ -304,14 +287,16 @@ export class DeletionSteps {
       if (leftover.length > 0) this.pendingUnits += await spec.remove(leftover);
     }
     while (Date.now() < deadline) {
-      const out = await this.query(
-        partition,
-        spec.prefix ? 'PK = :p AND begins_with(SK, :s)' : 'PK = :p',
-        spec.prefix ? { ':s': spec.prefix } : {},
-        previous ? { PK: partition, SK: previous } : undefined,
-        spec.chunk,
+      const page = await this.send(() =>
+        queryPage(
+          this.db,
+          queryInput(this.table, keyCondition(partition, { prefix: spec.prefix }), {
+            consistent: true,
+            limit: spec.chunk,
+          }),
+          previous ? { [attributes.pk]: partition, [attributes.sk]: previous } : undefined,
+        ),
       );
-      const page = out.Items ?? [];
       if (page.length === 0) return true;
       // Cut the chunk where its reference changes would overflow one transaction.
       const releases = new Map<string, { item: TransactItem; delta?: number }>();
@@ -369,41 +354,33 @@ export class DeletionSteps {
         ...(previous ? { ':prev': previous } : {}),
       },
     };
-    try {
-      if (releases.length === 0) {
-        const out = await this.send(() =>
-          this.db.send(new UpdateCommand({ ...update, ReturnConsumedCapacity: 'TOTAL' })),
-        );
-        this.pendingUnits += writeUnits(out);
-        return;
-      }
-      const items = releases.map((r) => (r.delta === undefined ? r.item : withDelta(r.item, r.delta)));
+    const movedOn = () =>
+      new TransientError('Another runner moved this deletion on; resuming from its checkpoint.');
+    if (releases.length === 0) {
       const out = await this.send(() =>
-        this.db.send(
-          new TransactWriteCommand({
-            TransactItems: [{ Update: update }, ...items],
-            ReturnConsumedCapacity: 'TOTAL',
-          }),
-        ),
+        storeCall(() => this.db.send(new UpdateCommand({ ...update, ReturnConsumedCapacity: 'TOTAL' })), {
+          onConditionFailed: movedOn,
+        }),
       );
       this.pendingUnits += writeUnits(out);
-    } catch (error) {
-      if (isConditionFailure(error) || cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') {
-        throw new TransientError('Another runner moved this deletion on; resuming from its checkpoint.');
-      }
-      if (cancellationCodes(error))
-        throw new TransientError('The checkpoint transaction was cancelled; retrying.');
-      throw error;
+      return;
     }
+    const items = releases.map((r) => unguarded(r.delta === undefined ? r.item : withDelta(r.item, r.delta)));
+    const out = await this.send(() =>
+      transact(this.db, [unguarded({ Update: update }), ...items], undefined, {
+        consumedCapacity: true,
+        onCancelled: (codes) =>
+          codes[0] === 'ConditionalCheckFailed'
+            ? movedOn()
+            : new TransientError('The checkpoint transaction was cancelled; retrying.'),
+      }),
+    );
+    this.pendingUnits += writeUnits(out);
   }
 
   /** Deletes items by their own keys (BatchWriteItem); returns the write units. */
   private deleteItems(items: Item[]): Promise<number> {
-    return batchDeleteKeys(
-      this.db,
-      this.table,
-      items.map((i) => ({ PK: i.PK as string, SK: i.SK as string })),
-    );
+    return batchDeleteKeys(this.db, this.table, items.map(keyOf));
   }
 
   private plain(prefix: string, chunk: number, counted: (i: Item) => boolean): ChunkSpec {
@@ -439,7 +416,7 @@ export class DeletionSteps {
               TableName: this.table,
               Key: keys.style(op.workspace_id, style),
               UpdateExpression: 'ADD layer_ref_count :d',
-              ConditionExpression: 'attribute_exists(PK)',
+              ConditionExpression: itemExists,
               ExpressionAttributeValues: { ':d': 0 },
             },
           },
@@ -464,12 +441,10 @@ export class DeletionSteps {
           [...new Set(layers.map((l) => l.public_id as string))].map((p) =>
             keys.publicId(op.workspace_id, p),
           ),
-          { expression: 'PK, SK, target_id' },
+          { expression: `${attributes.pk}, ${attributes.sk}, target_id` },
         );
         const ids = new Set(layers.map((l) => l.id as string));
-        const owned = markers
-          .filter((m) => ids.has(m.target_id as string))
-          .map((m) => ({ PK: m.PK as string, SK: m.SK as string }));
+        const owned = markers.filter((m) => ids.has(m.target_id as string)).map(keyOf);
         return (await batchDeleteKeys(this.db, this.table, owned)) + (await this.deleteItems(layers));
       },
     };
@@ -509,7 +484,7 @@ export class DeletionSteps {
 
   private settings(workspaceId: string): ChunkSpec {
     return {
-      ...this.plain('SETTINGS#', 10, () => true),
+      ...this.plain(keys.settingsPrefix, 10, () => true),
       // Tiles settings release the tile matrix sets they name, as saving other settings would.
       releases: (s) =>
         s.kind === 'ogc-tiles'
@@ -555,9 +530,9 @@ export class DeletionSteps {
 
   private async removeGroup(op: DeletionOperation, g: LayerGroup): Promise<boolean> {
     // The same items as deleteLayerGroup, plus the progress of this operation.
-    const items: TransactItem[] = [
-      ...this.groups.deletionItems(g).map((i) => i.item),
-      {
+    const items = [
+      ...this.groups.deletionItems(g).map((i) => unguarded(i.item)),
+      unguarded({
         Update: {
           TableName: this.table,
           Key: keys.deletion(op.id),
@@ -574,20 +549,23 @@ export class DeletionSteps {
             ':running': 'running',
           },
         },
-      },
+      }),
     ];
     try {
       const out = await this.send(() =>
-        this.db.send(new TransactWriteCommand({ TransactItems: items, ReturnConsumedCapacity: 'TOTAL' })),
+        transact(this.db, items, undefined, {
+          consumedCapacity: true,
+          onCancelled: (codes) =>
+            codes[codes.length - 1] === 'ConditionalCheckFailed'
+              ? new StaleExecutionError(`Deletion ${op.id} is no longer running.`)
+              : new ConditionFailed(),
+        }),
       );
       this.pendingUnits += writeUnits(out);
       return true;
     } catch (error) {
-      const codes = cancellationCodes(error);
-      if (codes?.[codes.length - 1] === 'ConditionalCheckFailed') {
-        throw new StaleExecutionError(`Deletion ${op.id} is no longer running.`);
-      }
-      if (codes) return false;
+      // The group changed meanwhile: the next round sees it as it is now.
+      if (error instanceof ConditionFailed) return false;
       throw error;
     }
   }
@@ -620,29 +598,34 @@ export class DeletionSteps {
   private async finish(op: DeletionOperation, items: TransactItem[]): Promise<void> {
     try {
       await this.send(() =>
-        this.db.send(
-          new TransactWriteCommand({
-            TransactItems: [...items, this.completion(op, new Date().toISOString())],
-          }),
+        transact(
+          this.db,
+          [...items, this.completion(op, new Date().toISOString())].map(unguarded),
+          undefined,
+          {
+            onCancelled: (codes) => {
+              // The completion failed: done by another runner, or not this execution's any more.
+              if (codes[codes.length - 1] === 'ConditionalCheckFailed') return new ConditionFailed();
+              if (codes.includes('ConditionalCheckFailed')) {
+                return new CorruptItemError(
+                  `The ${op.scope} ${op.target_id} is not the one this operation hid.`,
+                );
+              }
+              return new TransientError('The final transaction was cancelled; retrying.');
+            },
+          },
         ),
       );
     } catch (error) {
-      const codes = cancellationCodes(error);
-      if (codes?.[codes.length - 1] === 'ConditionalCheckFailed') {
-        const current = await this.load(op.id);
-        if (current.status === 'completed') return;
-        throw new StaleExecutionError(`Deletion ${op.id} is ${current.status}.`);
-      }
-      if (codes?.includes('ConditionalCheckFailed')) {
-        throw new CorruptItemError(`The ${op.scope} ${op.target_id} is not the one this operation hid.`);
-      }
-      if (codes) throw new TransientError('The final transaction was cancelled; retrying.');
-      throw error;
+      if (!(error instanceof ConditionFailed)) throw error;
+      const current = await this.load(op.id);
+      if (current.status === 'completed') return;
+      throw new StaleExecutionError(`Deletion ${op.id} is ${current.status}.`);
     }
   }
 
   private async removeService(op: DeletionOperation): Promise<void> {
-    const service = await getItem(this.db, this.table, keys.service(op.workspace_id, op.target_id));
+    const service = await this.get(keys.service(op.workspace_id, op.target_id));
     await this.finish(op, [
       {
         Delete: {
@@ -670,7 +653,7 @@ export class DeletionSteps {
   }
 
   private async removeWorkspace(op: DeletionOperation): Promise<void> {
-    const workspace = await getItem(this.db, this.table, keys.workspace(op.workspace_id));
+    const workspace = await this.get(keys.workspace(op.workspace_id));
     if (workspace?.usage_key_id) await this.usageKeys?.remove(workspace.usage_key_id as string);
     await this.finish(op, [
       {
@@ -720,10 +703,15 @@ export class DeletionSteps {
       ...(op.scope === 'service' ? [activeDeletionsChange(this.table, op.workspace_id, -1).item] : []),
     ];
     try {
-      await this.send(() => this.db.send(new TransactWriteCommand({ TransactItems: items })));
+      await this.send(() =>
+        transact(this.db, items.map(unguarded), undefined, {
+          onCancelled: (codes, error) =>
+            codes.includes('ConditionalCheckFailed') ? new ConditionFailed() : (error as Error),
+        }),
+      );
     } catch (error) {
       // Already failed, retried or completed by someone else: nothing to record.
-      if (cancellationCodes(error)?.includes('ConditionalCheckFailed')) return;
+      if (error instanceof ConditionFailed) return;
       throw error;
     }
   }

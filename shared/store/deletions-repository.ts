@@ -1,4 +1,3 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import {
   type DeletionFilter,
   type DeletionOperation,
@@ -11,20 +10,25 @@ import { NotFoundError, StateConflictError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import type { Service } from '../domain/services.ts';
 import type { Workspace } from '../domain/workspaces.ts';
-import { documentClient, tableName } from './client.ts';
 import { planService, planWorkspace } from './deletion-plans.ts';
-import { cancellationCodes, translateStoreError } from './errors.ts';
-import { batchGetItems, getItem } from './items.ts';
-import { entities, type Key, keys } from './keys.ts';
-import { decodeCursor, encodeCursor } from './paging.ts';
-import { activeCheck, type GuardedItem, transact } from './transactions.ts';
-
-/** Sort key of the plan item beside an operation (plans are large; operations change often). */
-const PLAN_SK = 'PLAN';
+import { ConditionFailed } from './errors.ts';
+import {
+  batchGetItems,
+  DynamoRepository,
+  indexCondition,
+  keyCondition,
+  queryIndexPage,
+  queryInput,
+  queryPage,
+  queryPages,
+  withoutKeys,
+} from './items.ts';
+import { entities, type Key, keys, parseKey } from './keys.ts';
+import { itemAbsent, itemExists } from './table.ts';
+import { activeCheck, type GuardedItem, putNew, transact, unguarded } from './transactions.ts';
 
 export function toOperation(item: Record<string, unknown>): DeletionOperation {
-  const { PK: _pk, SK: _sk, GSI1PK: _g1, GSI1SK: _g2, entity: _e, ...op } = item;
-  return op as unknown as DeletionOperation;
+  return withoutKeys(item) as unknown as DeletionOperation;
 }
 
 /**
@@ -38,7 +42,7 @@ export function activeDeletionsChange(table: string, workspaceId: string, delta:
         TableName: table,
         Key: keys.activeDeletions(workspaceId),
         UpdateExpression: 'SET entity = :e ADD #c :d',
-        ...(delta < 0 ? { ConditionExpression: 'attribute_exists(PK)' } : {}),
+        ...(delta < 0 ? { ConditionExpression: itemExists } : {}),
         ExpressionAttributeNames: { '#c': 'count' },
         ExpressionAttributeValues: { ':e': entities.activeDeletions, ':d': delta },
       },
@@ -47,10 +51,7 @@ export function activeDeletionsChange(table: string, workspaceId: string, delta:
 }
 
 /** DynamoDB implementation of the deletion port (operations live in their own partitions). */
-export class DynamoDeletionRepository implements DeletionRepository {
-  private readonly db = documentClient();
-  private readonly table = tableName();
-
+export class DynamoDeletionRepository extends DynamoRepository implements DeletionRepository {
   servicePlan(service: Service): Promise<DeletionPlan> {
     return planService(this.db, this.table, service);
   }
@@ -61,28 +62,18 @@ export class DynamoDeletionRepository implements DeletionRepository {
 
   private putOperation(op: DeletionOperation, plan: DeletionPlan): GuardedItem[] {
     return [
-      {
-        item: {
-          Put: {
-            TableName: this.table,
-            Item: {
-              ...keys.deletion(op.id),
-              ...keys.deletionListing(op.created_at, op.id),
-              entity: entities.deletion,
-              ...op,
-            },
-            ConditionExpression: 'attribute_not_exists(PK)',
-          },
+      putNew(this.table, {
+        ...keys.deletion(op.id),
+        ...keys.deletionListing(op.created_at, op.id),
+        entity: entities.deletion,
+        ...op,
+      }),
+      unguarded({
+        Put: {
+          TableName: this.table,
+          Item: { ...keys.deletionPlan(op.id), entity: entities.deletion, plan },
         },
-      },
-      {
-        item: {
-          Put: {
-            TableName: this.table,
-            Item: { PK: keys.deletion(op.id).PK, SK: PLAN_SK, entity: entities.deletion, plan },
-          },
-        },
-      },
+      }),
     ];
   }
 
@@ -195,11 +186,13 @@ export class DynamoDeletionRepository implements DeletionRepository {
     lost: () => Error,
   ): Promise<StartedDeletion> {
     try {
-      await transact(this.db, items);
+      await transact(this.db, items, undefined, {
+        onCancelled: (codes) => (codes[0] === 'ConditionalCheckFailed' ? new ConditionFailed() : undefined),
+      });
       return { operation: op, plan };
     } catch (error) {
-      if (cancellationCodes(error)?.[0] !== 'ConditionalCheckFailed') throw error;
-      const current = await getItem(this.db, this.table, key);
+      if (!(error instanceof ConditionFailed)) throw error;
+      const current = await this.get(key);
       const id = current?.status === 'deleting' ? (current.deletion_id as string | undefined) : undefined;
       const found = id ? await this.find(id) : undefined;
       if (!found) throw lost();
@@ -248,7 +241,7 @@ export class DynamoDeletionRepository implements DeletionRepository {
             ConditionCheck: {
               TableName: this.table,
               Key: keys.activeDeletions(workspace.id),
-              ConditionExpression: 'attribute_not_exists(PK) OR #c <= :zero',
+              ConditionExpression: `${itemAbsent} OR #c <= :zero`,
               ExpressionAttributeNames: { '#c': 'count' },
               ExpressionAttributeValues: { ':zero': 0 },
             },
@@ -272,44 +265,29 @@ export class DynamoDeletionRepository implements DeletionRepository {
   }
 
   async find(id: string): Promise<{ operation: DeletionOperation; plan: DeletionPlan } | undefined> {
-    try {
-      // The operation and its plan share a partition: one round trip.
-      const out = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'PK = :p',
-          ExpressionAttributeValues: { ':p': keys.deletion(id).PK },
-          ConsistentRead: true,
-        }),
-      );
-      const items = out.Items ?? [];
-      const op = items.find((i) => i.SK === keys.deletion(id).SK);
-      const plan = items.find((i) => i.SK === PLAN_SK)?.plan as DeletionPlan | undefined;
-      return op && plan ? { operation: toOperation(op), plan } : undefined;
-    } catch (error) {
-      translateStoreError(error);
-    }
+    // The operation and its plan share a partition: one round trip.
+    const items = await queryPage(
+      this.db,
+      queryInput(this.table, keyCondition(keys.deletion(id).PK), { consistent: true }),
+    );
+    const op = items.find((i) => i.SK === keys.deletion(id).SK);
+    const plan = items.find((i) => i.SK === keys.deletionPlan(id).SK)?.plan as DeletionPlan | undefined;
+    return op && plan ? { operation: toOperation(op), plan } : undefined;
   }
 
   async plansOf(ids: string[]): Promise<Map<string, DeletionPlan>> {
     const items = await batchGetItems(
       this.db,
       this.table,
-      ids.map((id) => ({ PK: keys.deletion(id).PK, SK: PLAN_SK })),
+      ids.map((id) => keys.deletionPlan(id)),
     );
-    return new Map(items.map((i) => [(i.PK as string).slice('DELETION#'.length), i.plan as DeletionPlan]));
+    return new Map(items.map((i) => [parseKey.deletionId(i.PK as string), i.plan as DeletionPlan]));
   }
 
   async list(filter: DeletionFilter, limit: number, cursor?: string): Promise<Page<DeletionOperation>> {
-    let start = decodeCursor(cursor, {
-      PK: { prefix: 'DELETION#' },
-      SK: { equals: keys.deletion('x').SK },
-      GSI1PK: { equals: keys.deletionListingPartition },
-      GSI1SK: true,
-    }) as Record<string, unknown> | undefined;
     const conditions: string[] = [];
     const names: Record<string, string> = {};
-    const values: Record<string, unknown> = { ':p': keys.deletionListingPartition };
+    const values: Record<string, unknown> = {};
     if (filter.workspaceId) {
       conditions.push('workspace_id = :ws');
       values[':ws'] = filter.workspaceId;
@@ -319,31 +297,39 @@ export class DynamoDeletionRepository implements DeletionRepository {
       names['#st'] = 'status';
       values[':st'] = filter.status;
     }
-    const items: DeletionOperation[] = [];
-    try {
-      // A filter may leave a page short: read on (a bounded number of times) to fill it.
-      for (let round = 0; round < 10 && items.length < limit; round++) {
-        const out = await this.db.send(
-          new QueryCommand({
-            TableName: this.table,
-            IndexName: 'GSI1',
-            KeyConditionExpression: 'GSI1PK = :p',
-            ...(conditions.length ? { FilterExpression: conditions.join(' AND ') } : {}),
-            ...(Object.keys(names).length ? { ExpressionAttributeNames: names } : {}),
-            ExpressionAttributeValues: values,
-            ScanIndexForward: false,
-            Limit: limit - items.length,
-            ExclusiveStartKey: start,
-          }),
-        );
-        items.push(...(out.Items ?? []).map(toOperation));
-        start = out.LastEvaluatedKey;
-        if (!start) break;
-      }
-    } catch (error) {
-      translateStoreError(error);
-    }
-    return { items, nextCursor: encodeCursor(start) };
+    // A filter may leave a page short: read on (a bounded number of times) to fill it.
+    const page = await queryIndexPage(
+      this.db,
+      this.table,
+      keys.deletionListingPartition,
+      limit,
+      cursor,
+      { pk: { prefix: keys.deletionPartitionPrefix }, sk: { equals: keys.deletion('x').SK } },
+      {
+        ...(conditions.length ? { filter: { expression: conditions.join(' AND '), names, values } } : {}),
+        backwards: true,
+        fillRounds: 10,
+      },
+    );
+    return { items: page.items.map(toOperation), nextCursor: page.nextCursor };
+  }
+
+  /** The operations left pending or running (a host resumes them when it starts). */
+  async unfinished(visit: (operation: DeletionOperation) => Promise<void>): Promise<void> {
+    await queryPages(
+      this.db,
+      queryInput(this.table, indexCondition(keys.deletionListingPartition), {
+        filter: {
+          expression: '#s IN (:pending, :running)',
+          names: { '#s': 'status' },
+          values: { ':pending': 'pending', ':running': 'running' },
+        },
+      }),
+      async (items) => {
+        for (const item of items) await visit(toOperation(item));
+        return true;
+      },
+    );
   }
 
   async markRetry(op: DeletionOperation, now: string): Promise<DeletionOperation> {

@@ -13,6 +13,17 @@ export function cancellationCodes(error: unknown): string[] | undefined {
   return undefined;
 }
 
+/**
+ * True when DynamoDB refused a write because another transaction held one of its items: a
+ * transaction cancelled with a `TransactionConflict` reason, or a `TransactionConflictException`.
+ * The write lost a race, exactly like a failed version condition (DynamoDB Local never says so;
+ * tests inject it).
+ */
+export function isTransactionConflict(error: unknown): boolean {
+  if ((error as { name?: string } | undefined)?.name === 'TransactionConflictException') return true;
+  return cancellationCodes(error)?.includes('TransactionConflict') ?? false;
+}
+
 /** True when a single-item write failed its condition. */
 export function isConditionFailure(error: unknown): boolean {
   return (
@@ -102,4 +113,59 @@ export function translateStoreError(error: unknown): never {
     );
   }
   throw error;
+}
+
+/** What a caller makes of a refused call, beside the translation every call gets. */
+export interface Outcomes {
+  /**
+   * The error of a failed condition: of the single item written, or of the transaction item at
+   * `index` (the first that failed). `undefined` leaves the failure to `translateStoreError`.
+   */
+  onConditionFailed?: (index: number) => Error | undefined;
+  /** The error of a write that lost to a concurrent transaction (else a 503). */
+  onTransactionConflict?: () => Error;
+  /** Every cancelled transaction, whatever its reasons, first (undefined: handled as above). */
+  onCancelled?: (codes: string[], error: unknown) => Error | undefined;
+}
+
+/**
+ * Runs one call to DynamoDB. The one place where what it throws becomes a domain error: the
+ * caller's outcomes first (a failed condition, a lost race), then `translateStoreError`.
+ */
+export async function storeCall<T>(call: () => Promise<T>, outcomes: Outcomes = {}): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    const codes = cancellationCodes(error);
+    const cancelled = codes ? outcomes.onCancelled?.(codes, error) : undefined;
+    if (cancelled) throw cancelled;
+    const failed = codes ? codes.indexOf('ConditionalCheckFailed') : isConditionFailure(error) ? 0 : -1;
+    const mapped = failed >= 0 ? outcomes.onConditionFailed?.(failed) : undefined;
+    if (mapped) throw mapped;
+    if (outcomes.onTransactionConflict && isTransactionConflict(error))
+      throw outcomes.onTransactionConflict();
+    translateStoreError(error);
+  }
+}
+
+/**
+ * Thrown by a condition whose meaning depends on the item as it is now: the caller reads it again
+ * to say why (gone, in use, or changed meanwhile).
+ */
+export class ConditionFailed extends Error {
+  override name = 'ConditionFailed';
+}
+
+/**
+ * Runs a single conditional write: true when it was written, false when its condition failed
+ * (for callers that read the item again to say why, or for whom that is no error).
+ */
+export async function conditionalWrite(call: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await storeCall(call, { onConditionFailed: () => new ConditionFailed() });
+    return true;
+  } catch (error) {
+    if (error instanceof ConditionFailed) return false;
+    throw error;
+  }
 }

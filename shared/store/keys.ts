@@ -1,42 +1,69 @@
 /**
- * Every key string of the table is built here and nowhere else. Prefixes are upper case, the
- * separator is `#`, names are kept verbatim.
+ * Every key string of the table is built and parsed here and nowhere else. Prefixes are upper
+ * case, the separator is `#`, ids and names are kept verbatim (a name may not contain `#`, an id
+ * is a UUID; a key is parsed by its prefix, so what follows the prefix comes back unchanged).
  */
 export interface Key {
   PK: string;
   SK: string;
 }
 
+const WORKSPACE_PARTITION = 'WS#';
+const GLOBAL_PARTITION = 'GLOBAL';
+const DELETION_PARTITION = 'DELETION#';
+const PUBLIC_ID = 'PUBID#';
+const ROLE_PARTITION = 'ROLE#';
+const ROLE = 'ROLE';
+const TILE_MATRIX_SET = 'TMS';
+
+/** The partition of everything that belongs to a workspace. */
+const ws = (workspaceId: string) => `${WORKSPACE_PARTITION}${workspaceId}`;
+/** A workspace's partition, or the global one for items that may be either (API keys, claim mappings). */
+const scope = (workspaceId: string | undefined) => (workspaceId ? ws(workspaceId) : GLOBAL_PARTITION);
+
+/** What follows `prefix` in a key built by this module (a key without it is a bug, never data). */
+function after(prefix: string, value: string): string {
+  if (!value.startsWith(prefix)) throw new Error(`Key '${value}' does not start with '${prefix}'.`);
+  return value.slice(prefix.length);
+}
+
 export const keys = {
-  workspace: (workspaceId: string): Key => ({ PK: `WS#${workspaceId}`, SK: 'WORKSPACE' }),
+  workspace: (workspaceId: string): Key => ({ PK: ws(workspaceId), SK: 'WORKSPACE' }),
   /** Uniqueness marker of a workspace name; holds `workspace_id`. */
   workspaceName: (name: string): Key => ({ PK: `WSNAME#${name}`, SK: 'WSNAME' }),
   /** GSI1 entry that lists workspaces ordered by name. */
   workspaceListing: (name: string) => ({ GSI1PK: 'WORKSPACES', GSI1SK: name }),
   workspaceListingPartition: 'WORKSPACES',
   /** Partition of everything that belongs to a workspace. */
-  workspacePartition: (workspaceId: string) => `WS#${workspaceId}`,
+  workspacePartition: (workspaceId: string) => ws(workspaceId),
+  /** What every workspace partition starts with (cursor shapes). */
+  workspacePartitionPrefix: WORKSPACE_PARTITION,
   apiKey: (workspaceId: string | undefined, keyId: string): Key => ({
-    PK: workspaceId ? `WS#${workspaceId}` : 'GLOBAL',
+    PK: scope(workspaceId),
     SK: `APIKEY#${keyId}`,
   }),
   apiKeyPrefix: 'APIKEY#',
   /** Lookup item of an API key by the SHA-256 hash of its secret. */
   apiKeyHash: (hashHex: string): Key => ({ PK: `APIKEYHASH#${hashHex}`, SK: 'APIKEYHASH' }),
   workspaceItemSortKey: 'WORKSPACE',
-  role: (roleId: string): Key => ({ PK: `ROLE#${roleId}`, SK: 'ROLE' }),
+  role: (roleId: string): Key => ({ PK: `${ROLE_PARTITION}${roleId}`, SK: ROLE }),
   /** GSI1 entry that lists active custom roles by id. */
   roleListing: (roleId: string) => ({ GSI1PK: 'ROLES', GSI1SK: roleId }),
   roleListingPartition: 'ROLES',
-  rolePolicy: (roleId: string, policyId: string): Key => ({ PK: `ROLE#${roleId}`, SK: `POLICY#${policyId}` }),
+  /** What every role partition starts with (cursor shapes). */
+  rolePartitionPrefix: ROLE_PARTITION,
+  roleSortKey: ROLE,
+  rolePolicy: (roleId: string, policyId: string): Key => ({
+    PK: `${ROLE_PARTITION}${roleId}`,
+    SK: `POLICY#${policyId}`,
+  }),
   rolePolicyPrefix: 'POLICY#',
   /** A claim mapping of a workspace, or a global one (`GLOBAL` partition). */
   claimMapping: (workspaceId: string | undefined, id: string): Key => ({
-    PK: workspaceId ? `WS#${workspaceId}` : 'GLOBAL',
+    PK: scope(workspaceId),
     SK: `CLAIMMAP#${id}`,
   }),
   claimMappingPrefix: 'CLAIMMAP#',
-  /** Uniqueness marker of a (claim name, value, role) triple within a scope. */
   /** GSI1 entry of a claim mapping by (claim name, value digest), for "which workspaces does this token reach". */
   claimMappingByClaim: (claimDigest: string, scope: string, id: string) => ({
     GSI1PK: `CLAIM#${claimDigest}`,
@@ -44,33 +71,34 @@ export const keys = {
   }),
   claimMappingByClaimPartition: (claimDigest: string) => `CLAIM#${claimDigest}`,
   service: (workspaceId: string, serviceId: string): Key => ({
-    PK: `WS#${workspaceId}`,
+    PK: ws(workspaceId),
     SK: `SERVICE#${serviceId}`,
   }),
   servicePrefix: 'SERVICE#',
   /** Uniqueness marker of a service name within its workspace; holds `service_id`. */
   serviceName: (workspaceId: string, name: string): Key => ({
-    PK: `WS#${workspaceId}`,
+    PK: ws(workspaceId),
     SK: `SVCNAME#${name}`,
   }),
   /** Layers sort under their service, so a service's layers are one key range of the workspace partition. */
   layer: (workspaceId: string, serviceId: string, layerId: string): Key => ({
-    PK: `WS#${workspaceId}`,
+    PK: ws(workspaceId),
     SK: `LAYER#${serviceId}#${layerId}`,
   }),
   layerPrefix: (serviceId: string) => `LAYER#${serviceId}#`,
   /** Every layer of a workspace, whatever its service. */
   layerPrefixAll: 'LAYER#',
   layerGroup: (workspaceId: string, groupId: string): Key => ({
-    PK: `WS#${workspaceId}`,
+    PK: ws(workspaceId),
     SK: `GROUP#${groupId}`,
   }),
   layerGroupPrefix: 'GROUP#',
   /** The workspace-wide public id namespace (layers and groups): marker with kind, target and member_of_count. */
   publicId: (workspaceId: string, publicId: string): Key => ({
-    PK: `WS#${workspaceId}`,
-    SK: `PUBID#${publicId}`,
+    PK: ws(workspaceId),
+    SK: `${PUBLIC_ID}${publicId}`,
   }),
+  publicIdPrefix: PUBLIC_ID,
   /** A browser session, by the SHA-256 of its cookie value. */
   session: (tokenHash: string): Key => ({ PK: `SESSION#${tokenHash}`, SK: 'SESSION' }),
   /** Failed logins of one client address in one 5-minute window. */
@@ -78,59 +106,83 @@ export const keys = {
     PK: `LOGINFAIL#${address}`,
     SK: `WINDOW#${window}`,
   }),
+  /** Uniqueness marker of a (claim name, value, role) triple within a scope. */
   claimMappingTriple: (workspaceId: string | undefined, tripleHash: string): Key => ({
-    PK: workspaceId ? `WS#${workspaceId}` : 'GLOBAL',
+    PK: scope(workspaceId),
     SK: `CLAIMTRIPLE#${tripleHash}`,
   }),
   /** One settings document of a workspace (`wms`, `ogcapi`, `ogc-tiles`); absent means defaults. */
-  settings: (workspaceId: string, kind: string): Key => ({ PK: `WS#${workspaceId}`, SK: `SETTINGS#${kind}` }),
+  settings: (workspaceId: string, kind: string): Key => ({ PK: ws(workspaceId), SK: `SETTINGS#${kind}` }),
+  settingsPrefix: 'SETTINGS#',
   /** A custom tile matrix set (global); holds `ref_count`, the number of workspaces whose tiles settings name it. */
-  tileMatrixSet: (id: string): Key => ({ PK: `TMS#${id}`, SK: 'TMS' }),
+  tileMatrixSet: (id: string): Key => ({ PK: `${TILE_MATRIX_SET}#${id}`, SK: TILE_MATRIX_SET }),
   /** GSI1 entry that lists custom tile matrix sets by id. */
   tileMatrixSetListing: (id: string) => ({ GSI1PK: 'TILEMATRIXSETS', GSI1SK: id }),
   tileMatrixSetListingPartition: 'TILEMATRIXSETS',
   /** Reference record: workspace `workspaceId`'s tiles settings name tile matrix set `id`. */
-  tileMatrixSetRef: (id: string, workspaceId: string): Key => ({ PK: `TMS#${id}`, SK: `REF#${workspaceId}` }),
-  tileMatrixSetPartition: (id: string) => `TMS#${id}`,
+  tileMatrixSetSortKey: TILE_MATRIX_SET,
+  tileMatrixSetRef: (id: string, workspaceId: string): Key => ({
+    PK: `${TILE_MATRIX_SET}#${id}`,
+    SK: `REF#${workspaceId}`,
+  }),
+  tileMatrixSetPartition: (id: string) => `${TILE_MATRIX_SET}#${id}`,
   tileMatrixSetRefPrefix: 'REF#',
   /** A style of a workspace, by name; holds `layer_ref_count` for the layers that use it. */
-  style: (workspaceId: string, name: string): Key => ({ PK: `WS#${workspaceId}`, SK: `STYLE#${name}` }),
+  style: (workspaceId: string, name: string): Key => ({ PK: ws(workspaceId), SK: `STYLE#${name}` }),
   stylePrefix: 'STYLE#',
   /** A style asset's metadata; holds `ref_count`, the number of styles that reference it. */
-  styleAsset: (workspaceId: string, name: string): Key => ({ PK: `WS#${workspaceId}`, SK: `ASSET#${name}` }),
+  styleAsset: (workspaceId: string, name: string): Key => ({ PK: ws(workspaceId), SK: `ASSET#${name}` }),
   styleAssetPrefix: 'ASSET#',
   /** One chunk of an asset's bytes, content-addressed by the payload's SHA-256. */
   styleAssetChunk: (workspaceId: string, name: string, sha256: string, index: number): Key => ({
-    PK: `WS#${workspaceId}`,
+    PK: ws(workspaceId),
     SK: `ASSETDATA#${name}#${sha256}#${index}`,
   }),
   /** Reference record: style `style` references asset `asset` (written when the style is saved). */
   styleAssetRef: (workspaceId: string, asset: string, style: string): Key => ({
-    PK: `WS#${workspaceId}`,
+    PK: ws(workspaceId),
     SK: `ASSETREF#${asset}#${style}`,
   }),
   styleAssetRefPrefix: (asset: string) => `ASSETREF#${asset}#`,
   /** A raster mosaic's committed state (`generation`, `granule_count`); absent before the first harvest. */
   mosaic: (workspaceId: string, serviceId: string): Key => ({
-    PK: `WS#${workspaceId}`,
+    PK: ws(workspaceId),
     SK: `MOSAIC#${serviceId}`,
   }),
   /** A granule of a mosaic, in every generation it lived (`added_generation`, `removed_generation`). */
   mosaicGranule: (workspaceId: string, serviceId: string, granuleId: string): Key => ({
-    PK: `WS#${workspaceId}`,
+    PK: ws(workspaceId),
     SK: `GRANULE#${serviceId}#${granuleId}`,
   }),
   mosaicGranulePrefix: (serviceId: string) => `GRANULE#${serviceId}#`,
   /** A recursive deletion operation (its own partition: it outlives the workspace it deletes). */
-  deletion: (id: string): Key => ({ PK: `DELETION#${id}`, SK: 'DELETION' }),
+  deletion: (id: string): Key => ({ PK: `${DELETION_PARTITION}${id}`, SK: 'DELETION' }),
+  /** The plan beside an operation, in its partition (plans are large; operations change often). */
+  deletionPlan: (id: string): Key => ({ PK: `${DELETION_PARTITION}${id}`, SK: 'PLAN' }),
+  deletionPartitionPrefix: DELETION_PARTITION,
   /** GSI1 entry that lists deletion operations, newest first. */
   deletionListing: (createdAt: string, id: string) => ({ GSI1PK: 'DELETIONS', GSI1SK: `${createdAt}#${id}` }),
   deletionListingPartition: 'DELETIONS',
   /** How many service deletions run in a workspace (`count`); a workspace deletion waits for zero. */
-  activeDeletions: (workspaceId: string): Key => ({ PK: `WS#${workspaceId}`, SK: 'ACTIVEDELETIONS' }),
+  activeDeletions: (workspaceId: string): Key => ({ PK: ws(workspaceId), SK: 'ACTIVEDELETIONS' }),
   /** A whole partition (`WS#…`) from the start, for the sweep of a workspace deletion. */
   partitionStart: '',
 } as const;
+
+/** The parts of keys that callers need back: ids out of the key strings built above. */
+export const parseKey = {
+  /** The workspace id of a workspace partition (`WS#<id>`). */
+  workspaceId: (pk: string): string => after(WORKSPACE_PARTITION, pk),
+  /** The public id of a public id marker's sort key (`PUBID#<public id>`). */
+  publicId: (sk: string): string => after(PUBLIC_ID, sk),
+  /** The operation id of a deletion partition (`DELETION#<id>`, the operation's and its plan's). */
+  deletionId: (pk: string): string => after(DELETION_PARTITION, pk),
+} as const;
+
+/** The key of a stored item (its primary key attributes, nothing else). */
+export function keyOf(item: Record<string, unknown>): Key {
+  return { PK: item.PK as string, SK: item.SK as string };
+}
 
 /** Entity tags stored in the `entity` attribute of every item. */
 export const entities = {

@@ -7,21 +7,17 @@ import {
 import type { LayerGroup, LayerGroupRepository, VisitedGroup } from '../domain/layer-groups.ts';
 import type { PublicIdMarker } from '../domain/layers.ts';
 import type { Page } from '../domain/page.ts';
-import { documentClient, tableName } from './client.ts';
-import { batchGetItems, getItem, queryPrefixPage } from './items.ts';
-import { entities, keys } from './keys.ts';
-import { activeCheck, concurrentModification, type GuardedItem, transact } from './transactions.ts';
+import { batchGetItems, DynamoRepository, queryPrefixPage, withoutKeys } from './items.ts';
+import { entities, keys, parseKey } from './keys.ts';
+import { attributes, itemAbsent, itemExists } from './table.ts';
+import { activeCheck, concurrentModification, type GuardedItem, putNew, transact } from './transactions.ts';
 
 function toGroup(item: Record<string, unknown>): LayerGroup {
-  const { PK: _pk, SK: _sk, entity: _e, ...g } = item;
-  return g as unknown as LayerGroup;
+  return withoutKeys(item) as unknown as LayerGroup;
 }
 
 /** DynamoDB implementation of the layer group port. Membership is counted on the members' public id markers. */
-export class DynamoLayerGroupRepository implements LayerGroupRepository {
-  private readonly db = documentClient();
-  private readonly table = tableName();
-
+export class DynamoLayerGroupRepository extends DynamoRepository implements LayerGroupRepository {
   private membership(workspaceId: string, resource: string, delta: 1 | -1): GuardedItem {
     return {
       item: {
@@ -29,7 +25,7 @@ export class DynamoLayerGroupRepository implements LayerGroupRepository {
           TableName: this.table,
           Key: keys.publicId(workspaceId, resource),
           UpdateExpression: 'ADD member_of_count :d',
-          ConditionExpression: 'attribute_exists(PK)',
+          ConditionExpression: itemExists,
           ExpressionAttributeValues: { ':d': delta },
         },
       },
@@ -43,20 +39,15 @@ export class DynamoLayerGroupRepository implements LayerGroupRepository {
 
   private claim(g: LayerGroup): GuardedItem {
     const marker: PublicIdMarker = { kind: 'group', target_id: g.id, member_of_count: 0 };
-    return {
-      item: {
-        Put: {
-          TableName: this.table,
-          Item: { ...keys.publicId(g.workspace_id, g.public_id), entity: entities.publicId, ...marker },
-          ConditionExpression: 'attribute_not_exists(PK)',
-        },
-      },
-      onConditionFailed: () =>
+    return putNew(
+      this.table,
+      { ...keys.publicId(g.workspace_id, g.public_id), entity: entities.publicId, ...marker },
+      () =>
         new AlreadyExistsError(
           'public_id_taken',
           `public_id '${g.public_id}' is already published in this workspace.`,
         ),
-    };
+    );
   }
 
   private release(g: LayerGroup): GuardedItem {
@@ -85,7 +76,7 @@ export class DynamoLayerGroupRepository implements LayerGroupRepository {
           TableName: this.table,
           Item: { ...keys.layerGroup(g.workspace_id, g.id), entity: entities.layerGroup, ...g },
           ...(previousVersion === undefined
-            ? { ConditionExpression: 'attribute_not_exists(PK)' }
+            ? { ConditionExpression: itemAbsent }
             : {
                 ConditionExpression: '#v = :v',
                 ExpressionAttributeNames: { '#v': 'version' },
@@ -125,12 +116,12 @@ export class DynamoLayerGroupRepository implements LayerGroupRepository {
       this.db,
       this.table,
       resources.map((r) => keys.publicId(workspaceId, r)),
-      { expression: 'SK, kind, service_id' },
+      { expression: `${attributes.sk}, kind, service_id` },
     );
     const services = new Map<string, string>();
     for (const m of markers) {
       if (m.kind === 'layer' && typeof m.service_id === 'string') {
-        services.set(m.service_id, (m.SK as string).slice('PUBID#'.length));
+        services.set(m.service_id, parseKey.publicId(m.SK as string));
       }
     }
     return [...services].map(([serviceId, resource]) =>
@@ -157,7 +148,7 @@ export class DynamoLayerGroupRepository implements LayerGroupRepository {
   }
 
   async find(workspaceId: string, id: string): Promise<LayerGroup | undefined> {
-    const out = await getItem(this.db, this.table, keys.layerGroup(workspaceId, id));
+    const out = await this.get(keys.layerGroup(workspaceId, id));
     return out ? toGroup(out) : undefined;
   }
 

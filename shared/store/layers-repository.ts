@@ -13,15 +13,10 @@ import {
   usedStyles,
 } from '../domain/layers.ts';
 import type { Page } from '../domain/page.ts';
-import { documentClient, tableName } from './client.ts';
-import { getItem, queryPrefixPage } from './items.ts';
+import { DynamoRepository, queryPrefixPage, withoutKeys } from './items.ts';
 import { entities, keys } from './keys.ts';
-import { activeCheck, concurrentModification, type GuardedItem, transact } from './transactions.ts';
-
-function strip(item: Record<string, unknown>): Record<string, unknown> {
-  const { PK: _pk, SK: _sk, entity: _e, ...rest } = item;
-  return rest;
-}
+import { itemExists } from './table.ts';
+import { activeCheck, concurrentModification, type GuardedItem, putNew, transact } from './transactions.ts';
 
 /** Role reference count changes for a set of custom roles (each must be active when added). */
 export function roleReferences(table: string, add: string[], remove: string[]): GuardedItem[] {
@@ -62,7 +57,7 @@ function styleReferences(table: string, workspaceId: string, add: string[], remo
           TableName: table,
           Key: keys.style(workspaceId, name),
           UpdateExpression: 'ADD layer_ref_count :one',
-          ConditionExpression: 'attribute_exists(PK)',
+          ConditionExpression: itemExists,
           ExpressionAttributeValues: { ':one': 1 },
         },
       },
@@ -75,7 +70,7 @@ function styleReferences(table: string, workspaceId: string, add: string[], remo
           TableName: table,
           Key: keys.style(workspaceId, name),
           UpdateExpression: 'ADD layer_ref_count :minus',
-          ConditionExpression: 'attribute_exists(PK)',
+          ConditionExpression: itemExists,
           ExpressionAttributeValues: { ':minus': -1 },
         },
       },
@@ -91,10 +86,7 @@ function publicIdTaken(publicId: string) {
 }
 
 /** DynamoDB implementation of the layer port. */
-export class DynamoLayerRepository implements LayerRepository {
-  private readonly db = documentClient();
-  private readonly table = tableName();
-
+export class DynamoLayerRepository extends DynamoRepository implements LayerRepository {
   private claimPublicId(l: Layer): GuardedItem {
     const marker: PublicIdMarker = {
       kind: 'layer',
@@ -102,16 +94,11 @@ export class DynamoLayerRepository implements LayerRepository {
       service_id: l.service_id,
       member_of_count: 0,
     };
-    return {
-      item: {
-        Put: {
-          TableName: this.table,
-          Item: { ...keys.publicId(l.workspace_id, l.public_id), entity: entities.publicId, ...marker },
-          ConditionExpression: 'attribute_not_exists(PK)',
-        },
-      },
-      onConditionFailed: () => publicIdTaken(l.public_id),
-    };
+    return putNew(
+      this.table,
+      { ...keys.publicId(l.workspace_id, l.public_id), entity: entities.publicId, ...marker },
+      () => publicIdTaken(l.public_id),
+    );
   }
 
   private releasePublicId(l: Layer): GuardedItem {
@@ -137,15 +124,7 @@ export class DynamoLayerRepository implements LayerRepository {
   async create(l: Layer): Promise<void> {
     await transact(this.db, [
       this.claimPublicId(l),
-      {
-        item: {
-          Put: {
-            TableName: this.table,
-            Item: { ...keys.layer(l.workspace_id, l.service_id, l.id), entity: entities.layer, ...l },
-            ConditionExpression: 'attribute_not_exists(PK)',
-          },
-        },
-      },
+      putNew(this.table, { ...keys.layer(l.workspace_id, l.service_id, l.id), entity: entities.layer, ...l }),
       activeCheck(
         this.table,
         keys.service(l.workspace_id, l.service_id),
@@ -157,8 +136,8 @@ export class DynamoLayerRepository implements LayerRepository {
   }
 
   async find(workspaceId: string, serviceId: string, layerId: string): Promise<Layer | undefined> {
-    const out = await getItem(this.db, this.table, keys.layer(workspaceId, serviceId, layerId));
-    return out ? (strip(out) as unknown as Layer) : undefined;
+    const out = await this.get(keys.layer(workspaceId, serviceId, layerId));
+    return out ? (withoutKeys(out) as unknown as Layer) : undefined;
   }
 
   async list(workspaceId: string, serviceId: string, limit: number, cursor?: string): Promise<Page<Layer>> {
@@ -170,7 +149,7 @@ export class DynamoLayerRepository implements LayerRepository {
       limit,
       cursor,
     );
-    return { items: page.items.map((i) => strip(i) as unknown as Layer), nextCursor: page.nextCursor };
+    return { items: page.items.map((i) => withoutKeys(i) as unknown as Layer), nextCursor: page.nextCursor };
   }
 
   async update(previous: Layer, next: Layer): Promise<void> {
@@ -246,7 +225,7 @@ export class DynamoLayerRepository implements LayerRepository {
   }
 
   async findPublicId(workspaceId: string, publicId: string): Promise<PublicIdMarker | undefined> {
-    const out = await getItem(this.db, this.table, keys.publicId(workspaceId, publicId));
-    return out ? (strip(out) as unknown as PublicIdMarker) : undefined;
+    const out = await this.get(keys.publicId(workspaceId, publicId));
+    return out ? (withoutKeys(out) as unknown as PublicIdMarker) : undefined;
   }
 }

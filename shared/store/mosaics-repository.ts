@@ -1,4 +1,3 @@
-import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { NotFoundError } from '../domain/errors.ts';
 import {
   type Granule,
@@ -9,15 +8,13 @@ import {
 } from '../domain/mosaics.ts';
 import type { Page } from '../domain/page.ts';
 import type { Service } from '../domain/services.ts';
-import { documentClient, tableName } from './client.ts';
-import { cancellationCodes, translateStoreError } from './errors.ts';
-import { getItem } from './items.ts';
+import { DynamoRepository, forEachPrefixPage, queryPrefixPage, withoutKeys } from './items.ts';
 import { entities, keys } from './keys.ts';
-import { decodeCursor, encodeCursor } from './paging.ts';
+import { itemAbsent, itemExists } from './table.ts';
+import { putNew, transactOr, unguarded } from './transactions.ts';
 
 function toGranule(item: Record<string, unknown>): Granule {
-  const { PK: _pk, SK: _sk, entity: _e, ...g } = item;
-  return g as unknown as Granule;
+  return withoutKeys(item) as unknown as Granule;
 }
 
 /** True when a cancelled transaction lost to a concurrent writer (condition on `generation`, or a conflict). */
@@ -30,12 +27,9 @@ function lostRace(codes: string[], mosaicIndex: number): boolean {
  * committed generation, granule items that record the generations they lived in. Every commit is
  * one TransactWriteItems conditioned on the generation it read, so readers see N or N+1, never a mix.
  */
-export class DynamoMosaicRepository implements MosaicRepository {
-  private readonly db = documentClient();
-  private readonly table = tableName();
-
+export class DynamoMosaicRepository extends DynamoRepository implements MosaicRepository {
   async state(workspaceId: string, serviceId: string): Promise<MosaicState> {
-    const item = await getItem(this.db, this.table, keys.mosaic(workspaceId, serviceId));
+    const item = await this.get(keys.mosaic(workspaceId, serviceId));
     return {
       generation: (item?.generation as number | undefined) ?? 0,
       granule_count: (item?.granule_count as number | undefined) ?? 0,
@@ -44,7 +38,7 @@ export class DynamoMosaicRepository implements MosaicRepository {
   }
 
   async findGranule(workspaceId: string, serviceId: string, granuleId: string): Promise<Granule | undefined> {
-    const item = await getItem(this.db, this.table, keys.mosaicGranule(workspaceId, serviceId, granuleId));
+    const item = await this.get(keys.mosaicGranule(workspaceId, serviceId, granuleId));
     return item ? toGranule(item) : undefined;
   }
 
@@ -58,10 +52,9 @@ export class DynamoMosaicRepository implements MosaicRepository {
   ): Promise<Page<Granule>> {
     const partition = keys.workspacePartition(workspaceId);
     const prefix = keys.mosaicGranulePrefix(serviceId);
-    const start = decodeCursor(cursor, { PK: { equals: partition }, SK: { prefix } });
     const conditions = ['#added <= :g', '(attribute_not_exists(#removed) OR #removed > :g)'];
     const names: Record<string, string> = { '#added': 'added_generation', '#removed': 'removed_generation' };
-    const values: Record<string, unknown> = { ':p': partition, ':s': prefix, ':g': generation };
+    const values: Record<string, unknown> = { ':g': generation };
     if (filter.bbox) {
       const [minx, miny, maxx, maxy] = filter.bbox;
       conditions.push('#b[0] <= :maxx', '#b[2] >= :minx', '#b[1] <= :maxy', '#b[3] >= :miny');
@@ -80,57 +73,33 @@ export class DynamoMosaicRepository implements MosaicRepository {
         values[':tend'] = filter.time.end;
       }
     }
-    try {
-      const out = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'PK = :p AND begins_with(SK, :s)',
-          FilterExpression: conditions.join(' AND '),
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ConsistentRead: true,
-          Limit: limit,
-          ExclusiveStartKey: start,
-        }),
-      );
-      return { items: (out.Items ?? []).map(toGranule), nextCursor: encodeCursor(out.LastEvaluatedKey) };
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const page = await queryPrefixPage(this.db, this.table, partition, prefix, limit, cursor, {
+      filter: { expression: conditions.join(' AND '), names, values },
+      consistent: true,
+    });
+    return { items: page.items.map(toGranule), nextCursor: page.nextCursor };
   }
 
   async activeSources(workspaceId: string, serviceId: string, generation: number): Promise<Set<string>> {
     const sources = new Set<string>();
-    let start: Record<string, unknown> | undefined;
-    try {
-      do {
-        const out = await this.db.send(
-          new QueryCommand({
-            TableName: this.table,
-            KeyConditionExpression: 'PK = :p AND begins_with(SK, :s)',
-            ExpressionAttributeValues: {
-              ':p': keys.workspacePartition(workspaceId),
-              ':s': keys.mosaicGranulePrefix(serviceId),
-            },
-            ProjectionExpression: 'source_uri, added_generation, removed_generation',
-            ConsistentRead: true,
-            ExclusiveStartKey: start,
-          }),
-        );
-        for (const item of out.Items ?? []) {
-          if (isActive(item as Granule, generation)) sources.add(item.source_uri as string);
+    await forEachPrefixPage(
+      this.db,
+      this.table,
+      keys.workspacePartition(workspaceId),
+      keys.mosaicGranulePrefix(serviceId),
+      (items) => {
+        for (const item of items) {
+          if (isActive(item as unknown as Granule, generation)) sources.add(item.source_uri as string);
         }
-        start = out.LastEvaluatedKey;
-      } while (start);
-    } catch (error) {
-      translateStoreError(error);
-    }
+      },
+      { expression: 'source_uri, added_generation, removed_generation' },
+    );
     return sources;
   }
 
   /** The service must still be an active raster mosaic when a generation commits. */
   private serviceCheck(service: Service) {
-    return {
+    return unguarded({
       ConditionCheck: {
         TableName: this.table,
         Key: keys.service(service.workspace_id, service.id),
@@ -138,7 +107,7 @@ export class DynamoMosaicRepository implements MosaicRepository {
         ExpressionAttributeNames: { '#st': 'status', '#ty': 'type' },
         ExpressionAttributeValues: { ':active': 'active', ':mosaic': 'raster_mosaic' },
       },
-    };
+    });
   }
 
   private serviceGone(service: Service) {
@@ -152,50 +121,43 @@ export class DynamoMosaicRepository implements MosaicRepository {
     now: string,
   ): Promise<boolean> {
     const first = base.generation === 0;
-    try {
-      await this.db.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: this.table,
-                Key: keys.mosaic(service.workspace_id, service.id),
-                UpdateExpression:
-                  'SET #g = :next, granule_count = :count, updated_at = :now, entity = :e, service_id = :sid',
-                ConditionExpression: first ? 'attribute_not_exists(PK)' : '#g = :g',
-                ExpressionAttributeNames: { '#g': 'generation' },
-                ExpressionAttributeValues: {
-                  ':next': base.generation + 1,
-                  ':count': base.granule_count + granules.length,
-                  ':now': now,
-                  ':e': entities.mosaic,
-                  ':sid': service.id,
-                  ...(first ? {} : { ':g': base.generation }),
-                },
-              },
+    const lost = await transactOr(
+      this.db,
+      [
+        unguarded({
+          Update: {
+            TableName: this.table,
+            Key: keys.mosaic(service.workspace_id, service.id),
+            UpdateExpression:
+              'SET #g = :next, granule_count = :count, updated_at = :now, entity = :e, service_id = :sid',
+            ConditionExpression: first ? itemAbsent : '#g = :g',
+            ExpressionAttributeNames: { '#g': 'generation' },
+            ExpressionAttributeValues: {
+              ':next': base.generation + 1,
+              ':count': base.granule_count + granules.length,
+              ':now': now,
+              ':e': entities.mosaic,
+              ':sid': service.id,
+              ...(first ? {} : { ':g': base.generation }),
             },
-            this.serviceCheck(service),
-            ...granules.map((g) => ({
-              Put: {
-                TableName: this.table,
-                Item: {
-                  ...keys.mosaicGranule(g.workspace_id, g.service_id, g.id),
-                  entity: entities.mosaicGranule,
-                  ...g,
-                },
-                ConditionExpression: 'attribute_not_exists(PK)',
-              },
-            })),
-          ],
+          },
         }),
-      );
-      return true;
-    } catch (error) {
-      const codes = cancellationCodes(error);
-      if (codes && lostRace(codes, 0)) return false;
-      if (codes?.[1] === 'ConditionalCheckFailed') throw this.serviceGone(service);
-      translateStoreError(error);
-    }
+        this.serviceCheck(service),
+        ...granules.map((g) =>
+          putNew(this.table, {
+            ...keys.mosaicGranule(g.workspace_id, g.service_id, g.id),
+            entity: entities.mosaicGranule,
+            ...g,
+          }),
+        ),
+      ],
+      (codes) => {
+        if (lostRace(codes, 0)) return true;
+        if (codes[1] === 'ConditionalCheckFailed') throw this.serviceGone(service);
+        return undefined;
+      },
+    );
+    return !lost;
   }
 
   async commitRemoval(
@@ -205,41 +167,38 @@ export class DynamoMosaicRepository implements MosaicRepository {
     now: string,
   ): Promise<'ok' | 'retry' | 'gone'> {
     const next = base.generation + 1;
-    try {
-      await this.db.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: this.table,
-                Key: keys.mosaic(service.workspace_id, service.id),
-                UpdateExpression: 'SET #g = :next, granule_count = granule_count - :one, updated_at = :now',
-                // The last granule stays (spec 4.17): the count condition holds even if a read was stale.
-                ConditionExpression: '#g = :g AND granule_count > :one',
-                ExpressionAttributeNames: { '#g': 'generation' },
-                ExpressionAttributeValues: { ':next': next, ':g': base.generation, ':one': 1, ':now': now },
-              },
-            },
-            {
-              Update: {
-                TableName: this.table,
-                Key: keys.mosaicGranule(service.workspace_id, service.id, granuleId),
-                UpdateExpression: 'SET removed_generation = :next',
-                ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(removed_generation)',
-                ExpressionAttributeValues: { ':next': next },
-              },
-            },
-            this.serviceCheck(service),
-          ],
+    const answer = await transactOr<'retry' | 'gone'>(
+      this.db,
+      [
+        unguarded({
+          Update: {
+            TableName: this.table,
+            Key: keys.mosaic(service.workspace_id, service.id),
+            UpdateExpression: 'SET #g = :next, granule_count = granule_count - :one, updated_at = :now',
+            // The last granule stays (spec 4.17): the count condition holds even if a read was stale.
+            ConditionExpression: '#g = :g AND granule_count > :one',
+            ExpressionAttributeNames: { '#g': 'generation' },
+            ExpressionAttributeValues: { ':next': next, ':g': base.generation, ':one': 1, ':now': now },
+          },
         }),
-      );
-      return 'ok';
-    } catch (error) {
-      const codes = cancellationCodes(error);
-      if (codes?.[1] === 'ConditionalCheckFailed') return 'gone';
-      if (codes && lostRace(codes, 0)) return 'retry';
-      if (codes?.[2] === 'ConditionalCheckFailed') throw this.serviceGone(service);
-      translateStoreError(error);
-    }
+        unguarded({
+          Update: {
+            TableName: this.table,
+            Key: keys.mosaicGranule(service.workspace_id, service.id, granuleId),
+            UpdateExpression: 'SET removed_generation = :next',
+            ConditionExpression: `${itemExists} AND attribute_not_exists(removed_generation)`,
+            ExpressionAttributeValues: { ':next': next },
+          },
+        }),
+        this.serviceCheck(service),
+      ],
+      (codes) => {
+        if (codes[1] === 'ConditionalCheckFailed') return 'gone';
+        if (lostRace(codes, 0)) return 'retry';
+        if (codes[2] === 'ConditionalCheckFailed') throw this.serviceGone(service);
+        return undefined;
+      },
+    );
+    return answer ?? 'ok';
   }
 }

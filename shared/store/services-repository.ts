@@ -1,14 +1,12 @@
 import { AlreadyExistsError, NotFoundError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import type { Service, ServiceRepository } from '../domain/services.ts';
-import { documentClient, tableName } from './client.ts';
-import { getItem, queryPrefixPage } from './items.ts';
+import { DynamoRepository, queryPrefixPage, withoutKeys } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { activeCheck, concurrentModification, putNew, transact } from './transactions.ts';
 
 function toService(item: Record<string, unknown>): Service {
-  const { PK: _pk, SK: _sk, entity: _e, ...s } = item;
-  return s as unknown as Service;
+  return withoutKeys(item) as unknown as Service;
 }
 
 function nameTaken(name: string) {
@@ -19,10 +17,7 @@ function nameTaken(name: string) {
 }
 
 /** DynamoDB implementation of the service port (items in the workspace partition). */
-export class DynamoServiceRepository implements ServiceRepository {
-  private readonly db = documentClient();
-  private readonly table = tableName();
-
+export class DynamoServiceRepository extends DynamoRepository implements ServiceRepository {
   async create(s: Service): Promise<void> {
     await transact(this.db, [
       putNew(
@@ -40,12 +35,12 @@ export class DynamoServiceRepository implements ServiceRepository {
   }
 
   async findById(workspaceId: string, id: string): Promise<Service | undefined> {
-    const out = await getItem(this.db, this.table, keys.service(workspaceId, id));
+    const out = await this.get(keys.service(workspaceId, id));
     return out ? toService(out) : undefined;
   }
 
   async findByName(workspaceId: string, name: string): Promise<Service | undefined> {
-    const marker = await getItem(this.db, this.table, keys.serviceName(workspaceId, name));
+    const marker = await this.get(keys.serviceName(workspaceId, name));
     const id = marker?.service_id as string | undefined;
     return id ? this.findById(workspaceId, id) : undefined;
   }
@@ -53,9 +48,7 @@ export class DynamoServiceRepository implements ServiceRepository {
   async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<Service>> {
     const partition = keys.workspacePartition(workspaceId);
     const page = await queryPrefixPage(this.db, this.table, partition, keys.servicePrefix, limit, cursor, {
-      expression: '#st = :active',
-      names: { '#st': 'status' },
-      values: { ':active': 'active' },
+      filter: { expression: '#st = :active', names: { '#st': 'status' }, values: { ':active': 'active' } },
     });
     return { items: page.items.map(toService), nextCursor: page.nextCursor };
   }

@@ -1,10 +1,11 @@
-import { DeleteCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { StateConflictError } from '../domain/errors.ts';
 import type { Session, SessionRepository } from '../domain/sessions.ts';
-import { documentClient, tableName } from './client.ts';
-import { cancellationCodes, translateStoreError } from './errors.ts';
-import { getItem } from './items.ts';
+import { storeCall } from './errors.ts';
+import { DynamoRepository, withoutKeys } from './items.ts';
 import { entities, keys } from './keys.ts';
+import { itemAbsent, itemExists } from './table.ts';
+import { putNew, transact } from './transactions.ts';
 
 function item(s: Session) {
   // The TTL attribute lets DynamoDB remove expired sessions by itself.
@@ -17,87 +18,61 @@ function item(s: Session) {
 }
 
 function toSession(raw: Record<string, unknown>): Session {
-  const { PK: _pk, SK: _sk, entity: _e, expires_at_epoch: _ttl, ...s } = raw;
-  return s as unknown as Session;
+  return withoutKeys(raw, 'expires_at_epoch') as unknown as Session;
 }
 
 /** DynamoDB implementation of the session port; items are keyed by the hash of the session cookie. */
-export class DynamoSessionRepository implements SessionRepository {
-  private readonly db = documentClient();
-  private readonly table = tableName();
-
+export class DynamoSessionRepository extends DynamoRepository implements SessionRepository {
   async create(session: Session): Promise<void> {
-    try {
-      await this.db.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: item(session),
-          ConditionExpression: 'attribute_not_exists(PK)',
-        }),
-      );
-    } catch (error) {
-      translateStoreError(error);
-    }
+    await storeCall(() =>
+      this.db.send(
+        new PutCommand({ TableName: this.table, Item: item(session), ConditionExpression: itemAbsent }),
+      ),
+    );
   }
 
   async findByTokenHash(tokenHash: string): Promise<Session | undefined> {
-    const out = await getItem(this.db, this.table, keys.session(tokenHash));
+    const out = await this.get(keys.session(tokenHash));
     return out ? toSession(out) : undefined;
   }
 
   async rotate(previous: Session, next: Session, now: string, graceUntil: string): Promise<void> {
-    try {
-      await this.db.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: this.table,
-                Key: keys.session(previous.token_hash),
-                UpdateExpression: 'SET rotated_at = :now, grace_until = :grace',
-                // Only one refresh can rotate a pair: the losers find rotated_at set.
-                ConditionExpression:
-                  'attribute_exists(PK) AND attribute_not_exists(rotated_at) AND expires_at > :now',
-                ExpressionAttributeValues: { ':now': now, ':grace': graceUntil },
-              },
-            },
-            {
-              Put: {
-                TableName: this.table,
-                Item: item(next),
-                ConditionExpression: 'attribute_not_exists(PK)',
-              },
-            },
-          ],
-        }),
-      );
-    } catch (error) {
-      if (cancellationCodes(error)?.[0] === 'ConditionalCheckFailed') {
-        throw new StateConflictError(
-          'session_already_refreshed',
-          'This session was refreshed by another request; use the newest cookies.',
-        );
-      }
-      translateStoreError(error);
-    }
+    await transact(this.db, [
+      {
+        item: {
+          Update: {
+            TableName: this.table,
+            Key: keys.session(previous.token_hash),
+            UpdateExpression: 'SET rotated_at = :now, grace_until = :grace',
+            // Only one refresh can rotate a pair: the losers find rotated_at set.
+            ConditionExpression: `${itemExists} AND attribute_not_exists(rotated_at) AND expires_at > :now`,
+            ExpressionAttributeValues: { ':now': now, ':grace': graceUntil },
+          },
+        },
+        onConditionFailed: () =>
+          new StateConflictError(
+            'session_already_refreshed',
+            'This session was refreshed by another request; use the newest cookies.',
+          ),
+      },
+      putNew(this.table, item(next)),
+    ]);
   }
 
   async delete(tokenHash: string): Promise<void> {
-    try {
-      await this.db.send(new DeleteCommand({ TableName: this.table, Key: keys.session(tokenHash) }));
-    } catch (error) {
-      translateStoreError(error);
-    }
+    await storeCall(() =>
+      this.db.send(new DeleteCommand({ TableName: this.table, Key: keys.session(tokenHash) })),
+    );
   }
 
   async failedLogins(address: string, window: number): Promise<number> {
-    const out = await getItem(this.db, this.table, keys.loginFailures(address, window));
+    const out = await this.get(keys.loginFailures(address, window));
     return Number(out?.count ?? 0);
   }
 
   async recordFailedLogin(address: string, window: number, expiresAtEpoch: number): Promise<void> {
-    try {
-      await this.db.send(
+    await storeCall(() =>
+      this.db.send(
         new UpdateCommand({
           TableName: this.table,
           Key: keys.loginFailures(address, window),
@@ -105,9 +80,7 @@ export class DynamoSessionRepository implements SessionRepository {
           ExpressionAttributeNames: { '#c': 'count' },
           ExpressionAttributeValues: { ':one': 1, ':e': entities.loginFailures, ':ttl': expiresAtEpoch },
         }),
-      );
-    } catch (error) {
-      translateStoreError(error);
-    }
+      ),
+    );
   }
 }

@@ -1,4 +1,3 @@
-import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { InvalidInputError, StateConflictError } from '../domain/errors.ts';
 import {
   customTileMatrixSets,
@@ -8,9 +7,9 @@ import {
   type SettingsRepository,
   type Versioned,
 } from '../domain/settings.ts';
-import { documentClient, tableName } from './client.ts';
-import { translateStoreError } from './errors.ts';
+import { batchGetItems, DynamoRepository } from './items.ts';
 import { entities, keys } from './keys.ts';
+import { itemAbsent, itemExists } from './table.ts';
 import { concurrentModification, type GuardedItem, transact, workspaceIsActive } from './transactions.ts';
 
 /**
@@ -18,48 +17,26 @@ import { concurrentModification, type GuardedItem, transact, workspaceIsActive }
  * partition. Tiles settings keep a reference record per named custom tile matrix set and bump the
  * set's `ref_count` in the same transaction, so deleting a set can't miss a reference.
  */
-export class DynamoSettingsRepository implements SettingsRepository {
-  private readonly db = documentClient();
-  private readonly table = tableName();
-
+export class DynamoSettingsRepository extends DynamoRepository implements SettingsRepository {
   async find<K extends SettingsKind>(
     workspaceId: string,
     kind: K,
   ): Promise<Versioned<SettingsKinds[K]> | undefined> {
-    try {
-      const out = await this.db.send(
-        new GetCommand({
-          TableName: this.table,
-          Key: keys.settings(workspaceId, kind),
-          ConsistentRead: true,
-        }),
-      );
-      if (!out.Item) return undefined;
-      return { document: out.Item.document as SettingsKinds[K], version: out.Item.version as number };
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const item = await this.get(keys.settings(workspaceId, kind));
+    if (!item) return undefined;
+    return { document: item.document as SettingsKinds[K], version: item.version as number };
   }
 
   async missingTileMatrixSets(ids: string[]): Promise<string[]> {
     if (ids.length === 0) return [];
-    try {
-      const out = await this.db.send(
-        new BatchGetCommand({
-          RequestItems: {
-            [this.table]: {
-              Keys: ids.map((id) => keys.tileMatrixSet(id)),
-              ProjectionExpression: 'id',
-              ConsistentRead: true,
-            },
-          },
-        }),
-      );
-      const found = new Set((out.Responses?.[this.table] ?? []).map((i) => i.id as string));
-      return ids.filter((id) => !found.has(id));
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const items = await batchGetItems(
+      this.db,
+      this.table,
+      ids.map((id) => keys.tileMatrixSet(id)),
+      { expression: 'id' },
+    );
+    const found = new Set(items.map((i) => i.id as string));
+    return ids.filter((id) => !found.has(id));
   }
 
   /** The reference of a workspace's tiles settings to a tile matrix set: its count and its record. */
@@ -71,7 +48,7 @@ export class DynamoSettingsRepository implements SettingsRepository {
             TableName: this.table,
             Key: keys.tileMatrixSet(id),
             UpdateExpression: 'ADD ref_count :d',
-            ConditionExpression: 'attribute_exists(PK)',
+            ConditionExpression: itemExists,
             ExpressionAttributeValues: { ':d': delta },
           },
         },
@@ -128,7 +105,7 @@ export class DynamoSettingsRepository implements SettingsRepository {
                 updated_at: new Date().toISOString(),
               },
               ...(previous.version === 0
-                ? { ConditionExpression: 'attribute_not_exists(PK)' }
+                ? { ConditionExpression: itemAbsent }
                 : {
                     ConditionExpression: '#v = :v',
                     ExpressionAttributeNames: { '#v': 'version' },

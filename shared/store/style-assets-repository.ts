@@ -1,17 +1,14 @@
-import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import { DependencyConflictError, NotFoundError, StateConflictError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import type { StyleAsset, StyleAssetRepository } from '../domain/style-assets.ts';
-import { documentClient, tableName } from './client.ts';
-import { translateStoreError } from './errors.ts';
+import { ConditionFailed, storeCall } from './errors.ts';
+import { DynamoRepository, keyCondition, queryInput, queryPage, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';
-import { decodeCursor, encodeCursor } from './paging.ts';
-import { type GuardedItem, transact, workspaceIsActive } from './transactions.ts';
+import { type GuardedItem, putNew, transact, unguarded, workspaceIsActive } from './transactions.ts';
 
 /** Bytes per chunk item: under DynamoDB's 400 KB item limit with room for keys (ADR 0053). */
 export const CHUNK_BYTES = 300_000;
-
-class AssetConditionFailed extends Error {}
 
 const fields = [
   'id',
@@ -36,47 +33,21 @@ const chunkCount = (size: number) => Math.max(1, Math.ceil(size / CHUNK_BYTES));
  * the styles referencing it, kept by the style repository); bytes in content-addressed chunks
  * `ASSETDATA#<name>#<sha256>#<i>` written and removed in the same transaction as the metadata.
  */
-export class DynamoStyleAssetRepository implements StyleAssetRepository {
-  private readonly db = documentClient();
-  private readonly table = tableName();
-
+export class DynamoStyleAssetRepository extends DynamoRepository implements StyleAssetRepository {
   async find(workspaceId: string, name: string): Promise<StyleAsset | undefined> {
-    try {
-      const out = await this.db.send(
-        new GetCommand({
-          TableName: this.table,
-          Key: keys.styleAsset(workspaceId, name),
-          ConsistentRead: true,
-        }),
-      );
-      return out.Item ? toAsset(out.Item) : undefined;
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const item = await this.get(keys.styleAsset(workspaceId, name));
+    return item ? toAsset(item) : undefined;
   }
 
   async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<StyleAsset>> {
     const partition = keys.workspacePartition(workspaceId);
-    const start = decodeCursor(cursor, { PK: { equals: partition }, SK: { prefix: keys.styleAssetPrefix } });
-    try {
-      const out = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'PK = :p AND begins_with(SK, :s)',
-          ExpressionAttributeValues: { ':p': partition, ':s': keys.styleAssetPrefix },
-          Limit: limit,
-          ExclusiveStartKey: start,
-        }),
-      );
-      return { items: (out.Items ?? []).map(toAsset), nextCursor: encodeCursor(out.LastEvaluatedKey) };
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const page = await queryPrefixPage(this.db, this.table, partition, keys.styleAssetPrefix, limit, cursor);
+    return { items: page.items.map(toAsset), nextCursor: page.nextCursor };
   }
 
   private chunks(a: StyleAsset, bytes: Buffer): GuardedItem[] {
-    return Array.from({ length: chunkCount(bytes.length) }, (_, i) => ({
-      item: {
+    return Array.from({ length: chunkCount(bytes.length) }, (_, i) =>
+      unguarded({
         Put: {
           TableName: this.table,
           Item: {
@@ -85,16 +56,16 @@ export class DynamoStyleAssetRepository implements StyleAssetRepository {
             data: bytes.subarray(i * CHUNK_BYTES, (i + 1) * CHUNK_BYTES),
           },
         },
-      },
-    }));
+      }),
+    );
   }
 
   private dropChunks(a: StyleAsset): GuardedItem[] {
-    return Array.from({ length: chunkCount(a.size_bytes) }, (_, i) => ({
-      item: {
+    return Array.from({ length: chunkCount(a.size_bytes) }, (_, i) =>
+      unguarded({
         Delete: { TableName: this.table, Key: keys.styleAssetChunk(a.workspace_id, a.name, a.sha256, i) },
-      },
-    }));
+      }),
+    );
   }
 
   async save(next: StyleAsset, bytes: Buffer, previous?: StyleAsset): Promise<void> {
@@ -105,21 +76,16 @@ export class DynamoStyleAssetRepository implements StyleAssetRepository {
         this.db,
         [
           workspaceIsActive(this.table, next.workspace_id),
-          {
-            item: {
-              Put: {
-                TableName: this.table,
-                Item: {
-                  ...keys.styleAsset(next.workspace_id, next.name),
-                  entity: entities.styleAsset,
-                  ...next,
-                  ref_count: 0,
-                },
-                ConditionExpression: 'attribute_not_exists(PK)',
-              },
+          putNew(
+            this.table,
+            {
+              ...keys.styleAsset(next.workspace_id, next.name),
+              entity: entities.styleAsset,
+              ...next,
+              ref_count: 0,
             },
-            onConditionFailed: concurrent,
-          },
+            concurrent,
+          ),
           ...this.chunks(next, bytes),
         ],
         concurrent,
@@ -164,17 +130,13 @@ export class DynamoStyleAssetRepository implements StyleAssetRepository {
       const wanted = Array.from({ length: chunkCount(current.size_bytes) }, (_, i) =>
         keys.styleAssetChunk(current.workspace_id, current.name, current.sha256, i),
       );
-      let items: Record<string, unknown>[];
-      try {
-        const out = await this.db.send(
+      const out = await storeCall(() =>
+        this.db.send(
           new BatchGetCommand({ RequestItems: { [this.table]: { Keys: wanted, ConsistentRead: true } } }),
-        );
-        items = out.Responses?.[this.table] ?? [];
-        // Two chunks of 300 KB fit one BatchGet response (16 MB); anything unprocessed is retried below.
-        if (Object.keys(out.UnprocessedKeys ?? {}).length) items = [];
-      } catch (error) {
-        translateStoreError(error);
-      }
+        ),
+      );
+      // Two chunks of 300 KB fit one BatchGet response (16 MB); anything unprocessed is retried below.
+      const items = Object.keys(out.UnprocessedKeys ?? {}).length ? [] : (out.Responses?.[this.table] ?? []);
       const bySk = new Map(items.map((i) => [i.SK as string, i.data as Uint8Array]));
       const parts = wanted.map((k) => bySk.get(k.SK));
       if (parts.every((p) => p !== undefined)) {
@@ -202,50 +164,37 @@ export class DynamoStyleAssetRepository implements StyleAssetRepository {
               ExpressionAttributeValues: { ':v': asset.version, ':zero': 0 },
             },
           },
-          onConditionFailed: () => new AssetConditionFailed(),
+          onConditionFailed: () => new ConditionFailed(),
         },
         ...this.dropChunks(asset),
       ]);
     } catch (error) {
-      if (!(error instanceof AssetConditionFailed)) throw error;
+      if (!(error instanceof ConditionFailed)) throw error;
       await this.explain(asset);
     }
   }
 
   private async explain(asset: StyleAsset): Promise<never> {
-    try {
-      const out = await this.db.send(
-        new GetCommand({
-          TableName: this.table,
-          Key: keys.styleAsset(asset.workspace_id, asset.name),
-          ConsistentRead: true,
-        }),
-      );
-      if (!out.Item)
-        throw new NotFoundError('style_asset_not_found', `Style asset '${asset.name}' does not exist.`);
-      if (((out.Item.ref_count as number | undefined) ?? 0) > 0) {
-        const refs = await this.db.send(
-          new QueryCommand({
-            TableName: this.table,
-            KeyConditionExpression: 'PK = :p AND begins_with(SK, :s)',
-            ExpressionAttributeValues: {
-              ':p': keys.workspacePartition(asset.workspace_id),
-              ':s': keys.styleAssetRefPrefix(asset.name),
-            },
-            ConsistentRead: true,
-            Limit: 1,
+    const current = await this.get(keys.styleAsset(asset.workspace_id, asset.name));
+    if (!current)
+      throw new NotFoundError('style_asset_not_found', `Style asset '${asset.name}' does not exist.`);
+    if (((current.ref_count as number | undefined) ?? 0) > 0) {
+      const refs = await queryPage(
+        this.db,
+        queryInput(
+          this.table,
+          keyCondition(keys.workspacePartition(asset.workspace_id), {
+            prefix: keys.styleAssetRefPrefix(asset.name),
           }),
-        );
-        const style = (refs.Items?.[0]?.style as string | undefined) ?? 'another style';
-        throw new DependencyConflictError(
-          'asset_referenced',
-          `Style asset '${asset.name}' is referenced by style ${style}.`,
-          { style },
-        );
-      }
-    } catch (error) {
-      if (error instanceof NotFoundError || error instanceof DependencyConflictError) throw error;
-      translateStoreError(error);
+          { consistent: true, limit: 1 },
+        ),
+      );
+      const style = (refs[0]?.style as string | undefined) ?? 'another style';
+      throw new DependencyConflictError(
+        'asset_referenced',
+        `Style asset '${asset.name}' is referenced by style ${style}.`,
+        { style },
+      );
     }
     throw new StateConflictError(
       'concurrent_modification',

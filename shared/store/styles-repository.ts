@@ -1,4 +1,3 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import {
   AlreadyExistsError,
   DependencyConflictError,
@@ -8,18 +7,21 @@ import {
 } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import type { Style, StyleRepository } from '../domain/styles.ts';
-import { documentClient, tableName } from './client.ts';
-import { translateStoreError } from './errors.ts';
+import { ConditionFailed } from './errors.ts';
+import { DynamoRepository, queryPrefixPage, withoutKeys } from './items.ts';
 import { entities, keys } from './keys.ts';
-import { decodeCursor, encodeCursor } from './paging.ts';
-import { concurrentModification, type GuardedItem, transact, workspaceIsActive } from './transactions.ts';
-
-/** Marker thrown by a failed style condition, resolved by re-reading the style. */
-class StyleConditionFailed extends Error {}
+import { attributes, itemExists } from './table.ts';
+import {
+  concurrentModification,
+  type GuardedItem,
+  putNew,
+  transact,
+  unguarded,
+  workspaceIsActive,
+} from './transactions.ts';
 
 function toStyle(item: Record<string, unknown>): Style {
-  const { PK: _pk, SK: _sk, entity: _e, layer_ref_count: _l, ...s } = item;
-  return s as unknown as Style;
+  return withoutKeys(item, 'layer_ref_count') as unknown as Style;
 }
 
 /**
@@ -28,41 +30,29 @@ function toStyle(item: Record<string, unknown>): Style {
  * asset's item in the style's transaction (ADR 0052). Layers will count their use of a style in
  * the style item's `layer_ref_count`; delete and rename are conditioned on it being 0.
  */
-export class DynamoStyleRepository implements StyleRepository {
-  private readonly db = documentClient();
-  private readonly table = tableName();
-
+export class DynamoStyleRepository extends DynamoRepository implements StyleRepository {
   async find(workspaceId: string, name: string): Promise<Style | undefined> {
-    try {
-      const out = await this.db.send(
-        new GetCommand({ TableName: this.table, Key: keys.style(workspaceId, name), ConsistentRead: true }),
-      );
-      return out.Item ? toStyle(out.Item) : undefined;
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const item = await this.get(keys.style(workspaceId, name));
+    return item ? toStyle(item) : undefined;
   }
 
   async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<Omit<Style, 'body'>>> {
-    const partition = keys.workspacePartition(workspaceId);
-    const start = decodeCursor(cursor, { PK: { equals: partition }, SK: { prefix: keys.stylePrefix } });
-    try {
-      const out = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'PK = :p AND begins_with(SK, :s)',
-          ExpressionAttributeValues: { ':p': partition, ':s': keys.stylePrefix },
-          ProjectionExpression:
-            'PK, SK, id, workspace_id, #n, #f, title, description, asset_refs, version, created_at, updated_at',
-          ExpressionAttributeNames: { '#n': 'name', '#f': 'format' },
-          Limit: limit,
-          ExclusiveStartKey: start,
-        }),
-      );
-      return { items: (out.Items ?? []).map(toStyle), nextCursor: encodeCursor(out.LastEvaluatedKey) };
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const { pk, sk } = attributes;
+    const page = await queryPrefixPage(
+      this.db,
+      this.table,
+      keys.workspacePartition(workspaceId),
+      keys.stylePrefix,
+      limit,
+      cursor,
+      {
+        projection: {
+          expression: `${pk}, ${sk}, id, workspace_id, #n, #f, title, description, asset_refs, version, created_at, updated_at`,
+          names: { '#n': 'name', '#f': 'format' },
+        },
+      },
+    );
+    return { items: page.items.map(toStyle), nextCursor: page.nextCursor };
   }
 
   private workspaceActive(workspaceId: string): GuardedItem {
@@ -76,7 +66,7 @@ export class DynamoStyleRepository implements StyleRepository {
           TableName: this.table,
           Key: keys.styleAsset(workspaceId, asset),
           UpdateExpression: 'ADD ref_count :d',
-          ConditionExpression: 'attribute_exists(PK)',
+          ConditionExpression: itemExists,
           ExpressionAttributeValues: { ':d': delta },
         },
       },
@@ -89,40 +79,33 @@ export class DynamoStyleRepository implements StyleRepository {
   }
 
   private reference(s: Style, asset: string): GuardedItem {
-    return {
-      item: {
-        Put: {
-          TableName: this.table,
-          Item: {
-            ...keys.styleAssetRef(s.workspace_id, asset, s.name),
-            entity: entities.styleAssetRef,
-            asset,
-            style: s.name,
-            style_id: s.id,
-          },
+    return unguarded({
+      Put: {
+        TableName: this.table,
+        Item: {
+          ...keys.styleAssetRef(s.workspace_id, asset, s.name),
+          entity: entities.styleAssetRef,
+          asset,
+          style: s.name,
+          style_id: s.id,
         },
       },
-    };
+    });
   }
 
   private unreference(s: Style, asset: string): GuardedItem {
-    return {
-      item: { Delete: { TableName: this.table, Key: keys.styleAssetRef(s.workspace_id, asset, s.name) } },
-    };
+    return unguarded({
+      Delete: { TableName: this.table, Key: keys.styleAssetRef(s.workspace_id, asset, s.name) },
+    });
   }
 
   private put(s: Style): GuardedItem {
-    return {
-      item: {
-        Put: {
-          TableName: this.table,
-          Item: { ...keys.style(s.workspace_id, s.name), entity: entities.style, ...s, layer_ref_count: 0 },
-          ConditionExpression: 'attribute_not_exists(PK)',
-        },
-      },
-      onConditionFailed: () =>
+    return putNew(
+      this.table,
+      { ...keys.style(s.workspace_id, s.name), entity: entities.style, ...s, layer_ref_count: 0 },
+      () =>
         new AlreadyExistsError('style_exists', `A style named '${s.name}' already exists in this workspace.`),
-    };
+    );
   }
 
   /** A same-name replace: an UpdateItem, so the layers' `layer_ref_count` is kept. */
@@ -158,7 +141,7 @@ export class DynamoStyleRepository implements StyleRepository {
           ExpressionAttributeValues: values,
         },
       },
-      onConditionFailed: () => new StyleConditionFailed(),
+      onConditionFailed: () => new ConditionFailed(),
     };
   }
 
@@ -174,24 +157,16 @@ export class DynamoStyleRepository implements StyleRepository {
           ExpressionAttributeValues: { ':v': s.version, ':zero': 0 },
         },
       },
-      onConditionFailed: () => new StyleConditionFailed(),
+      onConditionFailed: () => new ConditionFailed(),
     };
   }
 
   /** Turns a failed style condition into 404, 409 in use, or 409 concurrent change. */
   private async explain(s: Style, action: string): Promise<never> {
-    const out = await this.db
-      .send(
-        new GetCommand({
-          TableName: this.table,
-          Key: keys.style(s.workspace_id, s.name),
-          ConsistentRead: true,
-        }),
-      )
-      .catch(translateStoreError);
-    if (!out.Item) throw new NotFoundError('style_not_found', `Style '${s.name}' does not exist.`);
-    const layers = (out.Item.layer_ref_count as number | undefined) ?? 0;
-    if (layers > 0 && out.Item.version === s.version) {
+    const current = await this.get(keys.style(s.workspace_id, s.name));
+    if (!current) throw new NotFoundError('style_not_found', `Style '${s.name}' does not exist.`);
+    const layers = (current.layer_ref_count as number | undefined) ?? 0;
+    if (layers > 0 && current.version === s.version) {
       throw new DependencyConflictError(
         'style_in_use',
         `Style '${s.name}' is used by ${layers} layer(s); it can't be ${action} while they use it.`,
@@ -208,7 +183,7 @@ export class DynamoStyleRepository implements StyleRepository {
     try {
       await transact(this.db, items, concurrentModification('The style'));
     } catch (error) {
-      if (error instanceof StyleConditionFailed) await this.explain(s, action);
+      if (error instanceof ConditionFailed) await this.explain(s, action);
       throw error;
     }
   }

@@ -41,3 +41,23 @@ export function createTableInput(tableName: string) {
     })),
   };
 }
+
+const [gsi1Definition] = tableDefinition.globalSecondaryIndexes;
+
+/** The key attributes' names, for expressions (never spelled out elsewhere). */
+export const attributes = {
+  pk: tableDefinition.partitionKey,
+  sk: tableDefinition.sortKey,
+  gsi1pk: gsi1Definition.partitionKey,
+  gsi1sk: gsi1Definition.sortKey,
+} as const;
+
+/** Every key attribute of the table and its indexes (what a stored item carries beside the entity's fields). */
+export const keyAttributes: readonly string[] = Object.values(attributes);
+
+/** The index of the named listings. */
+export const gsi1 = gsi1Definition.indexName;
+
+/** Conditions on an item's existence (its partition key is present exactly when the item exists). */
+export const itemExists = `attribute_exists(${attributes.pk})`;
+export const itemAbsent = `attribute_not_exists(${attributes.pk})`;

@@ -1,4 +1,3 @@
-import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { DependencyConflictError, NotFoundError, StateConflictError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import type {
@@ -6,11 +5,17 @@ import type {
   TileMatrixSetRecord,
   TileMatrixSetRepository,
 } from '../domain/tile-matrix-sets.ts';
-import { documentClient, tableName } from './client.ts';
-import { translateStoreError } from './errors.ts';
+import { ConditionFailed } from './errors.ts';
+import {
+  batchGetItems,
+  DynamoRepository,
+  keyCondition,
+  queryIndexPage,
+  queryInput,
+  queryPage,
+} from './items.ts';
 import { entities, keys } from './keys.ts';
-import { decodeCursor, encodeCursor } from './paging.ts';
-import { transact } from './transactions.ts';
+import { putNew, transact } from './transactions.ts';
 
 function toRecord(item: Record<string, unknown>): TileMatrixSetRecord {
   return {
@@ -29,44 +34,25 @@ function toRecord(item: Record<string, unknown>): TileMatrixSetRecord {
  * tiles settings name it (`ref_count`, maintained by the settings repository in the same
  * transaction as the settings), so a delete conditioned on `ref_count = 0` can't miss one.
  */
-export class DynamoTileMatrixSetRepository implements TileMatrixSetRepository {
-  private readonly db = documentClient();
-  private readonly table = tableName();
-
+export class DynamoTileMatrixSetRepository extends DynamoRepository implements TileMatrixSetRepository {
   async find(id: string): Promise<TileMatrixSetRecord | undefined> {
-    try {
-      const out = await this.db.send(
-        new GetCommand({ TableName: this.table, Key: keys.tileMatrixSet(id), ConsistentRead: true }),
-      );
-      return out.Item ? toRecord(out.Item) : undefined;
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const item = await this.get(keys.tileMatrixSet(id));
+    return item ? toRecord(item) : undefined;
   }
 
   async list(limit: number, cursor?: string): Promise<Page<TileMatrixSetRecord>> {
-    const partition = keys.tileMatrixSetListingPartition;
-    const start = decodeCursor(cursor, {
-      PK: true,
-      SK: { equals: 'TMS' },
-      GSI1PK: { equals: partition },
-      GSI1SK: true,
-    });
-    try {
-      const out = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          IndexName: 'GSI1',
-          KeyConditionExpression: 'GSI1PK = :p',
-          ExpressionAttributeValues: { ':p': partition },
-          Limit: limit,
-          ExclusiveStartKey: start,
-        }),
-      );
-      return { items: (out.Items ?? []).map(toRecord), nextCursor: encodeCursor(out.LastEvaluatedKey) };
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const page = await queryIndexPage(
+      this.db,
+      this.table,
+      keys.tileMatrixSetListingPartition,
+      limit,
+      cursor,
+      {
+        pk: true,
+        sk: { equals: keys.tileMatrixSetSortKey },
+      },
+    );
+    return { items: page.items.map(toRecord), nextCursor: page.nextCursor };
   }
 
   async save(next: TileMatrixSetRecord, previous?: TileMatrixSetRecord): Promise<void> {
@@ -79,27 +65,22 @@ export class DynamoTileMatrixSetRepository implements TileMatrixSetRepository {
       await transact(
         this.db,
         [
-          {
-            item: {
-              Put: {
-                TableName: this.table,
-                Item: {
-                  ...keys.tileMatrixSet(next.id),
-                  ...keys.tileMatrixSetListing(next.id),
-                  entity: entities.tileMatrixSet,
-                  id: next.id,
-                  definition: JSON.stringify(next.definition),
-                  revision: next.revision,
-                  digest: next.digest,
-                  ref_count: 0,
-                  created_at: next.created_at,
-                  updated_at: next.updated_at,
-                },
-                ConditionExpression: 'attribute_not_exists(PK)',
-              },
+          putNew(
+            this.table,
+            {
+              ...keys.tileMatrixSet(next.id),
+              ...keys.tileMatrixSetListing(next.id),
+              entity: entities.tileMatrixSet,
+              id: next.id,
+              definition: JSON.stringify(next.definition),
+              revision: next.revision,
+              digest: next.digest,
+              ref_count: 0,
+              created_at: next.created_at,
+              updated_at: next.updated_at,
             },
-            onConditionFailed: concurrent,
-          },
+            concurrent,
+          ),
         ],
         concurrent,
       );
@@ -146,23 +127,19 @@ export class DynamoTileMatrixSetRepository implements TileMatrixSetRepository {
               ExpressionAttributeValues: { ':r': record.revision, ':zero': 0 },
             },
           },
-          onConditionFailed: () => new StateConflictError('condition_failed', 'condition failed'),
+          onConditionFailed: () => new ConditionFailed(),
         },
       ]);
     } catch (error) {
-      if (!(error instanceof StateConflictError)) throw error;
+      if (!(error instanceof ConditionFailed)) throw error;
       // Tell apart the three reasons the condition can fail.
-      const out = await this.db
-        .send(
-          new GetCommand({ TableName: this.table, Key: keys.tileMatrixSet(record.id), ConsistentRead: true }),
-        )
-        .catch(translateStoreError);
-      if (!out.Item)
+      const current = await this.get(keys.tileMatrixSet(record.id));
+      if (!current)
         throw new NotFoundError(
           'tile_matrix_set_not_found',
           `Tile matrix set '${record.id}' does not exist.`,
         );
-      if (((out.Item.ref_count as number | undefined) ?? 0) > 0) {
+      if (((current.ref_count as number | undefined) ?? 0) > 0) {
         const names = await this.referencingWorkspaces(record.id);
         throw new DependencyConflictError(
           'tile_matrix_set_referenced',
@@ -179,38 +156,27 @@ export class DynamoTileMatrixSetRepository implements TileMatrixSetRepository {
 
   /** Names of the workspaces whose tiles settings reference the set (at most 25 are named). */
   private async referencingWorkspaces(id: string): Promise<string[]> {
-    try {
-      const refs = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'PK = :p AND begins_with(SK, :s)',
-          ExpressionAttributeValues: {
-            ':p': keys.tileMatrixSetPartition(id),
-            ':s': keys.tileMatrixSetRefPrefix,
-          },
-          ConsistentRead: true,
-          Limit: 25,
-        }),
-      );
-      const ids = (refs.Items ?? []).map((i) => i.workspace_id as string);
-      if (ids.length === 0) return [];
-      const out = await this.db.send(
-        new BatchGetCommand({
-          RequestItems: {
-            [this.table]: {
-              Keys: ids.map((w) => keys.workspace(w)),
-              ProjectionExpression: '#n, id',
-              ExpressionAttributeNames: { '#n': 'name' },
-            },
-          },
-        }),
-      );
-      const byId = new Map(
-        (out.Responses?.[this.table] ?? []).map((w) => [w.id as string, w.name as string]),
-      );
-      return ids.map((w) => byId.get(w) ?? w).sort();
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const refs = await queryPage(
+      this.db,
+      queryInput(
+        this.table,
+        keyCondition(keys.tileMatrixSetPartition(id), { prefix: keys.tileMatrixSetRefPrefix }),
+        {
+          consistent: true,
+          limit: 25,
+        },
+      ),
+    );
+    const ids = refs.map((i) => i.workspace_id as string);
+    if (ids.length === 0) return [];
+    const workspaces = await batchGetItems(
+      this.db,
+      this.table,
+      ids.map((w) => keys.workspace(w)),
+      { expression: '#n, id', names: { '#n': 'name' } },
+      false,
+    );
+    const byId = new Map(workspaces.map((w) => [w.id as string, w.name as string]));
+    return ids.map((w) => byId.get(w) ?? w).sort();
   }
 }

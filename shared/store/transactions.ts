@@ -1,11 +1,14 @@
-import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { NotFoundError, StateConflictError } from '../domain/errors.ts';
 import { CONCURRENT_MODIFICATION } from '../domain/last-writer-wins.ts';
-import { cancellationCodes, translateStoreError } from './errors.ts';
+import type { StoreClient } from './client.ts';
+import { isTransactionConflict, storeCall } from './errors.ts';
 import { type Key, keys } from './keys.ts';
+import { itemAbsent } from './table.ts';
 
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+export { isTransactionConflict };
+
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 /** One item of a transaction with the domain error to throw when its condition fails. */
 export interface GuardedItem {
@@ -13,40 +16,77 @@ export interface GuardedItem {
   onConditionFailed?: () => Error;
 }
 
-/**
- * True when DynamoDB refused a write because another transaction held one of its items: a
- * transaction cancelled with a `TransactionConflict` reason, or a `TransactionConflictException`.
- * The write lost a race, exactly like a failed version condition (DynamoDB Local never says so;
- * tests inject it).
- */
-export function isTransactionConflict(error: unknown): boolean {
-  if ((error as { name?: string } | undefined)?.name === 'TransactionConflictException') return true;
-  return cancellationCodes(error)?.includes('TransactionConflict') ?? false;
+/** How a caller that reads the whole cancellation (the deletion workflow) runs a transaction. */
+export interface TransactOptions {
+  /** Ask DynamoDB for the write units consumed (`ConsumedCapacity` of the answer). */
+  consumedCapacity?: boolean;
+  /** Every cancelled transaction, whatever its reasons, before the items' own errors (undefined: those). */
+  onCancelled?: (codes: string[], error: unknown) => Error | undefined;
 }
 
 /**
- * Runs a TransactWriteItems and maps a failed condition to the error of the item that failed, so
- * each repository states its conditions and their meaning side by side. Update paths pass
- * `onTransactionConflict` (their concurrent-modification error) so a transaction conflict is
- * retried like a lost version race (ADR 0075); without it a conflict stays a 503.
+ * Runs a TransactWriteItems — every transaction of the store goes through here — and maps a
+ * failed condition to the error of the item that failed, so each repository states its
+ * conditions and their meaning side by side. Update paths pass `onTransactionConflict` (their
+ * concurrent-modification error) so a transaction conflict is retried like a lost version race
+ * (ADR 0075); without it a conflict stays a 503.
  */
-export async function transact(
-  db: DynamoDBDocumentClient,
+export function transact(
+  db: StoreClient,
   items: GuardedItem[],
   onTransactionConflict?: () => Error,
-): Promise<void> {
-  try {
-    await db.send(new TransactWriteCommand({ TransactItems: items.map((i) => i.item) }));
-  } catch (error) {
-    const codes = cancellationCodes(error);
-    if (codes) {
-      const failed = codes.indexOf('ConditionalCheckFailed');
-      const onFailed = failed >= 0 ? items[failed]?.onConditionFailed : undefined;
-      if (onFailed) throw onFailed();
-    }
-    if (onTransactionConflict && isTransactionConflict(error)) throw onTransactionConflict();
-    translateStoreError(error);
+  options: TransactOptions = {},
+) {
+  return storeCall(
+    () =>
+      db.send(
+        new TransactWriteCommand({
+          TransactItems: items.map((i) => i.item),
+          ...(options.consumedCapacity ? { ReturnConsumedCapacity: 'TOTAL' } : {}),
+        }),
+      ),
+    {
+      onConditionFailed: (index) => items[index]?.onConditionFailed?.(),
+      ...(onTransactionConflict ? { onTransactionConflict } : {}),
+      ...(options.onCancelled ? { onCancelled: options.onCancelled } : {}),
+    },
+  );
+}
+
+/** Carries the answer of a cancelled transaction out of `transact` (see `transactOr`). */
+class Answer<T> extends Error {
+  constructor(readonly value: T) {
+    super('transaction cancelled');
   }
+}
+
+/**
+ * A transaction whose cancellation can be an answer rather than an error (a lost race to retry,
+ * an item already gone): `interpret` maps the cancellation reasons to that answer, or throws, or
+ * gives undefined for the items' own errors and the usual translation. Undefined when written.
+ */
+export async function transactOr<T>(
+  db: StoreClient,
+  items: GuardedItem[],
+  interpret: (codes: string[]) => T | undefined,
+): Promise<T | undefined> {
+  try {
+    await transact(db, items, undefined, {
+      onCancelled: (codes) => {
+        const value = interpret(codes);
+        return value === undefined ? undefined : new Answer(value);
+      },
+    });
+    return undefined;
+  } catch (error) {
+    if (error instanceof Answer) return error.value as T;
+    throw error;
+  }
+}
+
+/** An item of a transaction whose failed condition means nothing more than a bug (or a 503). */
+export function unguarded(item: TransactItem): GuardedItem {
+  return { item };
 }
 
 /** The error of an update that lost to a concurrent writer (retried by last-writer-wins, else 409). */
@@ -81,7 +121,7 @@ export function putNew(
   onConditionFailed?: () => Error,
 ): GuardedItem {
   return {
-    item: { Put: { TableName: table, Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
+    item: { Put: { TableName: table, Item: item, ConditionExpression: itemAbsent } },
     ...(onConditionFailed ? { onConditionFailed } : {}),
   };
 }

@@ -1,14 +1,13 @@
-import { QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { AlreadyExistsError, DependencyConflictError, StateConflictError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import { customTileMatrixSets, type OGCTilesSettings } from '../domain/settings.ts';
 import type { Workspace, WorkspaceRepository } from '../domain/workspaces.ts';
-import { documentClient, tableName } from './client.ts';
-import { isConditionFailure, translateStoreError } from './errors.ts';
-import { getItem } from './items.ts';
-import { entities, keys } from './keys.ts';
-import { decodeCursor, encodeCursor } from './paging.ts';
-import { concurrentModification, isTransactionConflict, putNew, transact } from './transactions.ts';
+import { storeCall } from './errors.ts';
+import { DynamoRepository, keyCondition, queryIndexPage, queryInput, queryPages } from './items.ts';
+import { entities, keyOf, keys } from './keys.ts';
+import { attributes } from './table.ts';
+import { concurrentModification, type GuardedItem, putNew, transact, unguarded } from './transactions.ts';
 
 const workspaceFields = [
   'claim_mapping_count',
@@ -43,10 +42,7 @@ const MAX_TRANSACTION_ITEMS = 100;
 const CHILDREN_SCANNED = 120;
 
 /** DynamoDB implementation of the workspace port. */
-export class DynamoWorkspaceRepository implements WorkspaceRepository {
-  private readonly db = documentClient();
-  private readonly table = tableName();
-
+export class DynamoWorkspaceRepository extends DynamoRepository implements WorkspaceRepository {
   async create(ws: Workspace): Promise<void> {
     await transact(this.db, [
       putNew(
@@ -59,40 +55,27 @@ export class DynamoWorkspaceRepository implements WorkspaceRepository {
   }
 
   async findById(id: string): Promise<Workspace | undefined> {
-    const out = await getItem(this.db, this.table, keys.workspace(id));
+    const out = await this.get(keys.workspace(id));
     return out ? toWorkspace(out) : undefined;
   }
 
   async findByName(name: string): Promise<Workspace | undefined> {
-    const marker = await getItem(this.db, this.table, keys.workspaceName(name));
+    const marker = await this.get(keys.workspaceName(name));
     const id = marker?.workspace_id as string | undefined;
     return id ? this.findById(id) : undefined;
   }
 
   async list(limit: number, cursor?: string): Promise<Page<Workspace>> {
-    const start = decodeCursor(cursor, {
-      PK: { prefix: keys.workspacePartition('') },
-      SK: { equals: keys.workspaceItemSortKey },
-      GSI1PK: { equals: keys.workspaceListingPartition },
-      GSI1SK: true,
-    });
-    try {
-      const out = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          IndexName: 'GSI1',
-          KeyConditionExpression: 'GSI1PK = :p',
-          FilterExpression: '#s = :active',
-          ExpressionAttributeNames: { '#s': 'status' },
-          ExpressionAttributeValues: { ':p': keys.workspaceListingPartition, ':active': 'active' },
-          Limit: limit,
-          ExclusiveStartKey: start,
-        }),
-      );
-      return { items: (out.Items ?? []).map(toWorkspace), nextCursor: encodeCursor(out.LastEvaluatedKey) };
-    } catch (error) {
-      translateStoreError(error);
-    }
+    const page = await queryIndexPage(
+      this.db,
+      this.table,
+      keys.workspaceListingPartition,
+      limit,
+      cursor,
+      { pk: { prefix: keys.workspacePartitionPrefix }, sk: { equals: keys.workspaceItemSortKey } },
+      { filter: { expression: '#s = :active', names: { '#s': 'status' }, values: { ':active': 'active' } } },
+    );
+    return { items: page.items.map(toWorkspace), nextCursor: page.nextCursor };
   }
 
   async update(previous: Workspace, next: Workspace): Promise<void> {
@@ -108,7 +91,7 @@ export class DynamoWorkspaceRepository implements WorkspaceRepository {
             Update: {
               TableName: this.table,
               Key: keys.workspace(next.id),
-              UpdateExpression: `SET #n = :name, GSI1SK = :name, #v = :next, updated_at = :at${
+              UpdateExpression: `SET #n = :name, ${attributes.gsi1sk} = :name, #v = :next, updated_at = :at${
                 next.description === undefined ? '' : ', description = :description'
               } ${description}`.trim(),
               ConditionExpression: '#v = :v AND #s = :active',
@@ -153,141 +136,138 @@ export class DynamoWorkspaceRepository implements WorkspaceRepository {
   async deleteEmpty(ws: Workspace): Promise<void> {
     // Hide the workspace first: from now on no child can be added (children condition on `active`),
     // so the emptiness check below cannot race with a concurrent create.
-    try {
-      await this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: keys.workspace(ws.id),
-          UpdateExpression: 'SET #s = :deleting',
-          ConditionExpression: '#v = :v AND #s = :active',
-          ExpressionAttributeNames: { '#s': 'status', '#v': 'version' },
-          ExpressionAttributeValues: { ':deleting': 'deleting', ':active': 'active', ':v': ws.version },
-        }),
+    const concurrent = () =>
+      new StateConflictError(
+        'concurrent_modification',
+        'The workspace was changed by another request; retry.',
       );
-    } catch (error) {
-      if (isConditionFailure(error) || isTransactionConflict(error)) {
-        throw new StateConflictError(
-          'concurrent_modification',
-          'The workspace was changed by another request; retry.',
+    await storeCall(
+      () =>
+        this.db.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: keys.workspace(ws.id),
+            UpdateExpression: 'SET #s = :deleting',
+            ConditionExpression: '#v = :v AND #s = :active',
+            ExpressionAttributeNames: { '#s': 'status', '#v': 'version' },
+            ExpressionAttributeValues: { ':deleting': 'deleting', ':active': 'active', ':v': ws.version },
+          }),
+        ),
+      { onConditionFailed: concurrent, onTransactionConflict: concurrent },
+    );
+    const children = await this.children(ws.id);
+    // Settings are configuration, not catalog: they go with the workspace too.
+    const auxiliary = new Set<string>([
+      entities.apiKey,
+      entities.claimMapping,
+      entities.claimMappingTriple,
+      entities.settings,
+      entities.activeDeletions,
+    ]);
+    const blocking = children.filter(
+      (c) => !auxiliary.has(c.entity as string) && c.SK !== keys.workspaceItemSortKey,
+    );
+    // API keys and claim mappings go with the workspace; their side items change in the same transaction.
+    const deletes: GuardedItem[] = [];
+    const roleReleases = new Map<string, number>();
+    for (const c of children) {
+      if (!auxiliary.has(c.entity as string)) continue;
+      deletes.push(unguarded({ Delete: { TableName: this.table, Key: keyOf(c) } }));
+      if (c.entity === entities.apiKey) {
+        deletes.push(
+          unguarded({ Delete: { TableName: this.table, Key: keys.apiKeyHash(c.key_hash as string) } }),
         );
       }
-      translateStoreError(error);
-    }
-    try {
-      const children = await this.children(ws.id);
-      // Settings are configuration, not catalog: they go with the workspace too.
-      const auxiliary = new Set<string>([
-        entities.apiKey,
-        entities.claimMapping,
-        entities.claimMappingTriple,
-        entities.settings,
-        entities.activeDeletions,
-      ]);
-      const blocking = children.filter(
-        (c) => !auxiliary.has(c.entity as string) && c.SK !== keys.workspaceItemSortKey,
-      );
-      // API keys and claim mappings go with the workspace; their side items change in the same transaction.
-      const deletes: Record<string, unknown>[] = [];
-      const roleReleases = new Map<string, number>();
-      for (const c of children) {
-        if (!auxiliary.has(c.entity as string)) continue;
-        deletes.push({ Delete: { TableName: this.table, Key: { PK: c.PK, SK: c.SK } } });
-        if (c.entity === entities.apiKey) {
-          deletes.push({ Delete: { TableName: this.table, Key: keys.apiKeyHash(c.key_hash as string) } });
-        }
-        if (c.entity === entities.claimMapping && c.custom_role) {
-          roleReleases.set(c.role_id as string, (roleReleases.get(c.role_id as string) ?? 0) + 1);
-        }
-        if (c.entity === entities.settings && c.kind === 'ogc-tiles') {
-          // Release the tile matrix sets these tiles settings named (see ADR 0050).
-          for (const id of customTileMatrixSets(c.document as OGCTilesSettings)) {
-            deletes.push({ Delete: { TableName: this.table, Key: keys.tileMatrixSetRef(id, ws.id) } });
-            deletes.push({
+      if (c.entity === entities.claimMapping && c.custom_role) {
+        roleReleases.set(c.role_id as string, (roleReleases.get(c.role_id as string) ?? 0) + 1);
+      }
+      if (c.entity === entities.settings && c.kind === 'ogc-tiles') {
+        // Release the tile matrix sets these tiles settings named (see ADR 0050).
+        for (const id of customTileMatrixSets(c.document as OGCTilesSettings)) {
+          deletes.push(
+            unguarded({ Delete: { TableName: this.table, Key: keys.tileMatrixSetRef(id, ws.id) } }),
+          );
+          deletes.push(
+            unguarded({
               Update: {
                 TableName: this.table,
                 Key: keys.tileMatrixSet(id),
                 UpdateExpression: 'ADD ref_count :minus',
                 ExpressionAttributeValues: { ':minus': -1 },
               },
-            });
-          }
+            }),
+          );
         }
       }
-      for (const [roleId, count] of roleReleases) {
-        deletes.push({
+    }
+    for (const [roleId, count] of roleReleases) {
+      deletes.push(
+        unguarded({
           Update: {
             TableName: this.table,
             Key: keys.role(roleId),
             UpdateExpression: 'ADD ref_count :minus',
             ExpressionAttributeValues: { ':minus': -count },
           },
-        });
-      }
-      if (
-        blocking.length > 0 ||
-        deletes.length > MAX_TRANSACTION_ITEMS - 2 ||
-        children.length >= CHILDREN_SCANNED
-      ) {
-        await this.restore(ws);
-        throw new DependencyConflictError(
-          'workspace_not_empty',
-          blocking.length > 0
-            ? `Workspace '${ws.name}' still holds ${blocking.length} catalog item(s); delete them first.`
-            : `Workspace '${ws.name}' holds too many API keys and claim mappings to delete at once; remove some first.`,
-          { dependents: children.length - 1 },
-        );
-      }
-      await this.db.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            { Delete: { TableName: this.table, Key: keys.workspace(ws.id) } },
-            {
-              Delete: {
-                TableName: this.table,
-                Key: keys.workspaceName(ws.name),
-                ConditionExpression: 'workspace_id = :id',
-                ExpressionAttributeValues: { ':id': ws.id },
-              },
-            },
-            ...deletes,
-          ] as never,
         }),
       );
-    } catch (error) {
-      if (error instanceof DependencyConflictError) throw error;
-      translateStoreError(error);
     }
+    if (
+      blocking.length > 0 ||
+      deletes.length > MAX_TRANSACTION_ITEMS - 2 ||
+      children.length >= CHILDREN_SCANNED
+    ) {
+      await this.restore(ws);
+      throw new DependencyConflictError(
+        'workspace_not_empty',
+        blocking.length > 0
+          ? `Workspace '${ws.name}' still holds ${blocking.length} catalog item(s); delete them first.`
+          : `Workspace '${ws.name}' holds too many API keys and claim mappings to delete at once; remove some first.`,
+        { dependents: children.length - 1 },
+      );
+    }
+    await transact(this.db, [
+      unguarded({ Delete: { TableName: this.table, Key: keys.workspace(ws.id) } }),
+      unguarded({
+        Delete: {
+          TableName: this.table,
+          Key: keys.workspaceName(ws.name),
+          ConditionExpression: 'workspace_id = :id',
+          ExpressionAttributeValues: { ':id': ws.id },
+        },
+      }),
+      ...deletes,
+    ]);
   }
 
+  /** The first items of a workspace's partition (enough to tell whether it can be deleted at once). */
   private async children(workspaceId: string): Promise<Record<string, unknown>[]> {
     const items: Record<string, unknown>[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const out = await this.db.send(
-        new QueryCommand({
-          TableName: this.table,
-          KeyConditionExpression: 'PK = :p',
-          ExpressionAttributeValues: { ':p': keys.workspacePartition(workspaceId) },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-          Limit: 100,
-        }),
-      );
-      items.push(...(out.Items ?? []));
-      start = out.LastEvaluatedKey;
-    } while (start && items.length < CHILDREN_SCANNED);
+    await queryPages(
+      this.db,
+      queryInput(this.table, keyCondition(keys.workspacePartition(workspaceId)), {
+        consistent: true,
+        limit: 100,
+      }),
+      (page) => {
+        items.push(...page);
+        return items.length < CHILDREN_SCANNED;
+      },
+    );
     return items;
   }
 
   private async restore(ws: Workspace): Promise<void> {
-    await this.db.send(
-      new UpdateCommand({
-        TableName: this.table,
-        Key: keys.workspace(ws.id),
-        UpdateExpression: 'SET #s = :active',
-        ExpressionAttributeNames: { '#s': 'status' },
-        ExpressionAttributeValues: { ':active': 'active' },
-      }),
+    await storeCall(() =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: keys.workspace(ws.id),
+          UpdateExpression: 'SET #s = :active',
+          ExpressionAttributeNames: { '#s': 'status' },
+          ExpressionAttributeValues: { ':active': 'active' },
+        }),
+      ),
     );
   }
 }
