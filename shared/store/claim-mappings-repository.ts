@@ -1,4 +1,3 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import {
   type ClaimMapping,
   type ClaimMappingRepository,
@@ -8,8 +7,14 @@ import {
 } from '../domain/claim-mappings.ts';
 import { AlreadyExistsError, InvalidInputError, NotFoundError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
-import { storeCall } from './errors.ts';
-import { DynamoRepository, indexCondition, queryInput, queryPrefixPage, withoutKeys } from './items.ts';
+import {
+  DynamoRepository,
+  indexCondition,
+  queryInput,
+  queryPage,
+  queryPrefixPage,
+  withoutKeys,
+} from './items.ts';
 import { entities, keys } from './keys.ts';
 import { itemExists } from './table.ts';
 import { type GuardedItem, putNew, transact, unguarded } from './transactions.ts';
@@ -167,21 +172,18 @@ export class DynamoClaimMappingRepository extends DynamoRepository implements Cl
   async findByClaims(pairs: ReadonlyArray<readonly [string, string]>): Promise<ClaimMapping[]> {
     const pages = await Promise.all(
       pairs.map(([name, value]) =>
-        storeCall(() =>
-          this.db.send(
-            new QueryCommand(
-              queryInput(
-                this.table,
-                indexCondition(keys.claimMappingByClaimPartition(claimDigest(name, value))),
-                {
-                  limit: 100,
-                },
-              ),
-            ),
+        queryPage(
+          this.db,
+          queryInput(
+            this.table,
+            indexCondition(keys.claimMappingByClaimPartition(claimDigest(name, value))),
+            {
+              limit: 100,
+            },
           ),
         ),
       ),
     );
-    return pages.flatMap((out) => (out.Items ?? []).map(toMapping));
+    return pages.flatMap((items) => items.map(toMapping));
   }
 }
