@@ -6,6 +6,7 @@ import type { LayerGroup } from '../domain/layer-groups.ts';
 import { customRoles, usedStyles } from '../domain/layers.ts';
 import { customTileMatrixSets, type OGCTilesSettings } from '../domain/settings.ts';
 import type { UsageKeyProvisioner } from '../domain/usage-keys.ts';
+import { TransientError } from '../domain/workflows.ts';
 import { countedWorkspaceEntities, dependentGroupClosure } from './deletion-plans.ts';
 import { activeDeletionsChange, toOperation } from './deletions-repository.ts';
 import { ConditionFailed, conditionalWrite, storeCall } from './errors.ts';
@@ -27,10 +28,7 @@ import { type TransactItem, transact, unguarded } from './transactions.ts';
 
 type Item = Record<string, unknown>;
 
-/** A failure worth retrying with backoff (throttling, a concurrent runner); Step Functions retries it. */
-export class TransientError extends Error {
-  override name = 'TransientError';
-}
+export { TransientError };
 
 /** The operation is not running under this execution any more (failed, retried or completed elsewhere). */
 export class StaleExecutionError extends Error {
