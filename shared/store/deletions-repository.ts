@@ -25,7 +25,14 @@ import {
 } from './items.ts';
 import { entities, type Key, keys, parseKey } from './keys.ts';
 import { itemAbsent, itemExists } from './table.ts';
-import { activeCheck, type GuardedItem, putNew, transact, unguarded } from './transactions.ts';
+import {
+  activeCheck,
+  concurrentModification,
+  type GuardedItem,
+  putNew,
+  transact,
+  unguarded,
+} from './transactions.ts';
 
 export function toOperation(item: Record<string, unknown>): DeletionOperation {
   return withoutKeys(item) as unknown as DeletionOperation;
@@ -101,11 +108,7 @@ export class DynamoDeletionRepository extends DynamoRepository implements Deleti
             },
           },
         },
-        onConditionFailed: () =>
-          new StateConflictError(
-            'concurrent_modification',
-            'The service was changed by another request; retry.',
-          ),
+        onConditionFailed: concurrentModification('The service'),
       },
     ]);
     const plan = await this.servicePlan(service);

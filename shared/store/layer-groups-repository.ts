@@ -10,7 +10,14 @@ import type { Page } from '../domain/page.ts';
 import { batchGetItems, DynamoRepository, queryPrefixPage, withoutKeys } from './items.ts';
 import { entities, keys, parseKey } from './keys.ts';
 import { attributes, itemAbsent, itemExists } from './table.ts';
-import { activeCheck, concurrentModification, type GuardedItem, putNew, transact } from './transactions.ts';
+import {
+  activeCheck,
+  concurrentModification,
+  type GuardedItem,
+  putNew,
+  transact,
+  versionIs,
+} from './transactions.ts';
 
 function toGroup(item: Record<string, unknown>): LayerGroup {
   return withoutKeys(item) as unknown as LayerGroup;
@@ -78,9 +85,7 @@ export class DynamoLayerGroupRepository extends DynamoRepository implements Laye
           ...(previousVersion === undefined
             ? { ConditionExpression: itemAbsent }
             : {
-                ConditionExpression: '#v = :v',
-                ExpressionAttributeNames: { '#v': 'version' },
-                ExpressionAttributeValues: { ':v': previousVersion },
+                ...versionIs(previousVersion),
               }),
         },
       },
@@ -95,9 +100,7 @@ export class DynamoLayerGroupRepository extends DynamoRepository implements Laye
         ConditionCheck: {
           TableName: this.table,
           Key: keys.layerGroup(workspaceId, v.id),
-          ConditionExpression: '#v = :v',
-          ExpressionAttributeNames: { '#v': 'version' },
-          ExpressionAttributeValues: { ':v': v.version },
+          ...versionIs(v.version),
         },
       },
       onConditionFailed: () =>
@@ -185,9 +188,7 @@ export class DynamoLayerGroupRepository extends DynamoRepository implements Laye
           Delete: {
             TableName: this.table,
             Key: keys.layerGroup(g.workspace_id, g.id),
-            ConditionExpression: '#v = :v',
-            ExpressionAttributeNames: { '#v': 'version' },
-            ExpressionAttributeValues: { ':v': g.version },
+            ...versionIs(g.version),
           },
         },
         onConditionFailed: () =>

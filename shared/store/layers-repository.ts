@@ -3,7 +3,6 @@ import {
   DependencyConflictError,
   InvalidInputError,
   NotFoundError,
-  StateConflictError,
 } from '../domain/errors.ts';
 import {
   customRoles,
@@ -16,7 +15,14 @@ import type { Page } from '../domain/page.ts';
 import { DynamoRepository, queryPrefixPage, withoutKeys } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { itemExists } from './table.ts';
-import { activeCheck, concurrentModification, type GuardedItem, putNew, transact } from './transactions.ts';
+import {
+  activeCheck,
+  concurrentModification,
+  type GuardedItem,
+  putNew,
+  transact,
+  versionIs,
+} from './transactions.ts';
 
 /** Role reference count changes for a set of custom roles (each must be active when added). */
 export function roleReferences(table: string, add: string[], remove: string[]): GuardedItem[] {
@@ -168,16 +174,10 @@ export class DynamoLayerRepository extends DynamoRepository implements LayerRepo
                 entity: entities.layer,
                 ...next,
               },
-              ConditionExpression: '#v = :v',
-              ExpressionAttributeNames: { '#v': 'version' },
-              ExpressionAttributeValues: { ':v': previous.version },
+              ...versionIs(previous.version),
             },
           },
-          onConditionFailed: () =>
-            new StateConflictError(
-              'concurrent_modification',
-              'The layer was changed by another request; read it again.',
-            ),
+          onConditionFailed: concurrentModification('The layer'),
         },
         ...(renamed ? [this.claimPublicId(next), this.releasePublicId(previous)] : []),
         ...roleReferences(
@@ -205,16 +205,10 @@ export class DynamoLayerRepository extends DynamoRepository implements LayerRepo
             Delete: {
               TableName: this.table,
               Key: keys.layer(l.workspace_id, l.service_id, l.id),
-              ConditionExpression: '#v = :v',
-              ExpressionAttributeNames: { '#v': 'version' },
-              ExpressionAttributeValues: { ':v': l.version },
+              ...versionIs(l.version),
             },
           },
-          onConditionFailed: () =>
-            new StateConflictError(
-              'concurrent_modification',
-              'The layer was changed by another request; read it again.',
-            ),
+          onConditionFailed: concurrentModification('The layer'),
         },
         this.releasePublicId(l),
         ...roleReferences(this.table, [], customRoles(l.allowed_roles)),

@@ -1,4 +1,4 @@
-import { InvalidInputError, StateConflictError } from '../domain/errors.ts';
+import { InvalidInputError } from '../domain/errors.ts';
 import {
   customTileMatrixSets,
   type OGCTilesSettings,
@@ -10,7 +10,13 @@ import {
 import { batchGetItems, DynamoRepository } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { itemAbsent, itemExists } from './table.ts';
-import { concurrentModification, type GuardedItem, transact, workspaceIsActive } from './transactions.ts';
+import {
+  concurrentModification,
+  type GuardedItem,
+  transact,
+  versionIs,
+  workspaceIsActive,
+} from './transactions.ts';
 
 /**
  * DynamoDB implementation of the settings port: one item per document in the workspace
@@ -107,17 +113,11 @@ export class DynamoSettingsRepository extends DynamoRepository implements Settin
               ...(previous.version === 0
                 ? { ConditionExpression: itemAbsent }
                 : {
-                    ConditionExpression: '#v = :v',
-                    ExpressionAttributeNames: { '#v': 'version' },
-                    ExpressionAttributeValues: { ':v': previous.version },
+                    ...versionIs(previous.version),
                   }),
             },
           },
-          onConditionFailed: () =>
-            new StateConflictError(
-              'concurrent_modification',
-              'The settings were changed by another request; retry.',
-            ),
+          onConditionFailed: concurrentModification('The settings'),
         },
         ...moves,
       ],

@@ -98,6 +98,19 @@ export function concurrentModification(what: string): () => StateConflictError {
     );
 }
 
+/** The condition of an optimistic write: the stored item is still at `version`. */
+export function versionIs(version: number): {
+  ConditionExpression: string;
+  ExpressionAttributeNames: Record<string, string>;
+  ExpressionAttributeValues: Record<string, unknown>;
+} {
+  return {
+    ConditionExpression: '#v = :v',
+    ExpressionAttributeNames: { '#v': 'version' },
+    ExpressionAttributeValues: { ':v': version },
+  };
+}
+
 /** A ConditionCheck that the item (a workspace, service, role…) is `active`, as its own transaction item. */
 export function activeCheck(table: string, key: Key, onConditionFailed?: () => Error): GuardedItem {
   return {
