@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { InvalidInputError, NotFoundError } from './errors.ts';
+import { DependencyConflictError, InvalidInputError, NotFoundError, StateConflictError } from './errors.ts';
 import { lastWriterWins } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import { parseXml, type XmlNode } from './xml.ts';
@@ -30,8 +30,23 @@ export interface StyleAssetRepository {
   save(next: StyleAsset, bytes: Buffer, previous?: StyleAsset): Promise<void>;
   /** The stored bytes of the asset (re-reading the metadata if a replace raced the read). */
   read(asset: StyleAsset): Promise<{ asset: StyleAsset; bytes: Buffer }>;
-  /** Deletes conditioned on no style referencing it (409 naming one). */
+  /**
+   * Deletes the metadata and bytes conditioned on the version and on no style referencing it:
+   * true when deleted, false when that condition failed (nothing written).
+   */
+  remove(asset: StyleAsset): Promise<boolean>;
+  /** The asset's references as stored now (undefined when it is gone): their count and a referencing style. */
+  referencesOf(asset: StyleAsset): Promise<AssetReferences | undefined>;
+  /** Deletes an unreferenced asset (the rule is `deleteStyleAsset`'s). */
   delete(asset: StyleAsset): Promise<void>;
+}
+
+/** The references of an asset as the store found them. */
+export interface AssetReferences {
+  /** Styles referencing the asset (its `ref_count`). */
+  count: number;
+  /** Names of referencing styles the store read (at most one; none when `count` is 0). */
+  styles: string[];
 }
 
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
@@ -262,4 +277,28 @@ export async function putStyleAsset(
     await repo.save(asset, bytes, previous);
     return { asset, created: !previous };
   });
+}
+
+/** Why a conditioned delete of `asset` failed, from its references as read afterwards: gone, referenced or changed. */
+export function assetDeleteRefusal(asset: StyleAsset, found: AssetReferences | undefined): Error {
+  if (!found)
+    return new NotFoundError('style_asset_not_found', `Style asset '${asset.name}' does not exist.`);
+  if (found.count > 0) {
+    const style = found.styles[0] ?? 'another style';
+    return new DependencyConflictError(
+      'asset_referenced',
+      `Style asset '${asset.name}' is referenced by style ${style}.`,
+      { style },
+    );
+  }
+  return new StateConflictError(
+    'concurrent_modification',
+    'The asset was changed by another request; retry.',
+  );
+}
+
+/** Deletes an asset no style references (409 naming one that does, 404 when gone). */
+export async function deleteStyleAsset(repo: StyleAssetRepository, asset: StyleAsset): Promise<void> {
+  if (await repo.remove(asset)) return;
+  throw assetDeleteRefusal(asset, await repo.referencesOf(asset));
 }

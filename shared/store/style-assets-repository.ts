@@ -1,7 +1,12 @@
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
-import { DependencyConflictError, NotFoundError, StateConflictError } from '../domain/errors.ts';
+import { NotFoundError, StateConflictError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
-import type { StyleAsset, StyleAssetRepository } from '../domain/style-assets.ts';
+import {
+  type AssetReferences,
+  deleteStyleAsset,
+  type StyleAsset,
+  type StyleAssetRepository,
+} from '../domain/style-assets.ts';
 import { ConditionFailed, storeCall } from './errors.ts';
 import { DynamoRepository, keyCondition, queryInput, queryPage, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';
@@ -151,7 +156,7 @@ export class DynamoStyleAssetRepository extends DynamoRepository implements Styl
     throw new StateConflictError('concurrent_modification', 'The asset keeps changing; retry.');
   }
 
-  async delete(asset: StyleAsset): Promise<void> {
+  async remove(asset: StyleAsset): Promise<boolean> {
     try {
       await transact(this.db, [
         {
@@ -168,37 +173,33 @@ export class DynamoStyleAssetRepository extends DynamoRepository implements Styl
         },
         ...this.dropChunks(asset),
       ]);
+      return true;
     } catch (error) {
-      if (!(error instanceof ConditionFailed)) throw error;
-      await this.explain(asset);
+      if (error instanceof ConditionFailed) return false;
+      throw error;
     }
   }
 
-  private async explain(asset: StyleAsset): Promise<never> {
+  async referencesOf(asset: StyleAsset): Promise<AssetReferences | undefined> {
     const current = await this.get(keys.styleAsset(asset.workspace_id, asset.name));
-    if (!current)
-      throw new NotFoundError('style_asset_not_found', `Style asset '${asset.name}' does not exist.`);
-    if (((current.ref_count as number | undefined) ?? 0) > 0) {
-      const refs = await queryPage(
-        this.db,
-        queryInput(
-          this.table,
-          keyCondition(keys.workspacePartition(asset.workspace_id), {
-            prefix: keys.styleAssetRefPrefix(asset.name),
-          }),
-          { consistent: true, limit: 1 },
-        ),
-      );
-      const style = (refs[0]?.style as string | undefined) ?? 'another style';
-      throw new DependencyConflictError(
-        'asset_referenced',
-        `Style asset '${asset.name}' is referenced by style ${style}.`,
-        { style },
-      );
-    }
-    throw new StateConflictError(
-      'concurrent_modification',
-      'The asset was changed by another request; retry.',
+    if (!current) return undefined;
+    const count = (current.ref_count as number | undefined) ?? 0;
+    if (count <= 0) return { count, styles: [] };
+    const refs = await queryPage(
+      this.db,
+      queryInput(
+        this.table,
+        keyCondition(keys.workspacePartition(asset.workspace_id), {
+          prefix: keys.styleAssetRefPrefix(asset.name),
+        }),
+        { consistent: true, limit: 1 },
+      ),
     );
+    return { count, styles: refs.flatMap((r) => (typeof r.style === 'string' ? [r.style] : [])) };
+  }
+
+  /** The port's delete, ruled by the domain's `deleteStyleAsset` (the handler still calls this). */
+  delete(asset: StyleAsset): Promise<void> {
+    return deleteStyleAsset(this, asset);
   }
 }
