@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { validateStyleMin } from '@maplibre/maplibre-gl-style-spec';
-import { InvalidInputError, NotFoundError } from './errors.ts';
+import { DependencyConflictError, InvalidInputError, NotFoundError, StateConflictError } from './errors.ts';
 import { lastWriterWins } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import { checkVersion } from './workspaces.ts';
@@ -49,10 +49,44 @@ export interface StyleRepository {
   list(workspaceId: string, limit: number, cursor?: string): Promise<Page<Omit<Style, 'body'>>>;
   /** Creates a style and its asset references (400 for an unknown asset, 409 for a taken name). */
   create(style: Style): Promise<void>;
-  /** Replaces (and maybe renames) a style, moving its asset references; a rename is refused while layers use it. */
-  update(previous: Style, next: Style): Promise<void>;
-  /** Deletes a style and its asset references; refused while layers use it. */
-  delete(style: Style): Promise<void>;
+  /**
+   * Replaces (and maybe renames) a style, moving its asset references, conditioned on `previous`'s
+   * version (and, for a rename, on no layer using it): false when that condition failed.
+   */
+  update(previous: Style, next: Style): Promise<boolean>;
+  /** Deletes a style and its asset references conditioned on its version and on no layer using it: false when that failed. */
+  delete(style: Style): Promise<boolean>;
+  /** The style's version and the layers using it, as stored now (undefined when it is gone). */
+  usage(style: Style): Promise<StyleUsage | undefined>;
+}
+
+/** A stored style's version and use by layers, as the store found them. */
+export interface StyleUsage {
+  version: number;
+  /** Layers using the style (its `layer_ref_count`). */
+  layers: number;
+}
+
+/** What a refused write did to a style. */
+export type StyleChange = 'changed' | 'renamed' | 'deleted';
+
+/**
+ * Why a conditioned write of `style` (as the caller read it) failed, from its usage as read
+ * afterwards: gone (404), used by layers at the same version (409), or changed meanwhile.
+ */
+export function styleChangeRefusal(style: Style, action: StyleChange, found: StyleUsage | undefined): Error {
+  if (!found) return new NotFoundError('style_not_found', `Style '${style.name}' does not exist.`);
+  if (found.layers > 0 && found.version === style.version) {
+    return new DependencyConflictError(
+      'style_in_use',
+      `Style '${style.name}' is used by ${found.layers} layer(s); it can't be ${action} while they use it.`,
+      { layer_count: found.layers },
+    );
+  }
+  return new StateConflictError(
+    'concurrent_modification',
+    'The style was changed by another request; retry.',
+  );
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -264,7 +298,10 @@ async function replaceStyle(
     created_at: current.created_at,
     updated_at: now.toISOString(),
   };
-  await repo.update(current, next);
+  if (!(await repo.update(current, next))) {
+    const action = current.name === next.name ? 'changed' : 'renamed';
+    throw styleChangeRefusal(current, action, await repo.usage(current));
+  }
   return next;
 }
 
@@ -290,5 +327,5 @@ export async function deleteStyle(
   ifMatch: string | undefined,
 ): Promise<void> {
   checkVersion(current, ifMatch);
-  await repo.delete(current);
+  if (!(await repo.delete(current))) throw styleChangeRefusal(current, 'deleted', await repo.usage(current));
 }

@@ -1,12 +1,6 @@
-import {
-  AlreadyExistsError,
-  DependencyConflictError,
-  InvalidInputError,
-  NotFoundError,
-  StateConflictError,
-} from '../domain/errors.ts';
+import { AlreadyExistsError, InvalidInputError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
-import type { Style, StyleRepository } from '../domain/styles.ts';
+import type { Style, StyleRepository, StyleUsage } from '../domain/styles.ts';
 import { ConditionFailed } from './errors.ts';
 import { DynamoRepository, queryPrefixPage, withoutKeys } from './items.ts';
 import { entities, keys } from './keys.ts';
@@ -161,29 +155,22 @@ export class DynamoStyleRepository extends DynamoRepository implements StyleRepo
     };
   }
 
-  /** Turns a failed style condition into 404, 409 in use, or 409 concurrent change. */
-  private async explain(s: Style, action: string): Promise<never> {
+  async usage(s: Style): Promise<StyleUsage | undefined> {
     const current = await this.get(keys.style(s.workspace_id, s.name));
-    if (!current) throw new NotFoundError('style_not_found', `Style '${s.name}' does not exist.`);
-    const layers = (current.layer_ref_count as number | undefined) ?? 0;
-    if (layers > 0 && current.version === s.version) {
-      throw new DependencyConflictError(
-        'style_in_use',
-        `Style '${s.name}' is used by ${layers} layer(s); it can't be ${action} while they use it.`,
-        { layer_count: layers },
-      );
-    }
-    throw new StateConflictError(
-      'concurrent_modification',
-      'The style was changed by another request; retry.',
-    );
+    if (!current) return undefined;
+    return {
+      version: current.version as number,
+      layers: (current.layer_ref_count as number | undefined) ?? 0,
+    };
   }
 
-  private async run(items: GuardedItem[], s: Style, action: string): Promise<void> {
+  /** Runs the transaction: false when the style's own condition (version, layers) failed. */
+  private async run(items: GuardedItem[]): Promise<boolean> {
     try {
       await transact(this.db, items, concurrentModification('The style'));
+      return true;
     } catch (error) {
-      if (error instanceof ConditionFailed) await this.explain(s, action);
+      if (error instanceof ConditionFailed) return false;
       throw error;
     }
   }
@@ -196,7 +183,7 @@ export class DynamoStyleRepository extends DynamoRepository implements StyleRepo
     ]);
   }
 
-  async update(previous: Style, next: Style): Promise<void> {
+  async update(previous: Style, next: Style): Promise<boolean> {
     const before = new Set(previous.asset_refs);
     const after = new Set(next.asset_refs);
     const counts = [
@@ -204,39 +191,26 @@ export class DynamoStyleRepository extends DynamoRepository implements StyleRepo
       ...previous.asset_refs.filter((a) => !after.has(a)).map((a) => this.count(next.workspace_id, a, -1)),
     ];
     if (previous.name === next.name) {
-      await this.run(
-        [
-          this.replace(next, previous.version),
-          ...counts,
-          ...next.asset_refs.filter((a) => !before.has(a)).map((a) => this.reference(next, a)),
-          ...previous.asset_refs.filter((a) => !after.has(a)).map((a) => this.unreference(previous, a)),
-        ],
-        previous,
-        'changed',
-      );
-      return;
-    }
-    await this.run(
-      [
-        this.remove(previous),
-        this.put(next),
+      return this.run([
+        this.replace(next, previous.version),
         ...counts,
-        ...previous.asset_refs.map((a) => this.unreference(previous, a)),
-        ...next.asset_refs.map((a) => this.reference(next, a)),
-      ],
-      previous,
-      'renamed',
-    );
+        ...next.asset_refs.filter((a) => !before.has(a)).map((a) => this.reference(next, a)),
+        ...previous.asset_refs.filter((a) => !after.has(a)).map((a) => this.unreference(previous, a)),
+      ]);
+    }
+    return this.run([
+      this.remove(previous),
+      this.put(next),
+      ...counts,
+      ...previous.asset_refs.map((a) => this.unreference(previous, a)),
+      ...next.asset_refs.map((a) => this.reference(next, a)),
+    ]);
   }
 
-  async delete(s: Style): Promise<void> {
-    await this.run(
-      [
-        this.remove(s),
-        ...s.asset_refs.flatMap((a) => [this.count(s.workspace_id, a, -1), this.unreference(s, a)]),
-      ],
-      s,
-      'deleted',
-    );
+  async delete(s: Style): Promise<boolean> {
+    return this.run([
+      this.remove(s),
+      ...s.asset_refs.flatMap((a) => [this.count(s.workspace_id, a, -1), this.unreference(s, a)]),
+    ]);
   }
 }

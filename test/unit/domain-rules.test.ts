@@ -15,6 +15,12 @@ import {
   type StyleAsset,
   type StyleAssetRepository,
 } from '../../shared/domain/style-assets.ts';
+import {
+  deleteStyle,
+  type Style,
+  type StyleRepository,
+  styleChangeRefusal,
+} from '../../shared/domain/styles.ts';
 
 const at = '2024-01-01T00:00:00.000Z';
 
@@ -53,6 +59,7 @@ describe('assetDeleteRefusal', () => {
     expect(shape(error)).toMatchObject({
       reason: 'asset_referenced',
       message: "Style asset 'pin' is referenced by style roads.",
+      extra: { style: 'roads' },
     });
   });
 
@@ -97,5 +104,66 @@ describe('deleteStyleAsset', () => {
     const { repo, calls } = assets(false);
     await expect(deleteStyleAsset(repo, asset)).rejects.toBeInstanceOf(DependencyConflictError);
     expect(calls).toEqual(['remove', 'referencesOf']);
+  });
+});
+
+const style: Style = {
+  id: 's1',
+  workspace_id: 'w1',
+  name: 'roads',
+  format: 'mapbox',
+  body: '{}',
+  asset_refs: [],
+  version: 4,
+  created_at: at,
+  updated_at: at,
+};
+
+describe('styleChangeRefusal', () => {
+  it('is a 404 when the style is gone', () => {
+    const error = styleChangeRefusal(style, 'deleted', undefined);
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect(shape(error)).toMatchObject({
+      reason: 'style_not_found',
+      message: "Style 'roads' does not exist.",
+    });
+  });
+
+  it.each(['deleted', 'renamed', 'changed'] as const)(
+    'is a 409 in use, saying what could not be %s',
+    (action) => {
+      const error = styleChangeRefusal(style, action, { version: 4, layers: 2 });
+      expect(error).toBeInstanceOf(DependencyConflictError);
+      expect(shape(error)).toMatchObject({
+        reason: 'style_in_use',
+        message: `Style 'roads' is used by 2 layer(s); it can't be ${action} while they use it.`,
+        extra: { layer_count: 2 },
+      });
+    },
+  );
+
+  it('is a concurrent modification when the version moved on, used or not', () => {
+    for (const found of [
+      { version: 5, layers: 2 },
+      { version: 4, layers: 0 },
+    ]) {
+      const error = styleChangeRefusal(style, 'deleted', found);
+      expect(error).toBeInstanceOf(StateConflictError);
+      expect(shape(error)).toMatchObject({
+        reason: 'concurrent_modification',
+        message: 'The style was changed by another request; retry.',
+      });
+    }
+  });
+});
+
+describe('deleteStyle', () => {
+  it('explains a refused delete from the usage read afterwards', async () => {
+    const repo = {
+      delete: async () => false,
+      usage: async () => ({ version: 4, layers: 1 }),
+    } as unknown as StyleRepository;
+    const error = await deleteStyle(repo, style, undefined).catch((e: unknown) => e);
+    expect(shape(error)).toMatchObject({ reason: 'style_in_use' });
   });
 });
