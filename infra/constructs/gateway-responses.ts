@@ -18,12 +18,13 @@ export function gatewayResponseTemplate(error: GatewayError): string {
  * Response headers of a gateway error: the API's security headers, JSON content type and, for
  * throttling, Retry-After. Values are static (quoted). Headers whose value holds a single quote (the
  * CSP) can't be written as a static value and are left to the JSON body never being rendered.
+ * The error's status and texts come from the one error table (`shared/http/errors.ts`).
  */
 export function gatewayResponseHeaders(error: GatewayError): Record<string, string> {
   const headers: Record<string, string> = { 'Content-Type': 'application/json' };
   for (const [name, value] of Object.entries(securityHeaders))
     if (!value.includes("'")) headers[name] = value;
-  if (error.status === 429) headers['Retry-After'] = error.type === 'QUOTA_EXCEEDED' ? '60' : '1';
+  if (error.retryAfterSeconds !== undefined) headers['Retry-After'] = String(error.retryAfterSeconds);
   return Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, `'${value}'`]));
 }
 

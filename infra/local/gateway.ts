@@ -11,6 +11,7 @@ import type {
 import type { Operation } from '../../shared/api/operation.ts';
 import { authorizerDataAccess, dataAccessOf, routes } from '../../shared/api/routes.ts';
 import { dictionary } from '../../shared/domain/dictionary.ts';
+import { HttpsRequiredError, toErrorResponse } from '../../shared/http/errors.ts';
 import { type GatewayError, gatewayErrorBody, gatewayErrors } from '../../shared/http/gateway-responses.ts';
 import { securityHeaders } from '../../shared/http/responses.ts';
 import { withDataAccess } from './data-access.ts';
@@ -88,7 +89,8 @@ function lambdaContext(requestId: string, functionName: string): Context {
   };
 }
 
-function gatewayError(
+/** API Gateway's own answer for one of its errors (status and body from the shared table). */
+export function gatewayError(
   error: GatewayError,
   requestId: string,
   extra: Record<string, string> = {},
@@ -268,23 +270,12 @@ export async function handleRequest(
   }
 }
 
-/** The 426 answer of the plain HTTP port. */
+/** The 426 answer of the plain HTTP port: the error table's answer to HttpsRequiredError. */
 export function httpsRequired(): OutgoingResponse {
-  const requestId = randomUUID();
+  const { status, body, headers } = toErrorResponse(new HttpsRequiredError(), randomUUID());
   return {
-    statusCode: 426,
-    headers: {
-      ...securityHeaders,
-      'Content-Type': 'application/json',
-      Upgrade: 'TLS/1.2, HTTP/1.1',
-      Connection: 'Upgrade',
-    },
-    body: JSON.stringify({
-      code: 426,
-      message: 'Upgrade Required',
-      detail: 'This API is only served over HTTPS.',
-      reason: 'https_required',
-      request_id: requestId,
-    }),
+    statusCode: status,
+    headers: { ...securityHeaders, 'Content-Type': 'application/json', ...headers, Connection: 'Upgrade' },
+    body: JSON.stringify(body),
   };
 }

@@ -6,14 +6,13 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parseAllowList } from '../../shared/datasources/network-policy.ts';
 import { gatewayErrorBody, gatewayErrors } from '../../shared/http/gateway-responses.ts';
-import { securityHeaders } from '../../shared/http/responses.ts';
 import { documentClient } from '../../shared/store/client.ts';
 import { installLocalWorkflowStarter } from '../../shared/workflows/starter.ts';
 import { bootstrap } from './bootstrap.ts';
 import { installDataAccessCheck } from './data-access.ts';
 import { type DynamoLocal, ensureTable, startDynamoLocal } from './dynamodb.ts';
 import { localCertificate, localIssuer, localSecretKey } from './files.ts';
-import { handleRequest, httpsRequired, type OutgoingResponse } from './gateway.ts';
+import { gatewayError, handleRequest, httpsRequired, type OutgoingResponse } from './gateway.ts';
 import { startEmbeddedPostgis } from './postgis.ts';
 import { tokenBuckets } from './rate-limit.ts';
 import { LocalWorkflowRunner } from './workflows.ts';
@@ -137,11 +136,7 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
     try {
       const body = await readBody(req);
       if (body === 'too_large') {
-        write(res, {
-          statusCode: 413,
-          headers: { ...securityHeaders, 'Content-Type': 'application/json', Connection: 'close' },
-          body: JSON.stringify(gatewayErrorBody(gatewayErrors.tooLarge, randomUUID())),
-        });
+        write(res, gatewayError(gatewayErrors.tooLarge, randomUUID(), { Connection: 'close' }));
         return;
       }
       const out = await handleRequest(
@@ -158,29 +153,21 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
     } catch (error) {
       console.error(error);
       if (!res.headersSent) {
-        write(res, {
-          statusCode: 503,
-          headers: { ...securityHeaders, 'Content-Type': 'application/json' },
-          body: JSON.stringify(gatewayErrorBody(gatewayErrors.default5xx, randomUUID())),
-        });
+        write(res, gatewayError(gatewayErrors.default5xx, randomUUID()));
       }
     }
   });
   // A request Node can't even parse still gets the standard error body (API Gateway does the same).
   https.on('clientError', (_error, socket) => {
     if (!socket.writable) return socket.destroy();
-    const body = JSON.stringify(
-      gatewayErrorBody(
-        {
-          ...gatewayErrors.default4xx,
-          detail: 'The request is not valid HTTP.',
-          reason: 'malformed_request',
-        },
-        randomUUID(),
-      ),
-    );
+    const refused = {
+      ...gatewayErrors.default4xx,
+      detail: 'The request is not valid HTTP.',
+      reason: 'malformed_request',
+    };
+    const body = JSON.stringify(gatewayErrorBody(refused, randomUUID()));
     socket.end(
-      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      `HTTP/1.1 ${refused.status} ${refused.message}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   });
   const http = createHttpServer((req, res) => {

@@ -56,25 +56,53 @@ export class RouteNotFoundError extends HttpEdgeError {
 
 type ErrorClass = abstract new (...args: never[]) => DomainError;
 
-/** THE error → status table (DESIGN §5). Order matters only for subclasses listed before bases. */
-const statusTable: ReadonlyArray<readonly [ErrorClass, number, string]> = [
-  [BadRequestError, 400, 'Bad Request'],
-  [InvalidInputError, 400, 'Bad Request'],
-  [UnauthenticatedError, 401, 'Unauthorized'],
-  [ForbiddenError, 403, 'Forbidden'],
-  [NotFoundError, 404, 'Not Found'],
-  [RouteNotFoundError, 404, 'Not Found'],
-  [AlreadyExistsError, 409, 'Conflict'],
-  [DependencyConflictError, 409, 'Conflict'],
-  [StateConflictError, 409, 'Conflict'],
-  [VersionMismatchError, 412, 'Precondition Failed'],
-  [PayloadTooLargeError, 413, 'Payload Too Large'],
-  [UnsupportedMediaTypeError, 415, 'Unsupported Media Type'],
-  [RuleViolationError, 422, 'Unprocessable Content'],
-  [HttpsRequiredError, 426, 'Upgrade Required'],
-  [RateLimitedError, 429, 'Too Many Requests'],
-  [UnavailableError, 503, 'Service Unavailable'],
+/** One row of the error table: the status, its reason phrase and the headers the answer adds. */
+interface StatusRow<E extends DomainError = DomainError> {
+  status: number;
+  message: string;
+  headers?: (error: E) => Record<string, string>;
+}
+
+function row<E extends DomainError>(
+  cls: abstract new (...args: never[]) => E,
+  status: number,
+  message: string,
+  headers?: (error: E) => Record<string, string>,
+): readonly [ErrorClass, StatusRow] {
+  return [cls, { status, message, headers: headers as StatusRow['headers'] }];
+}
+
+/**
+ * THE error → status table (DESIGN §5), with the headers each answer adds. Lambda errors
+ * (`toErrorResponse`) and API Gateway's own answers (`gateway-responses.ts`) both read it.
+ * Order matters only for subclasses listed before bases.
+ */
+const statusTable: ReadonlyArray<readonly [ErrorClass, StatusRow]> = [
+  row(BadRequestError, 400, 'Bad Request'),
+  row(InvalidInputError, 400, 'Bad Request'),
+  row(UnauthenticatedError, 401, 'Unauthorized'),
+  row(ForbiddenError, 403, 'Forbidden'),
+  row(NotFoundError, 404, 'Not Found'),
+  row(RouteNotFoundError, 404, 'Not Found'),
+  row(AlreadyExistsError, 409, 'Conflict'),
+  row(DependencyConflictError, 409, 'Conflict'),
+  row(StateConflictError, 409, 'Conflict'),
+  row(VersionMismatchError, 412, 'Precondition Failed'),
+  row(PayloadTooLargeError, 413, 'Payload Too Large'),
+  row(UnsupportedMediaTypeError, 415, 'Unsupported Media Type', (e) => ({ Accept: e.accept })),
+  row(RuleViolationError, 422, 'Unprocessable Content'),
+  row(HttpsRequiredError, 426, 'Upgrade Required', () => ({ Upgrade: 'TLS/1.2, HTTP/1.1' })),
+  row(RateLimitedError, 429, 'Too Many Requests', (e) => ({ 'Retry-After': String(e.retryAfterSeconds) })),
+  row(UnavailableError, 503, 'Service Unavailable', () => ({ 'Retry-After': '1' })),
 ];
+
+/** The table's row of an error class (or of its nearest listed base class). */
+export function statusOf(cls: ErrorClass): { status: number; message: string } {
+  for (const [listed, { status, message }] of statusTable) {
+    if (cls === listed || cls.prototype instanceof listed) return { status, message };
+  }
+  throw new Error(`${cls.name} has no row in the error table`);
+}
 
 /** The standard error body (DESIGN §5). */
 export interface ErrorBody {
@@ -87,10 +115,17 @@ export interface ErrorBody {
   [extra: string]: unknown;
 }
 
+/** An error answer: status, the standard body and the headers the table adds. */
+export interface ErrorResponse {
+  status: number;
+  body: ErrorBody;
+  headers: Record<string, string>;
+}
+
 /** Maps any thrown value to a status and the standard body; unknown errors become a generic 500. */
-export function toErrorResponse(error: unknown, requestId: string): { status: number; body: ErrorBody } {
+export function toErrorResponse(error: unknown, requestId: string): ErrorResponse {
   if (error instanceof DomainError) {
-    for (const [cls, status, message] of statusTable) {
+    for (const [cls, { status, message, headers }] of statusTable) {
       if (error instanceof cls) {
         const body: ErrorBody = {
           ...error.extra,
@@ -101,7 +136,7 @@ export function toErrorResponse(error: unknown, requestId: string): { status: nu
           request_id: requestId,
         };
         if (error instanceof BadRequestError && error.issues) body.issues = error.issues;
-        return { status, body };
+        return { status, body, headers: headers?.(error) ?? {} };
       }
     }
   }
@@ -114,16 +149,6 @@ export function toErrorResponse(error: unknown, requestId: string): { status: nu
       reason: 'internal_error',
       request_id: requestId,
     },
+    headers: {},
   };
-}
-
-/** Builds an error body directly from a status (used by gateway-style responses). */
-export function errorBody(
-  code: number,
-  message: string,
-  detail: string,
-  reason: string,
-  requestId: string,
-): ErrorBody {
-  return { code, message, detail, reason, request_id: requestId };
 }

@@ -1,6 +1,19 @@
+import { UnavailableError } from '../domain/errors.ts';
+import {
+  BadRequestError,
+  ForbiddenError,
+  PayloadTooLargeError,
+  RateLimitedError,
+  RouteNotFoundError,
+  statusOf,
+  UnauthenticatedError,
+} from './errors.ts';
+
 /**
  * The errors API Gateway answers by itself (no Lambda ran), reshaped into the standard body
- * (DESIGN §5). CDK turns these into gateway responses; the local host answers the same.
+ * (DESIGN §5). CDK turns these into gateway responses; the local host answers the same. Status
+ * and message come from the one error table (`errors.ts`); the texts are the errors' own where
+ * one exists.
  */
 export interface GatewayError {
   /** API Gateway's ResponseType. */
@@ -9,81 +22,65 @@ export interface GatewayError {
   message: string;
   detail: string;
   reason: string;
+  /** The static Retry-After of a throttling answer, in seconds. */
+  retryAfterSeconds?: number;
 }
 
+type ErrorClass = Parameters<typeof statusOf>[0];
+
+/** A gateway error answered as the table answers `cls`, with its own reason and detail. */
+function answeredAs(type: string, cls: ErrorClass, reason: string, detail: string): GatewayError {
+  return { type, ...statusOf(cls), detail, reason };
+}
+
+/** A gateway error answered exactly as the table answers `error`. */
+function answeredLike(type: string, error: InstanceType<ErrorClass>): GatewayError {
+  return answeredAs(type, error.constructor as ErrorClass, error.reason, error.message);
+}
+
+const authUnavailable = 'Credentials could not be checked right now; retry shortly.';
+
 export const gatewayErrors = {
-  unauthorized: {
-    type: 'UNAUTHORIZED',
-    status: 401,
-    message: 'Unauthorized',
-    detail: 'A valid credential is required: send X-API-Key or Authorization: Bearer <token>.',
-    reason: 'unauthenticated',
-  },
-  accessDenied: {
-    type: 'ACCESS_DENIED',
-    status: 403,
-    message: 'Forbidden',
-    detail: 'The credential is not allowed to call this operation.',
-    reason: 'forbidden',
-  },
-  routeNotFound: {
-    // API Gateway answers an unknown path or method with MISSING_AUTHENTICATION_TOKEN (403).
-    type: 'MISSING_AUTHENTICATION_TOKEN',
-    status: 404,
-    message: 'Not Found',
-    detail: 'No operation of this API matches the method and path.',
-    reason: 'route_not_found',
-  },
-  tooLarge: {
-    type: 'REQUEST_TOO_LARGE',
-    status: 413,
-    message: 'Payload Too Large',
-    detail: 'The request body exceeds the configured limit.',
-    reason: 'body_too_large',
-  },
-  throttled: {
-    type: 'THROTTLED',
-    status: 429,
-    message: 'Too Many Requests',
-    detail: 'Too many requests; retry after the number of seconds in Retry-After.',
-    reason: 'rate_limited',
-  },
+  unauthorized: answeredLike('UNAUTHORIZED', new UnauthenticatedError()),
+  accessDenied: answeredAs(
+    'ACCESS_DENIED',
+    ForbiddenError,
+    'forbidden',
+    'The credential is not allowed to call this operation.',
+  ),
+  // API Gateway answers an unknown path or method with MISSING_AUTHENTICATION_TOKEN (403).
+  routeNotFound: answeredLike('MISSING_AUTHENTICATION_TOKEN', new RouteNotFoundError()),
+  tooLarge: answeredAs(
+    'REQUEST_TOO_LARGE',
+    PayloadTooLargeError,
+    'body_too_large',
+    'The request body exceeds the configured limit.',
+  ),
+  throttled: { ...answeredLike('THROTTLED', new RateLimitedError(1)), retryAfterSeconds: 1 },
   quotaExceeded: {
-    type: 'QUOTA_EXCEEDED',
-    status: 429,
-    message: 'Too Many Requests',
-    detail: 'The usage quota is exhausted.',
-    reason: 'quota_exceeded',
+    ...answeredAs('QUOTA_EXCEEDED', RateLimitedError, 'quota_exceeded', 'The usage quota is exhausted.'),
+    retryAfterSeconds: 60,
   },
-  authorizerFailure: {
-    type: 'AUTHORIZER_FAILURE',
-    status: 503,
-    message: 'Service Unavailable',
-    detail: 'Credentials could not be checked right now; retry shortly.',
-    reason: 'auth_unavailable',
-  },
-  authorizerConfiguration: {
-    type: 'AUTHORIZER_CONFIGURATION_ERROR',
-    status: 503,
-    message: 'Service Unavailable',
-    detail: 'Credentials could not be checked right now; retry shortly.',
-    reason: 'auth_unavailable',
-  },
-  default4xx: {
-    type: 'DEFAULT_4XX',
-    status: 400,
-    message: 'Bad Request',
-    detail: 'The request was refused by the gateway.',
-    reason: 'gateway_refused',
-  },
-  default5xx: {
-    type: 'DEFAULT_5XX',
-    status: 503,
-    message: 'Service Unavailable',
-    detail: 'The service is temporarily unavailable; retry shortly.',
-    reason: 'unavailable',
-  },
-} as const satisfies Record<string, GatewayError>;
+  authorizerFailure: answeredAs('AUTHORIZER_FAILURE', UnavailableError, 'auth_unavailable', authUnavailable),
+  authorizerConfiguration: answeredAs(
+    'AUTHORIZER_CONFIGURATION_ERROR',
+    UnavailableError,
+    'auth_unavailable',
+    authUnavailable,
+  ),
+  default4xx: answeredAs(
+    'DEFAULT_4XX',
+    BadRequestError,
+    'gateway_refused',
+    'The request was refused by the gateway.',
+  ),
+  default5xx: answeredAs(
+    'DEFAULT_5XX',
+    UnavailableError,
+    'unavailable',
+    'The service is temporarily unavailable; retry shortly.',
+  ),
+} satisfies Record<string, GatewayError>;
 
 /** The body of a gateway error for a request id. */
 export function gatewayErrorBody(error: GatewayError, requestId: string) {

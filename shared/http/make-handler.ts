@@ -244,20 +244,12 @@ function errorMapper(): MiddlewareObj<Event, APIGatewayProxyResult, Error, Conte
   return {
     onError: async (request) => {
       const requestId = requestIdOf(request.event, request.context);
-      const { status, body } = toErrorResponse(request.error, requestId);
+      const { status, body, headers } = toErrorResponse(request.error, requestId);
       if (status >= 500 && status !== 503) {
         console.error(
           JSON.stringify({ level: 'ERROR', requestId, error: String(request.error?.stack ?? request.error) }),
         );
       }
-      const headers: Record<string, string> = {};
-      if (status === 426) headers.Upgrade = 'TLS/1.2, HTTP/1.1';
-      if (request.error instanceof UnsupportedMediaTypeError) headers.Accept = request.error.accept;
-      if (status === 429)
-        headers['Retry-After'] = String(
-          (request.error as { retryAfterSeconds?: number }).retryAfterSeconds ?? 1,
-        );
-      if (status === 503) headers['Retry-After'] = '1';
       request.response = respond(status, body, headers);
     },
   };
