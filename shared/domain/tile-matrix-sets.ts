@@ -1,5 +1,11 @@
 import { createHash } from 'node:crypto';
-import { InvalidInputError, NotFoundError, RuleViolationError, StateConflictError } from './errors.ts';
+import {
+  DependencyConflictError,
+  InvalidInputError,
+  NotFoundError,
+  RuleViolationError,
+  StateConflictError,
+} from './errors.ts';
 import { lastWriterWins } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import { checkVersion } from './workspaces.ts';
@@ -64,8 +70,39 @@ export interface TileMatrixSetRepository {
   list(limit: number, cursor?: string): Promise<Page<TileMatrixSetRecord>>;
   /** Creates (`previous` undefined) or replaces conditioned on the previous revision; references are kept. */
   save(next: TileMatrixSetRecord, previous?: TileMatrixSetRecord): Promise<void>;
-  /** Deletes conditioned on the revision and on no workspace referencing it (409 naming them). */
-  delete(record: TileMatrixSetRecord): Promise<void>;
+  /** Deletes conditioned on the revision and on no workspace referencing it: false when that condition failed. */
+  delete(record: TileMatrixSetRecord): Promise<boolean>;
+  /** The set's references as stored now (undefined when it is gone). */
+  referencesOf(record: TileMatrixSetRecord): Promise<TileMatrixSetReferences | undefined>;
+}
+
+/** The references of a custom set as the store found them. */
+export interface TileMatrixSetReferences {
+  /** Workspaces whose tiles settings name the set (its `ref_count`). */
+  count: number;
+  /** Names of those workspaces (at most 25, sorted; none when `count` is 0). */
+  workspaces: string[];
+}
+
+/** Why a conditioned delete of a custom set failed, from its references as read afterwards. */
+export function tileMatrixSetDeleteRefusal(
+  record: TileMatrixSetRecord,
+  found: TileMatrixSetReferences | undefined,
+): Error {
+  if (!found) {
+    return new NotFoundError('tile_matrix_set_not_found', `Tile matrix set '${record.id}' does not exist.`);
+  }
+  if (found.count > 0) {
+    return new DependencyConflictError(
+      'tile_matrix_set_referenced',
+      `Tile matrix set '${record.id}' is referenced by the tiles settings of workspaces: ${found.workspaces.join(', ')}.`,
+      { workspaces: found.workspaces },
+    );
+  }
+  return new StateConflictError(
+    'concurrent_modification',
+    'The tile matrix set was changed by another request; retry.',
+  );
 }
 
 const WEB_MERCATOR_EXTENT = 20037508.3427892;
@@ -301,7 +338,8 @@ export async function deleteTileMatrixSet(
   await lastWriterWins(async () => {
     const current = await requireTileMatrixSet(repo, id);
     checkVersion({ version: current.revision }, ifMatch);
-    await repo.delete(current);
+    if (!(await repo.delete(current)))
+      throw tileMatrixSetDeleteRefusal(current, await repo.referencesOf(current));
   });
 }
 

@@ -1,8 +1,9 @@
-import { DependencyConflictError, NotFoundError, StateConflictError } from '../domain/errors.ts';
+import { StateConflictError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import type {
   TileMatrixSetDefinition,
   TileMatrixSetRecord,
+  TileMatrixSetReferences,
   TileMatrixSetRepository,
 } from '../domain/tile-matrix-sets.ts';
 import { ConditionFailed } from './errors.ts';
@@ -114,7 +115,7 @@ export class DynamoTileMatrixSetRepository extends DynamoRepository implements T
     );
   }
 
-  async delete(record: TileMatrixSetRecord): Promise<void> {
+  async delete(record: TileMatrixSetRecord): Promise<boolean> {
     try {
       await transact(this.db, [
         {
@@ -130,28 +131,18 @@ export class DynamoTileMatrixSetRepository extends DynamoRepository implements T
           onConditionFailed: () => new ConditionFailed(),
         },
       ]);
+      return true;
     } catch (error) {
-      if (!(error instanceof ConditionFailed)) throw error;
-      // Tell apart the three reasons the condition can fail.
-      const current = await this.get(keys.tileMatrixSet(record.id));
-      if (!current)
-        throw new NotFoundError(
-          'tile_matrix_set_not_found',
-          `Tile matrix set '${record.id}' does not exist.`,
-        );
-      if (((current.ref_count as number | undefined) ?? 0) > 0) {
-        const names = await this.referencingWorkspaces(record.id);
-        throw new DependencyConflictError(
-          'tile_matrix_set_referenced',
-          `Tile matrix set '${record.id}' is referenced by the tiles settings of workspaces: ${names.join(', ')}.`,
-          { workspaces: names },
-        );
-      }
-      throw new StateConflictError(
-        'concurrent_modification',
-        'The tile matrix set was changed by another request; retry.',
-      );
+      if (error instanceof ConditionFailed) return false;
+      throw error;
     }
+  }
+
+  async referencesOf(record: TileMatrixSetRecord): Promise<TileMatrixSetReferences | undefined> {
+    const current = await this.get(keys.tileMatrixSet(record.id));
+    if (!current) return undefined;
+    const count = (current.ref_count as number | undefined) ?? 0;
+    return { count, workspaces: count > 0 ? await this.referencingWorkspaces(record.id) : [] };
   }
 
   /** Names of the workspaces whose tiles settings reference the set (at most 25 are named). */

@@ -21,6 +21,10 @@ import {
   type StyleRepository,
   styleChangeRefusal,
 } from '../../shared/domain/styles.ts';
+import {
+  type TileMatrixSetRecord,
+  tileMatrixSetDeleteRefusal,
+} from '../../shared/domain/tile-matrix-sets.ts';
 
 const at = '2024-01-01T00:00:00.000Z';
 
@@ -165,5 +169,37 @@ describe('deleteStyle', () => {
     } as unknown as StyleRepository;
     const error = await deleteStyle(repo, style, undefined).catch((e: unknown) => e);
     expect(shape(error)).toMatchObject({ reason: 'style_in_use' });
+  });
+});
+
+describe('tileMatrixSetDeleteRefusal', () => {
+  const record = { id: 'grid', revision: 2 } as TileMatrixSetRecord;
+
+  it('is a 404 when the set is gone', () => {
+    const error = tileMatrixSetDeleteRefusal(record, undefined);
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect(shape(error)).toMatchObject({
+      reason: 'tile_matrix_set_not_found',
+      message: "Tile matrix set 'grid' does not exist.",
+    });
+  });
+
+  it('is a 409 naming the workspaces whose tiles settings reference it', () => {
+    const error = tileMatrixSetDeleteRefusal(record, { count: 2, workspaces: ['a', 'b'] });
+    expect(error).toBeInstanceOf(DependencyConflictError);
+    expect(shape(error)).toMatchObject({
+      reason: 'tile_matrix_set_referenced',
+      message: "Tile matrix set 'grid' is referenced by the tiles settings of workspaces: a, b.",
+      extra: { workspaces: ['a', 'b'] },
+    });
+  });
+
+  it('is a concurrent modification when nothing references it', () => {
+    const error = tileMatrixSetDeleteRefusal(record, { count: 0, workspaces: [] });
+    expect(error).toBeInstanceOf(StateConflictError);
+    expect(shape(error)).toMatchObject({
+      reason: 'concurrent_modification',
+      message: 'The tile matrix set was changed by another request; retry.',
+    });
   });
 });
