@@ -1,4 +1,5 @@
-import { createAPIKey as operation } from '../../shared/api/operations/api-keys.ts';
+import { locationOf } from '../../shared/api/operation.ts';
+import { getAPIKey, createAPIKey as operation } from '../../shared/api/operations/api-keys.ts';
 import { createApiKey, publicApiKey } from '../../shared/domain/api-keys.ts';
 import { created } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
@@ -14,6 +15,6 @@ export const handler = makeHandler(operation, async ({ workspace, body }) => {
   );
   return created(
     { ...publicApiKey(key), key: secret },
-    `/api/v1/workspaces/${workspace.id}/apikeys/${key.id}`,
+    locationOf(getAPIKey, { workspace: workspace.id, keyId: key.id }),
   );
 });

@@ -5,6 +5,6 @@ import { makeHandler } from '../../shared/wiring/handler.ts';
 import { apiKeyRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, query }) => {
-  const page = await apiKeyRepository().list(workspace.id, query.limit ?? 100, query.cursor);
+  const page = await apiKeyRepository().list(workspace.id, query.limit, query.cursor);
   return ok({ api_keys: page.items.map(publicApiKey), next_cursor: page.nextCursor });
 });

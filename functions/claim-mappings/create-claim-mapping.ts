@@ -1,4 +1,8 @@
-import { createClaimMapping as operation } from '../../shared/api/operations/claim-mappings.ts';
+import { locationOf } from '../../shared/api/operation.ts';
+import {
+  deleteClaimMapping,
+  createClaimMapping as operation,
+} from '../../shared/api/operations/claim-mappings.ts';
 import { createClaimMapping, presentClaimMapping } from '../../shared/domain/claim-mappings.ts';
 import { created } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
@@ -8,6 +12,6 @@ export const handler = makeHandler(operation, async ({ workspace, body }) => {
   const mapping = await createClaimMapping(claimMappingRepository(), roleRepository(), workspace.id, body);
   return created(
     presentClaimMapping(mapping),
-    `/api/v1/workspaces/${workspace.id}/claim-mappings/${mapping.id}`,
+    locationOf(deleteClaimMapping, { workspace: workspace.id, mappingId: mapping.id }),
   );
 });

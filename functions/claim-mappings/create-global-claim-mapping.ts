@@ -1,4 +1,8 @@
-import { createGlobalClaimMapping as operation } from '../../shared/api/operations/claim-mappings.ts';
+import { locationOf } from '../../shared/api/operation.ts';
+import {
+  deleteGlobalClaimMapping,
+  createGlobalClaimMapping as operation,
+} from '../../shared/api/operations/claim-mappings.ts';
 import { createClaimMapping, GLOBAL_SCOPE, presentClaimMapping } from '../../shared/domain/claim-mappings.ts';
 import { created } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
@@ -6,5 +10,8 @@ import { claimMappingRepository, roleRepository } from '../../shared/wiring/repo
 
 export const handler = makeHandler(operation, async ({ body }) => {
   const mapping = await createClaimMapping(claimMappingRepository(), roleRepository(), GLOBAL_SCOPE, body);
-  return created(presentClaimMapping(mapping), `/api/v1/claim-mappings/${mapping.id}`);
+  return created(
+    presentClaimMapping(mapping),
+    locationOf(deleteGlobalClaimMapping, { mappingId: mapping.id }),
+  );
 });

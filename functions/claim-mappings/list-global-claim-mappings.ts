@@ -5,6 +5,6 @@ import { makeHandler } from '../../shared/wiring/handler.ts';
 import { claimMappingRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ query }) => {
-  const page = await claimMappingRepository().list(GLOBAL_SCOPE, query.limit ?? 100, query.cursor);
+  const page = await claimMappingRepository().list(GLOBAL_SCOPE, query.limit, query.cursor);
   return ok({ claim_mappings: page.items.map(presentClaimMapping), next_cursor: page.nextCursor });
 });

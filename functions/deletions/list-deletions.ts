@@ -1,7 +1,6 @@
 import { listDeletions as operation } from '../../shared/api/operations/deletions.ts';
 import { mayManageWorkspace } from '../../shared/auth/workspace-access.ts';
 import { deletionFilter, listVisibleDeletions } from '../../shared/domain/deletions.ts';
-import { pageLimit } from '../../shared/domain/workspaces.ts';
 import { ok } from '../../shared/http/responses.ts';
 import { accessPorts } from '../../shared/wiring/access.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
@@ -12,7 +11,7 @@ export const handler = makeHandler(operation, async ({ query, principal }) =>
     await listVisibleDeletions(
       deletionRepository(),
       await deletionFilter(principal, query, workspaceRepository()),
-      pageLimit(query.limit, 100),
+      query.limit,
       query.cursor,
       principal,
       (ws) => mayManageWorkspace(accessPorts(), principal, ws, 'listDeletions'),

@@ -1,4 +1,5 @@
-import { createLayerGroup as operation } from '../../shared/api/operations/layer-groups.ts';
+import { locationOf } from '../../shared/api/operation.ts';
+import { getLayerGroup, createLayerGroup as operation } from '../../shared/api/operations/layer-groups.ts';
 import { createLayerGroup } from '../../shared/domain/layer-groups.ts';
 import { created } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
@@ -6,5 +7,5 @@ import { layerGroupRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, body }) => {
   const group = await createLayerGroup(layerGroupRepository(), workspace.id, body);
-  return created(group, `/api/v1/workspaces/${workspace.id}/layer-groups/${group.id}`);
+  return created(group, locationOf(getLayerGroup, { workspace: workspace.id, group: group.id }));
 });

@@ -1,4 +1,5 @@
-import { createLayer as operation } from '../../shared/api/operations/layers.ts';
+import { locationOf } from '../../shared/api/operation.ts';
+import { getLayer, createLayer as operation } from '../../shared/api/operations/layers.ts';
 import { createLayer, presentLayer } from '../../shared/domain/layers.ts';
 import { requirePostgis, requireService } from '../../shared/domain/services.ts';
 import { created } from '../../shared/http/responses.ts';
@@ -12,6 +13,6 @@ export const handler = makeHandler(operation, async ({ workspace, params, body }
   const layer = await createLayer(layerRepository(), postgisGateway, secretBox(), service, body);
   return created(
     presentLayer(layer),
-    `/api/v1/workspaces/${workspace.id}/services/${service.id}/layers/${layer.id}`,
+    locationOf(getLayer, { workspace: workspace.id, service: service.id, layer: layer.id }),
   );
 });

@@ -7,6 +7,6 @@ import { layerRepository, serviceRepository } from '../../shared/wiring/reposito
 
 export const handler = makeHandler(operation, async ({ workspace, params, query }) => {
   const service = await requireService(serviceRepository(), workspace.id, params.service);
-  const page = await layerRepository().list(workspace.id, service.id, query.limit ?? 100, query.cursor);
+  const page = await layerRepository().list(workspace.id, service.id, query.limit, query.cursor);
   return ok({ layers: page.items.map(presentLayer), next_cursor: page.nextCursor });
 });

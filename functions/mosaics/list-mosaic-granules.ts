@@ -16,7 +16,7 @@ export const handler = makeHandler(operation, async ({ workspace, params, query 
     mosaic.id,
     generation,
     filter,
-    query.limit ?? 100,
+    query.limit,
     query.cursor,
   );
   return ok({ generation, granules: page.items.map(presentGranule), next_cursor: page.nextCursor });

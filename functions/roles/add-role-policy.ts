@@ -1,5 +1,6 @@
 import { managementCatalog } from '../../shared/api/catalog.ts';
-import { addRolePolicy as operation } from '../../shared/api/operations/roles.ts';
+import { locationOf } from '../../shared/api/operation.ts';
+import { addRolePolicy as operation, removeRolePolicy } from '../../shared/api/operations/roles.ts';
 import { addRolePolicy } from '../../shared/domain/role-policies.ts';
 import { created } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
@@ -13,5 +14,5 @@ export const handler = makeHandler(operation, async ({ params, body }) => {
     params.roleId,
     body,
   );
-  return created(undefined, `/api/v1/roles/${params.roleId}/policies/${policy.id}`);
+  return created(undefined, locationOf(removeRolePolicy, { roleId: params.roleId, policyId: policy.id }));
 });

@@ -1,4 +1,5 @@
-import { createRole as operation } from '../../shared/api/operations/roles.ts';
+import { locationOf } from '../../shared/api/operation.ts';
+import { getRole, createRole as operation } from '../../shared/api/operations/roles.ts';
 import { presentRole } from '../../shared/api/present.ts';
 import { createRole } from '../../shared/domain/roles.ts';
 import { created } from '../../shared/http/responses.ts';
@@ -7,5 +8,5 @@ import { roleRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ body }) => {
   const role = await createRole(roleRepository(), body);
-  return created(presentRole(role), `/api/v1/roles/${role.id}`);
+  return created(presentRole(role), locationOf(getRole, { roleId: role.id }));
 });

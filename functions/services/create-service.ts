@@ -1,4 +1,5 @@
-import { createService as operation } from '../../shared/api/operations/services.ts';
+import { locationOf } from '../../shared/api/operation.ts';
+import { getService, createService as operation } from '../../shared/api/operations/services.ts';
 import { requireReadableRoot } from '../../shared/domain/mosaics.ts';
 import { createService, presentService } from '../../shared/domain/services.ts';
 import { created } from '../../shared/http/responses.ts';
@@ -10,5 +11,8 @@ import { serviceRepository } from '../../shared/wiring/repositories.ts';
 export const handler = makeHandler(operation, async ({ workspace, body }) => {
   if (body.type === 'raster_mosaic') await requireReadableRoot(rasterRoots, body.connection.root_uri);
   const service = await createService(serviceRepository(), postgisGateway, secretBox(), workspace.id, body);
-  return created(presentService(service), `/api/v1/workspaces/${workspace.id}/services/${service.id}`);
+  return created(
+    presentService(service),
+    locationOf(getService, { workspace: workspace.id, service: service.id }),
+  );
 });

@@ -5,7 +5,6 @@ import { makeHandler } from '../../shared/wiring/handler.ts';
 import { serviceRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, query }) => {
-  // Default 1000, so "all services" holds for ordinary workspaces (DESIGN §5).
-  const page = await serviceRepository().list(workspace.id, query.limit ?? 1000, query.cursor);
+  const page = await serviceRepository().list(workspace.id, query.limit, query.cursor);
   return ok({ services: page.items.map(presentService), next_cursor: page.nextCursor });
 });

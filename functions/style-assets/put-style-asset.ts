@@ -1,4 +1,5 @@
-import { putStyleAsset as operation } from '../../shared/api/operations/style-assets.ts';
+import { locationOf } from '../../shared/api/operation.ts';
+import { getStyleAsset, putStyleAsset as operation } from '../../shared/api/operations/style-assets.ts';
 import { putStyleAsset } from '../../shared/domain/style-assets.ts';
 import { created, ok } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
@@ -12,5 +13,5 @@ export const handler = makeHandler(operation, async ({ workspace, params, rawBod
     rawBody ?? Buffer.alloc(0),
   );
   if (!isNew) return ok(asset);
-  return created(asset, `/api/v1/workspaces/${workspace.id}/style-assets/${encodeURIComponent(asset.name)}`);
+  return created(asset, locationOf(getStyleAsset, { workspace: workspace.id, asset: asset.name }));
 });

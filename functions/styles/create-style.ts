@@ -1,4 +1,5 @@
-import { createStyle as operation } from '../../shared/api/operations/styles.ts';
+import { locationOf } from '../../shared/api/operation.ts';
+import { getStyle, createStyle as operation } from '../../shared/api/operations/styles.ts';
 import { createStyle, presentStyle } from '../../shared/domain/styles.ts';
 import { created } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
@@ -6,8 +7,5 @@ import { styleRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, body }) => {
   const style = await createStyle(styleRepository(), workspace.id, body);
-  return created(
-    presentStyle(style),
-    `/api/v1/workspaces/${workspace.id}/styles/${encodeURIComponent(style.name)}`,
-  );
+  return created(presentStyle(style), locationOf(getStyle, { workspace: workspace.id, style: style.name }));
 });

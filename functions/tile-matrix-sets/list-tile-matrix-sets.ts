@@ -5,5 +5,5 @@ import { makeHandler } from '../../shared/wiring/handler.ts';
 import { tileMatrixSetRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ query }) =>
-  ok(await listTileMatrixSets(tileMatrixSetRepository(), query.limit ?? 100, query.cursor)),
+  ok(await listTileMatrixSets(tileMatrixSetRepository(), query.limit, query.cursor)),
 );

@@ -1,4 +1,8 @@
-import { putTileMatrixSet as operation } from '../../shared/api/operations/tile-matrix-sets.ts';
+import { locationOf } from '../../shared/api/operation.ts';
+import {
+  getTileMatrixSet,
+  putTileMatrixSet as operation,
+} from '../../shared/api/operations/tile-matrix-sets.ts';
 import { putTileMatrixSet } from '../../shared/domain/tile-matrix-sets.ts';
 import { created, ok } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
@@ -13,6 +17,6 @@ export const handler = makeHandler(operation, async ({ params, body, ifMatch }) 
   );
   const etag = { ETag: `"${record.revision}"` };
   if (!isNew) return ok(record, etag);
-  const result = created(record, `/api/v1/tile-matrix-sets/${encodeURIComponent(record.id)}`);
+  const result = created(record, locationOf(getTileMatrixSet, { tileMatrixSet: record.id }));
   return { ...result, headers: { ...result.headers, ...etag } };
 });

@@ -1,4 +1,5 @@
-import { createWorkspace as operation } from '../../shared/api/operations/workspaces.ts';
+import { locationOf } from '../../shared/api/operation.ts';
+import { getWorkspace, createWorkspace as operation } from '../../shared/api/operations/workspaces.ts';
 import { presentWorkspace } from '../../shared/api/present.ts';
 import { createWorkspace } from '../../shared/domain/workspaces.ts';
 import { created } from '../../shared/http/responses.ts';
@@ -8,5 +9,5 @@ import { usageKeys } from '../../shared/wiring/usage-keys.ts';
 
 export const handler = makeHandler(operation, async ({ body }) => {
   const workspace = await createWorkspace(workspaceRepository(), body, new Date(), usageKeys());
-  return created(presentWorkspace(workspace), `/api/v1/workspaces/${workspace.id}`);
+  return created(presentWorkspace(workspace), locationOf(getWorkspace, { workspace: workspace.id }));
 });

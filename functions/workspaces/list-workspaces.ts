@@ -5,6 +5,6 @@ import { makeHandler } from '../../shared/wiring/handler.ts';
 import { workspaceRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ query }) => {
-  const page = await workspaceRepository().list(query.limit ?? 100, query.cursor);
+  const page = await workspaceRepository().list(query.limit, query.cursor);
   return ok({ workspaces: page.items.map(presentWorkspace), next_cursor: page.nextCursor });
 });

@@ -1,6 +1,6 @@
 /** Schemas of raster mosaics and their granules (ADR 0060). */
 import * as z from 'zod/mini';
-import { DateTime, Uuid } from './schemas.ts';
+import { DateTime, PageCursor, pageLimit, Uuid } from './schemas.ts';
 
 export const MosaicGranuleBody = z
   .strictObject({
@@ -63,8 +63,8 @@ export const HarvestResultBody = z
   .check(z.meta({ id: 'MosaicHarvest' }));
 
 export const GranuleListQuery = z.strictObject({
-  limit: z.optional(z.coerce.number().check(z.multipleOf(1), z.minimum(1), z.maximum(1000))),
-  cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(2048))),
+  limit: pageLimit(100),
+  cursor: PageCursor,
   bbox: z.optional(z.string().check(z.maxLength(512))),
   time: z.optional(z.string().check(z.maxLength(128))),
 });

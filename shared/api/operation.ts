@@ -75,3 +75,19 @@ export type InputOf<S> = [NonNullable<S>] extends [never]
   : NonNullable<S> extends Schema
     ? z.output<NonNullable<S>>
     : undefined;
+
+/**
+ * The path of a route with its `{name}` parameters filled in, each URI-encoded: the Location of a
+ * resource is its GET (or DELETE) route's path, taken from the route table, never spelt again.
+ */
+export function locationOf<Op extends Operation>(
+  op: Op,
+  params: NonNullable<InputOf<Op['request']['params']>>,
+): string {
+  const values = params as Record<string, unknown>;
+  return op.path.replace(/\{([^}]+)\}/g, (_match, name: string) => {
+    const value = values[name];
+    if (typeof value !== 'string') throw new Error(`${op.operationId}: no value for {${name}}`);
+    return encodeURIComponent(value);
+  });
+}

@@ -13,11 +13,28 @@ export const IdOrName = z.string().check(z.minLength(1), z.maxLength(128));
 export const Uuid = z.uuid();
 export const DateTime = z.iso.datetime({ offset: true });
 
-/** `limit` and `cursor` of list operations. */
-export const PageQuery = z.strictObject({
-  limit: z.optional(z.coerce.number().check(z.multipleOf(1), z.minimum(1), z.maximum(1000))),
-  cursor: z.optional(z.string().check(z.minLength(1), z.maxLength(2048))),
-});
+/**
+ * `limit` of a list operation: an integer from 1 to 1000, `defaultLimit` when absent. The default is
+ * applied on parsing, so handlers read `query.limit` as a number (it isn't published as a JSON
+ * Schema `default`: the input schema stays as documented).
+ */
+export function pageLimit(defaultLimit: number) {
+  return z.pipe(
+    z.optional(z.coerce.number().check(z.multipleOf(1), z.minimum(1), z.maximum(1000))),
+    z.transform((limit: number | undefined) => limit ?? defaultLimit),
+  );
+}
+
+/** `cursor` of list operations. */
+export const PageCursor = z.optional(z.string().check(z.minLength(1), z.maxLength(2048)));
+
+/** `limit` and `cursor` of a list operation whose pages hold `defaultLimit` items by default. */
+export function pageQuery(defaultLimit: number) {
+  return z.strictObject({ limit: pageLimit(defaultLimit), cursor: PageCursor });
+}
+
+/** `limit` (default 100) and `cursor` of list operations. */
+export const PageQuery = pageQuery(100);
 
 /** The error body of every 4xx and 5xx (DESIGN §5). */
 export const ErrorBody = z

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import { defineOperation } from '../operation.ts';
-import { PageQuery, RoleBody, RolePolicy, StoredRolePolicy } from '../schemas.ts';
+import { pageQuery, RoleBody, RolePolicy, StoredRolePolicy } from '../schemas.ts';
 
 const RoleId = z.string().check(
   z.regex(/^[a-z][a-z0-9_-]{1,63}$/, {
@@ -45,7 +45,7 @@ export const listRoles = defineOperation({
   permission: 'global',
   summary: 'List roles: the four built-ins first, then custom roles (super_admin)',
   tags: ['roles'],
-  request: { query: PageQuery },
+  request: { query: pageQuery(1000) },
   responses: { 200: { description: 'roles', schema: RoleList }, 400: { description: 'bad limit or cursor' } },
   data: ['Query'],
 });

@@ -11,8 +11,8 @@ import {
   IdOrName,
   MosaicConnectionIn,
   Name,
-  PageQuery,
   PostgisConnectionIn,
+  pageQuery,
   ServiceBody,
   SqlText,
   ValidateSQLResponse,
@@ -68,7 +68,8 @@ export const listServices = defineOperation({
   permission: 'read',
   summary: 'Return the services of a workspace (default page size 1000)',
   tags: ['services'],
-  request: { params: WorkspaceParams, query: PageQuery },
+  // Default 1000, so "all services" holds for ordinary workspaces (DESIGN §5).
+  request: { params: WorkspaceParams, query: pageQuery(1000) },
   responses: {
     200: {
       description: 'the services',
