@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import { own } from './dictionary.ts';
-import { AlreadyExistsError, InvalidInputError, NotFoundError, RuleViolationError } from './errors.ts';
+import {
+  AlreadyExistsError,
+  DependencyConflictError,
+  InvalidInputError,
+  NotFoundError,
+  RuleViolationError,
+} from './errors.ts';
 import type { Page } from './page.ts';
 
 /** The built-in roles, in listing order. */
@@ -81,8 +87,11 @@ export interface RoleRepository {
   /** Any stored role, retired ones included. */
   find(id: string): Promise<Role | undefined>;
   list(limit: number, cursor?: string): Promise<Page<Role>>;
-  /** Retires the role if nothing refers to it; throws DependencyConflictError otherwise. */
-  retire(role: Role, now: string): Promise<void>;
+  /**
+   * Retires the role (and removes its policies) conditioned on it being active with nothing
+   * referring to it: false when that condition failed (nothing written).
+   */
+  retire(role: Role, now: string): Promise<boolean>;
   putPolicy(roleId: string, policy: StoredPolicy): Promise<void>;
   listPolicies(roleId: string): Promise<StoredPolicy[]>;
   deletePolicy(roleId: string, policyId: string): Promise<boolean>;
@@ -127,7 +136,18 @@ export async function deleteRole(repo: RoleRepository, id: string, now = new Dat
   if (isSystemRole(id))
     throw new InvalidInputError('system_role', `'${id}' is a built-in role and can't be deleted.`);
   const role = await requireCustomRole(repo, id);
-  await repo.retire(role, now.toISOString());
+  if (!(await repo.retire(role, now.toISOString()))) throw roleRetireRefusal(role, await repo.find(role.id));
+}
+
+/** Why retiring `role` was refused, from the role as read afterwards: gone or retired (404), or still assigned (409). */
+export function roleRetireRefusal(role: Role, current: Role | undefined): Error {
+  if (current?.status !== 'active')
+    return new NotFoundError('role_not_found', `Role '${role.id}' does not exist.`);
+  return new DependencyConflictError(
+    'role_in_use',
+    `Role '${role.id}' is still assigned by ${current.ref_count} claim mapping(s); remove them first.`,
+    { dependencies: { claim_mappings: current.ref_count } },
+  );
 }
 
 /** Validates a policy against the services, operations and actions that exist (422 otherwise). */

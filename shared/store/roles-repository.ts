@@ -1,5 +1,5 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { AlreadyExistsError, DependencyConflictError, NotFoundError } from '../domain/errors.ts';
+import { AlreadyExistsError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import type { Role, RoleRepository, StoredPolicy } from '../domain/roles.ts';
 import { conditionalWrite, storeCall } from './errors.ts';
@@ -42,7 +42,7 @@ export class DynamoRoleRepository extends DynamoRepository implements RoleReposi
     return { items: page.items.map(toRole), nextCursor: page.nextCursor };
   }
 
-  async retire(role: Role, now: string): Promise<void> {
+  async retire(role: Role, now: string): Promise<boolean> {
     const { gsi1pk, gsi1sk } = attributes;
     const retired = await conditionalWrite(() =>
       this.db.send(
@@ -63,18 +63,10 @@ export class DynamoRoleRepository extends DynamoRepository implements RoleReposi
         }),
       ),
     );
-    if (!retired) {
-      const current = await this.find(role.id);
-      if (current?.status !== 'active')
-        throw new NotFoundError('role_not_found', `Role '${role.id}' does not exist.`);
-      throw new DependencyConflictError(
-        'role_in_use',
-        `Role '${role.id}' is still assigned by ${current.ref_count} claim mapping(s); remove them first.`,
-        { dependencies: { claim_mappings: current.ref_count } },
-      );
-    }
+    if (!retired) return false;
     // The policies of a retired role can never apply again; remove them.
     for (const policy of await this.listPolicies(role.id)) await this.deletePolicy(role.id, policy.id);
+    return true;
   }
 
   async putPolicy(roleId: string, policy: StoredPolicy): Promise<void> {

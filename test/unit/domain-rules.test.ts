@@ -9,6 +9,7 @@ import {
   NotFoundError,
   StateConflictError,
 } from '../../shared/domain/errors.ts';
+import { type Role, roleRetireRefusal } from '../../shared/domain/roles.ts';
 import {
   assetDeleteRefusal,
   deleteStyleAsset,
@@ -200,6 +201,39 @@ describe('tileMatrixSetDeleteRefusal', () => {
     expect(shape(error)).toMatchObject({
       reason: 'concurrent_modification',
       message: 'The tile matrix set was changed by another request; retry.',
+    });
+  });
+});
+
+describe('roleRetireRefusal', () => {
+  const role: Role = {
+    id: 'auditor',
+    name: 'auditor',
+    status: 'active',
+    ref_count: 0,
+    version: 1,
+    created_at: at,
+    updated_at: at,
+  };
+
+  it('is a 404 when the role is gone or already retired', () => {
+    for (const current of [undefined, { ...role, status: 'retired' as const }]) {
+      const error = roleRetireRefusal(role, current);
+      expect(error).toBeInstanceOf(NotFoundError);
+      expect(shape(error)).toMatchObject({
+        reason: 'role_not_found',
+        message: "Role 'auditor' does not exist.",
+      });
+    }
+  });
+
+  it('is a 409 counting the assignments while it is active', () => {
+    const error = roleRetireRefusal(role, { ...role, ref_count: 3 });
+    expect(error).toBeInstanceOf(DependencyConflictError);
+    expect(shape(error)).toMatchObject({
+      reason: 'role_in_use',
+      message: "Role 'auditor' is still assigned by 3 claim mapping(s); remove them first.",
+      extra: { dependencies: { claim_mappings: 3 } },
     });
   });
 });
