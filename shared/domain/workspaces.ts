@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { InvalidInputError, NotFoundError, VersionMismatchError } from './errors.ts';
+import { DependencyConflictError, InvalidInputError, NotFoundError, VersionMismatchError } from './errors.ts';
 import { lastWriterWins } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import type { UsageKeyProvisioner } from './usage-keys.ts';
@@ -31,8 +31,31 @@ export interface WorkspaceRepository {
   list(limit: number, cursor?: string): Promise<Page<Workspace>>;
   /** Replaces `previous` with `next` atomically (name marker moved when the name changes). */
   update(previous: Workspace, next: Workspace): Promise<void>;
-  /** Deletes an empty workspace (and its API keys); refuses when catalog children exist. */
-  deleteEmpty(workspace: Workspace): Promise<void>;
+  /**
+   * Deletes an empty workspace (with its API keys, claim mappings and settings): undefined when
+   * deleted; when catalog children exist or the rest doesn't fit one transaction, what it found
+   * (the workspace is left as it was).
+   */
+  deleteEmpty(workspace: Workspace): Promise<WorkspaceContents | undefined>;
+}
+
+/** What the store found in a workspace it could not delete at once. */
+export interface WorkspaceContents {
+  /** Catalog items (services, styles, assets…) still in the workspace (of those it read). */
+  catalogItems: number;
+  /** Every item it read besides the workspace itself (catalog items, API keys, claim mappings, settings). */
+  dependents: number;
+}
+
+/** Why a workspace could not be deleted at once: its catalog items, or too many keys and mappings. */
+export function workspaceNotEmpty(workspace: Workspace, found: WorkspaceContents): DependencyConflictError {
+  return new DependencyConflictError(
+    'workspace_not_empty',
+    found.catalogItems > 0
+      ? `Workspace '${workspace.name}' still holds ${found.catalogItems} catalog item(s); delete them first.`
+      : `Workspace '${workspace.name}' holds too many API keys and claim mappings to delete at once; remove some first.`,
+    { dependents: found.dependents },
+  );
 }
 
 /** The names rule of DESIGN §5. */
@@ -148,7 +171,8 @@ export async function deleteWorkspace(
   const deleted = await lastWriterWins(async (retry) => {
     const previous = retry === 0 ? current : await reread(repo, current.id);
     checkVersion(previous, ifMatch);
-    await repo.deleteEmpty(previous);
+    const refused = await repo.deleteEmpty(previous);
+    if (refused) throw workspaceNotEmpty(previous, refused);
     return previous;
   });
   if (deleted.usage_key_id) await usageKeys?.remove(deleted.usage_key_id);

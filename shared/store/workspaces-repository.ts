@@ -1,8 +1,8 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { AlreadyExistsError, DependencyConflictError, StateConflictError } from '../domain/errors.ts';
+import { AlreadyExistsError, StateConflictError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import { customTileMatrixSets, type OGCTilesSettings } from '../domain/settings.ts';
-import type { Workspace, WorkspaceRepository } from '../domain/workspaces.ts';
+import type { Workspace, WorkspaceContents, WorkspaceRepository } from '../domain/workspaces.ts';
 import { storeCall } from './errors.ts';
 import { DynamoRepository, keyCondition, queryIndexPage, queryInput, queryPages } from './items.ts';
 import { entities, keyOf, keys } from './keys.ts';
@@ -133,7 +133,7 @@ export class DynamoWorkspaceRepository extends DynamoRepository implements Works
     );
   }
 
-  async deleteEmpty(ws: Workspace): Promise<void> {
+  async deleteEmpty(ws: Workspace): Promise<WorkspaceContents | undefined> {
     // Hide the workspace first: from now on no child can be added (children condition on `active`),
     // so the emptiness check below cannot race with a concurrent create.
     const concurrent = () =>
@@ -218,13 +218,7 @@ export class DynamoWorkspaceRepository extends DynamoRepository implements Works
       children.length >= CHILDREN_SCANNED
     ) {
       await this.restore(ws);
-      throw new DependencyConflictError(
-        'workspace_not_empty',
-        blocking.length > 0
-          ? `Workspace '${ws.name}' still holds ${blocking.length} catalog item(s); delete them first.`
-          : `Workspace '${ws.name}' holds too many API keys and claim mappings to delete at once; remove some first.`,
-        { dependents: children.length - 1 },
-      );
+      return { catalogItems: blocking.length, dependents: children.length - 1 };
     }
     await transact(this.db, [
       unguarded({ Delete: { TableName: this.table, Key: keys.workspace(ws.id) } }),
@@ -238,6 +232,7 @@ export class DynamoWorkspaceRepository extends DynamoRepository implements Works
       }),
       ...deletes,
     ]);
+    return undefined;
   }
 
   /** The first items of a workspace's partition (enough to tell whether it can be deleted at once). */

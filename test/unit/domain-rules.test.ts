@@ -26,6 +26,7 @@ import {
   type TileMatrixSetRecord,
   tileMatrixSetDeleteRefusal,
 } from '../../shared/domain/tile-matrix-sets.ts';
+import { workspaceNotEmpty } from '../../shared/domain/workspaces.ts';
 
 const at = '2024-01-01T00:00:00.000Z';
 
@@ -234,6 +235,37 @@ describe('roleRetireRefusal', () => {
       reason: 'role_in_use',
       message: "Role 'auditor' is still assigned by 3 claim mapping(s); remove them first.",
       extra: { dependencies: { claim_mappings: 3 } },
+    });
+  });
+});
+
+describe('workspaceNotEmpty', () => {
+  const workspace = {
+    id: 'w1',
+    name: 'city',
+    status: 'active',
+    version: 1,
+    created_at: at,
+    updated_at: at,
+  } as const;
+
+  it('names the catalog items that block the delete', () => {
+    const error = workspaceNotEmpty(workspace, { catalogItems: 2, dependents: 5 });
+    expect(error).toBeInstanceOf(DependencyConflictError);
+    expect(shape(error)).toMatchObject({
+      reason: 'workspace_not_empty',
+      message: "Workspace 'city' still holds 2 catalog item(s); delete them first.",
+      extra: { dependents: 5 },
+    });
+  });
+
+  it('says so when only keys and mappings are left, too many for one transaction', () => {
+    const error = workspaceNotEmpty(workspace, { catalogItems: 0, dependents: 120 });
+    expect(shape(error)).toMatchObject({
+      reason: 'workspace_not_empty',
+      message:
+        "Workspace 'city' holds too many API keys and claim mappings to delete at once; remove some first.",
+      extra: { dependents: 120 },
     });
   });
 });
