@@ -1,111 +1,40 @@
 import { randomUUID } from 'node:crypto';
-import { DependencyConflictError, NotFoundError, StateConflictError } from './errors.ts';
+import {
+  type DeletionFilter,
+  type DeletionOperation,
+  type DeletionPlan,
+  type DeletionScope,
+  type DeletionStatus,
+  dependencyConflict,
+  executionName,
+  hasDependents,
+  isActive,
+  isStalled,
+  presentDeletion,
+  type StartedDeletion,
+} from './deletion-model.ts';
+import { NotFoundError, StateConflictError } from './errors.ts';
 import type { Page } from './page.ts';
 import type { Service } from './services.ts';
 import type { WorkflowStarter } from './workflows.ts';
 import { resolveWorkspace, uuidPattern, type Workspace, type WorkspaceRepository } from './workspaces.ts';
 
-export type DeletionScope = 'service' | 'workspace';
-export type DeletionStatus = 'pending' | 'running' | 'failed' | 'completed';
-
-/**
- * Where a deletion stands. A service goes `layer_groups → layers → mosaic → target`; a workspace
- * `layers → api_keys → claim_mappings → settings → workspace_items → target`. `done` at the end.
- */
-export type DeletionPhase =
-  | 'layer_groups'
-  | 'layers'
-  | 'mosaic'
-  | 'api_keys'
-  | 'claim_mappings'
-  | 'settings'
-  | 'workspace_items'
-  | 'target'
-  | 'done';
-
-export const servicePhases: readonly DeletionPhase[] = ['layer_groups', 'layers', 'mosaic', 'target', 'done'];
-export const workspacePhases: readonly DeletionPhase[] = [
-  'layers',
-  'api_keys',
-  'claim_mappings',
-  'settings',
-  'workspace_items',
-  'target',
-  'done',
-];
-
-/** One dependent named in a plan. */
-export interface PlanEntry {
-  id: string;
-  public_id?: string;
-  name?: string;
-  service_id?: string;
-}
-
-/** Dependents of one kind: the exact count and the first `PLAN_LIST_LIMIT` of them. */
-export interface PlanSection {
-  count: number;
-  items: PlanEntry[];
-  truncated: boolean;
-}
-
-/** Everything a deletion removes or changes (ADR 0070). */
-export interface DeletionPlan {
-  target: { scope: DeletionScope; id: string; name: string; type?: string };
-  layers: PlanSection;
-  /** Groups removed with them: the transitive closure of groups containing the layers (or those groups). */
-  layer_groups: PlanSection;
-  /** Granule records of a raster mosaic (every generation). */
-  mosaic_granules: number;
-  /** Styles whose layer reference count drops (they stay). */
-  style_references: { style: string; references: number }[];
-  /** Custom roles whose reference count drops (they stay). */
-  role_references: { role_id: string; references: number }[];
-  /** Workspace scope: the other catalog state that goes with it, counted by kind. */
-  workspace_items?: Record<string, number>;
-  /** Dependents the workflow removes (progress.total), the target included. */
-  total: number;
-}
-
-/** The durable record of a recursive deletion (DeletionOperation of the spec). */
-export interface DeletionOperation {
-  id: string;
-  scope: DeletionScope;
-  workspace_id: string;
-  workspace_name: string;
-  target_id: string;
-  target_name: string;
-  status: DeletionStatus;
-  phase: DeletionPhase;
-  progress: { total: number; deleted: number };
-  attempt_count: number;
-  last_error?: string;
-  created_at: string;
-  updated_at: string;
-  completed_at?: string;
-  created_by: string;
-  /** Write capacity units the workflow consumed (benchmark figure; not presented). */
-  write_units?: number;
-}
-
-/** Listing filters; `workspaceIds` restricts to the workspaces the caller administers (undefined: all). */
-export interface DeletionFilter {
-  workspaceId?: string;
-  status?: DeletionStatus;
-}
-
-/** An operation with its plan (what the API answers with). */
-export interface StartedDeletion {
-  operation: DeletionOperation;
-  plan: DeletionPlan;
-}
+// The operation, its plan and the rules over them (deletion-model.ts); importers keep this path.
+export * from './deletion-model.ts';
 
 /** Port: deletion persistence, the hide/start transactions and the plans. */
 export interface DeletionRepository {
   servicePlan(service: Service): Promise<DeletionPlan>;
   workspacePlan(workspace: Workspace): Promise<DeletionPlan>;
-  /** Deletes a service with no dependents in one transaction; false when dependents appeared. */
-  deleteEmptyService(service: Service): Promise<boolean>;
+  /**
+   * active → deleting (the service's version unchanged): from then on no layer or granule can be
+   * added under it, so its plan can't race with a create.
+   */
+  hideService(service: Service): Promise<void>;
+  /** A service hidden by `hideService` becomes active again. */
+  unhideService(service: Service): Promise<void>;
+  /** Deletes a hidden service with its name marker (and an emptied mosaic's state item). */
+  removeHiddenService(service: Service): Promise<void>;
   /** Hides the service and records the operation in one transaction (the active one if there is one). */
   startServiceDeletion(service: Service, op: DeletionOperation, plan: DeletionPlan): Promise<StartedDeletion>;
   startWorkspaceDeletion(
@@ -118,25 +47,6 @@ export interface DeletionRepository {
   plansOf(ids: string[]): Promise<Map<string, DeletionPlan>>;
   /** failed → pending with attempt_count + 1 (a service's workspace must still be active). */
   markRetry(op: DeletionOperation, now: string): Promise<DeletionOperation>;
-}
-
-/** Plans list this many dependents of each kind (the counts are exact). */
-export const PLAN_LIST_LIMIT = 100;
-
-/** The Step Functions execution name of an attempt: the operation id, then `<id>-attempt-<n>`. */
-export function executionName(op: Pick<DeletionOperation, 'id' | 'attempt_count'>): string {
-  return op.attempt_count <= 1 ? op.id : `${op.id}-attempt-${op.attempt_count}`;
-}
-
-export function isActive(op: DeletionOperation): boolean {
-  return op.status === 'pending' || op.status === 'running';
-}
-
-/** An active operation with no progress for this long is presumed stalled: retry may start a new attempt. */
-export const STALLED_AFTER_MS = 10 * 60 * 1000;
-
-export function isStalled(op: DeletionOperation, now: Date): boolean {
-  return isActive(op) && now.getTime() - Date.parse(op.updated_at) > STALLED_AFTER_MS;
 }
 
 /** Starts (or re-starts, idempotently) the execution of the operation's current attempt. */
@@ -173,18 +83,6 @@ function newOperation(
 /** The outcome of DELETE on a service: gone (204) or an operation (202). */
 export type ServiceDeletionOutcome = { deleted: true } | StartedDeletion;
 
-function hasDependents(plan: DeletionPlan): boolean {
-  return plan.layers.count > 0 || plan.layer_groups.count > 0 || plan.mosaic_granules > 0;
-}
-
-function conflict(plan: DeletionPlan, what: string) {
-  return new DependencyConflictError(
-    'service_has_dependencies',
-    `${what} has dependents (${plan.layers.count} layer(s), ${plan.layer_groups.count} layer group(s), ${plan.mosaic_granules} mosaic granule record(s)); delete with recurse=true to remove them all.`,
-    { recurse_required: true, plan },
-  );
-}
-
 /** The operation that hid a target, (re)started as `retry` would; undefined when there is none. */
 async function resumeExisting(
   repo: DeletionRepository,
@@ -195,6 +93,20 @@ async function resumeExisting(
   const found = deletionId ? await repo.find(deletionId) : undefined;
   if (!found) return undefined;
   return { operation: await retry(repo, starter, found.operation, now), plan: found.plan };
+}
+
+/**
+ * Deletes a service with no dependents: hidden first, so the plan read then is final; false (and
+ * the service active again) when dependents appeared meanwhile.
+ */
+async function deleteEmptyService(repo: DeletionRepository, service: Service): Promise<boolean> {
+  await repo.hideService(service);
+  if (hasDependents(await repo.servicePlan(service))) {
+    await repo.unhideService(service);
+    return false;
+  }
+  await repo.removeHiddenService(service);
+  return true;
 }
 
 /** Records a new operation with the transaction that hides its target, then starts its workflow. */
@@ -230,11 +142,11 @@ export async function deleteService(
   }
   let plan = await repo.servicePlan(service);
   if (!hasDependents(plan)) {
-    if (await repo.deleteEmptyService(service)) return { deleted: true };
+    if (await deleteEmptyService(repo, service)) return { deleted: true };
     // Something was added meanwhile: plan again (the answer names it).
     plan = await repo.servicePlan(service);
   }
-  if (!recurse) throw conflict(plan, `Service '${service.name}'`);
+  if (!recurse) throw dependencyConflict(plan, `Service '${service.name}'`);
   const op = newOperation('service', workspace, service, plan, createdBy, now);
   return start(starter, repo.startServiceDeletion(service, op, plan));
 }
@@ -279,31 +191,6 @@ export async function retry(
     op.status === 'failed' || isStalled(op, now) ? await repo.markRetry(op, now.toISOString()) : op;
   await startAttempt(starter, next);
   return next;
-}
-
-/** The API view (DeletionOperation). */
-export function presentDeletion(op: DeletionOperation, plan: DeletionPlan | undefined) {
-  return {
-    id: op.id,
-    scope: op.scope,
-    workspace_id: op.workspace_id,
-    target_id: op.target_id,
-    target_name: op.target_name,
-    status: op.status,
-    phase: op.phase,
-    plan: plan ?? null,
-    progress: { total: op.progress.total, deleted: Math.min(op.progress.deleted, op.progress.total) },
-    attempt_count: op.attempt_count,
-    ...(op.last_error ? { last_error: op.last_error } : {}),
-    created_at: op.created_at,
-    updated_at: op.updated_at,
-    ...(op.completed_at ? { completed_at: op.completed_at } : {}),
-  };
-}
-
-/** Where an operation's status is read. */
-export function deletionLocation(id: string): string {
-  return `/api/v1/deletions/${id}`;
 }
 
 /** Who may see an operation: super_admin, and admins of its workspace (a workspace's own: super_admin). */

@@ -88,16 +88,13 @@ export class DynamoDeletionRepository extends DynamoRepository implements Deleti
     return activeDeletionsChange(this.table, workspaceId, delta);
   }
 
-  async deleteEmptyService(service: Service): Promise<boolean> {
-    const key = keys.service(service.workspace_id, service.id);
-    // Hide it first: from then on no layer or granule can be added (they condition on `active`),
-    // so the emptiness check below can't race with a concurrent create.
+  async hideService(service: Service): Promise<void> {
     await transact(this.db, [
       {
         item: {
           Update: {
             TableName: this.table,
-            Key: key,
+            Key: keys.service(service.workspace_id, service.id),
             UpdateExpression: 'SET #s = :deleting',
             ConditionExpression: '#s = :active AND #v = :v',
             ExpressionAttributeNames: { '#s': 'status', '#v': 'version' },
@@ -111,29 +108,31 @@ export class DynamoDeletionRepository extends DynamoRepository implements Deleti
         onConditionFailed: concurrentModification('The service'),
       },
     ]);
-    const plan = await this.servicePlan(service);
-    if (plan.layers.count > 0 || plan.layer_groups.count > 0 || plan.mosaic_granules > 0) {
-      await transact(this.db, [
-        {
-          item: {
-            Update: {
-              TableName: this.table,
-              Key: key,
-              UpdateExpression: 'SET #s = :active',
-              ExpressionAttributeNames: { '#s': 'status' },
-              ExpressionAttributeValues: { ':active': 'active' },
-            },
+  }
+
+  async unhideService(service: Service): Promise<void> {
+    await transact(this.db, [
+      {
+        item: {
+          Update: {
+            TableName: this.table,
+            Key: keys.service(service.workspace_id, service.id),
+            UpdateExpression: 'SET #s = :active',
+            ExpressionAttributeNames: { '#s': 'status' },
+            ExpressionAttributeValues: { ':active': 'active' },
           },
         },
-      ]);
-      return false;
-    }
+      },
+    ]);
+  }
+
+  async removeHiddenService(service: Service): Promise<void> {
     await transact(this.db, [
       {
         item: {
           Delete: {
             TableName: this.table,
-            Key: key,
+            Key: keys.service(service.workspace_id, service.id),
             ConditionExpression: '#s = :deleting',
             ExpressionAttributeNames: { '#s': 'status' },
             ExpressionAttributeValues: { ':deleting': 'deleting' },
@@ -153,7 +152,6 @@ export class DynamoDeletionRepository extends DynamoRepository implements Deleti
       // A mosaic that was harvested and emptied leaves its state item; it goes too.
       { item: { Delete: { TableName: this.table, Key: keys.mosaic(service.workspace_id, service.id) } } },
     ]);
-    return true;
   }
 
   /** Hides a service or workspace for this operation (only while it is `active`). */
