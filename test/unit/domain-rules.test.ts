@@ -47,13 +47,18 @@ function shape(error: unknown) {
   return { class: e.constructor.name, reason: e.reason, message: e.message, extra: e.extra };
 }
 
+/** The error is a `kind` with these fields (class, reason, message, extra as the API returns them). */
+function expectError(error: unknown, kind: abstract new (...args: never[]) => DomainError, fields: object) {
+  expect(error).toBeInstanceOf(kind);
+  expect(shape(error)).toMatchObject(fields);
+}
+
 describe('assetDeleteRefusal', () => {
   it('is a 404 when the asset is gone', () => {
     // Act
     const error = assetDeleteRefusal(asset, undefined);
     // Assess
-    expect(error).toBeInstanceOf(NotFoundError);
-    expect(shape(error)).toMatchObject({
+    expectError(error, NotFoundError, {
       reason: 'style_asset_not_found',
       message: "Style asset 'pin' does not exist.",
     });
@@ -61,8 +66,7 @@ describe('assetDeleteRefusal', () => {
 
   it('is a 409 naming the referencing style the store read', () => {
     const error = assetDeleteRefusal(asset, { count: 2, styles: ['roads'] });
-    expect(error).toBeInstanceOf(DependencyConflictError);
-    expect(shape(error)).toMatchObject({
+    expectError(error, DependencyConflictError, {
       reason: 'asset_referenced',
       message: "Style asset 'pin' is referenced by style roads.",
       extra: { style: 'roads' },
@@ -76,8 +80,7 @@ describe('assetDeleteRefusal', () => {
 
   it('is a concurrent modification when nothing references it any more', () => {
     const error = assetDeleteRefusal(asset, { count: 0, styles: [] });
-    expect(error).toBeInstanceOf(StateConflictError);
-    expect(shape(error)).toMatchObject({
+    expectError(error, StateConflictError, {
       reason: 'concurrent_modification',
       message: 'The asset was changed by another request; retry.',
     });
@@ -128,8 +131,7 @@ const style: Style = {
 describe('styleChangeRefusal', () => {
   it('is a 404 when the style is gone', () => {
     const error = styleChangeRefusal(style, 'deleted', undefined);
-    expect(error).toBeInstanceOf(NotFoundError);
-    expect(shape(error)).toMatchObject({
+    expectError(error, NotFoundError, {
       reason: 'style_not_found',
       message: "Style 'roads' does not exist.",
     });
@@ -139,8 +141,7 @@ describe('styleChangeRefusal', () => {
     'is a 409 in use, saying what could not be %s',
     (action) => {
       const error = styleChangeRefusal(style, action, { version: 4, layers: 2 });
-      expect(error).toBeInstanceOf(DependencyConflictError);
-      expect(shape(error)).toMatchObject({
+      expectError(error, DependencyConflictError, {
         reason: 'style_in_use',
         message: `Style 'roads' is used by 2 layer(s); it can't be ${action} while they use it.`,
         extra: { layer_count: 2 },
@@ -154,8 +155,7 @@ describe('styleChangeRefusal', () => {
       { version: 4, layers: 0 },
     ]) {
       const error = styleChangeRefusal(style, 'deleted', found);
-      expect(error).toBeInstanceOf(StateConflictError);
-      expect(shape(error)).toMatchObject({
+      expectError(error, StateConflictError, {
         reason: 'concurrent_modification',
         message: 'The style was changed by another request; retry.',
       });
@@ -179,8 +179,7 @@ describe('tileMatrixSetDeleteRefusal', () => {
 
   it('is a 404 when the set is gone', () => {
     const error = tileMatrixSetDeleteRefusal(record, undefined);
-    expect(error).toBeInstanceOf(NotFoundError);
-    expect(shape(error)).toMatchObject({
+    expectError(error, NotFoundError, {
       reason: 'tile_matrix_set_not_found',
       message: "Tile matrix set 'grid' does not exist.",
     });
@@ -188,8 +187,7 @@ describe('tileMatrixSetDeleteRefusal', () => {
 
   it('is a 409 naming the workspaces whose tiles settings reference it', () => {
     const error = tileMatrixSetDeleteRefusal(record, { count: 2, workspaces: ['a', 'b'] });
-    expect(error).toBeInstanceOf(DependencyConflictError);
-    expect(shape(error)).toMatchObject({
+    expectError(error, DependencyConflictError, {
       reason: 'tile_matrix_set_referenced',
       message: "Tile matrix set 'grid' is referenced by the tiles settings of workspaces: a, b.",
       extra: { workspaces: ['a', 'b'] },
@@ -198,8 +196,7 @@ describe('tileMatrixSetDeleteRefusal', () => {
 
   it('is a concurrent modification when nothing references it', () => {
     const error = tileMatrixSetDeleteRefusal(record, { count: 0, workspaces: [] });
-    expect(error).toBeInstanceOf(StateConflictError);
-    expect(shape(error)).toMatchObject({
+    expectError(error, StateConflictError, {
       reason: 'concurrent_modification',
       message: 'The tile matrix set was changed by another request; retry.',
     });
@@ -220,8 +217,7 @@ describe('roleRetireRefusal', () => {
   it('is a 404 when the role is gone or already retired', () => {
     for (const current of [undefined, { ...role, status: 'retired' as const }]) {
       const error = roleRetireRefusal(role, current);
-      expect(error).toBeInstanceOf(NotFoundError);
-      expect(shape(error)).toMatchObject({
+      expectError(error, NotFoundError, {
         reason: 'role_not_found',
         message: "Role 'auditor' does not exist.",
       });
@@ -230,8 +226,7 @@ describe('roleRetireRefusal', () => {
 
   it('is a 409 counting the assignments while it is active', () => {
     const error = roleRetireRefusal(role, { ...role, ref_count: 3 });
-    expect(error).toBeInstanceOf(DependencyConflictError);
-    expect(shape(error)).toMatchObject({
+    expectError(error, DependencyConflictError, {
       reason: 'role_in_use',
       message: "Role 'auditor' is still assigned by 3 claim mapping(s); remove them first.",
       extra: { dependencies: { claim_mappings: 3 } },
@@ -251,8 +246,7 @@ describe('workspaceNotEmpty', () => {
 
   it('names the catalog items that block the delete', () => {
     const error = workspaceNotEmpty(workspace, { catalogItems: 2, dependents: 5 });
-    expect(error).toBeInstanceOf(DependencyConflictError);
-    expect(shape(error)).toMatchObject({
+    expectError(error, DependencyConflictError, {
       reason: 'workspace_not_empty',
       message: "Workspace 'city' still holds 2 catalog item(s); delete them first.",
       extra: { dependents: 5 },
