@@ -46,9 +46,33 @@ export interface HandlerRequest<Op extends Operation> {
 }
 
 type Event = APIGatewayProxyEvent;
+type Middleware = MiddlewareObj<Event, APIGatewayProxyResult, Error, Context>;
+type Request = Parameters<NonNullable<Middleware['before']>>[0];
 
-/** Validated input per event, handed from the middleware to the operation function. */
-const inputs = new WeakMap<Event, HandlerRequest<Operation>>();
+/**
+ * What the middlewares learn about one request, in DESIGN §4 order: `requestState` starts it on a
+ * context of this invocation's own, each step adds its part, the operation function gets `input`.
+ */
+interface RequestState {
+  /** Request headers, names in lower case. */
+  readonly headers: Record<string, string>;
+  /** The body as API Gateway passed it (base64 when `isBase64Encoded`). */
+  readonly raw: string;
+  /** The caller once authenticated; anonymous on public routes. */
+  principal: Principal;
+  /** The parsed JSON body, on routes that take one. */
+  json?: unknown;
+  /** The validated request; its `workspace` is set by `workspaceAccess`. */
+  input?: HandlerRequest<Operation>;
+}
+
+type StatefulContext = Context & { readonly request: RequestState };
+
+function stateOf(context: Context): RequestState {
+  const state = (context as Partial<StatefulContext>).request;
+  if (!state) throw new Error('request was not prepared');
+  return state;
+}
 
 const anonymous: Principal = {
   id: '',
@@ -64,6 +88,10 @@ function lowerHeaders(event: Event): Record<string, string> {
   for (const [k, v] of Object.entries(event.headers ?? {}))
     if (typeof v === 'string') out[k.toLowerCase()] = v;
   return out;
+}
+
+function bodyBytes(event: Event, raw: string): Buffer {
+  return Buffer.from(raw, event.isBase64Encoded ? 'base64' : 'utf8');
 }
 
 /**
@@ -128,20 +156,47 @@ function decodeParams(params: Record<string, string | undefined> | null): Record
   return out;
 }
 
-/** The transport checks, body parsing, validation and authorization, in DESIGN §4 order. */
-function prepare(
-  op: Operation,
-  accessPorts: () => AccessPorts,
-): MiddlewareObj<Event, APIGatewayProxyResult, Error, Context> {
+/**
+ * Starts the request's state on a context of this invocation's own (the Lambda context object
+ * itself stays untouched, so a reused context never carries an earlier request's state).
+ */
+function requestState(): Middleware {
   return {
-    before: async (request) => {
-      const { event, context } = request;
-      const headers = lowerHeaders(event);
-      const proto = headers['x-forwarded-proto']?.split(',')[0]?.trim().toLowerCase();
-      if (proto === 'http') throw new HttpsRequiredError();
+    before: (request) => {
+      const { event } = request;
+      const state: RequestState = {
+        headers: lowerHeaders(event),
+        raw: event.body ?? '',
+        principal: anonymous,
+      };
+      request.context = Object.assign(Object.create(request.context) as Context, { request: state });
+    },
+  };
+}
 
-      const raw = event.body ?? '';
-      const size = Buffer.byteLength(raw, event.isBase64Encoded ? 'base64' : 'utf8');
+/** The API's security headers on every answer, errors included (registered first, so it runs last). */
+function withSecurityHeaders(): Middleware {
+  const add = (request: Request) => {
+    if (request.response) request.response.headers = { ...securityHeaders, ...request.response.headers };
+  };
+  return { after: add, onError: add };
+}
+
+/** 426 for plain HTTP (API Gateway forwards the scheme it was called with). */
+function httpsOnly(): Middleware {
+  return {
+    before: ({ context }) => {
+      const proto = stateOf(context).headers['x-forwarded-proto']?.split(',')[0]?.trim().toLowerCase();
+      if (proto === 'http') throw new HttpsRequiredError();
+    },
+  };
+}
+
+/** 413 on the body's bytes, before anything reads it (an oversized malformed body is 413, not 400). */
+function bodyLimit(op: Operation): Middleware {
+  return {
+    before: ({ event, context }) => {
+      const size = bodyBytes(event, stateOf(context).raw).length;
       const limit = Math.min(op.maxBodyBytes ?? Number.POSITIVE_INFINITY, config().MAX_BODY_BYTES);
       if (size > limit) {
         throw new PayloadTooLargeError(
@@ -149,74 +204,113 @@ function prepare(
           `The request body is ${size} bytes; the limit is ${limit}.`,
         );
       }
+    },
+  };
+}
 
+/** 401 without the authorizer's principal (except public routes); 403 for a cookie request without CSRF echo. */
+function authenticated(op: Operation): Middleware {
+  return {
+    before: ({ event, context }) => {
       const principal = fromContext(event.requestContext?.authorizer as Record<string, unknown> | undefined);
       if (!principal && op.permission !== 'public') throw new UnauthenticatedError();
       // A cookie-authenticated unsafe request must echo the CSRF cookie in X-CSRF-Token.
       if (principal?.session && !principal.session.csrfOk) {
         throw new ForbiddenError('csrf_failed', 'The X-CSRF-Token header must equal the csrf_token cookie.');
       }
+      stateOf(context).principal = principal ?? anonymous;
+    },
+  };
+}
 
+/** 415 for a body in a media type the route does not take (ADR 0075). */
+function mediaType(op: Operation): Middleware {
+  return {
+    before: ({ event, context }) => {
+      const { headers, raw } = stateOf(context);
       checkContentType(op, event, headers, raw);
+    },
+  };
+}
 
-      let body: unknown;
-      if (op.request.body) {
-        const text = event.isBase64Encoded ? Buffer.from(raw, 'base64').toString('utf8') : raw;
-        if (text.trim() === '')
-          throw new BadRequestError('body_required', 'A JSON request body is required.');
-        try {
-          body = JSON.parse(text);
-        } catch {
-          throw new BadRequestError('malformed_json', 'The request body is not valid JSON.');
-        }
+/** 400 for a missing or malformed JSON body on routes that take one. */
+function jsonBody(op: Operation): Middleware {
+  return {
+    before: ({ event, context }) => {
+      if (!op.request.body) return;
+      const state = stateOf(context);
+      const text = event.isBase64Encoded ? bodyBytes(event, state.raw).toString('utf8') : state.raw;
+      if (text.trim() === '') throw new BadRequestError('body_required', 'A JSON request body is required.');
+      try {
+        state.json = JSON.parse(text);
+      } catch {
+        throw new BadRequestError('malformed_json', 'The request body is not valid JSON.');
       }
+    },
+  };
+}
 
-      const input = {
+/** 400 with the issues of every schema the request breaks (path, query, body). */
+function validated(op: Operation): Middleware {
+  return {
+    before: ({ event, context }) => {
+      const state = stateOf(context);
+      state.input = {
         params: parse(op.request.params, decodeParams(event.pathParameters), 'path'),
         query: parse(
           op.request.query,
           dictionary(Object.entries(event.queryStringParameters ?? {})),
           'query',
         ),
-        body: parse(op.request.body, body, 'body'),
-        principal: principal ?? anonymous,
-        ifMatch: headers['if-match'],
+        body: parse(op.request.body, state.json, 'body'),
+        principal: state.principal,
+        ifMatch: state.headers['if-match'],
         requestId: requestIdOf(event, context),
         sourceIp: event.requestContext?.identity?.sourceIp ?? '',
-        headers,
-        ...(op.rawBody ? { rawBody: Buffer.from(raw, event.isBase64Encoded ? 'base64' : 'utf8') } : {}),
+        headers: state.headers,
+        ...(op.rawBody ? { rawBody: bodyBytes(event, state.raw) } : {}),
       } as HandlerRequest<Operation>;
+    },
+  };
+}
 
+/**
+ * The `{workspace}` and the policy: one authorization per request. Where the workspace can't change
+ * the answer (global routes, routes without one) it is decided before the lookup, so only
+ * super_admin may learn whether a workspace exists: everyone else gets the same 403 for a missing
+ * workspace and for one they have no role in (DESIGN §5).
+ */
+function workspaceAccess(op: Operation, accessPorts: () => AccessPorts): Middleware {
+  return {
+    before: async ({ context }) => {
+      const input = stateOf(context).input as HandlerRequest<Operation>;
+      const caller = input.principal;
       const access = accessPorts();
       const loadPolicies = policyLoader(access);
       const workspaceParam = (input.params as { workspace?: string } | undefined)?.workspace;
-      if (workspaceParam !== undefined) {
-        const caller = input.principal;
-        // Only super_admin may learn whether a workspace exists: everyone else gets the same 403
-        // for a missing workspace and for one they have no role in (DESIGN §5).
-        if (op.permission === 'global') await authorize(caller, op, undefined, loadPolicies);
-        const workspace = await resolveWorkspace(
-          access.workspaces,
-          workspaceParam,
-          op.resolvesDeletingWorkspace === true,
-        );
-        if (!workspace) {
-          if (!caller.superAdmin)
-            throw new ForbiddenError('no_workspace_access', 'You have no role in this workspace.');
-          throw new NotFoundError('workspace_not_found', `Workspace '${workspaceParam}' does not exist.`);
-        }
-        caller.roles = await rolesInWorkspace(access, caller, workspace);
-        await authorize(caller, op, workspace, loadPolicies);
-        input.workspace = workspace;
-      } else {
-        await authorize(input.principal, op, undefined, loadPolicies);
+      const decidedFirst = workspaceParam === undefined || op.permission === 'global';
+      if (decidedFirst) await authorize(caller, op, undefined, loadPolicies);
+      if (workspaceParam === undefined) {
         Object.defineProperty(input, 'workspace', {
           get() {
             throw new Error(`${op.operationId} has no {workspace} parameter`);
           },
         });
+        return;
       }
-      inputs.set(event, input);
+      const workspace = await resolveWorkspace(
+        access.workspaces,
+        workspaceParam,
+        op.resolvesDeletingWorkspace === true,
+      );
+      if (!workspace) {
+        if (!caller.superAdmin)
+          throw new ForbiddenError('no_workspace_access', 'You have no role in this workspace.');
+        throw new NotFoundError('workspace_not_found', `Workspace '${workspaceParam}' does not exist.`);
+      }
+      caller.roles = await rolesInWorkspace(access, caller, workspace);
+      if (!decidedFirst) await authorize(caller, op, workspace, loadPolicies);
+      input.workspace = workspace;
     },
   };
 }
@@ -229,22 +323,19 @@ function respond(
 ): APIGatewayProxyResult {
   return {
     statusCode,
-    headers: {
-      ...securityHeaders,
-      ...(body === undefined ? {} : { 'Content-Type': 'application/json' }),
-      ...headers,
-    },
+    headers: { ...(body === undefined ? {} : { 'Content-Type': 'application/json' }), ...headers },
     ...(cookies?.length ? { multiValueHeaders: { 'Set-Cookie': cookies } } : {}),
     body: body === undefined ? '' : JSON.stringify(body),
   };
 }
 
-/** Maps every error to the standard body; registered last so it handles errors first. */
-function errorMapper(): MiddlewareObj<Event, APIGatewayProxyResult, Error, Context> {
+/** Maps every error to the one table's status, body and headers; registered last so it handles errors first. */
+function errorMapper(): Middleware {
   return {
     onError: async (request) => {
       const requestId = requestIdOf(request.event, request.context);
       const { status, body, headers } = toErrorResponse(request.error, requestId);
+      // Only an error the table doesn't know is a bug worth a log line (the cause never leaves).
       if (status >= 500 && status !== 503) {
         console.error(
           JSON.stringify({ level: 'ERROR', requestId, error: String(request.error?.stack ?? request.error) }),
@@ -256,10 +347,11 @@ function errorMapper(): MiddlewareObj<Event, APIGatewayProxyResult, Error, Conte
 }
 
 /**
- * THE handler factory: wraps one operation function with the middy stack of DESIGN §4. The
- * function gets a validated, authorized request and returns `ok`/`created`/`accepted`/`noContent`.
- * `accessPorts` (the workspace lookup, claim mappings, custom roles' policies) is called per
- * request; handlers use `makeHandler` of `shared/wiring`, which passes the wired ports.
+ * THE handler factory: wraps one operation function with the middy stack of DESIGN §4, one named
+ * middleware per step. The function gets a validated, authorized request and returns
+ * `ok`/`created`/`accepted`/`noContent`. `accessPorts` (the workspace lookup, claim mappings, custom
+ * roles' policies) is called per request; handlers use `makeHandler` of `shared/wiring`, which
+ * passes the wired ports.
  */
 export function makeHandler<Op extends Operation>(
   op: Op,
@@ -267,17 +359,23 @@ export function makeHandler<Op extends Operation>(
   accessPorts: () => AccessPorts,
 ) {
   return middy<Event, APIGatewayProxyResult, Error, Context>()
-    .use(prepare(op, accessPorts))
+    .use(requestState())
+    .use(withSecurityHeaders())
+    .use(httpsOnly())
+    .use(bodyLimit(op))
+    .use(authenticated(op))
+    .use(mediaType(op))
+    .use(jsonBody(op))
+    .use(validated(op))
+    .use(workspaceAccess(op, accessPorts))
     .use(errorMapper())
-    .handler(async (event) => {
-      const input = inputs.get(event) as HandlerRequest<Op> | undefined;
-      if (!input) throw new Error('request was not prepared');
-      const result = await fn(input);
+    .handler(async (_event, context) => {
+      const result = await fn(stateOf(context).input as HandlerRequest<Op>);
       // Binary bodies (style assets) go back base64-encoded, as API Gateway expects.
       if (Buffer.isBuffer(result.body)) {
         return {
           statusCode: result.statusCode,
-          headers: { ...securityHeaders, ...result.headers },
+          headers: { ...result.headers },
           body: result.body.toString('base64'),
           isBase64Encoded: true,
         };

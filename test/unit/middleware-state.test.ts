@@ -1,0 +1,42 @@
+import { readFileSync } from 'node:fs';
+import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import * as z from 'zod/mini';
+import { defineOperation } from '../../shared/api/operation.ts';
+import { ok } from '../../shared/http/responses.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+
+const fixture = JSON.parse(
+  readFileSync(new URL('../fixtures/rest-proxy-event.json', import.meta.url), 'utf8'),
+) as APIGatewayProxyEvent;
+
+const echo = makeHandler(
+  defineOperation({
+    operationId: 'testEcho',
+    method: 'POST',
+    path: '/api/v1/echo',
+    handler: 'test',
+    permission: 'global',
+    summary: 'test',
+    tags: ['test'],
+    request: { body: z.strictObject({ name: z.string() }) },
+    responses: { 200: { description: 'echo' } },
+    data: [],
+  }),
+  async ({ body }) => {
+    await new Promise((r) => setTimeout(r, 5));
+    return ok({ name: body.name });
+  },
+);
+
+describe("makeHandler's per-request state", () => {
+  it('keeps concurrent requests that share one context object apart, and leaves the context untouched', async () => {
+    const context = { awsRequestId: 'shared', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
+    const call = (name: string) =>
+      echo({ ...structuredClone(fixture), body: JSON.stringify({ name }) }, context).then(
+        (r) => JSON.parse(r.body).name,
+      );
+    expect(await Promise.all(['a', 'b', 'c'].map(call))).toEqual(['a', 'b', 'c']);
+    expect(Object.keys(context)).toEqual(['awsRequestId', 'getRemainingTimeInMillis']);
+  });
+});
