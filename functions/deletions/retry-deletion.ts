@@ -1,11 +1,7 @@
-import { retryDeletion as operation } from '../../shared/api/operations/deletions.ts';
+import { locationOf } from '../../shared/api/operation.ts';
+import { getDeletion, retryDeletion as operation } from '../../shared/api/operations/deletions.ts';
 import { mayManageWorkspace } from '../../shared/auth/workspace-access.ts';
-import {
-  deletionLocation,
-  presentDeletion,
-  requireVisibleDeletion,
-  retry,
-} from '../../shared/domain/deletions.ts';
+import { presentDeletion, requireVisibleDeletion, retry } from '../../shared/domain/deletions.ts';
 import { accepted } from '../../shared/http/responses.ts';
 import { accessPorts } from '../../shared/wiring/access.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
@@ -18,5 +14,5 @@ export const handler = makeHandler(operation, async ({ params, principal }) => {
     mayManageWorkspace(accessPorts(), principal, ws, 'retryDeletion'),
   );
   const next = await retry(repo, workflowStarter(), op);
-  return accepted(presentDeletion(next, plan), deletionLocation(next.id));
+  return accepted(presentDeletion(next, plan), locationOf(getDeletion, { id: next.id }));
 });

@@ -1,5 +1,7 @@
+import { locationOf } from '../../shared/api/operation.ts';
+import { getDeletion } from '../../shared/api/operations/deletions.ts';
 import { deleteService as operation } from '../../shared/api/operations/services.ts';
-import { deleteService, deletionLocation, presentDeletion } from '../../shared/domain/deletions.ts';
+import { deleteService, presentDeletion } from '../../shared/domain/deletions.ts';
 import { requireService } from '../../shared/domain/services.ts';
 import { accepted, noContent } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
@@ -17,5 +19,8 @@ export const handler = makeHandler(operation, async ({ workspace, params, query,
     principal.id,
   );
   if ('deleted' in outcome) return noContent();
-  return accepted(presentDeletion(outcome.operation, outcome.plan), deletionLocation(outcome.operation.id));
+  return accepted(
+    presentDeletion(outcome.operation, outcome.plan),
+    locationOf(getDeletion, { id: outcome.operation.id }),
+  );
 });

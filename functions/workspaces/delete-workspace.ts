@@ -1,9 +1,7 @@
+import { locationOf } from '../../shared/api/operation.ts';
+import { getDeletion } from '../../shared/api/operations/deletions.ts';
 import { deleteWorkspace as operation } from '../../shared/api/operations/workspaces.ts';
-import {
-  deleteWorkspaceRecursively,
-  deletionLocation,
-  presentDeletion,
-} from '../../shared/domain/deletions.ts';
+import { deleteWorkspaceRecursively, presentDeletion } from '../../shared/domain/deletions.ts';
 import { NotFoundError } from '../../shared/domain/errors.ts';
 import { checkVersion, deleteWorkspace } from '../../shared/domain/workspaces.ts';
 import { accepted, noContent } from '../../shared/http/responses.ts';
@@ -21,7 +19,7 @@ export const handler = makeHandler(operation, async ({ workspace, ifMatch, query
       workspace,
       principal.id,
     );
-    return accepted(presentDeletion(op, plan), deletionLocation(op.id));
+    return accepted(presentDeletion(op, plan), locationOf(getDeletion, { id: op.id }));
   }
   // Without recurse a workspace being deleted is as gone as for every other route.
   if (workspace.status !== 'active') {
