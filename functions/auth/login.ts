@@ -2,6 +2,7 @@ import { login as operation } from '../../shared/api/operations/auth.ts';
 import { sessionCookies } from '../../shared/auth/cookies.ts';
 import { describePrincipal } from '../../shared/auth/me.ts';
 import { login, withSession } from '../../shared/auth/sessions.ts';
+import { sessionCreated } from '../../shared/http/responses.ts';
 import { authPorts } from '../../shared/wiring/access.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
 import { claimMappingRepository, workspaceRepository } from '../../shared/wiring/repositories.ts';
@@ -14,5 +15,5 @@ export const handler = makeHandler(operation, async ({ body, sourceIp }) => {
     withSession(issued.principal, issued.session),
   );
   const maxAge = (Date.parse(issued.session.expires_at) - Date.now()) / 1000;
-  return { statusCode: 201, body: me, cookies: sessionCookies(issued.token, issued.csrf, maxAge) };
+  return sessionCreated(me, sessionCookies(issued.token, issued.csrf, maxAge));
 });

@@ -1,6 +1,6 @@
 import { getStyleAsset as operation } from '../../shared/api/operations/style-assets.ts';
 import { requireStyleAsset } from '../../shared/domain/style-assets.ts';
-import type { HandlerResult } from '../../shared/http/responses.ts';
+import { type HandlerResult, notModified, ok } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
 import { styleAssetRepository } from '../../shared/wiring/repositories.ts';
 
@@ -9,15 +9,11 @@ export const handler = makeHandler(
   async ({ workspace, params, headers }): Promise<HandlerResult> => {
     const assets = styleAssetRepository();
     const meta = await requireStyleAsset(assets, workspace.id, params.asset);
-    const notModified = headers['if-none-match']?.split(',').map((t) => t.trim().replace(/^W\//, ''));
-    if (notModified?.includes(`"${meta.sha256}"`) || notModified?.includes('*')) {
-      return { statusCode: 304, headers: { ETag: `"${meta.sha256}"` } };
+    const ifNoneMatch = headers['if-none-match']?.split(',').map((t) => t.trim().replace(/^W\//, ''));
+    if (ifNoneMatch?.includes(`"${meta.sha256}"`) || ifNoneMatch?.includes('*')) {
+      return notModified(`"${meta.sha256}"`);
     }
     const { asset, bytes } = await assets.read(meta);
-    return {
-      statusCode: 200,
-      body: bytes,
-      headers: { 'Content-Type': asset.content_type, ETag: `"${asset.sha256}"` },
-    };
+    return ok(bytes, { 'Content-Type': asset.content_type, ETag: `"${asset.sha256}"` });
   },
 );

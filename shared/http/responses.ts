@@ -22,9 +22,19 @@ export function created(body: unknown, location: string): HandlerResult {
   return { statusCode: 201, body, headers: { ...etagOf(body), Location: location } };
 }
 
+/** 201 for a new session: the body and the Set-Cookie values, no Location (the session is the cookie). */
+export function sessionCreated(body: unknown, cookies: string[]): HandlerResult {
+  return { statusCode: 201, body, cookies };
+}
+
 /** 202 with the operation body and the Location of its status resource. */
 export function accepted(body: unknown, location: string): HandlerResult {
   return { statusCode: 202, body, headers: { Location: location } };
+}
+
+/** 304 for a conditional GET whose `If-None-Match` holds the current ETag. */
+export function notModified(etag: string): HandlerResult {
+  return { statusCode: 304, headers: { ETag: etag } };
 }
 
 /** 204 without a body. */
