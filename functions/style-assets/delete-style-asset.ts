@@ -1,11 +1,11 @@
 import { deleteStyleAsset as operation } from '../../shared/api/operations/style-assets.ts';
-import { requireStyleAsset } from '../../shared/domain/style-assets.ts';
+import { deleteStyleAsset, requireStyleAsset } from '../../shared/domain/style-assets.ts';
 import { noContent } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
 import { styleAssetRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, params }) => {
   const assets = styleAssetRepository();
-  await assets.delete(await requireStyleAsset(assets, workspace.id, params.asset));
+  await deleteStyleAsset(assets, await requireStyleAsset(assets, workspace.id, params.asset));
   return noContent();
 });

@@ -141,8 +141,3 @@ export function presentDeletion(op: DeletionOperation, plan: DeletionPlan | unde
     ...(op.completed_at ? { completed_at: op.completed_at } : {}),
   };
 }
-
-/** Where an operation's status is read. */
-export function deletionLocation(id: string): string {
-  return `/api/v1/deletions/${id}`;
-}

@@ -37,8 +37,6 @@ export interface StyleAssetRepository {
   remove(asset: StyleAsset): Promise<boolean>;
   /** The asset's references as stored now (undefined when it is gone): their count and a referencing style. */
   referencesOf(asset: StyleAsset): Promise<AssetReferences | undefined>;
-  /** Deletes an unreferenced asset (the rule is `deleteStyleAsset`'s). */
-  delete(asset: StyleAsset): Promise<void>;
 }
 
 /** The references of an asset as the store found them. */

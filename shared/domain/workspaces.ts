@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DependencyConflictError, InvalidInputError, NotFoundError, VersionMismatchError } from './errors.ts';
+import { DependencyConflictError, NotFoundError, VersionMismatchError } from './errors.ts';
 import { lastWriterWins } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import type { UsageKeyProvisioner } from './usage-keys.ts';
@@ -176,13 +176,4 @@ export async function deleteWorkspace(
     return previous;
   });
   if (deleted.usage_key_id) await usageKeys?.remove(deleted.usage_key_id);
-}
-
-/** Validates a page size (1–1000). */
-export function pageLimit(limit: number | undefined, fallback: number): number {
-  const value = limit ?? fallback;
-  if (!Number.isInteger(value) || value < 1 || value > 1000) {
-    throw new InvalidInputError('invalid_limit', 'limit must be an integer from 1 to 1000.');
-  }
-  return value;
 }

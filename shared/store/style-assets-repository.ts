@@ -1,12 +1,7 @@
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import { NotFoundError, StateConflictError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
-import {
-  type AssetReferences,
-  deleteStyleAsset,
-  type StyleAsset,
-  type StyleAssetRepository,
-} from '../domain/style-assets.ts';
+import type { AssetReferences, StyleAsset, StyleAssetRepository } from '../domain/style-assets.ts';
 import { ConditionFailed, storeCall } from './errors.ts';
 import { DynamoRepository, keyCondition, queryInput, queryPage, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';
@@ -196,10 +191,5 @@ export class DynamoStyleAssetRepository extends DynamoRepository implements Styl
       ),
     );
     return { count, styles: refs.flatMap((r) => (typeof r.style === 'string' ? [r.style] : [])) };
-  }
-
-  /** The port's delete, ruled by the domain's `deleteStyleAsset` (the handler still calls this). */
-  delete(asset: StyleAsset): Promise<void> {
-    return deleteStyleAsset(this, asset);
   }
 }
