@@ -52,3 +52,16 @@ export async function lastWriterWins<T>(
     }
   }
 }
+
+/**
+ * {@link lastWriterWins} over an entity the caller has already read: the first try applies to
+ * `current`, every retry to what `reread()` finds now.
+ */
+export function lastWriterWinsOn<E, T>(
+  current: E,
+  reread: () => Promise<E>,
+  apply: (latest: E) => Promise<T>,
+  policy: RetryPolicy = defaultRetryPolicy,
+): Promise<T> {
+  return lastWriterWins(async (retry) => apply(retry === 0 ? current : await reread()), policy);
+}

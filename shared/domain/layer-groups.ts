@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidInputError, NotFoundError, RuleViolationError } from './errors.ts';
-import { lastWriterWins } from './last-writer-wins.ts';
+import { lastWriterWinsOn } from './last-writer-wins.ts';
 import type { LayerRepository } from './layers.ts';
 import type { Page } from './page.ts';
 import { checkVersion } from './workspaces.ts';
@@ -147,27 +147,30 @@ export async function updateLayerGroup(
 ): Promise<LayerGroup> {
   checkMembers(input.public_id, input.members);
   // Without If-Match a lost race (this group or a nested one changed) is walked and written again.
-  return lastWriterWins(async (retry) => {
-    const previous = retry === 0 ? current : await rereadGroup(repo, current);
-    checkVersion(previous, ifMatch);
-    const visited = await reachableGroups(
-      repo,
-      layers,
-      previous.workspace_id,
-      previous.public_id,
-      input.members,
-    );
-    const next: LayerGroup = {
-      ...previous,
-      public_id: input.public_id,
-      title: input.title ?? input.public_id,
-      members: input.members,
-      version: previous.version + 1,
-      updated_at: now.toISOString(),
-    };
-    await repo.update(previous, next, visited);
-    return next;
-  });
+  return lastWriterWinsOn(
+    current,
+    () => rereadGroup(repo, current),
+    async (previous) => {
+      checkVersion(previous, ifMatch);
+      const visited = await reachableGroups(
+        repo,
+        layers,
+        previous.workspace_id,
+        previous.public_id,
+        input.members,
+      );
+      const next: LayerGroup = {
+        ...previous,
+        public_id: input.public_id,
+        title: input.title ?? input.public_id,
+        members: input.members,
+        version: previous.version + 1,
+        updated_at: now.toISOString(),
+      };
+      await repo.update(previous, next, visited);
+      return next;
+    },
+  );
 }
 
 async function rereadGroup(repo: LayerGroupRepository, group: LayerGroup): Promise<LayerGroup> {
@@ -183,9 +186,12 @@ export async function deleteLayerGroup(
   current: LayerGroup,
   ifMatch: string | undefined,
 ) {
-  await lastWriterWins(async (retry) => {
-    const previous = retry === 0 ? current : await rereadGroup(repo, current);
-    checkVersion(previous, ifMatch);
-    await repo.delete(previous);
-  });
+  await lastWriterWinsOn(
+    current,
+    () => rereadGroup(repo, current),
+    async (previous) => {
+      checkVersion(previous, ifMatch);
+      await repo.delete(previous);
+    },
+  );
 }

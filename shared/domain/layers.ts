@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSourceGateway, DiscoveredLayer } from './datasource.ts';
 import { InvalidInputError, NotFoundError, RuleViolationError } from './errors.ts';
-import { lastWriterWins } from './last-writer-wins.ts';
+import { lastWriterWinsOn } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import { isSystemRole } from './roles.ts';
 import type { SecretBox } from './secrets.ts';
@@ -289,37 +289,46 @@ export async function updateLayer(
   now = new Date(),
 ): Promise<Layer> {
   // Without If-Match a lost race is applied again to the layer as it now is (ADR 0075).
-  return lastWriterWins(async (retry) => {
-    const previous = retry === 0 ? current : await requireLayer(repo, service, current.id);
-    checkVersion(previous, ifMatch);
-    const shaped = shape(input, previous);
-    await guardView(gateway, shaped);
-    const sourceChanged =
-      shaped.source_layer !== previous.source_layer ||
-      JSON.stringify(shaped.sql_view) !== JSON.stringify(previous.sql_view);
-    const mustValidate = shaped.enabled && (!previous.enabled || sourceChanged);
-    const validated = mustValidate
-      ? await validateSource(gateway, box, service, shaped)
-      : sourceChanged
-        ? {}
-        : {
-            geometry_type: previous.geometry_type,
-            native_extent: previous.native_extent,
-            sql_view: previous.sql_view,
-          };
-    const next: Layer = {
-      ...previous,
-      ...shaped,
-      ...validated,
-      version: previous.version + 1,
-      updated_at: now.toISOString(),
-    };
-    for (const k of ['geometry_type', 'native_extent', 'sql_view', 'description', 'default_style'] as const) {
-      if (next[k] === undefined) delete next[k];
-    }
-    await repo.update(previous, next);
-    return next;
-  });
+  return lastWriterWinsOn(
+    current,
+    () => requireLayer(repo, service, current.id),
+    async (previous) => {
+      checkVersion(previous, ifMatch);
+      const shaped = shape(input, previous);
+      await guardView(gateway, shaped);
+      const sourceChanged =
+        shaped.source_layer !== previous.source_layer ||
+        JSON.stringify(shaped.sql_view) !== JSON.stringify(previous.sql_view);
+      const mustValidate = shaped.enabled && (!previous.enabled || sourceChanged);
+      const validated = mustValidate
+        ? await validateSource(gateway, box, service, shaped)
+        : sourceChanged
+          ? {}
+          : {
+              geometry_type: previous.geometry_type,
+              native_extent: previous.native_extent,
+              sql_view: previous.sql_view,
+            };
+      const next: Layer = {
+        ...previous,
+        ...shaped,
+        ...validated,
+        version: previous.version + 1,
+        updated_at: now.toISOString(),
+      };
+      for (const k of [
+        'geometry_type',
+        'native_extent',
+        'sql_view',
+        'description',
+        'default_style',
+      ] as const) {
+        if (next[k] === undefined) delete next[k];
+      }
+      await repo.update(previous, next);
+      return next;
+    },
+  );
 }
 
 /** Deletes a layer (409 while a layer group contains it); without If-Match a concurrent update doesn't stop it. */
@@ -328,18 +337,14 @@ export async function deleteLayer(
   current: Layer,
   ifMatch: string | undefined,
 ): Promise<void> {
-  await lastWriterWins(async (retry) => {
-    const previous =
-      retry === 0
-        ? current
-        : await requireLayer(
-            repo,
-            { workspace_id: current.workspace_id, id: current.service_id },
-            current.id,
-          );
-    checkVersion(previous, ifMatch);
-    await repo.delete(previous);
-  });
+  await lastWriterWinsOn(
+    current,
+    () => requireLayer(repo, { workspace_id: current.workspace_id, id: current.service_id }, current.id),
+    async (previous) => {
+      checkVersion(previous, ifMatch);
+      await repo.delete(previous);
+    },
+  );
 }
 
 /** The API view of a layer. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSourceGateway, PostgisConnectionInfo } from './datasource.ts';
 import { InvalidInputError, NotFoundError, RuleViolationError, UnavailableError } from './errors.ts';
-import { lastWriterWins } from './last-writer-wins.ts';
+import { lastWriterWinsOn } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import type { SecretBox } from './secrets.ts';
 import { checkVersion, uuidPattern } from './workspaces.ts';
@@ -248,10 +248,11 @@ export async function updateService(
   now = new Date(),
 ): Promise<Service> {
   // Without If-Match a lost race is applied again to the service as it now is (ADR 0075).
-  return lastWriterWins(async (retry) => {
-    const previous = retry === 0 ? current : await requireService(repo, current.workspace_id, current.id);
-    return replaceService(repo, gateway, box, previous, input, ifMatch, now);
-  });
+  return lastWriterWinsOn(
+    current,
+    () => requireService(repo, current.workspace_id, current.id),
+    (previous) => replaceService(repo, gateway, box, previous, input, ifMatch, now),
+  );
 }
 
 /**

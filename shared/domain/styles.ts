@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { validateStyleMin } from '@maplibre/maplibre-gl-style-spec';
 import { DependencyConflictError, InvalidInputError, NotFoundError, StateConflictError } from './errors.ts';
-import { lastWriterWins } from './last-writer-wins.ts';
+import { lastWriterWinsOn } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import { checkVersion } from './workspaces.ts';
 import { parseXml, type XmlNode } from './xml.ts';
@@ -314,10 +314,11 @@ export async function updateStyle(
   now = new Date(),
 ): Promise<Style> {
   // Without If-Match a lost race is applied again to the style as it now is (ADR 0075).
-  return lastWriterWins(async (retry) => {
-    const previous = retry === 0 ? current : await requireStyle(repo, current.workspace_id, current.name);
-    return replaceStyle(repo, previous, input, ifMatch, now);
-  });
+  return lastWriterWinsOn(
+    current,
+    () => requireStyle(repo, current.workspace_id, current.name),
+    (previous) => replaceStyle(repo, previous, input, ifMatch, now),
+  );
 }
 
 /** Deletes a style (409 while layers use it). Honours If-Match. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DependencyConflictError, NotFoundError, VersionMismatchError } from './errors.ts';
-import { lastWriterWins } from './last-writer-wins.ts';
+import { lastWriterWinsOn } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import type { UsageKeyProvisioner } from './usage-keys.ts';
 
@@ -137,20 +137,23 @@ export async function updateWorkspace(
   ifMatch: string | undefined,
   now = new Date(),
 ): Promise<Workspace> {
-  return lastWriterWins(async (retry) => {
-    const previous = retry === 0 ? current : await reread(repo, current.id);
-    checkVersion(previous, ifMatch);
-    const next: Workspace = {
-      ...previous,
-      name: input.name ?? previous.name,
-      version: previous.version + 1,
-      updated_at: now.toISOString(),
-    };
-    if (input.description === '') delete next.description;
-    else if (typeof input.description === 'string') next.description = input.description;
-    await repo.update(previous, next);
-    return next;
-  });
+  return lastWriterWinsOn(
+    current,
+    () => reread(repo, current.id),
+    async (previous) => {
+      checkVersion(previous, ifMatch);
+      const next: Workspace = {
+        ...previous,
+        name: input.name ?? previous.name,
+        version: previous.version + 1,
+        updated_at: now.toISOString(),
+      };
+      if (input.description === '') delete next.description;
+      else if (typeof input.description === 'string') next.description = input.description;
+      await repo.update(previous, next);
+      return next;
+    },
+  );
 }
 
 /** The workspace as it is now, after a lost race (404 once it is gone or being deleted). */
@@ -168,12 +171,15 @@ export async function deleteWorkspace(
   ifMatch: string | undefined,
   usageKeys?: UsageKeyProvisioner,
 ): Promise<void> {
-  const deleted = await lastWriterWins(async (retry) => {
-    const previous = retry === 0 ? current : await reread(repo, current.id);
-    checkVersion(previous, ifMatch);
-    const refused = await repo.deleteEmpty(previous);
-    if (refused) throw workspaceNotEmpty(previous, refused);
-    return previous;
-  });
+  const deleted = await lastWriterWinsOn(
+    current,
+    () => reread(repo, current.id),
+    async (previous) => {
+      checkVersion(previous, ifMatch);
+      const refused = await repo.deleteEmpty(previous);
+      if (refused) throw workspaceNotEmpty(previous, refused);
+      return previous;
+    },
+  );
   if (deleted.usage_key_id) await usageKeys?.remove(deleted.usage_key_id);
 }

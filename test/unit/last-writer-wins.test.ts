@@ -10,6 +10,7 @@ import {
   defaultRetryPolicy,
   isConcurrentModification,
   lastWriterWins,
+  lastWriterWinsOn,
   type RetryPolicy,
 } from '../../shared/domain/last-writer-wins.ts';
 import {
@@ -40,6 +41,28 @@ function instant(attempts = defaultRetryPolicy.attempts): RetryPolicy & { pauses
     pauses,
   };
 }
+
+describe('lastWriterWinsOn', () => {
+  it('applies the first try to what the caller read and every retry to a fresh read', async () => {
+    // Prepare
+    const seen: string[] = [];
+    let reads = 0;
+    // Act
+    const result = await lastWriterWinsOn(
+      'as read',
+      async () => `read again ${++reads}`,
+      async (latest) => {
+        seen.push(latest);
+        if (seen.length < 3) throw conflict();
+        return latest;
+      },
+      instant(),
+    );
+    // Assess
+    expect(seen).toEqual(['as read', 'read again 1', 'read again 2']);
+    expect(result).toBe('read again 2');
+  });
+});
 
 describe('lastWriterWins', () => {
   it('tries again after a concurrent modification and returns the first success', async () => {
