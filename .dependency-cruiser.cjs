@@ -53,7 +53,7 @@ module.exports = {
         'Handlers take their ports from shared/wiring, never from store, datasources, platform or a workflow adapter. ' +
         "shared/workflows/deletion-tasks.ts is the workflow tasks' edge (task input, failure → retry), like http for the API.",
       from: { path: '^functions/' },
-      to: { path: ADAPTERS, pathNot: '^shared/workflows/deletion-tasks[.]ts$' },
+      to: { path: ADAPTERS, pathNot: '^shared/workflows/(deletion|import)-tasks[.]ts$' },
     },
     {
       name: 'edge-not-to-adapters',

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parseAllowList } from '../../shared/datasources/network-policy.ts';
 import { gatewayErrorBody, gatewayErrors } from '../../shared/http/gateway-responses.ts';
+import { localUploadSecret } from '../../shared/platform/import-uploads.ts';
 import { documentClient } from '../../shared/store/client.ts';
 import { installLocalWorkflowStarter } from '../../shared/workflows/starter.ts';
 import { bootstrap } from './bootstrap.ts';
@@ -15,6 +16,7 @@ import { localCertificate, localIssuer, localSecretKey } from './files.ts';
 import { gatewayError, handleRequest, httpsRequired, type OutgoingResponse } from './gateway.ts';
 import { startEmbeddedPostgis } from './postgis.ts';
 import { tokenBuckets } from './rate-limit.ts';
+import { handleUpload, LOCAL_UPLOAD_PATH } from './uploads.ts';
 import { LocalWorkflowRunner } from './workflows.ts';
 
 /** Options of the local host; every one has an environment variable (see main.ts). */
@@ -40,6 +42,10 @@ export interface LocalHostOptions {
   allowedDatabaseHosts?: string;
   /** The directory local mosaic roots must lie under; default `<dataDir>/mosaics` (ADR 0074). */
   mosaicRoot?: string;
+  /** The directory import URIs (paths, file://) must lie under; default `<dataDir>/import-sources` (ADR 0083). */
+  importRoot?: string;
+  /** Largest import file in bytes (default 2 GiB). */
+  importMaxBytes?: number;
 }
 
 /** A running local host. */
@@ -97,6 +103,10 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
   parseAllowList(allowedDatabaseHosts);
   const mosaicRoot = options.mosaicRoot ?? join(options.dataDir, 'mosaics');
   mkdirSync(mosaicRoot, { recursive: true });
+  const importRoot = options.importRoot ?? join(options.dataDir, 'import-sources');
+  const uploadDir = join(options.dataDir, 'imports');
+  mkdirSync(importRoot, { recursive: true });
+  mkdirSync(uploadDir, { recursive: true });
 
   const issuer = await localIssuer(options.dataDir);
   Object.assign(process.env, {
@@ -113,6 +123,24 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
     GEOPLANE_SECRET_KEY: localSecretKey(options.dataDir),
     GEOPLANE_ALLOWED_DATABASE_HOSTS: allowedDatabaseHosts,
     GEOPLANE_MOSAIC_ROOT: mosaicRoot,
+    GEOPLANE_IMPORT_ROOT: importRoot,
+    GEOPLANE_IMPORT_UPLOAD_DIR: uploadDir,
+    ...(options.importMaxBytes ? { IMPORT_MAX_BYTES: String(options.importMaxBytes) } : {}),
+    // The import database: the embedded PostGIS, loaded by its importer login, served by its reader login.
+    ...(postgis
+      ? {
+          IMPORT_DATABASE: JSON.stringify({
+            host: postgis.host,
+            port: postgis.port,
+            database: postgis.database,
+            sslmode: 'disable',
+            user: postgis.importer.user,
+            password: postgis.importer.password,
+            serving_user: postgis.importReader.user,
+            serving_password: postgis.importReader.password,
+          }),
+        }
+      : {}),
     ...(options.maxBodyBytes ? { MAX_BODY_BYTES: String(options.maxBodyBytes) } : {}),
   });
 
@@ -122,7 +150,13 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
   const tls = await localCertificate(options.dataDir);
   const throttle = tokenBuckets(options.rateLimitRps, options.rateLimitBurst);
   const jwks = JSON.stringify(issuer.jwks);
+  const uploadSecret = localUploadSecret();
   const https = createHttpsServer({ key: tls.key, cert: tls.cert, keepAlive: true }, async (req, res) => {
+    // The stand-in for S3's presigned POST of import uploads (outside the API, like S3 is).
+    if (req.method === 'POST' && (req.url ?? '').split('?')[0] === LOCAL_UPLOAD_PATH) {
+      await handleUpload(req, res, { secret: uploadSecret, dir: uploadDir });
+      return;
+    }
     // The local issuer publishes its public keys like an IdP would (tokens come from `npm run token`).
     if (req.method === 'GET' && req.url === LOCAL_JWKS_PATH) {
       req.resume();
@@ -177,6 +211,7 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
   await new Promise<void>((r) => https.listen(options.port, '127.0.0.1', r));
   await new Promise<void>((r) => http.listen(options.httpPort, '127.0.0.1', r));
   const url = `https://127.0.0.1:${(https.address() as AddressInfo).port}/api/v1`;
+  process.env.GEOPLANE_IMPORT_UPLOAD_URL = `https://127.0.0.1:${(https.address() as AddressInfo).port}${LOCAL_UPLOAD_PATH}`;
   const httpUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}/api/v1`;
 
   let apiKey: string | undefined;
@@ -203,7 +238,8 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
   installLocalWorkflowStarter(workflows);
   if (!options.skipBootstrap) {
     const resumed = await workflows.resume();
-    if (resumed > 0) console.log(`resumed ${resumed} unfinished deletion(s)`);
+    if (resumed.deletions > 0) console.log(`resumed ${resumed.deletions} unfinished deletion(s)`);
+    if (resumed.imports > 0) console.log(`resumed ${resumed.imports} unfinished import(s)`);
   }
 
   return {

@@ -2,71 +2,133 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { withDataAccess } from './data-access.ts';
 import './promise-with-resolvers.ts';
+import type { DataAction } from '../../shared/api/operation.ts';
+import { DynamoImportRepository } from '../../shared/store/imports-repository.ts';
 import { deletionRepository } from '../../shared/store/repositories.ts';
-import type { DeletionWorkflowInput, WorkflowStarter } from '../../shared/workflows/starter.ts';
+import type {
+  DeletionWorkflowInput,
+  ImportWorkflowInput,
+  WorkflowStarters,
+} from '../../shared/workflows/starter.ts';
 import {
-  type DeletionTask,
   deletionTaskAccess,
   deletionTaskHandlers,
   deletionTaskStates,
   substitutedDeletionDefinition,
 } from '../workflows/deletion-workflow.ts';
+import {
+  importTaskAccess,
+  importTaskHandlers,
+  importTaskStates,
+  substitutedImportDefinition,
+} from '../workflows/import-workflow.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 type TaskHandler = (input: unknown) => Promise<unknown>;
 
-/** Local stand-ins for the task function ARNs (the state machine only needs well-formed ones). */
-const localArns: Record<DeletionTask, string> = {
-  begin: 'arn:aws:lambda:us-east-1:000000000000:function:geoplane-local-begin-deletion',
-  deleteBatch: 'arn:aws:lambda:us-east-1:000000000000:function:geoplane-local-delete-next-batch',
-  recordFailure: 'arn:aws:lambda:us-east-1:000000000000:function:geoplane-local-record-deletion-failure',
-};
+/** Local stand-in for a task function's ARN (the state machine only needs a well-formed one). */
+const localArn = (task: string) => `arn:aws:lambda:us-east-1:000000000000:function:geoplane-local-${task}`;
+
+/** One workflow as the local runner needs it: its ASL, its task states and their handlers and grants. */
+interface LocalMachine {
+  definition: unknown;
+  states: Record<string, string>;
+  handlers: Record<string, string>;
+  access: Record<string, { data: readonly DataAction[] }>;
+}
+
+function machine<T extends string>(
+  substituted: (arns: Record<T, string>) => unknown,
+  handlers: Record<T, string>,
+  states: Record<string, T>,
+  access: Record<T, { data: readonly DataAction[] }>,
+): LocalMachine {
+  const arns = Object.fromEntries(Object.keys(handlers).map((t) => [t, localArn(t)])) as Record<T, string>;
+  return { definition: substituted(arns), states, handlers, access };
+}
+
+const deletionMachine = machine(
+  substitutedDeletionDefinition,
+  deletionTaskHandlers,
+  deletionTaskStates,
+  deletionTaskAccess,
+);
+const importMachine = machine(
+  substitutedImportDefinition,
+  importTaskHandlers,
+  importTaskStates,
+  importTaskAccess,
+);
+
+/** How long a Wait state waits locally (the imports' rollback polls): capped so tests stay quick. */
+const LOCAL_WAIT_CAP_MS = 500;
 
 /**
- * Runs the deletion workflow in this process: the same ASL that CDK deploys, executed by
- * `aws-local-stepfunctions`, each task state mapped to the handler its Lambda runs. One execution
- * per operation at a time; on start the host resumes every operation left pending or running.
+ * Runs the workflows in this process: the same ASL that CDK deploys, executed by
+ * `aws-local-stepfunctions`, each task state mapped to the handler its Lambda runs (with its
+ * function's grants only). One execution per name at a time; on start the host resumes every
+ * deletion left pending or running and every import a workflow owned.
  */
-export class LocalWorkflowRunner implements WorkflowStarter {
+export class LocalWorkflowRunner implements WorkflowStarters {
   private readonly running = new Map<string, { abort: () => void; result: Promise<unknown> }>();
   private closed = false;
 
-  async startDeletion(_name: string, input: DeletionWorkflowInput): Promise<void> {
-    const key = `${input.operation_id}#${input.attempt}`;
+  startDeletion(name: string, input: DeletionWorkflowInput): Promise<void> {
+    return this.run(deletionMachine, `deletion:${input.operation_id}#${input.attempt}`, name, input);
+  }
+
+  startImport(name: string, input: ImportWorkflowInput): Promise<void> {
+    return this.run(importMachine, `import:${name}`, name, input);
+  }
+
+  private async run(m: LocalMachine, key: string, name: string, input: unknown): Promise<void> {
     if (this.closed || this.running.has(key)) return;
     const { StateMachine } = await import('aws-local-stepfunctions');
     const handlers: Record<string, TaskHandler> = {};
-    for (const [state, task] of Object.entries(deletionTaskStates)) {
-      const mod = (await import(pathToFileURL(resolve(root, deletionTaskHandlers[task])).href)) as {
+    for (const [state, task] of Object.entries(m.states)) {
+      const mod = (await import(pathToFileURL(resolve(root, m.handlers[task] as string)).href)) as {
         handler: TaskHandler;
       };
-      // The task runs with its function's grants only, as its Lambda would.
-      handlers[state] = (input) =>
-        withDataAccess(`task:${task}`, deletionTaskAccess[task].data, () => mod.handler(input));
+      const grants = (m.access[task] as { data: readonly DataAction[] }).data;
+      handlers[state] = (taskInput) => withDataAccess(`task:${task}`, grants, () => mod.handler(taskInput));
     }
-    const machine = new StateMachine(substitutedDeletionDefinition(localArns) as never, {
+    const sm = new StateMachine(m.definition as never, {
       validationOptions: { checkArn: true, checkPaths: true },
     });
-    const execution = machine.run(input as never, {
-      overrides: { taskResourceLocalHandlers: handlers as never },
+    const waits = Object.fromEntries(
+      Object.entries((m.definition as { States: Record<string, { Type: string }> }).States)
+        .filter(([, s]) => s.Type === 'Wait')
+        .map(([stateName]) => [stateName, LOCAL_WAIT_CAP_MS]),
+    );
+    const execution = sm.run(input as never, {
+      overrides: { taskResourceLocalHandlers: handlers as never, waitTimeOverrides: waits },
       noThrowOnAbort: true,
     });
     const result = execution.result.catch((error: unknown) => {
-      // A failed execution already recorded its reason on the operation (the Fail state).
-      if ((error as Error)?.name !== 'ExecutionError') console.error('deletion workflow:', error);
+      // A failed execution already recorded its reason (its Fail state).
+      if ((error as Error)?.name !== 'ExecutionError') console.error(`workflow ${name}:`, error);
     });
     this.running.set(key, { abort: execution.abort, result });
     void result.finally(() => this.running.delete(key));
   }
 
-  /** Starts every operation that was pending or running when the host last stopped. */
-  async resume(): Promise<number> {
-    let resumed = 0;
+  /** Starts every deletion and import that was under way when the host last stopped. */
+  async resume(): Promise<{ deletions: number; imports: number }> {
+    let deletions = 0;
+    let imports = 0;
     await deletionRepository().unfinished(async (op) => {
       await this.startDeletion(op.id, { operation_id: op.id, attempt: Number(op.attempt_count ?? 1) });
-      resumed++;
+      deletions++;
     });
-    return resumed;
+    await new DynamoImportRepository().working(async (job) => {
+      await this.startImport(`import-${job.id}-${job.run}`, {
+        import_id: job.id,
+        workspace_id: job.workspace_id,
+        run: job.run,
+      });
+      imports++;
+    });
+    return { deletions, imports };
   }
 
   /** Waits for the executions in flight (tests). */
@@ -74,7 +136,7 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     while (this.running.size > 0) await Promise.all([...this.running.values()].map((r) => r.result));
   }
 
-  /** Stops the executions in flight; their operations resume on the next start. */
+  /** Stops the executions in flight; their work resumes on the next start. */
   close(): void {
     this.closed = true;
     for (const r of this.running.values()) r.abort();

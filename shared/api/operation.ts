@@ -53,7 +53,11 @@ export interface Operation<
   /** `{workspace}` also resolves a workspace hidden by its recursive deletion (deleteWorkspace answers with it). */
   resolvesDeletingWorkspace?: true;
   /** Workflows it starts: CDK grants `states:StartExecution` on that state machine only. */
-  starts?: readonly 'deletion'[];
+  starts?: readonly ('deletion' | 'import')[];
+  /** The import upload store: presign a form POST, look at an upload, delete one (S3 on AWS). */
+  uploads?: readonly ('presign' | 'head' | 'delete')[];
+  /** Reads the import database (preview of staged features). */
+  importDatabase?: true;
   /** The body is raw bytes (not JSON): makeHandler skips parsing and passes them as `rawBody`. */
   rawBody?: true;
   /** A body limit below MAX_BODY_BYTES for this operation (413 above it, checked on bytes first). */

@@ -3,6 +3,7 @@ import * as apiKeys from './operations/api-keys.ts';
 import * as auth from './operations/auth.ts';
 import * as claimMappings from './operations/claim-mappings.ts';
 import * as deletions from './operations/deletions.ts';
+import * as imports from './operations/imports.ts';
 import * as layerGroups from './operations/layer-groups.ts';
 import * as layers from './operations/layers.ts';
 import * as meta from './operations/meta.ts';
@@ -35,6 +36,7 @@ export const routes: readonly Operation[] = [
   ...Object.values(tileMatrixSets),
   ...Object.values(styles),
   ...Object.values(styleAssets),
+  ...Object.values(imports),
 ] as Operation[];
 
 /**

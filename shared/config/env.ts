@@ -90,6 +90,75 @@ export function deletionBatchBudgetMs(): number {
   return Number.isFinite(value) && value > 0 ? value : 60000;
 }
 
+/** AWS: the import state machine (`IMPORT_STATE_MACHINE_ARN`); unset or empty locally. */
+export function importStateMachineArn(): string | undefined {
+  return process.env.IMPORT_STATE_MACHINE_ARN || undefined;
+}
+
+/** Time one import step invocation may spend loading before handing back to the state machine. */
+export function importStepBudgetMs(): number {
+  const value = Number(process.env.IMPORT_STEP_BUDGET_MS ?? 600000);
+  return Number.isFinite(value) && value > 0 ? value : 600000;
+}
+
+/** Where imports are configured (ADR 0083): upload store, allowed URIs, limits, the import database. */
+export interface ImportConfig {
+  /** AWS: the upload bucket (presigned POSTs). */
+  uploadBucket?: string;
+  /** Local: the directory uploads are stored in, and the URL of the host's form-POST endpoint. */
+  localUploadDir?: string;
+  localUploadUrl?: string;
+  /** AWS: buckets `s3://` URIs may name. */
+  allowedBuckets: string[];
+  /** Local: the directory `file://` URIs and absolute paths must lie under. */
+  localImportRoot?: string;
+  maxBytes: number;
+  uploadTtlSeconds: number;
+  /** The import database: local JSON with logins, or (AWS) host/port/database with the secret's ARN. */
+  database?: {
+    host: string;
+    port: number;
+    database: string;
+    sslmode?: 'disable' | 'prefer' | 'require' | 'verify-full';
+    user?: string;
+    password?: string;
+    serving_user?: string;
+    serving_password?: string;
+  };
+  databaseSecretArn?: string;
+}
+
+/** The import configuration, read on every call (the local host sets it while running). */
+export function importConfig(): ImportConfig {
+  const env = process.env;
+  const number = (value: string | undefined, fallback: number) => {
+    const n = Number(value);
+    return value && Number.isFinite(n) && n > 0 ? n : fallback;
+  };
+  let database: ImportConfig['database'];
+  if (env.IMPORT_DATABASE) {
+    try {
+      database = JSON.parse(env.IMPORT_DATABASE) as ImportConfig['database'];
+    } catch {
+      throw new Error('Invalid configuration: IMPORT_DATABASE is not JSON.');
+    }
+  }
+  return {
+    uploadBucket: env.IMPORT_UPLOAD_BUCKET || undefined,
+    localUploadDir: env.GEOPLANE_IMPORT_UPLOAD_DIR || undefined,
+    localUploadUrl: env.GEOPLANE_IMPORT_UPLOAD_URL || undefined,
+    allowedBuckets: (env.IMPORT_BUCKETS ?? '')
+      .split(',')
+      .map((b) => b.trim())
+      .filter(Boolean),
+    localImportRoot: env.GEOPLANE_IMPORT_ROOT || undefined,
+    maxBytes: number(env.IMPORT_MAX_BYTES, 2 * 1024 ** 3),
+    uploadTtlSeconds: number(env.IMPORT_UPLOAD_TTL_SECONDS, 3600),
+    database,
+    databaseSecretArn: env.IMPORT_DATABASE_SECRET_ARN || undefined,
+  };
+}
+
 /** True inside a Lambda function (`AWS_LAMBDA_FUNCTION_NAME` is set). */
 export function runsInLambda(): boolean {
   return Boolean(process.env.AWS_LAMBDA_FUNCTION_NAME);

@@ -165,6 +165,21 @@ export const keys = {
   deletionListingPartition: 'DELETIONS',
   /** How many service deletions run in a workspace (`count`); a workspace deletion waits for zero. */
   activeDeletions: (workspaceId: string): Key => ({ PK: ws(workspaceId), SK: 'ACTIVEDELETIONS' }),
+  /** An import job of a workspace (ids are time-ordered: the prefix lists them by creation). */
+  importJob: (workspaceId: string, importId: string): Key => ({
+    PK: ws(workspaceId),
+    SK: `IMPORT#${importId}`,
+  }),
+  importJobPrefix: 'IMPORT#',
+  /** One history event of an import, in order (`seq` = the job version it snapshots). */
+  importEvent: (workspaceId: string, importId: string, seq: number): Key => ({
+    PK: ws(workspaceId),
+    SK: `IMPORTEVENT#${importId}#${String(seq).padStart(8, '0')}`,
+  }),
+  importEventPrefix: (importId: string) => `IMPORTEVENT#${importId}#`,
+  /** GSI1 entry of an import a workflow owns (the local host resumes them after a restart). */
+  importWorking: (importId: string) => ({ GSI1PK: 'IMPORTS#WORKING', GSI1SK: importId }),
+  importWorkingPartition: 'IMPORTS#WORKING',
   /** A whole partition (`WS#…`) from the start, for the sweep of a workspace deletion. */
   partitionStart: '',
 } as const;
@@ -212,4 +227,6 @@ export const entities = {
   mosaicGranule: 'MosaicGranule',
   deletion: 'DeletionOperation',
   activeDeletions: 'ActiveDeletions',
+  importJob: 'ImportJob',
+  importEvent: 'ImportEvent',
 } as const;

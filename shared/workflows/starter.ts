@@ -1,24 +1,39 @@
 import { ExecutionAlreadyExists, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
-import { deletionStateMachineArn } from '../config/env.ts';
+import { deletionStateMachineArn, importStateMachineArn } from '../config/env.ts';
 import { UnavailableError } from '../domain/errors.ts';
+import type { ImportWorkflowInput } from '../domain/import-model.ts';
+import type { ImportStarter } from '../domain/imports.ts';
 import type { DeletionWorkflowInput, WorkflowStarter } from '../domain/workflows.ts';
 
-// The port lives in the domain; re-exported for the local host's runner.
-export type { DeletionWorkflowInput, WorkflowStarter };
+// The ports live in the domain; re-exported for the local host's runner.
+export type { DeletionWorkflowInput, ImportStarter, ImportWorkflowInput, WorkflowStarter };
 
-/** Step Functions adapter: `StartExecution` on the state machine named by `DELETION_STATE_MACHINE_ARN`. */
-export class StepFunctionsStarter implements WorkflowStarter {
+/** Both workflows' starts. */
+export type WorkflowStarters = WorkflowStarter & ImportStarter;
+
+/**
+ * Step Functions adapter: `StartExecution` on the state machine named by
+ * `DELETION_STATE_MACHINE_ARN` / `IMPORT_STATE_MACHINE_ARN`.
+ */
+export class StepFunctionsStarter implements WorkflowStarters {
   private readonly client = new SFNClient({});
-  constructor(private readonly stateMachineArn: string) {}
+  constructor(private readonly arns: { deletion?: string; import?: string }) {}
 
-  async startDeletion(name: string, input: DeletionWorkflowInput): Promise<void> {
+  startDeletion(name: string, input: DeletionWorkflowInput): Promise<void> {
+    return this.start(this.arns.deletion, name, input);
+  }
+
+  startImport(name: string, input: ImportWorkflowInput): Promise<void> {
+    return this.start(this.arns.import, name, input);
+  }
+
+  private async start(stateMachineArn: string | undefined, name: string, input: unknown): Promise<void> {
+    if (!stateMachineArn) {
+      throw new UnavailableError('workflow_unavailable', 'The workflow is not configured for this function.');
+    }
     try {
       await this.client.send(
-        new StartExecutionCommand({
-          stateMachineArn: this.stateMachineArn,
-          name,
-          input: JSON.stringify(input),
-        }),
+        new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }),
       );
     } catch (error) {
       // The same name with other input: that execution exists already (and runs the same operation).
@@ -31,17 +46,18 @@ export class StepFunctionsStarter implements WorkflowStarter {
   }
 }
 
-let local: WorkflowStarter | undefined;
+let local: WorkflowStarters | undefined;
 
 /** The local host installs its in-process runner here (it runs the same ASL). */
-export function installLocalWorkflowStarter(starter: WorkflowStarter | undefined): void {
+export function installLocalWorkflowStarter(starter: WorkflowStarters | undefined): void {
   local = starter;
 }
 
 /** The configured starter: Step Functions when deployed, else the local runner. */
-export function workflowStarter(): WorkflowStarter {
-  const arn = deletionStateMachineArn();
-  if (arn) return new StepFunctionsStarter(arn);
+export function workflowStarter(): WorkflowStarters {
+  const deletion = deletionStateMachineArn();
+  const imports = importStateMachineArn();
+  if (deletion || imports) return new StepFunctionsStarter({ deletion, import: imports });
   if (local) return local;
   throw new UnavailableError('workflow_unavailable', 'No workflow runner is configured.');
 }

@@ -1,0 +1,13 @@
+import { locationOf } from '../../shared/api/operation.ts';
+import { getImport, rollbackImport as operation } from '../../shared/api/operations/imports.ts';
+import { presentImport, requireImport, rollbackImport } from '../../shared/domain/imports.ts';
+import { accepted } from '../../shared/http/responses.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { importRepository, importStarter } from '../../shared/wiring/imports.ts';
+
+export const handler = makeHandler(operation, async ({ workspace, params }) => {
+  const repo = importRepository();
+  const job = await requireImport(repo, workspace.id, params.import);
+  const next = await rollbackImport({ repo, starter: importStarter() }, job);
+  return accepted(presentImport(next), locationOf(getImport, { workspace: workspace.id, import: job.id }));
+});

@@ -1,0 +1,108 @@
+import type { DataAction } from '../../shared/api/operation.ts';
+import { transientErrors } from './deletion-workflow.ts';
+
+/**
+ * The import state machine, as plain Amazon States Language built in code (ADR 0083): CDK deploys
+ * exactly this object as a Standard state machine; the local host runs the very same object under
+ * `aws-local-stepfunctions`. One task takes the next step of the import (acquire, discover, load
+ * a budget's worth of chunks, publish, tear down) and says whether to come back, after how long.
+ * A 10-minute budget per load step keeps a multi-GB file inside Lambda's 15 minutes and the
+ * history at a few events per step, far below 25,000.
+ */
+
+/** The Lambda task functions of the workflow: entry modules relative to the repository root. */
+export const importTaskHandlers = {
+  step: 'functions/workflow-tasks/import-step.ts',
+  recordFailure: 'functions/workflow-tasks/record-import-failure.ts',
+} as const;
+
+export type ImportTask = keyof typeof importTaskHandlers;
+
+/**
+ * What each task function may do to the table (CDK grants exactly this). The step also reads the
+ * upload bucket / allowed buckets, the import database secret, encrypts the service password and
+ * starts the deletion workflow (rollback) — granted by the construct.
+ */
+export const importTaskAccess: Record<ImportTask, { data: readonly DataAction[] }> = {
+  step: {
+    data: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'ConditionCheckItem', 'BatchGetItem', 'DeleteItem'],
+  },
+  recordFailure: { data: ['GetItem', 'PutItem'] },
+};
+
+/** The `definitionSubstitutions` placeholder of each task's function ARN. */
+export const importTaskArnPlaceholders: Record<ImportTask, string> = {
+  step: 'ImportStepFunctionArn',
+  recordFailure: 'RecordImportFailureFunctionArn',
+};
+
+/** State names (sentences) of the task states, and the task each runs. */
+export const importTaskStates: Record<string, ImportTask> = {
+  'Take the next step of the import': 'step',
+  'Record why the import failed': 'recordFailure',
+};
+
+const retry = [
+  {
+    ErrorEquals: [...transientErrors],
+    IntervalSeconds: 2,
+    MaxAttempts: 6,
+    BackoffRate: 2,
+    MaxDelaySeconds: 60,
+    JitterStrategy: 'FULL',
+  },
+];
+
+const arn = (task: ImportTask) => `\${${importTaskArnPlaceholders[task]}}`;
+const ids = { 'import_id.$': '$.import_id', 'workspace_id.$': '$.workspace_id', 'run.$': '$.run' };
+
+/** The definition. Execution input: `{import_id, workspace_id, run}`; the job item holds the progress. */
+export function importWorkflowDefinition() {
+  return {
+    Comment: 'GeoPlane: loads a file into PostGIS and publishes it, or takes a published import away again',
+    StartAt: 'Take the next step of the import',
+    TimeoutSeconds: 7 * 86400,
+    States: {
+      'Take the next step of the import': {
+        Type: 'Task',
+        Resource: arn('step'),
+        Parameters: ids,
+        TimeoutSeconds: 900,
+        Retry: retry,
+        Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'Record why the import failed' }],
+        Next: 'Is the import at rest?',
+      },
+      'Is the import at rest?': {
+        Type: 'Choice',
+        Choices: [
+          { Variable: '$.done', BooleanEquals: true, Next: 'The import is at rest' },
+          { Variable: '$.wait_seconds', NumericGreaterThan: 0, Next: 'Wait before looking again' },
+        ],
+        Default: 'Take the next step of the import',
+      },
+      'Wait before looking again': {
+        Type: 'Wait',
+        SecondsPath: '$.wait_seconds',
+        Next: 'Take the next step of the import',
+      },
+      'Record why the import failed': {
+        Type: 'Task',
+        Resource: arn('recordFailure'),
+        Parameters: { ...ids, 'error.$': '$.error' },
+        Retry: retry,
+        Next: 'The import failed',
+      },
+      'The import failed': { Type: 'Fail', Error: 'ImportFailed', Cause: 'See the import error_message.' },
+      'The import is at rest': { Type: 'Succeed' },
+    },
+  } as const;
+}
+
+/** The definition with the task ARNs filled in (what `definitionSubstitutions` does in AWS). */
+export function substitutedImportDefinition(arns: Record<ImportTask, string>) {
+  let text = JSON.stringify(importWorkflowDefinition());
+  for (const [task, placeholder] of Object.entries(importTaskArnPlaceholders)) {
+    text = text.replaceAll(`\${${placeholder}}`, arns[task as ImportTask]);
+  }
+  return JSON.parse(text) as ReturnType<typeof importWorkflowDefinition>;
+}

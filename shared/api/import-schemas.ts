@@ -1,0 +1,156 @@
+import * as z from 'zod/mini';
+import { FIELD_TYPES, type FieldType } from '../domain/import-sources.ts';
+import { IMPORT_PHASES, IMPORT_STATUSES, type ImportPhase, type ImportStatus } from '../domain/imports.ts';
+import { DateTime, Name, Uuid } from './schemas.ts';
+
+export const ImportStatusEnum = z.enum(
+  IMPORT_STATUSES as readonly ImportStatus[] as [ImportStatus, ...ImportStatus[]],
+);
+const Phase = z.enum(IMPORT_PHASES as readonly ImportPhase[] as [ImportPhase, ...ImportPhase[]]);
+const Srid = z.int().check(z.minimum(1), z.maximum(998999));
+const Column = z.string().check(z.minLength(1), z.maxLength(63));
+const FieldTypeEnum = z.enum(FIELD_TYPES as readonly FieldType[] as [FieldType, ...FieldType[]]);
+const CsvGeometry = z.strictObject({
+  lat: z.optional(Column),
+  lon: z.optional(Column),
+  wkt: z.optional(Column),
+});
+
+/** Body of createImport. */
+export const CreateImportInput = z.strictObject({
+  name: z.optional(z.string().check(z.minLength(1), z.maxLength(200))),
+  source: z.discriminatedUnion('kind', [
+    z.strictObject({
+      kind: z.literal('upload'),
+      filename: z
+        .string()
+        .check(
+          z.minLength(1),
+          z.maxLength(255),
+          z.regex(/^[^/\\\0]+$/, { error: 'a file name, not a path' }),
+        ),
+      size_bytes: z.optional(z.int().check(z.minimum(0))),
+    }),
+    z.strictObject({ kind: z.literal('uri'), uri: z.string().check(z.minLength(1), z.maxLength(2048)) }),
+  ]),
+  service_name: z.optional(Name),
+  auto_publish: z.optional(z.boolean()),
+});
+
+export const LayerPlanBody = z.strictObject({
+  source_layer: z.string().check(z.minLength(1), z.maxLength(255)),
+  public_id: z.string().check(z.minLength(1), z.maxLength(64)),
+  title: z.optional(z.string().check(z.maxLength(255))),
+  enabled: z._default(z.boolean(), true),
+  public: z._default(z.boolean(), false),
+  allowed_roles: z.optional(
+    z.array(z.string().check(z.minLength(1), z.maxLength(64))).check(z.maxLength(50)),
+  ),
+  fields: z
+    .array(
+      z.strictObject({
+        source: z.string().check(z.minLength(1), z.maxLength(255)),
+        target: Column,
+        type: z.optional(FieldTypeEnum),
+        include: z._default(z.boolean(), true),
+      }),
+    )
+    .check(z.maxLength(1600)),
+  geometry_column: z.optional(Column),
+  source_srid: z.optional(Srid),
+  target_srid: z.optional(Srid),
+  make_valid: z.optional(z.boolean()),
+  csv: z.optional(CsvGeometry),
+});
+
+/** Body of putImportPlan. */
+export const ImportPlanBody = z
+  .strictObject({ layers: z.array(LayerPlanBody).check(z.minLength(1), z.maxLength(100)) })
+  .check(z.meta({ id: 'ImportPlan' }));
+
+const DiscoveryBody = z
+  .object({
+    format: z.string(),
+    size_bytes: z.int(),
+    layers: z.array(
+      z.object({
+        name: z.string(),
+        fields: z.array(z.object({ name: z.string(), type: z.string() })),
+        geometry_type: z.nullable(z.string()),
+        srid: z.nullable(z.int()),
+        feature_count: z.int(),
+        bbox: z.nullable(z.array(z.number())),
+        csv: z.optional(CsvGeometry),
+      }),
+    ),
+    warnings: z.array(z.string()),
+  })
+  .check(z.meta({ id: 'ImportDiscovery' }));
+
+export const ImportJobBody = z
+  .object({
+    id: Uuid,
+    workspace_id: z.string(),
+    name: z.string(),
+    source_kind: z.enum(['upload', 'uri']),
+    source_filename: z.optional(z.string()),
+    source_uri: z.optional(z.string()),
+    status: ImportStatusEnum,
+    phase: Phase,
+    plan: z.optional(ImportPlanBody),
+    discovery: z.optional(DiscoveryBody),
+    service_name: z.string(),
+    service_id: z.optional(z.string()),
+    rollback_operation_id: z.optional(z.string()),
+    auto_publish: z.boolean(),
+    processed_bytes: z.int(),
+    processed_features: z.int(),
+    processed_layers: z.int(),
+    total_layers: z.int(),
+    retry_count: z.int(),
+    warnings: z.optional(z.array(z.string())),
+    error_message: z.optional(z.string()),
+    upload: z.optional(
+      z.object({
+        url: z.string(),
+        method: z.literal('POST'),
+        fields: z.record(z.string(), z.string()),
+        file_field: z.literal('file'),
+        expires_at: DateTime,
+        max_bytes: z.int(),
+      }),
+    ),
+    created_by: z.string(),
+    created_at: DateTime,
+    updated_at: DateTime,
+    started_at: z.optional(DateTime),
+    completed_at: z.optional(DateTime),
+  })
+  .check(z.meta({ id: 'ImportJob' }));
+
+export const ImportEventBody = z
+  .object({
+    id: z.string(),
+    import_id: Uuid,
+    status: ImportStatusEnum,
+    phase: Phase,
+    created_at: DateTime,
+    processed_bytes: z.int(),
+    processed_features: z.int(),
+    processed_layers: z.int(),
+    warnings: z.optional(z.array(z.string())),
+    error_message: z.optional(z.string()),
+  })
+  .check(z.meta({ id: 'ImportEvent' }));
+
+export const ImportHistoryBody = z
+  .object({ events: z.array(ImportEventBody), next_cursor: z.optional(z.string()) })
+  .check(z.meta({ id: 'ImportHistory' }));
+
+export const ImportList = z
+  .object({ imports: z.array(ImportJobBody), next_cursor: z.optional(z.string()) })
+  .check(z.meta({ id: 'ImportList' }));
+
+export const FeatureCollectionBody = z
+  .object({ type: z.literal('FeatureCollection'), features: z.array(z.unknown()) })
+  .check(z.meta({ id: 'FeatureCollection' }));

@@ -1,0 +1,243 @@
+import * as z from 'zod/mini';
+import {
+  CreateImportInput,
+  FeatureCollectionBody,
+  ImportHistoryBody,
+  ImportJobBody,
+  ImportList,
+  ImportPlanBody,
+  ImportStatusEnum,
+} from '../import-schemas.ts';
+import { defineOperation } from '../operation.ts';
+import { IdOrName, pageQuery } from '../schemas.ts';
+
+const WorkspaceParams = z.strictObject({ workspace: IdOrName });
+const ImportParams = z.strictObject({ workspace: IdOrName, import: IdOrName });
+const notFound = { description: 'workspace or import not found (or an import of another workspace)' };
+const conflict = (text: string) => ({ description: text });
+const accepted = (what: string) => ({
+  description: what,
+  schema: ImportJobBody,
+  headers: { Location: 'URL of the import' },
+});
+const tags = ['imports'];
+
+export const createImport = defineOperation({
+  operationId: 'createImport',
+  method: 'POST',
+  path: '/api/v1/workspaces/{workspace}/imports',
+  handler: 'functions/imports/create-import.ts',
+  permission: 'write',
+  summary: 'Start an import: a file to upload (presigned form POST), or an allowed URI',
+  description:
+    "An `upload` source answers `awaiting_upload` with `upload`: POST the file as multipart form data to `upload.url` with `upload.fields` and the file in the `file` field (at most `upload.max_bytes`, before `upload.expires_at`), then call startImport. A `uri` source (`s3://` in a bucket the operator allows; locally a path under the configured import directory) is queued at once. `auto_publish` publishes with the discovered default plan. Uploads never reach the API itself (API Gateway's 10 MB limit).",
+  tags,
+  request: { params: WorkspaceParams, body: CreateImportInput },
+  responses: {
+    201: { description: 'the import', schema: ImportJobBody, headers: { Location: 'URL of the import' } },
+    400: { description: 'bad request: a URI that is not allowed, a file over the size limit' },
+    404: { description: 'workspace not found' },
+    409: conflict('a service with the service_name exists in the workspace'),
+  },
+  data: ['GetItem', 'PutItem', 'ConditionCheckItem'],
+  starts: ['import'],
+  uploads: ['presign'],
+});
+
+export const listImports = defineOperation({
+  operationId: 'listImports',
+  method: 'GET',
+  path: '/api/v1/workspaces/{workspace}/imports',
+  handler: 'functions/imports/list-imports.ts',
+  permission: 'read',
+  summary: 'List the imports of a workspace in the order they were created',
+  description:
+    'Filter with `status`. A page may hold fewer than `limit` imports while `next_cursor` says more may follow.',
+  tags,
+  request: {
+    params: WorkspaceParams,
+    query: z.strictObject({ ...pageQuery(100).def.shape, status: z.optional(ImportStatusEnum) }),
+  },
+  responses: {
+    200: { description: 'the imports', schema: ImportList },
+    400: { description: 'bad filter, limit or cursor' },
+    404: { description: 'workspace not found' },
+  },
+  data: ['Query'],
+});
+
+export const getImport = defineOperation({
+  operationId: 'getImport',
+  method: 'GET',
+  path: '/api/v1/workspaces/{workspace}/imports/{import}',
+  handler: 'functions/imports/get-import.ts',
+  permission: 'read',
+  summary: 'Read an import: status, phase, progress, discovery and plan',
+  tags,
+  request: { params: ImportParams },
+  responses: { 200: { description: 'the import', schema: ImportJobBody }, 404: notFound },
+  data: ['GetItem'],
+});
+
+export const cancelImport = defineOperation({
+  operationId: 'cancelImport',
+  method: 'DELETE',
+  path: '/api/v1/workspaces/{workspace}/imports/{import}',
+  handler: 'functions/imports/cancel-import.ts',
+  permission: 'manage',
+  summary: 'Cancel an import before it is published; its staged data is dropped',
+  description:
+    'Awaiting its upload: cancelled at once (204). Queued, running, waiting for a plan or to be published, or failed: 202 `cancelling`; the workflow drops the staged tables and the import ends `cancelled`. Publishing, published, rolling back or rolled back: 409 (a published import is rolled back instead). Cancelling again answers as before.',
+  tags,
+  request: { params: ImportParams },
+  responses: {
+    202: accepted('the import, cancelling'),
+    204: { description: 'cancelled' },
+    404: notFound,
+    409: conflict('the import is publishing, published or rolled back'),
+  },
+  data: ['GetItem', 'PutItem'],
+  starts: ['import'],
+  uploads: ['delete'],
+});
+
+export const startImport = defineOperation({
+  operationId: 'startImport',
+  method: 'POST',
+  path: '/api/v1/workspaces/{workspace}/imports/{import}/start',
+  handler: 'functions/imports/start-import.ts',
+  permission: 'write',
+  summary: 'Start loading an uploaded file (idempotent)',
+  description:
+    'From `awaiting_upload` once the file is uploaded; any later status answers with the import as it is.',
+  tags,
+  request: { params: ImportParams },
+  responses: {
+    202: accepted('the import, queued (or as it is)'),
+    404: notFound,
+    409: conflict('nothing was uploaded (or the upload URL expired)'),
+  },
+  data: ['GetItem', 'PutItem'],
+  starts: ['import'],
+  uploads: ['head'],
+});
+
+export const retryImport = defineOperation({
+  operationId: 'retryImport',
+  method: 'POST',
+  path: '/api/v1/workspaces/{workspace}/imports/{import}/retry',
+  handler: 'functions/imports/retry-import.ts',
+  permission: 'write',
+  summary: 'Retry a failed import where it failed (load, publish or rollback)',
+  tags,
+  request: { params: ImportParams },
+  responses: {
+    202: accepted('the import, queued again'),
+    404: notFound,
+    409: conflict('the import is not failed'),
+  },
+  data: ['GetItem', 'PutItem'],
+  starts: ['import'],
+});
+
+export const putImportPlan = defineOperation({
+  operationId: 'putImportPlan',
+  method: 'PUT',
+  path: '/api/v1/workspaces/{workspace}/imports/{import}/plan',
+  handler: 'functions/imports/put-import-plan.ts',
+  permission: 'write',
+  summary: 'Set how the layers are loaded and published (names, fields, CRS, make-valid)',
+  description:
+    "From `awaiting_plan` or `ready_to_publish` the data is loaded again with the plan (the import is queued); from `failed` the plan is stored for the retry. Every layer and field must exist in the file (400 names the first that doesn't).",
+  tags,
+  request: { params: ImportParams, body: ImportPlanBody },
+  responses: {
+    200: { description: 'the import with its plan', schema: ImportJobBody },
+    400: { description: 'the plan does not fit the file' },
+    404: notFound,
+    409: conflict('the import is not awaiting a plan, ready to publish or failed'),
+  },
+  data: ['GetItem', 'PutItem'],
+  starts: ['import'],
+});
+
+export const getImportPreview = defineOperation({
+  operationId: 'getImportPreview',
+  method: 'GET',
+  path: '/api/v1/workspaces/{workspace}/imports/{import}/preview',
+  handler: 'functions/imports/get-import-preview.ts',
+  permission: 'write',
+  summary: 'Preview staged features of a layer as GeoJSON (EPSG:4326)',
+  tags,
+  request: {
+    params: ImportParams,
+    query: z.strictObject({
+      layer: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
+      limit: z.optional(z.coerce.number().check(z.multipleOf(1), z.minimum(1), z.maximum(1000))),
+    }),
+  },
+  responses: {
+    200: { description: 'up to `limit` (default 100) features', schema: FeatureCollectionBody },
+    404: notFound,
+    409: conflict('nothing is staged yet (or any more)'),
+  },
+  data: ['GetItem'],
+  importDatabase: true,
+});
+
+export const publishImport = defineOperation({
+  operationId: 'publishImport',
+  method: 'POST',
+  path: '/api/v1/workspaces/{workspace}/imports/{import}/publish',
+  handler: 'functions/imports/publish-import.ts',
+  permission: 'write',
+  summary: 'Publish the staged layers as a new PostGIS service',
+  tags,
+  request: { params: ImportParams },
+  responses: {
+    202: accepted('the import, publishing'),
+    404: notFound,
+    409: conflict('the import is not ready to publish'),
+  },
+  data: ['GetItem', 'PutItem'],
+  starts: ['import'],
+});
+
+export const getImportHistory = defineOperation({
+  operationId: 'getImportHistory',
+  method: 'GET',
+  path: '/api/v1/workspaces/{workspace}/imports/{import}/history',
+  handler: 'functions/imports/get-import-history.ts',
+  permission: 'read',
+  summary: 'List the transition history of an import, oldest first (spec 4.14)',
+  description:
+    'One immutable event per status, phase or error change, each a snapshot of the progress at that moment.',
+  tags,
+  request: { params: ImportParams, query: pageQuery(100) },
+  responses: {
+    200: { description: 'the events', schema: ImportHistoryBody },
+    400: { description: 'bad limit or cursor' },
+    404: notFound,
+  },
+  data: ['GetItem', 'Query'],
+});
+
+export const rollbackImport = defineOperation({
+  operationId: 'rollbackImport',
+  method: 'POST',
+  path: '/api/v1/workspaces/{workspace}/imports/{import}/rollback',
+  handler: 'functions/imports/rollback-import.ts',
+  permission: 'manage',
+  summary: 'Take a published import away again: its service, layers and tables (spec 4.15)',
+  description:
+    "Only from `published` (409 otherwise). The service goes through the recursive deletion workflow (`rollback_operation_id`: its layers, the layer groups containing them, references), then the import's schema is dropped; the import ends `rolled_back` (or `failed`, and retryImport resumes the rollback). A rollback already running answers with the import.",
+  tags,
+  request: { params: ImportParams },
+  responses: {
+    202: accepted('the import, rolling back'),
+    404: notFound,
+    409: conflict('the import is not published'),
+  },
+  data: ['GetItem', 'PutItem'],
+  starts: ['import'],
+});

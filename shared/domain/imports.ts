@@ -1,0 +1,463 @@
+/**
+ * The import lifecycle's requests (ADR 0083): create, start, plan, publish, cancel, retry,
+ * rollback. Every change is a version-conditioned write of the job with its history event; the
+ * work itself runs in the import workflow (`import-steps.ts`).
+ */
+import { InvalidInputError, NotFoundError, StateConflictError } from './errors.ts';
+import {
+  type ImportEvent,
+  type ImportJob,
+  type ImportProgress,
+  type ImportSourceInput,
+  type ImportStatus,
+  type ImportUploadTicket,
+  type ImportWorkflowInput,
+  importExecutionName,
+  timeOrderedId,
+} from './import-model.ts';
+import { validatePlan } from './import-plans.ts';
+import type { ImportPlan } from './import-sources.ts';
+import { lastWriterWinsOn } from './last-writer-wins.ts';
+import type { Page } from './page.ts';
+import type { ServiceRepository } from './services.ts';
+import type { Workspace } from './workspaces.ts';
+
+export * from './import-model.ts';
+
+/** Port: import jobs and their history. */
+export interface ImportRepository {
+  /** Stores a new job and its first history event (the workspace must be active). */
+  create(job: ImportJob): Promise<void>;
+  find(workspaceId: string, id: string): Promise<ImportJob | undefined>;
+  /** Newest first; `status` filters. */
+  list(
+    workspaceId: string,
+    status: ImportStatus | undefined,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<ImportJob>>;
+  /** Oldest first. */
+  history(workspaceId: string, id: string, limit: number, cursor?: string): Promise<Page<ImportEvent>>;
+  /**
+   * Replaces `previous` (still at its version) by `next` (version + 1) and appends `next`'s history
+   * event when its status, phase or error changed — one transaction. A lost race throws the
+   * concurrent-modification StateConflictError.
+   */
+  save(previous: ImportJob, next: ImportJob): Promise<void>;
+  /**
+   * Records progress of the run that owns the job (no history event): false when the job moved on
+   * (another run, another status) — the caller stops.
+   */
+  progress(job: ImportJob, progress: ImportProgress & { warnings?: string[] }): Promise<boolean>;
+  /** Calls `fn` with every job a workflow owns (queued, running, publishing, cancelling, rolling back). */
+  working(fn: (job: ImportJob) => Promise<void>): Promise<void>;
+}
+
+/** Port: the upload store (S3 presigned POST on AWS; the local host's form POST locally). */
+export interface ImportUploads {
+  /** The form POST that uploads exactly `key`, at most `maxBytes`, until `expiresAt`. */
+  ticket(key: string, maxBytes: number, expiresAt: Date): Promise<Omit<ImportUploadTicket, 'max_bytes'>>;
+  /** Size of the uploaded object; undefined when nothing was uploaded. */
+  size(key: string): Promise<number | undefined>;
+  /** Removes the uploaded object (cancel); idempotent. */
+  remove(key: string): Promise<void>;
+}
+
+/** Port: which URIs an import may read (allowed S3 buckets; locally a directory). */
+export interface ImportUriPolicy {
+  /** The location the workflow reads, or an InvalidInputError naming why not. */
+  admit(uri: string): Promise<string>;
+}
+
+/** Port: starts the import workflow. */
+export interface ImportStarter {
+  startImport(name: string, input: ImportWorkflowInput): Promise<void>;
+}
+
+/** Limits of the stage (config). */
+export interface ImportLimits {
+  maxBytes: number;
+  uploadTtlSeconds: number;
+}
+
+/** Body of createImport. */
+export interface CreateImportInput {
+  name?: string;
+  source: ImportSourceInput;
+  service_name?: string;
+  auto_publish?: boolean;
+}
+
+const SERVICE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** Base name of a file or URI without extension. */
+function baseName(pathOrUri: string): string {
+  const last = pathOrUri.split(/[/\\]/).pop() ?? pathOrUri;
+  return last.replace(/\.[^.]*$/, '') || 'import';
+}
+
+/** The default service name: `import-<name>-<8 hex of the id>`, valid and ≤ 64 characters. */
+function defaultServiceName(name: string, id: string): string {
+  const slug = name
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^[-._]+|[-._]+$/g, '')
+    .slice(0, 40);
+  return `import-${slug ? `${slug}-` : ''}${id.replaceAll('-', '').slice(-8)}`;
+}
+
+/** The starts of a run: the job's current run, named so a repeated start can't run twice. */
+export function startRun(starter: ImportStarter, job: ImportJob): Promise<void> {
+  return starter.startImport(importExecutionName(job), {
+    import_id: job.id,
+    workspace_id: job.workspace_id,
+    run: job.run,
+  });
+}
+
+/** A copy of `job` moved to `status`/`phase` with the next version, run and timestamps as given. */
+export function advance(
+  job: ImportJob,
+  change: Partial<ImportJob> & { status: ImportStatus },
+  now = new Date(),
+): ImportJob {
+  const next = { ...job, ...change, version: job.version + 1, updated_at: now.toISOString() } as ImportJob;
+  // A status other than `failed` clears the error unless the change sets one; undefined removes a field.
+  if (!('error_message' in change) && change.status !== 'failed') delete next.error_message;
+  for (const [key, value] of Object.entries(next)) {
+    if (value === undefined) delete (next as unknown as Record<string, unknown>)[key];
+  }
+  return next;
+}
+
+/** createImport: 201 with the upload ticket (uploads) or already queued (URIs). */
+export async function createImport(
+  deps: {
+    repo: ImportRepository;
+    services: ServiceRepository;
+    uploads: ImportUploads;
+    uris: ImportUriPolicy;
+    starter: ImportStarter;
+    limits: ImportLimits;
+  },
+  workspace: Workspace,
+  input: CreateImportInput,
+  createdBy: string,
+  now = new Date(),
+): Promise<{ job: ImportJob; upload?: ImportUploadTicket }> {
+  const id = timeOrderedId(now.getTime());
+  const { source } = input;
+  if (
+    source.kind === 'upload' &&
+    source.size_bytes !== undefined &&
+    source.size_bytes > deps.limits.maxBytes
+  ) {
+    throw new InvalidInputError(
+      'file_too_large',
+      `The file is ${source.size_bytes} bytes; imports take at most ${deps.limits.maxBytes} bytes.`,
+    );
+  }
+  const location =
+    source.kind === 'upload'
+      ? `uploads/${workspace.id}/${id}/${source.filename.replace(/[^A-Za-z0-9._-]+/g, '_')}`
+      : await deps.uris.admit(source.uri);
+  const name = input.name ?? baseName(source.kind === 'upload' ? source.filename : source.uri);
+  const serviceName = input.service_name ?? defaultServiceName(name, id);
+  if (!SERVICE_NAME.test(serviceName)) {
+    throw new InvalidInputError(
+      'invalid_service_name',
+      `service_name '${serviceName}' is not a valid service name.`,
+    );
+  }
+  if (await deps.services.findByName(workspace.id, serviceName)) {
+    throw new StateConflictError(
+      'service_name_taken',
+      `A service named '${serviceName}' exists in this workspace; choose another service_name.`,
+    );
+  }
+  const ts = now.toISOString();
+  const expiresAt = new Date(now.getTime() + deps.limits.uploadTtlSeconds * 1000);
+  const job: ImportJob = {
+    id,
+    workspace_id: workspace.id,
+    name,
+    source_kind: source.kind,
+    ...(source.kind === 'upload' ? { source_filename: source.filename } : { source_uri: source.uri }),
+    source_location: location,
+    status: source.kind === 'upload' ? 'awaiting_upload' : 'queued',
+    phase: source.kind === 'upload' ? 'upload' : 'acquire',
+    service_name: serviceName,
+    auto_publish: input.auto_publish ?? false,
+    max_bytes: deps.limits.maxBytes,
+    ...(source.kind === 'upload' ? { upload_expires_at: expiresAt.toISOString() } : { started_at: ts }),
+    processed_bytes: 0,
+    processed_features: 0,
+    processed_layers: 0,
+    total_layers: 0,
+    retry_count: 0,
+    run: source.kind === 'upload' ? 0 : 1,
+    version: 1,
+    created_by: createdBy,
+    created_at: ts,
+    updated_at: ts,
+  };
+  const upload =
+    source.kind === 'upload'
+      ? {
+          ...(await deps.uploads.ticket(location, deps.limits.maxBytes, expiresAt)),
+          max_bytes: deps.limits.maxBytes,
+        }
+      : undefined;
+  await deps.repo.create(job);
+  if (job.status === 'queued') await startRun(deps.starter, job);
+  return { job, ...(upload ? { upload } : {}) };
+}
+
+/** Reads a job of the workspace; any other is the same 404. */
+export async function requireImport(
+  repo: ImportRepository,
+  workspaceId: string,
+  id: string,
+): Promise<ImportJob> {
+  const job = /^[0-9a-f-]{36}$/i.test(id) ? await repo.find(workspaceId, id.toLowerCase()) : undefined;
+  if (!job) throw new NotFoundError('import_not_found', `Import '${id}' does not exist in this workspace.`);
+  return job;
+}
+
+function refuse(job: ImportJob, action: string, allowed: string): StateConflictError {
+  return new StateConflictError(
+    'import_state_conflict',
+    `The import is '${job.status}'; ${action} is possible only ${allowed}.`,
+    { status: job.status },
+  );
+}
+
+/** Saves one transition, retrying on a fresh read when another request changed the job meanwhile. */
+function transition(
+  repo: ImportRepository,
+  job: ImportJob,
+  decide: (current: ImportJob) => ImportJob | undefined,
+): Promise<ImportJob> {
+  return lastWriterWinsOn(
+    job,
+    () => requireImport(repo, job.workspace_id, job.id),
+    async (current) => {
+      const next = decide(current);
+      if (!next) return current;
+      await repo.save(current, next);
+      return next;
+    },
+  );
+}
+
+/**
+ * startImport: awaiting_upload → queued once the file is there (409 when nothing was uploaded; a
+ * file over the limit fails the job). Any later status: the job as it is (idempotent).
+ */
+export async function startImport(
+  deps: { repo: ImportRepository; uploads: ImportUploads; starter: ImportStarter },
+  job: ImportJob,
+  now = new Date(),
+): Promise<ImportJob> {
+  if (job.status !== 'awaiting_upload') return job;
+  const size = await deps.uploads.size(job.source_location);
+  if (size === undefined) {
+    const expired = job.upload_expires_at && Date.parse(job.upload_expires_at) < now.getTime();
+    throw new StateConflictError(
+      'upload_missing',
+      expired
+        ? 'Nothing was uploaded and the upload URL has expired; create a new import.'
+        : 'Nothing was uploaded yet: POST the file to the upload URL first.',
+    );
+  }
+  const next = await transition(deps.repo, job, (current) => {
+    if (current.status !== 'awaiting_upload') return undefined;
+    if (size > current.max_bytes) {
+      return advance(current, {
+        status: 'failed',
+        phase: 'upload',
+        error_message: `The uploaded file is ${size} bytes; imports take at most ${current.max_bytes} bytes.`,
+      });
+    }
+    return advance(
+      current,
+      {
+        status: 'queued',
+        phase: 'acquire',
+        run: current.run + 1,
+        started_at: now.toISOString(),
+      },
+      now,
+    );
+  });
+  if (next.status === 'queued') await startRun(deps.starter, next);
+  return next;
+}
+
+/** putImportPlan: from awaiting_plan, ready_to_publish or failed (nothing published). */
+export async function putImportPlan(
+  deps: { repo: ImportRepository; starter: ImportStarter },
+  job: ImportJob,
+  plan: ImportPlan,
+  now = new Date(),
+): Promise<ImportJob> {
+  const next = await transition(deps.repo, job, (current) => {
+    if (!['awaiting_plan', 'ready_to_publish', 'failed'].includes(current.status) || current.service_id) {
+      throw refuse(
+        current,
+        'changing the plan',
+        "while the import is 'awaiting_plan', 'ready_to_publish' or 'failed' and nothing is published",
+      );
+    }
+    if (!current.discovery) {
+      throw new StateConflictError(
+        'import_not_discovered',
+        'The file has not been read yet; retry the import first.',
+      );
+    }
+    const checked = validatePlan(plan, current.discovery);
+    if (current.status === 'failed')
+      return advance(current, { status: 'failed', plan: checked, reload: true });
+    return advance(
+      current,
+      { status: 'queued', phase: 'transform', plan: checked, reload: true, run: current.run + 1 },
+      now,
+    );
+  });
+  if (next.status === 'queued') await startRun(deps.starter, next);
+  return next;
+}
+
+/** publishImport: ready_to_publish → publishing. */
+export async function publishImport(
+  deps: { repo: ImportRepository; starter: ImportStarter },
+  job: ImportJob,
+  now = new Date(),
+): Promise<ImportJob> {
+  const next = await transition(deps.repo, job, (current) => {
+    if (current.status === 'publishing' || current.status === 'published') return undefined;
+    if (current.status !== 'ready_to_publish') throw refuse(current, 'publishing', "from 'ready_to_publish'");
+    return advance(current, { status: 'publishing', phase: 'publish', run: current.run + 1 }, now);
+  });
+  if (next.status === 'publishing') await startRun(deps.starter, next);
+  return next;
+}
+
+/**
+ * rollbackImport (spec 4.15): published → rolling_back; the workflow deletes the service through
+ * the deletion workflow, then drops the schema. A rollback already running answers with the job.
+ */
+export async function rollbackImport(
+  deps: { repo: ImportRepository; starter: ImportStarter },
+  job: ImportJob,
+  now = new Date(),
+): Promise<ImportJob> {
+  const next = await transition(deps.repo, job, (current) => {
+    if (current.status === 'rolling_back') return undefined;
+    if (current.status !== 'published') throw refuse(current, 'a rollback', "from 'published'");
+    return advance(
+      current,
+      { status: 'rolling_back', phase: 'rollback', teardown_to: 'rolled_back', run: current.run + 1 },
+      now,
+    );
+  });
+  await startRun(deps.starter, next);
+  return next;
+}
+
+/**
+ * cancelImport: nothing staged yet (awaiting_upload) → cancelled at once (the upload removed);
+ * work in progress or staged data → cancelling, the workflow drops the staging and ends
+ * `cancelled`. Refused once publishing, published or rolling back. Repeated: the job as it is.
+ */
+export async function cancelImport(
+  deps: { repo: ImportRepository; uploads: ImportUploads; starter: ImportStarter },
+  job: ImportJob,
+  now = new Date(),
+): Promise<{ job: ImportJob; done: boolean }> {
+  const next = await transition(deps.repo, job, (current) => {
+    if (current.status === 'cancelled' || current.status === 'cancelling') return undefined;
+    if (['publishing', 'published', 'rolling_back', 'rolled_back'].includes(current.status)) {
+      throw refuse(current, 'cancelling', 'before it is published (a published import is rolled back)');
+    }
+    if (current.status === 'awaiting_upload') {
+      return advance(current, { status: 'cancelled', completed_at: now.toISOString() }, now);
+    }
+    return advance(current, { status: 'cancelling', teardown_to: 'cancelled', run: current.run + 1 }, now);
+  });
+  if (next.status === 'cancelled' && next.source_kind === 'upload')
+    await deps.uploads.remove(next.source_location);
+  if (next.status === 'cancelling') await startRun(deps.starter, next);
+  return { job: next, done: next.status === 'cancelled' };
+}
+
+/**
+ * retryImport: failed → where it failed: a rollback resumes, a publish runs again, a load starts
+ * over from the file (its staging was dropped when it failed). Repeated on a running job: as is.
+ */
+export async function retryImport(
+  deps: { repo: ImportRepository; starter: ImportStarter },
+  job: ImportJob,
+  now = new Date(),
+): Promise<ImportJob> {
+  const next = await transition(deps.repo, job, (current) => {
+    if (current.status !== 'failed') throw refuse(current, 'a retry', "from 'failed'");
+    const common = { run: current.run + 1, retry_count: current.retry_count + 1, error_message: undefined };
+    if (current.phase === 'rollback') {
+      // The deletion is asked again: deleteService resumes the service's failed operation.
+      return advance(current, { ...common, status: 'rolling_back', rollback_operation_id: undefined }, now);
+    }
+    if (current.phase === 'publish') return advance(current, { ...common, status: 'publishing' }, now);
+    if (current.phase === 'upload')
+      throw refuse(
+        current,
+        'a retry',
+        'after a failure past the upload (upload the file again with a new import)',
+      );
+    return advance(
+      current,
+      { ...common, status: 'queued', phase: current.discovery ? 'transform' : 'acquire', reload: true },
+      now,
+    );
+  });
+  await startRun(deps.starter, next);
+  return next;
+}
+
+/** Port: staged (or published) features of an import, for the preview. */
+export interface ImportPreviews {
+  /** Up to `limit` features of the table as GeoJSON in EPSG:4326; undefined when the table isn't there. */
+  preview(
+    importId: string,
+    table: string,
+    limit: number,
+  ): Promise<{ type: 'FeatureCollection'; features: unknown[] } | undefined>;
+  tableName(publicId: string): string;
+}
+
+/** getImportPreview: features of one plan layer (by public id or source layer; default the first). */
+export async function previewImport(
+  previews: ImportPreviews,
+  job: ImportJob,
+  layer: string | undefined,
+  limit: number,
+) {
+  const staged = ['running', 'ready_to_publish', 'publishing', 'published'].includes(job.status);
+  const plan = job.plan?.layers ?? [];
+  const chosen =
+    layer === undefined ? plan[0] : plan.find((l) => l.public_id === layer || l.source_layer === layer);
+  if (layer !== undefined && !chosen) {
+    throw new NotFoundError('import_layer_not_found', `The import's plan has no layer '${layer}'.`);
+  }
+  const found =
+    staged && chosen
+      ? await previews.preview(job.id, previews.tableName(chosen.public_id), limit)
+      : undefined;
+  if (!found) {
+    throw new StateConflictError(
+      'nothing_staged',
+      `The import is '${job.status}': no features are staged${chosen ? ` for layer '${chosen.public_id}'` : ''}.`,
+    );
+  }
+  return found;
+}

@@ -1,0 +1,169 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  eventOf,
+  type ImportEvent,
+  type ImportJob,
+  type ImportProgress,
+  type ImportRepository,
+  type ImportStatus,
+  isEventWorthy,
+  WORKING_STATUSES,
+} from '../domain/imports.ts';
+import type { Page } from '../domain/page.ts';
+import { conditionalWrite } from './errors.ts';
+import {
+  DynamoRepository,
+  indexCondition,
+  queryInput,
+  queryPages,
+  queryPrefixPage,
+  withoutKeys,
+} from './items.ts';
+import { entities, keys } from './keys.ts';
+import {
+  concurrentModification,
+  type GuardedItem,
+  putNew,
+  transact,
+  versionIs,
+  workspaceIsActive,
+} from './transactions.ts';
+
+/** The stored item of a job: its key, and the working-set index entry while a workflow owns it. */
+function jobItem(job: ImportJob): Record<string, unknown> {
+  return {
+    ...keys.importJob(job.workspace_id, job.id),
+    ...(WORKING_STATUSES.includes(job.status) ? keys.importWorking(job.id) : {}),
+    entity: entities.importJob,
+    ...job,
+  };
+}
+
+/** The history event of the job's current version (a new item: events are never rewritten). */
+function eventItem(table: string, job: ImportJob): GuardedItem {
+  return {
+    item: {
+      Put: {
+        TableName: table,
+        Item: {
+          ...keys.importEvent(job.workspace_id, job.id, job.version),
+          entity: entities.importEvent,
+          ...eventOf(job),
+        },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      },
+    },
+  };
+}
+
+const lostRace = concurrentModification('The import');
+
+/**
+ * DynamoDB implementation of the import port (ADR 0083): a job is one item of its workspace's
+ * partition, each history event another item beside it, written in the same transaction as the
+ * change it records — so the history can't miss or invent a transition.
+ */
+export class DynamoImportRepository extends DynamoRepository implements ImportRepository {
+  private event(job: ImportJob): GuardedItem {
+    return eventItem(this.table, job);
+  }
+
+  async create(job: ImportJob): Promise<void> {
+    await transact(this.db, [
+      workspaceIsActive(this.table, job.workspace_id),
+      putNew(this.table, jobItem(job)),
+      this.event(job),
+    ]);
+  }
+
+  async find(workspaceId: string, id: string): Promise<ImportJob | undefined> {
+    const item = await this.get(keys.importJob(workspaceId, id));
+    return item ? (withoutKeys(item) as unknown as ImportJob) : undefined;
+  }
+
+  async list(
+    workspaceId: string,
+    status: ImportStatus | undefined,
+    limit: number,
+    cursor?: string,
+  ): Promise<Page<ImportJob>> {
+    const page = await queryPrefixPage(
+      this.db,
+      this.table,
+      keys.workspacePartition(workspaceId),
+      keys.importJobPrefix,
+      limit,
+      cursor,
+      status
+        ? { filter: { expression: '#s = :s', names: { '#s': 'status' }, values: { ':s': status } } }
+        : {},
+    );
+    return {
+      items: page.items.map((i) => withoutKeys(i) as unknown as ImportJob),
+      nextCursor: page.nextCursor,
+    };
+  }
+
+  async history(workspaceId: string, id: string, limit: number, cursor?: string): Promise<Page<ImportEvent>> {
+    const page = await queryPrefixPage(
+      this.db,
+      this.table,
+      keys.workspacePartition(workspaceId),
+      keys.importEventPrefix(id),
+      limit,
+      cursor,
+    );
+    return {
+      items: page.items.map((i) => withoutKeys(i) as unknown as ImportEvent),
+      nextCursor: page.nextCursor,
+    };
+  }
+
+  async save(previous: ImportJob, next: ImportJob): Promise<void> {
+    const put: GuardedItem = {
+      item: { Put: { TableName: this.table, Item: jobItem(next), ...versionIs(previous.version) } },
+      onConditionFailed: lostRace,
+    };
+    await transact(this.db, isEventWorthy(previous, next) ? [put, this.event(next)] : [put], lostRace);
+  }
+
+  progress(job: ImportJob, progress: ImportProgress & { warnings?: string[] }): Promise<boolean> {
+    return conditionalWrite(() =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: keys.importJob(job.workspace_id, job.id),
+          UpdateExpression:
+            'SET processed_bytes = :b, processed_features = :f, processed_layers = :l, total_layers = :t, updated_at = :u',
+          ConditionExpression: '#run = :run AND #s = :s',
+          ExpressionAttributeNames: { '#run': 'run', '#s': 'status' },
+          ExpressionAttributeValues: {
+            ':b': progress.processed_bytes,
+            ':f': progress.processed_features,
+            ':l': progress.processed_layers,
+            ':t': progress.total_layers,
+            ':u': new Date().toISOString(),
+            ':run': job.run,
+            ':s': job.status,
+          },
+        }),
+      ),
+    );
+  }
+
+  async working(fn: (job: ImportJob) => Promise<void>): Promise<void> {
+    const found: { workspace_id: string; id: string }[] = [];
+    await queryPages(
+      this.db,
+      queryInput(this.table, indexCondition(keys.importWorkingPartition)),
+      (items) => {
+        for (const i of items) found.push({ workspace_id: i.workspace_id as string, id: i.id as string });
+        return true;
+      },
+    );
+    for (const f of found) {
+      const job = await this.find(f.workspace_id, f.id);
+      if (job && WORKING_STATUSES.includes(job.status)) await fn(job);
+    }
+  }
+}
