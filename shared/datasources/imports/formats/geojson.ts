@@ -1,0 +1,345 @@
+/**
+ * GeoJSON (a FeatureCollection, a single Feature or a bare geometry), streamed with stream-json's
+ * tokenizer: each item of `features` is assembled on its own, so memory holds one feature at a time.
+ */
+import { Assembler } from 'stream-json/assembler.js';
+import { jsonParser, type Token } from 'stream-json/parser.js';
+import type { Discovery, SourceFeature, SourceGeometry } from '../../../domain/import-sources.ts';
+import { ImportInputError } from '../../../domain/import-sources.ts';
+import { asInputError, invalidUtf8, isAbortError, isInvalidUtf8 } from './errors.ts';
+import { limitsOf } from './limits.ts';
+import { geometryInfo, LayerScan } from './scan.ts';
+import { layerNameOf, readChunks } from './source.ts';
+import type { DiscoverOptions, ReadOptions } from './types.ts';
+
+/** The SRID a legacy `crs` member names (`EPSG:3857`, `urn:ogc:def:crs:EPSG::3857`, CRS84); undefined = unknown. */
+export const sridOfCrs = (crs: unknown): number | undefined => {
+  const name = (crs as { properties?: { name?: unknown } } | null)?.properties?.name;
+  if (typeof name !== 'string') return undefined;
+  if (/CRS:?84$/i.test(name)) return 4326;
+  const match = /EPSG:(?:[^:]*:)?:?(\d+)$/i.exec(name);
+  return match ? Number(match[1]) : undefined;
+};
+
+/** What the top level of the document held besides the features. */
+interface TopLevel {
+  members: Record<string, unknown>;
+  /** True when a `features` array was found (or the document is a bare array). */
+  collection: boolean;
+}
+
+/** stream-chain's end-of-input marker (`none`, a registered symbol): flushes the parser. */
+const FLUSH = Symbol.for('object-stream.none');
+
+const STREAMED = new Set(['startString', 'stringChunk', 'endString']);
+
+/** One feature item of the document: its 0-based index and the assembled JSON. */
+interface RawItem {
+  index: number;
+  item: unknown;
+}
+
+/**
+ * Walks the token stream of a GeoJSON document: assembles each member of the top-level object
+ * and each item of `features` (or of a bare top-level array) on its own; items before `skip` are
+ * only walked over, not assembled.
+ */
+class DocumentWalker {
+  /** start → top (members) ⇄ member (a member's value) | features ⇄ item (one feature) → end */
+  state: 'start' | 'top' | 'member' | 'features' | 'item' | 'end' = 'start';
+  private key = '';
+  private index = 0;
+  private asm: Assembler | null = null;
+  private reading = false;
+  private depth = 0;
+  private size = 0;
+  private readonly parse = jsonParser({ streamKeys: false, streamNumbers: false, streamStrings: true });
+
+  constructor(
+    readonly top: TopLevel,
+    private readonly skip: number,
+    private readonly maxBytes: number,
+  ) {}
+
+  /** Where the walk is, for messages ("feature 12"). */
+  where(): string {
+    if (this.state === 'item' || this.state === 'features') return `feature ${this.index}`;
+    if (this.state === 'start') return 'the start of the file';
+    if (this.state === 'end') return 'the end of the file';
+    return this.top.collection
+      ? `the top-level member ${JSON.stringify(this.key)} after feature ${this.index - 1}`
+      : `the top-level member ${JSON.stringify(this.key)}`;
+  }
+
+  /** Parses more text (FLUSH at the end) and returns the items it completed. */
+  push(text: string | typeof FLUSH): RawItem[] {
+    const result = this.parse(text as string) as unknown;
+    const out: RawItem[] = [];
+    if (typeof result !== 'object' || result === null || !('values' in result)) return out;
+    for (const tok of (result as { values: Token[] }).values) {
+      const item = this.onToken(tok);
+      if (item) out.push(item);
+    }
+    return out;
+  }
+
+  /** Feeds one token to the value being read; true when the value is complete. */
+  private feed(tok: Token): boolean {
+    switch (tok.name) {
+      case 'startObject':
+      case 'startArray':
+        this.depth++;
+        this.size++;
+        break;
+      case 'endObject':
+      case 'endArray':
+        this.depth--;
+        this.size++;
+        break;
+      case 'stringChunk':
+      case 'keyValue':
+      case 'numberValue':
+        this.size += tok.value.length + 1;
+        break;
+      default:
+        this.size += 2;
+    }
+    if (this.size > this.maxBytes) {
+      throw new ImportInputError(
+        'feature_too_large',
+        `${this.where()} is larger than the limit of ${this.maxBytes} bytes; split or simplify it.`,
+      );
+    }
+    this.asm?.consume(tok);
+    return this.depth === 0 && !STREAMED.has(tok.name);
+  }
+
+  /** Starts reading a value with its first token; true when it is already complete. */
+  private begin(tok: Token, assemble: boolean): boolean {
+    this.asm = assemble ? new Assembler() : null;
+    this.reading = true;
+    this.depth = 0;
+    this.size = 0;
+    return this.feed(tok);
+  }
+
+  private onToken(tok: Token): RawItem | undefined {
+    switch (this.state) {
+      case 'start':
+        if (tok.name === 'startObject') this.state = 'top';
+        else if (tok.name === 'startArray') {
+          this.top.collection = true;
+          this.state = 'features';
+        } else if (!STREAMED.has(tok.name)) {
+          throw new ImportInputError('invalid_geojson', 'The file is JSON but not a GeoJSON object.');
+        }
+        return undefined;
+      case 'top':
+        if (tok.name === 'keyValue') {
+          this.key = tok.value;
+          this.state = 'member';
+          this.reading = false;
+        } else if (tok.name === 'endObject') this.state = 'end';
+        return undefined;
+      case 'member':
+        if (!this.reading && this.key === 'features' && tok.name === 'startArray' && !this.top.collection) {
+          this.top.collection = true;
+          this.state = 'features';
+          return undefined;
+        }
+        if (this.reading ? this.feed(tok) : this.begin(tok, true)) {
+          this.top.members[this.key] = this.asm?.current;
+          this.asm = null;
+          this.state = 'top';
+        }
+        return undefined;
+      case 'features':
+        if (tok.name === 'endArray') {
+          this.state = this.key === 'features' ? 'top' : 'end';
+          return undefined;
+        }
+        this.state = 'item';
+        return this.begin(tok, this.index >= this.skip) ? this.itemDone() : undefined;
+      case 'item':
+        return this.feed(tok) ? this.itemDone() : undefined;
+      default:
+        return undefined;
+    }
+  }
+
+  private itemDone(): RawItem | undefined {
+    const done = this.index >= this.skip ? { index: this.index, item: this.asm?.current } : undefined;
+    this.asm = null;
+    this.index++;
+    this.state = 'features';
+    return done;
+  }
+}
+
+/** Thrown inside a pass when parsing fails in the chunk starting at `offset` (located by a second pass). */
+class ChunkError extends Error {
+  constructor(
+    readonly offset: number,
+    readonly reason: unknown,
+  ) {
+    super('parse error');
+  }
+}
+
+/**
+ * Finds where a parse error is: walks the file again up to the failing chunk, then feeds that chunk
+ * one character at a time so the walker stops exactly at the error. Returns the walker's position.
+ */
+async function locateError(path: string, failing: number, maxBytes: number): Promise<string> {
+  const walker = new DocumentWalker({ members: {}, collection: false }, Number.MAX_SAFE_INTEGER, maxBytes);
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  let offset = 0;
+  try {
+    for await (const chunk of readChunks(path)) {
+      if (offset < failing) {
+        walker.push(decoder.decode(chunk, { stream: true }));
+      } else {
+        const text = new TextDecoder('utf-8').decode(chunk, { stream: true });
+        const bad = text.indexOf('\uFFFD');
+        for (const c of bad === -1 ? text : text.slice(0, bad)) walker.push(c);
+        if (bad !== -1) return walker.where();
+        walker.push(FLUSH);
+        return walker.where();
+      }
+      offset += chunk.length;
+    }
+    walker.push(FLUSH);
+  } catch {
+    return walker.where();
+  }
+  return walker.where();
+}
+
+/** The raw JSON items of the document's features, in order, after skipping `skip` of them. */
+async function* rawFeatures(path: string, options: ReadOptions, top: TopLevel): AsyncGenerator<RawItem> {
+  const maxBytes = limitsOf(options.limits).maxFeatureBytes;
+  const walker = new DocumentWalker(top, options.skip ?? 0, maxBytes);
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  let offset = 0;
+  try {
+    for await (const chunk of readChunks(path, options)) {
+      let items: RawItem[];
+      try {
+        items = walker.push(decoder.decode(chunk, { stream: true }));
+      } catch (error) {
+        throw new ChunkError(offset, error);
+      }
+      offset += chunk.length;
+      yield* items;
+    }
+    let items: RawItem[];
+    try {
+      items = [...walker.push(decoder.decode()), ...walker.push(FLUSH)];
+    } catch (error) {
+      throw new ChunkError(offset, error);
+    }
+    yield* items;
+    if (walker.state !== 'end')
+      throw new ChunkError(offset, new Error('the file ends before the JSON is complete'));
+  } catch (caught) {
+    if (!(caught instanceof ChunkError)) throw asInputError(caught, 'malformed_json', 'Malformed GeoJSON');
+    const error = caught.reason;
+    if (error instanceof ImportInputError || isAbortError(error)) throw error;
+    const where = await locateError(path, caught.offset, maxBytes);
+    if (isInvalidUtf8(error)) throw invalidUtf8(where);
+    throw asInputError(error, 'malformed_json', `Malformed JSON in ${where}`);
+  }
+}
+
+/** A raw item as a SourceFeature; throws 'invalid_feature' naming the index when it isn't a Feature. */
+const toFeature = (item: unknown, index: number): SourceFeature => {
+  if (item === null || typeof item !== 'object' || (item as { type?: unknown }).type !== 'Feature') {
+    throw new ImportInputError(
+      'invalid_feature',
+      `Feature ${index} is not a GeoJSON Feature (an object with "type": "Feature").`,
+    );
+  }
+  const { properties, geometry } = item as { properties?: unknown; geometry?: unknown };
+  return {
+    properties:
+      properties !== null && typeof properties === 'object' && !Array.isArray(properties)
+        ? (properties as Record<string, unknown>)
+        : {},
+    geometry: (geometry ?? null) as SourceGeometry | null,
+  };
+};
+
+/** The features of the document, whatever its shape (collection, single Feature, bare geometry). */
+async function* documentFeatures(
+  path: string,
+  options: ReadOptions,
+  top: TopLevel,
+): AsyncGenerator<{ index: number; feature: SourceFeature }> {
+  for await (const { index, item } of rawFeatures(path, options, top)) {
+    yield { index, feature: toFeature(item, index) };
+  }
+  if (top.collection) return;
+  const { type } = top.members;
+  if (type === 'Feature') {
+    if ((options.skip ?? 0) === 0) yield { index: 0, feature: toFeature(top.members, 0) };
+  } else if (typeof type === 'string' && type !== 'FeatureCollection' && 'coordinates' in top.members) {
+    if ((options.skip ?? 0) === 0) {
+      yield { index: 0, feature: { properties: {}, geometry: top.members as SourceGeometry } };
+    }
+  } else if (type === 'GeometryCollection') {
+    if ((options.skip ?? 0) === 0) {
+      yield { index: 0, feature: { properties: {}, geometry: top.members as SourceGeometry } };
+    }
+  } else if (type !== 'FeatureCollection') {
+    throw new ImportInputError(
+      'invalid_geojson',
+      'The file is JSON but not GeoJSON: expected a FeatureCollection, a Feature or a geometry.',
+    );
+  }
+}
+
+/** Discovery of a GeoJSON file: one layer named after the file. */
+export async function discoverGeoJson(
+  path: string,
+  filename: string,
+  sizeBytes: number,
+  options: DiscoverOptions = {},
+): Promise<Discovery> {
+  const name = layerNameOf(filename);
+  const scan = new LayerScan(name);
+  const top: TopLevel = { members: {}, collection: false };
+  for await (const { index, feature } of documentFeatures(path, options, top)) {
+    scan.count++;
+    scan.fields.addProperties(feature.properties);
+    const info = feature.geometry === null ? null : geometryInfo(feature.geometry, `feature ${index}`);
+    scan.addGeometry(index, info?.type ?? null, info?.box ?? null);
+  }
+  if (scan.count === 0) {
+    throw new ImportInputError('no_features', 'The GeoJSON file holds no features.');
+  }
+  const warnings: string[] = [];
+  let srid: number | null = 4326;
+  let checkRange = true;
+  if (top.members.crs !== undefined && top.members.crs !== null) {
+    const named = sridOfCrs(top.members.crs);
+    srid = named ?? null;
+    checkRange = srid === 4326;
+    if (named === undefined) {
+      warnings.push(
+        `The legacy "crs" member names a CRS GeoPlane does not recognise (${JSON.stringify(top.members.crs)}); give source_srid in the import plan.`,
+      );
+    }
+  }
+  return {
+    format: 'geojson',
+    size_bytes: sizeBytes,
+    layers: [scan.result(srid, warnings, checkRange)],
+    warnings,
+  };
+}
+
+/** The features of a GeoJSON file in file order. */
+export async function* readGeoJson(path: string, options: ReadOptions = {}): AsyncGenerator<SourceFeature> {
+  const top: TopLevel = { members: {}, collection: false };
+  for await (const { feature } of documentFeatures(path, options, top)) yield feature;
+}

@@ -1,0 +1,156 @@
+/**
+ * Newline-delimited GeoJSON (one Feature per line) and GeoJSON Text Sequences (RFC 8142: each
+ * record starts with 0x1E): split into records on the bytes, each record parsed on its own.
+ */
+import type { Discovery, SourceFeature, SourceGeometry } from '../../../domain/import-sources.ts';
+import { ImportInputError } from '../../../domain/import-sources.ts';
+import { asInputError, invalidUtf8, isInvalidUtf8 } from './errors.ts';
+import { limitsOf } from './limits.ts';
+import { geometryInfo, LayerScan } from './scan.ts';
+import { layerNameOf, readChunks } from './source.ts';
+import type { DiscoverOptions, ReadOptions } from './types.ts';
+
+const LF = 0x0a;
+const RS = 0x1e;
+
+/** One non-blank record: its 0-based feature index, 1-based line and bytes. */
+interface SeqRecord {
+  index: number;
+  line: number;
+  bytes: Buffer;
+}
+
+const isBlank = (bytes: Buffer): boolean => {
+  for (const b of bytes) if (b !== 0x20 && b !== 0x09 && b !== 0x0d && b !== LF && b !== RS) return false;
+  return true;
+};
+
+/** The records of the file (records split on RS when the file starts with RS, else on LF). */
+async function* records(path: string, options: ReadOptions): AsyncGenerator<SeqRecord> {
+  const maxBytes = limitsOf(options.limits).maxFeatureBytes;
+  let separator: number | undefined;
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let line = 1; // line where the pending record starts
+  let linesInPending = 0;
+  let index = 0;
+
+  const take = (bytes: Buffer): SeqRecord | undefined => {
+    const startLine = line;
+    line += linesInPending;
+    linesInPending = 0;
+    if (isBlank(bytes)) return undefined;
+    return { index: index++, line: startLine, bytes };
+  };
+
+  for await (const chunk of readChunks(path, options)) {
+    if (separator === undefined) {
+      const first = chunk.find(
+        (b) => b !== 0x20 && b !== 0x09 && b !== 0x0d && b !== LF && b !== 0xef && b !== 0xbb && b !== 0xbf,
+      );
+      if (first !== undefined) separator = first === RS ? RS : LF;
+    }
+    let from = 0;
+    for (;;) {
+      const at = separator === undefined ? -1 : chunk.indexOf(separator, from);
+      const end = at === -1 ? chunk.length : at;
+      const piece = chunk.subarray(from, end);
+      if (separator === RS) for (const b of piece) if (b === LF) linesInPending++;
+      if (pendingBytes + piece.length > maxBytes) {
+        throw new ImportInputError(
+          'feature_too_large',
+          `The record at line ${line} is larger than the limit of ${maxBytes} bytes; split or simplify it.`,
+        );
+      }
+      if (at === -1) {
+        if (piece.length > 0) {
+          pending.push(Buffer.from(piece));
+          pendingBytes += piece.length;
+        }
+        break;
+      }
+      const bytes = pending.length ? Buffer.concat([...pending, piece]) : piece;
+      pending = [];
+      pendingBytes = 0;
+      if (separator === LF) linesInPending++;
+      const record = take(bytes);
+      if (record) yield record;
+      from = at + 1;
+    }
+  }
+  if (pendingBytes > 0) {
+    const record = take(Buffer.concat(pending));
+    if (record) yield record;
+  }
+}
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/** A record as a SourceFeature (a Feature, or a bare geometry); errors name the line. */
+const parseRecord = (record: SeqRecord): SourceFeature => {
+  const where = `line ${record.line} (feature ${record.index})`;
+  let text: string;
+  try {
+    text = decoder.decode(record.bytes);
+  } catch (error) {
+    throw isInvalidUtf8(error) ? invalidUtf8(where) : asInputError(error, 'invalid_utf8', where);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text.replace(/^\uFEFF/, ''));
+  } catch (error) {
+    throw asInputError(error, 'malformed_json', `Malformed JSON at ${where}`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new ImportInputError('invalid_feature', `The record at ${where} is not a GeoJSON Feature.`);
+  }
+  const { type, properties, geometry } = value as Record<string, unknown>;
+  if (type === 'Feature') {
+    return {
+      properties:
+        properties !== null && typeof properties === 'object' && !Array.isArray(properties)
+          ? (properties as Record<string, unknown>)
+          : {},
+      geometry: (geometry ?? null) as SourceGeometry | null,
+    };
+  }
+  if (typeof type === 'string' && ('coordinates' in value || 'geometries' in value)) {
+    return { properties: {}, geometry: value as SourceGeometry };
+  }
+  throw new ImportInputError(
+    'invalid_feature',
+    `The record at ${where} is not a GeoJSON Feature (an object with "type": "Feature").`,
+  );
+};
+
+/** Discovery of an NDJSON / GeoJSON Text Sequence file: one layer named after the file. */
+export async function discoverGeoJsonSeq(
+  path: string,
+  filename: string,
+  sizeBytes: number,
+  options: DiscoverOptions = {},
+): Promise<Discovery> {
+  const named = new LayerScan(layerNameOf(filename));
+  for await (const record of records(path, options)) {
+    const feature = parseRecord(record);
+    named.count++;
+    named.fields.addProperties(feature.properties);
+    const where = `line ${record.line} (feature ${record.index})`;
+    const info = feature.geometry === null ? null : geometryInfo(feature.geometry, where);
+    named.addGeometry(record.index, info?.type ?? null, info?.box ?? null, where);
+  }
+  if (named.count === 0) throw new ImportInputError('no_features', 'The file holds no features.');
+  const warnings: string[] = [];
+  return { format: 'geojsonseq', size_bytes: sizeBytes, layers: [named.result(4326, warnings)], warnings };
+}
+
+/** The features of an NDJSON / GeoJSON Text Sequence file in file order. */
+export async function* readGeoJsonSeq(
+  path: string,
+  options: ReadOptions = {},
+): AsyncGenerator<SourceFeature> {
+  const skip = options.skip ?? 0;
+  for await (const record of records(path, options)) {
+    if (record.index >= skip) yield parseRecord(record);
+  }
+}

@@ -1,0 +1,249 @@
+/**
+ * What discovery accumulates over one layer while it streams the features: field types, the
+ * geometry type (one per layer), bbox, counts, and the first coordinate outside lon/lat range.
+ */
+import type { FieldType, GeometryType, SourceField, SourceLayer } from '../../../domain/import-sources.ts';
+import { ImportInputError } from '../../../domain/import-sources.ts';
+
+/** [min_x, min_y, max_x, max_y]. */
+export type Box = [number, number, number, number];
+
+const FAMILY: Record<GeometryType, string> = {
+  Point: 'point',
+  MultiPoint: 'point',
+  LineString: 'line',
+  MultiLineString: 'line',
+  Polygon: 'polygon',
+  MultiPolygon: 'polygon',
+  GeometryCollection: 'collection',
+};
+const MULTI: Partial<Record<GeometryType, GeometryType>> = {
+  Point: 'MultiPoint',
+  LineString: 'MultiLineString',
+  Polygon: 'MultiPolygon',
+};
+
+/** True for a GeoJSON geometry type name. */
+export const isGeometryType = (type: unknown): type is GeometryType =>
+  typeof type === 'string' && Object.hasOwn(FAMILY, type);
+
+const INT32 = 1;
+const SAFE_INT = 2;
+const DOUBLE = 4;
+const BOOL = 8;
+const STRING = 16;
+const OBJECT = 32;
+const NUMBER = INT32 | SAFE_INT | DOUBLE;
+
+const numberKind = (n: number): number =>
+  Number.isInteger(n) && n >= -2147483648 && n <= 2147483647
+    ? INT32
+    : Number.isSafeInteger(n)
+      ? SAFE_INT
+      : DOUBLE;
+
+const INTEGER_TEXT = /^-?(0|[1-9]\d*)$/;
+const DECIMAL_TEXT = /^-?(0|[1-9]\d*)?(\.\d+)?([eE][+-]?\d+)?$/;
+const BOOLEAN_TEXT = /^(true|false)$/i;
+
+/** The kind of a text value (CSV): integer, number, boolean or text; leading zeros stay text. */
+const textKind = (value: string): number => {
+  if (INTEGER_TEXT.test(value)) {
+    const n = Number(value);
+    return Number.isSafeInteger(n) ? numberKind(n) : STRING;
+  }
+  if (DECIMAL_TEXT.test(value) && /\d/.test(value)) return DOUBLE;
+  if (BOOLEAN_TEXT.test(value)) return BOOL;
+  return STRING;
+};
+
+const typeOfKinds = (kinds: number): FieldType => {
+  if (kinds & OBJECT) return 'jsonb';
+  if (kinds & STRING || kinds === 0) return 'text';
+  if (kinds & BOOL) return kinds & NUMBER ? 'text' : 'boolean';
+  if (kinds & DOUBLE) return 'double precision';
+  if (kinds & SAFE_INT) return 'bigint';
+  return 'integer';
+};
+
+/** Field types inferred from values: the union of keys in first-seen order. */
+export class FieldTypes {
+  private readonly kinds = new Map<string, number>();
+
+  /** Declares a field without a value (its type comes from later values, or text). */
+  declare(name: string): void {
+    if (!this.kinds.has(name)) this.kinds.set(name, 0);
+  }
+
+  /** A JSON value (null/undefined only declare the key). */
+  addValue(name: string, value: unknown): void {
+    let kind = 0;
+    if (typeof value === 'number') kind = numberKind(value);
+    else if (typeof value === 'boolean') kind = BOOL;
+    else if (typeof value === 'string') kind = STRING;
+    else if (typeof value === 'bigint') kind = SAFE_INT;
+    else if (value !== null && typeof value === 'object') kind = OBJECT;
+    this.kinds.set(name, (this.kinds.get(name) ?? 0) | kind);
+  }
+
+  /** All properties of a feature. */
+  addProperties(properties: Record<string, unknown>): void {
+    for (const name in properties) this.addValue(name, properties[name]);
+  }
+
+  /** A text value (CSV cell): the empty string is null. */
+  addText(name: string, value: string | null | undefined): void {
+    const kind = value ? textKind(value) : 0;
+    this.kinds.set(name, (this.kinds.get(name) ?? 0) | kind);
+  }
+
+  fields(): SourceField[] {
+    return [...this.kinds].map(([name, kinds]) => ({ name, type: typeOfKinds(kinds) }));
+  }
+}
+
+/** Bbox of GeoJSON coordinates (any nesting); throws when a position isn't numbers. */
+const extend = (coordinates: unknown, box: Box, where: string): void => {
+  if (!Array.isArray(coordinates)) throw invalidGeometry(where, 'coordinates must be an array');
+  if (coordinates.length > 0 && !Array.isArray(coordinates[0])) {
+    const [x, y] = coordinates as unknown[];
+    if (typeof x !== 'number' || typeof y !== 'number' || !Number.isFinite(x) || !Number.isFinite(y)) {
+      throw invalidGeometry(where, `a position must hold two numbers, got ${JSON.stringify(coordinates)}`);
+    }
+    if (x < box[0]) box[0] = x;
+    if (y < box[1]) box[1] = y;
+    if (x > box[2]) box[2] = x;
+    if (y > box[3]) box[3] = y;
+    return;
+  }
+  for (const c of coordinates) extend(c, box, where);
+};
+
+const invalidGeometry = (where: string, why: string) =>
+  new ImportInputError('invalid_geometry', `Invalid geometry in ${where}: ${why}.`);
+
+/** A GeoJSON geometry's type and bbox (null for an empty geometry); validates its shape. */
+export const geometryInfo = (geometry: unknown, where: string): { type: GeometryType; box: Box | null } => {
+  if (geometry === null || typeof geometry !== 'object') throw invalidGeometry(where, 'not an object');
+  const { type, coordinates, geometries } = geometry as Record<string, unknown>;
+  if (!isGeometryType(type)) throw invalidGeometry(where, `unknown geometry type ${JSON.stringify(type)}`);
+  const box: Box = [Infinity, Infinity, -Infinity, -Infinity];
+  if (type === 'GeometryCollection') {
+    if (!Array.isArray(geometries)) throw invalidGeometry(where, 'a GeometryCollection needs "geometries"');
+    for (const g of geometries) {
+      const inner = geometryInfo(g, where);
+      if (inner.box) {
+        box[0] = Math.min(box[0], inner.box[0]);
+        box[1] = Math.min(box[1], inner.box[1]);
+        box[2] = Math.max(box[2], inner.box[2]);
+        box[3] = Math.max(box[3], inner.box[3]);
+      }
+    }
+  } else {
+    extend(coordinates, box, where);
+  }
+  return { type, box: box[0] === Infinity ? null : box };
+};
+
+/** Discovery's accumulator for one layer. */
+export class LayerScan {
+  readonly fields = new FieldTypes();
+  count = 0;
+  private nullGeometries = 0;
+  private readonly types = new Map<GeometryType, number>();
+  private family: { name: string; type: GeometryType; label: string } | null = null;
+  private box: Box | null = null;
+  private outOfRange: { label: string; value: number; axis: string } | null = null;
+
+  /** @param where how a feature is named in messages, from its 0-based index ("feature 12", "line 14"). */
+  constructor(
+    readonly name: string,
+    private readonly where: (index: number) => string = (i) => `feature ${i}`,
+  ) {}
+
+  /**
+   * One feature's geometry (null = no geometry); `index` is its 0-based position in the layer,
+   * `label` how messages name it (default from the constructor's `where`).
+   */
+  addGeometry(index: number, type: GeometryType | null, box: Box | null, label?: string): void {
+    if (type === null) {
+      this.nullGeometries++;
+      return;
+    }
+    const family = FAMILY[type];
+    if (this.family === null) this.family = { name: family, type, label: label ?? this.where(index) };
+    else if (this.family.name !== family) {
+      throw new ImportInputError(
+        'mixed_geometry_types',
+        `Layer '${this.name}' mixes geometry types: ${this.family.type} (first at ${this.family.label}) and ${type} (first at ${label ?? this.where(index)}). A layer holds one geometry type; split the file by geometry type.`,
+      );
+    }
+    this.types.set(type, (this.types.get(type) ?? 0) + 1);
+    if (box) {
+      if (this.box === null) this.box = [...box];
+      else {
+        this.box[0] = Math.min(this.box[0], box[0]);
+        this.box[1] = Math.min(this.box[1], box[1]);
+        this.box[2] = Math.max(this.box[2], box[2]);
+        this.box[3] = Math.max(this.box[3], box[3]);
+      }
+      if (this.outOfRange === null) {
+        const bad =
+          box[0] < -180
+            ? { value: box[0], axis: 'longitude' }
+            : box[2] > 180
+              ? { value: box[2], axis: 'longitude' }
+              : box[1] < -90
+                ? { value: box[1], axis: 'latitude' }
+                : box[3] > 90
+                  ? { value: box[3], axis: 'latitude' }
+                  : null;
+        if (bad) this.outOfRange = { label: label ?? this.where(index), ...bad };
+      }
+    }
+  }
+
+  /** True when every coordinate so far is within lon/lat range. */
+  get inLonLatRange(): boolean {
+    return this.outOfRange === null;
+  }
+
+  /**
+   * The layer as discovery reports it; throws 'coordinates_out_of_range' when `checkRange` and
+   * srid is 4326 and a coordinate is outside lon/lat range. Adds its warnings to `warnings`.
+   */
+  result(srid: number | null, warnings: string[], checkRange = true): SourceLayer {
+    if (checkRange && srid === 4326 && this.outOfRange) {
+      const { label, value, axis } = this.outOfRange;
+      throw new ImportInputError(
+        'coordinates_out_of_range',
+        `${capitalise(label)} of layer '${this.name}' has ${axis} ${value}, outside the range of EPSG:4326 (longitude -180..180, latitude -90..90). If the file isn't in longitude/latitude, give its real CRS as source_srid in the import plan (or fix the coordinates).`,
+      );
+    }
+    let geometryType: GeometryType | null = null;
+    const types = [...this.types.keys()];
+    if (types.length === 1) geometryType = types[0] ?? null;
+    else if (types.length > 1) {
+      const single = types.find((t) => MULTI[t]);
+      geometryType = (single && MULTI[single]) ?? types.find((t) => t.startsWith('Multi')) ?? null;
+      warnings.push(
+        `Layer '${this.name}' mixes ${types.join(' and ')} geometries; they are loaded as ${geometryType}.`,
+      );
+    }
+    if (this.nullGeometries > 0) {
+      warnings.push(
+        `Layer '${this.name}': ${this.nullGeometries} of ${this.count} features have no geometry.`,
+      );
+    }
+    return {
+      name: this.name,
+      fields: this.fields.fields(),
+      geometry_type: geometryType,
+      srid,
+      feature_count: this.count,
+      bbox: this.box,
+    };
+  }
+}
+
+const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);

@@ -1,0 +1,30 @@
+/** Reading a local file as a stream of chunks, and naming layers after the upload. */
+import { createReadStream } from 'node:fs';
+import { basename } from 'node:path';
+import { READ_CHUNK_BYTES } from './limits.ts';
+
+/** The file's chunks in order, reporting the bytes consumed so far after each. */
+export async function* readChunks(
+  path: string,
+  options: { onBytes?: (bytes: number) => void; signal?: AbortSignal } = {},
+): AsyncGenerator<Buffer> {
+  const stream = createReadStream(path, { highWaterMark: READ_CHUNK_BYTES, signal: options.signal });
+  let bytes = 0;
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      bytes += chunk.length;
+      yield chunk;
+      options.onBytes?.(bytes);
+    }
+  } finally {
+    stream.destroy();
+  }
+}
+
+/** The layer name of a single-layer file: the upload's base name without its extension. */
+export const layerNameOf = (filename: string): string => {
+  const base = basename(filename.replaceAll('\\', '/'));
+  const dot = base.lastIndexOf('.');
+  const name = dot > 0 ? base.slice(0, dot) : base;
+  return name || 'layer';
+};

@@ -1,0 +1,19 @@
+/** The options every reader takes (re-exported by index.ts). */
+import type { CsvGeometry } from '../../../domain/import-sources.ts';
+import type { ImportLimits } from './limits.ts';
+
+/** How one read of a file runs. */
+export interface ReadOptions {
+  /** CSV: geometry columns to use instead of the detected ones. */
+  csv?: CsvGeometry;
+  /** Skip this many features of the layer first (resume after a checkpoint) — without yielding them. */
+  skip?: number;
+  /** Called as the reader advances with the total bytes of the source consumed so far (monotonic, per chunk). */
+  onBytes?: (bytes: number) => void;
+  signal?: AbortSignal;
+  /** Overrides of the default limits (DEFAULT_LIMITS). */
+  limits?: Partial<ImportLimits>;
+}
+
+/** The options of discover(). */
+export type DiscoverOptions = Pick<ReadOptions, 'onBytes' | 'signal' | 'limits'>;
