@@ -113,3 +113,31 @@ END
 $hardening$;
 `;
 }
+
+/**
+ * The import roles (ADR 0085), created or updated idempotently: `importer` loads imports (CREATE
+ * on the current database, so it owns the import schemas; no superuser, no CREATEROLE) and
+ * `reader` is the login published import services connect as (only what PUBLIC has, which
+ * serviceRoleHardeningSql trims, plus USAGE on public for PostGIS). Passwords are set on every
+ * run. Works on the embedded PostGIS and a real PostgreSQL (as a role with CREATEROLE).
+ */
+export function importRolesSql(
+  importer: { user: string; password: string },
+  reader: { user: string; password: string },
+): string {
+  const literal = (value: string) => `'${value.replaceAll("'", "''")}'`;
+  const role = (r: { user: string; password: string }) => `
+  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = ${literal(r.user)}) THEN
+    CREATE ROLE ${ident(r.user)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD ${literal(r.password)};
+  ELSE
+    ALTER ROLE ${ident(r.user)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD ${literal(r.password)};
+  END IF;`;
+  const body = `
+BEGIN${role(importer)}${role(reader)}
+  EXECUTE pg_catalog.format('GRANT CREATE ON DATABASE %I TO %I', pg_catalog.current_database(), ${literal(importer.user)});
+  GRANT USAGE ON SCHEMA public TO ${ident(importer.user)}, ${ident(reader.user)};
+END
+`;
+  if (body.includes('$import_roles$')) throw new Error('a role name or password contains $import_roles$');
+  return `DO $import_roles$${body}$import_roles$;\n`;
+}

@@ -15,7 +15,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { postgis } from '@electric-sql/pglite-postgis';
 import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket';
 import { installStatementDeadlines } from './postgis-deadlines.ts';
-import { demoSeedSql, serviceRoleHardeningSql } from './postgis-seed.ts';
+import { demoSeedSql, importRolesSql, serviceRoleHardeningSql } from './postgis-seed.ts';
 
 /** What the parent passes in `workerData`. */
 export interface WorkerConfig {
@@ -27,6 +27,8 @@ export interface WorkerConfig {
   demoUser: string;
   demoPassword: string;
   adminPassword: string;
+  /** The import roles (ADR 0085), created or updated on every start. */
+  importRoles: Parameters<typeof importRolesSql>;
   /** The DeadlineBoard's buffer, shared with the parent's watchdog. */
   deadlines: SharedArrayBuffer;
 }
@@ -503,6 +505,7 @@ async function main(config: WorkerConfig): Promise<void> {
   const hardening = serviceRoleHardeningSql();
   // On every start: a data dir seeded by an older version gets the same privileges as a new one.
   if (hardening) await db.exec(hardening);
+  await db.exec(importRolesSql(...config.importRoles));
   const backend = new Backend(db, deadlines);
   const { server, close } = await serve(backend, config.host, config.port);
   const address = server.address();

@@ -11,6 +11,14 @@ import type { WorkerConfig, WorkerMessage } from './postgis-worker.ts';
 export const DEMO_USER = 'geoplane_demo';
 /** A fixed password, so a kept catalog and a re-created PostGIS data dir still agree (loopback only). */
 export const DEMO_PASSWORD = 'geoplane_demo';
+/** The login that loads imports into their schemas (ADR 0085): CREATE on the database, no superuser. */
+export const IMPORTER_USER = 'geoplane_importer';
+/** Fixed like DEMO_PASSWORD (loopback only). */
+export const IMPORTER_PASSWORD = 'geoplane_importer';
+/** The login published import services read as: the demo role's hardening, SELECT on published imports only. */
+export const IMPORT_READER_USER = 'geoplane_import_reader';
+/** Fixed like DEMO_PASSWORD (loopback only). */
+export const IMPORT_READER_PASSWORD = 'geoplane_import_reader';
 const SEED_VERSION = 1;
 /** How often "still initialising" is printed while the first start runs. */
 const TICK_MS = 10_000;
@@ -36,6 +44,10 @@ export interface EmbeddedPostgis {
   password: string;
   /** The superuser, for tooling and tests only: never put it in a service. */
   admin: { user: string; password: string };
+  /** The import loader's login (ADR 0085). */
+  importer: { user: string; password: string };
+  /** The login published import services connect as (ADR 0085). */
+  importReader: { user: string; password: string };
   /** True when this start created and seeded the data dir. */
   firstInit: boolean;
   /** Milliseconds from the call until the port accepted logins. */
@@ -89,6 +101,10 @@ export async function startEmbeddedPostgis(options: EmbeddedPostgisOptions): Pro
     demoUser: DEMO_USER,
     demoPassword: DEMO_PASSWORD,
     adminPassword: marker.admin_password,
+    importRoles: [
+      { user: IMPORTER_USER, password: IMPORTER_PASSWORD },
+      { user: IMPORT_READER_USER, password: IMPORT_READER_PASSWORD },
+    ],
     deadlines: DeadlineBoard.allocate(),
   };
 
@@ -173,6 +189,8 @@ export async function startEmbeddedPostgis(options: EmbeddedPostgisOptions): Pro
     user: DEMO_USER,
     password: DEMO_PASSWORD,
     admin: { user: ready.superuser, password: marker.admin_password },
+    importer: { user: IMPORTER_USER, password: IMPORTER_PASSWORD },
+    importReader: { user: IMPORT_READER_USER, password: IMPORT_READER_PASSWORD },
     firstInit: initialise,
     startupMs: Date.now() - started,
     stoppedStatements: () => ({ cancelled: cancelledBefore + current.board.cancelled, restarts }),

@@ -1,0 +1,287 @@
+/**
+ * Loads an import's plan into its staging schema (ADR 0085): layer after layer in plan order, each
+ * resumed from its checkpoint, chunk after chunk, every chunk one transaction that writes its rows
+ * and advances the checkpoint, so a crash at any moment neither duplicates nor loses rows. Holds at
+ * most one chunk in memory.
+ */
+import type {
+  CsvGeometry,
+  Discovery,
+  ImportPlan,
+  LayerPlan,
+  SourceFeature,
+  SourceLayer,
+} from '../../domain/import-sources.ts';
+import { ImportInputError } from '../../domain/import-sources.ts';
+import {
+  type Checkpoint,
+  type ChunkRows,
+  type ImportDatabase,
+  type ImportSession,
+  type LayerTable,
+  layerTable,
+} from './database.ts';
+import { castValue, MISFIT } from './database-values.ts';
+import { GeometryShapeError, geometryText } from './geometry-text.ts';
+
+/** What the pipeline reads features from (the lead wires the format readers in). */
+export interface FeatureSource {
+  /**
+   * The layer's features from the `skip`+1-th on, in file order. `onBytes` reports how many bytes
+   * of the source have been read so far (a position, not an increment).
+   */
+  features(
+    layer: string,
+    options: { skip: number; onBytes: (bytes: number) => void; csv?: CsvGeometry },
+  ): AsyncIterable<SourceFeature>;
+}
+
+export interface LoadProgress {
+  processed_features: number;
+  processed_bytes: number;
+  processed_layers: number;
+  warnings: string[];
+}
+
+/** A chunk ends at this many features… */
+export const CHUNK_FEATURES = 5_000;
+/** …or at about this many bytes of row text, whichever comes first. */
+export const CHUNK_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Loads the plan's enabled layers (in plan order) into staging, resuming each from its checkpoint:
+ * chunk after chunk, each chunk one transaction that writes its rows AND advances the checkpoint,
+ * until done, out of `budgetMs`, or `shouldStop()` says stop (checked between chunks; a run always
+ * makes at least one step). Finalises each layer when its features are all loaded. Warnings cover
+ * every layer loaded so far (values that didn't fit, invalid or repaired geometries).
+ */
+export async function loadImport(args: {
+  db: ImportDatabase;
+  importId: string;
+  plan: ImportPlan;
+  discovery: Discovery;
+  source: FeatureSource;
+  budgetMs: number;
+  shouldStop?: () => Promise<boolean>;
+  onProgress?: (p: LoadProgress) => Promise<void> | void;
+  /** Features per chunk (tests); default CHUNK_FEATURES. */
+  chunkFeatures?: number;
+}): Promise<LoadProgress & { done: boolean }> {
+  const started = Date.now();
+  const chunkFeatures = Math.max(1, args.chunkFeatures ?? CHUNK_FEATURES);
+  const layers = enabledLayers(args.plan, args.discovery);
+  return args.db.session(async (session) => {
+    const states = new Map<string, Checkpoint>();
+    for (const { table } of layers)
+      states.set(table.table, await session.checkpoint(args.importId, table.table));
+    const progress = (): LoadProgress => summarise(layers, states);
+    let steps = 0;
+    let slowestStepMs = 0;
+    /** True when the run should end before its next step (the first step always runs). */
+    const outOfTime = async () => {
+      if (steps === 0) return false;
+      if (Date.now() - started + slowestStepMs > args.budgetMs) return true;
+      return (await args.shouldStop?.()) === true;
+    };
+    const step = async <T>(work: () => Promise<T>): Promise<T> => {
+      const begun = Date.now();
+      const result = await work();
+      steps += 1;
+      slowestStepMs = Math.max(slowestStepMs, Date.now() - begun);
+      return result;
+    };
+
+    for (const { plan, source, table } of layers) {
+      let state = states.get(table.table) as Checkpoint;
+      if (state.finalized) continue;
+      if (await outOfTime()) return { ...progress(), done: false };
+      state = await session.prepareLayer(args.importId, table);
+      states.set(table.table, state);
+      if (!state.finalized) {
+        const loaded = await loadLayer(session, args, table, plan, state, chunkFeatures, {
+          outOfTime,
+          step,
+          onChunk: async (next) => {
+            states.set(table.table, next);
+            await args.onProgress?.(progress());
+          },
+        });
+        if (!loaded) return { ...progress(), done: false };
+        if (await outOfTime()) return { ...progress(), done: false };
+        const result = await step(() => session.finalizeLayer(args.importId, plan, source));
+        state = { ...(states.get(table.table) as Checkpoint), finalized: true, result };
+        states.set(table.table, state);
+        await args.onProgress?.(progress());
+      }
+    }
+    return { ...progress(), done: true };
+  });
+}
+
+interface PlannedLayer {
+  plan: LayerPlan;
+  source: SourceLayer;
+  table: LayerTable;
+}
+
+/** The enabled layers with their source layer and table; refuses unknown layers and table name clashes. */
+function enabledLayers(plan: ImportPlan, discovery: Discovery): PlannedLayer[] {
+  const out: PlannedLayer[] = [];
+  const tables = new Map<string, string>();
+  for (const layer of plan.layers) {
+    if (!layer.enabled) continue;
+    const source = discovery.layers.find((l) => l.name === layer.source_layer);
+    if (!source) {
+      throw new ImportInputError(
+        'invalid_plan',
+        `layer ${layer.public_id}: the file has no layer named '${layer.source_layer}'.`,
+      );
+    }
+    const table = layerTable(layer, source);
+    const other = tables.get(table.table);
+    if (other !== undefined) {
+      throw new ImportInputError(
+        'invalid_plan',
+        `layers ${other} and ${layer.public_id} would both be stored as table ${table.table}; give them public ids that differ in more than case and punctuation.`,
+      );
+    }
+    tables.set(table.table, layer.public_id);
+    out.push({ plan: layer, source, table });
+  }
+  return out;
+}
+
+/** Loads one layer's remaining features; true when the source is exhausted. */
+async function loadLayer(
+  session: ImportSession,
+  args: { importId: string; source: FeatureSource },
+  table: LayerTable,
+  plan: LayerPlan,
+  from: Checkpoint,
+  chunkFeatures: number,
+  run: {
+    outOfTime: () => Promise<boolean>;
+    step: <T>(work: () => Promise<T>) => Promise<T>;
+    onChunk: (next: Checkpoint) => Promise<void>;
+  },
+): Promise<boolean> {
+  let bytes = from.bytes;
+  let state = from;
+  const iterable = args.source.features(plan.source_layer, {
+    skip: from.features,
+    onBytes: (position) => {
+      if (position > bytes) bytes = position;
+    },
+    ...(plan.csv ? { csv: plan.csv } : {}),
+  });
+  const iterator = iterable[Symbol.asyncIterator]();
+  let exhausted = false;
+  try {
+    for (;;) {
+      const chunk = newChunk(table, state.features + 1);
+      let textBytes = 0;
+      while (chunk.count < chunkFeatures && textBytes < CHUNK_BYTES) {
+        const next = await iterator.next();
+        if (next.done) {
+          exhausted = true;
+          break;
+        }
+        textBytes += addFeature(chunk, table, next.value);
+      }
+      if (chunk.count > 0) {
+        state = await run.step(() => session.writeChunk(args.importId, table, state, chunk, bytes));
+        await run.onChunk(state);
+      }
+      if (exhausted) return true;
+      if (await run.outOfTime()) return false;
+    }
+  } finally {
+    if (!exhausted) await iterator.return?.();
+  }
+}
+
+function newChunk(table: LayerTable, firstFid: number): ChunkRows {
+  return {
+    firstFid,
+    count: 0,
+    values: table.columns.map(() => []),
+    geometries: [],
+    misfits: {},
+  };
+}
+
+/** Appends one feature to the chunk (values cast, geometry as text); returns its approximate size in bytes. */
+function addFeature(chunk: ChunkRows, table: LayerTable, feature: SourceFeature): number {
+  const fid = chunk.firstFid + chunk.count;
+  let size = 16;
+  const properties = feature.properties ?? {};
+  for (let i = 0; i < table.columns.length; i++) {
+    const column = table.columns[i] as LayerTable['columns'][number];
+    let value = castValue(properties[column.source], column.type);
+    if (value === MISFIT) {
+      chunk.misfits[column.name] = (chunk.misfits[column.name] ?? 0) + 1;
+      value = null;
+    }
+    if (typeof value === 'string') size += value.length;
+    else if (value !== null) size += 8;
+    (chunk.values[i] as unknown[]).push(value);
+  }
+  if (table.geometryColumn) {
+    let text: string | null = null;
+    if (feature.geometry) {
+      try {
+        text = geometryText(feature.geometry);
+      } catch (error) {
+        if (!(error instanceof GeometryShapeError)) throw error;
+        throw new ImportInputError(
+          'invalid_geometry',
+          `layer ${table.label}: feature ${fid} has a geometry that can't be read (${error.message}).`,
+        );
+      }
+      size += text.length;
+    }
+    chunk.geometries.push(text);
+  }
+  chunk.count += 1;
+  return size;
+}
+
+/** Progress over every enabled layer, with the warnings their checkpoints hold. */
+function summarise(layers: PlannedLayer[], states: Map<string, Checkpoint>): LoadProgress {
+  const progress: LoadProgress = {
+    processed_features: 0,
+    processed_bytes: 0,
+    processed_layers: 0,
+    warnings: [],
+  };
+  for (const { table } of layers) {
+    const state = states.get(table.table);
+    if (!state) continue;
+    progress.processed_features += state.features;
+    progress.processed_bytes += state.bytes;
+    if (state.finalized) progress.processed_layers += 1;
+    for (const column of table.columns) {
+      const n = state.misfits[column.name] ?? 0;
+      if (n > 0) {
+        progress.warnings.push(
+          `layer ${table.label}: ${n} value${n === 1 ? '' : 's'} of field '${column.name}' didn't fit ${column.type} and ${n === 1 ? 'was' : 'were'} left empty`,
+        );
+      }
+    }
+    const result = state.result;
+    if (result && result.invalid > 0) {
+      const example = result.first_invalid
+        ? ` (e.g. fid ${result.first_invalid.fid}: ${result.first_invalid.reason})`
+        : '';
+      progress.warnings.push(
+        `layer ${table.label}: ${result.invalid} invalid geometr${result.invalid === 1 ? 'y' : 'ies'}${example}; set make_valid in the plan to repair them`,
+      );
+    }
+    if (result && result.repaired > 0) {
+      progress.warnings.push(
+        `layer ${table.label}: ${result.repaired} invalid geometr${result.repaired === 1 ? 'y was' : 'ies were'} repaired (make_valid)`,
+      );
+    }
+  }
+  return progress;
+}
