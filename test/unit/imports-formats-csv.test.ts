@@ -127,7 +127,7 @@ describe('CSV', () => {
       /Line 3.*200/,
     );
     await expectInputError(
-      () => discover(tmp.file('w.csv', 'wkt\nPOINT(1 2)\nPOINT(1 \n'), 'w.csv'),
+      () => discover(tmp.file('w.csv', 'id,wkt\n1,POINT(1 2)\n2,POINT(1 \n'), 'w.csv'),
       'invalid_geometry',
       /line 3/,
     );
