@@ -1,0 +1,717 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type EmbeddedPostgis, startEmbeddedPostgis } from '../../infra/local/postgis.ts';
+import { importRolesSql } from '../../infra/local/postgis-seed.ts';
+import { ImportDatabase, type ImportDatabaseConfig } from '../../shared/datasources/imports/database.ts';
+import { type FeatureSource, loadImport } from '../../shared/datasources/imports/pipeline.ts';
+import {
+  type Discovery,
+  type FieldType,
+  type GeometryType,
+  ImportInputError,
+  type ImportPlan,
+  type LayerPlan,
+  type SourceFeature,
+  type SourceLayer,
+} from '../../shared/domain/import-sources.ts';
+import {
+  REAL_POSTGRES_SKIP_REASON,
+  REAL_POSTGRES_URL,
+  type RealPostgis,
+  startRealPostgis,
+} from '../support/real-postgres.ts';
+
+// The import database (ADR 0085) against the embedded PostGIS and, when GEOPLANE_TEST_POSTGRES_URL
+// is set, a real PostgreSQL + PostGIS: the same suite, the loader and serving logins of each.
+
+interface ImportTarget {
+  kind: 'embedded' | 'postgresql';
+  importer: ImportDatabaseConfig;
+  /** The serving login (import reader). */
+  reader: pg.ClientConfig;
+  /** A superuser pool in the same database. */
+  admin: pg.Pool;
+}
+
+/** One source layer: its discovery entry and its features. */
+interface Fixture {
+  layer: SourceLayer;
+  features: SourceFeature[];
+}
+
+function fixture(
+  name: string,
+  geometryType: GeometryType | null,
+  srid: number | null,
+  fields: Record<string, FieldType>,
+  features: SourceFeature[],
+): Fixture {
+  return {
+    layer: {
+      name,
+      fields: Object.entries(fields).map(([field, type]) => ({ name: field, type })),
+      geometry_type: geometryType,
+      srid,
+      feature_count: features.length,
+      bbox: null,
+    },
+    features,
+  };
+}
+
+function layerPlan(f: Fixture, overrides: Partial<LayerPlan> = {}): LayerPlan {
+  return {
+    source_layer: f.layer.name,
+    public_id: f.layer.name,
+    enabled: true,
+    public: true,
+    fields: f.layer.fields.map((field) => ({ source: field.name, target: field.name, include: true })),
+    ...overrides,
+  };
+}
+
+function discoveryOf(fixtures: Fixture[]): Discovery {
+  return { format: 'geojson', size_bytes: 0, layers: fixtures.map((f) => f.layer), warnings: [] };
+}
+
+/** Features from memory; `failAt` throws when the reader reaches that (1-based) feature. */
+function memorySource(
+  fixtures: Fixture[],
+  options: { failAt?: number } = {},
+): FeatureSource & { opened: number[] } {
+  const opened: number[] = [];
+  return {
+    opened,
+    features(layer, { skip, onBytes }) {
+      const features = fixtures.find((f) => f.layer.name === layer)?.features ?? [];
+      opened.push(skip);
+      return (async function* () {
+        for (let i = skip; i < features.length; i++) {
+          if (options.failAt === i + 1) throw new Error('the reader failed mid-chunk');
+          onBytes((i + 1) * 100);
+          yield features[i] as SourceFeature;
+        }
+      })();
+    },
+  };
+}
+
+const point = (x: number, y: number) => ({ type: 'Point', coordinates: [x, y] });
+const points = (n: number, name = 'points') =>
+  fixture(
+    name,
+    'Point',
+    4326,
+    { name: 'text', rank: 'integer' },
+    Array.from({ length: n }, (_, i) => ({
+      properties: { name: `p${i + 1}`, rank: i + 1 },
+      geometry: point(-10 + (i % 200) / 10, 40 + Math.floor(i / 200) / 10),
+    })),
+  );
+
+function importSuite(target: () => ImportTarget): void {
+  let db: ImportDatabase;
+  const admin = () => target().admin;
+  const load = (
+    importId: string,
+    fixtures: Fixture[],
+    plan: ImportPlan,
+    extra: Partial<Parameters<typeof loadImport>[0]> = {},
+  ) =>
+    loadImport({
+      db,
+      importId,
+      plan,
+      discovery: discoveryOf(fixtures),
+      source: memorySource(fixtures),
+      budgetMs: 120_000,
+      ...extra,
+    });
+  const relationsOf = async (importId: string) => {
+    const { staging, published } = db.schemas(importId);
+    return (await db.importRelations()).filter((r) => r.schema === staging || r.schema === published);
+  };
+  const readerQuery = async (sql: string) => {
+    const client = new pg.Client({ ...target().reader, connectionTimeoutMillis: 5_000 });
+    await client.connect();
+    try {
+      return await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+
+  beforeAll(() => {
+    db = new ImportDatabase(target().importer);
+  });
+
+  it('creates the import roles: the loader is no superuser, the reader can create nothing', async () => {
+    const { rows } = await admin().query(
+      `SELECT rolname, rolsuper, rolcreaterole, has_database_privilege(rolname, current_database(), 'CREATE') AS can_create
+       FROM pg_roles WHERE rolname IN ($1, $2) ORDER BY rolname = $1 DESC`,
+      [target().importer.user, target().reader.user],
+    );
+    expect(rows).toEqual([
+      { rolname: target().importer.user, rolsuper: false, rolcreaterole: false, can_create: true },
+      { rolname: target().reader.user, rolsuper: false, rolcreaterole: false, can_create: false },
+    ]);
+  });
+
+  it('loads, finalizes and publishes points, lines and polygons with their types, keys and indexes', async () => {
+    // Prepare
+    const importId = randomUUID();
+    const lines = fixture(
+      'roads',
+      'MultiLineString',
+      4326,
+      { ref: 'text' },
+      Array.from({ length: 300 }, (_, i) => ({
+        properties: { ref: `r${i}` },
+        geometry:
+          i % 2
+            ? {
+                type: 'LineString',
+                coordinates: [
+                  [i / 100, 45],
+                  [i / 100 + 0.01, 45.01],
+                ],
+              }
+            : {
+                type: 'MultiLineString',
+                coordinates: [
+                  [
+                    [i / 100, 46],
+                    [i / 100 + 0.01, 46.01],
+                  ],
+                ],
+              },
+      })),
+    );
+    const polygons = fixture(
+      'parcels',
+      'Polygon',
+      4326,
+      { area: 'double precision' },
+      Array.from({ length: 250 }, (_, i) => ({
+        properties: { area: i * 1.5 },
+        geometry: { wkt: `POLYGON((${i} 0, ${i + 1} 0, ${i + 1} 1, ${i} 1, ${i} 0))` },
+      })),
+    );
+    const pts = points(1200);
+    const fixtures = [pts, lines, polygons];
+    const plan = { layers: fixtures.map((f) => layerPlan(f)) };
+
+    // Act
+    const result = await load(importId, fixtures, plan, { chunkFeatures: 500 });
+
+    // Assess
+    expect(result).toMatchObject({ done: true, processed_features: 1750, processed_layers: 3, warnings: [] });
+    const { staging, published } = db.schemas(importId);
+    const columns = await admin().query(
+      `SELECT f_table_name AS t, type, srid FROM geometry_columns WHERE f_table_schema = $1 ORDER BY 1`,
+      [staging],
+    );
+    expect(columns.rows).toEqual([
+      { t: 'parcels', type: 'POLYGON', srid: 4326 },
+      { t: 'points', type: 'POINT', srid: 4326 },
+      { t: 'roads', type: 'MULTILINESTRING', srid: 4326 },
+    ]);
+    const indexes = await admin().query(
+      `SELECT tablename AS t, string_agg(CASE WHEN indexdef LIKE '%USING gist%' THEN 'gist' ELSE 'btree' END, ',' ORDER BY indexdef LIKE '%USING gist%') AS kinds
+       FROM pg_indexes WHERE schemaname = $1 AND tablename NOT LIKE 'geoplane$%' GROUP BY 1 ORDER BY 1`,
+      [staging],
+    );
+    expect(indexes.rows).toEqual([
+      { t: 'parcels', kinds: 'btree,gist' },
+      { t: 'points', kinds: 'btree,gist' },
+      { t: 'roads', kinds: 'btree,gist' },
+    ]);
+    expect(await db.finalizeLayer(importId, plan.layers[0] as LayerPlan, pts.layer)).toEqual({
+      rows: 1200,
+      invalid: 0,
+      repaired: 0,
+      extent: [-10, 40, -10 + 199 / 10, 40.5],
+      srid: 4326,
+      geometry_type: 'Point',
+    });
+
+    await db.publish(importId, ['points', 'roads', 'parcels']);
+
+    expect(await relationsOf(importId)).toEqual([
+      { schema: published, table: 'parcels' },
+      { schema: published, table: 'points' },
+      { schema: published, table: 'roads' },
+    ]);
+    const counts = await admin().query(
+      `SELECT (SELECT count(*) FROM ${published}.points)::int AS points, (SELECT count(DISTINCT fid) FROM ${published}.points)::int AS fids,
+              (SELECT count(*) FROM ${published}.roads)::int AS roads, (SELECT count(*) FROM ${published}.parcels)::int AS parcels,
+              (SELECT name FROM ${published}.points WHERE fid = 7) AS seventh`,
+    );
+    expect(counts.rows[0]).toEqual({ points: 1200, fids: 1200, roads: 300, parcels: 250, seventh: 'p7' });
+    expect(await db.checkpoint(importId, 'points')).toEqual({ features: 1200, bytes: 0, finalized: true });
+  });
+
+  it('lets the serving role read published tables only, and publishing again after a crash halfway is fine', async () => {
+    // Prepare
+    const importId = randomUUID();
+    const a = points(30, 'alpha');
+    const b = points(20, 'beta');
+    await load(importId, [a, b], { layers: [layerPlan(a), layerPlan(b)] });
+    const { staging, published } = db.schemas(importId);
+
+    // Act + Assess: staging is invisible to the serving role.
+    await expect(readerQuery(`SELECT count(*) FROM ${staging}.alpha`)).rejects.toMatchObject({
+      code: '42501',
+    });
+    // A publish that crashed after moving one table (what a non-atomic mover could leave).
+    await admin().query(`CREATE SCHEMA ${published} AUTHORIZATION ${pg.escapeIdentifier(target().importer.user)};
+      ALTER TABLE ${staging}.alpha SET SCHEMA ${published}`);
+    await db.publish(importId, ['alpha', 'beta']);
+    await db.publish(importId, ['alpha', 'beta']);
+
+    const { rows } = await readerQuery(
+      `SELECT (SELECT count(*) FROM ${published}.alpha)::int AS a, (SELECT count(*) FROM ${published}.beta)::int AS b`,
+    );
+    expect(rows[0]).toEqual({ a: 30, b: 20 });
+    expect(await relationsOf(importId)).toEqual([
+      { schema: published, table: 'alpha' },
+      { schema: published, table: 'beta' },
+    ]);
+    await expect(db.publish(importId, ['gamma'])).rejects.toMatchObject({ reason: 'import_table_missing' });
+  });
+
+  it('resumes from its checkpoint when the budget or shouldStop ends a run: exact count, no duplicates', async () => {
+    // Prepare
+    const importId = randomUUID();
+    const a = points(1000, 'first');
+    const b = points(450, 'second');
+    const plan = { layers: [layerPlan(a), layerPlan(b)] };
+    const source = memorySource([a, b]);
+    const run = (budgetMs: number, shouldStop?: () => Promise<boolean>) =>
+      loadImport({
+        db,
+        importId,
+        plan,
+        discovery: discoveryOf([a, b]),
+        source,
+        budgetMs,
+        shouldStop,
+        chunkFeatures: 100,
+      });
+
+    // Act
+    const first = await run(0);
+    const stopped = await run(60_000, async () => true);
+    const runs = [first, stopped];
+    for (let i = 0; i < 40 && !runs.at(-1)?.done; i++) runs.push(await run(0));
+
+    // Assess
+    expect(first).toMatchObject({ done: false, processed_features: 100, processed_layers: 0 });
+    expect(stopped).toMatchObject({ done: false, processed_features: 200 });
+    expect(runs.at(-1)).toMatchObject({ done: true, processed_features: 1450, processed_layers: 2 });
+    expect(source.opened.slice(0, 3)).toEqual([0, 100, 200]);
+    const { staging } = db.schemas(importId);
+    const { rows } = await admin().query(
+      `SELECT count(*)::int AS n, count(DISTINCT fid)::int AS fids, min(fid)::int AS lo, max(fid)::int AS hi,
+              count(*) FILTER (WHERE name = 'p' || fid)::int AS aligned FROM ${staging}.first`,
+    );
+    expect(rows[0]).toEqual({ n: 1000, fids: 1000, lo: 1, hi: 1000, aligned: 1000 });
+    expect(await db.checkpoint(importId, 'second')).toEqual({
+      features: 450,
+      bytes: 45_000,
+      finalized: true,
+    });
+  });
+
+  it('keeps the last committed chunk when the reader fails mid-chunk, and the rerun completes exactly', async () => {
+    // Prepare
+    const importId = randomUUID();
+    const a = points(1000, 'crashy');
+    const plan = { layers: [layerPlan(a)] };
+    const args = { db, importId, plan, discovery: discoveryOf([a]), budgetMs: 60_000, chunkFeatures: 100 };
+
+    // Act
+    const crash = loadImport({ ...args, source: memorySource([a], { failAt: 250 }) });
+
+    // Assess
+    await expect(crash).rejects.toThrow('the reader failed mid-chunk');
+    expect(await db.checkpoint(importId, 'crashy')).toEqual({
+      features: 200,
+      bytes: 20_000,
+      finalized: false,
+    });
+    const { staging } = db.schemas(importId);
+    const staged = await admin().query(`SELECT count(*)::int AS n FROM ${staging}.crashy`);
+    expect(staged.rows[0].n).toBe(200);
+
+    const rerun = await loadImport({ ...args, source: memorySource([a]) });
+    expect(rerun).toMatchObject({ done: true, processed_features: 1000 });
+    const { rows } = await admin().query(
+      `SELECT count(*)::int AS n, count(DISTINCT fid)::int AS fids, count(*) FILTER (WHERE rank = fid)::int AS aligned FROM ${staging}.crashy`,
+    );
+    expect(rows[0]).toEqual({ n: 1000, fids: 1000, aligned: 1000 });
+  });
+
+  it('reprojects 3857 → 4326 and promotes singles to Multi*', async () => {
+    // Prepare
+    const importId = randomUUID();
+    const mercator = fixture('mercator', 'MultiPoint', 3857, { label: 'text' }, [
+      { properties: { label: 'ten east' }, geometry: point(1113194.9079327357, 0) },
+      {
+        properties: { label: 'multi' },
+        geometry: {
+          type: 'MultiPoint',
+          coordinates: [
+            [0, 0],
+            [-1113194.9079327357, 0],
+          ],
+        },
+      },
+    ]);
+
+    // Act
+    const result = await load(importId, [mercator], { layers: [layerPlan(mercator, { target_srid: 4326 })] });
+
+    // Assess
+    expect(result.done).toBe(true);
+    const { staging } = db.schemas(importId);
+    const { rows } = await admin().query(
+      `SELECT fid::int, GeometryType(geom) AS type, ST_SRID(geom) AS srid, round(ST_X(ST_GeometryN(geom, 1))::numeric, 6)::float AS x
+       FROM ${staging}.mercator ORDER BY fid`,
+    );
+    expect(rows).toEqual([
+      { fid: 1, type: 'MULTIPOINT', srid: 4326, x: 10 },
+      { fid: 2, type: 'MULTIPOINT', srid: 4326, x: 0 },
+    ]);
+    const finalized = await db.finalizeLayer(
+      importId,
+      layerPlan(mercator, { target_srid: 4326 }),
+      mercator.layer,
+    );
+    expect(finalized).toMatchObject({ rows: 2, srid: 4326, geometry_type: 'MultiPoint' });
+    expect(finalized.extent?.map((v) => Math.round(v * 1e6) / 1e6)).toEqual([-10, 0, 10, 0]);
+  });
+
+  it('reports a bow-tie polygon as invalid, and repairs it with make_valid', async () => {
+    // Prepare
+    const bowtie = {
+      type: 'Polygon',
+      coordinates: [
+        [
+          [0, 0],
+          [2, 2],
+          [2, 0],
+          [0, 2],
+          [0, 0],
+        ],
+      ],
+    };
+    const square = {
+      type: 'Polygon',
+      coordinates: [
+        [
+          [5, 5],
+          [6, 5],
+          [6, 6],
+          [5, 6],
+          [5, 5],
+        ],
+      ],
+    };
+    const parcels = fixture('parcels', 'Polygon', 4326, {}, [
+      { properties: {}, geometry: square },
+      { properties: {}, geometry: bowtie },
+    ]);
+    const reported = randomUUID();
+    const repaired = randomUUID();
+
+    // Act
+    const asIs = await load(reported, [parcels], { layers: [layerPlan(parcels)] });
+    const fixed = await load(repaired, [parcels], { layers: [layerPlan(parcels, { make_valid: true })] });
+
+    // Assess
+    expect(asIs.warnings).toEqual([
+      'layer parcels: 1 invalid geometry (e.g. fid 2: Self-intersection); set make_valid in the plan to repair them',
+    ]);
+    expect(fixed.warnings).toEqual(['layer parcels: 1 invalid geometry was repaired (make_valid)']);
+    const again = await db.finalizeLayer(repaired, layerPlan(parcels, { make_valid: true }), parcels.layer);
+    expect(again).toMatchObject({ rows: 2, invalid: 0, repaired: 1, geometry_type: 'MultiPolygon' });
+    const { rows } = await admin().query(
+      `SELECT fid::int, ST_IsValid(geom) AS valid, ST_NumGeometries(geom) AS parts, ST_Area(geom) AS area
+       FROM ${db.schemas(repaired).staging}.parcels ORDER BY fid`,
+    );
+    expect(rows).toEqual([
+      { fid: 1, valid: true, parts: 1, area: 1 },
+      { fid: 2, valid: true, parts: 2, area: 2 },
+    ]);
+  });
+
+  it('names the feature whose geometry PostGIS (or the reader shape check) cannot read', async () => {
+    // Prepare
+    const features = (bad: number, geometry: SourceFeature['geometry']) =>
+      Array.from({ length: 20 }, (_, i) => ({
+        properties: {},
+        geometry: i + 1 === bad ? geometry : point(i, i),
+      }));
+    const wkt = fixture('broken', 'Point', 4326, {}, features(7, { wkt: 'POINT(1 2' }));
+    const shape = fixture(
+      'shapeless',
+      'Point',
+      4326,
+      {},
+      features(3, { type: 'Point', coordinates: ['a', 1] }),
+    );
+    const importId = randomUUID();
+
+    // Act
+    const parse = await load(importId, [wkt], { layers: [layerPlan(wkt)] }).catch((error: unknown) => error);
+    const shaped = await load(randomUUID(), [shape], { layers: [layerPlan(shape)] }).catch(
+      (error: unknown) => error,
+    );
+
+    // Assess
+    expect(parse).toBeInstanceOf(ImportInputError);
+    expect(parse).toMatchObject({
+      code: 'invalid_geometry',
+      message: expect.stringMatching(/^layer broken: feature 7 has a geometry PostGIS can't read/),
+    });
+    expect(shaped).toMatchObject({
+      code: 'invalid_geometry',
+      message: expect.stringMatching(/^layer shapeless: feature 3 has a geometry that can't be read/),
+    });
+    expect(await db.checkpoint(importId, 'broken')).toEqual({ features: 0, bytes: 0, finalized: false });
+  });
+
+  it('casts values per column type, leaves misfits empty and warns about them', async () => {
+    // Prepare
+    const roads = fixture(
+      'roads',
+      null,
+      null,
+      {
+        lanes: 'integer',
+        name: 'text',
+        opened: 'date',
+        lit: 'boolean',
+        tags: 'jsonb',
+        big: 'bigint',
+        at: 'timestamptz',
+      },
+      [
+        {
+          lanes: 1,
+          name: 'a\u0000b',
+          opened: '2020-02-29',
+          lit: 'yes',
+          tags: { k: 'v\u0000' },
+          big: '9007199254740993',
+          at: '2024-05-01T10:00:00Z',
+        },
+        { lanes: '2', name: 7, opened: '2021-02-30', lit: 0, tags: [1, 2], big: 12, at: '2024-05-01 12:30' },
+        { lanes: 'x', name: null, opened: 'yesterday', lit: 'maybe', tags: 'text', big: 'lots', at: 'noon' },
+        { lanes: 3.5, name: true, opened: null, lit: true, tags: null, big: 1.5, at: null },
+        { lanes: 99_999_999_999, name: 'z' },
+      ].map((properties) => ({ properties, geometry: null })),
+    );
+    const importId = randomUUID();
+
+    // Act
+    const result = await load(importId, [roads], { layers: [layerPlan(roads)] });
+
+    // Assess
+    expect(result.warnings).toEqual([
+      "layer roads: 3 values of field 'lanes' didn't fit integer and were left empty",
+      "layer roads: 2 values of field 'opened' didn't fit date and were left empty",
+      "layer roads: 1 value of field 'lit' didn't fit boolean and was left empty",
+      "layer roads: 2 values of field 'big' didn't fit bigint and were left empty",
+      "layer roads: 1 value of field 'at' didn't fit timestamptz and was left empty",
+    ]);
+    const { rows } = await admin().query(
+      `SELECT fid::int, lanes, name, opened::text, lit, tags, big::text, to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') AS at
+       FROM ${db.schemas(importId).staging}.roads ORDER BY fid`,
+    );
+    expect(rows).toEqual([
+      {
+        fid: 1,
+        lanes: 1,
+        name: 'ab',
+        opened: '2020-02-29',
+        lit: true,
+        tags: { k: 'v' },
+        big: '9007199254740993',
+        at: '2024-05-01 10:00',
+      },
+      {
+        fid: 2,
+        lanes: 2,
+        name: '7',
+        opened: null,
+        lit: false,
+        tags: [1, 2],
+        big: '12',
+        at: '2024-05-01 12:30',
+      },
+      { fid: 3, lanes: null, name: null, opened: null, lit: null, tags: 'text', big: null, at: null },
+      { fid: 4, lanes: null, name: 'true', opened: null, lit: true, tags: null, big: null, at: null },
+      { fid: 5, lanes: null, name: 'z', opened: null, lit: null, tags: null, big: null, at: null },
+    ]);
+  });
+
+  it('previews staged and published tables as GeoJSON in EPSG:4326', async () => {
+    // Prepare
+    const importId = randomUUID();
+    const mercator = fixture(
+      'sites',
+      'Point',
+      3857,
+      { label: 'text', since: 'date' },
+      Array.from({ length: 5 }, (_, i) => ({
+        properties: { label: `s${i + 1}`, since: '2001-01-01' },
+        geometry: point(1113194.9079327357 * i, 0),
+      })),
+    );
+    await load(importId, [mercator], { layers: [layerPlan(mercator)] });
+
+    // Act
+    const staged = await db.preview(importId, 'sites', 2);
+    await db.publish(importId, ['sites']);
+    const published = await db.preview(importId, 'sites', 100);
+
+    // Assess
+    expect(staged?.features).toHaveLength(2);
+    const second = staged?.features[1] as {
+      id: number;
+      geometry: { coordinates: number[] };
+      properties: unknown;
+    };
+    expect(second.id).toBe(2);
+    expect(second.properties).toEqual({ label: 's2', since: '2001-01-01' });
+    expect(second.geometry.coordinates.map((c) => Math.round(c * 1e6) / 1e6)).toEqual([10, 0]);
+    expect(published?.features).toHaveLength(5);
+    expect(await db.preview(importId, 'nothing', 10)).toBeUndefined();
+  });
+
+  it('leaves no import relations behind after dropStaging and dropAll (twice each)', async () => {
+    // Prepare
+    const staged = randomUUID();
+    const done = randomUUID();
+    const a = points(50, 'kept');
+    await load(staged, [a], { layers: [layerPlan(a)] }, { chunkFeatures: 10, budgetMs: 0 });
+    await load(done, [a], { layers: [layerPlan(a)] });
+    await db.publish(done, ['kept']);
+    expect(await relationsOf(staged)).toHaveLength(2);
+    expect(await relationsOf(done)).toHaveLength(1);
+
+    // Act
+    await db.dropStaging(staged);
+    await db.dropStaging(staged);
+    await db.dropAll(done);
+    await db.dropAll(done);
+
+    // Assess
+    expect(await relationsOf(staged)).toEqual([]);
+    expect(await relationsOf(done)).toEqual([]);
+    expect(await db.checkpoint(staged, 'kept')).toEqual({ features: 0, bytes: 0, finalized: false });
+  });
+
+  it('answers UnavailableError when the database cannot be reached', async () => {
+    const closed = new ImportDatabase({ ...target().importer, host: '127.0.0.1', port: 1 });
+    await expect(closed.importRelations()).rejects.toMatchObject({
+      name: 'UnavailableError',
+      reason: 'import_database_unavailable',
+    });
+  });
+
+  it('measures the throughput of 200,000 points (reported, not asserted)', async () => {
+    const importId = randomUUID();
+    const many = points(200_000, 'many');
+    const started = performance.now();
+    const result = await load(importId, [many], { layers: [layerPlan(many)] });
+    const ms = performance.now() - started;
+    expect(result).toMatchObject({ done: true, processed_features: 200_000 });
+    console.log(
+      `import throughput (${target().kind}): 200,000 points loaded + finalized in ${Math.round(ms)} ms = ${Math.round(200_000 / (ms / 1000))} features/s`,
+    );
+    await db.dropAll(importId);
+  }, 240_000);
+}
+
+describe('import database on the embedded PostGIS', () => {
+  let dataDir: string;
+  let pgis: EmbeddedPostgis;
+  let target: ImportTarget;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'geoplane-imports-'));
+    pgis = await startEmbeddedPostgis({ dataDir, port: 0, onProgress: () => {} });
+    const base = { host: pgis.host, port: pgis.port, database: pgis.database };
+    target = {
+      kind: 'embedded',
+      importer: { ...base, ...pgis.importer, sslmode: 'disable', servingUser: pgis.importReader.user },
+      reader: { ...base, ...pgis.importReader },
+      admin: new pg.Pool({ ...base, user: pgis.admin.user, password: pgis.admin.password, max: 1 }),
+    };
+  }, 180_000);
+
+  afterAll(async () => {
+    await target?.admin.end();
+    await pgis?.stop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  importSuite(() => target);
+});
+
+const url = REAL_POSTGRES_URL;
+if (!url) console.warn(`import database: ${REAL_POSTGRES_SKIP_REASON}`);
+
+describe.skipIf(!url)('import database on a real PostgreSQL + PostGIS (GEOPLANE_TEST_POSTGRES_URL)', () => {
+  let real: RealPostgis | undefined;
+  let target: ImportTarget;
+  const suffix = randomBytes(4).toString('hex');
+  const importer = { user: `geoplane_importer_${suffix}`, password: randomBytes(18).toString('base64url') };
+  const reader = {
+    user: `geoplane_import_reader_${suffix}`,
+    password: randomBytes(18).toString('base64url'),
+  };
+
+  beforeAll(async () => {
+    real = await startRealPostgis(url as string);
+    // Twice: the roles' SQL is idempotent.
+    await real.admin.query(importRolesSql(importer, reader));
+    await real.admin.query(importRolesSql(importer, reader));
+    const base = { host: real.superuser.host, port: real.superuser.port, database: real.superuser.database };
+    target = {
+      kind: 'postgresql',
+      importer: { ...base, ...importer, sslmode: 'prefer', servingUser: reader.user },
+      reader: { ...base, ...reader },
+      admin: real.admin,
+    };
+  }, 60_000);
+
+  afterAll(async () => {
+    await real?.stop();
+    const server = new URL(url as string);
+    const client = new pg.Client({
+      host: server.hostname,
+      port: Number(server.port || 5432),
+      user: decodeURIComponent(server.username),
+      password: decodeURIComponent(server.password),
+      database: decodeURIComponent(server.pathname.slice(1)) || 'postgres',
+    });
+    await client.connect();
+    try {
+      for (const role of [importer.user, reader.user]) {
+        await client.query(`DROP ROLE IF EXISTS ${pg.escapeIdentifier(role)}`);
+      }
+    } finally {
+      await client.end();
+    }
+  });
+
+  importSuite(() => target);
+});
