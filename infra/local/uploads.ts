@@ -1,7 +1,8 @@
-import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { rename, rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dirname } from 'node:path';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import busboy from 'busboy';
 import { localUploadPath, verifyLocalUpload } from '../../shared/platform/import-uploads.ts';
@@ -84,21 +85,24 @@ export async function handleUpload(
         const target = localUploadPath(options.dir, verdict.key);
         partial = `${target}.partial`;
         let size = 0;
-        file.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > verdict.maxBytes) {
-            file.destroy(
-              new Refusal(
-                400,
-                'EntityTooLarge',
-                `Your proposed upload exceeds the maximum allowed size (${verdict.maxBytes} bytes).`,
-              ),
-            );
-          }
+        // Counts what arrives and cuts the transfer off past the signed limit (nothing is kept).
+        const counter = new Transform({
+          transform(chunk: Buffer, _encoding, done) {
+            size += chunk.length;
+            if (size > verdict.maxBytes) {
+              done(
+                new Refusal(
+                  400,
+                  'EntityTooLarge',
+                  `Your proposed upload exceeds the maximum allowed size (${verdict.maxBytes} bytes).`,
+                ),
+              );
+            } else done(null, chunk);
+          },
         });
+        mkdirSync(dirname(target), { recursive: true });
         writing = (async () => {
-          await mkdir(dirname(target), { recursive: true });
-          await pipeline(file, createWriteStream(partial as string));
+          await pipeline(file, counter, createWriteStream(partial as string));
           if (size === 0)
             throw new Refusal(
               400,
