@@ -110,8 +110,10 @@ function checkLayer(layer: LayerPlan, source: SourceLayer | undefined, i: number
     targets.add(field.target);
   }
   if (layer.csv && !source.csv) throw bad(`${where}: csv geometry columns apply to CSV layers only.`);
+  // The detected geometry columns are not fields; any column of the file may be named.
+  const columns = new Set([...sources, ...Object.values(source.csv ?? {})]);
   for (const column of [layer.csv?.lat, layer.csv?.lon, layer.csv?.wkt]) {
-    if (column !== undefined && !sources.has(column))
+    if (column !== undefined && !columns.has(column))
       throw bad(`${where}: the CSV has no column '${column}'.`);
   }
   if (layer.csv && !(layer.csv.wkt || (layer.csv.lat && layer.csv.lon))) {

@@ -252,13 +252,15 @@ function transition(
 
 /**
  * startImport: awaiting_upload → queued once the file is there (409 when nothing was uploaded; a
- * file over the limit fails the job). Any later status: the job as it is (idempotent).
+ * file over the limit fails the job). Any later status: the job as it is (idempotent); a cancelled
+ * import can't start (409).
  */
 export async function startImport(
   deps: { repo: ImportRepository; uploads: ImportUploads; starter: ImportStarter },
   job: ImportJob,
   now = new Date(),
 ): Promise<ImportJob> {
+  if (job.status === 'cancelled') throw refuse(job, 'starting', "while it awaits its upload (it was cancelled)");
   if (job.status !== 'awaiting_upload') return job;
   const size = await deps.uploads.size(job.source_location);
   if (size === undefined) {
