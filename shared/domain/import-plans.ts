@@ -41,13 +41,21 @@ function unique(name: string, taken: Set<string>, max: number): string {
 
 /** The plan discovery suggests: every layer, every field, names made usable, CRSs as found. */
 export function defaultPlan(discovery: Discovery): ImportPlan {
-  const ids = new Set<string>();
+  const tables = new Set<string>();
+  /** A public id whose table name no other layer has (public ids differing in case share a table). */
+  const publicId = (name: string) => {
+    const id = publicIdOf(name);
+    let candidate = id;
+    for (let i = 2; tables.has(columnName(candidate)); i++) candidate = `${id.slice(0, 60)}_${i}`;
+    tables.add(columnName(candidate));
+    return candidate;
+  };
   return {
     layers: discovery.layers.map((layer) => {
       const columns = new Set<string>(['fid', 'geom']);
       return {
         source_layer: layer.name,
-        public_id: unique(publicIdOf(layer.name), ids, 64),
+        public_id: publicId(layer.name),
         title: layer.name,
         enabled: true,
         public: false,

@@ -73,7 +73,13 @@ async function writePoints(path: string): Promise<void> {
 /** The host's embedded PostGIS as its superuser (one short connection). */
 async function query<T>(dataDir: string, sql: string, params: unknown[] = []): Promise<T[]> {
   const marker = JSON.parse(readFileSync(join(dataDir, 'postgis.json'), 'utf8'));
-  const client = new pg.Client({ host: '127.0.0.1', port: postgisPort, database: 'postgres', user: 'postgres', password: marker.admin_password });
+  const client = new pg.Client({
+    host: '127.0.0.1',
+    port: postgisPort,
+    database: 'postgres',
+    user: 'postgres',
+    password: marker.admin_password,
+  });
   await client.connect();
   try {
     return (await client.query(sql, params)).rows as T[];
@@ -103,7 +109,11 @@ describe('import chaos', () => {
     const path = `/workspaces/${ws.id}/imports/${created.body.id}`;
 
     // Mid-load: some chunks committed, far from all.
-    const mid = await until(api, path, (j) => j.phase === 'transform' && j.processed_features >= 10_000 || j.status === 'failed');
+    const mid = await until(
+      api,
+      path,
+      (j) => (j.phase === 'transform' && j.processed_features >= 10_000) || j.status === 'failed',
+    );
     expect(mid.status, JSON.stringify(mid)).toBe('running');
     expect(mid.processed_features).toBeLessThan(FEATURES);
     first.child.kill('SIGKILL');
@@ -116,7 +126,10 @@ describe('import chaos', () => {
     expect(ready.status, JSON.stringify(ready)).toBe('ready_to_publish');
     expect(ready.processed_features).toBe(FEATURES);
     const hex = created.body.id.replaceAll('-', '');
-    const [rows] = await query<{ n: string; d: string }>(dataDir, `SELECT count(*) AS n, count(DISTINCT fid) AS d FROM import_staging_${hex}.points`);
+    const [rows] = await query<{ n: string; d: string }>(
+      dataDir,
+      `SELECT count(*) AS n, count(DISTINCT fid) AS d FROM import_staging_${hex}.points`,
+    );
     expect(Number(rows?.n)).toBe(FEATURES);
     expect(Number(rows?.d)).toBe(FEATURES);
 
@@ -138,7 +151,11 @@ describe('import chaos', () => {
     const end = await until(api, path, (j) => ['rolled_back', 'failed'].includes(j.status));
     expect(end.status, JSON.stringify(end)).toBe('rolled_back');
     expect((await api('GET', `/workspaces/${ws.id}/services/${published.service_id}`)).status).toBe(404);
-    const left = await query<{ nspname: string }>(dataDir, `SELECT nspname FROM pg_namespace WHERE nspname LIKE 'import%' AND nspname LIKE $1`, [`%${hex}`]);
+    const left = await query<{ nspname: string }>(
+      dataDir,
+      `SELECT nspname FROM pg_namespace WHERE nspname LIKE 'import%' AND nspname LIKE $1`,
+      [`%${hex}`],
+    );
     expect(left).toEqual([]);
     const history = (await api('GET', `${path}/history?limit=1000`)).body.events as { status: string }[];
     expect(history.map((e) => e.status).at(-1)).toBe('rolled_back');
