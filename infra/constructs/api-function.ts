@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, type Size, Validations } from 'aws-cdk-lib';
 import {
   type AddToPrincipalPolicyResult,
   PolicyDocument,
@@ -15,7 +15,7 @@ import { Construct } from 'constructs';
 import type { DataAction } from '../../shared/api/operation.ts';
 import type { CatalogTable } from './catalog-table.ts';
 import type { FunctionBundles } from './function-bundles.ts';
-import type { StageConfig } from './stage-config.ts';
+import { hostAndPort, type StageConfig } from './stage-config.ts';
 
 /** The repository root: route handler paths are relative to it. */
 export const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -53,6 +53,7 @@ export function dataStatements(table: CatalogTable, actions: readonly DataAction
 
 /** The environment every function of the app gets (API functions, authorizer, workflow tasks). */
 export function functionEnvironment(config: StageConfig, table: CatalogTable): Record<string, string> {
+  const allowedHosts = allowedDatabaseHosts(config);
   return {
     TABLE_NAME: table.table.tableName,
     MAX_BODY_BYTES: String(config.maxBodyBytes),
@@ -68,8 +69,21 @@ export function functionEnvironment(config: StageConfig, table: CatalogTable): R
     CONSOLE_TOKEN_LOGIN: String(config.consoleTokenLogin),
     SESSION_TTL_SECONDS: String(config.sessionTtlSeconds),
     SESSION_IDLE_SECONDS: String(config.sessionIdleSeconds),
-    ...(config.allowedDatabaseHosts ? { GEOPLANE_ALLOWED_DATABASE_HOSTS: config.allowedDatabaseHosts } : {}),
+    ...(allowedHosts ? { GEOPLANE_ALLOWED_DATABASE_HOSTS: allowedHosts } : {}),
   };
+}
+
+/**
+ * The database hosts published services may connect to (ADR 0074): the operator's list, plus the
+ * import database's `host:port` when one is configured (services published by imports connect
+ * there; ADR 0086). Undefined when neither is set.
+ */
+export function allowedDatabaseHosts(config: StageConfig): string | undefined {
+  const db = config.importDatabase;
+  const entries = [config.allowedDatabaseHosts, db ? hostAndPort(db.host, db.port) : undefined].filter(
+    Boolean,
+  );
+  return entries.length > 0 ? entries.join(',') : undefined;
 }
 
 /**
@@ -107,6 +121,10 @@ export interface ApiFunctionProps {
   logRetention: RetentionDays;
   /** Default 15 s (API functions: under API Gateway's 29 s); workflow tasks run longer. */
   timeout?: Duration;
+  /** Default 1024 MB. */
+  memorySize?: number;
+  /** `/tmp` size; Lambda's default (512 MiB) unless given. */
+  ephemeralStorageSize?: Size;
 }
 
 /**
@@ -139,7 +157,8 @@ export class ApiFunction extends Construct {
       handler: 'index.handler',
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
-      memorySize: 1024,
+      memorySize: props.memorySize ?? 1024,
+      ...(props.ephemeralStorageSize ? { ephemeralStorageSize: props.ephemeralStorageSize } : {}),
       // Under API Gateway's 29 s; above the DynamoDB client's worst case (3 × (1 s connect + 3 s request)).
       timeout: props.timeout ?? Duration.seconds(15),
       description: props.description,

@@ -11,7 +11,7 @@ import {
   RequestAuthorizer,
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
-import { Key } from 'aws-cdk-lib/aws-kms';
+import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { Operation } from '../../shared/api/operation.ts';
@@ -20,7 +20,12 @@ import { ApiFunction, functionEnvironment } from './api-function.ts';
 import type { CatalogTable } from './catalog-table.ts';
 import type { FunctionBundles } from './function-bundles.ts';
 import { addGatewayResponses } from './gateway-responses.ts';
-import { OperationsStack, operationsByStack, type Workflows } from './operation-stacks.ts';
+import {
+  type ImportResources,
+  OperationsStack,
+  operationsByStack,
+  type Workflows,
+} from './operation-stacks.ts';
 import type { StageConfig } from './stage-config.ts';
 import { usagePlanNameOf } from './usage-keys.ts';
 
@@ -45,6 +50,8 @@ export interface ManagementApiProps {
   bundles: FunctionBundles;
   /** The state machines routes start; required as soon as a route has `starts`. */
   workflows?: Workflows;
+  /** The upload bucket and import settings; required as soon as a route handles imports (ADR 0086). */
+  imports?: ImportResources;
 }
 
 /**
@@ -65,10 +72,12 @@ export class ManagementApi extends Construct {
   readonly stacks = new Map<string, OperationsStack>();
   /** Base URL of the API, e.g. `https://<id>.execute-api.<region>.amazonaws.com/v1/api/v1`. */
   readonly baseUrl: string;
+  /** Encrypts data source passwords (the import workflow's step uses it too). */
+  readonly secretsKey: IKey;
 
   constructor(scope: Construct, id: string, props: ManagementApiProps) {
     super(scope, id);
-    const { config, table, routes, bundles, workflows } = props;
+    const { config, table, routes, bundles, workflows, imports } = props;
     const logRetention = config.logRetentionDays as RetentionDays;
     const environment = functionEnvironment(config, table);
     // Connection passwords of services are encrypted with this key (never stored in clear).
@@ -77,6 +86,7 @@ export class ManagementApi extends Construct {
       enableKeyRotation: true,
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    this.secretsKey = secretsKey;
 
     const accessLogs = new LogGroup(this, 'AccessLogs', {
       retention: logRetention,
@@ -149,6 +159,7 @@ export class ManagementApi extends Construct {
         secretsKey,
         usagePlanName,
         ...(workflows ? { workflows } : {}),
+        ...(imports ? { imports } : {}),
       });
       this.stacks.set(stackId, stack);
       for (const [operationId, fn] of stack.functions) this.functions.set(operationId, fn);

@@ -1,4 +1,4 @@
-import { NestedStack, Stack, Validations } from 'aws-cdk-lib';
+import { CfnParameter, NestedStack, Stack, Validations } from 'aws-cdk-lib';
 import {
   AuthorizationType,
   AwsIntegration,
@@ -16,6 +16,7 @@ import { dataAccessOf } from '../../shared/api/routes.ts';
 import { ApiFunction } from './api-function.ts';
 import type { CatalogTable } from './catalog-table.ts';
 import type { FunctionBundles } from './function-bundles.ts';
+import { grantImportDatabaseSecret, grantUploads } from './import-uploads.ts';
 import type { StageConfig } from './stage-config.ts';
 import { grantUsageKeys } from './usage-keys.ts';
 
@@ -33,6 +34,7 @@ export const operationStackAreas: Readonly<Record<string, readonly string[]>> = 
   Identity: ['auth', 'meta', 'api-keys', 'roles', 'claim-mappings'],
   Mosaics: ['mosaics'],
   Deletions: ['deletions'],
+  Imports: ['imports'],
 };
 
 /** CloudFormation resources one operation adds to its nested stack: function, role, log group, permission, method. */
@@ -82,7 +84,38 @@ export type Workflows = Record<NonNullable<Operation['starts']>[number], IStateM
 /** Environment variable naming the state machine of each workflow. */
 export const workflowArnVariables: Record<keyof Workflows, string> = {
   deletion: 'DELETION_STATE_MACHINE_ARN',
+  import: 'IMPORT_STATE_MACHINE_ARN',
 };
+
+/** The S3 actions of each `uploads` flag, on `uploads/*` of the upload bucket (ADR 0086). */
+export const uploadActions = {
+  // A presigned POST is signed with the function's credentials: S3 checks PutObject against its role.
+  presign: 's3:PutObject',
+  // HeadObject is authorised by s3:GetObject.
+  head: 's3:GetObject',
+  delete: 's3:DeleteObject',
+} as const satisfies Record<NonNullable<Operation['uploads']>[number], string>;
+
+/** Whether an operation handles imports, and so gets the import environment (ADR 0086). */
+export function handlesImports(op: Operation): boolean {
+  return Boolean(op.starts?.includes('import') || op.uploads?.length || op.importDatabase);
+}
+
+/**
+ * Name of the nested stacks' parameter carrying the upload bucket's name: named here (not left to
+ * CDK's generated reference parameters) so the cdk-nag acknowledgment of `uploads/*` can name it.
+ */
+export const uploadBucketParameter = 'ImportUploadBucket';
+
+/** What the operations that handle imports need from the parent (ADR 0086). */
+export interface ImportResources {
+  /** The upload bucket's name (a token of the parent stack). */
+  uploadBucketName: string;
+  /** `importEnvironment` of the stage, with the upload bucket as `uploadBucketName`. */
+  environment: Record<string, string>;
+  /** The import database's secret, when one is configured. */
+  databaseSecretArn?: string;
+}
 
 /** `/api/v1/workspaces/{workspace}` → `/api/v1/workspaces/*`, as API Gateway's execute-api ARNs name paths. */
 const pathForArn = (path: string) => path.replace(/\{[^}]*\}/g, '*');
@@ -103,6 +136,8 @@ export interface OperationsStackProps {
   /** The usage plan's name (a literal of the parent stack), for routes that manage usage keys. */
   usagePlanName: string;
   workflows?: Workflows;
+  /** Required as soon as a route handles imports ({@link handlesImports}). */
+  imports?: ImportResources;
 }
 
 /**
@@ -119,7 +154,17 @@ export class OperationsStack extends NestedStack {
 
   constructor(scope: Construct, id: string, props: OperationsStackProps) {
     const areas = [...new Set(props.routes.map(areaOf))];
-    super(scope, id, { description: `GeoPlane management API: operations of ${areas.join(', ')}` });
+    const importRoutes = props.routes.filter(handlesImports);
+    if (importRoutes.length > 0 && !props.imports) {
+      throw new Error(
+        `${importRoutes[0]?.operationId} handles imports, but no import resources are deployed`,
+      );
+    }
+    const imports = importRoutes.length > 0 ? props.imports : undefined;
+    super(scope, id, {
+      description: `GeoPlane management API: operations of ${areas.join(', ')}`,
+      ...(imports ? { parameters: { [uploadBucketParameter]: imports.uploadBucketName } } : {}),
+    });
     if (props.routes.length > maxOperationsPerStack) {
       throw new Error(
         `the ${id} stack would hold ${props.routes.length} operations, over its ${maxOperationsPerStack} ` +
@@ -132,6 +177,16 @@ export class OperationsStack extends NestedStack {
       .split(',')
       .map((b) => b.trim())
       .filter(Boolean);
+    // The upload bucket's name, passed in by the parent under a name of ours.
+    const uploadBucket = imports
+      ? new CfnParameter(this, uploadBucketParameter, {
+          type: 'String',
+          description: 'The import upload bucket (ADR 0086)',
+        }).valueAsString
+      : undefined;
+    const importEnvironment = imports
+      ? { ...imports.environment, IMPORT_UPLOAD_BUCKET: uploadBucket as string }
+      : {};
     const operations = new Construct(this, 'Operations');
     const methods = new Construct(this, 'Methods');
     Validations.of(methods).acknowledge({
@@ -149,7 +204,11 @@ export class OperationsStack extends NestedStack {
         description: operationDescription(op),
         table,
         data: dataAccessOf(op),
-        environment: op.secrets?.length ? { ...environment, KMS_KEY_ID: secretsKey.keyArn } : environment,
+        environment: {
+          ...environment,
+          ...(op.secrets?.length ? { KMS_KEY_ID: secretsKey.keyArn } : {}),
+          ...(handlesImports(op) ? importEnvironment : {}),
+        },
         logRetention,
       });
       // Exactly the KMS actions the route declares, on this one key (grantEncrypt would add ReEncrypt*).
@@ -174,6 +233,22 @@ export class OperationsStack extends NestedStack {
             resources: [stateMachine.stateMachineArn],
           }),
         );
+      }
+      if (op.uploads?.length && uploadBucket) {
+        // Only the declared object actions, only under uploads/ of the upload bucket. HeadObject
+        // of a missing key is a 403 unless the caller may list the bucket: 'head' gets ListBucket
+        // so that "nothing was uploaded" is a NotFound (409), not an outage (503).
+        grantUploads(
+          fn.role,
+          this,
+          uploadBucket,
+          uploadBucketParameter,
+          op.uploads.map((u) => uploadActions[u]),
+          op.uploads.includes('head'),
+        );
+      }
+      if (op.importDatabase && imports?.databaseSecretArn) {
+        grantImportDatabaseSecret(fn.role, imports.databaseSecretArn);
       }
       if (op.readsMosaicSources && buckets.length > 0) {
         // Only reads, only of the buckets the stage names for raster mosaics.

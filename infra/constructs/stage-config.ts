@@ -13,6 +13,53 @@ const optionalText = z
   .optional()
   .transform((v) => (v ? v : undefined));
 
+/** `host:port` as an allowlist entry reads it (IPv6 literals in brackets). */
+export function hostAndPort(host: string, port: number): string {
+  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** S3 bucket names (the ones imports and mosaics may name in `s3://` URIs). */
+const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
+
+/** A full Secrets Manager secret ARN, with the six characters Secrets Manager appends to the name. */
+const SECRET_ARN =
+  /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/;
+
+/**
+ * The import database (ADR 0086): where imports stage and publish their tables. The secret's JSON
+ * holds `username`/`password` (a login with CREATE on the database) and
+ * `serving_username`/`serving_password` (the login published services connect as).
+ */
+const importDatabaseSchema = z
+  .strictObject({
+    host: z.string().min(1).max(253),
+    port: z.coerce.number().int().min(1).max(65535).default(5432),
+    database: z.string().min(1).max(63),
+    secretArn: z
+      .string()
+      .regex(
+        SECRET_ARN,
+        'must be the full ARN of a Secrets Manager secret (arn:aws:secretsmanager:<region>:<account>:secret:<name>-XXXXXX)',
+      ),
+    sslmode: z.enum(['disable', 'prefer', 'require', 'verify-full']).optional(),
+  })
+  .superRefine((db, ctx) => {
+    const bad = () =>
+      ctx.addIssue({
+        code: 'custom',
+        path: ['host'],
+        message: `'${db.host}' is not a host name or IP address`,
+      });
+    if (/[/*\s,]/.test(db.host)) return bad();
+    try {
+      parseAllowList(hostAndPort(db.host, db.port));
+    } catch {
+      bad();
+    }
+  });
+
+export type ImportDatabaseConfig = z.output<typeof importDatabaseSchema>;
+
 const schema = z.object({
   stageName: z
     .string()
@@ -41,6 +88,50 @@ const schema = z.object({
       parseAllowList(value);
     } catch (error) {
       ctx.addIssue({ code: 'custom', message: (error as Error).message });
+    }
+  }),
+  /**
+   * The import database (ADR 0086): an object or its JSON text, `{host, port, database, secretArn,
+   * sslmode?}`. Empty: the stack still deploys and imports answer 503 until one is configured.
+   */
+  importDatabase: z.preprocess((value, ctx) => {
+    if (value === undefined || value === null || value === '') return undefined;
+    if (typeof value !== 'string') return value;
+    try {
+      return JSON.parse(value);
+    } catch {
+      ctx.issues.push({
+        code: 'custom',
+        input: value,
+        message: 'must be an object or its JSON text: {"host", "port", "database", "secretArn", "sslmode"?}',
+      });
+      return z.NEVER;
+    }
+  }, importDatabaseSchema.optional()),
+  /** S3 buckets `s3://` import URIs may name (comma-separated names); none by default. */
+  importBuckets: optionalText.superRefine((value, ctx) => {
+    for (const name of (value ?? '').split(',').map((b) => b.trim())) {
+      if (name && !BUCKET_NAME.test(name))
+        ctx.addIssue({ code: 'custom', message: `'${name}' is not an S3 bucket name` });
+    }
+  }),
+  /** Largest file an import may upload or read (S3 refuses POST uploads over 5 GB). */
+  importMaxBytes: z.coerce
+    .number()
+    .int()
+    .positive()
+    .max(5 * 1024 ** 3, 'a presigned POST uploads at most 5 GB (S3) and the step keeps the file in /tmp')
+    .default(2 * 1024 ** 3),
+  /** Days after which uploaded files are removed from the upload bucket (its lifecycle rule). */
+  importUploadExpiryDays: z.coerce.number().int().min(1).max(3650).default(7),
+  /**
+   * Origins browsers may POST uploads from (comma-separated, e.g. the console's
+   * `https://console.example.com`); any origin by default: the presigned POST is the credential.
+   */
+  importUploadOrigins: optionalText.superRefine((value, ctx) => {
+    for (const origin of (value ?? '').split(',').map((o) => o.trim())) {
+      if (origin && origin !== '*' && !/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/.test(origin))
+        ctx.addIssue({ code: 'custom', message: `'${origin}' is not an origin (scheme://host[:port]) or *` });
     }
   }),
   throttlingRateLimit: z.coerce.number().positive().default(50),

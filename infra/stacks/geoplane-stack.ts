@@ -8,6 +8,8 @@ import { functionEnvironment, repositoryRoot } from '../constructs/api-function.
 import { CatalogTable } from '../constructs/catalog-table.ts';
 import { DeletionWorkflow, deletionTaskEntries } from '../constructs/deletion-workflow.ts';
 import { FunctionBundles } from '../constructs/function-bundles.ts';
+import { ImportUploads, importEnvironment } from '../constructs/import-uploads.ts';
+import { ImportWorkflow, importTaskEntries } from '../constructs/import-workflow.ts';
 import { ManagementApi, managementApiEntries } from '../constructs/management-api.ts';
 import { type StageConfig, stageConfigOf } from '../constructs/stage-config.ts';
 import { usagePlanNameOf } from '../constructs/usage-keys.ts';
@@ -19,14 +21,16 @@ export interface GeoPlaneStackProps extends StackProps {
 }
 
 /**
- * GeoPlane in one stack to deploy: the catalog table, the deletion workflow and the management API
- * (one function per route). The operations' functions and methods are in nested stacks by area,
+ * GeoPlane in one stack to deploy: the catalog table, the deletion and import workflows, the import
+ * upload bucket and the management API (one function per route). The operations' functions and methods are in nested stacks by area,
  * each template under 400 resources (ADR 0077). Environment-agnostic, so `cdk synth` needs no
  * credentials.
  */
 export class GeoPlaneStack extends Stack {
   readonly table: CatalogTable;
   readonly deletionWorkflow: DeletionWorkflow;
+  readonly importUploads: ImportUploads;
+  readonly importWorkflow: ImportWorkflow;
   readonly api: ManagementApi;
 
   constructor(scope: Construct, id: string, props: GeoPlaneStackProps) {
@@ -38,22 +42,45 @@ export class GeoPlaneStack extends Stack {
     const bundles = new FunctionBundles(repositoryRoot, [
       ...managementApiEntries(routes),
       ...deletionTaskEntries,
+      ...importTaskEntries,
     ]);
+    const environment = functionEnvironment(config, this.table);
+    const logRetention = config.logRetentionDays as RetentionDays;
     // Before the API: the routes that start it get its ARN (the workflow depends on no API function).
     this.deletionWorkflow = new DeletionWorkflow(this, 'DeletionWorkflow', {
       table: this.table,
       bundles,
-      environment: functionEnvironment(config, this.table),
-      logRetention: config.logRetentionDays as RetentionDays,
+      environment,
+      logRetention,
       usagePlanName: usagePlanNameOf(this, config),
+    });
+    // Imports (ADR 0086): the upload bucket, then the workflow (rollback starts the deletion workflow).
+    this.importUploads = new ImportUploads(this, 'ImportUploads', { config });
+    const imports = importEnvironment(config, this.importUploads.bucket.bucketName);
+    this.importWorkflow = new ImportWorkflow(this, 'ImportWorkflow', {
+      config,
+      table: this.table,
+      bundles,
+      environment,
+      importEnvironment: imports,
+      uploads: this.importUploads,
+      deletionStateMachine: this.deletionWorkflow.stateMachine,
+      logRetention,
     });
     this.api = new ManagementApi(this, 'Management', {
       config,
       table: this.table,
       routes,
       bundles,
-      workflows: { deletion: this.deletionWorkflow.stateMachine },
+      workflows: { deletion: this.deletionWorkflow.stateMachine, import: this.importWorkflow.stateMachine },
+      imports: {
+        uploadBucketName: this.importUploads.bucket.bucketName,
+        environment: imports,
+        ...(config.importDatabase ? { databaseSecretArn: config.importDatabase.secretArn } : {}),
+      },
     });
+    // The connection-secrets key lives with the API (its construct path is its identity, ADR 0077).
+    this.importWorkflow.useSecretsKey(this.api.secretsKey);
 
     new CfnOutput(this, 'ApiUrl', {
       description: 'Base URL of the management API (append /workspaces, /openapi.json, …)',
@@ -62,6 +89,10 @@ export class GeoPlaneStack extends Stack {
     new CfnOutput(this, 'TableName', {
       description: 'The catalog table',
       value: this.table.table.tableName,
+    });
+    new CfnOutput(this, 'ImportUploadBucket', {
+      description: 'The bucket imports upload files into (presigned POSTs)',
+      value: this.importUploads.bucket.bucketName,
     });
   }
 }

@@ -92,8 +92,9 @@ describe('deletion workflow', () => {
   });
 
   describe('state machine', () => {
-    it('is one Standard state machine with X-Ray and ALL events logged without execution data', () => {
-      template.resourceCountIs('AWS::StepFunctions::StateMachine', 1);
+    it('is a Standard state machine with X-Ray and ALL events logged without execution data', () => {
+      // Two workflows: the deletion and the import workflow (test/infra/import-workflow.test.ts).
+      template.resourceCountIs('AWS::StepFunctions::StateMachine', 2);
       const logGroupId = logicalId(stack.deletionWorkflow.logGroup);
       template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
         StateMachineType: 'STANDARD',
@@ -273,9 +274,17 @@ describe('deletion workflow', () => {
   });
 });
 
-/** Routes with `starts: ['deletion']` may start the state machine, and nothing else may. */
+/**
+ * Routes with `starts: ['deletion']` may start the deletion state machine (and routes starting
+ * imports the import one, checked alike here), and nothing else may — except the import workflow's
+ * step, which starts deletions when it rolls an import back (test/infra/import-workflow.test.ts).
+ */
 function checkStartGrants(stack: GeoPlaneStack, template: Template, routeTable: readonly Operation[]) {
-  const stateMachineArn = { Ref: logicalId(stack.deletionWorkflow.stateMachine) };
+  const arnOf = {
+    deletion: { Ref: logicalId(stack.deletionWorkflow.stateMachine) },
+    import: { Ref: logicalId(stack.importWorkflow.stateMachine) },
+  };
+  const variableOf = { deletion: 'DELETION_STATE_MACHINE_ARN', import: 'IMPORT_STATE_MACHINE_ARN' };
   const functions = template.findResources('AWS::Lambda::Function');
   const starters = new Set<string>();
   for (const op of routeTable) {
@@ -285,20 +294,28 @@ function checkStartGrants(stack: GeoPlaneStack, template: Template, routeTable: 
       asArray(s.Action).some((a) => a.startsWith('states:')),
     );
     const env = functions[logicalId(fn.function)]?.Properties.Environment.Variables;
-    if (startsDeletion(op)) {
-      starters.add(logicalId(fn.role));
-      expect(statements, op.operationId).toEqual([
-        { Effect: 'Allow', Action: 'states:StartExecution', Resource: stateMachineArn },
-      ]);
-      expect(env.DELETION_STATE_MACHINE_ARN, op.operationId).toEqual(stateMachineArn);
-    } else {
-      expect(statements, op.operationId).toEqual([]);
-      expect(env.DELETION_STATE_MACHINE_ARN, op.operationId).toBeUndefined();
+    const started = new Set(op.starts ?? []);
+    if (started.size > 0) starters.add(logicalId(fn.role));
+    expect(statements, op.operationId).toEqual(
+      (['deletion', 'import'] as const)
+        .filter((w) => started.has(w))
+        .map((w) => ({ Effect: 'Allow', Action: 'states:StartExecution', Resource: arnOf[w] })),
+    );
+    for (const w of ['deletion', 'import'] as const) {
+      expect(env[variableOf[w]], `${op.operationId} ${w}`).toEqual(started.has(w) ? arnOf[w] : undefined);
     }
   }
-  // No other role (authorizer, tasks, the state machine's own) has any Step Functions action.
+  const importStep = logicalId(stack.importWorkflow.functions.get('step')?.role as never);
+  // No other role (authorizer, tasks, the state machines' own) has any Step Functions action.
   for (const [id, statements] of policyDocuments(template)) {
     if (starters.has(id)) continue;
+    if (id === importStep) {
+      const states = statements.filter((s) => asArray(s.Action).some((a) => a.startsWith('states:')));
+      expect(states, id).toEqual([
+        { Effect: 'Allow', Action: 'states:StartExecution', Resource: arnOf.deletion },
+      ]);
+      continue;
+    }
     expect(actionsIn(statements, 'states'), id).toEqual([]);
   }
   return starters;
@@ -308,7 +325,7 @@ describe('routes that start the deletion workflow', () => {
   it('the route table: every route with `starts` may StartExecution the state machine, no other may', () => {
     const { stack, template } = synthesize();
     const starters = checkStartGrants(stack, template, routes);
-    expect(starters.size).toBe(routes.filter(startsDeletion).length);
+    expect(starters.size).toBe(routes.filter((op) => op.starts?.length).length);
   }, 60_000);
 
   it('a route table where deleteService, deleteWorkspace (and retryDeletion) start deletions', () => {
@@ -316,7 +333,7 @@ describe('routes that start the deletion workflow', () => {
     const starters = checkStartGrants(stack, template, syntheticRoutes);
     // The check above tests something: at least the two existing delete routes start the workflow.
     expect(starters.size).toBeGreaterThanOrEqual(2);
-    expect(starters.size).toBe(syntheticRoutes.filter(startsDeletion).length);
+    expect(starters.size).toBe(syntheticRoutes.filter((op) => op.starts?.length).length);
   }, 60_000);
 
   it('refuses a route that starts a workflow the stack does not deploy', () => {

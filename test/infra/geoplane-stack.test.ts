@@ -5,6 +5,8 @@ import { bundling } from '../../infra/bundling.ts';
 import type { ApiFunction } from '../../infra/constructs/api-function.ts';
 import { deletionTasks } from '../../infra/constructs/deletion-workflow.ts';
 import { esbuildOptions } from '../../infra/constructs/function-bundles.ts';
+import { uploadPrefix } from '../../infra/constructs/import-uploads.ts';
+import { importTasks } from '../../infra/constructs/import-workflow.ts';
 import { authorizerData } from '../../infra/constructs/management-api.ts';
 import { createGeoPlaneApp, type GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
 import type { Operation } from '../../shared/api/operation.ts';
@@ -100,10 +102,14 @@ describe('GeoPlaneStack', () => {
   });
 
   describe('functions', () => {
-    it('has one Lambda function per route plus the authorizer and the deletion workflow tasks', () => {
-      template.resourceCountIs('AWS::Lambda::Function', routes.length + 1 + deletionTasks.length);
+    it('has one Lambda function per route plus the authorizer and the workflow tasks', () => {
+      template.resourceCountIs(
+        'AWS::Lambda::Function',
+        routes.length + 1 + deletionTasks.length + importTasks.length,
+      );
       expect(stack.api.functions.size).toBe(routes.length);
       expect(stack.deletionWorkflow.functions.size).toBe(deletionTasks.length);
+      expect(stack.importWorkflow.functions.size).toBe(importTasks.length);
     });
 
     it('runs every function on nodejs24.x, arm64, with X-Ray and its own log group', () => {
@@ -118,8 +124,11 @@ describe('GeoPlaneStack', () => {
 
     it('gives every log group a retention period (30 days by default)', () => {
       template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
-      // One per function, the access logs and the deletion workflow's.
-      template.resourceCountIs('AWS::Logs::LogGroup', routes.length + 1 + deletionTasks.length + 2);
+      // One per function, the access logs and each workflow's.
+      template.resourceCountIs(
+        'AWS::Logs::LogGroup',
+        routes.length + 1 + deletionTasks.length + importTasks.length + 3,
+      );
     });
 
     it('passes the table name, body limit and console settings, and no OIDC settings while none are configured', () => {
@@ -140,6 +149,11 @@ describe('GeoPlaneStack', () => {
           USAGE_PLAN_NAME,
           DELETION_STATE_MACHINE_ARN,
           DELETION_BATCH_BUDGET_MS,
+          // test/infra/import-workflow.test.ts checks who gets the import settings.
+          IMPORT_STATE_MACHINE_ARN,
+          IMPORT_UPLOAD_BUCKET,
+          IMPORT_MAX_BYTES,
+          IMPORT_STEP_BUDGET_MS,
           ...rest
         } = fn.Properties.Environment.Variables as Record<string, unknown>;
         expect(rest, id).toEqual(common);
@@ -151,6 +165,10 @@ describe('GeoPlaneStack', () => {
         if (DELETION_STATE_MACHINE_ARN !== undefined)
           expect(DELETION_STATE_MACHINE_ARN).toHaveProperty('Ref');
         if (DELETION_BATCH_BUDGET_MS !== undefined) expect(id).toMatch(/deleteBatch/);
+        if (IMPORT_STATE_MACHINE_ARN !== undefined) expect(IMPORT_STATE_MACHINE_ARN).toHaveProperty('Ref');
+        if (IMPORT_STEP_BUDGET_MS !== undefined) expect(id).toMatch(/ImportWorkflowTasksstep/);
+        // The upload bucket and the size limit come together (import routes and tasks).
+        expect(IMPORT_MAX_BYTES === undefined, id).toBe(IMPORT_UPLOAD_BUCKET === undefined);
         // Only functions that handle connection secrets learn the key.
         if (KMS_KEY_ID !== undefined)
           expect(KMS_KEY_ID).toMatchObject({ 'Fn::GetAtt': [expect.any(String), 'Arn'] });
@@ -378,20 +396,26 @@ describe('GeoPlaneStack', () => {
     it('grants no wildcard action and no DynamoDB or Logs action on "*"', () => {
       const documents = policyDocuments(template);
       expect(documents.length).toBeGreaterThan(0);
-      const stateMachineRole = logicalId(stack.deletionWorkflow.role);
+      const stateMachineRoles = [
+        logicalId(stack.deletionWorkflow.role),
+        logicalId(stack.importWorkflow.role),
+      ];
+      const uploadObjects = JSON.stringify(`/${uploadPrefix}*`);
       for (const [id, statements] of documents) {
         for (const s of statements) {
           const actions = asArray(s.Action);
           for (const action of actions) expect(action, id).not.toMatch(/(^\*$)|(:\*)|(\*$)/);
           if (JSON.stringify(s.Resource).includes('"*"') || JSON.stringify(s.Resource).includes('/*')) {
             // Only X-Ray and Step Functions' log delivery lack resource-level permissions; usage keys
-            // are made at run time (per workspace).
+            // are made at run time (per workspace), and so are upload keys (under uploads/ only).
             expect(
               actions.every((a) => a.startsWith('xray:')) ||
                 actions.every((a) =>
                   ['apigateway:GET', 'apigateway:POST', 'apigateway:DELETE'].includes(a),
                 ) ||
-                (id === stateMachineRole &&
+                (actions.every((a) => ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'].includes(a)) &&
+                  JSON.stringify(s.Resource).endsWith(`${uploadObjects}]]}`)) ||
+                (stateMachineRoles.includes(id) &&
                   actions.every((a) => a.startsWith('xray:') || stateMachineLogDelivery.includes(a))),
               `${id}: ${actions}`,
             ).toBe(true);
@@ -406,6 +430,7 @@ describe('GeoPlaneStack', () => {
         ...stack.api.functions.values(),
         stack.api.authorizerFunction,
         ...stack.deletionWorkflow.functions.values(),
+        ...stack.importWorkflow.functions.values(),
       ]) {
         const role = roles[logicalId(fn.role)];
         expect(role, fn.node.path).toBeDefined();
@@ -432,8 +457,9 @@ describe('GeoPlaneStack with stage settings in the context', () => {
   });
 
   it('lets exactly the routes that read mosaic sources read the named buckets', () => {
+    // (The import routes and step read the upload bucket: test/infra/import-workflow.test.ts.)
     const readers = policyDocuments(template).filter(([, statements]) =>
-      JSON.stringify(statements).includes('s3:GetObject'),
+      JSON.stringify(statements).includes(':s3:::rasters-'),
     );
     const expected = routes.filter((r) => r.readsMosaicSources).map((r) => r.operationId);
     expect(readers.length).toBe(expected.length);

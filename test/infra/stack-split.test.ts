@@ -3,6 +3,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { deletionTasks } from '../../infra/constructs/deletion-workflow.ts';
+import { importTasks } from '../../infra/constructs/import-workflow.ts';
 import {
   areaOf,
   maxOperationsPerStack,
@@ -92,8 +93,10 @@ describe('the stack split (ADR 0077)', () => {
       );
       if (s === stack) {
         expect(types.filter((t) => t === 'AWS::ApiGateway::Method')).toEqual([]);
-        // The authorizer and the deletion workflow's tasks: the parent's only functions.
-        expect(types.filter((t) => t === 'AWS::Lambda::Function')).toHaveLength(1 + deletionTasks.length);
+        // The authorizer and the workflows' tasks: the parent's only functions.
+        expect(types.filter((t) => t === 'AWS::Lambda::Function')).toHaveLength(
+          1 + deletionTasks.length + importTasks.length,
+        );
         continue;
       }
       const ops = (s as OperationsStack).functions.size;
@@ -110,7 +113,7 @@ describe('the stack split (ADR 0077)', () => {
     }
   });
 
-  it('keeps the API, its paths, authorizer, deployment, stage, usage plan, table, key and workflow in the parent', () => {
+  it('keeps the API, its paths, authorizer, deployment, stage, usage plan, table, key, workflows and upload bucket in the parent', () => {
     const parent = templates[0]?.[1] as Template;
     for (const type of [
       'AWS::ApiGateway::RestApi',
@@ -120,10 +123,12 @@ describe('the stack split (ADR 0077)', () => {
       'AWS::ApiGateway::UsagePlan',
       'AWS::DynamoDB::Table',
       'AWS::KMS::Key',
-      'AWS::StepFunctions::StateMachine',
     ]) {
       parent.resourceCountIs(type, 1);
     }
+    // The deletion and the import workflow; the upload bucket and its access-log bucket.
+    parent.resourceCountIs('AWS::StepFunctions::StateMachine', 2);
+    parent.resourceCountIs('AWS::S3::Bucket', 2);
     for (const [s, template] of templates.slice(1)) {
       expect(Object.keys(template.findResources('AWS::ApiGateway::Resource')), s.node.path).toEqual([]);
     }
@@ -195,7 +200,7 @@ describe('the stack split as the route table grows', () => {
       expect(count, path).toBeLessThan(templateResourceBudget);
     const merged = deploymentTemplate(stack);
     merged.resourceCountIs('AWS::ApiGateway::Method', 150);
-    merged.resourceCountIs('AWS::Lambda::Function', 150 + 1 + deletionTasks.length);
+    merged.resourceCountIs('AWS::Lambda::Function', 150 + 1 + deletionTasks.length + importTasks.length);
   }, 120_000);
 
   it('refuses a nested stack over its budget, naming the fix', () => {
