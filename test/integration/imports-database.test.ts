@@ -282,6 +282,10 @@ function importSuite(target: () => ImportTarget): void {
       { schema: published, table: 'beta' },
     ]);
     await expect(db.publish(importId, ['gamma'])).rejects.toMatchObject({ reason: 'import_table_missing' });
+    // A load run again after publishing finds the layers done and stages nothing.
+    const rerun = await load(importId, [a, b], { layers: [layerPlan(a), layerPlan(b)] });
+    expect(rerun).toMatchObject({ done: true, processed_features: 50, processed_layers: 2 });
+    expect(await relationsOf(importId)).toHaveLength(2);
   });
 
   it('resumes from its checkpoint when the budget or shouldStop ends a run: exact count, no duplicates', async () => {

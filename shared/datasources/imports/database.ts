@@ -423,18 +423,20 @@ export class ImportSession {
 
   /** The layer's checkpoint; a published table counts as finalized with its row count. */
   checkpoint(importId: string, table: string): Promise<Checkpoint> {
-    return this.tx(STATEMENT_TIMEOUT_MS, async () => {
-      const staged = await this.#readCheckpoint(importId, table);
-      if (staged) return staged;
-      if ((await this.#locate(importId, table)) === 'published') {
-        const { published } = this.#db.schemas(importId);
-        const { rows } = await this.query<{ n: string }>(
-          `SELECT count(*)::text AS n FROM ${ident(published)}.${ident(table)}`,
-        );
-        return { ...EMPTY_CHECKPOINT, features: Number(rows[0]?.n ?? 0), finalized: true };
-      }
-      return { ...EMPTY_CHECKPOINT };
-    });
+    return this.tx(STATEMENT_TIMEOUT_MS, () => this.#checkpointIn(importId, table));
+  }
+
+  async #checkpointIn(importId: string, table: string): Promise<Checkpoint> {
+    const staged = await this.#readCheckpoint(importId, table);
+    if (staged) return staged;
+    if ((await this.#locate(importId, table)) === 'published') {
+      const { published } = this.#db.schemas(importId);
+      const { rows } = await this.query<{ n: string }>(
+        `SELECT count(*)::text AS n FROM ${ident(published)}.${ident(table)}`,
+      );
+      return { ...EMPTY_CHECKPOINT, features: Number(rows[0]?.n ?? 0), finalized: true };
+    }
+    return { ...EMPTY_CHECKPOINT };
   }
 
   /**
@@ -446,7 +448,7 @@ export class ImportSession {
     const checkpoints = `${ident(staging)}.${ident(CHECKPOINTS)}`;
     return this.tx(STATEMENT_TIMEOUT_MS, async () => {
       if ((await this.#locate(importId, layer.table)) === 'published') {
-        return this.checkpoint(importId, layer.table);
+        return this.#checkpointIn(importId, layer.table);
       }
       await this.query(`CREATE SCHEMA IF NOT EXISTS ${ident(staging)}`);
       await this.query(
