@@ -1,0 +1,198 @@
+import { type Command, InvalidArgumentError } from 'commander';
+import { followImport, followRollback } from '../follow.ts';
+import { formatCount } from '../progress.ts';
+import type { ImportStatus } from '../types.ts';
+import {
+  action,
+  type CommonOptions,
+  clientFor,
+  describeImport,
+  output,
+  pollOptions,
+  printJson,
+  reportOutcome,
+  table,
+  type WaitOptions,
+  withConnection,
+  withPolling,
+} from './common.ts';
+
+const STATUSES: readonly ImportStatus[] = [
+  'awaiting_upload',
+  'queued',
+  'running',
+  'awaiting_plan',
+  'ready_to_publish',
+  'publishing',
+  'published',
+  'cancelling',
+  'cancelled',
+  'failed',
+  'rolling_back',
+  'rolled_back',
+];
+
+function status(value: string): ImportStatus {
+  if (!(STATUSES as readonly string[]).includes(value))
+    throw new InvalidArgumentError(`one of ${STATUSES.join(', ')}`);
+  return value as ImportStatus;
+}
+
+type Opts = CommonOptions & WaitOptions;
+
+export function registerImports(program: Command): void {
+  const imports = program.command('imports').description('manage imports');
+
+  withConnection(
+    imports
+      .command('get')
+      .description('show an import: status, phase, progress, discovery')
+      .argument('<id>', 'import id')
+      .option('--json', 'print the import as JSON'),
+  ).action(
+    action(async (id: string, options: Opts) => {
+      const job = await clientFor(options).getImport(options.workspace, id);
+      if (options.json) printJson(job);
+      else process.stdout.write(`${describeImport(job)}\n`);
+      return 0;
+    }),
+  );
+
+  withConnection(
+    imports
+      .command('list')
+      .description('list the imports of a workspace, oldest first')
+      .option('--status <status>', 'only imports with this status', status)
+      .option('--json', 'print the imports as JSON'),
+  ).action(
+    action(async (options: Opts & { status?: ImportStatus }) => {
+      const jobs = await clientFor(options).listImports(options.workspace, options.status);
+      if (options.json) printJson(jobs);
+      else if (jobs.length === 0) process.stdout.write('no imports\n');
+      else
+        process.stdout.write(
+          `${table(
+            ['ID', 'NAME', 'STATUS', 'PHASE', 'SERVICE', 'FEATURES', 'CREATED'],
+            jobs.map((j) => [
+              j.id,
+              j.name,
+              j.status,
+              j.phase,
+              j.service_name,
+              formatCount(j.processed_features),
+              j.created_at,
+            ]),
+          )}\n`,
+        );
+      return 0;
+    }),
+  );
+
+  withConnection(
+    imports
+      .command('history')
+      .description('list the transitions of an import, oldest first')
+      .argument('<id>', 'import id')
+      .option('--json', 'print the events as JSON'),
+  ).action(
+    action(async (id: string, options: Opts) => {
+      const events = await clientFor(options).importHistory(options.workspace, id);
+      if (options.json) printJson(events);
+      else
+        process.stdout.write(
+          `${table(
+            ['TIME', 'STATUS', 'PHASE', 'FEATURES', 'ERROR'],
+            events.map((e) => [
+              e.created_at,
+              e.status,
+              e.phase,
+              formatCount(e.processed_features),
+              e.error_message ?? '',
+            ]),
+          )}\n`,
+        );
+      return 0;
+    }),
+  );
+
+  withPolling(
+    withConnection(
+      imports
+        .command('publish')
+        .description('publish an import that is ready to publish')
+        .argument('<id>', 'import id')
+        .option('--wait', 'follow the import until it is published (or failed)')
+        .option('--json', 'print the import as JSON'),
+    ),
+  ).action(
+    action(async (id: string, options: Opts) => {
+      const client = clientFor(options);
+      const out = output();
+      const job = await client.publishImport(options.workspace, id);
+      if (!options.wait) {
+        if (options.json) printJson(job);
+        else process.stdout.write(`import ${job.id}: ${job.status}\n`);
+        return 0;
+      }
+      const done = await followImport(client, options.workspace, job, out, pollOptions(options));
+      return reportOutcome(client, options.workspace, done, out, { json: options.json });
+    }),
+  );
+
+  withPolling(
+    withConnection(
+      imports
+        .command('rollback')
+        .description('take a published import away again: its service, layers and tables')
+        .argument('<id>', 'import id')
+        .option('--wait', "follow the deletion's progress until the import is rolled back (or failed)")
+        .option('--json', 'print the import as JSON'),
+    ),
+  ).action(
+    action(async (id: string, options: Opts) => {
+      const client = clientFor(options);
+      const out = output();
+      const job = await client.rollbackImport(options.workspace, id);
+      if (!options.wait) {
+        if (options.json) printJson(job);
+        else
+          process.stdout.write(
+            `import ${job.id}: ${job.status}${job.rollback_operation_id ? ` (deletion ${job.rollback_operation_id})` : ''}\n`,
+          );
+        return 0;
+      }
+      const done = await followRollback(client, options.workspace, job, out, pollOptions(options));
+      return reportOutcome(client, options.workspace, done, out, { json: options.json });
+    }),
+  );
+
+  withPolling(
+    withConnection(
+      imports
+        .command('cancel')
+        .description('cancel an import before it is published (its staged data is dropped)')
+        .argument('<id>', 'import id')
+        .option('--wait', 'follow the import until it is cancelled')
+        .option('--json', 'print the import as JSON'),
+    ),
+  ).action(
+    action(async (id: string, options: Opts) => {
+      const client = clientFor(options);
+      const out = output();
+      const job = await client.cancelImport(options.workspace, id);
+      if (!job) {
+        // 204: cancelled at once (it was still awaiting its upload).
+        if (options.json) printJson(await client.getImport(options.workspace, id));
+        else process.stdout.write(`import ${id}: cancelled\n`);
+        return 0;
+      }
+      if (!options.wait) {
+        if (options.json) printJson(job);
+        else process.stdout.write(`import ${job.id}: ${job.status}\n`);
+        return 0;
+      }
+      const done = await followImport(client, options.workspace, job, out, pollOptions(options));
+      return reportOutcome(client, options.workspace, done, out, { json: options.json, cancelledOk: true });
+    }),
+  );
+}

@@ -1,0 +1,29 @@
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { registerImport } from './commands/import.ts';
+import { registerImports } from './commands/imports.ts';
+
+function version(): string {
+  try {
+    return (
+      JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+    ).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+const program = new Command()
+  .name('geoplane')
+  .description(
+    'The GeoPlane command line: import files and manage imports.\n' +
+      "Credentials: --url/--api-key, else GEOPLANE_URL/GEOPLANE_API_KEY, else the local host's " +
+      'bootstrap.json (GEOPLANE_DATA_DIR or ./.local). GEOPLANE_CA_FILE names a CA to trust.',
+  )
+  .version(version())
+  .showHelpAfterError();
+
+registerImport(program);
+registerImports(program);
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,83 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { basename } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { networkMessage, readBody } from './client.ts';
+import { CliError, type Connection } from './config.ts';
+import { multipartBody, multipartStream } from './multipart.ts';
+import type { UploadTicket } from './types.ts';
+
+/** `<Code>` and `<Message>` of an S3-style XML error. */
+export function s3Error(status: number, text: string): string {
+  const pick = (tag: string) =>
+    new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`)
+      .exec(text)?.[1]
+      ?.trim()
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&quot;/g, '"')
+      .replace(/&apos;/g, "'")
+      .replace(/&amp;/g, '&');
+  const code = pick('Code');
+  const message = pick('Message');
+  if (code || message)
+    return `upload refused (HTTP ${status}${code ? ` ${code}` : ''})${message ? `: ${message}` : ''}`;
+  return `upload refused (HTTP ${status})${text ? `: ${text.slice(0, 200)}` : ''}`;
+}
+
+/**
+ * POSTs the file to a presigned form (S3's presigned POST, or the local host's stand-in): the
+ * fields first, then the file, streamed from disk with an exact Content-Length. The upload URL
+ * is signed, so no API key goes with it. `onProgress` is told the file bytes sent so far.
+ */
+export async function uploadFile(
+  connection: Connection,
+  ticket: UploadTicket,
+  filePath: string,
+  fileSize: number,
+  onProgress: (sent: number) => void,
+): Promise<void> {
+  if (fileSize > ticket.max_bytes)
+    throw new CliError(`the file is ${fileSize} bytes; this upload takes at most ${ticket.max_bytes} bytes`);
+  const url = new URL(ticket.url);
+  const body = multipartBody({
+    fields: ticket.fields,
+    fileField: ticket.file_field || 'file',
+    filename: basename(filePath),
+    fileSize,
+  });
+  let sent = 0;
+  const stream = multipartStream(body, filePath, (n) => {
+    sent += n;
+    onProgress(sent);
+  });
+  const isHttps = url.protocol === 'https:';
+  const send = isHttps ? httpsRequest : httpRequest;
+  let failure: Error | undefined;
+  const res = await new Promise<IncomingMessage>((resolve, reject) => {
+    const req = send(
+      url,
+      {
+        method: 'POST',
+        // The API's agent trusts the same CA; the local upload endpoint is served by the same host.
+        ...(isHttps && connection.agent ? { agent: connection.agent } : {}),
+        headers: { 'Content-Type': body.contentType, 'Content-Length': String(body.contentLength) },
+      },
+      resolve,
+    );
+    req.on('error', (error) =>
+      // Let a failure of the file stream (which destroys the request) be recorded first.
+      setImmediate(() =>
+        reject(new CliError(failure ? `upload failed: ${failure.message}` : networkMessage(error, url.href))),
+      ),
+    );
+    // A refusal may come before the whole body is sent (the server cuts the transfer): the answer wins.
+    pipeline(stream, req).catch((error: Error) => {
+      failure = error;
+    });
+  });
+  const text = await readBody(res);
+  const status = res.statusCode ?? 0;
+  if (status < 200 || status >= 300) throw new CliError(s3Error(status, text));
+  if (failure) throw new CliError(`upload failed: ${failure.message}`);
+}
