@@ -65,6 +65,9 @@ const reads = [
   'listStyles',
   'getStyleAsset',
   'listStyleAssets',
+  'getImport',
+  'listImports',
+  'getImportHistory',
 ];
 const writes = [
   'deleteMosaicGranule',
@@ -82,6 +85,12 @@ const writes = [
   'updateLayer',
   'updateLayerGroup',
   'validateSQLView',
+  'createImport',
+  'startImport',
+  'retryImport',
+  'putImportPlan',
+  'getImportPreview',
+  'publishImport',
 ];
 const manages = [
   'createAPIKey',
@@ -99,6 +108,8 @@ const manages = [
   'updateWMSSettings',
   'updateOGCAPISettings',
   'updateOGCTilesAPISettings',
+  'cancelImport',
+  'rollbackImport',
 ];
 const everything = routes.map((r) => r.operationId).sort();
 
