@@ -60,7 +60,8 @@ async function until(
 /** Streams a 200,000-point FeatureCollection to disk. */
 async function writePoints(path: string): Promise<void> {
   const out = createWriteStream(path);
-  const write = (s: string) => (out.write(s) ? undefined : new Promise((r) => out.once('drain', r)));
+  const write = (s: string) =>
+    out.write(s) ? undefined : new Promise<void>((r) => out.once('drain', () => r()));
   await write('{"type":"FeatureCollection","features":[');
   for (let i = 0; i < FEATURES; i++) {
     const f = `{"type":"Feature","properties":{"n":${i},"name":"p${i}"},"geometry":{"type":"Point","coordinates":[${(i % 3600) / 10 - 180},${(i % 1800) / 10 - 90}]}}`;
