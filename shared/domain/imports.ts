@@ -260,7 +260,8 @@ export async function startImport(
   job: ImportJob,
   now = new Date(),
 ): Promise<ImportJob> {
-  if (job.status === 'cancelled') throw refuse(job, 'starting', "while it awaits its upload (it was cancelled)");
+  if (job.status === 'cancelled')
+    throw refuse(job, 'starting', 'while it awaits its upload (it was cancelled)');
   if (job.status !== 'awaiting_upload') return job;
   const size = await deps.uploads.size(job.source_location);
   if (size === undefined) {

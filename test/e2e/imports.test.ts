@@ -116,7 +116,9 @@ describe('both paths', () => {
     });
     expect(layers.body.layers.map((l: { public_id: string }) => l.public_id)).toEqual(['towns']);
     expect(layers.body.layers[0].geometry_type).toMatch(/POINT/i);
-    expect(await relationsOf(created.body.id)).toEqual([`import_${created.body.id.replaceAll('-', '')}.towns`]);
+    expect(await relationsOf(created.body.id)).toEqual([
+      `import_${created.body.id.replaceAll('-', '')}.towns`,
+    ]);
 
     const history = await imports.history(created.body.id);
     expect(history.status).toBe(200);
