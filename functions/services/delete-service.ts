@@ -2,14 +2,18 @@ import { locationOf } from '../../shared/api/operation.ts';
 import { getDeletion } from '../../shared/api/operations/deletions.ts';
 import { deleteService as operation } from '../../shared/api/operations/services.ts';
 import { deleteService, presentDeletion } from '../../shared/domain/deletions.ts';
+import { refuseImportOwnedService } from '../../shared/domain/imports.ts';
 import { requireService } from '../../shared/domain/services.ts';
 import { accepted, noContent } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
+import { importRepository } from '../../shared/wiring/imports.ts';
 import { deletionRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
 import { workflowStarter } from '../../shared/wiring/workflows.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, params, query, principal }) => {
   const service = await requireService(serviceRepository(), workspace.id, params.service, true);
+  if (service.status === 'active')
+    await refuseImportOwnedService(importRepository(), workspace.id, service.id);
   const outcome = await deleteService(
     deletionRepository(),
     workflowStarter(),

@@ -3,16 +3,21 @@ import { getDeletion } from '../../shared/api/operations/deletions.ts';
 import { deleteWorkspace as operation } from '../../shared/api/operations/workspaces.ts';
 import { deleteWorkspaceRecursively, presentDeletion } from '../../shared/domain/deletions.ts';
 import { NotFoundError } from '../../shared/domain/errors.ts';
+import { refuseWorkspaceWithImports } from '../../shared/domain/imports.ts';
 import { checkVersion, deleteWorkspace } from '../../shared/domain/workspaces.ts';
 import { accepted, noContent } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
+import { importRepository } from '../../shared/wiring/imports.ts';
 import { deletionRepository, workspaceRepository } from '../../shared/wiring/repositories.ts';
 import { usageKeys } from '../../shared/wiring/usage-keys.ts';
 import { workflowStarter } from '../../shared/wiring/workflows.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, ifMatch, query, principal }) => {
   if (query.recurse) {
-    if (workspace.status === 'active') checkVersion(workspace, ifMatch);
+    if (workspace.status === 'active') {
+      checkVersion(workspace, ifMatch);
+      await refuseWorkspaceWithImports(importRepository(), workspace.id);
+    }
     const { operation: op, plan } = await deleteWorkspaceRecursively(
       deletionRepository(),
       workflowStarter(),

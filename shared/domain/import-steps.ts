@@ -68,8 +68,15 @@ export interface StepResult {
 
 const DONE: StepResult = { done: true, wait_seconds: 0 };
 const AGAIN: StepResult = { done: false, wait_seconds: 0 };
-/** How long a rollback waits between looks at its deletion operation. */
-const POLL_SECONDS = 2;
+/**
+ * How long a teardown waits between looks at its deletion operation: 2 s at first, a tenth of the
+ * time waited so far later, at most a minute — so a deletion that runs for days stays far below
+ * Step Functions' 25,000 history events (~5 per look).
+ */
+function pollSeconds(job: ImportJob, now: Date): number {
+  const waited = (now.getTime() - Date.parse(job.updated_at)) / 1000;
+  return Math.min(60, Math.max(2, Math.round(waited / 10)));
+}
 
 /** The job as the run `input.run` owns it; undefined when another run owns it (stop). */
 async function owned(deps: ImportStepDeps, input: ImportWorkflowInput): Promise<ImportJob | undefined> {
@@ -316,7 +323,7 @@ async function teardown(deps: ImportStepDeps, job: ImportJob, now: () => Date): 
     );
     if ('operation' in outcome) {
       const next = advance(job, { status: job.status, rollback_operation_id: outcome.operation.id }, now());
-      return (await save(deps, job, next)) ? { done: false, wait_seconds: POLL_SECONDS } : DONE;
+      return (await save(deps, job, next)) ? { done: false, wait_seconds: 2 } : DONE;
     }
   } else if (service && job.rollback_operation_id) {
     const found = await deps.deletions.find(job.rollback_operation_id);
@@ -327,7 +334,7 @@ async function teardown(deps: ImportStepDeps, job: ImportJob, now: () => Date): 
         `Deleting the service failed: ${found?.operation.last_error ?? 'unknown error'}. Retry the import to resume the rollback.`,
       );
     }
-    if (status !== 'completed' && found) return { done: false, wait_seconds: POLL_SECONDS };
+    if (status !== 'completed' && found) return { done: false, wait_seconds: pollSeconds(job, now()) };
   }
   await deps.engine.dropAll(job.id);
   const end = job.teardown_to ?? (job.status === 'rolling_back' ? 'rolled_back' : 'cancelled');

@@ -49,6 +49,10 @@ export interface ImportRepository {
    * (another run, another status) — the caller stops.
    */
   progress(job: ImportJob, progress: ImportProgress & { warnings?: string[] }): Promise<boolean>;
+  /** The job that published (or publishes) the service, if any. */
+  findByService(workspaceId: string, serviceId: string): Promise<ImportJob | undefined>;
+  /** The first job of the workspace for which `test` holds (in creation order). */
+  firstWhere(workspaceId: string, test: (job: ImportJob) => boolean): Promise<ImportJob | undefined>;
   /** Calls `fn` with every job a workflow owns (queued, running, publishing, cancelling, rolling back). */
   working(fn: (job: ImportJob) => Promise<void>): Promise<void>;
 }
@@ -463,4 +467,45 @@ export async function previewImport(
     );
   }
   return found;
+}
+
+/** True when the import may have tables in the import database, or a service it owns. */
+function holdsData(job: ImportJob): boolean {
+  if (['awaiting_upload', 'cancelled', 'rolled_back'].includes(job.status)) return false;
+  // A failed load dropped its staging; a failed publish or rollback still holds its schema.
+  return job.status !== 'failed' || job.phase === 'publish' || job.phase === 'rollback';
+}
+
+/**
+ * The service belongs to a published import: it goes with rollbackImport (which also drops its
+ * tables), not with deleteService — which would leave the import's schema behind (409).
+ */
+export async function refuseImportOwnedService(
+  repo: ImportRepository,
+  workspaceId: string,
+  serviceId: string,
+): Promise<void> {
+  const owner = await repo.findByService(workspaceId, serviceId);
+  if (owner && holdsData(owner)) {
+    throw new StateConflictError(
+      'service_owned_by_import',
+      `The service was published by import '${owner.id}'; roll the import back instead (POST …/imports/${owner.id}/rollback): that also drops its tables.`,
+      { import_id: owner.id },
+    );
+  }
+}
+
+/**
+ * A workspace is deleted recursively only once its imports hold no data (409): the deletion
+ * workflow removes the catalog, not an import's tables in the import database.
+ */
+export async function refuseWorkspaceWithImports(repo: ImportRepository, workspaceId: string): Promise<void> {
+  const live = await repo.firstWhere(workspaceId, holdsData);
+  if (live) {
+    throw new StateConflictError(
+      'workspace_has_imports',
+      `Import '${live.id}' is '${live.status}': cancel or roll back the workspace's imports first (their tables live in the import database).`,
+      { import_id: live.id },
+    );
+  }
 }

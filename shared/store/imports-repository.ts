@@ -14,6 +14,7 @@ import { conditionalWrite } from './errors.ts';
 import {
   DynamoRepository,
   indexCondition,
+  keyCondition,
   queryInput,
   queryPages,
   queryPrefixPage,
@@ -149,6 +150,29 @@ export class DynamoImportRepository extends DynamoRepository implements ImportRe
         }),
       ),
     );
+  }
+
+  async findByService(workspaceId: string, serviceId: string): Promise<ImportJob | undefined> {
+    return this.firstWhere(workspaceId, (job) => job.service_id === serviceId);
+  }
+
+  async firstWhere(workspaceId: string, test: (job: ImportJob) => boolean): Promise<ImportJob | undefined> {
+    let found: ImportJob | undefined;
+    await queryPages(
+      this.db,
+      queryInput(
+        this.table,
+        keyCondition(keys.workspacePartition(workspaceId), { prefix: keys.importJobPrefix }),
+        {
+          consistent: true,
+        },
+      ),
+      (items) => {
+        found = items.map((i) => withoutKeys(i) as unknown as ImportJob).find(test);
+        return found === undefined;
+      },
+    );
+    return found;
   }
 
   async working(fn: (job: ImportJob) => Promise<void>): Promise<void> {

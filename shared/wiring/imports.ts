@@ -69,7 +69,11 @@ export function importStepDeps(): ImportStepDeps {
     services: store.serviceRepository(),
     layers: store.layerRepository(),
     gateway: postgisGateway,
-    box: secretBox(),
+    // Built on first use: the failure recorder never encrypts (its function has no KMS key).
+    box: {
+      encrypt: (...args) => secretBox().encrypt(...args),
+      decrypt: (...args) => secretBox().decrypt(...args),
+    },
     deletions: store.deletionRepository(),
     deletionStarter: workflowStarter(),
     workspaces: store.workspaceRepository(),

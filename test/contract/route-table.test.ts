@@ -4,6 +4,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { deletionTaskDescription, deletionTasks } from '../../infra/constructs/deletion-workflow.ts';
+import { importTaskDescription, importTasks } from '../../infra/constructs/import-workflow.ts';
 import { createGeoPlaneApp } from '../../infra/stacks/geoplane-stack.ts';
 import { openApiDocument } from '../../shared/api/openapi.ts';
 import { routes } from '../../shared/api/routes.ts';
@@ -132,8 +133,11 @@ describe('route table ↔ synthesized template', () => {
     for (const parts of variablesByParent.values()) expect(parts).toHaveLength(1);
   });
 
-  it('has a function per route, plus the authorizer and the deletion workflow tasks', () => {
-    const tasks = deletionTasks.map((task) => deletionTaskDescription(task).split(':')[0]);
+  it('has a function per route, plus the authorizer and the deletion and import workflow tasks', () => {
+    const tasks = [
+      ...deletionTasks.map((task) => deletionTaskDescription(task).split(':')[0]),
+      ...importTasks.map((task) => importTaskDescription(task).split(':')[0]),
+    ];
     expect(functions.map(([operationId]) => operationId).sort()).toEqual(
       [...routes.map((op) => op.operationId), 'authorizer', ...tasks].sort(),
     );

@@ -174,6 +174,32 @@ describe('both paths', () => {
   });
 });
 
+describe('what a published import owns goes only with its rollback', () => {
+  it('deleteService of its service and a recursive deleteWorkspace answer 409 until it is rolled back', async () => {
+    const own = await createWorkspace(uniqueName('owned'));
+    const api = importsOf(own.id);
+    const job = await api.uploaded(pointsGeoJson(10), 'owned.geojson', { auto_publish: true });
+    const done = await api.until(job.id, ['published', 'failed']);
+    expect(done.body.status, JSON.stringify(done.body)).toBe('published');
+    const svc = `/workspaces/${own.id}/services/${done.body.service_id}`;
+    expectError(
+      await call('DELETE', `${svc}?recurse=true`, { headers: asSuperAdmin() }),
+      409,
+      'service_owned_by_import',
+    );
+    expectError(
+      await call('DELETE', `/workspaces/${own.id}?recurse=true`, { headers: asSuperAdmin() }),
+      409,
+      'workspace_has_imports',
+    );
+    expect((await call('GET', svc, { headers: asSuperAdmin() })).status).toBe(200);
+    expect((await api.rollback(job.id)).status).toBe(202);
+    expect((await api.until(job.id, ['rolled_back', 'failed'], 120_000)).body.status).toBe('rolled_back');
+    const gone = await call('DELETE', `/workspaces/${own.id}?recurse=true`, { headers: asSuperAdmin() });
+    expect(gone.status, gone.text).toBe(202);
+  });
+});
+
 describe('URIs that are not allowed → 400, nothing created', () => {
   for (const uri of [
     'https://example.com/a.geojson',
