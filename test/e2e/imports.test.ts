@@ -1,7 +1,9 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { geojson as flatgeobuf } from 'flatgeobuf';
 import { beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { ImportHistoryBody, ImportJobBody } from '../../shared/api/import-schemas.ts';
+import { zipOf } from '../fixtures/imports/zip-writer.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { createKey, createWorkspace, expectError, withKey } from '../support/fixtures.ts';
 import { importsOf, pointsGeoJson, relationsOf, upload } from '../support/imports.ts';
@@ -198,6 +200,93 @@ describe('what a published import owns goes only with its rollback', () => {
     const gone = await call('DELETE', `/workspaces/${own.id}?recurse=true`, { headers: asSuperAdmin() });
     expect(gone.status, gone.text).toBe(202);
   });
+});
+
+describe('every format through the API', () => {
+  const fixtures = join(import.meta.dirname, '../fixtures/imports');
+  const feature = (i: number) => ({
+    type: 'Feature',
+    properties: { id: i, name: `n${i}` },
+    geometry: { type: 'Point', coordinates: [i / 10, i / 20] },
+  });
+  const roads = () =>
+    zipOf(
+      readdirSync(join(fixtures, 'shp'))
+        .filter((f) => f.startsWith('roads.'))
+        .map((f) => ({ name: `data/${f}`, data: readFileSync(join(fixtures, 'shp', f)) })),
+    );
+  const cases: [string, string, () => Buffer | Uint8Array, number][] = [
+    [
+      'newline-delimited GeoJSON',
+      'p.geojsonl',
+      () => Buffer.from(`${[1, 2, 3].map((i) => JSON.stringify(feature(i))).join('\n')}\n`),
+      3,
+    ],
+    [
+      'GeoJSON text sequences',
+      'p.geojsons',
+      () => Buffer.from([1, 2].map((i) => `\x1e${JSON.stringify(feature(i))}\n`).join('')),
+      2,
+    ],
+    ['CSV with lat/lon', 'p.csv', () => Buffer.from('name;lat;lon\na;48.1;11.5\nb;48.2;11.6\n'), 2],
+    ['a zipped Shapefile', 'roads.zip', roads, -1],
+    ['a GeoPackage', 'sample.gpkg', () => readFileSync(join(fixtures, 'sample.gpkg')), -1],
+    [
+      'FlatGeobuf',
+      'p.fgb',
+      () =>
+        flatgeobuf.serialize(
+          { type: 'FeatureCollection', features: [1, 2, 3, 4].map(feature) } as never,
+          4326,
+        ),
+      4,
+    ],
+  ];
+  for (const [title, filename, bytes, count] of cases) {
+    it(`${title} stages, publishes and rolls back`, async () => {
+      const job = await imports.uploaded(Buffer.from(bytes()), filename, { auto_publish: true });
+      const done = await imports.until(job.id, ['published', 'failed', 'awaiting_plan']);
+      expect(done.body.status, JSON.stringify(done.body)).toBe('published');
+      const layers = done.body.discovery.layers as { feature_count: number }[];
+      const total = layers.reduce((n, l) => n + l.feature_count, 0);
+      if (count >= 0) expect(total).toBe(count);
+      expect(total).toBeGreaterThan(0);
+      expect(done.body.processed_features).toBe(total);
+      const listed = await call('GET', `/workspaces/${ws.id}/services/${done.body.service_id}/layers`, {
+        headers: asSuperAdmin(),
+      });
+      expect(listed.body.layers).toHaveLength(done.body.plan.layers.length);
+      expect((await imports.rollback(job.id)).status).toBe(202);
+      expect((await imports.until(job.id, ['rolled_back', 'failed'], 120_000)).body.status).toBe(
+        'rolled_back',
+      );
+      expect(await relationsOf(job.id)).toEqual([]);
+    });
+  }
+
+  const hostile: [string, () => Buffer, RegExp][] = [
+    ['a zip entry with ../', () => zipOf([{ name: '../evil.shp', data: 'x' }]), /\.\.\/|unsafe/i],
+    ['an absolute zip entry', () => zipOf([{ name: '/etc/evil.shp', data: 'x' }]), /unsafe|absolute/i],
+    [
+      'a zip bomb',
+      () => zipOf([{ name: 'bomb.shp', data: Buffer.alloc(20 * 1024 * 1024) }]),
+      /ratio|limit|bomb/i,
+    ],
+    [
+      'a zip without a shapefile',
+      () => zipOf([{ name: 'x.vrt', data: '<OGRVRTDataSource/>' }]),
+      /shapefile|\.shp|unsupported/i,
+    ],
+  ];
+  for (const [title, bytes, message] of hostile) {
+    it(`refuses ${title}: failed, nothing left behind`, async () => {
+      const job = await imports.uploaded(bytes(), 'hostile.zip');
+      const res = await imports.until(job.id, ['failed', 'ready_to_publish', 'awaiting_plan']);
+      expect(res.body.status, JSON.stringify(res.body)).toBe('failed');
+      expect(res.body.error_message).toMatch(message);
+      expect(await relationsOf(job.id)).toEqual([]);
+    });
+  }
 });
 
 describe('URIs that are not allowed → 400, nothing created', () => {
