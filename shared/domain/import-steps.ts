@@ -158,9 +158,25 @@ async function work(
   }
   if (job.phase === 'discover') {
     let bytes = 0;
+    // Discovery reads the whole file once: its bytes show as progress (every 2 s), never frozen.
+    let reported = Date.now();
+    let pending: Promise<unknown> = Promise.resolve();
     const discovery = await deps.engine.discover(job, (b) => {
       bytes = b;
+      if (Date.now() - reported < 2000) return;
+      reported = Date.now();
+      pending = pending.then(() =>
+        deps.repo
+          .progress(job, {
+            processed_bytes: bytes,
+            processed_features: 0,
+            processed_layers: 0,
+            total_layers: 0,
+          })
+          .catch(() => false),
+      );
     });
+    await pending;
     const plan = job.plan ?? defaultPlan(discovery);
     const missing = layersWithoutCrs(plan, discovery);
     const common = {
