@@ -62,7 +62,7 @@ describe('FlatGeobuf', () => {
       /feature 24\b/,
     );
     const header = tmp.file('header.fgb', bytes.subarray(0, 20));
-    await expectInputError(() => discover(header, 'header.fgb'), 'invalid_flatgeobuf');
+    await expectInputError(() => discover(header, 'header.fgb'), 'truncated_file', /header/);
     const far = tmp.file('far.fgb', fgb([point(0, 0), point(500, 0)]));
     await expectInputError(() => discover(far, 'far.fgb'), 'coordinates_out_of_range', /[Ff]eature 1\b.*500/);
   });

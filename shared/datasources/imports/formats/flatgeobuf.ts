@@ -86,14 +86,54 @@ async function* fgbFeatures(
   }
 }
 
-/** The header of the file (read by starting a pass and stopping after the first feature). */
-async function readHeader(path: string): Promise<HeaderMeta | null> {
-  let header: HeaderMeta | null = null;
-  for await (const _ of fgbFeatures(path, {}, (h) => {
-    header = h;
-  })) {
-    break;
+/** Thrown by the header callback to stop the library once it has the header. */
+const HEADER_READ = Symbol('header read');
+
+/**
+ * The header of the file. Checks first that the file holds the whole header (the library waits
+ * forever on a file that ends inside it), then lets the library parse it and stops it there.
+ */
+async function readHeader(path: string): Promise<HeaderMeta> {
+  const handle = await open(path, 'r');
+  try {
+    const size = (await handle.stat()).size;
+    const head = Buffer.alloc(12);
+    const { bytesRead } = await handle.read(head, 0, 12, 0);
+    if (bytesRead < 12 || head[0] !== 0x66 || head[1] !== 0x67 || head[2] !== 0x62) {
+      throw new ImportInputError(
+        'invalid_flatgeobuf',
+        'The FlatGeobuf file is truncated or not FlatGeobuf (bad magic bytes).',
+      );
+    }
+    if (12 + head.readUInt32LE(8) > size) {
+      throw new ImportInputError(
+        'truncated_file',
+        'The FlatGeobuf file is truncated: it ends inside its header.',
+      );
+    }
+  } finally {
+    await handle.close();
   }
+  let header: HeaderMeta | undefined;
+  const file = createReadStream(path, { highWaterMark: 64 * 1024 });
+  try {
+    const stream = Readable.toWeb(file) as unknown as ReadableStream;
+    for await (const _ of geojson.deserialize(stream, {
+      headerMetaFn: (h: HeaderMeta) => {
+        header = h;
+        throw HEADER_READ;
+      },
+    })) {
+      break;
+    }
+  } catch (error) {
+    if (error !== HEADER_READ)
+      throw asInputError(error, 'invalid_flatgeobuf', 'The FlatGeobuf header cannot be read');
+  } finally {
+    file.destroy();
+  }
+  if (!header)
+    throw new ImportInputError('invalid_flatgeobuf', 'The FlatGeobuf file has no readable header.');
   return header;
 }
 
@@ -120,6 +160,12 @@ async function checkFraming(path: string, header: HeaderMeta): Promise<void> {
     let offset = 12 + headerSize;
     if (header.indexNodeSize > 0 && header.featuresCount > 0) {
       offset += calcTreeSize(header.featuresCount, header.indexNodeSize);
+    }
+    if (offset > size) {
+      throw new ImportInputError(
+        'truncated_file',
+        'The FlatGeobuf file is truncated: it ends inside its spatial index.',
+      );
     }
     let count = 0;
     while (offset < size) {
@@ -173,8 +219,7 @@ export async function discoverFlatGeobuf(
   sizeBytes: number,
   options: DiscoverOptions = {},
 ): Promise<Discovery> {
-  const first = await readHeader(path);
-  if (first) await checkFraming(path, first);
+  await checkFraming(path, await readHeader(path));
   const scan = new LayerScan(layerNameOf(filename));
   let header: HeaderMeta | null = null;
   for await (const feature of fgbFeatures(path, options, (h) => {
@@ -210,8 +255,8 @@ export async function* readFlatGeobuf(
   options: ReadOptions = {},
 ): AsyncGenerator<SourceFeature> {
   const header = await readHeader(path);
-  if (header) await checkFraming(path, header);
-  const { skipped } = fieldsOf(header?.columns ?? null, []);
+  await checkFraming(path, header);
+  const { skipped } = fieldsOf(header.columns, []);
   const skip = options.skip ?? 0;
   for await (const feature of fgbFeatures(path, options, () => undefined)) {
     if (feature.index < skip) continue;
