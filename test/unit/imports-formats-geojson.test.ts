@@ -253,3 +253,22 @@ describe('GeoJSON bad input', () => {
     );
   });
 });
+
+describe('aborting', () => {
+  it('stops with the AbortError of the signal, not an ImportInputError', async () => {
+    const path = tmp.file('abort.geojson', collection([point(0, 0), point(1, 1), point(2, 2)]));
+    const controller = new AbortController();
+    const seen: unknown[] = [];
+    let caught: unknown;
+    try {
+      for await (const f of readFeatures(path, 'abort.geojson', 'abort', { signal: controller.signal })) {
+        seen.push(f);
+        controller.abort();
+      }
+    } catch (error) {
+      caught = error;
+    }
+    expect(seen).toHaveLength(1);
+    expect((caught as Error).name).toBe('AbortError');
+  });
+});

@@ -145,6 +145,7 @@ async function* csvRows(
         onHeader(header);
         continue;
       }
+      options.signal?.throwIfAborted();
       yield { index: index++, line: info.lines, cells: record };
     }
   } catch (error) {

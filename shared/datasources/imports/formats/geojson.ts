@@ -31,6 +31,9 @@ interface TopLevel {
 /** stream-chain's end-of-input marker (`none`, a registered symbol): flushes the parser. */
 const FLUSH = Symbol.for('object-stream.none');
 
+/** Characters handed to the tokenizer at a time. */
+const PARSE_SLICE = 64 * 1024;
+
 const STREAMED = new Set(['startString', 'stringChunk', 'endString']);
 
 /** One feature item of the document: its 0-based index and the assembled JSON. */
@@ -223,14 +226,23 @@ async function* rawFeatures(path: string, options: ReadOptions, top: TopLevel): 
   let offset = 0;
   try {
     for await (const chunk of readChunks(path, options)) {
-      let items: RawItem[];
+      let text: string;
       try {
-        items = walker.push(decoder.decode(chunk, { stream: true }));
+        text = decoder.decode(chunk, { stream: true });
       } catch (error) {
         throw new ChunkError(offset, error);
       }
+      // Parsed in slices so only a slice's tokens and features are alive at a time.
+      for (let from = 0; from < text.length; from += PARSE_SLICE) {
+        let items: RawItem[];
+        try {
+          items = walker.push(text.slice(from, from + PARSE_SLICE));
+        } catch (error) {
+          throw new ChunkError(offset, error);
+        }
+        yield* items;
+      }
       offset += chunk.length;
-      yield* items;
     }
     let items: RawItem[];
     try {
@@ -276,6 +288,7 @@ async function* documentFeatures(
   top: TopLevel,
 ): AsyncGenerator<{ index: number; feature: SourceFeature }> {
   for await (const { index, item } of rawFeatures(path, options, top)) {
+    options.signal?.throwIfAborted();
     yield { index, feature: toFeature(item, index) };
   }
   if (top.collection) return;

@@ -151,6 +151,7 @@ export async function* readGeoJsonSeq(
 ): AsyncGenerator<SourceFeature> {
   const skip = options.skip ?? 0;
   for await (const record of records(path, options)) {
+    options.signal?.throwIfAborted();
     if (record.index >= skip) yield parseRecord(record);
   }
 }
