@@ -13,6 +13,33 @@ const optionalText = z
   .optional()
   .transform((v) => (v ? v : undefined));
 
+/**
+ * A boolean context value: `-c key=false` arrives as the string "false", which `z.coerce.boolean()`
+ * reads as true (ADR 0087). true/"true"/"1"/1 and false/"false"/"0"/0 only (any case); "" is "not
+ * configured" (the default); anything else is an error.
+ */
+export const contextBoolean = (byDefault: boolean) =>
+  z.preprocess(
+    (value) => {
+      // An empty string means "not configured", as for every other key.
+      if (value === '') return undefined;
+      if (typeof value === 'string') {
+        const text = value.trim().toLowerCase();
+        if (text === 'true' || text === '1') return true;
+        if (text === 'false' || text === '0') return false;
+      }
+      if (value === 1) return true;
+      if (value === 0) return false;
+      return value;
+    },
+    z
+      .boolean({
+        error: (issue) =>
+          `must be true or false ("true"/"1" or "false"/"0"), got ${JSON.stringify(issue.input)}`,
+      })
+      .default(byDefault),
+  );
+
 /** `host:port` as an allowlist entry reads it (IPv6 literals in brackets). */
 export function hostAndPort(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
@@ -73,7 +100,7 @@ const schema = z.object({
   oidcRedirectUri: optionalText,
   oidcScopes: optionalText,
   oidcGroupClaims: optionalText,
-  consoleTokenLogin: z.coerce.boolean().default(true),
+  consoleTokenLogin: contextBoolean(true),
   sessionTtlSeconds: z.coerce.number().int().positive().default(43200),
   sessionIdleSeconds: z.coerce.number().int().positive().default(3600),
   /** S3 buckets raster mosaics may read (comma-separated names); none by default. */
@@ -156,6 +183,12 @@ export type StageConfig = z.output<typeof schema>;
 
 /** Context keys read by {@link stageConfigOf}. */
 export const stageContextKeys = Object.keys(schema.shape) as (keyof StageConfig)[];
+
+/** The boolean context keys (each read with {@link contextBoolean}). */
+export const stageBooleanKeys = stageContextKeys.filter((key) => {
+  const probe = (value: unknown) => schema.shape[key].safeParse(value);
+  return probe('false').success && probe('false').data === false && !probe('maybe').success;
+});
 
 /** Parses the stage configuration from a construct's context; throws with every problem listed. */
 export function stageConfigOf(node: Node): StageConfig {
