@@ -190,7 +190,7 @@ describe('GeoJSON bad input', () => {
       'coordinates_out_of_range',
       /[Ff]eature 1\b.*1113194\.9/,
     );
-    expect(error.message).toMatch(/source_srid/);
+    expect(error.message).toMatch(/reproject it, or declare its CRS/);
   });
 
   it('names the feature with bytes that are not UTF-8', async () => {

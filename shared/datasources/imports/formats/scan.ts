@@ -217,7 +217,7 @@ export class LayerScan {
       const { label, value, axis } = this.outOfRange;
       throw new ImportInputError(
         'coordinates_out_of_range',
-        `${capitalise(label)} of layer '${this.name}' has ${axis} ${value}, outside the range of EPSG:4326 (longitude -180..180, latitude -90..90). If the file isn't in longitude/latitude, give its real CRS as source_srid in the import plan (or fix the coordinates).`,
+        `${capitalise(label)} of layer '${this.name}' has ${axis} ${value}, outside the range of EPSG:4326 (longitude -180..180, latitude -90..90). If the file isn't in longitude/latitude, reproject it, or declare its CRS in the file (a GeoJSON "crs" member such as "EPSG:3857", a Shapefile .prj) and import it again; otherwise fix the coordinates.`,
       );
     }
     let geometryType: GeometryType | null = null;
