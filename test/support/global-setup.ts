@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import type { TestProject } from 'vitest/node';
 import { startDynamoLocal } from '../../infra/local/dynamodb.ts';
 import { startHostProcess } from './host-process.ts';
+import { leftoversOfRun } from './leftovers.ts';
 import { freePort } from './ports.ts';
 
 declare module 'vitest' {
@@ -19,9 +21,13 @@ declare module 'vitest' {
 
 /**
  * Starts one DynamoDB Local (in memory) and one local host process for the whole run. Tests use
- * unique names instead of truncating tables.
+ * unique names instead of truncating tables. Every DynamoDB Local and host the run starts carries
+ * its marker (GEOPLANE_TEST_RUN, inherited by the test workers); the teardown fails the run when
+ * one of them is still alive at the end (ADR 0087).
  */
 export default async function setup(project: TestProject) {
+  const marker = `geoplane-test-${randomUUID()}`;
+  process.env.GEOPLANE_TEST_RUN = marker;
   const dynamo = await startDynamoLocal(await freePort());
   const tableName = 'geoplane-test';
   const host = await startHostProcess({
@@ -49,5 +55,21 @@ export default async function setup(project: TestProject) {
     await host.stop();
     host.cleanup();
     await dynamo.stop();
+    const left = await leftoversOfRun(marker);
+    if (left.length > 0) {
+      // They are this run's own: end them, then fail the run so the leak is fixed, not ignored.
+      for (const { pid } of left) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // Already gone.
+        }
+      }
+      // Vitest reports an error thrown here but still exits 0; the exit code is what CI reads.
+      process.exitCode = 1;
+      throw new Error(
+        `the test run left ${left.length} process(es) alive:\n${left.map((p) => `  ${p.pid} ${p.commandLine.slice(0, 300)}`).join('\n')}`,
+      );
+    }
   };
 }

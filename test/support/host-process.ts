@@ -32,7 +32,10 @@ export async function startHostProcess(env: Record<string, string> = {}): Promis
   const port = await freePort();
   const httpPort = await freePort();
   const dynamoPort = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'infra/local/main.ts'], {
+  // The test run's marker on the command line: the global teardown finds a host left behind by it.
+  const marker = process.env.GEOPLANE_TEST_RUN;
+  const args = ['--import', 'tsx', 'infra/local/main.ts', ...(marker ? [`--geoplane-run=${marker}`] : [])];
+  const child = spawn(process.execPath, args, {
     cwd: root,
     env: {
       ...process.env,
