@@ -6,7 +6,9 @@
  *   2. minified bundle size and import time of every Lambda, next to the FLOOR handler;
  *   3. the scaling run: a listLayers page with 100 vs 100,000 layers in the service (ADR 0021);
  *   4. recursive deleteService of 1,000 and 10,000 layers: time and DynamoDB write units (on the
- *      scaling stack; `npx tsx bench/deletion.ts` runs this section alone).
+ *      scaling stack; `npx tsx bench/deletion.ts` runs this section alone);
+ *   5. the importer vs GDAL's ogr2ogr into a real PostGIS, run last on its own (bench/imports.ts;
+ *      `npx tsx bench/imports.ts` runs this section alone).
  * Prints markdown (also written to bench/results.md), marks each target PASS/FAIL, and exits 0
  * whenever the measurement itself succeeded. Everything it starts is stopped, also on errors.
  */
@@ -37,6 +39,7 @@ import {
 import { cleanup, installExitHandlers, onCleanup, stopNow, stopStarting, wasInterrupted } from './cleanup.ts';
 import { deletionSection, measureDeletion } from './deletion.ts';
 import { startFloorServer, stopChild } from './floor-process.ts';
+import { IMPORTS_WATCHDOG_MS, importsSection, measureImportLoads } from './imports.ts';
 import { call, type LatencyCase, type LatencyResult, measureLatency } from './latency.ts';
 import { CLEANUP_PREFIX, fillScaling, measureScaling, scalingSection, startScalingStack } from './scaling.ts';
 import { fixed, kb, mean, median, percentile, ratio, table, thousands, verdict } from './stats.ts';
@@ -589,7 +592,7 @@ function bundleSection(bundles: Bundle[], importRuns: number, verdicts: Verdicts
 
 // ---- main ---------------------------------------------------------------------------------------
 async function main(): Promise<number> {
-  installExitHandlers(WATCHDOG_MS);
+  installExitHandlers(WATCHDOG_MS + IMPORTS_WATCHDOG_MS);
   // Startups that cost no CPU once up run beside the bundling (not measured): the scaling stack
   // (DynamoDB Local in memory, a host without PostGIS, a floor server) and the main DynamoDB Local.
   progress('starting the scaling stack and DynamoDB Local beside the bundling');
@@ -647,6 +650,15 @@ async function main(): Promise<number> {
     hostStartMs: m.hostStartMs,
   };
   phases.push(['section 1 (warm-up and measured rounds)', Date.now() - t]);
+  // ---- section 5 (bench/imports.ts) --------------------------------------------------------------
+  // Last and alone: sections 1–4's processes are stopped first (stopNow, so the final cleanup()
+  // still covers what section 5 registers); it stops its own PostgreSQL and children itself.
+  t = Date.now();
+  await stopNow('');
+  const imports = await measureImportLoads(progress);
+  phases.push(['section 5 (imports: files, PostgreSQL, loads)', Date.now() - t]);
+  // ---- end of section 5 ---------------------------------------------------------------------------
+
   progress('measured; stopping everything the benchmark started');
   t = Date.now();
   await cleanup();
@@ -658,6 +670,7 @@ async function main(): Promise<number> {
   const part2 = bundleSection(bundles, importRuns, verdicts);
   const part3 = scalingSection(scaling, SCALING, verdicts.lines);
   const part4 = deletionSection(deletion, verdicts.lines);
+  const part5 = importsSection(imports, verdicts.lines);
   const cpu = cpus()[0]?.model.trim() ?? 'unknown CPU';
   const load = (l: number[]) => l.map((n) => n.toFixed(1)).join(' ');
   const busy = Math.max(loadAtStart[0] ?? 0, loadavg()[0] ?? 0) > cpus().length;
@@ -685,6 +698,8 @@ async function main(): Promise<number> {
     part3,
     '',
     part4,
+    '',
+    part5,
   ].join('\n');
   // Tables come aligned from `table()` (biome leaves markdown alone).
   writeFileSync(resultsFile, report);

@@ -1,0 +1,817 @@
+/**
+ * Section 5 of `npm run bench`: the importer (ADR 0083–0085) loading GeoJSON into a real
+ * PostgreSQL 15 + PostGIS 3, next to GDAL's `ogr2ogr` loading the same files into the same
+ * database. Also runs alone: `npx tsx bench/imports.ts` (prints the section only).
+ *
+ *   - three generated files (streamed to a temp dir, a fixed seed): 100,000 and 1,000,000 points
+ *     (int, float, text, bool properties) and 200,000 small polygons (squares and pentagons);
+ *   - the PostgreSQL of `.ci/postgres.sh` (started here unless GEOPLANE_TEST_POSTGRES_URL names
+ *     one), a fresh database with PostGIS, a loader role owning it and a serving role;
+ *   - ours: `bench/import-load.ts` in a child process per file (discover + defaultPlan +
+ *     loadImport, unlimited budget), its own timings and peak RSS;
+ *   - GDAL: `ogr2ogr -f PostgreSQL … -lco GEOMETRY_NAME=geom -lco SPATIAL_INDEX=GIST
+ *     --config PG_USE_COPY YES -gt 100000`, wall clock, peak RSS from `/usr/bin/time -v`;
+ *   - after every load the rows in the database are counted: anything but the file's feature
+ *     count fails the measurement;
+ *   - ROUNDS rounds (BENCH_IMPORTS_ROUNDS, default 3), ours first in odd rounds and ogr2ogr first in
+ *     even ones; the report takes the median seconds and peak RSS of each.
+ *
+ * Targets: our features/s ≥ 0.5× ogr2ogr's (per file); peak RSS flat: 1M points ≤ 1.2× 100k points.
+ * BENCH_IMPORTS_SCALE (default 1) scales the feature counts down for a quick trial run.
+ */
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { cleanup, installExitHandlers, onCleanup, stopNow, wasInterrupted } from './cleanup.ts';
+import { fixed, median as medianOf, ratio, table, thousands, verdict } from './stats.ts';
+
+// ---- plan and targets ---------------------------------------------------------------------------
+const POINTS_SMALL = 100_000;
+const POINTS_LARGE = 1_000_000;
+const POLYGONS = 200_000;
+/** Ours at least this share of ogr2ogr's features/s. */
+const THROUGHPUT_MIN = 0.5;
+/** Peak RSS of the 1M-point load at most this many times the 100k-point one's. */
+const RSS_FLAT_MAX = 1.2;
+/** Rounds of every load (the machine is shared: one load alone is noisy). */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_IMPORTS_ROUNDS ?? 3));
+/** One load (ours or GDAL's) is stopped after this long. */
+const LOAD_TIMEOUT_MS = 15 * 60_000;
+/** What the section may add to a run's watchdog (run.ts adds it to its own). */
+export const IMPORTS_WATCHDOG_MS = 30 * 60_000;
+/** Names of everything this section registers for cleanup (stopped at its end with stopNow). */
+const PREFIX = 'imports:';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const execFileAsync = promisify(execFile);
+
+// ---- types --------------------------------------------------------------------------------------
+/** What bench/import-load.ts prints. */
+interface OurLoad {
+  features: number;
+  seconds: number;
+  peak_rss_bytes: number;
+  discover_seconds: number;
+  load_seconds: number;
+  read_seconds: number;
+  write_chunk_seconds: number;
+  chunks: number;
+  finalize_seconds: number;
+  rows_loaded_seconds: number;
+  discovered_features: number;
+  fields: string[];
+  geometry_type: string | null;
+  warnings: string[];
+  schema: string;
+  table: string;
+  /** Wall time of the child process (node + tsx startup included), measured here. */
+  process_seconds: number;
+  count: Count;
+}
+
+interface GdalLoad {
+  seconds: number;
+  /** null when /usr/bin/time isn't there. */
+  peak_rss_bytes: number | null;
+  count: Count;
+}
+
+interface Count {
+  rows: number;
+  geometries: number;
+}
+
+interface FileRun {
+  key: string;
+  label: string;
+  file: string;
+  bytes: number;
+  features: number;
+  /** One per round that finished. */
+  ours: OurLoad[];
+  gdal: GdalLoad[];
+  /** Failed loads and wrong row counts: any of them fails the measurement. */
+  oursProblems: string[];
+  gdalProblems: string[];
+}
+
+export interface ImportsOutcome {
+  scale: number;
+  rounds: number;
+  runs: FileRun[];
+  /** Set when the section could not run at all (no PostgreSQL…). */
+  error?: string;
+  /** The reason the GDAL comparison is skipped; undefined when it ran. */
+  gdalSkipped?: string;
+  gdalVersion?: string;
+  timeRss: boolean;
+  postgres: string;
+  postgresStartMs: number;
+  generateMs: number;
+  ms: number;
+  load: { start: number[]; end: number[] };
+}
+
+// ---- the files ----------------------------------------------------------------------------------
+/** mulberry32: a small seeded PRNG, so every run loads the same files. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const WORDS = ['north', 'river', 'old', 'mill', 'green', 'station', 'hill', 'bay', 'market', 'park'];
+
+/** Writes a FeatureCollection of `count` features, `feature(i)` each, in batches (never the whole text in memory). */
+async function writeCollection(path: string, count: number, feature: (i: number) => string): Promise<number> {
+  const file = await open(path, 'w');
+  try {
+    await file.write('{"type":"FeatureCollection","features":[\n');
+    const BATCH = 2_000;
+    for (let i = 0; i < count; i += BATCH) {
+      const parts: string[] = [];
+      for (let j = i; j < Math.min(count, i + BATCH); j++) parts.push(feature(j));
+      await file.write(`${i > 0 ? ',\n' : ''}${parts.join(',\n')}`);
+    }
+    await file.write('\n]}\n');
+  } finally {
+    await file.close();
+  }
+  return statSync(path).size;
+}
+
+function pointFeature(random: () => number): (i: number) => string {
+  return (i) => {
+    const lon = (random() * 360 - 180).toFixed(6);
+    const lat = (random() * 170 - 85).toFixed(6);
+    const score = (random() * 10_000).toFixed(3);
+    const name = `${WORDS[i % WORDS.length]} ${WORDS[Math.floor(random() * WORDS.length)]} ${i}`;
+    return (
+      `{"type":"Feature","properties":{"id":${i},"score":${score},"name":"${name}","active":${random() < 0.5}},` +
+      `"geometry":{"type":"Point","coordinates":[${lon},${lat}]}}`
+    );
+  };
+}
+
+function polygonFeature(random: () => number): (i: number) => string {
+  return (i) => {
+    const cx = random() * 340 - 170;
+    const cy = random() * 160 - 80;
+    const r = 0.0005 + random() * 0.005;
+    const sides = random() < 0.5 ? 4 : 5;
+    const turn = random() * Math.PI;
+    const ring: string[] = [];
+    // Counter-clockwise (the exterior ring of RFC 7946), closed.
+    for (let k = 0; k <= sides; k++) {
+      const a = turn + ((k % sides) * 2 * Math.PI) / sides;
+      ring.push(`[${(cx + r * Math.cos(a)).toFixed(6)},${(cy + r * Math.sin(a)).toFixed(6)}]`);
+    }
+    return (
+      `{"type":"Feature","properties":{"id":${i},"kind":"${sides === 4 ? 'square' : 'pentagon'}"},` +
+      `"geometry":{"type":"Polygon","coordinates":[[${ring.join(',')}]]}}`
+    );
+  };
+}
+
+// ---- processes ----------------------------------------------------------------------------------
+interface Finished {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+/**
+ * Runs a command in a process group of its own (so a wrapper like /usr/bin/time and what it runs
+ * are stopped together), registered for cleanup by its process group id; stopped after `timeoutMs`.
+ */
+function run(
+  command: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; timeoutMs: number; name: string },
+): Promise<Finished> {
+  // Stopping everything (a signal, the watchdog): start nothing new that the cleanup would miss.
+  if (wasInterrupted()) return Promise.reject(new Error('interrupted'));
+  const t0 = performance.now();
+  const child: ChildProcess = spawn(command, args, {
+    cwd: root,
+    env: options.env ?? process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  const kill = () => {
+    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  };
+  const name = `${PREFIX} ${options.name} (pid ${child.pid})`;
+  onCleanup(name, kill);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => {
+    stdout += d;
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr += d;
+    if (stderr.length > 1_000_000) stderr = stderr.slice(-100_000);
+  });
+  const timer = setTimeout(() => {
+    stderr += `\n(stopped after ${options.timeoutMs / 1000} s)`;
+    kill();
+  }, options.timeoutMs);
+  return new Promise((resolve, reject) => {
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      void stopNow(name);
+      resolve({ code, signal, stdout, stderr, ms: performance.now() - t0 });
+    });
+  });
+}
+
+function onPath(command: string): string | undefined {
+  try {
+    return execFileSync('bash', ['-c', `command -v ${command}`], { encoding: 'utf8' }).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A process's stderr for a message: stack frames left out, at most `n` characters (the end when longer). */
+const tail = (s: string, n = 600) =>
+  s
+    .split('\n')
+    .filter((l) => l.trim() && !/^\s+at /.test(l))
+    .join(' ⏎ ')
+    .slice(-n);
+
+// ---- PostgreSQL ---------------------------------------------------------------------------------
+interface Server {
+  host: string;
+  port: number;
+  user: string;
+  password: string;
+  database: string;
+}
+
+function parseUrl(url: string): Server {
+  const u = new URL(url);
+  return {
+    host: u.hostname,
+    port: Number(u.port || 5432),
+    user: decodeURIComponent(u.username),
+    password: decodeURIComponent(u.password),
+    database: decodeURIComponent(u.pathname.slice(1)) || 'postgres',
+  };
+}
+
+/**
+ * The PostgreSQL of `.ci/postgres.sh`: started in a bash that exits once it is up (pg_ctl leaves
+ * the server running); its data dir is the only entry of a temp dir of ours (TMPDIR), so the stop
+ * (`stop_test_postgres` with that dir) also finds a server whose start was interrupted.
+ */
+async function startPostgres(progress: (s: string) => void): Promise<{ url: string; description: string }> {
+  const given = process.env.GEOPLANE_TEST_POSTGRES_URL;
+  if (given)
+    return { url: given, description: 'the server of GEOPLANE_TEST_POSTGRES_URL (not started here)' };
+  const parent = mkdtempSync(join(tmpdir(), 'geoplane-bench-pg-'));
+  // The data dir inside is the postgres user's: it must be able to reach it.
+  chmodSync(parent, 0o755);
+  const script = join(root, '.ci', 'postgres.sh');
+  onCleanup(`${PREFIX} PostgreSQL`, async () => {
+    for (const dir of readdirSync(parent)) {
+      // Not through run(): this must also work while everything is being stopped.
+      await execFileAsync(
+        'bash',
+        ['-c', 'source "$1" && PG_TEST_DIR="$2" && stop_test_postgres', 'stop', script, join(parent, dir)],
+        { cwd: root, timeout: 60_000 },
+      ).catch((error) => process.stderr.write(`imports: stopping PostgreSQL failed: ${error.message}\n`));
+    }
+    rmSync(parent, { recursive: true, force: true });
+  });
+  progress('imports: starting PostgreSQL 15 + PostGIS with .ci/postgres.sh');
+  const started = await run(
+    'bash',
+    ['-c', 'source "$1" && start_test_postgres && echo "URL=$GEOPLANE_TEST_POSTGRES_URL"', 'start', script],
+    { env: { ...process.env, TMPDIR: parent }, timeoutMs: 10 * 60_000, name: 'start PostgreSQL' },
+  );
+  const url = /^URL=(\S+)$/m.exec(started.stdout)?.[1];
+  if (started.code !== 0 || !url) {
+    throw new Error(
+      `.ci/postgres.sh could not start PostgreSQL (exit ${started.code}): ${tail(started.stderr)}`,
+    );
+  }
+  const version = /PostgreSQL \S+/.exec(started.stderr)?.[0] ?? 'PostgreSQL';
+  return { url, description: `${version} + PostGIS of \`.ci/postgres.sh\`` };
+}
+
+async function withClient<T>(
+  server: Server,
+  database: string,
+  work: (c: pg.Client) => Promise<T>,
+): Promise<T> {
+  const client = new pg.Client({ ...server, database, connectionTimeoutMillis: 10_000 });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+interface BenchDatabase {
+  superuser: Server;
+  database: string;
+  loader: { user: string; password: string };
+  serving: { user: string; password: string };
+}
+
+/** A fresh database owned by a loader role, with PostGIS and a serving role; dropped at cleanup. */
+async function createDatabase(url: string): Promise<BenchDatabase> {
+  const superuser = parseUrl(url);
+  const suffix = `${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+  const database = `geoplane_bench_imports_${suffix}`;
+  const loader = { user: `geoplane_bench_loader_${suffix}`, password: randomBytes(18).toString('base64url') };
+  const serving = {
+    user: `geoplane_bench_serving_${suffix}`,
+    password: randomBytes(18).toString('base64url'),
+  };
+  const ident = pg.escapeIdentifier;
+  const literal = pg.escapeLiteral;
+  const maintenance = (sql: string) => withClient(superuser, superuser.database, (c) => c.query(sql));
+  onCleanup(`${PREFIX} database`, async () => {
+    await maintenance(`DROP DATABASE IF EXISTS ${ident(database)} WITH (FORCE)`);
+    await maintenance(`DROP ROLE IF EXISTS ${ident(loader.user)}`);
+    await maintenance(`DROP ROLE IF EXISTS ${ident(serving.user)}`);
+  });
+  await maintenance(`CREATE ROLE ${ident(loader.user)} LOGIN PASSWORD ${literal(loader.password)}`);
+  await maintenance(`CREATE ROLE ${ident(serving.user)} LOGIN PASSWORD ${literal(serving.password)}`);
+  await maintenance(`CREATE DATABASE ${ident(database)} OWNER ${ident(loader.user)}`);
+  await withClient(superuser, database, (c) => c.query('CREATE EXTENSION postgis'));
+  return { superuser, database, loader, serving };
+}
+
+/** Rows and non-null geometries of a table (as the superuser). */
+function countRows(db: BenchDatabase, schema: string, tableName: string): Promise<Count> {
+  const relation = `${pg.escapeIdentifier(schema)}.${pg.escapeIdentifier(tableName)}`;
+  return withClient(db.superuser, db.database, async (c) => {
+    const { rows } = await c.query<{ rows: string; geometries: string }>(
+      `SELECT count(*)::text AS rows, count(geom)::text AS geometries FROM ${relation}`,
+    );
+    return { rows: Number(rows[0]?.rows), geometries: Number(rows[0]?.geometries) };
+  });
+}
+
+/** Between loads: the previous load's tables dropped and a checkpoint, so no load pays for another. */
+function settle(db: BenchDatabase, dropSql: string): Promise<void> {
+  return withClient(db.superuser, db.database, async (c) => {
+    await c.query(dropSql);
+    await c.query('CHECKPOINT');
+  });
+}
+
+// ---- the loads ----------------------------------------------------------------------------------
+async function loadOurs(db: BenchDatabase, r: FileRun): Promise<OurLoad> {
+  const connection = JSON.stringify({
+    host: db.superuser.host,
+    port: db.superuser.port,
+    database: db.database,
+    user: db.loader.user,
+    password: db.loader.password,
+    servingUser: db.serving.user,
+  });
+  const done = await run(process.execPath, ['--import', 'tsx', 'bench/import-load.ts', r.file, connection], {
+    timeoutMs: LOAD_TIMEOUT_MS,
+    name: `import-load ${r.key}`,
+  });
+  const line = done.stdout.trim().split('\n').pop() ?? '';
+  if (done.code !== 0 || !line.startsWith('{')) {
+    throw new Error(`bench/import-load.ts exited ${done.code ?? done.signal}: ${tail(done.stderr)}`);
+  }
+  const printed = JSON.parse(line) as Omit<OurLoad, 'process_seconds' | 'count'>;
+  const count = await countRows(db, printed.schema, printed.table);
+  await settle(db, `DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(printed.schema)} CASCADE`);
+  return { ...printed, process_seconds: done.ms / 1000, count };
+}
+
+async function loadGdal(db: BenchDatabase, r: FileRun, timeRss: boolean): Promise<GdalLoad> {
+  const nln = `bench_ogr_${r.key}`;
+  // The password through libpq's PGPASSWORD rather than on the command line; sslmode: libpq's default (prefer).
+  const destination = `PG:host=${db.superuser.host} port=${db.superuser.port} dbname=${db.database} user=${db.loader.user}`;
+  const ogr = [
+    'ogr2ogr',
+    '-f',
+    'PostgreSQL',
+    destination,
+    r.file,
+    '-nln',
+    nln,
+    '-lco',
+    'GEOMETRY_NAME=geom',
+    '-lco',
+    'SPATIAL_INDEX=GIST',
+    '--config',
+    'PG_USE_COPY',
+    'YES',
+    '-gt',
+    '100000',
+  ];
+  const [command, ...args] = timeRss ? ['/usr/bin/time', '-v', ...ogr] : ogr;
+  const t0 = performance.now();
+  const done = await run(command as string, args, {
+    env: { ...process.env, PGPASSWORD: db.loader.password },
+    timeoutMs: LOAD_TIMEOUT_MS,
+    name: `ogr2ogr ${r.key}`,
+  });
+  const seconds = (performance.now() - t0) / 1000;
+  if (done.code !== 0) throw new Error(`ogr2ogr exited ${done.code ?? done.signal}: ${tail(done.stderr)}`);
+  const kb = /Maximum resident set size \(kbytes\): (\d+)/.exec(done.stderr)?.[1];
+  const count = await countRows(db, 'public', nln);
+  await settle(db, `DROP TABLE IF EXISTS public.${pg.escapeIdentifier(nln)}`);
+  return { seconds, peak_rss_bytes: kb ? Number(kb) * 1024 : null, count };
+}
+
+/** What is wrong with a load's row count; undefined when the table holds every feature with its geometry. */
+function countProblem(r: FileRun, count: Count, reported?: number): string | undefined {
+  if (count.rows !== r.features)
+    return `the table holds ${thousands(count.rows)} rows, not the file's ${thousands(r.features)}`;
+  if (count.geometries !== r.features)
+    return `${thousands(count.geometries)} of ${thousands(r.features)} rows have a geometry`;
+  if (reported !== undefined && reported !== r.features)
+    return `the loader reports ${thousands(reported)} features, not ${thousands(r.features)}`;
+  return undefined;
+}
+
+/** Generates the files, starts PostgreSQL and runs every load; stops what it started before returning. */
+export async function measureImportLoads(
+  progress: (s: string) => void,
+  scale = Number(process.env.BENCH_IMPORTS_SCALE ?? 1),
+): Promise<ImportsOutcome> {
+  const t = Date.now();
+  const outcome: ImportsOutcome = {
+    scale,
+    rounds: ROUNDS,
+    runs: [],
+    timeRss: false,
+    postgres: '',
+    postgresStartMs: 0,
+    generateMs: 0,
+    ms: 0,
+    load: { start: loadavg(), end: [] },
+  };
+  try {
+    const dir = mkdtempSync(join(tmpdir(), 'geoplane-bench-imports-'));
+    onCleanup(`${PREFIX} files`, () => rmSync(dir, { recursive: true, force: true }));
+    const n = (count: number) => Math.max(10, Math.round(count * scale));
+    const plan = [
+      { key: 'points_100k', label: 'points', count: n(POINTS_SMALL), feature: pointFeature(prng(1)) },
+      { key: 'points_1m', label: 'points', count: n(POINTS_LARGE), feature: pointFeature(prng(1)) },
+      { key: 'polygons_200k', label: 'polygons', count: n(POLYGONS), feature: polygonFeature(prng(2)) },
+    ];
+    // PostgreSQL starts (initdb, certificate) beside the generation.
+    let pgStart = 0;
+    const postgres = (async () => {
+      const t0 = Date.now();
+      const started = await startPostgres(progress);
+      pgStart = Date.now() - t0;
+      return started;
+    })();
+    postgres.catch(() => {});
+    const g0 = Date.now();
+    for (const p of plan) {
+      progress(`imports: writing ${thousands(p.count)} ${p.label} (${p.key})`);
+      const file = join(dir, `${p.key.replace('_', '-')}.geojson`);
+      const bytes = await writeCollection(file, p.count, p.feature);
+      outcome.runs.push({
+        key: p.key,
+        label: p.label,
+        file,
+        bytes,
+        features: p.count,
+        ours: [],
+        gdal: [],
+        oursProblems: [],
+        gdalProblems: [],
+      });
+    }
+    outcome.generateMs = Date.now() - g0;
+    const pgStarted = await postgres;
+    outcome.postgres = pgStarted.description;
+    outcome.postgresStartMs = pgStart;
+    const db = await createDatabase(pgStarted.url);
+
+    if (!onPath('ogr2ogr')) {
+      outcome.gdalSkipped =
+        '`ogr2ogr` is not on PATH (Debian: `apt-get install -y gdal-bin`), so the GDAL comparison is skipped: not measured';
+      progress(`imports: ${outcome.gdalSkipped}`);
+    } else {
+      outcome.gdalVersion = execFileSync('ogr2ogr', ['--version'], { encoding: 'utf8' }).trim();
+      outcome.timeRss = statSync('/usr/bin/time', { throwIfNoEntry: false })?.isFile() === true;
+    }
+    const ours = async (r: FileRun, round: number) => {
+      progress(
+        `imports: round ${round}, ours, ${thousands(r.features)} ${r.label} (${fixed(r.bytes / 1024 ** 2, 0)} MB)`,
+      );
+      try {
+        const l = await loadOurs(db, r);
+        r.ours.push(l);
+        const problem = countProblem(r, l.count, l.features);
+        if (problem) r.oursProblems.push(`round ${round}: ${problem}`);
+        progress(
+          `imports: ours ${fixed(l.seconds, 1)} s, ${thousands(r.features / l.seconds)} features/s, ` +
+            `peak RSS ${fixed(l.peak_rss_bytes / 1024 ** 2, 0)} MB, ${thousands(l.count.rows)} rows`,
+        );
+      } catch (error) {
+        r.oursProblems.push(`round ${round}: the load failed: ${(error as Error).message}`);
+        progress(`imports: ours failed: ${(error as Error).message}`);
+      }
+    };
+    const gdal = async (r: FileRun, round: number) => {
+      if (outcome.gdalSkipped) return;
+      progress(`imports: round ${round}, ogr2ogr, ${thousands(r.features)} ${r.label}`);
+      try {
+        const l = await loadGdal(db, r, outcome.timeRss);
+        r.gdal.push(l);
+        const problem = countProblem(r, l.count);
+        if (problem) r.gdalProblems.push(`round ${round}: ${problem}`);
+        progress(
+          `imports: ogr2ogr ${fixed(l.seconds, 1)} s, ${thousands(r.features / l.seconds)} features/s, ` +
+            `${thousands(l.count.rows)} rows`,
+        );
+      } catch (error) {
+        r.gdalProblems.push(`round ${round}: the load failed: ${(error as Error).message}`);
+        progress(`imports: ogr2ogr failed: ${(error as Error).message}`);
+      }
+    };
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const r of outcome.runs) {
+        if (wasInterrupted()) throw new Error('interrupted');
+        if (round % 2 === 1) {
+          await ours(r, round);
+          await gdal(r, round);
+        } else {
+          await gdal(r, round);
+          await ours(r, round);
+        }
+      }
+    }
+  } catch (error) {
+    outcome.error = (error as Error).message;
+    progress(`imports: not measured: ${outcome.error}`);
+  } finally {
+    // After a signal the exit handler's cleanup() is stopping everything already (racing it could
+    // let the process exit while a stopper of ours is half done).
+    if (!wasInterrupted()) {
+      progress('imports: stopping what the section started');
+      await stopNow(PREFIX);
+    }
+  }
+  outcome.load.end = loadavg();
+  outcome.ms = Date.now() - t;
+  return outcome;
+}
+
+// ---- the report ---------------------------------------------------------------------------------
+const mb = (bytes: number | null | undefined) => (bytes ? fixed(bytes / 1024 ** 2, 0) : 'n/a');
+
+/** The load of the median seconds (the lower middle one of an even count); undefined without loads. */
+function medianLoad<T extends { seconds: number }>(loads: readonly T[]): T | undefined {
+  const sorted = [...loads].sort((a, b) => a.seconds - b.seconds);
+  return sorted[Math.floor((sorted.length - 1) / 2)];
+}
+
+/** `6.0 · 5.1 · 5.5` (the rounds in order). */
+const rounds = (loads: readonly { seconds: number }[]) => loads.map((l) => fixed(l.seconds, 1)).join(' · ');
+
+/** The row counts of the rounds: one figure when they agree. */
+const rowCounts = (loads: readonly { count: Count }[]) =>
+  loads.length ? [...new Set(loads.map((l) => thousands(l.count.rows)))].join(' / ') : 'n/a';
+
+/** Why a side's figures can't be used: a failed load or a wrong row count in any round; undefined when fine. */
+function broken(r: FileRun, who: 'ours' | 'gdal', expected: number): string | undefined {
+  const problems = who === 'ours' ? r.oursProblems : r.gdalProblems;
+  if (problems.length) return problems.join('; ');
+  const loads = who === 'ours' ? r.ours.length : r.gdal.length;
+  return loads === expected ? undefined : `${loads} of ${expected} loads finished`;
+}
+
+/** The report's imports section; adds its verdict lines to `verdicts`. */
+export function importsSection(o: ImportsOutcome, verdicts: string[], heading = '## 5.'): string {
+  const title = `${heading} Imports: our loader vs GDAL's ogr2ogr into PostGIS`;
+  if (o.error && o.runs.every((r) => r.ours.length === 0)) {
+    verdicts.push(`- imports: **not measured** (${o.error})`);
+    return [title, '', `**Not measured**: ${o.error}`].join('\n');
+  }
+  const rows: string[][] = [];
+  const notes: string[] = [];
+  for (const r of o.runs) {
+    const oursBroken = broken(r, 'ours', o.rounds);
+    const gdalBroken = o.gdalSkipped ? undefined : broken(r, 'gdal', o.rounds);
+    const ourLoad = medianLoad(r.ours);
+    const gdalLoad = medianLoad(r.gdal);
+    const ours = ourLoad ? r.features / ourLoad.seconds : Number.NaN;
+    const gdal = gdalLoad ? r.features / gdalLoad.seconds : Number.NaN;
+    const what = `${thousands(r.features)} ${r.label}`;
+    const vs = `${ratio(ours, gdal)}: ${thousands(ours)} vs ${thousands(gdal)} features/s`;
+    let result: string;
+    let line: string;
+    if (oursBroken) {
+      result = '**FAIL** (measurement)';
+      line = `**FAIL** (the measurement failed: ${oursBroken})`;
+      notes.push(`- **${what}, ours: FAIL of the measurement**: ${oursBroken}.`);
+    } else if (o.gdalSkipped) {
+      result = 'not measured';
+      line = 'not measured (no ogr2ogr)';
+    } else if (gdalBroken) {
+      result = 'not measured';
+      line = `not measured (the ogr2ogr measurement failed: ${gdalBroken})`;
+      notes.push(`- **${what}, ogr2ogr: the measurement failed**: ${gdalBroken}.`);
+    } else {
+      result = verdict(ours >= THROUGHPUT_MIN * gdal);
+      line = `${result} (${vs})`;
+    }
+    verdicts.push(`- imports, ${what}: features/s ≥ ${THROUGHPUT_MIN}× ogr2ogr's: ${line}`);
+    const skip = (value: string) => (o.gdalSkipped ? '—' : value);
+    rows.push([
+      `\`${r.key}\``,
+      thousands(r.features),
+      fixed(r.bytes / 1024 ** 2, 0),
+      ourLoad ? fixed(ourLoad.seconds, 1) : 'ERROR',
+      rounds(r.ours),
+      ourLoad ? thousands(ours) : 'n/a',
+      mb(medianOf(r.ours.map((l) => l.peak_rss_bytes))),
+      rowCounts(r.ours),
+      skip(gdalLoad ? fixed(gdalLoad.seconds, 1) : 'ERROR'),
+      skip(rounds(r.gdal)),
+      skip(gdalLoad ? thousands(gdal) : 'n/a'),
+      skip(mb(medianOf(r.gdal.map((l) => l.peak_rss_bytes ?? Number.NaN)))),
+      skip(rowCounts(r.gdal)),
+      o.gdalSkipped || !gdalLoad || !ourLoad ? 'n/a' : ratio(ours, gdal),
+      result,
+    ]);
+  }
+
+  const small = o.runs.find((r) => r.key === 'points_100k');
+  const large = o.runs.find((r) => r.key === 'points_1m');
+  const smallRss = medianOf(small?.ours.map((l) => l.peak_rss_bytes) ?? []);
+  const largeRss = medianOf(large?.ours.map((l) => l.peak_rss_bytes) ?? []);
+  let rssLine: string;
+  if (Number.isFinite(smallRss) && Number.isFinite(largeRss)) {
+    const pass = largeRss / smallRss <= RSS_FLAT_MAX;
+    const figures = `${ratio(largeRss, smallRss)}: ${mb(largeRss)} MB vs ${mb(smallRss)} MB`;
+    rssLine =
+      `Peak RSS of our loader (median of the rounds), 1M vs 100k points: ${figures}; target ≤ ${RSS_FLAT_MAX}×: ${verdict(pass)}. ` +
+      `Every round: 100k ${(small?.ours ?? []).map((l) => mb(l.peak_rss_bytes)).join(' · ')} MB, ` +
+      `1M ${(large?.ours ?? []).map((l) => mb(l.peak_rss_bytes)).join(' · ')} MB.`;
+    verdicts.push(
+      `- imports: peak RSS flat (1M vs 100k points ≤ ${RSS_FLAT_MAX}×): ${verdict(pass)} (${figures})`,
+    );
+  } else {
+    rssLine = 'Peak RSS 1M vs 100k points: not measured (the loads failed).';
+    verdicts.push('- imports: peak RSS flat (1M vs 100k points): **not measured** (the loads failed)');
+  }
+
+  // Where our time goes (the median round's own clocks; see bench/import-load.ts).
+  const phases = o.runs.flatMap((r) => {
+    const u = medianLoad(r.ours);
+    if (!u) return [];
+    const other = u.load_seconds - u.read_seconds - u.write_chunk_seconds - u.finalize_seconds;
+    const share = (x: number) => `${fixed(x, 1)} (${fixed((100 * x) / u.seconds, 0)} %)`;
+    return [
+      [
+        `\`${r.key}\``,
+        fixed(u.seconds, 1),
+        fixed(u.process_seconds, 1),
+        share(u.discover_seconds),
+        share(u.read_seconds),
+        share(other),
+        `${share(u.write_chunk_seconds)}, ${u.chunks}`,
+        share(u.finalize_seconds),
+        u.fields.join(', '),
+      ],
+    ];
+  });
+  const warnings = [
+    ...new Set(o.runs.flatMap((r) => r.ours.flatMap((l) => l.warnings).map((w) => `- \`${r.key}\`: ${w}`))),
+  ];
+  const scaleNote =
+    o.scale !== 1
+      ? `> **Scaled run** (BENCH_IMPORTS_SCALE=${o.scale}): feature counts are not the planned ones.\n`
+      : '';
+  const busy = Math.max(o.load.start[0] ?? 0, o.load.end[0] ?? 0) > cpus().length;
+  const busyNote = busy
+    ? `> **The machine was busy** (load average above its ${cpus().length} CPUs): both loaders competed with other processes ` +
+      '(and with the PostgreSQL they load into), so the seconds are slower and noisier than on an idle machine.\n'
+    : '';
+  const load = (l: number[]) => l.map((x) => x.toFixed(1)).join(' ');
+  return [
+    title,
+    '',
+    scaleNote,
+    busyNote,
+    `Three GeoJSON FeatureCollections generated into a temp dir with a fixed seed (written in batches, not held in memory; ${fixed(o.generateMs / 1000, 0)} s): ` +
+      'points with an int, a float, a text and a bool property (the 100k file is the first 100k features of the 1M one), and ' +
+      'polygons (squares and pentagons, circumradius 0.0005–0.0055°, counter-clockwise, valid) with an int and a text property. ' +
+      `The database: ${o.postgres || 'PostgreSQL'} ` +
+      `(fsync off, TLS on; up in ${fixed(o.postgresStartMs / 1000, 1)} s, beside the generation), a fresh database with PostGIS owned by a loader role ` +
+      '(both loaders log in as it, sslmode prefer, so both use TLS) and a serving role. ' +
+      '**Ours**: `bench/import-load.ts` in its own `node --import tsx` process per load: `discover` + `defaultPlan` (every layer enabled, as the engine passes it) + ' +
+      '`loadImport` with an unlimited budget into its staging schema (chunks of 5,000 features, each an INSERT … FROM unnest with its checkpoint update; then ' +
+      "finalizeLayer: typmod rewrite, validity scan, GiST index, primary key, ANALYZE). Seconds = discover + load by the child's own clock (what a user waits for); " +
+      'peak RSS = `process.resourceUsage().maxRSS`. ' +
+      (o.gdalSkipped
+        ? `**GDAL**: ${o.gdalSkipped}. `
+        : `**GDAL**: ${o.gdalVersion}, \`ogr2ogr -f PostgreSQL PG:… file.geojson -nln bench_ogr_<file> -lco GEOMETRY_NAME=geom -lco SPATIAL_INDEX=GIST --config PG_USE_COPY YES -gt 100000\`, ` +
+          `defaults otherwise (a serial \`ogc_fid\` primary key), wall clock of the process${o.timeRss ? ', peak RSS from `/usr/bin/time -v`' : ' (no `/usr/bin/time`: its peak RSS is not measured)'}. `) +
+      `${o.rounds} round${o.rounds === 1 ? '' : 's'} over the files, ours first in odd rounds and ogr2ogr first in even ones; seconds, features/s and peak RSS are ` +
+      "the median round's (every round's seconds beside them). After each load the rows (and non-null geometries) are counted as the superuser, then the table " +
+      `is dropped and a CHECKPOINT taken. ${cpus().length} CPUs; load average ${load(o.load.start)} at the start, ${load(o.load.end)} at the end. ` +
+      `The section took ${fixed(o.ms / 1000, 0)} s.`,
+    '',
+    table(
+      [
+        'file',
+        'features',
+        'MB',
+        'ours s',
+        'ours rounds s',
+        'ours features/s',
+        'ours peak RSS MB',
+        'ours rows',
+        'ogr2ogr s',
+        'ogr2ogr rounds s',
+        'ogr2ogr features/s',
+        'ogr2ogr peak RSS MB',
+        'ogr2ogr rows',
+        'ours ÷ ogr2ogr',
+        `≥ ${THROUGHPUT_MIN}×`,
+      ],
+      rows,
+      '---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---',
+    ),
+    '',
+    rssLine,
+    '',
+    ...(notes.length ? [...notes, ''] : []),
+    ...(o.error ? [`**The section stopped early**: ${o.error}\n`] : []),
+    "Where our time goes (the median round; seconds and share of discover + load by the child's own clocks). Read: inside the feature iterator " +
+      '(file reading, JSON tokenizing, feature assembly); pipeline: the rest of the load loop (value casts, geometry to text, chunk arrays); ' +
+      "writeChunk: awaiting the chunk's transaction (the pipeline reads nothing meanwhile); finalize: finalizeLayer. Process: the child's wall time, node + tsx startup included.",
+    '',
+    table(
+      [
+        'file',
+        'seconds',
+        'process s',
+        'discover',
+        'read',
+        'pipeline',
+        'writeChunk, chunks',
+        'finalize',
+        'discovered fields',
+      ],
+      phases,
+      '---|---:|---:|---:|---:|---:|---:|---:|---',
+    ),
+    ...(warnings.length ? ['', 'Warnings of our loads:', '', ...warnings] : []),
+  ].join('\n');
+}
+
+// ---- standalone: `npx tsx bench/imports.ts` -------------------------------------------------------
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  installExitHandlers(IMPORTS_WATCHDOG_MS);
+  const t0 = Date.now();
+  const progress = (s: string) =>
+    process.stderr.write(`[imports ${((Date.now() - t0) / 1000).toFixed(0).padStart(4)} s] ${s}\n`);
+  measureImportLoads(progress)
+    .then(async (outcome) => {
+      await cleanup();
+      const verdicts: string[] = [];
+      const section = importsSection(outcome, verdicts);
+      process.stdout.write(`${verdicts.join('\n')}\n\n${section}\n`);
+      process.exit(outcome.error ? 1 : 0);
+    })
+    .catch(async (error) => {
+      process.stderr.write(`imports benchmark failed: ${(error as Error).stack ?? error}\n`);
+      await cleanup();
+      process.exit(1);
+    });
+}
