@@ -124,6 +124,8 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
     GEOPLANE_ALLOWED_DATABASE_HOSTS: allowedDatabaseHosts,
     GEOPLANE_MOSAIC_ROOT: mosaicRoot,
     GEOPLANE_IMPORT_ROOT: importRoot,
+    // The embedded PostGIS serves one connection at a time: a load step holds it this long at most.
+    IMPORT_STEP_BUDGET_MS: process.env.IMPORT_STEP_BUDGET_MS ?? '20000',
     GEOPLANE_IMPORT_UPLOAD_DIR: uploadDir,
     ...(options.importMaxBytes ? { IMPORT_MAX_BYTES: String(options.importMaxBytes) } : {}),
     // The import database: the embedded PostGIS, loaded by its importer login, served by its reader login.

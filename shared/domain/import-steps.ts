@@ -38,9 +38,10 @@ export interface ImportEngine {
   ): Promise<LoadResult>;
   /** Moves the staged tables into the import's own schema and lets the serving login read them (idempotent). */
   publishTables(job: ImportJob & { plan: ImportPlan }): Promise<void>;
-  dropStaging(importId: string): Promise<void>;
+  /** Drops the staging schema; loaders of runs older than `run` are fenced off first (no re-creation). */
+  dropStaging(importId: string, run: number): Promise<void>;
   /** Drops staging and the published schema (idempotent). */
-  dropAll(importId: string): Promise<void>;
+  dropAll(importId: string, run: number): Promise<void>;
   /** The table of a plan layer in the import's schema. */
   tableName(publicId: string): string;
   /** How the published service connects: the serving login and the import's schema. */
@@ -140,7 +141,7 @@ export async function fail(
   const job = await owned(deps, input);
   if (!job || ['failed', 'cancelled', 'rolled_back', 'published'].includes(job.status)) return;
   if (!['publishing', 'rolling_back', 'cancelling'].includes(job.status))
-    await deps.engine.dropStaging(job.id);
+    await deps.engine.dropStaging(job.id, job.run);
   await save(deps, job, advance(job, { status: 'failed', error_message: message.slice(0, 2000) }, now()));
 }
 
@@ -209,7 +210,7 @@ async function work(
   if (!job.plan || !job.discovery) throw new Error('transform without a plan');
   let current = job;
   if (current.reload) {
-    await deps.engine.dropStaging(current.id);
+    await deps.engine.dropStaging(current.id, current.run);
     const next = advance(
       current,
       { status: 'running', reload: undefined, processed_features: 0, processed_layers: 0 },
@@ -352,7 +353,7 @@ async function teardown(deps: ImportStepDeps, job: ImportJob, now: () => Date): 
     }
     if (status !== 'completed' && found) return { done: false, wait_seconds: pollSeconds(job, now()) };
   }
-  await deps.engine.dropAll(job.id);
+  await deps.engine.dropAll(job.id, job.run);
   const end = job.teardown_to ?? (job.status === 'rolling_back' ? 'rolled_back' : 'cancelled');
   await save(deps, job, advance(job, { status: end, completed_at: now().toISOString() }, now()));
   return DONE;

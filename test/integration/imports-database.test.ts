@@ -622,6 +622,26 @@ function importSuite(target: () => ImportTarget): void {
     expect(await db.checkpoint(staged, 'kept')).toEqual({ features: 0, bytes: 0, finalized: false });
   });
 
+  it('fences off a superseded run: after a drop at run 2 a loader of run 1 creates nothing, run 2 loads', async () => {
+    // Prepare
+    const importId = randomUUID();
+    const a = points(30, 'fenced');
+    await db.dropStaging(importId, 2);
+
+    // Act + Assess: the stale run stops before re-creating the staging schema
+    await expect(load(importId, [a], { layers: [layerPlan(a)] }, { run: 1 })).rejects.toMatchObject({
+      reason: 'import_superseded',
+    });
+    expect(await relationsOf(importId)).toEqual([]);
+    const fresh = await load(importId, [a], { layers: [layerPlan(a)] }, { run: 2 });
+    expect(fresh).toMatchObject({ done: true, processed_features: 30 });
+    await db.dropAll(importId, 3);
+    await expect(load(importId, [a], { layers: [layerPlan(a)] }, { run: 2 })).rejects.toMatchObject({
+      reason: 'import_superseded',
+    });
+    expect(await relationsOf(importId)).toEqual([]);
+  });
+
   it('answers UnavailableError when the database cannot be reached', async () => {
     const closed = new ImportDatabase({ ...target().importer, host: '127.0.0.1', port: 1 });
     await expect(closed.importRelations()).rejects.toMatchObject({

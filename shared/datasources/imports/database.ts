@@ -95,6 +95,9 @@ export const FINALIZE_TIMEOUT_MS = 15 * 60_000;
 const LOCK_TIMEOUT_MS = 30_000;
 /** The checkpoint table: `$` keeps it out of reach of tableName. */
 const CHECKPOINTS = 'geoplane$checkpoint';
+/** Where loaders of superseded runs are fenced off (one row per import; see ImportSession.fence). */
+const FENCE_SCHEMA = 'geoplane_imports';
+const FENCE_TABLE = `${FENCE_SCHEMA}.fences`;
 const MAX_IDENTIFIER_BYTES = 63;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ident = pg.escapeIdentifier;
@@ -259,16 +262,29 @@ export class ImportDatabase {
     return this.session((s) => s.publish(importId, tables));
   }
 
-  /** Drops the staging schema (tables, checkpoints). Idempotent. */
-  dropStaging(importId: string): Promise<void> {
+  /**
+   * Drops the staging schema (tables, checkpoints). Idempotent. With `run`, loaders of older runs
+   * are fenced off first (see {@link ImportSession.fence}).
+   */
+  dropStaging(importId: string, run?: number): Promise<void> {
     const { staging } = this.schemas(importId);
-    return this.session((s) => s.tx(STATEMENT_TIMEOUT_MS, () => s.dropSchemas([staging])));
+    return this.session((s) =>
+      s.tx(STATEMENT_TIMEOUT_MS, async () => {
+        if (run !== undefined) await s.fence(importId, run);
+        await s.dropSchemas([staging]);
+      }),
+    );
   }
 
-  /** Drops the staging and the published schema. Idempotent. */
-  dropAll(importId: string): Promise<void> {
+  /** Drops the staging and the published schema. Idempotent; `run` fences as dropStaging does. */
+  dropAll(importId: string, run?: number): Promise<void> {
     const { staging, published } = this.schemas(importId);
-    return this.session((s) => s.tx(STATEMENT_TIMEOUT_MS, () => s.dropSchemas([staging, published])));
+    return this.session((s) =>
+      s.tx(STATEMENT_TIMEOUT_MS, async () => {
+        if (run !== undefined) await s.fence(importId, run);
+        await s.dropSchemas([staging, published]);
+      }),
+    );
   }
 
   /**
@@ -382,6 +398,56 @@ export class ImportSession {
     }
   }
 
+  /**
+   * Fences off loaders of runs older than `run` (a cancel, a failure, a reload): one row per import
+   * in `geoplane_imports.fences`, written under a table lock that prepareLayer's check conflicts
+   * with — so a stale loader can't re-create a staging schema that was just dropped (an orphan).
+   * Table locks need no function privileges (advisory locks are revoked from PUBLIC by the
+   * hardening). In the caller's transaction.
+   */
+  async fence(importId: string, run: number): Promise<void> {
+    await this.#fenceTable();
+    await this.query(`LOCK TABLE ${FENCE_TABLE} IN SHARE ROW EXCLUSIVE MODE`);
+    await this.query(
+      `INSERT INTO ${FENCE_TABLE} (import_id, run) VALUES ($1, $2)
+       ON CONFLICT (import_id) DO UPDATE SET run = greatest(${FENCE_TABLE}.run, excluded.run)`,
+      [importId, run],
+    );
+  }
+
+  /** Creates the fence table if needed (a concurrent creator's win is fine). */
+  async #fenceTable(): Promise<void> {
+    await this.query('SAVEPOINT geoplane_fence');
+    try {
+      await this.query(`CREATE SCHEMA IF NOT EXISTS ${FENCE_SCHEMA}`);
+      await this.query(
+        `CREATE TABLE IF NOT EXISTS ${FENCE_TABLE} (import_id text PRIMARY KEY, run integer NOT NULL)`,
+      );
+      await this.query('RELEASE SAVEPOINT geoplane_fence');
+    } catch (error) {
+      await this.query('ROLLBACK TO SAVEPOINT geoplane_fence');
+      if (!['23505', '42P06', '42P07'].includes((error as { code?: string }).code ?? '')) throw error;
+    }
+  }
+
+  /** Refuses a loader of a run older than the import's fence (in the caller's transaction, under the lock). */
+  async #checkFence(importId: string, run: number | undefined): Promise<void> {
+    if (run === undefined) return;
+    await this.#fenceTable();
+    await this.query(`LOCK TABLE ${FENCE_TABLE} IN SHARE MODE`);
+    const { rows } = await this.query<{ run: number }>(
+      `SELECT run FROM ${FENCE_TABLE} WHERE import_id = $1`,
+      [importId],
+    );
+    const fenced = rows[0]?.run;
+    if (fenced !== undefined && fenced > run) {
+      throw new StateConflictError(
+        'import_superseded',
+        `Run ${run} of the import was superseded by run ${fenced} (cancelled, failed or reloaded); it stops.`,
+      );
+    }
+  }
+
   async dropSchemas(schemas: string[]): Promise<void> {
     for (const schema of schemas) await this.query(`DROP SCHEMA IF EXISTS ${ident(schema)} CASCADE`);
   }
@@ -443,10 +509,11 @@ export class ImportSession {
    * Creates the staging schema, the checkpoint table and row, and the layer's table (re-created
    * while no row is staged, so a changed plan starts clean). Returns the checkpoint.
    */
-  prepareLayer(importId: string, layer: LayerTable): Promise<Checkpoint> {
+  prepareLayer(importId: string, layer: LayerTable, run?: number): Promise<Checkpoint> {
     const { staging } = this.#db.schemas(importId);
     const checkpoints = `${ident(staging)}.${ident(CHECKPOINTS)}`;
     return this.tx(STATEMENT_TIMEOUT_MS, async () => {
+      await this.#checkFence(importId, run);
       if ((await this.#locate(importId, layer.table)) === 'published') {
         return this.#checkpointIn(importId, layer.table);
       }

@@ -118,6 +118,7 @@ export class PostgisImportEngine implements ImportEngine, ImportPreviews {
           features: (layer, options) => readFeatures(path, filename, layer, options),
         },
         budgetMs,
+        run: job.run,
         shouldStop,
         onProgress: (p) => onProgress(p),
       }),
@@ -135,12 +136,12 @@ export class PostgisImportEngine implements ImportEngine, ImportPreviews {
     );
   }
 
-  dropStaging(importId: string): Promise<void> {
-    return withDatabase((db) => db.dropStaging(importId));
+  dropStaging(importId: string, run: number): Promise<void> {
+    return withDatabase((db) => db.dropStaging(importId, run));
   }
 
-  async dropAll(importId: string): Promise<void> {
-    await withDatabase((db) => db.dropAll(importId));
+  async dropAll(importId: string, run: number): Promise<void> {
+    await withDatabase((db) => db.dropAll(importId, run));
     await releaseSourceFile(importId);
   }
 

@@ -66,6 +66,8 @@ export async function loadImport(args: {
   onProgress?: (p: LoadProgress) => Promise<void> | void;
   /** Features per chunk (tests); default CHUNK_FEATURES. */
   chunkFeatures?: number;
+  /** The workflow run loading: a run older than the import's fence stops (ADR 0085). */
+  run?: number;
 }): Promise<LoadProgress & { done: boolean }> {
   const started = Date.now();
   const chunkFeatures = Math.max(1, args.chunkFeatures ?? CHUNK_FEATURES);
@@ -95,7 +97,7 @@ export async function loadImport(args: {
       let state = states.get(table.table) as Checkpoint;
       if (state.finalized) continue;
       if (await outOfTime()) return { ...progress(), done: false };
-      state = await session.prepareLayer(args.importId, table);
+      state = await session.prepareLayer(args.importId, table, args.run);
       states.set(table.table, state);
       if (!state.finalized) {
         const loaded = await loadLayer(session, args, table, plan, state, chunkFeatures, {
