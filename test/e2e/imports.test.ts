@@ -524,6 +524,23 @@ describe('cancel and retry', () => {
     );
   });
 
+  it('cancel while a load runs: the load stops, the staging is dropped and never comes back', async () => {
+    const job = await imports.uploaded(pointsGeoJson(60_000), 'busy.geojson');
+    // Cancel as soon as the first chunks are in (or once staged, on a fast machine): both end cancelled.
+    const end = Date.now() + 60_000;
+    let seen = (await imports.get(job.id)).body;
+    while (seen.processed_features === 0 && seen.status !== 'ready_to_publish' && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 50));
+      seen = (await imports.get(job.id)).body;
+    }
+    expect(['running', 'ready_to_publish']).toContain(seen.status);
+    const cancelled = await imports.cancel(job.id);
+    expect(cancelled.status, cancelled.text).toBe(202);
+    expect((await imports.until(job.id, ['cancelled', 'failed'])).body.status).toBe('cancelled');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await relationsOf(job.id)).toEqual([]);
+  });
+
   it('retry: from failed only; a failed load runs again (retry_count + 1)', async () => {
     const job = await imports.uploaded(
       Buffer.from('{"type":"FeatureCollection","features":[{"type":"Feature",'),
