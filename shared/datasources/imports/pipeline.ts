@@ -178,9 +178,13 @@ async function loadLayer(
   });
   const iterator = iterable[Symbol.asyncIterator]();
   let exhausted = false;
+  // One chunk is written while the next is read and cast (at most two in memory): the reader and
+  // PostgreSQL work side by side instead of taking turns.
+  let writing: Promise<Checkpoint> | undefined;
+  let nextFid = state.features + 1;
   try {
     for (;;) {
-      const chunk = newChunk(table, state.features + 1);
+      const chunk = newChunk(table, nextFid);
       let textBytes = 0;
       while (chunk.count < chunkFeatures && textBytes < CHUNK_BYTES) {
         const next = await iterator.next();
@@ -190,14 +194,33 @@ async function loadLayer(
         }
         textBytes += addFeature(chunk, table, next.value);
       }
-      if (chunk.count > 0) {
-        state = await run.step(() => session.writeChunk(args.importId, table, state, chunk, bytes));
-        await run.onChunk(state);
+      nextFid += chunk.count;
+      if (writing) {
+        const previous = writing;
+        writing = undefined;
+        state = await previous;
+        // Out of time: the chunk just read is dropped; the next run reads it again from the checkpoint.
+        if (await run.outOfTime()) return false;
       }
-      if (exhausted) return true;
-      if (await run.outOfTime()) return false;
+      if (chunk.count > 0) {
+        const from = state;
+        const at = bytes;
+        writing = run
+          .step(() => session.writeChunk(args.importId, table, from, chunk, at))
+          .then(async (next) => {
+            await run.onChunk(next);
+            return next;
+          });
+      }
+      if (exhausted) {
+        if (writing) state = await writing;
+        writing = undefined;
+        return true;
+      }
     }
   } finally {
+    // A write still in flight when reading failed: wait for it (its error is the reader's to report).
+    if (writing) await writing.catch(() => undefined);
     if (!exhausted) await iterator.return?.();
   }
 }
