@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { DeletionPlan } from './deletion-model.ts';
 import { DependencyConflictError, NotFoundError, VersionMismatchError } from './errors.ts';
 import { lastWriterWinsOn } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
@@ -33,28 +34,59 @@ export interface WorkspaceRepository {
   update(previous: Workspace, next: Workspace): Promise<void>;
   /**
    * Deletes an empty workspace (with its API keys, claim mappings and settings): undefined when
-   * deleted; when catalog children exist or the rest doesn't fit one transaction, what it found
-   * (the workspace is left as it was).
+   * deleted; when catalog children exist or the rest doesn't fit one transaction, the plan of what
+   * it holds, as a recursive deletion would count it (the workspace is left as it was).
    */
-  deleteEmpty(workspace: Workspace): Promise<WorkspaceContents | undefined>;
+  deleteEmpty(workspace: Workspace): Promise<DeletionPlan | undefined>;
 }
 
-/** What the store found in a workspace it could not delete at once. */
-export interface WorkspaceContents {
-  /** Catalog items (services, styles, assets…) still in the workspace (of those it read). */
-  catalogItems: number;
-  /** Every item it read besides the workspace itself (catalog items, API keys, claim mappings, settings). */
-  dependents: number;
+/** Kinds of a workspace's contents that block a plain delete (catalog objects), by plan key. */
+const catalogKinds = ['services', 'styles', 'style_assets'] as const;
+
+const kindNames: Readonly<Record<string, string>> = {
+  services: 'service(s)',
+  layers: 'layer(s)',
+  layer_groups: 'layer group(s)',
+  styles: 'style(s)',
+  style_assets: 'style asset(s)',
+  mosaic_granules: 'mosaic granule record(s)',
+  api_keys: 'API key(s)',
+  claim_mappings: 'claim mapping(s)',
+  settings: 'settings document(s)',
+};
+
+/** The catalog objects of a workspace's plan, by kind (only kinds it holds). */
+export function catalogItemsOf(plan: DeletionPlan): [string, number][] {
+  const items = plan.workspace_items ?? {};
+  const counts: [string, number][] = [
+    ['services', items.services ?? 0],
+    ['layers', plan.layers.count],
+    ['layer_groups', plan.layer_groups.count],
+    ...catalogKinds.filter((k) => k !== 'services').map((k): [string, number] => [k, items[k] ?? 0]),
+    ['mosaic_granules', plan.mosaic_granules],
+  ];
+  return counts.filter(([, n]) => n > 0);
 }
 
-/** Why a workspace could not be deleted at once: its catalog items, or too many keys and mappings. */
-export function workspaceNotEmpty(workspace: Workspace, found: WorkspaceContents): DependencyConflictError {
+const listed = (counts: [string, number][]) => counts.map(([k, n]) => `${n} ${kindNames[k] ?? k}`).join(', ');
+
+/**
+ * Why a workspace could not be deleted at once, from the plan of what it holds (the one source of
+ * every count in the answer, ADR 0087): its catalog items, or too many keys and mappings for one
+ * transaction. The body carries the plan as deleteService's 409 does.
+ */
+export function workspaceNotEmpty(workspace: Workspace, plan: DeletionPlan): DependencyConflictError {
+  const catalog = catalogItemsOf(plan);
+  const total = catalog.reduce((sum, [, n]) => sum + n, 0);
+  const others = Object.entries(plan.workspace_items ?? {}).filter(
+    ([k, n]) => n > 0 && !(catalogKinds as readonly string[]).includes(k),
+  );
   return new DependencyConflictError(
     'workspace_not_empty',
-    found.catalogItems > 0
-      ? `Workspace '${workspace.name}' still holds ${found.catalogItems} catalog item(s); delete them first.`
-      : `Workspace '${workspace.name}' holds too many API keys and claim mappings to delete at once; remove some first.`,
-    { dependents: found.dependents },
+    total > 0
+      ? `Workspace '${workspace.name}' still holds ${total} catalog item(s) (${listed(catalog)}); delete them first, or delete with recurse=true.`
+      : `Workspace '${workspace.name}' holds too many API keys and claim mappings to delete at once (${listed(others)}); remove some first, or delete with recurse=true.`,
+    { recurse_required: true, plan },
   );
 }
 

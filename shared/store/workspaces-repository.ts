@@ -1,8 +1,10 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { DeletionPlan } from '../domain/deletion-model.ts';
 import { AlreadyExistsError, StateConflictError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import { customTileMatrixSets, type OGCTilesSettings } from '../domain/settings.ts';
-import type { Workspace, WorkspaceContents, WorkspaceRepository } from '../domain/workspaces.ts';
+import type { Workspace, WorkspaceRepository } from '../domain/workspaces.ts';
+import { planWorkspace } from './deletion-plans.ts';
 import { storeCall } from './errors.ts';
 import { DynamoRepository, keyCondition, queryIndexPage, queryInput, queryPages } from './items.ts';
 import { entities, keyOf, keys } from './keys.ts';
@@ -133,7 +135,7 @@ export class DynamoWorkspaceRepository extends DynamoRepository implements Works
     );
   }
 
-  async deleteEmpty(ws: Workspace): Promise<WorkspaceContents | undefined> {
+  async deleteEmpty(ws: Workspace): Promise<DeletionPlan | undefined> {
     // Hide the workspace first: from now on no child can be added (children condition on `active`),
     // so the emptiness check below cannot race with a concurrent create.
     const concurrent = () =>
@@ -217,8 +219,11 @@ export class DynamoWorkspaceRepository extends DynamoRepository implements Works
       deletes.length > MAX_TRANSACTION_ITEMS - 2 ||
       children.length >= CHILDREN_SCANNED
     ) {
+      // What it holds, read while it is still hidden (nothing can be added meanwhile): the one
+      // account of its contents the refusal reports (ADR 0087).
+      const plan = await planWorkspace(this.db, this.table, ws);
       await this.restore(ws);
-      return { catalogItems: blocking.length, dependents: children.length - 1 };
+      return plan;
     }
     await transact(this.db, [
       unguarded({ Delete: { TableName: this.table, Key: keys.workspace(ws.id) } }),

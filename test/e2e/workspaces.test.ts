@@ -1,7 +1,11 @@
+import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { deleteWorkspace as deleteWorkspaceOperation } from '../../shared/api/operations/workspaces.ts';
 import { Workspace } from '../../shared/api/schemas.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { createKey, createWorkspace, expectError, withKey } from '../support/fixtures.ts';
+import { writeTiff } from '../support/geotiff.ts';
+import { mosaicRoot } from '../support/mosaic-roots.ts';
 
 describe('createWorkspace', () => {
   it('returns 201 with the workspace, ETag and Location', async () => {
@@ -197,5 +201,70 @@ describe('getWorkspace, listWorkspaces and deleteWorkspace', () => {
     const ws = await createWorkspace();
     const admin = await createKey(ws.id, 'admin');
     expectError(await call('DELETE', `/workspaces/${ws.id}`, { headers: withKey(admin.key) }), 403);
+  });
+});
+
+describe('deleteWorkspace without recurse on a workspace that is not empty (ADR 0087)', () => {
+  it('answers 409 with the body its schema declares, every count taken from the one plan', async () => {
+    // Prepare: catalog items (two services, a layer, a style, a style asset) and side items.
+    const ws = await createWorkspace();
+    const root = mosaicRoot();
+    try {
+      writeTiff(root, 'a.tif', 0, 10);
+      for (const body of [
+        { name: 'm1', type: 'raster_mosaic', connection: { root_uri: root } },
+        { name: 'm2', type: 'raster_mosaic', connection: { root_uri: root } },
+      ]) {
+        const res = await call('POST', `/workspaces/${ws.id}/services`, { headers: asSuperAdmin(), body });
+        expect(res.status, res.text).toBe(201);
+      }
+      const harvested = await call('POST', `/workspaces/${ws.id}/services/m1/mosaic/harvest`, {
+        headers: asSuperAdmin(),
+        body: {},
+      });
+      expect(harvested.status, harvested.text).toBe(200);
+      const style = await call('POST', `/workspaces/${ws.id}/styles`, {
+        headers: asSuperAdmin(),
+        body: { name: 'st', format: 'mapbox', body: { version: 8, sources: {}, layers: [] } },
+      });
+      expect(style.status, style.text).toBe(201);
+      await createKey(ws.id, 'viewer');
+      await createKey(ws.id, 'editor');
+      // Act
+      const res = await call('DELETE', `/workspaces/${ws.id}`, { headers: asSuperAdmin() });
+      // Assess: the documented schema (no field it forbids) and one account of the contents.
+      expectError(res, 409, 'workspace_not_empty');
+      const schema = deleteWorkspaceOperation.responses[409]?.schema;
+      const parsed = schema?.safeParse(res.body);
+      expect(parsed?.success, JSON.stringify(parsed?.error?.issues)).toBe(true);
+      expect(res.body).not.toHaveProperty('dependents');
+      const { plan } = res.body;
+      expect(res.body.recurse_required).toBe(true);
+      expect(plan.workspace_items).toMatchObject({ services: 2, styles: 1, api_keys: 2 });
+      expect(plan.mosaic_granules).toBe(1);
+      const catalog =
+        plan.workspace_items.services +
+        plan.workspace_items.styles +
+        (plan.workspace_items.style_assets ?? 0) +
+        plan.layers.count +
+        plan.layer_groups.count +
+        plan.mosaic_granules;
+      expect(res.body.detail).toContain(`still holds ${catalog} catalog item(s)`);
+      expect(res.body.detail).toContain('2 service(s)');
+      expect(res.body.detail).toContain('1 mosaic granule record(s)');
+      const everything = Object.values(plan.workspace_items as Record<string, number>).reduce(
+        (a, b) => a + b,
+        0,
+      );
+      expect(plan.total).toBe(
+        everything + plan.layers.count + plan.layer_groups.count + plan.mosaic_granules + 1,
+      );
+      // Nothing was deleted.
+      expect(
+        (await call('GET', `/workspaces/${ws.id}/services/m2`, { headers: asSuperAdmin() })).status,
+      ).toBe(200);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });

@@ -244,22 +244,46 @@ describe('workspaceNotEmpty', () => {
     updated_at: at,
   } as const;
 
-  it('names the catalog items that block the delete', () => {
-    const error = workspaceNotEmpty(workspace, { catalogItems: 2, dependents: 5 });
+  const section = (count: number) => ({ count, items: [], truncated: false });
+  const planOf = (counts: {
+    layers?: number;
+    groups?: number;
+    granules?: number;
+    items?: Record<string, number>;
+  }) => ({
+    target: { scope: 'workspace' as const, id: 'w1', name: 'city' },
+    layers: section(counts.layers ?? 0),
+    layer_groups: section(counts.groups ?? 0),
+    mosaic_granules: counts.granules ?? 0,
+    style_references: [],
+    role_references: [],
+    workspace_items: counts.items ?? {},
+    total: 0,
+  });
+
+  it('names the catalog items that block the delete, counted from the plan it carries', () => {
+    const plan = planOf({
+      layers: 3,
+      groups: 1,
+      items: { services: 2, styles: 1, api_keys: 4, settings: 1 },
+    });
+    const error = workspaceNotEmpty(workspace, plan);
     expectError(error, DependencyConflictError, {
       reason: 'workspace_not_empty',
-      message: "Workspace 'city' still holds 2 catalog item(s); delete them first.",
-      extra: { dependents: 5 },
+      message:
+        "Workspace 'city' still holds 7 catalog item(s) (2 service(s), 3 layer(s), 1 layer group(s), 1 style(s)); delete them first, or delete with recurse=true.",
+      extra: { recurse_required: true, plan },
     });
   });
 
   it('says so when only keys and mappings are left, too many for one transaction', () => {
-    const error = workspaceNotEmpty(workspace, { catalogItems: 0, dependents: 120 });
+    const plan = planOf({ items: { api_keys: 70, claim_mappings: 50 } });
+    const error = workspaceNotEmpty(workspace, plan);
     expect(shape(error)).toMatchObject({
       reason: 'workspace_not_empty',
       message:
-        "Workspace 'city' holds too many API keys and claim mappings to delete at once; remove some first.",
-      extra: { dependents: 120 },
+        "Workspace 'city' holds too many API keys and claim mappings to delete at once (70 API key(s), 50 claim mapping(s)); remove some first, or delete with recurse=true.",
+      extra: { recurse_required: true, plan },
     });
   });
 });

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
-import { DeletionOperationBody, RecurseFlag } from '../deletion-schemas.ts';
+import { DeletionConflictBody, DeletionOperationBody, RecurseFlag } from '../deletion-schemas.ts';
 import { defineOperation } from '../operation.ts';
-import { IdOrName, Name, PageQuery, Workspace } from '../schemas.ts';
+import { ErrorBody, IdOrName, Name, PageQuery, Workspace } from '../schemas.ts';
 
 const WorkspaceParams = z.strictObject({ workspace: IdOrName });
 const Description = z.string().check(z.maxLength(1024));
@@ -111,7 +111,9 @@ export const deleteWorkspace = defineOperation({
     400: { description: 'recurse is not one of true, false, 1, 0' },
     404: { description: 'workspace not found' },
     409: {
-      description: 'the workspace is not empty (without recurse), or one of its services is being deleted',
+      description:
+        'the workspace is not empty (without recurse: `workspace_not_empty` with `recurse_required` and the plan of what it holds, whose counts the detail repeats), or one of its services is being deleted',
+      schema: z.union([DeletionConflictBody, ErrorBody]),
     },
     412: { description: 'If-Match does not match the current version' },
   },
