@@ -384,7 +384,7 @@ async function attempt<R extends pg.QueryResultRow>(
  */
 export async function testConnection(
   c: PostgisConnection,
-): Promise<{ ok: boolean; duration_ms: number; message?: string; unavailable?: boolean }> {
+): Promise<{ ok: boolean; duration_ms: number; message?: string }> {
   const started = performance.now();
   const done = (ok: boolean, message: string) => ({
     ok,
@@ -424,9 +424,13 @@ export async function testConnection(
     const failure = connectFailure(c, error);
     if (failure instanceof DomainError && failure.reason === CONNECTION_TARGET_NOT_ALLOWED) throw failure;
     if (!(failure instanceof UnavailableError)) return done(false, failure.message);
-    // An outage (refused, timed out, not PostgreSQL) is flagged so the API can answer 503 instead of ok: false.
+    // The target can't be reached (refused, timed out, unresolvable, not PostgreSQL): that is the
+    // test's answer, not an outage of ours (ADR 0087), said the one way ADR 0074 allows.
     await settle(started);
-    return { ...done(false, failure.message), unavailable: true };
+    return done(
+      false,
+      `Could not connect to ${c.host}:${c.port}/${c.database}: it could not be reached, or did not answer as PostgreSQL.`,
+    );
   } finally {
     await client?.end().catch(() => {});
   }

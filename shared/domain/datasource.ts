@@ -59,10 +59,13 @@ export function sqlValidationBody(v: SqlValidation): SqlValidation {
  * but refuses us (auth, missing database) throws RuleViolationError (422).
  */
 export interface DataSourceGateway {
-  /** Never throws for connection problems; `unavailable` marks an outage (refused, timed out). */
+  /**
+   * Never throws for connection problems: a target that refuses, times out or isn't PostgreSQL is
+   * `ok: false` with the reason (only the network policy's refusal throws).
+   */
   testConnection(
     c: PostgisConnectionInfo & { password?: string },
-  ): Promise<{ ok: boolean; duration_ms: number; message?: string; unavailable?: boolean }>;
+  ): Promise<{ ok: boolean; duration_ms: number; message?: string }>;
   discoverLayers(c: PostgisConnectionInfo & { password?: string }): Promise<DiscoveredLayer[]>;
   probeLayer(
     c: PostgisConnectionInfo & { password?: string },

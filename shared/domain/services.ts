@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSourceGateway, PostgisConnectionInfo } from './datasource.ts';
-import { InvalidInputError, NotFoundError, RuleViolationError, UnavailableError } from './errors.ts';
+import { InvalidInputError, NotFoundError, RuleViolationError } from './errors.ts';
 import { lastWriterWinsOn } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import type { SecretBox } from './secrets.ts';
@@ -256,14 +256,13 @@ export async function updateService(
 }
 
 /**
- * Tries the service's connection now; an outage is a 503, a refusal is `ok: false` with the reason,
- * a target the network policy forbids is a 422 `connection_target_not_allowed` (ADR 0074).
+ * Tries the service's connection now: any failure of the target (refused, timed out, not
+ * PostgreSQL, a refused login) is `ok: false` with the reason — the answer the client asked for,
+ * not an outage to retry (ADR 0087); a 503 is left to our own dependencies (the store, the key
+ * service). A target the network policy forbids is a 422 `connection_target_not_allowed` (ADR 0074).
  */
 export async function testServiceConnection(gateway: DataSourceGateway, box: SecretBox, service: Service) {
-  const { unavailable, ...result } = await gateway.testConnection(await liveConnection(box, service));
-  if (unavailable)
-    throw new UnavailableError('datasource_unavailable', result.message ?? 'The data source is unavailable.');
-  return result;
+  return gateway.testConnection(await liveConnection(box, service));
 }
 
 /** The API view: no secret, `configured_secrets` says which are set. */

@@ -94,6 +94,33 @@ describe('services', () => {
     ).toHaveLength(1);
   });
 
+  it('answers test-connection to a closed port with 200 ok:false and the reason, not a 503 to retry (ADR 0087)', async () => {
+    // Prepare: a stored draft (not tested on create) pointing at a closed port of an allowed host.
+    const ws = await createWorkspace();
+    const draft = await call('POST', `/workspaces/${ws.id}/services`, {
+      headers: asSuperAdmin(),
+      body: {
+        name: 'typo',
+        type: 'postgis',
+        enabled: false,
+        connection: { ...postgis, host: FAULT_HOST, port: 1 },
+      },
+    });
+    expect(draft.status, draft.text).toBe(201);
+    // Act
+    const res = await call('POST', `/workspaces/${ws.id}/services/${draft.body.id}/test-connection`, {
+      headers: asSuperAdmin(),
+    });
+    // Assess
+    expect(res.status, res.text).toBe(200);
+    expect(res.headers).not.toHaveProperty('retry-after');
+    expect(res.body).toEqual({
+      ok: false,
+      duration_ms: expect.any(Number),
+      message: `Could not connect to ${FAULT_HOST}:1/${postgis.database}: it could not be reached, or did not answer as PostgreSQL.`,
+    });
+  });
+
   it('tests the connection and discovers the geometry tables', async () => {
     const { ws, service } = await workspaceWithService();
     const test = await call('POST', `/workspaces/${ws.id}/services/${service.id}/test-connection`, {

@@ -42,7 +42,7 @@ async function relay(): Promise<{ port: number; down(): Promise<void> }> {
 }
 
 describe('a data source that goes down', () => {
-  it('answers 503 for createLayer, validate-sql, discover and test-connection, and writes nothing', async () => {
+  it('answers 503 for createLayer, validate-sql and discover, 200 ok:false for test-connection, and writes nothing', async () => {
     const ws = await createWorkspace();
     const link = await relay();
     const created = await call('POST', `/workspaces/${ws.id}/services`, {
@@ -66,7 +66,14 @@ describe('a data source that goes down', () => {
       503,
     );
     expectError(await call('POST', `${base}/discover`, { headers: asSuperAdmin() }), 503);
-    expectError(await call('POST', `${base}/test-connection`, { headers: asSuperAdmin() }), 503);
+    // test-connection reports the target's state as its answer, not as our outage (ADR 0087).
+    const tested = await call('POST', `${base}/test-connection`, { headers: asSuperAdmin() });
+    expect(tested.status, tested.text).toBe(200);
+    expect(tested.headers).not.toHaveProperty('retry-after');
+    expect(tested.body).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/could not be reached, or did not answer as PostgreSQL/),
+    });
     // Each answers within its retry window (ADR 0033 amendment: up to ~5 s of retries, then 503).
     expect(Date.now() - started).toBeLessThan(30_000);
 

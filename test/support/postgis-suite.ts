@@ -104,7 +104,7 @@ export function postgisAdapterSuite(target: () => PostgisTarget): void {
       [
         'a closed port',
         { port: 1 },
-        /is unavailable: it could not be reached, or did not answer as PostgreSQL\.$/,
+        /^Could not connect to .*: it could not be reached, or did not answer as PostgreSQL\.$/,
       ],
     ])('answers ok:false with the reason for %s', async (_, overrides, message) => {
       const result = await testConnection({ ...target().demo, ...overrides });

@@ -135,7 +135,10 @@ export const testServiceConnection = defineOperation({
     },
     404: notFound,
     ...notPostgis,
-    ...unavailable,
+    503: {
+      description:
+        'the catalog store or the key service is unavailable (a target that refuses, times out or is not PostgreSQL is 200 ok: false)',
+    },
   },
   data: ['GetItem'],
   secrets: ['decrypt'],
@@ -185,7 +188,10 @@ export const validateSQLView = defineOperation({
     400: { description: 'bad request' },
     404: notFound,
     ...notPostgis,
-    ...unavailable,
+    503: {
+      description:
+        'the catalog store or the key service is unavailable (a target that refuses, times out or is not PostgreSQL is 200 ok: false)',
+    },
   },
   data: ['GetItem'],
   secrets: ['decrypt'],
