@@ -12,7 +12,7 @@ import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IStateMachine } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import type { Operation } from '../../shared/api/operation.ts';
-import { dataAccessOf } from '../../shared/api/routes.ts';
+import { dataAccessOf, secretsAccessOf } from '../../shared/api/routes.ts';
 import { ApiFunction } from './api-function.ts';
 import type { CatalogTable } from './catalog-table.ts';
 import type { FunctionBundles } from './function-bundles.ts';
@@ -198,6 +198,7 @@ export class OperationsStack extends NestedStack {
     });
 
     for (const op of props.routes) {
+      const secrets = secretsAccessOf(op);
       const fn = new ApiFunction(operations, op.operationId, {
         entry: op.handler,
         bundles,
@@ -206,16 +207,17 @@ export class OperationsStack extends NestedStack {
         data: dataAccessOf(op),
         environment: {
           ...environment,
-          ...(op.secrets?.length ? { KMS_KEY_ID: secretsKey.keyArn } : {}),
+          ...(secrets.length ? { KMS_KEY_ID: secretsKey.keyArn } : {}),
           ...(handlesImports(op) ? importEnvironment : {}),
         },
         logRetention,
       });
-      // Exactly the KMS actions the route declares, on this one key (grantEncrypt would add ReEncrypt*).
-      if (op.secrets?.length) {
+      // Exactly the KMS actions the route needs (its `secrets`, a POST's idempotent answers), on
+      // this one key (grantEncrypt would add ReEncrypt*).
+      if (secrets.length) {
         fn.role.addToPolicy(
           new PolicyStatement({
-            actions: op.secrets.map((s) => (s === 'encrypt' ? 'kms:Encrypt' : 'kms:Decrypt')),
+            actions: secrets.map((s) => (s === 'encrypt' ? 'kms:Encrypt' : 'kms:Decrypt')),
             resources: [secretsKey.keyArn],
           }),
         );

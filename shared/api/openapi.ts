@@ -12,6 +12,12 @@ const unsupportedMediaType = {
     'the body is not declared as JSON: Content-Type must be application/json or application/<x>+json, charset utf-8 only (the Accept header lists them)',
 };
 
+/** What every POST can answer for its `Idempotency-Key` (ADR 0088). */
+const idempotencyErrors: Record<number, string> = {
+  409: 'a request with the same Idempotency-Key is still being processed (reason idempotency_key_in_flight)',
+  422: 'the Idempotency-Key was already used with a different request (reason idempotency_key_reused)',
+};
+
 /** Errors every operation can answer (DESIGN §5), documented once for all. */
 const commonErrors: Record<number, string> = {
   401: 'missing or rejected credential',
@@ -55,6 +61,16 @@ function parameters(op: Operation, components: Components): Json[] {
       });
     }
   }
+  if (op.method === 'POST') {
+    out.push({
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      description:
+        'Makes a retry safe (ADR 0088): the first 2xx answer is stored for 24 h per caller, operation and key and replayed (with `Idempotent-Replayed: true`) for the same request; the same key with another request answers 422, while the first still runs 409. 1–255 characters (400 otherwise).',
+      schema: { type: 'string', minLength: 1, maxLength: 255 },
+    });
+  }
   if (op.method === 'PUT' || op.method === 'DELETE') {
     out.push({
       name: 'If-Match',
@@ -72,10 +88,19 @@ function operationObject(op: Operation, components: Components): Json {
   const statuses: Record<string, { description: string }> = Object.fromEntries(
     Object.entries(commonErrors).map(([s, d]) => [s, { description: d }]),
   );
+  // An operation's own 409/422 keeps its description and gains the idempotency meaning.
+  const idempotency: Record<string, { description: string }> = {};
+  if (op.method === 'POST') {
+    for (const [s, d] of Object.entries(idempotencyErrors)) {
+      const own = op.responses[Number(s)];
+      idempotency[s] = { ...own, description: own ? `${own.description}; or ${d}` : d };
+    }
+  }
   const all: Record<string, { description: string; schema?: Schema; headers?: Record<string, string> }> = {
     ...statuses,
     ...(bodyKind(op) === 'json' ? { 415: unsupportedMediaType } : {}),
     ...op.responses,
+    ...idempotency,
   };
   for (const [status, spec] of Object.entries(all)) {
     const code = Number(status);
@@ -88,8 +113,15 @@ function operationObject(op: Operation, components: Components): Json {
     else if (schema) entry.content = { 'application/json': { schema: components.convert(schema, 'output') } };
     else if (code !== 204 && op.operationId === 'getOpenAPI')
       entry.content = { 'application/json': { schema: {} } };
-    const headers = spec.headers;
-    if (headers) {
+    const replayed =
+      op.method === 'POST' && code >= 200 && code < 300
+        ? {
+            'Idempotent-Replayed':
+              '`true` when this is the stored answer to an earlier request with the same Idempotency-Key',
+          }
+        : {};
+    const headers = { ...spec.headers, ...replayed };
+    if (Object.keys(headers).length > 0) {
       entry.headers = Object.fromEntries(
         Object.entries(headers).map(([h, d]) => [h, { description: d, schema: { type: 'string' } }]),
       );

@@ -46,10 +46,27 @@ export const routes: readonly Operation[] = [
  */
 export const workspaceRouteDataAccess: readonly DataAction[] = ['GetItem', 'Query'];
 
+/**
+ * What makeHandler reads and writes on every POST for its `Idempotency-Key` (ADR 0088): the record
+ * is claimed (Put), read back (Get), completed or freed (Update; freeing is no Delete, so a POST
+ * gains no DeleteItem on the table).
+ */
+export const idempotencyDataAccess: readonly DataAction[] = ['GetItem', 'PutItem', 'UpdateItem'];
+
 /** Every DynamoDB action an operation's function needs: its own `data` plus the handler stack's. */
 export function dataAccessOf(op: Operation): readonly DataAction[] {
   const stack = op.path.includes('{workspace}') ? workspaceRouteDataAccess : [];
-  return [...new Set([...op.data, ...stack])];
+  const idempotency = op.method === 'POST' ? idempotencyDataAccess : [];
+  return [...new Set([...op.data, ...stack, ...idempotency])];
+}
+
+/**
+ * The KMS actions an operation's function needs on the secrets key: its own `secrets` plus, on
+ * POSTs, sealing and opening the stored answers of idempotent requests (ADR 0088).
+ */
+export function secretsAccessOf(op: Operation): readonly ('encrypt' | 'decrypt')[] {
+  const idempotency = op.method === 'POST' ? (['encrypt', 'decrypt'] as const) : [];
+  return [...new Set([...(op.secrets ?? []), ...idempotency])];
 }
 
 /** DynamoDB actions of the REQUEST authorizer: key and session lookups, global claim mappings. */

@@ -21,6 +21,15 @@ import {
   UnauthenticatedError,
   UnsupportedMediaTypeError,
 } from './errors.ts';
+import {
+  abandonIdempotent,
+  finishIdempotent,
+  type IdempotencyClaim,
+  type IdempotencyPorts,
+  idempotencyKeyOf,
+  requestFingerprint,
+  startIdempotent,
+} from './idempotency.ts';
 import { type HandlerResult, securityHeaders } from './responses.ts';
 
 // zod/mini ships no messages; load the English ones so `issues` explain themselves.
@@ -64,6 +73,10 @@ interface RequestState {
   json?: unknown;
   /** The validated request; its `workspace` is set by `workspaceAccess`. */
   input?: HandlerRequest<Operation>;
+  /** This request's claim on its Idempotency-Key (ADR 0088). */
+  claim?: IdempotencyClaim;
+  /** The stored first answer to replay instead of running the operation again. */
+  replay?: APIGatewayProxyResult;
 }
 
 type StatefulContext = Context & { readonly request: RequestState };
@@ -315,6 +328,48 @@ function workspaceAccess(op: Operation, accessPorts: () => AccessPorts): Middlew
   };
 }
 
+/**
+ * `Idempotency-Key` on POSTs (ADR 0088), once the caller is known and allowed: the first request
+ * claims (principal, operation, key) and its 2xx answer is kept; a retry gets it replayed, 422 with
+ * another request, 409 while the first runs. A failed first request frees the key.
+ */
+function idempotent(op: Operation, ports: (() => IdempotencyPorts) | undefined): Middleware {
+  return {
+    before: async ({ event, context }) => {
+      if (op.method !== 'POST' || !ports) return;
+      const state = stateOf(context);
+      const key = idempotencyKeyOf(state.headers);
+      if (key === undefined) return;
+      const fingerprint = requestFingerprint({
+        method: op.method,
+        path: op.path,
+        params: decodeParams(event.pathParameters),
+        query: dictionary(
+          Object.entries(event.multiValueQueryStringParameters ?? {}).map(([k, v]) => [k, v ?? []]),
+        ),
+        body: op.request.body ? state.json : state.raw,
+      });
+      const scope = { principalId: state.principal.id || 'anonymous', operationId: op.operationId, key };
+      const started = await startIdempotent(
+        ports(),
+        scope,
+        fingerprint,
+        context.getRemainingTimeInMillis?.(),
+      );
+      if ('replay' in started) state.replay = started.replay;
+      else state.claim = started.claim;
+    },
+    after: async ({ context, response }) => {
+      const { claim } = stateOf(context);
+      if (claim && ports && response) await finishIdempotent(ports(), claim, response);
+    },
+    onError: async ({ context }) => {
+      const claim = (context as Partial<StatefulContext>).request?.claim;
+      if (claim && ports) await abandonIdempotent(ports(), claim);
+    },
+  };
+}
+
 function respond(
   statusCode: number,
   body: unknown,
@@ -357,6 +412,7 @@ export function makeHandler<Op extends Operation>(
   op: Op,
   fn: (request: HandlerRequest<Op>) => Promise<HandlerResult>,
   accessPorts: () => AccessPorts,
+  idempotencyPorts?: () => IdempotencyPorts,
 ) {
   return middy<Event, APIGatewayProxyResult, Error, Context>()
     .use(requestState())
@@ -368,9 +424,12 @@ export function makeHandler<Op extends Operation>(
     .use(jsonBody(op))
     .use(validated(op))
     .use(workspaceAccess(op, accessPorts))
+    .use(idempotent(op, idempotencyPorts))
     .use(errorMapper())
     .handler(async (_event, context) => {
-      const result = await fn(stateOf(context).input as HandlerRequest<Op>);
+      const state = stateOf(context);
+      if (state.replay) return state.replay;
+      const result = await fn(state.input as HandlerRequest<Op>);
       // Binary bodies (style assets) go back base64-encoded, as API Gateway expects.
       if (Buffer.isBuffer(result.body)) {
         return {

@@ -101,6 +101,14 @@ export const keys = {
   publicIdPrefix: PUBLIC_ID,
   /** A browser session, by the SHA-256 of its cookie value. */
   session: (tokenHash: string): Key => ({ PK: `SESSION#${tokenHash}`, SK: 'SESSION' }),
+  /**
+   * An idempotency record (ADR 0088), its own partition, keyed by the SHA-256 of its scope
+   * (principal, operation, Idempotency-Key): bounded whatever the client's key holds.
+   */
+  idempotencyRecord: (scopeHashHex: string): Key => ({
+    PK: `IDEMPOTENCY#${scopeHashHex}`,
+    SK: 'IDEMPOTENCY',
+  }),
   /** Failed logins of one client address in one 5-minute window. */
   loginFailures: (address: string, window: number): Key => ({
     PK: `LOGINFAIL#${address}`,
@@ -209,6 +217,7 @@ export const entities = {
   rolePolicy: 'RolePolicy',
   claimMapping: 'ClaimMapping',
   session: 'Session',
+  idempotencyRecord: 'IdempotencyRecord',
   service: 'Service',
   serviceName: 'ServiceNameMarker',
   layer: 'Layer',

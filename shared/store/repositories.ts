@@ -1,6 +1,7 @@
 import { DynamoApiKeyRepository } from './api-keys-repository.ts';
 import { DynamoClaimMappingRepository } from './claim-mappings-repository.ts';
 import { DynamoDeletionRepository } from './deletions-repository.ts';
+import { DynamoIdempotencyStore } from './idempotency-repository.ts';
 import { DynamoLayerGroupRepository } from './layer-groups-repository.ts';
 import { DynamoLayerRepository } from './layers-repository.ts';
 import { DynamoMosaicRepository } from './mosaics-repository.ts';
@@ -117,4 +118,11 @@ let deletions: DynamoDeletionRepository | undefined;
 export function deletionRepository(): DynamoDeletionRepository {
   deletions ??= new DynamoDeletionRepository();
   return deletions;
+}
+
+let idempotency: DynamoIdempotencyStore | undefined;
+/** The idempotency records of POSTs (ADR 0088). */
+export function idempotencyStore(): DynamoIdempotencyStore {
+  idempotency ??= new DynamoIdempotencyStore();
+  return idempotency;
 }

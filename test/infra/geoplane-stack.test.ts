@@ -10,7 +10,7 @@ import { importTasks } from '../../infra/constructs/import-workflow.ts';
 import { authorizerData } from '../../infra/constructs/management-api.ts';
 import { createGeoPlaneApp, type GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
 import type { Operation } from '../../shared/api/operation.ts';
-import { dataAccessOf, routes } from '../../shared/api/routes.ts';
+import { dataAccessOf, routes, secretsAccessOf } from '../../shared/api/routes.ts';
 import { gatewayErrorBody, gatewayErrors } from '../../shared/http/gateway-responses.ts';
 import { tableDefinition } from '../../shared/store/table.ts';
 import { actionsIn, asArray, logicalId, policyDocuments, type Statement, statementsOfRole } from './iam.ts';
@@ -355,7 +355,7 @@ describe('GeoPlaneStack', () => {
       template.resourceCountIs('AWS::ApiGateway::UsagePlanKey', 1);
     });
 
-    it('grants exactly the declared KMS actions on the connection-secrets key, and only to routes that declare them', () => {
+    it('grants exactly the declared KMS actions on the connection-secrets key, and only to routes that declare them (POSTs: ADR 0088)', () => {
       for (const op of routes) {
         const fn = stack.api.functions.get(op.operationId);
         if (!fn) throw new Error(`no function for ${op.operationId}`);
@@ -363,11 +363,40 @@ describe('GeoPlaneStack', () => {
           .flatMap((st) => ([] as string[]).concat(st.Action as string | string[]))
           .filter((a) => a.startsWith('kms:'))
           .sort();
-        const expected = (op.secrets ?? [])
+        const expected = secretsAccessOf(op)
           .map((s) => (s === 'encrypt' ? 'kms:Encrypt' : 'kms:Decrypt'))
           .sort();
         expect(kms, op.operationId).toEqual(expected);
       }
+    });
+
+    it.each(routes.filter((op) => op.method === 'POST').map((op) => [op.operationId, op] as const))(
+      'lets POST %s keep its idempotency records: Get/Put/UpdateItem, KMS Encrypt and Decrypt on the secrets key, KMS_KEY_ID set (ADR 0088)',
+      (_id, op) => {
+        const fn = fnOf(op);
+        const statements = statementsOf(template, fn);
+        expect(dynamoActionsOf(statements)).toEqual(
+          expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']),
+        );
+        const kms = statements.filter((st) =>
+          ([] as string[]).concat(st.Action as string | string[]).some((a) => a.startsWith('kms:')),
+        );
+        expect(kms).toHaveLength(1);
+        expect(([] as string[]).concat(kms[0]?.Action as string | string[]).sort()).toEqual([
+          'kms:Decrypt',
+          'kms:Encrypt',
+        ]);
+        const key = { 'Fn::GetAtt': [logicalId(stack.api.secretsKey), 'Arn'] };
+        expect(kms[0]?.Resource).toEqual(key);
+        const resource = template.toJSON().Resources[logicalId(fn.function)];
+        expect(resource.Properties.Environment.Variables.KMS_KEY_ID).toEqual(key);
+      },
+    );
+
+    it('grants no idempotency actions to GET routes (getWorkspace stays read-only)', () => {
+      const op = routes.find((r) => r.operationId === 'getWorkspace') as Operation;
+      expect(dataAccessOf(op)).toEqual(['GetItem', 'Query']);
+      expect(secretsAccessOf(op)).toEqual([]);
     });
 
     it('grants Query on the table and each named index, and item actions on the table only', () => {

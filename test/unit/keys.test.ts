@@ -58,6 +58,7 @@ describe('key builders', () => {
     expect(keys.layerGroup('w', 'g')).toEqual({ PK: 'WS#w', SK: 'GROUP#g' });
     expect(keys.publicId('w', 'p')).toEqual({ PK: 'WS#w', SK: 'PUBID#p' });
     expect(keys.session('h')).toEqual({ PK: 'SESSION#h', SK: 'SESSION' });
+    expect(keys.idempotencyRecord('abc')).toEqual({ PK: 'IDEMPOTENCY#abc', SK: 'IDEMPOTENCY' });
     expect(keys.loginFailures('10.0.0.1', 42)).toEqual({ PK: 'LOGINFAIL#10.0.0.1', SK: 'WINDOW#42' });
     expect(keys.settings('w', 'ogc-tiles')).toEqual({ PK: 'WS#w', SK: 'SETTINGS#ogc-tiles' });
     expect(keys.tileMatrixSet('t')).toEqual({ PK: 'TMS#t', SK: 'TMS' });
