@@ -129,7 +129,9 @@ export function importRolesSql(
   const role = (r: { user: string; password: string }) => `
   IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = ${literal(r.user)}) THEN
     CREATE ROLE ${ident(r.user)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD ${literal(r.password)};
-  ELSE
+  ELSIF EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = ${literal(r.user)}
+                AND (rolsuper OR rolcreatedb OR rolcreaterole OR NOT rolcanlogin)) THEN
+    -- Only a role that drifted is altered (hashing a password on every start slows restarts).
     ALTER ROLE ${ident(r.user)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD ${literal(r.password)};
   END IF;`;
   const body = `

@@ -29,6 +29,8 @@ export interface WorkerConfig {
   adminPassword: string;
   /** The import roles (ADR 0085), created or updated on every start. */
   importRoles: Parameters<typeof importRolesSql>;
+  /** A watchdog restart of a running host: the every-start statements ran already (keep restarts quick). */
+  restarted?: boolean;
   /** The DeadlineBoard's buffer, shared with the parent's watchdog. */
   deadlines: SharedArrayBuffer;
 }
@@ -504,8 +506,8 @@ async function main(config: WorkerConfig): Promise<void> {
   const deadlines = installStatementDeadlines(config.deadlines);
   const hardening = serviceRoleHardeningSql();
   // On every start: a data dir seeded by an older version gets the same privileges as a new one.
-  if (hardening) await db.exec(hardening);
-  await db.exec(importRolesSql(...config.importRoles));
+  if (hardening && !config.restarted) await db.exec(hardening);
+  if (!config.restarted) await db.exec(importRolesSql(...config.importRoles));
   const backend = new Backend(db, deadlines);
   const { server, close } = await serve(backend, config.host, config.port);
   const address = server.address();

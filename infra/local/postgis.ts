@@ -149,6 +149,7 @@ export async function startEmbeddedPostgis(options: EmbeddedPostgisOptions): Pro
         ...config,
         port: ready.port,
         initialise: false,
+        restarted: true,
         deadlines: DeadlineBoard.allocate(),
       };
       const begun = Date.now();

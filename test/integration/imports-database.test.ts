@@ -650,15 +650,15 @@ function importSuite(target: () => ImportTarget): void {
     });
   });
 
-  it('measures the throughput of 200,000 points (reported, not asserted)', async () => {
+  it('measures the throughput of 50,000 points (reported, not asserted; npm run bench measures 1,000,000)', async () => {
     const importId = randomUUID();
-    const many = points(200_000, 'many');
+    const many = points(50_000, 'many');
     const started = performance.now();
     const result = await load(importId, [many], { layers: [layerPlan(many)] });
     const ms = performance.now() - started;
-    expect(result).toMatchObject({ done: true, processed_features: 200_000 });
+    expect(result).toMatchObject({ done: true, processed_features: 50_000 });
     console.log(
-      `import throughput (${target().kind}): 200,000 points loaded + finalized in ${Math.round(ms)} ms = ${Math.round(200_000 / (ms / 1000))} features/s`,
+      `import throughput (${target().kind}): 50,000 points loaded + finalized in ${Math.round(ms)} ms = ${Math.round(50_000 / (ms / 1000))} features/s`,
     );
     await db.dropAll(importId);
   }, 240_000);
