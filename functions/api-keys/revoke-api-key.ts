@@ -4,8 +4,8 @@ import { noContent } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
 import { apiKeyRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params }) => {
+export const handler = makeHandler(operation, async ({ workspace, params, ifMatch }) => {
   const repo = apiKeyRepository();
-  await revokeApiKey(repo, await requireApiKey(repo, workspace.id, params.keyId));
+  await revokeApiKey(repo, await requireApiKey(repo, workspace.id, params.keyId), new Date(), ifMatch);
   return noContent();
 });

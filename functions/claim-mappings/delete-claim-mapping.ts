@@ -4,7 +4,7 @@ import { noContent } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
 import { claimMappingRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params }) => {
-  await deleteClaimMapping(claimMappingRepository(), workspace.id, params.mappingId);
+export const handler = makeHandler(operation, async ({ workspace, params, ifMatch }) => {
+  await deleteClaimMapping(claimMappingRepository(), workspace.id, params.mappingId, ifMatch);
   return noContent();
 });

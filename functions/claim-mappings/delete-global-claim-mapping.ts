@@ -4,7 +4,7 @@ import { noContent } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
 import { claimMappingRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ params }) => {
-  await deleteClaimMapping(claimMappingRepository(), GLOBAL_SCOPE, params.mappingId);
+export const handler = makeHandler(operation, async ({ params, ifMatch }) => {
+  await deleteClaimMapping(claimMappingRepository(), GLOBAL_SCOPE, params.mappingId, ifMatch);
   return noContent();
 });

@@ -5,8 +5,8 @@ import { noContent } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
 import { mosaicRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params }) => {
+export const handler = makeHandler(operation, async ({ workspace, params, ifMatch }) => {
   const service = await requireService(serviceRepository(), workspace.id, params.service);
-  await removeGranule(mosaicRepository(), service, params.granule);
+  await removeGranule(mosaicRepository(), service, params.granule, new Date(), ifMatch);
   return noContent();
 });

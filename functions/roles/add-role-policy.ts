@@ -1,7 +1,7 @@
 import { managementCatalog } from '../../shared/api/catalog.ts';
 import { locationOf } from '../../shared/api/operation.ts';
 import { addRolePolicy as operation, removeRolePolicy } from '../../shared/api/operations/roles.ts';
-import { addRolePolicy } from '../../shared/domain/role-policies.ts';
+import { addRolePolicy, policyTag } from '../../shared/domain/role-policies.ts';
 import { created } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
 import { roleRepository, workspaceRepository } from '../../shared/wiring/repositories.ts';
@@ -14,5 +14,7 @@ export const handler = makeHandler(operation, async ({ params, body }) => {
     params.roleId,
     body,
   );
-  return created(undefined, locationOf(removeRolePolicy, { roleId: params.roleId, policyId: policy.id }));
+  return created(undefined, locationOf(removeRolePolicy, { roleId: params.roleId, policyId: policy.id }), {
+    ETag: policyTag,
+  });
 });

@@ -4,7 +4,7 @@ import { noContent } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
 import { roleRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ params }) => {
-  await deleteRole(roleRepository(), params.roleId);
+export const handler = makeHandler(operation, async ({ params, ifMatch }) => {
+  await deleteRole(roleRepository(), params.roleId, new Date(), ifMatch);
   return noContent();
 });

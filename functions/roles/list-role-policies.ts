@@ -1,4 +1,5 @@
 import { listRolePolicies as operation } from '../../shared/api/operations/roles.ts';
+import { presentPolicy } from '../../shared/domain/role-policies.ts';
 import { requireCustomRole } from '../../shared/domain/roles.ts';
 import { ok } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
@@ -7,5 +8,5 @@ import { roleRepository } from '../../shared/wiring/repositories.ts';
 export const handler = makeHandler(operation, async ({ params }) => {
   const repo = roleRepository();
   await requireCustomRole(repo, params.roleId);
-  return ok({ policies: await repo.listPolicies(params.roleId) });
+  return ok({ policies: (await repo.listPolicies(params.roleId)).map(presentPolicy) });
 });

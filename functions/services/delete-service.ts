@@ -10,7 +10,7 @@ import { importRepository } from '../../shared/wiring/imports.ts';
 import { deletionRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
 import { workflowStarter } from '../../shared/wiring/workflows.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params, query, principal }) => {
+export const handler = makeHandler(operation, async ({ workspace, params, query, principal, ifMatch }) => {
   const service = await requireService(serviceRepository(), workspace.id, params.service, true);
   if (service.status === 'active')
     await refuseImportOwnedService(importRepository(), workspace.id, service.id);
@@ -21,6 +21,8 @@ export const handler = makeHandler(operation, async ({ workspace, params, query,
     service,
     query.recurse ?? false,
     principal.id,
+    new Date(),
+    ifMatch,
   );
   if ('deleted' in outcome) return noContent();
   return accepted(

@@ -4,8 +4,8 @@ import { noContent } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
 import { styleAssetRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params }) => {
+export const handler = makeHandler(operation, async ({ workspace, params, ifMatch }) => {
   const assets = styleAssetRepository();
-  await deleteStyleAsset(assets, await requireStyleAsset(assets, workspace.id, params.asset));
+  await deleteStyleAsset(assets, await requireStyleAsset(assets, workspace.id, params.asset), ifMatch);
   return noContent();
 });

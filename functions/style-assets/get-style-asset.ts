@@ -1,5 +1,5 @@
 import { getStyleAsset as operation } from '../../shared/api/operations/style-assets.ts';
-import { requireStyleAsset } from '../../shared/domain/style-assets.ts';
+import { assetTag, requireStyleAsset } from '../../shared/domain/style-assets.ts';
 import { type HandlerResult, notModified, ok } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
 import { styleAssetRepository } from '../../shared/wiring/repositories.ts';
@@ -14,6 +14,6 @@ export const handler = makeHandler(
       return notModified(`"${meta.sha256}"`);
     }
     const { asset, bytes } = await assets.read(meta);
-    return ok(bytes, { 'Content-Type': asset.content_type, ETag: `"${asset.sha256}"` });
+    return ok(bytes, { 'Content-Type': asset.content_type, ETag: assetTag(asset) });
   },
 );

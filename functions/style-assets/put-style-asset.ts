@@ -1,17 +1,21 @@
 import { locationOf } from '../../shared/api/operation.ts';
 import { getStyleAsset, putStyleAsset as operation } from '../../shared/api/operations/style-assets.ts';
-import { putStyleAsset } from '../../shared/domain/style-assets.ts';
+import { assetTag, putStyleAsset } from '../../shared/domain/style-assets.ts';
 import { created, ok } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
 import { styleAssetRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params, rawBody }) => {
+export const handler = makeHandler(operation, async ({ workspace, params, rawBody, ifMatch }) => {
   const { asset, created: isNew } = await putStyleAsset(
     styleAssetRepository(),
     workspace.id,
     params.asset,
     rawBody ?? Buffer.alloc(0),
+    new Date(),
+    ifMatch,
   );
-  if (!isNew) return ok(asset);
-  return created(asset, locationOf(getStyleAsset, { workspace: workspace.id, asset: asset.name }));
+  // An asset's ETag is its bytes' digest, as GET answers it (not its version).
+  const etag = { ETag: assetTag(asset) };
+  if (!isNew) return ok(asset, etag);
+  return created(asset, locationOf(getStyleAsset, { workspace: workspace.id, asset: asset.name }), etag);
 });

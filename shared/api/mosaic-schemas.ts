@@ -19,6 +19,8 @@ export const MosaicGranuleBody = z
     resolution_y: z.number(),
     time: z.optional(DateTime),
     elevation: z.optional(z.number()),
+    /** Always 1: a granule record never changes (its ETag for If-Match). */
+    version: z.int(),
     created_at: DateTime,
   })
   .check(

@@ -21,6 +21,7 @@ export function presentRole(role: Role) {
     name: role.name,
     ...(role.description ? { description: role.description } : {}),
     is_system: false,
+    version: role.version,
     created_at: role.created_at,
     updated_at: role.updated_at,
   };

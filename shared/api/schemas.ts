@@ -73,6 +73,8 @@ export const APIKey = z
     owner_email: z.optional(z.string()),
     owner_name: z.optional(z.string()),
     workspace_id: z.optional(z.string()),
+    /** The ETag If-Match names (revoking adds one). */
+    version: z.int(),
   })
   .check(z.meta({ id: 'APIKey' }));
 
@@ -106,6 +108,8 @@ export const RoleBody = z
     name: z.string(),
     description: z.optional(z.string()),
     is_system: z.boolean(),
+    /** Custom roles: the ETag If-Match names. */
+    version: z.optional(z.int()),
     created_at: z.optional(DateTime),
     updated_at: z.optional(DateTime),
   })
@@ -127,6 +131,8 @@ export const StoredRolePolicy = z
     service: z.string(),
     operation: z.string(),
     action: z.string(),
+    /** Always 1: a policy never changes (its ETag for If-Match). */
+    version: z.int(),
     created_at: DateTime,
   })
   .check(z.meta({ id: 'StoredRolePolicy' }));
@@ -139,6 +145,8 @@ export const ClaimMappingBody = z
     claim_value: z.string(),
     role_id: z.string(),
     priority: z.int(),
+    /** Always 1: a mapping never changes (its ETag for If-Match). */
+    version: z.int(),
     created_at: DateTime,
   })
   .check(z.meta({ id: 'ClaimMapping' }));

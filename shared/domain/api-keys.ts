@@ -1,6 +1,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { InvalidInputError, NotFoundError } from './errors.ts';
 import type { Page } from './page.ts';
+import { checkVersion, underIfMatch } from './workspaces.ts';
 
 /** Roles an API key may carry. `super_admin` exists only for global bootstrap keys. */
 export type KeyRole = 'admin' | 'editor' | 'viewer' | 'super_admin';
@@ -41,7 +42,8 @@ export interface ApiKeyRepository {
   create(key: ApiKey, usageKey?: string): Promise<void>;
   find(workspaceId: string | undefined, keyId: string): Promise<ApiKey | undefined>;
   list(workspaceId: string, limit: number, cursor?: string): Promise<Page<ApiKey>>;
-  revoke(key: ApiKey, now: string): Promise<void>;
+  /** Marks the key revoked (version + 1); with `version` only while it is still at it (`concurrent_modification` otherwise). */
+  revoke(key: ApiKey, now: string, version?: number): Promise<void>;
   findCredentialByHash(hashHex: string): Promise<ApiKeyCredential | undefined>;
 }
 
@@ -104,13 +106,24 @@ export async function requireApiKey(
   return key;
 }
 
-/** Revokes a key (idempotent: revoking a revoked key changes nothing). */
-export async function revokeApiKey(repo: ApiKeyRepository, key: ApiKey, now = new Date()): Promise<void> {
-  if (!key.revoked) await repo.revoke(key, now.toISOString());
+/**
+ * Revokes a key (idempotent: revoking a revoked key changes nothing). Honours If-Match on the
+ * key's version (its ETag); the write is conditioned on it, so a concurrent revoke is a 412 too.
+ */
+export async function revokeApiKey(
+  repo: ApiKeyRepository,
+  key: ApiKey,
+  now = new Date(),
+  ifMatch?: string,
+): Promise<void> {
+  checkVersion(key, ifMatch);
+  if (key.revoked) return;
+  const version = ifMatch === undefined ? undefined : key.version;
+  await underIfMatch(ifMatch, () => repo.revoke(key, now.toISOString(), version));
 }
 
-/** The public view of a key: everything but the hash. */
+/** The public view of a key: everything but the hash (its `version` is the ETag If-Match names). */
 export function publicApiKey(key: ApiKey) {
-  const { key_hash: _hash, version: _version, updated_at: _updated, ...rest } = key;
+  const { key_hash: _hash, updated_at: _updated, ...rest } = key;
   return rest;
 }

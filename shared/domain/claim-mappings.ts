@@ -3,6 +3,7 @@ import { own } from './dictionary.ts';
 import { InvalidInputError, NotFoundError } from './errors.ts';
 import type { Page } from './page.ts';
 import { isSystemRole, type RoleRepository } from './roles.ts';
+import { checkVersion, IMMUTABLE_VERSION } from './workspaces.ts';
 
 /** `*` is the scope of global mappings. */
 export const GLOBAL_SCOPE = '*';
@@ -104,15 +105,20 @@ export async function createClaimMapping(
   return mapping;
 }
 
-/** Deletes a mapping of the scope; one of another scope is not found (spec 4.10). */
+/**
+ * Deletes a mapping of the scope; one of another scope is not found (spec 4.10). A mapping never
+ * changes: its ETag is `"1"` for its whole life, and If-Match is checked against that (ADR 0087).
+ */
 export async function deleteClaimMapping(
   repo: ClaimMappingRepository,
   scope: string,
   id: string,
+  ifMatch?: string,
 ): Promise<void> {
   const mapping = await repo.find(scope, id);
   if (!mapping)
     throw new NotFoundError('claim_mapping_not_found', `Claim mapping '${id}' does not exist here.`);
+  checkVersion({ version: IMMUTABLE_VERSION }, ifMatch);
   await repo.delete(mapping);
 }
 
@@ -161,8 +167,8 @@ export function resolveRole(
   return matching[0]?.role_id;
 }
 
-/** The API view of a mapping. */
+/** The API view of a mapping (`version` is constant: a mapping never changes). */
 export function presentClaimMapping(m: ClaimMapping) {
   const { custom_role: _custom, ...rest } = m;
-  return rest;
+  return { ...rest, version: IMMUTABLE_VERSION };
 }

@@ -17,7 +17,14 @@ import { NotFoundError, StateConflictError } from './errors.ts';
 import type { Page } from './page.ts';
 import type { Service } from './services.ts';
 import type { WorkflowStarter } from './workflows.ts';
-import { resolveWorkspace, uuidPattern, type Workspace, type WorkspaceRepository } from './workspaces.ts';
+import {
+  checkVersion,
+  resolveWorkspace,
+  underIfMatch,
+  uuidPattern,
+  type Workspace,
+  type WorkspaceRepository,
+} from './workspaces.ts';
 
 // The operation, its plan and the rules over them (deletion-model.ts); importers keep this path.
 export * from './deletion-model.ts';
@@ -35,8 +42,16 @@ export interface DeletionRepository {
   unhideService(service: Service): Promise<void>;
   /** Deletes a hidden service with its name marker (and an emptied mosaic's state item). */
   removeHiddenService(service: Service): Promise<void>;
-  /** Hides the service and records the operation in one transaction (the active one if there is one). */
-  startServiceDeletion(service: Service, op: DeletionOperation, plan: DeletionPlan): Promise<StartedDeletion>;
+  /**
+   * Hides the service and records the operation in one transaction (the active one if there is
+   * one). With `version` the service must still be at it (`concurrent_modification` otherwise).
+   */
+  startServiceDeletion(
+    service: Service,
+    op: DeletionOperation,
+    plan: DeletionPlan,
+    version?: number,
+  ): Promise<StartedDeletion>;
   startWorkspaceDeletion(
     workspace: Workspace,
     op: DeletionOperation,
@@ -129,6 +144,7 @@ export async function deleteService(
   recurse: boolean,
   createdBy: string,
   now = new Date(),
+  ifMatch?: string,
 ): Promise<ServiceDeletionOutcome> {
   if (service.status === 'deleting') {
     const existing = recurse ? await resumeExisting(repo, starter, service.deletion_id, now) : undefined;
@@ -140,15 +156,21 @@ export async function deleteService(
     }
     return existing;
   }
-  let plan = await repo.servicePlan(service);
-  if (!hasDependents(plan)) {
-    if (await deleteEmptyService(repo, service)) return { deleted: true };
-    // Something was added meanwhile: plan again (the answer names it).
-    plan = await repo.servicePlan(service);
-  }
-  if (!recurse) throw dependencyConflict(plan, `Service '${service.name}'`);
-  const op = newOperation('service', workspace, service, plan, createdBy, now);
-  return start(starter, repo.startServiceDeletion(service, op, plan));
+  // If-Match names the version read; hiding the service is conditioned on it, so a concurrent
+  // update between this check and the delete is a 412 too (ADR 0087).
+  checkVersion(service, ifMatch);
+  return underIfMatch(ifMatch, async () => {
+    let plan = await repo.servicePlan(service);
+    if (!hasDependents(plan)) {
+      if (await deleteEmptyService(repo, service)) return { deleted: true } as const;
+      // Something was added meanwhile: plan again (the answer names it).
+      plan = await repo.servicePlan(service);
+    }
+    if (!recurse) throw dependencyConflict(plan, `Service '${service.name}'`);
+    const op = newOperation('service', workspace, service, plan, createdBy, now);
+    const atVersion = ifMatch === undefined ? undefined : service.version;
+    return start(starter, repo.startServiceDeletion(service, op, plan, atVersion));
+  });
 }
 
 /** deleteWorkspace with `recurse=true`: hides the workspace and starts the workflow. */

@@ -3,6 +3,7 @@ import { posix } from 'node:path';
 import { InvalidInputError, NotFoundError, RuleViolationError, UnavailableError } from './errors.ts';
 import type { Page } from './page.ts';
 import type { MosaicService, Service } from './services.ts';
+import { checkVersion, IMMUTABLE_VERSION } from './workspaces.ts';
 
 /**
  * Granules one harvest may add: they are written with the generation flip in ONE DynamoDB
@@ -335,6 +336,7 @@ export async function removeGranule(
   service: Service,
   granuleId: string,
   now = new Date(),
+  ifMatch?: string,
 ): Promise<void> {
   const mosaic = requireMosaic(service);
   const id = granuleId.toLowerCase();
@@ -342,6 +344,8 @@ export async function removeGranule(
     const state = await repo.state(mosaic.workspace_id, mosaic.id);
     const granule = await repo.findGranule(mosaic.workspace_id, mosaic.id, id);
     if (!granule || !isActive(granule, state.generation)) throw granuleNotFound(granuleId);
+    // A granule record never changes while active: its ETag is "1" (ADR 0087).
+    checkVersion({ version: IMMUTABLE_VERSION }, ifMatch);
     if (state.granule_count <= 1) {
       throw new RuleViolationError(
         'last_granule',
@@ -358,7 +362,7 @@ export async function removeGranule(
 /** The API view of a granule: its lifetime bookkeeping stays internal. */
 export function presentGranule(g: Granule) {
   const { added_generation: _a, removed_generation: _r, ...rest } = g;
-  return rest;
+  return { ...rest, version: IMMUTABLE_VERSION };
 }
 
 /** Refuses a mosaic root that can't be read (400), when a raster_mosaic service is created or updated. */

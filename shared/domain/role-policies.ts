@@ -10,7 +10,7 @@ import {
   requireCustomRole,
   type StoredPolicy,
 } from './roles.ts';
-import { resolveWorkspace, type WorkspaceRepository } from './workspaces.ts';
+import { checkVersion, IMMUTABLE_VERSION, resolveWorkspace, type WorkspaceRepository } from './workspaces.ts';
 
 /**
  * Grants a rule to a custom role (spec 4.20). The workspace is stored as its id; an unknown
@@ -41,9 +41,26 @@ export async function addRolePolicy(
   return stored;
 }
 
-/** Removes one policy of a custom role. */
-export async function removeRolePolicy(roles: RoleRepository, roleId: string, id: string): Promise<void> {
+/** The API view of a stored policy (`version` is constant: a policy never changes). */
+export function presentPolicy(policy: StoredPolicy) {
+  return { ...policy, version: IMMUTABLE_VERSION };
+}
+
+/** The ETag of any policy (ADR 0087). */
+export const policyTag = `"${IMMUTABLE_VERSION}"`;
+
+/**
+ * Removes one policy of a custom role. A policy never changes (its id is the digest of its rule):
+ * its ETag is `"1"` for its whole life, and If-Match is checked against that (ADR 0087).
+ */
+export async function removeRolePolicy(
+  roles: RoleRepository,
+  roleId: string,
+  id: string,
+  ifMatch?: string,
+): Promise<void> {
   await requireCustomRole(roles, roleId);
+  checkVersion({ version: IMMUTABLE_VERSION }, ifMatch);
   if (!(await roles.deletePolicy(roleId, id))) {
     throw new NotFoundError('policy_not_found', `Role '${roleId}' has no policy '${id}'.`);
   }

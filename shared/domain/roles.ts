@@ -6,8 +6,10 @@ import {
   InvalidInputError,
   NotFoundError,
   RuleViolationError,
+  StateConflictError,
 } from './errors.ts';
 import type { Page } from './page.ts';
+import { checkVersion } from './workspaces.ts';
 
 /** The built-in roles, in listing order. */
 export const systemRoleIds = ['super_admin', 'admin', 'editor', 'viewer'] as const;
@@ -88,8 +90,8 @@ export interface RoleRepository {
   find(id: string): Promise<Role | undefined>;
   list(limit: number, cursor?: string): Promise<Page<Role>>;
   /**
-   * Retires the role (and removes its policies) conditioned on it being active with nothing
-   * referring to it: false when that condition failed (nothing written).
+   * Retires the role (and removes its policies) conditioned on it being active at `role.version`
+   * with nothing referring to it: false when that condition failed (nothing written).
    */
   retire(role: Role, now: string): Promise<boolean>;
   putPolicy(roleId: string, policy: StoredPolicy): Promise<void>;
@@ -132,17 +134,35 @@ export async function requireCustomRole(repo: RoleRepository, id: string): Promi
 }
 
 /** Retires a custom role forever; built-ins can't be deleted. */
-export async function deleteRole(repo: RoleRepository, id: string, now = new Date()): Promise<void> {
+export async function deleteRole(
+  repo: RoleRepository,
+  id: string,
+  now = new Date(),
+  ifMatch?: string,
+): Promise<void> {
   if (isSystemRole(id))
     throw new InvalidInputError('system_role', `'${id}' is a built-in role and can't be deleted.`);
   const role = await requireCustomRole(repo, id);
-  if (!(await repo.retire(role, now.toISOString()))) throw roleRetireRefusal(role, await repo.find(role.id));
+  // If-Match names the role's version; retiring is conditioned on it, so a race is a 412 too.
+  checkVersion(role, ifMatch);
+  if (!(await repo.retire(role, now.toISOString())))
+    throw roleRetireRefusal(role, await repo.find(role.id), ifMatch);
 }
 
-/** Why retiring `role` was refused, from the role as read afterwards: gone or retired (404), or still assigned (409). */
-export function roleRetireRefusal(role: Role, current: Role | undefined): Error {
+/**
+ * Why retiring `role` was refused, from the role as read afterwards: gone or retired (404), changed
+ * since it was read (412 with If-Match, else 409 `concurrent_modification`), or still assigned (409).
+ */
+export function roleRetireRefusal(role: Role, current: Role | undefined, ifMatch?: string): Error {
   if (current?.status !== 'active')
     return new NotFoundError('role_not_found', `Role '${role.id}' does not exist.`);
+  if (current.version !== role.version) {
+    if (ifMatch !== undefined) checkVersion(current, ifMatch);
+    return new StateConflictError(
+      'concurrent_modification',
+      `Role '${role.id}' was changed by another request; retry.`,
+    );
+  }
   return new DependencyConflictError(
     'role_in_use',
     `Role '${role.id}' is still assigned by ${current.ref_count} claim mapping(s); remove them first.`,

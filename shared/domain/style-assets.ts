@@ -2,6 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { DependencyConflictError, InvalidInputError, NotFoundError, StateConflictError } from './errors.ts';
 import { lastWriterWins } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
+import { checkTag, underIfMatch } from './workspaces.ts';
 import { parseXml, type XmlNode } from './xml.ts';
 
 /** Largest asset accepted (413 above it): two DynamoDB chunks (ADR 0053). */
@@ -247,19 +248,30 @@ export async function requireStyleAsset(
   return asset;
 }
 
-/** Creates or replaces an asset from raw bytes (size is enforced by makeHandler before this). */
+/** The ETag of an asset: the quoted SHA-256 of its bytes (what GET answers; ADR 0087). */
+export function assetTag(asset: Pick<StyleAsset, 'sha256'>): string {
+  return `"${asset.sha256}"`;
+}
+
+/**
+ * Creates or replaces an asset from raw bytes (size is enforced by makeHandler before this).
+ * Honours If-Match on the asset's ETag (no If-Match matches an asset that doesn't exist); the
+ * write is conditioned on the version read, so a concurrent upload is retried and then a 412.
+ */
 export async function putStyleAsset(
   repo: StyleAssetRepository,
   workspaceId: string,
   name: string,
   bytes: Buffer,
   now = new Date(),
+  ifMatch?: string,
 ): Promise<{ asset: StyleAsset; created: boolean }> {
   if (bytes.length === 0) throw new InvalidInputError('body_required', 'The asset bytes are required.');
   const content_type = sniffContentType(bytes);
   // A lost race (a concurrent upload of the same name) is applied again: last writer wins (ADR 0075).
   return lastWriterWins(async () => {
     const previous = await repo.find(workspaceId, name);
+    checkTag(previous && assetTag(previous), ifMatch);
     const at = now.toISOString();
     const asset: StyleAsset = {
       id: previous?.id ?? randomUUID(),
@@ -295,8 +307,17 @@ export function assetDeleteRefusal(asset: StyleAsset, found: AssetReferences | u
   );
 }
 
-/** Deletes an asset no style references (409 naming one that does, 404 when gone). */
-export async function deleteStyleAsset(repo: StyleAssetRepository, asset: StyleAsset): Promise<void> {
+/**
+ * Deletes an asset no style references (409 naming one that does, 404 when gone). Honours If-Match
+ * on its ETag; the delete is conditioned on the version read, so a concurrent upload is a 412 too.
+ */
+export async function deleteStyleAsset(
+  repo: StyleAssetRepository,
+  asset: StyleAsset,
+  ifMatch?: string,
+): Promise<void> {
+  checkTag(assetTag(asset), ifMatch);
   if (await repo.remove(asset)) return;
-  throw assetDeleteRefusal(asset, await repo.referencesOf(asset));
+  const refusal = assetDeleteRefusal(asset, await repo.referencesOf(asset));
+  await underIfMatch(ifMatch, () => Promise.reject(refusal));
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DeletionPlan } from './deletion-model.ts';
 import { DependencyConflictError, NotFoundError, VersionMismatchError } from './errors.ts';
-import { lastWriterWinsOn } from './last-writer-wins.ts';
+import { isConcurrentModification, lastWriterWinsOn } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import type { UsageKeyProvisioner } from './usage-keys.ts';
 
@@ -116,15 +116,55 @@ export async function requireWorkspace(repo: WorkspaceRepository, idOrName: stri
   return ws;
 }
 
+/**
+ * The version of a resource that never changes once created (claim mappings, role policies, mosaic
+ * granules): its ETag is `"1"` for its whole life, so `If-Match` is honoured on it like on any other
+ * (ADR 0087).
+ */
+export const IMMUTABLE_VERSION = 1;
+
+function versionMismatch(tag: string | undefined): VersionMismatchError {
+  return new VersionMismatchError(
+    'version_mismatch',
+    tag === undefined
+      ? 'If-Match names a version, but the resource does not exist.'
+      : `If-Match does not match the current version (${tag}); read the resource again.`,
+  );
+}
+
+/**
+ * Checks an `If-Match` header value against the current entity tag (the quoted value the GET's
+ * `ETag` carries); `tag` undefined means there is no current representation, which no If-Match
+ * matches, `*` included (RFC 9110 §13.1.1).
+ */
+export function checkTag(tag: string | undefined, ifMatch: string | undefined): void {
+  if (ifMatch === undefined) return;
+  if (tag === undefined) throw versionMismatch(undefined);
+  if (ifMatch.trim() === '*') return;
+  const accepted = ifMatch.split(',').map((v) => v.trim().replace(/^W\//, ''));
+  if (!accepted.includes(tag)) throw versionMismatch(tag);
+}
+
 /** Checks an `If-Match` header value against the current version. */
 export function checkVersion(current: { version: number }, ifMatch: string | undefined): void {
-  if (ifMatch === undefined || ifMatch.trim() === '*') return;
-  const accepted = ifMatch.split(',').map((v) => v.trim().replace(/^W\//, ''));
-  if (!accepted.includes(`"${current.version}"`)) {
-    throw new VersionMismatchError(
-      'version_mismatch',
-      `If-Match does not match the current version ("${current.version}"); read the resource again.`,
-    );
+  checkTag(`"${current.version}"`, ifMatch);
+}
+
+/**
+ * Runs a write conditioned on the version the caller checked: with If-Match (a version, not `*`)
+ * a lost race (`concurrent_modification`) is the 412 it is — the version the caller named is gone.
+ */
+export async function underIfMatch<T>(ifMatch: string | undefined, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (ifMatch !== undefined && ifMatch.trim() !== '*' && isConcurrentModification(error)) {
+      throw new VersionMismatchError(
+        'version_mismatch',
+        'If-Match no longer matches: the resource was changed by another request; read it again.',
+      );
+    }
+    throw error;
   }
 }
 

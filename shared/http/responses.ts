@@ -17,9 +17,13 @@ export function ok(body: unknown, headers: Record<string, string> = {}): Handler
   return { statusCode: 200, body, headers: { ...etagOf(body), ...headers } };
 }
 
-/** 201 with a JSON body and the new resource's Location. */
-export function created(body: unknown, location: string): HandlerResult {
-  return { statusCode: 201, body, headers: { ...etagOf(body), Location: location } };
+/** 201 with a JSON body and the new resource's Location (an explicit ETag wins over `version`'s). */
+export function created(
+  body: unknown,
+  location: string,
+  headers: Record<string, string> = {},
+): HandlerResult {
+  return { statusCode: 201, body, headers: { ...etagOf(body), ...headers, Location: location } };
 }
 
 /** 201 for a new session: the body and the Set-Cookie values, no Location (the session is the cookie). */

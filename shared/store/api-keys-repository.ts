@@ -4,7 +4,7 @@ import type { Page } from '../domain/page.ts';
 import { DynamoRepository, queryPrefixPage, withoutKeys } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { itemExists } from './table.ts';
-import { activeCheck, type GuardedItem, putNew, transact } from './transactions.ts';
+import { activeCheck, concurrentModification, type GuardedItem, putNew, transact } from './transactions.ts';
 
 const keyFields = [
   'id',
@@ -68,8 +68,9 @@ export class DynamoApiKeyRepository extends DynamoRepository implements ApiKeyRe
     return { items: page.items.map(toApiKey), nextCursor: page.nextCursor };
   }
 
-  async revoke(key: ApiKey, now: string): Promise<void> {
+  async revoke(key: ApiKey, now: string, version?: number): Promise<void> {
     const gone = () => new NotFoundError('api_key_not_found', `API key '${key.id}' no longer exists.`);
+    const atVersion = version !== undefined;
     const items: GuardedItem[] = [
       {
         item: {
@@ -77,12 +78,18 @@ export class DynamoApiKeyRepository extends DynamoRepository implements ApiKeyRe
             TableName: this.table,
             Key: keys.apiKey(key.workspace_id, key.id),
             UpdateExpression: 'SET revoked = :t, updated_at = :now, #v = #v + :one',
-            ConditionExpression: itemExists,
+            ConditionExpression: atVersion ? `${itemExists} AND #v = :v` : itemExists,
             ExpressionAttributeNames: { '#v': 'version' },
-            ExpressionAttributeValues: { ':t': true, ':now': now, ':one': 1 },
+            ExpressionAttributeValues: {
+              ':t': true,
+              ':now': now,
+              ':one': 1,
+              ...(atVersion ? { ':v': version } : {}),
+            },
           },
         },
-        onConditionFailed: gone,
+        // With a version the failed condition may mean changed as well as gone: the domain decides (412).
+        onConditionFailed: atVersion ? concurrentModification('The API key') : gone,
       },
       {
         item: {

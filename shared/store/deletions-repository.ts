@@ -154,21 +154,22 @@ export class DynamoDeletionRepository extends DynamoRepository implements Deleti
     ]);
   }
 
-  /** Hides a service or workspace for this operation (only while it is `active`). */
-  private hide(key: Key, op: DeletionOperation): GuardedItem {
+  /** Hides a service or workspace for this operation (only while it is `active`, and at `version` when given). */
+  private hide(key: Key, op: DeletionOperation, version?: number): GuardedItem {
     return {
       item: {
         Update: {
           TableName: this.table,
           Key: key,
           UpdateExpression: 'SET #s = :deleting, deletion_id = :op, updated_at = :now',
-          ConditionExpression: '#s = :active',
-          ExpressionAttributeNames: { '#s': 'status' },
+          ConditionExpression: version === undefined ? '#s = :active' : '#s = :active AND #v = :v',
+          ExpressionAttributeNames: { '#s': 'status', ...(version === undefined ? {} : { '#v': 'version' }) },
           ExpressionAttributeValues: {
             ':deleting': 'deleting',
             ':active': 'active',
             ':op': op.id,
             ':now': op.created_at,
+            ...(version === undefined ? {} : { ':v': version }),
           },
         },
       },
@@ -184,7 +185,7 @@ export class DynamoDeletionRepository extends DynamoRepository implements Deleti
     items: GuardedItem[],
     op: DeletionOperation,
     plan: DeletionPlan,
-    lost: () => Error,
+    lost: (current: Record<string, unknown> | undefined) => Error,
   ): Promise<StartedDeletion> {
     try {
       await transact(this.db, items, undefined, {
@@ -196,7 +197,7 @@ export class DynamoDeletionRepository extends DynamoRepository implements Deleti
       const current = await this.get(key);
       const id = current?.status === 'deleting' ? (current.deletion_id as string | undefined) : undefined;
       const found = id ? await this.find(id) : undefined;
-      if (!found) throw lost();
+      if (!found) throw lost(current);
       return found;
     }
   }
@@ -205,12 +206,13 @@ export class DynamoDeletionRepository extends DynamoRepository implements Deleti
     service: Service,
     op: DeletionOperation,
     plan: DeletionPlan,
+    version?: number,
   ): Promise<StartedDeletion> {
     const key = keys.service(service.workspace_id, service.id);
     return this.startOrJoin(
       key,
       [
-        this.hide(key, op),
+        this.hide(key, op, version),
         ...this.putOperation(op, plan),
         // A workspace deletion waits for the service deletions running in it.
         this.countActive(service.workspace_id, 1),
@@ -222,8 +224,17 @@ export class DynamoDeletionRepository extends DynamoRepository implements Deleti
       ],
       op,
       plan,
-      () =>
-        new NotFoundError('service_not_found', `Service '${service.name}' does not exist in this workspace.`),
+      (current) =>
+        // Still there and active: it was changed since it was read (its version condition failed).
+        current?.status === 'active'
+          ? new StateConflictError(
+              'concurrent_modification',
+              'The service was changed by another request; retry.',
+            )
+          : new NotFoundError(
+              'service_not_found',
+              `Service '${service.name}' does not exist in this workspace.`,
+            ),
     );
   }
 

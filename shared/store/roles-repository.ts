@@ -51,7 +51,8 @@ export class DynamoRoleRepository extends DynamoRepository implements RoleReposi
           Key: keys.role(role.id),
           // Retired roles leave the listing (GSI1) but keep the item, so the id can never be reused.
           UpdateExpression: `SET #s = :retired, updated_at = :now, #v = #v + :one REMOVE ${gsi1pk}, ${gsi1sk}`,
-          ConditionExpression: '#s = :active AND (attribute_not_exists(ref_count) OR ref_count <= :zero)',
+          ConditionExpression:
+            '#s = :active AND #v = :v AND (attribute_not_exists(ref_count) OR ref_count <= :zero)',
           ExpressionAttributeNames: { '#s': 'status', '#v': 'version' },
           ExpressionAttributeValues: {
             ':retired': 'retired',
@@ -59,6 +60,7 @@ export class DynamoRoleRepository extends DynamoRepository implements RoleReposi
             ':now': now,
             ':one': 1,
             ':zero': 0,
+            ':v': role.version,
           },
         }),
       ),
