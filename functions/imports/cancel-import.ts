@@ -5,10 +5,14 @@ import { accepted, noContent } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
 import { importRepository, importStarter, importUploads } from '../../shared/wiring/imports.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params }) => {
+export const handler = makeHandler(operation, async ({ workspace, params, ifMatch }) => {
   const repo = importRepository();
   const job = await requireImport(repo, workspace.id, params.import);
-  const outcome = await cancelImport({ repo, uploads: importUploads(), starter: importStarter() }, job);
+  const outcome = await cancelImport(
+    { repo, uploads: importUploads(), starter: importStarter() },
+    job,
+    ifMatch,
+  );
   if (outcome.done) return noContent();
   return accepted(
     presentImport(outcome.job),

@@ -4,8 +4,8 @@ import { ok } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
 import { importRepository, importStarter } from '../../shared/wiring/imports.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params, body }) => {
+export const handler = makeHandler(operation, async ({ workspace, params, body, ifMatch }) => {
   const repo = importRepository();
   const job = await requireImport(repo, workspace.id, params.import);
-  return ok(presentImport(await putImportPlan({ repo, starter: importStarter() }, job, body)));
+  return ok(presentImport(await putImportPlan({ repo, starter: importStarter() }, job, body, ifMatch)));
 });

@@ -120,6 +120,9 @@ export const ImportJobBody = z
         max_bytes: z.int(),
       }),
     ),
+    version: z
+      .int()
+      .check(z.meta({ description: 'Bumped on every transition; the ETag (If-Match on plan and cancel).' })),
     created_by: z.string(),
     created_at: DateTime,
     updated_at: DateTime,

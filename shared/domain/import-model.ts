@@ -195,6 +195,7 @@ export function presentImport(job: ImportJob, upload?: ImportUploadTicket) {
     ...(job.warnings?.length ? { warnings: job.warnings } : {}),
     ...(job.error_message ? { error_message: job.error_message } : {}),
     ...(upload ? { upload } : {}),
+    version: job.version,
     created_by: job.created_by,
     created_at: job.created_at,
     updated_at: job.updated_at,

@@ -20,7 +20,7 @@ import type { ImportPlan } from './import-sources.ts';
 import { lastWriterWinsOn } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import type { ServiceRepository } from './services.ts';
-import type { Workspace } from './workspaces.ts';
+import { checkVersion, type Workspace } from './workspaces.ts';
 
 export * from './import-model.ts';
 
@@ -306,9 +306,11 @@ export async function putImportPlan(
   deps: { repo: ImportRepository; starter: ImportStarter },
   job: ImportJob,
   plan: ImportPlan,
+  ifMatch?: string,
   now = new Date(),
 ): Promise<ImportJob> {
   const next = await transition(deps.repo, job, (current) => {
+    checkVersion(current, ifMatch);
     if (!['awaiting_plan', 'ready_to_publish', 'failed'].includes(current.status) || current.service_id) {
       throw refuse(
         current,
@@ -380,9 +382,11 @@ export async function rollbackImport(
 export async function cancelImport(
   deps: { repo: ImportRepository; uploads: ImportUploads; starter: ImportStarter },
   job: ImportJob,
+  ifMatch?: string,
   now = new Date(),
 ): Promise<{ job: ImportJob; done: boolean }> {
   const next = await transition(deps.repo, job, (current) => {
+    checkVersion(current, ifMatch);
     if (current.status === 'cancelled' || current.status === 'cancelling') return undefined;
     if (['publishing', 'published', 'rolling_back', 'rolled_back'].includes(current.status)) {
       throw refuse(current, 'cancelling', 'before it is published (a published import is rolled back)');
