@@ -18,8 +18,7 @@ function keyOf(scope: IdempotencyScope): Key {
 
 // A record may be taken over when it is absent, past its 24 h (TTL deletes lazily, so the time is
 // checked here), or an in-progress claim past its deadline (its process died: ADR 0088).
-const claimable =
-  `${itemAbsent} OR ${ttl} < :nowEpoch OR (#status = :inProgress AND in_progress_until < :nowMs)`;
+const claimable = `${itemAbsent} OR ${ttl} < :nowEpoch OR (#status = :inProgress AND in_progress_until < :nowMs)`;
 
 /** Reads a live record as the port returns it; undefined when there is none to answer with. */
 function liveRecord(item: Record<string, unknown> | undefined, nowMs: number): IdempotencyRecord | undefined {
