@@ -3,7 +3,7 @@ import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type BuildOptions, build, type Metafile } from 'esbuild';
-import { bundling } from '../infra/bundling.ts';
+import { bundling, wasmAssets } from '../infra/bundling.ts';
 
 export const root = resolve(import.meta.dirname, '..');
 
@@ -46,18 +46,20 @@ function fromMetafile(t: BundleTarget, file: string, output: Metafile['outputs']
   return stageAssets({ ...t, file, bytes: statSync(file).size, inputs, importMs: [], assets: [] });
 }
 
-const WASM_NAME = 'libpg-query.wasm';
-
 /**
- * The SQL guard's parser (libpg-query) loads its WebAssembly from beside the bundle, at import:
- * staged exactly as `infra/constructs/function-bundles.ts` stages it for CDK (when the bundle
- * names the file).
+ * WebAssembly a dependency loads from beside the bundle (libpg-query, node-sqlite3-wasm): staged
+ * exactly as `infra/constructs/function-bundles.ts` stages it for CDK (when the bundle names it).
  */
 function stageAssets(bundle: Bundle): Bundle {
-  if (!readFileSync(bundle.file, 'utf8').includes(WASM_NAME)) return bundle;
-  const source = join(root, 'node_modules/libpg-query/wasm', WASM_NAME);
-  copyFileSync(source, join(dirname(bundle.file), WASM_NAME));
-  return { ...bundle, assets: [{ name: WASM_NAME, bytes: statSync(source).size }] };
+  const text = readFileSync(bundle.file, 'utf8');
+  const assets: Bundle['assets'] = [];
+  for (const asset of wasmAssets) {
+    if (!text.includes(asset.name)) continue;
+    const source = join(root, asset.source);
+    copyFileSync(source, join(dirname(bundle.file), asset.name));
+    assets.push({ name: asset.name, bytes: statSync(source).size });
+  }
+  return { ...bundle, assets };
 }
 
 /**

@@ -21,3 +21,14 @@ export const bundling = {
     'const __filename = __fu(import.meta.url); const __dirname = __dn(__filename);',
   legalComments: 'none',
 } as const;
+
+/**
+ * WebAssembly files dependencies load from beside the bundle: staged next to every bundle that
+ * names the file (CDK in `infra/constructs/function-bundles.ts`, the bench in `bench/bundles.ts`).
+ * libpg-query (the SQL guard) loads its at import; node-sqlite3-wasm (GeoPackage imports) when
+ * the GeoPackage reader first opens a file.
+ */
+export const wasmAssets: readonly { name: string; source: string }[] = [
+  { name: 'libpg-query.wasm', source: 'node_modules/libpg-query/wasm/libpg-query.wasm' },
+  { name: 'node-sqlite3-wasm.wasm', source: 'node_modules/node-sqlite3-wasm/dist/node-sqlite3-wasm.wasm' },
+];

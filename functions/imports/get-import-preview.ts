@@ -2,7 +2,8 @@ import { getImportPreview as operation } from '../../shared/api/operations/impor
 import { previewImport, requireImport } from '../../shared/domain/imports.ts';
 import { ok } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
-import { importPreviews, importRepository } from '../../shared/wiring/imports.ts';
+import { importPreviews } from '../../shared/wiring/import-engine.ts';
+import { importRepository } from '../../shared/wiring/imports.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, params, query }) => {
   const job = await requireImport(importRepository(), workspace.id, params.import);

@@ -1,5 +1,5 @@
 import { runImportStep, type StepResult } from '../../shared/domain/import-steps.ts';
-import { importStepDeps } from '../../shared/wiring/imports.ts';
+import { importStepDeps } from '../../shared/wiring/import-engine.ts';
 import { type ImportTaskInput, stepBudgetMs, taskFailure } from '../../shared/workflows/import-tasks.ts';
 
 /** "Take the next step of the import": one piece of work, then whether (and when) to come back. */

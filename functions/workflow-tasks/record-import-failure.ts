@@ -1,5 +1,5 @@
 import { fail } from '../../shared/domain/import-steps.ts';
-import { importStepDeps } from '../../shared/wiring/imports.ts';
+import { importStepDeps } from '../../shared/wiring/import-engine.ts';
 import { failureMessage, type ImportTaskInput, taskFailure } from '../../shared/workflows/import-tasks.ts';
 
 /** "Record why the import failed": the job becomes `failed` with `error_message` (retryable); staging is dropped. */

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { AssetHashType, DockerImage } from 'aws-cdk-lib';
 import { Code } from 'aws-cdk-lib/aws-lambda';
 import { type BuildOptions, buildSync } from 'esbuild';
-import { bundling } from '../bundling.ts';
+import { bundling, wasmAssets } from '../bundling.ts';
 
 /**
  * `infra/bundling.ts` as esbuild's build API takes it: the values unchanged, only the banner
@@ -14,8 +14,6 @@ export function esbuildOptions(): BuildOptions {
   const { banner, mainFields, external, ...rest } = bundling;
   return { ...rest, banner: { js: banner }, mainFields: [...mainFields], external: [...external] };
 }
-
-const WASM_NAME = 'libpg-query.wasm';
 
 /** Output name of an entry point: `functions/workspaces/get-workspace.ts` → `functions/workspaces/get-workspace`. */
 const outputName = (entry: string) => entry.replace(/\.ts$/, '');
@@ -58,12 +56,12 @@ export class FunctionBundles {
           tryBundle: (outputDir) => {
             const bundle = this.bundleOf(entry);
             copyFileSync(bundle, join(outputDir, 'index.mjs'));
-            // The SQL guard's parser (libpg-query) loads its WebAssembly from beside the bundle.
-            if (readFileSync(bundle, 'utf8').includes(WASM_NAME)) {
-              copyFileSync(
-                join(this.root, 'node_modules/libpg-query/wasm', WASM_NAME),
-                join(outputDir, WASM_NAME),
-              );
+            // WebAssembly a dependency loads from beside the bundle (libpg-query, node-sqlite3-wasm).
+            const text = readFileSync(bundle, 'utf8');
+            for (const asset of wasmAssets) {
+              if (text.includes(asset.name)) {
+                copyFileSync(join(this.root, asset.source), join(outputDir, asset.name));
+              }
             }
             this.copied(entry);
             return true;

@@ -1,12 +1,7 @@
 import { importConfig } from '../config/env.ts';
-import { postgisGateway } from '../datasources/gateway.ts';
-import { PostgisImportEngine } from '../datasources/imports/engine.ts';
 import { ConfiguredUriPolicy } from '../datasources/imports/sources.ts';
-import { secretBox } from '../datasources/secret-box.ts';
-import type { ImportStepDeps } from '../domain/import-steps.ts';
 import type {
   ImportLimits,
-  ImportPreviews,
   ImportRepository,
   ImportStarter,
   ImportUploads,
@@ -14,15 +9,15 @@ import type {
 } from '../domain/imports.ts';
 import { importUploads as uploadStore } from '../platform/import-uploads.ts';
 import { DynamoImportRepository } from '../store/imports-repository.ts';
-import * as store from '../store/repositories.ts';
 import { workflowStarter } from '../workflows/starter.ts';
 
 /*
- * The ports of the import lifecycle (ADR 0083), built once per process on first use.
+ * The ports of the import lifecycle's requests (ADR 0083), built once per process on first use.
+ * Light on purpose: the routes' bundles carry no format reader and no database driver — the
+ * engine (preview, workflow step) is wired in `import-engine.ts`.
  */
 
 let repo: ImportRepository | undefined;
-let engine: PostgisImportEngine | undefined;
 
 /** The import job repository. */
 export function importRepository(): ImportRepository {
@@ -49,33 +44,4 @@ export function importStarter(): ImportStarter {
 export function importLimits(): ImportLimits {
   const cfg = importConfig();
   return { maxBytes: cfg.maxBytes, uploadTtlSeconds: cfg.uploadTtlSeconds };
-}
-
-function importEngine(): PostgisImportEngine {
-  engine ??= new PostgisImportEngine();
-  return engine;
-}
-
-/** Staged features for the preview. */
-export function importPreviews(): ImportPreviews {
-  return importEngine();
-}
-
-/** Everything the import workflow's step works with. */
-export function importStepDeps(): ImportStepDeps {
-  return {
-    repo: importRepository(),
-    engine: importEngine(),
-    services: store.serviceRepository(),
-    layers: store.layerRepository(),
-    gateway: postgisGateway,
-    // Built on first use: the failure recorder never encrypts (its function has no KMS key).
-    box: {
-      encrypt: (...args) => secretBox().encrypt(...args),
-      decrypt: (...args) => secretBox().decrypt(...args),
-    },
-    deletions: store.deletionRepository(),
-    deletionStarter: workflowStarter(),
-    workspaces: store.workspaceRepository(),
-  };
 }

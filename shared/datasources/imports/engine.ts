@@ -1,92 +1,12 @@
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { importConfig } from '../../config/env.ts';
 import type { PostgisConnectionInfo } from '../../domain/datasource.ts';
-import { UnavailableError } from '../../domain/errors.ts';
 import type { Discovery, ImportPlan } from '../../domain/import-sources.ts';
 import type { ImportEngine, LoadResult } from '../../domain/import-steps.ts';
-import type { ImportJob, ImportPreviews } from '../../domain/imports.ts';
-import { ImportDatabase, type ImportDatabaseConfig } from './database.ts';
+import type { ImportJob } from '../../domain/imports.ts';
+import { ImportDatabase } from './database.ts';
 import { discover, readFeatures } from './formats/index.ts';
+import { logins, withDatabase } from './logins.ts';
 import { loadImport } from './pipeline.ts';
 import { releaseSourceFile, sourceFile } from './sources.ts';
-
-/** The import database's logins: the loader (owns the schemas) and the serving login. */
-interface Logins {
-  connection: Omit<ImportDatabaseConfig, 'servingUser'> & { servingUser: string; servingPassword: string };
-}
-
-let secretCache:
-  | {
-      arn: string;
-      value: { username: string; password: string; serving_username: string; serving_password: string };
-    }
-  | undefined;
-
-/** The logins of the import database: from the local configuration, or (AWS) its Secrets Manager secret. */
-async function logins(): Promise<Logins> {
-  const cfg = importConfig();
-  const db = cfg.database;
-  if (!db) throw new UnavailableError('import_database_unavailable', 'No import database is configured.');
-  if (db.user && db.password && db.serving_user && db.serving_password !== undefined) {
-    return {
-      connection: {
-        host: db.host,
-        port: db.port,
-        database: db.database,
-        ...(db.sslmode ? { sslmode: db.sslmode } : {}),
-        user: db.user,
-        password: db.password,
-        servingUser: db.serving_user,
-        servingPassword: db.serving_password,
-      },
-    };
-  }
-  const arn = cfg.databaseSecretArn;
-  if (!arn)
-    throw new UnavailableError(
-      'import_database_unavailable',
-      'The import database has no credentials configured.',
-    );
-  if (secretCache?.arn !== arn) {
-    try {
-      const out = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: arn }));
-      secretCache = { arn, value: JSON.parse(out.SecretString ?? '{}') };
-    } catch {
-      throw new UnavailableError(
-        'import_database_unavailable',
-        'The import database secret could not be read.',
-      );
-    }
-  }
-  const s = secretCache.value;
-  return {
-    connection: {
-      host: db.host,
-      port: db.port,
-      database: db.database,
-      ...(db.sslmode ? { sslmode: db.sslmode } : {}),
-      user: s.username,
-      password: s.password,
-      servingUser: s.serving_username,
-      servingPassword: s.serving_password,
-    },
-  };
-}
-
-async function database(): Promise<ImportDatabase> {
-  const { connection } = await logins();
-  const { servingPassword: _, ...config } = connection;
-  return new ImportDatabase(config);
-}
-
-async function withDatabase<T>(fn: (db: ImportDatabase) => Promise<T>): Promise<T> {
-  const db = await database();
-  try {
-    return await fn(db);
-  } finally {
-    await db.close();
-  }
-}
 
 /** Every plan layer is loaded (a plan layer's `enabled` is the published layer's flag). */
 function loadablePlan(plan: ImportPlan): ImportPlan {
@@ -94,7 +14,7 @@ function loadablePlan(plan: ImportPlan): ImportPlan {
 }
 
 /** The import engine of ADR 0083: format readers + the import database, behind the domain's port. */
-export class PostgisImportEngine implements ImportEngine, ImportPreviews {
+export class PostgisImportEngine implements ImportEngine {
   async discover(job: ImportJob, onBytes: (bytes: number) => void): Promise<Discovery> {
     const path = await sourceFile(job);
     return discover(path, job.source_filename ?? job.source_location, { onBytes });
@@ -160,9 +80,5 @@ export class PostgisImportEngine implements ImportEngine, ImportPreviews {
       ...(connection.sslmode ? { sslmode: connection.sslmode } : {}),
       schemas: [new ImportDatabase({ ...connection }).schemas(importId).published],
     };
-  }
-
-  preview(importId: string, table: string, limit: number) {
-    return withDatabase((db) => db.preview(importId, table, limit));
   }
 }

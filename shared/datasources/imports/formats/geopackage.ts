@@ -4,7 +4,7 @@
  * are yielded as WKB after the GeoPackage header.
  */
 import { stat } from 'node:fs/promises';
-import sqlite from 'node-sqlite3-wasm';
+import type sqliteModule from 'node-sqlite3-wasm';
 import wkx from 'wkx';
 import type { Discovery, FieldType, SourceFeature, SourceField } from '../../../domain/import-sources.ts';
 import { ImportInputError } from '../../../domain/import-sources.ts';
@@ -12,7 +12,17 @@ import { asInputError } from './errors.ts';
 import { geometryInfo, LayerScan } from './scan.ts';
 import type { DiscoverOptions, ReadOptions } from './types.ts';
 
-type Database = InstanceType<typeof sqlite.Database>;
+type Database = InstanceType<typeof sqliteModule.Database>;
+
+/**
+ * SQLite (WebAssembly), loaded on the first GeoPackage: importing it reads its .wasm at once, and
+ * only the import workflow's bundle ships that file (ADR 0084).
+ */
+let sqlite: typeof sqliteModule | undefined;
+async function loadSqlite(): Promise<typeof sqliteModule> {
+  sqlite ??= ((await import('node-sqlite3-wasm')) as { default: typeof sqliteModule }).default;
+  return sqlite;
+}
 type Row = Record<string, unknown>;
 
 /** Rows read per query. */
@@ -70,6 +80,7 @@ const columnType = (declared: string): FieldType | 'skip' => {
 
 const openDatabase = (path: string): Database => {
   try {
+    if (!sqlite) throw new Error('SQLite is not loaded (loadSqlite first)');
     return new sqlite.Database(path, { readOnly: true, fileMustExist: true });
   } catch (error) {
     throw asInputError(error, 'invalid_geopackage', 'The GeoPackage cannot be opened');
@@ -186,6 +197,7 @@ export async function discoverGeoPackage(
   options: DiscoverOptions = {},
 ): Promise<Discovery> {
   const warnings: string[] = [];
+  await loadSqlite();
   const layers = withDatabase(path, (db) =>
     featureTables(db, warnings).map((table) => {
       const scan = new LayerScan(table.name);
@@ -225,6 +237,7 @@ export async function* readGeoPackage(
   layer: string,
   options: ReadOptions = {},
 ): AsyncGenerator<SourceFeature> {
+  await loadSqlite();
   const db = openDatabase(path);
   try {
     const tables = featureTables(db, []);

@@ -1,0 +1,44 @@
+import { postgisGateway } from '../datasources/gateway.ts';
+import { PostgisImportEngine } from '../datasources/imports/engine.ts';
+import { PostgisImportPreviews } from '../datasources/imports/previews.ts';
+import { secretBox } from '../datasources/secret-box.ts';
+import type { ImportStepDeps } from '../domain/import-steps.ts';
+import type { ImportPreviews } from '../domain/imports.ts';
+import * as store from '../store/repositories.ts';
+import { workflowStarter } from '../workflows/starter.ts';
+import { importRepository } from './imports.ts';
+
+/*
+ * The import engine's ports (ADR 0083): the preview reads the import database; the workflow's step
+ * has the format readers and the loader as well. Kept apart from `imports.ts` so the other import
+ * routes bundle none of it.
+ */
+
+let engine: PostgisImportEngine | undefined;
+let previews: PostgisImportPreviews | undefined;
+
+/** Staged features for the preview (the import database only). */
+export function importPreviews(): ImportPreviews {
+  previews ??= new PostgisImportPreviews();
+  return previews;
+}
+
+/** Everything the import workflow's step works with. */
+export function importStepDeps(): ImportStepDeps {
+  engine ??= new PostgisImportEngine();
+  return {
+    repo: importRepository(),
+    engine,
+    services: store.serviceRepository(),
+    layers: store.layerRepository(),
+    gateway: postgisGateway,
+    // Built on first use: the failure recorder never encrypts (its function has no KMS key).
+    box: {
+      encrypt: (...args) => secretBox().encrypt(...args),
+      decrypt: (...args) => secretBox().decrypt(...args),
+    },
+    deletions: store.deletionRepository(),
+    deletionStarter: workflowStarter(),
+    workspaces: store.workspaceRepository(),
+  };
+}
