@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { registerBootstrap } from './commands/bootstrap.ts';
 import { registerImport } from './commands/import.ts';
 import { registerImports } from './commands/imports.ts';
 
@@ -16,7 +17,7 @@ function version(): string {
 const program = new Command()
   .name('geoplane')
   .description(
-    'The GeoPlane command line: import files and manage imports.\n' +
+    'The GeoPlane command line: import files and manage imports; bootstrap a deployed stack.\n' +
       "Credentials: --url/--api-key, else GEOPLANE_URL/GEOPLANE_API_KEY, else the local host's " +
       'bootstrap.json (GEOPLANE_DATA_DIR or ./.local). GEOPLANE_CA_FILE names a CA to trust.',
   )
@@ -25,5 +26,6 @@ const program = new Command()
 
 registerImport(program);
 registerImports(program);
+registerBootstrap(program);
 
 await program.parseAsync(process.argv);

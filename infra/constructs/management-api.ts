@@ -70,7 +70,7 @@ export class ManagementApi extends Construct {
   readonly methods = new Map<string, Method>();
   /** The nested stacks of the operations, by construct id (ADR 0077). */
   readonly stacks = new Map<string, OperationsStack>();
-  /** Base URL of the API, e.g. `https://<id>.execute-api.<region>.amazonaws.com/v1/api/v1`. */
+  /** Base URL of the API, e.g. `https://<id>.execute-api.<region>.amazonaws.com/prod/api/v1` (ADR 0089). */
   readonly baseUrl: string;
   /** Encrypts data source passwords (the import workflow's step uses it too). */
   readonly secretsKey: IKey;

@@ -2,6 +2,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
 import { z } from 'zod';
 import { parseAllowList } from '../../shared/datasources/network-policy.ts';
+import { bootstrapAdminsOf } from '../../shared/domain/bootstrap-admins.ts';
 
 const retentionValues = new Set<number>(
   Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'),
@@ -91,7 +92,8 @@ const schema = z.object({
   stageName: z
     .string()
     .regex(/^[A-Za-z0-9_]{1,128}$/, 'stage names are letters, digits and underscores')
-    .default('v1'),
+    // Not `v1`: the routes already carry the version (`/prod/api/v1/…`, ADR 0089).
+    .default('prod'),
   oidcIssuer: optionalText,
   oidcAudience: optionalText,
   oidcJwksUri: optionalText.pipe(z.url().optional()),
@@ -161,6 +163,35 @@ const schema = z.object({
         ctx.addIssue({ code: 'custom', message: `'${origin}' is not an origin (scheme://host[:port]) or *` });
     }
   }),
+  /**
+   * The first administrators (ADR 0089): a list (or its JSON text) of `{claim_name, claim_value}`
+   * OIDC claims that become global super_admin claim mappings at deploy; none by default.
+   */
+  bootstrapAdmins: z.preprocess(
+    (value, ctx) => {
+      if (value === undefined || value === null || value === '') return [];
+      let list = value;
+      if (typeof value === 'string') {
+        try {
+          list = JSON.parse(value);
+        } catch {
+          ctx.issues.push({
+            code: 'custom',
+            input: value,
+            message: 'must be a list or its JSON text: [{"claim_name", "claim_value"}, …]',
+          });
+          return z.NEVER;
+        }
+      }
+      try {
+        return bootstrapAdminsOf(list);
+      } catch (error) {
+        ctx.issues.push({ code: 'custom', input: value, message: (error as Error).message });
+        return z.NEVER;
+      }
+    },
+    z.array(z.strictObject({ claim_name: z.string(), claim_value: z.string() })),
+  ),
   throttlingRateLimit: z.coerce.number().positive().default(50),
   throttlingBurstLimit: z.coerce.number().int().positive().default(100),
   maxBodyBytes: z.coerce

@@ -5,6 +5,7 @@ import type { Construct } from 'constructs';
 import type { Operation } from '../../shared/api/operation.ts';
 import { routes as routeTable } from '../../shared/api/routes.ts';
 import { functionEnvironment, repositoryRoot } from '../constructs/api-function.ts';
+import { BootstrapAdmins, bootstrapAdminsEntry } from '../constructs/bootstrap-admins.ts';
 import { CatalogTable } from '../constructs/catalog-table.ts';
 import { DeletionWorkflow, deletionTaskEntries } from '../constructs/deletion-workflow.ts';
 import { FunctionBundles } from '../constructs/function-bundles.ts';
@@ -22,7 +23,8 @@ export interface GeoPlaneStackProps extends StackProps {
 
 /**
  * GeoPlane in one stack to deploy: the catalog table, the deletion and import workflows, the import
- * upload bucket and the management API (one function per route). The operations' functions and methods are in nested stacks by area,
+ * upload bucket, the management API (one function per route) and the first administrators
+ * (`bootstrapAdmins`, ADR 0089). The operations' functions and methods are in nested stacks by area,
  * each template under 400 resources (ADR 0077). Environment-agnostic, so `cdk synth` needs no
  * credentials.
  */
@@ -32,6 +34,7 @@ export class GeoPlaneStack extends Stack {
   readonly importUploads: ImportUploads;
   readonly importWorkflow: ImportWorkflow;
   readonly api: ManagementApi;
+  readonly bootstrapAdmins: BootstrapAdmins;
 
   constructor(scope: Construct, id: string, props: GeoPlaneStackProps) {
     super(scope, id, props);
@@ -43,6 +46,7 @@ export class GeoPlaneStack extends Stack {
       ...managementApiEntries(routes),
       ...deletionTaskEntries,
       ...importTaskEntries,
+      bootstrapAdminsEntry,
     ]);
     const environment = functionEnvironment(config, this.table);
     const logRetention = config.logRetentionDays as RetentionDays;
@@ -81,13 +85,22 @@ export class GeoPlaneStack extends Stack {
     });
     // The connection-secrets key lives with the API (its construct path is its identity, ADR 0077).
     this.importWorkflow.useSecretsKey(this.api.secretsKey);
+    // The first administrators (ADR 0089): cdk.json `bootstrapAdmins` as global super_admin mappings.
+    this.bootstrapAdmins = new BootstrapAdmins(this, 'BootstrapAdmins', {
+      admins: config.bootstrapAdmins,
+      table: this.table,
+      bundles,
+      environment,
+      logRetention,
+    });
 
     new CfnOutput(this, 'ApiUrl', {
-      description: 'Base URL of the management API (append /workspaces, /openapi.json, …)',
+      description:
+        'Base URL of the management API, https://<id>.execute-api.<region>.amazonaws.com/<stage>/api/v1 (append /workspaces, /openapi.json, …)',
       value: this.api.baseUrl,
     });
     new CfnOutput(this, 'TableName', {
-      description: 'The catalog table',
+      description: 'The catalog table (geoplane bootstrap --stack reads it)',
       value: this.table.table.tableName,
     });
     new CfnOutput(this, 'ImportUploadBucket', {

@@ -171,7 +171,24 @@ export function openApiDocument(): Json {
       version: apiVersion,
       description: 'The management API (control plane) of the GeoPlane geospatial publishing server.',
     },
-    servers: [{ url: '/' }],
+    // The paths start with /api/v1 and the document is served at /api/v1/openapi.json, so `../..`
+    // (resolved against the document's own URL) is the stage root on API Gateway (`…/prod`) and
+    // the host root locally; `/` would drop the stage (ADR 0089).
+    servers: [
+      {
+        url: '../..',
+        description: 'The deployment that serves this document (GET …/api/v1/openapi.json)',
+      },
+      {
+        url: 'https://{apiId}.execute-api.{region}.amazonaws.com/{stage}',
+        description: 'A deployed stack: its ApiUrl output without the trailing /api/v1',
+        variables: {
+          apiId: { default: 'API_ID', description: 'the REST API id' },
+          region: { default: 'us-east-1' },
+          stage: { default: 'prod', description: 'cdk.json stageName' },
+        },
+      },
+    ],
     security: [{ bearer: [] }, { apiKey: [] }],
     paths,
     components: {

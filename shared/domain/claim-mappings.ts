@@ -19,6 +19,8 @@ export interface ClaimMapping {
   priority: number;
   /** True when `role_id` is a custom role (its reference count is kept). */
   custom_role: boolean;
+  /** `bootstrap`: made by the deployment's `bootstrapAdmins` (ADR 0089), which removes it when unlisted. */
+  created_by?: 'bootstrap';
   created_at: string;
 }
 
@@ -75,7 +77,13 @@ export async function createClaimMapping(
   repo: ClaimMappingRepository,
   roles: RoleRepository,
   scope: string,
-  input: { claim_name: string; claim_value: string; role_id: string; priority?: number },
+  input: {
+    claim_name: string;
+    claim_value: string;
+    role_id: string;
+    priority?: number;
+    created_by?: 'bootstrap';
+  },
   now = new Date(),
 ): Promise<ClaimMapping> {
   const system = isSystemRole(input.role_id);
@@ -99,6 +107,7 @@ export async function createClaimMapping(
     role_id: input.role_id,
     priority: input.priority ?? 0,
     custom_role: !system,
+    ...(input.created_by ? { created_by: input.created_by } : {}),
     created_at: now.toISOString(),
   };
   await repo.create(mapping);
@@ -169,6 +178,6 @@ export function resolveRole(
 
 /** The API view of a mapping (`version` is constant: a mapping never changes). */
 export function presentClaimMapping(m: ClaimMapping) {
-  const { custom_role: _custom, ...rest } = m;
+  const { custom_role: _custom, created_by: _by, ...rest } = m;
   return { ...rest, version: IMMUTABLE_VERSION };
 }

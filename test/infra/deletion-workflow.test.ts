@@ -202,7 +202,7 @@ describe('deletion workflow', () => {
           task === 'deleteBatch' ? String(deletionBatchBudgetMs) : undefined,
         );
         expect(env.USAGE_PLAN_NAME, task).toBe(
-          deletionTaskAccess[task].usageKeys ? 'GeoPlane-v1' : undefined,
+          deletionTaskAccess[task].usageKeys ? 'GeoPlane-prod' : undefined,
         );
         expect(env.DELETION_STATE_MACHINE_ARN, task).toBeUndefined();
       }

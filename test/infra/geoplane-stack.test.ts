@@ -102,10 +102,10 @@ describe('GeoPlaneStack', () => {
   });
 
   describe('functions', () => {
-    it('has one Lambda function per route plus the authorizer and the workflow tasks', () => {
+    it('has one Lambda function per route plus the authorizer, the workflow tasks and the bootstrapAdmins resource', () => {
       template.resourceCountIs(
         'AWS::Lambda::Function',
-        routes.length + 1 + deletionTasks.length + importTasks.length,
+        routes.length + 1 + deletionTasks.length + importTasks.length + 1,
       );
       expect(stack.api.functions.size).toBe(routes.length);
       expect(stack.deletionWorkflow.functions.size).toBe(deletionTasks.length);
@@ -124,10 +124,10 @@ describe('GeoPlaneStack', () => {
 
     it('gives every log group a retention period (30 days by default)', () => {
       template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
-      // One per function, the access logs and each workflow's.
+      // One per function (bootstrapAdmins' too), the access logs and each workflow's.
       template.resourceCountIs(
         'AWS::Logs::LogGroup',
-        routes.length + 1 + deletionTasks.length + importTasks.length + 3,
+        routes.length + 1 + deletionTasks.length + importTasks.length + 1 + 3,
       );
     });
 
@@ -253,7 +253,7 @@ describe('GeoPlaneStack', () => {
 
     it('attaches the usage plan, with the stage throttling, to the stage', () => {
       template.hasResourceProperties('AWS::ApiGateway::Stage', {
-        StageName: 'v1',
+        StageName: 'prod',
         TracingEnabled: true,
         AccessLogSetting: { DestinationArn: Match.anyValue(), Format: Match.stringLikeRegexp('requestId') },
         MethodSettings: Match.arrayWith([
@@ -474,7 +474,7 @@ describe('GeoPlaneStack with stage settings in the context', () => {
 
   beforeAll(() => {
     ({ template } = synthesize({
-      stageName: 'prod',
+      stageName: 'staging',
       throttlingRateLimit: 7,
       throttlingBurstLimit: 9,
       oidcIssuer: 'https://login.example.com/realms/geo',
@@ -506,7 +506,7 @@ describe('GeoPlaneStack with stage settings in the context', () => {
 
   it('names the stage and applies the throttling to the stage and the usage plan', () => {
     template.hasResourceProperties('AWS::ApiGateway::Stage', {
-      StageName: 'prod',
+      StageName: 'staging',
       MethodSettings: Match.arrayWith([
         Match.objectLike({ ThrottlingRateLimit: 7, ThrottlingBurstLimit: 9 }),
       ]),

@@ -93,9 +93,9 @@ describe('the stack split (ADR 0077)', () => {
       );
       if (s === stack) {
         expect(types.filter((t) => t === 'AWS::ApiGateway::Method')).toEqual([]);
-        // The authorizer and the workflows' tasks: the parent's only functions.
+        // The authorizer, the workflows' tasks and the bootstrapAdmins resource: the parent's only functions.
         expect(types.filter((t) => t === 'AWS::Lambda::Function')).toHaveLength(
-          1 + deletionTasks.length + importTasks.length,
+          1 + deletionTasks.length + importTasks.length + 1,
         );
         continue;
       }
@@ -174,7 +174,7 @@ describe('the stack split (ADR 0077)', () => {
       expect(permissions[0]?.Properties.Principal).toBe('apigateway.amazonaws.com');
       const sourceArn = JSON.stringify(permissions[0]?.Properties.SourceArn);
       expect(sourceArn).toContain(JSON.stringify({ Ref: apiId }));
-      expect(sourceArn).toContain(`/v1/${op.method}${op.path.replace(/\{[^}]*\}/g, '*')}"`);
+      expect(sourceArn).toContain(`/prod/${op.method}${op.path.replace(/\{[^}]*\}/g, '*')}"`);
     }
   });
 
@@ -200,7 +200,8 @@ describe('the stack split as the route table grows', () => {
       expect(count, path).toBeLessThan(templateResourceBudget);
     const merged = deploymentTemplate(stack);
     merged.resourceCountIs('AWS::ApiGateway::Method', 150);
-    merged.resourceCountIs('AWS::Lambda::Function', 150 + 1 + deletionTasks.length + importTasks.length);
+    // The operations, the authorizer, the workflow tasks and the bootstrapAdmins resource (ADR 0089).
+    merged.resourceCountIs('AWS::Lambda::Function', 150 + 1 + deletionTasks.length + importTasks.length + 1);
   }, 120_000);
 
   it('refuses a nested stack over its budget, naming the fix', () => {
