@@ -4,7 +4,7 @@
  *
  *   functions ─▶ wiring ─▶ http ─▶ auth ─▶ api ─▶ domain ◀─ store, datasources, workflows, platform
  *                   └──────────────────────────────────────────▶ (the adapters)
- *   config at the bottom (read by all but the domain and the route table).
+ *   config and log at the bottom (used by all but the domain and the route table).
  *
  * Type-only imports count like any other: a type that points up is an upward import too.
  * TypeScript is parsed by swc (dependency-cruiser's TypeScript support needs the compiler API,
@@ -91,7 +91,7 @@ module.exports = {
       from: { path: '^shared/domain/' },
       to: {
         dependencyTypes: ['npm', 'npm-dev', 'npm-optional', 'npm-peer', 'npm-no-pkg', 'npm-unknown'],
-        path: '(^|/)node_modules/(@aws-sdk/|@smithy/|@middy/|@types/aws-lambda|aws-lambda|pg/|pg-|libpg-query|jose)',
+        path: '(^|/)node_modules/(@aws-sdk/|@smithy/|@middy/|@aws-lambda-powertools/|@types/aws-lambda|aws-lambda|pg/|pg-|libpg-query|jose)',
       },
     },
     {
@@ -100,7 +100,15 @@ module.exports = {
       comment:
         'An adapter room imports itself, the domain and config only: not the edge, the route table, the wiring nor another adapter room.',
       from: { path: '^shared/(store|datasources|platform|workflows)/' },
-      to: { path: '^(shared/|functions/)', pathNot: ['^shared/$1/', '^shared/(domain|config)/'] },
+      to: { path: '^(shared/|functions/)', pathNot: ['^shared/$1/', '^shared/(domain|config|log)/'] },
+    },
+    {
+      name: 'log-at-the-bottom',
+      severity: 'error',
+      comment:
+        'shared/log is the logger (ADR 0090): every room but the domain and the route table may use it; it imports nothing of the project.',
+      from: { path: '^shared/log/' },
+      to: { path: '^(shared/(?!log/)|functions/)' },
     },
     {
       name: 'config-at-the-bottom',

@@ -1,4 +1,5 @@
 import { dictionary } from '../domain/dictionary.ts';
+import { logger } from '../log/logger.ts';
 
 /** Built-in workspace roles. */
 export type WorkspaceRole = 'admin' | 'editor' | 'viewer';
@@ -45,13 +46,7 @@ const MAX_CLAIMS_JSON = 6000;
 export function toContext(p: Principal): PrincipalContext {
   let claims = p.claims ? JSON.stringify(p.claims) : '';
   if (claims.length > MAX_CLAIMS_JSON) {
-    console.warn(
-      JSON.stringify({
-        level: 'WARN',
-        message: 'token claims too large to carry; mappings use none',
-        size: claims.length,
-      }),
-    );
+    logger.warn('token claims too large to carry; mappings use none', { size: claims.length });
     claims = '';
   }
   return {

@@ -218,6 +218,8 @@ function connectFailure(c: PostgisConnection, error: unknown): Error {
   return new UnavailableError(
     'datasource_unavailable',
     `The data source ${where} is unavailable: it could not be reached, or did not answer as PostgreSQL.`,
+    undefined,
+    { cause: error },
   );
 }
 
@@ -237,6 +239,8 @@ function statementFailure(c: PostgisConnection, error: unknown): Error {
     return new UnavailableError(
       'datasource_unavailable',
       `The data source ${c.host}:${c.port}/${c.database} is unavailable: ${(error as Error).message}.`,
+      undefined,
+      { cause: error },
     );
   }
   return error instanceof Error ? error : new Error(String(error));

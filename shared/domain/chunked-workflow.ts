@@ -8,6 +8,8 @@
  * the coming import) contributes phase specs that say what one chunk does.
  */
 
+import { silentLog, throttledProgress, type WorkflowLog } from './workflow-log.ts';
+
 /** The operation is not running under this execution any more (failed, retried or completed elsewhere). */
 export class StaleExecutionError extends Error {
   override name = 'StaleExecutionError';
@@ -90,7 +92,8 @@ export interface ChunkSpec<Item, R extends Release> {
 
 /** One phase: runs until it is finished (true) or the deadline passed (false). */
 export interface PhaseSpec<Op> {
-  run(op: Op, deadline: number): Promise<boolean>;
+  /** `progress(counted)` after each committed chunk or round (the engine logs it, throttled). */
+  run(op: Op, deadline: number, progress?: (counted: number) => void): Promise<boolean>;
   /** Its own last write completes the operation (the engine doesn't advance after it). */
   completes?: boolean;
 }
@@ -105,6 +108,8 @@ export interface ChunkedWorkflow<Op extends WorkflowOperation> {
   next(op: Op): Op['phase'];
   phase(op: Op): PhaseSpec<Op>;
   now?: () => number;
+  /** Where the engine logs the start, progress (at most every 5 s) and the end (ADR 0090). */
+  log?: WorkflowLog;
 }
 
 async function load<Op extends WorkflowOperation>(wf: ChunkedWorkflow<Op>, id: string): Promise<Op> {
@@ -128,7 +133,10 @@ export async function beginAttempt<Op extends WorkflowOperation>(
   id: string,
   attempt: number,
 ): Promise<void> {
-  if (await wf.ledger.markRunning(id, attempt)) return;
+  if (await wf.ledger.markRunning(id, attempt)) {
+    (wf.log ?? silentLog).info(`${wf.label} started`, { operation_id: id, attempt });
+    return;
+  }
   const op = await load(wf, id);
   if (op.status !== 'completed') throw stale(wf, op, attempt);
 }
@@ -145,15 +153,33 @@ export async function runBatch<Op extends WorkflowOperation>(
   let op = await load(wf, id);
   if (op.status === 'completed') return { done: true };
   if (op.status !== 'running' || op.attempt_count !== attempt) throw stale(wf, op, attempt);
+  const log = wf.log ?? silentLog;
+  let counted = 0;
+  const report = throttledProgress(log, `${wf.label} progress`, now);
+  const progress = (n: number) => {
+    counted += n;
+    report(() => ({ operation_id: id, attempt, phase: op.phase, removed_in_batch: counted }));
+  };
+  const completed = () => {
+    log.info(`${wf.label} completed`, { operation_id: id, attempt, removed_in_batch: counted });
+    return { done: true };
+  };
   while (now() < deadline) {
-    if (op.phase === wf.done) return { done: true };
+    if (op.phase === wf.done) return completed();
     const spec = wf.phase(op);
-    if (!(await spec.run(op, deadline))) break;
+    if (!(await spec.run(op, deadline, progress))) break;
     if (!spec.completes) await wf.ledger.advance(op, wf.next(op));
     op = await load(wf, id);
   }
   await wf.ledger.settle(id);
-  return { done: op.phase === wf.done };
+  if (op.phase === wf.done) return completed();
+  log.info(`${wf.label} batch handed back`, {
+    operation_id: id,
+    attempt,
+    phase: op.phase,
+    removed_in_batch: counted,
+  });
+  return { done: false };
 }
 
 /** Records the failure of the current attempt (a stale execution just ends). */
@@ -166,6 +192,12 @@ export async function recordFailure<Op extends WorkflowOperation>(
   const op = await load(wf, id);
   if ((op.status !== 'pending' && op.status !== 'running') || op.attempt_count !== attempt) return;
   await wf.ledger.markFailed(op, message.slice(0, 1000));
+  (wf.log ?? silentLog).warn(`${wf.label} failed`, {
+    operation_id: id,
+    attempt,
+    phase: op.phase,
+    reason: message,
+  });
 }
 
 /**
@@ -204,7 +236,7 @@ export function chunkedPhase<Op extends WorkflowOperation, Item, R extends Relea
   now: () => number = Date.now,
 ): PhaseSpec<Op> {
   return {
-    async run(op, deadline) {
+    async run(op, deadline, progress) {
       const items = port(op);
       let previous = op.checkpoint_to;
       if (op.checkpoint_from && op.checkpoint_to) {
@@ -228,6 +260,7 @@ export function chunkedPhase<Op extends WorkflowOperation, Item, R extends Relea
           releases,
         });
         if (targets.length > 0) await items.remove(targets);
+        progress?.(targets.filter(spec.counted).length);
         previous = to;
         op.checkpoint_from = from;
         op.checkpoint_to = to;
@@ -243,8 +276,11 @@ export function roundsPhase<Op>(
   now: () => number = Date.now,
 ): PhaseSpec<Op> {
   return {
-    async run(op, deadline) {
-      while (now() < deadline) if ((await round(op)) === 'finished') return true;
+    async run(op, deadline, progress) {
+      while (now() < deadline) {
+        if ((await round(op)) === 'finished') return true;
+        progress?.(0);
+      }
       return false;
     },
   };

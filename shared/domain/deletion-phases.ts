@@ -17,6 +17,7 @@ import type { DeletionOperation, DeletionPhase } from './deletion-model.ts';
 import type { LayerGroup } from './layer-groups.ts';
 import { customRoles, usedStyles } from './layers.ts';
 import { customTileMatrixSets, type OGCTilesSettings } from './settings.ts';
+import type { WorkflowLog } from './workflow-log.ts';
 import { TransientError } from './workflows.ts';
 
 export const servicePhases: readonly DeletionPhase[] = ['layer_groups', 'layers', 'mosaic', 'target', 'done'];
@@ -155,9 +156,13 @@ function groupRounds(store: DeletionWorkflowStore): PhaseSpec<DeletionRun> {
 }
 
 /** The deletion workflow on the engine. */
-export function deletionWorkflow(store: DeletionWorkflowStore): ChunkedWorkflow<DeletionRun> {
+export function deletionWorkflow(
+  store: DeletionWorkflowStore,
+  log?: WorkflowLog,
+): ChunkedWorkflow<DeletionRun> {
   return {
     label: 'Deletion',
+    log,
     ledger: store,
     done: 'done',
     next(op) {

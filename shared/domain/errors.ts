@@ -8,8 +8,14 @@ export abstract class DomainError extends Error {
   /** Extra fields merged into the error body (e.g. a deletion plan). */
   readonly extra?: Record<string, unknown>;
 
-  constructor(reason: string, detail: string, extra?: Record<string, unknown>) {
-    super(detail);
+  /** `options.cause`: what went wrong underneath (logged, never answered; ADR 0090). */
+  constructor(
+    reason: string,
+    detail: string,
+    extra?: Record<string, unknown>,
+    options?: { cause?: unknown },
+  ) {
+    super(detail, options);
     this.name = new.target.name;
     this.reason = reason;
     this.extra = extra;

@@ -16,6 +16,7 @@ import { isConcurrentModification } from './last-writer-wins.ts';
 import { createLayer, type LayerRepository } from './layers.ts';
 import type { SecretBox } from './secrets.ts';
 import { createService, type ServiceGateway, type ServiceRepository } from './services.ts';
+import { silentLog, throttledProgress, type WorkflowLog } from './workflow-log.ts';
 import type { WorkflowStarter } from './workflows.ts';
 import type { WorkspaceRepository } from './workspaces.ts';
 
@@ -59,6 +60,8 @@ export interface ImportStepDeps {
   deletions: DeletionRepository;
   deletionStarter: WorkflowStarter;
   workspaces: WorkspaceRepository;
+  /** Where the step logs transitions and load progress (ADR 0090). */
+  log?: WorkflowLog;
 }
 
 /** What the state machine does next: stop, or come back (after `wait_seconds`). */
@@ -85,10 +88,34 @@ async function owned(deps: ImportStepDeps, input: ImportWorkflowInput): Promise<
   return job && job.run === input.run ? job : undefined;
 }
 
+/** The import's identity and figures in a log line (no URI, no credentials). */
+function importFields(job: ImportJob): Record<string, unknown> {
+  return {
+    import_id: job.id,
+    workspace_id: job.workspace_id,
+    run: job.run,
+    status: job.status,
+    phase: job.phase,
+    processed_bytes: job.processed_bytes,
+    processed_features: job.processed_features,
+    processed_layers: job.processed_layers,
+    total_layers: job.total_layers,
+  };
+}
+
+/** A change of status or phase: the start, each step of the lifecycle, the end (failed at WARN with why). */
+function logTransition(log: WorkflowLog, job: ImportJob, next: ImportJob): void {
+  if (job.status === next.status && job.phase === next.phase) return;
+  const fields = { ...importFields(next), previous_status: job.status };
+  if (next.status === 'failed') log.warn('Import failed', { ...fields, reason: next.error_message });
+  else log.info(`Import ${next.status}`, fields);
+}
+
 /** Saves a transition of the owning run; false when the job moved on meanwhile (the step stops). */
 async function save(deps: ImportStepDeps, job: ImportJob, next: ImportJob): Promise<boolean> {
   try {
     await deps.repo.save(job, next);
+    logTransition(deps.log ?? silentLog, job, next);
     return true;
   } catch (error) {
     if (isConcurrentModification(error)) return false;
@@ -221,11 +248,13 @@ async function work(
   }
   const planned = current as ImportJob & { plan: ImportPlan; discovery: Discovery };
   let stopped = false;
+  const report = throttledProgress(deps.log ?? silentLog, 'Import progress');
   const result = await deps.engine.load(
     planned,
     budgetMs,
     async () => stopped,
     async (p) => {
+      report(() => ({ ...importFields(planned), ...p, warnings: p.warnings.length }));
       const ok = await deps.repo.progress(planned, {
         processed_bytes: p.processed_bytes,
         processed_features: p.processed_features,

@@ -3,6 +3,7 @@ import type { APIGatewayProxyResult } from 'aws-lambda';
 import { RuleViolationError, StateConflictError } from '../domain/errors.ts';
 import type { IdempotencyScope, IdempotencyStore } from '../domain/idempotency.ts';
 import type { SecretBox } from '../domain/secrets.ts';
+import { errorFields, logger } from '../log/logger.ts';
 import { BadRequestError } from './errors.ts';
 
 /** The request header of every POST (ADR 0088). */
@@ -131,15 +132,12 @@ async function open(box: SecretBox, scope: IdempotencyScope, sealed: string): Pr
 }
 
 function logFailure(message: string, scope: IdempotencyScope, error: unknown): void {
-  console.error(
-    JSON.stringify({
-      level: 'ERROR',
-      message,
-      operation: scope.operationId,
-      principal: scope.principalId,
-      error: String((error as Error | undefined)?.stack ?? error),
-    }),
-  );
+  // The key and the stored answer stay out of the line: the answer may hold a secret shown once.
+  logger.error(message, {
+    operation: scope.operationId,
+    principal_id: scope.principalId,
+    ...errorFields(error),
+  });
 }
 
 /**

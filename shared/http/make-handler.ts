@@ -11,6 +11,7 @@ import { config } from '../config/env.ts';
 import { dictionary } from '../domain/dictionary.ts';
 import { NotFoundError } from '../domain/errors.ts';
 import { resolveWorkspace, type Workspace } from '../domain/workspaces.ts';
+import { errorFields, type Logger, requestLogger } from '../log/logger.ts';
 import {
   BadRequestError,
   ForbiddenError,
@@ -67,6 +68,8 @@ interface RequestState {
   readonly headers: Record<string, string>;
   /** The body as API Gateway passed it (base64 when `isBase64Encoded`). */
   readonly raw: string;
+  /** This request's logger: request id and operation, then principal and workspace once known (ADR 0090). */
+  readonly log: Logger;
   /** The caller once authenticated; anonymous on public routes. */
   principal: Principal;
   /** The parsed JSON body, on routes that take one. */
@@ -173,13 +176,14 @@ function decodeParams(params: Record<string, string | undefined> | null): Record
  * Starts the request's state on a context of this invocation's own (the Lambda context object
  * itself stays untouched, so a reused context never carries an earlier request's state).
  */
-function requestState(): Middleware {
+function requestState(op: Operation): Middleware {
   return {
     before: (request) => {
       const { event } = request;
       const state: RequestState = {
         headers: lowerHeaders(event),
         raw: event.body ?? '',
+        log: requestLogger({ request_id: requestIdOf(event, request.context), operation: op.operationId }),
         principal: anonymous,
       };
       request.context = Object.assign(Object.create(request.context) as Context, { request: state });
@@ -231,7 +235,9 @@ function authenticated(op: Operation): Middleware {
       if (principal?.session && !principal.session.csrfOk) {
         throw new ForbiddenError('csrf_failed', 'The X-CSRF-Token header must equal the csrf_token cookie.');
       }
-      stateOf(context).principal = principal ?? anonymous;
+      const state = stateOf(context);
+      state.principal = principal ?? anonymous;
+      if (principal?.id) state.log.appendPersistentKeys({ principal_id: principal.id });
     },
   };
 }
@@ -322,6 +328,7 @@ function workspaceAccess(op: Operation, accessPorts: () => AccessPorts): Middlew
         throw new NotFoundError('workspace_not_found', `Workspace '${workspaceParam}' does not exist.`);
       }
       caller.roles = await rolesInWorkspace(access, caller, workspace);
+      stateOf(context).log.appendPersistentKeys({ workspace_id: workspace.id });
       if (!decidedFirst) await authorize(caller, op, workspace, loadPolicies);
       input.workspace = workspace;
     },
@@ -390,12 +397,14 @@ function errorMapper(): Middleware {
     onError: async (request) => {
       const requestId = requestIdOf(request.event, request.context);
       const { status, body, headers } = toErrorResponse(request.error, requestId);
-      // Only an error the table doesn't know is a bug worth a log line (the cause never leaves).
-      if (status >= 500 && status !== 503) {
-        console.error(
-          JSON.stringify({ level: 'ERROR', requestId, error: String(request.error?.stack ?? request.error) }),
-        );
-      }
+      // The cause is logged, never answered (ADR 0090): a bug at ERROR, an outage at WARN with
+      // what was unavailable and why; a refusal at DEBUG, without the request's body.
+      const log =
+        (request.context as Partial<StatefulContext>).request?.log ??
+        requestLogger({ request_id: requestId, operation: request.context.functionName ?? 'unknown' });
+      if (status === 503) log.warn('dependency unavailable', { status, ...errorFields(request.error) });
+      else if (status >= 500) log.error('request failed', { status, ...errorFields(request.error) });
+      else log.debug('request refused', { status, reason: body.reason });
       request.response = respond(status, body, headers);
     },
   };
@@ -415,7 +424,7 @@ export function makeHandler<Op extends Operation>(
   idempotencyPorts?: () => IdempotencyPorts,
 ) {
   return middy<Event, APIGatewayProxyResult, Error, Context>()
-    .use(requestState())
+    .use(requestState(op))
     .use(withSecurityHeaders())
     .use(httpsOnly())
     .use(bodyLimit(op))

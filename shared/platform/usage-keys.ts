@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { config } from '../config/env.ts';
 import { UnavailableError } from '../domain/errors.ts';
 import type { UsageKey, UsageKeyProvisioner } from '../domain/usage-keys.ts';
+import { errorFields, logger } from '../log/logger.ts';
 
 /** API Gateway usage keys (only when the stack set USAGE_PLAN_ID); a no-op locally. */
 class ApiGatewayUsageKeys implements UsageKeyProvisioner {
@@ -42,12 +43,12 @@ class ApiGatewayUsageKeys implements UsageKeyProvisioner {
       await client.send(new CreateUsagePlanKeyCommand({ usagePlanId, keyId: id, keyType: 'API_KEY' }));
       return { id, value };
     } catch (error) {
-      console.error(
-        JSON.stringify({ level: 'ERROR', message: 'usage key provisioning failed', error: String(error) }),
-      );
+      logger.error('usage key provisioning failed', errorFields(error));
       throw new UnavailableError(
         'usage_keys_unavailable',
         'Rate-limit keys could not be provisioned; retry shortly.',
+        undefined,
+        { cause: error },
       );
     }
   }
@@ -56,9 +57,7 @@ class ApiGatewayUsageKeys implements UsageKeyProvisioner {
     const { APIGatewayClient, DeleteApiKeyCommand } = await import('@aws-sdk/client-api-gateway');
     await new APIGatewayClient({}).send(new DeleteApiKeyCommand({ apiKey: id })).catch((error: unknown) => {
       // A leftover key only costs a slot in the usage plan; the workspace is gone either way.
-      console.error(
-        JSON.stringify({ level: 'WARN', message: 'usage key not removed', id, error: String(error) }),
-      );
+      logger.warn('usage key not removed', { usage_key_id: id, ...errorFields(error) });
     });
   }
 }

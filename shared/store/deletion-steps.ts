@@ -16,6 +16,7 @@ import {
 } from '../domain/deletion-phases.ts';
 import type { LayerGroup } from '../domain/layer-groups.ts';
 import type { UsageKeyProvisioner } from '../domain/usage-keys.ts';
+import type { WorkflowLog } from '../domain/workflow-log.ts';
 import type { DeletionWorkflowSteps } from '../domain/workflows.ts';
 import { DynamoOperationLedger, prefixChunks, WriteUnits } from './chunk-commits.ts';
 import { documentClient, tableName } from './client.ts';
@@ -194,8 +195,8 @@ export class DynamoDeletionWorkflowStore
 export class DeletionSteps implements DeletionWorkflowSteps {
   private readonly workflow;
 
-  constructor(usageKeys?: UsageKeyProvisioner) {
-    this.workflow = deletionWorkflow(new DynamoDeletionWorkflowStore(usageKeys));
+  constructor(usageKeys?: UsageKeyProvisioner, log?: WorkflowLog) {
+    this.workflow = deletionWorkflow(new DynamoDeletionWorkflowStore(usageKeys), log);
   }
 
   begin(id: string, attempt: number): Promise<void> {

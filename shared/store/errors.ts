@@ -110,6 +110,8 @@ export function translateStoreError(error: unknown): never {
     throw new UnavailableError(
       'store_unavailable',
       'The catalog store is temporarily unavailable; retry shortly.',
+      undefined,
+      { cause: error },
     );
   }
   throw error;

@@ -3,6 +3,7 @@ import type {
   CloudFormationCustomResourceResponse,
   Context,
 } from 'aws-lambda';
+import { errorFields, logger } from '../log/logger.ts';
 
 /** What a custom resource's work returns: its physical id and the attributes `Fn::GetAtt` reads. */
 export interface CustomResourceResult {
@@ -50,14 +51,7 @@ export function makeCustomResourceHandler(
       };
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      console.error(
-        JSON.stringify({
-          level: 'ERROR',
-          message: 'custom resource failed',
-          requestType: event.RequestType,
-          error: message,
-        }),
-      );
+      logger.error('custom resource failed', { request_type: event.RequestType, ...errorFields(error) });
       const where = context?.logStreamName ? ` (log stream ${context.logStreamName})` : '';
       response = {
         ...base,

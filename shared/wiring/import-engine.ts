@@ -7,6 +7,7 @@ import type { ImportPreviews } from '../domain/imports.ts';
 import * as store from '../store/repositories.ts';
 import { workflowStarter } from '../workflows/starter.ts';
 import { importRepository } from './imports.ts';
+import { workflowLog } from './workflows.ts';
 
 /*
  * The import engine's ports (ADR 0083): the preview reads the import database; the workflow's step
@@ -40,5 +41,6 @@ export function importStepDeps(): ImportStepDeps {
     deletions: store.deletionRepository(),
     deletionStarter: workflowStarter(),
     workspaces: store.workspaceRepository(),
+    log: workflowLog(),
   };
 }

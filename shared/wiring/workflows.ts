@@ -1,4 +1,6 @@
+import type { WorkflowLog } from '../domain/workflow-log.ts';
 import type { DeletionWorkflowSteps, WorkflowStarter } from '../domain/workflows.ts';
+import { logger } from '../log/logger.ts';
 import { DeletionSteps } from '../store/deletion-steps.ts';
 import { workflowStarter as configuredStarter } from '../workflows/starter.ts';
 import { usageKeys } from './usage-keys.ts';
@@ -13,5 +15,13 @@ export function workflowStarter(): WorkflowStarter {
  * units of their own operation (the local host runs several executions in one process).
  */
 export function deletionSteps(): DeletionWorkflowSteps {
-  return new DeletionSteps(usageKeys());
+  return new DeletionSteps(usageKeys(), workflowLog());
+}
+
+/** The domain's workflow log port on the logger (ADR 0090). */
+export function workflowLog(): WorkflowLog {
+  return {
+    info: (message, fields) => logger.info(message, fields),
+    warn: (message, fields) => logger.warn(message, fields),
+  };
 }

@@ -1,5 +1,6 @@
 import { deletionBatchBudgetMs } from '../config/env.ts';
 import { TransientError } from '../domain/workflows.ts';
+import { errorFields, logger } from '../log/logger.ts';
 
 /** What every deletion task receives and returns. */
 export interface TaskInput {
@@ -18,10 +19,11 @@ export function batchBudgetMs(): number {
  */
 export function taskFailure(error: unknown): Error {
   const e = error as Error;
-  if (e?.name === 'UnavailableError') return new TransientError(e.message);
-  console.error(
-    JSON.stringify({ level: 'ERROR', message: 'deletion task failed', error: String(e?.stack ?? e) }),
-  );
+  if (e?.name === 'UnavailableError') {
+    logger.warn('workflow task will be retried: a dependency is unavailable', errorFields(e));
+    return new TransientError(e.message);
+  }
+  logger.error('workflow task failed', errorFields(e));
   return e instanceof Error ? e : new Error(String(error));
 }
 

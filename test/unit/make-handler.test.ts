@@ -159,11 +159,13 @@ describe('makeHandler', () => {
     [null],
     [undefined],
   ])('turns any other thrown value (%o) into a generic 500 that leaks nothing', async (thrown) => {
-    const log = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const log = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     const result = await handlerThrowing(thrown)(event(), context);
-    // The cause is logged with the request id, never returned.
-    expect(String(log.mock.calls[0]?.[0])).toContain(fixture.requestContext.requestId);
+    // The cause is logged at ERROR with the request id (its password redacted), never returned.
+    const line = log.mock.calls.map((c) => String(c[0])).join('');
     log.mockRestore();
+    expect(JSON.parse(line)).toMatchObject({ level: 'ERROR', request_id: fixture.requestContext.requestId });
+    expect(line).not.toContain('u:p@');
     expect(result.statusCode).toBe(500);
     const body = parsed(result);
     expect(ErrorBody.safeParse(body).success).toBe(true);

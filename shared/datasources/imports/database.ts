@@ -142,6 +142,8 @@ function unavailable(config: ImportDatabaseConfig, error: unknown): UnavailableE
   return new UnavailableError(
     'import_database_unavailable',
     `The import database ${config.host}:${config.port}/${config.database} is unavailable: ${message}.`,
+    undefined,
+    { cause: error },
   );
 }
 
