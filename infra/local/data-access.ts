@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DataAction } from '../../shared/api/operation.ts';
+import { logger } from '../../shared/log/logger.ts';
 
 /**
  * Local stand-in for the IAM policies CDK derives from each route's `data`: while a handler runs
@@ -68,7 +69,7 @@ export function installDataAccessCheck(client: DynamoDBDocumentClient): void {
         );
         if (denied.length > 0) {
           const message = `${current.name} is not allowed dynamodb:${denied.join(', dynamodb:')} (declare it in its data)`;
-          console.error(JSON.stringify({ level: 'ERROR', message }));
+          logger.error(message);
           throw new LocalAccessDenied(message);
         }
       }

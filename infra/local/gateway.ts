@@ -14,6 +14,8 @@ import { dictionary } from '../../shared/domain/dictionary.ts';
 import { HttpsRequiredError, toErrorResponse } from '../../shared/http/errors.ts';
 import { type GatewayError, gatewayErrorBody, gatewayErrors } from '../../shared/http/gateway-responses.ts';
 import { securityHeaders } from '../../shared/http/responses.ts';
+import { errorFields, logger } from '../../shared/log/logger.ts';
+import { REQUEST_ID_HEADER } from './access-log.ts';
 import { withDataAccess } from './data-access.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -97,7 +99,12 @@ export function gatewayError(
 ): OutgoingResponse {
   return {
     statusCode: error.status,
-    headers: { ...securityHeaders, 'Content-Type': 'application/json', ...extra },
+    headers: {
+      ...securityHeaders,
+      'Content-Type': 'application/json',
+      ...extra,
+      [REQUEST_ID_HEADER]: requestId,
+    },
     body: JSON.stringify(gatewayErrorBody(error, requestId)),
   };
 }
@@ -201,9 +208,7 @@ export async function handleRequest(
     } catch (error) {
       if ((error as Error).message === 'Unauthorized')
         return gatewayError(gatewayErrors.unauthorized, requestId);
-      console.error(
-        JSON.stringify({ level: 'ERROR', requestId, authorizer: String((error as Error).stack ?? error) }),
-      );
+      logger.error('authorizer failed', { request_id: requestId, ...errorFields(error) });
       return gatewayError(gatewayErrors.authorizerFailure, requestId);
     }
     if (!policyAllows(result, methodArn)) return gatewayError(gatewayErrors.accessDenied, requestId);
@@ -256,26 +261,35 @@ export async function handleRequest(
     const result = (await withDataAccess(op.operationId, dataAccessOf(op), () =>
       Promise.resolve(handler(event, lambdaContext(requestId, op.operationId))),
     )) as APIGatewayProxyResult;
-    const outHeaders: Record<string, string | string[]> = {};
+    const outHeaders: Record<string, string | string[]> = { [REQUEST_ID_HEADER]: requestId };
     for (const [k, v] of Object.entries(result.headers ?? {})) outHeaders[k] = String(v);
     for (const [k, v] of Object.entries(result.multiValueHeaders ?? {})) outHeaders[k] = v.map(String);
     const body = result.isBase64Encoded ? Buffer.from(result.body ?? '', 'base64') : (result.body ?? '');
     return { statusCode: result.statusCode, headers: outHeaders, body };
   } catch (error) {
     // A Lambda that throws out of makeHandler is a bug: API Gateway answers 502, reshaped as 5XX.
-    console.error(
-      JSON.stringify({ level: 'ERROR', requestId, error: String((error as Error).stack ?? error) }),
-    );
+    logger.error('handler threw', {
+      request_id: requestId,
+      operation: op.operationId,
+      ...errorFields(error),
+    });
     return gatewayError(gatewayErrors.default5xx, requestId);
   }
 }
 
 /** The 426 answer of the plain HTTP port: the error table's answer to HttpsRequiredError. */
 export function httpsRequired(): OutgoingResponse {
-  const { status, body, headers } = toErrorResponse(new HttpsRequiredError(), randomUUID());
+  const requestId = randomUUID();
+  const { status, body, headers } = toErrorResponse(new HttpsRequiredError(), requestId);
   return {
     statusCode: status,
-    headers: { ...securityHeaders, 'Content-Type': 'application/json', ...headers, Connection: 'Upgrade' },
+    headers: {
+      ...securityHeaders,
+      'Content-Type': 'application/json',
+      ...headers,
+      Connection: 'Upgrade',
+      [REQUEST_ID_HEADER]: requestId,
+    },
     body: JSON.stringify(body),
   };
 }

@@ -1,10 +1,12 @@
 import { resolve } from 'node:path';
-import { startLocalHost } from './server.ts';
 
 /** `npm start`: the whole API on this machine (DESIGN §9). */
 const env = process.env;
 // The SDK's notice about Node 22 would repeat on every start; the versions are pinned (DESIGN §2).
 env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+// The logger reads its service name when it is first imported: set before the host loads (ADR 0090).
+env.POWERTOOLS_SERVICE_NAME ??= 'geoplane-local';
+const { startLocalHost } = await import('./server.ts');
 const int = (value: string | undefined, fallback: number) => (value ? Number.parseInt(value, 10) : fallback);
 const dataDir = resolve(env.GEOPLANE_DATA_DIR ?? '.local');
 
@@ -24,6 +26,7 @@ const host = await startLocalHost({
   mosaicRoot: env.GEOPLANE_MOSAIC_ROOT ? resolve(env.GEOPLANE_MOSAIC_ROOT) : undefined,
   importRoot: env.GEOPLANE_IMPORT_ROOT ? resolve(env.GEOPLANE_IMPORT_ROOT) : undefined,
   importMaxBytes: env.IMPORT_MAX_BYTES ? int(env.IMPORT_MAX_BYTES, 0) : undefined,
+  accessLog: env.GEOPLANE_ACCESS_LOG !== 'off',
 });
 
 console.log(`GeoPlane API   ${host.url}`);

@@ -6,9 +6,11 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { parseAllowList } from '../../shared/datasources/network-policy.ts';
 import { gatewayErrorBody, gatewayErrors } from '../../shared/http/gateway-responses.ts';
+import { errorFields, logger } from '../../shared/log/logger.ts';
 import { localUploadSecret } from '../../shared/platform/import-uploads.ts';
 import { documentClient } from '../../shared/store/client.ts';
 import { installLocalWorkflowStarter } from '../../shared/workflows/starter.ts';
+import { accessLog, REQUEST_ID_HEADER } from './access-log.ts';
 import { bootstrap } from './bootstrap.ts';
 import { installDataAccessCheck } from './data-access.ts';
 import { type DynamoLocal, ensureTable, startDynamoLocal } from './dynamodb.ts';
@@ -46,6 +48,8 @@ export interface LocalHostOptions {
   importRoot?: string;
   /** Largest import file in bytes (default 2 GiB). */
   importMaxBytes?: number;
+  /** One access line per request on stdout (default on; `GEOPLANE_ACCESS_LOG=off`; ADR 0090). */
+  accessLog?: boolean;
 }
 
 /** A running local host. */
@@ -80,7 +84,15 @@ function readBody(req: IncomingMessage): Promise<Buffer | 'too_large'> {
 }
 
 function write(res: ServerResponse, out: OutgoingResponse): void {
-  res.writeHead(out.statusCode, { ...out.headers, 'Content-Length': Buffer.byteLength(out.body) });
+  // The request id travels in a header (as API Gateway's), so the access log can name it.
+  const id = Object.entries(out.headers).find(
+    ([k]) => k.toLowerCase() === REQUEST_ID_HEADER.toLowerCase(),
+  )?.[1];
+  if (id !== undefined) res.setHeader(REQUEST_ID_HEADER, id);
+  const headers = Object.fromEntries(
+    Object.entries(out.headers).filter(([k]) => k.toLowerCase() !== REQUEST_ID_HEADER.toLowerCase()),
+  );
+  res.writeHead(out.statusCode, { ...headers, 'Content-Length': Buffer.byteLength(out.body) });
   res.end(out.body);
 }
 
@@ -153,9 +165,12 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
   const throttle = tokenBuckets(options.rateLimitRps, options.rateLimitBurst);
   const jwks = JSON.stringify(issuer.jwks);
   const uploadSecret = localUploadSecret();
+  const logAccess = accessLog(options.accessLog ?? true);
   const https = createHttpsServer({ key: tls.key, cert: tls.cert, keepAlive: true }, async (req, res) => {
+    logAccess(req, res);
     // The stand-in for S3's presigned POST of import uploads (outside the API, like S3 is).
     if (req.method === 'POST' && (req.url ?? '').split('?')[0] === LOCAL_UPLOAD_PATH) {
+      res.setHeader(REQUEST_ID_HEADER, randomUUID());
       await handleUpload(req, res, { secret: uploadSecret, dir: uploadDir });
       return;
     }
@@ -187,7 +202,7 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
       );
       write(res, out);
     } catch (error) {
-      console.error(error);
+      logger.error('local host failed to answer', errorFields(error));
       if (!res.headersSent) {
         write(res, gatewayError(gatewayErrors.default5xx, randomUUID()));
       }
@@ -201,12 +216,15 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
       detail: 'The request is not valid HTTP.',
       reason: 'malformed_request',
     };
-    const body = JSON.stringify(gatewayErrorBody(refused, randomUUID()));
+    const requestId = randomUUID();
+    const body = JSON.stringify(gatewayErrorBody(refused, requestId));
+    if (options.accessLog ?? true) process.stdout.write(`access - - ${refused.status} 0ms ${requestId}\n`);
     socket.end(
       `HTTP/1.1 ${refused.status} ${refused.message}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
   });
   const http = createHttpServer((req, res) => {
+    logAccess(req, res);
     req.resume();
     write(res, httpsRequired());
   });
@@ -240,8 +258,8 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
   installLocalWorkflowStarter(workflows);
   if (!options.skipBootstrap) {
     const resumed = await workflows.resume();
-    if (resumed.deletions > 0) console.log(`resumed ${resumed.deletions} unfinished deletion(s)`);
-    if (resumed.imports > 0) console.log(`resumed ${resumed.imports} unfinished import(s)`);
+    if (resumed.deletions > 0) logger.info('resumed unfinished deletions', { count: resumed.deletions });
+    if (resumed.imports > 0) logger.info('resumed unfinished imports', { count: resumed.imports });
   }
 
   return {

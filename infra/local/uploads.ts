@@ -5,6 +5,7 @@ import { dirname } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import busboy from 'busboy';
+import { errorFields, logger } from '../../shared/log/logger.ts';
 import { localUploadPath, verifyLocalUpload } from '../../shared/platform/import-uploads.ts';
 
 /** Where the local host takes import uploads (the stand-in for S3's presigned POST). */
@@ -146,7 +147,7 @@ export async function handleUpload(
     req.resume();
     if (error instanceof Refusal) refuse(res, error.status, error.code, error.message);
     else {
-      console.error('local upload failed:', error);
+      logger.error('local upload failed', errorFields(error));
       refuse(res, 500, 'InternalError', 'We encountered an internal error. Please try again.');
     }
   }

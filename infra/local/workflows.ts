@@ -3,6 +3,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { withDataAccess } from './data-access.ts';
 import './promise-with-resolvers.ts';
 import type { DataAction } from '../../shared/api/operation.ts';
+import { errorFields, logger } from '../../shared/log/logger.ts';
 import { DynamoImportRepository } from '../../shared/store/imports-repository.ts';
 import { deletionRepository } from '../../shared/store/repositories.ts';
 import type {
@@ -106,7 +107,8 @@ export class LocalWorkflowRunner implements WorkflowStarters {
     });
     const result = execution.result.catch((error: unknown) => {
       // A failed execution already recorded its reason (its Fail state).
-      if ((error as Error)?.name !== 'ExecutionError') console.error(`workflow ${name}:`, error);
+      if ((error as Error)?.name !== 'ExecutionError')
+        logger.error('workflow execution failed', { execution: name, ...errorFields(error) });
     });
     this.running.set(key, { abort: execution.abort, result });
     void result.finally(() => this.running.delete(key));

@@ -13,6 +13,9 @@ const root = resolve(import.meta.dirname, '../..');
  */
 export const FAULT_HOST = '127.0.0.2';
 
+/** How much of a host's output a test keeps (the last megabyte or so). */
+const OUTPUT_CAP = 1_000_000;
+
 /** A local host started as its own process, exactly as `npm start` runs it. */
 export interface HostProcess {
   url: string;
@@ -51,20 +54,30 @@ export async function startHostProcess(env: Record<string, string> = {}): Promis
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  // The host logs every request (ADR 0090): keep only the last OUTPUT_CAP characters of it.
+  const chunks: string[] = [];
+  let kept = 0;
   let output = '';
-  child.stdout?.on('data', (d) => {
-    output += d;
-  });
-  child.stderr?.on('data', (d) => {
-    output += d;
-  });
+  const keep = (d: Buffer | string) => {
+    const text = String(d);
+    chunks.push(text);
+    kept += text.length;
+    while (kept > OUTPUT_CAP && chunks.length > 1) kept -= (chunks.shift() as string).length;
+    output = '';
+  };
+  const text = () => {
+    output ||= chunks.join('');
+    return output;
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const deadline = Date.now() + 170_000;
-  while (!/^ready$/m.test(output)) {
-    if (child.exitCode !== null) throw new Error(`local host exited (${child.exitCode}):\n${output}`);
+  while (!/^ready$/m.test(text())) {
+    if (child.exitCode !== null) throw new Error(`local host exited (${child.exitCode}):\n${text()}`);
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`local host did not become ready:\n${output}`);
+      throw new Error(`local host did not become ready:\n${text()}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -80,7 +93,7 @@ export async function startHostProcess(env: Record<string, string> = {}): Promis
     dataDir,
     apiKey,
     child,
-    output: () => output,
+    output: text,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill(signal);
