@@ -258,8 +258,10 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
   installLocalWorkflowStarter(workflows);
   if (!options.skipBootstrap) {
     const resumed = await workflows.resume();
-    if (resumed.deletions > 0) logger.info(`resumed ${resumed.deletions} unfinished deletion(s)`, { count: resumed.deletions });
-    if (resumed.imports > 0) logger.info(`resumed ${resumed.imports} unfinished import(s)`, { count: resumed.imports });
+    if (resumed.deletions > 0)
+      logger.info(`resumed ${resumed.deletions} unfinished deletion(s)`, { count: resumed.deletions });
+    if (resumed.imports > 0)
+      logger.info(`resumed ${resumed.imports} unfinished import(s)`, { count: resumed.imports });
   }
 
   return {
