@@ -3,6 +3,7 @@
  * rollback. Every change is a version-conditioned write of the job with its history event; the
  * work itself runs in the import workflow (`import-steps.ts`).
  */
+import { type DeletionRepository, deleteService } from './deletions.ts';
 import { InvalidInputError, NotFoundError, StateConflictError } from './errors.ts';
 import {
   type ImportEvent,
@@ -20,6 +21,7 @@ import type { ImportPlan } from './import-sources.ts';
 import { lastWriterWinsOn } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import type { ServiceRepository } from './services.ts';
+import type { WorkflowStarter } from './workflows.ts';
 import { checkVersion, type Workspace } from './workspaces.ts';
 
 export * from './import-model.ts';
@@ -353,12 +355,22 @@ export async function publishImport(
 }
 
 /**
- * rollbackImport (spec 4.15): published → rolling_back; the workflow deletes the service through
- * the deletion workflow, then drops the schema. A rollback already running answers with the job.
+ * rollbackImport (spec 4.15): published → rolling_back. The service's recursive deletion starts
+ * here (so the answer names `rollback_operation_id`); the workflow records it, waits for it and
+ * drops the import's schema. A rollback already running answers with the job (and resumes its
+ * deletion, should its start have been lost).
  */
 export async function rollbackImport(
-  deps: { repo: ImportRepository; starter: ImportStarter },
+  deps: {
+    repo: ImportRepository;
+    starter: ImportStarter;
+    services: ServiceRepository;
+    deletions: DeletionRepository;
+    deletionStarter: WorkflowStarter;
+  },
+  workspace: Workspace,
   job: ImportJob,
+  createdBy: string,
   now = new Date(),
 ): Promise<ImportJob> {
   const next = await transition(deps.repo, job, (current) => {
@@ -370,8 +382,26 @@ export async function rollbackImport(
       now,
     );
   });
+  let operationId = next.rollback_operation_id;
+  const service =
+    !operationId && next.service_id
+      ? await deps.services.findById(next.workspace_id, next.service_id)
+      : undefined;
+  if (service) {
+    // The same deletion the workflow's teardown asks for: it resumes this operation (one per service).
+    const outcome = await deleteService(
+      deps.deletions,
+      deps.deletionStarter,
+      workspace,
+      service,
+      true,
+      createdBy,
+      now,
+    );
+    if ('operation' in outcome) operationId = outcome.operation.id;
+  }
   await startRun(deps.starter, next);
-  return next;
+  return operationId ? { ...next, rollback_operation_id: operationId } : next;
 }
 
 /**

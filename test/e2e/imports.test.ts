@@ -138,11 +138,16 @@ describe('both paths', () => {
     const rolled = await imports.rollback(created.body.id);
     expect(rolled.status, rolled.text).toBe(202);
     expect(rolled.body.status).toBe('rolling_back');
+    // The answer names the service's deletion operation, readable at once.
+    expect(rolled.body.rollback_operation_id).toMatch(/^[0-9a-f-]{36}$/);
+    const op = await call('GET', `/deletions/${rolled.body.rollback_operation_id}`, { headers: asSuperAdmin() });
+    expect(op.status, op.text).toBe(200);
+    expect(op.body.target_id).toBe(done.body.service_id);
     const again = await imports.rollback(created.body.id);
     expect([202, 409]).toContain(again.status);
     const end = await imports.until(created.body.id, ['rolled_back', 'failed'], 120_000);
     expect(end.body.status, JSON.stringify(end.body)).toBe('rolled_back');
-    expect(end.body.rollback_operation_id).toBeTruthy();
+    expect(end.body.rollback_operation_id).toBe(rolled.body.rollback_operation_id);
     expect(
       (
         await call('GET', `/workspaces/${ws.id}/services/${done.body.service_id}`, {

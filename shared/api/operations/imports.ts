@@ -238,6 +238,7 @@ export const rollbackImport = defineOperation({
     404: notFound,
     409: conflict('the import is not published'),
   },
-  data: ['GetItem', 'PutItem'],
-  starts: ['import'],
+  // It starts the service's recursive deletion (as deleteService?recurse=true does) and the import workflow.
+  data: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
+  starts: ['deletion', 'import'],
 });
