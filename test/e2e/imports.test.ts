@@ -140,7 +140,9 @@ describe('both paths', () => {
     expect(rolled.body.status).toBe('rolling_back');
     // The answer names the service's deletion operation, readable at once.
     expect(rolled.body.rollback_operation_id).toMatch(/^[0-9a-f-]{36}$/);
-    const op = await call('GET', `/deletions/${rolled.body.rollback_operation_id}`, { headers: asSuperAdmin() });
+    const op = await call('GET', `/deletions/${rolled.body.rollback_operation_id}`, {
+      headers: asSuperAdmin(),
+    });
     expect(op.status, op.text).toBe(200);
     expect(op.body.target_id).toBe(done.body.service_id);
     const again = await imports.rollback(created.body.id);
