@@ -1,18 +1,8 @@
 /** The bodies the CLI reads (its own view of shared/api's schemas: only what it uses). */
 
-export type ImportStatus =
-  | 'awaiting_upload'
-  | 'queued'
-  | 'running'
-  | 'awaiting_plan'
-  | 'ready_to_publish'
-  | 'publishing'
-  | 'published'
-  | 'cancelling'
-  | 'cancelled'
-  | 'failed'
-  | 'rolling_back'
-  | 'rolled_back';
+import type { ImportStatus } from '../shared/domain/import-model.ts';
+
+export type { ImportStatus };
 
 export interface UploadTicket {
   url: string;

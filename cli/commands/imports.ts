@@ -1,4 +1,5 @@
 import { type Command, InvalidArgumentError } from 'commander';
+import { IMPORT_STATUSES } from '../../shared/domain/import-model.ts';
 import { followImport, followRollback } from '../follow.ts';
 import { formatCount } from '../progress.ts';
 import type { ImportStatus } from '../types.ts';
@@ -17,24 +18,9 @@ import {
   withPolling,
 } from './common.ts';
 
-const STATUSES: readonly ImportStatus[] = [
-  'awaiting_upload',
-  'queued',
-  'running',
-  'awaiting_plan',
-  'ready_to_publish',
-  'publishing',
-  'published',
-  'cancelling',
-  'cancelled',
-  'failed',
-  'rolling_back',
-  'rolled_back',
-];
-
 function status(value: string): ImportStatus {
-  if (!(STATUSES as readonly string[]).includes(value))
-    throw new InvalidArgumentError(`one of ${STATUSES.join(', ')}`);
+  if (!(IMPORT_STATUSES as readonly string[]).includes(value))
+    throw new InvalidArgumentError(`one of ${IMPORT_STATUSES.join(', ')}`);
   return value as ImportStatus;
 }
 

@@ -3,6 +3,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { withDataAccess } from './data-access.ts';
 import './promise-with-resolvers.ts';
 import type { DataAction } from '../../shared/api/operation.ts';
+import { importExecutionName } from '../../shared/domain/import-model.ts';
 import { errorFields, logger } from '../../shared/log/logger.ts';
 import { DynamoImportRepository } from '../../shared/store/imports-repository.ts';
 import { deletionRepository } from '../../shared/store/repositories.ts';
@@ -123,7 +124,7 @@ export class LocalWorkflowRunner implements WorkflowStarters {
       deletions++;
     });
     await new DynamoImportRepository().working(async (job) => {
-      await this.startImport(`import-${job.id}-${job.run}`, {
+      await this.startImport(importExecutionName(job), {
         import_id: job.id,
         workspace_id: job.workspace_id,
         run: job.run,
