@@ -18,6 +18,7 @@ import { localCertificate, localIssuer, localSecretKey } from './files.ts';
 import { gatewayError, handleRequest, httpsRequired, type OutgoingResponse } from './gateway.ts';
 import { startEmbeddedPostgis } from './postgis.ts';
 import { tokenBuckets } from './rate-limit.ts';
+import { startLocalSweeps } from './sweeps.ts';
 import { handleUpload, LOCAL_UPLOAD_PATH } from './uploads.ts';
 import { LocalWorkflowRunner } from './workflows.ts';
 
@@ -263,6 +264,8 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
     if (resumed.imports > 0)
       logger.info(`resumed ${resumed.imports} unfinished import(s)`, { count: resumed.imports });
   }
+  // The scheduled sweep (ADR 0093): expired items (DynamoDB Local has no TTL) and stuck work.
+  const sweeps = startLocalSweeps(workflows, options.skipBootstrap ? 0 : undefined);
 
   return {
     url,
@@ -271,6 +274,7 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
     apiKey,
     bootstrapCreated,
     async close() {
+      await sweeps.close();
       workflows.close();
       installLocalWorkflowStarter(undefined);
       https.closeAllConnections();

@@ -115,6 +115,16 @@ export class LocalWorkflowRunner implements WorkflowStarters {
     void result.finally(() => this.running.delete(key));
   }
 
+  /** Whether the execution of this deletion attempt is in flight (the sweep's liveness check, ADR 0093). */
+  deletionRunning(input: DeletionWorkflowInput): boolean {
+    return this.running.has(`deletion:${input.operation_id}#${input.attempt}`);
+  }
+
+  /** Whether the named import execution is in flight (the sweep's liveness check, ADR 0093). */
+  importRunning(name: string): boolean {
+    return this.running.has(`import:${name}`);
+  }
+
   /** Starts every deletion and import that was under way when the host last stopped. */
   async resume(): Promise<{ deletions: number; imports: number }> {
     let deletions = 0;

@@ -13,6 +13,7 @@ import { ImportUploads, importEnvironment } from '../constructs/import-uploads.t
 import { ImportWorkflow, importTaskEntries } from '../constructs/import-workflow.ts';
 import { ManagementApi, managementApiEntries } from '../constructs/management-api.ts';
 import { type StageConfig, stageConfigOf } from '../constructs/stage-config.ts';
+import { Sweeps, sweepEntry } from '../constructs/sweeps.ts';
 import { usagePlanNameOf } from '../constructs/usage-keys.ts';
 
 export interface GeoPlaneStackProps extends StackProps {
@@ -35,6 +36,7 @@ export class GeoPlaneStack extends Stack {
   readonly importWorkflow: ImportWorkflow;
   readonly api: ManagementApi;
   readonly bootstrapAdmins: BootstrapAdmins;
+  readonly sweeps: Sweeps;
 
   constructor(scope: Construct, id: string, props: GeoPlaneStackProps) {
     super(scope, id, props);
@@ -47,6 +49,7 @@ export class GeoPlaneStack extends Stack {
       ...deletionTaskEntries,
       ...importTaskEntries,
       bootstrapAdminsEntry,
+      sweepEntry,
     ]);
     const environment = functionEnvironment(config, this.table);
     const logRetention = config.logRetentionDays as RetentionDays;
@@ -92,6 +95,15 @@ export class GeoPlaneStack extends Stack {
       bundles,
       environment,
       logRetention,
+    });
+    // The scheduled sweep of stuck deletions and imports (ADR 0093).
+    this.sweeps = new Sweeps(this, 'Sweeps', {
+      table: this.table,
+      bundles,
+      environment,
+      logRetention,
+      deletionStateMachine: this.deletionWorkflow.stateMachine,
+      importStateMachine: this.importWorkflow.stateMachine,
     });
 
     new CfnOutput(this, 'ApiUrl', {

@@ -163,3 +163,21 @@ export function importConfig(): ImportConfig {
 export function runsInLambda(): boolean {
   return Boolean(process.env.AWS_LAMBDA_FUNCTION_NAME);
 }
+
+/** The scheduled sweep of stuck work (ADR 0093), read on every call (the local host and tests set it). */
+export interface SweepConfig {
+  /** `SWEEP_STUCK_AFTER_MINUTES` (default 15): no progress for this long and no running execution is stuck. */
+  stuckAfterMs: number;
+  /** `SWEEP_MAX_RESTARTS` (default 3): restarts in a row without progress before the work is failed. */
+  maxRestarts: number;
+}
+
+/** The sweep's settings from the environment (invalid values fall back to the defaults). */
+export function sweepConfig(): SweepConfig {
+  const minutes = Number(process.env.SWEEP_STUCK_AFTER_MINUTES ?? 15);
+  const restarts = Number(process.env.SWEEP_MAX_RESTARTS ?? 3);
+  return {
+    stuckAfterMs: (Number.isFinite(minutes) && minutes > 0 ? minutes : 15) * 60_000,
+    maxRestarts: Number.isInteger(restarts) && restarts >= 0 ? restarts : 3,
+  };
+}

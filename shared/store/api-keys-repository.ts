@@ -1,9 +1,10 @@
 import type { ApiKey, ApiKeyCredential, ApiKeyRepository } from '../domain/api-keys.ts';
 import { NotFoundError } from '../domain/errors.ts';
+import { apiKeyExpiry } from '../domain/expiry.ts';
 import type { Page } from '../domain/page.ts';
 import { DynamoRepository, queryPrefixPage, withoutKeys } from './items.ts';
 import { entities, keys } from './keys.ts';
-import { itemExists } from './table.ts';
+import { itemExists, tableDefinition } from './table.ts';
 import { activeCheck, concurrentModification, type GuardedItem, putNew, transact } from './transactions.ts';
 
 const keyFields = [
@@ -21,6 +22,8 @@ const keyFields = [
   'created_at',
   'updated_at',
 ] as const;
+
+const ttl = tableDefinition.timeToLiveAttribute;
 
 function toApiKey(item: Record<string, unknown>): ApiKey {
   const out: Record<string, unknown> = {};
@@ -41,6 +44,9 @@ export class DynamoApiKeyRepository extends DynamoRepository implements ApiKeyRe
       owner_name: key.owner_name,
       ...(usageKey ? { usage_key: usageKey } : {}),
     };
+    // A key that expires carries the table's TTL on both items (ADR 0093): authentication refuses it
+    // at once; the table removes its hash item then and its record after the retention.
+    const expiry = apiKeyExpiry(key);
     await transact(this.db, [
       // A key can only be added to an active workspace (see deleteEmpty).
       ...(key.workspace_id
@@ -52,8 +58,18 @@ export class DynamoApiKeyRepository extends DynamoRepository implements ApiKeyRe
             ),
           ]
         : []),
-      putNew(this.table, { ...keys.apiKey(key.workspace_id, key.id), entity: entities.apiKey, ...key }),
-      putNew(this.table, { ...keys.apiKeyHash(key.key_hash), entity: entities.apiKeyHash, ...credential }),
+      putNew(this.table, {
+        ...keys.apiKey(key.workspace_id, key.id),
+        entity: entities.apiKey,
+        ...key,
+        ...(expiry ? { [ttl]: expiry.record } : {}),
+      }),
+      putNew(this.table, {
+        ...keys.apiKeyHash(key.key_hash),
+        entity: entities.apiKeyHash,
+        ...credential,
+        ...(expiry ? { [ttl]: expiry.credential } : {}),
+      }),
     ]);
   }
 
@@ -109,6 +125,6 @@ export class DynamoApiKeyRepository extends DynamoRepository implements ApiKeyRe
 
   async findCredentialByHash(hashHex: string): Promise<ApiKeyCredential | undefined> {
     const out = await this.get(keys.apiKeyHash(hashHex));
-    return out ? (withoutKeys(out) as unknown as ApiKeyCredential) : undefined;
+    return out ? (withoutKeys(out, ttl) as unknown as ApiKeyCredential) : undefined;
   }
 }

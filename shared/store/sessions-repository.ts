@@ -1,5 +1,6 @@
 import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { StateConflictError } from '../domain/errors.ts';
+import { expiryEpoch } from '../domain/expiry.ts';
 import type { Session, SessionRepository } from '../domain/sessions.ts';
 import { storeCall } from './errors.ts';
 import { DynamoRepository, withoutKeys } from './items.ts';
@@ -13,7 +14,7 @@ function item(s: Session) {
     ...keys.session(s.token_hash),
     entity: entities.session,
     ...s,
-    expires_at_epoch: Math.ceil(Date.parse(s.expires_at) / 1000),
+    expires_at_epoch: expiryEpoch(s.expires_at),
   };
 }
 
@@ -43,10 +44,15 @@ export class DynamoSessionRepository extends DynamoRepository implements Session
           Update: {
             TableName: this.table,
             Key: keys.session(previous.token_hash),
-            UpdateExpression: 'SET rotated_at = :now, grace_until = :grace',
+            // The rotated pair is refused after its grace, so the table's TTL may remove it then (ADR 0093).
+            UpdateExpression: 'SET rotated_at = :now, grace_until = :grace, expires_at_epoch = :graceEpoch',
             // Only one refresh can rotate a pair: the losers find rotated_at set.
             ConditionExpression: `${itemExists} AND attribute_not_exists(rotated_at) AND expires_at > :now`,
-            ExpressionAttributeValues: { ':now': now, ':grace': graceUntil },
+            ExpressionAttributeValues: {
+              ':now': now,
+              ':grace': graceUntil,
+              ':graceEpoch': expiryEpoch(graceUntil),
+            },
           },
         },
         onConditionFailed: () =>

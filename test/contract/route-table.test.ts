@@ -12,7 +12,13 @@ import { deploymentTemplate } from '../infra/templates.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 /** Entry points under functions/ that serve no route. */
-const nonRouteFolders = ['functions/authorizer/', 'functions/workflow-tasks/', 'functions/bootstrap/'];
+const nonRouteFolders = [
+  'functions/authorizer/',
+  'functions/workflow-tasks/',
+  'functions/bootstrap/',
+  // The scheduled sweep (ADR 0093): invoked by an EventBridge rule, not a route.
+  'functions/sweeps/',
+];
 
 const routeKey = (method: string, path: string) => `${method.toUpperCase()} ${path}`;
 
@@ -63,7 +69,7 @@ describe('route table ↔ functions/', () => {
     },
   );
 
-  it('has a route for every entry point under functions/ (except the authorizer, workflow tasks and the bootstrap custom resource)', () => {
+  it('has a route for every entry point under functions/ (except the authorizer, workflow tasks, the bootstrap custom resource and the sweep)', () => {
     const handlers = new Set(routes.map((op) => op.handler));
     const orphans = tsFilesUnder('functions').filter(
       (file) => !nonRouteFolders.some((folder) => file.startsWith(folder)) && !handlers.has(file),
@@ -133,13 +139,13 @@ describe('route table ↔ synthesized template', () => {
     for (const parts of variablesByParent.values()) expect(parts).toHaveLength(1);
   });
 
-  it('has a function per route, plus the authorizer, the deletion and import workflow tasks and bootstrapAdmins', () => {
+  it('has a function per route, plus the authorizer, the deletion and import workflow tasks, bootstrapAdmins and the sweep', () => {
     const tasks = [
       ...deletionTasks.map((task) => deletionTaskDescription(task).split(':')[0]),
       ...importTasks.map((task) => importTaskDescription(task).split(':')[0]),
     ];
     expect(functions.map(([operationId]) => operationId).sort()).toEqual(
-      [...routes.map((op) => op.operationId), 'authorizer', ...tasks, 'bootstrapAdmins'].sort(),
+      [...routes.map((op) => op.operationId), 'authorizer', ...tasks, 'bootstrapAdmins', 'sweep'].sort(),
     );
   });
 

@@ -6,8 +6,10 @@ import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { uploadObjectsFinding } from '../../infra/constructs/import-uploads.ts';
 import { operationStackOf, uploadBucketParameter } from '../../infra/constructs/operation-stacks.ts';
+import { executionsFinding } from '../../infra/constructs/sweeps.ts';
 import { createGeoPlaneApp, type GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
 import { routes } from '../../shared/api/routes.ts';
+import { logicalId } from './iam.ts';
 
 const cdkContext = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'))
   .context as Record<string, unknown>;
@@ -74,6 +76,9 @@ describe('cdk-nag AwsSolutions checks', () => {
         'AwsSolutions-IAM5[Resource::*]',
         'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/*]',
         'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/usageplans/*/keys]',
+        // The sweep describes executions of the two state machines (names made at run time), ADR 0093.
+        executionsFinding(logicalId(stack.deletionWorkflow.stateMachine)),
+        executionsFinding(logicalId(stack.importWorkflow.stateMachine)),
       ].sort(),
     );
     for (const [id, reasons] of acks) {

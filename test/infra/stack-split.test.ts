@@ -93,9 +93,10 @@ describe('the stack split (ADR 0077)', () => {
       );
       if (s === stack) {
         expect(types.filter((t) => t === 'AWS::ApiGateway::Method')).toEqual([]);
-        // The authorizer, the workflows' tasks and the bootstrapAdmins resource: the parent's only functions.
+        // The authorizer, the workflows' tasks, the bootstrapAdmins resource and the sweep (ADR 0093):
+        // the parent's only functions.
         expect(types.filter((t) => t === 'AWS::Lambda::Function')).toHaveLength(
-          1 + deletionTasks.length + importTasks.length + 1,
+          1 + deletionTasks.length + importTasks.length + 1 + 1,
         );
         continue;
       }
@@ -200,8 +201,11 @@ describe('the stack split as the route table grows', () => {
       expect(count, path).toBeLessThan(templateResourceBudget);
     const merged = deploymentTemplate(stack);
     merged.resourceCountIs('AWS::ApiGateway::Method', 150);
-    // The operations, the authorizer, the workflow tasks and the bootstrapAdmins resource (ADR 0089).
-    merged.resourceCountIs('AWS::Lambda::Function', 150 + 1 + deletionTasks.length + importTasks.length + 1);
+    // The operations, the authorizer, the workflow tasks, the bootstrapAdmins resource (ADR 0089) and the sweep (ADR 0093).
+    merged.resourceCountIs(
+      'AWS::Lambda::Function',
+      150 + 1 + deletionTasks.length + importTasks.length + 1 + 1,
+    );
   }, 120_000);
 
   it('refuses a nested stack over its budget, naming the fix', () => {

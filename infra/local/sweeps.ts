@@ -1,0 +1,78 @@
+import { sweepStuckWork, type WorkflowExecutions } from '../../shared/domain/sweeps.ts';
+import { errorFields, logger } from '../../shared/log/logger.ts';
+import { deleteExpiredItems } from '../../shared/store/sweeps.ts';
+import { sweepPorts } from '../../shared/wiring/sweeps.ts';
+import { sweepData } from '../workflows/sweep-access.ts';
+import { withDataAccess } from './data-access.ts';
+import type { LocalWorkflowRunner } from './workflows.ts';
+
+/** Default time between two local sweeps (`GEOPLANE_SWEEP_INTERVAL_MS`; 0 turns them off). */
+export const LOCAL_SWEEP_INTERVAL_MS = 60_000;
+
+/** The local runner as the sweep's liveness check: an execution runs while the runner holds it. */
+export function localExecutions(runner: LocalWorkflowRunner): WorkflowExecutions {
+  return {
+    deletionRunning: async (_name, input) => runner.deletionRunning(input),
+    importRunning: async (name) => runner.importRunning(name),
+  };
+}
+
+/** What one local sweep did. */
+export interface LocalSweepResult {
+  /** Items removed because their `expires_at_epoch` passed (DynamoDB Local has no TTL). */
+  expired: number;
+  stuck: Awaited<ReturnType<typeof sweepStuckWork>>;
+}
+
+/**
+ * One local sweep (ADR 0093): first what DynamoDB's TTL does on AWS — expired sessions, login
+ * windows, API keys and idempotency records are deleted — then the same `sweepStuckWork` the
+ * scheduled Lambda runs, with the sweep function's table grants only (as IAM would), the local
+ * runner saying which executions still run.
+ */
+export async function sweepOnce(runner: LocalWorkflowRunner, now = new Date()): Promise<LocalSweepResult> {
+  const expired = await deleteExpiredItems(now);
+  const stuck = await withDataAccess('sweep', sweepData, () =>
+    sweepStuckWork(sweepPorts(localExecutions(runner)), now),
+  );
+  return { expired, stuck };
+}
+
+/** The host's periodic sweep; `close()` clears its timer (and waits for a sweep in flight). */
+export interface LocalSweeps {
+  close(): Promise<void>;
+}
+
+/** Sweeps every `GEOPLANE_SWEEP_INTERVAL_MS` (default a minute; the host reads its own environment). */
+export function startLocalSweeps(
+  runner: LocalWorkflowRunner,
+  intervalMs = Number(process.env.GEOPLANE_SWEEP_INTERVAL_MS ?? LOCAL_SWEEP_INTERVAL_MS),
+): LocalSweeps {
+  if (!Number.isFinite(intervalMs) || intervalMs <= 0) return { close: async () => {} };
+  let inFlight: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    if (inFlight) return;
+    inFlight = sweepOnce(runner)
+      .then(({ expired, stuck }) => {
+        if (expired > 0 || stuck.items.length > 0)
+          logger.info('local sweep', {
+            expired,
+            examined: stuck.examined,
+            ...stuck.counts,
+            items: stuck.items,
+          });
+      })
+      .catch((error: unknown) => logger.warn('local sweep failed', errorFields(error)))
+      .finally(() => {
+        inFlight = undefined;
+      });
+  }, intervalMs);
+  // The host's servers keep the process alive, not the sweep.
+  timer.unref();
+  return {
+    async close() {
+      clearInterval(timer);
+      await inFlight;
+    },
+  };
+}

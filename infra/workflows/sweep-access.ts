@@ -1,0 +1,12 @@
+import type { DataAction } from '../../shared/api/operation.ts';
+
+/**
+ * The table actions of the scheduled sweep (ADR 0093), granted by CDK and checked locally:
+ * Query (the GSI1 listings of unfinished deletions and working imports), GetItem (an import job, a
+ * deletion as its failure is recorded), UpdateItem (a deletion's restart and failure with its
+ * workspace counter) and PutItem (an import's restart or failure: the job and its history event).
+ */
+export const sweepData: readonly DataAction[] = ['Query', 'GetItem', 'UpdateItem', 'PutItem'];
+
+/** Entry point of the sweep function, relative to the repository root. */
+export const sweepEntry = 'functions/sweeps/sweep.ts';

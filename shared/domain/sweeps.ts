@@ -1,0 +1,247 @@
+/**
+ * Scheduled sweeps (ADR 0093): work a workflow owns but no longer advances is restarted, and
+ * failed with a clear `last_error` once restarts stop helping; items that expire carry the table's
+ * TTL attribute. Pure rules over ports: the store lists and changes the items, the workflow
+ * adapters say whether an execution still runs and start new ones.
+ */
+import { type DeletionOperation, executionName, isActive } from './deletion-model.ts';
+import type { ImportWorkflowInput } from './import-model.ts';
+import { importExecutionName, WORKING_STATUSES } from './import-model.ts';
+import { advance, type ImportJob, type ImportRepository, type ImportStarter, startRun } from './imports.ts';
+import { isConcurrentModification } from './last-writer-wins.ts';
+import type { DeletionWorkflowInput, DeletionWorkflowSteps, WorkflowStarter } from './workflows.ts';
+
+/**
+ * What the sweep wrote on an item when it restarted it (the item's `sweep` attribute): how many
+ * restarts in a row found no progress, the attempt (deletion) or run (import) the last one
+ * started, and the item's progress at that moment.
+ */
+export interface SweepMark {
+  restarts: number;
+  attempt: number;
+  progress: string;
+  at: string;
+}
+
+/** An item as stored, with the sweep's mark if it ever restarted it. */
+export type Swept<T> = T & { sweep?: SweepMark };
+
+/** When work counts as stuck, and how often it is restarted before it is failed (config). */
+export interface SweepSettings {
+  /** No progress (its `updated_at`) for this long: stuck. */
+  stuckAfterMs: number;
+  /** Restarts in a row that found no progress since the previous one, before the item is failed. */
+  maxRestarts: number;
+}
+
+/** Port: whether a workflow execution still runs (Step Functions' DescribeExecution; the local runner). */
+export interface WorkflowExecutions {
+  /** False when it finished, failed, timed out, was aborted or never started. */
+  deletionRunning(name: string, input: DeletionWorkflowInput): Promise<boolean>;
+  importRunning(name: string, input: ImportWorkflowInput): Promise<boolean>;
+}
+
+/** Port: the deletions side of the sweep (the store). */
+export interface StuckDeletionStore {
+  /** Visits every pending or running deletion. */
+  unfinished(visit: (op: Swept<DeletionOperation>) => Promise<void>): Promise<void>;
+  /**
+   * pending|running → pending with attempt_count + 1 and `mark`, only while the operation is as
+   * read (same attempt, same `updated_at`); undefined when it changed meanwhile.
+   */
+  restart(op: DeletionOperation, mark: SweepMark, now: string): Promise<DeletionOperation | undefined>;
+}
+
+/** Everything the sweep of stuck work uses. */
+export interface SweepPorts {
+  settings: SweepSettings;
+  executions: WorkflowExecutions;
+  deletions: StuckDeletionStore;
+  /** Fails a deletion as its workflow's failure task does (fenced by the attempt; releases its workspace counter). */
+  deletionSteps: Pick<DeletionWorkflowSteps, 'recordFailure'>;
+  deletionStarter: WorkflowStarter;
+  imports: Pick<ImportRepository, 'working' | 'save'>;
+  importStarter: ImportStarter;
+}
+
+/** What the sweep did with one item. */
+export type SweepOutcome = 'progressing' | 'running' | 'restarted' | 'failed' | 'changed' | 'error';
+
+/** One swept item and what became of it. */
+export interface SweptItem {
+  kind: 'deletion' | 'import';
+  id: string;
+  outcome: SweepOutcome;
+  /** `restarted`: the attempt or run started; `error`: why the item was skipped. */
+  detail?: string;
+}
+
+/** The sweep's report (logged by the entry point). */
+export interface SweepReport {
+  examined: number;
+  counts: Record<SweepOutcome, number>;
+  /** Items restarted, failed or skipped on an error (progressing and running ones are only counted). */
+  items: SweptItem[];
+}
+
+/** One view of both kinds of work: what the rule needs to decide. */
+interface Work {
+  updatedAt: string;
+  attempt: number;
+  progress: string;
+  sweep?: SweepMark;
+}
+
+/**
+ * The deletion's progress signature: any change of phase or count is progress (pending → running
+ * is not: a restart sets pending and the new execution's first step running again).
+ */
+export function deletionProgress(op: DeletionOperation): string {
+  return `${op.phase}:${op.progress.deleted}`;
+}
+
+/** The import's progress signature: any change of status, phase or processed figures is progress. */
+export function importProgress(job: ImportJob): string {
+  return `${job.status}:${job.phase}:${job.processed_bytes}:${job.processed_features}:${job.processed_layers}`;
+}
+
+/** True when the work made no progress for `stuckAfterMs`. */
+export function isStuck(work: Pick<Work, 'updatedAt'>, now: Date, settings: SweepSettings): boolean {
+  return now.getTime() - Date.parse(work.updatedAt) > settings.stuckAfterMs;
+}
+
+/**
+ * Restarts in a row without progress: the mark counts only while the item is still in the attempt
+ * the sweep started and at the progress it had then; a user's retry or any progress starts afresh.
+ */
+export function restartsWithoutProgress(work: Work): number {
+  const mark = work.sweep;
+  return mark && mark.attempt === work.attempt && mark.progress === work.progress ? mark.restarts : 0;
+}
+
+/** The decision for stuck work whose execution no longer runs: restart, or fail once the budget is spent. */
+export function decide(work: Work, settings: SweepSettings): 'restart' | 'fail' {
+  return restartsWithoutProgress(work) >= settings.maxRestarts ? 'fail' : 'restart';
+}
+
+/** The `last_error` of work the sweep gives up on. */
+export function stuckMessage(
+  what: 'deletion' | 'import',
+  work: Work,
+  settings: SweepSettings,
+  now: Date,
+): string {
+  const minutes = Math.round((now.getTime() - Date.parse(work.updatedAt)) / 60_000);
+  const restarts = restartsWithoutProgress(work);
+  const again =
+    what === 'deletion' ? 'retry the deletion' : 'retry the import (or cancel it to drop what it staged)';
+  return (
+    `Stopped by the scheduled sweep: no progress for ${minutes} minute(s) (since ${work.updatedAt}) ` +
+    `and its workflow is no longer running, after ${restarts} automatic restart(s) without progress ` +
+    `(limit ${settings.maxRestarts}); ${again} to try again.`
+  );
+}
+
+function markOf(work: Work, nextAttempt: number, now: Date): SweepMark {
+  return {
+    restarts: restartsWithoutProgress(work) + 1,
+    attempt: nextAttempt,
+    progress: work.progress,
+    at: now.toISOString(),
+  };
+}
+
+async function sweepDeletion(ports: SweepPorts, op: Swept<DeletionOperation>, now: Date): Promise<SweptItem> {
+  const item = { kind: 'deletion' as const, id: op.id };
+  const work: Work = {
+    updatedAt: op.updated_at,
+    attempt: op.attempt_count,
+    progress: deletionProgress(op),
+    ...(op.sweep ? { sweep: op.sweep } : {}),
+  };
+  if (!isActive(op) || !isStuck(work, now, ports.settings)) return { ...item, outcome: 'progressing' };
+  const input = { operation_id: op.id, attempt: op.attempt_count };
+  if (await ports.executions.deletionRunning(executionName(op), input))
+    return { ...item, outcome: 'running' };
+  if (decide(work, ports.settings) === 'fail') {
+    await ports.deletionSteps.recordFailure(
+      op.id,
+      op.attempt_count,
+      stuckMessage('deletion', work, ports.settings, now),
+    );
+    return { ...item, outcome: 'failed' };
+  }
+  // A new attempt, as retryDeletion gives a stalled operation (ADR 0070): an older execution stops at its next step.
+  const next = await ports.deletions.restart(op, markOf(work, op.attempt_count + 1, now), now.toISOString());
+  if (!next) return { ...item, outcome: 'changed' };
+  await ports.deletionStarter.startDeletion(executionName(next), {
+    operation_id: next.id,
+    attempt: next.attempt_count,
+  });
+  return { ...item, outcome: 'restarted', detail: `attempt ${next.attempt_count}` };
+}
+
+async function sweepImport(ports: SweepPorts, job: Swept<ImportJob>, now: Date): Promise<SweptItem> {
+  const item = { kind: 'import' as const, id: job.id };
+  const work: Work = {
+    updatedAt: job.updated_at,
+    attempt: job.run,
+    progress: importProgress(job),
+    ...(job.sweep ? { sweep: job.sweep } : {}),
+  };
+  if (!WORKING_STATUSES.includes(job.status) || !isStuck(work, now, ports.settings))
+    return { ...item, outcome: 'progressing' };
+  const input = { import_id: job.id, workspace_id: job.workspace_id, run: job.run };
+  if (await ports.executions.importRunning(importExecutionName(job), input))
+    return { ...item, outcome: 'running' };
+  try {
+    if (decide(work, ports.settings) === 'fail') {
+      const message = stuckMessage('import', work, ports.settings, now);
+      await ports.imports.save(job, advance(job, { status: 'failed', error_message: message }, now));
+      return { ...item, outcome: 'failed' };
+    }
+    // A new run in the same status: its step resumes where the job stands (ADR 0083), older runs stop.
+    const next: Swept<ImportJob> = {
+      ...advance(job, { status: job.status, run: job.run + 1 }, now),
+      sweep: markOf(work, job.run + 1, now),
+    };
+    await ports.imports.save(job, next);
+    await startRun(ports.importStarter, next);
+    return { ...item, outcome: 'restarted', detail: `run ${next.run}` };
+  } catch (error) {
+    // Someone (a request, the workflow) changed the job meanwhile: it is not stuck after all.
+    if (isConcurrentModification(error)) return { ...item, outcome: 'changed' };
+    throw error;
+  }
+}
+
+/**
+ * sweepStuckWork: every deletion and import a workflow owns whose `updated_at` is older than
+ * `stuckAfterMs` and whose execution no longer runs is restarted (a new attempt or run, a new
+ * execution); after `maxRestarts` restarts in a row without progress it is failed with a
+ * `last_error` that says why (a user's retry starts afresh). Work whose execution still runs is left
+ * to the workflow's own retries and timeouts. One item's error doesn't stop the others.
+ */
+export async function sweepStuckWork(ports: SweepPorts, now = new Date()): Promise<SweepReport> {
+  const report: SweepReport = {
+    examined: 0,
+    counts: { progressing: 0, running: 0, restarted: 0, failed: 0, changed: 0, error: 0 },
+    items: [],
+  };
+  const record = async (kind: SweptItem['kind'], id: string, run: () => Promise<SweptItem>) => {
+    report.examined++;
+    let swept: SweptItem;
+    try {
+      swept = await run();
+    } catch (error) {
+      swept = { kind, id, outcome: 'error', detail: error instanceof Error ? error.message : String(error) };
+    }
+    report.counts[swept.outcome]++;
+    if (swept.outcome !== 'progressing' && swept.outcome !== 'running') report.items.push(swept);
+  };
+  await ports.deletions.unfinished((op) => record('deletion', op.id, () => sweepDeletion(ports, op, now)));
+  await ports.imports.working((job) =>
+    record('import', job.id, () => sweepImport(ports, job as Swept<ImportJob>, now)),
+  );
+  return report;
+}

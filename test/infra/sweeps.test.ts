@@ -1,0 +1,115 @@
+import { readFileSync } from 'node:fs';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sweepData, sweepEntry } from '../../infra/constructs/sweeps.ts';
+import { createGeoPlaneApp, type GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
+import { actionsIn, asArray, logicalId, policyDocuments, statementsOfRole } from './iam.ts';
+import { deploymentTemplate } from './templates.ts';
+
+const cdkContext = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'))
+  .context as Record<string, unknown>;
+
+describe('the scheduled sweep (ADR 0093)', () => {
+  let stack: GeoPlaneStack;
+  let template: Template;
+  let fnId: string;
+
+  beforeAll(() => {
+    ({ stack } = createGeoPlaneApp({
+      context: cdkContext,
+      bundling: false,
+      builtinCloudFormationValidation: false,
+    }));
+    template = deploymentTemplate(stack);
+    fnId = logicalId(stack.sweeps.function.function);
+  });
+
+  it('runs its function every 5 minutes from an EventBridge rule, without retrying an old sweep', () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(5 minutes)',
+      State: 'ENABLED',
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [fnId, 'Arn'] },
+          RetryPolicy: { MaximumRetryAttempts: 0 },
+        }),
+      ],
+    });
+    // Only that rule may invoke it.
+    template.hasResourceProperties('AWS::Lambda::Permission', {
+      Action: 'lambda:InvokeFunction',
+      FunctionName: { 'Fn::GetAtt': [fnId, 'Arn'] },
+      Principal: 'events.amazonaws.com',
+      SourceArn: { 'Fn::GetAtt': [logicalId(stack.sweeps.rule), 'Arn'] },
+    });
+  });
+
+  it('bundles functions/sweeps/sweep.ts and tells it both state machines and the sweep settings', () => {
+    expect(sweepEntry).toBe('functions/sweeps/sweep.ts');
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Description: Match.stringLikeRegexp('^sweep: '),
+      Environment: {
+        Variables: Match.objectLike({
+          TABLE_NAME: { Ref: logicalId(stack.table.table) },
+          DELETION_STATE_MACHINE_ARN: { Ref: logicalId(stack.deletionWorkflow.stateMachine) },
+          IMPORT_STATE_MACHINE_ARN: { Ref: logicalId(stack.importWorkflow.stateMachine) },
+          SWEEP_STUCK_AFTER_MINUTES: '15',
+          SWEEP_MAX_RESTARTS: '3',
+        }),
+      },
+    });
+  });
+
+  it("grants exactly the sweep's table actions, on the table and its index only", () => {
+    const statements = statementsOfRole(template, stack.sweeps.function.role);
+    expect(actionsIn(statements, 'dynamodb')).toEqual(sweepData.map((a) => `dynamodb:${a}`).sort());
+    for (const statement of statements.filter((s) =>
+      asArray(s.Action).some((a) => a.startsWith('dynamodb:')),
+    ))
+      expect(asArray(statement.Resource)).toContainEqual({
+        'Fn::GetAtt': [logicalId(stack.table.table), 'Arn'],
+      });
+    expect(actionsIn(statements, 'dynamodb')).not.toContain('dynamodb:Scan');
+  });
+
+  it('may start executions of the two state machines and describe their executions, nothing else of Step Functions', () => {
+    const statements = statementsOfRole(template, stack.sweeps.function.role).filter((s) =>
+      asArray(s.Action).some((a) => a.startsWith('states:')),
+    );
+    const machines = [stack.deletionWorkflow.stateMachine, stack.importWorkflow.stateMachine].map(logicalId);
+    const start = statements.filter((s) => asArray(s.Action).includes('states:StartExecution'));
+    expect(start.flatMap((s) => asArray(s.Resource))).toEqual(
+      expect.arrayContaining(machines.map((id) => ({ Ref: id }))),
+    );
+    expect(start.flatMap((s) => asArray(s.Resource))).toHaveLength(2);
+    const describe = statements.filter((s) => asArray(s.Action).includes('states:DescribeExecution'));
+    expect(describe).toHaveLength(1);
+    const resources = JSON.stringify(describe[0]?.Resource);
+    for (const id of machines) expect(resources).toContain(`"${id}","Name"`);
+    expect(resources).toContain(':execution:');
+    expect(actionsIn(statements, 'states')).toEqual(['states:DescribeExecution', 'states:StartExecution']);
+    const services = new Set(
+      statementsOfRole(template, stack.sweeps.function.role).flatMap((s) =>
+        asArray(s.Action).map((a) => a.split(':')[0]),
+      ),
+    );
+    expect([...services].sort()).toEqual(['dynamodb', 'logs', 'states', 'xray']);
+  });
+
+  it('is the only role that may describe executions', () => {
+    const own = logicalId(stack.sweeps.function.role);
+    const holders = policyDocuments(template)
+      .filter(([, statements]) => actionsIn(statements, 'states').includes('states:DescribeExecution'))
+      .map(([id]) => id);
+    expect(holders).toEqual([own]);
+  });
+
+  it('leaves no cdk-nag AwsSolutions finding on the sweep', () => {
+    const report = new AwsSolutionsChecks().validateScope(stack.sweeps);
+    const left = report.violations.flatMap((v) =>
+      v.violatingResources.map((r) => `${v.ruleName} at ${r.constructPath}`),
+    );
+    expect(left).toEqual([]);
+  });
+});
