@@ -6,8 +6,14 @@ import { sweepData } from '../workflows/sweep-access.ts';
 import { withDataAccess } from './data-access.ts';
 import type { LocalWorkflowRunner } from './workflows.ts';
 
-/** Default time between two local sweeps (`GEOPLANE_SWEEP_INTERVAL_MS`; 0 turns them off). */
+/** Default time between two local sweeps of stuck work (`GEOPLANE_SWEEP_INTERVAL_MS`; 0 turns them off). */
 export const LOCAL_SWEEP_INTERVAL_MS = 60_000;
+
+/**
+ * Default time between two removals of expired items (`GEOPLANE_TTL_SWEEP_INTERVAL_MS`): each is a
+ * full Scan, so not every minute — DynamoDB's own TTL takes up to days; readers refuse expired items.
+ */
+export const LOCAL_TTL_SWEEP_INTERVAL_MS = 10 * 60_000;
 
 /** The local runner as the sweep's liveness check: an execution runs while the runner holds it. */
 export function localExecutions(runner: LocalWorkflowRunner): WorkflowExecutions {
@@ -25,13 +31,17 @@ export interface LocalSweepResult {
 }
 
 /**
- * One local sweep (ADR 0093): first what DynamoDB's TTL does on AWS — expired sessions, login
- * windows, API keys and idempotency records are deleted — then the same `sweepStuckWork` the
- * scheduled Lambda runs, with the sweep function's table grants only (as IAM would), the local
- * runner saying which executions still run.
+ * One local sweep (ADR 0093): first (unless `expired` is false) what DynamoDB's TTL does on AWS —
+ * expired sessions, login windows, API keys and idempotency records are deleted — then the same
+ * `sweepStuckWork` the scheduled Lambda runs, with the sweep function's table grants only (as IAM
+ * would), the local runner saying which executions still run.
  */
-export async function sweepOnce(runner: LocalWorkflowRunner, now = new Date()): Promise<LocalSweepResult> {
-  const expired = await deleteExpiredItems(now);
+export async function sweepOnce(
+  runner: LocalWorkflowRunner,
+  now = new Date(),
+  options: { expired?: boolean } = {},
+): Promise<LocalSweepResult> {
+  const expired = options.expired === false ? 0 : await deleteExpiredItems(now);
   const stuck = await withDataAccess('sweep', sweepData, () =>
     sweepStuckWork(sweepPorts(localExecutions(runner)), now),
   );
@@ -43,16 +53,26 @@ export interface LocalSweeps {
   close(): Promise<void>;
 }
 
-/** Sweeps every `GEOPLANE_SWEEP_INTERVAL_MS` (default a minute; the host reads its own environment). */
+const fromEnv = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+
+/**
+ * Sweeps stuck work every `GEOPLANE_SWEEP_INTERVAL_MS` (default a minute) and removes expired items
+ * every `GEOPLANE_TTL_SWEEP_INTERVAL_MS` (default 10 minutes); the host reads its own environment.
+ */
 export function startLocalSweeps(
   runner: LocalWorkflowRunner,
-  intervalMs = Number(process.env.GEOPLANE_SWEEP_INTERVAL_MS ?? LOCAL_SWEEP_INTERVAL_MS),
+  intervalMs = fromEnv('GEOPLANE_SWEEP_INTERVAL_MS', LOCAL_SWEEP_INTERVAL_MS),
+  ttlIntervalMs = fromEnv('GEOPLANE_TTL_SWEEP_INTERVAL_MS', LOCAL_TTL_SWEEP_INTERVAL_MS),
 ): LocalSweeps {
   if (!Number.isFinite(intervalMs) || intervalMs <= 0) return { close: async () => {} };
   let inFlight: Promise<void> | undefined;
+  let expiredSweptAt = 0;
   const timer = setInterval(() => {
     if (inFlight) return;
-    inFlight = sweepOnce(runner)
+    const now = new Date();
+    const expired = now.getTime() - expiredSweptAt >= ttlIntervalMs;
+    if (expired) expiredSweptAt = now.getTime();
+    inFlight = sweepOnce(runner, now, { expired })
       .then(({ expired, stuck }) => {
         if (expired > 0 || stuck.items.length > 0)
           logger.info('local sweep', {
