@@ -1,8 +1,8 @@
 /**
  * Scheduled sweeps (ADR 0093): work a workflow owns but no longer advances is restarted, and
- * failed with a clear `last_error` once restarts stop helping; items that expire carry the table's
- * TTL attribute. Pure rules over ports: the store lists and changes the items, the workflow
- * adapters say whether an execution still runs and start new ones.
+ * failed with a clear `last_error` once restarts stop helping (when items expire: `expiry.ts`).
+ * Pure rules over ports: the store lists and changes the items, the workflow adapters say whether
+ * an execution still runs and start new ones.
  */
 import { type DeletionOperation, executionName, isActive } from './deletion-model.ts';
 import type { ImportWorkflowInput } from './import-model.ts';
