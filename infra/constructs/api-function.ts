@@ -58,6 +58,8 @@ export function functionEnvironment(config: StageConfig, table: CatalogTable): R
     TABLE_NAME: table.table.tableName,
     MAX_BODY_BYTES: String(config.maxBodyBytes),
     POWERTOOLS_SERVICE_NAME: 'geoplane',
+    // EMF metrics (ADR 0092): written to the log, so no IAM permission comes with them.
+    POWERTOOLS_METRICS_NAMESPACE: 'GeoPlane',
     // Unset rather than empty: the functions' config schema refuses empty strings.
     ...(config.oidcIssuer ? { OIDC_ISSUER: config.oidcIssuer } : {}),
     ...(config.oidcAudience ? { OIDC_AUDIENCE: config.oidcAudience } : {}),

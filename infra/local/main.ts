@@ -6,6 +6,8 @@ const env = process.env;
 env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 // The logger reads its service name when it is first imported: set before the host loads (ADR 0090).
 env.POWERTOOLS_SERVICE_NAME ??= 'geoplane-local';
+// No EMF metric lines on the console unless the operator asks (POWERTOOLS_METRICS_DISABLED=false; ADR 0092).
+env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 const { startLocalHost } = await import('./server.ts');
 const int = (value: string | undefined, fallback: number) => (value ? Number.parseInt(value, 10) : fallback);
 const dataDir = resolve(env.GEOPLANE_DATA_DIR ?? '.local');

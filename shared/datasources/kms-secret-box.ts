@@ -1,8 +1,9 @@
 import { DecryptCommand, EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
+import { captureClient } from '../log/tracer.ts';
 
 let client: KMSClient | undefined;
 const kms = () => {
-  client ??= new KMSClient({});
+  client ??= captureClient(new KMSClient({}));
   return client;
 };
 

@@ -12,6 +12,7 @@ import pg from 'pg';
 import type { DiscoveredLayer, PostgisConnectionInfo, SqlValidation } from '../domain/datasource.ts';
 import { DomainError, RuleViolationError, UnavailableError } from '../domain/errors.ts';
 import { CONNECTION_TARGET_NOT_ALLOWED } from '../domain/services.ts';
+import { inSubsegment } from '../log/tracer.ts';
 import { connectionTargets } from './network-policy.ts';
 import { checkSql, type HiddenCalls, hiddenCallsQuery, refuseHiddenCalls } from './sql-guard.ts';
 
@@ -261,7 +262,20 @@ export interface SessionInfo {
  * budget. The connection is always released — destroyed when it may be unusable. Throws
  * UnavailableError for outages, RuleViolationError('source_unreadable') for refused logins.
  */
-export async function readOnly<T>(
+export function readOnly<T>(
+  c: PostgisConnection,
+  budgetMs: number,
+  work: (query: ReadOnlyQuery, session: SessionInfo) => Promise<T>,
+): Promise<T> {
+  // One X-Ray subsegment per unit of work, its retries included (ADR 0092).
+  return inSubsegment(POSTGIS_READ_ONLY, () => readOnlyWithin(c, budgetMs, work), { budget_ms: budgetMs });
+}
+
+/** The X-Ray subsegment of a PostGIS unit of work (`readOnly`) and of a connection test (ADR 0092). */
+export const POSTGIS_READ_ONLY = 'postgis read-only';
+export const POSTGIS_TEST_CONNECTION = 'postgis test-connection';
+
+async function readOnlyWithin<T>(
   c: PostgisConnection,
   budgetMs: number,
   work: (query: ReadOnlyQuery, session: SessionInfo) => Promise<T>,
@@ -386,7 +400,13 @@ async function attempt<R extends pg.QueryResultRow>(
  * `connection_target_not_allowed` (ADR 0074); every other failure is `ok: false` with the reason
  * (the uniform outage message for anything but PostgreSQL's own answers).
  */
-export async function testConnection(
+export function testConnection(
+  c: PostgisConnection,
+): Promise<{ ok: boolean; duration_ms: number; message?: string }> {
+  return inSubsegment(POSTGIS_TEST_CONNECTION, () => testConnectionOnce(c));
+}
+
+async function testConnectionOnce(
   c: PostgisConnection,
 ): Promise<{ ok: boolean; duration_ms: number; message?: string }> {
   const started = performance.now();

@@ -8,7 +8,7 @@
  * the coming import) contributes phase specs that say what one chunk does.
  */
 
-import { silentLog, throttledProgress, type WorkflowLog } from './workflow-log.ts';
+import { silentLog, throttledProgress, type WorkflowKind, type WorkflowLog } from './workflow-log.ts';
 
 /** The operation is not running under this execution any more (failed, retried or completed elsewhere). */
 export class StaleExecutionError extends Error {
@@ -110,6 +110,8 @@ export interface ChunkedWorkflow<Op extends WorkflowOperation> {
   now?: () => number;
   /** Where the engine logs the start, progress (at most every 5 s) and the end (ADR 0090). */
   log?: WorkflowLog;
+  /** Names the workflow in its outcome metrics (ADR 0092); without it no outcome is reported. */
+  kind?: WorkflowKind;
 }
 
 async function load<Op extends WorkflowOperation>(wf: ChunkedWorkflow<Op>, id: string): Promise<Op> {
@@ -162,6 +164,7 @@ export async function runBatch<Op extends WorkflowOperation>(
   };
   const completed = () => {
     log.info(`${wf.label} completed`, { operation_id: id, attempt, removed_in_batch: counted });
+    if (wf.kind) log.outcome?.(wf.kind, 'succeeded');
     return { done: true };
   };
   while (now() < deadline) {
@@ -192,12 +195,14 @@ export async function recordFailure<Op extends WorkflowOperation>(
   const op = await load(wf, id);
   if ((op.status !== 'pending' && op.status !== 'running') || op.attempt_count !== attempt) return;
   await wf.ledger.markFailed(op, message.slice(0, 1000));
-  (wf.log ?? silentLog).warn(`${wf.label} failed`, {
+  const log = wf.log ?? silentLog;
+  log.warn(`${wf.label} failed`, {
     operation_id: id,
     attempt,
     phase: op.phase,
     reason: message,
   });
+  if (wf.kind) log.outcome?.(wf.kind, 'failed');
 }
 
 /**

@@ -162,6 +162,7 @@ export function deletionWorkflow(
 ): ChunkedWorkflow<DeletionRun> {
   return {
     label: 'Deletion',
+    kind: 'deletion',
     log,
     ledger: store,
     done: 'done',

@@ -103,12 +103,18 @@ function importFields(job: ImportJob): Record<string, unknown> {
   };
 }
 
-/** A change of status or phase: the start, each step of the lifecycle, the end (failed at WARN with why). */
+/**
+ * A change of status or phase: the start, each step of the lifecycle, the end (failed at WARN with
+ * why, and the run's outcome).
+ */
 function logTransition(log: WorkflowLog, job: ImportJob, next: ImportJob): void {
   if (job.status === next.status && job.phase === next.phase) return;
   const fields = { ...importFields(next), previous_status: job.status };
   if (next.status === 'failed') log.warn('Import failed', { ...fields, reason: next.error_message });
   else log.info(`Import ${next.status}`, fields);
+  // The run's outcome (ADR 0092): published, or failed; a cancelled or rolled back import is neither.
+  if (next.status === 'published') log.outcome?.('import', 'succeeded');
+  else if (next.status === 'failed') log.outcome?.('import', 'failed');
 }
 
 /** Saves a transition of the owning run; false when the job moved on meanwhile (the step stops). */

@@ -6,7 +6,17 @@
 export interface WorkflowLog {
   info(message: string, fields: Record<string, unknown>): void;
   warn(message: string, fields: Record<string, unknown>): void;
+  /**
+   * The end of a run, once, when its last write committed: `workflow` is `deletion` or `import`
+   * (the wiring counts it as `WorkflowSucceeded` / `WorkflowFailed`, ADR 0092).
+   */
+  outcome?(workflow: WorkflowKind, outcome: WorkflowOutcome): void;
 }
+
+/** A workflow whose runs end in an outcome. */
+export type WorkflowKind = 'deletion' | 'import';
+/** How a run ended: its work done, or failed (a failed run may be retried as a new attempt). */
+export type WorkflowOutcome = 'succeeded' | 'failed';
 
 /** A log that says nothing (the default of a workflow built without one). */
 export const silentLog: WorkflowLog = { info: () => {}, warn: () => {} };

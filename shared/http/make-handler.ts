@@ -12,6 +12,8 @@ import { dictionary } from '../domain/dictionary.ts';
 import { NotFoundError } from '../domain/errors.ts';
 import { resolveWorkspace, type Workspace } from '../domain/workspaces.ts';
 import { errorFields, type Logger, requestLogger } from '../log/logger.ts';
+import { isThrottled, recordRequest } from '../log/metrics.ts';
+import { type RequestTrace, traceRequest } from '../log/tracer.ts';
 import {
   BadRequestError,
   ForbiddenError,
@@ -72,6 +74,14 @@ interface RequestState {
   readonly log: Logger;
   /** The caller once authenticated; anonymous on public routes. */
   principal: Principal;
+  /** The resolved workspace's id, once known (logs and traces; ADR 0090, 0092). */
+  workspaceId?: string;
+  /** This request's X-Ray subsegment where tracing is on (ADR 0092). */
+  trace?: RequestTrace;
+  /** When `measured` started timing the request (performance.now()). */
+  startedAt?: number;
+  /** Set once the request's metrics are written (they are written once). */
+  measured?: boolean;
   /** The parsed JSON body, on routes that take one. */
   json?: unknown;
   /** The validated request; its `workspace` is set by `workspaceAccess`. */
@@ -188,6 +198,66 @@ function requestState(op: Operation): Middleware {
       };
       request.context = Object.assign(Object.create(request.context) as Context, { request: state });
     },
+  };
+}
+
+/** The state of a request that may have failed before (or while) `requestState` ran. */
+function maybeStateOf(context: Context): RequestState | undefined {
+  return (context as Partial<StatefulContext>).request;
+}
+
+/** The status the client gets: the response's, or 500 when no middleware answered. */
+function statusOf(request: Request): number {
+  return request.response?.statusCode ?? 500;
+}
+
+/**
+ * The request's X-Ray subsegment (ADR 0092), opened first and closed last: annotated with the
+ * operation, the workspace once resolved and the status; flagged error (4xx), throttle (429) or
+ * fault (5xx). No-op where tracing is off.
+ */
+function traced(op: Operation): Middleware {
+  const close = (request: Request) => {
+    const state = maybeStateOf(request.context);
+    if (!state?.trace) return;
+    if (state.workspaceId) state.trace.annotate('workspace', state.workspaceId);
+    state.trace.close(statusOf(request));
+  };
+  return {
+    before: ({ context }) => {
+      const trace = traceRequest(op.operationId);
+      trace?.annotate('operation', op.operationId);
+      stateOf(context).trace = trace;
+    },
+    after: close,
+    onError: close,
+  };
+}
+
+/**
+ * The request's metrics (ADR 0092): one EMF line per request with `Requests`, `Latency`, `4xx`,
+ * `5xx` and `Throttled` (the store marks an outage caused by DynamoDB throttling) under the
+ * dimension `operation`. Registered early, so it runs after every other middleware's `after` and
+ * after the error mapper: it sees the status the client gets.
+ */
+function measured(op: Operation): Middleware {
+  const record = (request: Request) => {
+    const state = maybeStateOf(request.context);
+    if (!state || state.measured) return;
+    state.measured = true;
+    recordRequest({
+      operation: op.operationId,
+      status: statusOf(request),
+      latencyMs: performance.now() - (state.startedAt ?? performance.now()),
+      throttled: isThrottled(request.error),
+    });
+  };
+  return {
+    before: ({ context }) => {
+      stateOf(context).startedAt = performance.now();
+    },
+    after: record,
+    onError: record,
   };
 }
 
@@ -328,7 +398,9 @@ function workspaceAccess(op: Operation, accessPorts: () => AccessPorts): Middlew
         throw new NotFoundError('workspace_not_found', `Workspace '${workspaceParam}' does not exist.`);
       }
       caller.roles = await rolesInWorkspace(access, caller, workspace);
-      stateOf(context).log.appendPersistentKeys({ workspace_id: workspace.id });
+      const state = stateOf(context);
+      state.log.appendPersistentKeys({ workspace_id: workspace.id });
+      state.workspaceId = workspace.id;
       if (!decidedFirst) await authorize(caller, op, workspace, loadPolicies);
       input.workspace = workspace;
     },
@@ -425,6 +497,8 @@ export function makeHandler<Op extends Operation>(
 ) {
   return middy<Event, APIGatewayProxyResult, Error, Context>()
     .use(requestState(op))
+    .use(traced(op))
+    .use(measured(op))
     .use(withSecurityHeaders())
     .use(httpsOnly())
     .use(bodyLimit(op))

@@ -6,6 +6,7 @@ import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { config, importConfig } from '../config/env.ts';
 import { UnavailableError } from '../domain/errors.ts';
 import type { ImportUploads, ImportUploadTicket } from '../domain/imports.ts';
+import { captureClient } from '../log/tracer.ts';
 
 /**
  * The upload store of imports (ADR 0083). On AWS an S3 presigned POST whose policy pins the key
@@ -16,7 +17,7 @@ import type { ImportUploads, ImportUploadTicket } from '../domain/imports.ts';
 
 /** S3: presigned POSTs into the upload bucket. */
 export class S3Uploads implements ImportUploads {
-  private readonly s3 = new S3Client({});
+  private readonly s3 = captureClient(new S3Client({}));
   constructor(private readonly bucket: string) {}
 
   async ticket(

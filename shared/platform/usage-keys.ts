@@ -3,6 +3,7 @@ import { config } from '../config/env.ts';
 import { UnavailableError } from '../domain/errors.ts';
 import type { UsageKey, UsageKeyProvisioner } from '../domain/usage-keys.ts';
 import { errorFields, logger } from '../log/logger.ts';
+import { captureClient } from '../log/tracer.ts';
 
 /** API Gateway usage keys (only when the stack set USAGE_PLAN_ID); a no-op locally. */
 class ApiGatewayUsageKeys implements UsageKeyProvisioner {
@@ -32,7 +33,7 @@ class ApiGatewayUsageKeys implements UsageKeyProvisioner {
     const { APIGatewayClient, CreateApiKeyCommand, CreateUsagePlanKeyCommand } = await import(
       '@aws-sdk/client-api-gateway'
     );
-    const client = new APIGatewayClient({});
+    const client = captureClient(new APIGatewayClient({}));
     try {
       const usagePlanId = await this.usagePlanId(client);
       const value = randomBytes(30).toString('base64url');
@@ -55,10 +56,12 @@ class ApiGatewayUsageKeys implements UsageKeyProvisioner {
 
   async remove(id: string): Promise<void> {
     const { APIGatewayClient, DeleteApiKeyCommand } = await import('@aws-sdk/client-api-gateway');
-    await new APIGatewayClient({}).send(new DeleteApiKeyCommand({ apiKey: id })).catch((error: unknown) => {
-      // A leftover key only costs a slot in the usage plan; the workspace is gone either way.
-      logger.warn('usage key not removed', { usage_key_id: id, ...errorFields(error) });
-    });
+    await captureClient(new APIGatewayClient({}))
+      .send(new DeleteApiKeyCommand({ apiKey: id }))
+      .catch((error: unknown) => {
+        // A leftover key only costs a slot in the usage plan; the workspace is gone either way.
+        logger.warn('usage key not removed', { usage_key_id: id, ...errorFields(error) });
+      });
   }
 }
 

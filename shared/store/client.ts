@@ -1,6 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config/env.ts';
+import { captureClient } from '../log/tracer.ts';
 
 let client: DynamoDBDocumentClient | undefined;
 
@@ -8,13 +9,16 @@ let client: DynamoDBDocumentClient | undefined;
 export function documentClient(): DynamoDBDocumentClient {
   if (!client) {
     const cfg = config();
-    const base = new DynamoDBClient({
-      region: cfg.AWS_REGION,
-      ...(cfg.DYNAMODB_ENDPOINT ? { endpoint: cfg.DYNAMODB_ENDPOINT } : {}),
-      maxAttempts: 3,
-      // Fail fast: a request stuck on a dead endpoint must become a 503, not a Lambda timeout.
-      requestHandler: { connectionTimeout: 1000, requestTimeout: 3000 },
-    });
+    // Each call an X-Ray subsegment where tracing is on (ADR 0092).
+    const base = captureClient(
+      new DynamoDBClient({
+        region: cfg.AWS_REGION,
+        ...(cfg.DYNAMODB_ENDPOINT ? { endpoint: cfg.DYNAMODB_ENDPOINT } : {}),
+        maxAttempts: 3,
+        // Fail fast: a request stuck on a dead endpoint must become a 503, not a Lambda timeout.
+        requestHandler: { connectionTimeout: 1000, requestTimeout: 3000 },
+      }),
+    );
     client = DynamoDBDocumentClient.from(base, {
       marshallOptions: { removeUndefinedValues: true },
     });

@@ -1,4 +1,5 @@
 import { InvalidInputError, UnavailableError } from '../domain/errors.ts';
+import { markThrottled } from '../log/metrics.ts';
 
 /** Reasons DynamoDB gave for each item of a cancelled transaction (`None` when that item passed). */
 export function cancellationCodes(error: unknown): string[] | undefined {
@@ -45,6 +46,20 @@ const unavailableNames = new Set([
   'TransactionInProgressException',
   'ResourceNotFoundException',
 ]);
+
+/** DynamoDB's names for a request refused for capacity or rate (counted as `Throttled`, ADR 0092). */
+const throttleNames = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+]);
+
+/** True when DynamoDB throttled the call: by the error's name, or a transaction item's `ThrottlingError`. */
+export function isThrottling(error: unknown): boolean {
+  const name = (error as { name?: string } | undefined)?.name;
+  if (name && throttleNames.has(name)) return true;
+  return cancellationCodes(error)?.includes('ThrottlingError') ?? false;
+}
 
 /** DynamoDB's refusal of an item over its 400 KB limit (the message is the only marker it gives). */
 const ITEM_TOO_LARGE = /item size has exceeded the maximum allowed size|item size to update has exceeded/i;
@@ -107,12 +122,14 @@ export function translateStoreError(error: unknown): never {
     (code && ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN'].includes(code)) ||
     (e?.$metadata?.httpStatusCode ?? 0) >= 500
   ) {
-    throw new UnavailableError(
+    const outage = new UnavailableError(
       'store_unavailable',
       'The catalog store is temporarily unavailable; retry shortly.',
       undefined,
       { cause: error },
     );
+    // The same 503 for the client; the edge counts it as `Throttled` (ADR 0092).
+    throw isThrottling(error) ? markThrottled(outage) : outage;
   }
   throw error;
 }

@@ -1,6 +1,7 @@
 import type { WorkflowLog } from '../domain/workflow-log.ts';
 import type { DeletionWorkflowSteps, WorkflowStarter } from '../domain/workflows.ts';
 import { logger } from '../log/logger.ts';
+import { recordWorkflowOutcome } from '../log/metrics.ts';
 import { DeletionSteps } from '../store/deletion-steps.ts';
 import { workflowStarter as configuredStarter } from '../workflows/starter.ts';
 import { usageKeys } from './usage-keys.ts';
@@ -18,10 +19,11 @@ export function deletionSteps(): DeletionWorkflowSteps {
   return new DeletionSteps(usageKeys(), workflowLog());
 }
 
-/** The domain's workflow log port on the logger (ADR 0090). */
+/** The domain's workflow log port on the logger (ADR 0090) and the outcome metrics (ADR 0092). */
 export function workflowLog(): WorkflowLog {
   return {
     info: (message, fields) => logger.info(message, fields),
     warn: (message, fields) => logger.warn(message, fields),
+    outcome: (workflow, outcome) => recordWorkflowOutcome(workflow, outcome === 'succeeded'),
   };
 }

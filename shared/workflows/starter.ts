@@ -4,6 +4,7 @@ import { UnavailableError } from '../domain/errors.ts';
 import type { ImportWorkflowInput } from '../domain/import-model.ts';
 import type { ImportStarter } from '../domain/imports.ts';
 import type { DeletionWorkflowInput, WorkflowStarter } from '../domain/workflows.ts';
+import { captureClient } from '../log/tracer.ts';
 
 // The ports live in the domain; re-exported for the local host's runner.
 export type { DeletionWorkflowInput, ImportStarter, ImportWorkflowInput, WorkflowStarter };
@@ -16,7 +17,7 @@ export type WorkflowStarters = WorkflowStarter & ImportStarter;
  * `DELETION_STATE_MACHINE_ARN` / `IMPORT_STATE_MACHINE_ARN`.
  */
 export class StepFunctionsStarter implements WorkflowStarters {
-  private readonly client = new SFNClient({});
+  private readonly client = captureClient(new SFNClient({}));
   constructor(private readonly arns: { deletion?: string; import?: string }) {}
 
   startDeletion(name: string, input: DeletionWorkflowInput): Promise<void> {

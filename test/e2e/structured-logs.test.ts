@@ -14,6 +14,8 @@ interface Seen {
 }
 
 const ACCESS_LINE = /^access (\S+) (\S+) (\d{3}) (\d+)ms (\S+)$/;
+/** A CloudWatch Embedded Metric Format document (ADR 0092). */
+const EMF_LINE = /"_aws":\{"Timestamp":\d+,"CloudWatchMetrics"/;
 
 describe('the local host’s logs (ADR 0090)', () => {
   let host: HostProcess;
@@ -163,6 +165,11 @@ describe('the local host’s logs (ADR 0090)', () => {
     expect(JSON.stringify(warn?.error.causes)).toMatch(/ECONNREFUSED/);
   });
 
+  it('prints no EMF metric lines: the local host turns metrics off (ADR 0092)', () => {
+    expect(seen.length).toBeGreaterThan(5);
+    expect(host.output()).not.toMatch(EMF_LINE);
+  });
+
   it('prints none of the secrets the requests carried or received', () => {
     const output = host.output();
     expect(secrets.length).toBeGreaterThanOrEqual(6);
@@ -172,5 +179,46 @@ describe('the local host’s logs (ADR 0090)', () => {
     }
     // The bootstrap key is printed once, by design, in the first start's banner — never again.
     expect(output.split(host.apiKey as string).length - 1).toBeLessThanOrEqual(1);
+  });
+});
+
+describe('the local host’s metrics when the operator asks for them (ADR 0092)', () => {
+  let host: HostProcess;
+
+  beforeAll(async () => {
+    host = await startHostProcess({ POWERTOOLS_METRICS_DISABLED: 'false' });
+  }, 240_000);
+
+  afterAll(async () => {
+    await host?.stop();
+    host?.cleanup();
+  });
+
+  it('prints one EMF line per request with POWERTOOLS_METRICS_DISABLED=false', async () => {
+    const res = await call('GET', '/workspaces?limit=1', {
+      headers: { 'X-API-Key': host.apiKey as string },
+      baseUrl: host.url,
+      dataDir: host.dataDir,
+    });
+    expect(res.status).toBe(200);
+    let docs: Record<string, unknown>[] = [];
+    const deadline = Date.now() + 10_000;
+    while (docs.length === 0 && Date.now() < deadline) {
+      docs = host
+        .output()
+        .split('\n')
+        .filter((l) => EMF_LINE.test(l))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      if (docs.length === 0) await new Promise((r) => setTimeout(r, 100));
+    }
+
+    expect(docs).toEqual([
+      expect.objectContaining({
+        operation: 'listWorkspaces',
+        service: 'geoplane-local',
+        Requests: 1,
+        '4xx': 0,
+      }),
+    ]);
   });
 });

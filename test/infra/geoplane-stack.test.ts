@@ -136,6 +136,7 @@ describe('GeoPlaneStack', () => {
         TABLE_NAME: { Ref: tableId },
         MAX_BODY_BYTES: '1048576',
         POWERTOOLS_SERVICE_NAME: 'geoplane',
+        POWERTOOLS_METRICS_NAMESPACE: 'GeoPlane',
         OIDC_SCOPES: 'openid profile email',
         CONSOLE_TOKEN_LOGIN: 'true',
         SESSION_TTL_SECONDS: '43200',

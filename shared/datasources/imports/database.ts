@@ -17,6 +17,7 @@ import {
   type LayerPlan,
   type SourceLayer,
 } from '../../domain/import-sources.ts';
+import { inSubsegment } from '../../log/tracer.ts';
 
 /** How to reach the import database as the loader login, and whom to grant published tables to. */
 export interface ImportDatabaseConfig {
@@ -147,6 +148,9 @@ function unavailable(config: ImportDatabaseConfig, error: unknown): UnavailableE
   );
 }
 
+/** The X-Ray subsegment of one import database session (ADR 0092). */
+export const POSTGIS_IMPORT_SESSION = 'postgis import-session';
+
 /** The import database, reached as the loader login. */
 export class ImportDatabase {
   readonly #config: ImportDatabaseConfig;
@@ -177,7 +181,12 @@ export class ImportDatabase {
   }
 
   /** Runs `work` on one connection (connect, work, end); outages throw UnavailableError. */
-  async session<T>(work: (session: ImportSession) => Promise<T>): Promise<T> {
+  session<T>(work: (session: ImportSession) => Promise<T>): Promise<T> {
+    // One X-Ray subsegment per connection and its statements (ADR 0092).
+    return inSubsegment(POSTGIS_IMPORT_SESSION, () => this.#session(work));
+  }
+
+  async #session<T>(work: (session: ImportSession) => Promise<T>): Promise<T> {
     const client = await this.#connect();
     let broken: Error | undefined;
     client.on('error', (error) => {

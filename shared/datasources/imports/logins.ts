@@ -1,6 +1,7 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { importConfig } from '../../config/env.ts';
 import { UnavailableError } from '../../domain/errors.ts';
+import { captureClient } from '../../log/tracer.ts';
 import { ImportDatabase, type ImportDatabaseConfig } from './database.ts';
 
 /** The import database's logins: the loader (owns the schemas) and the serving login. */
@@ -42,7 +43,9 @@ export async function logins(): Promise<Logins> {
     );
   if (secretCache?.arn !== arn) {
     try {
-      const out = await new SecretsManagerClient({}).send(new GetSecretValueCommand({ SecretId: arn }));
+      const out = await captureClient(new SecretsManagerClient({})).send(
+        new GetSecretValueCommand({ SecretId: arn }),
+      );
       secretCache = { arn, value: JSON.parse(out.SecretString ?? '{}') };
     } catch {
       throw new UnavailableError(

@@ -10,6 +10,7 @@ import { importConfig } from '../../config/env.ts';
 import { InvalidInputError, UnavailableError } from '../../domain/errors.ts';
 import { ImportInputError } from '../../domain/import-sources.ts';
 import type { ImportJob, ImportUriPolicy } from '../../domain/imports.ts';
+import { captureClient } from '../../log/tracer.ts';
 
 /**
  * Where an import's file comes from (ADR 0083): an upload (the upload store), an `s3://` URI in a
@@ -66,7 +67,7 @@ let s3: S3Client | undefined;
 
 /** Downloads an S3 object to `target` (streamed to disk; memory stays flat). */
 async function download(bucket: string, key: string, target: string): Promise<void> {
-  s3 ??= new S3Client({});
+  s3 ??= captureClient(new S3Client({}));
   let body: Readable;
   try {
     const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
