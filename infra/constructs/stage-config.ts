@@ -88,6 +88,47 @@ const importDatabaseSchema = z
 
 export type ImportDatabaseConfig = z.output<typeof importDatabaseSchema>;
 
+/** An e-mail address as SNS e-mail subscriptions take it (one `@`, a dotted domain, no spaces or commas). */
+const EMAIL = /^[^\s@,;<>"]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$/;
+
+/**
+ * The addresses alarm notifications are e-mailed to (ADR 0091): a list, its JSON text, or a
+ * comma-separated string as `-c alarmEmails=a@example.com,b@example.com` gives it; none by default.
+ */
+const alarmEmailsSchema = z.preprocess(
+  (value, ctx) => {
+    if (value === undefined || value === null || value === '') return [];
+    if (typeof value !== 'string') return value;
+    const text = value.trim();
+    if (text.startsWith('[')) {
+      try {
+        return JSON.parse(text);
+      } catch {
+        ctx.issues.push({
+          code: 'custom',
+          input: value,
+          message: 'must be a list of e-mail addresses, its JSON text or a comma-separated string',
+        });
+        return z.NEVER;
+      }
+    }
+    return text
+      .split(',')
+      .map((address) => address.trim())
+      .filter(Boolean);
+  },
+  z
+    .array(
+      z
+        .string({ error: (issue) => `must be an e-mail address, got ${JSON.stringify(issue.input)}` })
+        .trim()
+        .regex(EMAIL, { error: (issue) => `'${issue.input}' is not an e-mail address` }),
+      { error: 'must be a list of e-mail addresses, its JSON text or a comma-separated string' },
+    )
+    // One subscription per address: a repeated one is the same subscriber.
+    .transform((addresses) => [...new Set(addresses)]),
+);
+
 const schema = z.object({
   stageName: z
     .string()
@@ -192,6 +233,8 @@ const schema = z.object({
     },
     z.array(z.strictObject({ claim_name: z.string(), claim_value: z.string() })),
   ),
+  /** Where alarm notifications are e-mailed (ADR 0091); each address confirms its subscription once. */
+  alarmEmails: alarmEmailsSchema,
   throttlingRateLimit: z.coerce.number().positive().default(50),
   throttlingBurstLimit: z.coerce.number().int().positive().default(100),
   maxBodyBytes: z.coerce

@@ -4,6 +4,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import type { Operation } from '../../shared/api/operation.ts';
 import { routes as routeTable } from '../../shared/api/routes.ts';
+import { tableDefinition } from '../../shared/store/table.ts';
 import { functionEnvironment, repositoryRoot } from '../constructs/api-function.ts';
 import { BootstrapAdmins, bootstrapAdminsEntry } from '../constructs/bootstrap-admins.ts';
 import { CatalogTable } from '../constructs/catalog-table.ts';
@@ -12,6 +13,7 @@ import { FunctionBundles } from '../constructs/function-bundles.ts';
 import { ImportUploads, importEnvironment } from '../constructs/import-uploads.ts';
 import { ImportWorkflow, importTaskEntries } from '../constructs/import-workflow.ts';
 import { ManagementApi, managementApiEntries } from '../constructs/management-api.ts';
+import { OperationsAlarms } from '../constructs/operations-alarms.ts';
 import { type StageConfig, stageConfigOf } from '../constructs/stage-config.ts';
 import { Sweeps, sweepEntry } from '../constructs/sweeps.ts';
 import { usagePlanNameOf } from '../constructs/usage-keys.ts';
@@ -37,6 +39,7 @@ export class GeoPlaneStack extends Stack {
   readonly api: ManagementApi;
   readonly bootstrapAdmins: BootstrapAdmins;
   readonly sweeps: Sweeps;
+  readonly alarms: OperationsAlarms;
 
   constructor(scope: Construct, id: string, props: GeoPlaneStackProps) {
     super(scope, id, props);
@@ -118,6 +121,26 @@ export class GeoPlaneStack extends Stack {
     new CfnOutput(this, 'ImportUploadBucket', {
       description: 'The bucket imports upload files into (presigned POSTs)',
       value: this.importUploads.bucket.bucketName,
+    });
+
+    // The operator's alarms, notifying one SNS topic (ADR 0091); cdk.json `alarmEmails` subscribe to it.
+    this.alarms = new OperationsAlarms(this, 'Alarms', {
+      api: this.api.api,
+      authorizer: this.api.authorizerFunction.function,
+      stateMachines: {
+        deletion: this.deletionWorkflow.stateMachine,
+        import: this.importWorkflow.stateMachine,
+      },
+      table: this.table.table,
+      tableIndexes: tableDefinition.globalSecondaryIndexes.map((gsi) => gsi.indexName),
+      deadLetterQueues: [],
+      backgroundFunctions: { sweep: this.sweeps.function.function },
+      emails: config.alarmEmails,
+    });
+    new CfnOutput(this, 'AlarmTopicArn', {
+      description:
+        'The SNS topic the alarms notify (subscribe more endpoints to it; alarmEmails are subscribed)',
+      value: this.alarms.topic.topicArn,
     });
   }
 }

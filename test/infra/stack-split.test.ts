@@ -123,10 +123,11 @@ describe('the stack split (ADR 0077)', () => {
       'AWS::ApiGateway::Stage',
       'AWS::ApiGateway::UsagePlan',
       'AWS::DynamoDB::Table',
-      'AWS::KMS::Key',
     ]) {
       parent.resourceCountIs(type, 1);
     }
+    // The connection-secrets key and the alarm topic's key (ADR 0091).
+    parent.resourceCountIs('AWS::KMS::Key', 2);
     // The deletion and the import workflow; the upload bucket and its access-log bucket.
     parent.resourceCountIs('AWS::StepFunctions::StateMachine', 2);
     parent.resourceCountIs('AWS::S3::Bucket', 2);
