@@ -1,13 +1,14 @@
 import { sweepStuckWork } from '../../shared/domain/sweeps.ts';
 import { logger } from '../../shared/log/logger.ts';
 import { sweepPorts } from '../../shared/wiring/sweeps.ts';
+import { asSystemChange } from '../../shared/wiring/workflows.ts';
 
 /**
  * The scheduled sweep (ADR 0093), invoked by an EventBridge rule: deletions and imports that made
  * no progress for a while and whose execution no longer runs are restarted, or failed once
  * restarts stop helping. Expired sessions and keys need nothing here: the table's TTL removes them.
  */
-export async function handler(): Promise<{ examined: number; restarted: number; failed: number }> {
+async function run(): Promise<{ examined: number; restarted: number; failed: number }> {
   const report = await sweepStuckWork(sweepPorts());
   const summary = { examined: report.examined, ...report.counts, items: report.items };
   if (report.counts.error > 0) logger.error('Sweep could not handle every item', summary);
@@ -15,3 +16,5 @@ export async function handler(): Promise<{ examined: number; restarted: number; 
   else logger.info('Sweep found no stuck work', summary);
   return { examined: report.examined, restarted: report.counts.restarted, failed: report.counts.failed };
 }
+
+export const handler = asSystemChange('sweep', () => new Date().toISOString(), run);

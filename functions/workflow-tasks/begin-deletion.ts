@@ -1,8 +1,8 @@
-import { deletionSteps } from '../../shared/wiring/workflows.ts';
+import { asSystemChange, deletionSteps } from '../../shared/wiring/workflows.ts';
 import { type TaskInput, taskFailure } from '../../shared/workflows/deletion-tasks.ts';
 
 /** "Mark the operation running": pending|running → running (a completed one is left alone). */
-export async function handler(event: TaskInput): Promise<TaskInput> {
+async function run(event: TaskInput): Promise<TaskInput> {
   try {
     await deletionSteps().begin(event.operation_id, event.attempt);
     return { operation_id: event.operation_id, attempt: event.attempt };
@@ -10,3 +10,5 @@ export async function handler(event: TaskInput): Promise<TaskInput> {
     throw taskFailure(error);
   }
 }
+
+export const handler = asSystemChange('deletion', (e) => e.operation_id, run);

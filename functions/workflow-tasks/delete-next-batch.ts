@@ -1,8 +1,8 @@
-import { deletionSteps } from '../../shared/wiring/workflows.ts';
+import { asSystemChange, deletionSteps } from '../../shared/wiring/workflows.ts';
 import { batchBudgetMs, type TaskInput, taskFailure } from '../../shared/workflows/deletion-tasks.ts';
 
 /** "Delete the next batch of dependents": pages of deletions until done or out of time. */
-export async function handler(event: TaskInput): Promise<TaskInput & { done: boolean }> {
+async function run(event: TaskInput): Promise<TaskInput & { done: boolean }> {
   try {
     const { done } = await deletionSteps().runBatch(event.operation_id, event.attempt, batchBudgetMs());
     return { operation_id: event.operation_id, attempt: event.attempt, done };
@@ -10,3 +10,5 @@ export async function handler(event: TaskInput): Promise<TaskInput & { done: boo
     throw taskFailure(error);
   }
 }
+
+export const handler = asSystemChange('deletion', (e) => e.operation_id, run);

@@ -1,9 +1,10 @@
 import { fail } from '../../shared/domain/import-steps.ts';
 import { importStepDeps } from '../../shared/wiring/import-engine.ts';
+import { asSystemChange } from '../../shared/wiring/workflows.ts';
 import { failureMessage, type ImportTaskInput, taskFailure } from '../../shared/workflows/import-tasks.ts';
 
 /** "Record why the import failed": the job becomes `failed` with `error_message` (retryable); staging is dropped. */
-export async function handler(
+async function run(
   event: ImportTaskInput & { error?: { Error?: string; Cause?: string } },
 ): Promise<ImportTaskInput> {
   const input = { import_id: event.import_id, workspace_id: event.workspace_id, run: event.run };
@@ -14,3 +15,5 @@ export async function handler(
     throw taskFailure(error);
   }
 }
+
+export const handler = asSystemChange('import', (e) => e.import_id, run);

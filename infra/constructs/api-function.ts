@@ -13,6 +13,7 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { DataAction } from '../../shared/api/operation.ts';
+import { keys } from '../../shared/store/keys.ts';
 import type { CatalogTable } from './catalog-table.ts';
 import type { FunctionBundles } from './function-bundles.ts';
 import { hostAndPort, type StageConfig } from './stage-config.ts';
@@ -29,7 +30,7 @@ const indexActions = new Set<DataAction>(['Query']);
  */
 export function dataStatements(table: CatalogTable, actions: readonly DataAction[]): PolicyStatement[] {
   const unique = [...new Set(actions)];
-  const onTable = unique.filter((a) => !indexActions.has(a));
+  const onTable = unique.filter((a) => !indexActions.has(a) && a !== 'PutAuditRecord');
   const onIndexes = unique.filter((a) => indexActions.has(a));
   const statements: PolicyStatement[] = [];
   if (onTable.length > 0) {
@@ -37,6 +38,18 @@ export function dataStatements(table: CatalogTable, actions: readonly DataAction
       new PolicyStatement({
         actions: onTable.map((a) => `dynamodb:${a}`),
         resources: [table.table.tableArn],
+      }),
+    );
+  }
+  // Audit records only (ADR 0094): PutItem whose partition key is an audit partition.
+  if (unique.includes('PutAuditRecord') && !unique.includes('PutItem')) {
+    statements.push(
+      new PolicyStatement({
+        actions: ['dynamodb:PutItem'],
+        resources: [table.table.tableArn],
+        conditions: {
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${keys.auditPartitionPrefix}*`] },
+        },
       }),
     );
   }

@@ -31,7 +31,7 @@ export const operationStackAreas: Readonly<Record<string, readonly string[]>> = 
   Catalog: ['services', 'layers', 'layer-groups'],
   Styles: ['styles', 'style-assets'],
   Settings: ['settings', 'tile-matrix-sets'],
-  Identity: ['auth', 'meta', 'api-keys', 'roles', 'claim-mappings'],
+  Identity: ['auth', 'meta', 'api-keys', 'roles', 'claim-mappings', 'audit'],
   Mosaics: ['mosaics'],
   Deletions: ['deletions'],
   Imports: ['imports'],

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DataAction } from '../../shared/api/operation.ts';
 import { logger } from '../../shared/log/logger.ts';
+import { keys } from '../../shared/store/keys.ts';
 
 /**
  * Local stand-in for the IAM policies CDK derives from each route's `data`: while a handler runs
@@ -43,13 +44,30 @@ const transactItem: Record<string, DataAction> = {
   ConditionCheck: 'ConditionCheckItem',
 };
 
-/** The IAM actions one command needs. */
+/** A Put of an audit record (ADR 0094): IAM grants it by its partition key (`dynamodb:LeadingKeys`). */
+function isAuditPut(put: unknown): boolean {
+  const pk = (put as { Item?: Record<string, unknown> } | undefined)?.Item?.PK;
+  return typeof pk === 'string' && pk.startsWith(keys.auditPartitionPrefix);
+}
+
+/** The IAM actions one command needs (an audit record's Put as `PutAuditRecord`). */
 export function actionsOf(commandName: string, input: unknown): string[] {
   if (commandName === 'TransactWriteCommand' || commandName === 'TransactWriteItemsCommand') {
     const items = (input as { TransactItems?: Record<string, unknown>[] }).TransactItems ?? [];
-    return [...new Set(items.flatMap((i) => Object.keys(i).map((k) => transactItem[k] ?? k)))];
+    return [
+      ...new Set(
+        items.flatMap((i) =>
+          Object.keys(i).map((k) =>
+            k === 'Put' && isAuditPut(i.Put) ? 'PutAuditRecord' : (transactItem[k] ?? k),
+          ),
+        ),
+      ),
+    ];
   }
   if (commandName === 'TransactGetCommand' || commandName === 'TransactGetItemsCommand') return ['GetItem'];
+  if ((commandName === 'PutCommand' || commandName === 'PutItemCommand') && isAuditPut(input)) {
+    return ['PutAuditRecord'];
+  }
   const action = single[commandName];
   return action ? [action] : [commandName];
 }
@@ -64,8 +82,9 @@ export function installDataAccessCheck(client: DynamoDBDocumentClient): void {
     (next, context) => async (args) => {
       const current = scope.getStore();
       if (current) {
+        // PutItem covers audit records too, as IAM's unconditioned PutItem would.
         const denied = actionsOf(context.commandName ?? '', args.input).filter(
-          (a) => !current.allowed.has(a),
+          (a) => !current.allowed.has(a) && !(a === 'PutAuditRecord' && current.allowed.has('PutItem')),
         );
         if (denied.length > 0) {
           const message = `${current.name} is not allowed dynamodb:${denied.join(', dynamodb:')} (declare it in its data)`;

@@ -17,6 +17,7 @@ import { securityHeaders } from '../../shared/http/responses.ts';
 import { errorFields, logger } from '../../shared/log/logger.ts';
 import { REQUEST_ID_HEADER } from './access-log.ts';
 import { withDataAccess } from './data-access.ts';
+import { listLocalEvents } from './event-feed.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const REGION = 'local';
@@ -49,7 +50,8 @@ interface CompiledRoute {
   names: string[];
 }
 
-const compiled: CompiledRoute[] = routes
+// The route table, and the local host's own feed of catalog events (ADR 0094; never deployed).
+const compiled: CompiledRoute[] = [...routes, listLocalEvents]
   .map((op) => {
     const names: string[] = [];
     const source = op.path.replace(/[.]/g, '\\.').replace(/\{([^}]+)\}/g, (_m, name: string) => {

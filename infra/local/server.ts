@@ -7,13 +7,16 @@ import { join } from 'node:path';
 import { parseAllowList } from '../../shared/datasources/network-policy.ts';
 import { gatewayErrorBody, gatewayErrors } from '../../shared/http/gateway-responses.ts';
 import { errorFields, logger } from '../../shared/log/logger.ts';
+import { installCatalogEventBus } from '../../shared/platform/event-bus.ts';
 import { localUploadSecret } from '../../shared/platform/import-uploads.ts';
 import { documentClient } from '../../shared/store/client.ts';
 import { installLocalWorkflowStarter } from '../../shared/workflows/starter.ts';
 import { accessLog, REQUEST_ID_HEADER } from './access-log.ts';
 import { bootstrap } from './bootstrap.ts';
+import { startChangeStream } from './change-stream.ts';
 import { installDataAccessCheck } from './data-access.ts';
 import { type DynamoLocal, ensureTable, startDynamoLocal } from './dynamodb.ts';
+import { eventFeed } from './event-feed.ts';
 import { localCertificate, localIssuer, localSecretKey } from './files.ts';
 import { gatewayError, handleRequest, httpsRequired, type OutgoingResponse } from './gateway.ts';
 import { startEmbeddedPostgis } from './postgis.ts';
@@ -264,6 +267,13 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
     if (resumed.imports > 0)
       logger.info(`resumed ${resumed.imports} unfinished import(s)`, { count: resumed.imports });
   }
+  // The catalog events (ADR 0094): read from DynamoDB Local's stream into the local feed.
+  installCatalogEventBus(eventFeed);
+  const changeStream = startChangeStream({
+    endpoint,
+    tableName: options.tableName,
+    region: process.env.AWS_REGION ?? 'us-east-1',
+  });
   // The scheduled sweep (ADR 0093): expired items (DynamoDB Local has no TTL) and stuck work.
   const sweeps = startLocalSweeps(workflows, options.skipBootstrap ? 0 : undefined);
 
@@ -275,6 +285,7 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
     bootstrapCreated,
     async close() {
       await sweeps.close();
+      await changeStream.close();
       workflows.close();
       installLocalWorkflowStarter(undefined);
       https.closeAllConnections();

@@ -7,6 +7,7 @@ import { routes as routeTable } from '../../shared/api/routes.ts';
 import { tableDefinition } from '../../shared/store/table.ts';
 import { functionEnvironment, repositoryRoot } from '../constructs/api-function.ts';
 import { BootstrapAdmins, bootstrapAdminsEntry } from '../constructs/bootstrap-admins.ts';
+import { CatalogEvents, catalogEventsEntry } from '../constructs/catalog-events.ts';
 import { CatalogTable } from '../constructs/catalog-table.ts';
 import { DeletionWorkflow, deletionTaskEntries } from '../constructs/deletion-workflow.ts';
 import { FunctionBundles } from '../constructs/function-bundles.ts';
@@ -38,6 +39,7 @@ export class GeoPlaneStack extends Stack {
   readonly importWorkflow: ImportWorkflow;
   readonly api: ManagementApi;
   readonly bootstrapAdmins: BootstrapAdmins;
+  readonly catalogEvents: CatalogEvents;
   readonly sweeps: Sweeps;
   readonly alarms: OperationsAlarms;
 
@@ -53,6 +55,7 @@ export class GeoPlaneStack extends Stack {
       ...importTaskEntries,
       bootstrapAdminsEntry,
       sweepEntry,
+      catalogEventsEntry,
     ]);
     const environment = functionEnvironment(config, this.table);
     const logRetention = config.logRetentionDays as RetentionDays;
@@ -109,6 +112,18 @@ export class GeoPlaneStack extends Stack {
       importStateMachine: this.importWorkflow.stateMachine,
     });
 
+    // Catalog-change events (ADR 0094): the table's stream → EventBridge, no dual writes.
+    this.catalogEvents = new CatalogEvents(this, 'CatalogEvents', {
+      table: this.table,
+      bundles,
+      environment,
+      logRetention,
+    });
+
+    new CfnOutput(this, 'CatalogEventBusName', {
+      description: 'The EventBridge bus of the catalog-change events (source geoplane); add rules to it',
+      value: this.catalogEvents.bus.eventBusName,
+    });
     new CfnOutput(this, 'ApiUrl', {
       description:
         'Base URL of the management API, https://<id>.execute-api.<region>.amazonaws.com/<stage>/api/v1 (append /workspaces, /openapi.json, …)',
@@ -134,9 +149,14 @@ export class GeoPlaneStack extends Stack {
       table: this.table.table,
       tableIndexes: tableDefinition.globalSecondaryIndexes.map((gsi) => gsi.indexName),
       deadLetterQueues: [],
-      backgroundFunctions: { sweep: this.sweeps.function.function },
+      backgroundFunctions: {
+        sweep: this.sweeps.function.function,
+        'catalog-events': this.catalogEvents.function.function,
+      },
       emails: config.alarmEmails,
     });
+    // Catalog events set aside after every retry (ADR 0094).
+    this.alarms.watchDeadLetterQueue(this.catalogEvents.deadLetterQueue, 'catalog-events');
     new CfnOutput(this, 'AlarmTopicArn', {
       description:
         'The SNS topic the alarms notify (subscribe more endpoints to it; alarmEmails are subscribed)',

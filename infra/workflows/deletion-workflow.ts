@@ -25,7 +25,8 @@ export const deletionTaskAccess: Record<
   DeletionTask,
   { data: readonly DataAction[]; usageKeys?: readonly 'delete'[] }
 > = {
-  begin: { data: ['GetItem', 'Query', 'UpdateItem'] },
+  // Every task's transactions carry their audit records (ADR 0094).
+  begin: { data: ['GetItem', 'Query', 'UpdateItem', 'PutAuditRecord'] },
   deleteBatch: {
     data: [
       'GetItem',
@@ -36,11 +37,12 @@ export const deletionTaskAccess: Record<
       'UpdateItem',
       'DeleteItem',
       'ConditionCheckItem',
+      'PutAuditRecord',
     ],
     // A workspace's deletion ends by deleting its API Gateway usage key.
     usageKeys: ['delete'],
   },
-  recordFailure: { data: ['GetItem', 'UpdateItem'] },
+  recordFailure: { data: ['GetItem', 'UpdateItem', 'PutAuditRecord'] },
 };
 
 /** The `definitionSubstitutions` placeholder of each task's function ARN. */

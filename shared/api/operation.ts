@@ -12,7 +12,9 @@ export type DataAction =
   | 'UpdateItem'
   | 'DeleteItem'
   | 'BatchWriteItem'
-  | 'ConditionCheckItem';
+  | 'ConditionCheckItem'
+  /** PutItem of audit records only (ADR 0094): granted on the audit partitions (`dynamodb:LeadingKeys`). */
+  | 'PutAuditRecord';
 
 /** Any zod (mini or classic) schema. */
 export type Schema = z.ZodMiniType;

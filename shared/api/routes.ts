@@ -1,5 +1,6 @@
 import type { DataAction, Operation } from './operation.ts';
 import * as apiKeys from './operations/api-keys.ts';
+import * as audit from './operations/audit.ts';
 import * as auth from './operations/auth.ts';
 import * as claimMappings from './operations/claim-mappings.ts';
 import * as deletions from './operations/deletions.ts';
@@ -37,6 +38,7 @@ export const routes: readonly Operation[] = [
   ...Object.values(styles),
   ...Object.values(styleAssets),
   ...Object.values(imports),
+  ...Object.values(audit),
 ] as Operation[];
 
 /**
@@ -53,11 +55,18 @@ export const workspaceRouteDataAccess: readonly DataAction[] = ['GetItem', 'Quer
  */
 export const idempotencyDataAccess: readonly DataAction[] = ['GetItem', 'PutItem', 'UpdateItem'];
 
+/**
+ * What every mutating operation writes beside its change (ADR 0094): the audit record, in the
+ * change's transaction or for a refused request — on the audit partitions only.
+ */
+export const auditDataAccess: readonly DataAction[] = ['PutAuditRecord'];
+
 /** Every DynamoDB action an operation's function needs: its own `data` plus the handler stack's. */
 export function dataAccessOf(op: Operation): readonly DataAction[] {
   const stack = op.path.includes('{workspace}') ? workspaceRouteDataAccess : [];
   const idempotency = op.method === 'POST' ? idempotencyDataAccess : [];
-  return [...new Set([...op.data, ...stack, ...idempotency])];
+  const audit = op.method === 'GET' ? [] : auditDataAccess;
+  return [...new Set([...op.data, ...stack, ...idempotency, ...audit])];
 }
 
 /**

@@ -1,9 +1,11 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { catalogEventJsonSchema } from './event-schemas.ts';
 import { openApiDocument } from './openapi.ts';
 import { routes } from './routes.ts';
 
 /**
- * `npm run openapi` writes docs/openapi.json from the route table; `--check` fails when the
+ * `npm run openapi` writes docs/openapi.json from the route table (and the catalog events' JSON
+ * Schema, docs/events/); `--check` fails when the
  * committed file has drifted from it.
  */
 const outputs: [URL, string][] = [
@@ -12,6 +14,11 @@ const outputs: [URL, string][] = [
   [
     new URL('./operation-permissions.json', import.meta.url),
     `${JSON.stringify(Object.fromEntries(routes.map((r) => [r.operationId, r.permission])), null, 2)}\n`,
+  ],
+  // The catalog-change events' schema (ADR 0094).
+  [
+    new URL('../../docs/events/catalog-event.schema.json', import.meta.url),
+    `${JSON.stringify(catalogEventJsonSchema(), null, 2)}\n`,
   ],
 ];
 let stale = false;

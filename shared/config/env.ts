@@ -43,6 +43,8 @@ const schema = z.object({
   /** AWS: the usage key of global principals (returned by the authorizer). */
   GLOBAL_USAGE_KEY: z.optional(z.string().check(z.minLength(20))),
   POWERTOOLS_SERVICE_NAME: z._default(z.string(), 'geoplane'),
+  /** How long audit records are kept (days; the table's TTL removes them after), ADR 0094. */
+  AUDIT_RETENTION_DAYS: z._default(z.coerce.number().check(z.positive(), z.maximum(3650)), 90),
   /**
    * Non-public database hosts a PostGIS service may connect to (ADR 0074): comma-separated IPs,
    * CIDRs, host names or `*`, each optionally `:port` or `:from-to`. Public addresses always pass;
@@ -88,6 +90,11 @@ export function deletionStateMachineArn(): string | undefined {
 export function deletionBatchBudgetMs(): number {
   const value = Number(process.env.DELETION_BATCH_BUDGET_MS ?? 60000);
   return Number.isFinite(value) && value > 0 ? value : 60000;
+}
+
+/** AWS: the EventBridge bus of the catalog events (`EVENT_BUS_NAME`, ADR 0094); the default bus when unset. */
+export function eventBusName(): string {
+  return process.env.EVENT_BUS_NAME || 'default';
 }
 
 /** AWS: the import state machine (`IMPORT_STATE_MACHINE_ARN`); unset or empty locally. */

@@ -8,6 +8,7 @@ import { authorize } from '../auth/permissions.ts';
 import { fromContext, type Principal } from '../auth/principal.ts';
 import { type AccessPorts, policyLoader, rolesInWorkspace } from '../auth/workspace-access.ts';
 import { config } from '../config/env.ts';
+import type { RefusalLog } from '../domain/audit.ts';
 import { dictionary } from '../domain/dictionary.ts';
 import { NotFoundError } from '../domain/errors.ts';
 import { resolveWorkspace, type Workspace } from '../domain/workspaces.ts';
@@ -74,7 +75,7 @@ interface RequestState {
   readonly log: Logger;
   /** The caller once authenticated; anonymous on public routes. */
   principal: Principal;
-  /** The resolved workspace's id, once known (logs and traces; ADR 0090, 0092). */
+  /** The resolved workspace's id, once known (logs, traces, a refusal's audit record; ADR 0090, 0092, 0094). */
   workspaceId?: string;
   /** This request's X-Ray subsegment where tracing is on (ADR 0092). */
   trace?: RequestTrace;
@@ -464,7 +465,7 @@ function respond(
 }
 
 /** Maps every error to the one table's status, body and headers; registered last so it handles errors first. */
-function errorMapper(): Middleware {
+function errorMapper(op: Operation, refusals: (() => RefusalLog) | undefined): Middleware {
   return {
     onError: async (request) => {
       const requestId = requestIdOf(request.event, request.context);
@@ -477,6 +478,27 @@ function errorMapper(): Middleware {
       if (status === 503) log.warn('dependency unavailable', { status, ...errorFields(request.error) });
       else if (status >= 500) log.error('request failed', { status, ...errorFields(request.error) });
       else log.debug('request refused', { status, reason: body.reason });
+      // A refused change of a known caller is in the audit trail too (ADR 0094); a failure to
+      // record it is logged, never answered instead of the refusal.
+      const state = (request.context as Partial<StatefulContext>).request;
+      if (refusals && op.method !== 'GET' && status >= 400 && status < 500 && state?.principal.id) {
+        try {
+          await refusals().recordRefusal({
+            principal: {
+              id: state.principal.id,
+              auth_method: state.principal.session ? 'session' : state.principal.authMethod,
+              ...(state.principal.subject ? { subject: state.principal.subject } : {}),
+            },
+            operation: op.operationId,
+            requestId,
+            ...(state.workspaceId ? { workspaceId: state.workspaceId } : {}),
+            status,
+            reason: body.reason,
+          });
+        } catch (error) {
+          log.warn('refusal not recorded in the audit trail', errorFields(error));
+        }
+      }
       request.response = respond(status, body, headers);
     },
   };
@@ -494,6 +516,7 @@ export function makeHandler<Op extends Operation>(
   fn: (request: HandlerRequest<Op>) => Promise<HandlerResult>,
   accessPorts: () => AccessPorts,
   idempotencyPorts?: () => IdempotencyPorts,
+  refusals?: () => RefusalLog,
 ) {
   return middy<Event, APIGatewayProxyResult, Error, Context>()
     .use(requestState(op))
@@ -508,7 +531,7 @@ export function makeHandler<Op extends Operation>(
     .use(validated(op))
     .use(workspaceAccess(op, accessPorts))
     .use(idempotent(op, idempotencyPorts))
-    .use(errorMapper())
+    .use(errorMapper(op, refusals))
     .handler(async (_event, context) => {
       const state = stateOf(context);
       if (state.replay) return state.replay;

@@ -14,11 +14,11 @@ import type {
 import { UnavailableError } from '../domain/errors.ts';
 import { TransientError } from '../domain/workflows.ts';
 import type { StoreClient } from './client.ts';
-import { ConditionFailed, conditionalWrite, storeCall } from './errors.ts';
+import { ConditionFailed, storeCall } from './errors.ts';
 import { getItem, keyCondition, queryInput, queryPage, queryPages, writeUnits } from './items.ts';
 import type { Key } from './keys.ts';
 import { attributes, itemExists } from './table.ts';
-import { type TransactItem, transact, unguarded } from './transactions.ts';
+import { type TransactItem, transact, transactOr, unguarded } from './transactions.ts';
 
 type Item = Record<string, unknown>;
 
@@ -65,26 +65,32 @@ export class DynamoOperationLedger<Op extends WorkflowOperation> implements Oper
     return item ? this.t.read(item) : undefined;
   }
 
-  markRunning(id: string, attempt: number): Promise<boolean> {
-    return transient(() =>
-      conditionalWrite(() =>
-        this.t.db.send(
-          new UpdateCommand({
-            TableName: this.t.table,
-            Key: this.t.key(id),
-            UpdateExpression: 'SET #s = :running, updated_at = :now',
-            ConditionExpression: '#s IN (:pending, :running) AND attempt_count = :attempt',
-            ExpressionAttributeNames: { '#s': 'status' },
-            ExpressionAttributeValues: {
-              ':running': 'running',
-              ':pending': 'pending',
-              ':attempt': attempt,
-              ':now': new Date().toISOString(),
+  async markRunning(id: string, attempt: number): Promise<boolean> {
+    // A transaction, so the status change has its audit record and event (ADR 0094).
+    const refused = await transient(() =>
+      transactOr(
+        this.t.db,
+        [
+          unguarded({
+            Update: {
+              TableName: this.t.table,
+              Key: this.t.key(id),
+              UpdateExpression: 'SET #s = :running, updated_at = :now',
+              ConditionExpression: '#s IN (:pending, :running) AND attempt_count = :attempt',
+              ExpressionAttributeNames: { '#s': 'status' },
+              ExpressionAttributeValues: {
+                ':running': 'running',
+                ':pending': 'pending',
+                ':attempt': attempt,
+                ':now': new Date().toISOString(),
+              },
             },
           }),
-        ),
+        ],
+        (codes) => (codes[0] === 'ConditionalCheckFailed' ? true : undefined),
       ),
     );
+    return refused !== true;
   }
 
   async advance(op: Op, next: Op['phase']): Promise<void> {

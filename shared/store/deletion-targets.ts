@@ -17,7 +17,9 @@ import { keys } from './keys.ts';
 import { DynamoLayerGroupRepository } from './layer-groups-repository.ts';
 import { type TransactItem, transact, unguarded } from './transactions.ts';
 
-const groups = new DynamoLayerGroupRepository();
+/** Built on first use: a module-level repository would read the configuration at import time. */
+let groupRepository: DynamoLayerGroupRepository | undefined;
+const groups = () => (groupRepository ??= new DynamoLayerGroupRepository());
 
 /** Deletes one group (as deleteLayerGroup would) and counts it; false when it changed meanwhile. */
 export async function removeGroup(
@@ -28,7 +30,9 @@ export async function removeGroup(
   g: LayerGroup,
 ): Promise<boolean> {
   const items = [
-    ...groups.deletionItems(g).map((i) => unguarded(i.item)),
+    ...groups()
+      .deletionItems(g)
+      .map((i) => unguarded(i.item)),
     unguarded({
       Update: {
         TableName: table,

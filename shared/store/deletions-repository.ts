@@ -89,41 +89,52 @@ export class DynamoDeletionRepository extends DynamoRepository implements Deleti
   }
 
   async hideService(service: Service): Promise<void> {
-    await transact(this.db, [
-      {
-        item: {
-          Update: {
-            TableName: this.table,
-            Key: keys.service(service.workspace_id, service.id),
-            UpdateExpression: 'SET #s = :deleting',
-            ConditionExpression: '#s = :active AND #v = :v',
-            ExpressionAttributeNames: { '#s': 'status', '#v': 'version' },
-            ExpressionAttributeValues: {
-              ':deleting': 'deleting',
-              ':active': 'active',
-              ':v': service.version,
+    await transact(
+      this.db,
+      [
+        {
+          item: {
+            Update: {
+              TableName: this.table,
+              Key: keys.service(service.workspace_id, service.id),
+              UpdateExpression: 'SET #s = :deleting',
+              ConditionExpression: '#s = :active AND #v = :v',
+              ExpressionAttributeNames: { '#s': 'status', '#v': 'version' },
+              ExpressionAttributeValues: {
+                ':deleting': 'deleting',
+                ':active': 'active',
+                ':v': service.version,
+              },
             },
           },
+          onConditionFailed: concurrentModification('The service'),
         },
-        onConditionFailed: concurrentModification('The service'),
-      },
-    ]);
+      ],
+      undefined,
+      // Hidden while checked, shown again when refused: a lock, not a change (ADR 0094).
+      { unaudited: true },
+    );
   }
 
   async unhideService(service: Service): Promise<void> {
-    await transact(this.db, [
-      {
-        item: {
-          Update: {
-            TableName: this.table,
-            Key: keys.service(service.workspace_id, service.id),
-            UpdateExpression: 'SET #s = :active',
-            ExpressionAttributeNames: { '#s': 'status' },
-            ExpressionAttributeValues: { ':active': 'active' },
+    await transact(
+      this.db,
+      [
+        {
+          item: {
+            Update: {
+              TableName: this.table,
+              Key: keys.service(service.workspace_id, service.id),
+              UpdateExpression: 'SET #s = :active',
+              ExpressionAttributeNames: { '#s': 'status' },
+              ExpressionAttributeValues: { ':active': 'active' },
+            },
           },
         },
-      },
-    ]);
+      ],
+      undefined,
+      { unaudited: true },
+    );
   }
 
   async removeHiddenService(service: Service): Promise<void> {

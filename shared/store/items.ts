@@ -142,7 +142,7 @@ export async function getItem(db: StoreClient, table: string, key: Key): Promise
  * One page of an API listing: the query from the cursor (which must have `shape`), with a filter
  * that may leave pages short read on up to `fillRounds` times to fill the page.
  */
-async function listingPage(
+export async function listingPage(
   db: StoreClient,
   input: QueryCommandInput,
   limit: number,

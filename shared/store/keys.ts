@@ -15,6 +15,8 @@ const PUBLIC_ID = 'PUBID#';
 const ROLE_PARTITION = 'ROLE#';
 const ROLE = 'ROLE';
 const TILE_MATRIX_SET = 'TMS';
+const AUDIT_PARTITION = 'AUDIT#';
+const AUDIT_LISTING = 'AUDIT';
 
 /** The partition of everything that belongs to a workspace. */
 const ws = (workspaceId: string) => `${WORKSPACE_PARTITION}${workspaceId}`;
@@ -188,6 +190,20 @@ export const keys = {
   /** GSI1 entry of an import a workflow owns (the local host resumes them after a restart). */
   importWorking: (importId: string) => ({ GSI1PK: 'IMPORTS#WORKING', GSI1SK: importId }),
   importWorkingPartition: 'IMPORTS#WORKING',
+  /**
+   * An audit record (ADR 0094): the workspace's audit partition (`AUDIT#<workspace id>`) or the
+   * global one; sort key `<ISO time>#<id>`, so a time window is a key range and newest first is
+   * the reverse order. Its own partition: the trail outlives the workspace it records.
+   */
+  auditRecord: (workspaceId: string | undefined, at: string, id: string): Key => ({
+    PK: `${AUDIT_PARTITION}${workspaceId ?? GLOBAL_PARTITION}`,
+    SK: `${at}#${id}`,
+  }),
+  auditPartition: (workspaceId: string | undefined) => `${AUDIT_PARTITION}${workspaceId ?? GLOBAL_PARTITION}`,
+  auditPartitionPrefix: AUDIT_PARTITION,
+  /** GSI1 entry that lists every audit record, whatever its scope (the global trail). */
+  auditListing: (at: string, id: string) => ({ GSI1PK: AUDIT_LISTING, GSI1SK: `${at}#${id}` }),
+  auditListingPartition: AUDIT_LISTING,
   /** A whole partition (`WS#…`) from the start, for the sweep of a workspace deletion. */
   partitionStart: '',
 } as const;
@@ -238,4 +254,69 @@ export const entities = {
   activeDeletions: 'ActiveDeletions',
   importJob: 'ImportJob',
   importEvent: 'ImportEvent',
+  auditRecord: 'AuditRecord',
 } as const;
+
+/** A catalog entity a key names (ADR 0094): what an audit record and a catalog event report. */
+export interface EntityRef {
+  /** The entity tag (`entities`), e.g. `Layer`. */
+  entity: string;
+  /** The entity's own id (a style's or asset's name, a settings document's kind). */
+  id: string;
+  /** The workspace it belongs to; absent for global entities. */
+  workspaceId?: string;
+  /** The entity it belongs to, where its id alone is not unique (a layer's service, a policy's role). */
+  parentId?: string;
+}
+
+/** Sort key prefixes of a workspace partition that name an entity of their own. */
+const WORKSPACE_ENTITIES: ReadonlyArray<readonly [string, string, boolean]> = [
+  ['SERVICE#', entities.service, false],
+  ['LAYER#', entities.layer, true],
+  ['GROUP#', entities.layerGroup, false],
+  ['STYLE#', entities.style, false],
+  ['ASSET#', entities.styleAsset, false],
+  ['SETTINGS#', entities.settings, false],
+  ['APIKEY#', entities.apiKey, false],
+  ['CLAIMMAP#', entities.claimMapping, false],
+  ['MOSAIC#', entities.mosaic, false],
+  ['IMPORT#', entities.importJob, false],
+];
+
+/**
+ * The catalog entity a key names, or undefined for everything else (uniqueness markers, reference
+ * records, counters, chunks, history, sessions, idempotency records, audit records).
+ */
+export function describeKey(key: Key): EntityRef | undefined {
+  const { PK, SK } = key;
+  if (PK.startsWith(WORKSPACE_PARTITION)) {
+    const workspaceId = PK.slice(WORKSPACE_PARTITION.length);
+    if (SK === 'WORKSPACE') return { entity: entities.workspace, id: workspaceId, workspaceId };
+    for (const [prefix, entity, nested] of WORKSPACE_ENTITIES) {
+      if (!SK.startsWith(prefix)) continue;
+      const rest = SK.slice(prefix.length);
+      if (!nested) return { entity, id: rest, workspaceId };
+      const cut = rest.indexOf('#');
+      return { entity, id: rest.slice(cut + 1), workspaceId, parentId: rest.slice(0, cut) };
+    }
+    return undefined;
+  }
+  if (PK === GLOBAL_PARTITION) {
+    if (SK.startsWith('APIKEY#')) return { entity: entities.apiKey, id: SK.slice('APIKEY#'.length) };
+    if (SK.startsWith('CLAIMMAP#'))
+      return { entity: entities.claimMapping, id: SK.slice('CLAIMMAP#'.length) };
+    return undefined;
+  }
+  if (PK.startsWith(ROLE_PARTITION)) {
+    const roleId = PK.slice(ROLE_PARTITION.length);
+    if (SK === ROLE) return { entity: entities.role, id: roleId };
+    if (SK.startsWith('POLICY#'))
+      return { entity: entities.rolePolicy, id: SK.slice('POLICY#'.length), parentId: roleId };
+    return undefined;
+  }
+  if (PK.startsWith(`${TILE_MATRIX_SET}#`) && SK === TILE_MATRIX_SET)
+    return { entity: entities.tileMatrixSet, id: PK.slice(TILE_MATRIX_SET.length + 1) };
+  if (PK.startsWith(DELETION_PARTITION) && SK === 'DELETION')
+    return { entity: entities.deletion, id: PK.slice(DELETION_PARTITION.length) };
+  return undefined;
+}

@@ -1,4 +1,6 @@
+import { config } from '../config/env.ts';
 import { DynamoApiKeyRepository } from './api-keys-repository.ts';
+import { DynamoAuditTrail } from './audit-records.ts';
 import { DynamoClaimMappingRepository } from './claim-mappings-repository.ts';
 import { DynamoDeletionRepository } from './deletions-repository.ts';
 import { DynamoIdempotencyStore } from './idempotency-repository.ts';
@@ -125,4 +127,11 @@ let idempotency: DynamoIdempotencyStore | undefined;
 export function idempotencyStore(): DynamoIdempotencyStore {
   idempotency ??= new DynamoIdempotencyStore();
   return idempotency;
+}
+
+let audit: DynamoAuditTrail | undefined;
+/** The audit trail (ADR 0094): the listings and the records of refused requests. */
+export function auditTrail(): DynamoAuditTrail {
+  audit ??= new DynamoAuditTrail({ days: config().AUDIT_RETENTION_DAYS });
+  return audit;
 }

@@ -1,11 +1,13 @@
-import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { AlreadyExistsError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import type { Role, RoleRepository, StoredPolicy } from '../domain/roles.ts';
-import { conditionalWrite, storeCall } from './errors.ts';
 import { DynamoRepository, forEachPrefixPage, queryIndexPage, withoutKeys } from './items.ts';
 import { entities, keys } from './keys.ts';
-import { attributes, itemAbsent } from './table.ts';
+import { attributes, itemExists } from './table.ts';
+import { putNew, transact, transactOr, unguarded } from './transactions.ts';
+
+/** A cancellation whose first reason is the failed condition of the only item: an answer, not an error. */
+const conditionFailed = (codes: string[]) => (codes[0] === 'ConditionalCheckFailed' ? true : undefined);
 
 const toRole = (item: Record<string, unknown>) => withoutKeys(item) as unknown as Role;
 const toPolicy = (item: Record<string, unknown>) => withoutKeys(item) as unknown as StoredPolicy;
@@ -13,20 +15,15 @@ const toPolicy = (item: Record<string, unknown>) => withoutKeys(item) as unknown
 /** DynamoDB implementation of the role port. A retired role keeps its item forever, so its id stays taken. */
 export class DynamoRoleRepository extends DynamoRepository implements RoleRepository {
   async create(role: Role): Promise<void> {
-    await storeCall(
-      () =>
-        this.db.send(
-          new PutCommand({
-            TableName: this.table,
-            Item: { ...keys.role(role.id), ...keys.roleListing(role.id), entity: entities.role, ...role },
-            ConditionExpression: itemAbsent,
-          }),
-        ),
-      {
-        onConditionFailed: () =>
+    // Every write of the catalog is a transaction: its audit record rides along (ADR 0094).
+    await transact(this.db, [
+      putNew(
+        this.table,
+        { ...keys.role(role.id), ...keys.roleListing(role.id), entity: entities.role, ...role },
+        () =>
           new AlreadyExistsError('role_id_unavailable', `The role id '${role.id}' exists or was retired.`),
-      },
-    );
+      ),
+    ]);
   }
 
   async find(id: string): Promise<Role | undefined> {
@@ -44,28 +41,32 @@ export class DynamoRoleRepository extends DynamoRepository implements RoleReposi
 
   async retire(role: Role, now: string): Promise<boolean> {
     const { gsi1pk, gsi1sk } = attributes;
-    const retired = await conditionalWrite(() =>
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: keys.role(role.id),
-          // Retired roles leave the listing (GSI1) but keep the item, so the id can never be reused.
-          UpdateExpression: `SET #s = :retired, updated_at = :now, #v = #v + :one REMOVE ${gsi1pk}, ${gsi1sk}`,
-          ConditionExpression:
-            '#s = :active AND #v = :v AND (attribute_not_exists(ref_count) OR ref_count <= :zero)',
-          ExpressionAttributeNames: { '#s': 'status', '#v': 'version' },
-          ExpressionAttributeValues: {
-            ':retired': 'retired',
-            ':active': 'active',
-            ':now': now,
-            ':one': 1,
-            ':zero': 0,
-            ':v': role.version,
+    const refused = await transactOr(
+      this.db,
+      [
+        unguarded({
+          Update: {
+            TableName: this.table,
+            Key: keys.role(role.id),
+            // Retired roles leave the listing (GSI1) but keep the item, so the id can never be reused.
+            UpdateExpression: `SET #s = :retired, updated_at = :now, #v = #v + :one REMOVE ${gsi1pk}, ${gsi1sk}`,
+            ConditionExpression:
+              '#s = :active AND #v = :v AND (attribute_not_exists(ref_count) OR ref_count <= :zero)',
+            ExpressionAttributeNames: { '#s': 'status', '#v': 'version' },
+            ExpressionAttributeValues: {
+              ':retired': 'retired',
+              ':active': 'active',
+              ':now': now,
+              ':one': 1,
+              ':zero': 0,
+              ':v': role.version,
+            },
           },
         }),
-      ),
+      ],
+      conditionFailed,
     );
-    if (!retired) return false;
+    if (refused) return false;
     // The policies of a retired role can never apply again; remove them.
     for (const policy of await this.listPolicies(role.id)) await this.deletePolicy(role.id, policy.id);
     return true;
@@ -73,14 +74,10 @@ export class DynamoRoleRepository extends DynamoRepository implements RoleReposi
 
   async putPolicy(roleId: string, policy: StoredPolicy): Promise<void> {
     // Granting the same rule twice is harmless: a failed condition is no error.
-    await conditionalWrite(() =>
-      this.db.send(
-        new PutCommand({
-          TableName: this.table,
-          Item: { ...keys.rolePolicy(roleId, policy.id), entity: entities.rolePolicy, ...policy },
-          ConditionExpression: itemAbsent,
-        }),
-      ),
+    await transactOr(
+      this.db,
+      [putNew(this.table, { ...keys.rolePolicy(roleId, policy.id), entity: entities.rolePolicy, ...policy })],
+      conditionFailed,
     );
   }
 
@@ -93,15 +90,19 @@ export class DynamoRoleRepository extends DynamoRepository implements RoleReposi
   }
 
   async deletePolicy(roleId: string, policyId: string): Promise<boolean> {
-    const out = await storeCall(() =>
-      this.db.send(
-        new DeleteCommand({
-          TableName: this.table,
-          Key: keys.rolePolicy(roleId, policyId),
-          ReturnValues: 'ALL_OLD',
+    const absent = await transactOr(
+      this.db,
+      [
+        unguarded({
+          Delete: {
+            TableName: this.table,
+            Key: keys.rolePolicy(roleId, policyId),
+            ConditionExpression: itemExists,
+          },
         }),
-      ),
+      ],
+      conditionFailed,
     );
-    return out.Attributes !== undefined;
+    return !absent;
   }
 }

@@ -6,6 +6,8 @@ export const tableDefinition = {
   partitionKey: 'PK',
   sortKey: 'SK',
   timeToLiveAttribute: 'expires_at_epoch',
+  /** The change stream the catalog events are read from (ADR 0094): new images are enough. */
+  streamViewType: 'NEW_IMAGE',
   globalSecondaryIndexes: [
     {
       /** Named access patterns: list workspaces by name. */
@@ -26,6 +28,7 @@ export function createTableInput(tableName: string) {
   return {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST' as const,
+    StreamSpecification: { StreamEnabled: true, StreamViewType: tableDefinition.streamViewType },
     AttributeDefinitions: [...attrs].map((name) => ({ AttributeName: name, AttributeType: 'S' as const })),
     KeySchema: [
       { AttributeName: tableDefinition.partitionKey, KeyType: 'HASH' as const },

@@ -1,6 +1,8 @@
-import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { config } from '../config/env.ts';
 import { NotFoundError, StateConflictError } from '../domain/errors.ts';
 import { CONCURRENT_MODIFICATION } from '../domain/last-writer-wins.ts';
+import { type AuditRetention, auditPutFor } from './audit-records.ts';
 import type { StoreClient } from './client.ts';
 import { isTransactionConflict, storeCall } from './errors.ts';
 import { type Key, keys } from './keys.ts';
@@ -20,6 +22,8 @@ export interface GuardedItem {
 export interface TransactOptions {
   /** Ask DynamoDB for the write units consumed (`ConsumedCapacity` of the answer). */
   consumedCapacity?: boolean;
+  /** A lock or bookkeeping that changes nothing a client sees: no audit record, no event (ADR 0094). */
+  unaudited?: boolean;
   /** Every cancelled transaction, whatever its reasons, before the items' own errors (undefined: those). */
   onCancelled?: (codes: string[], error: unknown) => Error | undefined;
 }
@@ -31,17 +35,24 @@ export interface TransactOptions {
  * concurrent-modification error) so a transaction conflict is retried like a lost version race
  * (ADR 0075); without it a conflict stays a 503.
  */
-export function transact(
+export async function transact(
   db: StoreClient,
   items: GuardedItem[],
   onTransactionConflict?: () => Error,
   options: TransactOptions = {},
 ) {
-  return storeCall(
+  // The audit record of the change rides in the same transaction (ADR 0094): it exists exactly
+  // when the change committed, and the catalog events are read from it. Appended last, so the
+  // items' indexes (their errors) stay as the caller numbered them.
+  const writes = items.map((i) => i.item);
+  const audit = options.unaudited ? undefined : auditPutFor(writes, auditRetention());
+  const separate = audit !== undefined && writes.length >= MAX_TRANSACTION_ITEMS;
+  if (audit && !separate) writes.push(audit);
+  const out = await storeCall(
     () =>
       db.send(
         new TransactWriteCommand({
-          TransactItems: items.map((i) => i.item),
+          TransactItems: writes,
           ...(options.consumedCapacity ? { ReturnConsumedCapacity: 'TOTAL' } : {}),
         }),
       ),
@@ -51,6 +62,21 @@ export function transact(
       ...(options.onCancelled ? { onCancelled: options.onCancelled } : {}),
     },
   );
+  // A full transaction (100 items) has no room: its record follows it (not atomic; ADR 0094).
+  if (audit?.Put && separate) {
+    await storeCall(() =>
+      db.send(new PutCommand({ TableName: audit.Put?.TableName, Item: audit.Put?.Item })),
+    );
+  }
+  return out;
+}
+
+/** DynamoDB's limit of items per TransactWriteItems. */
+export const MAX_TRANSACTION_ITEMS = 100;
+
+/** The audit records' retention (days, from configuration). */
+function auditRetention(): AuditRetention {
+  return { days: config().AUDIT_RETENTION_DAYS };
 }
 
 /** Carries the answer of a cancelled transaction out of `transact` (see `transactOr`). */

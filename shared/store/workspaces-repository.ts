@@ -1,15 +1,20 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DeletionPlan } from '../domain/deletion-model.ts';
 import { AlreadyExistsError, StateConflictError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import { customTileMatrixSets, type OGCTilesSettings } from '../domain/settings.ts';
 import type { Workspace, WorkspaceRepository } from '../domain/workspaces.ts';
 import { planWorkspace } from './deletion-plans.ts';
-import { storeCall } from './errors.ts';
 import { DynamoRepository, keyCondition, queryIndexPage, queryInput, queryPages } from './items.ts';
 import { entities, keyOf, keys } from './keys.ts';
 import { attributes } from './table.ts';
-import { concurrentModification, type GuardedItem, putNew, transact, unguarded } from './transactions.ts';
+import {
+  concurrentModification,
+  type GuardedItem,
+  MAX_TRANSACTION_ITEMS,
+  putNew,
+  transact,
+  unguarded,
+} from './transactions.ts';
 
 const workspaceFields = [
   'claim_mapping_count',
@@ -40,7 +45,6 @@ function nameTaken(name: string) {
 }
 
 // One TransactWriteItems holds at most 100 items; the scan stops a little past what fits.
-const MAX_TRANSACTION_ITEMS = 100;
 const CHILDREN_SCANNED = 120;
 
 /** DynamoDB implementation of the workspace port. */
@@ -143,19 +147,26 @@ export class DynamoWorkspaceRepository extends DynamoRepository implements Works
         'concurrent_modification',
         'The workspace was changed by another request; retry.',
       );
-    await storeCall(
-      () =>
-        this.db.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: keys.workspace(ws.id),
-            UpdateExpression: 'SET #s = :deleting',
-            ConditionExpression: '#v = :v AND #s = :active',
-            ExpressionAttributeNames: { '#s': 'status', '#v': 'version' },
-            ExpressionAttributeValues: { ':deleting': 'deleting', ':active': 'active', ':v': ws.version },
-          }),
-        ),
-      { onConditionFailed: concurrent, onTransactionConflict: concurrent },
+    await transact(
+      this.db,
+      [
+        {
+          item: {
+            Update: {
+              TableName: this.table,
+              Key: keys.workspace(ws.id),
+              UpdateExpression: 'SET #s = :deleting',
+              ConditionExpression: '#v = :v AND #s = :active',
+              ExpressionAttributeNames: { '#s': 'status', '#v': 'version' },
+              ExpressionAttributeValues: { ':deleting': 'deleting', ':active': 'active', ':v': ws.version },
+            },
+          },
+          onConditionFailed: concurrent,
+        },
+      ],
+      concurrent,
+      // Hiding the workspace while it is checked is a lock, not a change (ADR 0094).
+      { unaudited: true },
     );
     const children = await this.children(ws.id);
     // Settings are configuration, not catalog: they go with the workspace too.
@@ -216,7 +227,8 @@ export class DynamoWorkspaceRepository extends DynamoRepository implements Works
     }
     if (
       blocking.length > 0 ||
-      deletes.length > MAX_TRANSACTION_ITEMS - 2 ||
+      // Two for the workspace and its name, one for the audit record (ADR 0094).
+      deletes.length > MAX_TRANSACTION_ITEMS - 3 ||
       children.length >= CHILDREN_SCANNED
     ) {
       // What it holds, read while it is still hidden (nothing can be added meanwhile): the one
@@ -258,16 +270,21 @@ export class DynamoWorkspaceRepository extends DynamoRepository implements Works
   }
 
   private async restore(ws: Workspace): Promise<void> {
-    await storeCall(() =>
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: keys.workspace(ws.id),
-          UpdateExpression: 'SET #s = :active',
-          ExpressionAttributeNames: { '#s': 'status' },
-          ExpressionAttributeValues: { ':active': 'active' },
+    await transact(
+      this.db,
+      [
+        unguarded({
+          Update: {
+            TableName: this.table,
+            Key: keys.workspace(ws.id),
+            UpdateExpression: 'SET #s = :active',
+            ExpressionAttributeNames: { '#s': 'status' },
+            ExpressionAttributeValues: { ':active': 'active' },
+          },
         }),
-      ),
+      ],
+      undefined,
+      { unaudited: true },
     );
   }
 }

@@ -1,4 +1,5 @@
 import type { ApiKeyRepository } from '../domain/api-keys.ts';
+import type { AuditTrail, RefusalLog } from '../domain/audit.ts';
 import type { ClaimMappingRepository } from '../domain/claim-mappings.ts';
 import type { DeletionRepository } from '../domain/deletions.ts';
 import type { LayerGroupRepository } from '../domain/layer-groups.ts';
@@ -88,4 +89,9 @@ export function mosaicRepository(): MosaicRepository {
 /** Recursive deletion operations, their plans and the hide transactions. */
 export function deletionRepository(): DeletionRepository {
   return store.deletionRepository();
+}
+
+/** The audit trail (ADR 0094). */
+export function auditTrail(): AuditTrail & RefusalLog {
+  return store.auditTrail();
 }

@@ -2,6 +2,7 @@ import type { WorkflowLog } from '../domain/workflow-log.ts';
 import type { DeletionWorkflowSteps, WorkflowStarter } from '../domain/workflows.ts';
 import { logger } from '../log/logger.ts';
 import { recordWorkflowOutcome } from '../log/metrics.ts';
+import { runInChange } from '../store/change-context.ts';
 import { DeletionSteps } from '../store/deletion-steps.ts';
 import { workflowStarter as configuredStarter } from '../workflows/starter.ts';
 import { usageKeys } from './usage-keys.ts';
@@ -26,4 +27,27 @@ export function workflowLog(): WorkflowLog {
     warn: (message, fields) => logger.warn(message, fields),
     outcome: (workflow, outcome) => recordWorkflowOutcome(workflow, outcome === 'succeeded'),
   };
+}
+
+/**
+ * A background entry point (a workflow task, the sweep, a custom resource) whose changes are
+ * attributed to the system in the audit trail and the catalog events (ADR 0094): principal
+ * `system:<name>`, operation `workflow:<name>`, and the run (a deletion's or an import's id) as
+ * the request id.
+ */
+export function asSystemChange<E, R>(
+  name: string,
+  runOf: (event: E) => string,
+  fn: (event: E) => Promise<R>,
+): (event: E) => Promise<R> {
+  return (event) =>
+    runInChange(
+      {
+        principalId: `system:${name}`,
+        authMethod: 'system',
+        operation: `workflow:${name}`,
+        requestId: runOf(event),
+      },
+      () => fn(event),
+    );
 }

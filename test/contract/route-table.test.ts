@@ -18,6 +18,8 @@ const nonRouteFolders = [
   'functions/bootstrap/',
   // The scheduled sweep (ADR 0093): invoked by an EventBridge rule, not a route.
   'functions/sweeps/',
+  // The catalog events' stream reader (ADR 0094): invoked by the table's stream, not a route.
+  'functions/events/',
 ];
 
 const routeKey = (method: string, path: string) => `${method.toUpperCase()} ${path}`;
@@ -69,7 +71,7 @@ describe('route table ↔ functions/', () => {
     },
   );
 
-  it('has a route for every entry point under functions/ (except the authorizer, workflow tasks, the bootstrap custom resource and the sweep)', () => {
+  it('has a route for every entry point under functions/ (except the authorizer, workflow tasks, the bootstrap custom resource, the sweep and the events reader)', () => {
     const handlers = new Set(routes.map((op) => op.handler));
     const orphans = tsFilesUnder('functions').filter(
       (file) => !nonRouteFolders.some((folder) => file.startsWith(folder)) && !handlers.has(file),
@@ -139,13 +141,20 @@ describe('route table ↔ synthesized template', () => {
     for (const parts of variablesByParent.values()) expect(parts).toHaveLength(1);
   });
 
-  it('has a function per route, plus the authorizer, the deletion and import workflow tasks, bootstrapAdmins and the sweep', () => {
+  it('has a function per route, plus the authorizer, the deletion and import workflow tasks, bootstrapAdmins, the sweep and the events publisher', () => {
     const tasks = [
       ...deletionTasks.map((task) => deletionTaskDescription(task).split(':')[0]),
       ...importTasks.map((task) => importTaskDescription(task).split(':')[0]),
     ];
     expect(functions.map(([operationId]) => operationId).sort()).toEqual(
-      [...routes.map((op) => op.operationId), 'authorizer', ...tasks, 'bootstrapAdmins', 'sweep'].sort(),
+      [
+        ...routes.map((op) => op.operationId),
+        'authorizer',
+        ...tasks,
+        'bootstrapAdmins',
+        'sweep',
+        'catalog events',
+      ].sort(),
     );
   });
 

@@ -200,7 +200,10 @@ describe('deletion chaos', () => {
     const doomedPublicIds = new Set(['api-0', 'api-1', 'api-2', 'inner', 'outer', ...seeded.publicIds]);
     const orphans = (await scanAll()).filter((i) => {
       if (i.PK !== keys.workspacePartition(ws.id))
-        return JSON.stringify(i).includes(svc.id) && i.entity !== 'DeletionOperation';
+        // The deletion's record and the audit trail outlive what they describe (ADR 0094).
+        return (
+          JSON.stringify(i).includes(svc.id) && i.entity !== 'DeletionOperation' && i.entity !== 'AuditRecord'
+        );
       const sk = i.SK as string;
       return (
         sk.startsWith(keys.layerPrefix(svc.id)) ||

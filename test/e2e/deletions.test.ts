@@ -72,7 +72,9 @@ async function itemsMentioning(ids: string[]): Promise<Record<string, unknown>[]
     const out = await db.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start }));
     for (const item of out.Items ?? []) {
       const text = JSON.stringify(item);
-      if (item.entity !== 'DeletionOperation' && ids.some((id) => text.includes(id))) found.push(item);
+      // The deletion's record and the audit trail outlive what they describe (ADR 0094).
+      const kept = item.entity === 'DeletionOperation' || item.entity === 'AuditRecord';
+      if (!kept && ids.some((id) => text.includes(id))) found.push(item);
     }
     start = out.LastEvaluatedKey;
   } while (start);

@@ -74,6 +74,8 @@ describe('cdk-nag AwsSolutions checks', () => {
         'AwsSolutions-COG4',
         'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
         'AwsSolutions-IAM5[Resource::*]',
+        // The catalog events' dead-letter queue is the event source mapping's destination (ADR 0094).
+        'AwsSolutions-SQS3',
         'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/*]',
         'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/usageplans/*/keys]',
         // The sweep describes executions of the two state machines (names made at run time), ADR 0093.

@@ -219,7 +219,12 @@ describe('deletion workflow', () => {
       if (!fn) throw new Error(task);
       const statements = statementsOfRole(template, fn.role);
       expect(actionsIn(statements, 'dynamodb')).toEqual(
-        [...new Set(deletionTaskAccess[task].data.map((a) => `dynamodb:${a}`))].sort(),
+        // PutAuditRecord is PutItem on the audit partitions (ADR 0094).
+        [
+          ...new Set(
+            deletionTaskAccess[task].data.map((a) => `dynamodb:${a === 'PutAuditRecord' ? 'PutItem' : a}`),
+          ),
+        ].sort(),
       );
     });
 
@@ -313,6 +318,7 @@ function checkStartGrants(stack: GeoPlaneStack, template: Template, routeTable: 
     }
   }
   const importStep = logicalId(stack.importWorkflow.functions.get('step')?.role as never);
+  const sweep = logicalId(stack.sweeps.function.role);
   // No other role (authorizer, tasks, the state machines' own) has any Step Functions action.
   for (const [id, statements] of policyDocuments(template)) {
     if (starters.has(id)) continue;
@@ -320,6 +326,14 @@ function checkStartGrants(stack: GeoPlaneStack, template: Template, routeTable: 
       const states = statements.filter((s) => asArray(s.Action).some((a) => a.startsWith('states:')));
       expect(states, id).toEqual([
         { Effect: 'Allow', Action: 'states:StartExecution', Resource: arnOf.deletion },
+      ]);
+      continue;
+    }
+    // The scheduled sweep restarts stuck work and asks whether an execution still runs (ADR 0093).
+    if (id === sweep) {
+      expect(actionsIn(statements, 'states'), id).toEqual([
+        'states:DescribeExecution',
+        'states:StartExecution',
       ]);
       continue;
     }

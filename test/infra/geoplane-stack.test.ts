@@ -51,7 +51,9 @@ const stateMachineLogDelivery = [
   'logs:DescribeLogGroups',
 ];
 
-const expectedActions = (data: readonly string[]) => [...new Set(data.map((a) => `dynamodb:${a}`))].sort();
+/** IAM actions of a `data` list: `PutAuditRecord` is PutItem (on the audit partitions only, ADR 0094). */
+const expectedActions = (data: readonly string[]) =>
+  [...new Set(data.map((a) => `dynamodb:${a === 'PutAuditRecord' ? 'PutItem' : a}`))].sort();
 
 describe('GeoPlaneStack', () => {
   let stack: GeoPlaneStack;
@@ -102,10 +104,10 @@ describe('GeoPlaneStack', () => {
   });
 
   describe('functions', () => {
-    it('has one Lambda function per route plus the authorizer, the workflow tasks and the bootstrapAdmins resource', () => {
+    it('has one Lambda function per route plus the authorizer, the workflow tasks, the bootstrapAdmins resource, the sweep and the catalog events publisher', () => {
       template.resourceCountIs(
         'AWS::Lambda::Function',
-        routes.length + 1 + deletionTasks.length + importTasks.length + 1,
+        routes.length + 1 + deletionTasks.length + importTasks.length + 1 + 2,
       );
       expect(stack.api.functions.size).toBe(routes.length);
       expect(stack.deletionWorkflow.functions.size).toBe(deletionTasks.length);
@@ -124,10 +126,10 @@ describe('GeoPlaneStack', () => {
 
     it('gives every log group a retention period (30 days by default)', () => {
       template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
-      // One per function (bootstrapAdmins' too), the access logs and each workflow's.
+      // One per function (bootstrapAdmins', the sweep's and the events publisher's too), the access logs and each workflow's.
       template.resourceCountIs(
         'AWS::Logs::LogGroup',
-        routes.length + 1 + deletionTasks.length + importTasks.length + 1 + 3,
+        routes.length + 1 + deletionTasks.length + importTasks.length + 1 + 2 + 3,
       );
     });
 
@@ -155,8 +157,15 @@ describe('GeoPlaneStack', () => {
           IMPORT_UPLOAD_BUCKET,
           IMPORT_MAX_BYTES,
           IMPORT_STEP_BUDGET_MS,
+          // The events publisher's bus (ADR 0094); the sweep's settings (ADR 0093).
+          EVENT_BUS_NAME,
+          SWEEP_STUCK_AFTER_MINUTES,
+          SWEEP_MAX_RESTARTS,
           ...rest
         } = fn.Properties.Environment.Variables as Record<string, unknown>;
+        if (EVENT_BUS_NAME !== undefined) expect(id).toMatch(/CatalogEventsPublisher/);
+        if (SWEEP_STUCK_AFTER_MINUTES !== undefined || SWEEP_MAX_RESTARTS !== undefined)
+          expect(id).toMatch(/Sweeps/);
         expect(rest, id).toEqual(common);
         // Only the authorizer names the global usage key; only usage-key routes (and the
         // workflow task that deletes a workspace's key) find the plan.
@@ -431,6 +440,7 @@ describe('GeoPlaneStack', () => {
         logicalId(stack.importWorkflow.role),
       ];
       const uploadObjects = JSON.stringify(`/${uploadPrefix}*`);
+      const eventsPublisher = logicalId(stack.catalogEvents.function.role);
       for (const [id, statements] of documents) {
         for (const s of statements) {
           const actions = asArray(s.Action);
@@ -445,6 +455,9 @@ describe('GeoPlaneStack', () => {
                 ) ||
                 (actions.every((a) => ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'].includes(a)) &&
                   JSON.stringify(s.Resource).endsWith(`${uploadObjects}]]}`)) ||
+                // dynamodb:ListStreams has no resource-level permission (the stream reader's event source).
+                (id === eventsPublisher &&
+                  actions.every((a) => a.startsWith('xray:') || a === 'dynamodb:ListStreams')) ||
                 (stateMachineRoles.includes(id) &&
                   actions.every((a) => a.startsWith('xray:') || stateMachineLogDelivery.includes(a))),
               `${id}: ${actions}`,

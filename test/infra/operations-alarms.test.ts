@@ -191,6 +191,9 @@ describe('OperationsAlarms in the GeoPlane stack', () => {
         'GeoPlane-deletion-workflow-failures',
         'GeoPlane-import-workflow-failures',
         'GeoPlane-sweep-errors',
+        // The catalog events' publisher and its dead-letter queue (ADR 0094).
+        'GeoPlane-catalog-events-errors',
+        'GeoPlane-dead-letters-catalog-events',
       ].sort(),
     );
     for (const alarm of alarms) {

@@ -93,10 +93,10 @@ describe('the stack split (ADR 0077)', () => {
       );
       if (s === stack) {
         expect(types.filter((t) => t === 'AWS::ApiGateway::Method')).toEqual([]);
-        // The authorizer, the workflows' tasks, the bootstrapAdmins resource and the sweep (ADR 0093):
-        // the parent's only functions.
+        // The authorizer, the workflows' tasks, the bootstrapAdmins resource, the sweep (ADR 0093) and
+        // the catalog events publisher (ADR 0094): the parent's only functions.
         expect(types.filter((t) => t === 'AWS::Lambda::Function')).toHaveLength(
-          1 + deletionTasks.length + importTasks.length + 1 + 1,
+          1 + deletionTasks.length + importTasks.length + 1 + 1 + 1,
         );
         continue;
       }
@@ -205,7 +205,7 @@ describe('the stack split as the route table grows', () => {
     // The operations, the authorizer, the workflow tasks, the bootstrapAdmins resource (ADR 0089) and the sweep (ADR 0093).
     merged.resourceCountIs(
       'AWS::Lambda::Function',
-      150 + 1 + deletionTasks.length + importTasks.length + 1 + 1,
+      150 + 1 + deletionTasks.length + importTasks.length + 1 + 1 + 1,
     );
   }, 120_000);
 

@@ -110,6 +110,7 @@ const manages = [
   'updateOGCTilesAPISettings',
   'cancelImport',
   'rollbackImport',
+  'listWorkspaceAudit',
 ];
 const everything = routes.map((r) => r.operationId).sort();
 

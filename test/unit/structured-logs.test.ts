@@ -16,6 +16,12 @@ import {
 } from '../../shared/log/logger.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
 
+// No table here: a refusal's audit record (ADR 0094) goes nowhere (test/e2e/audit.test.ts covers it).
+vi.mock('../../shared/store/repositories.ts', async (original) => ({
+  ...(await original<typeof import('../../shared/store/repositories.ts')>()),
+  auditTrail: () => ({ recordRefusal: async () => {}, list: async () => ({ items: [] }) }),
+}));
+
 const fixture = JSON.parse(
   readFileSync(new URL('../fixtures/rest-proxy-event.json', import.meta.url), 'utf8'),
 ) as APIGatewayProxyEvent;

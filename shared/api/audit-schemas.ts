@@ -1,0 +1,51 @@
+import * as z from 'zod/mini';
+import { DateTime, PageQuery } from './schemas.ts';
+
+/** One entity a change touched (ADR 0094). */
+export const AuditChangeBody = z
+  .object({
+    type: z.string().check(z.meta({ description: 'the entity: workspace, service, layer, style, …' })),
+    id: z.string(),
+    parent_id: z.optional(
+      z.string().check(z.meta({ description: "the layer's service, the policy's role" })),
+    ),
+    workspace_id: z.optional(z.string()),
+    action: z.enum(['created', 'updated', 'deleted']),
+    version: z.optional(z.number().check(z.meta({ description: 'the version after the change' }))),
+    status: z.optional(z.string().check(z.meta({ description: 'the status the change set' }))),
+  })
+  .check(z.meta({ id: 'AuditChange' }));
+
+/** One audit record: who did what to which entities, in which request, with what outcome. */
+export const AuditRecordBody = z
+  .object({
+    id: z.string(),
+    at: DateTime,
+    workspace_id: z.optional(z.string()),
+    operation: z.string().check(z.meta({ description: 'the operationId, or `workflow:<name>`' })),
+    principal: z.object({
+      id: z.string().check(z.meta({ description: '`apikey:<id>`, `jwt:<sub>` or `system…`' })),
+      auth_method: z.string(),
+      subject: z.optional(z.string()),
+    }),
+    request_id: z.string(),
+    outcome: z.enum(['succeeded', 'refused']),
+    status: z.optional(z.number().check(z.meta({ description: 'the HTTP status of a refused request' }))),
+    reason: z.optional(z.string().check(z.meta({ description: 'the error reason of a refused request' }))),
+    changes: z.array(AuditChangeBody),
+  })
+  .check(z.meta({ id: 'AuditRecord' }));
+
+export const AuditList = z
+  .object({ records: z.array(AuditRecordBody), next_cursor: z.optional(z.string()) })
+  .check(z.meta({ id: 'AuditList' }));
+
+/** The audit listings' filters: operation, principal, outcome and a time window. */
+export const AuditQuery = z.strictObject({
+  ...PageQuery.def.shape,
+  operation: z.optional(z.string().check(z.regex(/^[A-Za-z][A-Za-z0-9:_-]{0,99}$/))),
+  principal: z.optional(z.string().check(z.minLength(1), z.maxLength(300))),
+  outcome: z.optional(z.enum(['succeeded', 'refused'])),
+  since: z.optional(DateTime),
+  until: z.optional(DateTime),
+});
