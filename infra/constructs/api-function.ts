@@ -70,6 +70,7 @@ export function functionEnvironment(config: StageConfig, table: CatalogTable): R
   return {
     TABLE_NAME: table.table.tableName,
     MAX_BODY_BYTES: String(config.maxBodyBytes),
+    AUDIT_RETENTION_DAYS: String(config.auditRetentionDays),
     POWERTOOLS_SERVICE_NAME: 'geoplane',
     // EMF metrics (ADR 0092): written to the log, so no IAM permission comes with them.
     POWERTOOLS_METRICS_NAMESPACE: 'GeoPlane',

@@ -250,6 +250,8 @@ const schema = z.object({
       'must be a CloudWatch Logs retention value (1, 3, 5, 7, 14, 30, …)',
     )
     .default(30),
+  /** Days an audit record is kept before the table's TTL removes it (ADR 0094). */
+  auditRetentionDays: z.coerce.number().int().min(1).max(3650).default(90),
 });
 
 /** Stage configuration of a deployment, read from `cdk.json` context (or `-c key=value`). */

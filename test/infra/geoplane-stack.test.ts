@@ -137,6 +137,7 @@ describe('GeoPlaneStack', () => {
       const common = {
         TABLE_NAME: { Ref: tableId },
         MAX_BODY_BYTES: '1048576',
+        AUDIT_RETENTION_DAYS: '90',
         POWERTOOLS_SERVICE_NAME: 'geoplane',
         POWERTOOLS_METRICS_NAMESPACE: 'GeoPlane',
         OIDC_SCOPES: 'openid profile email',

@@ -90,3 +90,14 @@ describe('boolean environment variables (shared/config/env.ts)', () => {
     });
   });
 });
+
+describe('auditRetentionDays (ADR 0094)', () => {
+  it('defaults to 90 days and takes the CLI string form', () => {
+    expect(configWith({}).auditRetentionDays).toBe(90);
+    expect(configWith({ auditRetentionDays: '30' }).auditRetentionDays).toBe(30);
+  });
+
+  it.each([['0'], ['-1'], ['1.5'], ['3651'], ['ninety']])('refuses %j, naming the key', (value) => {
+    expect(() => configWith({ auditRetentionDays: value })).toThrow(/auditRetentionDays/);
+  });
+});
