@@ -190,6 +190,93 @@ describe('catalog-change events (local feed of the change stream)', () => {
     expect(new Set(events.map((e) => e.detail.event_id)).size).toBe(events.length);
   });
 
+  it('names each kind of entity in its detail-type: styles, settings, tile matrix sets, claim mappings, role policies', async () => {
+    const ws = await createWorkspace();
+    const { cursor } = await readFeed();
+    const su = asSuperAdmin();
+    const expected = new Map<string, string[]>();
+    const expect1 = (
+      res: { status: number; text: string; headers: Record<string, string> },
+      ok: number,
+      types: string[],
+    ) => {
+      expect(res.status, res.text).toBe(ok);
+      expected.set(res.headers['x-amzn-requestid'] as string, types);
+    };
+    const style = { version: 8, sources: {}, layers: [{ id: 'bg', type: 'background' }] };
+    expect1(
+      await call('POST', `/workspaces/${ws.id}/styles`, {
+        headers: su,
+        body: { name: 'st', format: 'mapbox', body: style },
+      }),
+      201,
+      ['Style Created'],
+    );
+    expect1(
+      await call('PUT', `/workspaces/${ws.id}/settings/wms`, {
+        headers: su,
+        body: { enabled: true, title: 'Maps' },
+      }),
+      200,
+      // The first settings document of a kind is created (defaults until then).
+      ['Settings Created'],
+    );
+    const mapping = await call('POST', `/workspaces/${ws.id}/claim-mappings`, {
+      headers: su,
+      body: { claim_name: 'groups', claim_value: `g-${ws.id}`, role_id: 'viewer' },
+    });
+    expect1(mapping, 201, ['Claim Mapping Created']);
+    expect1(
+      await call('DELETE', `/workspaces/${ws.id}/claim-mappings/${mapping.body.id}`, { headers: su }),
+      204,
+      ['Claim Mapping Deleted'],
+    );
+    const tms = `t${ws.id.slice(0, 8)}`;
+    const level = {
+      id: '0',
+      scaleDenominator: 559082264.0287178,
+      cellSize: 156543.03392804097,
+      cornerOfOrigin: 'topLeft',
+      pointOfOrigin: [-20037508.3427892, 20037508.3427892],
+      tileWidth: 256,
+      tileHeight: 256,
+      matrixWidth: 1,
+      matrixHeight: 1,
+    };
+    expect1(
+      await call('PUT', `/tile-matrix-sets/${tms}`, {
+        headers: su,
+        body: {
+          id: tms,
+          title: 't',
+          crs: 'http://www.opengis.net/def/crs/EPSG/0/3857',
+          tileMatrices: [level],
+        },
+      }),
+      201,
+      ['Tile Matrix Set Created'],
+    );
+    const role = `r-${ws.id.slice(0, 8)}`;
+    expect1(await call('POST', '/roles', { headers: su, body: { id: role } }), 201, ['Role Created']);
+    expect1(
+      await call('POST', `/roles/${role}/policies`, {
+        headers: su,
+        body: { workspace: ws.id, service: 'management', operation: 'getWorkspace', action: 'read' },
+      }),
+      201,
+      ['Role Policy Created'],
+    );
+    const events = await eventsOf(cursor, new Set(expected.keys()), expected.size);
+    for (const [requestId, types] of expected) {
+      const got = events.filter((e) => e.detail.request_id === requestId);
+      expect(
+        got.map((e) => e['detail-type']),
+        requestId,
+      ).toEqual(types);
+      for (const e of got) expect(CatalogEventBody.safeParse(e).error).toBeUndefined();
+    }
+  });
+
   it('reports a recursive deletion: its start by the caller, then the workflow removing the workspace', async () => {
     const ws = await createWorkspace();
     const key = await createKey(ws.id, 'viewer');
