@@ -43,9 +43,15 @@ export const AuditList = z
 /** The audit listings' filters: operation, principal, outcome and a time window. */
 export const AuditQuery = z.strictObject({
   ...PageQuery.def.shape,
-  operation: z.optional(z.string().check(z.regex(/^[A-Za-z][A-Za-z0-9:_-]{0,99}$/))),
-  principal: z.optional(z.string().check(z.minLength(1), z.maxLength(300))),
-  outcome: z.optional(z.enum(['succeeded', 'refused'])),
-  since: z.optional(DateTime),
-  until: z.optional(DateTime),
+  operation: z
+    .optional(z.string().check(z.regex(/^[A-Za-z][A-Za-z0-9:_-]{0,99}$/)))
+    .check(z.meta({ description: 'Only records of this operationId (e.g. `createLayer`).' })),
+  principal: z
+    .optional(z.string().check(z.minLength(1), z.maxLength(300)))
+    .check(z.meta({ description: 'Only records of this principal (as `principal` in the records).' })),
+  outcome: z
+    .optional(z.enum(['succeeded', 'refused']))
+    .check(z.meta({ description: 'Only changes made (`succeeded`) or requests refused (`refused`).' })),
+  since: z.optional(DateTime).check(z.meta({ description: 'Only records at or after this RFC 3339 time.' })),
+  until: z.optional(DateTime).check(z.meta({ description: 'Only records before this RFC 3339 time.' })),
 });

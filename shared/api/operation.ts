@@ -24,6 +24,22 @@ export interface ResponseSpec {
   description: string;
   schema?: Schema;
   headers?: Record<string, string>;
+  /** A body that is not JSON (bytes): the media types it is answered with (e.g. an image). */
+  mediaTypes?: readonly string[];
+}
+
+/**
+ * The worked example of an operation (issue #14, ADR 0095), published in the OpenAPI document and
+ * checked by test/contract/openapi-examples.test.ts against the same zod schemas the handler uses.
+ */
+export interface OperationExamples {
+  /** Path and query parameters of the example request (strings, as sent). */
+  params?: Record<string, string>;
+  query?: Record<string, string>;
+  /** The JSON request body (operations with a body schema). */
+  request?: unknown;
+  /** The body of the success answer: the lowest 2xx status that declares a schema. */
+  response?: unknown;
 }
 
 /** One entry of THE route table. */
@@ -62,6 +78,10 @@ export interface Operation<
   importDatabase?: true;
   /** The body is raw bytes (not JSON): makeHandler skips parsing and passes them as `rawBody`. */
   rawBody?: true;
+  /** Media types a raw (`rawBody`) request body is documented with. */
+  requestMediaTypes?: readonly string[];
+  /** A request and response example (required of every operation; see OperationExamples). */
+  examples?: OperationExamples;
   /** A body limit below MAX_BODY_BYTES for this operation (413 above it, checked on bytes first). */
   maxBodyBytes?: number;
 }

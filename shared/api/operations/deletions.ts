@@ -34,8 +34,12 @@ export const listDeletions = defineOperation({
   request: {
     query: z.strictObject({
       ...PageQuery.def.shape,
-      workspace: z.optional(IdOrName),
-      status: z.optional(z.enum(['pending', 'running', 'failed', 'completed'])),
+      workspace: z
+        .optional(IdOrName)
+        .check(z.meta({ description: 'Only deletions in this workspace (its id or name).' })),
+      status: z
+        .optional(z.enum(['pending', 'running', 'failed', 'completed']))
+        .check(z.meta({ description: 'Only deletions in this status.' })),
     }),
   },
   responses: {

@@ -56,7 +56,10 @@ export const listImports = defineOperation({
   tags,
   request: {
     params: WorkspaceParams,
-    query: z.strictObject({ ...pageQuery(100).def.shape, status: z.optional(ImportStatusEnum) }),
+    query: z.strictObject({
+      ...pageQuery(100).def.shape,
+      status: z.optional(ImportStatusEnum).check(z.meta({ description: 'Only imports in this status.' })),
+    }),
   },
   responses: {
     200: { description: 'the imports', schema: ImportList },
@@ -172,7 +175,9 @@ export const getImportPreview = defineOperation({
   request: {
     params: ImportParams,
     query: z.strictObject({
-      layer: z.optional(z.string().check(z.minLength(1), z.maxLength(64))),
+      layer: z
+        .optional(z.string().check(z.minLength(1), z.maxLength(64)))
+        .check(z.meta({ description: 'The staged layer to preview (default: the first).' })),
       limit: z.optional(z.coerce.number().check(z.multipleOf(1), z.minimum(1), z.maximum(1000))),
     }),
   },

@@ -5,6 +5,8 @@ import { StyleAssetBody } from '../style-schemas.ts';
 
 /** Largest asset (413 above it), mirrored from the domain so handlers don't import it twice. */
 const MAX_ASSET_BYTES = 512 * 1024;
+/** The formats an asset may have (sniffed from its bytes), as documented media types. */
+const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/svg+xml'] as const;
 
 const WorkspaceParams = z.strictObject({ workspace: IdOrName });
 const AssetParams = z.strictObject({ workspace: IdOrName, asset: Name });
@@ -31,6 +33,7 @@ export const putStyleAsset = defineOperation({
   },
   data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
   rawBody: true,
+  requestMediaTypes: [...IMAGE_TYPES, 'application/octet-stream'],
   maxBodyBytes: MAX_ASSET_BYTES,
 });
 
@@ -48,6 +51,7 @@ export const getStyleAsset = defineOperation({
     200: {
       description: 'the bytes (image/png, image/jpeg, image/gif or image/svg+xml)',
       headers: { ETag: 'quoted SHA-256 hex of the bytes' },
+      mediaTypes: IMAGE_TYPES,
     },
     304: { description: 'If-None-Match matches the ETag' },
     404: notFound,
