@@ -1,5 +1,9 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import {
+  createGeoPlaneClient,
+  dataOf,
+  GeoPlaneApiError,
+  type GeoPlaneClient as TypedClient,
+} from '../client/index.ts';
 import { CliError, type Connection } from './config.ts';
 import type { DeletionOperation, ImportEvent, ImportJob, Layer } from './types.ts';
 
@@ -15,16 +19,6 @@ export class ApiError extends CliError {
   }
 }
 
-/** Reads a whole (small, JSON) response. */
-export function readBody(res: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    res.on('data', (c: Buffer) => chunks.push(c));
-    res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    res.on('error', reject);
-  });
-}
-
 /** The message of a network failure, with a hint for certificate problems. */
 export function networkMessage(error: unknown, url: string): string {
   const e = error as NodeJS.ErrnoException;
@@ -36,67 +30,50 @@ export function networkMessage(error: unknown, url: string): string {
   return `request to ${new URL(url).host} failed: ${e.message || code}`;
 }
 
-function errorFrom(status: number, text: string): ApiError {
-  try {
-    const body = JSON.parse(text) as { message?: unknown; reason?: unknown; request_id?: unknown };
-    if (typeof body.message === 'string')
-      return new ApiError(
-        status,
-        body.message,
-        typeof body.reason === 'string' ? body.reason : undefined,
-        typeof body.request_id === 'string' ? body.request_id : undefined,
-      );
-  } catch {
-    // not JSON: fall through
-  }
-  return new ApiError(status, `HTTP ${status}${text ? `: ${text.slice(0, 200)}` : ''}`);
-}
+/** The answer of one call of the generated client. */
+type Answer<T> = { data?: T; error?: unknown; response: Response };
 
-const enc = encodeURIComponent;
+/** Lists are read in pages of this many. */
+const PAGE = 100;
 
-/** The API calls the CLI makes. */
+/**
+ * The API calls the CLI makes, all through the typed client generated from docs/openapi.json
+ * (client/, ADR 0096); this class only turns its answers into the CLI's errors.
+ */
 export class GeoPlaneClient {
-  constructor(readonly connection: Connection) {}
+  private readonly api: TypedClient;
 
-  /** One JSON request; `path` is relative to the base URL (`/workspaces/...`). */
-  async request<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
-    const url = new URL(this.connection.baseUrl + path);
-    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body), 'utf8');
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const res = await new Promise<IncomingMessage>((resolve, reject) => {
-      const req = send(
-        url,
-        {
-          method,
-          ...(url.protocol === 'https:' && this.connection.agent ? { agent: this.connection.agent } : {}),
-          headers: {
-            Accept: 'application/json',
-            'X-API-Key': this.connection.apiKey,
-            ...(payload
-              ? { 'Content-Type': 'application/json', 'Content-Length': String(payload.length) }
-              : {}),
-          },
-        },
-        resolve,
-      );
-      req.on('error', (error) => reject(new CliError(networkMessage(error, url.href))));
-      req.end(payload);
+  constructor(readonly connection: Connection) {
+    this.api = createGeoPlaneClient({
+      baseUrl: connection.baseUrl,
+      apiKey: connection.apiKey,
+      ...(connection.dispatcher ? { requestInitExt: { dispatcher: connection.dispatcher } } : {}),
     });
-    const text = await readBody(res);
-    const status = res.statusCode ?? 0;
-    if (status >= 400 || status < 200) throw errorFrom(status, text);
-    if (!text) return { status, body: undefined as T };
+  }
+
+  /** One call: its data, or a CliError (an ApiError for an error answer). */
+  private async call<T>(send: () => Promise<Answer<T>>): Promise<{ status: number; data: T }> {
+    let answer: Answer<T>;
     try {
-      return { status, body: JSON.parse(text) as T };
-    } catch {
-      throw new CliError(`the API answered ${status} with a body that is not JSON`);
+      answer = await send();
+    } catch (error) {
+      if (error instanceof SyntaxError) throw new CliError('the API answered with a body that is not JSON');
+      // fetch rejects with "fetch failed"; the cause carries the socket's or TLS's code.
+      throw new CliError(networkMessage((error as Error).cause ?? error, this.connection.baseUrl));
+    }
+    try {
+      return { status: answer.response.status, data: dataOf(answer) };
+    } catch (error) {
+      if (!(error instanceof GeoPlaneApiError)) throw error;
+      if (error.body) throw new ApiError(error.status, error.body.message, error.reason, error.requestId);
+      throw new ApiError(error.status, error.message);
     }
   }
 
-  private imports(workspace: string, id?: string, action?: string): string {
+  private path(workspace: string, id?: string): { workspace: string; import: string } {
     if (!workspace.trim()) throw new CliError('a workspace is required (--workspace)');
     if (id !== undefined && !id.trim()) throw new CliError('an import id is required');
-    return `/workspaces/${enc(workspace)}/imports${id !== undefined ? `/${enc(id)}` : ''}${action ? `/${action}` : ''}`;
+    return { workspace, import: id ?? '' };
   }
 
   async createImport(
@@ -108,43 +85,70 @@ export class GeoPlaneClient {
       auto_publish?: boolean;
     },
   ): Promise<ImportJob> {
-    return (await this.request<ImportJob>('POST', this.imports(workspace), input)).body;
+    const path = { workspace: this.path(workspace).workspace };
+    return (
+      await this.call(() =>
+        this.api.POST('/api/v1/workspaces/{workspace}/imports', { params: { path }, body: input }),
+      )
+    ).data;
   }
 
   async startImport(workspace: string, id: string): Promise<ImportJob> {
-    return (await this.request<ImportJob>('POST', this.imports(workspace, id, 'start'))).body;
+    const path = this.path(workspace, id);
+    return (
+      await this.call(() =>
+        this.api.POST('/api/v1/workspaces/{workspace}/imports/{import}/start', { params: { path } }),
+      )
+    ).data;
   }
 
   async getImport(workspace: string, id: string): Promise<ImportJob> {
-    return (await this.request<ImportJob>('GET', this.imports(workspace, id))).body;
+    const path = this.path(workspace, id);
+    return (
+      await this.call(() =>
+        this.api.GET('/api/v1/workspaces/{workspace}/imports/{import}', { params: { path } }),
+      )
+    ).data;
   }
 
   async publishImport(workspace: string, id: string): Promise<ImportJob> {
-    return (await this.request<ImportJob>('POST', this.imports(workspace, id, 'publish'))).body;
+    const path = this.path(workspace, id);
+    return (
+      await this.call(() =>
+        this.api.POST('/api/v1/workspaces/{workspace}/imports/{import}/publish', { params: { path } }),
+      )
+    ).data;
   }
 
   async rollbackImport(workspace: string, id: string): Promise<ImportJob> {
-    return (await this.request<ImportJob>('POST', this.imports(workspace, id, 'rollback'))).body;
+    const path = this.path(workspace, id);
+    return (
+      await this.call(() =>
+        this.api.POST('/api/v1/workspaces/{workspace}/imports/{import}/rollback', { params: { path } }),
+      )
+    ).data;
   }
 
   /** DELETE: 202 with the import (cancelling) or 204 (cancelled at once). */
   async cancelImport(workspace: string, id: string): Promise<ImportJob | undefined> {
-    return (await this.request<ImportJob | undefined>('DELETE', this.imports(workspace, id))).body;
+    const path = this.path(workspace, id);
+    const answer = await this.call(() =>
+      this.api.DELETE('/api/v1/workspaces/{workspace}/imports/{import}', { params: { path } }),
+    );
+    return answer.status === 204 ? undefined : answer.data;
   }
 
-  async listImports(workspace: string, status?: string): Promise<ImportJob[]> {
+  async listImports(workspace: string, status?: ImportJob['status']): Promise<ImportJob[]> {
+    const path = { workspace: this.path(workspace).workspace };
     const all: ImportJob[] = [];
     let cursor: string | undefined;
     do {
-      const query = new URLSearchParams({ limit: '100' });
-      if (status) query.set('status', status);
-      if (cursor) query.set('cursor', cursor);
+      const query = { limit: PAGE, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) };
       const page = (
-        await this.request<{ imports: ImportJob[]; next_cursor?: string }>(
-          'GET',
-          `${this.imports(workspace)}?${query}`,
+        await this.call(() =>
+          this.api.GET('/api/v1/workspaces/{workspace}/imports', { params: { path, query } }),
         )
-      ).body;
+      ).data;
       all.push(...page.imports);
       cursor = page.next_cursor;
     } while (cursor);
@@ -153,17 +157,18 @@ export class GeoPlaneClient {
 
   /** Every event of an import, oldest first (all pages). */
   async importHistory(workspace: string, id: string): Promise<ImportEvent[]> {
+    const path = this.path(workspace, id);
     const all: ImportEvent[] = [];
     let cursor: string | undefined;
     do {
-      const query = new URLSearchParams({ limit: '100' });
-      if (cursor) query.set('cursor', cursor);
+      const query = { limit: PAGE, ...(cursor ? { cursor } : {}) };
       const page = (
-        await this.request<{ events: ImportEvent[]; next_cursor?: string }>(
-          'GET',
-          `${this.imports(workspace, id, 'history')}?${query}`,
+        await this.call(() =>
+          this.api.GET('/api/v1/workspaces/{workspace}/imports/{import}/history', {
+            params: { path, query },
+          }),
         )
-      ).body;
+      ).data;
       all.push(...page.events);
       cursor = page.next_cursor;
     } while (cursor);
@@ -172,17 +177,18 @@ export class GeoPlaneClient {
 
   /** Every layer of a service (all pages). */
   async listLayers(workspace: string, service: string): Promise<Layer[]> {
+    const path = { workspace, service };
     const all: Layer[] = [];
     let cursor: string | undefined;
     do {
-      const query = new URLSearchParams({ limit: '100' });
-      if (cursor) query.set('cursor', cursor);
+      const query = { limit: PAGE, ...(cursor ? { cursor } : {}) };
       const page = (
-        await this.request<{ layers: Layer[]; next_cursor?: string }>(
-          'GET',
-          `/workspaces/${enc(workspace)}/services/${enc(service)}/layers?${query}`,
+        await this.call(() =>
+          this.api.GET('/api/v1/workspaces/{workspace}/services/{service}/layers', {
+            params: { path, query },
+          }),
         )
-      ).body;
+      ).data;
       all.push(...page.layers);
       cursor = page.next_cursor;
     } while (cursor);
@@ -190,6 +196,6 @@ export class GeoPlaneClient {
   }
 
   async getDeletion(id: string): Promise<DeletionOperation> {
-    return (await this.request<DeletionOperation>('GET', `/deletions/${enc(id)}`)).body;
+    return (await this.call(() => this.api.GET('/api/v1/deletions/{id}', { params: { path: { id } } }))).data;
   }
 }

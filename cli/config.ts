@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { Agent } from 'node:https';
 import { join, resolve } from 'node:path';
+import { Agent as FetchAgent } from 'undici';
 
 /** A failure the CLI reports as one message (exit code 1), without a stack. */
 export class CliError extends Error {
@@ -12,8 +13,10 @@ export interface Connection {
   /** The API's base URL, ending in `/api/v1` (no trailing slash). */
   baseUrl: string;
   apiKey: string;
-  /** Set for https: trusts the configured CA only (else Node's default roots). */
+  /** Set for https (the upload): trusts the configured CA only (else Node's default roots). */
   agent?: Agent;
+  /** The same trust for the API client's fetch (undici's dispatcher). */
+  dispatcher?: FetchAgent;
 }
 
 export interface ConnectionOptions {
@@ -89,6 +92,7 @@ export function resolveConnection(
   const baseUrl = normalizeBaseUrl(url);
   const parsed = new URL(baseUrl);
   let agent: Agent | undefined;
+  let dispatcher: FetchAgent | undefined;
   if (parsed.protocol === 'https:') {
     const caFile = env.GEOPLANE_CA_FILE;
     const localCert = join(dir, 'tls-cert.pem');
@@ -103,6 +107,7 @@ export function resolveConnection(
       ca = readFileSync(localCert);
     }
     agent = new Agent({ keepAlive: true, ...(ca ? { ca } : {}) });
+    dispatcher = new FetchAgent(ca ? { connect: { ca } } : {});
   }
-  return { baseUrl, apiKey, ...(agent ? { agent } : {}) };
+  return { baseUrl, apiKey, ...(agent ? { agent } : {}), ...(dispatcher ? { dispatcher } : {}) };
 }

@@ -1,71 +1,11 @@
-/** The bodies the CLI reads (its own view of shared/api's schemas: only what it uses). */
+/** The bodies the CLI reads: the generated client's schemas (client/api-types.ts, ADR 0096). */
 
-import type { ImportStatus } from '../shared/domain/import-model.ts';
+import type { Schemas } from '../client/index.ts';
 
-export type { ImportStatus };
-
-export interface UploadTicket {
-  url: string;
-  method: 'POST';
-  fields: Record<string, string>;
-  file_field: string;
-  expires_at: string;
-  max_bytes: number;
-}
-
-export interface DiscoveryLayer {
-  name: string;
-  geometry_type: string | null;
-  srid: number | null;
-  feature_count: number;
-}
-
-export interface ImportJob {
-  id: string;
-  workspace_id: string;
-  name: string;
-  status: ImportStatus;
-  phase: string;
-  service_name: string;
-  service_id?: string;
-  rollback_operation_id?: string;
-  auto_publish: boolean;
-  processed_bytes: number;
-  processed_features: number;
-  processed_layers: number;
-  total_layers: number;
-  warnings?: string[];
-  error_message?: string;
-  discovery?: { format: string; size_bytes: number; layers: DiscoveryLayer[]; warnings: string[] };
-  source_filename?: string;
-  source_uri?: string;
-  upload?: UploadTicket;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface ImportEvent {
-  status: ImportStatus;
-  phase: string;
-  created_at: string;
-  processed_bytes: number;
-  processed_features: number;
-  processed_layers: number;
-  warnings?: string[];
-  error_message?: string;
-}
-
-export interface DeletionOperation {
-  id: string;
-  status: 'pending' | 'running' | 'failed' | 'completed';
-  phase: string;
-  progress: { total: number; deleted: number };
-  last_error?: string;
-}
-
-export interface Layer {
-  id: string;
-  public_id: string;
-  title: string;
-  source_layer: string;
-}
+export type ImportJob = Schemas['ImportJob'];
+export type ImportStatus = ImportJob['status'];
+/** The presigned form an import is uploaded with (any file field name: the form is S3's, not the API's). */
+export type UploadTicket = Omit<NonNullable<ImportJob['upload']>, 'file_field'> & { file_field: string };
+export type ImportEvent = Schemas['ImportEvent'];
+export type DeletionOperation = Schemas['DeletionOperation'];
+export type Layer = Schemas['Layer'];

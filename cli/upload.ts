@@ -2,10 +2,20 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { basename } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { networkMessage, readBody } from './client.ts';
+import { networkMessage } from './client.ts';
 import { CliError, type Connection } from './config.ts';
 import { multipartBody, multipartStream } from './multipart.ts';
 import type { UploadTicket } from './types.ts';
+
+/** Reads a whole (small) response. */
+function readBody(res: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    res.on('error', reject);
+  });
+}
 
 /** `<Code>` and `<Message>` of an S3-style XML error. */
 export function s3Error(status: number, text: string): string {

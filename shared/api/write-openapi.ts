@@ -1,15 +1,19 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { clientTypes } from '../../client/codegen/generate.ts';
 import { catalogEventJsonSchema } from './event-schemas.ts';
 import { openApiDocument } from './openapi.ts';
 import { routes } from './routes.ts';
 
 /**
  * `npm run openapi` writes docs/openapi.json from the route table (and the catalog events' JSON
- * Schema, docs/events/); `--check` fails when the
+ * Schema, docs/events/; the typed client's types, client/api-types.ts); `--check` fails when a
  * committed file has drifted from it.
  */
+const document = `${JSON.stringify(openApiDocument(), null, 2)}\n`;
 const outputs: [URL, string][] = [
-  [new URL('../../docs/openapi.json', import.meta.url), `${JSON.stringify(openApiDocument(), null, 2)}\n`],
+  [new URL('../../docs/openapi.json', import.meta.url), document],
+  // The typed client's types, generated from the document itself (ADR 0096).
+  [new URL('../../client/api-types.ts', import.meta.url), await clientTypes(document)],
   // operationId → permission without any schema, for handlers that need the catalog (small bundles).
   [
     new URL('./operation-permissions.json', import.meta.url),
