@@ -67,9 +67,12 @@ export const HarvestResultBody = z
 export const GranuleListQuery = z.strictObject({
   limit: pageLimit(100),
   cursor: PageCursor,
-  bbox: z
-    .optional(z.string().check(z.maxLength(512)))
-    .check(z.meta({ description: 'Only granules intersecting `minx,miny,maxx,maxy` (EPSG:4326).' })),
+  bbox: z.optional(z.string().check(z.maxLength(512))).check(
+    z.meta({
+      description:
+        "Only granules whose `bbox` intersects `minx,miny,maxx,maxy` (same coordinates as the granules' `bbox`).",
+    }),
+  ),
   time: z
     .optional(z.string().check(z.maxLength(128)))
     .check(z.meta({ description: 'Only granules at this RFC 3339 instant, or overlapping `start/end`.' })),

@@ -192,7 +192,10 @@ function parameters(op: Operation, components: Components): Json[] {
         required: where === 'path' || (json.required ?? []).includes(name),
         description,
         schema,
-        ...(example === undefined ? {} : { example }),
+        // Examples are declared as sent (strings); a numeric parameter's example is its number.
+        ...(example === undefined
+          ? {}
+          : { example: schema.type === 'integer' || schema.type === 'number' ? Number(example) : example }),
       });
     }
   }

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import * as ex from '../examples.ts';
 import { defineOperation } from '../operation.ts';
 import { APIKey, APIKeyWithSecret, DateTime, IdOrName, PageQuery, Role, Uuid } from '../schemas.ts';
 
@@ -37,6 +38,16 @@ export const createAPIKey = defineOperation({
     400: { description: 'bad request (missing name, unknown role_id, expires_at in the past)' },
     404: { description: 'workspace not found' },
   },
+  examples: {
+    params: { workspace: 'roads-demo' },
+    request: {
+      name: 'ci-publisher',
+      role_id: 'editor',
+      expires_at: '2027-03-02T00:00:00Z',
+      owner_email: 'ci@example.org',
+    },
+    response: { ...ex.apiKey, key: 'gpk_q3Zt8WbRk2mXc9LpV4nH7sJ0aF6dG1eY5uT8iO3wQzA' },
+  },
   data: ['GetItem', 'PutItem', 'ConditionCheckItem'],
 });
 
@@ -54,6 +65,10 @@ export const listAPIKeys = defineOperation({
     400: { description: 'bad limit or cursor' },
     404: { description: 'workspace not found' },
   },
+  examples: {
+    params: { workspace: 'roads-demo' },
+    response: { api_keys: [ex.apiKey] },
+  },
   data: ['GetItem', 'Query'],
 });
 
@@ -70,6 +85,10 @@ export const getAPIKey = defineOperation({
     200: { description: 'the key', schema: APIKey },
     400: { description: 'keyId is not a UUID' },
     404: { description: 'workspace or key not found' },
+  },
+  examples: {
+    params: { workspace: 'roads-demo', keyId: ex.ids.apiKey },
+    response: ex.apiKey,
   },
   data: ['GetItem'],
 });
@@ -89,5 +108,6 @@ export const revokeAPIKey = defineOperation({
     400: { description: 'keyId is not a UUID' },
     404: { description: 'workspace or key not found' },
   },
+  examples: { params: { workspace: 'roads-demo', keyId: ex.ids.apiKey } },
   data: ['GetItem', 'UpdateItem'],
 });

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { AuditList, AuditQuery } from '../audit-schemas.ts';
+import * as ex from '../examples.ts';
 import { defineOperation } from '../operation.ts';
 import { IdOrName } from '../schemas.ts';
 
@@ -23,6 +24,33 @@ export const listWorkspaceAudit = defineOperation({
     400: { description: 'bad filter, limit or cursor' },
     404: { description: 'workspace not found' },
   },
+  examples: {
+    params: { workspace: 'roads-demo' },
+    query: { outcome: 'succeeded', since: '2026-03-01T00:00:00Z' },
+    response: {
+      records: [
+        {
+          id: '2026-03-04T16:40:12.000Z#b7e1',
+          at: ex.updated,
+          workspace_id: ex.ids.workspace,
+          operation: 'updateLayer',
+          principal: { id: 'jwt:4f1c2b7e-alice', auth_method: 'jwt', subject: 'alice' },
+          request_id: '9c5b1e0a-7f7e-4a55-9d0c-3f1d2e4b5a6c',
+          outcome: 'succeeded',
+          changes: [
+            {
+              type: 'layer',
+              id: ex.ids.layer,
+              parent_id: ex.ids.service,
+              workspace_id: ex.ids.workspace,
+              action: 'updated',
+              version: 2,
+            },
+          ],
+        },
+      ],
+    },
+  },
   data: ['Query'],
 });
 
@@ -39,6 +67,32 @@ export const listAudit = defineOperation({
   responses: {
     200: { description: 'the records', schema: AuditList },
     400: { description: 'bad filter, limit or cursor' },
+  },
+  examples: {
+    query: { operation: 'updateLayer' },
+    response: {
+      records: [
+        {
+          id: '2026-03-04T16:40:12.000Z#b7e1',
+          at: ex.updated,
+          workspace_id: ex.ids.workspace,
+          operation: 'updateLayer',
+          principal: { id: 'jwt:4f1c2b7e-alice', auth_method: 'jwt', subject: 'alice' },
+          request_id: '9c5b1e0a-7f7e-4a55-9d0c-3f1d2e4b5a6c',
+          outcome: 'succeeded',
+          changes: [
+            {
+              type: 'layer',
+              id: ex.ids.layer,
+              parent_id: ex.ids.service,
+              workspace_id: ex.ids.workspace,
+              action: 'updated',
+              version: 2,
+            },
+          ],
+        },
+      ],
+    },
   },
   data: ['Query'],
 });

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import * as ex from '../examples.ts';
 import { defineOperation } from '../operation.ts';
 import { AuthConsoleConfig, AuthMe } from '../schemas.ts';
 
@@ -16,6 +17,9 @@ export const getAuthMe = defineOperation({
   tags: ['auth'],
   request: {},
   responses: { 200: { description: 'the caller', schema: AuthMe } },
+  examples: {
+    response: ex.authMe,
+  },
   data: ['GetItem', 'Query'],
 });
 
@@ -33,6 +37,15 @@ export const login = defineOperation({
   responses: {
     201: { description: 'session created', schema: AuthMe, headers: cookieHeaders },
     400: { description: 'bad request' },
+  },
+  examples: {
+    request: { token: 'eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl' },
+    response: {
+      ...ex.authMe,
+      session_id: 's-2f9c41',
+      session_expires_at: '2026-03-02T21:15:00Z',
+      session_idle_expires_at: '2026-03-02T10:15:00Z',
+    },
   },
   data: ['GetItem', 'Query', 'PutItem', 'UpdateItem'],
 });
@@ -52,6 +65,14 @@ export const refreshSession = defineOperation({
     200: { description: 'refreshed identity', schema: AuthMe, headers: cookieHeaders },
     400: { description: 'the request carries header credentials, not a session' },
     409: { description: 'the session was already refreshed by another request' },
+  },
+  examples: {
+    response: {
+      ...ex.authMe,
+      session_id: 's-2f9c41',
+      session_expires_at: '2026-03-02T21:15:00Z',
+      session_idle_expires_at: '2026-03-02T10:45:00Z',
+    },
   },
   data: ['GetItem', 'Query', 'PutItem', 'UpdateItem'],
 });
@@ -82,6 +103,24 @@ export const getConsoleConfig = defineOperation({
     200: {
       description: 'console configuration',
       schema: z.strictObject({ auth: AuthConsoleConfig }).check(z.meta({ id: 'ConsoleConfig' })),
+    },
+  },
+  examples: {
+    response: {
+      auth: {
+        enabled: true,
+        method: 'oidc',
+        password_login: false,
+        token_login: true,
+        oidc: {
+          enabled: true,
+          issuer: 'https://login.example.org/realms/gis',
+          client_id: 'geoplane-console',
+          redirect_uri: 'https://console.example.org/callback',
+          scopes: ['openid', 'profile', 'email'],
+          group_claims: ['groups'],
+        },
+      },
     },
   },
   data: [],

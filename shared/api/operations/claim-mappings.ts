@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import * as ex from '../examples.ts';
 import { defineOperation } from '../operation.ts';
 import {
   ClaimMappingBody,
@@ -33,6 +34,11 @@ export const createClaimMapping = defineOperation({
     404: { description: 'workspace not found' },
     409: { description: 'the same claim, value and role are already mapped' },
   },
+  examples: {
+    params: { workspace: 'roads-demo' },
+    request: { claim_name: 'groups', claim_value: 'gis-editors', role_id: 'editor', priority: 10 },
+    response: ex.claimMapping,
+  },
   data: ['GetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
 });
 
@@ -49,6 +55,10 @@ export const listClaimMappings = defineOperation({
     200: { description: 'a page of mappings', schema: ClaimMappingList },
     400: { description: 'bad limit or cursor' },
     404: { description: 'workspace not found' },
+  },
+  examples: {
+    params: { workspace: 'roads-demo' },
+    response: { claim_mappings: [ex.claimMapping] },
   },
   data: ['GetItem', 'Query'],
 });
@@ -67,6 +77,7 @@ export const deleteClaimMapping = defineOperation({
     400: { description: 'mappingId is not a UUID' },
     404: { description: 'claim mapping not found (or of another workspace)' },
   },
+  examples: { params: { workspace: 'roads-demo', mappingId: ex.ids.mapping } },
   data: ['GetItem', 'DeleteItem', 'UpdateItem'],
 });
 
@@ -88,6 +99,22 @@ export const createGlobalClaimMapping = defineOperation({
     400: { description: 'missing field or unknown role' },
     409: { description: 'the same claim, value and role are already mapped' },
   },
+  examples: {
+    request: {
+      claim_name: 'realm_access.roles',
+      claim_value: 'gis-admin',
+      role_id: 'super_admin',
+      priority: 100,
+    },
+    response: {
+      ...ex.claimMapping,
+      workspace_id: '*',
+      claim_name: 'realm_access.roles',
+      claim_value: 'gis-admin',
+      role_id: 'super_admin',
+      priority: 100,
+    },
+  },
   data: ['GetItem', 'PutItem', 'UpdateItem'],
 });
 
@@ -103,6 +130,20 @@ export const listGlobalClaimMappings = defineOperation({
   responses: {
     200: { description: 'a page of mappings', schema: ClaimMappingList },
     400: { description: 'bad limit or cursor' },
+  },
+  examples: {
+    response: {
+      claim_mappings: [
+        {
+          ...ex.claimMapping,
+          workspace_id: '*',
+          claim_name: 'realm_access.roles',
+          claim_value: 'gis-admin',
+          role_id: 'super_admin',
+          priority: 100,
+        },
+      ],
+    },
   },
   data: ['Query'],
 });
@@ -121,5 +162,6 @@ export const deleteGlobalClaimMapping = defineOperation({
     400: { description: 'mappingId is not a UUID' },
     404: { description: 'claim mapping not found' },
   },
+  examples: { params: { mappingId: ex.ids.mapping } },
   data: ['GetItem', 'DeleteItem', 'UpdateItem'],
 });

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { DeletionList, DeletionOperationBody } from '../deletion-schemas.ts';
+import * as ex from '../examples.ts';
 import { defineOperation } from '../operation.ts';
 import { IdOrName, PageQuery, Uuid } from '../schemas.ts';
 
@@ -18,6 +19,16 @@ export const getDeletion = defineOperation({
   tags: ['deletions'],
   request: { params: DeletionParams },
   responses: { 200: { description: 'the operation', schema: DeletionOperationBody }, 404: notFound },
+  examples: {
+    params: { id: ex.ids.deletion },
+    response: {
+      ...ex.deletion,
+      status: 'completed',
+      phase: 'done',
+      progress: { total: 3, deleted: 3 },
+      completed_at: ex.updated,
+    },
+  },
   data: ['GetItem', 'Query'],
 });
 
@@ -46,6 +57,20 @@ export const listDeletions = defineOperation({
     200: { description: 'the operations', schema: DeletionList },
     400: { description: 'bad filter, limit or cursor' },
   },
+  examples: {
+    query: { status: 'failed' },
+    response: {
+      deletions: [
+        {
+          ...ex.deletion,
+          status: 'failed',
+          phase: 'layers',
+          attempt_count: 3,
+          last_error: 'the catalog store was unavailable',
+        },
+      ],
+    },
+  },
   data: ['GetItem', 'Query', 'BatchGetItem'],
 });
 
@@ -66,6 +91,10 @@ export const retryDeletion = defineOperation({
     },
     404: notFound,
     409: { description: "the service's workspace is being deleted (that deletion removes the service)" },
+  },
+  examples: {
+    params: { id: ex.ids.deletion },
+    response: { ...ex.deletion, status: 'pending', phase: 'layers', attempt_count: 4 },
   },
   data: ['GetItem', 'Query', 'UpdateItem', 'ConditionCheckItem'],
   starts: ['deletion'],

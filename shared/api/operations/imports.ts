@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import * as ex from '../examples.ts';
 import {
   CreateImportInput,
   FeatureCollectionBody,
@@ -39,6 +40,37 @@ export const createImport = defineOperation({
     404: { description: 'workspace not found' },
     409: conflict('a service with the service_name exists in the workspace'),
   },
+  examples: {
+    params: { workspace: 'roads-demo' },
+    request: {
+      name: 'parcels-2026',
+      source: { kind: 'upload', filename: 'parcels.gpkg', size_bytes: 5242880 },
+      service_name: 'imports',
+    },
+    response: {
+      ...ex.importJob,
+      status: 'awaiting_upload',
+      phase: 'upload',
+      discovery: undefined,
+      processed_bytes: 0,
+      total_layers: 0,
+      version: 1,
+      updated_at: ex.created,
+      started_at: undefined,
+      upload: {
+        url: 'https://geoplane-imports.s3.eu-central-2.amazonaws.com/',
+        method: 'POST',
+        fields: {
+          key: `uploads/${ex.ids.workspace}/${ex.ids.import}`,
+          Policy: 'eyJjb25kaXRpb25zIjpbXX0=',
+          'X-Amz-Signature': '5e1f…',
+        },
+        file_field: 'file',
+        expires_at: '2026-03-02T10:15:00Z',
+        max_bytes: 5368709120,
+      },
+    },
+  },
   data: ['GetItem', 'PutItem', 'ConditionCheckItem'],
   starts: ['import'],
   uploads: ['presign'],
@@ -66,6 +98,11 @@ export const listImports = defineOperation({
     400: { description: 'bad filter, limit or cursor' },
     404: { description: 'workspace not found' },
   },
+  examples: {
+    params: { workspace: 'roads-demo' },
+    query: { status: 'awaiting_plan' },
+    response: { imports: [ex.importJob] },
+  },
   data: ['Query'],
 });
 
@@ -79,6 +116,10 @@ export const getImport = defineOperation({
   tags,
   request: { params: ImportParams },
   responses: { 200: { description: 'the import', schema: ImportJobBody }, 404: notFound },
+  examples: {
+    params: { workspace: 'roads-demo', import: ex.ids.import },
+    response: ex.importJob,
+  },
   data: ['GetItem'],
 });
 
@@ -98,6 +139,10 @@ export const cancelImport = defineOperation({
     204: { description: 'cancelled' },
     404: notFound,
     409: conflict('the import is publishing, published or rolled back'),
+  },
+  examples: {
+    params: { workspace: 'roads-demo', import: ex.ids.import },
+    response: { ...ex.importJob, status: 'cancelling', version: 5 },
   },
   data: ['GetItem', 'PutItem'],
   starts: ['import'],
@@ -120,6 +165,17 @@ export const startImport = defineOperation({
     404: notFound,
     409: conflict('nothing was uploaded (or the upload URL expired)'),
   },
+  examples: {
+    params: { workspace: 'roads-demo', import: ex.ids.import },
+    response: {
+      ...ex.importJob,
+      status: 'queued',
+      phase: 'acquire',
+      discovery: undefined,
+      processed_bytes: 0,
+      version: 2,
+    },
+  },
   data: ['GetItem', 'PutItem'],
   starts: ['import'],
   uploads: ['head'],
@@ -138,6 +194,10 @@ export const retryImport = defineOperation({
     202: accepted('the import, queued again'),
     404: notFound,
     409: conflict('the import is not failed'),
+  },
+  examples: {
+    params: { workspace: 'roads-demo', import: ex.ids.import },
+    response: { ...ex.importJob, status: 'queued', retry_count: 1, version: 6 },
   },
   data: ['GetItem', 'PutItem'],
   starts: ['import'],
@@ -159,6 +219,11 @@ export const putImportPlan = defineOperation({
     400: { description: 'the plan does not fit the file' },
     404: notFound,
     409: conflict('the import is not awaiting a plan, ready to publish or failed'),
+  },
+  examples: {
+    params: { workspace: 'roads-demo', import: ex.ids.import },
+    request: ex.importPlan,
+    response: { ...ex.importJob, status: 'ready_to_publish', plan: ex.importPlan, version: 5 },
   },
   data: ['GetItem', 'PutItem'],
   starts: ['import'],
@@ -186,6 +251,21 @@ export const getImportPreview = defineOperation({
     404: notFound,
     409: conflict('nothing is staged yet (or any more)'),
   },
+  examples: {
+    params: { workspace: 'roads-demo', import: ex.ids.import },
+    query: { layer: 'parcels', limit: '1' },
+    response: {
+      type: 'FeatureCollection',
+      features: [
+        {
+          type: 'Feature',
+          id: 1,
+          geometry: { type: 'Point', coordinates: [7.4474, 46.948] },
+          properties: { parcel_no: 'BE-1024', area_m2: 812.5 },
+        },
+      ],
+    },
+  },
   data: ['GetItem'],
   importDatabase: true,
 });
@@ -203,6 +283,10 @@ export const publishImport = defineOperation({
     202: accepted('the import, publishing'),
     404: notFound,
     409: conflict('the import is not ready to publish'),
+  },
+  examples: {
+    params: { workspace: 'roads-demo', import: ex.ids.import },
+    response: { ...ex.importJob, status: 'publishing', phase: 'publish', plan: ex.importPlan, version: 6 },
   },
   data: ['GetItem', 'PutItem'],
   starts: ['import'],
@@ -224,6 +308,33 @@ export const getImportHistory = defineOperation({
     400: { description: 'bad limit or cursor' },
     404: notFound,
   },
+  examples: {
+    params: { workspace: 'roads-demo', import: ex.ids.import },
+    response: {
+      events: [
+        {
+          id: '0001',
+          import_id: ex.ids.import,
+          status: 'awaiting_upload',
+          phase: 'upload',
+          created_at: ex.created,
+          processed_bytes: 0,
+          processed_features: 0,
+          processed_layers: 0,
+        },
+        {
+          id: '0002',
+          import_id: ex.ids.import,
+          status: 'awaiting_plan',
+          phase: 'discover',
+          created_at: ex.updated,
+          processed_bytes: 5242880,
+          processed_features: 0,
+          processed_layers: 0,
+        },
+      ],
+    },
+  },
   data: ['GetItem', 'Query'],
 });
 
@@ -244,6 +355,16 @@ export const rollbackImport = defineOperation({
     409: conflict('the import is not published'),
   },
   // It starts the service's recursive deletion (as deleteService?recurse=true does) and the import workflow.
+  examples: {
+    params: { workspace: 'roads-demo', import: ex.ids.import },
+    response: {
+      ...ex.importJob,
+      status: 'rolling_back',
+      phase: 'rollback',
+      rollback_operation_id: ex.ids.deletion,
+      version: 9,
+    },
+  },
   data: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
   starts: ['deletion', 'import'],
 });

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import * as ex from '../examples.ts';
 import { defineOperation } from '../operation.ts';
 import { GroupMemberSchema, IdOrName, LayerGroupBody, PageQuery } from '../schemas.ts';
 
@@ -33,6 +34,15 @@ export const createLayerGroup = defineOperation({
     404: { description: 'workspace not found' },
     409: { description: 'public_id is already published in this workspace' },
   },
+  examples: {
+    params: { workspace: 'roads-demo' },
+    request: {
+      public_id: 'basemap',
+      title: 'Basemap',
+      members: [{ resource: 'roads', style: 'roads-line', opacity: 0.8 }],
+    },
+    response: ex.layerGroup,
+  },
   data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
 });
 
@@ -55,6 +65,10 @@ export const listLayerGroups = defineOperation({
     400: { description: 'bad limit or cursor' },
     404: { description: 'workspace not found' },
   },
+  examples: {
+    params: { workspace: 'roads-demo' },
+    response: { layer_groups: [ex.layerGroup] },
+  },
   data: ['GetItem', 'Query'],
 });
 
@@ -68,6 +82,10 @@ export const getLayerGroup = defineOperation({
   tags: ['layer-groups'],
   request: { params: GroupParams },
   responses: { 200: { description: 'the group', schema: LayerGroupBody }, 404: notFound },
+  examples: {
+    params: { workspace: 'roads-demo', group: 'basemap' },
+    response: ex.layerGroup,
+  },
   data: ['GetItem'],
 });
 
@@ -90,6 +108,21 @@ export const updateLayerGroup = defineOperation({
     412: { description: 'If-Match does not match the current version' },
     422: { description: 'the change would create a cycle' },
   },
+  examples: {
+    params: { workspace: 'roads-demo', group: 'basemap' },
+    request: {
+      public_id: 'basemap',
+      title: 'Basemap (roads on top)',
+      members: [{ resource: 'roads', opacity: 1 }],
+    },
+    response: {
+      ...ex.layerGroup,
+      title: 'Basemap (roads on top)',
+      members: [{ resource: 'roads', opacity: 1 }],
+      version: 2,
+      updated_at: ex.updated,
+    },
+  },
   data: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
 });
 
@@ -108,5 +141,6 @@ export const deleteLayerGroup = defineOperation({
     409: { description: 'another group contains this group' },
     412: { description: 'If-Match does not match the current version' },
   },
+  examples: { params: { workspace: 'roads-demo', group: 'basemap' } },
   data: ['GetItem', 'DeleteItem', 'UpdateItem'],
 });

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import * as ex from '../examples.ts';
 import { defineOperation } from '../operation.ts';
 import { IdOrName, LayerBody, LayerInputSchema, PageQuery, Uuid } from '../schemas.ts';
 
@@ -27,6 +28,17 @@ export const createLayer = defineOperation({
     422: { description: 'source layer is missing or unreadable' },
     503: { description: 'datasource unavailable' },
   },
+  examples: {
+    params: { workspace: 'roads-demo', service: 'roads-db' },
+    request: {
+      source_layer: 'public.roads',
+      public_id: 'roads',
+      title: 'Roads',
+      default_style: 'roads-line',
+      styles: ['roads-line'],
+    },
+    response: ex.layer,
+  },
   data: ['GetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
   secrets: ['decrypt'],
 });
@@ -50,6 +62,10 @@ export const listLayers = defineOperation({
     400: { description: 'bad limit or cursor' },
     404: { description: 'workspace or service not found' },
   },
+  examples: {
+    params: { workspace: 'roads-demo', service: 'roads-db' },
+    response: { layers: [ex.layer] },
+  },
   data: ['GetItem', 'Query'],
 });
 
@@ -66,6 +82,10 @@ export const getLayer = defineOperation({
     200: { description: 'the layer', schema: LayerBody },
     400: { description: 'layer is not a UUID' },
     404: notFound,
+  },
+  examples: {
+    params: { workspace: 'roads-demo', service: 'roads-db', layer: ex.ids.layer },
+    response: ex.layer,
   },
   data: ['GetItem'],
 });
@@ -89,6 +109,11 @@ export const updateLayer = defineOperation({
     422: { description: 'source layer is missing or unreadable' },
     503: { description: 'datasource unavailable' },
   },
+  examples: {
+    params: { workspace: 'roads-demo', service: 'roads-db', layer: ex.ids.layer },
+    request: { title: 'Roads (2026)', public: true },
+    response: { ...ex.layer, title: 'Roads (2026)', public: true, version: 2, updated_at: ex.updated },
+  },
   data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
   secrets: ['decrypt'],
 });
@@ -109,5 +134,6 @@ export const deleteLayer = defineOperation({
     409: { description: 'a layer group contains the layer' },
     412: { description: 'If-Match does not match the current version' },
   },
+  examples: { params: { workspace: 'roads-demo', service: 'roads-db', layer: ex.ids.layer } },
   data: ['GetItem', 'DeleteItem', 'UpdateItem'],
 });

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import * as ex from '../examples.ts';
 import {
   GranuleListQuery,
   HarvestInput,
@@ -31,6 +32,17 @@ export const getMosaic = defineOperation({
     404: { description: 'workspace or service not found' },
     422: notMosaic,
   },
+  examples: {
+    params: { workspace: 'roads-demo', service: 'ortho' },
+    response: {
+      workspace_id: ex.ids.workspace,
+      service_id: ex.ids.mosaic,
+      root_uri: 's3://imagery-bucket/ortho/',
+      generation: 3,
+      granule_count: 120,
+      updated_at: ex.updated,
+    },
+  },
   data: ['GetItem'],
 });
 
@@ -53,6 +65,11 @@ export const harvestMosaicGranules = defineOperation({
     },
     404: { description: 'workspace or service not found' },
     422: { description: 'a source is missing or not a readable GeoTIFF, nothing matched, or not a mosaic' },
+  },
+  examples: {
+    params: { workspace: 'roads-demo', service: 'ortho' },
+    request: { uris: [{ uri: 's3://imagery-bucket/ortho/2025/tile_0_0.tif', time: '2025-06-01T00:00:00Z' }] },
+    response: { generation: 4, granule_count: 121, added: [ex.granule], skipped: [] },
   },
   data: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
   readsMosaicSources: true,
@@ -84,6 +101,11 @@ export const listMosaicGranules = defineOperation({
     404: { description: 'workspace or service not found' },
     422: notMosaic,
   },
+  examples: {
+    params: { workspace: 'roads-demo', service: 'ortho' },
+    query: { bbox: '2600000,1200000,2602000,1202000', time: '2025-01-01T00:00:00Z/2025-12-31T23:59:59Z' },
+    response: { generation: 3, granules: [ex.granule] },
+  },
   data: ['GetItem', 'Query'],
 });
 
@@ -100,6 +122,10 @@ export const getMosaicGranule = defineOperation({
     200: { description: 'the granule', schema: MosaicGranuleBody },
     404: { description: 'workspace, service or granule (in the active generation) not found' },
     422: notMosaic,
+  },
+  examples: {
+    params: { workspace: 'roads-demo', service: 'ortho', granule: ex.ids.granule },
+    response: ex.granule,
   },
   data: ['GetItem'],
 });
@@ -122,5 +148,6 @@ export const deleteMosaicGranule = defineOperation({
       description: 'the mosaic must retain at least one granule, or the service is not a raster_mosaic',
     },
   },
+  examples: { params: { workspace: 'roads-demo', service: 'ortho', granule: ex.ids.granule } },
   data: ['GetItem', 'UpdateItem', 'ConditionCheckItem'],
 });

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import * as ex from '../examples.ts';
 import { defineOperation } from '../operation.ts';
 import { pageQuery, RoleBody, RolePolicy, StoredRolePolicy } from '../schemas.ts';
 
@@ -34,6 +35,18 @@ export const createRole = defineOperation({
     400: { description: 'bad request (invalid id)' },
     409: { description: 'role ID already exists or has been retired' },
   },
+  examples: {
+    request: { id: 'publisher', name: 'Publisher', description: 'Publishes layers in every workspace' },
+    response: {
+      id: 'publisher',
+      name: 'Publisher',
+      description: 'Publishes layers in every workspace',
+      is_system: false,
+      version: 1,
+      created_at: ex.created,
+      updated_at: ex.created,
+    },
+  },
   data: ['PutItem'],
 });
 
@@ -47,6 +60,22 @@ export const listRoles = defineOperation({
   tags: ['roles'],
   request: { query: pageQuery(1000) },
   responses: { 200: { description: 'roles', schema: RoleList }, 400: { description: 'bad limit or cursor' } },
+  examples: {
+    response: {
+      roles: [
+        { id: 'admin', name: 'Administrator', is_system: true },
+        {
+          id: 'publisher',
+          name: 'Publisher',
+          description: 'Publishes layers in every workspace',
+          is_system: false,
+          version: 1,
+          created_at: ex.created,
+          updated_at: ex.created,
+        },
+      ],
+    },
+  },
   data: ['Query'],
 });
 
@@ -60,6 +89,18 @@ export const getRole = defineOperation({
   tags: ['roles'],
   request: { params: RoleParams },
   responses: { 200: { description: 'the role', schema: RoleBody }, 404: { description: 'role not found' } },
+  examples: {
+    params: { roleId: 'publisher' },
+    response: {
+      id: 'publisher',
+      name: 'Publisher',
+      description: 'Publishes layers in every workspace',
+      is_system: false,
+      version: 1,
+      created_at: ex.created,
+      updated_at: ex.created,
+    },
+  },
   data: ['GetItem'],
 });
 
@@ -78,6 +119,7 @@ export const deleteRole = defineOperation({
     404: { description: 'role not found' },
     409: { description: 'the role is still assigned' },
   },
+  examples: { params: { roleId: 'publisher' } },
   data: ['GetItem', 'UpdateItem', 'Query', 'DeleteItem'],
 });
 
@@ -100,6 +142,10 @@ export const addRolePolicy = defineOperation({
       description: 'invalid policy (unknown operation or workspace, or an action the operation does not use)',
     },
   },
+  examples: {
+    params: { roleId: 'publisher' },
+    request: { workspace: '*', service: 'management', operation: 'createLayer', action: 'write' },
+  },
   data: ['GetItem', 'PutItem'],
 });
 
@@ -118,6 +164,22 @@ export const listRolePolicies = defineOperation({
       schema: z.strictObject({ policies: z.array(StoredRolePolicy) }).check(z.meta({ id: 'RolePolicyList' })),
     },
     404: { description: 'role not found' },
+  },
+  examples: {
+    params: { roleId: 'publisher' },
+    response: {
+      policies: [
+        {
+          id: '4f0c9a1e2b3d4c5e6f70',
+          workspace: '*',
+          service: 'management',
+          operation: 'createLayer',
+          action: 'write',
+          version: 1,
+          created_at: ex.created,
+        },
+      ],
+    },
   },
   data: ['GetItem', 'Query'],
 });
@@ -141,5 +203,6 @@ export const removeRolePolicy = defineOperation({
     400: { description: 'bad policy id' },
     404: { description: 'role or policy not found' },
   },
+  examples: { params: { roleId: 'publisher', policyId: '4f0c9a1e2b3d4c5e6f70' } },
   data: ['GetItem', 'DeleteItem'],
 });

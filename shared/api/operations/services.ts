@@ -5,6 +5,7 @@ import {
   DeletionPlanBody,
   RecurseFlag,
 } from '../deletion-schemas.ts';
+import * as ex from '../examples.ts';
 import { defineOperation } from '../operation.ts';
 import {
   DiscoveredLayerBody,
@@ -55,6 +56,23 @@ export const createService = defineOperation({
     404: { description: 'workspace not found' },
     409: { description: 'a service with this name already exists in the workspace' },
   },
+  examples: {
+    params: { workspace: 'roads-demo' },
+    request: {
+      name: 'roads-db',
+      type: 'postgis',
+      connection: {
+        host: 'db.internal.example',
+        port: 5432,
+        database: 'gis',
+        user: 'geoplane_reader',
+        password: 'change-me',
+        sslmode: 'require',
+        schemas: ['public'],
+      },
+    },
+    response: ex.postgisService,
+  },
   data: ['GetItem', 'PutItem', 'ConditionCheckItem'],
   secrets: ['encrypt'],
   readsMosaicSources: true,
@@ -80,6 +98,10 @@ export const listServices = defineOperation({
     400: { description: 'bad limit or cursor' },
     404: { description: 'workspace not found' },
   },
+  examples: {
+    params: { workspace: 'roads-demo' },
+    response: { services: [ex.postgisService] },
+  },
   data: ['GetItem', 'Query'],
 });
 
@@ -93,6 +115,10 @@ export const getService = defineOperation({
   tags: ['services'],
   request: { params: ServiceParams },
   responses: { 200: { description: 'the service', schema: ServiceBody }, 404: notFound },
+  examples: {
+    params: { workspace: 'roads-demo', service: 'roads-db' },
+    response: ex.postgisService,
+  },
   data: ['GetItem'],
 });
 
@@ -111,6 +137,27 @@ export const updateService = defineOperation({
     404: notFound,
     409: { description: 'a service with this name already exists' },
     412: { description: 'If-Match does not match the current version' },
+  },
+  examples: {
+    params: { workspace: 'roads-demo', service: 'roads-db' },
+    request: {
+      name: 'roads-db',
+      type: 'postgis',
+      connection: {
+        host: 'db2.internal.example',
+        port: 5432,
+        database: 'gis',
+        user: 'geoplane_reader',
+        sslmode: 'require',
+      },
+      enabled: true,
+    },
+    response: {
+      ...ex.postgisService,
+      connection: { ...ex.postgisService.connection, host: 'db2.internal.example' },
+      version: 2,
+      updated_at: ex.updated,
+    },
   },
   data: ['GetItem', 'PutItem', 'DeleteItem'],
   secrets: ['encrypt', 'decrypt'],
@@ -140,6 +187,10 @@ export const testServiceConnection = defineOperation({
         'the catalog store or the key service is unavailable (a target that refuses, times out or is not PostgreSQL is 200 ok: false)',
     },
   },
+  examples: {
+    params: { workspace: 'roads-demo', service: 'roads-db' },
+    response: { ok: true, duration_ms: 42 },
+  },
   data: ['GetItem'],
   secrets: ['decrypt'],
 });
@@ -166,6 +217,22 @@ export const discoverLayers = defineOperation({
     },
     ...unavailable,
   },
+  examples: {
+    params: { workspace: 'roads-demo', service: 'roads-db' },
+    response: {
+      layers: [
+        {
+          schema: 'public',
+          table: 'roads',
+          name: 'public.roads',
+          geometry_column: 'geom',
+          geometry_type: 'MultiLineString',
+          srid: 4326,
+          extent: { min_x: 5.9, min_y: 45.8, max_x: 10.5, max_y: 47.8 },
+        },
+      ],
+    },
+  },
   data: ['GetItem'],
   secrets: ['decrypt'],
 });
@@ -191,6 +258,24 @@ export const validateSQLView = defineOperation({
     503: {
       description:
         'the catalog store or the key service is unavailable (a target that refuses, times out or is not PostgreSQL is 200 ok: false)',
+    },
+  },
+  examples: {
+    params: { workspace: 'roads-demo', service: 'roads-db' },
+    request: { sql: "SELECT id, name, geom FROM public.roads WHERE kind = 'motorway'" },
+    response: {
+      valid: true,
+      discovered: {
+        columns: [
+          { name: 'id', type: 'integer' },
+          { name: 'name', type: 'text' },
+          { name: 'geom', type: 'geometry' },
+        ],
+        geometry_column: 'geom',
+        geometry_type: 'MultiLineString',
+        srid: 4326,
+        suggested_id_column: 'id',
+      },
     },
   },
   data: ['GetItem'],
@@ -225,6 +310,11 @@ export const deleteService = defineOperation({
       schema: DeletionConflictBody,
     },
   },
+  examples: {
+    params: { workspace: 'roads-demo', service: 'roads-db' },
+    query: { recurse: 'true' },
+    response: ex.deletion,
+  },
   data: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
   starts: ['deletion'],
 });
@@ -239,5 +329,9 @@ export const getServiceDeletionPlan = defineOperation({
   tags: ['services'],
   request: { params: ServiceParams },
   responses: { 200: { description: 'the plan', schema: DeletionPlanBody }, 404: notFound },
+  examples: {
+    params: { workspace: 'roads-demo', service: 'roads-db' },
+    response: ex.deletionPlan,
+  },
   data: ['GetItem', 'Query', 'BatchGetItem'],
 });

@@ -12,6 +12,7 @@ function pair<S extends z.ZodMiniType>(
   names: { get: string; update: string; path: string; file: string; what: string },
   schema: S,
   badRequest: string,
+  example: z.output<S>,
 ) {
   const get = defineOperation({
     operationId: names.get,
@@ -23,6 +24,7 @@ function pair<S extends z.ZodMiniType>(
     tags: ['settings'],
     request: { params: Params },
     responses: { 200: { description: `${names.what} settings`, schema, headers: Etag }, 404: notFound },
+    examples: { params: { workspace: 'roads-demo' }, response: example },
     data: ['GetItem'],
   });
   const update = defineOperation({
@@ -41,6 +43,7 @@ function pair<S extends z.ZodMiniType>(
       409: { description: 'concurrent writers kept conflicting after retries; send it again' },
       412: mismatch,
     },
+    examples: { params: { workspace: 'roads-demo' }, request: example, response: example },
     data:
       names.path === 'ogc-tiles'
         ? ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem']
@@ -53,6 +56,18 @@ export const [getWMSSettings, updateWMSSettings] = pair(
   { get: 'getWMSSettings', update: 'updateWMSSettings', path: 'wms', file: 'wms', what: 'WMS' },
   WMSSettingsSchema,
   'bad request: a limit above the server ceiling, an unknown or repeated extension',
+  {
+    enabled: true,
+    public: false,
+    title: 'Roads WMS',
+    abstract: 'Road network of the demo region',
+    default_style: 'roads-line',
+    max_width: 4096,
+    max_height: 4096,
+    simplify_enabled: true,
+    simplify_pixel_tolerance: 0.5,
+    extensions: ['dynamic-style'],
+  },
 );
 
 export const [getOGCAPISettings, updateOGCAPISettings] = pair(
@@ -65,6 +80,7 @@ export const [getOGCAPISettings, updateOGCAPISettings] = pair(
   },
   OGCAPISettingsSchema,
   'bad request: a limit above the server ceiling, or limit_default above limit_max',
+  { enabled: true, public: true, title: 'Roads features', limit_default: 100, limit_max: 1000 },
 );
 
 export const [getOGCTilesAPISettings, updateOGCTilesAPISettings] = pair(
@@ -77,4 +93,17 @@ export const [getOGCTilesAPISettings, updateOGCTilesAPISettings] = pair(
   },
   OGCTilesSettingsSchema,
   'bad request: an unknown tile matrix set, a repeated value, missing formats, or a limit above the server ceiling',
+  {
+    enabled: true,
+    public: false,
+    title: 'Roads tiles',
+    versions: ['1.0.0'],
+    settings: {
+      tile_matrix_sets: ['WebMercatorQuad'],
+      vector_tiles: { enabled: true, formats: ['application/vnd.mapbox-vector-tile'] },
+      map_tiles: { enabled: true, formats: ['image/png'] },
+      cache_enabled: true,
+      max_features: 10000,
+    },
+  },
 );

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import * as ex from '../examples.ts';
 import { defineOperation } from '../operation.ts';
 import { IdOrName, Name, PageQuery } from '../schemas.ts';
 import { StyleAssetBody } from '../style-schemas.ts';
@@ -31,6 +32,10 @@ export const putStyleAsset = defineOperation({
     404: { description: 'workspace not found' },
     409: { description: 'a concurrent upload of the same asset' },
   },
+  examples: {
+    params: { workspace: 'roads-demo', asset: 'marker' },
+    response: { ...ex.styleAsset, version: 2, updated_at: ex.updated },
+  },
   data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
   rawBody: true,
   requestMediaTypes: [...IMAGE_TYPES, 'application/octet-stream'],
@@ -56,6 +61,7 @@ export const getStyleAsset = defineOperation({
     304: { description: 'If-None-Match matches the ETag' },
     404: notFound,
   },
+  examples: { params: { workspace: 'roads-demo', asset: 'marker' } },
   data: ['GetItem', 'BatchGetItem'],
 });
 
@@ -78,6 +84,10 @@ export const listStyleAssets = defineOperation({
     400: { description: 'bad limit or cursor' },
     404: { description: 'workspace not found' },
   },
+  examples: {
+    params: { workspace: 'roads-demo' },
+    response: { assets: [ex.styleAsset] },
+  },
   data: ['GetItem', 'Query'],
 });
 
@@ -95,5 +105,6 @@ export const deleteStyleAsset = defineOperation({
     404: { description: 'style asset not found' },
     409: { description: 'asset is referenced (the body names one referencing style)' },
   },
+  examples: { params: { workspace: 'roads-demo', asset: 'marker' } },
   data: ['GetItem', 'DeleteItem', 'Query'],
 });

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import * as ex from '../examples.ts';
 import { defineOperation } from '../operation.ts';
 import { IdOrName, PageQuery } from '../schemas.ts';
 import { MAX_STYLE_BODY_BYTES, StyleBody, StyleInput, StyleSummary } from '../style-schemas.ts';
@@ -29,6 +30,11 @@ export const createStyle = defineOperation({
     404: { description: 'workspace not found' },
     409: { description: 'a style with this name already exists' },
   },
+  examples: {
+    params: { workspace: 'roads-demo' },
+    request: { name: 'roads-line', format: 'mapbox', title: 'Roads as lines', body: ex.mapboxStyleBody },
+    response: { ...ex.styleSummary, body: ex.mapboxStyleBody },
+  },
   data: ['GetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
   maxBodyBytes: MAX_STYLE_BODY_BYTES,
 });
@@ -52,6 +58,10 @@ export const listStyles = defineOperation({
     400: { description: 'bad limit or cursor' },
     404: { description: 'workspace not found' },
   },
+  examples: {
+    params: { workspace: 'roads-demo' },
+    response: { styles: [ex.styleSummary] },
+  },
   data: ['GetItem', 'Query'],
 });
 
@@ -65,6 +75,10 @@ export const getStyle = defineOperation({
   tags: ['styles'],
   request: { params: StyleParams },
   responses: { 200: { description: 'the style', schema: StyleBody }, 404: notFound },
+  examples: {
+    params: { workspace: 'roads-demo', style: 'roads-line' },
+    response: { ...ex.styleSummary, body: ex.mapboxStyleBody },
+  },
   data: ['GetItem'],
 });
 
@@ -83,6 +97,17 @@ export const updateStyle = defineOperation({
     404: notFound,
     409: { description: 'the new name is taken, layers use the style (rename), or a concurrent change' },
     412: { description: 'If-Match does not match the current version' },
+  },
+  examples: {
+    params: { workspace: 'roads-demo', style: 'roads-line' },
+    request: { name: 'roads-line', format: 'mapbox', title: 'Roads as red lines', body: ex.mapboxStyleBody },
+    response: {
+      ...ex.styleSummary,
+      title: 'Roads as red lines',
+      body: ex.mapboxStyleBody,
+      version: 2,
+      updated_at: ex.updated,
+    },
   },
   data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
   maxBodyBytes: MAX_STYLE_BODY_BYTES,
@@ -103,5 +128,6 @@ export const deleteStyle = defineOperation({
     409: { description: 'layers use the style, or a concurrent change' },
     412: { description: 'If-Match does not match the current version' },
   },
+  examples: { params: { workspace: 'roads-demo', style: 'roads-line' } },
   data: ['GetItem', 'DeleteItem', 'UpdateItem'],
 });

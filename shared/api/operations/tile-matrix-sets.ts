@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { MAX_DEFINITION_BYTES } from '../../domain/tile-matrix-sets.ts';
+import * as ex from '../examples.ts';
 import { defineOperation } from '../operation.ts';
 import { PageQuery } from '../schemas.ts';
 import {
@@ -34,6 +35,25 @@ export const listTileMatrixSets = defineOperation({
     },
     400: { description: 'bad limit or cursor' },
   },
+  examples: {
+    response: {
+      tile_matrix_sets: [
+        {
+          id: 'WebMercatorQuad',
+          title: 'Google Maps Compatible for the World',
+          uri: 'http://www.opengis.net/def/tilematrixset/OGC/1.0/WebMercatorQuad',
+          crs: 'http://www.opengis.net/def/crs/EPSG/0/3857',
+          built_in: true,
+        },
+        {
+          id: 'SwissLV95',
+          title: 'Swiss LV95 grid',
+          crs: 'http://www.opengis.net/def/crs/EPSG/0/2056',
+          built_in: false,
+        },
+      ],
+    },
+  },
   data: ['Query'],
 });
 
@@ -47,6 +67,36 @@ export const getTileMatrixSet = defineOperation({
   tags: ['tile-matrix-sets'],
   request: { params: Params },
   responses: { 200: { description: 'the set', schema: TileMatrixSetRecord }, 404: notFound },
+  examples: {
+    params: { tileMatrixSet: 'SwissLV95' },
+    response: {
+      id: 'SwissLV95',
+      built_in: false,
+      definition: {
+        id: 'SwissLV95',
+        title: 'Swiss LV95 grid',
+        crs: 'http://www.opengis.net/def/crs/EPSG/0/2056',
+        orderedAxes: ['E', 'N'],
+        tileMatrices: [
+          {
+            id: '0',
+            scaleDenominator: 14285750.5715,
+            cellSize: 4000,
+            cornerOfOrigin: 'topLeft',
+            pointOfOrigin: [2420000, 1350000],
+            tileWidth: 256,
+            tileHeight: 256,
+            matrixWidth: 1,
+            matrixHeight: 1,
+          },
+        ],
+      },
+      revision: 1,
+      digest: 'a3f1c9e27b4d5e6f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7',
+      created_at: ex.created,
+      updated_at: ex.created,
+    },
+  },
   data: ['GetItem'],
 });
 
@@ -74,6 +124,55 @@ export const putTileMatrixSet = defineOperation({
     412: mismatch,
     422: { description: 'unknown CRS, duplicate tile matrix ids, or an empty bounding box' },
   },
+  examples: {
+    params: { tileMatrixSet: 'SwissLV95' },
+    request: {
+      id: 'SwissLV95',
+      title: 'Swiss LV95 grid',
+      crs: 'http://www.opengis.net/def/crs/EPSG/0/2056',
+      orderedAxes: ['E', 'N'],
+      tileMatrices: [
+        {
+          id: '0',
+          scaleDenominator: 14285750.5715,
+          cellSize: 4000,
+          cornerOfOrigin: 'topLeft',
+          pointOfOrigin: [2420000, 1350000],
+          tileWidth: 256,
+          tileHeight: 256,
+          matrixWidth: 1,
+          matrixHeight: 1,
+        },
+      ],
+    },
+    response: {
+      id: 'SwissLV95',
+      built_in: false,
+      definition: {
+        id: 'SwissLV95',
+        title: 'Swiss LV95 grid',
+        crs: 'http://www.opengis.net/def/crs/EPSG/0/2056',
+        orderedAxes: ['E', 'N'],
+        tileMatrices: [
+          {
+            id: '0',
+            scaleDenominator: 14285750.5715,
+            cellSize: 4000,
+            cornerOfOrigin: 'topLeft',
+            pointOfOrigin: [2420000, 1350000],
+            tileWidth: 256,
+            tileHeight: 256,
+            matrixWidth: 1,
+            matrixHeight: 1,
+          },
+        ],
+      },
+      revision: 1,
+      digest: 'a3f1c9e27b4d5e6f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7',
+      created_at: ex.created,
+      updated_at: ex.created,
+    },
+  },
   data: ['GetItem', 'PutItem', 'UpdateItem'],
   // The definition is stored in one item: a body over this is 413 (ADR 0073).
   maxBodyBytes: MAX_DEFINITION_BYTES,
@@ -94,5 +193,6 @@ export const deleteTileMatrixSet = defineOperation({
     409: { description: "built-in, or named by workspaces' OGC API Tiles settings (the body names them)" },
     412: mismatch,
   },
+  examples: { params: { tileMatrixSet: 'SwissLV95' } },
   data: ['GetItem', 'DeleteItem', 'Query', 'BatchGetItem'],
 });

@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { DeletionConflictBody, DeletionOperationBody, RecurseFlag } from '../deletion-schemas.ts';
+import * as ex from '../examples.ts';
 import { defineOperation } from '../operation.ts';
 import { ErrorBody, IdOrName, Name, PageQuery, Workspace } from '../schemas.ts';
 
@@ -29,6 +30,10 @@ export const createWorkspace = defineOperation({
     400: { description: 'bad request (invalid name, unknown field)' },
     409: { description: 'a workspace with this name already exists' },
   },
+  examples: {
+    request: { name: 'roads-demo', description: 'Road network of the demo region' },
+    response: ex.workspace,
+  },
   data: ['PutItem', 'ConditionCheckItem'],
   // Each workspace gets its own usage key (deleted again if the name is taken).
   usageKeys: ['create', 'delete'],
@@ -47,6 +52,10 @@ export const listWorkspaces = defineOperation({
     200: { description: 'a page of workspaces', schema: WorkspaceList },
     400: { description: 'bad limit or cursor' },
   },
+  examples: {
+    query: { limit: '1' },
+    response: { workspaces: [ex.workspace], next_cursor: 'eyJrIjoicm9hZHMtZGVtbyJ9' },
+  },
   data: ['Query'],
 });
 
@@ -62,6 +71,10 @@ export const getWorkspace = defineOperation({
   responses: {
     200: { description: 'the workspace', schema: Workspace },
     404: { description: 'workspace not found' },
+  },
+  examples: {
+    params: { workspace: 'roads-demo' },
+    response: ex.workspace,
   },
   data: ['GetItem'],
 });
@@ -86,6 +99,16 @@ export const updateWorkspace = defineOperation({
     404: { description: 'workspace not found' },
     409: { description: 'a workspace with this name already exists' },
     412: { description: 'If-Match does not match the current version' },
+  },
+  examples: {
+    params: { workspace: 'roads-demo' },
+    request: { description: 'Roads and paths of the demo region' },
+    response: {
+      ...ex.workspace,
+      description: 'Roads and paths of the demo region',
+      version: 2,
+      updated_at: ex.updated,
+    },
   },
   data: ['GetItem', 'UpdateItem', 'PutItem', 'DeleteItem'],
 });
@@ -116,6 +139,23 @@ export const deleteWorkspace = defineOperation({
       schema: z.union([DeletionConflictBody, ErrorBody]),
     },
     412: { description: 'If-Match does not match the current version' },
+  },
+  examples: {
+    params: { workspace: 'roads-demo' },
+    query: { recurse: 'true' },
+    response: {
+      ...ex.deletion,
+      scope: 'workspace',
+      target_id: ex.ids.workspace,
+      target_name: 'roads-demo',
+      phase: 'layers',
+      plan: {
+        ...ex.deletionPlan,
+        target: { scope: 'workspace', id: ex.ids.workspace, name: 'roads-demo' },
+        total: 4,
+      },
+      progress: { total: 4, deleted: 0 },
+    },
   },
   data: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
   usageKeys: ['delete'],

@@ -1,0 +1,267 @@
+/**
+ * The resources the route table's examples show (issue #14, ADR 0095): one workspace `roads-demo`
+ * with a PostGIS service, a layer, a group, a style and its asset, so the examples of different
+ * operations tell one story. Each operation declares its own examples next to it; these are the
+ * bodies several of them share. test/contract/openapi-examples.test.ts checks every example
+ * against the operation's zod schemas.
+ */
+
+export const ids = {
+  workspace: '5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f',
+  service: '0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b',
+  mosaic: '9a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d',
+  layer: '3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7',
+  group: '6c7d8e9f-0a1b-4c2d-9e3f-4a5b6c7d8e9f',
+  apiKey: '7d8e9f0a-1b2c-4d3e-8f4a-5b6c7d8e9f0a',
+  mapping: '8e9f0a1b-2c3d-4e4f-9a5b-6c7d8e9f0a1b',
+  deletion: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
+  style: '2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e',
+  asset: '4c5d6e7f-8a9b-4cad-be0f-1a2b3c4d5e6f',
+  import: 'c0ffee00-1234-4abc-8def-0123456789ab',
+  granule: 'd1e2f3a4-b5c6-4d7e-8f9a-0b1c2d3e4f5a',
+} as const;
+
+export const created = '2026-03-02T09:15:00Z';
+export const updated = '2026-03-04T16:40:12Z';
+
+export const workspace = {
+  id: ids.workspace,
+  name: 'roads-demo',
+  description: 'Road network of the demo region',
+  version: 1,
+  created_at: created,
+  updated_at: created,
+};
+
+export const postgisService = {
+  id: ids.service,
+  workspace_id: ids.workspace,
+  name: 'roads-db',
+  type: 'postgis' as const,
+  connection: {
+    host: 'db.internal.example',
+    port: 5432,
+    database: 'gis',
+    user: 'geoplane_reader',
+    sslmode: 'require' as const,
+    schemas: ['public'],
+  },
+  enabled: true,
+  configured_secrets: ['password'],
+  version: 1,
+  created_at: created,
+  updated_at: created,
+};
+
+export const layer = {
+  id: ids.layer,
+  workspace_id: ids.workspace,
+  service_id: ids.service,
+  source_layer: 'public.roads',
+  public_id: 'roads',
+  title: 'Roads',
+  crs_default: 4326,
+  enabled: true,
+  public: false,
+  allowed_roles: [],
+  dimensions: [],
+  default_style: 'roads-line',
+  styles: ['roads-line'],
+  is_sql_view: false,
+  geometry_type: 'MultiLineString',
+  native_extent: { min_x: 5.9, min_y: 45.8, max_x: 10.5, max_y: 47.8, srid: 4326 },
+  version: 1,
+  created_at: created,
+  updated_at: created,
+};
+
+export const layerGroup = {
+  id: ids.group,
+  workspace_id: ids.workspace,
+  public_id: 'basemap',
+  title: 'Basemap',
+  members: [{ resource: 'roads', style: 'roads-line', opacity: 0.8 }],
+  version: 1,
+  created_at: created,
+  updated_at: created,
+};
+
+export const styleSummary = {
+  id: ids.style,
+  workspace_id: ids.workspace,
+  name: 'roads-line',
+  format: 'mapbox' as const,
+  title: 'Roads as lines',
+  asset_refs: ['marker'],
+  version: 1,
+  created_at: created,
+  updated_at: created,
+};
+
+export const mapboxStyleBody = {
+  version: 8,
+  sources: {},
+  layers: [
+    {
+      id: 'roads',
+      type: 'line',
+      source: 'roads',
+      'source-layer': 'roads',
+      paint: { 'line-color': '#d33', 'line-width': 2 },
+    },
+  ],
+};
+
+export const styleAsset = {
+  id: ids.asset,
+  workspace_id: ids.workspace,
+  name: 'marker',
+  content_type: 'image/png' as const,
+  size_bytes: 1830,
+  sha256: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
+  version: 1,
+  created_at: created,
+  updated_at: created,
+};
+
+export const apiKey = {
+  id: ids.apiKey,
+  key_prefix: 'gpk_q3Zt8WbR',
+  name: 'ci-publisher',
+  role_id: 'editor',
+  revoked: false,
+  created_at: created,
+  expires_at: '2027-03-02T00:00:00Z',
+  owner_email: 'ci@example.org',
+  workspace_id: ids.workspace,
+  version: 1,
+};
+
+export const claimMapping = {
+  id: ids.mapping,
+  workspace_id: ids.workspace,
+  claim_name: 'groups',
+  claim_value: 'gis-editors',
+  role_id: 'editor',
+  priority: 10,
+  version: 1,
+  created_at: created,
+};
+
+export const authMe = {
+  authenticated: true as const,
+  principal: 'jwt:4f1c2b7e-alice',
+  auth_method: 'jwt' as const,
+  super_admin: false,
+  global_role: null,
+  api_key_id: null,
+  session_id: null,
+  session_expires_at: null,
+  session_idle_expires_at: null,
+  workspaces: [{ id: ids.workspace, name: 'roads-demo', role: 'editor' }],
+};
+
+export const deletionPlan = {
+  target: { scope: 'service' as const, id: ids.service, name: 'roads-db', type: 'postgis' },
+  layers: {
+    count: 1,
+    items: [{ id: ids.layer, public_id: 'roads', service_id: ids.service }],
+    truncated: false,
+  },
+  layer_groups: { count: 1, items: [{ id: ids.group, public_id: 'basemap' }], truncated: false },
+  mosaic_granules: 0,
+  style_references: [{ style: 'roads-line', references: 1 }],
+  role_references: [],
+  total: 3,
+};
+
+export const deletion = {
+  id: ids.deletion,
+  scope: 'service' as const,
+  workspace_id: ids.workspace,
+  target_id: ids.service,
+  target_name: 'roads-db',
+  status: 'pending' as const,
+  phase: 'layer_groups',
+  plan: deletionPlan,
+  progress: { total: 3, deleted: 0 },
+  attempt_count: 1,
+  created_at: updated,
+  updated_at: updated,
+};
+
+export const granule = {
+  id: ids.granule,
+  workspace_id: ids.workspace,
+  service_id: ids.mosaic,
+  source_uri: 's3://imagery-bucket/ortho/2025/tile_0_0.tif',
+  crs: 'EPSG:2056',
+  srid: 2056,
+  bbox: [2600000, 1200000, 2601000, 1201000] as [number, number, number, number],
+  width: 4000,
+  height: 4000,
+  band_count: 3,
+  data_type: 'Byte',
+  resolution_x: 0.25,
+  resolution_y: 0.25,
+  time: '2025-06-01T00:00:00Z',
+  version: 1,
+  created_at: created,
+};
+
+export const importPlan = {
+  layers: [
+    {
+      source_layer: 'parcels',
+      public_id: 'parcels',
+      title: 'Parcels',
+      enabled: true,
+      public: false,
+      fields: [
+        { source: 'PARCEL_NO', target: 'parcel_no', type: 'text' as const, include: true },
+        { source: 'AREA_M2', target: 'area_m2', type: 'double precision' as const, include: true },
+      ],
+      target_srid: 4326,
+    },
+  ],
+};
+
+export const importJob = {
+  id: ids.import,
+  workspace_id: ids.workspace,
+  name: 'parcels-2026',
+  source_kind: 'upload' as const,
+  source_filename: 'parcels.gpkg',
+  status: 'awaiting_plan' as const,
+  phase: 'discover' as const,
+  discovery: {
+    format: 'gpkg',
+    size_bytes: 5242880,
+    layers: [
+      {
+        name: 'parcels',
+        fields: [
+          { name: 'PARCEL_NO', type: 'text' },
+          { name: 'AREA_M2', type: 'double' },
+        ],
+        geometry_type: 'MultiPolygon',
+        srid: 2056,
+        feature_count: 12840,
+        bbox: [2600000, 1200000, 2610000, 1210000],
+      },
+    ],
+    warnings: [],
+  },
+  service_name: 'imports',
+  auto_publish: false,
+  processed_bytes: 5242880,
+  processed_features: 0,
+  processed_layers: 0,
+  total_layers: 1,
+  retry_count: 0,
+  version: 4,
+  created_by: 'jwt:4f1c2b7e-alice',
+  created_at: created,
+  updated_at: updated,
+  started_at: created,
+};
