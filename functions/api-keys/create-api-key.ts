@@ -2,10 +2,10 @@ import { locationOf } from '../../shared/api/operation.ts';
 import { getAPIKey, createAPIKey as operation } from '../../shared/api/operations/api-keys.ts';
 import { createApiKey, publicApiKey } from '../../shared/domain/api-keys.ts';
 import { created } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { apiKeyRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, body }) => {
+export const handler = makeChangeHandler(operation, async ({ workspace, body }) => {
   const { key, secret } = await createApiKey(
     apiKeyRepository(),
     workspace.id,

@@ -4,10 +4,10 @@ import { describePrincipal } from '../../shared/auth/me.ts';
 import { login, withSession } from '../../shared/auth/sessions.ts';
 import { sessionCreated } from '../../shared/http/responses.ts';
 import { authPorts } from '../../shared/wiring/access.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { claimMappingRepository, workspaceRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ body, sourceIp }) => {
+export const handler = makeChangeHandler(operation, async ({ body, sourceIp }) => {
   const issued = await login(authPorts(), body.token, sourceIp);
   const me = await describePrincipal(
     workspaceRepository(),

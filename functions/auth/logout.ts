@@ -3,9 +3,9 @@ import { clearedCookies, parseCookies, SESSION_COOKIE } from '../../shared/auth/
 import { logout } from '../../shared/auth/sessions.ts';
 import { noContent } from '../../shared/http/responses.ts';
 import { authPorts } from '../../shared/wiring/access.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 
-export const handler = makeHandler(operation, async ({ principal, headers }) => {
+export const handler = makeChangeHandler(operation, async ({ principal, headers }) => {
   // Only the session this request came with ends; header credentials have none.
   if (principal.session) await logout(authPorts(), parseCookies(headers.cookie)[SESSION_COOKIE]);
   return { ...noContent(), cookies: clearedCookies() };

@@ -4,10 +4,10 @@ import { describePrincipal } from '../../shared/auth/me.ts';
 import { refresh, withSession } from '../../shared/auth/sessions.ts';
 import { ok } from '../../shared/http/responses.ts';
 import { authPorts } from '../../shared/wiring/access.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { claimMappingRepository, workspaceRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ principal, headers }) => {
+export const handler = makeChangeHandler(operation, async ({ principal, headers }) => {
   const issued = await refresh(authPorts(), principal, parseCookies(headers.cookie)[SESSION_COOKIE]);
   const me = await describePrincipal(
     workspaceRepository(),

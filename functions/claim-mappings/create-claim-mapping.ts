@@ -5,10 +5,10 @@ import {
 } from '../../shared/api/operations/claim-mappings.ts';
 import { createClaimMapping, presentClaimMapping } from '../../shared/domain/claim-mappings.ts';
 import { created } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { claimMappingRepository, roleRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, body }) => {
+export const handler = makeChangeHandler(operation, async ({ workspace, body }) => {
   const mapping = await createClaimMapping(claimMappingRepository(), roleRepository(), workspace.id, body);
   return created(
     presentClaimMapping(mapping),

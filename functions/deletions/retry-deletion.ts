@@ -4,11 +4,11 @@ import { mayManageWorkspace } from '../../shared/auth/workspace-access.ts';
 import { presentDeletion, requireVisibleDeletion, retry } from '../../shared/domain/deletions.ts';
 import { accepted } from '../../shared/http/responses.ts';
 import { accessPorts } from '../../shared/wiring/access.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { deletionRepository } from '../../shared/wiring/repositories.ts';
 import { workflowStarter } from '../../shared/wiring/workflows.ts';
 
-export const handler = makeHandler(operation, async ({ params, principal }) => {
+export const handler = makeChangeHandler(operation, async ({ params, principal }) => {
   const repo = deletionRepository();
   const { operation: op, plan } = await requireVisibleDeletion(repo, params.id, principal, (ws) =>
     mayManageWorkspace(accessPorts(), principal, ws, 'retryDeletion'),

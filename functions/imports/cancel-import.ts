@@ -2,10 +2,10 @@ import { locationOf } from '../../shared/api/operation.ts';
 import { getImport, cancelImport as operation } from '../../shared/api/operations/imports.ts';
 import { cancelImport, presentImport, requireImport } from '../../shared/domain/imports.ts';
 import { accepted, noContent } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { importRepository, importStarter, importUploads } from '../../shared/wiring/imports.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params, ifMatch }) => {
+export const handler = makeChangeHandler(operation, async ({ workspace, params, ifMatch }) => {
   const repo = importRepository();
   const job = await requireImport(repo, workspace.id, params.import);
   const outcome = await cancelImport(

@@ -2,7 +2,7 @@ import { locationOf } from '../../shared/api/operation.ts';
 import { getImport, createImport as operation } from '../../shared/api/operations/imports.ts';
 import { createImport, presentImport } from '../../shared/domain/imports.ts';
 import { created } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import {
   importLimits,
   importRepository,
@@ -12,7 +12,7 @@ import {
 } from '../../shared/wiring/imports.ts';
 import { serviceRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, body, principal }) => {
+export const handler = makeChangeHandler(operation, async ({ workspace, body, principal }) => {
   const { job, upload } = await createImport(
     {
       repo: importRepository(),

@@ -2,12 +2,12 @@ import { locationOf } from '../../shared/api/operation.ts';
 import { getImport, rollbackImport as operation } from '../../shared/api/operations/imports.ts';
 import { presentImport, requireImport, rollbackImport } from '../../shared/domain/imports.ts';
 import { accepted } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { importRepository, importStarter } from '../../shared/wiring/imports.ts';
 import { deletionRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
 import { workflowStarter } from '../../shared/wiring/workflows.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params, principal }) => {
+export const handler = makeChangeHandler(operation, async ({ workspace, params, principal }) => {
   const repo = importRepository();
   const job = await requireImport(repo, workspace.id, params.import);
   const next = await rollbackImport(

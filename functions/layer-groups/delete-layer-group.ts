@@ -1,10 +1,10 @@
 import { deleteLayerGroup as operation } from '../../shared/api/operations/layer-groups.ts';
 import { deleteLayerGroup, requireLayerGroup } from '../../shared/domain/layer-groups.ts';
 import { noContent } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { layerGroupRepository, layerRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params, ifMatch }) => {
+export const handler = makeChangeHandler(operation, async ({ workspace, params, ifMatch }) => {
   const groups = layerGroupRepository();
   await deleteLayerGroup(
     groups,

@@ -4,10 +4,10 @@ import { createLayer, presentLayer } from '../../shared/domain/layers.ts';
 import { requirePostgis, requireService } from '../../shared/domain/services.ts';
 import { created } from '../../shared/http/responses.ts';
 import { postgisGateway, secretBox } from '../../shared/wiring/datasources.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { layerRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params, body }) => {
+export const handler = makeChangeHandler(operation, async ({ workspace, params, body }) => {
   // Layers publish PostGIS tables; a raster mosaic is 422 even for an offline draft.
   const service = requirePostgis(await requireService(serviceRepository(), workspace.id, params.service));
   const layer = await createLayer(layerRepository(), postgisGateway, secretBox(), service, body);

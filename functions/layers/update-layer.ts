@@ -3,10 +3,10 @@ import { presentLayer, requireLayer, updateLayer } from '../../shared/domain/lay
 import { requireService } from '../../shared/domain/services.ts';
 import { ok } from '../../shared/http/responses.ts';
 import { postgisGateway, secretBox } from '../../shared/wiring/datasources.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { layerRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params, body, ifMatch }) => {
+export const handler = makeChangeHandler(operation, async ({ workspace, params, body, ifMatch }) => {
   const repo = layerRepository();
   const service = await requireService(serviceRepository(), workspace.id, params.service);
   const current = await requireLayer(repo, service, params.layer);

@@ -3,10 +3,10 @@ import { getRole, createRole as operation } from '../../shared/api/operations/ro
 import { presentRole } from '../../shared/api/present.ts';
 import { createRole } from '../../shared/domain/roles.ts';
 import { created } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { roleRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ body }) => {
+export const handler = makeChangeHandler(operation, async ({ body }) => {
   const role = await createRole(roleRepository(), body);
   return created(presentRole(role), locationOf(getRole, { roleId: role.id }));
 });

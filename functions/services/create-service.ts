@@ -4,11 +4,11 @@ import { requireReadableRoot } from '../../shared/domain/mosaics.ts';
 import { createService, presentService } from '../../shared/domain/services.ts';
 import { created } from '../../shared/http/responses.ts';
 import { postgisGateway, secretBox } from '../../shared/wiring/datasources.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { rasterRoots } from '../../shared/wiring/mosaic-roots.ts';
 import { serviceRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, body }) => {
+export const handler = makeChangeHandler(operation, async ({ workspace, body }) => {
   if (body.type === 'raster_mosaic') await requireReadableRoot(rasterRoots, body.connection.root_uri);
   const service = await createService(serviceRepository(), postgisGateway, secretBox(), workspace.id, body);
   return created(

@@ -5,28 +5,31 @@ import { deleteService, presentDeletion } from '../../shared/domain/deletions.ts
 import { refuseImportOwnedService } from '../../shared/domain/imports.ts';
 import { requireService } from '../../shared/domain/services.ts';
 import { accepted, noContent } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { importRepository } from '../../shared/wiring/imports.ts';
 import { deletionRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
 import { workflowStarter } from '../../shared/wiring/workflows.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params, query, principal, ifMatch }) => {
-  const service = await requireService(serviceRepository(), workspace.id, params.service, true);
-  if (service.status === 'active')
-    await refuseImportOwnedService(importRepository(), workspace.id, service.id);
-  const outcome = await deleteService(
-    deletionRepository(),
-    workflowStarter(),
-    workspace,
-    service,
-    query.recurse ?? false,
-    principal.id,
-    new Date(),
-    ifMatch,
-  );
-  if ('deleted' in outcome) return noContent();
-  return accepted(
-    presentDeletion(outcome.operation, outcome.plan),
-    locationOf(getDeletion, { id: outcome.operation.id }),
-  );
-});
+export const handler = makeChangeHandler(
+  operation,
+  async ({ workspace, params, query, principal, ifMatch }) => {
+    const service = await requireService(serviceRepository(), workspace.id, params.service, true);
+    if (service.status === 'active')
+      await refuseImportOwnedService(importRepository(), workspace.id, service.id);
+    const outcome = await deleteService(
+      deletionRepository(),
+      workflowStarter(),
+      workspace,
+      service,
+      query.recurse ?? false,
+      principal.id,
+      new Date(),
+      ifMatch,
+    );
+    if ('deleted' in outcome) return noContent();
+    return accepted(
+      presentDeletion(outcome.operation, outcome.plan),
+      locationOf(getDeletion, { id: outcome.operation.id }),
+    );
+  },
+);

@@ -2,10 +2,10 @@ import { testServiceConnection as operation } from '../../shared/api/operations/
 import { requireService, testServiceConnection } from '../../shared/domain/services.ts';
 import { ok } from '../../shared/http/responses.ts';
 import { postgisGateway, secretBox } from '../../shared/wiring/datasources.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { serviceRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params }) => {
+export const handler = makeChangeHandler(operation, async ({ workspace, params }) => {
   const service = await requireService(serviceRepository(), workspace.id, params.service);
   return ok(await testServiceConnection(postgisGateway, secretBox(), service));
 });

@@ -3,11 +3,11 @@ import { requireReadableRoot } from '../../shared/domain/mosaics.ts';
 import { presentService, requireService, updateService } from '../../shared/domain/services.ts';
 import { ok } from '../../shared/http/responses.ts';
 import { postgisGateway, secretBox } from '../../shared/wiring/datasources.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { rasterRoots } from '../../shared/wiring/mosaic-roots.ts';
 import { serviceRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params, body, ifMatch }) => {
+export const handler = makeChangeHandler(operation, async ({ workspace, params, body, ifMatch }) => {
   const repo = serviceRepository();
   const current = await requireService(repo, workspace.id, params.service);
   if (body.type === 'raster_mosaic' && current.type === 'raster_mosaic') {

@@ -3,10 +3,10 @@ import { sqlValidationBody } from '../../shared/domain/datasource.ts';
 import { liveConnection, requireService } from '../../shared/domain/services.ts';
 import { ok } from '../../shared/http/responses.ts';
 import { postgisGateway, secretBox } from '../../shared/wiring/datasources.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { serviceRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params, body }) => {
+export const handler = makeChangeHandler(operation, async ({ workspace, params, body }) => {
   const service = await requireService(serviceRepository(), workspace.id, params.service);
   const connection = await liveConnection(secretBox(), service);
   return ok(sqlValidationBody(await postgisGateway.describeSql(connection, body.sql)));

@@ -1,10 +1,10 @@
 import { deleteStyleAsset as operation } from '../../shared/api/operations/style-assets.ts';
 import { deleteStyleAsset, requireStyleAsset } from '../../shared/domain/style-assets.ts';
 import { noContent } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { styleAssetRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params, ifMatch }) => {
+export const handler = makeChangeHandler(operation, async ({ workspace, params, ifMatch }) => {
   const assets = styleAssetRepository();
   await deleteStyleAsset(assets, await requireStyleAsset(assets, workspace.id, params.asset), ifMatch);
   return noContent();

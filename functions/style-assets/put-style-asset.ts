@@ -2,10 +2,10 @@ import { locationOf } from '../../shared/api/operation.ts';
 import { getStyleAsset, putStyleAsset as operation } from '../../shared/api/operations/style-assets.ts';
 import { assetTag, putStyleAsset } from '../../shared/domain/style-assets.ts';
 import { created, ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { styleAssetRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params, rawBody, ifMatch }) => {
+export const handler = makeChangeHandler(operation, async ({ workspace, params, rawBody, ifMatch }) => {
   const { asset, created: isNew } = await putStyleAsset(
     styleAssetRepository(),
     workspace.id,

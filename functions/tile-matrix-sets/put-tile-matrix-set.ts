@@ -5,10 +5,10 @@ import {
 } from '../../shared/api/operations/tile-matrix-sets.ts';
 import { putTileMatrixSet } from '../../shared/domain/tile-matrix-sets.ts';
 import { created, ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { tileMatrixSetRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ params, body, ifMatch }) => {
+export const handler = makeChangeHandler(operation, async ({ params, body, ifMatch }) => {
   const { record, created: isNew } = await putTileMatrixSet(
     tileMatrixSetRepository(),
     params.tileMatrixSet,

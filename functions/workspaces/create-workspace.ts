@@ -3,11 +3,11 @@ import { getWorkspace, createWorkspace as operation } from '../../shared/api/ope
 import { presentWorkspace } from '../../shared/api/present.ts';
 import { createWorkspace } from '../../shared/domain/workspaces.ts';
 import { created } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { workspaceRepository } from '../../shared/wiring/repositories.ts';
 import { usageKeys } from '../../shared/wiring/usage-keys.ts';
 
-export const handler = makeHandler(operation, async ({ body }) => {
+export const handler = makeChangeHandler(operation, async ({ body }) => {
   const workspace = await createWorkspace(workspaceRepository(), body, new Date(), usageKeys());
   return created(presentWorkspace(workspace), locationOf(getWorkspace, { workspace: workspace.id }));
 });

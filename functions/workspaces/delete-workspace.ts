@@ -6,13 +6,13 @@ import { NotFoundError } from '../../shared/domain/errors.ts';
 import { refuseWorkspaceWithImports } from '../../shared/domain/imports.ts';
 import { checkVersion, deleteWorkspace } from '../../shared/domain/workspaces.ts';
 import { accepted, noContent } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { importRepository } from '../../shared/wiring/imports.ts';
 import { deletionRepository, workspaceRepository } from '../../shared/wiring/repositories.ts';
 import { usageKeys } from '../../shared/wiring/usage-keys.ts';
 import { workflowStarter } from '../../shared/wiring/workflows.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, ifMatch, query, principal }) => {
+export const handler = makeChangeHandler(operation, async ({ workspace, ifMatch, query, principal }) => {
   if (query.recurse) {
     if (workspace.status === 'active') {
       checkVersion(workspace, ifMatch);

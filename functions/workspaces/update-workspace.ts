@@ -2,10 +2,10 @@ import { updateWorkspace as operation } from '../../shared/api/operations/worksp
 import { presentWorkspace } from '../../shared/api/present.ts';
 import { updateWorkspace } from '../../shared/domain/workspaces.ts';
 import { ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { workspaceRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, body, ifMatch }) => {
+export const handler = makeChangeHandler(operation, async ({ workspace, body, ifMatch }) => {
   const updated = await updateWorkspace(workspaceRepository(), workspace, body, ifMatch);
   return ok(presentWorkspace(updated));
 });

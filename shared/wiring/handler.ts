@@ -24,21 +24,38 @@ export function changeContextOf(operation: string, principal: Principal, request
   };
 }
 
+/** The operation function, run as the change of its caller (ADR 0094). */
+function asCallersChange<Op extends Operation>(
+  op: Op,
+  fn: (request: HandlerRequest<Op>) => Promise<HandlerResult>,
+): (request: HandlerRequest<Op>) => Promise<HandlerResult> {
+  return (request) =>
+    runInChange(changeContextOf(op.operationId, request.principal, request.requestId), () => fn(request));
+}
+
 /**
- * THE handler factory of `functions/`: `shared/http`'s middy stack (DESIGN §4) with the wired
- * access ports (the workspace lookup, claim mappings, custom roles' policies) and, on POSTs, the
- * idempotency ports. The operation runs as the change of its caller (ADR 0094).
+ * THE handler factory of `functions/` for reads (GET): `shared/http`'s middy stack (DESIGN §4) with
+ * the wired access ports (the workspace lookup, claim mappings, custom roles' policies). It names
+ * neither the idempotency records nor the audit trail, so a read's bundle carries neither (nor the
+ * KMS client that seals idempotent answers; issue #15).
  */
 export function makeHandler<Op extends Operation>(
   op: Op,
   fn: (request: HandlerRequest<Op>) => Promise<HandlerResult>,
 ) {
-  return makeHttpHandler(
-    op,
-    (request) =>
-      runInChange(changeContextOf(op.operationId, request.principal, request.requestId), () => fn(request)),
-    accessPorts,
-    idempotencyPorts,
-    auditTrail,
-  );
+  if (op.method !== 'GET') throw new Error(`${op.operationId} changes things: use makeChangeHandler`);
+  return makeHttpHandler(op, asCallersChange(op, fn), accessPorts);
+}
+
+/**
+ * THE handler factory of `functions/` for changes (POST, PUT, DELETE): the same stack with, on
+ * POSTs, the idempotency ports (ADR 0088), and the audit trail that records a refused change
+ * (ADR 0094).
+ */
+export function makeChangeHandler<Op extends Operation>(
+  op: Op,
+  fn: (request: HandlerRequest<Op>) => Promise<HandlerResult>,
+) {
+  if (op.method === 'GET') throw new Error(`${op.operationId} is a read: use makeHandler`);
+  return makeHttpHandler(op, asCallersChange(op, fn), accessPorts, idempotencyPorts, auditTrail);
 }

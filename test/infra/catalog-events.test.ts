@@ -79,7 +79,7 @@ describe('catalog-change events and audit records (ADR 0094)', () => {
       asArray(s.Action).includes('dynamodb:PutItem'),
     );
     expect(puts).toHaveLength(1);
-    expect(puts[0]?.Condition).toEqual({
+    expect((puts[0] as { Condition?: unknown } | undefined)?.Condition).toEqual({
       'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['AUDIT#*'] },
     });
     // A read route writes nothing at all.

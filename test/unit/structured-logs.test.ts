@@ -14,7 +14,7 @@ import {
   redact,
   redactText,
 } from '../../shared/log/logger.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler as makeHandler } from '../../shared/wiring/handler.ts';
 
 // No table here: a refusal's audit record (ADR 0094) goes nowhere (test/e2e/audit.test.ts covers it).
 vi.mock('../../shared/store/repositories.ts', async (original) => ({
