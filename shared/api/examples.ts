@@ -21,8 +21,8 @@ export const ids = {
   granule: 'd1e2f3a4-b5c6-4d7e-8f9a-0b1c2d3e4f5a',
 } as const;
 
-export const created = '2026-03-02T09:15:00Z';
-export const updated = '2026-03-04T16:40:12Z';
+export const created = '2026-03-02T09:15:00.000Z';
+export const updated = '2026-03-04T16:40:12.000Z';
 
 export const workspace = {
   id: ids.workspace,
@@ -98,9 +98,10 @@ export const styleSummary = {
   updated_at: created,
 };
 
+/** A MapLibre style drawing the roads and a `marker` icon (`asset:marker`, the style asset it references). */
 export const mapboxStyleBody = {
   version: 8,
-  sources: {},
+  sources: { roads: { type: 'vector', url: 'https://tiles.example.org/roads.json' } },
   layers: [
     {
       id: 'roads',
@@ -108,6 +109,13 @@ export const mapboxStyleBody = {
       source: 'roads',
       'source-layer': 'roads',
       paint: { 'line-color': '#d33', 'line-width': 2 },
+    },
+    {
+      id: 'poi',
+      type: 'symbol',
+      source: 'roads',
+      'source-layer': 'poi',
+      layout: { 'icon-image': 'asset:marker' },
     },
   ],
 };
@@ -117,8 +125,8 @@ export const styleAsset = {
   workspace_id: ids.workspace,
   name: 'marker',
   content_type: 'image/png' as const,
-  size_bytes: 1830,
-  sha256: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
+  size_bytes: 70,
+  sha256: '6b7fa434f92a8b80aab02d9bf1a12e49ffcae424e4013a1c4f68b67e3d2bbcd0',
   version: 1,
   created_at: created,
   updated_at: created,
@@ -131,7 +139,7 @@ export const apiKey = {
   role_id: 'editor',
   revoked: false,
   created_at: created,
-  expires_at: '2027-03-02T00:00:00Z',
+  expires_at: '2027-03-02T00:00:00.000Z',
   owner_email: 'ci@example.org',
   workspace_id: ids.workspace,
   version: 1,

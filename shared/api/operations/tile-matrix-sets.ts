@@ -80,7 +80,7 @@ export const getTileMatrixSet = defineOperation({
         tileMatrices: [
           {
             id: '0',
-            scaleDenominator: 14285750.5715,
+            scaleDenominator: 14285714.2857,
             cellSize: 4000,
             cornerOfOrigin: 'topLeft',
             pointOfOrigin: [2420000, 1350000],
@@ -134,7 +134,7 @@ export const putTileMatrixSet = defineOperation({
       tileMatrices: [
         {
           id: '0',
-          scaleDenominator: 14285750.5715,
+          scaleDenominator: 14285714.2857,
           cellSize: 4000,
           cornerOfOrigin: 'topLeft',
           pointOfOrigin: [2420000, 1350000],
@@ -156,7 +156,7 @@ export const putTileMatrixSet = defineOperation({
         tileMatrices: [
           {
             id: '0',
-            scaleDenominator: 14285750.5715,
+            scaleDenominator: 14285714.2857,
             cellSize: 4000,
             cornerOfOrigin: 'topLeft',
             pointOfOrigin: [2420000, 1350000],
