@@ -2687,6 +2687,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "authenticated": true,
+                     *       "principal": "jwt:4f1c2b7e-alice",
+                     *       "auth_method": "jwt",
+                     *       "super_admin": false,
+                     *       "global_role": null,
+                     *       "api_key_id": null,
+                     *       "session_id": null,
+                     *       "session_expires_at": null,
+                     *       "session_idle_expires_at": null,
+                     *       "workspaces": [
+                     *         {
+                     *           "id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *           "name": "roads-demo",
+                     *           "role": "editor"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["AuthMe"];
                 };
             };
@@ -2713,6 +2733,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "auth": {
+                     *         "enabled": true,
+                     *         "method": "oidc",
+                     *         "password_login": false,
+                     *         "token_login": true,
+                     *         "oidc": {
+                     *           "enabled": true,
+                     *           "issuer": "https://login.example.org/realms/gis",
+                     *           "client_id": "geoplane-console",
+                     *           "redirect_uri": "https://console.example.org/callback",
+                     *           "scopes": [
+                     *             "openid",
+                     *             "profile",
+                     *             "email"
+                     *           ],
+                     *           "group_claims": [
+                     *             "groups"
+                     *           ]
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ConsoleConfig"];
                 };
             };
@@ -2737,6 +2781,11 @@ export interface operations {
         /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "token": "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl"
+                 *     }
+                 */
                 "application/json": {
                     token: string;
                 };
@@ -2753,6 +2802,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "authenticated": true,
+                     *       "principal": "jwt:4f1c2b7e-alice",
+                     *       "auth_method": "jwt",
+                     *       "super_admin": false,
+                     *       "global_role": null,
+                     *       "api_key_id": null,
+                     *       "session_id": "s-2f9c41",
+                     *       "session_expires_at": "2026-03-02T21:15:00Z",
+                     *       "session_idle_expires_at": "2026-03-02T10:15:00Z",
+                     *       "workspaces": [
+                     *         {
+                     *           "id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *           "name": "roads-demo",
+                     *           "role": "editor"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["AuthMe"];
                 };
             };
@@ -2831,6 +2900,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "authenticated": true,
+                     *       "principal": "jwt:4f1c2b7e-alice",
+                     *       "auth_method": "jwt",
+                     *       "super_admin": false,
+                     *       "global_role": null,
+                     *       "api_key_id": null,
+                     *       "session_id": "s-2f9c41",
+                     *       "session_expires_at": "2026-03-02T21:15:00Z",
+                     *       "session_idle_expires_at": "2026-03-02T10:45:00Z",
+                     *       "workspaces": [
+                     *         {
+                     *           "id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *           "name": "roads-demo",
+                     *           "role": "editor"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["AuthMe"];
                 };
             };
@@ -2864,7 +2953,10 @@ export interface operations {
     listWorkspaces: {
         parameters: {
             query?: {
-                /** @description Page size: an integer from 1 to 1000 (the default depends on the list). */
+                /**
+                 * @description Page size: an integer from 1 to 1000 (the default depends on the list).
+                 * @example 1
+                 */
                 limit?: number;
                 /** @description The opaque `next_cursor` of the previous page; omit it for the first page. */
                 cursor?: string;
@@ -2881,6 +2973,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "workspaces": [
+                     *         {
+                     *           "id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *           "name": "roads-demo",
+                     *           "description": "Road network of the demo region",
+                     *           "version": 1,
+                     *           "created_at": "2026-03-02T09:15:00.000Z",
+                     *           "updated_at": "2026-03-02T09:15:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": "eyJrIjoicm9hZHMtZGVtbyJ9"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WorkspaceList"];
                 };
             };
@@ -2914,6 +3021,12 @@ export interface operations {
         /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "roads-demo",
+                 *       "description": "Road network of the demo region"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     description?: string | null;
@@ -2931,6 +3044,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "name": "roads-demo",
+                     *       "description": "Road network of the demo region",
+                     *       "version": 1,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Workspace"];
                 };
             };
@@ -2967,7 +3090,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
             };
             cookie?: never;
@@ -2980,6 +3106,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "name": "roads-demo",
+                     *       "description": "Road network of the demo region",
+                     *       "version": 1,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Workspace"];
                 };
             };
@@ -3008,7 +3144,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
             };
             cookie?: never;
@@ -3016,6 +3155,11 @@ export interface operations {
         /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "description": "Roads and paths of the demo region"
+                 *     }
+                 */
                 "application/json": {
                     name?: string;
                     description?: string | null;
@@ -3029,6 +3173,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "name": "roads-demo",
+                     *       "description": "Roads and paths of the demo region",
+                     *       "version": 2,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-04T16:40:12.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Workspace"];
                 };
             };
@@ -3080,7 +3234,10 @@ export interface operations {
     deleteWorkspace: {
         parameters: {
             query?: {
-                /** @description `true` (or `1`) deletes everything inside as an asynchronous operation (202); `false` (or `0`, the default) refuses a non-empty one with 409. */
+                /**
+                 * @description `true` (or `1`) deletes everything inside as an asynchronous operation (202); `false` (or `0`, the default) refuses a non-empty one with 409.
+                 * @example true
+                 */
                 recurse?: string;
             };
             header?: {
@@ -3088,7 +3245,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
             };
             cookie?: never;
@@ -3103,6 +3263,61 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "scope": "workspace",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "target_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "target_name": "roads-demo",
+                     *       "status": "pending",
+                     *       "phase": "layers",
+                     *       "plan": {
+                     *         "target": {
+                     *           "scope": "workspace",
+                     *           "id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *           "name": "roads-demo"
+                     *         },
+                     *         "layers": {
+                     *           "count": 1,
+                     *           "items": [
+                     *             {
+                     *               "id": "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7",
+                     *               "public_id": "roads",
+                     *               "service_id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b"
+                     *             }
+                     *           ],
+                     *           "truncated": false
+                     *         },
+                     *         "layer_groups": {
+                     *           "count": 1,
+                     *           "items": [
+                     *             {
+                     *               "id": "6c7d8e9f-0a1b-4c2d-9e3f-4a5b6c7d8e9f",
+                     *               "public_id": "basemap"
+                     *             }
+                     *           ],
+                     *           "truncated": false
+                     *         },
+                     *         "mosaic_granules": 0,
+                     *         "style_references": [
+                     *           {
+                     *             "style": "roads-line",
+                     *             "references": 1
+                     *           }
+                     *         ],
+                     *         "role_references": [],
+                     *         "total": 4
+                     *       },
+                     *       "progress": {
+                     *         "total": 4,
+                     *         "deleted": 0
+                     *       },
+                     *       "attempt_count": 1,
+                     *       "created_at": "2026-03-04T16:40:12.000Z",
+                     *       "updated_at": "2026-03-04T16:40:12.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["DeletionOperation"];
                 };
             };
@@ -3167,7 +3382,10 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
             };
             cookie?: never;
@@ -3180,6 +3398,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "api_keys": [
+                     *         {
+                     *           "id": "7d8e9f0a-1b2c-4d3e-8f4a-5b6c7d8e9f0a",
+                     *           "key_prefix": "gpk_q3Zt8WbR",
+                     *           "name": "ci-publisher",
+                     *           "role_id": "editor",
+                     *           "revoked": false,
+                     *           "created_at": "2026-03-02T09:15:00.000Z",
+                     *           "expires_at": "2027-03-02T00:00:00.000Z",
+                     *           "owner_email": "ci@example.org",
+                     *           "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *           "version": 1
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["APIKeyList"];
                 };
             };
@@ -3217,7 +3453,10 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
             };
             cookie?: never;
@@ -3225,6 +3464,14 @@ export interface operations {
         /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "ci-publisher",
+                 *       "role_id": "editor",
+                 *       "expires_at": "2027-03-02T00:00:00.000Z",
+                 *       "owner_email": "ci@example.org"
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     /** @enum {string} */
@@ -3248,6 +3495,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "7d8e9f0a-1b2c-4d3e-8f4a-5b6c7d8e9f0a",
+                     *       "key_prefix": "gpk_q3Zt8WbR",
+                     *       "name": "ci-publisher",
+                     *       "role_id": "editor",
+                     *       "revoked": false,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "expires_at": "2027-03-02T00:00:00.000Z",
+                     *       "owner_email": "ci@example.org",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "version": 1,
+                     *       "key": "gpk_q3Zt8WbRk2mXc9LpV4nH7sJ0aF6dG1eY5uT8iO3wQzA"
+                     *     }
+                     */
                     "application/json": components["schemas"]["APIKeyWithSecret"];
                 };
             };
@@ -3285,9 +3547,15 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The API key id (a UUID, as `id` in the key body; not the key or its prefix). */
+                /**
+                 * @description The API key id (a UUID, as `id` in the key body; not the key or its prefix).
+                 * @example 7d8e9f0a-1b2c-4d3e-8f4a-5b6c7d8e9f0a
+                 */
                 keyId: string;
             };
             cookie?: never;
@@ -3300,6 +3568,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "7d8e9f0a-1b2c-4d3e-8f4a-5b6c7d8e9f0a",
+                     *       "key_prefix": "gpk_q3Zt8WbR",
+                     *       "name": "ci-publisher",
+                     *       "role_id": "editor",
+                     *       "revoked": false,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "expires_at": "2027-03-02T00:00:00.000Z",
+                     *       "owner_email": "ci@example.org",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "version": 1
+                     *     }
+                     */
                     "application/json": components["schemas"]["APIKey"];
                 };
             };
@@ -3337,9 +3619,15 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The API key id (a UUID, as `id` in the key body; not the key or its prefix). */
+                /**
+                 * @description The API key id (a UUID, as `id` in the key body; not the key or its prefix).
+                 * @example 7d8e9f0a-1b2c-4d3e-8f4a-5b6c7d8e9f0a
+                 */
                 keyId: string;
             };
             cookie?: never;
@@ -3384,7 +3672,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The role id: `admin`, `editor`, `viewer`, `super_admin` or a custom role id. */
+                /**
+                 * @description The role id: `admin`, `editor`, `viewer`, `super_admin` or a custom role id.
+                 * @example publisher
+                 */
                 roleId: string;
             };
             cookie?: never;
@@ -3397,6 +3688,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "policies": [
+                     *         {
+                     *           "id": "4f0c9a1e2b3d4c5e6f70",
+                     *           "workspace": "*",
+                     *           "service": "management",
+                     *           "operation": "createLayer",
+                     *           "action": "write",
+                     *           "version": 1,
+                     *           "created_at": "2026-03-02T09:15:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["RolePolicyList"];
                 };
             };
@@ -3425,7 +3731,10 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The role id: `admin`, `editor`, `viewer`, `super_admin` or a custom role id. */
+                /**
+                 * @description The role id: `admin`, `editor`, `viewer`, `super_admin` or a custom role id.
+                 * @example publisher
+                 */
                 roleId: string;
             };
             cookie?: never;
@@ -3433,6 +3742,14 @@ export interface operations {
         /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "workspace": "*",
+                 *       "service": "management",
+                 *       "operation": "createLayer",
+                 *       "action": "write"
+                 *     }
+                 */
                 "application/json": components["schemas"]["RolePolicy"];
             };
         };
@@ -3505,6 +3822,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "roles": [
+                     *         {
+                     *           "id": "admin",
+                     *           "name": "Administrator",
+                     *           "is_system": true
+                     *         },
+                     *         {
+                     *           "id": "publisher",
+                     *           "name": "Publisher",
+                     *           "description": "Publishes layers in every workspace",
+                     *           "is_system": false,
+                     *           "version": 1,
+                     *           "created_at": "2026-03-02T09:15:00.000Z",
+                     *           "updated_at": "2026-03-02T09:15:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["RoleList"];
                 };
             };
@@ -3538,6 +3875,13 @@ export interface operations {
         /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "publisher",
+                 *       "name": "Publisher",
+                 *       "description": "Publishes layers in every workspace"
+                 *     }
+                 */
                 "application/json": {
                     id: string;
                     name?: string;
@@ -3556,6 +3900,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "publisher",
+                     *       "name": "Publisher",
+                     *       "description": "Publishes layers in every workspace",
+                     *       "is_system": false,
+                     *       "version": 1,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Role"];
                 };
             };
@@ -3592,7 +3947,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The role id: `admin`, `editor`, `viewer`, `super_admin` or a custom role id. */
+                /**
+                 * @description The role id: `admin`, `editor`, `viewer`, `super_admin` or a custom role id.
+                 * @example publisher
+                 */
                 roleId: string;
             };
             cookie?: never;
@@ -3605,6 +3963,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "publisher",
+                     *       "name": "Publisher",
+                     *       "description": "Publishes layers in every workspace",
+                     *       "is_system": false,
+                     *       "version": 1,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Role"];
                 };
             };
@@ -3633,7 +4002,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The role id: `admin`, `editor`, `viewer`, `super_admin` or a custom role id. */
+                /**
+                 * @description The role id: `admin`, `editor`, `viewer`, `super_admin` or a custom role id.
+                 * @example publisher
+                 */
                 roleId: string;
             };
             cookie?: never;
@@ -3690,9 +4062,15 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The role id: `admin`, `editor`, `viewer`, `super_admin` or a custom role id. */
+                /**
+                 * @description The role id: `admin`, `editor`, `viewer`, `super_admin` or a custom role id.
+                 * @example publisher
+                 */
                 roleId: string;
-                /** @description The policy id (20 hex digits, as `id` in the listed policies). */
+                /**
+                 * @description The policy id (20 hex digits, as `id` in the listed policies).
+                 * @example 4f0c9a1e2b3d4c5e6f70
+                 */
                 policyId: string;
             };
             cookie?: never;
@@ -3742,7 +4120,10 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
             };
             cookie?: never;
@@ -3755,6 +4136,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "claim_mappings": [
+                     *         {
+                     *           "id": "8e9f0a1b-2c3d-4e4f-9a5b-6c7d8e9f0a1b",
+                     *           "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *           "claim_name": "groups",
+                     *           "claim_value": "gis-editors",
+                     *           "role_id": "editor",
+                     *           "priority": 10,
+                     *           "version": 1,
+                     *           "created_at": "2026-03-02T09:15:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ClaimMappingList"];
                 };
             };
@@ -3792,7 +4189,10 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
             };
             cookie?: never;
@@ -3800,6 +4200,14 @@ export interface operations {
         /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "claim_name": "groups",
+                 *       "claim_value": "gis-editors",
+                 *       "role_id": "editor",
+                 *       "priority": 10
+                 *     }
+                 */
                 "application/json": {
                     claim_name: string;
                     claim_value: string;
@@ -3819,6 +4227,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "8e9f0a1b-2c3d-4e4f-9a5b-6c7d8e9f0a1b",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "claim_name": "groups",
+                     *       "claim_value": "gis-editors",
+                     *       "role_id": "editor",
+                     *       "priority": 10,
+                     *       "version": 1,
+                     *       "created_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ClaimMapping"];
                 };
             };
@@ -3879,6 +4299,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "claim_mappings": [
+                     *         {
+                     *           "id": "8e9f0a1b-2c3d-4e4f-9a5b-6c7d8e9f0a1b",
+                     *           "workspace_id": "*",
+                     *           "claim_name": "realm_access.roles",
+                     *           "claim_value": "gis-admin",
+                     *           "role_id": "super_admin",
+                     *           "priority": 100,
+                     *           "version": 1,
+                     *           "created_at": "2026-03-02T09:15:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ClaimMappingList"];
                 };
             };
@@ -3912,6 +4348,14 @@ export interface operations {
         /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "claim_name": "realm_access.roles",
+                 *       "claim_value": "gis-admin",
+                 *       "role_id": "super_admin",
+                 *       "priority": 100
+                 *     }
+                 */
                 "application/json": {
                     claim_name: string;
                     claim_value: string;
@@ -3931,6 +4375,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "8e9f0a1b-2c3d-4e4f-9a5b-6c7d8e9f0a1b",
+                     *       "workspace_id": "*",
+                     *       "claim_name": "realm_access.roles",
+                     *       "claim_value": "gis-admin",
+                     *       "role_id": "super_admin",
+                     *       "priority": 100,
+                     *       "version": 1,
+                     *       "created_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ClaimMapping"];
                 };
             };
@@ -3970,9 +4426,15 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The claim mapping id (a UUID). */
+                /**
+                 * @description The claim mapping id (a UUID).
+                 * @example 8e9f0a1b-2c3d-4e4f-9a5b-6c7d8e9f0a1b
+                 */
                 mappingId: string;
             };
             cookie?: never;
@@ -4020,7 +4482,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The claim mapping id (a UUID). */
+                /**
+                 * @description The claim mapping id (a UUID).
+                 * @example 8e9f0a1b-2c3d-4e4f-9a5b-6c7d8e9f0a1b
+                 */
                 mappingId: string;
             };
             cookie?: never;
@@ -4070,7 +4535,10 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
             };
             cookie?: never;
@@ -4083,6 +4551,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "services": [
+                     *         {
+                     *           "id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b",
+                     *           "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *           "name": "roads-db",
+                     *           "type": "postgis",
+                     *           "connection": {
+                     *             "host": "db.internal.example",
+                     *             "port": 5432,
+                     *             "database": "gis",
+                     *             "user": "geoplane_reader",
+                     *             "sslmode": "require",
+                     *             "schemas": [
+                     *               "public"
+                     *             ]
+                     *           },
+                     *           "enabled": true,
+                     *           "configured_secrets": [
+                     *             "password"
+                     *           ],
+                     *           "version": 1,
+                     *           "created_at": "2026-03-02T09:15:00.000Z",
+                     *           "updated_at": "2026-03-02T09:15:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ServiceList"];
                 };
             };
@@ -4120,7 +4617,10 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
             };
             cookie?: never;
@@ -4128,6 +4628,23 @@ export interface operations {
         /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "roads-db",
+                 *       "type": "postgis",
+                 *       "connection": {
+                 *         "host": "db.internal.example",
+                 *         "port": 5432,
+                 *         "database": "gis",
+                 *         "user": "geoplane_reader",
+                 *         "password": "change-me",
+                 *         "sslmode": "require",
+                 *         "schemas": [
+                 *           "public"
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     /** @constant */
@@ -4166,6 +4683,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "name": "roads-db",
+                     *       "type": "postgis",
+                     *       "connection": {
+                     *         "host": "db.internal.example",
+                     *         "port": 5432,
+                     *         "database": "gis",
+                     *         "user": "geoplane_reader",
+                     *         "sslmode": "require",
+                     *         "schemas": [
+                     *           "public"
+                     *         ]
+                     *       },
+                     *       "enabled": true,
+                     *       "configured_secrets": [
+                     *         "password"
+                     *       ],
+                     *       "version": 1,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Service"];
                 };
             };
@@ -4211,9 +4753,15 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The service: its id (UUID) or its name, within the workspace. */
+                /**
+                 * @description The service: its id (UUID) or its name, within the workspace.
+                 * @example roads-db
+                 */
                 service: string;
             };
             cookie?: never;
@@ -4226,6 +4774,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "name": "roads-db",
+                     *       "type": "postgis",
+                     *       "connection": {
+                     *         "host": "db.internal.example",
+                     *         "port": 5432,
+                     *         "database": "gis",
+                     *         "user": "geoplane_reader",
+                     *         "sslmode": "require",
+                     *         "schemas": [
+                     *           "public"
+                     *         ]
+                     *       },
+                     *       "enabled": true,
+                     *       "configured_secrets": [
+                     *         "password"
+                     *       ],
+                     *       "version": 1,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Service"];
                 };
             };
@@ -4254,9 +4827,15 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The service: its id (UUID) or its name, within the workspace. */
+                /**
+                 * @description The service: its id (UUID) or its name, within the workspace.
+                 * @example roads-db
+                 */
                 service: string;
             };
             cookie?: never;
@@ -4264,6 +4843,20 @@ export interface operations {
         /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "roads-db",
+                 *       "type": "postgis",
+                 *       "connection": {
+                 *         "host": "db2.internal.example",
+                 *         "port": 5432,
+                 *         "database": "gis",
+                 *         "user": "geoplane_reader",
+                 *         "sslmode": "require"
+                 *       },
+                 *       "enabled": true
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     /** @constant */
@@ -4298,6 +4891,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "name": "roads-db",
+                     *       "type": "postgis",
+                     *       "connection": {
+                     *         "host": "db2.internal.example",
+                     *         "port": 5432,
+                     *         "database": "gis",
+                     *         "user": "geoplane_reader",
+                     *         "sslmode": "require",
+                     *         "schemas": [
+                     *           "public"
+                     *         ]
+                     *       },
+                     *       "enabled": true,
+                     *       "configured_secrets": [
+                     *         "password"
+                     *       ],
+                     *       "version": 2,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-04T16:40:12.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Service"];
                 };
             };
@@ -4349,7 +4967,10 @@ export interface operations {
     deleteService: {
         parameters: {
             query?: {
-                /** @description `true` (or `1`) deletes everything inside as an asynchronous operation (202); `false` (or `0`, the default) refuses a non-empty one with 409. */
+                /**
+                 * @description `true` (or `1`) deletes everything inside as an asynchronous operation (202); `false` (or `0`, the default) refuses a non-empty one with 409.
+                 * @example true
+                 */
                 recurse?: string;
             };
             header?: {
@@ -4357,9 +4978,15 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The service: its id (UUID) or its name, within the workspace. */
+                /**
+                 * @description The service: its id (UUID) or its name, within the workspace.
+                 * @example roads-db
+                 */
                 service: string;
             };
             cookie?: never;
@@ -4374,6 +5001,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "scope": "service",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "target_id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b",
+                     *       "target_name": "roads-db",
+                     *       "status": "pending",
+                     *       "phase": "layer_groups",
+                     *       "plan": {
+                     *         "target": {
+                     *           "scope": "service",
+                     *           "id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b",
+                     *           "name": "roads-db",
+                     *           "type": "postgis"
+                     *         },
+                     *         "layers": {
+                     *           "count": 1,
+                     *           "items": [
+                     *             {
+                     *               "id": "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7",
+                     *               "public_id": "roads",
+                     *               "service_id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b"
+                     *             }
+                     *           ],
+                     *           "truncated": false
+                     *         },
+                     *         "layer_groups": {
+                     *           "count": 1,
+                     *           "items": [
+                     *             {
+                     *               "id": "6c7d8e9f-0a1b-4c2d-9e3f-4a5b6c7d8e9f",
+                     *               "public_id": "basemap"
+                     *             }
+                     *           ],
+                     *           "truncated": false
+                     *         },
+                     *         "mosaic_granules": 0,
+                     *         "style_references": [
+                     *           {
+                     *             "style": "roads-line",
+                     *             "references": 1
+                     *           }
+                     *         ],
+                     *         "role_references": [],
+                     *         "total": 3
+                     *       },
+                     *       "progress": {
+                     *         "total": 3,
+                     *         "deleted": 0
+                     *       },
+                     *       "attempt_count": 1,
+                     *       "created_at": "2026-03-04T16:40:12.000Z",
+                     *       "updated_at": "2026-03-04T16:40:12.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["DeletionOperation"];
                 };
             };
@@ -4427,9 +5110,15 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The service: its id (UUID) or its name, within the workspace. */
+                /**
+                 * @description The service: its id (UUID) or its name, within the workspace.
+                 * @example roads-db
+                 */
                 service: string;
             };
             cookie?: never;
@@ -4444,6 +5133,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "layers": [
+                     *         {
+                     *           "schema": "public",
+                     *           "table": "roads",
+                     *           "name": "public.roads",
+                     *           "geometry_column": "geom",
+                     *           "geometry_type": "MultiLineString",
+                     *           "srid": 4326,
+                     *           "extent": {
+                     *             "min_x": 5.9,
+                     *             "min_y": 45.8,
+                     *             "max_x": 10.5,
+                     *             "max_y": 47.8
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["DiscoveredLayers"];
                 };
             };
@@ -4487,9 +5196,15 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The service: its id (UUID) or its name, within the workspace. */
+                /**
+                 * @description The service: its id (UUID) or its name, within the workspace.
+                 * @example roads-db
+                 */
                 service: string;
             };
             cookie?: never;
@@ -4502,6 +5217,46 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "target": {
+                     *         "scope": "service",
+                     *         "id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b",
+                     *         "name": "roads-db",
+                     *         "type": "postgis"
+                     *       },
+                     *       "layers": {
+                     *         "count": 1,
+                     *         "items": [
+                     *           {
+                     *             "id": "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7",
+                     *             "public_id": "roads",
+                     *             "service_id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b"
+                     *           }
+                     *         ],
+                     *         "truncated": false
+                     *       },
+                     *       "layer_groups": {
+                     *         "count": 1,
+                     *         "items": [
+                     *           {
+                     *             "id": "6c7d8e9f-0a1b-4c2d-9e3f-4a5b6c7d8e9f",
+                     *             "public_id": "basemap"
+                     *           }
+                     *         ],
+                     *         "truncated": false
+                     *       },
+                     *       "mosaic_granules": 0,
+                     *       "style_references": [
+                     *         {
+                     *           "style": "roads-line",
+                     *           "references": 1
+                     *         }
+                     *       ],
+                     *       "role_references": [],
+                     *       "total": 3
+                     *     }
+                     */
                     "application/json": components["schemas"]["DeletionPlan"];
                 };
             };
@@ -4530,9 +5285,15 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The service: its id (UUID) or its name, within the workspace. */
+                /**
+                 * @description The service: its id (UUID) or its name, within the workspace.
+                 * @example roads-db
+                 */
                 service: string;
             };
             cookie?: never;
@@ -4547,6 +5308,12 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "ok": true,
+                     *       "duration_ms": 42
+                     *     }
+                     */
                     "application/json": components["schemas"]["ConnectionTest"];
                 };
             };
@@ -4593,9 +5360,15 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The service: its id (UUID) or its name, within the workspace. */
+                /**
+                 * @description The service: its id (UUID) or its name, within the workspace.
+                 * @example roads-db
+                 */
                 service: string;
             };
             cookie?: never;
@@ -4603,6 +5376,11 @@ export interface operations {
         /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "sql": "SELECT id, name, geom FROM public.roads WHERE kind = 'motorway'"
+                 *     }
+                 */
                 "application/json": {
                     sql: string;
                 };
@@ -4617,6 +5395,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "valid": true,
+                     *       "discovered": {
+                     *         "columns": [
+                     *           {
+                     *             "name": "id",
+                     *             "type": "integer"
+                     *           },
+                     *           {
+                     *             "name": "name",
+                     *             "type": "text"
+                     *           },
+                     *           {
+                     *             "name": "geom",
+                     *             "type": "geometry"
+                     *           }
+                     *         ],
+                     *         "geometry_column": "geom",
+                     *         "geometry_type": "MultiLineString",
+                     *         "srid": 4326,
+                     *         "suggested_id_column": "id"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ValidateSQLResponse"];
                 };
             };
@@ -4670,7 +5473,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The deletion operation id (a UUID, from the 202 answer or its Location). */
+                /**
+                 * @description The deletion operation id (a UUID, from the 202 answer or its Location).
+                 * @example 1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d
+                 */
                 id: string;
             };
             cookie?: never;
@@ -4683,6 +5489,63 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "scope": "service",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "target_id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b",
+                     *       "target_name": "roads-db",
+                     *       "status": "completed",
+                     *       "phase": "done",
+                     *       "plan": {
+                     *         "target": {
+                     *           "scope": "service",
+                     *           "id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b",
+                     *           "name": "roads-db",
+                     *           "type": "postgis"
+                     *         },
+                     *         "layers": {
+                     *           "count": 1,
+                     *           "items": [
+                     *             {
+                     *               "id": "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7",
+                     *               "public_id": "roads",
+                     *               "service_id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b"
+                     *             }
+                     *           ],
+                     *           "truncated": false
+                     *         },
+                     *         "layer_groups": {
+                     *           "count": 1,
+                     *           "items": [
+                     *             {
+                     *               "id": "6c7d8e9f-0a1b-4c2d-9e3f-4a5b6c7d8e9f",
+                     *               "public_id": "basemap"
+                     *             }
+                     *           ],
+                     *           "truncated": false
+                     *         },
+                     *         "mosaic_granules": 0,
+                     *         "style_references": [
+                     *           {
+                     *             "style": "roads-line",
+                     *             "references": 1
+                     *           }
+                     *         ],
+                     *         "role_references": [],
+                     *         "total": 3
+                     *       },
+                     *       "progress": {
+                     *         "total": 3,
+                     *         "deleted": 3
+                     *       },
+                     *       "attempt_count": 1,
+                     *       "created_at": "2026-03-04T16:40:12.000Z",
+                     *       "updated_at": "2026-03-04T16:40:12.000Z",
+                     *       "completed_at": "2026-03-04T16:40:12.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["DeletionOperation"];
                 };
             };
@@ -4712,7 +5575,10 @@ export interface operations {
                 cursor?: string;
                 /** @description Only deletions in this workspace (its id or name). */
                 workspace?: string;
-                /** @description Only deletions in this status. */
+                /**
+                 * @description Only deletions in this status.
+                 * @example failed
+                 */
                 status?: "pending" | "running" | "failed" | "completed";
             };
             header?: never;
@@ -4727,6 +5593,67 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "deletions": [
+                     *         {
+                     *           "id": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *           "scope": "service",
+                     *           "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *           "target_id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b",
+                     *           "target_name": "roads-db",
+                     *           "status": "failed",
+                     *           "phase": "layers",
+                     *           "plan": {
+                     *             "target": {
+                     *               "scope": "service",
+                     *               "id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b",
+                     *               "name": "roads-db",
+                     *               "type": "postgis"
+                     *             },
+                     *             "layers": {
+                     *               "count": 1,
+                     *               "items": [
+                     *                 {
+                     *                   "id": "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7",
+                     *                   "public_id": "roads",
+                     *                   "service_id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b"
+                     *                 }
+                     *               ],
+                     *               "truncated": false
+                     *             },
+                     *             "layer_groups": {
+                     *               "count": 1,
+                     *               "items": [
+                     *                 {
+                     *                   "id": "6c7d8e9f-0a1b-4c2d-9e3f-4a5b6c7d8e9f",
+                     *                   "public_id": "basemap"
+                     *                 }
+                     *               ],
+                     *               "truncated": false
+                     *             },
+                     *             "mosaic_granules": 0,
+                     *             "style_references": [
+                     *               {
+                     *                 "style": "roads-line",
+                     *                 "references": 1
+                     *               }
+                     *             ],
+                     *             "role_references": [],
+                     *             "total": 3
+                     *           },
+                     *           "progress": {
+                     *             "total": 3,
+                     *             "deleted": 0
+                     *           },
+                     *           "attempt_count": 3,
+                     *           "created_at": "2026-03-04T16:40:12.000Z",
+                     *           "updated_at": "2026-03-04T16:40:12.000Z",
+                     *           "last_error": "the catalog store was unavailable"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["DeletionList"];
                 };
             };
@@ -4755,7 +5682,10 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The deletion operation id (a UUID, from the 202 answer or its Location). */
+                /**
+                 * @description The deletion operation id (a UUID, from the 202 answer or its Location).
+                 * @example 1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d
+                 */
                 id: string;
             };
             cookie?: never;
@@ -4772,6 +5702,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
+                     *       "scope": "service",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "target_id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b",
+                     *       "target_name": "roads-db",
+                     *       "status": "pending",
+                     *       "phase": "layers",
+                     *       "plan": {
+                     *         "target": {
+                     *           "scope": "service",
+                     *           "id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b",
+                     *           "name": "roads-db",
+                     *           "type": "postgis"
+                     *         },
+                     *         "layers": {
+                     *           "count": 1,
+                     *           "items": [
+                     *             {
+                     *               "id": "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7",
+                     *               "public_id": "roads",
+                     *               "service_id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b"
+                     *             }
+                     *           ],
+                     *           "truncated": false
+                     *         },
+                     *         "layer_groups": {
+                     *           "count": 1,
+                     *           "items": [
+                     *             {
+                     *               "id": "6c7d8e9f-0a1b-4c2d-9e3f-4a5b6c7d8e9f",
+                     *               "public_id": "basemap"
+                     *             }
+                     *           ],
+                     *           "truncated": false
+                     *         },
+                     *         "mosaic_granules": 0,
+                     *         "style_references": [
+                     *           {
+                     *             "style": "roads-line",
+                     *             "references": 1
+                     *           }
+                     *         ],
+                     *         "role_references": [],
+                     *         "total": 3
+                     *       },
+                     *       "progress": {
+                     *         "total": 3,
+                     *         "deleted": 0
+                     *       },
+                     *       "attempt_count": 4,
+                     *       "created_at": "2026-03-04T16:40:12.000Z",
+                     *       "updated_at": "2026-03-04T16:40:12.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["DeletionOperation"];
                 };
             };
@@ -4812,9 +5798,15 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The service: its id (UUID) or its name, within the workspace. */
+                /**
+                 * @description The service: its id (UUID) or its name, within the workspace.
+                 * @example roads-db
+                 */
                 service: string;
             };
             cookie?: never;
@@ -4827,6 +5819,41 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "layers": [
+                     *         {
+                     *           "id": "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7",
+                     *           "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *           "service_id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b",
+                     *           "source_layer": "public.roads",
+                     *           "public_id": "roads",
+                     *           "title": "Roads",
+                     *           "crs_default": 4326,
+                     *           "enabled": true,
+                     *           "public": false,
+                     *           "allowed_roles": [],
+                     *           "dimensions": [],
+                     *           "default_style": "roads-line",
+                     *           "styles": [
+                     *             "roads-line"
+                     *           ],
+                     *           "is_sql_view": false,
+                     *           "geometry_type": "MultiLineString",
+                     *           "native_extent": {
+                     *             "min_x": 5.9,
+                     *             "min_y": 45.8,
+                     *             "max_x": 10.5,
+                     *             "max_y": 47.8,
+                     *             "srid": 4326
+                     *           },
+                     *           "version": 1,
+                     *           "created_at": "2026-03-02T09:15:00.000Z",
+                     *           "updated_at": "2026-03-02T09:15:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["LayerList"];
                 };
             };
@@ -4864,9 +5891,15 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The service: its id (UUID) or its name, within the workspace. */
+                /**
+                 * @description The service: its id (UUID) or its name, within the workspace.
+                 * @example roads-db
+                 */
                 service: string;
             };
             cookie?: never;
@@ -4874,6 +5907,17 @@ export interface operations {
         /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "source_layer": "public.roads",
+                 *       "public_id": "roads",
+                 *       "title": "Roads",
+                 *       "default_style": "roads-line",
+                 *       "styles": [
+                 *         "roads-line"
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     source_layer?: string;
                     public_id?: string;
@@ -4901,6 +5945,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "service_id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b",
+                     *       "source_layer": "public.roads",
+                     *       "public_id": "roads",
+                     *       "title": "Roads",
+                     *       "crs_default": 4326,
+                     *       "enabled": true,
+                     *       "public": false,
+                     *       "allowed_roles": [],
+                     *       "dimensions": [],
+                     *       "default_style": "roads-line",
+                     *       "styles": [
+                     *         "roads-line"
+                     *       ],
+                     *       "is_sql_view": false,
+                     *       "geometry_type": "MultiLineString",
+                     *       "native_extent": {
+                     *         "min_x": 5.9,
+                     *         "min_y": 45.8,
+                     *         "max_x": 10.5,
+                     *         "max_y": 47.8,
+                     *         "srid": 4326
+                     *       },
+                     *       "version": 1,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Layer"];
                 };
             };
@@ -4962,11 +6037,20 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The service: its id (UUID) or its name, within the workspace. */
+                /**
+                 * @description The service: its id (UUID) or its name, within the workspace.
+                 * @example roads-db
+                 */
                 service: string;
-                /** @description The layer id (a UUID, as `id` in the layer body), not its public_id. */
+                /**
+                 * @description The layer id (a UUID, as `id` in the layer body), not its public_id.
+                 * @example 3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7
+                 */
                 layer: string;
             };
             cookie?: never;
@@ -4979,6 +6063,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "service_id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b",
+                     *       "source_layer": "public.roads",
+                     *       "public_id": "roads",
+                     *       "title": "Roads",
+                     *       "crs_default": 4326,
+                     *       "enabled": true,
+                     *       "public": false,
+                     *       "allowed_roles": [],
+                     *       "dimensions": [],
+                     *       "default_style": "roads-line",
+                     *       "styles": [
+                     *         "roads-line"
+                     *       ],
+                     *       "is_sql_view": false,
+                     *       "geometry_type": "MultiLineString",
+                     *       "native_extent": {
+                     *         "min_x": 5.9,
+                     *         "min_y": 45.8,
+                     *         "max_x": 10.5,
+                     *         "max_y": 47.8,
+                     *         "srid": 4326
+                     *       },
+                     *       "version": 1,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Layer"];
                 };
             };
@@ -5016,11 +6131,20 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The service: its id (UUID) or its name, within the workspace. */
+                /**
+                 * @description The service: its id (UUID) or its name, within the workspace.
+                 * @example roads-db
+                 */
                 service: string;
-                /** @description The layer id (a UUID, as `id` in the layer body), not its public_id. */
+                /**
+                 * @description The layer id (a UUID, as `id` in the layer body), not its public_id.
+                 * @example 3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7
+                 */
                 layer: string;
             };
             cookie?: never;
@@ -5028,6 +6152,12 @@ export interface operations {
         /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "title": "Roads (2026)",
+                 *       "public": true
+                 *     }
+                 */
                 "application/json": {
                     source_layer?: string;
                     public_id?: string;
@@ -5051,6 +6181,37 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "service_id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b",
+                     *       "source_layer": "public.roads",
+                     *       "public_id": "roads",
+                     *       "title": "Roads (2026)",
+                     *       "crs_default": 4326,
+                     *       "enabled": true,
+                     *       "public": true,
+                     *       "allowed_roles": [],
+                     *       "dimensions": [],
+                     *       "default_style": "roads-line",
+                     *       "styles": [
+                     *         "roads-line"
+                     *       ],
+                     *       "is_sql_view": false,
+                     *       "geometry_type": "MultiLineString",
+                     *       "native_extent": {
+                     *         "min_x": 5.9,
+                     *         "min_y": 45.8,
+                     *         "max_x": 10.5,
+                     *         "max_y": 47.8,
+                     *         "srid": 4326
+                     *       },
+                     *       "version": 2,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-04T16:40:12.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Layer"];
                 };
             };
@@ -5124,11 +6285,20 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The service: its id (UUID) or its name, within the workspace. */
+                /**
+                 * @description The service: its id (UUID) or its name, within the workspace.
+                 * @example roads-db
+                 */
                 service: string;
-                /** @description The layer id (a UUID, as `id` in the layer body), not its public_id. */
+                /**
+                 * @description The layer id (a UUID, as `id` in the layer body), not its public_id.
+                 * @example 3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7
+                 */
                 layer: string;
             };
             cookie?: never;
@@ -5196,7 +6366,10 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
             };
             cookie?: never;
@@ -5209,6 +6382,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "layer_groups": [
+                     *         {
+                     *           "id": "6c7d8e9f-0a1b-4c2d-9e3f-4a5b6c7d8e9f",
+                     *           "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *           "public_id": "basemap",
+                     *           "title": "Basemap",
+                     *           "members": [
+                     *             {
+                     *               "resource": "roads",
+                     *               "style": "roads-line",
+                     *               "opacity": 0.8
+                     *             }
+                     *           ],
+                     *           "version": 1,
+                     *           "created_at": "2026-03-02T09:15:00.000Z",
+                     *           "updated_at": "2026-03-02T09:15:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["LayerGroupList"];
                 };
             };
@@ -5246,7 +6441,10 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
             };
             cookie?: never;
@@ -5254,6 +6452,19 @@ export interface operations {
         /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "public_id": "basemap",
+                 *       "title": "Basemap",
+                 *       "members": [
+                 *         {
+                 *           "resource": "roads",
+                 *           "style": "roads-line",
+                 *           "opacity": 0.8
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     public_id: string;
                     title?: string;
@@ -5276,6 +6487,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "6c7d8e9f-0a1b-4c2d-9e3f-4a5b6c7d8e9f",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "public_id": "basemap",
+                     *       "title": "Basemap",
+                     *       "members": [
+                     *         {
+                     *           "resource": "roads",
+                     *           "style": "roads-line",
+                     *           "opacity": 0.8
+                     *         }
+                     *       ],
+                     *       "version": 1,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["LayerGroup"];
                 };
             };
@@ -5321,9 +6550,15 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The layer group: its id (UUID) or its public_id. */
+                /**
+                 * @description The layer group: its id (UUID) or its public_id.
+                 * @example basemap
+                 */
                 group: string;
             };
             cookie?: never;
@@ -5336,6 +6571,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "6c7d8e9f-0a1b-4c2d-9e3f-4a5b6c7d8e9f",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "public_id": "basemap",
+                     *       "title": "Basemap",
+                     *       "members": [
+                     *         {
+                     *           "resource": "roads",
+                     *           "style": "roads-line",
+                     *           "opacity": 0.8
+                     *         }
+                     *       ],
+                     *       "version": 1,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["LayerGroup"];
                 };
             };
@@ -5364,9 +6617,15 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The layer group: its id (UUID) or its public_id. */
+                /**
+                 * @description The layer group: its id (UUID) or its public_id.
+                 * @example basemap
+                 */
                 group: string;
             };
             cookie?: never;
@@ -5374,6 +6633,18 @@ export interface operations {
         /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "public_id": "basemap",
+                 *       "title": "Basemap (roads on top)",
+                 *       "members": [
+                 *         {
+                 *           "resource": "roads",
+                 *           "opacity": 1
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     public_id: string;
                     title?: string;
@@ -5392,6 +6663,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "6c7d8e9f-0a1b-4c2d-9e3f-4a5b6c7d8e9f",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "public_id": "basemap",
+                     *       "title": "Basemap (roads on top)",
+                     *       "members": [
+                     *         {
+                     *           "resource": "roads",
+                     *           "opacity": 1
+                     *         }
+                     *       ],
+                     *       "version": 2,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-04T16:40:12.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["LayerGroup"];
                 };
             };
@@ -5457,9 +6745,15 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The layer group: its id (UUID) or its public_id. */
+                /**
+                 * @description The layer group: its id (UUID) or its public_id.
+                 * @example basemap
+                 */
                 group: string;
             };
             cookie?: never;
@@ -5513,11 +6807,20 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The service: its id (UUID) or its name, within the workspace. */
+                /**
+                 * @description The service: its id (UUID) or its name, within the workspace.
+                 * @example ortho
+                 */
                 service: string;
-                /** @description The granule id (as `id` in the listed granules; case-insensitive). */
+                /**
+                 * @description The granule id (as `id` in the listed granules; case-insensitive).
+                 * @example d1e2f3a4-b5c6-4d7e-8f9a-0b1c2d3e4f5a
+                 */
                 granule: string;
             };
             cookie?: never;
@@ -5530,6 +6833,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "d1e2f3a4-b5c6-4d7e-8f9a-0b1c2d3e4f5a",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "service_id": "9a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d",
+                     *       "source_uri": "s3://imagery-bucket/ortho/2025/tile_0_0.tif",
+                     *       "crs": "EPSG:2056",
+                     *       "srid": 2056,
+                     *       "bbox": [
+                     *         2600000,
+                     *         1200000,
+                     *         2601000,
+                     *         1201000
+                     *       ],
+                     *       "width": 4000,
+                     *       "height": 4000,
+                     *       "band_count": 3,
+                     *       "data_type": "Byte",
+                     *       "resolution_x": 0.25,
+                     *       "resolution_y": 0.25,
+                     *       "time": "2025-06-01T00:00:00Z",
+                     *       "version": 1,
+                     *       "created_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["MosaicGranule"];
                 };
             };
@@ -5567,11 +6895,20 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The service: its id (UUID) or its name, within the workspace. */
+                /**
+                 * @description The service: its id (UUID) or its name, within the workspace.
+                 * @example ortho
+                 */
                 service: string;
-                /** @description The granule id (as `id` in the listed granules; case-insensitive). */
+                /**
+                 * @description The granule id (as `id` in the listed granules; case-insensitive).
+                 * @example d1e2f3a4-b5c6-4d7e-8f9a-0b1c2d3e4f5a
+                 */
                 granule: string;
             };
             cookie?: never;
@@ -5616,9 +6953,15 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The service: its id (UUID) or its name, within the workspace. */
+                /**
+                 * @description The service: its id (UUID) or its name, within the workspace.
+                 * @example ortho
+                 */
                 service: string;
             };
             cookie?: never;
@@ -5631,6 +6974,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "service_id": "9a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d",
+                     *       "root_uri": "s3://imagery-bucket/ortho/",
+                     *       "generation": 3,
+                     *       "granule_count": 120,
+                     *       "updated_at": "2026-03-04T16:40:12.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Mosaic"];
                 };
             };
@@ -5668,9 +7021,15 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The service: its id (UUID) or its name, within the workspace. */
+                /**
+                 * @description The service: its id (UUID) or its name, within the workspace.
+                 * @example ortho
+                 */
                 service: string;
             };
             cookie?: never;
@@ -5678,6 +7037,16 @@ export interface operations {
         /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "uris": [
+                 *         {
+                 *           "uri": "s3://imagery-bucket/ortho/2025/tile_0_0.tif",
+                 *           "time": "2025-06-01T00:00:00Z"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": {
                     uris?: (string | {
                         uri: string;
@@ -5698,6 +7067,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "generation": 4,
+                     *       "granule_count": 121,
+                     *       "added": [
+                     *         {
+                     *           "id": "d1e2f3a4-b5c6-4d7e-8f9a-0b1c2d3e4f5a",
+                     *           "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *           "service_id": "9a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d",
+                     *           "source_uri": "s3://imagery-bucket/ortho/2025/tile_0_0.tif",
+                     *           "crs": "EPSG:2056",
+                     *           "srid": 2056,
+                     *           "bbox": [
+                     *             2600000,
+                     *             1200000,
+                     *             2601000,
+                     *             1201000
+                     *           ],
+                     *           "width": 4000,
+                     *           "height": 4000,
+                     *           "band_count": 3,
+                     *           "data_type": "Byte",
+                     *           "resolution_x": 0.25,
+                     *           "resolution_y": 0.25,
+                     *           "time": "2025-06-01T00:00:00Z",
+                     *           "version": 1,
+                     *           "created_at": "2026-03-02T09:15:00.000Z"
+                     *         }
+                     *       ],
+                     *       "skipped": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["MosaicHarvest"];
                 };
             };
@@ -5745,16 +7146,28 @@ export interface operations {
                 limit?: number;
                 /** @description The opaque `next_cursor` of the previous page; omit it for the first page. */
                 cursor?: string;
-                /** @description Only granules intersecting `minx,miny,maxx,maxy` (EPSG:4326). */
+                /**
+                 * @description Only granules whose `bbox` intersects `minx,miny,maxx,maxy` (same coordinates as the granules' `bbox`).
+                 * @example 2600000,1200000,2602000,1202000
+                 */
                 bbox?: string;
-                /** @description Only granules at this RFC 3339 instant, or overlapping `start/end`. */
+                /**
+                 * @description Only granules at this RFC 3339 instant, or overlapping `start/end`.
+                 * @example 2025-01-01T00:00:00Z/2025-12-31T23:59:59Z
+                 */
                 time?: string;
             };
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The service: its id (UUID) or its name, within the workspace. */
+                /**
+                 * @description The service: its id (UUID) or its name, within the workspace.
+                 * @example ortho
+                 */
                 service: string;
             };
             cookie?: never;
@@ -5767,6 +7180,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "generation": 3,
+                     *       "granules": [
+                     *         {
+                     *           "id": "d1e2f3a4-b5c6-4d7e-8f9a-0b1c2d3e4f5a",
+                     *           "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *           "service_id": "9a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d",
+                     *           "source_uri": "s3://imagery-bucket/ortho/2025/tile_0_0.tif",
+                     *           "crs": "EPSG:2056",
+                     *           "srid": 2056,
+                     *           "bbox": [
+                     *             2600000,
+                     *             1200000,
+                     *             2601000,
+                     *             1201000
+                     *           ],
+                     *           "width": 4000,
+                     *           "height": 4000,
+                     *           "band_count": 3,
+                     *           "data_type": "Byte",
+                     *           "resolution_x": 0.25,
+                     *           "resolution_y": 0.25,
+                     *           "time": "2025-06-01T00:00:00Z",
+                     *           "version": 1,
+                     *           "created_at": "2026-03-02T09:15:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["MosaicGranuleList"];
                 };
             };
@@ -5810,7 +7253,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
             };
             cookie?: never;
@@ -5825,6 +7271,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "public": true,
+                     *       "title": "Roads features",
+                     *       "limit_default": 100,
+                     *       "limit_max": 1000
+                     *     }
+                     */
                     "application/json": components["schemas"]["OGCAPISettings"];
                 };
             };
@@ -5853,7 +7308,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
             };
             cookie?: never;
@@ -5861,6 +7319,15 @@ export interface operations {
         /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "enabled": true,
+                 *       "public": true,
+                 *       "title": "Roads features",
+                 *       "limit_default": 100,
+                 *       "limit_max": 1000
+                 *     }
+                 */
                 "application/json": components["schemas"]["OGCAPISettings"];
             };
         };
@@ -5873,6 +7340,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "public": true,
+                     *       "title": "Roads features",
+                     *       "limit_default": 100,
+                     *       "limit_max": 1000
+                     *     }
+                     */
                     "application/json": components["schemas"]["OGCAPISettings"];
                 };
             };
@@ -5926,7 +7402,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
             };
             cookie?: never;
@@ -5941,6 +7420,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "public": false,
+                     *       "title": "Roads tiles",
+                     *       "versions": [
+                     *         "1.0.0"
+                     *       ],
+                     *       "settings": {
+                     *         "tile_matrix_sets": [
+                     *           "WebMercatorQuad"
+                     *         ],
+                     *         "vector_tiles": {
+                     *           "enabled": true,
+                     *           "formats": [
+                     *             "application/vnd.mapbox-vector-tile"
+                     *           ]
+                     *         },
+                     *         "map_tiles": {
+                     *           "enabled": true,
+                     *           "formats": [
+                     *             "image/png"
+                     *           ]
+                     *         },
+                     *         "cache_enabled": true,
+                     *         "max_features": 10000
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["OGCTilesSettings"];
                 };
             };
@@ -5969,7 +7477,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
             };
             cookie?: never;
@@ -5977,6 +7488,35 @@ export interface operations {
         /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "enabled": true,
+                 *       "public": false,
+                 *       "title": "Roads tiles",
+                 *       "versions": [
+                 *         "1.0.0"
+                 *       ],
+                 *       "settings": {
+                 *         "tile_matrix_sets": [
+                 *           "WebMercatorQuad"
+                 *         ],
+                 *         "vector_tiles": {
+                 *           "enabled": true,
+                 *           "formats": [
+                 *             "application/vnd.mapbox-vector-tile"
+                 *           ]
+                 *         },
+                 *         "map_tiles": {
+                 *           "enabled": true,
+                 *           "formats": [
+                 *             "image/png"
+                 *           ]
+                 *         },
+                 *         "cache_enabled": true,
+                 *         "max_features": 10000
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["OGCTilesSettings"];
             };
         };
@@ -5989,6 +7529,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "public": false,
+                     *       "title": "Roads tiles",
+                     *       "versions": [
+                     *         "1.0.0"
+                     *       ],
+                     *       "settings": {
+                     *         "tile_matrix_sets": [
+                     *           "WebMercatorQuad"
+                     *         ],
+                     *         "vector_tiles": {
+                     *           "enabled": true,
+                     *           "formats": [
+                     *             "application/vnd.mapbox-vector-tile"
+                     *           ]
+                     *         },
+                     *         "map_tiles": {
+                     *           "enabled": true,
+                     *           "formats": [
+                     *             "image/png"
+                     *           ]
+                     *         },
+                     *         "cache_enabled": true,
+                     *         "max_features": 10000
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["OGCTilesSettings"];
                 };
             };
@@ -6042,7 +7611,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
             };
             cookie?: never;
@@ -6057,6 +7629,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "public": false,
+                     *       "title": "Roads WMS",
+                     *       "abstract": "Road network of the demo region",
+                     *       "default_style": "roads-line",
+                     *       "max_width": 4096,
+                     *       "max_height": 4096,
+                     *       "simplify_enabled": true,
+                     *       "simplify_pixel_tolerance": 0.5,
+                     *       "extensions": [
+                     *         "dynamic-style"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["WMSSettings"];
                 };
             };
@@ -6085,7 +7673,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
             };
             cookie?: never;
@@ -6093,6 +7684,22 @@ export interface operations {
         /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "enabled": true,
+                 *       "public": false,
+                 *       "title": "Roads WMS",
+                 *       "abstract": "Road network of the demo region",
+                 *       "default_style": "roads-line",
+                 *       "max_width": 4096,
+                 *       "max_height": 4096,
+                 *       "simplify_enabled": true,
+                 *       "simplify_pixel_tolerance": 0.5,
+                 *       "extensions": [
+                 *         "dynamic-style"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["WMSSettings"];
             };
         };
@@ -6105,6 +7712,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "public": false,
+                     *       "title": "Roads WMS",
+                     *       "abstract": "Road network of the demo region",
+                     *       "default_style": "roads-line",
+                     *       "max_width": 4096,
+                     *       "max_height": 4096,
+                     *       "simplify_enabled": true,
+                     *       "simplify_pixel_tolerance": 0.5,
+                     *       "extensions": [
+                     *         "dynamic-style"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["WMSSettings"];
                 };
             };
@@ -6158,7 +7781,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The tile matrix set id (e.g. `WebMercatorQuad`). */
+                /**
+                 * @description The tile matrix set id (e.g. `WebMercatorQuad`).
+                 * @example SwissLV95
+                 */
                 tileMatrixSet: string;
             };
             cookie?: never;
@@ -6171,6 +7797,41 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "SwissLV95",
+                     *       "built_in": false,
+                     *       "definition": {
+                     *         "id": "SwissLV95",
+                     *         "title": "Swiss LV95 grid",
+                     *         "crs": "http://www.opengis.net/def/crs/EPSG/0/2056",
+                     *         "orderedAxes": [
+                     *           "E",
+                     *           "N"
+                     *         ],
+                     *         "tileMatrices": [
+                     *           {
+                     *             "id": "0",
+                     *             "scaleDenominator": 14285714.2857,
+                     *             "cellSize": 4000,
+                     *             "cornerOfOrigin": "topLeft",
+                     *             "pointOfOrigin": [
+                     *               2420000,
+                     *               1350000
+                     *             ],
+                     *             "tileWidth": 256,
+                     *             "tileHeight": 256,
+                     *             "matrixWidth": 1,
+                     *             "matrixHeight": 1
+                     *           }
+                     *         ]
+                     *       },
+                     *       "revision": 1,
+                     *       "digest": "a3f1c9e27b4d5e6f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7",
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["TileMatrixSetRecord"];
                 };
             };
@@ -6199,7 +7860,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The tile matrix set id (e.g. `WebMercatorQuad`). */
+                /**
+                 * @description The tile matrix set id (e.g. `WebMercatorQuad`).
+                 * @example SwissLV95
+                 */
                 tileMatrixSet: string;
             };
             cookie?: never;
@@ -6207,6 +7871,33 @@ export interface operations {
         /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "id": "SwissLV95",
+                 *       "title": "Swiss LV95 grid",
+                 *       "crs": "http://www.opengis.net/def/crs/EPSG/0/2056",
+                 *       "orderedAxes": [
+                 *         "E",
+                 *         "N"
+                 *       ],
+                 *       "tileMatrices": [
+                 *         {
+                 *           "id": "0",
+                 *           "scaleDenominator": 14285714.2857,
+                 *           "cellSize": 4000,
+                 *           "cornerOfOrigin": "topLeft",
+                 *           "pointOfOrigin": [
+                 *             2420000,
+                 *             1350000
+                 *           ],
+                 *           "tileWidth": 256,
+                 *           "tileHeight": 256,
+                 *           "matrixWidth": 1,
+                 *           "matrixHeight": 1
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["TileMatrixSetDefinition"];
             };
         };
@@ -6217,6 +7908,41 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "SwissLV95",
+                     *       "built_in": false,
+                     *       "definition": {
+                     *         "id": "SwissLV95",
+                     *         "title": "Swiss LV95 grid",
+                     *         "crs": "http://www.opengis.net/def/crs/EPSG/0/2056",
+                     *         "orderedAxes": [
+                     *           "E",
+                     *           "N"
+                     *         ],
+                     *         "tileMatrices": [
+                     *           {
+                     *             "id": "0",
+                     *             "scaleDenominator": 14285714.2857,
+                     *             "cellSize": 4000,
+                     *             "cornerOfOrigin": "topLeft",
+                     *             "pointOfOrigin": [
+                     *               2420000,
+                     *               1350000
+                     *             ],
+                     *             "tileWidth": 256,
+                     *             "tileHeight": 256,
+                     *             "matrixWidth": 1,
+                     *             "matrixHeight": 1
+                     *           }
+                     *         ]
+                     *       },
+                     *       "revision": 1,
+                     *       "digest": "a3f1c9e27b4d5e6f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7",
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["TileMatrixSetRecord"];
                 };
             };
@@ -6284,7 +8010,10 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The tile matrix set id (e.g. `WebMercatorQuad`). */
+                /**
+                 * @description The tile matrix set id (e.g. `WebMercatorQuad`).
+                 * @example SwissLV95
+                 */
                 tileMatrixSet: string;
             };
             cookie?: never;
@@ -6353,6 +8082,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "tile_matrix_sets": [
+                     *         {
+                     *           "id": "WebMercatorQuad",
+                     *           "title": "Google Maps Compatible for the World",
+                     *           "uri": "http://www.opengis.net/def/tilematrixset/OGC/1.0/WebMercatorQuad",
+                     *           "crs": "http://www.opengis.net/def/crs/EPSG/0/3857",
+                     *           "built_in": true
+                     *         },
+                     *         {
+                     *           "id": "SwissLV95",
+                     *           "title": "Swiss LV95 grid",
+                     *           "crs": "http://www.opengis.net/def/crs/EPSG/0/2056",
+                     *           "built_in": false
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["TileMatrixSetList"];
                 };
             };
@@ -6383,7 +8131,10 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
             };
             cookie?: never;
@@ -6396,6 +8147,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "styles": [
+                     *         {
+                     *           "id": "2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e",
+                     *           "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *           "name": "roads-line",
+                     *           "format": "mapbox",
+                     *           "title": "Roads as lines",
+                     *           "asset_refs": [
+                     *             "marker"
+                     *           ],
+                     *           "version": 1,
+                     *           "created_at": "2026-03-02T09:15:00.000Z",
+                     *           "updated_at": "2026-03-02T09:15:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["StyleList"];
                 };
             };
@@ -6433,7 +8203,10 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
             };
             cookie?: never;
@@ -6441,6 +8214,43 @@ export interface operations {
         /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "roads-line",
+                 *       "format": "mapbox",
+                 *       "title": "Roads as lines",
+                 *       "body": {
+                 *         "version": 8,
+                 *         "sources": {
+                 *           "roads": {
+                 *             "type": "vector",
+                 *             "url": "https://tiles.example.org/roads.json"
+                 *           }
+                 *         },
+                 *         "layers": [
+                 *           {
+                 *             "id": "roads",
+                 *             "type": "line",
+                 *             "source": "roads",
+                 *             "source-layer": "roads",
+                 *             "paint": {
+                 *               "line-color": "#d33",
+                 *               "line-width": 2
+                 *             }
+                 *           },
+                 *           {
+                 *             "id": "poi",
+                 *             "type": "symbol",
+                 *             "source": "roads",
+                 *             "source-layer": "poi",
+                 *             "layout": {
+                 *               "icon-image": "asset:marker"
+                 *             }
+                 *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     /** @enum {string} */
@@ -6464,6 +8274,51 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "name": "roads-line",
+                     *       "format": "mapbox",
+                     *       "title": "Roads as lines",
+                     *       "asset_refs": [
+                     *         "marker"
+                     *       ],
+                     *       "version": 1,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-02T09:15:00.000Z",
+                     *       "body": {
+                     *         "version": 8,
+                     *         "sources": {
+                     *           "roads": {
+                     *             "type": "vector",
+                     *             "url": "https://tiles.example.org/roads.json"
+                     *           }
+                     *         },
+                     *         "layers": [
+                     *           {
+                     *             "id": "roads",
+                     *             "type": "line",
+                     *             "source": "roads",
+                     *             "source-layer": "roads",
+                     *             "paint": {
+                     *               "line-color": "#d33",
+                     *               "line-width": 2
+                     *             }
+                     *           },
+                     *           {
+                     *             "id": "poi",
+                     *             "type": "symbol",
+                     *             "source": "roads",
+                     *             "source-layer": "poi",
+                     *             "layout": {
+                     *               "icon-image": "asset:marker"
+                     *             }
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Style"];
                 };
             };
@@ -6509,9 +8364,15 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The style name, within the workspace. */
+                /**
+                 * @description The style name, within the workspace.
+                 * @example roads-line
+                 */
                 style: string;
             };
             cookie?: never;
@@ -6524,6 +8385,51 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "name": "roads-line",
+                     *       "format": "mapbox",
+                     *       "title": "Roads as lines",
+                     *       "asset_refs": [
+                     *         "marker"
+                     *       ],
+                     *       "version": 1,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-02T09:15:00.000Z",
+                     *       "body": {
+                     *         "version": 8,
+                     *         "sources": {
+                     *           "roads": {
+                     *             "type": "vector",
+                     *             "url": "https://tiles.example.org/roads.json"
+                     *           }
+                     *         },
+                     *         "layers": [
+                     *           {
+                     *             "id": "roads",
+                     *             "type": "line",
+                     *             "source": "roads",
+                     *             "source-layer": "roads",
+                     *             "paint": {
+                     *               "line-color": "#d33",
+                     *               "line-width": 2
+                     *             }
+                     *           },
+                     *           {
+                     *             "id": "poi",
+                     *             "type": "symbol",
+                     *             "source": "roads",
+                     *             "source-layer": "poi",
+                     *             "layout": {
+                     *               "icon-image": "asset:marker"
+                     *             }
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Style"];
                 };
             };
@@ -6552,9 +8458,15 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The style name, within the workspace. */
+                /**
+                 * @description The style name, within the workspace.
+                 * @example roads-line
+                 */
                 style: string;
             };
             cookie?: never;
@@ -6562,6 +8474,43 @@ export interface operations {
         /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "roads-line",
+                 *       "format": "mapbox",
+                 *       "title": "Roads as red lines",
+                 *       "body": {
+                 *         "version": 8,
+                 *         "sources": {
+                 *           "roads": {
+                 *             "type": "vector",
+                 *             "url": "https://tiles.example.org/roads.json"
+                 *           }
+                 *         },
+                 *         "layers": [
+                 *           {
+                 *             "id": "roads",
+                 *             "type": "line",
+                 *             "source": "roads",
+                 *             "source-layer": "roads",
+                 *             "paint": {
+                 *               "line-color": "#d33",
+                 *               "line-width": 2
+                 *             }
+                 *           },
+                 *           {
+                 *             "id": "poi",
+                 *             "type": "symbol",
+                 *             "source": "roads",
+                 *             "source-layer": "poi",
+                 *             "layout": {
+                 *               "icon-image": "asset:marker"
+                 *             }
+                 *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": {
                     name: string;
                     /** @enum {string} */
@@ -6581,6 +8530,51 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "2b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "name": "roads-line",
+                     *       "format": "mapbox",
+                     *       "title": "Roads as red lines",
+                     *       "asset_refs": [
+                     *         "marker"
+                     *       ],
+                     *       "version": 2,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-04T16:40:12.000Z",
+                     *       "body": {
+                     *         "version": 8,
+                     *         "sources": {
+                     *           "roads": {
+                     *             "type": "vector",
+                     *             "url": "https://tiles.example.org/roads.json"
+                     *           }
+                     *         },
+                     *         "layers": [
+                     *           {
+                     *             "id": "roads",
+                     *             "type": "line",
+                     *             "source": "roads",
+                     *             "source-layer": "roads",
+                     *             "paint": {
+                     *               "line-color": "#d33",
+                     *               "line-width": 2
+                     *             }
+                     *           },
+                     *           {
+                     *             "id": "poi",
+                     *             "type": "symbol",
+                     *             "source": "roads",
+                     *             "source-layer": "poi",
+                     *             "layout": {
+                     *               "icon-image": "asset:marker"
+                     *             }
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["Style"];
                 };
             };
@@ -6637,9 +8631,15 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The style name, within the workspace. */
+                /**
+                 * @description The style name, within the workspace.
+                 * @example roads-line
+                 */
                 style: string;
             };
             cookie?: never;
@@ -6693,9 +8693,15 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The style asset name, within the workspace (1–64 letters, digits, `.`, `_`, `-`). */
+                /**
+                 * @description The style asset name, within the workspace (1–64 letters, digits, `.`, `_`, `-`).
+                 * @example marker
+                 */
                 asset: string;
             };
             cookie?: never;
@@ -6748,9 +8754,15 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The style asset name, within the workspace (1–64 letters, digits, `.`, `_`, `-`). */
+                /**
+                 * @description The style asset name, within the workspace (1–64 letters, digits, `.`, `_`, `-`).
+                 * @example marker
+                 */
                 asset: string;
             };
             cookie?: never;
@@ -6772,6 +8784,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "4c5d6e7f-8a9b-4cad-be0f-1a2b3c4d5e6f",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "name": "marker",
+                     *       "content_type": "image/png",
+                     *       "size_bytes": 70,
+                     *       "sha256": "6b7fa434f92a8b80aab02d9bf1a12e49ffcae424e4013a1c4f68b67e3d2bbcd0",
+                     *       "version": 2,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-04T16:40:12.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["StyleAsset"];
                 };
             };
@@ -6829,9 +8854,15 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The style asset name, within the workspace (1–64 letters, digits, `.`, `_`, `-`). */
+                /**
+                 * @description The style asset name, within the workspace (1–64 letters, digits, `.`, `_`, `-`).
+                 * @example marker
+                 */
                 asset: string;
             };
             cookie?: never;
@@ -6881,7 +8912,10 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
             };
             cookie?: never;
@@ -6894,6 +8928,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "assets": [
+                     *         {
+                     *           "id": "4c5d6e7f-8a9b-4cad-be0f-1a2b3c4d5e6f",
+                     *           "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *           "name": "marker",
+                     *           "content_type": "image/png",
+                     *           "size_bytes": 70,
+                     *           "sha256": "6b7fa434f92a8b80aab02d9bf1a12e49ffcae424e4013a1c4f68b67e3d2bbcd0",
+                     *           "version": 1,
+                     *           "created_at": "2026-03-02T09:15:00.000Z",
+                     *           "updated_at": "2026-03-02T09:15:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["StyleAssetList"];
                 };
             };
@@ -6928,9 +8979,15 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The import id (a UUID, from the 201 answer or its Location). */
+                /**
+                 * @description The import id (a UUID, from the 201 answer or its Location).
+                 * @example c0ffee00-1234-4abc-8def-0123456789ab
+                 */
                 import: string;
             };
             cookie?: never;
@@ -6943,6 +9000,58 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "c0ffee00-1234-4abc-8def-0123456789ab",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "name": "parcels-2026",
+                     *       "source_kind": "upload",
+                     *       "source_filename": "parcels.gpkg",
+                     *       "status": "awaiting_plan",
+                     *       "phase": "discover",
+                     *       "discovery": {
+                     *         "format": "gpkg",
+                     *         "size_bytes": 5242880,
+                     *         "layers": [
+                     *           {
+                     *             "name": "parcels",
+                     *             "fields": [
+                     *               {
+                     *                 "name": "PARCEL_NO",
+                     *                 "type": "text"
+                     *               },
+                     *               {
+                     *                 "name": "AREA_M2",
+                     *                 "type": "double"
+                     *               }
+                     *             ],
+                     *             "geometry_type": "MultiPolygon",
+                     *             "srid": 2056,
+                     *             "feature_count": 12840,
+                     *             "bbox": [
+                     *               2600000,
+                     *               1200000,
+                     *               2610000,
+                     *               1210000
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "warnings": []
+                     *       },
+                     *       "service_name": "imports",
+                     *       "auto_publish": false,
+                     *       "processed_bytes": 5242880,
+                     *       "processed_features": 0,
+                     *       "processed_layers": 0,
+                     *       "total_layers": 1,
+                     *       "retry_count": 0,
+                     *       "version": 4,
+                     *       "created_by": "jwt:4f1c2b7e-alice",
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-04T16:40:12.000Z",
+                     *       "started_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ImportJob"];
                 };
             };
@@ -6971,9 +9080,15 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The import id (a UUID, from the 201 answer or its Location). */
+                /**
+                 * @description The import id (a UUID, from the 201 answer or its Location).
+                 * @example c0ffee00-1234-4abc-8def-0123456789ab
+                 */
                 import: string;
             };
             cookie?: never;
@@ -6988,6 +9103,58 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "c0ffee00-1234-4abc-8def-0123456789ab",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "name": "parcels-2026",
+                     *       "source_kind": "upload",
+                     *       "source_filename": "parcels.gpkg",
+                     *       "status": "cancelling",
+                     *       "phase": "discover",
+                     *       "discovery": {
+                     *         "format": "gpkg",
+                     *         "size_bytes": 5242880,
+                     *         "layers": [
+                     *           {
+                     *             "name": "parcels",
+                     *             "fields": [
+                     *               {
+                     *                 "name": "PARCEL_NO",
+                     *                 "type": "text"
+                     *               },
+                     *               {
+                     *                 "name": "AREA_M2",
+                     *                 "type": "double"
+                     *               }
+                     *             ],
+                     *             "geometry_type": "MultiPolygon",
+                     *             "srid": 2056,
+                     *             "feature_count": 12840,
+                     *             "bbox": [
+                     *               2600000,
+                     *               1200000,
+                     *               2610000,
+                     *               1210000
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "warnings": []
+                     *       },
+                     *       "service_name": "imports",
+                     *       "auto_publish": false,
+                     *       "processed_bytes": 5242880,
+                     *       "processed_features": 0,
+                     *       "processed_layers": 0,
+                     *       "total_layers": 1,
+                     *       "retry_count": 0,
+                     *       "version": 5,
+                     *       "created_by": "jwt:4f1c2b7e-alice",
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-04T16:40:12.000Z",
+                     *       "started_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ImportJob"];
                 };
             };
@@ -7031,12 +9198,18 @@ export interface operations {
                 limit?: number;
                 /** @description The opaque `next_cursor` of the previous page; omit it for the first page. */
                 cursor?: string;
-                /** @description Only imports in this status. */
+                /**
+                 * @description Only imports in this status.
+                 * @example awaiting_plan
+                 */
                 status?: "awaiting_upload" | "queued" | "running" | "awaiting_plan" | "ready_to_publish" | "publishing" | "published" | "cancelling" | "cancelled" | "failed" | "rolling_back" | "rolled_back";
             };
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
             };
             cookie?: never;
@@ -7049,6 +9222,62 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "imports": [
+                     *         {
+                     *           "id": "c0ffee00-1234-4abc-8def-0123456789ab",
+                     *           "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *           "name": "parcels-2026",
+                     *           "source_kind": "upload",
+                     *           "source_filename": "parcels.gpkg",
+                     *           "status": "awaiting_plan",
+                     *           "phase": "discover",
+                     *           "discovery": {
+                     *             "format": "gpkg",
+                     *             "size_bytes": 5242880,
+                     *             "layers": [
+                     *               {
+                     *                 "name": "parcels",
+                     *                 "fields": [
+                     *                   {
+                     *                     "name": "PARCEL_NO",
+                     *                     "type": "text"
+                     *                   },
+                     *                   {
+                     *                     "name": "AREA_M2",
+                     *                     "type": "double"
+                     *                   }
+                     *                 ],
+                     *                 "geometry_type": "MultiPolygon",
+                     *                 "srid": 2056,
+                     *                 "feature_count": 12840,
+                     *                 "bbox": [
+                     *                   2600000,
+                     *                   1200000,
+                     *                   2610000,
+                     *                   1210000
+                     *                 ]
+                     *               }
+                     *             ],
+                     *             "warnings": []
+                     *           },
+                     *           "service_name": "imports",
+                     *           "auto_publish": false,
+                     *           "processed_bytes": 5242880,
+                     *           "processed_features": 0,
+                     *           "processed_layers": 0,
+                     *           "total_layers": 1,
+                     *           "retry_count": 0,
+                     *           "version": 4,
+                     *           "created_by": "jwt:4f1c2b7e-alice",
+                     *           "created_at": "2026-03-02T09:15:00.000Z",
+                     *           "updated_at": "2026-03-04T16:40:12.000Z",
+                     *           "started_at": "2026-03-02T09:15:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ImportList"];
                 };
             };
@@ -7086,7 +9315,10 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
             };
             cookie?: never;
@@ -7094,6 +9326,17 @@ export interface operations {
         /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "parcels-2026",
+                 *       "source": {
+                 *         "kind": "upload",
+                 *         "filename": "parcels.gpkg",
+                 *         "size_bytes": 5242880
+                 *       },
+                 *       "service_name": "imports"
+                 *     }
+                 */
                 "application/json": {
                     name?: string;
                     source: {
@@ -7122,6 +9365,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "c0ffee00-1234-4abc-8def-0123456789ab",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "name": "parcels-2026",
+                     *       "source_kind": "upload",
+                     *       "source_filename": "parcels.gpkg",
+                     *       "status": "awaiting_upload",
+                     *       "phase": "upload",
+                     *       "service_name": "imports",
+                     *       "auto_publish": false,
+                     *       "processed_bytes": 0,
+                     *       "processed_features": 0,
+                     *       "processed_layers": 0,
+                     *       "total_layers": 0,
+                     *       "retry_count": 0,
+                     *       "version": 1,
+                     *       "created_by": "jwt:4f1c2b7e-alice",
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-02T09:15:00.000Z",
+                     *       "upload": {
+                     *         "url": "https://geoplane-imports.s3.eu-central-2.amazonaws.com/",
+                     *         "method": "POST",
+                     *         "fields": {
+                     *           "key": "uploads/5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f/c0ffee00-1234-4abc-8def-0123456789ab",
+                     *           "Policy": "eyJjb25kaXRpb25zIjpbXX0=",
+                     *           "X-Amz-Signature": "5e1f…"
+                     *         },
+                     *         "file_field": "file",
+                     *         "expires_at": "2026-03-02T10:15:00Z",
+                     *         "max_bytes": 5368709120
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ImportJob"];
                 };
             };
@@ -7172,9 +9449,15 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The import id (a UUID, from the 201 answer or its Location). */
+                /**
+                 * @description The import id (a UUID, from the 201 answer or its Location).
+                 * @example c0ffee00-1234-4abc-8def-0123456789ab
+                 */
                 import: string;
             };
             cookie?: never;
@@ -7187,6 +9470,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "events": [
+                     *         {
+                     *           "id": "0001",
+                     *           "import_id": "c0ffee00-1234-4abc-8def-0123456789ab",
+                     *           "status": "awaiting_upload",
+                     *           "phase": "upload",
+                     *           "created_at": "2026-03-02T09:15:00.000Z",
+                     *           "processed_bytes": 0,
+                     *           "processed_features": 0,
+                     *           "processed_layers": 0
+                     *         },
+                     *         {
+                     *           "id": "0002",
+                     *           "import_id": "c0ffee00-1234-4abc-8def-0123456789ab",
+                     *           "status": "awaiting_plan",
+                     *           "phase": "discover",
+                     *           "created_at": "2026-03-04T16:40:12.000Z",
+                     *           "processed_bytes": 5242880,
+                     *           "processed_features": 0,
+                     *           "processed_layers": 0
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ImportHistory"];
                 };
             };
@@ -7219,16 +9528,28 @@ export interface operations {
     getImportPreview: {
         parameters: {
             query?: {
-                /** @description The staged layer to preview (default: the first). */
+                /**
+                 * @description The staged layer to preview (default: the first).
+                 * @example parcels
+                 */
                 layer?: string;
-                /** @description Page size: an integer from 1 to 1000 (the default depends on the list). */
+                /**
+                 * @description Page size: an integer from 1 to 1000 (the default depends on the list).
+                 * @example 1
+                 */
                 limit?: number;
             };
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The import id (a UUID, from the 201 answer or its Location). */
+                /**
+                 * @description The import id (a UUID, from the 201 answer or its Location).
+                 * @example c0ffee00-1234-4abc-8def-0123456789ab
+                 */
                 import: string;
             };
             cookie?: never;
@@ -7241,6 +9562,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "type": "FeatureCollection",
+                     *       "features": [
+                     *         {
+                     *           "type": "Feature",
+                     *           "id": 1,
+                     *           "geometry": {
+                     *             "type": "Point",
+                     *             "coordinates": [
+                     *               7.4474,
+                     *               46.948
+                     *             ]
+                     *           },
+                     *           "properties": {
+                     *             "parcel_no": "BE-1024",
+                     *             "area_m2": 812.5
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["FeatureCollection"];
                 };
             };
@@ -7278,9 +9621,15 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The import id (a UUID, from the 201 answer or its Location). */
+                /**
+                 * @description The import id (a UUID, from the 201 answer or its Location).
+                 * @example c0ffee00-1234-4abc-8def-0123456789ab
+                 */
                 import: string;
             };
             cookie?: never;
@@ -7297,6 +9646,84 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "c0ffee00-1234-4abc-8def-0123456789ab",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "name": "parcels-2026",
+                     *       "source_kind": "upload",
+                     *       "source_filename": "parcels.gpkg",
+                     *       "status": "publishing",
+                     *       "phase": "publish",
+                     *       "discovery": {
+                     *         "format": "gpkg",
+                     *         "size_bytes": 5242880,
+                     *         "layers": [
+                     *           {
+                     *             "name": "parcels",
+                     *             "fields": [
+                     *               {
+                     *                 "name": "PARCEL_NO",
+                     *                 "type": "text"
+                     *               },
+                     *               {
+                     *                 "name": "AREA_M2",
+                     *                 "type": "double"
+                     *               }
+                     *             ],
+                     *             "geometry_type": "MultiPolygon",
+                     *             "srid": 2056,
+                     *             "feature_count": 12840,
+                     *             "bbox": [
+                     *               2600000,
+                     *               1200000,
+                     *               2610000,
+                     *               1210000
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "warnings": []
+                     *       },
+                     *       "service_name": "imports",
+                     *       "auto_publish": false,
+                     *       "processed_bytes": 5242880,
+                     *       "processed_features": 0,
+                     *       "processed_layers": 0,
+                     *       "total_layers": 1,
+                     *       "retry_count": 0,
+                     *       "version": 6,
+                     *       "created_by": "jwt:4f1c2b7e-alice",
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-04T16:40:12.000Z",
+                     *       "started_at": "2026-03-02T09:15:00.000Z",
+                     *       "plan": {
+                     *         "layers": [
+                     *           {
+                     *             "source_layer": "parcels",
+                     *             "public_id": "parcels",
+                     *             "title": "Parcels",
+                     *             "enabled": true,
+                     *             "public": false,
+                     *             "fields": [
+                     *               {
+                     *                 "source": "PARCEL_NO",
+                     *                 "target": "parcel_no",
+                     *                 "type": "text",
+                     *                 "include": true
+                     *               },
+                     *               {
+                     *                 "source": "AREA_M2",
+                     *                 "target": "area_m2",
+                     *                 "type": "double precision",
+                     *                 "include": true
+                     *               }
+                     *             ],
+                     *             "target_srid": 4326
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ImportJob"];
                 };
             };
@@ -7335,9 +9762,15 @@ export interface operations {
                 "If-Match"?: components["parameters"]["IfMatch"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The import id (a UUID, from the 201 answer or its Location). */
+                /**
+                 * @description The import id (a UUID, from the 201 answer or its Location).
+                 * @example c0ffee00-1234-4abc-8def-0123456789ab
+                 */
                 import: string;
             };
             cookie?: never;
@@ -7345,6 +9778,34 @@ export interface operations {
         /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "layers": [
+                 *         {
+                 *           "source_layer": "parcels",
+                 *           "public_id": "parcels",
+                 *           "title": "Parcels",
+                 *           "enabled": true,
+                 *           "public": false,
+                 *           "fields": [
+                 *             {
+                 *               "source": "PARCEL_NO",
+                 *               "target": "parcel_no",
+                 *               "type": "text",
+                 *               "include": true
+                 *             },
+                 *             {
+                 *               "source": "AREA_M2",
+                 *               "target": "area_m2",
+                 *               "type": "double precision",
+                 *               "include": true
+                 *             }
+                 *           ],
+                 *           "target_srid": 4326
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["ImportPlan"];
             };
         };
@@ -7355,6 +9816,84 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "c0ffee00-1234-4abc-8def-0123456789ab",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "name": "parcels-2026",
+                     *       "source_kind": "upload",
+                     *       "source_filename": "parcels.gpkg",
+                     *       "status": "ready_to_publish",
+                     *       "phase": "discover",
+                     *       "discovery": {
+                     *         "format": "gpkg",
+                     *         "size_bytes": 5242880,
+                     *         "layers": [
+                     *           {
+                     *             "name": "parcels",
+                     *             "fields": [
+                     *               {
+                     *                 "name": "PARCEL_NO",
+                     *                 "type": "text"
+                     *               },
+                     *               {
+                     *                 "name": "AREA_M2",
+                     *                 "type": "double"
+                     *               }
+                     *             ],
+                     *             "geometry_type": "MultiPolygon",
+                     *             "srid": 2056,
+                     *             "feature_count": 12840,
+                     *             "bbox": [
+                     *               2600000,
+                     *               1200000,
+                     *               2610000,
+                     *               1210000
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "warnings": []
+                     *       },
+                     *       "service_name": "imports",
+                     *       "auto_publish": false,
+                     *       "processed_bytes": 5242880,
+                     *       "processed_features": 0,
+                     *       "processed_layers": 0,
+                     *       "total_layers": 1,
+                     *       "retry_count": 0,
+                     *       "version": 5,
+                     *       "created_by": "jwt:4f1c2b7e-alice",
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-04T16:40:12.000Z",
+                     *       "started_at": "2026-03-02T09:15:00.000Z",
+                     *       "plan": {
+                     *         "layers": [
+                     *           {
+                     *             "source_layer": "parcels",
+                     *             "public_id": "parcels",
+                     *             "title": "Parcels",
+                     *             "enabled": true,
+                     *             "public": false,
+                     *             "fields": [
+                     *               {
+                     *                 "source": "PARCEL_NO",
+                     *                 "target": "parcel_no",
+                     *                 "type": "text",
+                     *                 "include": true
+                     *               },
+                     *               {
+                     *                 "source": "AREA_M2",
+                     *                 "target": "area_m2",
+                     *                 "type": "double precision",
+                     *                 "include": true
+                     *               }
+                     *             ],
+                     *             "target_srid": 4326
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ImportJob"];
                 };
             };
@@ -7402,9 +9941,15 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The import id (a UUID, from the 201 answer or its Location). */
+                /**
+                 * @description The import id (a UUID, from the 201 answer or its Location).
+                 * @example c0ffee00-1234-4abc-8def-0123456789ab
+                 */
                 import: string;
             };
             cookie?: never;
@@ -7421,6 +9966,58 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "c0ffee00-1234-4abc-8def-0123456789ab",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "name": "parcels-2026",
+                     *       "source_kind": "upload",
+                     *       "source_filename": "parcels.gpkg",
+                     *       "status": "queued",
+                     *       "phase": "discover",
+                     *       "discovery": {
+                     *         "format": "gpkg",
+                     *         "size_bytes": 5242880,
+                     *         "layers": [
+                     *           {
+                     *             "name": "parcels",
+                     *             "fields": [
+                     *               {
+                     *                 "name": "PARCEL_NO",
+                     *                 "type": "text"
+                     *               },
+                     *               {
+                     *                 "name": "AREA_M2",
+                     *                 "type": "double"
+                     *               }
+                     *             ],
+                     *             "geometry_type": "MultiPolygon",
+                     *             "srid": 2056,
+                     *             "feature_count": 12840,
+                     *             "bbox": [
+                     *               2600000,
+                     *               1200000,
+                     *               2610000,
+                     *               1210000
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "warnings": []
+                     *       },
+                     *       "service_name": "imports",
+                     *       "auto_publish": false,
+                     *       "processed_bytes": 5242880,
+                     *       "processed_features": 0,
+                     *       "processed_layers": 0,
+                     *       "total_layers": 1,
+                     *       "retry_count": 1,
+                     *       "version": 6,
+                     *       "created_by": "jwt:4f1c2b7e-alice",
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-04T16:40:12.000Z",
+                     *       "started_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ImportJob"];
                 };
             };
@@ -7459,9 +10056,15 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The import id (a UUID, from the 201 answer or its Location). */
+                /**
+                 * @description The import id (a UUID, from the 201 answer or its Location).
+                 * @example c0ffee00-1234-4abc-8def-0123456789ab
+                 */
                 import: string;
             };
             cookie?: never;
@@ -7478,6 +10081,59 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "c0ffee00-1234-4abc-8def-0123456789ab",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "name": "parcels-2026",
+                     *       "source_kind": "upload",
+                     *       "source_filename": "parcels.gpkg",
+                     *       "status": "rolling_back",
+                     *       "phase": "rollback",
+                     *       "discovery": {
+                     *         "format": "gpkg",
+                     *         "size_bytes": 5242880,
+                     *         "layers": [
+                     *           {
+                     *             "name": "parcels",
+                     *             "fields": [
+                     *               {
+                     *                 "name": "PARCEL_NO",
+                     *                 "type": "text"
+                     *               },
+                     *               {
+                     *                 "name": "AREA_M2",
+                     *                 "type": "double"
+                     *               }
+                     *             ],
+                     *             "geometry_type": "MultiPolygon",
+                     *             "srid": 2056,
+                     *             "feature_count": 12840,
+                     *             "bbox": [
+                     *               2600000,
+                     *               1200000,
+                     *               2610000,
+                     *               1210000
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "warnings": []
+                     *       },
+                     *       "service_name": "imports",
+                     *       "auto_publish": false,
+                     *       "processed_bytes": 5242880,
+                     *       "processed_features": 0,
+                     *       "processed_layers": 0,
+                     *       "total_layers": 1,
+                     *       "retry_count": 0,
+                     *       "version": 9,
+                     *       "created_by": "jwt:4f1c2b7e-alice",
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-04T16:40:12.000Z",
+                     *       "started_at": "2026-03-02T09:15:00.000Z",
+                     *       "rollback_operation_id": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ImportJob"];
                 };
             };
@@ -7516,9 +10172,15 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
-                /** @description The import id (a UUID, from the 201 answer or its Location). */
+                /**
+                 * @description The import id (a UUID, from the 201 answer or its Location).
+                 * @example c0ffee00-1234-4abc-8def-0123456789ab
+                 */
                 import: string;
             };
             cookie?: never;
@@ -7535,6 +10197,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "c0ffee00-1234-4abc-8def-0123456789ab",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "name": "parcels-2026",
+                     *       "source_kind": "upload",
+                     *       "source_filename": "parcels.gpkg",
+                     *       "status": "queued",
+                     *       "phase": "acquire",
+                     *       "service_name": "imports",
+                     *       "auto_publish": false,
+                     *       "processed_bytes": 0,
+                     *       "processed_features": 0,
+                     *       "processed_layers": 0,
+                     *       "total_layers": 1,
+                     *       "retry_count": 0,
+                     *       "version": 2,
+                     *       "created_by": "jwt:4f1c2b7e-alice",
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-04T16:40:12.000Z",
+                     *       "started_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ImportJob"];
                 };
             };
@@ -7572,7 +10257,10 @@ export interface operations {
                 limit?: number;
                 /** @description The opaque `next_cursor` of the previous page; omit it for the first page. */
                 cursor?: string;
-                /** @description Only records of this operationId (e.g. `createLayer`). */
+                /**
+                 * @description Only records of this operationId (e.g. `createLayer`).
+                 * @example updateLayer
+                 */
                 operation?: string;
                 /** @description Only records of this principal (as `principal` in the records). */
                 principal?: string;
@@ -7595,6 +10283,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "records": [
+                     *         {
+                     *           "id": "2026-03-04T16:40:12.000Z#b7e1",
+                     *           "at": "2026-03-04T16:40:12.000Z",
+                     *           "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *           "operation": "updateLayer",
+                     *           "principal": {
+                     *             "id": "jwt:4f1c2b7e-alice",
+                     *             "auth_method": "jwt",
+                     *             "subject": "alice"
+                     *           },
+                     *           "request_id": "9c5b1e0a-7f7e-4a55-9d0c-3f1d2e4b5a6c",
+                     *           "outcome": "succeeded",
+                     *           "changes": [
+                     *             {
+                     *               "type": "layer",
+                     *               "id": "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7",
+                     *               "parent_id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b",
+                     *               "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *               "action": "updated",
+                     *               "version": 2
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["AuditList"];
                 };
             };
@@ -7626,16 +10343,25 @@ export interface operations {
                 operation?: string;
                 /** @description Only records of this principal (as `principal` in the records). */
                 principal?: string;
-                /** @description Only changes made (`succeeded`) or requests refused (`refused`). */
+                /**
+                 * @description Only changes made (`succeeded`) or requests refused (`refused`).
+                 * @example succeeded
+                 */
                 outcome?: "succeeded" | "refused";
-                /** @description Only records at or after this RFC 3339 time. */
+                /**
+                 * @description Only records at or after this RFC 3339 time.
+                 * @example 2026-03-01T00:00:00Z
+                 */
                 since?: string;
                 /** @description Only records before this RFC 3339 time. */
                 until?: string;
             };
             header?: never;
             path: {
-                /** @description The workspace: its id (UUID) or its name. */
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
                 workspace: string;
             };
             cookie?: never;
@@ -7648,6 +10374,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "records": [
+                     *         {
+                     *           "id": "2026-03-04T16:40:12.000Z#b7e1",
+                     *           "at": "2026-03-04T16:40:12.000Z",
+                     *           "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *           "operation": "updateLayer",
+                     *           "principal": {
+                     *             "id": "jwt:4f1c2b7e-alice",
+                     *             "auth_method": "jwt",
+                     *             "subject": "alice"
+                     *           },
+                     *           "request_id": "9c5b1e0a-7f7e-4a55-9d0c-3f1d2e4b5a6c",
+                     *           "outcome": "succeeded",
+                     *           "changes": [
+                     *             {
+                     *               "type": "layer",
+                     *               "id": "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7",
+                     *               "parent_id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b",
+                     *               "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *               "action": "updated",
+                     *               "version": 2
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["AuditList"];
                 };
             };
