@@ -61,7 +61,23 @@ const sharedResponses: Record<
   },
   IdempotencyKeyInFlight: { status: 409, description: idempotencyErrors[409] as string },
   IdempotencyKeyReused: { status: 422, description: idempotencyErrors[422] as string },
+  // Errors many operations describe in the same words: an operation's own entry with exactly this
+  // status and text (and no schema of its own) refers to the shared one.
+  BadPage: { status: 400, description: 'bad limit or cursor' },
+  BadFilter: { status: 400, description: 'bad filter, limit or cursor' },
+  WorkspaceNotFound: { status: 404, description: 'workspace not found' },
+  ServiceNotFound: { status: 404, description: 'workspace or service not found' },
+  ImportNotFound: {
+    status: 404,
+    description: 'workspace or import not found (or an import of another workspace)',
+  },
+  RoleNotFound: { status: 404, description: 'role not found' },
+  PreconditionFailed: { status: 412, description: 'If-Match does not match the current version' },
 };
+/** `<status> <description>` → the shared response with exactly that answer. */
+const sharedByText = new Map(
+  Object.entries(sharedResponses).map(([name, r]) => [`${r.status} ${r.description}`, name]),
+);
 const commonRef: Record<number, string> = {
   401: 'Unauthorized',
   403: 'Forbidden',
@@ -255,8 +271,12 @@ function operationObject(op: Operation, components: Components): Json {
   const exampleStatus = successWithSchema(op);
   for (const [status, spec] of Object.entries(all)) {
     const code = Number(status);
-    const shared =
-      !op.responses[code] && (idempotency[status] && !op.responses[code] ? idempotencyRef : commonRef)[code];
+    const own = op.responses[code];
+    const shared = own
+      ? !own.schema && !own.headers && !idempotency[status]
+        ? sharedByText.get(`${code} ${own.description}`)
+        : undefined
+      : (idempotency[status] ? idempotencyRef : commonRef)[code];
     if (shared) {
       responses[status] = { $ref: `#/components/responses/${shared}` };
       continue;
