@@ -11,9 +11,11 @@
  *      `npx tsx bench/imports.ts` runs this section alone).
  * Prints markdown (also written to bench/results.md), marks each target PASS/FAIL, and exits 0
  * whenever the measurement itself succeeded. Everything it starts is stopped, also on errors.
+ * `BENCH_ONLY=scaling npm run bench` runs section 3 alone (its own stack, ~4 minutes) and writes
+ * its report to `.bench/results-scaling.md` instead, so bench/results.md keeps the full run.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:https';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -590,8 +592,48 @@ function bundleSection(bundles: Bundle[], importRuns: number, verdicts: Verdicts
   ].join('\n');
 }
 
+// ---- one section alone (BENCH_ONLY) -------------------------------------------------------------
+/** Sections that can run alone, by the name BENCH_ONLY takes. */
+const ALONE: Record<string, () => Promise<number>> = { scaling: scalingAlone };
+
+/** Section 3 on its own stack, nothing else started; the report goes to `.bench/`, not bench/results.md. */
+async function scalingAlone(): Promise<number> {
+  installExitHandlers(WATCHDOG_MS);
+  progress('BENCH_ONLY=scaling: starting the scaling stack');
+  const stack = await startScalingStack();
+  const setup = await fillScaling(stack, SCALING, progress);
+  const scaling = await measureScaling(setup, { ...SCALING, budgetMs: () => SCALING_BUDGET_MS }, progress);
+  await cleanup();
+  const verdicts: string[] = [];
+  const part3 = scalingSection(scaling, SCALING, verdicts);
+  const load = (l: number[]) => l.map((n) => n.toFixed(1)).join(' ');
+  const report = [
+    '# GeoPlane benchmark — section 3 alone (`BENCH_ONLY=scaling`)',
+    '',
+    `${new Date().toISOString()} · ${gitDescription()} · Node ${process.version} · ${cpus().length} × ` +
+      `${cpus()[0]?.model.trim() ?? 'unknown CPU'} · load average ${load(loadAtStart)} at start, ${load(loadavg())} at end · ` +
+      `run took ${fixed((Date.now() - startedAt) / 1000, 0)} s`,
+    '',
+    ...verdicts,
+    '',
+    part3,
+  ].join('\n');
+  const file = join(root, '.bench', 'results-scaling.md');
+  mkdirSync(join(root, '.bench'), { recursive: true });
+  writeFileSync(file, report);
+  process.stdout.write(`${report}\n(also written to ${file})\n`);
+  return 0;
+}
+
 // ---- main ---------------------------------------------------------------------------------------
 async function main(): Promise<number> {
+  const only = process.env.BENCH_ONLY;
+  if (only) {
+    const section = Object.hasOwn(ALONE, only) ? ALONE[only] : undefined;
+    if (!section)
+      throw new Error(`BENCH_ONLY=${only}: sections that run alone: ${Object.keys(ALONE).join(', ')}`);
+    return section();
+  }
   installExitHandlers(WATCHDOG_MS + IMPORTS_WATCHDOG_MS);
   // Startups that cost no CPU once up run beside the bundling (not measured): the scaling stack
   // (DynamoDB Local in memory, a host without PostGIS, a floor server) and the main DynamoDB Local.

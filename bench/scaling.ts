@@ -413,15 +413,15 @@ export function scalingSection(
   const p50 = (id: string) => percentile(samples(id), 50);
   const emulator =
     samples('refFirst').length && samples('refMiddle').length && samples('refSeek').length
-      ? `**Where the middle page's time goes.** The reference rows send the layer repository's Query straight to ` +
-        `DynamoDB Local from the bare floor server: after layer ${thousands(o.middleIndex)} through ExclusiveStartKey ` +
-        `(as the repository resumes a cursor) it costs ${ratio(p50('refMiddle'), p50('refFirst'))} its first page; ` +
-        `the same ${MIDDLE_LIMIT} items found by the key condition instead (\`SK BETWEEN <cursor SK> AND <prefix>\\uffff\`) ` +
-        `cost ${ratio(p50('refSeek'), p50('refFirst'))}. DynamoDB Local walks the key range up to an ExclusiveStartKey ` +
-        'rather than seeking it, so its cost grows with the offset (a separate probe: ~15 ms first page, ~25/32/40 ms after ' +
-        '4,000/16,000/28,000 of 30,000 items). DynamoDB itself resumes a Query at the ExclusiveStartKey (consumed capacity ' +
-        "counts only the items read), so this is the emulator's cost; the verdict above still reports what was measured " +
-        'here. A repository that resumed by key condition would be O(page) on both.\n'
+      ? `**Where the middle page's time goes.** The reference rows send the layer repository's first-page Query straight to ` +
+        `DynamoDB Local from the bare floor server, then the page after layer ${thousands(o.middleIndex)} two ways: through ` +
+        `ExclusiveStartKey over the whole prefix (how the repository resumed a cursor before ADR 0097) it costs ` +
+        `${ratio(p50('refMiddle'), p50('refFirst'))} its first page; found by the key condition instead ` +
+        `(\`SK BETWEEN <cursor SK> AND <prefix>\\uffff\`) ${ratio(p50('refSeek'), p50('refFirst'))}. DynamoDB Local walks the key ` +
+        'range up to an ExclusiveStartKey rather than seeking it, so its cost grows with the offset. Since ADR 0097 the ' +
+        "repository seeks: each next page's key condition starts at the cursor's sort key (`SK BETWEEN <cursor SK> AND " +
+        "<prefix end>`), with the cursor's key as ExclusiveStartKey only to step over that one item, so the API's middle " +
+        'page rows above cost what the key-condition reference costs.\n'
       : '';
   return [
     `## 3. Scaling: a page of listLayers with ${SMALL} vs ${n} layers in the service`,

@@ -13,14 +13,7 @@ import type { Page } from '../domain/page.ts';
 import { type ChangeContext, currentChange } from './change-context.ts';
 import { documentClient, type StoreClient, tableName } from './client.ts';
 import { storeCall } from './errors.ts';
-import {
-  type Expression,
-  indexCondition,
-  keyCondition,
-  listingPage,
-  queryInput,
-  withoutKeys,
-} from './items.ts';
+import { type Expression, listingPage, queryIndexPage, withoutKeys } from './items.ts';
 import { describeKey, type EntityRef, entities, type Key, keys, parseKey } from './keys.ts';
 import { attributes, itemAbsent } from './table.ts';
 
@@ -333,37 +326,31 @@ export class DynamoAuditTrail implements AuditTrail, RefusalLog {
     limit: number,
     cursor?: string,
   ): Promise<Page<AuditRecord>> {
-    const { from, to } = windowOf(filter);
-    const options = { backwards: true, ...(filterOf(filter) ? { filter: filterOf(filter) } : {}) };
+    const range = windowOf(filter);
+    const filterExpression = filterOf(filter);
+    const options = { fillRounds: FILL_ROUNDS, ...(filterExpression ? { filter: filterExpression } : {}) };
+    // Newest first: each next page is the key range up to the cursor's sort key (ADR 0097).
     if (scope === 'all') {
-      const condition = indexCondition(keys.auditListingPartition);
-      const input = queryInput(this.table, condition, options);
-      input.KeyConditionExpression = `${attributes.gsi1pk} = :pk AND ${attributes.gsi1sk} BETWEEN :from AND :to`;
-      input.ExpressionAttributeValues = { ...input.ExpressionAttributeValues, ':from': from, ':to': to };
-      const page = await listingPage(
+      const page = await queryIndexPage(
         this.db,
-        input,
+        this.table,
+        keys.auditListingPartition,
         limit,
         cursor,
-        {
-          [attributes.pk]: { prefix: keys.auditPartitionPrefix },
-          [attributes.sk]: true,
-          [attributes.gsi1pk]: { equals: keys.auditListingPartition },
-          [attributes.gsi1sk]: true,
-        },
-        FILL_ROUNDS,
+        { pk: { prefix: keys.auditPartitionPrefix }, sk: true },
+        { ...options, range, backwards: true },
       );
       return { items: page.items.map(readAuditRecord), nextCursor: page.nextCursor };
     }
     const partition = keys.auditPartition(scope.workspaceId);
-    const input = queryInput(this.table, keyCondition(partition, { from, to }), options);
     const page = await listingPage(
       this.db,
-      input,
+      this.table,
+      { partition, range, backwards: true },
       limit,
       cursor,
       { [attributes.pk]: { equals: partition }, [attributes.sk]: true },
-      FILL_ROUNDS,
+      options,
     );
     return { items: page.items.map(readAuditRecord), nextCursor: page.nextCursor };
   }

@@ -28,21 +28,7 @@ export function keyCondition(
   partition: string,
   range?: SortKeyRange,
 ): Pick<QueryCommandInput, 'KeyConditionExpression' | 'ExpressionAttributeValues'> {
-  const { pk, sk } = attributes;
-  if (range && 'from' in range) {
-    return {
-      KeyConditionExpression: `${pk} = :pk AND ${sk} BETWEEN :from AND :to`,
-      ExpressionAttributeValues: { ':pk': partition, ':from': range.from, ':to': range.to },
-    };
-  }
-  // An empty prefix is the whole partition (`begins_with` refuses an empty string).
-  if (range?.prefix) {
-    return {
-      KeyConditionExpression: `${pk} = :pk AND begins_with(${sk}, :prefix)`,
-      ExpressionAttributeValues: { ':pk': partition, ':prefix': range.prefix },
-    };
-  }
-  return { KeyConditionExpression: `${pk} = :pk`, ExpressionAttributeValues: { ':pk': partition } };
+  return rangeCondition(attributes.pk, attributes.sk, partition, range);
 }
 
 /** The key condition of a GSI1 listing partition. */
@@ -88,26 +74,151 @@ export function queryInput(
 }
 
 /**
+ * Where a paged query reads, so a page can start by key condition (ADR 0097): the table's or
+ * GSI1's partition, the sort key range within it, and the direction.
+ */
+export interface Seek {
+  /** GSI1 (`GSI1PK`/`GSI1SK`) rather than the table's keys. */
+  index?: boolean;
+  partition: string;
+  range?: SortKeyRange;
+  backwards?: boolean;
+}
+
+/**
+ * The lowest and highest sort key of a range. A prefix ends below the prefix followed by U+10FFFF,
+ * the highest character: every string between the two starts with the prefix, and every key
+ * whose character after the prefix is not U+10FFFF itself sorts below it (the listed keys hold
+ * ids and names of ASCII characters).
+ */
+function boundsOf(range: SortKeyRange | undefined): { lower?: string; upper?: string } {
+  if (range && 'from' in range) return { lower: range.from, upper: range.to };
+  if (!range?.prefix) return {};
+  return { lower: range.prefix, upper: `${range.prefix}\u{10FFFF}` };
+}
+
+/** DynamoDB's order of strings: their UTF-8 bytes (JavaScript's `<` compares UTF-16 units). */
+function compareKeys(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+/** The sort key attribute a seek reads. */
+function sortKeyOf(seek: Seek): string {
+  return seek.index ? attributes.gsi1sk : attributes.sk;
+}
+
+/**
+ * The key condition of the page that follows `start` (a key DynamoDB or a cursor returned): the
+ * range narrowed to begin at `start`'s sort key, with `start` itself as ExclusiveStartKey, so
+ * DynamoDB seeks instead of walking the range up to it (DynamoDB Local walks: ADR 0021), and ties
+ * of a GSI sort key keep DynamoDB's own order. Undefined when nothing of the range follows.
+ */
+export function seekCondition(
+  seek: Seek,
+  start?: Item,
+):
+  | {
+      condition: Pick<
+        QueryCommandInput,
+        'IndexName' | 'KeyConditionExpression' | 'ExpressionAttributeValues'
+      >;
+      exclusiveStart?: Item;
+    }
+  | undefined {
+  const pk = seek.index ? attributes.gsi1pk : attributes.pk;
+  const sk = sortKeyOf(seek);
+  const index = seek.index ? { IndexName: gsi1 } : {};
+  const from = start?.[sk];
+  const { lower, upper } = boundsOf(seek.range);
+  const whole = () => ({
+    condition: { ...index, ...rangeCondition(pk, sk, seek.partition, seek.range) },
+  });
+  if (typeof from !== 'string') return whole();
+  // A position the listing has not reached yet starts it from its beginning; one it has passed ends it.
+  const notReached = seek.backwards
+    ? upper !== undefined && compareKeys(from, upper) > 0
+    : lower !== undefined && compareKeys(from, lower) < 0;
+  const passed = seek.backwards
+    ? lower !== undefined && compareKeys(from, lower) < 0
+    : upper !== undefined && compareKeys(from, upper) > 0;
+  if (notReached) return whole();
+  if (passed) return undefined;
+  const bounds = seek.backwards ? [lower, from] : [from, upper];
+  const [low, high] = bounds;
+  const condition =
+    low !== undefined && high !== undefined
+      ? {
+          KeyConditionExpression: `${pk} = :pk AND ${sk} BETWEEN :low AND :high`,
+          ExpressionAttributeValues: { ':pk': seek.partition, ':low': low, ':high': high },
+        }
+      : {
+          KeyConditionExpression: `${pk} = :pk AND ${sk} ${seek.backwards ? '<=' : '>='} :seek`,
+          ExpressionAttributeValues: { ':pk': seek.partition, ':seek': from },
+        };
+  return { condition: { ...index, ...condition }, exclusiveStart: start };
+}
+
+/** A partition's key condition with a sort key range, on any pair of key attributes. */
+function rangeCondition(
+  pk: string,
+  sk: string,
+  partition: string,
+  range?: SortKeyRange,
+): Pick<QueryCommandInput, 'KeyConditionExpression' | 'ExpressionAttributeValues'> {
+  if (range && 'from' in range) {
+    return {
+      KeyConditionExpression: `${pk} = :pk AND ${sk} BETWEEN :from AND :to`,
+      ExpressionAttributeValues: { ':pk': partition, ':from': range.from, ':to': range.to },
+    };
+  }
+  // An empty prefix is the whole partition (`begins_with` refuses an empty string).
+  if (range?.prefix) {
+    return {
+      KeyConditionExpression: `${pk} = :pk AND begins_with(${sk}, :prefix)`,
+      ExpressionAttributeValues: { ':pk': partition, ':prefix': range.prefix },
+    };
+  }
+  return { KeyConditionExpression: `${pk} = :pk`, ExpressionAttributeValues: { ':pk': partition } };
+}
+
+/** The placeholders key conditions use (filters name theirs otherwise). */
+const KEY_PLACEHOLDERS = [':pk', ':prefix', ':from', ':to', ':low', ':high', ':seek'];
+
+/** A query's values without its key condition's (DynamoDB refuses values no expression uses). */
+function withoutKeyPlaceholders(values: Record<string, unknown> | undefined): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(values ?? {}).filter(([k]) => !KEY_PLACEHOLDERS.includes(k)));
+}
+
+/**
  * The paging loop: runs a Query page by page from `start`; `visit` sees each page and returns
  * false to stop. At most `maxPages` pages; `limit` (when given) sets each page's Limit. Returns
- * the key to go on from (undefined when the query is exhausted).
+ * the key to go on from (undefined when the query is exhausted). With `seek` (what `input`
+ * reads), every page after the first starts by key condition (ADR 0097).
  */
 export async function queryPages(
   db: StoreClient,
   input: QueryCommandInput,
   visit: (items: Item[]) => boolean | undefined | Promise<boolean | undefined>,
-  paging: { start?: Item; maxPages?: number; limit?: () => number } = {},
+  paging: { start?: Item; maxPages?: number; limit?: () => number; seek?: Seek } = {},
 ): Promise<Item | undefined> {
   let start = paging.start;
   for (let page = 0; page < (paging.maxPages ?? Number.POSITIVE_INFINITY); page++) {
+    let pageInput: QueryCommandInput = { ...input, ExclusiveStartKey: start };
+    if (paging.seek) {
+      const next = seekCondition(paging.seek, start);
+      if (!next) return undefined;
+      pageInput = {
+        ...input,
+        ...next.condition,
+        ExpressionAttributeValues: {
+          ...withoutKeyPlaceholders(input.ExpressionAttributeValues),
+          ...next.condition.ExpressionAttributeValues,
+        },
+        ExclusiveStartKey: next.exclusiveStart,
+      };
+    }
     const out = await storeCall(() =>
-      db.send(
-        new QueryCommand({
-          ...input,
-          ...(paging.limit ? { Limit: paging.limit() } : {}),
-          ExclusiveStartKey: start,
-        }),
-      ),
+      db.send(new QueryCommand({ ...pageInput, ...(paging.limit ? { Limit: paging.limit() } : {}) })),
     );
     start = out.LastEvaluatedKey;
     if ((await visit(out.Items ?? [])) === false || !start) break;
@@ -139,26 +250,34 @@ export async function getItem(db: StoreClient, table: string, key: Key): Promise
 }
 
 /**
- * One page of an API listing: the query from the cursor (which must have `shape`), with a filter
- * that may leave pages short read on up to `fillRounds` times to fill the page.
+ * One page of an API listing: what `seek` reads, from the cursor (which must have `shape`), each
+ * page by key condition (ADR 0097); a filter that leaves pages short reads on up to `fillRounds`
+ * times to fill the page. The cursor is the last key DynamoDB evaluated, so a filtered page
+ * resumes exactly after what it read.
  */
 export async function listingPage(
   db: StoreClient,
-  input: QueryCommandInput,
+  table: string,
+  seek: Seek,
   limit: number,
   cursor: string | undefined,
   shape: CursorShape,
-  fillRounds = 1,
+  options: Omit<QueryOptions, 'limit' | 'backwards'> & { fillRounds?: number } = {},
 ): Promise<{ items: Item[]; nextCursor?: string }> {
+  const start = decodeCursor(cursor, shape);
   const items: Item[] = [];
+  const { fillRounds = 1, ...query } = options;
   const next = await queryPages(
     db,
-    input,
+    queryInput(table, seek.index ? indexCondition(seek.partition) : keyCondition(seek.partition), {
+      ...query,
+      ...(seek.backwards ? { backwards: true } : {}),
+    }),
     (page) => {
       items.push(...page);
       return items.length < limit;
     },
-    { start: decodeCursor(cursor, shape), maxPages: fillRounds, limit: () => limit - items.length },
+    { ...(start ? { start } : {}), maxPages: fillRounds, limit: () => limit - items.length, seek },
   );
   return { items, nextCursor: encodeCursor(next) };
 }
@@ -174,17 +293,23 @@ export function queryPrefixPage(
   prefix: string,
   limit: number,
   cursor: string | undefined,
-  options: Omit<QueryOptions, 'limit' | 'backwards'> = {},
+  options: Omit<QueryOptions, 'limit' | 'backwards'> & { fillRounds?: number } = {},
 ): Promise<{ items: Item[]; nextCursor?: string }> {
-  return listingPage(db, queryInput(table, keyCondition(partition, { prefix }), options), limit, cursor, {
-    [attributes.pk]: { equals: partition },
-    [attributes.sk]: { prefix },
-  });
+  return listingPage(
+    db,
+    table,
+    { partition, range: { prefix } },
+    limit,
+    cursor,
+    { [attributes.pk]: { equals: partition }, [attributes.sk]: { prefix } },
+    options,
+  );
 }
 
 /**
- * One page of a GSI1 listing (`partition`); `itemKey` is what the listed items' own keys look like
- * (cursor check). With a filter, `fillRounds` reads on to fill a short page.
+ * One page of a GSI1 listing (`partition`, optionally a sort key range); `itemKey` is what the
+ * listed items' own keys look like (cursor check). With a filter, `fillRounds` reads on to fill
+ * a short page.
  */
 export function queryIndexPage(
   db: StoreClient,
@@ -193,11 +318,13 @@ export function queryIndexPage(
   limit: number,
   cursor: string | undefined,
   itemKey: { pk: CursorShape[string]; sk: CursorShape[string] },
-  options: Omit<QueryOptions, 'limit' | 'consistent'> & { fillRounds?: number } = {},
+  options: Omit<QueryOptions, 'limit' | 'consistent'> & { fillRounds?: number; range?: SortKeyRange } = {},
 ): Promise<{ items: Item[]; nextCursor?: string }> {
+  const { backwards, range, ...rest } = options;
   return listingPage(
     db,
-    queryInput(table, indexCondition(partition), options),
+    table,
+    { index: true, partition, ...(range ? { range } : {}), ...(backwards ? { backwards } : {}) },
     limit,
     cursor,
     {
@@ -206,7 +333,7 @@ export function queryIndexPage(
       [attributes.gsi1pk]: { equals: partition },
       [attributes.gsi1sk]: true,
     },
-    options.fillRounds,
+    rest,
   );
 }
 
@@ -244,6 +371,7 @@ export async function forEachPrefixPage(
       await visit(items);
       return true;
     },
+    { seek: { partition, range: { prefix } } },
   );
 }
 
