@@ -2633,6 +2633,69 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description bad limit or cursor */
+        BadPage: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description bad filter, limit or cursor */
+        BadFilter: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description workspace not found */
+        WorkspaceNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description workspace or service not found */
+        ServiceNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description workspace or import not found (or an import of another workspace) */
+        ImportNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description role not found */
+        RoleNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description If-Match does not match the current version */
+        PreconditionFailed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
     };
     parameters: {
         /** @description Makes a retry safe (ADR 0088): the first 2xx answer is stored for 24 h per caller, operation and key and replayed (with `Idempotent-Replayed: true`) for the same request; the same key with another request answers 422, while the first still runs 409. 1–255 characters (400 otherwise). */
@@ -2991,15 +3054,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkspaceList"];
                 };
             };
-            /** @description bad limit or cursor */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadPage"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3121,15 +3176,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["WorkspaceNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
@@ -3197,15 +3244,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["WorkspaceNotFound"];
             /** @description a workspace with this name already exists */
             409: {
                 headers: {
@@ -3215,15 +3254,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description If-Match does not match the current version */
-            412: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             426: components["responses"]["HttpsRequired"];
@@ -3339,15 +3370,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["WorkspaceNotFound"];
             /** @description the workspace is not empty (without recurse: `workspace_not_empty` with `recurse_required` and the plan of what it holds, whose counts the detail repeats), or one of its services is being deleted */
             409: {
                 headers: {
@@ -3357,15 +3380,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeletionConflict"] | components["schemas"]["Error"];
                 };
             };
-            /** @description If-Match does not match the current version */
-            412: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
@@ -3419,26 +3434,10 @@ export interface operations {
                     "application/json": components["schemas"]["APIKeyList"];
                 };
             };
-            /** @description bad limit or cursor */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadPage"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["WorkspaceNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
@@ -3524,15 +3523,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["WorkspaceNotFound"];
             409: components["responses"]["IdempotencyKeyInFlight"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3708,15 +3699,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description role not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["RoleNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
@@ -3776,15 +3759,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description role not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["RoleNotFound"];
             409: components["responses"]["IdempotencyKeyInFlight"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3845,15 +3820,7 @@ export interface operations {
                     "application/json": components["schemas"]["RoleList"];
                 };
             };
-            /** @description bad limit or cursor */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadPage"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3979,15 +3946,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description role not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["RoleNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
@@ -4030,15 +3989,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description role not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["RoleNotFound"];
             /** @description the role is still assigned */
             409: {
                 headers: {
@@ -4155,26 +4106,10 @@ export interface operations {
                     "application/json": components["schemas"]["ClaimMappingList"];
                 };
             };
-            /** @description bad limit or cursor */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadPage"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["WorkspaceNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
@@ -4253,15 +4188,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["WorkspaceNotFound"];
             /** @description the same claim, value and role are already mapped; or a request with the same Idempotency-Key is still being processed (reason idempotency_key_in_flight) */
             409: {
                 headers: {
@@ -4318,15 +4245,7 @@ export interface operations {
                     "application/json": components["schemas"]["ClaimMappingList"];
                 };
             };
-            /** @description bad limit or cursor */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadPage"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
@@ -4583,26 +4502,10 @@ export interface operations {
                     "application/json": components["schemas"]["ServiceList"];
                 };
             };
-            /** @description bad limit or cursor */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadPage"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["WorkspaceNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
@@ -4722,15 +4625,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["WorkspaceNotFound"];
             /** @description a service with this name already exists in the workspace; or a request with the same Idempotency-Key is still being processed (reason idempotency_key_in_flight) */
             409: {
                 headers: {
@@ -4804,15 +4699,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace or service not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["ServiceNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
@@ -4930,15 +4817,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace or service not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["ServiceNotFound"];
             /** @description a service with this name already exists */
             409: {
                 headers: {
@@ -4948,15 +4827,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description If-Match does not match the current version */
-            412: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             426: components["responses"]["HttpsRequired"];
@@ -5158,15 +5029,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace or service not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["ServiceNotFound"];
             409: components["responses"]["IdempotencyKeyInFlight"];
             413: components["responses"]["PayloadTooLarge"];
             /** @description the data source refuses the connection (credentials, database), or not a PostGIS service; or the Idempotency-Key was already used with a different request (reason idempotency_key_reused) */
@@ -5262,15 +5125,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace or service not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["ServiceNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
@@ -5319,15 +5174,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace or service not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["ServiceNotFound"];
             409: components["responses"]["IdempotencyKeyInFlight"];
             413: components["responses"]["PayloadTooLarge"];
             /** @description the service is not a PostGIS service; or the Idempotency-Key was already used with a different request (reason idempotency_key_reused) */
@@ -5434,15 +5281,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace or service not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["ServiceNotFound"];
             409: components["responses"]["IdempotencyKeyInFlight"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5657,15 +5496,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeletionList"];
                 };
             };
-            /** @description bad filter, limit or cursor */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadFilter"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
@@ -5857,26 +5688,10 @@ export interface operations {
                     "application/json": components["schemas"]["LayerList"];
                 };
             };
-            /** @description bad limit or cursor */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadPage"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace or service not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["ServiceNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
@@ -5990,15 +5805,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace or service not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["ServiceNotFound"];
             /** @description public_id is already published in this workspace; or a request with the same Idempotency-Key is still being processed (reason idempotency_key_in_flight) */
             409: {
                 headers: {
@@ -6244,15 +6051,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description If-Match does not match the current version */
-            412: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             /** @description source layer is missing or unreadable */
@@ -6341,15 +6140,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description If-Match does not match the current version */
-            412: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
@@ -6407,26 +6198,10 @@ export interface operations {
                     "application/json": components["schemas"]["LayerGroupList"];
                 };
             };
-            /** @description bad limit or cursor */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadPage"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["WorkspaceNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
@@ -6519,15 +6294,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["WorkspaceNotFound"];
             /** @description public_id is already published in this workspace; or a request with the same Idempotency-Key is still being processed (reason idempotency_key_in_flight) */
             409: {
                 headers: {
@@ -6712,15 +6479,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description If-Match does not match the current version */
-            412: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             /** @description the change would create a cycle */
@@ -6787,15 +6546,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description If-Match does not match the current version */
-            412: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
@@ -6989,15 +6740,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace or service not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["ServiceNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             /** @description the service is not a raster_mosaic */
             422: {
@@ -7113,15 +6856,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace or service not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["ServiceNotFound"];
             409: components["responses"]["IdempotencyKeyInFlight"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -7224,15 +6959,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace or service not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["ServiceNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             /** @description the service is not a raster_mosaic */
             422: {
@@ -7285,15 +7012,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["WorkspaceNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
@@ -7363,15 +7082,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["WorkspaceNotFound"];
             /** @description concurrent writers kept conflicting after retries; send it again */
             409: {
                 headers: {
@@ -7381,15 +7092,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description If-Match does not match the current version */
-            412: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             426: components["responses"]["HttpsRequired"];
@@ -7454,15 +7157,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["WorkspaceNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
@@ -7572,15 +7267,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["WorkspaceNotFound"];
             /** @description concurrent writers kept conflicting after retries; send it again */
             409: {
                 headers: {
@@ -7590,15 +7277,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description If-Match does not match the current version */
-            412: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             426: components["responses"]["HttpsRequired"];
@@ -7650,15 +7329,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["WorkspaceNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
@@ -7742,15 +7413,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["WorkspaceNotFound"];
             /** @description concurrent writers kept conflicting after retries; send it again */
             409: {
                 headers: {
@@ -7760,15 +7423,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description If-Match does not match the current version */
-            412: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             426: components["responses"]["HttpsRequired"];
@@ -8104,15 +7759,7 @@ export interface operations {
                     "application/json": components["schemas"]["TileMatrixSetList"];
                 };
             };
-            /** @description bad limit or cursor */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadPage"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
@@ -8169,26 +7816,10 @@ export interface operations {
                     "application/json": components["schemas"]["StyleList"];
                 };
             };
-            /** @description bad limit or cursor */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadPage"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["WorkspaceNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
@@ -8333,15 +7964,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["WorkspaceNotFound"];
             /** @description a style with this name already exists; or a request with the same Idempotency-Key is still being processed (reason idempotency_key_in_flight) */
             409: {
                 headers: {
@@ -8607,15 +8230,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description If-Match does not match the current version */
-            412: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             426: components["responses"]["HttpsRequired"];
@@ -8673,15 +8288,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description If-Match does not match the current version */
-            412: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
@@ -8822,15 +8429,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["WorkspaceNotFound"];
             /** @description a concurrent upload of the same asset */
             409: {
                 headers: {
@@ -8948,26 +8547,10 @@ export interface operations {
                     "application/json": components["schemas"]["StyleAssetList"];
                 };
             };
-            /** @description bad limit or cursor */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadPage"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["WorkspaceNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
@@ -9057,15 +8640,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace or import not found (or an import of another workspace) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["ImportNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
@@ -9167,15 +8742,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace or import not found (or an import of another workspace) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["ImportNotFound"];
             /** @description the import is publishing, published or rolled back */
             409: {
                 headers: {
@@ -9281,26 +8848,10 @@ export interface operations {
                     "application/json": components["schemas"]["ImportList"];
                 };
             };
-            /** @description bad filter, limit or cursor */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadFilter"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["WorkspaceNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
@@ -9413,15 +8964,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["WorkspaceNotFound"];
             /** @description a service with the service_name exists in the workspace; or a request with the same Idempotency-Key is still being processed (reason idempotency_key_in_flight) */
             409: {
                 headers: {
@@ -9499,26 +9042,10 @@ export interface operations {
                     "application/json": components["schemas"]["ImportHistory"];
                 };
             };
-            /** @description bad limit or cursor */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadPage"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace or import not found (or an import of another workspace) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["ImportNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
@@ -9589,15 +9116,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace or import not found (or an import of another workspace) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["ImportNotFound"];
             /** @description nothing is staged yet (or any more) */
             409: {
                 headers: {
@@ -9729,15 +9248,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace or import not found (or an import of another workspace) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["ImportNotFound"];
             /** @description the import is not ready to publish; or a request with the same Idempotency-Key is still being processed (reason idempotency_key_in_flight) */
             409: {
                 headers: {
@@ -9908,15 +9419,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace or import not found (or an import of another workspace) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["ImportNotFound"];
             /** @description the import is not awaiting a plan, ready to publish or failed */
             409: {
                 headers: {
@@ -10023,15 +9526,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace or import not found (or an import of another workspace) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["ImportNotFound"];
             /** @description the import is not failed; or a request with the same Idempotency-Key is still being processed (reason idempotency_key_in_flight) */
             409: {
                 headers: {
@@ -10139,15 +9634,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace or import not found (or an import of another workspace) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["ImportNotFound"];
             /** @description the import is not published; or a request with the same Idempotency-Key is still being processed (reason idempotency_key_in_flight) */
             409: {
                 headers: {
@@ -10225,15 +9712,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace or import not found (or an import of another workspace) */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["ImportNotFound"];
             /** @description nothing was uploaded (or the upload URL expired); or a request with the same Idempotency-Key is still being processed (reason idempotency_key_in_flight) */
             409: {
                 headers: {
@@ -10315,15 +9794,7 @@ export interface operations {
                     "application/json": components["schemas"]["AuditList"];
                 };
             };
-            /** @description bad filter, limit or cursor */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadFilter"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
@@ -10406,26 +9877,10 @@ export interface operations {
                     "application/json": components["schemas"]["AuditList"];
                 };
             };
-            /** @description bad filter, limit or cursor */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            400: components["responses"]["BadFilter"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description workspace not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
+            404: components["responses"]["WorkspaceNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
