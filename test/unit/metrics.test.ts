@@ -14,7 +14,18 @@ import type { ImportJob } from '../../shared/domain/import-model.ts';
 import { fail, type ImportStepDeps, runImportStep } from '../../shared/domain/import-steps.ts';
 import { created } from '../../shared/http/responses.ts';
 import { storeCall } from '../../shared/store/errors.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler, makeHandler as makeReadHandler } from '../../shared/wiring/handler.ts';
+
+/** The wired factory of the operation's kind (reads and changes have their own; ADR 0094). */
+// No table here: a refusal's audit record (ADR 0094) goes nowhere (test/e2e/audit.test.ts covers it).
+vi.mock('../../shared/store/repositories.ts', async (original) => ({
+  ...(await original<typeof import('../../shared/store/repositories.ts')>()),
+  auditTrail: () => ({ recordRefusal: async () => {}, list: async () => ({ items: [] }) }),
+}));
+
+const makeHandler: typeof makeReadHandler = (op, fn) =>
+  op.method === 'GET' ? makeReadHandler(op, fn) : makeChangeHandler(op, fn);
+
 import { workflowLog } from '../../shared/wiring/workflows.ts';
 
 // As a Lambda with metrics on (ADR 0092): the process's Metrics is built on first use, after this.

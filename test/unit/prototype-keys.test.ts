@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import * as z from 'zod/mini';
 import { defineOperation } from '../../shared/api/operation.ts';
 import { parseCookies } from '../../shared/auth/cookies.ts';
@@ -12,7 +12,17 @@ import { InvalidInputError } from '../../shared/domain/errors.ts';
 import { ForbiddenError } from '../../shared/http/errors.ts';
 import { ok } from '../../shared/http/responses.ts';
 import { decodeCursor } from '../../shared/store/paging.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
+import { makeChangeHandler, makeHandler as makeReadHandler } from '../../shared/wiring/handler.ts';
+
+/** The wired factory of the operation's kind (reads and changes have their own; ADR 0094). */
+// No table here: a refusal's audit record (ADR 0094) goes nowhere (test/e2e/audit.test.ts covers it).
+vi.mock('../../shared/store/repositories.ts', async (original) => ({
+  ...(await original<typeof import('../../shared/store/repositories.ts')>()),
+  auditTrail: () => ({ recordRefusal: async () => {}, list: async () => ({ items: [] }) }),
+}));
+
+const makeHandler: typeof makeReadHandler = (op, fn) =>
+  op.method === 'GET' ? makeReadHandler(op, fn) : makeChangeHandler(op, fn);
 
 /** Names that are members of every plain object, and so of every `{}` used as a table. */
 const inherited = [
