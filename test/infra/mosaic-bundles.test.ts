@@ -40,6 +40,8 @@ describe('mosaic function bundles', () => {
     const remove = statSync(bundle(entries[1] as string)).size;
     expect(harvest).toBeLessThan(1.2 * 1024 * 1024);
     expect(harvest - remove).toBeGreaterThan(200 * 1024);
-    expect(Math.abs(remove - statSync(bundle(entries[2] as string)).size)).toBeLessThan(20 * 1024);
+    // A change's bundle also carries the idempotency records, the audit trail and the KMS client a
+    // read's doesn't (~60 KB, ADR 0094); beyond that the delete is no bigger than the read.
+    expect(Math.abs(remove - statSync(bundle(entries[2] as string)).size)).toBeLessThan(80 * 1024);
   });
 });
