@@ -57,11 +57,27 @@ export interface LocalIssuer {
   sign(claims: Record<string, unknown>, subject: string, ttlSeconds?: number): Promise<string>;
 }
 
+/** The issuer of a data dir whose host never said where it runs. */
 export const LOCAL_ISSUER = 'https://127.0.0.1/geoplane-local-issuer';
 export const LOCAL_AUDIENCE = 'geoplane-local';
 
-/** Loads (or creates) the local issuer key pair in the data dir. */
-export async function localIssuer(dataDir: string): Promise<LocalIssuer> {
+/** The issuer URL the data dir's host serves (its tokens' `iss`). */
+export function localIssuerUrl(dataDir: string): string {
+  const file = join(dataDir, 'issuer-url');
+  return existsSync(file) ? readFileSync(file, 'utf8').trim() : LOCAL_ISSUER;
+}
+
+/**
+ * Loads (or creates) the local issuer key pair in the data dir. The host passes the URL it serves
+ * the issuer at (`https://127.0.0.1:<port>/local-issuer`, so OIDC discovery resolves) and keeps it
+ * in the data dir, where `npm run token` and the tests read it.
+ */
+export async function localIssuer(dataDir: string, issuerUrl?: string): Promise<LocalIssuer> {
+  if (issuerUrl) {
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(join(dataDir, 'issuer-url'), issuerUrl);
+  }
+  const issuer = issuerUrl ?? localIssuerUrl(dataDir);
   const path = join(dataDir, 'issuer-key.json');
   if (!existsSync(path)) {
     mkdirSync(dataDir, { recursive: true });
@@ -75,13 +91,13 @@ export async function localIssuer(dataDir: string): Promise<LocalIssuer> {
   const { d: _d, ...publicJwk } = privateJwk;
   const key = await importJWK(privateJwk, 'ES256');
   return {
-    issuer: LOCAL_ISSUER,
+    issuer,
     audience: LOCAL_AUDIENCE,
     jwks: { keys: [{ ...publicJwk, use: 'sig' }] },
     async sign(claims, subject, ttlSeconds = 3600) {
       return new SignJWT(claims)
         .setProtectedHeader({ alg: 'ES256', kid: privateJwk.kid as string, typ: 'JWT' })
-        .setIssuer(LOCAL_ISSUER)
+        .setIssuer(issuer)
         .setAudience(LOCAL_AUDIENCE)
         .setSubject(subject)
         .setIssuedAt()

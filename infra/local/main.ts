@@ -9,6 +9,9 @@ env.POWERTOOLS_SERVICE_NAME ??= 'geoplane-local';
 // No EMF metric lines on the console unless the operator asks (POWERTOOLS_METRICS_DISABLED=false; ADR 0092).
 env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 const { startLocalHost } = await import('./server.ts');
+// The console is built from its sources when they changed since the last build (ADR 0098).
+const { ensureConsoleBuilt } = await import('../../console/build.ts');
+if (await ensureConsoleBuilt()) console.log('console        built');
 const int = (value: string | undefined, fallback: number) => (value ? Number.parseInt(value, 10) : fallback);
 const dataDir = resolve(env.GEOPLANE_DATA_DIR ?? '.local');
 
@@ -34,6 +37,7 @@ const host = await startLocalHost({
 console.log(`GeoPlane API   ${host.url}`);
 console.log(`plain HTTP     ${host.httpUrl} (answers 426)`);
 console.log(`OpenAPI        ${host.url}/openapi.json`);
+console.log(`Console        ${host.url.replace(/\/api\/v1$/, '')}/console/`);
 console.log(`DynamoDB       ${host.dynamoEndpoint} (table ${env.GEOPLANE_TABLE_NAME ?? 'geoplane'})`);
 if (host.bootstrapCreated && host.apiKey) {
   console.log(

@@ -4,7 +4,9 @@ import { createServer as createHttpServer, type IncomingMessage, type ServerResp
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { CONSOLE_DIST } from '../../console/build.ts';
 import { parseAllowList } from '../../shared/datasources/network-policy.ts';
+import { originOf } from '../../shared/http/console-headers.ts';
 import { gatewayErrorBody, gatewayErrors } from '../../shared/http/gateway-responses.ts';
 import { errorFields, logger } from '../../shared/log/logger.ts';
 import { installCatalogEventBus } from '../../shared/platform/event-bus.ts';
@@ -14,11 +16,13 @@ import { installLocalWorkflowStarter } from '../../shared/workflows/starter.ts';
 import { accessLog, REQUEST_ID_HEADER } from './access-log.ts';
 import { bootstrap } from './bootstrap.ts';
 import { startChangeStream } from './change-stream.ts';
+import { consoleResponse } from './console-site.ts';
 import { installDataAccessCheck } from './data-access.ts';
 import { type DynamoLocal, ensureTable, startDynamoLocal } from './dynamodb.ts';
 import { eventFeed } from './event-feed.ts';
 import { localCertificate, localIssuer, localSecretKey } from './files.ts';
 import { gatewayError, handleRequest, httpsRequired, type OutgoingResponse } from './gateway.ts';
+import { LOCAL_ISSUER_PATH, localOidcProvider } from './oidc-provider.ts';
 import { startEmbeddedPostgis } from './postgis.ts';
 import { tokenBuckets } from './rate-limit.ts';
 import { startLocalSweeps } from './sweeps.ts';
@@ -54,6 +58,8 @@ export interface LocalHostOptions {
   importMaxBytes?: number;
   /** One access line per request on stdout (default on; `GEOPLANE_ACCESS_LOG=off`; ADR 0090). */
   accessLog?: boolean;
+  /** The built console served at /console/ (default console/dist; ADR 0098). */
+  consoleDist?: string;
 }
 
 /** A running local host. */
@@ -124,7 +130,13 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
   mkdirSync(importRoot, { recursive: true });
   mkdirSync(uploadDir, { recursive: true });
 
-  const issuer = await localIssuer(options.dataDir);
+  // The HTTPS port first: the local issuer's URL (and so its tokens' `iss`) names it.
+  const tls = await localCertificate(options.dataDir);
+  const https = createHttpsServer({ key: tls.key, cert: tls.cert, keepAlive: true });
+  await new Promise<void>((r) => https.listen(options.port, '127.0.0.1', r));
+  const origin = `https://127.0.0.1:${(https.address() as AddressInfo).port}`;
+  const issuer = await localIssuer(options.dataDir, `${origin}${LOCAL_ISSUER_PATH}`);
+  const consoleCallback = `${origin}/console/callback`;
   Object.assign(process.env, {
     TABLE_NAME: options.tableName,
     DYNAMODB_ENDPOINT: endpoint,
@@ -134,6 +146,9 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
     OIDC_ISSUER: issuer.issuer,
     OIDC_AUDIENCE: issuer.audience,
     OIDC_JWKS: JSON.stringify(issuer.jwks),
+    // The console signs in at the local issuer (code + PKCE) unless the operator names another client.
+    OIDC_CLIENT_ID: process.env.OIDC_CLIENT_ID ?? issuer.audience,
+    OIDC_REDIRECT_URI: process.env.OIDC_REDIRECT_URI ?? consoleCallback,
     // The local issuer's tokens carry their roles (npm run token); a real IdP's never are trusted.
     OIDC_TRUST_ROLE_CLAIMS: 'true',
     GEOPLANE_SECRET_KEY: localSecretKey(options.dataDir),
@@ -165,12 +180,21 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
   // Each handler may use only the DynamoDB actions its route declares (IAM's least privilege, locally).
   installDataAccessCheck(documentClient());
 
-  const tls = await localCertificate(options.dataDir);
   const throttle = tokenBuckets(options.rateLimitRps, options.rateLimitBurst);
   const jwks = JSON.stringify(issuer.jwks);
   const uploadSecret = localUploadSecret();
   const logAccess = accessLog(options.accessLog ?? true);
-  const https = createHttpsServer({ key: tls.key, cert: tls.cert, keepAlive: true }, async (req, res) => {
+  const oidc = localOidcProvider({
+    issuer,
+    clientId: issuer.audience,
+    redirectUris: [
+      consoleCallback,
+      ...(process.env.OIDC_REDIRECT_URI ? [process.env.OIDC_REDIRECT_URI] : []),
+    ],
+  });
+  const consoleDist = options.consoleDist ?? CONSOLE_DIST;
+  const issuerOrigins = [originOf(issuer.issuer)].filter((o): o is string => o !== undefined);
+  https.on('request', async (req: IncomingMessage, res: ServerResponse) => {
     logAccess(req, res);
     // The stand-in for S3's presigned POST of import uploads (outside the API, like S3 is).
     if (req.method === 'POST' && (req.url ?? '').split('?')[0] === LOCAL_UPLOAD_PATH) {
@@ -188,10 +212,23 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
       });
       return;
     }
+    // The console's files (ADR 0098), outside the API like the CloudFront origin that serves them.
+    const site = consoleResponse(req.method ?? 'GET', req.url ?? '/', consoleDist, issuerOrigins);
+    if (site) {
+      req.resume();
+      res.setHeader(REQUEST_ID_HEADER, randomUUID());
+      write(res, req.method === 'HEAD' ? { ...site, body: '' } : site);
+      return;
+    }
     try {
       const body = await readBody(req);
       if (body === 'too_large') {
         write(res, gatewayError(gatewayErrors.tooLarge, randomUUID(), { Connection: 'close' }));
+        return;
+      }
+      const fromIssuer = await oidc.handle(req.method ?? 'GET', req.url ?? '/', body);
+      if (fromIssuer) {
+        write(res, fromIssuer);
         return;
       }
       const out = await handleRequest(
@@ -232,7 +269,6 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
     req.resume();
     write(res, httpsRequired());
   });
-  await new Promise<void>((r) => https.listen(options.port, '127.0.0.1', r));
   await new Promise<void>((r) => http.listen(options.httpPort, '127.0.0.1', r));
   const url = `https://127.0.0.1:${(https.address() as AddressInfo).port}/api/v1`;
   process.env.GEOPLANE_IMPORT_UPLOAD_URL = `https://127.0.0.1:${(https.address() as AddressInfo).port}${LOCAL_UPLOAD_PATH}`;

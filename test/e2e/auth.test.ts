@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportJWK, importJWK, type JWK, type JWTPayload, SignJWT, UnsecuredJWT } from 'jose';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { LOCAL_AUDIENCE, LOCAL_ISSUER } from '../../infra/local/files.ts';
+import { LOCAL_AUDIENCE, localIssuerUrl } from '../../infra/local/files.ts';
 import { AuthMe } from '../../shared/api/schemas.ts';
 import { GLOBAL_ROLE_CLAIM } from '../../shared/auth/authenticate.ts';
 import { type ApiResponse, asSuperAdmin, call, uniqueName } from '../support/client.ts';
@@ -30,7 +30,7 @@ async function forge({ claims = {}, header = {}, key, alg = 'ES256' }: Forge = {
   const { jwk, kid } = issuerKey();
   const now = Math.floor(Date.now() / 1000);
   const payload: JWTPayload = {
-    iss: LOCAL_ISSUER,
+    iss: localIssuerUrl(inject('host').dataDir),
     aud: LOCAL_AUDIENCE,
     sub: 'forged-user',
     iat: now,
@@ -317,7 +317,7 @@ describe('401 for a missing or rejected credential', () => {
       async () =>
         bearer(
           new UnsecuredJWT({ [GLOBAL_ROLE_CLAIM]: 'super_admin' })
-            .setIssuer(LOCAL_ISSUER)
+            .setIssuer(localIssuerUrl(inject('host').dataDir))
             .setAudience(LOCAL_AUDIENCE)
             .setSubject('mallory')
             .setExpirationTime('10m')
@@ -329,7 +329,12 @@ describe('401 for a missing or rejected credential', () => {
       async () => {
         const now = Math.floor(Date.now() / 1000);
         const header = b64({ alg: 'none', kid: issuerKey().kid, typ: 'JWT' });
-        const payload = b64({ iss: LOCAL_ISSUER, aud: LOCAL_AUDIENCE, sub: 'm', exp: now + 600 });
+        const payload = b64({
+          iss: localIssuerUrl(inject('host').dataDir),
+          aud: LOCAL_AUDIENCE,
+          sub: 'm',
+          exp: now + 600,
+        });
         return bearer(`${header}.${payload}.`);
       },
     ],
@@ -385,7 +390,7 @@ describe('401 for a missing or rejected credential', () => {
         const [h, , s] = (await forge({ claims: { [GLOBAL_ROLE_CLAIM]: undefined } })).split('.');
         const now = Math.floor(Date.now() / 1000);
         const payload = b64({
-          iss: LOCAL_ISSUER,
+          iss: localIssuerUrl(inject('host').dataDir),
           aud: LOCAL_AUDIENCE,
           sub: 'forged-user',
           exp: now + 600,

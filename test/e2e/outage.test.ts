@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localIssuer } from '../../infra/local/files.ts';
+import { localIssuer, localIssuerUrl } from '../../infra/local/files.ts';
 import { GLOBAL_ROLE_CLAIM, ROLES_CLAIM } from '../../shared/auth/authenticate.ts';
 import { type ApiResponse, call } from '../support/client.ts';
 import { expectError } from '../support/fixtures.ts';
@@ -43,7 +43,11 @@ describe('a host whose DynamoDB is unreachable', () => {
   });
 
   it('still refuses a JWT signed by another key with 401: the signature is checked before the store', async () => {
-    const stranger = await localIssuer(mkdtempSync(join(tmpdir(), 'geoplane-stranger-')));
+    // The same issuer URL, another key: only the signature can tell them apart.
+    const stranger = await localIssuer(
+      mkdtempSync(join(tmpdir(), 'geoplane-stranger-')),
+      localIssuerUrl(host.dataDir),
+    );
     const forged = await stranger.sign({ [GLOBAL_ROLE_CLAIM]: 'super_admin' }, 'mallory', 600);
     expectError(
       await on('GET', '/workspaces/x', { Authorization: `Bearer ${forged}` }),

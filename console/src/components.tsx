@@ -1,0 +1,262 @@
+/**
+ * The console's shared parts: loading data, showing an API error where it happened, labelled
+ * fields, confirmation dialogs, progress, paging. Every control is a native element (button,
+ * input, select, dialog, progress), so keyboard use and screen readers come with them.
+ */
+import type { ComponentChildren, JSX } from 'preact';
+import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks';
+import { ConsoleApiError } from './api.ts';
+
+/** Loads data for a page; `reload()` loads again. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
+  const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
+  const generation = useRef(0);
+  const reload = useCallback(async () => {
+    const mine = ++generation.current;
+    setState((s) => ({ ...s, loading: true }));
+    try {
+      const data = await load();
+      if (mine === generation.current) setState({ data, loading: false });
+    } catch (error) {
+      if (mine === generation.current) setState({ error, loading: false });
+    }
+  }, deps);
+  useEffect(() => {
+    void reload();
+  }, [reload]);
+  return { ...state, reload };
+}
+
+/** Runs an action of a form or button: `busy` while it runs, its error kept for display. */
+export function useAction<A extends unknown[], R>(action: (...args: A) => Promise<R>) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const run = useCallback(
+    async (...args: A): Promise<R | undefined> => {
+      setBusy(true);
+      setError(undefined);
+      try {
+        return await action(...args);
+      } catch (caught) {
+        setError(caught);
+        return undefined;
+      } finally {
+        setBusy(false);
+      }
+    },
+    [action],
+  );
+  return { run, busy, error, setError };
+}
+
+/** An error as the API gave it: message, detail, reason and request id; for a 403, the role needed. */
+export function ErrorNote({ error, id }: { error: unknown; id?: string }) {
+  if (error === undefined || error === null) return null;
+  if (error instanceof ConsoleApiError) {
+    const body = error.body;
+    return (
+      <div class="error" role="alert" id={id} data-status={error.status}>
+        <p class="error-title">
+          <strong>{body?.message ?? `HTTP ${error.status}`}</strong>{' '}
+          <span class="status">({error.status})</span>
+        </p>
+        {body?.detail ? <p class="error-detail">{body.detail}</p> : null}
+        {error.body?.issues?.length ? (
+          <ul class="error-issues">
+            {error.body.issues.map((issue) => (
+              <li key={`${issue.path}:${issue.message}`}>
+                {issue.path ? <code>{issue.path}</code> : null} {issue.message}
+              </li>
+            ))}
+          </ul>
+        ) : null}
+        {error.status === 403 && error.roleNeeded ? <p>This needs {error.roleNeeded}.</p> : null}
+        {error.status === 429 ? (
+          <p>Too many requests: the console waited and retried; try again in {error.retryAfter ?? 1} s.</p>
+        ) : null}
+        {error.status === 503 ? <p>A service behind the API is unavailable; retry in a moment.</p> : null}
+        <p class="error-meta">
+          {error.reason ? <code>{error.reason}</code> : null}
+          {error.requestId ? <span> · request {error.requestId}</span> : null}
+        </p>
+      </div>
+    );
+  }
+  return (
+    <div class="error" role="alert" id={id}>
+      <p class="error-title">
+        <strong>{error instanceof Error ? error.message : String(error)}</strong>
+      </p>
+    </div>
+  );
+}
+
+/** The issues of a 400 (`issues[]`: path and message), to show each beside its field. */
+export function issuesOf(error: unknown): { path: string; message: string }[] {
+  if (!(error instanceof ConsoleApiError)) return [];
+  return error.body?.issues ?? [];
+}
+
+/** The message of the issue a 400 names for one field (its path, or a path under it). */
+export function issueFor(error: unknown, path: string): string | undefined {
+  return issuesOf(error).find((issue) => issue.path === path || issue.path.startsWith(`${path}.`))?.message;
+}
+
+/** A labelled control with an optional hint and an error shown in place. */
+export function Field({
+  label,
+  hint,
+  error,
+  children,
+}: {
+  label: string;
+  hint?: ComponentChildren;
+  error?: unknown;
+  children: (props: { id: string; 'aria-describedby'?: string; 'aria-invalid'?: boolean }) => JSX.Element;
+}) {
+  const id = useId();
+  const hintId = hint ? `${id}-hint` : undefined;
+  const errorId = error ? `${id}-error` : undefined;
+  const describedBy = [hintId, errorId].filter(Boolean).join(' ') || undefined;
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      {children({ id, 'aria-describedby': describedBy, 'aria-invalid': error ? true : undefined })}
+      {hint ? (
+        <small id={hintId} class="hint">
+          {hint}
+        </small>
+      ) : null}
+      {error ? <ErrorNote error={error} id={errorId} /> : null}
+    </div>
+  );
+}
+
+/** The page's heading and document title. */
+export function PageTitle({ children, title }: { children: ComponentChildren; title: string }) {
+  useEffect(() => {
+    document.title = `${title} · GeoPlane`;
+  }, [title]);
+  return <h1>{children}</h1>;
+}
+
+/** A modal confirmation (native <dialog>: focus is trapped, Escape cancels). */
+export function Confirm({
+  open,
+  title,
+  children,
+  confirmLabel,
+  danger,
+  onConfirm,
+  onCancel,
+}: {
+  open: boolean;
+  title: string;
+  children?: ComponentChildren;
+  confirmLabel: string;
+  danger?: boolean;
+  onConfirm: () => void;
+  onCancel: () => void;
+}) {
+  const ref = useRef<HTMLDialogElement>(null);
+  const titleId = useId();
+  useEffect(() => {
+    const dialog = ref.current;
+    if (!dialog) return;
+    if (open && !dialog.open) dialog.showModal();
+    if (!open && dialog.open) dialog.close();
+  }, [open]);
+  return (
+    <dialog ref={ref} aria-labelledby={titleId} onCancel={onCancel} onClose={() => open && onCancel()}>
+      <h2 id={titleId}>{title}</h2>
+      {children}
+      <div class="actions">
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+        <button type="button" class={danger ? 'danger' : 'primary'} onClick={onConfirm}>
+          {confirmLabel}
+        </button>
+      </div>
+    </dialog>
+  );
+}
+
+/** A labelled progress bar with its percentage in words. */
+export function Progress({ value, max = 100, label }: { value: number; max?: number; label: string }) {
+  const percent = max > 0 ? Math.round((Math.min(value, max) / max) * 100) : 0;
+  return (
+    <div class="progress">
+      <progress value={Math.min(value, max)} max={max} aria-label={label} />
+      <span class="progress-text" aria-hidden="true">
+        {percent} %
+      </span>
+    </div>
+  );
+}
+
+/** "Next page" for a cursor-paged list. */
+export function Pager({
+  next,
+  onNext,
+  onFirst,
+}: {
+  next?: string | null;
+  onNext: () => void;
+  onFirst?: () => void;
+}) {
+  return (
+    <nav class="pager" aria-label="Pages">
+      {onFirst ? (
+        <button type="button" onClick={onFirst}>
+          First page
+        </button>
+      ) : null}
+      <button type="button" disabled={!next} onClick={onNext}>
+        Next page
+      </button>
+    </nav>
+  );
+}
+
+/** A cursor-paged list: the current page's cursor and the way forward and back to the start. */
+export function useCursor() {
+  const [cursor, setCursor] = useState<string | undefined>();
+  return {
+    cursor,
+    next: (value?: string | null) => setCursor(value ?? undefined),
+    first: () => setCursor(undefined),
+  };
+}
+
+/** A short "saved" or "deleted" note announced to screen readers. */
+export function Notice({ children }: { children?: ComponentChildren }) {
+  if (!children) return null;
+  return (
+    <p class="notice" role="status">
+      {children}
+    </p>
+  );
+}
+
+/** Copies text to the clipboard, saying so. */
+export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <button
+      type="button"
+      onClick={async () => {
+        await navigator.clipboard.writeText(text);
+        setCopied(true);
+      }}
+    >
+      {copied ? 'Copied' : label}
+    </button>
+  );
+}
+
+/** Formats an ISO time for people. */
+export function When({ at }: { at?: string | null }) {
+  if (!at) return <span>—</span>;
+  return <time dateTime={at}>{new Date(at).toLocaleString()}</time>;
+}

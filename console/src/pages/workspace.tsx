@@ -1,0 +1,164 @@
+/** One workspace: describe, rename (If-Match), delete — with the plan shown before a recursive delete. */
+import { useState } from 'preact/hooks';
+import { useLocation, useRoute } from 'preact-iso';
+import { api, call } from '../api.ts';
+import {
+  Confirm,
+  ErrorNote,
+  Field,
+  issueFor,
+  Notice,
+  PageTitle,
+  useAction,
+  useLoad,
+} from '../components.tsx';
+import { type DeletionPlan, DeletionPlanView } from '../deletion-plan.tsx';
+import { paths } from '../routes.ts';
+import { load as reloadSession } from '../session.ts';
+
+export function WorkspacePage() {
+  const { params } = useRoute();
+  const { route } = useLocation();
+  const workspace = params.workspace as string;
+  const ws = useLoad(
+    () => call(api.GET('/api/v1/workspaces/{workspace}', { params: { path: { workspace } } })),
+    [workspace],
+  );
+  const [name, setName] = useState<string>();
+  const [description, setDescription] = useState<string>();
+  const [saved, setSaved] = useState<string>();
+  const [plan, setPlan] = useState<DeletionPlan>();
+  const [confirmEmpty, setConfirmEmpty] = useState(false);
+
+  const save = useAction(async (event: Event) => {
+    event.preventDefault();
+    if (!ws.data) return;
+    const updated = await call(
+      api.PUT('/api/v1/workspaces/{workspace}', {
+        params: { path: { workspace }, header: { 'If-Match': `"${ws.data.version}"` } },
+        body: {
+          ...(name !== undefined && name !== ws.data.name ? { name: name.trim() } : {}),
+          ...(description !== undefined ? { description } : {}),
+        },
+      }),
+    );
+    setSaved(`Saved (version ${updated.version}).`);
+    setName(undefined);
+    setDescription(undefined);
+    if (updated.name !== workspace) {
+      await reloadSession();
+      route(paths.workspace(updated.name), true);
+    } else await ws.reload();
+  });
+
+  // First ask without recurse: an empty workspace goes at once, otherwise the API answers the plan.
+  const remove = useAction(async (recurse: boolean) => {
+    try {
+      const result = await api.DELETE('/api/v1/workspaces/{workspace}', {
+        params: { path: { workspace }, query: recurse ? { recurse: 'true' } : {} },
+      });
+      if (result.response.status === 409 && !recurse) {
+        const body = result.error as { recurse_required?: boolean; plan?: DeletionPlan };
+        if (body?.recurse_required && body.plan) {
+          setPlan(body.plan);
+          return;
+        }
+      }
+      const operation = await call(Promise.resolve(result));
+      setPlan(undefined);
+      setConfirmEmpty(false);
+      await reloadSession();
+      if (operation && typeof operation === 'object' && 'id' in operation)
+        route(paths.deletion(operation.id));
+      else route(paths.workspaces);
+    } catch (error) {
+      setPlan(undefined);
+      setConfirmEmpty(false);
+      throw error;
+    }
+  });
+
+  return (
+    <>
+      <PageTitle title={`Workspace ${workspace}`}>Workspace {workspace}</PageTitle>
+      <ErrorNote error={ws.error} />
+      {ws.data ? (
+        <>
+          <dl class="facts">
+            <dt>Id</dt>
+            <dd>
+              <code>{ws.data.id}</code>
+            </dd>
+            <dt>Version</dt>
+            <dd>{ws.data.version}</dd>
+            <dt>Created</dt>
+            <dd>{new Date(ws.data.created_at).toLocaleString()}</dd>
+          </dl>
+          <section aria-labelledby="edit-heading">
+            <h2 id="edit-heading">Rename or describe</h2>
+            <form onSubmit={(event) => void save.run(event)}>
+              <Field label="Name" error={issueFor(save.error, 'name')}>
+                {(props) => (
+                  <input
+                    {...props}
+                    required
+                    value={name ?? ws.data?.name}
+                    onInput={(e) => setName(e.currentTarget.value)}
+                  />
+                )}
+              </Field>
+              <Field label="Description" hint="Empty clears it." error={issueFor(save.error, 'description')}>
+                {(props) => (
+                  <input
+                    {...props}
+                    value={description ?? ws.data?.description ?? ''}
+                    onInput={(e) => setDescription(e.currentTarget.value)}
+                  />
+                )}
+              </Field>
+              <button type="submit" class="primary" disabled={save.busy}>
+                Save
+              </button>
+              <ErrorNote error={save.error} />
+              <Notice>{saved}</Notice>
+            </form>
+          </section>
+          <section aria-labelledby="delete-heading">
+            <h2 id="delete-heading">Delete</h2>
+            <p>
+              An empty workspace is deleted at once; otherwise the console shows what a recursive deletion
+              removes first.
+            </p>
+            <button type="button" class="danger" disabled={remove.busy} onClick={() => setConfirmEmpty(true)}>
+              Delete workspace…
+            </button>
+            <ErrorNote error={remove.error} />
+          </section>
+          <Confirm
+            open={confirmEmpty && !plan}
+            title={`Delete workspace ${workspace}?`}
+            confirmLabel="Delete"
+            danger
+            onConfirm={() => void remove.run(false)}
+            onCancel={() => setConfirmEmpty(false)}
+          >
+            <p>Its API keys, claim mappings and settings go with it.</p>
+          </Confirm>
+          <Confirm
+            open={plan !== undefined}
+            title={`Delete workspace ${workspace} and everything in it?`}
+            confirmLabel="Delete everything"
+            danger
+            onConfirm={() => void remove.run(true)}
+            onCancel={() => {
+              setPlan(undefined);
+              setConfirmEmpty(false);
+            }}
+          >
+            {plan ? <DeletionPlanView plan={plan} /> : null}
+          </Confirm>
+        </>
+      ) : null}
+    </>
+  );
+}

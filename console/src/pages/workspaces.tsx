@@ -1,0 +1,149 @@
+/** Workspaces: the paged list (super_admin) or the caller's own, and creating one. */
+import { useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { api, call } from '../api.ts';
+import {
+  ErrorNote,
+  Field,
+  issueFor,
+  Pager,
+  PageTitle,
+  useAction,
+  useCursor,
+  useLoad,
+} from '../components.tsx';
+import { paths } from '../routes.ts';
+import { useSession } from '../session.ts';
+
+function CreateWorkspace() {
+  const { route } = useLocation();
+  const [name, setName] = useState('');
+  const [description, setDescription] = useState('');
+  const create = useAction(async (event: Event) => {
+    event.preventDefault();
+    const created = await call(
+      api.POST('/api/v1/workspaces', {
+        body: { name: name.trim(), ...(description.trim() ? { description: description.trim() } : {}) },
+      }),
+    );
+    route(paths.workspace(created.name));
+  });
+  return (
+    <section aria-labelledby="create-heading">
+      <h2 id="create-heading">Create a workspace</h2>
+      <form onSubmit={(event) => void create.run(event)}>
+        <Field
+          label="Name"
+          hint="Letters, digits, '-' and '_'; it names the workspace in every URL."
+          error={issueFor(create.error, 'name')}
+        >
+          {(props) => (
+            <input {...props} required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+          )}
+        </Field>
+        <Field label="Description" error={issueFor(create.error, 'description')}>
+          {(props) => (
+            <input {...props} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
+          )}
+        </Field>
+        <button type="submit" class="primary" disabled={create.busy}>
+          Create workspace
+        </button>
+        <ErrorNote error={create.error} />
+      </form>
+    </section>
+  );
+}
+
+function AllWorkspaces() {
+  const page = useCursor();
+  const list = useLoad(
+    () =>
+      call(
+        api.GET('/api/v1/workspaces', {
+          params: { query: { limit: 50, ...(page.cursor ? { cursor: page.cursor } : {}) } },
+        }),
+      ),
+    [page.cursor],
+  );
+  return (
+    <section aria-labelledby="list-heading">
+      <h2 id="list-heading">All workspaces</h2>
+      <ErrorNote error={list.error} />
+      {list.data ? (
+        <>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Description</th>
+                <th scope="col">Updated</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.workspaces.map((w) => (
+                <tr key={w.id}>
+                  <td>
+                    <a href={paths.workspace(w.name)}>{w.name}</a>
+                  </td>
+                  <td>{w.description ?? ''}</td>
+                  <td>{new Date(w.updated_at).toLocaleString()}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {list.data.workspaces.length === 0 ? <p>No workspaces yet.</p> : null}
+          <Pager
+            next={list.data.next_cursor}
+            onNext={() => page.next(list.data?.next_cursor)}
+            onFirst={page.cursor ? page.first : undefined}
+          />
+        </>
+      ) : list.loading ? (
+        <p>Loading…</p>
+      ) : null}
+    </section>
+  );
+}
+
+export function WorkspacesPage() {
+  const me = useSession();
+  if (!me) return null;
+  return (
+    <>
+      <PageTitle title="Workspaces">Workspaces</PageTitle>
+      {me.super_admin ? (
+        <>
+          <CreateWorkspace />
+          <AllWorkspaces />
+        </>
+      ) : (
+        <section aria-labelledby="mine-heading">
+          <h2 id="mine-heading">Your workspaces</h2>
+          {me.workspaces.length === 0 ? (
+            <p>You have no role in any workspace yet; an administrator can give you one.</p>
+          ) : (
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Your role</th>
+                </tr>
+              </thead>
+              <tbody>
+                {me.workspaces.map((w) => (
+                  <tr key={w.id}>
+                    <td>
+                      <a href={paths.workspace(w.name)}>{w.name}</a>
+                    </td>
+                    <td>{w.role}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </section>
+      )}
+    </>
+  );
+}

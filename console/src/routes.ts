@@ -1,0 +1,47 @@
+/** The console's URLs, in one place: pages link with these, the router matches their patterns. */
+export const BASE = '/console';
+
+const enc = encodeURIComponent;
+
+export const paths = {
+  home: `${BASE}/`,
+  login: `${BASE}/login`,
+  callback: `${BASE}/callback`,
+  workspaces: `${BASE}/workspaces`,
+  workspace: (ws: string) => `${BASE}/workspaces/${enc(ws)}`,
+  services: (ws: string) => `${BASE}/workspaces/${enc(ws)}/services`,
+  service: (ws: string, service: string) => `${BASE}/workspaces/${enc(ws)}/services/${enc(service)}`,
+  layers: (ws: string, service: string) => `${BASE}/workspaces/${enc(ws)}/services/${enc(service)}/layers`,
+  layer: (ws: string, service: string, layer: string) =>
+    `${BASE}/workspaces/${enc(ws)}/services/${enc(service)}/layers/${enc(layer)}`,
+  mosaic: (ws: string, service: string) => `${BASE}/workspaces/${enc(ws)}/services/${enc(service)}/mosaic`,
+  layerGroups: (ws: string) => `${BASE}/workspaces/${enc(ws)}/layer-groups`,
+  styles: (ws: string) => `${BASE}/workspaces/${enc(ws)}/styles`,
+  styleAssets: (ws: string) => `${BASE}/workspaces/${enc(ws)}/style-assets`,
+  settings: (ws: string) => `${BASE}/workspaces/${enc(ws)}/settings`,
+  imports: (ws: string) => `${BASE}/workspaces/${enc(ws)}/imports`,
+  importJob: (ws: string, id: string) => `${BASE}/workspaces/${enc(ws)}/imports/${enc(id)}`,
+  apiKeys: (ws: string) => `${BASE}/workspaces/${enc(ws)}/apikeys`,
+  claimMappings: (ws: string) => `${BASE}/workspaces/${enc(ws)}/claim-mappings`,
+  workspaceAudit: (ws: string) => `${BASE}/workspaces/${enc(ws)}/audit`,
+  deletions: `${BASE}/deletions`,
+  deletion: (id: string) => `${BASE}/deletions/${enc(id)}`,
+  tileMatrixSets: `${BASE}/tile-matrix-sets`,
+  roles: `${BASE}/roles`,
+  globalClaimMappings: `${BASE}/claim-mappings`,
+  audit: `${BASE}/audit`,
+};
+
+/** The pages of one workspace, in the order of its navigation. */
+export const workspacePages = [
+  ['Overview', paths.workspace],
+  ['Services', paths.services],
+  ['Layer groups', paths.layerGroups],
+  ['Styles', paths.styles],
+  ['Style assets', paths.styleAssets],
+  ['Settings', paths.settings],
+  ['Imports', paths.imports],
+  ['API keys', paths.apiKeys],
+  ['Claim mappings', paths.claimMappings],
+  ['Audit', paths.workspaceAudit],
+] as const;

@@ -1,0 +1,73 @@
+/**
+ * The console's files on the local host (`/console/…`): the Vite build in console/dist, with the
+ * console's CSP and security headers (ADR 0098). Hashed assets are immutable; every other path
+ * under /console/ is the single page's index.html (the console routes in the browser).
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { extname, join, normalize, sep } from 'node:path';
+import { consoleSecurityHeaders } from '../../shared/http/console-headers.ts';
+import type { OutgoingResponse } from './gateway.ts';
+
+export const CONSOLE_PATH = '/console';
+
+const TYPES: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.woff2': 'font/woff2',
+  '.json': 'application/json',
+};
+
+/** Answers a GET/HEAD under /console (or / → /console/); undefined for any other path. */
+export function consoleResponse(
+  method: string,
+  url: string,
+  dist: string,
+  issuerOrigins: readonly string[],
+): OutgoingResponse | undefined {
+  const path = decodeURIComponent(url.split('?')[0] ?? '/');
+  if (path === '/' || path === CONSOLE_PATH) {
+    return {
+      statusCode: 302,
+      headers: { Location: `${CONSOLE_PATH}/`, 'Cache-Control': 'no-store' },
+      body: '',
+    };
+  }
+  if (!path.startsWith(`${CONSOLE_PATH}/`)) return undefined;
+  const headers = consoleSecurityHeaders(issuerOrigins);
+  if (method !== 'GET' && method !== 'HEAD') {
+    return { statusCode: 405, headers: { ...headers, Allow: 'GET, HEAD' }, body: '' };
+  }
+  const index = join(dist, 'index.html');
+  if (!existsSync(index)) {
+    return {
+      statusCode: 503,
+      headers: { ...headers, 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' },
+      body: 'The console is not built: run `npx tsx console/build.ts` (npm start builds it).',
+    };
+  }
+  const relative = normalize(path.slice(CONSOLE_PATH.length + 1));
+  const file = join(dist, relative);
+  const inside = file.startsWith(`${dist}${sep}`) && !relative.startsWith('..');
+  if (inside && relative.startsWith(`assets${sep}`)) {
+    if (!existsSync(file) || !statSync(file).isFile()) {
+      return { statusCode: 404, headers: { ...headers, 'Content-Type': 'text/plain' }, body: 'not found' };
+    }
+    return {
+      statusCode: 200,
+      headers: {
+        ...headers,
+        'Content-Type': TYPES[extname(file)] ?? 'application/octet-stream',
+        'Cache-Control': 'public, max-age=31536000, immutable',
+      },
+      body: readFileSync(file),
+    };
+  }
+  return {
+    statusCode: 200,
+    headers: { ...headers, 'Content-Type': TYPES['.html'] as string, 'Cache-Control': 'no-cache' },
+    body: readFileSync(index),
+  };
+}
