@@ -39,6 +39,7 @@ import {
   root,
 } from './bundles.ts';
 import { cleanup, installExitHandlers, onCleanup, stopNow, stopStarting, wasInterrupted } from './cleanup.ts';
+import { consoleSection, measureConsole } from './console.ts';
 import { deletionSection, measureDeletion } from './deletion.ts';
 import { startFloorServer, stopChild } from './floor-process.ts';
 import { IMPORTS_WATCHDOG_MS, importsSection, measureImportLoads } from './imports.ts';
@@ -594,7 +595,24 @@ function bundleSection(bundles: Bundle[], importRuns: number, verdicts: Verdicts
 
 // ---- one section alone (BENCH_ONLY) -------------------------------------------------------------
 /** Sections that can run alone, by the name BENCH_ONLY takes. */
-const ALONE: Record<string, () => Promise<number>> = { scaling: scalingAlone };
+const ALONE: Record<string, () => Promise<number>> = { scaling: scalingAlone, console: consoleAlone };
+
+/** Section 6 on its own (it starts nothing); the report goes to `.bench/`, not bench/results.md. */
+async function consoleAlone(): Promise<number> {
+  const lines: string[] = [];
+  const section = consoleSection(await measureConsole(), lines);
+  const report = [
+    '# GeoPlane benchmark: the console alone (`BENCH_ONLY=console`)',
+    '',
+    ...lines,
+    '',
+    section,
+  ].join('\n');
+  mkdirSync(join(root, '.bench'), { recursive: true });
+  writeFileSync(join(root, '.bench', 'results-console.md'), report);
+  process.stdout.write(`${report}\n(also written to .bench/results-console.md)\n`);
+  return 0;
+}
 
 /** Section 3 on its own stack, nothing else started; the report goes to `.bench/`, not bench/results.md. */
 async function scalingAlone(): Promise<number> {
@@ -701,6 +719,11 @@ async function main(): Promise<number> {
   phases.push(['section 5 (imports: files, PostgreSQL, loads)', Date.now() - t]);
   // ---- end of section 5 ---------------------------------------------------------------------------
 
+  // Section 6: the console's bundles (a build and file sizes; nothing runs).
+  t = Date.now();
+  const consoleOutcome = await measureConsole();
+  phases.push(['section 6 (console build)', Date.now() - t]);
+
   progress('measured; stopping everything the benchmark started');
   t = Date.now();
   await cleanup();
@@ -713,6 +736,7 @@ async function main(): Promise<number> {
   const part3 = scalingSection(scaling, SCALING, verdicts.lines);
   const part4 = deletionSection(deletion, verdicts.lines);
   const part5 = importsSection(imports, verdicts.lines);
+  const part6 = consoleSection(consoleOutcome, verdicts.lines);
   const cpu = cpus()[0]?.model.trim() ?? 'unknown CPU';
   const load = (l: number[]) => l.map((n) => n.toFixed(1)).join(' ');
   const busy = Math.max(loadAtStart[0] ?? 0, loadavg()[0] ?? 0) > cpus().length;
@@ -742,6 +766,8 @@ async function main(): Promise<number> {
     part4,
     '',
     part5,
+    '',
+    part6,
   ].join('\n');
   // Tables come aligned from `table()` (biome leaves markdown alone).
   writeFileSync(resultsFile, report);
