@@ -27,7 +27,13 @@ export function consoleResponse(
   dist: string,
   issuerOrigins: readonly string[],
 ): OutgoingResponse | undefined {
-  const path = decodeURIComponent(url.split('?')[0] ?? '/');
+  let path: string;
+  try {
+    path = decodeURIComponent(url.split('?')[0] ?? '/');
+  } catch {
+    // Malformed percent-encoding: not a console path (the gateway answers it like any other).
+    return undefined;
+  }
   if (path === '/' || path === CONSOLE_PATH) {
     return {
       statusCode: 302,
