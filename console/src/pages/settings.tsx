@@ -1,6 +1,1038 @@
-/** PLACEHOLDER — replaced by the page's implementation. */
-import { PageTitle } from '../components.tsx';
+/**
+ * A workspace's service settings: WMS, OGC API Features and OGC API Tiles, one form each. Each
+ * document is read with its ETag (its version, "0" while the defaults apply) and replaced whole
+ * with If-Match. Limits show their server ceiling as a hint (and as the number input's max); the
+ * API still decides, and its refusal is shown beside the field it names.
+ */
+import './settings.css';
+import type { ComponentChildren } from 'preact';
+import { useEffect, useId, useState } from 'preact/hooks';
+import { useRoute } from 'preact-iso';
+import { api, ConsoleApiError, call, type Schemas } from '../api.ts';
+import { ErrorNote, Field, issueFor, Notice, PageTitle, useAction, useLoad } from '../components.tsx';
+import { paths } from '../routes.ts';
+
+type WMSSettings = Schemas['WMSSettings'];
+type OGCAPISettings = Schemas['OGCAPISettings'];
+type OGCTilesSettings = Schemas['OGCTilesSettings'];
+
+/**
+ * The server ceilings workspace limits may not exceed (ADR 0050), as the API enforces them
+ * (shared/domain/settings.ts `ceilings`; the console test compares the inputs' max with them).
+ */
+const CEILINGS = {
+  wms: {
+    max_width: 4096,
+    max_height: 4096,
+    max_pixels: 4096 * 4096,
+    max_render_features: 50_000,
+    max_render_vertices: 5_000_000,
+  },
+  ogcapi: { limit_default: 10_000, limit_max: 10_000, max_offset: 1_000_000 },
+  tiles: {
+    max_features: 50_000,
+    max_vertices: 5_000_000,
+    max_tile_bytes: 10 * 1024 * 1024,
+    persistent_cache_quota_bytes: 1024 ** 4,
+  },
+} as const;
+
+const WMS_EXTENSIONS = [
+  'dynamic-raster',
+  'advanced-labels',
+  'rendering-transformations',
+  'compositing',
+  'z-order',
+  'dynamic-style',
+  'remote-graphics',
+] as const;
+const MVT = 'application/vnd.mapbox-vector-tile';
+const MAP_TILE_FORMATS = ['image/png', 'image/jpeg', 'image/webp'] as const;
+const TILES_VERSIONS = ['1.0.0'] as const;
+
+const number = new Intl.NumberFormat('en');
+
+/** "1–4,096 pixels (the server ceiling). Empty: the server's default." */
+function limitHint(max: number, unit: string, extra?: string): string {
+  return `1–${number.format(max)} ${unit} (the server ceiling). ${extra ? `${extra} ` : ''}Empty: the server's default.`;
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** Refusals without issues, by the field they concern. */
+const REASON_FIELDS: Record<string, string> = {
+  unknown_tile_matrix_set: 'settings.tile_matrix_sets',
+  tile_matrix_sets_required: 'settings.tile_matrix_sets',
+  map_tile_formats_required: 'settings.map_tiles',
+  vector_tile_formats_required: 'settings.vector_tiles',
+  duplicate_extension: 'extensions',
+};
+
+/**
+ * What a 400 says about one field of the document: its schema issue (`body.<path>`), or the
+ * detail of a rule the API checks beyond the schema (a ceiling, limit_default above limit_max)
+ * when that detail names the field.
+ */
+function fieldError(error: unknown, path: string): string | undefined {
+  const issue = issueFor(error, `body.${path}`);
+  if (issue) return issue;
+  if (!(error instanceof ConsoleApiError) || error.status !== 400 || error.body?.issues?.length)
+    return undefined;
+  const detail = error.body?.detail ?? '';
+  if (error.reason && REASON_FIELDS[error.reason] === path) return detail;
+  return new RegExp(`(^|[^A-Za-z0-9_])${escapeRegExp(path)}(?![A-Za-z0-9_])`).test(detail)
+    ? detail
+    : undefined;
+}
+
+/** The form's own error note, unless a field already shows it. */
+function FormError({ error, fields }: { error: unknown; fields: string[] }) {
+  if (fields.some((field) => fieldError(error, field))) {
+    return (
+      <p class="error-summary" role="alert">
+        Not saved: see the field marked above.
+      </p>
+    );
+  }
+  return <ErrorNote error={error} />;
+}
+
+/** A number input kept as text (empty: unset). */
+function NumberField({
+  label,
+  hint,
+  value,
+  onInput,
+  min,
+  max,
+  step,
+  error,
+}: {
+  label: string;
+  hint: string;
+  value: string;
+  onInput: (value: string) => void;
+  min: number;
+  max?: number;
+  step?: string;
+  error?: string;
+}) {
+  return (
+    <Field label={label} hint={hint} error={error}>
+      {(props) => (
+        <input
+          {...props}
+          type="number"
+          inputMode={step === 'any' ? 'decimal' : 'numeric'}
+          min={min}
+          max={max}
+          step={step ?? '1'}
+          value={value}
+          onInput={(e) => onInput(e.currentTarget.value)}
+        />
+      )}
+    </Field>
+  );
+}
+
+function TextField({
+  label,
+  hint,
+  value,
+  onInput,
+  maxLength,
+  multiline,
+  error,
+}: {
+  label: string;
+  hint?: string;
+  value: string;
+  onInput: (value: string) => void;
+  maxLength: number;
+  multiline?: boolean;
+  error?: string;
+}) {
+  return (
+    <Field label={label} hint={hint} error={error}>
+      {(props) =>
+        multiline ? (
+          <textarea
+            {...props}
+            class="settings-abstract"
+            maxLength={maxLength}
+            rows={3}
+            value={value}
+            onInput={(e) => onInput(e.currentTarget.value)}
+          />
+        ) : (
+          <input
+            {...props}
+            maxLength={maxLength}
+            value={value}
+            onInput={(e) => onInput(e.currentTarget.value)}
+          />
+        )
+      }
+    </Field>
+  );
+}
+
+/** A labelled checkbox with an optional hint and an error in place. */
+function Check({
+  label,
+  hint,
+  checked,
+  onChange,
+  error,
+}: {
+  label: string;
+  hint?: string;
+  checked: boolean;
+  onChange: (checked: boolean) => void;
+  error?: string;
+}) {
+  const id = useId();
+  const described = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
+  return (
+    <div class="check">
+      <input
+        id={id}
+        type="checkbox"
+        checked={checked}
+        aria-describedby={described || undefined}
+        aria-invalid={error ? true : undefined}
+        onChange={(e) => onChange(e.currentTarget.checked)}
+      />
+      <label for={id}>{label}</label>
+      {hint ? (
+        <small id={`${id}-hint`} class="hint">
+          {hint}
+        </small>
+      ) : null}
+      {error ? <ErrorNote error={error} id={`${id}-error`} /> : null}
+    </div>
+  );
+}
+
+/** A set of choices (checkboxes) in a fieldset with its legend. */
+function Choices<T extends string>({
+  legend,
+  hint,
+  options,
+  selected,
+  onChange,
+  error,
+  lead,
+  children,
+}: {
+  legend: string;
+  hint?: string;
+  options: readonly { value: T; label: string }[];
+  selected: readonly T[];
+  onChange: (selected: T[]) => void;
+  error?: string;
+  /** Shown before the choices (a switch they depend on). */
+  lead?: ComponentChildren;
+  children?: ComponentChildren;
+}) {
+  const id = useId();
+  return (
+    <fieldset
+      class="choices"
+      aria-describedby={hint ? `${id}-hint` : undefined}
+      aria-invalid={error ? true : undefined}
+    >
+      <legend>{legend}</legend>
+      {hint ? (
+        <small id={`${id}-hint`} class="hint">
+          {hint}
+        </small>
+      ) : null}
+      {lead}
+      <div class="choice-list">
+        {options.map((option) => (
+          <label key={option.value} class="choice">
+            <input
+              type="checkbox"
+              checked={selected.includes(option.value)}
+              onChange={(e) =>
+                onChange(
+                  e.currentTarget.checked
+                    ? [...selected, option.value]
+                    : selected.filter((value) => value !== option.value),
+                )
+              }
+            />{' '}
+            {option.label}
+          </label>
+        ))}
+      </div>
+      {children}
+      {error ? <ErrorNote error={error} /> : null}
+    </fieldset>
+  );
+}
+
+/** "" → undefined; otherwise the number typed (NaN stays NaN: the API refuses it in place). */
+const numberOf = (text: string): number | undefined => (text.trim() === '' ? undefined : Number(text));
+const textOf = (value: number | undefined) => (value === undefined ? '' : String(value));
+/** Empty text is left out of the document. */
+const optionalText = (text: string) => (text.trim() === '' ? undefined : text);
+
+/** Drops the keys whose value is undefined (the document is replaced whole). */
+function defined<T extends object>(doc: T): T {
+  return Object.fromEntries(Object.entries(doc).filter(([, value]) => value !== undefined)) as T;
+}
+
+/** A settings document with the ETag it was read with. */
+interface Loaded<T> {
+  doc: T;
+  etag: string;
+}
+
+async function withEtag<T>(
+  pending: Promise<{ data?: T; error?: unknown; response: Response }>,
+): Promise<Loaded<T>> {
+  const result = await pending;
+  const doc = await call(Promise.resolve(result));
+  return { doc, etag: result.response.headers.get('ETag') ?? '"0"' };
+}
+
+const versionOf = (etag: string) => etag.replace(/^W\//, '').replace(/"/g, '');
+
+/** Load, edit and save one settings document: the form state is derived again after each save. */
+function useSettingsForm<T, F>(
+  load: () => Promise<Loaded<T>>,
+  save: (doc: T, etag: string) => Promise<Loaded<T>>,
+  toForm: (doc: T) => F,
+  fromForm: (form: F) => T,
+  deps: unknown[],
+) {
+  const loaded = useLoad(load, deps);
+  const [current, setCurrent] = useState<Loaded<T>>();
+  const [form, setForm] = useState<F>();
+  const [saved, setSaved] = useState<string>();
+  useEffect(() => {
+    if (loaded.data) {
+      setCurrent(loaded.data);
+      setForm(toForm(loaded.data.doc));
+    }
+  }, [loaded.data]);
+  const submit = useAction(async (event: Event) => {
+    event.preventDefault();
+    if (!current || !form) return;
+    setSaved(undefined);
+    const next = await save(fromForm(form), current.etag);
+    setCurrent(next);
+    setForm(toForm(next.doc));
+    setSaved(`Saved (version ${versionOf(next.etag)}).`);
+  });
+  const update = (patch: Partial<F>) => setForm((f) => (f ? { ...f, ...patch } : f));
+  return { loaded, current, form, update, submit, saved };
+}
+
+/** The parts every settings form ends with: save, the refusal, the 412 way out, the notice. */
+function SaveRow({
+  label,
+  busy,
+  error,
+  fields,
+  saved,
+  onReload,
+  version,
+}: {
+  label: string;
+  busy: boolean;
+  error: unknown;
+  fields: string[];
+  saved?: string;
+  onReload: () => void;
+  version: string;
+}) {
+  return (
+    <>
+      <div class="actions">
+        <button type="submit" class="primary" disabled={busy}>
+          {label}
+        </button>
+        <span class="hint">
+          Version {version}
+          {version === '0' ? ' (the defaults)' : ''}
+        </span>
+      </div>
+      <FormError error={error} fields={fields} />
+      {error instanceof ConsoleApiError && error.status === 412 ? (
+        <p>
+          These settings were saved elsewhere meanwhile.{' '}
+          <button type="button" onClick={onReload}>
+            Load the current settings
+          </button>{' '}
+          (this discards your edits).
+        </p>
+      ) : null}
+      <Notice>{saved}</Notice>
+    </>
+  );
+}
+
+// ---- WMS ----
+
+interface WMSForm {
+  enabled: boolean;
+  public: boolean;
+  title: string;
+  abstract: string;
+  default_style: string;
+  max_width: string;
+  max_height: string;
+  max_pixels: string;
+  max_render_features: string;
+  max_render_vertices: string;
+  simplify_enabled: '' | 'on' | 'off';
+  simplify_pixel_tolerance: string;
+  extensions: NonNullable<WMSSettings['extensions']>;
+}
+
+const WMS_FIELDS = [
+  'enabled',
+  'public',
+  'title',
+  'abstract',
+  'default_style',
+  'max_width',
+  'max_height',
+  'max_pixels',
+  'max_render_features',
+  'max_render_vertices',
+  'simplify_enabled',
+  'simplify_pixel_tolerance',
+  'extensions',
+];
+
+const wmsForm = (d: WMSSettings): WMSForm => ({
+  enabled: d.enabled,
+  public: d.public ?? false,
+  title: d.title ?? '',
+  abstract: d.abstract ?? '',
+  default_style: d.default_style ?? '',
+  max_width: textOf(d.max_width),
+  max_height: textOf(d.max_height),
+  max_pixels: textOf(d.max_pixels),
+  max_render_features: textOf(d.max_render_features),
+  max_render_vertices: textOf(d.max_render_vertices),
+  simplify_enabled: d.simplify_enabled === undefined ? '' : d.simplify_enabled ? 'on' : 'off',
+  simplify_pixel_tolerance: textOf(d.simplify_pixel_tolerance),
+  extensions: d.extensions ?? [],
+});
+
+const wmsDoc = (f: WMSForm): WMSSettings =>
+  defined({
+    enabled: f.enabled,
+    public: f.public,
+    title: optionalText(f.title),
+    abstract: optionalText(f.abstract),
+    default_style: optionalText(f.default_style.trim()),
+    max_width: numberOf(f.max_width),
+    max_height: numberOf(f.max_height),
+    max_pixels: numberOf(f.max_pixels),
+    max_render_features: numberOf(f.max_render_features),
+    max_render_vertices: numberOf(f.max_render_vertices),
+    simplify_enabled: f.simplify_enabled === '' ? undefined : f.simplify_enabled === 'on',
+    simplify_pixel_tolerance: numberOf(f.simplify_pixel_tolerance),
+    extensions: f.extensions.length ? f.extensions : undefined,
+  });
+
+function WMSSettingsForm({ workspace }: { workspace: string }) {
+  const params = { path: { workspace } };
+  const s = useSettingsForm(
+    () => withEtag(api.GET('/api/v1/workspaces/{workspace}/settings/wms', { params })),
+    (body, etag) =>
+      withEtag(
+        api.PUT('/api/v1/workspaces/{workspace}/settings/wms', {
+          params: { ...params, header: { 'If-Match': etag } },
+          body,
+        }),
+      ),
+    wmsForm,
+    wmsDoc,
+    [workspace],
+  );
+  const styles = useLoad(
+    () =>
+      call(
+        api.GET('/api/v1/workspaces/{workspace}/styles', {
+          params: { path: { workspace }, query: { limit: 100 } },
+        }),
+      ),
+    [workspace],
+  );
+  const { form, update, submit } = s;
+  const err = (path: string) => fieldError(submit.error, path);
+  const c = CEILINGS.wms;
+  const listId = useId();
+  return (
+    <section aria-labelledby="wms-heading">
+      <h2 id="wms-heading">WMS</h2>
+      <ErrorNote error={s.loaded.error} />
+      {form && s.current ? (
+        <form noValidate onSubmit={(event) => void submit.run(event)}>
+          <Check
+            label="Serve WMS"
+            checked={form.enabled}
+            onChange={(enabled) => update({ enabled })}
+            error={err('enabled')}
+          />
+          <Check
+            label="Public WMS (anonymous callers may read it)"
+            checked={form.public}
+            onChange={(value) => update({ public: value })}
+            error={err('public')}
+          />
+          <TextField
+            label="WMS title"
+            hint="At most 256 characters."
+            maxLength={256}
+            value={form.title}
+            onInput={(title) => update({ title })}
+            error={err('title')}
+          />
+          <TextField
+            label="WMS abstract"
+            hint="At most 4096 characters."
+            maxLength={4096}
+            multiline
+            value={form.abstract}
+            onInput={(abstract) => update({ abstract })}
+            error={err('abstract')}
+          />
+          <Field
+            label="Default style"
+            hint={
+              <>
+                A <a href={paths.styles(workspace)}>style</a> of this workspace (1–128 characters); empty:
+                none.
+              </>
+            }
+            error={err('default_style')}
+          >
+            {(props) => (
+              <input
+                {...props}
+                list={listId}
+                maxLength={128}
+                value={form.default_style}
+                onInput={(e) => update({ default_style: e.currentTarget.value })}
+              />
+            )}
+          </Field>
+          <datalist id={listId}>
+            {(styles.data?.styles ?? []).map((style) => (
+              <option key={style.id} value={style.name} />
+            ))}
+          </datalist>
+          <div class="limits">
+            <NumberField
+              label="Max image width"
+              hint={limitHint(c.max_width, 'pixels')}
+              min={1}
+              max={c.max_width}
+              value={form.max_width}
+              onInput={(max_width) => update({ max_width })}
+              error={err('max_width')}
+            />
+            <NumberField
+              label="Max image height"
+              hint={limitHint(c.max_height, 'pixels')}
+              min={1}
+              max={c.max_height}
+              value={form.max_height}
+              onInput={(max_height) => update({ max_height })}
+              error={err('max_height')}
+            />
+            <NumberField
+              label="Max pixels per image"
+              hint={limitHint(c.max_pixels, 'pixels', 'Width × height.')}
+              min={1}
+              max={c.max_pixels}
+              value={form.max_pixels}
+              onInput={(max_pixels) => update({ max_pixels })}
+              error={err('max_pixels')}
+            />
+            <NumberField
+              label="Max features rendered"
+              hint={limitHint(c.max_render_features, 'features', 'Per request.')}
+              min={1}
+              max={c.max_render_features}
+              value={form.max_render_features}
+              onInput={(max_render_features) => update({ max_render_features })}
+              error={err('max_render_features')}
+            />
+            <NumberField
+              label="Max vertices rendered"
+              hint={limitHint(c.max_render_vertices, 'vertices', 'Per request.')}
+              min={1}
+              max={c.max_render_vertices}
+              value={form.max_render_vertices}
+              onInput={(max_render_vertices) => update({ max_render_vertices })}
+              error={err('max_render_vertices')}
+            />
+          </div>
+          <Field label="Simplify geometries" error={err('simplify_enabled')}>
+            {(props) => (
+              <select
+                {...props}
+                value={form.simplify_enabled}
+                onChange={(e) =>
+                  update({ simplify_enabled: e.currentTarget.value as WMSForm['simplify_enabled'] })
+                }
+              >
+                <option value="">The server's default</option>
+                <option value="on">On</option>
+                <option value="off">Off</option>
+              </select>
+            )}
+          </Field>
+          <NumberField
+            label="Simplification tolerance"
+            hint="0–100 pixels (decimals allowed). Empty: the server's default."
+            min={0}
+            max={100}
+            step="any"
+            value={form.simplify_pixel_tolerance}
+            onInput={(simplify_pixel_tolerance) => update({ simplify_pixel_tolerance })}
+            error={err('simplify_pixel_tolerance')}
+          />
+          <Choices
+            legend="WMS extensions"
+            hint="The vendor extensions this workspace's WMS answers."
+            options={WMS_EXTENSIONS.map((value) => ({ value, label: value }))}
+            selected={form.extensions}
+            onChange={(extensions) => update({ extensions })}
+            error={err('extensions')}
+          />
+          <SaveRow
+            label="Save WMS settings"
+            busy={submit.busy}
+            error={submit.error}
+            fields={WMS_FIELDS}
+            saved={s.saved}
+            onReload={() => void s.loaded.reload()}
+            version={versionOf(s.current.etag)}
+          />
+        </form>
+      ) : s.loaded.loading ? (
+        <p>Loading…</p>
+      ) : null}
+    </section>
+  );
+}
+
+// ---- OGC API Features ----
+
+interface OGCAPIForm {
+  enabled: boolean;
+  public: boolean;
+  title: string;
+  abstract: string;
+  limit_default: string;
+  limit_max: string;
+  max_offset: string;
+}
+
+const OGCAPI_FIELDS = ['enabled', 'public', 'title', 'abstract', 'limit_default', 'limit_max', 'max_offset'];
+
+const ogcapiForm = (d: OGCAPISettings): OGCAPIForm => ({
+  enabled: d.enabled,
+  public: d.public ?? false,
+  title: d.title ?? '',
+  abstract: d.abstract ?? '',
+  limit_default: textOf(d.limit_default),
+  limit_max: textOf(d.limit_max),
+  max_offset: textOf(d.max_offset),
+});
+
+const ogcapiDoc = (f: OGCAPIForm): OGCAPISettings =>
+  defined({
+    enabled: f.enabled,
+    public: f.public,
+    title: optionalText(f.title),
+    abstract: optionalText(f.abstract),
+    limit_default: numberOf(f.limit_default),
+    limit_max: numberOf(f.limit_max),
+    max_offset: numberOf(f.max_offset),
+  });
+
+function OGCAPISettingsForm({ workspace }: { workspace: string }) {
+  const params = { path: { workspace } };
+  const s = useSettingsForm(
+    () => withEtag(api.GET('/api/v1/workspaces/{workspace}/settings/ogcapi', { params })),
+    (body, etag) =>
+      withEtag(
+        api.PUT('/api/v1/workspaces/{workspace}/settings/ogcapi', {
+          params: { ...params, header: { 'If-Match': etag } },
+          body,
+        }),
+      ),
+    ogcapiForm,
+    ogcapiDoc,
+    [workspace],
+  );
+  const { form, update, submit } = s;
+  const err = (path: string) => fieldError(submit.error, path);
+  const c = CEILINGS.ogcapi;
+  return (
+    <section aria-labelledby="ogcapi-heading">
+      <h2 id="ogcapi-heading">OGC API Features</h2>
+      <ErrorNote error={s.loaded.error} />
+      {form && s.current ? (
+        <form noValidate onSubmit={(event) => void submit.run(event)}>
+          <Check
+            label="Serve OGC API Features"
+            checked={form.enabled}
+            onChange={(enabled) => update({ enabled })}
+            error={err('enabled')}
+          />
+          <Check
+            label="Public OGC API Features (anonymous callers may read it)"
+            checked={form.public}
+            onChange={(value) => update({ public: value })}
+            error={err('public')}
+          />
+          <TextField
+            label="OGC API Features title"
+            hint="At most 256 characters."
+            maxLength={256}
+            value={form.title}
+            onInput={(title) => update({ title })}
+            error={err('title')}
+          />
+          <TextField
+            label="OGC API Features abstract"
+            hint="At most 4096 characters."
+            maxLength={4096}
+            multiline
+            value={form.abstract}
+            onInput={(abstract) => update({ abstract })}
+            error={err('abstract')}
+          />
+          <div class="limits">
+            <NumberField
+              label="Default page size"
+              hint={limitHint(c.limit_default, 'features', 'At most the max page size.')}
+              min={1}
+              max={c.limit_default}
+              value={form.limit_default}
+              onInput={(limit_default) => update({ limit_default })}
+              error={err('limit_default')}
+            />
+            <NumberField
+              label="Max page size"
+              hint={limitHint(c.limit_max, 'features', 'The largest limit a client may ask for.')}
+              min={1}
+              max={c.limit_max}
+              value={form.limit_max}
+              onInput={(limit_max) => update({ limit_max })}
+              error={err('limit_max')}
+            />
+            <NumberField
+              label="Max offset"
+              hint={limitHint(c.max_offset, 'features', 'How deep paging may go.')}
+              min={1}
+              max={c.max_offset}
+              value={form.max_offset}
+              onInput={(max_offset) => update({ max_offset })}
+              error={err('max_offset')}
+            />
+          </div>
+          <SaveRow
+            label="Save OGC API Features settings"
+            busy={submit.busy}
+            error={submit.error}
+            fields={OGCAPI_FIELDS}
+            saved={s.saved}
+            onReload={() => void s.loaded.reload()}
+            version={versionOf(s.current.etag)}
+          />
+        </form>
+      ) : s.loaded.loading ? (
+        <p>Loading…</p>
+      ) : null}
+    </section>
+  );
+}
+
+// ---- OGC API Tiles ----
+
+type MapTileFormat = (typeof MAP_TILE_FORMATS)[number];
+
+interface TilesForm {
+  enabled: boolean;
+  public: boolean;
+  title: string;
+  abstract: string;
+  versions: '1.0.0'[];
+  tile_matrix_sets: string[];
+  vector_enabled: boolean;
+  vector_formats: (typeof MVT)[];
+  map_enabled: boolean;
+  map_formats: MapTileFormat[];
+  cache_enabled: boolean;
+  max_features: string;
+  max_vertices: string;
+  max_tile_bytes: string;
+  persistent_cache_quota_bytes: string;
+}
+
+const TILES_FIELDS = [
+  'enabled',
+  'public',
+  'title',
+  'abstract',
+  'versions',
+  'settings.tile_matrix_sets',
+  'settings.vector_tiles',
+  'settings.map_tiles',
+  'settings.cache_enabled',
+  'settings.max_features',
+  'settings.max_vertices',
+  'settings.max_tile_bytes',
+  'settings.persistent_cache_quota_bytes',
+];
+
+const tilesForm = (d: OGCTilesSettings): TilesForm => ({
+  enabled: d.enabled,
+  public: d.public ?? false,
+  title: d.title ?? '',
+  abstract: d.abstract ?? '',
+  versions: d.versions ?? ['1.0.0'],
+  tile_matrix_sets: d.settings.tile_matrix_sets,
+  vector_enabled: d.settings.vector_tiles.enabled,
+  vector_formats: (d.settings.vector_tiles.formats ?? []) as (typeof MVT)[],
+  map_enabled: d.settings.map_tiles.enabled,
+  map_formats: d.settings.map_tiles.formats ?? [],
+  cache_enabled: d.settings.cache_enabled,
+  max_features: textOf(d.settings.max_features),
+  max_vertices: textOf(d.settings.max_vertices),
+  max_tile_bytes: textOf(d.settings.max_tile_bytes),
+  persistent_cache_quota_bytes: textOf(d.settings.persistent_cache_quota_bytes),
+});
+
+const tilesDoc = (f: TilesForm): OGCTilesSettings =>
+  defined({
+    enabled: f.enabled,
+    public: f.public,
+    title: optionalText(f.title),
+    abstract: optionalText(f.abstract),
+    versions: f.versions,
+    settings: defined({
+      tile_matrix_sets: f.tile_matrix_sets,
+      vector_tiles: defined({
+        enabled: f.vector_enabled,
+        formats: f.vector_formats.length ? f.vector_formats : undefined,
+      }),
+      map_tiles: defined({
+        enabled: f.map_enabled,
+        formats: f.map_formats.length ? f.map_formats : undefined,
+      }),
+      cache_enabled: f.cache_enabled,
+      max_features: numberOf(f.max_features),
+      max_vertices: numberOf(f.max_vertices),
+      max_tile_bytes: numberOf(f.max_tile_bytes),
+      persistent_cache_quota_bytes: numberOf(f.persistent_cache_quota_bytes),
+    }),
+  });
+
+function TilesSettingsForm({ workspace }: { workspace: string }) {
+  const params = { path: { workspace } };
+  const s = useSettingsForm(
+    () => withEtag(api.GET('/api/v1/workspaces/{workspace}/settings/ogc-tiles', { params })),
+    (body, etag) =>
+      withEtag(
+        api.PUT('/api/v1/workspaces/{workspace}/settings/ogc-tiles', {
+          params: { ...params, header: { 'If-Match': etag } },
+          body,
+        }),
+      ),
+    tilesForm,
+    tilesDoc,
+    [workspace],
+  );
+  const sets = useLoad(
+    () => call(api.GET('/api/v1/tile-matrix-sets', { params: { query: { limit: 100 } } })),
+    [],
+  );
+  const { form, update, submit } = s;
+  const err = (path: string) => fieldError(submit.error, path);
+  const c = CEILINGS.tiles;
+  const setOptions = [
+    ...(sets.data?.tile_matrix_sets ?? []).map((set) => ({
+      value: set.id,
+      label: `${set.id}${set.title ? ` — ${set.title}` : ''}${set.built_in ? '' : ' (custom)'}`,
+    })),
+    ...(form?.tile_matrix_sets ?? [])
+      .filter((id) => !sets.data?.tile_matrix_sets.some((set) => set.id === id))
+      .map((id) => ({ value: id, label: id })),
+  ];
+  return (
+    <section aria-labelledby="tiles-heading">
+      <h2 id="tiles-heading">OGC API Tiles</h2>
+      <ErrorNote error={s.loaded.error} />
+      {form && s.current ? (
+        <form noValidate onSubmit={(event) => void submit.run(event)}>
+          <Check
+            label="Serve OGC API Tiles"
+            checked={form.enabled}
+            onChange={(enabled) => update({ enabled })}
+            error={err('enabled')}
+          />
+          <Check
+            label="Public OGC API Tiles (anonymous callers may read it)"
+            checked={form.public}
+            onChange={(value) => update({ public: value })}
+            error={err('public')}
+          />
+          <TextField
+            label="OGC API Tiles title"
+            hint="At most 256 characters."
+            maxLength={256}
+            value={form.title}
+            onInput={(title) => update({ title })}
+            error={err('title')}
+          />
+          <TextField
+            label="OGC API Tiles abstract"
+            hint="At most 4096 characters."
+            maxLength={4096}
+            multiline
+            value={form.abstract}
+            onInput={(abstract) => update({ abstract })}
+            error={err('abstract')}
+          />
+          <Choices
+            legend="OGC API Tiles versions"
+            hint="At least one."
+            options={TILES_VERSIONS.map((value) => ({ value, label: value }))}
+            selected={form.versions}
+            onChange={(versions) => update({ versions })}
+            error={err('versions')}
+          />
+          <Choices
+            legend="Tile matrix sets"
+            hint="At most 16; at least one while the API is served."
+            options={setOptions}
+            selected={form.tile_matrix_sets}
+            onChange={(tile_matrix_sets) => update({ tile_matrix_sets })}
+            error={err('settings.tile_matrix_sets')}
+          >
+            <ErrorNote error={sets.error} />
+            <p class="hint">
+              <a href={paths.tileMatrixSets}>All tile matrix sets</a>
+            </p>
+          </Choices>
+          <div class="tile-kinds">
+            <Choices
+              legend="Vector tiles"
+              options={[{ value: MVT, label: `Format ${MVT}` }]}
+              selected={form.vector_formats}
+              onChange={(vector_formats) => update({ vector_formats: vector_formats as (typeof MVT)[] })}
+              error={err('settings.vector_tiles')}
+              lead={
+                <Check
+                  label="Serve vector tiles"
+                  checked={form.vector_enabled}
+                  onChange={(vector_enabled) => update({ vector_enabled })}
+                />
+              }
+            />
+            <Choices
+              legend="Map tiles"
+              options={MAP_TILE_FORMATS.map((value) => ({ value, label: `Format ${value}` }))}
+              selected={form.map_formats}
+              onChange={(map_formats) => update({ map_formats })}
+              error={err('settings.map_tiles')}
+              lead={
+                <Check
+                  label="Serve map tiles"
+                  checked={form.map_enabled}
+                  onChange={(map_enabled) => update({ map_enabled })}
+                />
+              }
+            />
+          </div>
+          <Check
+            label="Cache tiles"
+            checked={form.cache_enabled}
+            onChange={(cache_enabled) => update({ cache_enabled })}
+            error={err('settings.cache_enabled')}
+          />
+          <div class="limits">
+            <NumberField
+              label="Max features per tile"
+              hint={limitHint(c.max_features, 'features')}
+              min={1}
+              max={c.max_features}
+              value={form.max_features}
+              onInput={(max_features) => update({ max_features })}
+              error={err('settings.max_features')}
+            />
+            <NumberField
+              label="Max vertices per tile"
+              hint={limitHint(c.max_vertices, 'vertices')}
+              min={1}
+              max={c.max_vertices}
+              value={form.max_vertices}
+              onInput={(max_vertices) => update({ max_vertices })}
+              error={err('settings.max_vertices')}
+            />
+            <NumberField
+              label="Max tile size"
+              hint={limitHint(c.max_tile_bytes, 'bytes (10 MiB)')}
+              min={1}
+              max={c.max_tile_bytes}
+              value={form.max_tile_bytes}
+              onInput={(max_tile_bytes) => update({ max_tile_bytes })}
+              error={err('settings.max_tile_bytes')}
+            />
+            <NumberField
+              label="Persistent cache quota"
+              hint={limitHint(c.persistent_cache_quota_bytes, 'bytes (1 TiB)')}
+              min={1}
+              max={c.persistent_cache_quota_bytes}
+              value={form.persistent_cache_quota_bytes}
+              onInput={(persistent_cache_quota_bytes) => update({ persistent_cache_quota_bytes })}
+              error={err('settings.persistent_cache_quota_bytes')}
+            />
+          </div>
+          <SaveRow
+            label="Save OGC API Tiles settings"
+            busy={submit.busy}
+            error={submit.error}
+            fields={TILES_FIELDS}
+            saved={s.saved}
+            onReload={() => void s.loaded.reload()}
+            version={versionOf(s.current.etag)}
+          />
+        </form>
+      ) : s.loaded.loading ? (
+        <p>Loading…</p>
+      ) : null}
+    </section>
+  );
+}
 
 export function SettingsPage() {
-  return <PageTitle title="SettingsPage">SettingsPage</PageTitle>;
+  const { params } = useRoute();
+  const workspace = params.workspace as string;
+  return (
+    <>
+      <PageTitle title={`Settings · ${workspace}`}>Settings of {workspace}</PageTitle>
+      <p>
+        Each service's settings are one document, saved whole. Reading them needs the viewer role; saving
+        needs the admin role in this workspace.
+      </p>
+      <WMSSettingsForm workspace={workspace} />
+      <OGCAPISettingsForm workspace={workspace} />
+      <TilesSettingsForm workspace={workspace} />
+    </>
+  );
 }

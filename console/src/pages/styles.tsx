@@ -1,6 +1,486 @@
-/** PLACEHOLDER — replaced by the page's implementation. */
-import { PageTitle } from '../components.tsx';
+/**
+ * Styles of a workspace: the paged list, creating one (SLD 1.0/1.1, SE 1.1 or MapLibre JSON, typed
+ * or loaded from a file), and — with `?style=<name>` — one style to edit (If-Match) or delete.
+ * The API validates every body; its refusal (the MapLibre validator's messages, an XML parse
+ * error) is shown beside the editor.
+ */
+import './styles.css';
+import { useState } from 'preact/hooks';
+import { useLocation, useRoute } from 'preact-iso';
+import { api, ConsoleApiError, call, type Schemas } from '../api.ts';
+import {
+  Confirm,
+  ErrorNote,
+  Field,
+  issueFor,
+  Notice,
+  Pager,
+  PageTitle,
+  useAction,
+  useCursor,
+  useLoad,
+  When,
+} from '../components.tsx';
+import { paths } from '../routes.ts';
+
+type Style = Schemas['Style'];
+type StyleFormat = Style['format'];
+
+const FORMATS: { value: StyleFormat; label: string }[] = [
+  { value: 'mapbox', label: 'MapLibre / Mapbox style (JSON)' },
+  { value: 'sld_1.0.0', label: 'SLD 1.0.0 (XML)' },
+  { value: 'sld_1.1.0', label: 'SLD 1.1.0 (XML)' },
+  { value: 'se_1.1.0', label: 'Symbology Encoding 1.1.0 (XML)' },
+];
+
+const formatLabel = (format: StyleFormat) => FORMATS.find((f) => f.value === format)?.label ?? format;
+
+/** Largest style body the API takes (MAX_STYLE_BODY_BYTES): 256 KiB. */
+const MAX_BODY_BYTES = 256 * 1024;
+
+/** What the style document's text most likely is. */
+function guessFormat(text: string): StyleFormat | undefined {
+  const trimmed = text.trimStart();
+  if (trimmed.startsWith('{')) return 'mapbox';
+  if (!trimmed.startsWith('<')) return undefined;
+  const root = /<(?:[A-Za-z_][\w.-]*:)?(StyledLayerDescriptor|FeatureTypeStyle|CoverageStyle)\b([^>]*)>/.exec(
+    trimmed,
+  );
+  if (!root) return undefined;
+  if (root[1] !== 'StyledLayerDescriptor') return 'se_1.1.0';
+  return /\bversion\s*=\s*["']1\.1\.0["']/.test(root[2] ?? '') ? 'sld_1.1.0' : 'sld_1.0.0';
+}
+
+/** A style name from a file name: its stem, with what a name may not contain replaced. */
+function nameFromFile(file: string): string {
+  const stem = file.replace(/\.[^.]+$/, '');
+  return stem
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '')
+    .slice(0, 64);
+}
+
+/** The body as the editor shows it: XML as is, a MapLibre style as indented JSON. */
+function bodyText(body: Style['body']): string {
+  return typeof body === 'string' ? body : JSON.stringify(body, null, 2);
+}
+
+/** Errors that concern the style document itself, shown beside the editor. */
+function isBodyError(error: unknown): boolean {
+  if (!(error instanceof ConsoleApiError)) return false;
+  if (error.status === 413) return true;
+  if (error.status !== 400) return false;
+  if (error.body?.issues?.some((issue) => issue.path === 'body' || issue.path.startsWith('body.body')))
+    return true;
+  return /^(invalid_style|invalid_asset_reference|json_too_deep|style_too_large|malformed_xml|xml_|asset_)/.test(
+    error.reason ?? '',
+  );
+}
+
+interface Draft {
+  name: string;
+  format: StyleFormat;
+  title: string;
+  description: string;
+  body: string;
+}
+
+/** The fields of a style (create and edit share them). */
+function StyleFields({
+  draft,
+  setDraft,
+  error,
+}: {
+  draft: Draft;
+  setDraft: (update: Partial<Draft>) => void;
+  error: unknown;
+}) {
+  const [fileError, setFileError] = useState<unknown>();
+  const loadFile = async (input: HTMLInputElement) => {
+    setFileError(undefined);
+    const file = input.files?.[0];
+    if (!file) return;
+    if (file.size > MAX_BODY_BYTES) {
+      setFileError(new Error(`${file.name} is ${file.size} bytes; a style body may have at most 256 KiB.`));
+      return;
+    }
+    const text = await file.text();
+    const format = guessFormat(text);
+    setDraft({
+      body: text,
+      ...(format ? { format } : {}),
+      ...(draft.name === '' ? { name: nameFromFile(file.name) } : {}),
+    });
+  };
+  return (
+    <>
+      <Field
+        label="Name"
+        hint="1–64 letters, digits, '.', '_' and '-'; a different name renames the style."
+        error={issueFor(error, 'body.name')}
+      >
+        {(props) => (
+          <input
+            {...props}
+            required
+            maxLength={64}
+            value={draft.name}
+            onInput={(e) => setDraft({ name: e.currentTarget.value })}
+          />
+        )}
+      </Field>
+      <Field label="Format" error={issueFor(error, 'body.format')}>
+        {(props) => (
+          <select
+            {...props}
+            value={draft.format}
+            onChange={(e) => setDraft({ format: e.currentTarget.value as StyleFormat })}
+          >
+            {FORMATS.map((f) => (
+              <option key={f.value} value={f.value}>
+                {f.label}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field label="Title" hint="At most 256 characters." error={issueFor(error, 'body.title')}>
+        {(props) => (
+          <input
+            {...props}
+            maxLength={256}
+            value={draft.title}
+            onInput={(e) => setDraft({ title: e.currentTarget.value })}
+          />
+        )}
+      </Field>
+      <Field label="Description" hint="At most 4096 characters." error={issueFor(error, 'body.description')}>
+        {(props) => (
+          <input
+            {...props}
+            maxLength={4096}
+            value={draft.description}
+            onInput={(e) => setDraft({ description: e.currentTarget.value })}
+          />
+        )}
+      </Field>
+      <Field
+        label="Style file"
+        hint="A .json MapLibre style or an .sld/.xml document; it fills the editor below (and the format, when it can tell)."
+        error={fileError}
+      >
+        {(props) => (
+          <input
+            {...props}
+            type="file"
+            accept=".json,.sld,.se,.xml,application/json,application/xml,text/xml"
+            onChange={(e) => void loadFile(e.currentTarget)}
+          />
+        )}
+      </Field>
+      <Field
+        label="Style document"
+        hint="MapLibre JSON or SLD/SE XML, at most 256 KiB. Images are referenced as asset:<name> (a style asset of this workspace)."
+        error={isBodyError(error) ? error : issueFor(error, 'body.body')}
+      >
+        {(props) => (
+          <textarea
+            {...props}
+            class="style-editor"
+            required
+            spellcheck={false}
+            rows={18}
+            value={draft.body}
+            onInput={(e) => setDraft({ body: e.currentTarget.value })}
+          />
+        )}
+      </Field>
+    </>
+  );
+}
+
+/** The request body of a draft: JSON text goes as text; the API parses and validates it. */
+function inputOf(draft: Draft) {
+  return {
+    name: draft.name.trim(),
+    format: draft.format,
+    body: draft.body,
+    ...(draft.title.trim() ? { title: draft.title.trim() } : {}),
+    ...(draft.description.trim() ? { description: draft.description.trim() } : {}),
+  };
+}
+
+const emptyDraft: Draft = { name: '', format: 'mapbox', title: '', description: '', body: '' };
+
+function CreateStyle({ workspace }: { workspace: string }) {
+  const { route } = useLocation();
+  const [draft, setDraftState] = useState<Draft>(emptyDraft);
+  const setDraft = (update: Partial<Draft>) => setDraftState((d) => ({ ...d, ...update }));
+  const create = useAction(async (event: Event) => {
+    event.preventDefault();
+    const created = await call(
+      api.POST('/api/v1/workspaces/{workspace}/styles', {
+        params: { path: { workspace } },
+        body: inputOf(draft),
+      }),
+    );
+    route(`${paths.styles(workspace)}?style=${encodeURIComponent(created.name)}`);
+  });
+  return (
+    <section aria-labelledby="create-heading">
+      <h2 id="create-heading">Create a style</h2>
+      <form onSubmit={(event) => void create.run(event)}>
+        <StyleFields draft={draft} setDraft={setDraft} error={create.error} />
+        <button type="submit" class="primary" disabled={create.busy}>
+          Create style
+        </button>
+        {isBodyError(create.error) ? null : <ErrorNote error={create.error} />}
+      </form>
+    </section>
+  );
+}
+
+function StyleList({ workspace }: { workspace: string }) {
+  const page = useCursor();
+  const list = useLoad(
+    () =>
+      call(
+        api.GET('/api/v1/workspaces/{workspace}/styles', {
+          params: {
+            path: { workspace },
+            query: { limit: 50, ...(page.cursor ? { cursor: page.cursor } : {}) },
+          },
+        }),
+      ),
+    [workspace, page.cursor],
+  );
+  return (
+    <section aria-labelledby="list-heading">
+      <h2 id="list-heading">Styles</h2>
+      <ErrorNote error={list.error} />
+      {list.data ? (
+        <>
+          {list.data.styles.length === 0 ? (
+            <p>No styles yet.</p>
+          ) : (
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Format</th>
+                  <th scope="col">Title</th>
+                  <th scope="col">Assets used</th>
+                  <th scope="col">Version</th>
+                  <th scope="col">Updated</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.styles.map((s) => (
+                  <tr key={s.id}>
+                    <td>
+                      <a href={`${paths.styles(workspace)}?style=${encodeURIComponent(s.name)}`}>{s.name}</a>
+                    </td>
+                    <td>{formatLabel(s.format)}</td>
+                    <td>{s.title ?? ''}</td>
+                    <td>{s.asset_refs.length ? s.asset_refs.join(', ') : '—'}</td>
+                    <td>{s.version}</td>
+                    <td>
+                      <When at={s.updated_at} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+          <Pager
+            next={list.data.next_cursor}
+            onNext={() => page.next(list.data?.next_cursor)}
+            onFirst={page.cursor ? page.first : undefined}
+          />
+        </>
+      ) : list.loading ? (
+        <p>Loading…</p>
+      ) : null}
+    </section>
+  );
+}
+
+function draftOf(style: Style): Draft {
+  return {
+    name: style.name,
+    format: style.format,
+    title: style.title ?? '',
+    description: style.description ?? '',
+    body: bodyText(style.body),
+  };
+}
+
+function OneStyle({ workspace, name }: { workspace: string; name: string }) {
+  const { route } = useLocation();
+  const style = useLoad(
+    () =>
+      call(
+        api.GET('/api/v1/workspaces/{workspace}/styles/{style}', {
+          params: { path: { workspace, style: name } },
+        }),
+      ),
+    [workspace, name],
+  );
+  const [edits, setEdits] = useState<Partial<Draft>>({});
+  const [saved, setSaved] = useState<string>();
+  const [confirmDelete, setConfirmDelete] = useState(false);
+  const current = style.data;
+  const draft: Draft | undefined = current ? { ...draftOf(current), ...edits } : undefined;
+
+  const save = useAction(async (event: Event) => {
+    event.preventDefault();
+    if (!current || !draft) return;
+    setSaved(undefined);
+    const updated = await call(
+      api.PUT('/api/v1/workspaces/{workspace}/styles/{style}', {
+        params: {
+          path: { workspace, style: current.name },
+          header: { 'If-Match': `"${current.version}"` },
+        },
+        body: inputOf(draft),
+      }),
+    );
+    setEdits({});
+    setSaved(`Saved (version ${updated.version}).`);
+    if (updated.name !== current.name)
+      route(`${paths.styles(workspace)}?style=${encodeURIComponent(updated.name)}`, true);
+    else await style.reload();
+  });
+
+  const remove = useAction(async () => {
+    if (!current) return;
+    setConfirmDelete(false);
+    await call(
+      api.DELETE('/api/v1/workspaces/{workspace}/styles/{style}', {
+        params: {
+          path: { workspace, style: current.name },
+          header: { 'If-Match': `"${current.version}"` },
+        },
+      }),
+    );
+    route(paths.styles(workspace));
+  });
+
+  return (
+    <>
+      <PageTitle title={`Style ${name} · ${workspace}`}>Style {name}</PageTitle>
+      <p>
+        <a href={paths.styles(workspace)}>All styles of {workspace}</a>
+      </p>
+      <ErrorNote error={style.error} />
+      {current && draft ? (
+        <>
+          <dl class="facts">
+            <dt>Format</dt>
+            <dd>{formatLabel(current.format)}</dd>
+            <dt>Version</dt>
+            <dd>{current.version}</dd>
+            <dt>Assets used</dt>
+            <dd>
+              {current.asset_refs.length ? (
+                current.asset_refs.map((asset, i) => (
+                  <span key={asset}>
+                    {i ? ', ' : ''}
+                    <code>{asset}</code>
+                  </span>
+                ))
+              ) : (
+                <span>none</span>
+              )}{' '}
+              (<a href={paths.styleAssets(workspace)}>style assets</a>)
+            </dd>
+            <dt>Created</dt>
+            <dd>
+              <When at={current.created_at} />
+            </dd>
+            <dt>Updated</dt>
+            <dd>
+              <When at={current.updated_at} />
+            </dd>
+          </dl>
+          <section aria-labelledby="edit-heading">
+            <h2 id="edit-heading">Edit</h2>
+            <form onSubmit={(event) => void save.run(event)}>
+              <StyleFields
+                draft={draft}
+                setDraft={(update) => setEdits((e) => ({ ...e, ...update }))}
+                error={save.error}
+              />
+              <div class="actions">
+                <button type="submit" class="primary" disabled={save.busy}>
+                  Save style
+                </button>
+                <button
+                  type="button"
+                  disabled={Object.keys(edits).length === 0}
+                  onClick={() => {
+                    setEdits({});
+                    save.setError(undefined);
+                  }}
+                >
+                  Discard changes
+                </button>
+              </div>
+              {isBodyError(save.error) ? null : <ErrorNote error={save.error} />}
+              {save.error instanceof ConsoleApiError && save.error.status === 412 ? (
+                <p>
+                  Someone saved this style meanwhile.{' '}
+                  <button type="button" onClick={() => void style.reload()}>
+                    Load their version
+                  </button>{' '}
+                  (your edits stay in the form).
+                </p>
+              ) : null}
+              <Notice>{saved}</Notice>
+            </form>
+          </section>
+          <section aria-labelledby="delete-heading">
+            <h2 id="delete-heading">Delete</h2>
+            <p>A style that layers use can't be deleted; the API names them.</p>
+            <button
+              type="button"
+              class="danger"
+              disabled={remove.busy}
+              onClick={() => setConfirmDelete(true)}
+            >
+              Delete style…
+            </button>
+            <ErrorNote error={remove.error} />
+          </section>
+          <Confirm
+            open={confirmDelete}
+            title={`Delete style ${current.name}?`}
+            confirmLabel="Delete"
+            danger
+            onConfirm={() => void remove.run()}
+            onCancel={() => setConfirmDelete(false)}
+          >
+            <p>Its asset references go with it; the assets themselves stay.</p>
+          </Confirm>
+        </>
+      ) : style.loading ? (
+        <p>Loading…</p>
+      ) : null}
+    </>
+  );
+}
 
 export function StylesPage() {
-  return <PageTitle title="StylesPage">StylesPage</PageTitle>;
+  const { params } = useRoute();
+  const { query } = useLocation();
+  const workspace = params.workspace as string;
+  const selected = query.style;
+  if (selected) return <OneStyle key={`${workspace}/${selected}`} workspace={workspace} name={selected} />;
+  return (
+    <>
+      <PageTitle title={`Styles · ${workspace}`}>Styles of {workspace}</PageTitle>
+      <StyleList workspace={workspace} />
+      <CreateStyle workspace={workspace} />
+    </>
+  );
 }
