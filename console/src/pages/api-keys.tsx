@@ -1,6 +1,297 @@
-/** PLACEHOLDER — replaced by the page's implementation. */
-import { PageTitle } from '../components.tsx';
+/**
+ * A workspace's API keys: the paged list (prefixes only), creating one — its secret is shown once,
+ * held only in this page's memory, never stored — and revoking one (If-Match with its version).
+ */
+import { useState } from 'preact/hooks';
+import { useRoute } from 'preact-iso';
+import { api, ConsoleApiError, call, type Schemas } from '../api.ts';
+import {
+  Confirm,
+  CopyButton,
+  ErrorNote,
+  Field,
+  issueFor,
+  Notice,
+  Pager,
+  PageTitle,
+  useAction,
+  useCursor,
+  useLoad,
+  When,
+} from '../components.tsx';
+
+type ApiKey = Schemas['APIKey'];
+type ApiKeyWithSecret = Schemas['APIKeyWithSecret'];
+
+const ROLES = ['viewer', 'editor', 'admin'] as const;
+type KeyRole = (typeof ROLES)[number];
+
+/** A `datetime-local` value (the operator's time zone) as RFC 3339, or undefined when empty. */
+function isoOf(local: string): string | undefined {
+  if (!local) return undefined;
+  const date = new Date(local);
+  return Number.isNaN(date.getTime()) ? local : date.toISOString();
+}
+
+/** A refusal the API gives without an issue path, shown beside the field it is about. */
+function reasonFor(error: unknown, reasons: string[]): string | undefined {
+  if (!(error instanceof ConsoleApiError) || !error.reason || !reasons.includes(error.reason))
+    return undefined;
+  return error.body?.detail || error.message;
+}
+
+function statusOf(key: ApiKey): string {
+  if (key.revoked) return 'Revoked';
+  if (key.expires_at && Date.parse(key.expires_at) <= Date.now()) return 'Expired';
+  return 'Active';
+}
+
+/** The one showing of a new key's secret. */
+function NewSecret({ created, onDone }: { created: ApiKeyWithSecret; onDone: () => void }) {
+  return (
+    <section aria-labelledby="secret-heading" class="new-secret">
+      <h2 id="secret-heading">New key {created.name}</h2>
+      <p>
+        <strong>Copy this key now: it will not be shown again.</strong> Only its hash is stored; if it is
+        lost, revoke it and create another.
+      </p>
+      <p class="secret" data-testid="api-key-secret">
+        {created.key}
+      </p>
+      <div class="actions">
+        <CopyButton text={created.key} label="Copy the key" />
+        <button type="button" onClick={onDone}>
+          I have copied it — hide the key
+        </button>
+      </div>
+    </section>
+  );
+}
+
+function CreateKey({
+  workspace,
+  onCreated,
+}: {
+  workspace: string;
+  onCreated: (key: ApiKeyWithSecret) => void;
+}) {
+  const [name, setName] = useState('');
+  const [role, setRole] = useState<KeyRole>('viewer');
+  const [expires, setExpires] = useState('');
+  const [ownerName, setOwnerName] = useState('');
+  const [ownerEmail, setOwnerEmail] = useState('');
+  const create = useAction(async (event: Event) => {
+    event.preventDefault();
+    const expiresAt = isoOf(expires);
+    const created = await call(
+      api.POST('/api/v1/workspaces/{workspace}/apikeys', {
+        params: { path: { workspace } },
+        body: {
+          name: name.trim(),
+          role_id: role,
+          ...(expiresAt ? { expires_at: expiresAt } : {}),
+          ...(ownerName.trim() ? { owner_name: ownerName.trim() } : {}),
+          ...(ownerEmail.trim() ? { owner_email: ownerEmail.trim() } : {}),
+        },
+      }),
+    );
+    setName('');
+    setExpires('');
+    setOwnerName('');
+    setOwnerEmail('');
+    onCreated(created);
+  });
+  return (
+    <section aria-labelledby="create-heading">
+      <h2 id="create-heading">Create an API key</h2>
+      <form onSubmit={(event) => void create.run(event)}>
+        <Field
+          label="Name"
+          hint="What the key is for, e.g. ci-publisher."
+          error={issueFor(create.error, 'body.name')}
+        >
+          {(props) => (
+            <input
+              {...props}
+              required
+              maxLength={128}
+              value={name}
+              onInput={(e) => setName(e.currentTarget.value)}
+            />
+          )}
+        </Field>
+        <Field
+          label="Role"
+          hint="What the key may do in this workspace."
+          error={issueFor(create.error, 'body.role_id')}
+        >
+          {(props) => (
+            <select {...props} value={role} onChange={(e) => setRole(e.currentTarget.value as KeyRole)}>
+              {ROLES.map((r) => (
+                <option key={r} value={r}>
+                  {r}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field
+          label="Expires"
+          hint="Optional, in your time zone; empty: the key never expires."
+          error={issueFor(create.error, 'body.expires_at') ?? reasonFor(create.error, ['expires_at_in_past'])}
+        >
+          {(props) => (
+            <input
+              {...props}
+              type="datetime-local"
+              value={expires}
+              onInput={(e) => setExpires(e.currentTarget.value)}
+            />
+          )}
+        </Field>
+        <Field label="Owner name" hint="Optional." error={issueFor(create.error, 'body.owner_name')}>
+          {(props) => (
+            <input {...props} value={ownerName} onInput={(e) => setOwnerName(e.currentTarget.value)} />
+          )}
+        </Field>
+        <Field label="Owner email" hint="Optional." error={issueFor(create.error, 'body.owner_email')}>
+          {(props) => (
+            <input
+              {...props}
+              type="email"
+              value={ownerEmail}
+              onInput={(e) => setOwnerEmail(e.currentTarget.value)}
+            />
+          )}
+        </Field>
+        <button type="submit" class="primary" disabled={create.busy}>
+          Create key
+        </button>
+        <ErrorNote error={create.error} />
+      </form>
+    </section>
+  );
+}
 
 export function ApiKeysPage() {
-  return <PageTitle title="ApiKeysPage">ApiKeysPage</PageTitle>;
+  const { params } = useRoute();
+  const workspace = params.workspace as string;
+  const page = useCursor();
+  const list = useLoad(
+    () =>
+      call(
+        api.GET('/api/v1/workspaces/{workspace}/apikeys', {
+          params: {
+            path: { workspace },
+            query: { limit: 50, ...(page.cursor ? { cursor: page.cursor } : {}) },
+          },
+        }),
+      ),
+    [workspace, page.cursor],
+  );
+  // The secret lives only here: leaving or reloading the page forgets it.
+  const [created, setCreated] = useState<ApiKeyWithSecret>();
+  const [revoking, setRevoking] = useState<ApiKey>();
+  const [notice, setNotice] = useState<string>();
+
+  const revoke = useAction(async (key: ApiKey) => {
+    setRevoking(undefined);
+    await call(
+      api.DELETE('/api/v1/workspaces/{workspace}/apikeys/{keyId}', {
+        params: { path: { workspace, keyId: key.id }, header: { 'If-Match': `"${key.version}"` } },
+      }),
+    );
+    setNotice(`Key ${key.name} (${key.key_prefix}…) revoked: it no longer authenticates.`);
+    if (created?.id === key.id) setCreated(undefined);
+    await list.reload();
+  });
+
+  return (
+    <>
+      <PageTitle title={`API keys · ${workspace}`}>API keys of {workspace}</PageTitle>
+      {created ? <NewSecret created={created} onDone={() => setCreated(undefined)} /> : null}
+      <CreateKey
+        workspace={workspace}
+        onCreated={(key) => {
+          setNotice(undefined);
+          setCreated(key);
+          void list.reload();
+        }}
+      />
+      <section aria-labelledby="keys-heading">
+        <h2 id="keys-heading">Keys</h2>
+        <ErrorNote error={list.error} />
+        {list.data ? (
+          <>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Prefix</th>
+                  <th scope="col">Role</th>
+                  <th scope="col">Owner</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Expires</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.api_keys.map((key) => (
+                  <tr key={key.id} data-key-id={key.id}>
+                    <td>{key.name}</td>
+                    <td>
+                      <code>{key.key_prefix}…</code>
+                    </td>
+                    <td>{key.role_id}</td>
+                    <td>{[key.owner_name, key.owner_email].filter(Boolean).join(' · ') || '—'}</td>
+                    <td>
+                      <When at={key.created_at} />
+                    </td>
+                    <td>{key.expires_at ? <When at={key.expires_at} /> : 'never'}</td>
+                    <td>{statusOf(key)}</td>
+                    <td>
+                      {key.revoked ? null : (
+                        <button
+                          type="button"
+                          class="danger"
+                          disabled={revoke.busy}
+                          aria-label={`Revoke key ${key.name} (${key.key_prefix})`}
+                          onClick={() => setRevoking(key)}
+                        >
+                          Revoke
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            {list.data.api_keys.length === 0 ? <p>No API keys in this workspace yet.</p> : null}
+            <Pager
+              next={list.data.next_cursor}
+              onNext={() => page.next(list.data?.next_cursor)}
+              onFirst={page.cursor ? page.first : undefined}
+            />
+          </>
+        ) : list.loading ? (
+          <p>Loading…</p>
+        ) : null}
+        <ErrorNote error={revoke.error} />
+        <Notice>{notice}</Notice>
+      </section>
+      <Confirm
+        open={revoking !== undefined}
+        title={`Revoke key ${revoking?.name ?? ''}?`}
+        confirmLabel="Revoke"
+        danger
+        onConfirm={() => revoking && void revoke.run(revoking)}
+        onCancel={() => setRevoking(undefined)}
+      >
+        <p>
+          The key <code>{revoking?.key_prefix}…</code> stops authenticating at once. This cannot be undone.
+        </p>
+      </Confirm>
+    </>
+  );
 }

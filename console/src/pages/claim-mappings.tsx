@@ -1,6 +1,298 @@
-/** PLACEHOLDER — replaced by the page's implementation. */
-import { PageTitle } from '../components.tsx';
+/**
+ * Claim mappings: a token claim (name = value) earns a role — in one workspace
+ * (/console/workspaces/:workspace/claim-mappings) or in every workspace, or super_admin
+ * (/console/claim-mappings, super_admin). List, create, delete (If-Match).
+ */
+import { useState } from 'preact/hooks';
+import { useRoute } from 'preact-iso';
+import { api, ConsoleApiError, call, type Schemas } from '../api.ts';
+import {
+  Confirm,
+  ErrorNote,
+  Field,
+  issueFor,
+  Notice,
+  Pager,
+  PageTitle,
+  useAction,
+  useCursor,
+  useLoad,
+  When,
+} from '../components.tsx';
+import { paths } from '../routes.ts';
+import { useSession } from '../session.ts';
+
+type Mapping = Schemas['ClaimMapping'];
+type MappingInput = { claim_name: string; claim_value: string; role_id: string; priority?: number };
+
+const BUILT_IN = ['viewer', 'editor', 'admin'];
+
+/** A refusal the API gives without an issue path, shown beside the field it is about. */
+function reasonFor(error: unknown, reasons: string[]): string | undefined {
+  if (!(error instanceof ConsoleApiError) || !error.reason || !reasons.includes(error.reason))
+    return undefined;
+  return error.body?.detail || error.message;
+}
+
+/** The roles to suggest: the built-ins, and the custom ones when the operator may list them. */
+function useRoleSuggestions(global: boolean) {
+  const me = useSession();
+  const custom = useLoad(
+    () =>
+      me?.super_admin
+        ? call(api.GET('/api/v1/roles', { params: { query: { limit: 1000 } } })).then((list) =>
+            list.roles.filter((r) => !r.is_system).map((r) => r.id),
+          )
+        : Promise.resolve([] as string[]),
+    [me?.super_admin],
+  );
+  return [...BUILT_IN, ...(global ? ['super_admin'] : []), ...(custom.data ?? [])];
+}
+
+function CreateMapping({
+  workspace,
+  onCreated,
+}: {
+  workspace: string | undefined;
+  onCreated: (mapping: Mapping) => void;
+}) {
+  const [claimName, setClaimName] = useState('');
+  const [claimValue, setClaimValue] = useState('');
+  const [role, setRole] = useState('viewer');
+  const [priority, setPriority] = useState('');
+  const roles = useRoleSuggestions(workspace === undefined);
+  const create = useAction(async (event: Event) => {
+    event.preventDefault();
+    const body: MappingInput = {
+      claim_name: claimName.trim(),
+      claim_value: claimValue,
+      role_id: role.trim(),
+      ...(priority.trim() !== '' ? { priority: Number(priority) } : {}),
+    };
+    const created = workspace
+      ? await call(
+          api.POST('/api/v1/workspaces/{workspace}/claim-mappings', {
+            params: { path: { workspace } },
+            body,
+          }),
+        )
+      : await call(api.POST('/api/v1/claim-mappings', { body }));
+    setClaimValue('');
+    onCreated(created);
+  });
+  return (
+    <section aria-labelledby="create-heading">
+      <h2 id="create-heading">Add a claim mapping</h2>
+      <form onSubmit={(event) => void create.run(event)}>
+        <Field
+          label="Claim name"
+          hint="A claim of the token, or a dotted path such as realm_access.roles; an array matches on any element."
+          error={issueFor(create.error, 'body.claim_name')}
+        >
+          {(props) => (
+            <input
+              {...props}
+              required
+              value={claimName}
+              onInput={(e) => setClaimName(e.currentTarget.value)}
+            />
+          )}
+        </Field>
+        <Field
+          label="Claim value"
+          hint="The value it must equal."
+          error={issueFor(create.error, 'body.claim_value')}
+        >
+          {(props) => (
+            <input
+              {...props}
+              required
+              value={claimValue}
+              onInput={(e) => setClaimValue(e.currentTarget.value)}
+            />
+          )}
+        </Field>
+        <Field
+          label="Role"
+          hint={
+            workspace
+              ? `The role it earns in ${workspace}: a built-in or a custom role id.`
+              : 'The role it earns in every workspace, or super_admin.'
+          }
+          error={
+            issueFor(create.error, 'body.role_id') ??
+            reasonFor(create.error, ['unknown_role', 'invalid_role'])
+          }
+        >
+          {(props) => (
+            <input
+              {...props}
+              required
+              list="claim-mapping-roles"
+              value={role}
+              onInput={(e) => setRole(e.currentTarget.value)}
+            />
+          )}
+        </Field>
+        <datalist id="claim-mapping-roles">
+          {roles.map((r) => (
+            <option key={r} value={r} />
+          ))}
+        </datalist>
+        <Field
+          label="Priority"
+          hint="Optional whole number; higher is checked first (default 0)."
+          error={issueFor(create.error, 'body.priority')}
+        >
+          {(props) => (
+            <input
+              {...props}
+              type="number"
+              step={1}
+              value={priority}
+              onInput={(e) => setPriority(e.currentTarget.value)}
+            />
+          )}
+        </Field>
+        <button type="submit" class="primary" disabled={create.busy}>
+          Add mapping
+        </button>
+        <ErrorNote error={create.error} />
+      </form>
+    </section>
+  );
+}
 
 export function ClaimMappingsPage() {
-  return <PageTitle title="ClaimMappingsPage">ClaimMappingsPage</PageTitle>;
+  const { params } = useRoute();
+  const workspace = params.workspace as string | undefined;
+  const page = useCursor();
+  const query = { limit: 50, ...(page.cursor ? { cursor: page.cursor } : {}) };
+  const list = useLoad(
+    () =>
+      workspace
+        ? call(
+            api.GET('/api/v1/workspaces/{workspace}/claim-mappings', {
+              params: { path: { workspace }, query },
+            }),
+          )
+        : call(api.GET('/api/v1/claim-mappings', { params: { query } })),
+    [workspace, page.cursor],
+  );
+  const [deleting, setDeleting] = useState<Mapping>();
+  const [notice, setNotice] = useState<string>();
+  const remove = useAction(async (mapping: Mapping) => {
+    setDeleting(undefined);
+    const header = { 'If-Match': `"${mapping.version}"` };
+    if (workspace) {
+      await call(
+        api.DELETE('/api/v1/workspaces/{workspace}/claim-mappings/{mappingId}', {
+          params: { path: { workspace, mappingId: mapping.id }, header },
+        }),
+      );
+    } else {
+      await call(
+        api.DELETE('/api/v1/claim-mappings/{mappingId}', {
+          params: { path: { mappingId: mapping.id }, header },
+        }),
+      );
+    }
+    setNotice(`Mapping ${mapping.claim_name} = ${mapping.claim_value} → ${mapping.role_id} deleted.`);
+    await list.reload();
+  });
+  const title = workspace ? `Claim mappings of ${workspace}` : 'Global claim mappings';
+
+  return (
+    <>
+      <PageTitle title={title}>{title}</PageTitle>
+      <p>
+        {workspace ? (
+          <>
+            A signed-in token whose claim matches gets the mapped role in this workspace. Mappings for every
+            workspace are the <a href={paths.globalClaimMappings}>global claim mappings</a>.
+          </>
+        ) : (
+          'A signed-in token whose claim matches gets the mapped role in every workspace (or super_admin).'
+        )}
+      </p>
+      <CreateMapping
+        workspace={workspace}
+        onCreated={(mapping) => {
+          setNotice(`Mapping ${mapping.claim_name} = ${mapping.claim_value} → ${mapping.role_id} added.`);
+          void list.reload();
+        }}
+      />
+      <section aria-labelledby="mappings-heading">
+        <h2 id="mappings-heading">Mappings</h2>
+        <ErrorNote error={list.error} />
+        {list.data ? (
+          <>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Claim</th>
+                  <th scope="col">Value</th>
+                  <th scope="col">Role</th>
+                  <th scope="col">Priority</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.claim_mappings.map((m) => (
+                  <tr key={m.id}>
+                    <td>
+                      <code>{m.claim_name}</code>
+                    </td>
+                    <td>
+                      <code>{m.claim_value}</code>
+                    </td>
+                    <td>{m.role_id}</td>
+                    <td>{m.priority}</td>
+                    <td>
+                      <When at={m.created_at} />
+                    </td>
+                    <td>
+                      <button
+                        type="button"
+                        class="danger"
+                        disabled={remove.busy}
+                        aria-label={`Delete mapping ${m.claim_name} = ${m.claim_value} → ${m.role_id}`}
+                        onClick={() => setDeleting(m)}
+                      >
+                        Delete
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            {list.data.claim_mappings.length === 0 ? <p>No claim mappings yet.</p> : null}
+            <Pager
+              next={list.data.next_cursor}
+              onNext={() => page.next(list.data?.next_cursor)}
+              onFirst={page.cursor ? page.first : undefined}
+            />
+          </>
+        ) : list.loading ? (
+          <p>Loading…</p>
+        ) : null}
+        <ErrorNote error={remove.error} />
+        <Notice>{notice}</Notice>
+      </section>
+      <Confirm
+        open={deleting !== undefined}
+        title="Delete this claim mapping?"
+        confirmLabel="Delete"
+        danger
+        onConfirm={() => deleting && void remove.run(deleting)}
+        onCancel={() => setDeleting(undefined)}
+      >
+        <p>
+          Tokens with <code>{deleting?.claim_name}</code> = <code>{deleting?.claim_value}</code> stop getting{' '}
+          {deleting?.role_id} at once.
+        </p>
+      </Confirm>
+    </>
+  );
 }

@@ -1,6 +1,469 @@
-/** PLACEHOLDER — replaced by the page's implementation. */
-import { PageTitle } from '../components.tsx';
+/**
+ * Roles (super_admin): the built-in and custom roles, creating and deleting a custom role
+ * (If-Match), and one role's policies (`?role=<id>`): adding an allow rule and removing one.
+ */
+import operations from 'virtual:operations';
+import { useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { api, call, type Schemas } from '../api.ts';
+import {
+  Confirm,
+  ErrorNote,
+  Field,
+  issueFor,
+  Notice,
+  Pager,
+  PageTitle,
+  useAction,
+  useCursor,
+  useLoad,
+  When,
+} from '../components.tsx';
+import { paths } from '../routes.ts';
 
+type Role = Schemas['Role'];
+type Policy = Schemas['StoredRolePolicy'];
+type PolicyInput = Schemas['RolePolicy'];
+
+const SERVICES: PolicyInput['service'][] = ['management', 'wms', 'wfs', 'wcs', 'wmts', 'ogcapi', 'ogc-tiles'];
+const ACTIONS: PolicyInput['action'][] = ['read', 'write', 'delete', 'manage'];
+
+/** The management operations a custom role can be granted (not the super_admin-only ones), by id. */
+const grantable = new Map(
+  Object.values(operations)
+    .filter((op) => op.permission !== 'global')
+    .map((op) => [op.operationId, op.permission] as const)
+    .sort(([a], [b]) => a.localeCompare(b)),
+);
+
+const roleUrl = (id: string) => `${paths.roles}?role=${encodeURIComponent(id)}`;
+
+function CreateRole({ onCreated }: { onCreated: (role: Role) => void }) {
+  const [id, setId] = useState('');
+  const [name, setName] = useState('');
+  const [description, setDescription] = useState('');
+  const create = useAction(async (event: Event) => {
+    event.preventDefault();
+    const role = await call(
+      api.POST('/api/v1/roles', {
+        body: {
+          id: id.trim(),
+          ...(name.trim() ? { name: name.trim() } : {}),
+          ...(description.trim() ? { description: description.trim() } : {}),
+        },
+      }),
+    );
+    setId('');
+    setName('');
+    setDescription('');
+    onCreated(role);
+  });
+  return (
+    <section aria-labelledby="create-role-heading">
+      <h2 id="create-role-heading">Create a custom role</h2>
+      <p>A new role grants nothing until policies are added. A deleted role's id can never be used again.</p>
+      <form onSubmit={(event) => void create.run(event)}>
+        <Field
+          label="Role id"
+          hint="2-64 characters: a lower-case letter, then lower-case letters, digits, '_' or '-'."
+          error={issueFor(create.error, 'body.id')}
+        >
+          {(props) => <input {...props} required value={id} onInput={(e) => setId(e.currentTarget.value)} />}
+        </Field>
+        <Field label="Display name" hint="Optional." error={issueFor(create.error, 'body.name')}>
+          {(props) => <input {...props} value={name} onInput={(e) => setName(e.currentTarget.value)} />}
+        </Field>
+        <Field label="Description" hint="Optional." error={issueFor(create.error, 'body.description')}>
+          {(props) => (
+            <input {...props} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
+          )}
+        </Field>
+        <button type="submit" class="primary" disabled={create.busy}>
+          Create role
+        </button>
+        <ErrorNote error={create.error} />
+      </form>
+    </section>
+  );
+}
+
+/** A workspace id as its name (a policy stores the id; `*` is every workspace). */
+function WorkspaceOf({ id }: { id: string }) {
+  const ws = useLoad(
+    () =>
+      id === '*'
+        ? Promise.resolve(undefined)
+        : call(api.GET('/api/v1/workspaces/{workspace}', { params: { path: { workspace: id } } })),
+    [id],
+  );
+  if (id === '*') return <span>every workspace (*)</span>;
+  if (ws.data) return <a href={paths.workspace(ws.data.name)}>{ws.data.name}</a>;
+  return <code>{id}</code>;
+}
+
+function AddPolicy({ roleId, onAdded }: { roleId: string; onAdded: () => Promise<void> }) {
+  const [workspace, setWorkspace] = useState('*');
+  const [service, setService] = useState<PolicyInput['service']>('management');
+  const [operation, setOperation] = useState('');
+  const [action, setAction] = useState<PolicyInput['action']>('read');
+  const add = useAction(async (event: Event) => {
+    event.preventDefault();
+    await call(
+      api.POST('/api/v1/roles/{roleId}/policies', {
+        params: { path: { roleId } },
+        body: {
+          workspace: workspace.trim(),
+          service,
+          ...(operation.trim() ? { operation: operation.trim() } : {}),
+          action,
+        },
+      }),
+    );
+    setOperation('');
+    await onAdded();
+  });
+  const listId = `operations-${roleId}`;
+  return (
+    <form onSubmit={(event) => void add.run(event)}>
+      <Field
+        label="Workspace"
+        hint="A workspace name or id, or * for every workspace."
+        error={issueFor(add.error, 'body.workspace')}
+      >
+        {(props) => (
+          <input {...props} required value={workspace} onInput={(e) => setWorkspace(e.currentTarget.value)} />
+        )}
+      </Field>
+      <Field label="Service" error={issueFor(add.error, 'body.service')}>
+        {(props) => (
+          <select
+            {...props}
+            value={service}
+            onChange={(e) => setService(e.currentTarget.value as PolicyInput['service'])}
+          >
+            {SERVICES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field
+        label="Operation"
+        hint={
+          service === 'management'
+            ? 'An operationId of this API (e.g. createLayer); empty: every operation of the action.'
+            : `A ${service} protocol operation (e.g. GetMap); empty: every operation of the action.`
+        }
+        error={issueFor(add.error, 'body.operation')}
+      >
+        {(props) => (
+          <input
+            {...props}
+            list={service === 'management' ? listId : undefined}
+            value={operation}
+            onInput={(e) => {
+              const value = e.currentTarget.value;
+              setOperation(value);
+              // A management operation has one action: its permission class.
+              const needed = service === 'management' ? grantable.get(value.trim()) : undefined;
+              if (needed && (ACTIONS as string[]).includes(needed))
+                setAction(needed as PolicyInput['action']);
+            }}
+          />
+        )}
+      </Field>
+      <datalist id={listId}>
+        {[...grantable.keys()].map((id) => (
+          <option key={id} value={id} />
+        ))}
+      </datalist>
+      <Field
+        label="Action"
+        hint={
+          service === 'management'
+            ? 'The operation’s permission class: read, write or manage.'
+            : 'The action the protocol operation uses.'
+        }
+        error={issueFor(add.error, 'body.action')}
+      >
+        {(props) => (
+          <select
+            {...props}
+            value={action}
+            onChange={(e) => setAction(e.currentTarget.value as PolicyInput['action'])}
+          >
+            {ACTIONS.map((a) => (
+              <option key={a} value={a}>
+                {a}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <button type="submit" class="primary" disabled={add.busy}>
+        Add policy
+      </button>
+      <ErrorNote error={add.error} />
+    </form>
+  );
+}
+
+function RolePolicies({ role }: { role: Role }) {
+  const policies = useLoad(
+    () => call(api.GET('/api/v1/roles/{roleId}/policies', { params: { path: { roleId: role.id } } })),
+    [role.id],
+  );
+  const [removing, setRemoving] = useState<Policy>();
+  const [notice, setNotice] = useState<string>();
+  const remove = useAction(async (policy: Policy) => {
+    setRemoving(undefined);
+    await call(
+      api.DELETE('/api/v1/roles/{roleId}/policies/{policyId}', {
+        params: {
+          path: { roleId: role.id, policyId: policy.id },
+          header: { 'If-Match': `"${policy.version}"` },
+        },
+      }),
+    );
+    setNotice(`Policy ${policy.service} ${policy.operation} ${policy.action} removed.`);
+    await policies.reload();
+  });
+  return (
+    <section aria-labelledby="policies-heading">
+      <h2 id="policies-heading">Policies of {role.id}</h2>
+      <ErrorNote error={policies.error} />
+      {policies.data ? (
+        <>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Workspace</th>
+                <th scope="col">Service</th>
+                <th scope="col">Operation</th>
+                <th scope="col">Action</th>
+                <th scope="col">Added</th>
+                <th scope="col">Actions</th>
+              </tr>
+            </thead>
+            <tbody>
+              {policies.data.policies.map((p) => (
+                <tr key={p.id}>
+                  <td>
+                    <WorkspaceOf id={p.workspace} />
+                  </td>
+                  <td>{p.service}</td>
+                  <td>
+                    <code>{p.operation}</code>
+                  </td>
+                  <td>{p.action}</td>
+                  <td>
+                    <When at={p.created_at} />
+                  </td>
+                  <td>
+                    <button
+                      type="button"
+                      class="danger"
+                      disabled={remove.busy}
+                      aria-label={`Remove policy ${p.service} ${p.operation} ${p.action}`}
+                      onClick={() => setRemoving(p)}
+                    >
+                      Remove
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {policies.data.policies.length === 0 ? <p>No policies: this role grants nothing yet.</p> : null}
+        </>
+      ) : policies.loading ? (
+        <p>Loading…</p>
+      ) : null}
+      <ErrorNote error={remove.error} />
+      <Notice>{notice}</Notice>
+      <h3>Add a policy</h3>
+      <AddPolicy
+        roleId={role.id}
+        onAdded={async () => {
+          setNotice(undefined);
+          await policies.reload();
+        }}
+      />
+      <Confirm
+        open={removing !== undefined}
+        title="Remove this policy?"
+        confirmLabel="Remove"
+        danger
+        onConfirm={() => removing && void remove.run(removing)}
+        onCancel={() => setRemoving(undefined)}
+      >
+        <p>
+          Role {role.id} stops granting {removing?.service} <code>{removing?.operation}</code> (
+          {removing?.action}) at once.
+        </p>
+      </Confirm>
+    </section>
+  );
+}
+
+function RoleView({ roleId }: { roleId: string }) {
+  const role = useLoad(
+    () => call(api.GET('/api/v1/roles/{roleId}', { params: { path: { roleId } } })),
+    [roleId],
+  );
+  return (
+    <>
+      <PageTitle title={`Role ${roleId}`}>Role {roleId}</PageTitle>
+      <ErrorNote error={role.error} />
+      {role.data ? (
+        role.data.is_system ? (
+          <p>
+            {role.data.id} is a built-in role: its permissions are fixed. <a href={paths.roles}>All roles</a>
+          </p>
+        ) : (
+          <>
+            <p>
+              <a href={paths.roles}>Back to all roles</a>
+            </p>
+            <dl class="facts">
+              <dt>Name</dt>
+              <dd>{role.data.name}</dd>
+              <dt>Description</dt>
+              <dd>{role.data.description || '—'}</dd>
+              <dt>Created</dt>
+              <dd>
+                <When at={role.data.created_at} />
+              </dd>
+              <dt>Version</dt>
+              <dd>{role.data.version ?? '—'}</dd>
+            </dl>
+            <RolePolicies role={role.data} />
+          </>
+        )
+      ) : role.loading ? (
+        <p>Loading…</p>
+      ) : null}
+    </>
+  );
+}
+
+function RoleList() {
+  const page = useCursor();
+  const list = useLoad(
+    () =>
+      call(
+        api.GET('/api/v1/roles', {
+          params: { query: { limit: 200, ...(page.cursor ? { cursor: page.cursor } : {}) } },
+        }),
+      ),
+    [page.cursor],
+  );
+  const [deleting, setDeleting] = useState<Role>();
+  const [notice, setNotice] = useState<string>();
+  const remove = useAction(async (role: Role) => {
+    setDeleting(undefined);
+    await call(
+      api.DELETE('/api/v1/roles/{roleId}', {
+        params: {
+          path: { roleId: role.id },
+          ...(role.version !== undefined ? { header: { 'If-Match': `"${role.version}"` } } : {}),
+        },
+      }),
+    );
+    setNotice(`Role ${role.id} deleted; its id is retired.`);
+    await list.reload();
+  });
+
+  return (
+    <>
+      <PageTitle title="Roles">Roles</PageTitle>
+      <CreateRole
+        onCreated={(role) => {
+          setNotice(`Role ${role.id} created.`);
+          void list.reload();
+        }}
+      />
+      <section aria-labelledby="roles-heading">
+        <h2 id="roles-heading">All roles</h2>
+        <ErrorNote error={list.error} />
+        {list.data ? (
+          <>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Id</th>
+                  <th scope="col">Name</th>
+                  <th scope="col">Description</th>
+                  <th scope="col">Kind</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Actions</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.roles.map((r) => (
+                  <tr key={r.id}>
+                    <td>
+                      <code>{r.id}</code>
+                    </td>
+                    <td>{r.name}</td>
+                    <td>{r.description ?? ''}</td>
+                    <td>{r.is_system ? 'built-in' : 'custom'}</td>
+                    <td>{r.created_at ? <When at={r.created_at} /> : '—'}</td>
+                    <td>
+                      {r.is_system ? null : (
+                        <div class="row">
+                          <a href={roleUrl(r.id)} aria-label={`Policies of ${r.id}`}>
+                            Policies
+                          </a>
+                          <button
+                            type="button"
+                            class="danger"
+                            disabled={remove.busy}
+                            aria-label={`Delete role ${r.id}`}
+                            onClick={() => setDeleting(r)}
+                          >
+                            Delete
+                          </button>
+                        </div>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            <Pager
+              next={list.data.next_cursor}
+              onNext={() => page.next(list.data?.next_cursor)}
+              onFirst={page.cursor ? page.first : undefined}
+            />
+          </>
+        ) : list.loading ? (
+          <p>Loading…</p>
+        ) : null}
+        <ErrorNote error={remove.error} />
+        <Notice>{notice}</Notice>
+      </section>
+      <Confirm
+        open={deleting !== undefined}
+        title={`Delete role ${deleting?.id ?? ''}?`}
+        confirmLabel="Delete"
+        danger
+        onConfirm={() => deleting && void remove.run(deleting)}
+        onCancel={() => setDeleting(undefined)}
+      >
+        <p>
+          Its policies go with it and its id is retired forever. A role still given by a claim mapping can't
+          be deleted.
+        </p>
+      </Confirm>
+    </>
+  );
+}
+
+/** The list of roles, or one role's policies with `?role=<id>`. */
 export function RolesPage() {
-  return <PageTitle title="RolesPage">RolesPage</PageTitle>;
+  const { query } = useLocation();
+  return query.role ? <RoleView roleId={query.role} /> : <RoleList />;
 }
