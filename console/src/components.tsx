@@ -97,9 +97,15 @@ export function issuesOf(error: unknown): { path: string; message: string }[] {
   return error.body?.issues ?? [];
 }
 
-/** The message of the issue a 400 names for one field (its path, or a path under it). */
+/**
+ * The message of the issue a 400 names for one field: its path as the API reports it
+ * (`body.name`, `query.limit`) or as a page names it (`name`), or a path under it.
+ */
 export function issueFor(error: unknown, path: string): string | undefined {
-  return issuesOf(error).find((issue) => issue.path === path || issue.path.startsWith(`${path}.`))?.message;
+  const names = [path, `body.${path}`, `query.${path}`, `path.${path}`];
+  return issuesOf(error).find((issue) =>
+    names.some((name) => issue.path === name || issue.path.startsWith(`${name}.`)),
+  )?.message;
 }
 
 /** A labelled control with an optional hint and an error shown in place. */
