@@ -1,10 +1,395 @@
-/** PLACEHOLDER — replaced by the page's implementation. */
-import { PageTitle } from '../components.tsx';
+/**
+ * Recursive deletions (ADR 0070): the list of operations (those of workspaces the operator
+ * administers; all for super_admin) and one operation's page — status, phase, plan and a live
+ * progress bar polled every second while it is pending or running; a failed one shows its error
+ * and can be retried where it stopped.
+ */
+import './deletions.css';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { useRoute } from 'preact-iso';
+import { api, call, type Schemas } from '../api.ts';
+import {
+  ErrorNote,
+  Field,
+  Notice,
+  Pager,
+  PageTitle,
+  Progress,
+  useAction,
+  useCursor,
+  When,
+} from '../components.tsx';
+import { DeletionPlanView } from '../deletion-plan.tsx';
+import { paths } from '../routes.ts';
+import { useSession } from '../session.ts';
+
+export type Deletion = Schemas['DeletionOperation'];
+type DeletionStatus = Deletion['status'];
+
+const STATUSES: DeletionStatus[] = ['pending', 'running', 'failed', 'completed'];
+
+/** True while the deletion workflow still works on the operation. */
+export function deletionActive(op: Deletion): boolean {
+  return op.status === 'pending' || op.status === 'running';
+}
+
+/**
+ * Loads data and loads it again every `intervalMs` while `active(data)` holds. An error after
+ * data was shown keeps the data (and the error beside it) and keeps polling, more slowly;
+ * `reload()` starts again (after an action), `set(data)` shows an action's answer at once.
+ */
+export function usePolled<T>(
+  load: () => Promise<T>,
+  deps: unknown[],
+  active: (data: T) => boolean,
+  intervalMs = 1000,
+) {
+  const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
+  const [tick, setTick] = useState(0);
+  const key = JSON.stringify(deps);
+  const lastKey = useRef(key);
+  const hasData = useRef(false);
+  useEffect(() => {
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    if (lastKey.current !== key) {
+      lastKey.current = key;
+      hasData.current = false;
+      setState({ loading: true });
+    } else setState((s) => ({ ...s, loading: true }));
+    const step = async () => {
+      try {
+        const data = await load();
+        if (stopped) return;
+        hasData.current = true;
+        setState({ data, loading: false });
+        if (active(data)) timer = setTimeout(step, intervalMs);
+      } catch (error) {
+        if (stopped) return;
+        setState((s) => ({ ...s, error, loading: false }));
+        if (hasData.current) timer = setTimeout(step, intervalMs * 3);
+      }
+    };
+    void step();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, [key, tick]);
+  return {
+    ...state,
+    reload: () => setTick((t) => t + 1),
+    set: (data: T) => setState({ data, loading: false }),
+  };
+}
+
+const workspaceNames = new Map<string, Promise<string | undefined>>();
+
+/**
+ * Names of the workspaces behind these ids (a deletion carries only the id): the session's for a
+ * workspace role, otherwise read once per id (a gone or hidden workspace stays an id).
+ */
+export function useWorkspaceNames(ids: string[]): Map<string, string> {
+  const me = useSession();
+  const [names, setNames] = useState(() => new Map<string, string>());
+  const key = [...new Set(ids)].sort().join(',');
+  useEffect(() => {
+    let stopped = false;
+    for (const id of key ? key.split(',') : []) {
+      const known = me?.workspaces.find((w) => w.id === id)?.name;
+      if (known) {
+        setNames((n) => (n.get(id) === known ? n : new Map(n).set(id, known)));
+        continue;
+      }
+      let pending = workspaceNames.get(id);
+      if (!pending) {
+        pending = call(
+          api.GET('/api/v1/workspaces/{workspace}', { params: { path: { workspace: id } } }),
+        ).then(
+          (ws) => ws.name,
+          () => undefined,
+        );
+        workspaceNames.set(id, pending);
+      }
+      void pending.then((name) => {
+        if (name && !stopped) setNames((n) => (n.get(id) === name ? n : new Map(n).set(id, name)));
+      });
+    }
+    return () => {
+      stopped = true;
+    };
+  }, [key, me]);
+  return names;
+}
+
+function WorkspaceOf({ op, names }: { op: Deletion; names: Map<string, string> }) {
+  const name = names.get(op.workspace_id);
+  if (op.scope === 'workspace') return <span>{op.target_name}</span>;
+  return name ? <a href={paths.workspace(name)}>{name}</a> : <code>{op.workspace_id}</code>;
+}
+
+/** The progress bar of a deletion: items deleted of the plan's total. */
+export function DeletionProgress({ op, label }: { op: Deletion; label?: string }) {
+  const { total, deleted } = op.progress;
+  // An operation with nothing to delete is complete when it completes.
+  const value = total > 0 ? deleted : op.status === 'completed' ? 1 : 0;
+  return (
+    <div class="deletion-progress">
+      <Progress value={value} max={total > 0 ? total : 1} label={label ?? `Deletion of ${op.target_name}`} />
+      <p class="progress-counts">
+        {deleted} of {total} item{total === 1 ? '' : 's'} deleted
+        {deletionActive(op) ? ' — updating every second' : ''}
+      </p>
+    </div>
+  );
+}
+
+export function StatusBadge({ status }: { status: string }) {
+  return <span class={`badge status-${status}`}>{status.replace(/_/g, ' ')}</span>;
+}
+
+function DeletionFilters({
+  workspace,
+  status,
+  onApply,
+}: {
+  workspace: string;
+  status: string;
+  onApply: (workspace: string, status: string) => void;
+}) {
+  const [ws, setWs] = useState(workspace);
+  const [st, setSt] = useState(status);
+  return (
+    <form
+      class="filters row"
+      onSubmit={(event) => {
+        event.preventDefault();
+        onApply(ws.trim(), st);
+      }}
+    >
+      <Field label="Workspace" hint="Its name or id; empty: all you may see.">
+        {(props) => <input {...props} value={ws} onInput={(e) => setWs(e.currentTarget.value)} />}
+      </Field>
+      <Field label="Status">
+        {(props) => (
+          <select {...props} value={st} onChange={(e) => setSt(e.currentTarget.value)}>
+            <option value="">Any</option>
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <button type="submit">Filter</button>
+    </form>
+  );
+}
 
 export function DeletionsPage() {
-  return <PageTitle title="DeletionsPage">DeletionsPage</PageTitle>;
+  const me = useSession();
+  const page = useCursor();
+  const [filter, setFilter] = useState({ workspace: '', status: '' });
+  const list = usePolled(
+    () =>
+      call(
+        api.GET('/api/v1/deletions', {
+          params: {
+            query: {
+              limit: 50,
+              ...(page.cursor ? { cursor: page.cursor } : {}),
+              ...(filter.workspace ? { workspace: filter.workspace } : {}),
+              ...(filter.status ? { status: filter.status as DeletionStatus } : {}),
+            },
+          },
+        }),
+      ),
+    [page.cursor, filter.workspace, filter.status],
+    (data) => data.deletions.some(deletionActive),
+    2000,
+  );
+  const names = useWorkspaceNames(
+    (list.data?.deletions ?? []).filter((op) => op.scope === 'service').map((op) => op.workspace_id),
+  );
+  return (
+    <>
+      <PageTitle title="Deletions">Deletions</PageTitle>
+      <p>
+        Recursive deletions of services and workspaces, newest first: those of the workspaces you administer
+        {me?.super_admin ? ' (as super_admin, all of them)' : ''}.
+      </p>
+      <section aria-labelledby="filter-heading">
+        <h2 id="filter-heading">Filter</h2>
+        <DeletionFilters
+          workspace={filter.workspace}
+          status={filter.status}
+          onApply={(workspace, status) => {
+            page.first();
+            setFilter({ workspace, status });
+          }}
+        />
+      </section>
+      <section aria-labelledby="deletions-heading">
+        <h2 id="deletions-heading">Operations</h2>
+        <ErrorNote error={list.error} />
+        {list.data ? (
+          <>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Target</th>
+                  <th scope="col">Workspace</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Phase</th>
+                  <th scope="col">Progress</th>
+                  <th scope="col">Started</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.deletions.map((op) => (
+                  <tr key={op.id}>
+                    <td>
+                      <a href={paths.deletion(op.id)}>
+                        {op.scope} {op.target_name}
+                      </a>
+                    </td>
+                    <td>
+                      <WorkspaceOf op={op} names={names} />
+                    </td>
+                    <td>
+                      <StatusBadge status={op.status} />
+                    </td>
+                    <td>{op.phase}</td>
+                    <td>
+                      <Progress
+                        value={
+                          op.progress.total > 0 ? op.progress.deleted : op.status === 'completed' ? 1 : 0
+                        }
+                        max={op.progress.total > 0 ? op.progress.total : 1}
+                        label={`Deletion of ${op.scope} ${op.target_name}`}
+                      />
+                    </td>
+                    <td>
+                      <When at={op.created_at} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            {list.data.deletions.length === 0 ? <p>No deletions.</p> : null}
+            <Pager
+              next={list.data.next_cursor}
+              onNext={() => page.next(list.data?.next_cursor)}
+              onFirst={page.cursor ? page.first : undefined}
+            />
+          </>
+        ) : list.loading ? (
+          <p>Loading…</p>
+        ) : null}
+      </section>
+    </>
+  );
 }
 
 export function DeletionPage() {
-  return <PageTitle title="DeletionPage">DeletionPage</PageTitle>;
+  const { params } = useRoute();
+  const id = params.id as string;
+  const [notice, setNotice] = useState<string>();
+  const op = usePolled(
+    () => call(api.GET('/api/v1/deletions/{id}', { params: { path: { id } } })),
+    [id],
+    deletionActive,
+  );
+  const retry = useAction(async () => {
+    const again = await call(api.POST('/api/v1/deletions/{id}/retry', { params: { path: { id } } }));
+    setNotice(`Retried: the deletion is ${again.status} again.`);
+    op.set(again);
+    op.reload();
+  });
+  const data = op.data;
+  // Announce the end once, when the operation stops while the page watches it.
+  const wasActive = useRef(false);
+  useEffect(() => {
+    if (!data) return;
+    if (deletionActive(data)) wasActive.current = true;
+    else if (wasActive.current) {
+      wasActive.current = false;
+      setNotice(data.status === 'completed' ? 'The deletion completed.' : 'The deletion failed.');
+    }
+  }, [data?.status]);
+  const names = useWorkspaceNames(data?.scope === 'service' ? [data.workspace_id] : []);
+  const title = data ? `Deletion of ${data.scope} ${data.target_name}` : 'Deletion';
+  return (
+    <>
+      <PageTitle title={title}>{title}</PageTitle>
+      <p>
+        <a href={paths.deletions}>All deletions</a>
+      </p>
+      {data ? (
+        <>
+          <section aria-labelledby="progress-heading">
+            <h2 id="progress-heading">Progress</h2>
+            <dl class="facts">
+              <dt>Status</dt>
+              <dd>
+                <StatusBadge status={data.status} />
+              </dd>
+              <dt>Phase</dt>
+              <dd>{data.phase}</dd>
+              <dt>Attempts</dt>
+              <dd>{data.attempt_count}</dd>
+              <dt>Workspace</dt>
+              <dd>
+                <WorkspaceOf op={data} names={names} />
+              </dd>
+              <dt>Started</dt>
+              <dd>
+                <When at={data.created_at} />
+              </dd>
+              <dt>Updated</dt>
+              <dd>
+                <When at={data.updated_at} />
+              </dd>
+              <dt>Completed</dt>
+              <dd>
+                <When at={data.completed_at} />
+              </dd>
+              <dt>Operation id</dt>
+              <dd>
+                <code>{data.id}</code>
+              </dd>
+            </dl>
+            <DeletionProgress op={data} label="Deletion progress" />
+            <Notice>{notice}</Notice>
+            {data.status === 'failed' ? (
+              <div class="error" role="alert">
+                <p class="error-title">
+                  <strong>The deletion failed</strong> in phase {data.phase}
+                  {data.attempt_count > 1 ? ` after ${data.attempt_count} attempts` : ''}.
+                </p>
+                {data.last_error ? <p class="error-detail">{data.last_error}</p> : null}
+                <p>Retrying resumes it where it stopped.</p>
+              </div>
+            ) : null}
+            {data.status === 'failed' ? (
+              <div class="actions">
+                <button type="button" class="primary" disabled={retry.busy} onClick={() => void retry.run()}>
+                  Retry
+                </button>
+              </div>
+            ) : null}
+            <ErrorNote error={retry.error} />
+          </section>
+          <section aria-labelledby="plan-heading">
+            <h2 id="plan-heading">Plan</h2>
+            {data.plan ? <DeletionPlanView plan={data.plan} /> : <p>The operation carries no plan.</p>}
+          </section>
+        </>
+      ) : op.loading ? (
+        <p>Loading…</p>
+      ) : null}
+      <ErrorNote error={op.error} />
+    </>
+  );
 }
