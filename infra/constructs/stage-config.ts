@@ -144,6 +144,11 @@ const schema = z.object({
   oidcScopes: optionalText,
   oidcGroupClaims: optionalText,
   consoleTokenLogin: contextBoolean(true),
+  /**
+   * Deploy the web console (issue #14): its files in a private bucket, served with the API by one
+   * CloudFront distribution (console at /console/, API at /api/v1). On by default.
+   */
+  consoleEnabled: contextBoolean(true),
   sessionTtlSeconds: z.coerce.number().int().positive().default(43200),
   sessionIdleSeconds: z.coerce.number().int().positive().default(3600),
   /** S3 buckets raster mosaics may read (comma-separated names); none by default. */

@@ -9,6 +9,7 @@ import { functionEnvironment, repositoryRoot } from '../constructs/api-function.
 import { BootstrapAdmins, bootstrapAdminsEntry } from '../constructs/bootstrap-admins.ts';
 import { CatalogEvents, catalogEventsEntry } from '../constructs/catalog-events.ts';
 import { CatalogTable } from '../constructs/catalog-table.ts';
+import { ConsoleSite } from '../constructs/console-site.ts';
 import { DeletionWorkflow, deletionTaskEntries } from '../constructs/deletion-workflow.ts';
 import { FunctionBundles } from '../constructs/function-bundles.ts';
 import { ImportUploads, importEnvironment } from '../constructs/import-uploads.ts';
@@ -23,6 +24,12 @@ export interface GeoPlaneStackProps extends StackProps {
   config: StageConfig;
   /** The route table; defaults to THE route table. */
   routes?: readonly Operation[];
+  /**
+   * The built console (console/dist, after `ensureConsoleBuilt()`) to deploy with the API when
+   * cdk.json `consoleEnabled` is on (issue #14). infra/app.ts passes it; without it the stack has
+   * no console, so a stack made without a console build (most stack tests) needs none.
+   */
+  consoleDist?: string;
 }
 
 /**
@@ -42,6 +49,8 @@ export class GeoPlaneStack extends Stack {
   readonly catalogEvents: CatalogEvents;
   readonly sweeps: Sweeps;
   readonly alarms: OperationsAlarms;
+  /** The web console and its distribution, when deployed (issue #14). */
+  readonly console: ConsoleSite | undefined;
 
   constructor(scope: Construct, id: string, props: GeoPlaneStackProps) {
     super(scope, id, props);
@@ -129,6 +138,23 @@ export class GeoPlaneStack extends Stack {
         'Base URL of the management API, https://<id>.execute-api.<region>.amazonaws.com/<stage>/api/v1 (append /workspaces, /openapi.json, …)',
       value: this.api.baseUrl,
     });
+    // The web console (issue #14): one CloudFront origin for the console and the API.
+    this.console =
+      config.consoleEnabled && props.consoleDist
+        ? new ConsoleSite(this, 'Console', { config, api: this.api.api, dist: props.consoleDist })
+        : undefined;
+    if (this.console) {
+      new CfnOutput(this, 'ConsoleUrl', {
+        description:
+          'The web console, https://<distribution>/console/; the API is at /api/v1 of the same origin',
+        value: this.console.url,
+      });
+      new CfnOutput(this, 'ConsoleRedirectUri', {
+        description:
+          'The OIDC redirect URI the console signs in with: register it with the identity provider',
+        value: config.oidcRedirectUri ?? `${this.console.url}callback`,
+      });
+    }
     new CfnOutput(this, 'TableName', {
       description: 'The catalog table (geoplane bootstrap --stack reads it)',
       value: this.table.table.tableName,
@@ -172,6 +198,8 @@ export interface GeoPlaneAppOptions {
   bundling?: boolean;
   /** CDK's built-in CloudFormation validation (default true; it costs 6–8 s, so tests turn it off). */
   builtinCloudFormationValidation?: boolean;
+  /** The built console to deploy (see {@link GeoPlaneStackProps.consoleDist}); none by default. */
+  consoleDist?: string;
 }
 
 /**
@@ -192,6 +220,7 @@ export function createGeoPlaneApp(options: GeoPlaneAppOptions = {}): { app: App;
   const stack = new GeoPlaneStack(app, 'GeoPlane', {
     config: stageConfigOf(app.node),
     description: 'GeoPlane management API (control plane): catalog table, REST API and its functions',
+    ...(options.consoleDist ? { consoleDist: options.consoleDist } : {}),
   });
   Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
   return { app, stack };

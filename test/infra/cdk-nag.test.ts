@@ -4,12 +4,14 @@ import { ManagedPolicy, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { consoleDeploymentFindings } from '../../infra/constructs/console-site.ts';
 import { uploadObjectsFinding } from '../../infra/constructs/import-uploads.ts';
 import { operationStackOf, uploadBucketParameter } from '../../infra/constructs/operation-stacks.ts';
 import { executionsFinding } from '../../infra/constructs/sweeps.ts';
 import { createGeoPlaneApp, type GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
 import { routes } from '../../shared/api/routes.ts';
 import { logicalId } from './iam.ts';
+import { appWithConsole } from './templates.ts';
 
 const cdkContext = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'))
   .context as Record<string, unknown>;
@@ -40,12 +42,9 @@ function acknowledgments(root: IConstruct): Map<string, string[]> {
 describe('cdk-nag AwsSolutions checks', () => {
   let app: App;
 
-  beforeAll(() => {
-    ({ app } = createGeoPlaneApp({
-      context: cdkContext,
-      bundling: false,
-      builtinCloudFormationValidation: false,
-    }));
+  beforeAll(async () => {
+    // The app as infra/app.ts makes it: with the console (issue #14).
+    ({ app } = await appWithConsole({ context: cdkContext }));
     // The checks are registered as a validation plugin: an unacknowledged error makes synth throw.
     app.synth();
   });
@@ -81,6 +80,14 @@ describe('cdk-nag AwsSolutions checks', () => {
         // The sweep describes executions of the two state machines (names made at run time), ADR 0093.
         executionsFinding(logicalId(stack.deletionWorkflow.stateMachine)),
         executionsFinding(logicalId(stack.importWorkflow.stateMachine)),
+        // The console's distribution (issue #14): no geo restriction, no WAF, the default certificate.
+        'AwsSolutions-CFR1',
+        'AwsSolutions-CFR2',
+        'AwsSolutions-CFR4',
+        // CDK's BucketDeployment handler, which copies the console build into its bucket.
+        'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+        'AwsSolutions-L1',
+        ...consoleDeploymentFindings(logicalId(stack.console?.bucket as never)),
       ].sort(),
     );
     for (const [id, reasons] of acks) {

@@ -9,14 +9,22 @@ import { deploymentTemplate } from './templates.ts';
 const cdkContext = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'))
   .context as Record<string, unknown>;
 
-/** The Lambda environment variable each boolean context key becomes (a new key needs its row). */
-const environmentOf: Record<string, string> = { consoleTokenLogin: 'CONSOLE_TOKEN_LOGIN' };
+/**
+ * The Lambda environment variable each boolean context key becomes, or null for a key the stack
+ * itself reads (a new key needs its row).
+ */
+const environmentOf: Record<string, string | null> = {
+  consoleTokenLogin: 'CONSOLE_TOKEN_LOGIN',
+  // Whether the stack deploys the console (issue #14): test/infra/console-site.test.ts.
+  consoleEnabled: null,
+};
+const functionBooleanKeys = stageBooleanKeys.filter((key) => environmentOf[key]);
 
 const configWith = (context: Record<string, unknown>) => stageConfigOf(new App({ context }).node);
 
 describe('boolean cdk.json context (ADR 0087)', () => {
   it('knows every boolean key of the stage config', () => {
-    expect(stageBooleanKeys).toEqual(['consoleTokenLogin']);
+    expect(stageBooleanKeys).toEqual(['consoleTokenLogin', 'consoleEnabled']);
     expect(Object.keys(environmentOf).sort()).toEqual([...stageBooleanKeys].sort());
   });
 
@@ -43,8 +51,13 @@ describe('boolean cdk.json context (ADR 0087)', () => {
     it('reads "" (not configured) as the default', () => {
       expect(configWith({ [key]: '' })[key]).toBe(configWith({})[key]);
     });
+  });
+});
 
-    it('passes "false" from `-c key=false` to the functions as "false"', () => {
+describe('boolean cdk.json context the functions get', () => {
+  it.each(functionBooleanKeys)(
+    '%s: passes "false" from `-c key=false` to the functions as "false"',
+    (key) => {
       // Prepare: the context as `cdk synth -c key=false` gives it (a string), without bundling.
       const app = new App({ context: { ...cdkContext, [key]: 'false', 'aws:cdk:bundling-stacks': [] } });
       // Act
@@ -57,8 +70,9 @@ describe('boolean cdk.json context (ADR 0087)', () => {
           .filter((v) => v !== undefined),
       );
       expect([...values]).toEqual(['false']);
-    }, 120_000);
-  });
+    },
+    120_000,
+  );
 });
 
 describe('boolean environment variables (shared/config/env.ts)', () => {

@@ -1,5 +1,7 @@
 import { NestedStack, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import { CONSOLE_DIST, ensureConsoleBuilt } from '../../console/build.ts';
+import { createGeoPlaneApp, type GeoPlaneAppOptions } from '../../infra/stacks/geoplane-stack.ts';
 
 type Json = Record<string, any>;
 
@@ -70,4 +72,19 @@ export function deploymentTemplate(stack: Stack): Template {
 /** Number of resources of a template, as CloudFormation counts them against its per-stack limit. */
 export function resourceCount(template: Template): number {
   return Object.keys(template.toJSON().Resources ?? {}).length;
+}
+
+/**
+ * The app as `cdk synth` makes it, console included (issue #14): builds console/dist first when its
+ * sources changed, as infra/app.ts does, then synthesizes without bundling or CloudFormation
+ * validation (speed). Stacks made without `consoleDist` have no console and need no build.
+ */
+export async function appWithConsole(options: Omit<GeoPlaneAppOptions, 'consoleDist'> = {}) {
+  await ensureConsoleBuilt();
+  return createGeoPlaneApp({
+    bundling: false,
+    builtinCloudFormationValidation: false,
+    ...options,
+    consoleDist: CONSOLE_DIST,
+  });
 }
