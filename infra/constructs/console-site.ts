@@ -168,6 +168,11 @@ export interface ConsoleSiteProps {
   api: IRestApi;
   /** The built console (console/dist; `ensureConsoleBuilt()` first). */
   dist: string;
+  /**
+   * Where the console's import uploads go (the presigned POST's origin, `https://<upload bucket>.s3.<region>…`):
+   * the CSP lets the console connect there besides its own origin and the issuer.
+   */
+  uploadOrigin?: string;
 }
 
 /**
@@ -189,7 +194,7 @@ export class ConsoleSite extends Construct {
 
   constructor(scope: Construct, id: string, props: ConsoleSiteProps) {
     super(scope, id);
-    const { config, api, dist } = props;
+    const { config, api, dist, uploadOrigin } = props;
     const stack = Stack.of(this);
 
     // The server access logs of the site bucket and the distribution's standard logs. CloudFront
@@ -222,7 +227,9 @@ export class ConsoleSite extends Construct {
       runtime: FunctionRuntime.JS_2_0,
     });
 
-    const headers = responseHeadersOf(consoleSecurityHeaders(consoleIssuerOrigins(config)));
+    const headers = responseHeadersOf(
+      consoleSecurityHeaders([...consoleIssuerOrigins(config), ...(uploadOrigin ? [uploadOrigin] : [])]),
+    );
     this.responseHeaders = new ResponseHeadersPolicy(this, 'Headers', {
       // Policies are account-wide (CloudFront is global): the region keeps two deployments apart.
       responseHeadersPolicyName: `${Names.uniqueResourceName(this, { maxLength: 100 })}-${Aws.REGION}`,

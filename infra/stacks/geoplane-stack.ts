@@ -141,7 +141,13 @@ export class GeoPlaneStack extends Stack {
     // The web console (issue #14): one CloudFront origin for the console and the API.
     this.console =
       config.consoleEnabled && props.consoleDist
-        ? new ConsoleSite(this, 'Console', { config, api: this.api.api, dist: props.consoleDist })
+        ? new ConsoleSite(this, 'Console', {
+            config,
+            api: this.api.api,
+            dist: props.consoleDist,
+            // The console's import uploads POST straight to the upload bucket (its CORS allows them).
+            uploadOrigin: `https://${this.importUploads.bucket.bucketRegionalDomainName}`,
+          })
         : undefined;
     if (this.console) {
       new CfnOutput(this, 'ConsoleUrl', {

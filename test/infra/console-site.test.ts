@@ -47,6 +47,16 @@ function viewerRequest(code: string, uri: string, querystring: Json = {}): Json 
 }
 
 /** The headers a response headers policy sends, written back as header lines. */
+/** A template string value: Fn::Join flattened, each attribute reference as `<Resource.Attribute>`. */
+function flatten(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const json = value as Json;
+  if (json?.['Fn::Join']) return (json['Fn::Join'][1] as unknown[]).map(flatten).join(json['Fn::Join'][0]);
+  if (json?.['Fn::GetAtt']) return `<${(json['Fn::GetAtt'] as string[]).join('.')}>`;
+  if (json?.Ref) return `<${json.Ref}>`;
+  throw new Error(`cannot flatten ${JSON.stringify(value)}`);
+}
+
 function headersOfPolicy(config: Json): Record<string, string> {
   const security = config.SecurityHeadersConfig ?? {};
   const out: Record<string, string> = {};
@@ -62,7 +72,7 @@ function headersOfPolicy(config: Json): Record<string, string> {
   if (security.FrameOptions) out['X-Frame-Options'] = security.FrameOptions.FrameOption;
   if (security.ReferrerPolicy) out['Referrer-Policy'] = security.ReferrerPolicy.ReferrerPolicy;
   if (security.ContentSecurityPolicy)
-    out['Content-Security-Policy'] = security.ContentSecurityPolicy.ContentSecurityPolicy;
+    out['Content-Security-Policy'] = flatten(security.ContentSecurityPolicy.ContentSecurityPolicy);
   return out;
 }
 
@@ -71,11 +81,14 @@ describe('the web console on AWS (issue #14)', () => {
   let stack: GeoPlaneStack;
   let template: Template;
   let bucketId: string;
+  /** The import upload bucket's origin, as the template names it. */
+  let uploadOrigin: string;
   let distribution: Json;
 
   beforeAll(async () => {
     ({ app, stack, template } = await synthesize());
     bucketId = logicalId(stack.console?.bucket as never);
+    uploadOrigin = `https://<${logicalId(stack.importUploads.bucket as never)}.RegionalDomainName>`;
     distribution = only(template.findResources('AWS::CloudFront::Distribution'))[1].Properties
       .DistributionConfig;
   });
@@ -247,16 +260,18 @@ describe('the web console on AWS (issue #14)', () => {
     });
 
     it('are exactly those of the local host (shared/http/console-headers.ts), overriding the origin’s', () => {
-      expect(headersOfPolicy(policy)).toEqual(consoleSecurityHeaders(['https://login.example.com']));
+      expect(headersOfPolicy(policy)).toEqual(
+        consoleSecurityHeaders(['https://login.example.com', uploadOrigin]),
+      );
       const security = Object.values(policy.SecurityHeadersConfig) as Json[];
       const custom = policy.CustomHeadersConfig.Items as Json[];
       expect([...security, ...custom].every((h) => h.Override === true)).toBe(true);
     });
 
-    it('carry the console CSP, with the issuer for discovery and no unsafe-inline', () => {
-      const csp = policy.SecurityHeadersConfig.ContentSecurityPolicy.ContentSecurityPolicy as string;
-      expect(csp).toBe(consoleContentSecurityPolicy(['https://login.example.com']));
-      expect(csp).toContain("connect-src 'self' https://login.example.com;");
+    it('carry the console CSP, with the issuer for discovery, the upload bucket, and no unsafe-inline', () => {
+      const csp = flatten(policy.SecurityHeadersConfig.ContentSecurityPolicy.ContentSecurityPolicy);
+      expect(csp).toBe(consoleContentSecurityPolicy(['https://login.example.com', uploadOrigin]));
+      expect(csp).toContain(`connect-src 'self' https://login.example.com ${uploadOrigin};`);
       expect(csp).not.toContain('unsafe-inline');
       expect(csp).not.toContain('unsafe-eval');
     });
@@ -274,8 +289,8 @@ describe('the web console on AWS (issue #14)', () => {
       const { template: bare } = await synthesize({ oidcIssuer: '' });
       const [, resource] = only(bare.findResources('AWS::CloudFront::ResponseHeadersPolicy'));
       const config = resource.Properties.ResponseHeadersPolicyConfig;
-      expect(config.SecurityHeadersConfig.ContentSecurityPolicy.ContentSecurityPolicy).toBe(
-        consoleContentSecurityPolicy([]),
+      expect(flatten(config.SecurityHeadersConfig.ContentSecurityPolicy.ContentSecurityPolicy)).toBe(
+        consoleContentSecurityPolicy([uploadOrigin]),
       );
     }, 120_000);
   });
