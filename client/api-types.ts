@@ -2753,7 +2753,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "authenticated": true,
-                     *       "principal": "jwt:4f1c2b7e-alice",
+                     *       "principal": "4f1c2b7e-alice",
                      *       "auth_method": "jwt",
                      *       "super_admin": false,
                      *       "global_role": null,
@@ -2868,14 +2868,14 @@ export interface operations {
                     /**
                      * @example {
                      *       "authenticated": true,
-                     *       "principal": "jwt:4f1c2b7e-alice",
+                     *       "principal": "4f1c2b7e-alice",
                      *       "auth_method": "jwt",
                      *       "super_admin": false,
                      *       "global_role": null,
                      *       "api_key_id": null,
-                     *       "session_id": "s-2f9c41",
-                     *       "session_expires_at": "2026-03-02T21:15:00Z",
-                     *       "session_idle_expires_at": "2026-03-02T10:15:00Z",
+                     *       "session_id": "2f9c41d8-5a7e-4c3b-9e1f-6d0a8b7c5e42",
+                     *       "session_expires_at": "2026-03-02T21:15:00.000Z",
+                     *       "session_idle_expires_at": "2026-03-02T10:15:00.000Z",
                      *       "workspaces": [
                      *         {
                      *           "id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
@@ -2966,14 +2966,14 @@ export interface operations {
                     /**
                      * @example {
                      *       "authenticated": true,
-                     *       "principal": "jwt:4f1c2b7e-alice",
+                     *       "principal": "4f1c2b7e-alice",
                      *       "auth_method": "jwt",
                      *       "super_admin": false,
                      *       "global_role": null,
                      *       "api_key_id": null,
-                     *       "session_id": "s-2f9c41",
-                     *       "session_expires_at": "2026-03-02T21:15:00Z",
-                     *       "session_idle_expires_at": "2026-03-02T10:45:00Z",
+                     *       "session_id": "2f9c41d8-5a7e-4c3b-9e1f-6d0a8b7c5e42",
+                     *       "session_expires_at": "2026-03-02T21:15:00.000Z",
+                     *       "session_idle_expires_at": "2026-03-02T10:45:00.000Z",
                      *       "workspaces": [
                      *         {
                      *           "id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
@@ -3331,17 +3331,20 @@ export interface operations {
                      *           "truncated": false
                      *         },
                      *         "mosaic_granules": 0,
-                     *         "style_references": [
-                     *           {
-                     *             "style": "roads-line",
-                     *             "references": 1
-                     *           }
-                     *         ],
+                     *         "style_references": [],
                      *         "role_references": [],
-                     *         "total": 4
+                     *         "total": 11,
+                     *         "workspace_items": {
+                     *           "api_keys": 1,
+                     *           "claim_mappings": 1,
+                     *           "services": 1,
+                     *           "settings": 3,
+                     *           "style_assets": 1,
+                     *           "styles": 1
+                     *         }
                      *       },
                      *       "progress": {
-                     *         "total": 4,
+                     *         "total": 11,
                      *         "deleted": 0
                      *       },
                      *       "attempt_count": 1,
@@ -3423,7 +3426,7 @@ export interface operations {
                      *           "role_id": "editor",
                      *           "revoked": false,
                      *           "created_at": "2026-03-02T09:15:00.000Z",
-                     *           "expires_at": "2027-03-02T00:00:00.000Z",
+                     *           "expires_at": "2031-03-02T00:00:00.000Z",
                      *           "owner_email": "ci@example.org",
                      *           "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
                      *           "version": 1
@@ -3467,7 +3470,7 @@ export interface operations {
                  * @example {
                  *       "name": "ci-publisher",
                  *       "role_id": "editor",
-                 *       "expires_at": "2027-03-02T00:00:00.000Z",
+                 *       "expires_at": "2031-03-02T00:00:00.000Z",
                  *       "owner_email": "ci@example.org"
                  *     }
                  */
@@ -3502,7 +3505,7 @@ export interface operations {
                      *       "role_id": "editor",
                      *       "revoked": false,
                      *       "created_at": "2026-03-02T09:15:00.000Z",
-                     *       "expires_at": "2027-03-02T00:00:00.000Z",
+                     *       "expires_at": "2031-03-02T00:00:00.000Z",
                      *       "owner_email": "ci@example.org",
                      *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
                      *       "version": 1,
@@ -3567,7 +3570,7 @@ export interface operations {
                      *       "role_id": "editor",
                      *       "revoked": false,
                      *       "created_at": "2026-03-02T09:15:00.000Z",
-                     *       "expires_at": "2027-03-02T00:00:00.000Z",
+                     *       "expires_at": "2031-03-02T00:00:00.000Z",
                      *       "owner_email": "ci@example.org",
                      *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
                      *       "version": 1
@@ -3801,8 +3804,23 @@ export interface operations {
                      * @example {
                      *       "roles": [
                      *         {
+                     *           "id": "super_admin",
+                     *           "name": "super_admin",
+                     *           "is_system": true
+                     *         },
+                     *         {
                      *           "id": "admin",
-                     *           "name": "Administrator",
+                     *           "name": "admin",
+                     *           "is_system": true
+                     *         },
+                     *         {
+                     *           "id": "editor",
+                     *           "name": "editor",
+                     *           "is_system": true
+                     *         },
+                     *         {
+                     *           "id": "viewer",
+                     *           "name": "viewer",
                      *           "is_system": true
                      *         },
                      *         {
@@ -4893,8 +4911,7 @@ export interface operations {
                      *           "items": [
                      *             {
                      *               "id": "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7",
-                     *               "public_id": "roads",
-                     *               "service_id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b"
+                     *               "public_id": "roads"
                      *             }
                      *           ],
                      *           "truncated": false
@@ -5010,9 +5027,9 @@ export interface operations {
                      *         {
                      *           "schema": "public",
                      *           "table": "roads",
-                     *           "name": "public.roads",
+                     *           "name": "roads",
                      *           "geometry_column": "geom",
-                     *           "geometry_type": "MultiLineString",
+                     *           "geometry_type": "MULTILINESTRING",
                      *           "srid": 4326,
                      *           "extent": {
                      *             "min_x": 5.9,
@@ -5093,8 +5110,7 @@ export interface operations {
                      *         "items": [
                      *           {
                      *             "id": "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7",
-                     *             "public_id": "roads",
-                     *             "service_id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b"
+                     *             "public_id": "roads"
                      *           }
                      *         ],
                      *         "truncated": false
@@ -5166,7 +5182,8 @@ export interface operations {
                     /**
                      * @example {
                      *       "ok": true,
-                     *       "duration_ms": 42
+                     *       "duration_ms": 42,
+                     *       "message": "Connected to PostgreSQL 16.4 with PostGIS 3.4.2."
                      *     }
                      */
                     "application/json": components["schemas"]["ConnectionTest"];
@@ -5225,7 +5242,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "sql": "SELECT id, name, geom FROM public.roads WHERE kind = 'motorway'"
+                 *       "sql": "SELECT id, name, geom FROM public.roads WHERE class = 'motorway'"
                  *     }
                  */
                 "application/json": {
@@ -5253,15 +5270,11 @@ export interface operations {
                      *           },
                      *           {
                      *             "name": "name",
-                     *             "type": "text"
-                     *           },
-                     *           {
-                     *             "name": "geom",
-                     *             "type": "geometry"
+                     *             "type": "string"
                      *           }
                      *         ],
                      *         "geometry_column": "geom",
-                     *         "geometry_type": "MultiLineString",
+                     *         "geometry_type": "MULTILINESTRING",
                      *         "srid": 4326,
                      *         "suggested_id_column": "id"
                      *       }
@@ -5349,8 +5362,7 @@ export interface operations {
                      *           "items": [
                      *             {
                      *               "id": "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7",
-                     *               "public_id": "roads",
-                     *               "service_id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b"
+                     *               "public_id": "roads"
                      *             }
                      *           ],
                      *           "truncated": false
@@ -5455,8 +5467,7 @@ export interface operations {
                      *               "items": [
                      *                 {
                      *                   "id": "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7",
-                     *                   "public_id": "roads",
-                     *                   "service_id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b"
+                     *                   "public_id": "roads"
                      *                 }
                      *               ],
                      *               "truncated": false
@@ -5554,8 +5565,7 @@ export interface operations {
                      *           "items": [
                      *             {
                      *               "id": "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7",
-                     *               "public_id": "roads",
-                     *               "service_id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b"
+                     *               "public_id": "roads"
                      *             }
                      *           ],
                      *           "truncated": false
@@ -5670,7 +5680,7 @@ export interface operations {
                      *             "roads-line"
                      *           ],
                      *           "is_sql_view": false,
-                     *           "geometry_type": "MultiLineString",
+                     *           "geometry_type": "MULTILINESTRING",
                      *           "native_extent": {
                      *             "min_x": 5.9,
                      *             "min_y": 45.8,
@@ -5778,7 +5788,7 @@ export interface operations {
                      *         "roads-line"
                      *       ],
                      *       "is_sql_view": false,
-                     *       "geometry_type": "MultiLineString",
+                     *       "geometry_type": "MULTILINESTRING",
                      *       "native_extent": {
                      *         "min_x": 5.9,
                      *         "min_y": 45.8,
@@ -5888,7 +5898,7 @@ export interface operations {
                      *         "roads-line"
                      *       ],
                      *       "is_sql_view": false,
-                     *       "geometry_type": "MultiLineString",
+                     *       "geometry_type": "MULTILINESTRING",
                      *       "native_extent": {
                      *         "min_x": 5.9,
                      *         "min_y": 45.8,
@@ -6006,7 +6016,7 @@ export interface operations {
                      *         "roads-line"
                      *       ],
                      *       "is_sql_view": false,
-                     *       "geometry_type": "MultiLineString",
+                     *       "geometry_type": "MULTILINESTRING",
                      *       "native_extent": {
                      *         "min_x": 5.9,
                      *         "min_y": 45.8,
@@ -6604,7 +6614,7 @@ export interface operations {
                      *       "data_type": "Byte",
                      *       "resolution_x": 0.25,
                      *       "resolution_y": 0.25,
-                     *       "time": "2025-06-01T00:00:00Z",
+                     *       "time": "2025-06-01T00:00:00.000Z",
                      *       "version": 1,
                      *       "created_at": "2026-03-02T09:15:00.000Z"
                      *     }
@@ -6784,7 +6794,7 @@ export interface operations {
                  * @example {
                  *       "uris": [
                  *         {
-                 *           "uri": "s3://imagery-bucket/ortho/2025/tile_0_0.tif",
+                 *           "uri": "2025/tile_0_0.tif",
                  *           "time": "2025-06-01T00:00:00Z"
                  *         }
                  *       ]
@@ -6834,7 +6844,7 @@ export interface operations {
                      *           "data_type": "Byte",
                      *           "resolution_x": 0.25,
                      *           "resolution_y": 0.25,
-                     *           "time": "2025-06-01T00:00:00Z",
+                     *           "time": "2025-06-01T00:00:00.000Z",
                      *           "version": 1,
                      *           "created_at": "2026-03-02T09:15:00.000Z"
                      *         }
@@ -6938,7 +6948,7 @@ export interface operations {
                      *           "data_type": "Byte",
                      *           "resolution_x": 0.25,
                      *           "resolution_y": 0.25,
-                     *           "time": "2025-06-01T00:00:00Z",
+                     *           "time": "2025-06-01T00:00:00.000Z",
                      *           "version": 1,
                      *           "created_at": "2026-03-02T09:15:00.000Z"
                      *         }
@@ -7482,7 +7492,7 @@ export interface operations {
                      *         ]
                      *       },
                      *       "revision": 1,
-                     *       "digest": "a3f1c9e27b4d5e6f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7",
+                     *       "digest": "5f1fbce4539268696009e40a68980b92d308a35c10f772fb442e74b03abfabca",
                      *       "created_at": "2026-03-02T09:15:00.000Z",
                      *       "updated_at": "2026-03-02T09:15:00.000Z"
                      *     }
@@ -7593,7 +7603,7 @@ export interface operations {
                      *         ]
                      *       },
                      *       "revision": 1,
-                     *       "digest": "a3f1c9e27b4d5e6f8091a2b3c4d5e6f708192a3b4c5d6e7f8091a2b3c4d5e6f7",
+                     *       "digest": "5f1fbce4539268696009e40a68980b92d308a35c10f772fb442e74b03abfabca",
                      *       "created_at": "2026-03-02T09:15:00.000Z",
                      *       "updated_at": "2026-03-02T09:15:00.000Z"
                      *     }
@@ -7745,6 +7755,13 @@ export interface operations {
                      *           "title": "Google Maps Compatible for the World",
                      *           "uri": "http://www.opengis.net/def/tilematrixset/OGC/1.0/WebMercatorQuad",
                      *           "crs": "http://www.opengis.net/def/crs/EPSG/0/3857",
+                     *           "built_in": true
+                     *         },
+                     *         {
+                     *           "id": "WorldCRS84Quad",
+                     *           "title": "CRS84 for the World",
+                     *           "uri": "http://www.opengis.net/def/tilematrixset/OGC/1.0/WorldCRS84Quad",
+                     *           "crs": "http://www.opengis.net/def/crs/OGC/1.3/CRS84",
                      *           "built_in": true
                      *         },
                      *         {
@@ -8591,9 +8608,35 @@ export interface operations {
                      *       "source_kind": "upload",
                      *       "source_filename": "parcels.gpkg",
                      *       "status": "awaiting_plan",
-                     *       "phase": "discover",
+                     *       "phase": "transform",
+                     *       "plan": {
+                     *         "layers": [
+                     *           {
+                     *             "source_layer": "parcels",
+                     *             "public_id": "parcels",
+                     *             "title": "parcels",
+                     *             "enabled": true,
+                     *             "public": false,
+                     *             "geometry_column": "geom",
+                     *             "fields": [
+                     *               {
+                     *                 "source": "PARCEL_NO",
+                     *                 "target": "parcel_no",
+                     *                 "type": "text",
+                     *                 "include": true
+                     *               },
+                     *               {
+                     *                 "source": "AREA_M2",
+                     *                 "target": "area_m2",
+                     *                 "type": "double precision",
+                     *                 "include": true
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
                      *       "discovery": {
-                     *         "format": "gpkg",
+                     *         "format": "geopackage",
                      *         "size_bytes": 5242880,
                      *         "layers": [
                      *           {
@@ -8605,11 +8648,11 @@ export interface operations {
                      *               },
                      *               {
                      *                 "name": "AREA_M2",
-                     *                 "type": "double"
+                     *                 "type": "double precision"
                      *               }
                      *             ],
                      *             "geometry_type": "MultiPolygon",
-                     *             "srid": 2056,
+                     *             "srid": null,
                      *             "feature_count": 12840,
                      *             "bbox": [
                      *               2600000,
@@ -8619,7 +8662,9 @@ export interface operations {
                      *             ]
                      *           }
                      *         ],
-                     *         "warnings": []
+                     *         "warnings": [
+                     *           "Layer 'parcels' uses a CRS (srs_id 100000) without an EPSG code; give source_srid in the import plan."
+                     *         ]
                      *       },
                      *       "service_name": "imports",
                      *       "auto_publish": false,
@@ -8628,11 +8673,15 @@ export interface operations {
                      *       "processed_layers": 0,
                      *       "total_layers": 1,
                      *       "retry_count": 0,
-                     *       "version": 4,
+                     *       "warnings": [
+                     *         "Layer 'parcels' uses a CRS (srs_id 100000) without an EPSG code; give source_srid in the import plan.",
+                     *         "The CRS of 'parcels' is unknown: PUT the plan with source_srid for it."
+                     *       ],
+                     *       "version": 5,
                      *       "created_by": "jwt:4f1c2b7e-alice",
                      *       "created_at": "2026-03-02T09:15:00.000Z",
-                     *       "updated_at": "2026-03-04T16:40:12.000Z",
-                     *       "started_at": "2026-03-02T09:15:00.000Z"
+                     *       "updated_at": "2026-03-02T09:16:52.000Z",
+                     *       "started_at": "2026-03-02T09:16:40.000Z"
                      *     }
                      */
                     "application/json": components["schemas"]["ImportJob"];
@@ -8686,9 +8735,35 @@ export interface operations {
                      *       "source_kind": "upload",
                      *       "source_filename": "parcels.gpkg",
                      *       "status": "cancelling",
-                     *       "phase": "discover",
+                     *       "phase": "transform",
+                     *       "plan": {
+                     *         "layers": [
+                     *           {
+                     *             "source_layer": "parcels",
+                     *             "public_id": "parcels",
+                     *             "title": "parcels",
+                     *             "enabled": true,
+                     *             "public": false,
+                     *             "geometry_column": "geom",
+                     *             "fields": [
+                     *               {
+                     *                 "source": "PARCEL_NO",
+                     *                 "target": "parcel_no",
+                     *                 "type": "text",
+                     *                 "include": true
+                     *               },
+                     *               {
+                     *                 "source": "AREA_M2",
+                     *                 "target": "area_m2",
+                     *                 "type": "double precision",
+                     *                 "include": true
+                     *               }
+                     *             ]
+                     *           }
+                     *         ]
+                     *       },
                      *       "discovery": {
-                     *         "format": "gpkg",
+                     *         "format": "geopackage",
                      *         "size_bytes": 5242880,
                      *         "layers": [
                      *           {
@@ -8700,11 +8775,11 @@ export interface operations {
                      *               },
                      *               {
                      *                 "name": "AREA_M2",
-                     *                 "type": "double"
+                     *                 "type": "double precision"
                      *               }
                      *             ],
                      *             "geometry_type": "MultiPolygon",
-                     *             "srid": 2056,
+                     *             "srid": null,
                      *             "feature_count": 12840,
                      *             "bbox": [
                      *               2600000,
@@ -8714,7 +8789,9 @@ export interface operations {
                      *             ]
                      *           }
                      *         ],
-                     *         "warnings": []
+                     *         "warnings": [
+                     *           "Layer 'parcels' uses a CRS (srs_id 100000) without an EPSG code; give source_srid in the import plan."
+                     *         ]
                      *       },
                      *       "service_name": "imports",
                      *       "auto_publish": false,
@@ -8723,11 +8800,15 @@ export interface operations {
                      *       "processed_layers": 0,
                      *       "total_layers": 1,
                      *       "retry_count": 0,
-                     *       "version": 5,
+                     *       "warnings": [
+                     *         "Layer 'parcels' uses a CRS (srs_id 100000) without an EPSG code; give source_srid in the import plan.",
+                     *         "The CRS of 'parcels' is unknown: PUT the plan with source_srid for it."
+                     *       ],
+                     *       "version": 6,
                      *       "created_by": "jwt:4f1c2b7e-alice",
                      *       "created_at": "2026-03-02T09:15:00.000Z",
-                     *       "updated_at": "2026-03-04T16:40:12.000Z",
-                     *       "started_at": "2026-03-02T09:15:00.000Z"
+                     *       "updated_at": "2026-03-02T09:16:52.000Z",
+                     *       "started_at": "2026-03-02T09:16:40.000Z"
                      *     }
                      */
                     "application/json": components["schemas"]["ImportJob"];
@@ -8799,9 +8880,35 @@ export interface operations {
                      *           "source_kind": "upload",
                      *           "source_filename": "parcels.gpkg",
                      *           "status": "awaiting_plan",
-                     *           "phase": "discover",
+                     *           "phase": "transform",
+                     *           "plan": {
+                     *             "layers": [
+                     *               {
+                     *                 "source_layer": "parcels",
+                     *                 "public_id": "parcels",
+                     *                 "title": "parcels",
+                     *                 "enabled": true,
+                     *                 "public": false,
+                     *                 "geometry_column": "geom",
+                     *                 "fields": [
+                     *                   {
+                     *                     "source": "PARCEL_NO",
+                     *                     "target": "parcel_no",
+                     *                     "type": "text",
+                     *                     "include": true
+                     *                   },
+                     *                   {
+                     *                     "source": "AREA_M2",
+                     *                     "target": "area_m2",
+                     *                     "type": "double precision",
+                     *                     "include": true
+                     *                   }
+                     *                 ]
+                     *               }
+                     *             ]
+                     *           },
                      *           "discovery": {
-                     *             "format": "gpkg",
+                     *             "format": "geopackage",
                      *             "size_bytes": 5242880,
                      *             "layers": [
                      *               {
@@ -8813,11 +8920,11 @@ export interface operations {
                      *                   },
                      *                   {
                      *                     "name": "AREA_M2",
-                     *                     "type": "double"
+                     *                     "type": "double precision"
                      *                   }
                      *                 ],
                      *                 "geometry_type": "MultiPolygon",
-                     *                 "srid": 2056,
+                     *                 "srid": null,
                      *                 "feature_count": 12840,
                      *                 "bbox": [
                      *                   2600000,
@@ -8827,7 +8934,9 @@ export interface operations {
                      *                 ]
                      *               }
                      *             ],
-                     *             "warnings": []
+                     *             "warnings": [
+                     *               "Layer 'parcels' uses a CRS (srs_id 100000) without an EPSG code; give source_srid in the import plan."
+                     *             ]
                      *           },
                      *           "service_name": "imports",
                      *           "auto_publish": false,
@@ -8836,11 +8945,15 @@ export interface operations {
                      *           "processed_layers": 0,
                      *           "total_layers": 1,
                      *           "retry_count": 0,
-                     *           "version": 4,
+                     *           "warnings": [
+                     *             "Layer 'parcels' uses a CRS (srs_id 100000) without an EPSG code; give source_srid in the import plan.",
+                     *             "The CRS of 'parcels' is unknown: PUT the plan with source_srid for it."
+                     *           ],
+                     *           "version": 5,
                      *           "created_by": "jwt:4f1c2b7e-alice",
                      *           "created_at": "2026-03-02T09:15:00.000Z",
-                     *           "updated_at": "2026-03-04T16:40:12.000Z",
-                     *           "started_at": "2026-03-02T09:15:00.000Z"
+                     *           "updated_at": "2026-03-02T09:16:52.000Z",
+                     *           "started_at": "2026-03-02T09:16:40.000Z"
                      *         }
                      *       ]
                      *     }
@@ -8945,7 +9058,7 @@ export interface operations {
                      *           "X-Amz-Signature": "5e1f…"
                      *         },
                      *         "file_field": "file",
-                     *         "expires_at": "2026-03-02T10:15:00Z",
+                     *         "expires_at": "2026-03-02T10:15:00.000Z",
                      *         "max_bytes": 5368709120
                      *       }
                      *     }
@@ -9017,7 +9130,7 @@ export interface operations {
                      * @example {
                      *       "events": [
                      *         {
-                     *           "id": "0001",
+                     *           "id": "c0ffee00-1234-4abc-8def-0123456789ab.000001",
                      *           "import_id": "c0ffee00-1234-4abc-8def-0123456789ab",
                      *           "status": "awaiting_upload",
                      *           "phase": "upload",
@@ -9027,14 +9140,48 @@ export interface operations {
                      *           "processed_layers": 0
                      *         },
                      *         {
-                     *           "id": "0002",
+                     *           "id": "c0ffee00-1234-4abc-8def-0123456789ab.000002",
                      *           "import_id": "c0ffee00-1234-4abc-8def-0123456789ab",
-                     *           "status": "awaiting_plan",
-                     *           "phase": "discover",
-                     *           "created_at": "2026-03-04T16:40:12.000Z",
-                     *           "processed_bytes": 5242880,
+                     *           "status": "queued",
+                     *           "phase": "acquire",
+                     *           "created_at": "2026-03-02T09:16:40.000Z",
+                     *           "processed_bytes": 0,
                      *           "processed_features": 0,
                      *           "processed_layers": 0
+                     *         },
+                     *         {
+                     *           "id": "c0ffee00-1234-4abc-8def-0123456789ab.000003",
+                     *           "import_id": "c0ffee00-1234-4abc-8def-0123456789ab",
+                     *           "status": "running",
+                     *           "phase": "acquire",
+                     *           "created_at": "2026-03-02T09:16:41.000Z",
+                     *           "processed_bytes": 0,
+                     *           "processed_features": 0,
+                     *           "processed_layers": 0
+                     *         },
+                     *         {
+                     *           "id": "c0ffee00-1234-4abc-8def-0123456789ab.000004",
+                     *           "import_id": "c0ffee00-1234-4abc-8def-0123456789ab",
+                     *           "status": "running",
+                     *           "phase": "discover",
+                     *           "created_at": "2026-03-02T09:16:41.000Z",
+                     *           "processed_bytes": 0,
+                     *           "processed_features": 0,
+                     *           "processed_layers": 0
+                     *         },
+                     *         {
+                     *           "id": "c0ffee00-1234-4abc-8def-0123456789ab.000005",
+                     *           "import_id": "c0ffee00-1234-4abc-8def-0123456789ab",
+                     *           "status": "awaiting_plan",
+                     *           "phase": "transform",
+                     *           "created_at": "2026-03-02T09:16:52.000Z",
+                     *           "processed_bytes": 5242880,
+                     *           "processed_features": 0,
+                     *           "processed_layers": 0,
+                     *           "warnings": [
+                     *             "Layer 'parcels' uses a CRS (srs_id 100000) without an EPSG code; give source_srid in the import plan.",
+                     *             "The CRS of 'parcels' is unknown: PUT the plan with source_srid for it."
+                     *           ]
                      *         }
                      *       ]
                      *     }
@@ -9097,10 +9244,32 @@ export interface operations {
                      *           "type": "Feature",
                      *           "id": 1,
                      *           "geometry": {
-                     *             "type": "Point",
+                     *             "type": "MultiPolygon",
                      *             "coordinates": [
-                     *               7.4474,
-                     *               46.948
+                     *               [
+                     *                 [
+                     *                   [
+                     *                     7.438632,
+                     *                     46.951083
+                     *                   ],
+                     *                   [
+                     *                     7.438764,
+                     *                     46.951083
+                     *                   ],
+                     *                   [
+                     *                     7.438764,
+                     *                     46.951173
+                     *                   ],
+                     *                   [
+                     *                     7.438632,
+                     *                     46.951173
+                     *                   ],
+                     *                   [
+                     *                     7.438632,
+                     *                     46.951083
+                     *                   ]
+                     *                 ]
+                     *               ]
                      *             ]
                      *           },
                      *           "properties": {
@@ -9174,47 +9343,6 @@ export interface operations {
                      *       "source_filename": "parcels.gpkg",
                      *       "status": "publishing",
                      *       "phase": "publish",
-                     *       "discovery": {
-                     *         "format": "gpkg",
-                     *         "size_bytes": 5242880,
-                     *         "layers": [
-                     *           {
-                     *             "name": "parcels",
-                     *             "fields": [
-                     *               {
-                     *                 "name": "PARCEL_NO",
-                     *                 "type": "text"
-                     *               },
-                     *               {
-                     *                 "name": "AREA_M2",
-                     *                 "type": "double"
-                     *               }
-                     *             ],
-                     *             "geometry_type": "MultiPolygon",
-                     *             "srid": 2056,
-                     *             "feature_count": 12840,
-                     *             "bbox": [
-                     *               2600000,
-                     *               1200000,
-                     *               2610000,
-                     *               1210000
-                     *             ]
-                     *           }
-                     *         ],
-                     *         "warnings": []
-                     *       },
-                     *       "service_name": "imports",
-                     *       "auto_publish": false,
-                     *       "processed_bytes": 5242880,
-                     *       "processed_features": 0,
-                     *       "processed_layers": 0,
-                     *       "total_layers": 1,
-                     *       "retry_count": 0,
-                     *       "version": 6,
-                     *       "created_by": "jwt:4f1c2b7e-alice",
-                     *       "created_at": "2026-03-02T09:15:00.000Z",
-                     *       "updated_at": "2026-03-04T16:40:12.000Z",
-                     *       "started_at": "2026-03-02T09:15:00.000Z",
                      *       "plan": {
                      *         "layers": [
                      *           {
@@ -9237,10 +9365,57 @@ export interface operations {
                      *                 "include": true
                      *               }
                      *             ],
+                     *             "source_srid": 2056,
                      *             "target_srid": 4326
                      *           }
                      *         ]
-                     *       }
+                     *       },
+                     *       "discovery": {
+                     *         "format": "geopackage",
+                     *         "size_bytes": 5242880,
+                     *         "layers": [
+                     *           {
+                     *             "name": "parcels",
+                     *             "fields": [
+                     *               {
+                     *                 "name": "PARCEL_NO",
+                     *                 "type": "text"
+                     *               },
+                     *               {
+                     *                 "name": "AREA_M2",
+                     *                 "type": "double precision"
+                     *               }
+                     *             ],
+                     *             "geometry_type": "MultiPolygon",
+                     *             "srid": null,
+                     *             "feature_count": 12840,
+                     *             "bbox": [
+                     *               2600000,
+                     *               1200000,
+                     *               2610000,
+                     *               1210000
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "warnings": [
+                     *           "Layer 'parcels' uses a CRS (srs_id 100000) without an EPSG code; give source_srid in the import plan."
+                     *         ]
+                     *       },
+                     *       "service_name": "imports",
+                     *       "auto_publish": false,
+                     *       "processed_bytes": 5242880,
+                     *       "processed_features": 12840,
+                     *       "processed_layers": 1,
+                     *       "total_layers": 1,
+                     *       "retry_count": 0,
+                     *       "warnings": [
+                     *         "Layer 'parcels' uses a CRS (srs_id 100000) without an EPSG code; give source_srid in the import plan."
+                     *       ],
+                     *       "version": 10,
+                     *       "created_by": "jwt:4f1c2b7e-alice",
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-02T09:16:52.000Z",
+                     *       "started_at": "2026-03-02T09:16:40.000Z"
                      *     }
                      */
                     "application/json": components["schemas"]["ImportJob"];
@@ -9312,6 +9487,7 @@ export interface operations {
                  *               "include": true
                  *             }
                  *           ],
+                 *           "source_srid": 2056,
                  *           "target_srid": 4326
                  *         }
                  *       ]
@@ -9334,49 +9510,8 @@ export interface operations {
                      *       "name": "parcels-2026",
                      *       "source_kind": "upload",
                      *       "source_filename": "parcels.gpkg",
-                     *       "status": "ready_to_publish",
-                     *       "phase": "discover",
-                     *       "discovery": {
-                     *         "format": "gpkg",
-                     *         "size_bytes": 5242880,
-                     *         "layers": [
-                     *           {
-                     *             "name": "parcels",
-                     *             "fields": [
-                     *               {
-                     *                 "name": "PARCEL_NO",
-                     *                 "type": "text"
-                     *               },
-                     *               {
-                     *                 "name": "AREA_M2",
-                     *                 "type": "double"
-                     *               }
-                     *             ],
-                     *             "geometry_type": "MultiPolygon",
-                     *             "srid": 2056,
-                     *             "feature_count": 12840,
-                     *             "bbox": [
-                     *               2600000,
-                     *               1200000,
-                     *               2610000,
-                     *               1210000
-                     *             ]
-                     *           }
-                     *         ],
-                     *         "warnings": []
-                     *       },
-                     *       "service_name": "imports",
-                     *       "auto_publish": false,
-                     *       "processed_bytes": 5242880,
-                     *       "processed_features": 0,
-                     *       "processed_layers": 0,
-                     *       "total_layers": 1,
-                     *       "retry_count": 0,
-                     *       "version": 5,
-                     *       "created_by": "jwt:4f1c2b7e-alice",
-                     *       "created_at": "2026-03-02T09:15:00.000Z",
-                     *       "updated_at": "2026-03-04T16:40:12.000Z",
-                     *       "started_at": "2026-03-02T09:15:00.000Z",
+                     *       "status": "queued",
+                     *       "phase": "transform",
                      *       "plan": {
                      *         "layers": [
                      *           {
@@ -9399,10 +9534,58 @@ export interface operations {
                      *                 "include": true
                      *               }
                      *             ],
+                     *             "source_srid": 2056,
                      *             "target_srid": 4326
                      *           }
                      *         ]
-                     *       }
+                     *       },
+                     *       "discovery": {
+                     *         "format": "geopackage",
+                     *         "size_bytes": 5242880,
+                     *         "layers": [
+                     *           {
+                     *             "name": "parcels",
+                     *             "fields": [
+                     *               {
+                     *                 "name": "PARCEL_NO",
+                     *                 "type": "text"
+                     *               },
+                     *               {
+                     *                 "name": "AREA_M2",
+                     *                 "type": "double precision"
+                     *               }
+                     *             ],
+                     *             "geometry_type": "MultiPolygon",
+                     *             "srid": null,
+                     *             "feature_count": 12840,
+                     *             "bbox": [
+                     *               2600000,
+                     *               1200000,
+                     *               2610000,
+                     *               1210000
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "warnings": [
+                     *           "Layer 'parcels' uses a CRS (srs_id 100000) without an EPSG code; give source_srid in the import plan."
+                     *         ]
+                     *       },
+                     *       "service_name": "imports",
+                     *       "auto_publish": false,
+                     *       "processed_bytes": 5242880,
+                     *       "processed_features": 0,
+                     *       "processed_layers": 0,
+                     *       "total_layers": 1,
+                     *       "retry_count": 0,
+                     *       "warnings": [
+                     *         "Layer 'parcels' uses a CRS (srs_id 100000) without an EPSG code; give source_srid in the import plan.",
+                     *         "The CRS of 'parcels' is unknown: PUT the plan with source_srid for it."
+                     *       ],
+                     *       "version": 6,
+                     *       "created_by": "jwt:4f1c2b7e-alice",
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-02T09:16:52.000Z",
+                     *       "started_at": "2026-03-02T09:16:40.000Z"
                      *     }
                      */
                     "application/json": components["schemas"]["ImportJob"];
@@ -9477,9 +9660,36 @@ export interface operations {
                      *       "source_kind": "upload",
                      *       "source_filename": "parcels.gpkg",
                      *       "status": "queued",
-                     *       "phase": "discover",
+                     *       "phase": "transform",
+                     *       "plan": {
+                     *         "layers": [
+                     *           {
+                     *             "source_layer": "parcels",
+                     *             "public_id": "parcels",
+                     *             "title": "Parcels",
+                     *             "enabled": true,
+                     *             "public": false,
+                     *             "fields": [
+                     *               {
+                     *                 "source": "PARCEL_NO",
+                     *                 "target": "parcel_no",
+                     *                 "type": "text",
+                     *                 "include": true
+                     *               },
+                     *               {
+                     *                 "source": "AREA_M2",
+                     *                 "target": "area_m2",
+                     *                 "type": "double precision",
+                     *                 "include": true
+                     *               }
+                     *             ],
+                     *             "source_srid": 2056,
+                     *             "target_srid": 4326
+                     *           }
+                     *         ]
+                     *       },
                      *       "discovery": {
-                     *         "format": "gpkg",
+                     *         "format": "geopackage",
                      *         "size_bytes": 5242880,
                      *         "layers": [
                      *           {
@@ -9491,11 +9701,11 @@ export interface operations {
                      *               },
                      *               {
                      *                 "name": "AREA_M2",
-                     *                 "type": "double"
+                     *                 "type": "double precision"
                      *               }
                      *             ],
                      *             "geometry_type": "MultiPolygon",
-                     *             "srid": 2056,
+                     *             "srid": null,
                      *             "feature_count": 12840,
                      *             "bbox": [
                      *               2600000,
@@ -9505,7 +9715,9 @@ export interface operations {
                      *             ]
                      *           }
                      *         ],
-                     *         "warnings": []
+                     *         "warnings": [
+                     *           "Layer 'parcels' uses a CRS (srs_id 100000) without an EPSG code; give source_srid in the import plan."
+                     *         ]
                      *       },
                      *       "service_name": "imports",
                      *       "auto_publish": false,
@@ -9514,11 +9726,15 @@ export interface operations {
                      *       "processed_layers": 0,
                      *       "total_layers": 1,
                      *       "retry_count": 1,
-                     *       "version": 6,
+                     *       "warnings": [
+                     *         "Layer 'parcels' uses a CRS (srs_id 100000) without an EPSG code; give source_srid in the import plan.",
+                     *         "The CRS of 'parcels' is unknown: PUT the plan with source_srid for it."
+                     *       ],
+                     *       "version": 11,
                      *       "created_by": "jwt:4f1c2b7e-alice",
                      *       "created_at": "2026-03-02T09:15:00.000Z",
-                     *       "updated_at": "2026-03-04T16:40:12.000Z",
-                     *       "started_at": "2026-03-02T09:15:00.000Z"
+                     *       "updated_at": "2026-03-02T09:16:52.000Z",
+                     *       "started_at": "2026-03-02T09:16:40.000Z"
                      *     }
                      */
                     "application/json": components["schemas"]["ImportJob"];
@@ -9585,8 +9801,35 @@ export interface operations {
                      *       "source_filename": "parcels.gpkg",
                      *       "status": "rolling_back",
                      *       "phase": "rollback",
+                     *       "plan": {
+                     *         "layers": [
+                     *           {
+                     *             "source_layer": "parcels",
+                     *             "public_id": "parcels",
+                     *             "title": "Parcels",
+                     *             "enabled": true,
+                     *             "public": false,
+                     *             "fields": [
+                     *               {
+                     *                 "source": "PARCEL_NO",
+                     *                 "target": "parcel_no",
+                     *                 "type": "text",
+                     *                 "include": true
+                     *               },
+                     *               {
+                     *                 "source": "AREA_M2",
+                     *                 "target": "area_m2",
+                     *                 "type": "double precision",
+                     *                 "include": true
+                     *               }
+                     *             ],
+                     *             "source_srid": 2056,
+                     *             "target_srid": 4326
+                     *           }
+                     *         ]
+                     *       },
                      *       "discovery": {
-                     *         "format": "gpkg",
+                     *         "format": "geopackage",
                      *         "size_bytes": 5242880,
                      *         "layers": [
                      *           {
@@ -9598,11 +9841,11 @@ export interface operations {
                      *               },
                      *               {
                      *                 "name": "AREA_M2",
-                     *                 "type": "double"
+                     *                 "type": "double precision"
                      *               }
                      *             ],
                      *             "geometry_type": "MultiPolygon",
-                     *             "srid": 2056,
+                     *             "srid": null,
                      *             "feature_count": 12840,
                      *             "bbox": [
                      *               2600000,
@@ -9612,20 +9855,27 @@ export interface operations {
                      *             ]
                      *           }
                      *         ],
-                     *         "warnings": []
+                     *         "warnings": [
+                     *           "Layer 'parcels' uses a CRS (srs_id 100000) without an EPSG code; give source_srid in the import plan."
+                     *         ]
                      *       },
                      *       "service_name": "imports",
                      *       "auto_publish": false,
                      *       "processed_bytes": 5242880,
-                     *       "processed_features": 0,
-                     *       "processed_layers": 0,
+                     *       "processed_features": 12840,
+                     *       "processed_layers": 1,
                      *       "total_layers": 1,
                      *       "retry_count": 0,
-                     *       "version": 9,
+                     *       "warnings": [
+                     *         "Layer 'parcels' uses a CRS (srs_id 100000) without an EPSG code; give source_srid in the import plan."
+                     *       ],
+                     *       "version": 13,
                      *       "created_by": "jwt:4f1c2b7e-alice",
                      *       "created_at": "2026-03-02T09:15:00.000Z",
-                     *       "updated_at": "2026-03-04T16:40:12.000Z",
-                     *       "started_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-02T09:16:52.000Z",
+                     *       "started_at": "2026-03-02T09:16:40.000Z",
+                     *       "service_id": "e2f3a4b5-c6d7-4e8f-9a0b-1c2d3e4f5a6b",
+                     *       "completed_at": "2026-03-04T16:40:12.000Z",
                      *       "rollback_operation_id": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
                      *     }
                      */
@@ -9698,13 +9948,13 @@ export interface operations {
                      *       "processed_bytes": 0,
                      *       "processed_features": 0,
                      *       "processed_layers": 0,
-                     *       "total_layers": 1,
+                     *       "total_layers": 0,
                      *       "retry_count": 0,
                      *       "version": 2,
                      *       "created_by": "jwt:4f1c2b7e-alice",
                      *       "created_at": "2026-03-02T09:15:00.000Z",
-                     *       "updated_at": "2026-03-04T16:40:12.000Z",
-                     *       "started_at": "2026-03-02T09:15:00.000Z"
+                     *       "updated_at": "2026-03-02T09:16:40.000Z",
+                     *       "started_at": "2026-03-02T09:16:40.000Z"
                      *     }
                      */
                     "application/json": components["schemas"]["ImportJob"];
@@ -9766,14 +10016,14 @@ export interface operations {
                      * @example {
                      *       "records": [
                      *         {
-                     *           "id": "2026-03-04T16:40:12.000Z#b7e1",
+                     *           "id": "01955a7e-3f40-7b2e-9c1d-3e4f5a6b7c8d",
                      *           "at": "2026-03-04T16:40:12.000Z",
                      *           "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
                      *           "operation": "updateLayer",
                      *           "principal": {
                      *             "id": "jwt:4f1c2b7e-alice",
                      *             "auth_method": "jwt",
-                     *             "subject": "alice"
+                     *             "subject": "4f1c2b7e-alice"
                      *           },
                      *           "request_id": "9c5b1e0a-7f7e-4a55-9d0c-3f1d2e4b5a6c",
                      *           "outcome": "succeeded",
@@ -9849,14 +10099,14 @@ export interface operations {
                      * @example {
                      *       "records": [
                      *         {
-                     *           "id": "2026-03-04T16:40:12.000Z#b7e1",
+                     *           "id": "01955a7e-3f40-7b2e-9c1d-3e4f5a6b7c8d",
                      *           "at": "2026-03-04T16:40:12.000Z",
                      *           "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
                      *           "operation": "updateLayer",
                      *           "principal": {
                      *             "id": "jwt:4f1c2b7e-alice",
                      *             "auth_method": "jwt",
-                     *             "subject": "alice"
+                     *             "subject": "4f1c2b7e-alice"
                      *           },
                      *           "request_id": "9c5b1e0a-7f7e-4a55-9d0c-3f1d2e4b5a6c",
                      *           "outcome": "succeeded",

@@ -19,6 +19,7 @@ export const ids = {
   asset: '4c5d6e7f-8a9b-4cad-be0f-1a2b3c4d5e6f',
   import: 'c0ffee00-1234-4abc-8def-0123456789ab',
   granule: 'd1e2f3a4-b5c6-4d7e-8f9a-0b1c2d3e4f5a',
+  importService: 'e2f3a4b5-c6d7-4e8f-9a0b-1c2d3e4f5a6b',
 } as const;
 
 export const created = '2026-03-02T09:15:00.000Z';
@@ -68,7 +69,7 @@ export const layer = {
   default_style: 'roads-line',
   styles: ['roads-line'],
   is_sql_view: false,
-  geometry_type: 'MultiLineString',
+  geometry_type: 'MULTILINESTRING',
   native_extent: { min_x: 5.9, min_y: 45.8, max_x: 10.5, max_y: 47.8, srid: 4326 },
   version: 1,
   created_at: created,
@@ -139,7 +140,7 @@ export const apiKey = {
   role_id: 'editor',
   revoked: false,
   created_at: created,
-  expires_at: '2027-03-02T00:00:00.000Z',
+  expires_at: '2031-03-02T00:00:00.000Z',
   owner_email: 'ci@example.org',
   workspace_id: ids.workspace,
   version: 1,
@@ -158,7 +159,7 @@ export const claimMapping = {
 
 export const authMe = {
   authenticated: true as const,
-  principal: 'jwt:4f1c2b7e-alice',
+  principal: '4f1c2b7e-alice',
   auth_method: 'jwt' as const,
   super_admin: false,
   global_role: null,
@@ -173,7 +174,7 @@ export const deletionPlan = {
   target: { scope: 'service' as const, id: ids.service, name: 'roads-db', type: 'postgis' },
   layers: {
     count: 1,
-    items: [{ id: ids.layer, public_id: 'roads', service_id: ids.service }],
+    items: [{ id: ids.layer, public_id: 'roads' }],
     truncated: false,
   },
   layer_groups: { count: 1, items: [{ id: ids.group, public_id: 'basemap' }], truncated: false },
@@ -212,7 +213,7 @@ export const granule = {
   data_type: 'Byte',
   resolution_x: 0.25,
   resolution_y: 0.25,
-  time: '2025-06-01T00:00:00Z',
+  time: '2025-06-01T00:00:00.000Z',
   version: 1,
   created_at: created,
 };
@@ -229,11 +230,20 @@ export const importPlan = {
         { source: 'PARCEL_NO', target: 'parcel_no', type: 'text' as const, include: true },
         { source: 'AREA_M2', target: 'area_m2', type: 'double precision' as const, include: true },
       ],
+      source_srid: 2056,
       target_srid: 4326,
     },
   ],
 };
 
+/** What discovery says of a GeoPackage whose CRS is defined without an EPSG code. */
+export const importCrsWarning =
+  "Layer 'parcels' uses a CRS (srs_id 100000) without an EPSG code; give source_srid in the import plan.";
+
+/**
+ * An import waiting for its plan: the file's CRS has no EPSG code, so the default plan can't be
+ * loaded until the plan names it (`source_srid`, see importPlan).
+ */
 export const importJob = {
   id: ids.import,
   workspace_id: ids.workspace,
@@ -241,24 +251,40 @@ export const importJob = {
   source_kind: 'upload' as const,
   source_filename: 'parcels.gpkg',
   status: 'awaiting_plan' as const,
-  phase: 'discover' as const,
+  phase: 'transform' as const,
+  plan: {
+    layers: [
+      {
+        source_layer: 'parcels',
+        public_id: 'parcels',
+        title: 'parcels',
+        enabled: true,
+        public: false,
+        geometry_column: 'geom',
+        fields: [
+          { source: 'PARCEL_NO', target: 'parcel_no', type: 'text' as const, include: true },
+          { source: 'AREA_M2', target: 'area_m2', type: 'double precision' as const, include: true },
+        ],
+      },
+    ],
+  },
   discovery: {
-    format: 'gpkg',
+    format: 'geopackage',
     size_bytes: 5242880,
     layers: [
       {
         name: 'parcels',
         fields: [
           { name: 'PARCEL_NO', type: 'text' },
-          { name: 'AREA_M2', type: 'double' },
+          { name: 'AREA_M2', type: 'double precision' },
         ],
         geometry_type: 'MultiPolygon',
-        srid: 2056,
+        srid: null,
         feature_count: 12840,
         bbox: [2600000, 1200000, 2610000, 1210000],
       },
     ],
-    warnings: [],
+    warnings: [importCrsWarning],
   },
   service_name: 'imports',
   auto_publish: false,
@@ -267,9 +293,10 @@ export const importJob = {
   processed_layers: 0,
   total_layers: 1,
   retry_count: 0,
-  version: 4,
+  warnings: [importCrsWarning, "The CRS of 'parcels' is unknown: PUT the plan with source_srid for it."],
+  version: 5,
   created_by: 'jwt:4f1c2b7e-alice',
   created_at: created,
-  updated_at: updated,
-  started_at: created,
+  updated_at: '2026-03-02T09:16:52.000Z',
+  started_at: '2026-03-02T09:16:40.000Z',
 };

@@ -17,7 +17,7 @@ function sources(dir: string): string[] {
   return readdirSync(join(root, dir), { withFileTypes: true }).flatMap((entry) => {
     const path = `${dir}/${entry.name}`;
     if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : sources(path);
-    return /\.(ts|mts|js|mjs|cjs)$/.test(entry.name) ? [path] : [];
+    return /\.(ts|tsx|mts|js|mjs|cjs)$/.test(entry.name) ? [path] : [];
   });
 }
 
@@ -105,5 +105,64 @@ describe('the CLI calls the API only through the generated client', () => {
       directCalls("import { Agent } from 'node:https';\nimport { Agent as FetchAgent } from 'undici';"),
     ).toEqual([]);
     expect(directCalls(readFileSync(join(root, UPLOAD), 'utf8')).length).toBeGreaterThan(0);
+  });
+});
+
+/**
+ * The console (ADR 0098) likewise: `console/src/api.ts` builds the one client on
+ * createGeoPlaneClient (its `fetch` is the client's transport, adding the CSRF echo and the 429
+ * wait), `oidc.ts` talks to the identity provider (not the API), and `pages/import-upload.ts`
+ * POSTs the file to the presigned form. Nothing else in the console opens a request.
+ */
+describe('the console calls the API only through the generated client', () => {
+  const API = 'console/src/api.ts';
+  const OIDC = 'console/src/oidc.ts';
+  const UPLOAD_FORM = 'console/src/pages/import-upload.ts';
+  const files = sources('console/src');
+
+  it('finds the console sources it checks', () => {
+    expect(files).toEqual(expect.arrayContaining([API, OIDC, UPLOAD_FORM, 'console/src/pages/services.tsx']));
+    expect(files.length).toBeGreaterThan(20);
+  });
+
+  it.each(files.filter((f) => ![API, OIDC, UPLOAD_FORM].includes(f)))(
+    '%s sends no request of its own',
+    (file) => {
+      expect(directCalls(readFileSync(join(root, file), 'utf8'))).toEqual([]);
+    },
+  );
+
+  it('console/src/api.ts builds its client on createGeoPlaneClient of client/, and no page imports openapi-fetch', () => {
+    expect(readFileSync(join(root, API), 'utf8')).toMatch(
+      /import\s*\{[^}]*\bcreateGeoPlaneClient\b[^}]*\}\s*from\s*'\.\.\/\.\.\/client\/index\.ts'/,
+    );
+    for (const file of files)
+      expect(readFileSync(join(root, file), 'utf8'), file).not.toMatch(/from\s*'openapi-fetch'/);
+  });
+
+  it("every path the console calls is one of the document's operations", () => {
+    const document = JSON.parse(readFileSync(join(root, 'docs/openapi.json'), 'utf8')) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const calls = files.flatMap((file) =>
+      [
+        ...readFileSync(join(root, file), 'utf8').matchAll(
+          /\bapi\.(GET|POST|PUT|PATCH|DELETE)\(\s*'([^']+)'/g,
+        ),
+      ].map(([, method, path]) => ({ file, method: (method as string).toLowerCase(), path: path as string })),
+    );
+    expect(calls.length).toBeGreaterThanOrEqual(60);
+    for (const call of calls)
+      expect(
+        document.paths[call.path]?.[call.method],
+        `${call.file}: ${call.method} ${call.path}`,
+      ).toBeDefined();
+  });
+
+  it('the OIDC and upload requests never address the API or carry its credentials', () => {
+    for (const file of [OIDC, UPLOAD_FORM]) {
+      const text = readFileSync(join(root, file), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
+      expect(text, file).not.toMatch(/['`"]\/api\/v1|X-API-Key|X-CSRF-Token|Authorization/);
+    }
   });
 });

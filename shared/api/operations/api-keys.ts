@@ -43,7 +43,7 @@ export const createAPIKey = defineOperation({
     request: {
       name: 'ci-publisher',
       role_id: 'editor',
-      expires_at: '2027-03-02T00:00:00.000Z',
+      expires_at: '2031-03-02T00:00:00.000Z',
       owner_email: 'ci@example.org',
     },
     response: { ...ex.apiKey, key: 'gpk_q3Zt8WbRk2mXc9LpV4nH7sJ0aF6dG1eY5uT8iO3wQzA' },

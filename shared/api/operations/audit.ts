@@ -30,11 +30,11 @@ export const listWorkspaceAudit = defineOperation({
     response: {
       records: [
         {
-          id: '2026-03-04T16:40:12.000Z#b7e1',
+          id: '01955a7e-3f40-7b2e-9c1d-3e4f5a6b7c8d',
           at: ex.updated,
           workspace_id: ex.ids.workspace,
           operation: 'updateLayer',
-          principal: { id: 'jwt:4f1c2b7e-alice', auth_method: 'jwt', subject: 'alice' },
+          principal: { id: 'jwt:4f1c2b7e-alice', auth_method: 'jwt', subject: '4f1c2b7e-alice' },
           request_id: '9c5b1e0a-7f7e-4a55-9d0c-3f1d2e4b5a6c',
           outcome: 'succeeded',
           changes: [
@@ -73,11 +73,11 @@ export const listAudit = defineOperation({
     response: {
       records: [
         {
-          id: '2026-03-04T16:40:12.000Z#b7e1',
+          id: '01955a7e-3f40-7b2e-9c1d-3e4f5a6b7c8d',
           at: ex.updated,
           workspace_id: ex.ids.workspace,
           operation: 'updateLayer',
-          principal: { id: 'jwt:4f1c2b7e-alice', auth_method: 'jwt', subject: 'alice' },
+          principal: { id: 'jwt:4f1c2b7e-alice', auth_method: 'jwt', subject: '4f1c2b7e-alice' },
           request_id: '9c5b1e0a-7f7e-4a55-9d0c-3f1d2e4b5a6c',
           outcome: 'succeeded',
           changes: [

@@ -42,9 +42,9 @@ export const login = defineOperation({
     request: { token: 'eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl' },
     response: {
       ...ex.authMe,
-      session_id: 's-2f9c41',
-      session_expires_at: '2026-03-02T21:15:00Z',
-      session_idle_expires_at: '2026-03-02T10:15:00Z',
+      session_id: '2f9c41d8-5a7e-4c3b-9e1f-6d0a8b7c5e42',
+      session_expires_at: '2026-03-02T21:15:00.000Z',
+      session_idle_expires_at: '2026-03-02T10:15:00.000Z',
     },
   },
   data: ['GetItem', 'Query', 'PutItem', 'UpdateItem'],
@@ -69,9 +69,9 @@ export const refreshSession = defineOperation({
   examples: {
     response: {
       ...ex.authMe,
-      session_id: 's-2f9c41',
-      session_expires_at: '2026-03-02T21:15:00Z',
-      session_idle_expires_at: '2026-03-02T10:45:00Z',
+      session_id: '2f9c41d8-5a7e-4c3b-9e1f-6d0a8b7c5e42',
+      session_expires_at: '2026-03-02T21:15:00.000Z',
+      session_idle_expires_at: '2026-03-02T10:45:00.000Z',
     },
   },
   data: ['GetItem', 'Query', 'PutItem', 'UpdateItem'],

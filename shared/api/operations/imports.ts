@@ -22,6 +22,25 @@ const accepted = (what: string) => ({
   headers: { Location: 'URL of the import' },
 });
 const tags = ['imports'];
+/** One event of the example import's history (its id is the import's and a sequence number). */
+const historyEvent = (n: number, status: string, phase: string, at: string) => ({
+  id: `${ex.ids.import}.${String(n).padStart(6, '0')}`,
+  import_id: ex.ids.import,
+  status,
+  phase,
+  created_at: at,
+  processed_bytes: 0,
+  processed_features: 0,
+  processed_layers: 0,
+});
+/** The example import once loaded with its plan (the CRS warning of discovery stays). */
+const loaded = {
+  ...ex.importJob,
+  plan: ex.importPlan,
+  processed_features: 12840,
+  processed_layers: 1,
+  warnings: ex.importJob.discovery.warnings,
+};
 
 export const createImport = defineOperation({
   operationId: 'createImport',
@@ -51,7 +70,9 @@ export const createImport = defineOperation({
       ...ex.importJob,
       status: 'awaiting_upload',
       phase: 'upload',
+      plan: undefined,
       discovery: undefined,
+      warnings: undefined,
       processed_bytes: 0,
       total_layers: 0,
       version: 1,
@@ -66,7 +87,7 @@ export const createImport = defineOperation({
           'X-Amz-Signature': '5e1f…',
         },
         file_field: 'file',
-        expires_at: '2026-03-02T10:15:00Z',
+        expires_at: '2026-03-02T10:15:00.000Z',
         max_bytes: 5368709120,
       },
     },
@@ -142,7 +163,7 @@ export const cancelImport = defineOperation({
   },
   examples: {
     params: { workspace: 'roads-demo', import: ex.ids.import },
-    response: { ...ex.importJob, status: 'cancelling', version: 5 },
+    response: { ...ex.importJob, status: 'cancelling', version: 6 },
   },
   data: ['GetItem', 'PutItem'],
   starts: ['import'],
@@ -171,9 +192,13 @@ export const startImport = defineOperation({
       ...ex.importJob,
       status: 'queued',
       phase: 'acquire',
+      plan: undefined,
       discovery: undefined,
+      warnings: undefined,
       processed_bytes: 0,
+      total_layers: 0,
       version: 2,
+      updated_at: ex.importJob.started_at,
     },
   },
   data: ['GetItem', 'PutItem'],
@@ -197,7 +222,8 @@ export const retryImport = defineOperation({
   },
   examples: {
     params: { workspace: 'roads-demo', import: ex.ids.import },
-    response: { ...ex.importJob, status: 'queued', retry_count: 1, version: 6 },
+    // A load that failed (the plan named a CRS the database doesn't know), retried with the right plan.
+    response: { ...ex.importJob, status: 'queued', plan: ex.importPlan, retry_count: 1, version: 11 },
   },
   data: ['GetItem', 'PutItem'],
   starts: ['import'],
@@ -223,7 +249,7 @@ export const putImportPlan = defineOperation({
   examples: {
     params: { workspace: 'roads-demo', import: ex.ids.import },
     request: ex.importPlan,
-    response: { ...ex.importJob, status: 'ready_to_publish', plan: ex.importPlan, version: 5 },
+    response: { ...ex.importJob, status: 'queued', plan: ex.importPlan, version: 6 },
   },
   data: ['GetItem', 'PutItem'],
   starts: ['import'],
@@ -260,7 +286,20 @@ export const getImportPreview = defineOperation({
         {
           type: 'Feature',
           id: 1,
-          geometry: { type: 'Point', coordinates: [7.4474, 46.948] },
+          geometry: {
+            type: 'MultiPolygon',
+            coordinates: [
+              [
+                [
+                  [7.438632, 46.951083],
+                  [7.438764, 46.951083],
+                  [7.438764, 46.951173],
+                  [7.438632, 46.951173],
+                  [7.438632, 46.951083],
+                ],
+              ],
+            ],
+          },
           properties: { parcel_no: 'BE-1024', area_m2: 812.5 },
         },
       ],
@@ -286,7 +325,7 @@ export const publishImport = defineOperation({
   },
   examples: {
     params: { workspace: 'roads-demo', import: ex.ids.import },
-    response: { ...ex.importJob, status: 'publishing', phase: 'publish', plan: ex.importPlan, version: 6 },
+    response: { ...loaded, status: 'publishing', phase: 'publish', version: 10 },
   },
   data: ['GetItem', 'PutItem'],
   starts: ['import'],
@@ -312,25 +351,14 @@ export const getImportHistory = defineOperation({
     params: { workspace: 'roads-demo', import: ex.ids.import },
     response: {
       events: [
+        historyEvent(1, 'awaiting_upload', 'upload', ex.created),
+        historyEvent(2, 'queued', 'acquire', '2026-03-02T09:16:40.000Z'),
+        historyEvent(3, 'running', 'acquire', '2026-03-02T09:16:41.000Z'),
+        historyEvent(4, 'running', 'discover', '2026-03-02T09:16:41.000Z'),
         {
-          id: '0001',
-          import_id: ex.ids.import,
-          status: 'awaiting_upload',
-          phase: 'upload',
-          created_at: ex.created,
-          processed_bytes: 0,
-          processed_features: 0,
-          processed_layers: 0,
-        },
-        {
-          id: '0002',
-          import_id: ex.ids.import,
-          status: 'awaiting_plan',
-          phase: 'discover',
-          created_at: ex.updated,
+          ...historyEvent(5, 'awaiting_plan', 'transform', '2026-03-02T09:16:52.000Z'),
           processed_bytes: 5242880,
-          processed_features: 0,
-          processed_layers: 0,
+          warnings: ex.importJob.warnings,
         },
       ],
     },
@@ -358,11 +386,13 @@ export const rollbackImport = defineOperation({
   examples: {
     params: { workspace: 'roads-demo', import: ex.ids.import },
     response: {
-      ...ex.importJob,
+      ...loaded,
       status: 'rolling_back',
       phase: 'rollback',
+      service_id: ex.ids.importService,
+      completed_at: ex.updated,
       rollback_operation_id: ex.ids.deletion,
-      version: 9,
+      version: 13,
     },
   },
   data: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],

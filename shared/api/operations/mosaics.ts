@@ -68,7 +68,7 @@ export const harvestMosaicGranules = defineOperation({
   },
   examples: {
     params: { workspace: 'roads-demo', service: 'ortho' },
-    request: { uris: [{ uri: 's3://imagery-bucket/ortho/2025/tile_0_0.tif', time: '2025-06-01T00:00:00Z' }] },
+    request: { uris: [{ uri: '2025/tile_0_0.tif', time: '2025-06-01T00:00:00Z' }] },
     response: { generation: 4, granule_count: 121, added: [ex.granule], skipped: [] },
   },
   data: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],

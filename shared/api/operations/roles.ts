@@ -63,7 +63,10 @@ export const listRoles = defineOperation({
   examples: {
     response: {
       roles: [
-        { id: 'admin', name: 'Administrator', is_system: true },
+        { id: 'super_admin', name: 'super_admin', is_system: true },
+        { id: 'admin', name: 'admin', is_system: true },
+        { id: 'editor', name: 'editor', is_system: true },
+        { id: 'viewer', name: 'viewer', is_system: true },
         {
           id: 'publisher',
           name: 'Publisher',

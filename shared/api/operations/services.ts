@@ -189,7 +189,7 @@ export const testServiceConnection = defineOperation({
   },
   examples: {
     params: { workspace: 'roads-demo', service: 'roads-db' },
-    response: { ok: true, duration_ms: 42 },
+    response: { ok: true, duration_ms: 42, message: 'Connected to PostgreSQL 16.4 with PostGIS 3.4.2.' },
   },
   data: ['GetItem'],
   secrets: ['decrypt'],
@@ -224,9 +224,9 @@ export const discoverLayers = defineOperation({
         {
           schema: 'public',
           table: 'roads',
-          name: 'public.roads',
+          name: 'roads',
           geometry_column: 'geom',
-          geometry_type: 'MultiLineString',
+          geometry_type: 'MULTILINESTRING',
           srid: 4326,
           extent: { min_x: 5.9, min_y: 45.8, max_x: 10.5, max_y: 47.8 },
         },
@@ -262,17 +262,16 @@ export const validateSQLView = defineOperation({
   },
   examples: {
     params: { workspace: 'roads-demo', service: 'roads-db' },
-    request: { sql: "SELECT id, name, geom FROM public.roads WHERE kind = 'motorway'" },
+    request: { sql: "SELECT id, name, geom FROM public.roads WHERE class = 'motorway'" },
     response: {
       valid: true,
       discovered: {
         columns: [
           { name: 'id', type: 'integer' },
-          { name: 'name', type: 'text' },
-          { name: 'geom', type: 'geometry' },
+          { name: 'name', type: 'string' },
         ],
         geometry_column: 'geom',
-        geometry_type: 'MultiLineString',
+        geometry_type: 'MULTILINESTRING',
         srid: 4326,
         suggested_id_column: 'id',
       },

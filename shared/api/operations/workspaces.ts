@@ -149,12 +149,26 @@ export const deleteWorkspace = defineOperation({
       target_id: ex.ids.workspace,
       target_name: 'roads-demo',
       phase: 'layers',
+      // A workspace's plan counts its other items and lists every layer with its service.
       plan: {
         ...ex.deletionPlan,
         target: { scope: 'workspace', id: ex.ids.workspace, name: 'roads-demo' },
-        total: 4,
+        layers: {
+          ...ex.deletionPlan.layers,
+          items: [{ id: ex.ids.layer, public_id: 'roads', service_id: ex.ids.service }],
+        },
+        style_references: [],
+        workspace_items: {
+          api_keys: 1,
+          claim_mappings: 1,
+          services: 1,
+          settings: 3,
+          style_assets: 1,
+          styles: 1,
+        },
+        total: 11,
       },
-      progress: { total: 4, deleted: 0 },
+      progress: { total: 11, deleted: 0 },
     },
   },
   data: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
