@@ -1,6 +1,348 @@
-/** PLACEHOLDER — replaced by the page's implementation. */
-import { PageTitle } from '../components.tsx';
+/**
+ * The raster mosaic of a `raster_mosaic` service: its active generation, harvesting GeoTIFF/COG
+ * sources under its root (the answer shown), and the paged granules, each removable (If-Match).
+ */
+import { Fragment } from 'preact';
+import { useState } from 'preact/hooks';
+import { useRoute } from 'preact-iso';
+import type { operations } from '../../../client/api-types.ts';
+import { api, call, type Schemas } from '../api.ts';
+import {
+  Confirm,
+  ErrorNote,
+  Field,
+  issueFor,
+  Notice,
+  Pager,
+  PageTitle,
+  useAction,
+  useCursor,
+  useLoad,
+  When,
+} from '../components.tsx';
+import { paths } from '../routes.ts';
+import './services.css';
+
+type Granule = Schemas['MosaicGranule'];
+type Harvest = Schemas['MosaicHarvest'];
+type HarvestInput = operations['harvestMosaicGranules']['requestBody']['content']['application/json'];
+
+const etag = (version: number) => `"${version}"`;
+const num = (n: number) => (Math.abs(n) >= 1000 ? n.toFixed(1) : n.toFixed(4));
+
+function HarvestForm({
+  workspace,
+  service,
+  onHarvested,
+}: {
+  workspace: string;
+  service: string;
+  onHarvested: () => void;
+}) {
+  const [pattern, setPattern] = useState('');
+  const [uris, setUris] = useState('');
+  const [result, setResult] = useState<Harvest>();
+  const harvest = useAction(async (event: Event) => {
+    event.preventDefault();
+    setResult(undefined);
+    const sources = uris
+      .split('\n')
+      .map((line) => line.trim())
+      .filter(Boolean);
+    const body: HarvestInput = {
+      ...(pattern.trim() ? { pattern: pattern.trim() } : {}),
+      ...(sources.length ? { uris: sources } : {}),
+    };
+    setResult(
+      await call(
+        api.POST('/api/v1/workspaces/{workspace}/services/{service}/mosaic/harvest', {
+          params: { path: { workspace, service } },
+          body,
+        }),
+      ),
+    );
+    onHarvested();
+  });
+  return (
+    <section aria-labelledby="harvest-heading">
+      <h2 id="harvest-heading">Harvest</h2>
+      <p>
+        Reads the headers of GeoTIFF/COG sources under the root and adds them together as a new generation (at
+        most 90 at a time; sources already in the mosaic are skipped). Give a pattern or sources, not both.
+      </p>
+      <form onSubmit={(event) => void harvest.run(event)}>
+        <Field
+          label="Pattern"
+          hint="A glob under the root; empty (with no sources) means **/*.{tif,tiff,TIF,TIFF}."
+          error={issueFor(harvest.error, 'body.pattern')}
+        >
+          {(props) => <input {...props} value={pattern} onInput={(e) => setPattern(e.currentTarget.value)} />}
+        </Field>
+        <Field
+          label="Sources"
+          hint="One per line: a path relative to the root, or a URI inside it."
+          error={issueFor(harvest.error, 'body.uris')}
+        >
+          {(props) => (
+            <textarea {...props} rows={3} value={uris} onInput={(e) => setUris(e.currentTarget.value)} />
+          )}
+        </Field>
+        <button type="submit" class="primary" disabled={harvest.busy}>
+          {harvest.busy ? 'Harvesting…' : 'Harvest'}
+        </button>
+        <ErrorNote error={harvest.error} />
+      </form>
+      {result ? (
+        <div class="notice" role="status">
+          <p>
+            Generation {result.generation}: {result.granule_count} granules; {result.added.length} added,{' '}
+            {result.skipped.length} skipped.
+          </p>
+          {result.added.length ? (
+            <>
+              <p>Added:</p>
+              <ul>
+                {result.added.map((g) => (
+                  <li key={g.id}>
+                    <code>{g.source_uri}</code>
+                  </li>
+                ))}
+              </ul>
+            </>
+          ) : null}
+          {result.skipped.length ? (
+            <>
+              <p>Skipped (already in the mosaic):</p>
+              <ul>
+                {result.skipped.map((uri) => (
+                  <li key={uri}>
+                    <code>{uri}</code>
+                  </li>
+                ))}
+              </ul>
+            </>
+          ) : null}
+        </div>
+      ) : null}
+    </section>
+  );
+}
+
+function Granules({
+  workspace,
+  service,
+  generation,
+  onChanged,
+}: {
+  workspace: string;
+  service: string;
+  generation: number | undefined;
+  onChanged: () => void;
+}) {
+  const page = useCursor();
+  const [bbox, setBbox] = useState('');
+  const [time, setTime] = useState('');
+  const [filter, setFilter] = useState<{ bbox?: string; time?: string }>({});
+  const list = useLoad(
+    () =>
+      call(
+        api.GET('/api/v1/workspaces/{workspace}/services/{service}/mosaic/granules', {
+          params: {
+            path: { workspace, service },
+            query: { limit: 50, ...(page.cursor ? { cursor: page.cursor } : {}), ...filter },
+          },
+        }),
+      ),
+    [workspace, service, page.cursor, filter, generation],
+  );
+  const [toDelete, setToDelete] = useState<Granule>();
+  const [deleted, setDeleted] = useState<string>();
+  const [failed, setFailed] = useState<{ id: string; error: unknown }>();
+  const remove = async (granule: Granule) => {
+    setToDelete(undefined);
+    setDeleted(undefined);
+    setFailed(undefined);
+    try {
+      await call(
+        api.DELETE('/api/v1/workspaces/{workspace}/services/{service}/mosaic/granules/{granule}', {
+          params: {
+            path: { workspace, service, granule: granule.id },
+            header: { 'If-Match': etag(granule.version) },
+          },
+        }),
+      );
+      setDeleted(`Removed ${granule.source_uri}.`);
+      onChanged();
+    } catch (error) {
+      setFailed({ id: granule.id, error });
+    }
+  };
+  return (
+    <section aria-labelledby="granules-heading">
+      <h2 id="granules-heading">Granules</h2>
+      <form
+        class="row search"
+        onSubmit={(event) => {
+          event.preventDefault();
+          page.first();
+          setFilter({
+            ...(bbox.trim() ? { bbox: bbox.trim() } : {}),
+            ...(time.trim() ? { time: time.trim() } : {}),
+          });
+        }}
+      >
+        <Field
+          label="Bounding box"
+          hint="minx,miny,maxx,maxy in the granules' coordinates."
+          error={issueFor(list.error, 'query.bbox')}
+        >
+          {(props) => <input {...props} value={bbox} onInput={(e) => setBbox(e.currentTarget.value)} />}
+        </Field>
+        <Field
+          label="Time"
+          hint="An RFC 3339 instant or start/end (.. for open)."
+          error={issueFor(list.error, 'query.time')}
+        >
+          {(props) => <input {...props} value={time} onInput={(e) => setTime(e.currentTarget.value)} />}
+        </Field>
+        <button type="submit">Filter</button>
+      </form>
+      <Notice>{deleted}</Notice>
+      <ErrorNote error={list.error} />
+      {list.data ? (
+        <>
+          {list.data.granules.length === 0 ? (
+            <p role="status">
+              No granules{filter.bbox || filter.time ? ' match' : ' yet: harvest some above'}.
+            </p>
+          ) : (
+            <table>
+              <caption>Generation {list.data.generation}</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Source</th>
+                  <th scope="col">CRS</th>
+                  <th scope="col">Bounding box</th>
+                  <th scope="col">Size</th>
+                  <th scope="col">Bands</th>
+                  <th scope="col">Time</th>
+                  <th scope="col">Action</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.data.granules.map((g) => (
+                  <Fragment key={g.id}>
+                    <tr>
+                      <td>
+                        <code>{g.source_uri}</code>
+                      </td>
+                      <td>{g.crs}</td>
+                      <td>{g.bbox.map(num).join(', ')}</td>
+                      <td>
+                        {g.width} × {g.height}
+                      </td>
+                      <td>
+                        {g.band_count} ({g.data_type})
+                      </td>
+                      <td>{g.time ? <When at={g.time} /> : '—'}</td>
+                      <td>
+                        <button
+                          type="button"
+                          class="danger"
+                          aria-label={`Remove ${g.source_uri}`}
+                          onClick={() => setToDelete(g)}
+                        >
+                          Remove
+                        </button>
+                      </td>
+                    </tr>
+                    {failed?.id === g.id ? (
+                      <tr>
+                        <td colSpan={7}>
+                          <ErrorNote error={failed.error} />
+                        </td>
+                      </tr>
+                    ) : null}
+                  </Fragment>
+                ))}
+              </tbody>
+            </table>
+          )}
+          <Pager
+            next={list.data.next_cursor}
+            onNext={() => page.next(list.data?.next_cursor)}
+            onFirst={page.cursor ? page.first : undefined}
+          />
+        </>
+      ) : list.loading ? (
+        <p>Loading…</p>
+      ) : null}
+      <Confirm
+        open={toDelete !== undefined}
+        title="Remove this granule?"
+        confirmLabel="Remove granule"
+        danger
+        onConfirm={() => toDelete && void remove(toDelete)}
+        onCancel={() => setToDelete(undefined)}
+      >
+        <p>
+          <code>{toDelete?.source_uri}</code> leaves the mosaic in a new generation; the file itself stays
+          where it is.
+        </p>
+      </Confirm>
+    </section>
+  );
+}
 
 export function MosaicPage() {
-  return <PageTitle title="MosaicPage">MosaicPage</PageTitle>;
+  const { params } = useRoute();
+  const workspace = params.workspace as string;
+  const service = params.service as string;
+  const mosaic = useLoad(
+    () =>
+      call(
+        api.GET('/api/v1/workspaces/{workspace}/services/{service}/mosaic', {
+          params: { path: { workspace, service } },
+        }),
+      ),
+    [workspace, service],
+  );
+  const reload = () => void mosaic.reload();
+  return (
+    <>
+      <PageTitle title={`Mosaic of ${service}`}>Mosaic of {service}</PageTitle>
+      <p>
+        <a href={paths.service(workspace, service)}>Service {service}</a> ·{' '}
+        <a href={paths.layers(workspace, service)}>Layers of {service}</a>
+      </p>
+      <ErrorNote error={mosaic.error} />
+      {mosaic.data ? (
+        <>
+          <dl class="facts">
+            <dt>Root</dt>
+            <dd>
+              <code>{mosaic.data.root_uri}</code>
+            </dd>
+            <dt>Generation</dt>
+            <dd>{mosaic.data.generation}</dd>
+            <dt>Granules</dt>
+            <dd>{mosaic.data.granule_count}</dd>
+            <dt>Updated</dt>
+            <dd>
+              <When at={mosaic.data.updated_at} />
+            </dd>
+          </dl>
+          <HarvestForm workspace={workspace} service={service} onHarvested={reload} />
+          <Granules
+            workspace={workspace}
+            service={service}
+            generation={mosaic.data.generation}
+            onChanged={reload}
+          />
+        </>
+      ) : mosaic.loading ? (
+        <p>Loading…</p>
+      ) : null}
+    </>
+  );
 }
