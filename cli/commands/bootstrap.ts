@@ -10,6 +10,7 @@ interface BootstrapOptions {
   name: string;
   table?: string;
   endpoint?: string;
+  revoke?: string;
 }
 
 /** The stack output that names the catalog table (infra/stacks/geoplane-stack.ts). */
@@ -70,6 +71,10 @@ export function registerBootstrap(program: Command): void {
     .option('--name <name>', 'name of the key', 'bootstrap')
     .option('--table <name>', 'the table itself, instead of reading it from --stack')
     .option('--endpoint <url>', 'DynamoDB endpoint (DynamoDB Local; tests)')
+    .option(
+      '--revoke <key id>',
+      'revoke a global API key instead (the API revokes only workspace keys): a lost or retired bootstrap key',
+    )
     .action(
       action(async (options: BootstrapOptions) => {
         if (!options.stack && !options.table) throw new CliError('name the stack: --stack <name>');
@@ -82,8 +87,23 @@ export function registerBootstrap(program: Command): void {
         process.env.AWS_REGION = region;
         if (options.endpoint) process.env.DYNAMODB_ENDPOINT = options.endpoint;
         else delete process.env.DYNAMODB_ENDPOINT;
-        const { createApiKey } = await import('../../shared/domain/api-keys.ts');
+        const { createApiKey, revokeApiKey } = await import('../../shared/domain/api-keys.ts');
         const { apiKeyRepository } = await import('../../shared/store/repositories.ts');
+
+        if (options.revoke !== undefined) {
+          // Global keys live outside every workspace: find(undefined, id) reads only those.
+          const id = options.revoke.trim().toLowerCase();
+          const found = /^[0-9a-f-]{36}$/.test(id) ? await apiKeyRepository().find(undefined, id) : undefined;
+          if (!found) throw new CliError(`no global API key with id '${options.revoke}' in table ${table}`);
+          const already = found.revoked;
+          await revokeApiKey(apiKeyRepository(), found);
+          process.stderr.write(
+            already
+              ? `The global API key '${found.name}' (id ${found.id}) was already revoked.\n`
+              : `Revoked the global ${found.role_id} API key '${found.name}' (id ${found.id}) in table ${table}: it is refused from now on.\n`,
+          );
+          return 0;
+        }
 
         const { key, secret } = await createApiKey(apiKeyRepository(), undefined, {
           name: options.name,

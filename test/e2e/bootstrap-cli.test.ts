@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { keys } from '../../shared/store/keys.ts';
-import { call, uniqueName } from '../support/client.ts';
+import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { hostDynamo } from '../support/store.ts';
 
 // `geoplane bootstrap` (ADR 0089) against the run's DynamoDB Local and table (--endpoint/--table
@@ -122,5 +122,55 @@ describe('geoplane bootstrap', () => {
 
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('--stack <name>');
+  });
+
+  it('revokes a global key with --revoke: refused from then on, idempotent, and an unknown or workspace key is an error', async () => {
+    // Arrange: a bootstrap key that works.
+    const made = await geoplane(
+      ['bootstrap', ...local(), '--name', uniqueName('retired')],
+      bareEnv(credentials),
+    );
+    expect(made.code, made.stderr).toBe(0);
+    const secret = made.stdout.trim();
+    const id = /\(id ([0-9a-f-]{36})\)/.exec(made.stderr)?.[1] as string;
+    expect((await call('GET', '/claim-mappings?limit=1', { headers: { 'X-API-Key': secret } })).status).toBe(
+      200,
+    );
+
+    // Act
+    const revoked = await geoplane(
+      ['bootstrap', ...local(), '--revoke', id.toUpperCase()],
+      bareEnv(credentials),
+    );
+
+    // Assess: refused at once, nothing on stdout; a second revoke says so and changes nothing.
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.stdout).toBe('');
+    expect(revoked.stderr).toContain(`Revoked the global super_admin API key`);
+    expect((await call('GET', '/claim-mappings?limit=1', { headers: { 'X-API-Key': secret } })).status).toBe(
+      401,
+    );
+    const again = await geoplane(['bootstrap', ...local(), '--revoke', id], bareEnv(credentials));
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain('already revoked');
+
+    // A workspace key is not a global key: the API revokes those, the CLI refuses.
+    const workspace = uniqueName('ws');
+    expect(
+      (await call('POST', '/workspaces', { headers: asSuperAdmin(), body: { name: workspace } })).status,
+    ).toBe(201);
+    const wsKey = await call('POST', `/workspaces/${workspace}/apikeys`, {
+      headers: asSuperAdmin(),
+      body: { name: 'k', role_id: 'viewer' },
+    });
+    expect(wsKey.status).toBe(201);
+    for (const unknown of [wsKey.body.id as string, '00000000-0000-4000-8000-000000000000', 'not-an-id']) {
+      const refused = await geoplane(['bootstrap', ...local(), '--revoke', unknown], bareEnv(credentials));
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/^error: no global API key with id/m);
+    }
+    expect(
+      (await call('GET', `/workspaces/${workspace}`, { headers: { 'X-API-Key': wsKey.body.key } })).status,
+    ).toBe(200);
   });
 });
