@@ -33,6 +33,8 @@ export function WorkspacePage() {
   const save = useAction(async (event: Event) => {
     event.preventDefault();
     if (!ws.data) return;
+    // A notice of an earlier save must not stand beside this one's error.
+    setSaved(undefined);
     const updated = await call(
       api.PUT('/api/v1/workspaces/{workspace}', {
         params: { path: { workspace }, header: { 'If-Match': `"${ws.data.version}"` } },
