@@ -3,7 +3,7 @@ import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { handler } from './floor-handler.ts';
 
 /**
@@ -19,6 +19,8 @@ import { handler } from './floor-handler.ts';
  * ExclusiveStartKey, as the repository does with a cursor, or with `seek=1` through the key
  * condition instead (`SK BETWEEN after AND prefix\uffff`), which locates what DynamoDB Local
  * charges for ExclusiveStartKey (ADR 0021).
+ * `GET /floor-batch?ids=<id>,<other id>` reads both workspace items in one BatchGetItem and answers
+ * the first: the reference for a read folded into the authorizer's one round trip (ADR 0099).
  */
 const dataDir = process.env.BENCH_TLS_DIR;
 if (!dataDir) throw new Error('BENCH_TLS_DIR is not set');
@@ -48,6 +50,22 @@ async function listQuery(limit: number): Promise<{ statusCode: number; body: str
     }),
   );
   return { statusCode: 200, body: JSON.stringify({ workspaces: out.Items ?? [] }) };
+}
+
+/** One BatchGetItem of the workspace items of `ids` (consistent, as the authorizer reads); the first one's item. */
+async function batchGet(ids: string[]): Promise<{ statusCode: number; body: string }> {
+  const table = process.env.TABLE_NAME ?? 'geoplane';
+  const out = await db.send(
+    new BatchGetCommand({
+      RequestItems: {
+        [table]: { Keys: ids.map((id) => ({ PK: `WS#${id}`, SK: 'WORKSPACE' })), ConsistentRead: true },
+      },
+    }),
+  );
+  const item = (out.Responses?.[table] ?? []).find((i) => i.PK === `WS#${ids[0]}`);
+  return item
+    ? { statusCode: 200, body: JSON.stringify(item) }
+    : { statusCode: 404, body: '{"message":"not found"}' };
 }
 
 /** The Query of `DynamoLayerRepository.list`, or the same page by a key-condition seek. */
@@ -85,11 +103,17 @@ const server = createServer({ ...tls, keepAlive: true }, async (req, res) => {
   req.resume();
   try {
     const url = new URL(req.url ?? '/', 'https://127.0.0.1');
-    if (url.pathname === '/floor-list' || url.pathname === '/floor-layers') {
+    if (
+      url.pathname === '/floor-list' ||
+      url.pathname === '/floor-layers' ||
+      url.pathname === '/floor-batch'
+    ) {
       const result =
         url.pathname === '/floor-list'
           ? await listQuery(Number(url.searchParams.get('limit') ?? 50))
-          : await layersQuery(url.searchParams);
+          : url.pathname === '/floor-batch'
+            ? await batchGet((url.searchParams.get('ids') ?? '').split(','))
+            : await layersQuery(url.searchParams);
       res.writeHead(result.statusCode, {
         'Content-Type': 'application/json',
         'Content-Length': Buffer.byteLength(result.body),

@@ -70,6 +70,10 @@ const WATCHDOG_MS = 10 * 60_000;
 
 // ---- targets ------------------------------------------------------------------------------------
 const READ_P50_MAX = 1.5;
+/** Issue #15's reads after authentication (ADR 0099): getWorkspace against the two-GetItem reference, JWT against the API key, lists against their own Query. */
+const FOLDED_READ_MAX = 1.2;
+const JWT_OVER_APIKEY_MAX = 1.1;
+const LIST_OVER_QUERY_MAX = 1.15;
 const BUNDLE_SIZE_MAX = 1.25;
 const IMPORT_TIME_MAX = 1.25;
 
@@ -281,6 +285,18 @@ async function prepareLatency(
     },
     { id: 'floor2', url: `https://127.0.0.1:${floorPort}/floor/${id}?gets=2`, check: sameId },
     {
+      id: 'floorBatch',
+      url: `https://127.0.0.1:${floorPort}/floor-batch?ids=${id},${ids[0]}`,
+      check: sameId,
+    },
+    {
+      id: 'floorServices',
+      url:
+        `https://127.0.0.1:${floorPort}/floor-layers?pk=${encodeURIComponent(keys.workspacePartition(demo))}` +
+        `&prefix=${encodeURIComponent(keys.servicePrefix)}&limit=1000`,
+      check: count('layers', serviceCount),
+    },
+    {
       id: 'floorList',
       url: `https://127.0.0.1:${floorPort}/floor-list?limit=${LIST_LIMIT}`,
       check: count('workspaces', LIST_LIMIT),
@@ -362,6 +378,8 @@ function latencySection(outcome: LatencyOutcome, verdicts: Verdicts): string {
       'POST /api/v1/workspaces/{id}/services/{id}/layers',
     ],
     floor2: ['reference: floor with 2 GetItems', 'GET /floor/{id}?gets=2'],
+    floorBatch: ['reference: floor doing one BatchGetItem of 2 items', 'GET /floor-batch?ids={id},{id}'],
+    floorServices: ["reference: floor with listServices' Query", 'GET /floor-layers?prefix=SERVICE%23'],
     floorList: [
       `reference: floor with listWorkspaces' Query (limit ${LIST_LIMIT})`,
       `GET /floor-list?limit=${LIST_LIMIT}`,
@@ -398,6 +416,28 @@ function latencySection(outcome: LatencyOutcome, verdicts: Verdicts): string {
       isRead ? verdict(pass) : '—',
     ]);
   }
+  // The round-trip targets of issue #15 (ADR 0099), each against the reference of its own shape.
+  const p50Of = (id: string) => {
+    const r = by.get(id);
+    return r ? percentile(r.samples, 50) : Number.NaN;
+  };
+  const against = (what: string, id: string, max: number, ref: string, refName: string) => {
+    const pass = p50Of(id) <= max * p50Of(ref);
+    verdicts.lines.push(
+      `- ${what} p50 ≤ ${max}× ${refName}: ${verdict(pass)} (${ratio(p50Of(id), p50Of(ref))}: ${fixed(p50Of(id))} ms vs ${fixed(p50Of(ref))} ms)`,
+    );
+  };
+  against('getWorkspace (API key)', 'getWorkspace', FOLDED_READ_MAX, 'floor2', 'floor with 2 GetItems');
+  against(
+    'getWorkspace (viewer JWT)',
+    'getWorkspaceJwt',
+    JWT_OVER_APIKEY_MAX,
+    'getWorkspace',
+    'getWorkspace by API key',
+  );
+  against('listWorkspaces', 'listWorkspaces', LIST_OVER_QUERY_MAX, 'floorList', 'its Query');
+  against('listServices', 'listServices', LIST_OVER_QUERY_MAX, 'floorServices', 'its Query');
+  against('listLayers', 'listLayers', LIST_OVER_QUERY_MAX, 'floorLayers', 'its Query');
   const reconnects = outcome.results.filter((r) => r.reconnects > 0);
   return [
     '## 1. Request latency: local host vs the floor',

@@ -5,8 +5,14 @@ import { ok } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
 import { layerRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params, query }) => {
-  const service = await requireService(serviceRepository(), workspace.id, params.service);
+export const handler = makeHandler(operation, async ({ workspace, params, query, knownService }) => {
+  const service = await requireService(
+    serviceRepository(),
+    workspace.id,
+    params.service,
+    false,
+    knownService,
+  );
   const page = await layerRepository().list(workspace.id, service.id, query.limit, query.cursor);
   return ok({ layers: page.items.map(presentLayer), next_cursor: page.nextCursor });
 });

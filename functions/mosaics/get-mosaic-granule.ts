@@ -5,7 +5,13 @@ import { ok } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
 import { mosaicRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params }) => {
-  const service = await requireService(serviceRepository(), workspace.id, params.service);
+export const handler = makeHandler(operation, async ({ workspace, params, knownService }) => {
+  const service = await requireService(
+    serviceRepository(),
+    workspace.id,
+    params.service,
+    false,
+    knownService,
+  );
   return ok(presentGranule(await requireGranule(mosaicRepository(), service, params.granule)));
 });

@@ -5,8 +5,10 @@ import { ok } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
 import { mosaicRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params, query }) => {
-  const mosaic = requireMosaic(await requireService(serviceRepository(), workspace.id, params.service));
+export const handler = makeHandler(operation, async ({ workspace, params, query, knownService }) => {
+  const mosaic = requireMosaic(
+    await requireService(serviceRepository(), workspace.id, params.service, false, knownService),
+  );
   const filter = parseGranuleFilter(query);
   const repo = mosaicRepository();
   // One generation for the whole page: read it first, then only granules alive in it (ADR 0060).

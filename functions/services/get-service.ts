@@ -4,6 +4,10 @@ import { ok } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
 import { serviceRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params }) =>
-  ok(presentService(await requireService(serviceRepository(), workspace.id, params.service))),
+export const handler = makeHandler(operation, async ({ workspace, params, knownService }) =>
+  ok(
+    presentService(
+      await requireService(serviceRepository(), workspace.id, params.service, false, knownService),
+    ),
+  ),
 );

@@ -78,8 +78,11 @@ export function secretsAccessOf(op: Operation): readonly ('encrypt' | 'decrypt')
   return [...new Set([...(op.secrets ?? []), ...idempotency])];
 }
 
-/** DynamoDB actions of the REQUEST authorizer: key and session lookups, global claim mappings. */
-export const authorizerDataAccess: readonly DataAction[] = ['GetItem', 'Query'];
+/**
+ * DynamoDB actions of the REQUEST authorizer: key and session lookups, global claim mappings, and
+ * the credential with the path's workspace and service in one BatchGetItem (ADR 0099).
+ */
+export const authorizerDataAccess: readonly DataAction[] = ['GetItem', 'BatchGetItem', 'Query'];
 
 /** The API's stated interface version (spec §9). */
 export const apiVersion = '0.1.2';

@@ -1,8 +1,14 @@
 import { timingSafeEqual } from 'node:crypto';
 import { config } from '../config/env.ts';
-import { type ApiKeyRepository, apiKeyPattern, hashApiKey } from '../domain/api-keys.ts';
+import {
+  type ApiKeyCredential,
+  type ApiKeyRepository,
+  apiKeyPattern,
+  hashApiKey,
+} from '../domain/api-keys.ts';
 import { type ClaimMappingRepository, GLOBAL_SCOPE, resolveRole } from '../domain/claim-mappings.ts';
 import { dictionary, own } from '../domain/dictionary.ts';
+import type { TargetLookup, TargetRecords } from '../domain/request-targets.ts';
 import {
   hashSecret,
   type Session,
@@ -48,7 +54,11 @@ function usageIdentifier(workspaceKey: string | undefined): { usageIdentifierKey
 
 /** A principal from the SHA-256 of an API key (re-checked on every request: revoked/expired → 401). */
 async function fromKeyHash(ports: AuthPorts, keyHash: string, now: Date): Promise<Principal> {
-  const credential = await ports.apiKeys.findCredentialByHash(keyHash);
+  return principalFromCredential(await ports.apiKeys.findCredentialByHash(keyHash), now);
+}
+
+/** The principal of an API key's credential item as read this request: missing, revoked or expired → 401. */
+export function principalFromCredential(credential: ApiKeyCredential | undefined, now: Date): Principal {
   if (!credential || credential.revoked) throw new UnauthenticatedError();
   if (credential.expires_at && Date.parse(credential.expires_at) <= now.getTime())
     throw new UnauthenticatedError();
@@ -150,6 +160,40 @@ function sameSecret(presented: string | undefined, expectedHash: string): boolea
   const a = Buffer.from(hashSecret(presented), 'hex');
   const b = Buffer.from(expectedHash, 'hex');
   return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** What an authorizer reads beside the credential: the path's `{workspace}` and `{service}` (ADR 0099). */
+export interface RequestTarget {
+  workspace?: string;
+  service?: string;
+}
+
+/**
+ * Authenticates a request and reads its path's targets in the same round trip (ADR 0099): an API
+ * key's credential item and the targets in one BatchGetItem; for a token or a session the targets
+ * are read beside the authentication. A failed target read only loses the shortcut (the handler
+ * reads them itself); a failed credential read fails the request as before.
+ */
+export async function authenticateWithTarget(
+  headers: Record<string, string | undefined> | null | undefined,
+  method: string,
+  ports: AuthPorts,
+  targets: TargetLookup,
+  target: RequestTarget,
+  now = new Date(),
+): Promise<{ principal: Principal; records?: TargetRecords }> {
+  if (target.workspace === undefined) return { principal: await authenticate(headers, method, ports, now) };
+  const apiKey = header(headers, 'x-api-key');
+  if (apiKey !== undefined) {
+    const secret = apiKey.trim();
+    if (!apiKeyPattern.test(secret)) throw new UnauthenticatedError();
+    const records = await targets.lookUp({ keyHash: hashApiKey(secret), ...target });
+    return { principal: principalFromCredential(records.credential, now), records };
+  }
+  const lookup = targets.lookUp(target).catch(() => undefined);
+  const principal = await authenticate(headers, method, ports, now);
+  const records = await lookup;
+  return { principal, ...(records ? { records } : {}) };
 }
 
 /**

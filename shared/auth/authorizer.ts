@@ -1,7 +1,9 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import { type AuthPorts, authenticate } from './authenticate.ts';
+import type { TargetLookup } from '../domain/request-targets.ts';
+import { type AuthPorts, authenticate, authenticateWithTarget } from './authenticate.ts';
 import { UnauthenticatedError } from './errors.ts';
 import { toContext } from './principal.ts';
+import { targetContext, targetOf } from './request-target.ts';
 
 /** `arn:aws:execute-api:region:account:apiId/stage/*`: the policy covers the whole API. */
 function wholeApi(methodArn: string): string {
@@ -22,16 +24,21 @@ function methodOf(methodArn: string): string {
 export async function authorizeRequest(
   event: APIGatewayRequestAuthorizerEvent,
   ports: AuthPorts,
+  targets?: TargetLookup,
 ): Promise<APIGatewayAuthorizerResult> {
   try {
-    const principal = await authenticate(event.headers, event.httpMethod ?? methodOf(event.methodArn), ports);
+    const method = event.httpMethod ?? methodOf(event.methodArn);
+    // The path's workspace and service are read with the credential and handed on (ADR 0099).
+    const { principal, records } = targets
+      ? await authenticateWithTarget(event.headers, method, ports, targets, targetOf(event.pathParameters))
+      : { principal: await authenticate(event.headers, method, ports), records: undefined };
     return {
       principalId: principal.id,
       policyDocument: {
         Version: '2012-10-17',
         Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: wholeApi(event.methodArn) }],
       },
-      context: toContext(principal),
+      context: { ...toContext(principal), ...targetContext(records) },
       // Usage plans count requests per workspace (or globally) by this key (DESIGN §6).
       ...(principal.usageIdentifierKey ? { usageIdentifierKey: principal.usageIdentifierKey } : {}),
     };

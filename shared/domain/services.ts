@@ -51,18 +51,43 @@ export interface ServiceRepository {
 }
 
 /**
+ * The record a `{service}` path parameter named within a workspace, as an earlier lookup found it
+ * (the authorizer's, ADR 0099): `service` undefined means it does not exist. Its `password_enc`
+ * is withheld (`WITHHELD_SECRET`): only reads that never decrypt take it.
+ */
+export interface KnownService {
+  workspaceId: string;
+  idOrName: string;
+  service: Service | undefined;
+}
+
+/** Stands in for a password that was not carried (ADR 0099): it says one is configured, nothing more. */
+export const WITHHELD_SECRET = 'withheld';
+
+/** What a `{service}` parameter may name: an id when UUID-shaped, and always a name (as requireService reads). */
+export function serviceCandidates(idOrName: string): { id?: string; name: string } {
+  return { ...(uuidPattern.test(idOrName) ? { id: idOrName.toLowerCase() } : {}), name: idOrName };
+}
+
+/**
  * Resolves `{service}` (id or name) within a workspace; hidden services (being deleted) are not
- * found unless `includeDeleting` (deleteService answers with their operation).
+ * found unless `includeDeleting` (deleteService answers with their operation). A `known` lookup of
+ * the same parameter in the same workspace saves the reads (reads only: its password is withheld).
  */
 export async function requireService(
   repo: ServiceRepository,
   workspaceId: string,
   idOrName: string,
   includeDeleting = false,
+  known?: KnownService,
 ): Promise<Service> {
   let found: Service | undefined;
-  if (uuidPattern.test(idOrName)) found = await repo.findById(workspaceId, idOrName.toLowerCase());
-  if (!found) found = await repo.findByName(workspaceId, idOrName);
+  if (known && known.workspaceId === workspaceId && known.idOrName === idOrName) found = known.service;
+  else {
+    const { id, name } = serviceCandidates(idOrName);
+    if (id) found = await repo.findById(workspaceId, id);
+    if (!found) found = await repo.findByName(workspaceId, name);
+  }
   if (!found || (found.status !== 'active' && !(includeDeleting && found.status === 'deleting'))) {
     throw new NotFoundError('service_not_found', `Service '${idOrName}' does not exist in this workspace.`);
   }
@@ -88,6 +113,8 @@ export function requirePostgis(service: Service): PostgisService {
 /** The connection with its decrypted password, for talking to the source (422 for a non-PostGIS service). */
 export async function liveConnection(box: SecretBox, any: Service) {
   const service = requirePostgis(any);
+  if (service.password_enc === WITHHELD_SECRET)
+    throw new Error('a service read without its secret was used to connect');
   const password = service.password_enc
     ? await box.decrypt(service.password_enc, secretContext(service))
     : undefined;

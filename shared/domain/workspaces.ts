@@ -95,18 +95,56 @@ export const namePattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** A UUID (ids of workspaces, services, layers…), any case. */
 export const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Resolves a path parameter that may be a workspace id or a name (id first). Hidden workspaces are not found. */
+/**
+ * The record a `{workspace}` path parameter named, as an earlier lookup found it (the authorizer's
+ * one round trip, ADR 0099): `workspace` undefined means it was looked up and does not exist.
+ */
+export interface KnownWorkspace {
+  idOrName: string;
+  workspace: Workspace | undefined;
+}
+
+/** What a `{workspace}` parameter may name: an id when UUID-shaped, a name when name-shaped (both for a UUID-shaped name). */
+export function workspaceCandidates(idOrName: string): { id?: string; name?: string } {
+  return {
+    ...(uuidPattern.test(idOrName) ? { id: idOrName.toLowerCase() } : {}),
+    ...(namePattern.test(idOrName) ? { name: idOrName } : {}),
+  };
+}
+
+/** The rule of resolution over what was read: the record by id wins, whatever its status; else by name. */
+export function pickWorkspace(
+  byId: Workspace | undefined,
+  byName: Workspace | undefined,
+): Workspace | undefined {
+  return byId ?? byName;
+}
+
+/** A found workspace if requests may see it: active, or hidden by a deletion for the operation that answers with it. */
+export function visibleWorkspace(
+  found: Workspace | undefined,
+  includeDeleting = false,
+): Workspace | undefined {
+  if (found?.status === 'active') return found;
+  return includeDeleting && found?.status === 'deleting' && found.deletion_id ? found : undefined;
+}
+
+/**
+ * Resolves a path parameter that may be a workspace id or a name (id first). Hidden workspaces are
+ * not found. A `known` lookup of the same parameter (the authorizer's, ADR 0099) saves the reads.
+ */
 export async function resolveWorkspace(
   repo: WorkspaceRepository,
   idOrName: string,
   includeDeleting = false,
+  known?: KnownWorkspace,
 ): Promise<Workspace | undefined> {
+  if (known && known.idOrName === idOrName) return visibleWorkspace(known.workspace, includeDeleting);
+  const { id, name } = workspaceCandidates(idOrName);
   let found: Workspace | undefined;
-  if (uuidPattern.test(idOrName)) found = await repo.findById(idOrName.toLowerCase());
-  if (!found && namePattern.test(idOrName)) found = await repo.findByName(idOrName);
-  if (found?.status === 'active') return found;
-  // A workspace hidden by a recursive deletion, for the operation that answers with it.
-  return includeDeleting && found?.status === 'deleting' && found.deletion_id ? found : undefined;
+  if (id) found = await repo.findById(id);
+  if (!found && name) found = await repo.findByName(name);
+  return visibleWorkspace(found, includeDeleting);
 }
 
 /** Like `resolveWorkspace`, but a missing workspace is a NotFoundError. */

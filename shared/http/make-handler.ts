@@ -6,11 +6,13 @@ import { acceptsContentType, JSON_MEDIA_TYPES } from '../api/content-types.ts';
 import type { InputOf, Operation, Schema } from '../api/operation.ts';
 import { authorize } from '../auth/permissions.ts';
 import { fromContext, type Principal } from '../auth/principal.ts';
+import { knownTargets } from '../auth/request-target.ts';
 import { type AccessPorts, policyLoader, rolesInWorkspace } from '../auth/workspace-access.ts';
 import { config } from '../config/env.ts';
 import type { RefusalLog } from '../domain/audit.ts';
 import { dictionary } from '../domain/dictionary.ts';
 import { NotFoundError } from '../domain/errors.ts';
+import type { KnownService } from '../domain/services.ts';
 import { resolveWorkspace, type Workspace } from '../domain/workspaces.ts';
 import { errorFields, type Logger, requestLogger } from '../log/logger.ts';
 import { isThrottled, recordRequest } from '../log/metrics.ts';
@@ -48,6 +50,11 @@ export interface HandlerRequest<Op extends Operation> {
   principal: Principal;
   /** The resolved `{workspace}` of workspace routes (throws on routes without one). */
   workspace: Workspace;
+  /**
+   * The `{service}` as the authorizer read it with the credential (ADR 0099), for `requireService`
+   * of reads that never decrypt (its password is withheld); absent when it was not read.
+   */
+  knownService?: KnownService;
   ifMatch?: string;
   requestId: string;
   /** The client address as API Gateway saw it. */
@@ -372,7 +379,7 @@ function validated(op: Operation): Middleware {
  */
 function workspaceAccess(op: Operation, accessPorts: () => AccessPorts): Middleware {
   return {
-    before: async ({ context }) => {
+    before: async ({ event, context }) => {
       const input = stateOf(context).input as HandlerRequest<Operation>;
       const caller = input.principal;
       const access = accessPorts();
@@ -388,10 +395,13 @@ function workspaceAccess(op: Operation, accessPorts: () => AccessPorts): Middlew
         });
         return;
       }
+      // What the authorizer read with the credential (ADR 0099); what it did not read is read here.
+      const known = knownTargets(event.requestContext?.authorizer as Record<string, unknown> | undefined);
       const workspace = await resolveWorkspace(
         access.workspaces,
         workspaceParam,
         op.resolvesDeletingWorkspace === true,
+        known.workspace,
       );
       if (!workspace) {
         if (!caller.superAdmin)
@@ -404,6 +414,7 @@ function workspaceAccess(op: Operation, accessPorts: () => AccessPorts): Middlew
       state.workspaceId = workspace.id;
       if (!decidedFirst) await authorize(caller, op, workspace, loadPolicies);
       input.workspace = workspace;
+      if (known.service?.workspaceId === workspace.id) input.knownService = known.service;
     },
   };
 }

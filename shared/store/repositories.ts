@@ -13,6 +13,7 @@ import { DynamoSessionRepository } from './sessions-repository.ts';
 import { DynamoSettingsRepository } from './settings-repository.ts';
 import { DynamoStyleAssetRepository } from './style-assets-repository.ts';
 import { DynamoStyleRepository } from './styles-repository.ts';
+import { DynamoTargetLookup } from './target-lookup.ts';
 import { DynamoTileMatrixSetRepository } from './tile-matrix-sets-repository.ts';
 import { DynamoWorkspaceRepository } from './workspaces-repository.ts';
 
@@ -29,6 +30,14 @@ export function workspaceRepository(): DynamoWorkspaceRepository {
 export function apiKeyRepository(): DynamoApiKeyRepository {
   apiKeys ??= new DynamoApiKeyRepository();
   return apiKeys;
+}
+
+let targets: DynamoTargetLookup | undefined;
+
+/** The authorizer's one-round-trip lookup of credential and path targets (one per process; ADR 0099). */
+export function targetLookup(): DynamoTargetLookup {
+  targets ??= new DynamoTargetLookup();
+  return targets;
 }
 
 let roles: DynamoRoleRepository | undefined;

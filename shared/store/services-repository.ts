@@ -5,7 +5,8 @@ import { DynamoRepository, queryPrefixPage, withoutKeys } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { activeCheck, concurrentModification, putNew, transact } from './transactions.ts';
 
-function toService(item: Record<string, unknown>): Service {
+/** A service from its item. */
+export function toService(item: Record<string, unknown>): Service {
   return withoutKeys(item) as unknown as Service;
 }
 

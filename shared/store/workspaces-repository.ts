@@ -30,7 +30,8 @@ const workspaceFields = [
   'updated_at',
 ] as const;
 
-function toWorkspace(item: Record<string, unknown>): Workspace {
+/** A workspace from its item (the fields of the domain type only). */
+export function toWorkspace(item: Record<string, unknown>): Workspace {
   const ws: Record<string, unknown> = {};
   for (const f of workspaceFields) if (item[f] !== undefined) ws[f] = item[f];
   return ws as unknown as Workspace;

@@ -5,6 +5,7 @@ import type { DeletionRepository } from '../domain/deletions.ts';
 import type { LayerGroupRepository } from '../domain/layer-groups.ts';
 import type { LayerRepository } from '../domain/layers.ts';
 import type { MosaicRepository } from '../domain/mosaics.ts';
+import type { TargetLookup } from '../domain/request-targets.ts';
 import type { RoleRepository } from '../domain/roles.ts';
 import type { ServiceRepository } from '../domain/services.ts';
 import type { SessionRepository } from '../domain/sessions.ts';
@@ -29,6 +30,11 @@ export function workspaceRepository(): WorkspaceRepository {
 /** The API key repository. */
 export function apiKeyRepository(): ApiKeyRepository {
   return store.apiKeyRepository();
+}
+
+/** The authorizer's lookup of the credential and the path's workspace and service (ADR 0099). */
+export function targetLookup(): TargetLookup {
+  return store.targetLookup();
 }
 
 /** The role and policy repository. */

@@ -349,11 +349,11 @@ describe('GeoPlaneStack', () => {
       expect(actions.length).toBeGreaterThan(0);
     });
 
-    it('grants the authorizer GetItem (keys, sessions) and Query (global claim mappings) only', () => {
+    it('grants the authorizer GetItem (keys, sessions), BatchGetItem (key with its path targets, ADR 0099) and Query (global claim mappings) only', () => {
       expect(dynamoActionsOf(statementsOf(template, stack.api.authorizerFunction))).toEqual(
         expectedActions(authorizerData),
       );
-      expect([...authorizerData].sort()).toEqual(['GetItem', 'Query']);
+      expect([...authorizerData].sort()).toEqual(['BatchGetItem', 'GetItem', 'Query']);
     });
 
     it('requires a usage key on every authorized method and ties the global key to the usage plan', () => {

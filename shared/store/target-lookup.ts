@@ -1,0 +1,100 @@
+import type { ApiKeyCredential } from '../domain/api-keys.ts';
+import type { TargetLookup, TargetQuery, TargetRecords } from '../domain/request-targets.ts';
+import { type KnownService, type Service, serviceCandidates } from '../domain/services.ts';
+import { type KnownWorkspace, pickWorkspace, workspaceCandidates } from '../domain/workspaces.ts';
+import { batchGetItems, DynamoRepository, withoutKeys } from './items.ts';
+import { type Key, keys } from './keys.ts';
+import { toService } from './services-repository.ts';
+import { tableDefinition } from './table.ts';
+import { toWorkspace } from './workspaces-repository.ts';
+
+type Item = Record<string, unknown>;
+
+const sameKey = (a: Key, b: Item) => a.PK === b.PK && a.SK === b.SK;
+
+/**
+ * The authorizer's read (ADR 0099): the API key's credential item, the `{workspace}` by id and its
+ * name marker, and the `{service}` by id and its name marker under that workspace id, in one
+ * BatchGetItem. A second one follows only for names: the workspace a name marker points to (with
+ * the service's keys under it), or the service a service name marker points to. What would need a
+ * third stays undecided, and the handler reads it as before.
+ */
+export class DynamoTargetLookup extends DynamoRepository implements TargetLookup {
+  /** One strongly consistent BatchGetItem of these keys; then the item of a key, if it exists. */
+  private async readKeys(wanted: Key[]): Promise<(key: Key | undefined) => Item | undefined> {
+    const items = wanted.length ? await batchGetItems(this.db, this.table, wanted) : [];
+    return (key) => (key ? items.find((item) => sameKey(key, item)) : undefined);
+  }
+
+  async lookUp(query: TargetQuery): Promise<TargetRecords> {
+    const ws = query.workspace === undefined ? undefined : workspaceCandidates(query.workspace);
+    const svc = query.service === undefined || !ws ? undefined : serviceCandidates(query.service);
+    const credentialKey = query.keyHash === undefined ? undefined : keys.apiKeyHash(query.keyHash);
+    const wsIdKey = ws?.id ? keys.workspace(ws.id) : undefined;
+    const wsNameKey = ws?.name ? keys.workspaceName(ws.name) : undefined;
+    const serviceKeys = (workspaceId: string | undefined) => ({
+      byId: workspaceId && svc?.id ? keys.service(workspaceId, svc.id) : undefined,
+      byName: workspaceId && svc ? keys.serviceName(workspaceId, svc.name) : undefined,
+    });
+    const first = serviceKeys(ws?.id);
+    const round1 = await this.readKeys(
+      [credentialKey, wsIdKey, wsNameKey, first.byId, first.byName].filter((k): k is Key => k !== undefined),
+    );
+    const credentialItem = round1(credentialKey);
+    const records: TargetRecords = credentialItem
+      ? {
+          credential: withoutKeys(
+            credentialItem,
+            tableDefinition.timeToLiveAttribute,
+          ) as unknown as ApiKeyCredential,
+        }
+      : {};
+    if (query.workspace === undefined) return records;
+
+    const byIdItem = round1(wsIdKey);
+    const byId = byIdItem ? toWorkspace(byIdItem) : undefined;
+    const markerId = round1(wsNameKey)?.workspace_id as string | undefined;
+    const known = (workspace: KnownWorkspace['workspace']): KnownWorkspace => ({
+      idOrName: query.workspace as string,
+      workspace,
+    });
+    const knownService = (workspaceId: string, service: Service | undefined): KnownService => ({
+      workspaceId,
+      idOrName: query.service as string,
+      service,
+    });
+
+    if (pickWorkspace(byId, undefined) || !markerId) {
+      // Decided in the first round: by id, or nothing by either.
+      records.workspace = known(pickWorkspace(byId, undefined));
+      if (!byId || !svc) return records;
+      const service = round1(first.byId);
+      const serviceMarker = round1(first.byName)?.service_id as string | undefined;
+      if (service || !serviceMarker) {
+        records.service = knownService(byId.id, service ? toService(service) : undefined);
+        return records;
+      }
+      const serviceKey = keys.service(byId.id, serviceMarker);
+      const found = (await this.readKeys([serviceKey]))(serviceKey);
+      records.service = knownService(byId.id, found ? toService(found) : undefined);
+      return records;
+    }
+
+    // By name: the workspace the marker points to, with the service's keys under it.
+    const workspaceKey = keys.workspace(markerId);
+    const second = serviceKeys(markerId);
+    const round2 = await this.readKeys(
+      [workspaceKey, second.byId, second.byName].filter((k): k is Key => k !== undefined),
+    );
+    const byNameItem = round2(workspaceKey);
+    const byName = byNameItem ? toWorkspace(byNameItem) : undefined;
+    records.workspace = known(pickWorkspace(undefined, byName));
+    if (!byName || !svc) return records;
+    const service = round2(second.byId);
+    // A service found only through its name marker would need a third round: left to the handler.
+    if (service || !round2(second.byName)) {
+      records.service = knownService(byName.id, service ? toService(service) : undefined);
+    }
+    return records;
+  }
+}

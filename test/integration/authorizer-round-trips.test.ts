@@ -1,0 +1,278 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type {
+  APIGatewayAuthorizerResult,
+  APIGatewayProxyEvent,
+  APIGatewayProxyResult,
+  APIGatewayRequestAuthorizerEvent,
+  Context,
+} from 'aws-lambda';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { ApiKey } from '../../shared/domain/api-keys.ts';
+import type { Service } from '../../shared/domain/services.ts';
+import type { Workspace } from '../../shared/domain/workspaces.ts';
+import { useHostStore } from '../support/store.ts';
+
+// How many DynamoDB round trips a read makes after authentication (ADR 0099): the authorizer and
+// the handler run in-process against the run's DynamoDB Local, every command the store sends is
+// counted, and the handler gets the authorizer's context as API Gateway would hand it on.
+
+type Handler<E, R> = (event: E, context: Context) => Promise<R>;
+
+const sent: string[] = [];
+let authorizer: Handler<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>;
+let handlers: Record<string, Handler<APIGatewayProxyEvent, APIGatewayProxyResult>>;
+let repos: typeof import('../../shared/store/repositories.ts');
+let apiKeys: typeof import('../../shared/domain/api-keys.ts');
+let workspaces: typeof import('../../shared/domain/workspaces.ts');
+
+const fixture = JSON.parse(
+  readFileSync(new URL('../fixtures/rest-proxy-event.json', import.meta.url), 'utf8'),
+) as APIGatewayProxyEvent;
+
+const context = { awsRequestId: 'it', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
+
+beforeAll(async () => {
+  useHostStore();
+  const { documentClient } = await import('../../shared/store/client.ts');
+  // The local host's IAM stand-in too: the authorizer's BatchGetItem must be declared in its data.
+  const { installDataAccessCheck, withDataAccess } = await import('../../infra/local/data-access.ts');
+  const { authorizerDataAccess, dataAccessOf, routes } = await import('../../shared/api/routes.ts');
+  installDataAccessCheck(documentClient());
+  documentClient().middlewareStack.add(
+    (next, ctx) => async (args) => {
+      sent.push(ctx.commandName ?? 'unknown');
+      return next(args);
+    },
+    { step: 'initialize', name: 'countRoundTrips' },
+  );
+  repos = await import('../../shared/store/repositories.ts');
+  apiKeys = await import('../../shared/domain/api-keys.ts');
+  workspaces = await import('../../shared/domain/workspaces.ts');
+  const auth = (await import('../../functions/authorizer/index.ts')).handler;
+  authorizer = (event) => withDataAccess('authorizer', authorizerDataAccess, () => auth(event));
+  handlers = {};
+  for (const operationId of ['getWorkspace', 'listLayers', 'getService', 'listServices']) {
+    const op = routes.find((r) => r.operationId === operationId);
+    if (!op) throw new Error(operationId);
+    const fn = (await import(`../../${op.handler}`)).handler as Handler<
+      APIGatewayProxyEvent,
+      APIGatewayProxyResult
+    >;
+    handlers[operationId] = (event, ctx) =>
+      withDataAccess(operationId, dataAccessOf(op), () => fn(event, ctx));
+  }
+});
+
+const name = () => `rt-${randomUUID().slice(0, 13)}`;
+
+async function fixtureWorkspace(): Promise<{ ws: Workspace; service: Service; secret: string; key: ApiKey }> {
+  const ws = await workspaces.createWorkspace(repos.workspaceRepository(), { name: name() });
+  const ts = new Date().toISOString();
+  const service: Service = {
+    id: randomUUID(),
+    workspace_id: ws.id,
+    name: name(),
+    type: 'postgis',
+    connection: { host: 'db.example', port: 5432, database: 'gis', user: 'reader' },
+    password_enc: 'sealed-password',
+    enabled: false,
+    status: 'active',
+    version: 1,
+    created_at: ts,
+    updated_at: ts,
+  };
+  await repos.serviceRepository().create(service);
+  const { key, secret } = await apiKeys.createApiKey(repos.apiKeyRepository(), ws.id, {
+    name: 'reader',
+    role_id: 'viewer',
+  });
+  return { ws, service, secret, key };
+}
+
+/** One request through the authorizer and the handler; the commands each sent. */
+async function request(
+  operationId: string,
+  path: string,
+  params: Record<string, string>,
+  headers: Record<string, string>,
+) {
+  sent.length = 0;
+  const authEvent = {
+    type: 'REQUEST',
+    methodArn: `arn:aws:execute-api:local:000000000000:local/v1/GET${path}`,
+    resource: path,
+    path,
+    httpMethod: 'GET',
+    headers,
+    multiValueHeaders: {},
+    pathParameters: params,
+    queryStringParameters: null,
+    multiValueQueryStringParameters: null,
+    stageVariables: null,
+    requestContext: {},
+  } as unknown as APIGatewayRequestAuthorizerEvent;
+  let result: APIGatewayAuthorizerResult;
+  try {
+    result = await authorizer(authEvent, context);
+  } catch (error) {
+    return {
+      status: (error as Error).message === 'Unauthorized' ? 401 : 503,
+      authorizer: [...sent],
+      handler: [],
+    };
+  }
+  const inAuthorizer = [...sent];
+  sent.length = 0;
+  const event: APIGatewayProxyEvent = {
+    ...structuredClone(fixture),
+    httpMethod: 'GET',
+    path,
+    resource: path,
+    body: null,
+    headers: { ...fixture.headers, ...headers },
+    pathParameters: params,
+    requestContext: {
+      ...structuredClone(fixture.requestContext),
+      httpMethod: 'GET',
+      authorizer: { ...result.context, principalId: result.principalId },
+    },
+  };
+  const answer = await (handlers[operationId] as Handler<APIGatewayProxyEvent, APIGatewayProxyResult>)(
+    event,
+    context,
+  );
+  return {
+    status: answer.statusCode,
+    body: JSON.parse(answer.body || '{}') as Record<string, unknown>,
+    authorizer: inAuthorizer,
+    handler: [...sent],
+  };
+}
+
+describe('round trips of a read after authentication (ADR 0099)', () => {
+  it('getWorkspace by id with an API key: one BatchGetItem in the authorizer, nothing more in the handler', async () => {
+    const { ws, secret } = await fixtureWorkspace();
+    const r = await request(
+      'getWorkspace',
+      `/api/v1/workspaces/${ws.id}`,
+      { workspace: ws.id },
+      { 'X-API-Key': secret },
+    );
+    expect(r.status).toBe(200);
+    expect(r.body?.id).toBe(ws.id);
+    expect(r.authorizer).toEqual(['BatchGetItemCommand']);
+    expect(r.handler).toEqual([]);
+  });
+
+  it('getWorkspace by name: two BatchGetItems in the authorizer (the name marker, then the workspace), none in the handler', async () => {
+    const { ws, secret } = await fixtureWorkspace();
+    const r = await request(
+      'getWorkspace',
+      `/api/v1/workspaces/${ws.name}`,
+      { workspace: ws.name },
+      { 'X-API-Key': secret },
+    );
+    expect(r.status).toBe(200);
+    expect(r.body?.name).toBe(ws.name);
+    expect(r.authorizer).toEqual(['BatchGetItemCommand', 'BatchGetItemCommand']);
+    expect(r.handler).toEqual([]);
+  });
+
+  it('listLayers by ids: one BatchGetItem (key, workspace, service) and only its own Query', async () => {
+    const { ws, service, secret } = await fixtureWorkspace();
+    const path = `/api/v1/workspaces/${ws.id}/services/${service.id}/layers`;
+    const r = await request(
+      'listLayers',
+      path,
+      { workspace: ws.id, service: service.id },
+      { 'X-API-Key': secret },
+    );
+    expect(r.status).toBe(200);
+    expect(r.authorizer).toEqual(['BatchGetItemCommand']);
+    expect(r.handler).toEqual(['QueryCommand']);
+  });
+
+  it('getService says a password is configured without the authorizer carrying it', async () => {
+    const { ws, service, secret } = await fixtureWorkspace();
+    const path = `/api/v1/workspaces/${ws.id}/services/${service.name}`;
+    const r = await request(
+      'getService',
+      path,
+      { workspace: ws.id, service: service.name },
+      { 'X-API-Key': secret },
+    );
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ id: service.id, configured_secrets: ['password'] });
+    // By name: the marker in the first round, the service in the second.
+    expect(r.authorizer).toEqual(['BatchGetItemCommand', 'BatchGetItemCommand']);
+    expect(r.handler).toEqual([]);
+  });
+
+  it('answers 404 for a missing service of a workspace the caller reads, without reading it again', async () => {
+    const { ws, secret } = await fixtureWorkspace();
+    const missing = randomUUID();
+    const path = `/api/v1/workspaces/${ws.id}/services/${missing}`;
+    const r = await request(
+      'getService',
+      path,
+      { workspace: ws.id, service: missing },
+      { 'X-API-Key': secret },
+    );
+    expect(r.status).toBe(404);
+    expect(r.body?.reason).toBe('service_not_found');
+    expect(r.handler).toEqual([]);
+  });
+
+  it('gives a caller without a role 403 for a missing and for an existing workspace alike', async () => {
+    const { secret } = await fixtureWorkspace();
+    const other = await fixtureWorkspace();
+    const missing = randomUUID();
+    const a = await request(
+      'getWorkspace',
+      `/api/v1/workspaces/${missing}`,
+      { workspace: missing },
+      { 'X-API-Key': secret },
+    );
+    const b = await request(
+      'getWorkspace',
+      `/api/v1/workspaces/${other.ws.id}`,
+      { workspace: other.ws.id },
+      { 'X-API-Key': secret },
+    );
+    expect([a.status, b.status]).toEqual([403, 403]);
+    expect(a.body?.reason).toBe(b.body?.reason);
+  });
+
+  it('refuses a revoked key on the very next request (the credential is read in the same BatchGetItem)', async () => {
+    const { ws, secret, key } = await fixtureWorkspace();
+    const path = `/api/v1/workspaces/${ws.id}`;
+    expect((await request('getWorkspace', path, { workspace: ws.id }, { 'X-API-Key': secret })).status).toBe(
+      200,
+    );
+    await repos.apiKeyRepository().revoke(key, new Date().toISOString());
+    const r = await request('getWorkspace', path, { workspace: ws.id }, { 'X-API-Key': secret });
+    expect(r.status).toBe(401);
+    expect(r.authorizer).toEqual(['BatchGetItemCommand']);
+  });
+
+  it('keeps a route without a path workspace on the plain credential GetItem', async () => {
+    const { secret } = await fixtureWorkspace();
+    sent.length = 0;
+    await expect(
+      authorizer(
+        {
+          type: 'REQUEST',
+          methodArn: 'arn:aws:execute-api:local:000000000000:local/v1/GET/api/v1/workspaces',
+          httpMethod: 'GET',
+          headers: { 'X-API-Key': secret },
+          pathParameters: null,
+        } as unknown as APIGatewayRequestAuthorizerEvent,
+        context,
+      ),
+    ).resolves.toMatchObject({
+      context: expect.not.objectContaining({ workspaceLookup: expect.anything() }),
+    });
+    expect(sent).toEqual(['GetItemCommand']);
+  });
+});
