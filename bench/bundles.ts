@@ -1,9 +1,16 @@
 import { spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type BuildOptions, build, type Metafile } from 'esbuild';
-import { bundling, wasmAssets } from '../infra/bundling.ts';
+import {
+  bundling,
+  SIDECAR_DIR,
+  type StagedAsset,
+  sidecarEntryPoints,
+  stageBeside,
+} from '../infra/bundling.ts';
+import { kb, median, table } from './stats.ts';
 
 export const root = resolve(import.meta.dirname, '..');
 
@@ -24,8 +31,8 @@ export interface Bundle extends BundleTarget {
   /** Input path (relative to the repo) → bytes it contributes to the minified output. */
   inputs: Map<string, number>;
   importMs: number[];
-  /** Files staged beside the bundle that it loads at run time (not in `bytes`). */
-  assets: { name: string; bytes: number }[];
+  /** Files staged beside the bundle that it loads at run time (not in `bytes`): WebAssembly, data, sidecars. */
+  assets: StagedAsset[];
   buildError?: string;
   importError?: string;
 }
@@ -40,26 +47,38 @@ export function esbuildOptions(): BuildOptions {
   return { ...rest, banner: { js: banner }, mainFields: [...mainFields], external: [...external] };
 }
 
-function fromMetafile(t: BundleTarget, file: string, output: Metafile['outputs'][string]): Bundle {
+function fromMetafile(
+  t: BundleTarget,
+  file: string,
+  output: Metafile['outputs'][string],
+  outDir: string,
+): Bundle {
   const inputs = new Map<string, number>();
   for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) inputs.set(input, bytesInOutput);
-  return stageAssets({ ...t, file, bytes: statSync(file).size, inputs, importMs: [], assets: [] });
+  const assets = stageBeside(file, dirname(file), root, outDir);
+  return { ...t, file, bytes: statSync(file).size, inputs, importMs: [], assets };
 }
 
-/**
- * WebAssembly a dependency loads from beside the bundle (libpg-query, node-sqlite3-wasm): staged
- * exactly as `infra/constructs/function-bundles.ts` stages it for CDK (when the bundle names it).
- */
-function stageAssets(bundle: Bundle): Bundle {
-  const text = readFileSync(bundle.file, 'utf8');
-  const assets: Bundle['assets'] = [];
-  for (const asset of wasmAssets) {
-    if (!text.includes(asset.name)) continue;
-    const source = join(root, asset.source);
-    copyFileSync(source, join(dirname(bundle.file), asset.name));
-    assets.push({ name: asset.name, bytes: statSync(source).size });
+/** A sidecar built beside the bundles (ADR 0100), and what is in it. */
+export interface Sidecar {
+  name: string;
+  file: string;
+  bytes: number;
+  inputs: Map<string, number>;
+}
+
+/** The sidecars of the last `buildBundles` (by file name), with their metafile inputs. */
+export const builtSidecars = new Map<string, Sidecar>();
+
+function recordSidecars(metafile: Metafile | undefined): void {
+  for (const [out, o] of Object.entries(metafile?.outputs ?? {})) {
+    const file = resolve(root, out);
+    if (!file.includes(`/${SIDECAR_DIR}/`)) continue;
+    const inputs = new Map<string, number>();
+    for (const [input, { bytesInOutput }] of Object.entries(o.inputs)) inputs.set(input, bytesInOutput);
+    const name = file.slice(file.lastIndexOf('/') + 1);
+    builtSidecars.set(name, { name, file, bytes: o.bytes, inputs });
   }
-  return { ...bundle, assets };
 }
 
 /**
@@ -78,21 +97,28 @@ export async function buildBundles(targets: readonly BundleTarget[], outDir: str
     write: true,
     logLevel: 'silent',
   };
+  builtSidecars.clear();
   try {
     const result = await build({
       ...common,
-      entryPoints: Object.fromEntries(targets.map((t) => [t.name, join(root, t.entry)])),
+      entryPoints: {
+        ...Object.fromEntries(targets.map((t) => [t.name, join(root, t.entry)])),
+        ...sidecarEntryPoints(root),
+      },
       outdir: outDir,
     });
+    recordSidecars(result.metafile);
     const outputs = Object.entries(result.metafile?.outputs ?? {});
     return targets.map((t) => {
       const found = outputs.find(
         ([, o]) => o.entryPoint && resolve(root, o.entryPoint) === join(root, t.entry),
       );
       if (!found) throw new Error(`esbuild produced no output for ${t.entry}`);
-      return fromMetafile(t, resolve(root, found[0]), found[1]);
+      return fromMetafile(t, resolve(root, found[0]), found[1], outDir);
     });
   } catch {
+    const sidecarBuild = await build({ ...common, entryPoints: sidecarEntryPoints(root), outdir: outDir });
+    recordSidecars(sidecarBuild.metafile);
     return Promise.all(
       targets.map(async (t): Promise<Bundle> => {
         const file = join(outDir, `${t.name}.mjs`);
@@ -100,7 +126,7 @@ export async function buildBundles(targets: readonly BundleTarget[], outDir: str
           const result = await build({ ...common, entryPoints: [join(root, t.entry)], outfile: file });
           const output = Object.values(result.metafile?.outputs ?? {}).find((o) => o.entryPoint);
           if (!output) throw new Error(`esbuild produced no output for ${t.entry}`);
-          return fromMetafile(t, file, output);
+          return fromMetafile(t, file, output, outDir);
         } catch (error) {
           const message = (error as Error).message.split('\n').slice(0, 4).join(' ');
           return { ...t, file, bytes: 0, inputs: new Map(), importMs: [], assets: [], buildError: message };
@@ -111,11 +137,20 @@ export async function buildBundles(targets: readonly BundleTarget[], outDir: str
 }
 
 const PROBE =
-  'const t0 = performance.now(); await import(process.argv[1]); const t1 = performance.now();' +
-  " console.log('BENCH_IMPORT_MS ' + (t1 - t0));";
+  'const t0 = performance.now(); await import(process.argv[1]);' +
+  " for (const f of process.argv.slice(2)) { if (f.endsWith('.json')) JSON.parse(await (await import('node:fs/promises')).readFile(new URL(f), 'utf8')); else await import(f); }" +
+  " const t1 = performance.now(); console.log('BENCH_IMPORT_MS ' + (t1 - t0));";
 
-/** Imports `file` in a fresh `node` and returns the milliseconds `await import()` took inside it. */
-export function importTime(file: string): Promise<number> {
+/**
+ * Imports `file` in a fresh `node` and returns the milliseconds `await import()` took inside it.
+ * `then`: files loaded after it in the same timing, as the first request of a lazy path loads
+ * them (sidecars are imported, `.json` files read and parsed); `extraEnv`: e.g. tracing on.
+ */
+export function importTime(
+  file: string,
+  then: string[] = [],
+  extraEnv: Record<string, string> = {},
+): Promise<number> {
   return new Promise((resolvePromise, reject) => {
     // A clean environment: no NODE_OPTIONS (tsx), no compile cache; what a Lambda sets that matters.
     const env: Record<string, string> = {
@@ -125,8 +160,10 @@ export function importTime(file: string): Promise<number> {
       TABLE_NAME: 'geoplane',
       NODE_ENV: 'production',
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      ...extraEnv,
     };
-    const child = spawn(process.execPath, ['--input-type=module', '-e', PROBE, pathToFileURL(file).href], {
+    const args = [pathToFileURL(file).href, ...then.map((f) => pathToFileURL(f).href)];
+    const child = spawn(process.execPath, ['--input-type=module', '-e', PROBE, ...args], {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
       timeout: 30_000,
@@ -221,4 +258,184 @@ export function growthOverFloor(
     .map(([group, bytes]) => ({ group, bytes: bytes - (base.get(group) ?? 0) }))
     .filter((g) => g.bytes > 0)
     .sort((a, b) => b.bytes - a.bytes);
+}
+
+// ---- where the bytes go (esbuild metafile) and the lazy paths (ADR 0100) ---------------------------
+
+const KiB = kb;
+
+/**
+ * The metafile of chosen bundles against the floor: each one's largest inputs (files) and the
+ * packages (or first-party folders) it carries beyond the floor's, so "where do the bytes over the
+ * floor go" is answered from esbuild's own accounting rather than guessed.
+ */
+export function metafileSection(
+  floor: Bundle,
+  chosen: readonly Bundle[],
+  topFiles = 12,
+  topGroups = 16,
+): string {
+  const out: string[] = ['### Where the bytes go: esbuild metafile of the floor, a read and a change', ''];
+  const floorGroups = [...grouped(floor, packageOf)].sort((a, b) => b[1] - a[1]);
+  out.push(
+    `The floor (${KiB(floor.bytes)} KB) by package: ${floorGroups
+      .slice(0, 8)
+      .map(([g, b]) => `${g} ${KiB(b)}`)
+      .join(' · ')}.`,
+    '',
+  );
+  for (const b of chosen) {
+    if (b.buildError) continue;
+    const over = growthOverFloor(b, floor, packageOf).filter((g) => g.bytes >= 51);
+    const sum = over.reduce((a, g) => a + g.bytes, 0);
+    const files = [...b.inputs]
+      .filter(([input]) => !floor.inputs.has(input))
+      .sort((x, y) => y[1] - x[1])
+      .slice(0, topFiles);
+    out.push(
+      `**\`${b.name}\`** (${b.label}): ${KiB(b.bytes)} KB, ${KiB(b.bytes - floor.bytes)} KB over the floor; ` +
+        `the packages and folders it adds (${KiB(sum)} KB in all):`,
+      '',
+      table(
+        ['package or folder', 'KB over the floor'],
+        over.slice(0, topGroups).map((g) => [`\`${g.group}\``, KiB(g.bytes)]),
+        '---|---:',
+      ),
+      '',
+      `Its largest input files not in the floor: ${files.map(([f, n]) => `\`${f.replace(/^node_modules\//, '')}\` ${KiB(n)}`).join(' · ')}.`,
+      '',
+    );
+  }
+  return out.join('\n');
+}
+
+/** One lazily loaded path: the bundle, what its first request loads beside it, and the cold path measured. */
+export interface ColdPath {
+  bundle: Bundle;
+  /** What the path loads on first use (sidecar or data file names, staged beside the bundle). */
+  loads: string[];
+  /** Extra environment (tracing on). */
+  env?: Record<string, string>;
+  what: string;
+  ms: number[];
+  error?: string;
+}
+
+/**
+ * Import time plus what the lazy path loads (sidecars imported, data read and parsed) in one fresh
+ * process, `runs` times: the cold path of a route whose heavy part is not in its bundle.
+ */
+export async function measureColdPaths(paths: ColdPath[], runs: number): Promise<void> {
+  for (let run = 0; run < runs; run++) {
+    for (const p of paths) {
+      if (p.error || p.bundle.buildError) continue;
+      const dir = dirname(p.bundle.file);
+      try {
+        p.ms.push(
+          await importTime(
+            p.bundle.file,
+            p.loads.map((n) => join(dir, n)),
+            p.env,
+          ),
+        );
+      } catch (error) {
+        p.error = (error as Error).message;
+      }
+    }
+  }
+}
+
+/** The sidecars and data files staged beside bundles, their sizes and the cold paths that load them. */
+export function sidecarSection(
+  bundles: readonly Bundle[],
+  floor: Bundle,
+  paths: readonly ColdPath[],
+): string {
+  const floorMs = median(floor.importMs);
+  const users = new Map<string, { bytes: number; kind: string; in: number }>();
+  for (const b of bundles) {
+    for (const a of b.assets) {
+      const cur = users.get(a.name) ?? { bytes: a.bytes, kind: a.kind, in: 0 };
+      users.set(a.name, { ...cur, in: cur.in + 1 });
+    }
+  }
+  const rows = [...users].map(([name, u]) => {
+    const side = builtSidecars.get(name);
+    const top = side
+      ? [...grouped({ inputs: side.inputs } as Bundle, packageOf)]
+          .sort((x, y) => y[1] - x[1])
+          .slice(0, 3)
+          .map(([g, n]) => `${g} ${KiB(n)}`)
+          .join(' · ')
+      : '';
+    return [`\`${name}\``, u.kind, KiB(u.bytes), String(u.in), top];
+  });
+  const coldRows = paths.map((p) => {
+    const ms = median(p.ms);
+    return [
+      `\`${p.bundle.name}\``,
+      p.what,
+      p.loads.map((n) => `\`${n}\``).join(', '),
+      KiB(
+        p.bundle.bytes +
+          p.loads.reduce((a, n) => a + (p.bundle.assets.find((x) => x.name === n)?.bytes ?? 0), 0),
+      ),
+      p.error ? 'ERROR' : ms.toFixed(1),
+      p.error ? 'n/a' : `${(ms / floorMs).toFixed(2)}×`,
+    ];
+  });
+  return [
+    '### Lazy paths: sidecars and data beside the bundles (ADR 0100)',
+    '',
+    "Not in any bundle's bytes above: files staged beside the bundles that name them (`infra/bundling.ts` " +
+      '`stageBeside`, as CDK stages them), loaded only on the path that needs them.',
+    '',
+    table(
+      ['file', 'kind', 'KB', 'beside how many bundles', 'largest packages (KB)'],
+      rows,
+      '---|---|---:|---:|---',
+    ),
+    '',
+    'Cold paths measured separately: a fresh `node` imports the bundle and then what the path loads ' +
+      '(sidecars imported, the OpenAPI document read and parsed), timed together; the median of the runs. ' +
+      'The first request itself (DynamoDB, PostGIS) is not included.',
+    '',
+    table(
+      ['bundle', 'path', 'loads', 'KB loaded', 'import + lazy load ms', '× floor import'],
+      coldRows,
+      '---|---|---|---:|---:|---:',
+    ),
+    '',
+  ].join('\n');
+}
+
+/**
+ * The cold paths worth measuring: tracing on (Lambda's default, ADR 0092) for `typical`, and for
+ * every other sidecar or data file the first bundle (in order) that loads it.
+ */
+export function coldPathsOf(bundles: readonly Bundle[], typical: Bundle | undefined): ColdPath[] {
+  const paths: ColdPath[] = [];
+  const tracer = 'tracer.sidecar.mjs';
+  if (typical?.assets.some((a) => a.name === tracer))
+    paths.push({
+      bundle: typical,
+      loads: [],
+      env: { AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x' },
+      what: 'tracing on (AWS_EXECUTION_ENV set): the init phase imports the tracer sidecar',
+      ms: [],
+    });
+  const seen = new Set<string>([tracer]);
+  for (const b of bundles) {
+    for (const a of b.assets) {
+      if (seen.has(a.name) || a.kind === 'wasm') continue;
+      seen.add(a.name);
+      paths.push({
+        bundle: b,
+        loads: [a.name],
+        what: a.kind === 'data' ? `first request reads \`${a.name}\`` : `first use imports \`${a.name}\``,
+        ms: [],
+      });
+    }
+  }
+  return paths;
 }

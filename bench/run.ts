@@ -13,6 +13,8 @@
  * whenever the measurement itself succeeded. Everything it starts is stopped, also on errors.
  * `BENCH_ONLY=scaling npm run bench` runs section 3 alone (its own stack, ~4 minutes) and writes
  * its report to `.bench/results-scaling.md` instead, so bench/results.md keeps the full run.
+ * `BENCH_ONLY=bundles` runs section 2 alone (bundle sizes, import times, the cold paths of the
+ * lazily loaded routes) into `.bench/results-bundles.md`.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -31,14 +33,25 @@ import {
   type Bundle,
   type BundleTarget,
   buildBundles,
+  type ColdPath,
+  coldPathsOf,
   folderOf,
   grouped,
   growthOverFloor,
+  measureColdPaths,
   measureImports,
+  metafileSection,
   packageOf,
   root,
+  sidecarSection,
 } from './bundles.ts';
 import { cleanup, installExitHandlers, onCleanup, stopNow, stopStarting, wasInterrupted } from './cleanup.ts';
+import {
+  concurrencyAlone,
+  concurrencySection,
+  concurrencyTarget,
+  measureConcurrency,
+} from './concurrency.ts';
 import { consoleSection, measureConsole } from './console.ts';
 import { deletionSection, measureDeletion } from './deletion.ts';
 import { startFloorServer, stopChild } from './floor-process.ts';
@@ -78,6 +91,9 @@ const BUNDLE_SIZE_MAX = 1.25;
 const IMPORT_TIME_MAX = 1.25;
 
 const FLOOR_NAME = 'floor/floor-handler';
+/** The bundles whose metafile section 2 shows against the floor's: a typical read and a typical change. */
+const TYPICAL_READ = 'workspaces/get-workspace';
+const TYPICAL_CHANGE = 'workspaces/update-workspace';
 const AUTHORIZER_ENTRY = 'functions/authorizer/index.ts';
 const bundleDir = join(root, '.bench', 'bundles');
 const resultsFile = join(root, 'bench', 'results.md');
@@ -486,7 +502,23 @@ function latencySection(outcome: LatencyOutcome, verdicts: Verdicts): string {
   ].join('\n');
 }
 
-function bundleSection(bundles: Bundle[], importRuns: number, verdicts: Verdicts): string {
+/** Import time plus the lazy load of the routes whose heavy part sits beside their bundle (ADR 0100). */
+async function measureLazyPaths(bundles: Bundle[], runs: number): Promise<ColdPath[]> {
+  const paths = coldPathsOf(
+    bundles,
+    bundles.find((b) => b.name === TYPICAL_READ),
+  );
+  progress(`cold paths: ${paths.length} lazily loaded paths, ${runs} runs`);
+  await measureColdPaths(paths, runs);
+  return paths;
+}
+
+function bundleSection(
+  bundles: Bundle[],
+  importRuns: number,
+  verdicts: Verdicts,
+  coldPaths: ColdPath[] = [],
+): string {
   const floor = bundles.find((b) => b.name === FLOOR_NAME) as Bundle;
   const floorImport = median(floor.importMs);
   const rows: string[][] = [];
@@ -568,12 +600,8 @@ function bundleSection(bundles: Bundle[], importRuns: number, verdicts: Verdicts
         .map(([group, bytes]) => `${group} ${kb(bytes)}`)
         .join(' · '),
     ]);
-  const withAssets = lambdas.filter((b) => b.assets.length);
-  const assetNote = withAssets.length
-    ? `${withAssets.length} bundles load \`${withAssets[0]?.assets[0]?.name}\` (${kb(withAssets[0]?.assets[0]?.bytes ?? 0)} KB, ` +
-      'not counted in the bytes above) from beside them at import, staged there as `infra/constructs/function-bundles.ts` ' +
-      `stages it for CDK; their import time includes compiling it: ${withAssets.map((b) => `\`${b.name}\``).join(', ')}.\n`
-    : '';
+  const assetNote = sidecarSection(bundles, floor, coldPaths);
+  const typical = [TYPICAL_READ, TYPICAL_CHANGE].flatMap((n) => bundles.filter((b) => b.name === n));
 
   return [
     '## 2. Lambda bundles: size and import time vs the floor',
@@ -627,6 +655,7 @@ function bundleSection(bundles: Bundle[], importRuns: number, verdicts: Verdicts
           '',
         ].join('\n')
       : 'No bundle is over the size target.\n',
+    metafileSection(floor, typical),
     "### The largest bundles: their three largest packages (absolute, the floor's share included)",
     '',
     table(['bundle', 'KB', 'largest packages (KB)'], largest, '---|---:|---'),
@@ -635,7 +664,41 @@ function bundleSection(bundles: Bundle[], importRuns: number, verdicts: Verdicts
 
 // ---- one section alone (BENCH_ONLY) -------------------------------------------------------------
 /** Sections that can run alone, by the name BENCH_ONLY takes. */
-const ALONE: Record<string, () => Promise<number>> = { scaling: scalingAlone, console: consoleAlone };
+const ALONE: Record<string, () => Promise<number>> = {
+  scaling: scalingAlone,
+  console: consoleAlone,
+  bundles: bundlesAlone,
+  concurrency: () => concurrencyAlone(startScalingStack, progress),
+};
+
+/** Section 2 on its own (bundling and import times, nothing started); the report goes to `.bench/`. */
+async function bundlesAlone(): Promise<number> {
+  progress(`BENCH_ONLY=bundles: bundling ${bundleTargets().length} entry points with infra/bundling.ts`);
+  const bundles = await buildBundles(bundleTargets(), bundleDir);
+  const floorBuild = bundles.find((b) => b.name === FLOOR_NAME);
+  if (floorBuild?.buildError) throw new Error(`the floor handler does not build: ${floorBuild.buildError}`);
+  const importRuns = await measureImports(bundles, IMPORT_RUNS, IMPORT_BUDGET_MS, progress);
+  const coldPaths = await measureLazyPaths(bundles, importRuns);
+  const verdicts: Verdicts = { lines: [] };
+  const part2 = bundleSection(bundles, importRuns, verdicts, coldPaths);
+  const load = (l: number[]) => l.map((n) => n.toFixed(1)).join(' ');
+  const report = [
+    '# GeoPlane benchmark — section 2 alone (`BENCH_ONLY=bundles`)',
+    '',
+    `${new Date().toISOString()} · ${gitDescription()} · Node ${process.version} · ${cpus().length} × ` +
+      `${cpus()[0]?.model.trim() ?? 'unknown CPU'} · load average ${load(loadAtStart)} at start, ${load(loadavg())} at end · ` +
+      `run took ${fixed((Date.now() - startedAt) / 1000, 0)} s`,
+    '',
+    ...verdicts.lines,
+    '',
+    part2,
+  ].join('\n');
+  const file = join(root, '.bench', 'results-bundles.md');
+  mkdirSync(join(root, '.bench'), { recursive: true });
+  writeFileSync(file, report);
+  process.stdout.write(`${report}\n(also written to ${file})\n`);
+  return bundles.some((b) => b.importError || b.buildError) ? 1 : 0;
+}
 
 /** Section 6 on its own (it starts nothing); the report goes to `.bench/`, not bench/results.md. */
 async function consoleAlone(): Promise<number> {
@@ -710,6 +773,7 @@ async function main(): Promise<number> {
   const phases: [string, number][] = [['bundling and idle startups', Date.now() - startedAt]];
   let t = Date.now();
   const importRuns = await measureImports(bundles, IMPORT_RUNS, IMPORT_BUDGET_MS, progress);
+  const coldPaths = await measureLazyPaths(bundles, importRuns);
   phases.push(['import times', Date.now() - t]);
 
   // Startup and data, nothing measured: the main host's PostGIS initialises while the scaling
@@ -728,6 +792,9 @@ async function main(): Promise<number> {
   t = Date.now();
   const scaling = await measureScaling(scalingSetup, { ...SCALING, budgetMs: scalingBudget }, progress);
   phases.push(['scaling run (measured pages)', Date.now() - t]);
+  t = Date.now();
+  const concurrency = await measureConcurrency(concurrencyTarget(scalingStack, scalingSetup.small), progress);
+  phases.push(['concurrency run (section 7)', Date.now() - t]);
   t = Date.now();
   // Section 4 on the scaling stack (DynamoDB Local in memory, no PostGIS), in workspaces of its own.
   const deletion = await measureDeletion({ ...scalingStack, table: 'geoplane' }, progress);
@@ -772,7 +839,7 @@ async function main(): Promise<number> {
   const seconds = (Date.now() - startedAt) / 1000;
   const verdicts: Verdicts = { lines: [] };
   const part1 = latencySection(latency, verdicts);
-  const part2 = bundleSection(bundles, importRuns, verdicts);
+  const part2 = bundleSection(bundles, importRuns, verdicts, coldPaths);
   const part3 = scalingSection(scaling, SCALING, verdicts.lines);
   const part4 = deletionSection(deletion, verdicts.lines);
   const part5 = importsSection(imports, verdicts.lines);
@@ -808,6 +875,8 @@ async function main(): Promise<number> {
     part5,
     '',
     part6,
+    '',
+    concurrencySection(concurrency),
   ].join('\n');
   // Tables come aligned from `table()` (biome leaves markdown alone).
   writeFileSync(resultsFile, report);

@@ -1,3 +1,6 @@
+import { copyFileSync, existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
 /**
  * esbuild options shared by CDK (NodejsFunction bundling) and `npm run bench`, so the bundle
  * sizes the benchmark reports are the ones deployed (DESIGN §2).
@@ -20,6 +23,9 @@ export const bundling = {
     "import { dirname as __dn } from 'node:path'; const require = __cr(import.meta.url); " +
     'const __filename = __fu(import.meta.url); const __dirname = __dn(__filename);',
   legalComments: 'none',
+  // Marks the code as bundled (ADR 0100): a module whose one-path dependency ships as a sidecar
+  // loads the sidecar from beside the bundle instead of the package (esbuild drops the other branch).
+  define: { GEOPLANE_BUNDLE: 'true' },
 } as const;
 
 /**
@@ -32,3 +38,89 @@ export const wasmAssets: readonly { name: string; source: string }[] = [
   { name: 'libpg-query.wasm', source: 'node_modules/libpg-query/wasm/libpg-query.wasm' },
   { name: 'node-sqlite3-wasm.wasm', source: 'node_modules/node-sqlite3-wasm/dist/node-sqlite3-wasm.wasm' },
 ];
+
+/** A file a bundle reads from beside it: data or WebAssembly (staged when the bundle names it). */
+export interface FileAsset {
+  name: string;
+  /** Relative to the repository root. */
+  source: string;
+}
+
+/**
+ * Data files read from beside the bundle on the path that needs them (ADR 0100): getOpenAPI's
+ * document, so the bundle doesn't inline 250 KB of JSON.
+ */
+export const dataAssets: readonly FileAsset[] = [
+  { name: 'openapi.document.json', source: 'docs/openapi.json' },
+];
+
+/**
+ * Sidecars (ADR 0100): a one-path dependency built as its own ES module in the same esbuild run as
+ * the functions, with the same options, and staged beside every bundle that names it. The module
+ * that needs it imports the package when run from source and `./<name>` beside the bundle when
+ * bundled (`GEOPLANE_BUNDLE`), on its path only: the bundle neither carries nor evaluates it.
+ * Only third-party code goes in a sidecar (no module of this project, so no class is loaded twice).
+ */
+export const sidecars: readonly { name: string; entry: string }[] = [
+  { name: 'tracer.sidecar.mjs', entry: 'shared/log/tracer-sidecar.ts' },
+  { name: 'libpg-query.sidecar.mjs', entry: 'shared/datasources/libpg-query-sidecar.ts' },
+  { name: 'geotiff.sidecar.mjs', entry: 'shared/datasources/geotiff-sidecar.ts' },
+  { name: 'style-spec.sidecar.mjs', entry: 'shared/domain/style-spec-sidecar.ts' },
+];
+
+/** The folder of the build output the sidecars are written to (`<outdir>/_sidecars/<name>`). */
+export const SIDECAR_DIR = '_sidecars';
+
+/** esbuild entry points of the sidecars, keyed by their output name under the outdir. */
+export function sidecarEntryPoints(root: string): Record<string, string> {
+  return Object.fromEntries(
+    sidecars.map((s) => [`${SIDECAR_DIR}/${s.name.replace(/\.mjs$/, '')}`, join(root, s.entry)]),
+  );
+}
+
+/** What was staged beside one bundle. */
+export interface StagedAsset {
+  name: string;
+  bytes: number;
+  kind: 'wasm' | 'data' | 'sidecar';
+}
+
+/**
+ * Copies into `dir` every file the bundle `file` names: its WebAssembly, data files and sidecars,
+ * and, in turn, what each sidecar names. `outDir` is the esbuild outdir the sidecars were built
+ * into. CDK (`infra/constructs/function-bundles.ts`), the benchmark and the bundle tests all stage
+ * with this, so what they load is what is deployed.
+ */
+export function stageBeside(file: string, dir: string, root: string, outDir: string): StagedAsset[] {
+  const staged = new Map<string, StagedAsset>();
+  const visit = (text: string) => {
+    for (const asset of wasmAssets) {
+      if (staged.has(asset.name) || !text.includes(asset.name)) continue;
+      copyFileSync(join(root, asset.source), join(dir, asset.name));
+      staged.set(asset.name, {
+        name: asset.name,
+        bytes: statSync(join(root, asset.source)).size,
+        kind: 'wasm',
+      });
+    }
+    for (const asset of dataAssets) {
+      if (staged.has(asset.name) || !text.includes(asset.name)) continue;
+      copyFileSync(join(root, asset.source), join(dir, asset.name));
+      staged.set(asset.name, {
+        name: asset.name,
+        bytes: statSync(join(root, asset.source)).size,
+        kind: 'data',
+      });
+    }
+    for (const sidecar of sidecars) {
+      if (staged.has(sidecar.name) || !text.includes(sidecar.name)) continue;
+      const built = join(outDir, SIDECAR_DIR, sidecar.name);
+      if (!existsSync(built)) throw new Error(`sidecar ${sidecar.name} was not built into ${outDir}`);
+      copyFileSync(built, join(dir, sidecar.name));
+      staged.set(sidecar.name, { name: sidecar.name, bytes: statSync(built).size, kind: 'sidecar' });
+      visit(readFileSync(built, 'utf8'));
+    }
+  };
+  visit(readFileSync(file, 'utf8'));
+  return [...staged.values()];
+}

@@ -1,10 +1,10 @@
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { AssetHashType, DockerImage } from 'aws-cdk-lib';
 import { Code } from 'aws-cdk-lib/aws-lambda';
 import { type BuildOptions, buildSync } from 'esbuild';
-import { bundling, wasmAssets } from '../bundling.ts';
+import { bundling, sidecarEntryPoints, stageBeside } from '../bundling.ts';
 
 /**
  * `infra/bundling.ts` as esbuild's build API takes it: the values unchanged, only the banner
@@ -56,13 +56,9 @@ export class FunctionBundles {
           tryBundle: (outputDir) => {
             const bundle = this.bundleOf(entry);
             copyFileSync(bundle, join(outputDir, 'index.mjs'));
-            // WebAssembly a dependency loads from beside the bundle (libpg-query, node-sqlite3-wasm).
-            const text = readFileSync(bundle, 'utf8');
-            for (const asset of wasmAssets) {
-              if (text.includes(asset.name)) {
-                copyFileSync(join(this.root, asset.source), join(outputDir, asset.name));
-              }
-            }
+            // What it loads from beside it: WebAssembly (libpg-query, node-sqlite3-wasm), data and
+            // sidecars (ADR 0100).
+            stageBeside(bundle, outputDir, this.root, this.outDir as string);
             this.copied(entry);
             return true;
           },
@@ -79,7 +75,10 @@ export class FunctionBundles {
       buildSync({
         ...esbuildOptions(),
         absWorkingDir: this.root,
-        entryPoints: Object.fromEntries(this.entries.map((e) => [outputName(e), join(this.root, e)])),
+        entryPoints: {
+          ...Object.fromEntries(this.entries.map((e) => [outputName(e), join(this.root, e)])),
+          ...sidecarEntryPoints(this.root),
+        },
         outdir: outDir,
         outExtension: { '.js': '.mjs' },
         logLevel: 'warning',

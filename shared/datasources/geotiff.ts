@@ -1,7 +1,25 @@
-import { GeoTIFF } from 'geotiff';
+import type { GeoTIFF } from 'geotiff';
 import { DomainError, RuleViolationError } from '../domain/errors.ts';
 import type { GranuleHeader, RasterSources } from '../domain/mosaics.ts';
 import { type ByteRangeReader, rootStore } from './geotiff-readers.ts';
+
+/** Set by `infra/bundling.ts` in the Lambda bundles; undefined when run from source. */
+declare const GEOPLANE_BUNDLE: true | undefined;
+
+let parser: Promise<{ GeoTIFF: typeof GeoTIFF }> | undefined;
+
+/** `geotiff`, loaded on the first header read (ADR 0100): the sidecar beside the bundle, or the package from source. */
+function geotiff(): Promise<{ GeoTIFF: typeof GeoTIFF }> {
+  parser ??= (
+    typeof GEOPLANE_BUNDLE !== 'undefined'
+      ? import(new URL('./geotiff.sidecar.mjs', import.meta.url).href)
+      : import('geotiff')
+  ).catch((error: unknown) => {
+    parser = undefined;
+    throw error;
+  });
+  return parser;
+}
 
 /** Bytes fetched first and kept: a COG's IFDs and GeoKeys sit at its start, so most headers need one read. */
 const HEAD_BYTES = 64 * 1024;
@@ -37,6 +55,7 @@ export async function readGeoTiffHeader(reader: ByteRangeReader, name: string): 
     fileSize: null,
     close: async () => {},
   };
+  const { GeoTIFF } = await geotiff();
   try {
     const tiff = await GeoTIFF.fromSource(source as never);
     const image = await tiff.getImage();

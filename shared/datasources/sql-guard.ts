@@ -8,8 +8,29 @@
  * on an allowlist. It is the first line of defence; the caller's READ ONLY transaction and
  * statement_timeout are the second.
  */
-import { parse } from 'libpg-query';
+import type { parse as ParseSql } from 'libpg-query';
 import { MAX_SQL_BYTES } from '../domain/datasource.ts';
+
+/** Set by `infra/bundling.ts` in the Lambda bundles; undefined when run from source. */
+declare const GEOPLANE_BUNDLE: true | undefined;
+
+let parser: Promise<{ parse: typeof ParseSql }> | undefined;
+
+/**
+ * The parser, loaded on the first parse (ADR 0100): from the sidecar beside the bundle, or the
+ * package when run from source. Its WebAssembly compiles then, not at every cold start.
+ */
+function sqlParser(): Promise<{ parse: typeof ParseSql }> {
+  parser ??= (
+    typeof GEOPLANE_BUNDLE !== 'undefined'
+      ? import(new URL('./libpg-query.sidecar.mjs', import.meta.url).href)
+      : import('libpg-query')
+  ).catch((error: unknown) => {
+    parser = undefined;
+    throw error;
+  });
+  return parser;
+}
 
 /**
  * What the parse tree can't decide alone (ADR 0035): names that attribute notation may turn into a
@@ -531,7 +552,8 @@ export async function checkSql(sql: string): Promise<SqlCheck> {
   if (sql.includes('\0')) return { ok: false, error: 'SQL must not contain NUL characters' };
   if (sql.trim() === '') return { ok: false, error: 'no SQL statement found: the input is empty' };
 
-  let tree: Awaited<ReturnType<typeof parse>>;
+  const { parse } = await sqlParser();
+  let tree: Awaited<ReturnType<typeof ParseSql>>;
   try {
     tree = await parse(sql);
   } catch (error) {

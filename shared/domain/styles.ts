@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { validateStyleMin } from '@maplibre/maplibre-gl-style-spec';
+import type { validateStyleMin as ValidateStyle } from '@maplibre/maplibre-gl-style-spec';
 import { DependencyConflictError, InvalidInputError, NotFoundError, StateConflictError } from './errors.ts';
 import { lastWriterWinsOn } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
@@ -7,6 +7,35 @@ import { checkVersion } from './workspaces.ts';
 import { parseXml, type XmlNode } from './xml.ts';
 
 export type StyleFormat = 'sld_1.0.0' | 'sld_1.1.0' | 'se_1.1.0' | 'mapbox';
+
+/** Set by `infra/bundling.ts` in the Lambda bundles; undefined when run from source. */
+declare const GEOPLANE_BUNDLE: true | undefined;
+
+let validateStyleMin: typeof ValidateStyle | undefined;
+let loadingValidator: Promise<typeof ValidateStyle> | undefined;
+
+/**
+ * Loads the MapLibre style-spec validator (ADR 0100): ~200 KB that only a Mapbox style's save
+ * needs, so it is a sidecar beside the style bundles (the package when run from source), loaded
+ * on the first such save. `checkStyleBody` needs it loaded for Mapbox bodies.
+ */
+export function loadStyleValidator(): Promise<typeof ValidateStyle> {
+  loadingValidator ??= (
+    (typeof GEOPLANE_BUNDLE !== 'undefined'
+      ? import(new URL('./style-spec.sidecar.mjs', import.meta.url).href)
+      : import('@maplibre/maplibre-gl-style-spec')) as Promise<{ validateStyleMin: typeof ValidateStyle }>
+  ).then(
+    (spec) => {
+      validateStyleMin = spec.validateStyleMin;
+      return spec.validateStyleMin;
+    },
+    (error: unknown) => {
+      loadingValidator = undefined;
+      throw error;
+    },
+  );
+  return loadingValidator;
+}
 
 /** Distinct assets one style may reference (each is a transaction item on save; ADR 0052). */
 export const MAX_ASSET_REFERENCES = 20;
@@ -162,7 +191,7 @@ const xmlRoots: Record<Exclude<StyleFormat, 'mapbox'>, { roots: string[]; versio
 /**
  * Validates a style body for its format and returns the normalised text and the assets it
  * references: SLD/SE must be well-formed XML with the format's root element and version; Mapbox
- * styles must pass the MapLibre style-spec validator.
+ * styles must pass the MapLibre style-spec validator (loaded first with {@link loadStyleValidator}).
  */
 export function checkStyleBody(
   format: StyleFormat,
@@ -183,7 +212,9 @@ export function checkStyleBody(
       invalidStyle('A mapbox style body must be a JSON object.');
     // Depth first: the validator and JSON.stringify recurse.
     checkJsonDepth(style);
-    const errors = validateStyleMin(style as Parameters<typeof validateStyleMin>[0]);
+    if (!validateStyleMin)
+      throw new Error('loadStyleValidator() must settle before a Mapbox style is checked');
+    const errors = validateStyleMin(style as Parameters<typeof ValidateStyle>[0]);
     if (errors.length) {
       throw new InvalidInputError(
         'invalid_style',
@@ -256,6 +287,7 @@ export async function createStyle(
   input: StyleInput,
   now = new Date(),
 ): Promise<Style> {
+  if (input.format === 'mapbox') await loadStyleValidator();
   const { text, assets } = checkStyleBody(input.format, input.body);
   const at = now.toISOString();
   const style: Style = {
@@ -284,6 +316,7 @@ async function replaceStyle(
   now = new Date(),
 ): Promise<Style> {
   checkVersion(current, ifMatch);
+  if (input.format === 'mapbox') await loadStyleValidator();
   const { text, assets } = checkStyleBody(input.format, input.body);
   const next: Style = {
     id: current.id,

@@ -6,9 +6,13 @@ import type { Tracer } from '@aws-lambda-powertools/tracer';
  * Lambda execution environment (AWS_EXECUTION_ENV), not under SAM, unless POWERTOOLS_TRACE_ENABLED
  * is false. Anywhere else the tracer is not even loaded: the X-Ray SDK installs a process-wide
  * async hook (cls-hooked) when it is imported, which the local host and the tests don't pay for.
- * In a bundle it is still there, behind a lazy import (esbuild evaluates it only when imported).
+ * In a bundle it is not even there: it ships as a sidecar beside the bundle (`tracer.sidecar.mjs`,
+ * ADR 0100), loaded during the init phase only where tracing is on.
  * Outbound HTTP(S) is not captured: URLs of import sources may carry credentials.
  */
+
+/** Set by `infra/bundling.ts` in the Lambda bundles; undefined when run from source. */
+declare const GEOPLANE_BUNDLE: true | undefined;
 
 function tracingWanted(): boolean {
   if (getStringFromEnv({ key: 'POWERTOOLS_TRACE_ENABLED', defaultValue: '' }).toLowerCase() === 'false')
@@ -18,8 +22,15 @@ function tracingWanted(): boolean {
 }
 
 /** The process's tracer where tracing is on; undefined elsewhere (every helper below is then a no-op). */
+/** The Powertools Tracer module: the sidecar beside the bundle, or the package when run from source. */
+function tracerModule(): Promise<{ Tracer: typeof Tracer }> {
+  return typeof GEOPLANE_BUNDLE !== 'undefined'
+    ? import(new URL('./tracer.sidecar.mjs', import.meta.url).href)
+    : import('@aws-lambda-powertools/tracer');
+}
+
 export const tracer: Tracer | undefined = tracingWanted()
-  ? new (await import('@aws-lambda-powertools/tracer')).Tracer({ captureHTTPsRequests: false })
+  ? new (await tracerModule()).Tracer({ captureHTTPsRequests: false })
   : undefined;
 
 /** The segment type the tracer hands out (a Segment or a Subsegment of the X-Ray SDK). */

@@ -53,6 +53,19 @@ describe('FunctionBundles (with bundling on)', () => {
     expect(typeof module.handler).toBe('function');
   });
 
+  it('stages the tracer as a sidecar beside each bundle instead of inlining the X-Ray SDK (ADR 0100)', async () => {
+    for (const dir of assetDirs) {
+      expect(existsSync(join(dir, 'tracer.sidecar.mjs'))).toBe(true);
+      expect(readFileSync(join(dir, 'index.mjs'), 'utf8')).not.toContain('AWS_XRAY_DAEMON_ADDRESS');
+    }
+    const sidecar = (await import(
+      pathToFileURL(join(assetDirs[0] as string, 'tracer.sidecar.mjs')).href
+    )) as {
+      Tracer?: unknown;
+    };
+    expect(typeof sidecar.Tracer).toBe('function');
+  });
+
   it('refuses an entry point it was not given', () => {
     const bundles = new FunctionBundles(repositoryRoot, entries);
     expect(() => bundles.code('functions/nope.ts')).toThrow(/not one of the app's entry points/);

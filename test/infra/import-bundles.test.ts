@@ -1,18 +1,18 @@
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildSync } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { wasmAssets } from '../../infra/bundling.ts';
+import { sidecarEntryPoints, stageBeside } from '../../infra/bundling.ts';
 import { repositoryRoot } from '../../infra/constructs/api-function.ts';
 import { esbuildOptions } from '../../infra/constructs/function-bundles.ts';
 import { importTaskHandlers } from '../../infra/workflows/import-workflow.ts';
 import { routes } from '../../shared/api/routes.ts';
 
 /**
- * The import functions in one esbuild run with the deployed options, WebAssembly staged beside the
- * bundles that name it as CDK stages it (ADR 0083/0084): every one must load — a module that reads
+ * The import functions in one esbuild run with the deployed options, WebAssembly and sidecars staged
+ * beside the bundles that name them as CDK stages them (ADR 0083/0084/0100): every one must load — a module that reads
  * a file at import (node-sqlite3-wasm does) must not be in a bundle without that file — and only
  * the workflow's step carries the format readers.
  */
@@ -34,19 +34,20 @@ describe('import function bundles', () => {
     buildSync({
       ...esbuildOptions(),
       absWorkingDir: repositoryRoot,
-      entryPoints: Object.fromEntries(entries.map((e) => [e.replace(/\.ts$/, ''), join(repositoryRoot, e)])),
+      entryPoints: {
+        ...Object.fromEntries(entries.map((e) => [e.replace(/\.ts$/, ''), join(repositoryRoot, e)])),
+        ...sidecarEntryPoints(repositoryRoot),
+      },
       outdir: out,
       outExtension: { '.js': '.mjs' },
       logLevel: 'error',
     });
     for (const entry of entries) {
-      const text = readFileSync(bundle(entry), 'utf8');
-      const names = wasmAssets.filter((a) => text.includes(a.name));
-      for (const a of names)
-        copyFileSync(join(repositoryRoot, a.source), join(dirname(bundle(entry)), a.name));
+      // Staged as CDK stages it: WebAssembly, data and sidecars (ADR 0100).
+      const assets = stageBeside(bundle(entry), dirname(bundle(entry)), repositoryRoot, out);
       staged.set(
         entry,
-        names.map((a) => a.name),
+        assets.map((a) => a.name),
       );
     }
   }, 120_000);

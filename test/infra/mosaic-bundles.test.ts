@@ -1,14 +1,16 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildSync } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sidecarEntryPoints, stageBeside } from '../../infra/bundling.ts';
 import { repositoryRoot } from '../../infra/constructs/api-function.ts';
 import { esbuildOptions } from '../../infra/constructs/function-bundles.ts';
 
 // The mosaic functions in one esbuild run with the deployed options (ADR 0017): geotiff and the S3
-// client must bundle as ESM and load, and only the harvest carries the GeoTIFF parser (ADR 0060).
+// client must bundle as ESM and load, and only the harvest loads the GeoTIFF parser (ADR 0060), from
+// its sidecar (ADR 0100).
 const entries = [
   'functions/mosaics/harvest-mosaic-granules.ts',
   'functions/mosaics/delete-mosaic-granule.ts',
@@ -16,17 +18,28 @@ const entries = [
 ];
 const out = mkdtempSync(join(tmpdir(), 'geoplane-mosaic-bundles-'));
 const bundle = (entry: string) => join(out, entry.replace(/\.ts$/, '.mjs'));
+const staged = new Map<string, string[]>();
 
 describe('mosaic function bundles', () => {
   beforeAll(() => {
     buildSync({
       ...esbuildOptions(),
       absWorkingDir: repositoryRoot,
-      entryPoints: Object.fromEntries(entries.map((e) => [e.replace(/\.ts$/, ''), join(repositoryRoot, e)])),
+      entryPoints: {
+        ...Object.fromEntries(entries.map((e) => [e.replace(/\.ts$/, ''), join(repositoryRoot, e)])),
+        ...sidecarEntryPoints(repositoryRoot),
+      },
       outdir: out,
       outExtension: { '.js': '.mjs' },
       logLevel: 'error',
     });
+    for (const entry of entries) {
+      const assets = stageBeside(bundle(entry), dirname(bundle(entry)), repositoryRoot, out);
+      staged.set(
+        entry,
+        assets.map((a) => a.name),
+      );
+    }
   }, 60_000);
   afterAll(() => rmSync(out, { recursive: true, force: true }));
 
@@ -35,11 +48,18 @@ describe('mosaic function bundles', () => {
     expect(typeof module.handler).toBe('function');
   });
 
-  it('keeps the GeoTIFF parser out of the read and delete functions', () => {
-    const harvest = statSync(bundle(entries[0] as string)).size;
-    const remove = statSync(bundle(entries[1] as string)).size;
-    expect(harvest).toBeLessThan(1.2 * 1024 * 1024);
-    expect(harvest - remove).toBeGreaterThan(200 * 1024);
+  it('keeps the GeoTIFF parser out of every bundle: only the harvest stages its sidecar, which loads', async () => {
+    const [harvestEntry, removeEntry, listEntry] = entries as [string, string, string];
+    expect(staged.get(harvestEntry)).toContain('geotiff.sidecar.mjs');
+    expect(staged.get(removeEntry)).not.toContain('geotiff.sidecar.mjs');
+    expect(staged.get(listEntry)).not.toContain('geotiff.sidecar.mjs');
+    const sidecar = join(dirname(bundle(harvestEntry)), 'geotiff.sidecar.mjs');
+    expect(statSync(sidecar).size).toBeGreaterThan(200 * 1024);
+    const loaded = (await import(pathToFileURL(sidecar).href)) as { GeoTIFF?: { fromSource?: unknown } };
+    expect(typeof loaded.GeoTIFF?.fromSource).toBe('function');
+    const harvest = statSync(bundle(harvestEntry)).size;
+    const remove = statSync(bundle(removeEntry)).size;
+    expect(harvest).toBeLessThan(800 * 1024);
     // A change's bundle also carries the idempotency records, the audit trail and the KMS client a
     // read's doesn't (~60 KB, ADR 0094); beyond that the delete is no bigger than the read.
     expect(Math.abs(remove - statSync(bundle(entries[2] as string)).size)).toBeLessThan(80 * 1024);

@@ -1,7 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../shared/domain/errors.ts';
 import { sniffContentType } from '../../shared/domain/style-assets.ts';
-import { checkStyleBody } from '../../shared/domain/styles.ts';
+import { checkStyleBody, loadStyleValidator } from '../../shared/domain/styles.ts';
+
+// Mapbox bodies are checked by the MapLibre validator, loaded on first use (ADR 0100).
+beforeAll(async () => {
+  await loadStyleValidator();
+});
 
 const sld = (inner: string, version = '1.0.0') =>
   `<sld:StyledLayerDescriptor version="${version}" xmlns:sld="http://www.opengis.net/sld" xmlns:xlink="http://www.w3.org/1999/xlink">${inner}</sld:StyledLayerDescriptor>`;
