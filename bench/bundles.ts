@@ -411,7 +411,8 @@ export function sidecarSection(
 
 /**
  * The cold paths worth measuring: tracing on (Lambda's default, ADR 0092) for `typical`, and for
- * every other sidecar or data file the first bundle (in order) that loads it.
+ * every other sidecar or data file the smallest bundle that loads it (the route it is for, not a
+ * bundle that also carries other one-path code).
  */
 export function coldPathsOf(bundles: readonly Bundle[], typical: Bundle | undefined): ColdPath[] {
   const paths: ColdPath[] = [];
@@ -425,7 +426,7 @@ export function coldPathsOf(bundles: readonly Bundle[], typical: Bundle | undefi
       ms: [],
     });
   const seen = new Set<string>([tracer]);
-  for (const b of bundles) {
+  for (const b of [...bundles].sort((x, y) => x.bytes - y.bytes)) {
     for (const a of b.assets) {
       if (seen.has(a.name) || a.kind === 'wasm') continue;
       seen.add(a.name);

@@ -19,18 +19,24 @@ export interface XmlDocument {
 /** Deepest element nesting accepted in client XML (SLD/SE styles, SVG assets); deeper is a 400 (ADR 0073). */
 export const MAX_XML_DEPTH = 100;
 
-const parser = new XMLParser({
-  ignoreAttributes: false,
-  attributeNamePrefix: '',
-  preserveOrder: true,
-  processEntities: false,
-  parseTagValue: false,
-  parseAttributeValue: false,
-  trimValues: false,
-  commentPropName: '#comment',
-  // The parser's own nesting guard; ours (in toTree) refuses first, this one is the backstop.
-  maxNestedTags: MAX_XML_DEPTH + 1,
-});
+/**
+ * The parser, built on first use: a module-level instance would keep fast-xml-parser (~45 KB) in
+ * every bundle that imports the styles module, reads included (ADR 0100).
+ */
+let xmlParser: XMLParser | undefined;
+const parser = (): XMLParser =>
+  (xmlParser ??= new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: '',
+    preserveOrder: true,
+    processEntities: false,
+    parseTagValue: false,
+    parseAttributeValue: false,
+    trimValues: false,
+    commentPropName: '#comment',
+    // The parser's own nesting guard; ours (in toTree) refuses first, this one is the backstop.
+    maxNestedTags: MAX_XML_DEPTH + 1,
+  }));
 
 type Ordered = Record<string, unknown> & { ':@'?: Record<string, string> };
 
@@ -93,7 +99,7 @@ export function parseXml(text: string, what: string): XmlDocument {
   }
   let entries: Ordered[];
   try {
-    entries = parser.parse(text) as Ordered[];
+    entries = parser().parse(text) as Ordered[];
   } catch (error) {
     if (/nested/i.test(String((error as Error)?.message))) throw tooDeep(what);
     throw new InvalidInputError(
