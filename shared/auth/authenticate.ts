@@ -123,9 +123,11 @@ async function fromClaims(ports: AuthPorts, payload: Record<string, unknown>): P
 export async function principalFromBearer(
   ports: AuthPorts,
   token: string,
+  onVerified?: () => void,
 ): Promise<{ principal: Principal; payload: Record<string, unknown> }> {
   const payload = await verifyBearer(token);
   if (!payload?.sub) throw new UnauthenticatedError();
+  onVerified?.();
   return {
     principal: await fromClaims(ports, payload as Record<string, unknown>),
     payload: payload as Record<string, unknown>,
@@ -190,8 +192,14 @@ export async function authenticateWithTarget(
     const records = await targets.lookUp({ keyHash: hashApiKey(secret), ...target });
     return { principal: principalFromCredential(records.credential, now), records };
   }
-  const lookup = targets.lookUp(target).catch(() => undefined);
-  const principal = await authenticate(headers, method, ports, now);
+  // Started once the credential proved itself (a verified token, a usable session), so a forged one
+  // costs no read it did not cost before; then it runs beside the reads that remain.
+  let lookup: Promise<TargetRecords | undefined> | undefined;
+  const start = () => {
+    lookup ??= targets.lookUp(target).catch(() => undefined);
+  };
+  const principal = await authenticate(headers, method, ports, now, start);
+  start();
   const records = await lookup;
   return { principal, ...(records ? { records } : {}) };
 }
@@ -199,12 +207,15 @@ export async function authenticateWithTarget(
 /**
  * Authenticates a request: `X-API-Key`, else `Authorization: Bearer`, else the session cookie.
  * Every rejection is the same UnauthenticatedError; an explicit credential never falls back.
+ * `onVerified` is called once a token's signature or a session checked out, before the reads that
+ * derive its roles.
  */
 export async function authenticate(
   headers: Record<string, string | undefined> | null | undefined,
   method: string,
   ports: AuthPorts,
   now = new Date(),
+  onVerified?: () => void,
 ): Promise<Principal> {
   const apiKey = header(headers, 'x-api-key');
   if (apiKey !== undefined) return principalFromApiKey(ports, apiKey.trim(), now);
@@ -212,12 +223,13 @@ export async function authenticate(
   if (authorization !== undefined) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (!match?.[1]) throw new UnauthenticatedError();
-    return (await principalFromBearer(ports, match[1])).principal;
+    return (await principalFromBearer(ports, match[1], onVerified)).principal;
   }
   const token = parseCookies(header(headers, 'cookie'))[SESSION_COOKIE];
   if (token) {
     const session = await ports.sessions.findByTokenHash(hashSecret(token));
     if (!session || !sessionUsable(session, now)) throw new UnauthenticatedError();
+    onVerified?.();
     const principal = await fromSessionCredential(ports, session.credential, now);
     const csrfOk =
       safeMethods.has(method.toUpperCase()) || sameSecret(header(headers, CSRF_HEADER), session.csrf_hash);

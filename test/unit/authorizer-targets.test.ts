@@ -191,11 +191,21 @@ describe('the authorizer reads the credential with the path targets (ADR 0099)',
       expect(result.context).not.toHaveProperty('workspaceLookup');
     });
 
-    it('still answers 401 for a missing session, whatever the lookup found', async () => {
-      const { ports, targets } = fakes(secret, async () => ({ workspace: { idOrName: 'roads', workspace } }));
+    it('answers 401 for a missing session or a forged token without reading the targets', async () => {
+      const { ports, targets, calls } = fakes(secret, async () => ({
+        workspace: { idOrName: 'roads', workspace },
+      }));
       await expect(
         authorizeRequest(authEvent(cookie, { workspace: 'roads' }), ports, targets),
       ).rejects.toThrow('Unauthorized');
+      await expect(
+        authorizeRequest(
+          authEvent({ Authorization: 'Bearer not.a.token' }, { workspace: 'roads' }),
+          ports,
+          targets,
+        ),
+      ).rejects.toThrow('Unauthorized');
+      expect(calls.lookUp).toEqual([]);
     });
   });
 });
