@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
   BatchWriteCommand,
+  DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   QueryCommand,
@@ -157,6 +158,12 @@ export async function seedLayerCopies(plan: CopyPlan): Promise<CopyResult> {
       }),
     );
   }
+  // Copies bypass the plan counters (ADR 0101): the service becomes one from before them (no
+  // counter base), so its next plan recounts.
+  const serviceId = plan.templates[0]?.layer.service_id as string;
+  await plan.db.send(
+    new DeleteCommand({ TableName: plan.table, Key: keys.planCountBase(workspaceId, serviceId) }),
+  );
   return { ids, publicIds, items, ms: Date.now() - started, styleRefs };
 }
 
@@ -417,8 +424,8 @@ export function deletionSection(o: DeletionOutcome, verdicts: string[], heading 
       'marker + the service and its name marker. ' +
       unitsNote +
       'Not counted by the workflow: the final transaction (service, name marker, mosaic, counter, completion: ~10 units) and ' +
-      'the `begin` update. Plan s: one `GET …/deletion-plan` before the deletion (the plan a 409 carries costs one ' +
-      "projected pass over the service's layers).",
+      'the `begin` update. Plan s: one `GET …/deletion-plan` before the deletion, its first: the one-time recount of a ' +
+      'service whose layers bypassed the plan counters (seeded copies; ADR 0101), a projected pass over its layers.',
     '',
     table(
       [

@@ -31,7 +31,11 @@ export * from './deletion-model.ts';
 
 /** Port: deletion persistence, the hide/start transactions and the plans. */
 export interface DeletionRepository {
-  servicePlan(service: Service): Promise<DeletionPlan>;
+  /**
+   * With `recordCounts`, a plan may record what it counted for the next ones (ADR 0101): only the
+   * deletion itself asks, never the read-only plan route.
+   */
+  servicePlan(service: Service, options?: { recordCounts?: boolean }): Promise<DeletionPlan>;
   workspacePlan(workspace: Workspace): Promise<DeletionPlan>;
   /**
    * active → deleting (the service's version unchanged): from then on no layer or granule can be
@@ -116,7 +120,7 @@ async function resumeExisting(
  */
 async function deleteEmptyService(repo: DeletionRepository, service: Service): Promise<boolean> {
   await repo.hideService(service);
-  if (hasDependents(await repo.servicePlan(service))) {
+  if (hasDependents(await repo.servicePlan(service, { recordCounts: true }))) {
     await repo.unhideService(service);
     return false;
   }
@@ -160,11 +164,11 @@ export async function deleteService(
   // update between this check and the delete is a 412 too (ADR 0087).
   checkVersion(service, ifMatch);
   return underIfMatch(ifMatch, async () => {
-    let plan = await repo.servicePlan(service);
+    let plan = await repo.servicePlan(service, { recordCounts: true });
     if (!hasDependents(plan)) {
       if (await deleteEmptyService(repo, service)) return { deleted: true } as const;
       // Something was added meanwhile: plan again (the answer names it).
-      plan = await repo.servicePlan(service);
+      plan = await repo.servicePlan(service, { recordCounts: true });
     }
     if (!recurse) throw dependencyConflict(plan, `Service '${service.name}'`);
     const op = newOperation('service', workspace, service, plan, createdBy, now);

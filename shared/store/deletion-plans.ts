@@ -1,12 +1,13 @@
 import type { DeletionPlan, PlanEntry, PlanSection } from '../domain/deletions.ts';
 import { PLAN_LIST_LIMIT } from '../domain/deletions.ts';
 import type { LayerGroup } from '../domain/layer-groups.ts';
-import { customRoles, usedStyles } from '../domain/layers.ts';
+import { customRoles } from '../domain/layers.ts';
 import type { Service } from '../domain/services.ts';
 import type { Workspace } from '../domain/workspaces.ts';
 import type { StoreClient } from './client.ts';
-import { batchGetItems, forEachPrefixPage } from './items.ts';
+import { batchGetItems, forEachPrefixPage, keyCondition, queryInput, queryPage } from './items.ts';
 import { entities, keys, parseKey } from './keys.ts';
+import { emptyTallies, type PlanTallies, readPlanCounters, tallyLayer, writeBase } from './plan-counters.ts';
 import { attributes } from './table.ts';
 
 /** A section that counts everything and keeps the first entries. */
@@ -78,48 +79,95 @@ export async function dependentGroupClosure(
   return [...closure.values()];
 }
 
-/** The plan of a service's recursive deletion (one pass over its layers, no writes). */
-export async function planService(db: StoreClient, table: string, service: Service): Promise<DeletionPlan> {
-  const partition = keys.workspacePartition(service.workspace_id);
-  const layers = new SectionBuilder();
-  const styles = new Map<string, number>();
-  const roles = new Map<string, number>();
+/**
+ * A service's layer tallies: its counters (one Query; ADR 0101), or — for a service whose counters
+ * have no base yet (older than them) — a walk over its layers, which then writes the base when
+ * `recordBase` (deleteService's plans: a read-only route never writes), so the next plan reads the
+ * counters. Exact either way.
+ */
+async function serviceTallies(
+  db: StoreClient,
+  table: string,
+  service: Service,
+  recordBase: boolean,
+): Promise<PlanTallies> {
+  const reading = await readPlanCounters(db, table, service.workspace_id, service.id);
+  if (reading.exact) return reading.tallies;
+  const truth = emptyTallies();
   await forEachPrefixPage(
     db,
     table,
-    partition,
+    keys.workspacePartition(service.workspace_id),
     keys.layerPrefix(service.id),
     (items) => {
-      for (const l of items) {
-        layers.add({ id: l.id as string, public_id: l.public_id as string });
-        for (const s of usedStyles(l as never)) tally(styles, s);
-        for (const r of customRoles((l.allowed_roles as string[] | undefined) ?? [])) tally(roles, r);
-      }
+      for (const l of items) tallyLayer(truth, l);
     },
     layerProjection,
   );
-  const groups = await dependentGroupClosure(db, table, service.workspace_id, new Set([service.id]));
-  let granules = 0;
-  await forEachPrefixPage(
+  if (recordBase) await writeBase(db, table, service.workspace_id, service.id, reading, truth);
+  return truth;
+}
+
+/** The first `PLAN_LIST_LIMIT` layers of a service, in key order (one Query). */
+async function firstLayers(db: StoreClient, table: string, service: Service): Promise<PlanEntry[]> {
+  const items = await queryPage(
     db,
-    table,
-    partition,
-    keys.mosaicGranulePrefix(service.id),
-    (items) => {
-      granules += items.length;
-    },
-    { expression: attributes.sk },
+    queryInput(
+      table,
+      keyCondition(keys.workspacePartition(service.workspace_id), { prefix: keys.layerPrefix(service.id) }),
+      {
+        consistent: true,
+        limit: PLAN_LIST_LIMIT,
+        projection: { expression: '#id, public_id', names: { '#id': 'id' } },
+      },
+    ),
   );
+  return items.map((l) => ({ id: l.id as string, public_id: l.public_id as string }));
+}
+
+/**
+ * The plan of a service's recursive deletion: its counts from the counters, its first layers from
+ * one Query (ADR 0101), the dependent groups and the mosaic's granule records as before; the reads
+ * run side by side. No writes, but with `recordBase` the counters' base of an older service.
+ */
+export async function planService(
+  db: StoreClient,
+  table: string,
+  service: Service,
+  recordBase = false,
+): Promise<DeletionPlan> {
+  const partition = keys.workspacePartition(service.workspace_id);
+  let granules = 0;
+  const [tallies, first, groups] = await Promise.all([
+    serviceTallies(db, table, service, recordBase),
+    firstLayers(db, table, service),
+    dependentGroupClosure(db, table, service.workspace_id, new Set([service.id])),
+    forEachPrefixPage(
+      db,
+      table,
+      partition,
+      keys.mosaicGranulePrefix(service.id),
+      (items) => {
+        granules += items.length;
+      },
+      { expression: attributes.sk },
+    ),
+  ]);
   const groupSection = new SectionBuilder();
   for (const g of groups) groupSection.add({ id: g.id, public_id: g.public_id });
+  // The list and the count are two reads: a layer written between them may show in one only.
+  const count = Math.max(tallies.layers, first.length);
+  const byName = (a: [string, number], b: [string, number]) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
   return {
     target: { scope: 'service', id: service.id, name: service.name, type: service.type },
-    layers: layers.build(),
+    layers: { count, items: first, truncated: count > first.length },
     layer_groups: groupSection.build(),
     mosaic_granules: granules,
-    style_references: [...styles].map(([style, references]) => ({ style, references })),
-    role_references: [...roles].map(([role_id, references]) => ({ role_id, references })),
-    total: layers.count + groupSection.count + granules + 1,
+    style_references: [...tallies.styles].sort(byName).map(([style, references]) => ({ style, references })),
+    role_references: [...tallies.roles]
+      .sort(byName)
+      .map(([role_id, references]) => ({ role_id, references })),
+    total: count + groupSection.count + granules + 1,
   };
 }
 

@@ -15,6 +15,7 @@ import { ConditionFailed } from './errors.ts';
 import { getItem, writeUnits } from './items.ts';
 import { keys } from './keys.ts';
 import { DynamoLayerGroupRepository } from './layer-groups-repository.ts';
+import { counterDeletes } from './plan-counters.ts';
 import { type TransactItem, transact, unguarded } from './transactions.ts';
 
 /** Built on first use: a module-level repository would read the configuration at import time. */
@@ -135,6 +136,8 @@ async function finish(
 /** The service, its name marker, its mosaic state and its count in the workspace's running deletions. */
 export async function removeService(db: StoreClient, table: string, units: WriteUnits, op: DeletionRun) {
   const service = await getItem(db, table, keys.service(op.workspace_id, op.target_id));
+  // Its plan counters go with it (ADR 0101).
+  const counters = await transient(() => counterDeletes(db, table, op.workspace_id, op.target_id));
   await finish(db, table, units, op, [
     {
       Delete: {
@@ -158,6 +161,7 @@ export async function removeService(db: StoreClient, table: string, units: Write
       : []),
     { Delete: { TableName: table, Key: keys.mosaic(op.workspace_id, op.target_id) } },
     activeDeletionsChange(table, op.workspace_id, -1).item,
+    ...counters,
   ]);
 }
 

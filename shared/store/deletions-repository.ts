@@ -24,6 +24,7 @@ import {
   withoutKeys,
 } from './items.ts';
 import { entities, type Key, keys, parseKey } from './keys.ts';
+import { counterDeletes } from './plan-counters.ts';
 import { itemAbsent, itemExists } from './table.ts';
 import {
   activeCheck,
@@ -59,8 +60,8 @@ export function activeDeletionsChange(table: string, workspaceId: string, delta:
 
 /** DynamoDB implementation of the deletion port (operations live in their own partitions). */
 export class DynamoDeletionRepository extends DynamoRepository implements DeletionRepository {
-  servicePlan(service: Service): Promise<DeletionPlan> {
-    return planService(this.db, this.table, service);
+  servicePlan(service: Service, options: { recordCounts?: boolean } = {}): Promise<DeletionPlan> {
+    return planService(this.db, this.table, service, options.recordCounts ?? false);
   }
 
   workspacePlan(workspace: Workspace): Promise<DeletionPlan> {
@@ -138,6 +139,8 @@ export class DynamoDeletionRepository extends DynamoRepository implements Deleti
   }
 
   async removeHiddenService(service: Service): Promise<void> {
+    // Its plan counters (ADR 0101) go with it.
+    const counters = await counterDeletes(this.db, this.table, service.workspace_id, service.id);
     await transact(this.db, [
       {
         item: {
@@ -162,6 +165,7 @@ export class DynamoDeletionRepository extends DynamoRepository implements Deleti
       },
       // A mosaic that was harvested and emptied leaves its state item; it goes too.
       { item: { Delete: { TableName: this.table, Key: keys.mosaic(service.workspace_id, service.id) } } },
+      ...counters.map(unguarded),
     ]);
   }
 

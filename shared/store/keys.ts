@@ -17,6 +17,8 @@ const ROLE = 'ROLE';
 const TILE_MATRIX_SET = 'TMS';
 const AUDIT_PARTITION = 'AUDIT#';
 const AUDIT_LISTING = 'AUDIT';
+/** Deletion-plan counters (ADR 0101); no entity prefix of `describeKey` starts like this. */
+const PLAN_COUNT = 'PLANCOUNT#';
 
 /** The partition of everything that belongs to a workspace. */
 const ws = (workspaceId: string) => `${WORKSPACE_PARTITION}${workspaceId}`;
@@ -206,6 +208,24 @@ export const keys = {
   auditListingPartition: AUDIT_LISTING,
   /** A whole partition (`WS#…`) from the start, for the sweep of a workspace deletion. */
   partitionStart: '',
+  /**
+   * A service's deletion-plan counters (ADR 0101), all under one prefix of the workspace
+   * partition so one Query reads them: the base (present once the counters are exact), the
+   * sharded layer counts, and the style/role reference counts by (shard, bucket) or the base's.
+   */
+  planCountPrefix: (serviceId: string) => `${PLAN_COUNT}${serviceId}#`,
+  planCountBase: (workspaceId: string, serviceId: string): Key => ({
+    PK: ws(workspaceId),
+    SK: `${PLAN_COUNT}${serviceId}#BASE`,
+  }),
+  planCountLayers: (workspaceId: string, serviceId: string, shard: number): Key => ({
+    PK: ws(workspaceId),
+    SK: `${PLAN_COUNT}${serviceId}#L#${shard}`,
+  }),
+  planCountRefs: (workspaceId: string, serviceId: string, shard: number | 'BASE', bucket: number): Key => ({
+    PK: ws(workspaceId),
+    SK: `${PLAN_COUNT}${serviceId}#R#${shard}#${bucket}`,
+  }),
 } as const;
 
 /** The parts of keys that callers need back: ids out of the key strings built above. */
@@ -255,6 +275,7 @@ export const entities = {
   importJob: 'ImportJob',
   importEvent: 'ImportEvent',
   auditRecord: 'AuditRecord',
+  planCounter: 'PlanCounter',
 } as const;
 
 /** A catalog entity a key names (ADR 0094): what an audit record and a catalog event report. */

@@ -14,6 +14,7 @@ import {
 import type { Page } from '../domain/page.ts';
 import { DynamoRepository, queryPrefixPage, withoutKeys } from './items.ts';
 import { entities, keys } from './keys.ts';
+import { layerCountChanges } from './plan-counters.ts';
 import { itemExists } from './table.ts';
 import {
   activeCheck,
@@ -138,6 +139,8 @@ export class DynamoLayerRepository extends DynamoRepository implements LayerRepo
       ),
       ...roleReferences(this.table, customRoles(l.allowed_roles), []),
       ...styleReferences(this.table, l.workspace_id, usedStyles(l), []),
+      // The plan's counters change with the layer or not at all (ADR 0101).
+      ...layerCountChanges(this.table, undefined, l),
     ]);
   }
 
@@ -191,6 +194,7 @@ export class DynamoLayerRepository extends DynamoRepository implements LayerRepo
           usedStyles(next).filter((st) => !usedStyles(previous).includes(st)),
           usedStyles(previous).filter((st) => !usedStyles(next).includes(st)),
         ),
+        ...layerCountChanges(this.table, previous, next),
       ],
       concurrentModification('The layer'),
     );
@@ -213,6 +217,7 @@ export class DynamoLayerRepository extends DynamoRepository implements LayerRepo
         this.releasePublicId(l),
         ...roleReferences(this.table, [], customRoles(l.allowed_roles)),
         ...styleReferences(this.table, l.workspace_id, [], usedStyles(l)),
+        ...layerCountChanges(this.table, l, undefined),
       ],
       concurrentModification('The layer'),
     );

@@ -3,6 +3,7 @@ import type { Page } from '../domain/page.ts';
 import type { Service, ServiceRepository } from '../domain/services.ts';
 import { DynamoRepository, queryPrefixPage, withoutKeys } from './items.ts';
 import { entities, keys } from './keys.ts';
+import { newServiceCounters } from './plan-counters.ts';
 import { activeCheck, concurrentModification, putNew, transact } from './transactions.ts';
 
 /** A service from its item. */
@@ -27,6 +28,8 @@ export class DynamoServiceRepository extends DynamoRepository implements Service
         () => nameTaken(s.name),
       ),
       putNew(this.table, { ...keys.service(s.workspace_id, s.id), entity: entities.service, ...s }),
+      // Its deletion plan's counters start exact, at zero (ADR 0101).
+      newServiceCounters(this.table, s.workspace_id, s.id),
       activeCheck(
         this.table,
         keys.workspace(s.workspace_id),

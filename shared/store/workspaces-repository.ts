@@ -177,6 +177,8 @@ export class DynamoWorkspaceRepository extends DynamoRepository implements Works
       entities.claimMappingTriple,
       entities.settings,
       entities.activeDeletions,
+      // Counters a removed service left behind (a layer write racing its removal; ADR 0101).
+      entities.planCounter,
     ]);
     const blocking = children.filter(
       (c) => !auxiliary.has(c.entity as string) && c.SK !== keys.workspaceItemSortKey,

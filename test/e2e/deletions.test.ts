@@ -3,6 +3,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   BatchWriteCommand,
+  DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -415,6 +416,9 @@ async function seedLayers(
     }
   };
   await Promise.all(Array.from({ length: 16 }, worker));
+  // Copies bypass the plan counters (ADR 0101): the service becomes one from before them (no
+  // counter base), so its next plan recounts.
+  await db.send(new DeleteCommand({ TableName: table, Key: keys.planCountBase(wsId, serviceId) }));
   return { ids, publicIds };
 }
 
