@@ -1,5 +1,6 @@
 import { config } from '../config/env.ts';
 import type { SecretBox } from '../domain/secrets.ts';
+import { kmsDecrypt, kmsEncrypt } from './kms-secret-box.ts';
 import { AesGcmSecretBox } from './local-secret-box.ts';
 
 let box: SecretBox | undefined;
@@ -10,16 +11,12 @@ export function secretBox(): SecretBox {
   const cfg = config();
   if (cfg.KMS_KEY_ID) {
     const keyId = cfg.KMS_KEY_ID;
-    // Loaded only where KMS is configured, so local handlers don't pay for the client.
+    // A static import (ADR 0100): esbuild keeps every export of a dynamically imported module's
+    // dependencies (the KMS client's every command: 49 KB instead of 27 KB in each change's bundle).
+    // The client itself is still built only on the first call.
     box = {
-      async encrypt(plaintext, context) {
-        const { kmsEncrypt } = await import('./kms-secret-box.ts');
-        return kmsEncrypt(keyId, plaintext, context);
-      },
-      async decrypt(ciphertext, context) {
-        const { kmsDecrypt } = await import('./kms-secret-box.ts');
-        return kmsDecrypt(ciphertext, context);
-      },
+      encrypt: (plaintext, context) => kmsEncrypt(keyId, plaintext, context),
+      decrypt: (ciphertext, context) => kmsDecrypt(ciphertext, context),
     };
   } else {
     if (!cfg.GEOPLANE_SECRET_KEY)
