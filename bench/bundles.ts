@@ -31,6 +31,8 @@ export interface Bundle extends BundleTarget {
   /** Input path (relative to the repo) → bytes it contributes to the minified output. */
   inputs: Map<string, number>;
   importMs: number[];
+  /** CPU time (user + system, all threads) of the same imports: steadier than wall time on a busy machine. */
+  importCpuMs: number[];
   /** Files staged beside the bundle that it loads at run time (not in `bytes`): WebAssembly, data, sidecars. */
   assets: StagedAsset[];
   buildError?: string;
@@ -56,7 +58,7 @@ function fromMetafile(
   const inputs = new Map<string, number>();
   for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) inputs.set(input, bytesInOutput);
   const assets = stageBeside(file, dirname(file), root, outDir);
-  return { ...t, file, bytes: statSync(file).size, inputs, importMs: [], assets };
+  return { ...t, file, bytes: statSync(file).size, inputs, importMs: [], importCpuMs: [], assets };
 }
 
 /** A sidecar built beside the bundles (ADR 0100), and what is in it. */
@@ -129,7 +131,16 @@ export async function buildBundles(targets: readonly BundleTarget[], outDir: str
           return fromMetafile(t, file, output, outDir);
         } catch (error) {
           const message = (error as Error).message.split('\n').slice(0, 4).join(' ');
-          return { ...t, file, bytes: 0, inputs: new Map(), importMs: [], assets: [], buildError: message };
+          return {
+            ...t,
+            file,
+            bytes: 0,
+            inputs: new Map(),
+            importMs: [],
+            importCpuMs: [],
+            assets: [],
+            buildError: message,
+          };
         }
       }),
     );
@@ -137,20 +148,28 @@ export async function buildBundles(targets: readonly BundleTarget[], outDir: str
 }
 
 const PROBE =
-  'const t0 = performance.now(); await import(process.argv[1]);' +
+  'const c0 = process.cpuUsage(); const t0 = performance.now(); await import(process.argv[1]);' +
   " for (const f of process.argv.slice(2)) { if (f.endsWith('.json')) JSON.parse(await (await import('node:fs/promises')).readFile(new URL(f), 'utf8')); else await import(f); }" +
-  " const t1 = performance.now(); console.log('BENCH_IMPORT_MS ' + (t1 - t0));";
+  ' const t1 = performance.now(); const c = process.cpuUsage(c0);' +
+  " console.log('BENCH_IMPORT_MS ' + (t1 - t0) + ' ' + (c.user + c.system) / 1000);";
+
+/** Wall and CPU milliseconds of one import (and what it loaded after it). */
+export interface ImportTiming {
+  wallMs: number;
+  cpuMs: number;
+}
 
 /**
- * Imports `file` in a fresh `node` and returns the milliseconds `await import()` took inside it.
- * `then`: files loaded after it in the same timing, as the first request of a lazy path loads
- * them (sidecars are imported, `.json` files read and parsed); `extraEnv`: e.g. tracing on.
+ * Imports `file` in a fresh `node` and returns the milliseconds `await import()` took inside it,
+ * wall clock and CPU. `then`: files loaded after it in the same timing, as the first request of a
+ * lazy path loads them (sidecars are imported, `.json` files read and parsed); `extraEnv`: e.g.
+ * tracing on.
  */
 export function importTime(
   file: string,
   then: string[] = [],
   extraEnv: Record<string, string> = {},
-): Promise<number> {
+): Promise<ImportTiming> {
   return new Promise((resolvePromise, reject) => {
     // A clean environment: no NODE_OPTIONS (tsx), no compile cache; what a Lambda sets that matters.
     const env: Record<string, string> = {
@@ -177,8 +196,8 @@ export function importTime(
     });
     child.once('error', reject);
     child.once('close', (code, signal) => {
-      const m = /^BENCH_IMPORT_MS (\S+)$/m.exec(out);
-      if (code === 0 && m?.[1]) resolvePromise(Number(m[1]));
+      const m = /^BENCH_IMPORT_MS (\S+) (\S+)$/m.exec(out);
+      if (code === 0 && m?.[1] && m[2]) resolvePromise({ wallMs: Number(m[1]), cpuMs: Number(m[2]) });
       else {
         // Minified source lines in a stack trace say nothing: keep the short lines.
         const said = out
@@ -215,7 +234,9 @@ export async function measureImports(
       const b = bundles[(i + run) % bundles.length] as Bundle;
       if (b.importError || b.buildError) continue;
       try {
-        b.importMs.push(await importTime(b.file));
+        const timing = await importTime(b.file);
+        b.importMs.push(timing.wallMs);
+        b.importCpuMs.push(timing.cpuMs);
       } catch (error) {
         b.importError = (error as Error).message;
       }
@@ -316,8 +337,11 @@ export interface ColdPath {
   loads: string[];
   /** Extra environment (tracing on). */
   env?: Record<string, string>;
+  /** Files the bundle itself imports on this path (the tracer sidecar where tracing is on). */
+  imports?: string[];
   what: string;
   ms: number[];
+  cpuMs: number[];
   error?: string;
 }
 
@@ -331,13 +355,13 @@ export async function measureColdPaths(paths: ColdPath[], runs: number): Promise
       if (p.error || p.bundle.buildError) continue;
       const dir = dirname(p.bundle.file);
       try {
-        p.ms.push(
-          await importTime(
-            p.bundle.file,
-            p.loads.map((n) => join(dir, n)),
-            p.env,
-          ),
+        const timing = await importTime(
+          p.bundle.file,
+          p.loads.map((n) => join(dir, n)),
+          p.env,
         );
+        p.ms.push(timing.wallMs);
+        p.cpuMs.push(timing.cpuMs);
       } catch (error) {
         p.error = (error as Error).message;
       }
@@ -352,6 +376,7 @@ export function sidecarSection(
   paths: readonly ColdPath[],
 ): string {
   const floorMs = median(floor.importMs);
+  const floorCpu = median(floor.importCpuMs);
   const users = new Map<string, { bytes: number; kind: string; in: number }>();
   for (const b of bundles) {
     for (const a of b.assets) {
@@ -372,16 +397,18 @@ export function sidecarSection(
   });
   const coldRows = paths.map((p) => {
     const ms = median(p.ms);
+    const loaded = [...p.loads, ...(p.imports ?? [])];
     return [
       `\`${p.bundle.name}\``,
       p.what,
-      p.loads.map((n) => `\`${n}\``).join(', '),
+      loaded.map((n) => `\`${n}\``).join(', '),
       KiB(
         p.bundle.bytes +
-          p.loads.reduce((a, n) => a + (p.bundle.assets.find((x) => x.name === n)?.bytes ?? 0), 0),
+          loaded.reduce((a, n) => a + (p.bundle.assets.find((x) => x.name === n)?.bytes ?? 0), 0),
       ),
       p.error ? 'ERROR' : ms.toFixed(1),
       p.error ? 'n/a' : `${(ms / floorMs).toFixed(2)}×`,
+      p.error ? 'n/a' : `${median(p.cpuMs).toFixed(1)} (${(median(p.cpuMs) / floorCpu).toFixed(2)}×)`,
     ];
   });
   return [
@@ -401,9 +428,9 @@ export function sidecarSection(
       'The first request itself (DynamoDB, PostGIS) is not included.',
     '',
     table(
-      ['bundle', 'path', 'loads', 'KB loaded', 'import + lazy load ms', '× floor import'],
+      ['bundle', 'path', 'loads', 'KB loaded', 'import + lazy load ms', '× floor import', 'CPU ms (× floor)'],
       coldRows,
-      '---|---|---|---:|---:|---:',
+      '---|---|---|---:|---:|---:|---:',
     ),
     '',
   ].join('\n');
@@ -421,9 +448,11 @@ export function coldPathsOf(bundles: readonly Bundle[], typical: Bundle | undefi
     paths.push({
       bundle: typical,
       loads: [],
+      imports: [tracer],
       env: { AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs24.x' },
       what: 'tracing on (AWS_EXECUTION_ENV set): the init phase imports the tracer sidecar',
       ms: [],
+      cpuMs: [],
     });
   const seen = new Set<string>([tracer]);
   for (const b of [...bundles].sort((x, y) => x.bytes - y.bytes)) {
@@ -435,6 +464,7 @@ export function coldPathsOf(bundles: readonly Bundle[], typical: Bundle | undefi
         loads: [a.name],
         what: a.kind === 'data' ? `first request reads \`${a.name}\`` : `first use imports \`${a.name}\``,
         ms: [],
+        cpuMs: [],
       });
     }
   }
