@@ -64,6 +64,7 @@ export const dataAssets: readonly FileAsset[] = [
 export const sidecars: readonly { name: string; entry: string }[] = [
   { name: 'tracer.sidecar.mjs', entry: 'shared/log/tracer-sidecar.ts' },
   { name: 'libpg-query.sidecar.mjs', entry: 'shared/datasources/libpg-query-sidecar.ts' },
+  { name: 'pg.sidecar.mjs', entry: 'shared/datasources/pg-sidecar.ts' },
   { name: 'geotiff.sidecar.mjs', entry: 'shared/datasources/geotiff-sidecar.ts' },
   { name: 'style-spec.sidecar.mjs', entry: 'shared/domain/style-spec-sidecar.ts' },
 ];

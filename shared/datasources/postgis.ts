@@ -8,12 +8,13 @@
  * quoted with `escapeIdentifier`; values always travel as parameters.
  */
 import { createHash } from 'node:crypto';
-import pg from 'pg';
+import type pg from 'pg';
 import type { DiscoveredLayer, PostgisConnectionInfo, SqlValidation } from '../domain/datasource.ts';
 import { DomainError, RuleViolationError, UnavailableError } from '../domain/errors.ts';
 import { CONNECTION_TARGET_NOT_ALLOWED } from '../domain/services.ts';
 import { inSubsegment } from '../log/tracer.ts';
 import { connectionTargets } from './network-policy.ts';
+import { escapeIdentifier, isDatabaseError, loadPg } from './pg-driver.ts';
 import { checkSql, type HiddenCalls, hiddenCallsQuery, refuseHiddenCalls } from './sql-guard.ts';
 
 /** How to reach a PostGIS database: a service's connection info plus its decrypted password. */
@@ -108,14 +109,14 @@ function clientConfig(c: PinnedConnection, key: string): pg.ClientConfig {
 }
 
 /** A small pool per connection identity, least recently used evicted beyond {@link MAX_POOLS}. */
-function poolFor(c: PostgisConnection, key: string): pg.Pool {
+function poolFor(driver: typeof pg, c: PostgisConnection, key: string): pg.Pool {
   const cached = pools.get(key);
   if (cached) {
     pools.delete(key);
     pools.set(key, cached);
     return cached;
   }
-  const pool = new pg.Pool({
+  const pool = new driver.Pool({
     ...clientConfig(c, key),
     max: 3,
     idleTimeoutMillis: 10_000,
@@ -144,14 +145,15 @@ async function checkout(c: PostgisConnection): Promise<pg.PoolClient> {
   try {
     const target = await pinned(c);
     const key = identity(target);
+    const driver = await loadPg();
     try {
-      return await poolFor(target, key).connect();
+      return await poolFor(driver, target, key).connect();
     } catch (error) {
       if ((c.sslmode ?? 'prefer') !== 'prefer' || plainText.has(key) || !refusesTls(error)) throw error;
       // libpq's `prefer`: the server has no TLS, so talk plain.
       plainText.add(key);
       dropPool(key);
-      return await poolFor(target, key).connect();
+      return await poolFor(driver, target, key).connect();
     }
   } catch (error) {
     throw connectFailure(c, error);
@@ -343,7 +345,7 @@ async function readOnlyOnce<T>(
   };
   try {
     await query('BEGIN READ ONLY');
-    const schemas = (c.schemas?.length ? c.schemas : ['public']).map((s) => pg.escapeIdentifier(s));
+    const schemas = (c.schemas?.length ? c.schemas : ['public']).map((s) => escapeIdentifier(s));
     if (!schemas.includes('"public"')) schemas.push('"public"');
     const setup = await query<{ postgis: string | null; user: string }>(
       `SELECT set_config('statement_timeout', $1, true), set_config('lock_timeout', $2, true),
@@ -388,7 +390,7 @@ async function attempt<R extends pg.QueryResultRow>(
     await query('RELEASE SAVEPOINT attempt');
     return { rows };
   } catch (error) {
-    if (!(error instanceof pg.DatabaseError) || error.code === '57014') throw error;
+    if (!isDatabaseError(error) || error.code === '57014') throw error;
     await query('ROLLBACK TO SAVEPOINT attempt');
     return { error };
   }
@@ -416,7 +418,7 @@ async function testConnectionOnce(
     message,
   });
   const connect = async (target: PinnedConnection, key: string): Promise<pg.Client> => {
-    const client = new pg.Client(clientConfig(target, key));
+    const client = new (await loadPg()).Client(clientConfig(target, key));
     client.on('error', () => {});
     try {
       await client.connect();
@@ -515,7 +517,7 @@ export async function discoverLayers(c: PostgisConnection): Promise<DiscoveredLa
         `The data source ${c.host}:${c.port}/${c.database} did not list its layers within ${DISCOVERY_BUDGET_MS} ms.`,
       );
     }
-    if (error instanceof pg.DatabaseError) {
+    if (isDatabaseError(error)) {
       throw new RuleViolationError('source_unreadable', `Discovery failed: ${error.message}.`);
     }
     throw error;
@@ -535,8 +537,8 @@ function geometryTypeName(typmodType: string): string {
 }
 
 async function describeLayer(query: ReadOnlyQuery, row: GeometryColumnRow): Promise<DiscoveredLayer> {
-  const relation = `${pg.escapeIdentifier(row.schema)}.${pg.escapeIdentifier(row.table)}`;
-  const column = pg.escapeIdentifier(row.column);
+  const relation = `${escapeIdentifier(row.schema)}.${escapeIdentifier(row.table)}`;
+  const column = escapeIdentifier(row.column);
   let srid = row.srid;
   if (srid === 0) {
     // An unconstrained column: the first feature tells the SRID.
@@ -630,7 +632,7 @@ export async function probeLayer(
       }
       const read = await attempt(
         query,
-        `SELECT * FROM ${pg.escapeIdentifier(relation.schema)}.${pg.escapeIdentifier(relation.table)} LIMIT 1`,
+        `SELECT * FROM ${escapeIdentifier(relation.schema)}.${escapeIdentifier(relation.table)} LIMIT 1`,
       );
       if (read.error) {
         return { ok: false, reason: `A feature of "${qualified}" could not be read: ${read.error.message}.` };
@@ -641,7 +643,7 @@ export async function probeLayer(
     if (error instanceof BudgetExceededError) {
       return { ok: false, reason: `No feature of "${sourceLayer}" could be read within ${budgetMs} ms.` };
     }
-    if (error instanceof pg.DatabaseError) {
+    if (isDatabaseError(error)) {
       return {
         ok: false,
         reason: `The source layer "${sourceLayer}" could not be inspected: ${error.message}.`,
@@ -720,7 +722,7 @@ export async function describeSql(c: PostgisConnection, sql: string): Promise<Sq
       const isGeometry = (f: pg.FieldDef) => typeOf.get(f.dataTypeID)?.name === 'geometry';
       const geometry = fields.find(isGeometry);
       if (!geometry) return { valid: false, error: 'The query must return at least one geometry column.' };
-      const g = `q.${pg.escapeIdentifier(geometry.name)}`;
+      const g = `q.${escapeIdentifier(geometry.name)}`;
       const probe = await query<{ type: string; srid: number }>(
         `SELECT GeometryType(${g}) AS type, ST_SRID(${g}) AS srid FROM ${subquery(sql)} WHERE ${g} IS NOT NULL LIMIT 1`,
       );
@@ -757,7 +759,7 @@ export async function describeSql(c: PostgisConnection, sql: string): Promise<Sq
         overran: true,
       };
     }
-    if (error instanceof pg.DatabaseError) return { valid: false, error: error.message };
+    if (isDatabaseError(error)) return { valid: false, error: error.message };
     throw error;
   }
 }
@@ -800,7 +802,7 @@ async function suggestIdColumn(
 export async function checkIdColumn(c: PostgisConnection, sql: string, idColumn: string): Promise<boolean> {
   const guard = await checkSql(sql);
   if (!guard.ok) return false;
-  const id = `q.${pg.escapeIdentifier(idColumn)}`;
+  const id = `q.${escapeIdentifier(idColumn)}`;
   try {
     return await readOnly(c, ID_CHECK_BUDGET_MS, async (query) => {
       if (await hiddenCallRefusal(query, guard)) return false;
@@ -811,7 +813,7 @@ export async function checkIdColumn(c: PostgisConnection, sql: string, idColumn:
     });
   } catch (error) {
     if (error instanceof BudgetExceededError) throw overrun('the id_column check', ID_CHECK_BUDGET_MS);
-    if (error instanceof pg.DatabaseError) return false;
+    if (isDatabaseError(error)) return false;
     throw error;
   }
 }

@@ -8,7 +8,7 @@
  * transaction-local settings (the embedded PostGIS shares one backend's session between its
  * connections). Outages throw UnavailableError, bad data ImportInputError.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { StateConflictError, UnavailableError } from '../../domain/errors.ts';
 import {
   type FieldType,
@@ -18,6 +18,7 @@ import {
   type SourceLayer,
 } from '../../domain/import-sources.ts';
 import { inSubsegment } from '../../log/tracer.ts';
+import { escapeIdentifier, isDatabaseError, loadPg } from '../pg-driver.ts';
 
 /** How to reach the import database as the loader login, and whom to grant published tables to. */
 export interface ImportDatabaseConfig {
@@ -101,7 +102,7 @@ const FENCE_SCHEMA = 'geoplane_imports';
 const FENCE_TABLE = `${FENCE_SCHEMA}.fences`;
 const MAX_IDENTIFIER_BYTES = 63;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const ident = pg.escapeIdentifier;
+const ident = escapeIdentifier;
 
 const ARRAY_TYPES: Record<FieldType, string> = {
   text: 'text[]',
@@ -208,7 +209,7 @@ export class ImportDatabase {
     const c = this.#config;
     const mode = c.sslmode ?? 'prefer';
     const open = async (tls: boolean) => {
-      const client = new pg.Client({
+      const client = new (await loadPg()).Client({
         host: c.host,
         port: c.port,
         database: c.database,
@@ -894,7 +895,7 @@ const SINGLE = new Set<GeometryType>(['Point', 'LineString', 'Polygon']);
 
 /** A statement that failed on its data (class 22, PostGIS' XX000 parse errors), not on the server. */
 function isDataError(error: unknown): boolean {
-  if (!(error instanceof pg.DatabaseError)) return false;
+  if (!isDatabaseError(error)) return false;
   const code = error.code ?? '';
   return code.startsWith('22') || code === 'XX000';
 }

@@ -1,0 +1,42 @@
+import type pg from 'pg';
+
+/*
+ * The PostgreSQL driver, loaded on first use (ADR 0100): `pg` is a sidecar beside the bundles of
+ * the PostGIS routes (`pg.sidecar.mjs`, `infra/bundling.ts`), the package when run from source.
+ * Its two helpers every query builder needs are here without loading it.
+ */
+
+/** Set by `infra/bundling.ts` in the Lambda bundles; undefined when run from source. */
+declare const GEOPLANE_BUNDLE: true | undefined;
+
+let driver: typeof pg | undefined;
+let loading: Promise<typeof pg> | undefined;
+
+/** The `pg` module (Pool, Client), loaded once. */
+export function loadPg(): Promise<typeof pg> {
+  loading ??= (
+    (typeof GEOPLANE_BUNDLE !== 'undefined'
+      ? import(new URL('./pg.sidecar.mjs', import.meta.url).href)
+      : import('pg')) as Promise<{ default: typeof pg }>
+  ).then(
+    (module) => {
+      driver = module.default;
+      return module.default;
+    },
+    (error: unknown) => {
+      loading = undefined;
+      throw error;
+    },
+  );
+  return loading;
+}
+
+/** A quoted identifier: pg's own `escapeIdentifier` (double quotes, inner ones doubled). */
+export function escapeIdentifier(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+/** True for an error the server answered (pg's `DatabaseError`); never before pg was loaded (no query ran). */
+export function isDatabaseError(error: unknown): error is pg.DatabaseError {
+  return driver !== undefined && error instanceof driver.DatabaseError;
+}
