@@ -438,8 +438,8 @@ export function sidecarSection(
 
 /**
  * The cold paths worth measuring: tracing on (Lambda's default, ADR 0092) for `typical`, and for
- * every other sidecar or data file the smallest bundle that loads it (the route it is for, not a
- * bundle that also carries other one-path code).
+ * every other sidecar or data file the smallest bundle that loads it (the route it is for), with
+ * everything else that bundle loads on first use.
  */
 export function coldPathsOf(bundles: readonly Bundle[], typical: Bundle | undefined): ColdPath[] {
   const paths: ColdPath[] = [];
@@ -456,17 +456,17 @@ export function coldPathsOf(bundles: readonly Bundle[], typical: Bundle | undefi
     });
   const seen = new Set<string>([tracer]);
   for (const b of [...bundles].sort((x, y) => x.bytes - y.bytes)) {
-    for (const a of b.assets) {
-      if (seen.has(a.name) || a.kind === 'wasm') continue;
-      seen.add(a.name);
-      paths.push({
-        bundle: b,
-        loads: [a.name],
-        what: a.kind === 'data' ? `first request reads \`${a.name}\`` : `first use imports \`${a.name}\``,
-        ms: [],
-        cpuMs: [],
-      });
-    }
+    if (!b.assets.some((a) => !seen.has(a.name) && a.kind !== 'wasm')) continue;
+    // Everything this route's first use loads, together (the PostGIS routes: the driver and the parser).
+    const lazy = b.assets.filter((a) => a.kind !== 'wasm' && a.name !== tracer);
+    for (const a of lazy) seen.add(a.name);
+    paths.push({
+      bundle: b,
+      loads: lazy.map((a) => a.name),
+      what: `first use ${lazy.map((a) => (a.kind === 'data' ? `reads \`${a.name}\`` : `imports \`${a.name}\``)).join(', ')}`,
+      ms: [],
+      cpuMs: [],
+    });
   }
   return paths;
 }
