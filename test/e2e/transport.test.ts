@@ -130,15 +130,20 @@ describe('routing and security headers', () => {
     expectSecurityHeaders(anonymous);
   });
 
-  it('answers paths outside /api/v1 with 404 route_not_found', async () => {
+  it('answers paths outside /api/v1 and the console with 404 route_not_found; / sends a browser to the console', async () => {
     const root = inject('host').url.replace(/\/api\/v1$/, '');
-    for (const path of ['/', '/api/v2/workspaces', '/workspaces']) {
+    for (const path of ['/api/v2/workspaces', '/workspaces', '/api', '/consoles']) {
       expectError(
         await call('GET', path, { baseUrl: root, headers: asSuperAdmin() }),
         404,
         'route_not_found',
       );
     }
+    // The site root is the console's front door (ADR 0098), not an API resource.
+    const front = await call('GET', '/', { baseUrl: root, headers: asSuperAdmin() });
+    expect(front.status).toBe(302);
+    expect(front.headers.location).toBe('/console/');
+    expect(front.text).toBe('');
   });
 
   it('puts the security headers on success and on every kind of error', async () => {
