@@ -127,8 +127,9 @@ async function firstLayers(db: StoreClient, table: string, service: Service): Pr
 
 /**
  * The plan of a service's recursive deletion: its counts from the counters, its first layers from
- * one Query (ADR 0101), the dependent groups and the mosaic's granule records as before; the reads
- * run side by side. No writes, but with `recordBase` the counters' base of an older service.
+ * one Query (ADR 0101), the dependent groups and (for a raster mosaic) its granule records as
+ * before; the reads run side by side. No writes, but with `recordBase` the counters' base of an
+ * older service.
  */
 export async function planService(
   db: StoreClient,
@@ -142,16 +143,19 @@ export async function planService(
     serviceTallies(db, table, service, recordBase),
     firstLayers(db, table, service),
     dependentGroupClosure(db, table, service.workspace_id, new Set([service.id])),
-    forEachPrefixPage(
-      db,
-      table,
-      partition,
-      keys.mosaicGranulePrefix(service.id),
-      (items) => {
-        granules += items.length;
-      },
-      { expression: attributes.sk },
-    ),
+    // Only a raster mosaic holds granules (and a service's type never changes): no read for the rest.
+    service.type === 'raster_mosaic'
+      ? forEachPrefixPage(
+          db,
+          table,
+          partition,
+          keys.mosaicGranulePrefix(service.id),
+          (items) => {
+            granules += items.length;
+          },
+          { expression: attributes.sk },
+        )
+      : undefined,
   ]);
   const groupSection = new SectionBuilder();
   for (const g of groups) groupSection.add({ id: g.id, public_id: g.public_id });
