@@ -8,9 +8,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { startDynamoLocal } from '../infra/local/dynamodb.ts';
-import { keys } from '../shared/store/keys.ts';
+import { entities, keys } from '../shared/store/keys.ts';
 import { encodeCursor } from '../shared/store/paging.ts';
 import { FAULT_HOST, startHostProcess } from '../test/support/host-process.ts';
 import { freePort } from '../test/support/ports.ts';
@@ -21,7 +21,11 @@ import { type SeedResult, seedClient, seedLayers } from './seed.ts';
 import { fixed, mean, percentile, ratio, table, thousands, verdict } from './stats.ts';
 
 export const SMALL = 100;
+/** The middle size of the deletion plan's measurement (issue #15: "0.40 s at 10,000"). */
+export const MID = 10_000;
 export const LARGE = 100_000;
+/** Issue #15's target for a deletion plan at 100,000 layers (ADR 0101). */
+const PLAN_P50_MAX_MS = 50;
 const FIRST_LIMIT = 100;
 const MIDDLE_LIMIT = 50;
 const SEED_CONCURRENCY = 16;
@@ -44,11 +48,13 @@ interface Target {
   base: string;
 }
 
-/** The prepared scaling stack: two services, one with 100 layers (API) and one seeded. */
+/** The prepared scaling stack: three services, one with 100 layers (API) and two seeded. */
 export interface ScalingSetup extends ScalingStack {
   small: Target;
+  mid: Target;
   large: Target;
   seed: SeedResult;
+  midSeed: SeedResult;
   apiCreateMs: number;
 }
 
@@ -197,6 +203,7 @@ export async function fillScaling(
     };
   };
   const small = await target(`bench-scale-${SMALL}`);
+  const mid = await target(`bench-scale-${MID}`);
   const large = await target(`bench-scale-${LARGE}`);
 
   // The API creates and the seeding run side by side (different workspaces; nothing is measured).
@@ -216,31 +223,118 @@ export async function fillScaling(
     }
     return { apiLayerId: first, apiCreateMs: Date.now() - t0 };
   };
-  const [{ apiLayerId, apiCreateMs }, seed] = await Promise.all([
-    createSmall(),
+  const seedInto = (t: Target, count: number, budgetMs: number) =>
     seedLayers({
       endpoint,
       table: TABLE,
-      workspaceId: large.workspaceId,
-      serviceId: large.serviceId,
+      workspaceId: t.workspaceId,
+      serviceId: t.serviceId,
       sourceLayer: 'places',
-      count: LARGE,
+      count,
       publicId,
       concurrency: SEED_CONCURRENCY,
-      budgetMs: plan.seedBudgetMs,
+      budgetMs,
       progress,
-    }),
+    });
+  const [{ apiLayerId, apiCreateMs }, seed] = await Promise.all([
+    createSmall(),
+    seedInto(large, LARGE, plan.seedBudgetMs),
+  ]);
+  const midSeed = await seedInto(mid, MID, plan.seedBudgetMs);
+  await countSeeded(endpoint, [
+    [mid, midSeed.layers],
+    [large, seed.layers],
   ]);
   progress(
     `scaling: seeded ${thousands(seed.layers)} layers (${thousands(seed.items)} items) in ${fixed(seed.ms / 1000, 1)} s` +
       (seed.complete ? '' : ' — stopped at the seeding budget'),
   );
   await compareItems(endpoint, small, apiLayerId, large);
-  return { ...stack, small, large, seed, apiCreateMs };
+  return { ...stack, small, mid, large, seed, midSeed, apiCreateMs };
+}
+
+/**
+ * Seeding writes layers without the plan counters (ADR 0101), so it records what it wrote as the
+ * counters' base, as a recount of an older service would (the seeded layers have no styles or
+ * custom roles; the services had no layer before).
+ */
+async function countSeeded(endpoint: string, seeded: [Target, number][]) {
+  const db = seedClient(endpoint);
+  try {
+    for (const [t, n] of seeded) {
+      await db.send(
+        new PutCommand({
+          TableName: TABLE,
+          Item: {
+            ...keys.planCountBase(t.workspaceId, t.serviceId),
+            entity: entities.planCounter,
+            part: 'base',
+            n,
+          },
+        }),
+      );
+    }
+  } finally {
+    db.destroy();
+  }
+}
+
+/**
+ * What every plan did before ADR 0101, timed straight against DynamoDB Local: the walk over the
+ * service's layers (consistent pages, the plan's projection). Checks it finds `count` layers.
+ */
+async function walkMs(endpoint: string, t: Target, count: number): Promise<number> {
+  const db = seedClient(endpoint);
+  try {
+    const t0 = performance.now();
+    let found = 0;
+    // Page by page as forEachPrefixPage reads (ADR 0097): each page's key condition starts at the
+    // last key, which is ExclusiveStartKey only to step over it (DynamoDB Local walks up to one).
+    const pk = keys.workspacePartition(t.workspaceId);
+    const prefix = keys.layerPrefix(t.serviceId);
+    let last: string | undefined;
+    for (;;) {
+      const out = await db.send(
+        new QueryCommand({
+          TableName: TABLE,
+          KeyConditionExpression: 'PK = :p AND SK BETWEEN :a AND :z',
+          ExpressionAttributeValues: { ':p': pk, ':a': last ?? prefix, ':z': `${prefix}\u{10FFFF}` },
+          ProjectionExpression: '#id, public_id, service_id, default_style, styles, allowed_roles',
+          ExpressionAttributeNames: { '#id': 'id' },
+          ConsistentRead: true,
+          ...(last ? { ExclusiveStartKey: { PK: pk, SK: last } } : {}),
+        }),
+      );
+      found += out.Items?.length ?? 0;
+      if (!out.LastEvaluatedKey) break;
+      last = out.LastEvaluatedKey.SK as string;
+    }
+    const ms = performance.now() - t0;
+    if (found !== count) throw new Error(`the walk found ${found} layers, not ${count}`);
+    return ms;
+  } finally {
+    db.destroy();
+  }
+}
+
+/** The deletion plan's URL of a target. */
+const planUrl = (url: string, t: Target) =>
+  `${url}/workspaces/${t.workspaceId}/services/${t.serviceId}/deletion-plan`;
+
+function planCheck(count: number) {
+  return (body: unknown) => {
+    const plan = body as { layers?: { count?: number; items?: unknown[] } };
+    if (plan.layers?.count !== count)
+      throw new Error(`expected a plan of ${count} layers, got ${plan.layers?.count}`);
+    if (plan.layers.items?.length !== Math.min(count, 100))
+      throw new Error('a plan without its first layers');
+  };
 }
 
 export interface ScalingOutcome {
   setup: ScalingSetup;
+  /** The walk over each seeded service's layers that every plan did before ADR 0101 (straight to DynamoDB Local), ms. */
+  recounts: { mid: number; large: number };
   results: LatencyResult[];
   truncated: boolean;
   budgetMs: number;
@@ -332,6 +426,35 @@ export async function measureScaling(
   ) {
     throw new Error('the key-condition seek returned another page than ExclusiveStartKey');
   }
+  // The walk every plan did before ADR 0101, then the 409 of a plain deleteService (the plan it carries).
+  const recounts = {
+    mid: await walkMs(setup.endpoint, setup.mid, setup.midSeed.layers),
+    large: await walkMs(setup.endpoint, large, setup.seed.layers),
+  };
+  for (const t of [setup.mid, large]) {
+    const refused = await call(
+      agent,
+      'DELETE',
+      planUrl(setup.url, t).replace(/\/deletion-plan$/, ''),
+      auth,
+      undefined,
+      409,
+    );
+    planCheck(t === large ? setup.seed.layers : setup.midSeed.layers)(refused.plan);
+  }
+  progress(
+    `scaling: the walk of the plans before ADR 0101: ${fixed(recounts.mid)} ms at ${thousands(setup.midSeed.layers)}, ${fixed(recounts.large)} ms at ${thousands(setup.seed.layers)} layers`,
+  );
+  cases.push(
+    { id: 'planSmall', url: planUrl(setup.url, small), headers: auth, check: planCheck(SMALL) },
+    {
+      id: 'planMid',
+      url: planUrl(setup.url, setup.mid),
+      headers: auth,
+      check: planCheck(setup.midSeed.layers),
+    },
+    { id: 'planLarge', url: planUrl(setup.url, large), headers: auth, check: planCheck(setup.seed.layers) },
+  );
   progress(`scaling: ${plan.warmup} warm-up requests per case`);
   const { results, truncated, budgetMs } = await measureLatency(
     agent,
@@ -339,7 +462,7 @@ export async function measureScaling(
     { warmup: plan.warmup, rounds: plan.rounds, perRound: plan.perRound, budgetMs: plan.budgetMs },
     (s) => progress(`scaling: ${s}`),
   );
-  return { setup, results, truncated, budgetMs, middleIndex };
+  return { setup, recounts, results, truncated, budgetMs, middleIndex };
 }
 
 /** The report's scaling section; adds its verdict lines to `verdicts`. */
@@ -375,12 +498,21 @@ export function scalingSection(
       `reference: the same page by key condition (SK BETWEEN), no ExclusiveStartKey`,
       `limit=${MIDDLE_LIMIT}&after=…&seek=1`,
     ],
+    planSmall: [`${SMALL} layers: deletion plan`, ''],
+    planMid: [`${thousands(o.setup.midSeed.layers)} layers: deletion plan`, ''],
+    planLarge: [`${n} layers: deletion plan`, ''],
   };
+  const request = (id: string, query: string) =>
+    id.startsWith('ref')
+      ? `\`GET /floor-layers?${query}\``
+      : id.startsWith('plan')
+        ? '`GET …/deletion-plan`'
+        : `\`GET …/layers${query}\``;
   const rows = o.results.map((r) => {
     const [what, query] = describe[r.id] ?? [r.id, ''];
     return [
       what,
-      r.id.startsWith('ref') ? `\`GET /floor-layers?${query}\`` : `\`GET …/layers${query}\``,
+      request(r.id, query),
       String(r.samples.length),
       fixed(percentile(r.samples, 50)),
       fixed(percentile(r.samples, 95)),
@@ -411,6 +543,44 @@ export function scalingSection(
   });
   const s = o.setup.seed;
   const p50 = (id: string) => percentile(samples(id), 50);
+  const planLarge = p50('planLarge');
+  const planPass = samples('planLarge').length > 0 && planLarge <= PLAN_P50_MAX_MS;
+  verdicts.push(
+    `- deletion plan (getServiceDeletionPlan) at ${n} layers, p50 ≤ ${PLAN_P50_MAX_MS} ms: ${verdict(planPass)} ` +
+      `(${fixed(planLarge)} ms; ${fixed(p50('planMid'))} ms at ${thousands(o.setup.midSeed.layers)}, ` +
+      `${fixed(p50('planSmall'))} ms at ${SMALL}; the walk every plan did before took ` +
+      `${fixed(o.recounts.large)} ms at ${n})`,
+  );
+  const planRows = (
+    [
+      ['planSmall', SMALL, undefined],
+      ['planMid', o.setup.midSeed.layers, o.recounts.mid],
+      ['planLarge', seeded, o.recounts.large],
+    ] as const
+  ).map(([id, layers, recount]) => [
+    thousands(layers),
+    recount === undefined ? '—' : fixed(recount),
+    fixed(p50(id)),
+    fixed(percentile(samples(id), 99)),
+    id === 'planLarge' ? `p50 ≤ ${PLAN_P50_MAX_MS} ms` : '',
+    id === 'planLarge' ? verdict(planPass) : '',
+  ]);
+  const planPart = [
+    `**The deletion plan (ADR 0101).** \`GET …/services/{service}/deletion-plan\` (the plan a 409 of deleteService ` +
+      'carries, same code) reads the counts from the sharded counters (one Query), the first 100 layers (one Query ' +
+      'with Limit) and the dependent groups, side by side. The seeded layers bypass the counters, so the seeding records ' +
+      'what it wrote as their base (what the one-time recount of an older service writes). Each seeded service is checked ' +
+      'first through the 409 of a plain `DELETE` (same plan). "Walk before" is what every plan did before ADR 0101: the ' +
+      "pass over the service's layers with the plan's projection, timed from the bench straight against DynamoDB Local " +
+      '(through the host, a first plan that walked 10,000 layers of this 220,000-item table timed out on a busy machine).',
+    '',
+    table(
+      ['layers', 'walk before (ms)', 'plan p50', 'plan p99', 'target', 'result'],
+      planRows,
+      '---:|---:|---:|---:|---|---',
+    ),
+    '',
+  ].join('\n');
   const emulator =
     samples('refFirst').length && samples('refMiddle').length && samples('refSeek').length
       ? `**Where the middle page's time goes.** The reference rows send the layer repository's first-page Query straight to ` +
@@ -455,6 +625,7 @@ export function scalingSection(
     ),
     '',
     emulator,
+    planPart,
     ...(o.truncated
       ? [`Stopped early at the time budget (${fixed(o.budgetMs / 1000, 0)} s of measured rounds).\n`]
       : []),
