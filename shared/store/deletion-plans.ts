@@ -5,9 +5,23 @@ import { customRoles } from '../domain/layers.ts';
 import type { Service } from '../domain/services.ts';
 import type { Workspace } from '../domain/workspaces.ts';
 import type { StoreClient } from './client.ts';
-import { batchGetItems, forEachPrefixPage, keyCondition, queryInput, queryPage } from './items.ts';
+import {
+  batchGetItems,
+  forEachPrefixPage,
+  keyCondition,
+  queryInput,
+  queryPage,
+  queryPages,
+} from './items.ts';
 import { entities, keys, parseKey } from './keys.ts';
-import { emptyTallies, type PlanTallies, readPlanCounters, tallyLayer, writeBase } from './plan-counters.ts';
+import {
+  emptyTallies,
+  type PlanTallies,
+  prefixRange,
+  readPlanCounters,
+  tallyLayer,
+  writeBase,
+} from './plan-counters.ts';
 import { attributes } from './table.ts';
 
 /** A section that counts everything and keeps the first entries. */
@@ -45,9 +59,18 @@ export async function dependentGroupClosure(
   serviceIds: ReadonlySet<string> | undefined,
 ): Promise<LayerGroup[]> {
   const groups: LayerGroup[] = [];
-  await forEachPrefixPage(db, table, keys.workspacePartition(workspaceId), keys.layerGroupPrefix, (items) => {
-    for (const i of items) groups.push(i as unknown as LayerGroup);
-  });
+  const partition = keys.workspacePartition(workspaceId);
+  // A closed range, not begins_with: DynamoDB Local would read every layer after GROUP# (ADR 0101).
+  const range = prefixRange(keys.layerGroupPrefix);
+  await queryPages(
+    db,
+    queryInput(table, keyCondition(partition, range), { consistent: true }),
+    (items) => {
+      for (const i of items) groups.push(i as unknown as LayerGroup);
+      return true;
+    },
+    { seek: { partition, range } },
+  );
   if (!serviceIds) return groups;
   const members = [...new Set(groups.flatMap((g) => g.members.map((m) => m.resource)))];
   const markers = await batchGetItems(

@@ -18,7 +18,7 @@ import type { Layer } from '../domain/layers.ts';
 import { customRoles, usedStyles } from '../domain/layers.ts';
 import type { StoreClient } from './client.ts';
 import { ConditionFailed } from './errors.ts';
-import { keyCondition, queryInput, queryPages } from './items.ts';
+import { keyCondition, queryInput, queryPages, type SortKeyRange } from './items.ts';
 import { entities, type Key, keyOf, keys } from './keys.ts';
 import { attributes } from './table.ts';
 import { type GuardedItem, putNew, type TransactItem, transact } from './transactions.ts';
@@ -139,6 +139,14 @@ export function newServiceCounters(table: string, workspaceId: string, serviceId
   });
 }
 
+/**
+ * A prefix as a closed key range (its keys are ASCII, so all sort below the prefix + U+10FFFF):
+ * DynamoDB Local answers `begins_with` by reading the rest of the partition, a range by seeking it.
+ */
+export function prefixRange(prefix: string): SortKeyRange {
+  return { from: prefix, to: `${prefix}\u{10FFFF}` };
+}
+
 /** Every counter item of a service (one Query, strongly consistent). */
 async function counterItems(db: StoreClient, table: string, workspaceId: string, serviceId: string) {
   const items: Item[] = [];
@@ -146,7 +154,7 @@ async function counterItems(db: StoreClient, table: string, workspaceId: string,
     db,
     queryInput(
       table,
-      keyCondition(keys.workspacePartition(workspaceId), { prefix: keys.planCountPrefix(serviceId) }),
+      keyCondition(keys.workspacePartition(workspaceId), prefixRange(keys.planCountPrefix(serviceId))),
       { consistent: true },
     ),
     (page) => {
