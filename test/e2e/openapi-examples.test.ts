@@ -288,10 +288,13 @@ describe('the route table examples, replayed against the local host', { timeout:
     await replay('createRole', { status: 201, same: ['id', 'name', 'is_system'] });
     await replay('getRole', { same: ['id', 'is_system'] });
     const roles = await replay('listRoles');
-    expect(roles.body.roles).toEqual([
-      ...(example('listRoles').response as { roles: unknown[] }).roles.slice(0, 4),
+    // The four built-ins first, then the custom roles — the story's and those other test files made.
+    expect(roles.body.roles.slice(0, 4)).toEqual(
+      (example('listRoles').response as { roles: unknown[] }).roles.slice(0, 4),
+    );
+    expect(roles.body.roles.slice(4)).toContainEqual(
       expect.objectContaining({ id: 'publisher', is_system: false }),
-    ]);
+    );
     const granted = await replay('addRolePolicy', { status: 201 });
     story.policy = granted.headers.location?.split('/').at(-1) as string;
     const policies = await replay('listRolePolicies');

@@ -383,7 +383,7 @@ describe('OperationsAlarms on its own', () => {
         OKActions: [topic],
       });
     }
-  });
+  }, 120_000);
 
   it('watches no dead-letter queue when given none', () => {
     const { stack, api, fn, table, machine } = fixture();
