@@ -1,10 +1,9 @@
 import { getStringFromEnv, isRunningInLambda } from '@aws-lambda-powertools/commons/utils/env';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 
 /*
- * Metrics (ADR 0092): CloudWatch Embedded Metric Format — one JSON line on stdout that CloudWatch
- * Logs turns into metrics, so no IAM and no API call. Written here, in the shape Powertools
- * Metrics writes, without Powertools Metrics (ADR 0100: 10 KB in every bundle for two fixed
- * documents whose names and units are constants of this file). Namespace from
+ * Metrics (ADR 0092): Powertools Metrics, CloudWatch Embedded Metric Format — one JSON line on
+ * stdout that CloudWatch Logs turns into metrics, so no IAM and no API call. Namespace from
  * POWERTOOLS_METRICS_NAMESPACE (default `GeoPlane`), the `service` dimension from
  * POWERTOOLS_SERVICE_NAME. Like the tracer, on only where the lines mean something: in Lambda,
  * unless POWERTOOLS_METRICS_DISABLED says otherwise (the local host sets it to true; an operator
@@ -34,84 +33,49 @@ function enabled(): boolean {
   return isRunningInLambda();
 }
 
-/** Where the documents go: namespace and the `service` dimension, read once. */
-interface Sink {
-  namespace: string;
-  service: string;
-}
+let instance: Metrics | null | undefined;
 
-let instance: Sink | null | undefined;
-
-/** The process's metrics settings, read on first use (null when metrics are off). */
-function metrics(): Sink | null {
+/** The process's Metrics, built on first use (null when metrics are off). */
+function metrics(): Metrics | null {
   if (instance === undefined) {
     instance = enabled()
-      ? {
+      ? new Metrics({
           namespace: getStringFromEnv({
             key: 'POWERTOOLS_METRICS_NAMESPACE',
             defaultValue: DEFAULT_NAMESPACE,
           }),
-          // Powertools' default when POWERTOOLS_SERVICE_NAME is unset.
-          service: getStringFromEnv({ key: 'POWERTOOLS_SERVICE_NAME', defaultValue: 'service_undefined' }),
-        }
+        })
       : null;
   }
   return instance;
 }
 
-type Unit = 'Count' | 'Milliseconds';
-
-/**
- * Writes one EMF document: the dimensions (`service` first) and the metrics, each with its unit,
- * as one line on stdout (CloudWatch Logs reads it from the function's log stream).
- */
-function publish(
-  sink: Sink,
-  dimensions: Record<string, string>,
-  values: readonly (readonly [name: string, unit: Unit, value: number])[],
-): void {
-  const dims = { service: sink.service, ...dimensions };
-  const doc = {
-    _aws: {
-      Timestamp: Date.now(),
-      CloudWatchMetrics: [
-        {
-          Namespace: sink.namespace,
-          Dimensions: [Object.keys(dims)],
-          Metrics: values.map(([Name, Unit]) => ({ Name, Unit })),
-        },
-      ],
-    },
-    ...dims,
-    ...Object.fromEntries(values.map(([name, , value]) => [name, value])),
-  };
-  process.stdout.write(`${JSON.stringify(doc)}\n`);
-}
-
 /**
  * One EMF line for one API request, dimension `operation`: `Requests` 1, `Latency` in ms, and
- * `4xx`, `5xx`, `Throttled` as 0 or 1 (so their Average is a rate and their Sum a count). One
- * document built and written at once: requests running concurrently in one process (the local
- * host) can't mix their values.
+ * `4xx`, `5xx`, `Throttled` as 0 or 1 (so their Average is a rate and their Sum a count).
+ * Synchronous from the first dimension to the flush: requests running concurrently in one process
+ * (the local host) can't mix their values.
  */
 export function recordRequest(outcome: RequestOutcome): void {
   const m = metrics();
   if (!m) return;
   const { status } = outcome;
-  publish(m, { operation: outcome.operation }, [
-    ['Requests', 'Count', 1],
-    ['Latency', 'Milliseconds', Math.round(outcome.latencyMs * 100) / 100],
-    ['4xx', 'Count', status >= 400 && status < 500 ? 1 : 0],
-    ['5xx', 'Count', status >= 500 ? 1 : 0],
-    ['Throttled', 'Count', outcome.throttled ? 1 : 0],
-  ]);
+  m.addDimension('operation', outcome.operation);
+  m.addMetric('Requests', MetricUnit.Count, 1);
+  m.addMetric('Latency', MetricUnit.Milliseconds, Math.round(outcome.latencyMs * 100) / 100);
+  m.addMetric('4xx', MetricUnit.Count, status >= 400 && status < 500 ? 1 : 0);
+  m.addMetric('5xx', MetricUnit.Count, status >= 500 ? 1 : 0);
+  m.addMetric('Throttled', MetricUnit.Count, outcome.throttled ? 1 : 0);
+  m.publishStoredMetrics();
 }
 
 /** One EMF line for the end of a workflow run: `WorkflowSucceeded` or `WorkflowFailed`, dimension `workflow`. */
 export function recordWorkflowOutcome(workflow: WorkflowName, succeeded: boolean): void {
   const m = metrics();
   if (!m) return;
-  publish(m, { workflow }, [[succeeded ? 'WorkflowSucceeded' : 'WorkflowFailed', 'Count', 1]]);
+  const single = m.singleMetric();
+  single.addDimension('workflow', workflow);
+  single.addMetric(succeeded ? 'WorkflowSucceeded' : 'WorkflowFailed', MetricUnit.Count, 1);
 }
 
 /** Marks errors caused by throttling; a symbol, so the mark never reaches a log line or an answer. */
