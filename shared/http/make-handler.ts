@@ -11,7 +11,7 @@ import { type AccessPorts, policyLoader, rolesInWorkspace } from '../auth/worksp
 import { config } from '../config/env.ts';
 import type { RefusalLog } from '../domain/audit.ts';
 import { dictionary } from '../domain/dictionary.ts';
-import { NotFoundError } from '../domain/errors.ts';
+import { NotFoundError, UnavailableError } from '../domain/errors.ts';
 import type { KnownService } from '../domain/services.ts';
 import { resolveWorkspace, type Workspace } from '../domain/workspaces.ts';
 import { errorFields, type Logger, requestLogger } from '../log/logger.ts';
@@ -515,6 +515,9 @@ function errorMapper(op: Operation, refusals: (() => RefusalLog) | undefined): M
   };
 }
 
+/** What is left of the function's time when an unfinished handler is answered 503 instead. */
+export const TIME_LIMIT_MARGIN_MS = 500;
+
 /**
  * THE handler factory: wraps one operation function with the middy stack of DESIGN §4, one named
  * middleware per step. The function gets a validated, authorized request and returns
@@ -529,7 +532,17 @@ export function makeHandler<Op extends Operation>(
   idempotencyPorts?: () => IdempotencyPorts,
   refusals?: () => RefusalLog,
 ) {
-  return middy<Event, APIGatewayProxyResult, Error, Context>()
+  return middy<Event, APIGatewayProxyResult, Error, Context>({
+    // A handler still running this close to the function's time limit is answered 503 with
+    // Retry-After (its dependency was too slow), with room left to log and answer it.
+    timeoutEarlyInMillis: TIME_LIMIT_MARGIN_MS,
+    timeoutEarlyResponse: () => {
+      throw new UnavailableError(
+        'request_timeout',
+        'The request did not finish within its time limit; a dependency was too slow. Retry later.',
+      );
+    },
+  })
     .use(requestState(op))
     .use(traced(op))
     .use(measured(op))

@@ -15,6 +15,7 @@ import {
   VersionMismatchError,
 } from '../../shared/domain/errors.ts';
 import { UnsupportedMediaTypeError } from '../../shared/http/errors.ts';
+import { TIME_LIMIT_MARGIN_MS } from '../../shared/http/make-handler.ts';
 import { created, noContent } from '../../shared/http/responses.ts';
 import { makeChangeHandler, makeHandler as makeReadHandler } from '../../shared/wiring/handler.ts';
 
@@ -151,6 +152,18 @@ describe('makeHandler', () => {
       reason: 'r',
       request_id: fixture.requestContext.requestId,
     });
+  });
+
+  it("answers 503 with Retry-After, not 500, when the handler outlives the function's time limit", async () => {
+    const stuck = makeHandler(operation, () => new Promise(() => {}));
+    const nearlyOut = { ...context, getRemainingTimeInMillis: () => TIME_LIMIT_MARGIN_MS + 50 } as Context;
+    const started = Date.now();
+    const result = await stuck(event(), nearlyOut);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(result.statusCode).toBe(503);
+    expect(result.headers).toMatchObject({ 'Retry-After': '1' });
+    expect(parsed(result)).toMatchObject({ code: 503, reason: 'request_timeout' });
+    expect(ErrorBody.safeParse(parsed(result)).success).toBe(true);
   });
 
   it('merges extra fields of a domain error into the body', async () => {
