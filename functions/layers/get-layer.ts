@@ -1,17 +1,12 @@
 import { getLayer as operation } from '../../shared/api/operations/layers.ts';
 import { presentLayer, requireLayer } from '../../shared/domain/layers.ts';
-import { requireService } from '../../shared/domain/services.ts';
 import { ok } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
-import { layerRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
+import { pathService } from '../../shared/wiring/path-service.ts';
+import { layerRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params, knownService }) => {
-  const service = await requireService(
-    serviceRepository(),
-    workspace.id,
-    params.service,
-    false,
-    knownService,
-  );
+export const handler = makeHandler(operation, async (request) => {
+  const { params } = request;
+  const service = await pathService(request);
   return ok(presentLayer(await requireLayer(layerRepository(), service, params.layer)));
 });

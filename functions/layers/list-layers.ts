@@ -1,18 +1,13 @@
 import { listLayers as operation } from '../../shared/api/operations/layers.ts';
 import { presentLayer } from '../../shared/domain/layers.ts';
-import { requireService } from '../../shared/domain/services.ts';
 import { ok } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
-import { layerRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
+import { pathService } from '../../shared/wiring/path-service.ts';
+import { layerRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params, query, knownService }) => {
-  const service = await requireService(
-    serviceRepository(),
-    workspace.id,
-    params.service,
-    false,
-    knownService,
-  );
+export const handler = makeHandler(operation, async (request) => {
+  const { workspace, query } = request;
+  const service = await pathService(request);
   const page = await layerRepository().list(workspace.id, service.id, query.limit, query.cursor);
   return ok({ layers: page.items.map(presentLayer), next_cursor: page.nextCursor });
 });

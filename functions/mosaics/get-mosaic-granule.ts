@@ -1,17 +1,12 @@
 import { getMosaicGranule as operation } from '../../shared/api/operations/mosaics.ts';
 import { presentGranule, requireGranule } from '../../shared/domain/mosaics.ts';
-import { requireService } from '../../shared/domain/services.ts';
 import { ok } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
-import { mosaicRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
+import { pathService } from '../../shared/wiring/path-service.ts';
+import { mosaicRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params, knownService }) => {
-  const service = await requireService(
-    serviceRepository(),
-    workspace.id,
-    params.service,
-    false,
-    knownService,
-  );
+export const handler = makeHandler(operation, async (request) => {
+  const { params } = request;
+  const service = await pathService(request);
   return ok(presentGranule(await requireGranule(mosaicRepository(), service, params.granule)));
 });

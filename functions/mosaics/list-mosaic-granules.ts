@@ -1,14 +1,13 @@
 import { listMosaicGranules as operation } from '../../shared/api/operations/mosaics.ts';
 import { parseGranuleFilter, presentGranule, requireMosaic } from '../../shared/domain/mosaics.ts';
-import { requireService } from '../../shared/domain/services.ts';
 import { ok } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
-import { mosaicRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
+import { pathService } from '../../shared/wiring/path-service.ts';
+import { mosaicRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeHandler(operation, async ({ workspace, params, query, knownService }) => {
-  const mosaic = requireMosaic(
-    await requireService(serviceRepository(), workspace.id, params.service, false, knownService),
-  );
+export const handler = makeHandler(operation, async (request) => {
+  const { workspace, query } = request;
+  const mosaic = requireMosaic(await pathService(request));
   const filter = parseGranuleFilter(query);
   const repo = mosaicRepository();
   // One generation for the whole page: read it first, then only granules alive in it (ADR 0060).
