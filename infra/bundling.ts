@@ -95,23 +95,15 @@ export interface StagedAsset {
 export function stageBeside(file: string, dir: string, root: string, outDir: string): StagedAsset[] {
   const staged = new Map<string, StagedAsset>();
   const visit = (text: string) => {
-    for (const asset of wasmAssets) {
+    const packaged = [
+      ...wasmAssets.map((a) => ({ ...a, kind: 'wasm' as const })),
+      ...dataAssets.map((a) => ({ ...a, kind: 'data' as const })),
+    ];
+    for (const asset of packaged) {
       if (staged.has(asset.name) || !text.includes(asset.name)) continue;
-      copyFileSync(join(root, asset.source), join(dir, asset.name));
-      staged.set(asset.name, {
-        name: asset.name,
-        bytes: statSync(join(root, asset.source)).size,
-        kind: 'wasm',
-      });
-    }
-    for (const asset of dataAssets) {
-      if (staged.has(asset.name) || !text.includes(asset.name)) continue;
-      copyFileSync(join(root, asset.source), join(dir, asset.name));
-      staged.set(asset.name, {
-        name: asset.name,
-        bytes: statSync(join(root, asset.source)).size,
-        kind: 'data',
-      });
+      const source = join(root, asset.source);
+      copyFileSync(source, join(dir, asset.name));
+      staged.set(asset.name, { name: asset.name, bytes: statSync(source).size, kind: asset.kind });
     }
     for (const sidecar of sidecars) {
       if (staged.has(sidecar.name) || !text.includes(sidecar.name)) continue;
