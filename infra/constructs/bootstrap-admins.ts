@@ -15,7 +15,8 @@ export const bootstrapAdminsEntry = 'functions/bootstrap/bootstrap-admins.ts';
  * uniqueness marker (PutItem, in one transaction), delete them (DeleteItem). super_admin is a
  * built-in role, so no role item is read or counted (no GetItem, no UpdateItem).
  */
-export const bootstrapAdminsData: readonly DataAction[] = ['Query', 'PutItem', 'DeleteItem'];
+// GetItem: the global scope's claim mapping summary (ADR 0103), read before it is put back.
+export const bootstrapAdminsData: readonly DataAction[] = ['GetItem', 'Query', 'PutItem', 'DeleteItem'];
 
 export interface BootstrapAdminsProps {
   /** cdk.json `bootstrapAdmins`: claims that become global super_admin mappings. */

@@ -3,10 +3,16 @@ import { join } from 'node:path';
 import { postgisGateway } from '../../shared/datasources/gateway.ts';
 import { secretBox } from '../../shared/datasources/secret-box.ts';
 import { createApiKey } from '../../shared/domain/api-keys.ts';
+import { GLOBAL_SCOPE } from '../../shared/domain/claim-mappings.ts';
 import type { PostgisConnectionInfo } from '../../shared/domain/datasource.ts';
 import { createService } from '../../shared/domain/services.ts';
 import { createWorkspace, resolveWorkspace } from '../../shared/domain/workspaces.ts';
-import { apiKeyRepository, serviceRepository, workspaceRepository } from '../../shared/store/repositories.ts';
+import {
+  apiKeyRepository,
+  claimMappingRepository,
+  serviceRepository,
+  workspaceRepository,
+} from '../../shared/store/repositories.ts';
 
 /** Connection of the embedded PostGIS as the demo service uses it. */
 export type DemoPostgis = PostgisConnectionInfo & { password: string };
@@ -44,6 +50,9 @@ export async function bootstrap(
   postgis?: DemoPostgis,
 ): Promise<{ bootstrap: Bootstrap; created: boolean }> {
   const path = join(dataDir, 'bootstrap.json');
+  // Token callers read the global mappings from its summary (ADR 0103), also in a catalog kept from
+  // before summaries.
+  await claimMappingRepository().summarize(GLOBAL_SCOPE);
   if (existsSync(path)) {
     const saved = JSON.parse(readFileSync(path, 'utf8')) as Bootstrap;
     const current = { ...saved, url, ...(postgis ? { postgis } : {}) };

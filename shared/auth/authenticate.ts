@@ -6,7 +6,12 @@ import {
   apiKeyPattern,
   hashApiKey,
 } from '../domain/api-keys.ts';
-import { type ClaimMappingRepository, GLOBAL_SCOPE, resolveRole } from '../domain/claim-mappings.ts';
+import {
+  type ClaimMappingRepository,
+  GLOBAL_SCOPE,
+  type RoleRule,
+  resolveRole,
+} from '../domain/claim-mappings.ts';
 import { dictionary, own } from '../domain/dictionary.ts';
 import type { TargetLookup, TargetRecords } from '../domain/request-targets.ts';
 import {
@@ -86,10 +91,22 @@ export async function principalFromApiKey(
 }
 
 /**
+ * Called once a token's signature or a session checked out, before the reads that derive its
+ * roles; it may answer the global scope's mapping rules, read with the request's targets (ADR 0103).
+ */
+export type OnVerified = () => Promise<readonly RoleRule[] | undefined> | undefined;
+
+/**
  * A principal from verified token claims: global claim mappings (and, when trusted, the role
  * claims) give the global role; workspace mappings are resolved per request by makeHandler.
+ * `globalRules` are the global mappings when the caller already has them (the authorizer's
+ * BatchGetItem); otherwise they are queried.
  */
-async function fromClaims(ports: AuthPorts, payload: Record<string, unknown>): Promise<Principal> {
+async function fromClaims(
+  ports: AuthPorts,
+  payload: Record<string, unknown>,
+  globalRules?: readonly RoleRule[],
+): Promise<Principal> {
   const sub = String(payload.sub);
   const claims = Object.fromEntries(Object.entries(payload).filter(([k]) => !registeredClaims.has(k)));
   const roles = dictionary<string>();
@@ -103,7 +120,7 @@ async function fromClaims(ports: AuthPorts, payload: Record<string, unknown>): P
     }
     superAdmin = own(payload, GLOBAL_ROLE_CLAIM) === 'super_admin';
   }
-  const globalRole = resolveRole(await ports.claimMappings.all(GLOBAL_SCOPE), claims);
+  const globalRole = resolveRole(globalRules ?? (await ports.claimMappings.all(GLOBAL_SCOPE)), claims);
   if (globalRole === 'super_admin') superAdmin = true;
   else if (globalRole) roles['*'] ??= globalRole;
   const firstWorkspace = Object.keys(roles).find((k) => k !== '*');
@@ -123,13 +140,13 @@ async function fromClaims(ports: AuthPorts, payload: Record<string, unknown>): P
 export async function principalFromBearer(
   ports: AuthPorts,
   token: string,
-  onVerified?: () => void,
+  onVerified?: OnVerified,
 ): Promise<{ principal: Principal; payload: Record<string, unknown> }> {
   const payload = await verifyBearer(token);
   if (!payload?.sub) throw new UnauthenticatedError();
-  onVerified?.();
+  const globalRules = await onVerified?.();
   return {
-    principal: await fromClaims(ports, payload as Record<string, unknown>),
+    principal: await fromClaims(ports, payload as Record<string, unknown>, globalRules),
     payload: payload as Record<string, unknown>,
   };
 }
@@ -139,9 +156,11 @@ async function fromSessionCredential(
   ports: AuthPorts,
   credential: SessionCredential,
   now: Date,
+  globalRules?: Promise<readonly RoleRule[] | undefined>,
 ): Promise<Principal> {
+  // An API key's session reads its key beside the targets; a token's waits for the global rules.
   if (credential.type === 'apikey') return fromKeyHash(ports, credential.key_hash, now);
-  return fromClaims(ports, { ...credential.claims, sub: credential.sub });
+  return fromClaims(ports, { ...credential.claims, sub: credential.sub }, await globalRules);
 }
 
 /** A principal carrying the session it came with. */
@@ -193,10 +212,13 @@ export async function authenticateWithTarget(
     return { principal: principalFromCredential(records.credential, now), records };
   }
   // Started once the credential proved itself (a verified token, a usable session), so a forged one
-  // costs no read it did not cost before; then it runs beside the reads that remain.
+  // costs no read it did not cost before. For a token's caller it also brings the claim mapping
+  // summaries (ADR 0103): the global rules derive its principal, the workspace's its role there;
+  // a missing or overflowed summary is queried as before.
   let lookup: Promise<TargetRecords | undefined> | undefined;
   const start = () => {
-    lookup ??= targets.lookUp(target).catch(() => undefined);
+    lookup ??= targets.lookUp({ ...target, claimRules: true }).catch(() => undefined);
+    return lookup.then((r) => r?.globalRules);
   };
   const principal = await authenticate(headers, method, ports, now, start);
   start();
@@ -215,7 +237,7 @@ export async function authenticate(
   method: string,
   ports: AuthPorts,
   now = new Date(),
-  onVerified?: () => void,
+  onVerified?: OnVerified,
 ): Promise<Principal> {
   const apiKey = header(headers, 'x-api-key');
   if (apiKey !== undefined) return principalFromApiKey(ports, apiKey.trim(), now);
@@ -229,8 +251,7 @@ export async function authenticate(
   if (token) {
     const session = await ports.sessions.findByTokenHash(hashSecret(token));
     if (!session || !sessionUsable(session, now)) throw new UnauthenticatedError();
-    onVerified?.();
-    const principal = await fromSessionCredential(ports, session.credential, now);
+    const principal = await fromSessionCredential(ports, session.credential, now, onVerified?.());
     const csrfOk =
       safeMethods.has(method.toUpperCase()) || sameSecret(header(headers, CSRF_HEADER), session.csrf_hash);
     return sessionPrincipal(principal, session, csrfOk);

@@ -38,7 +38,7 @@ export async function authorizeRequest(
         Version: '2012-10-17',
         Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: wholeApi(event.methodArn) }],
       },
-      context: { ...toContext(principal), ...targetContext(records) },
+      context: { ...toContext(principal), ...targetContext(records, principal.claims) },
       // Usage plans count requests per workspace (or globally) by this key (DESIGN §6).
       ...(principal.usageIdentifierKey ? { usageIdentifierKey: principal.usageIdentifierKey } : {}),
     };

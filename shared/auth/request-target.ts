@@ -1,3 +1,4 @@
+import { resolveRole } from '../domain/claim-mappings.ts';
 import type { TargetRecords } from '../domain/request-targets.ts';
 import { type KnownService, type Service, WITHHELD_SECRET } from '../domain/services.ts';
 import type { KnownWorkspace, Workspace } from '../domain/workspaces.ts';
@@ -6,6 +7,7 @@ import type { RequestTarget } from './authenticate.ts';
 /** Context keys of the targets the authorizer resolved (ADR 0099). */
 const WORKSPACE_KEY = 'workspaceLookup';
 const SERVICE_KEY = 'serviceLookup';
+const CLAIM_ROLE_KEY = 'claimRole';
 
 /**
  * The most characters one target may take in the authorizer context (ADR 0099). A workspace is
@@ -13,6 +15,13 @@ const SERVICE_KEY = 'serviceLookup';
  * is larger is not carried and the handler reads it.
  */
 export const MAX_TARGET_JSON = 4096;
+
+/** The role a token's claims earn in a workspace by its mappings, as the authorizer resolved it (ADR 0103). */
+export interface KnownClaimRole {
+  workspaceId: string;
+  /** Absent: no mapping of the workspace matches the claims. */
+  role?: string;
+}
 
 function decoded(value: string | undefined): string | undefined {
   if (value === undefined || value === '') return undefined;
@@ -45,12 +54,23 @@ function bounded(value: unknown): string | undefined {
  * service with its workspace id `w` and its encrypted password withheld), or nothing when
  * undecided or too large.
  */
-export function targetContext(records: TargetRecords | undefined): Record<string, string> {
+export function targetContext(
+  records: TargetRecords | undefined,
+  claims?: Record<string, unknown>,
+): Record<string, string> {
   const out: Record<string, string> = {};
   const ws = records?.workspace;
   const workspace = ws ? bounded({ p: ws.idOrName, v: ws.workspace ?? null }) : undefined;
   if (workspace === undefined) return out;
   out[WORKSPACE_KEY] = workspace;
+  // The role the token's claims earn in the workspace by its mappings (ADR 0103): `r` null when none.
+  const rules = records?.workspaceRules;
+  if (claims && rules && rules.workspaceId === ws?.workspace?.id) {
+    out[CLAIM_ROLE_KEY] = JSON.stringify({
+      w: rules.workspaceId,
+      r: resolveRole(rules.rules, claims) ?? null,
+    });
+  }
   const svc = records?.service;
   if (svc) {
     const withheld = svc.service?.password_enc
@@ -89,13 +109,18 @@ function recordOf(value: unknown): Record<string, unknown> | null | undefined {
 export function knownTargets(ctx: Record<string, unknown> | null | undefined): {
   workspace?: KnownWorkspace;
   service?: KnownService;
+  claimRole?: KnownClaimRole;
 } {
   const ws = parsed(ctx?.[WORKSPACE_KEY]);
   const workspace = recordOf(ws?.v);
   if (!ws || typeof ws.p !== 'string' || workspace === undefined) return {};
-  const known: { workspace: KnownWorkspace; service?: KnownService } = {
+  const known: { workspace: KnownWorkspace; service?: KnownService; claimRole?: KnownClaimRole } = {
     workspace: { idOrName: ws.p, workspace: (workspace ?? undefined) as Workspace | undefined },
   };
+  const role = parsed(ctx?.[CLAIM_ROLE_KEY]);
+  if (role && typeof role.w === 'string' && (role.r === null || typeof role.r === 'string')) {
+    known.claimRole = { workspaceId: role.w, ...(role.r === null ? {} : { role: role.r as string }) };
+  }
   const svc = parsed(ctx?.[SERVICE_KEY]);
   const service = recordOf(svc?.v);
   if (svc && typeof svc.p === 'string' && typeof svc.w === 'string' && service !== undefined) {

@@ -4,6 +4,7 @@ import type { RoleRepository } from '../domain/roles.ts';
 import type { Workspace, WorkspaceRepository } from '../domain/workspaces.ts';
 import { authorize, type PolicyLoader } from './permissions.ts';
 import type { Principal } from './principal.ts';
+import type { KnownClaimRole } from './request-target.ts';
 
 /**
  * The ports workspace access reads: the workspace lookup, the workspaces' claim mappings and
@@ -28,11 +29,16 @@ export async function rolesInWorkspace(
   ports: AccessPorts,
   principal: Principal,
   workspace: Workspace,
+  resolved?: KnownClaimRole,
 ): Promise<Principal['roles']> {
   if (!principal.claims || principal.superAdmin || (workspace.claim_mapping_count ?? 0) === 0) {
     return principal.roles;
   }
-  const role = resolveRole(await ports.claimMappings.all(workspace.id), principal.claims);
+  // Resolved by the authorizer from the workspace's mapping summary in this request (ADR 0103).
+  const role =
+    resolved?.workspaceId === workspace.id
+      ? resolved.role
+      : resolveRole(await ports.claimMappings.all(workspace.id), principal.claims);
   return role ? dictionary([...Object.entries(principal.roles), [workspace.id, role]]) : principal.roles;
 }
 

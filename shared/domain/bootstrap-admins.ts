@@ -115,5 +115,8 @@ export async function reconcileBootstrapAdmins(
     }
     outcome.removed.push(mapping);
   }
+  // Token callers read the global mappings from its summary (ADR 0103): a stack deployed before
+  // summaries gets it here, on its next deploy.
+  await repo.summarize(GLOBAL_SCOPE);
   return outcome;
 }

@@ -25,6 +25,9 @@ export interface ClaimMapping {
 }
 
 /** Port: claim mapping persistence. */
+/** What role resolution needs of a mapping (a scope's summary carries only this; ADR 0103). */
+export type RoleRule = Pick<ClaimMapping, 'claim_name' | 'claim_value' | 'role_id' | 'priority'>;
+
 export interface ClaimMappingRepository {
   /** Stores the mapping, its uniqueness marker and (custom roles) the role's reference, atomically. */
   create(mapping: ClaimMapping): Promise<void>;
@@ -33,6 +36,11 @@ export interface ClaimMappingRepository {
   /** Every mapping of a scope (bounded by the caller's limit), for role resolution. */
   all(scope: string): Promise<ClaimMapping[]>;
   delete(mapping: ClaimMapping): Promise<void>;
+  /**
+   * Writes the scope's mapping summary when it has none (a deployment whose mappings are older
+   * than summaries, or a scope without mappings yet), so token callers read it with their targets.
+   */
+  summarize(scope: string): Promise<void>;
   /** Mappings of any scope that match one of these (claim name, value) pairs. */
   findByClaims(pairs: ReadonlyArray<readonly [string, string]>): Promise<ClaimMapping[]>;
 }
@@ -163,7 +171,7 @@ const strength = new Map<string, number>([
  * built-in role, then the role id; undefined when nothing matches.
  */
 export function resolveRole(
-  mappings: readonly ClaimMapping[],
+  mappings: readonly RoleRule[],
   claims: Record<string, unknown>,
 ): string | undefined {
   const matching = mappings.filter((m) => claimValues(claims, m.claim_name).includes(m.claim_value));

@@ -1,4 +1,5 @@
 import type { ApiKeyCredential } from './api-keys.ts';
+import type { RoleRule } from './claim-mappings.ts';
 import type { KnownService } from './services.ts';
 import type { KnownWorkspace } from './workspaces.ts';
 
@@ -10,6 +11,8 @@ export interface TargetQuery {
   workspace?: string;
   /** The `{service}` path parameter (id or name), under `workspace`. */
   service?: string;
+  /** Also read the claim mapping summaries of the global scope and the workspace (a token's caller, ADR 0103). */
+  claimRules?: boolean;
 }
 
 /**
@@ -21,6 +24,13 @@ export interface TargetRecords {
   credential?: ApiKeyCredential;
   workspace?: KnownWorkspace;
   service?: KnownService;
+  /**
+   * The mappings of the global scope and of the resolved workspace, from their summaries (ADR
+   * 0103); absent when a summary was not asked for, does not exist yet or overflowed (the caller
+   * then queries the mappings as before).
+   */
+  globalRules?: RoleRule[];
+  workspaceRules?: { workspaceId: string; rules: RoleRule[] };
 }
 
 /** Port: the authorizer's one round trip (one BatchGetItem; a second only for names). */

@@ -408,7 +408,7 @@ function workspaceAccess(op: Operation, accessPorts: () => AccessPorts): Middlew
           throw new ForbiddenError('no_workspace_access', 'You have no role in this workspace.');
         throw new NotFoundError('workspace_not_found', `Workspace '${workspaceParam}' does not exist.`);
       }
-      caller.roles = await rolesInWorkspace(access, caller, workspace);
+      caller.roles = await rolesInWorkspace(access, caller, workspace, known.claimRole);
       const state = stateOf(context);
       state.log.appendPersistentKeys({ workspace_id: workspace.id });
       state.workspaceId = workspace.id;

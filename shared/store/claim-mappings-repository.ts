@@ -4,9 +4,16 @@ import {
   claimDigest,
   GLOBAL_SCOPE,
   mappingTriple,
+  type RoleRule,
 } from '../domain/claim-mappings.ts';
-import { AlreadyExistsError, InvalidInputError, NotFoundError } from '../domain/errors.ts';
+import {
+  AlreadyExistsError,
+  InvalidInputError,
+  NotFoundError,
+  StateConflictError,
+} from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
+import { ruleOf, summaryRules } from './claim-summaries.ts';
 import {
   DynamoRepository,
   indexCondition,
@@ -17,7 +24,7 @@ import {
 } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { itemExists } from './table.ts';
-import { type GuardedItem, putNew, transact, unguarded } from './transactions.ts';
+import { concurrentModification, type GuardedItem, putNew, transact, unguarded } from './transactions.ts';
 
 /** Mappings read per scope for role resolution; more would make every request slow. */
 export const MAX_MAPPINGS_PER_SCOPE = 500;
@@ -29,6 +36,21 @@ function scopeWorkspace(scope: string): string | undefined {
 function toMapping(item: Record<string, unknown>): ClaimMapping {
   return withoutKeys(item) as unknown as ClaimMapping;
 }
+
+/**
+ * The most bytes of rules a scope's summary holds (ADR 0103): ~300 typical mappings, ~25 of the
+ * longest. A scope with more has an overflowed summary, and its callers query its mappings.
+ */
+export const SUMMARY_MAX_BYTES = 32 * 1024;
+
+/**
+ * How often a create or delete re-reads a summary another writer changed meanwhile: each round
+ * one of the writers wins, so a burst of N concurrent writes of one scope needs N rounds.
+ */
+const SUMMARY_ATTEMPTS = 25;
+
+/** Another writer changed the scope's summary between its read and this transaction. */
+class SummaryMoved extends Error {}
 
 /** DynamoDB implementation of the claim mapping port. */
 export class DynamoClaimMappingRepository extends DynamoRepository implements ClaimMappingRepository {
@@ -97,7 +119,9 @@ export class DynamoClaimMappingRepository extends DynamoRepository implements Cl
           ]
         : []),
     ];
-    await transact(this.db, items);
+    await this.withSummary(m.workspace_id, items, (rules) => {
+      rules[m.id] = ruleOf(m);
+    });
   }
 
   async find(scope: string, id: string): Promise<ClaimMapping | undefined> {
@@ -125,7 +149,7 @@ export class DynamoClaimMappingRepository extends DynamoRepository implements Cl
 
   async delete(m: ClaimMapping): Promise<void> {
     const ws = scopeWorkspace(m.workspace_id);
-    await transact(this.db, [
+    const items: GuardedItem[] = [
       {
         item: {
           Delete: {
@@ -165,7 +189,89 @@ export class DynamoClaimMappingRepository extends DynamoRepository implements Cl
             }),
           ]
         : []),
-    ]);
+    ];
+    await this.withSummary(m.workspace_id, items, (rules) => {
+      delete rules[m.id];
+    });
+  }
+
+  async summarize(scope: string): Promise<void> {
+    if (await this.get(keys.claimMappingSummary(scopeWorkspace(scope)))) return;
+    try {
+      await this.withSummary(scope, [], () => {});
+    } catch (error) {
+      // Written meanwhile by a create or delete of the scope: it exists, which is the goal.
+      if (!(error instanceof StateConflictError)) throw error;
+    }
+  }
+
+  /**
+   * Commits a mapping's `items` with the scope's summary updated by `change` (ADR 0103). The
+   * summary is the scope's serialisation point: it is read, changed and put back conditioned on its
+   * write count, so two writers never both commit from the same state (the loser re-reads). A scope
+   * without one (its first mapping, or mappings older than summaries) gets it from a Query of its
+   * mappings in the same way: any writer that commits meanwhile changes the count the put expects.
+   */
+  private async withSummary(
+    scope: string,
+    items: GuardedItem[],
+    change: (rules: Record<string, RoleRule>) => void,
+  ): Promise<void> {
+    const key = keys.claimMappingSummary(scopeWorkspace(scope));
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.get(key);
+      let rules: Record<string, RoleRule> | undefined;
+      if (current && summaryRules(current)) rules = { ...(current.mappings as Record<string, RoleRule>) };
+      else {
+        // Strongly consistent: a mapping deleted just before must not come back into the summary.
+        const all = (
+          await queryPrefixPage(
+            this.db,
+            this.table,
+            key.PK,
+            keys.claimMappingPrefix,
+            MAX_MAPPINGS_PER_SCOPE,
+            undefined,
+            { consistent: true },
+          )
+        ).items.map(toMapping);
+        // All of them, or the summary can't be complete: it stays overflowed.
+        if (all.length < MAX_MAPPINGS_PER_SCOPE)
+          rules = Object.fromEntries(all.map((m) => [m.id, ruleOf(m)]));
+      }
+      if (rules) change(rules);
+      const fits = rules !== undefined && JSON.stringify(rules).length <= SUMMARY_MAX_BYTES;
+      const writes = Number(current?.writes ?? 0);
+      const summary: GuardedItem = {
+        item: {
+          Put: {
+            TableName: this.table,
+            Item: {
+              ...key,
+              entity: entities.claimMappingSummary,
+              writes: writes + 1,
+              ...(fits ? { mappings: rules } : { overflow: true }),
+            },
+            ...(current
+              ? {
+                  ConditionExpression: 'writes = :writes',
+                  ExpressionAttributeValues: { ':writes': writes },
+                }
+              : { ConditionExpression: 'attribute_not_exists(PK)' }),
+          },
+        },
+        onConditionFailed: () => new SummaryMoved(),
+      };
+      try {
+        await transact(this.db, [...items, summary], () => new SummaryMoved());
+        return;
+      } catch (error) {
+        if (!(error instanceof SummaryMoved)) throw error;
+        if (attempt >= SUMMARY_ATTEMPTS) throw concurrentModification('The claim mapping summary')();
+        // Jittered, so the writers that lost this round don't meet again at once.
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+      }
+    }
   }
 
   /** Every mapping of each (claim name, value) pair, through GSI1 (at most 100 a pair). */

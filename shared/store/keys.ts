@@ -118,6 +118,14 @@ export const keys = {
     PK: `LOGINFAIL#${address}`,
     SK: `WINDOW#${window}`,
   }),
+  /**
+   * The summary of a scope's claim mappings (ADR 0103): every mapping's rule in one item, written
+   * in each create and delete, read in the authorizer's BatchGetItem.
+   */
+  claimMappingSummary: (workspaceId: string | undefined): Key => ({
+    PK: scope(workspaceId),
+    SK: 'CLAIMMAPS',
+  }),
   /** Uniqueness marker of a (claim name, value, role) triple within a scope. */
   claimMappingTriple: (workspaceId: string | undefined, tripleHash: string): Key => ({
     PK: scope(workspaceId),
@@ -261,6 +269,7 @@ export const entities = {
   publicId: 'PublicIdMarker',
   loginFailures: 'LoginFailures',
   claimMappingTriple: 'ClaimMappingTriple',
+  claimMappingSummary: 'ClaimMappingSummary',
   settings: 'Settings',
   tileMatrixSet: 'TileMatrixSet',
   tileMatrixSetRef: 'TileMatrixSetRef',

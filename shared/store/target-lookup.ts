@@ -2,6 +2,7 @@ import type { ApiKeyCredential } from '../domain/api-keys.ts';
 import type { TargetLookup, TargetQuery, TargetRecords } from '../domain/request-targets.ts';
 import { type KnownService, type Service, serviceCandidates } from '../domain/services.ts';
 import { type KnownWorkspace, pickWorkspace, workspaceCandidates } from '../domain/workspaces.ts';
+import { summaryRules } from './claim-summaries.ts';
 import { batchGetItems, DynamoRepository, withoutKeys } from './items.ts';
 import { type Key, keys } from './keys.ts';
 import { toService } from './services-repository.ts';
@@ -36,10 +37,26 @@ export class DynamoTargetLookup extends DynamoRepository implements TargetLookup
       byId: workspaceId && svc?.id ? keys.service(workspaceId, svc.id) : undefined,
       byName: workspaceId && svc ? keys.serviceName(workspaceId, svc.name) : undefined,
     });
+    // A token's caller: the global summary, and the workspace's with the workspace (ADR 0103).
+    const summaryKey = (workspaceId: string | undefined) =>
+      query.claimRules && workspaceId ? keys.claimMappingSummary(workspaceId) : undefined;
+    const globalSummaryKey = query.claimRules ? keys.claimMappingSummary(undefined) : undefined;
     const first = serviceKeys(ws?.id);
     const round1 = await this.readKeys(
-      [credentialKey, wsIdKey, wsNameKey, first.byId, first.byName].filter((k): k is Key => k !== undefined),
+      [
+        credentialKey,
+        globalSummaryKey,
+        wsIdKey,
+        summaryKey(ws?.id),
+        wsNameKey,
+        first.byId,
+        first.byName,
+      ].filter((k): k is Key => k !== undefined),
     );
+    const rulesOf = (workspaceId: string, items: (key: Key | undefined) => Item | undefined) => {
+      const rules = summaryRules(items(summaryKey(workspaceId)));
+      if (rules) records.workspaceRules = { workspaceId, rules };
+    };
     const credentialItem = round1(credentialKey);
     const records: TargetRecords = credentialItem
       ? {
@@ -49,6 +66,8 @@ export class DynamoTargetLookup extends DynamoRepository implements TargetLookup
           ) as unknown as ApiKeyCredential,
         }
       : {};
+    const globalRules = summaryRules(round1(globalSummaryKey));
+    if (globalRules) records.globalRules = globalRules;
     if (query.workspace === undefined) return records;
 
     const byIdItem = round1(wsIdKey);
@@ -67,6 +86,7 @@ export class DynamoTargetLookup extends DynamoRepository implements TargetLookup
     if (pickWorkspace(byId, undefined) || !markerId) {
       // Decided in the first round: by id, or nothing by either.
       records.workspace = known(pickWorkspace(byId, undefined));
+      if (byId) rulesOf(byId.id, round1);
       if (!byId || !svc) return records;
       const service = round1(first.byId);
       const serviceMarker = round1(first.byName)?.service_id as string | undefined;
@@ -84,11 +104,14 @@ export class DynamoTargetLookup extends DynamoRepository implements TargetLookup
     const workspaceKey = keys.workspace(markerId);
     const second = serviceKeys(markerId);
     const round2 = await this.readKeys(
-      [workspaceKey, second.byId, second.byName].filter((k): k is Key => k !== undefined),
+      [workspaceKey, summaryKey(markerId), second.byId, second.byName].filter(
+        (k): k is Key => k !== undefined,
+      ),
     );
     const byNameItem = round2(workspaceKey);
     const byName = byNameItem ? toWorkspace(byNameItem) : undefined;
     records.workspace = known(pickWorkspace(undefined, byName));
+    if (byName) rulesOf(byName.id, round2);
     if (!byName || !svc) return records;
     const service = round2(second.byId);
     // A service found only through its name marker would need a third round: left to the handler.

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import type {
   APIGatewayAuthorizerResult,
   APIGatewayProxyEvent,
@@ -7,11 +8,12 @@ import type {
   APIGatewayRequestAuthorizerEvent,
   Context,
 } from 'aws-lambda';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiKey } from '../../shared/domain/api-keys.ts';
 import type { Service } from '../../shared/domain/services.ts';
 import type { Workspace } from '../../shared/domain/workspaces.ts';
-import { useHostStore } from '../support/store.ts';
+import { hostDynamo, useHostStore } from '../support/store.ts';
 
 // How many DynamoDB round trips a read makes after authentication (ADR 0099): the authorizer and
 // the handler run in-process against the run's DynamoDB Local, every command the store sends is
@@ -32,8 +34,44 @@ const fixture = JSON.parse(
 
 const context = { awsRequestId: 'it', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
 
+// Bearer tokens of an issuer of this file's own (ADR 0103): set before the product reads its config.
+const ISSUER = 'https://issuer.round-trips.test';
+const AUDIENCE = 'geoplane-round-trips';
+const OIDC_ENV = ['OIDC_ISSUER', 'OIDC_AUDIENCE', 'OIDC_JWKS'] as const;
+const savedEnv = Object.fromEntries(OIDC_ENV.map((k) => [k, process.env[k]]));
+let signToken: (claims: Record<string, unknown>) => Promise<string>;
+let claimMappings: typeof import('../../shared/domain/claim-mappings.ts');
+let keys: typeof import('../../shared/store/keys.ts').keys;
+const db = hostDynamo();
+
+afterAll(() => {
+  for (const k of OIDC_ENV) {
+    if (savedEnv[k] === undefined) delete process.env[k];
+    else process.env[k] = savedEnv[k];
+  }
+  db.destroy();
+});
+
 beforeAll(async () => {
   useHostStore();
+  const { publicKey, privateKey } = await generateKeyPair('ES256');
+  const jwk = { ...(await exportJWK(publicKey)), kid: 'rt', alg: 'ES256', use: 'sig' };
+  Object.assign(process.env, {
+    OIDC_ISSUER: ISSUER,
+    OIDC_AUDIENCE: AUDIENCE,
+    OIDC_JWKS: JSON.stringify({ keys: [jwk] }),
+  });
+  signToken = (claims) =>
+    new SignJWT(claims)
+      .setProtectedHeader({ alg: 'ES256', kid: 'rt' })
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setSubject(`rt-user-${randomUUID().slice(0, 8)}`)
+      .setIssuedAt()
+      .setExpirationTime('10m')
+      .sign(privateKey);
+  claimMappings = await import('../../shared/domain/claim-mappings.ts');
+  keys = (await import('../../shared/store/keys.ts')).keys;
   const { documentClient } = await import('../../shared/store/client.ts');
   // The local host's IAM stand-in too: the authorizer's BatchGetItem must be declared in its data.
   const { installDataAccessCheck, withDataAccess } = await import('../../infra/local/data-access.ts');
@@ -49,6 +87,7 @@ beforeAll(async () => {
   repos = await import('../../shared/store/repositories.ts');
   apiKeys = await import('../../shared/domain/api-keys.ts');
   workspaces = await import('../../shared/domain/workspaces.ts');
+  await repos.claimMappingRepository().summarize(claimMappings.GLOBAL_SCOPE);
   const auth = (await import('../../functions/authorizer/index.ts')).handler;
   authorizer = (event) => withDataAccess('authorizer', authorizerDataAccess, () => auth(event));
   handlers = {};
@@ -274,5 +313,79 @@ describe('round trips of a read after authentication (ADR 0099)', () => {
       context: expect.not.objectContaining({ workspaceLookup: expect.anything() }),
     });
     expect(sent).toEqual(['GetItemCommand']);
+  });
+
+  it('getWorkspace by a token whose workspace mapping makes it a viewer: one BatchGetItem, nothing in the handler (ADR 0103)', async () => {
+    const { ws } = await fixtureWorkspace();
+    const group = `rt-viewers-${randomUUID().slice(0, 8)}`;
+    const mapping = await claimMappings.createClaimMapping(
+      repos.claimMappingRepository(),
+      repos.roleRepository(),
+      ws.id,
+      { claim_name: 'groups', claim_value: group, role_id: 'viewer' },
+    );
+    const token = await signToken({ groups: ['someone-else', group] });
+    const path = `/api/v1/workspaces/${ws.id}`;
+    const r = await request('getWorkspace', path, { workspace: ws.id }, { Authorization: `Bearer ${token}` });
+    expect(r.status).toBe(200);
+    expect(r.body?.id).toBe(ws.id);
+    expect(r.authorizer).toEqual(['BatchGetItemCommand']);
+    expect(r.handler).toEqual([]);
+
+    // The mapping's deletion is in the summary read by the very next request.
+    await claimMappings.deleteClaimMapping(repos.claimMappingRepository(), ws.id, mapping.id);
+    const after = await request(
+      'getWorkspace',
+      path,
+      { workspace: ws.id },
+      { Authorization: `Bearer ${token}` },
+    );
+    expect(after.status).toBe(403);
+    expect(after.authorizer).toEqual(['BatchGetItemCommand']);
+  });
+
+  it('a token whose claims match no mapping of the workspace: 403 from the same single read', async () => {
+    const { ws } = await fixtureWorkspace();
+    await claimMappings.createClaimMapping(repos.claimMappingRepository(), repos.roleRepository(), ws.id, {
+      claim_name: 'groups',
+      claim_value: `rt-${randomUUID().slice(0, 8)}`,
+      role_id: 'admin',
+    });
+    const token = await signToken({ groups: ['not-mapped'] });
+    const r = await request(
+      'getWorkspace',
+      `/api/v1/workspaces/${ws.id}`,
+      { workspace: ws.id },
+      { Authorization: `Bearer ${token}` },
+    );
+    expect(r.status).toBe(403);
+    expect(r.authorizer).toEqual(['BatchGetItemCommand']);
+    expect(r.handler).toEqual([]);
+  });
+
+  it('a workspace without its summary (mappings older than summaries): the handler queries them, with the same answer', async () => {
+    const { ws } = await fixtureWorkspace();
+    const group = `rt-editors-${randomUUID().slice(0, 8)}`;
+    await claimMappings.createClaimMapping(repos.claimMappingRepository(), repos.roleRepository(), ws.id, {
+      claim_name: 'groups',
+      claim_value: group,
+      role_id: 'editor',
+    });
+    await db.send(
+      new DeleteCommand({
+        TableName: process.env.TABLE_NAME,
+        Key: keys.claimMappingSummary(ws.id),
+      }),
+    );
+    const token = await signToken({ groups: [group] });
+    const r = await request(
+      'getWorkspace',
+      `/api/v1/workspaces/${ws.id}`,
+      { workspace: ws.id },
+      { Authorization: `Bearer ${token}` },
+    );
+    expect(r.status).toBe(200);
+    expect(r.authorizer).toEqual(['BatchGetItemCommand']);
+    expect(r.handler).toEqual(['QueryCommand']);
   });
 });

@@ -174,7 +174,8 @@ describe('the authorizer reads the credential with the path targets (ADR 0099)',
         session,
       );
       const result = await authorizeRequest(authEvent(cookie, { workspace: 'roads' }), ports, targets);
-      expect(calls.lookUp).toEqual([{ workspace: 'roads' }]);
+      // A session or token also asks for the claim mapping summaries (ADR 0103).
+      expect(calls.lookUp).toEqual([{ workspace: 'roads', claimRules: true }]);
       expect(knownTargets({ ...result.context }).workspace?.workspace?.id).toBe(WS_ID);
     });
 
@@ -236,6 +237,36 @@ describe('the authorizer context of the targets', () => {
     expect(knownTargets({ workspaceLookup: 'not json' })).toEqual({});
     expect(knownTargets({ workspaceLookup: JSON.stringify({ p: WS_ID, v: { id: 1 } }) })).toEqual({});
     expect(knownTargets({ workspaceLookup: JSON.stringify({ v: workspace }) })).toEqual({});
+  });
+});
+
+describe("a token caller's role from the workspace's mapping summary (ADR 0103)", () => {
+  const rules = [
+    { claim_name: 'groups', claim_value: 'gis', role_id: 'viewer', priority: 0 },
+    { claim_name: 'groups', claim_value: 'gis-admins', role_id: 'admin', priority: 5 },
+  ];
+  const records = (workspaceId: string): TargetRecords => ({
+    workspace: { idOrName: 'roads', workspace },
+    workspaceRules: { workspaceId, rules },
+  });
+
+  it('carries the role the claims earn there, and null when none matches', () => {
+    const admin = knownTargets(targetContext(records(WS_ID), { groups: ['gis', 'gis-admins'] }));
+    expect(admin.claimRole).toEqual({ workspaceId: WS_ID, role: 'admin' });
+    const none = knownTargets(targetContext(records(WS_ID), { groups: ['other'] }));
+    expect(none.claimRole).toEqual({ workspaceId: WS_ID });
+  });
+
+  it('carries nothing for rules of another workspace, or for a caller without claims (an API key)', () => {
+    expect(knownTargets(targetContext(records(SVC_ID), { groups: ['gis'] })).claimRole).toBeUndefined();
+    expect(knownTargets(targetContext(records(WS_ID))).claimRole).toBeUndefined();
+  });
+
+  it('ignores a claimRole value the authorizer did not write', () => {
+    const ctx = targetContext(records(WS_ID), { groups: ['gis'] });
+    for (const bad of ['{"w":1,"r":"admin"}', '{"w":"x","r":7}', 'not json', '[]']) {
+      expect(knownTargets({ ...ctx, claimRole: bad }).claimRole).toBeUndefined();
+    }
   });
 });
 

@@ -39,7 +39,8 @@ export const createClaimMapping = defineOperation({
     request: { claim_name: 'groups', claim_value: 'gis-editors', role_id: 'editor', priority: 10 },
     response: ex.claimMapping,
   },
-  data: ['GetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
+  // The scope's summary (ADR 0103): read, built from a Query when missing, put back.
+  data: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
 });
 
 export const listClaimMappings = defineOperation({
@@ -78,7 +79,7 @@ export const deleteClaimMapping = defineOperation({
     404: { description: 'claim mapping not found (or of another workspace)' },
   },
   examples: { params: { workspace: 'roads-demo', mappingId: ex.ids.mapping } },
-  data: ['GetItem', 'DeleteItem', 'UpdateItem'],
+  data: ['GetItem', 'Query', 'PutItem', 'DeleteItem', 'UpdateItem'],
 });
 
 export const createGlobalClaimMapping = defineOperation({
@@ -115,7 +116,7 @@ export const createGlobalClaimMapping = defineOperation({
       priority: 100,
     },
   },
-  data: ['GetItem', 'PutItem', 'UpdateItem'],
+  data: ['GetItem', 'Query', 'PutItem', 'UpdateItem'],
 });
 
 export const listGlobalClaimMappings = defineOperation({
@@ -163,5 +164,5 @@ export const deleteGlobalClaimMapping = defineOperation({
     404: { description: 'claim mapping not found' },
   },
   examples: { params: { mappingId: ex.ids.mapping } },
-  data: ['GetItem', 'DeleteItem', 'UpdateItem'],
+  data: ['GetItem', 'Query', 'PutItem', 'DeleteItem', 'UpdateItem'],
 });

@@ -1,0 +1,155 @@
+import { randomUUID } from 'node:crypto';
+import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ClaimMapping } from '../../shared/domain/claim-mappings.ts';
+import type { Workspace } from '../../shared/domain/workspaces.ts';
+import { hostDynamo, useHostStore } from '../support/store.ts';
+
+// The claim mapping summaries (ADR 0103) against the run's DynamoDB Local: every create and delete
+// keeps its scope's summary equal to the scope's mappings, concurrent writers included; a scope
+// whose mappings are older than summaries gets one from them; a scope too large overflows.
+
+type Modules = {
+  keys: typeof import('../../shared/store/keys.ts');
+  summaries: typeof import('../../shared/store/claim-summaries.ts');
+  repo: typeof import('../../shared/store/claim-mappings-repository.ts');
+  mappings: import('../../shared/store/claim-mappings-repository.ts').DynamoClaimMappingRepository;
+  roles: import('../../shared/store/roles-repository.ts').DynamoRoleRepository;
+  workspaces: import('../../shared/store/workspaces-repository.ts').DynamoWorkspaceRepository;
+  domain: typeof import('../../shared/domain/claim-mappings.ts');
+  workspaceDomain: typeof import('../../shared/domain/workspaces.ts');
+};
+let m: Modules;
+let table: string;
+const db = hostDynamo();
+
+beforeAll(async () => {
+  useHostStore();
+  table = process.env.TABLE_NAME as string;
+  const repo = await import('../../shared/store/claim-mappings-repository.ts');
+  m = {
+    keys: await import('../../shared/store/keys.ts'),
+    summaries: await import('../../shared/store/claim-summaries.ts'),
+    repo,
+    mappings: new repo.DynamoClaimMappingRepository(),
+    roles: new (await import('../../shared/store/roles-repository.ts')).DynamoRoleRepository(),
+    workspaces: new (await import('../../shared/store/workspaces-repository.ts')).DynamoWorkspaceRepository(),
+    domain: await import('../../shared/domain/claim-mappings.ts'),
+    workspaceDomain: await import('../../shared/domain/workspaces.ts'),
+  };
+});
+
+afterAll(() => db.destroy());
+
+const workspace = (): Promise<Workspace> =>
+  m.workspaceDomain.createWorkspace(m.workspaces, { name: `cs-${randomUUID().slice(0, 13)}` });
+
+function create(ws: Workspace, value: string, role = 'viewer', priority = 0): Promise<ClaimMapping> {
+  return m.domain.createClaimMapping(m.mappings, m.roles, ws.id, {
+    claim_name: 'groups',
+    claim_value: value,
+    role_id: role,
+    priority,
+  });
+}
+
+async function summaryItem(ws: Workspace) {
+  const out = await db.send(
+    new GetCommand({ TableName: table, Key: m.keys.keys.claimMappingSummary(ws.id), ConsistentRead: true }),
+  );
+  return out.Item;
+}
+
+/** The summary's rules, in a stable order, against the scope's mappings as the Query reads them. */
+async function compare(ws: Workspace) {
+  const order = (rules: { claim_value: string; role_id: string; priority: number }[]) =>
+    rules.map((r) => `${r.claim_value}/${r.role_id}/${r.priority}`).sort();
+  const summary = m.summaries.summaryRules(await summaryItem(ws));
+  return { summary: summary && order(summary), mappings: order(await m.mappings.all(ws.id)) };
+}
+
+describe('claim mapping summaries (ADR 0103)', () => {
+  it('follows every create and delete of its scope, and resolves the same role as the mappings', async () => {
+    const ws = await workspace();
+    expect(await summaryItem(ws)).toBeUndefined();
+    const a = await create(ws, 'readers');
+    const b = await create(ws, 'writers', 'editor', 5);
+    await create(ws, 'owners', 'admin', 1);
+    let state = await compare(ws);
+    expect(state.summary).toEqual(state.mappings);
+    expect(state.summary).toHaveLength(3);
+    const claims = { groups: ['readers', 'writers'] };
+    const rules = m.summaries.summaryRules(await summaryItem(ws)) ?? [];
+    expect(m.domain.resolveRole(rules, claims)).toBe('editor');
+    expect(m.domain.resolveRole(rules, claims)).toBe(
+      m.domain.resolveRole(await m.mappings.all(ws.id), claims),
+    );
+
+    await m.domain.deleteClaimMapping(m.mappings, ws.id, b.id);
+    await m.domain.deleteClaimMapping(m.mappings, ws.id, a.id);
+    state = await compare(ws);
+    expect(state.summary).toEqual(state.mappings);
+    expect(state.summary).toEqual(['owners/admin/1']);
+    // Each write counted once.
+    expect((await summaryItem(ws))?.writes).toBe(5);
+  });
+
+  it('keeps every one of twelve concurrent creates and then six concurrent deletes', async () => {
+    const ws = await workspace();
+    const made = await Promise.all(Array.from({ length: 12 }, (_, i) => create(ws, `group-${i}`)));
+    let state = await compare(ws);
+    expect(state.summary).toHaveLength(12);
+    expect(state.summary).toEqual(state.mappings);
+    await Promise.all(made.slice(0, 6).map((x) => m.domain.deleteClaimMapping(m.mappings, ws.id, x.id)));
+    state = await compare(ws);
+    expect(state.summary).toHaveLength(6);
+    expect(state.summary).toEqual(state.mappings);
+  });
+
+  it('builds the summary of a scope whose mappings are older than summaries, from its mappings', async () => {
+    const ws = await workspace();
+    await create(ws, 'old-1');
+    await create(ws, 'old-2', 'editor');
+    // As a table written before summaries: the mappings are there, their summary is not.
+    await db.send(new DeleteCommand({ TableName: table, Key: m.keys.keys.claimMappingSummary(ws.id) }));
+    expect(m.summaries.summaryRules(await summaryItem(ws))).toBeUndefined();
+    await m.mappings.summarize(ws.id);
+    let state = await compare(ws);
+    expect(state.summary).toEqual(['old-1/viewer/0', 'old-2/editor/0']);
+    // Again: a summary that exists is left as it is.
+    const writes = (await summaryItem(ws))?.writes;
+    await m.mappings.summarize(ws.id);
+    expect((await summaryItem(ws))?.writes).toBe(writes);
+
+    // The next write of such a scope builds it too.
+    await db.send(new DeleteCommand({ TableName: table, Key: m.keys.keys.claimMappingSummary(ws.id) }));
+    await create(ws, 'new-1', 'admin');
+    state = await compare(ws);
+    expect(state.summary).toEqual(['new-1/admin/0', 'old-1/viewer/0', 'old-2/editor/0']);
+  });
+
+  it('overflows past its byte budget (callers then query) and comes back when the scope shrinks', async () => {
+    const ws = await workspace();
+    const long = (i: number) => `${String(i).padStart(4, '0')}-${'x'.repeat(1000)}`;
+    const count = Math.ceil(m.repo.SUMMARY_MAX_BYTES / 1000) + 1;
+    const made: ClaimMapping[] = [];
+    for (let i = 0; i < count; i++) made.push(await create(ws, long(i)));
+    const item = await summaryItem(ws);
+    expect(item?.overflow).toBe(true);
+    expect(item?.mappings).toBeUndefined();
+    expect(m.summaries.summaryRules(item)).toBeUndefined();
+    for (const x of made.slice(0, 10)) await m.domain.deleteClaimMapping(m.mappings, ws.id, x.id);
+    const state = await compare(ws);
+    expect(state.summary).toHaveLength(count - 10);
+    expect(state.summary).toEqual(state.mappings);
+  });
+
+  it('is not rewritten by a refused create (a triple that exists)', async () => {
+    const ws = await workspace();
+    await create(ws, 'dup');
+    const writes = (await summaryItem(ws))?.writes;
+    await expect(create(ws, 'dup')).rejects.toMatchObject({ reason: 'claim_mapping_exists' });
+    expect((await summaryItem(ws))?.writes).toBe(writes);
+    expect((await compare(ws)).summary).toEqual(['dup/viewer/0']);
+  });
+});
