@@ -5,6 +5,9 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
+    // A poll waits for something to happen (a page to show a change, an operation to finish): on
+    // two shared cores during a full run that can take well over vitest's default second.
+    expect: { poll: { timeout: 15_000 } },
     hookTimeout: 180_000,
     // Black-box tests share one local host; files run in parallel workers against it.
     fileParallelism: true,
