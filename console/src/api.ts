@@ -38,10 +38,23 @@ export function onUnauthorized(listener: Listener<GeoPlaneApiError>): () => void
   return () => unauthorizedListeners.delete(listener);
 }
 
+/** The seconds of the Retry-After the console is waiting now (0: none). */
+let waitingNow = 0;
+
 /** Called with the seconds the console waits after a 429 (0 when it stops waiting). */
 export function onRateLimited(listener: Listener<number>): () => void {
   waitingListeners.add(listener);
   return () => waitingListeners.delete(listener);
+}
+
+/** The wait in progress, for a view that appears in the middle of it (the first page's load). */
+export function rateLimitWait(): number {
+  return waitingNow;
+}
+
+function announceWait(seconds: number): void {
+  waitingNow = seconds;
+  for (const listener of waitingListeners) listener(seconds);
 }
 
 function retryAfterSeconds(response: Response): number {
@@ -65,9 +78,9 @@ async function sessionFetch(input: Request): Promise<Response> {
     const response = await fetch(request.clone());
     if (response.status !== 429 || attempt >= RETRIES_ON_429) return response;
     const seconds = retryAfterSeconds(response);
-    for (const listener of waitingListeners) listener(seconds);
+    announceWait(seconds);
     await sleep(seconds * 1000);
-    for (const listener of waitingListeners) listener(0);
+    announceWait(0);
   }
 }
 

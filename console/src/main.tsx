@@ -7,7 +7,7 @@ import { CallbackPage } from './pages/callback.tsx';
 import { LoginPage, nextOf } from './pages/login.tsx';
 import { BASE, paths } from './routes.ts';
 import { load, useSession } from './session.ts';
-import { Shell } from './shell.tsx';
+import { RateLimitNotice, Shell } from './shell.tsx';
 
 const WorkspacesPage = lazy(() => import('./pages/workspaces.tsx').then((m) => m.WorkspacesPage));
 const WorkspacePage = lazy(() => import('./pages/workspace.tsx').then((m) => m.WorkspacePage));
@@ -91,7 +91,13 @@ function App() {
       route(`${paths.login}?next=${encodeURIComponent(path)}`, true);
   }, [me, path, query, route]);
   if (path === paths.callback) return <CallbackPage />;
-  if (me === undefined) return <p class="loading">Loading…</p>;
+  if (me === undefined)
+    return (
+      <>
+        <RateLimitNotice />
+        <p class="loading">Loading…</p>
+      </>
+    );
   if (me === null) return <LoginPage />;
   return (
     <Shell me={me}>

@@ -2,7 +2,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { onRateLimited } from './api.ts';
+import { onRateLimited, rateLimitWait } from './api.ts';
 import { paths, workspacePages } from './routes.ts';
 import { logout, type Me } from './session.ts';
 
@@ -21,11 +21,27 @@ function NavLink({ href, children }: { href: string; children: ComponentChildren
   );
 }
 
+/**
+ * The 429 notice, shown while the console waits a Retry-After: in the frame of every page, and on
+ * the loading screen (the first calls of a page opened directly may be the ones told to wait).
+ */
+export function RateLimitNotice() {
+  const [waiting, setWaiting] = useState(rateLimitWait);
+  useEffect(() => {
+    setWaiting(rateLimitWait());
+    return onRateLimited(setWaiting);
+  }, []);
+  if (waiting <= 0) return null;
+  return (
+    <p class="notice" role="status">
+      The API asked the console to slow down; waiting {Math.ceil(waiting)} s before retrying.
+    </p>
+  );
+}
+
 export function Shell({ me, children }: { me: Me; children: ComponentChildren }) {
   const { path, route } = useLocation();
   const workspace = workspaceOfPath(path);
-  const [waiting, setWaiting] = useState(0);
-  useEffect(() => onRateLimited(setWaiting), []);
   return (
     <>
       <a class="skip" href="#main">
@@ -85,11 +101,7 @@ export function Shell({ me, children }: { me: Me; children: ComponentChildren })
           ) : null}
         </nav>
         <main id="main" tabIndex={-1}>
-          {waiting > 0 ? (
-            <p class="notice" role="status">
-              The API asked the console to slow down; waiting {Math.ceil(waiting)} s before retrying.
-            </p>
-          ) : null}
+          <RateLimitNotice />
           {children}
         </main>
       </div>
