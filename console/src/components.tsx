@@ -225,14 +225,165 @@ export function Pager({
   );
 }
 
-/** A cursor-paged list: the current page's cursor and the way forward and back to the start. */
+/**
+ * A cursor-paged list: the current page's cursor, what to spread into the list's query for it, the
+ * way back to the start, and the <Pager>'s props under a page.
+ */
 export function useCursor() {
   const [cursor, setCursor] = useState<string | undefined>();
+  const first = () => setCursor(undefined);
+  const query: { cursor?: string } = cursor ? { cursor } : {};
   return {
     cursor,
-    next: (value?: string | null) => setCursor(value ?? undefined),
-    first: () => setCursor(undefined),
+    query,
+    first,
+    pager: (next?: string | null) => ({
+      next,
+      onNext: () => setCursor(next ?? undefined),
+      onFirst: cursor ? first : undefined,
+    }),
   };
+}
+
+/**
+ * A cursor-paged list loaded with `useLoad`: `load` gets the page's query part (`{ cursor }` past the
+ * first page); `pager` is the <Pager>'s props, `firstPage()` starts again (e.g. for a new filter).
+ */
+export function usePagedList<T extends { next_cursor?: string | null }>(
+  load: (page: { cursor?: string }) => Promise<T>,
+  deps: unknown[],
+) {
+  const page = useCursor();
+  const list = useLoad(() => load(page.query), [...deps, page.cursor]);
+  return { ...list, pager: page.pager(list.data?.next_cursor), firstPage: page.first };
+}
+
+/** What a load shows in its place: its error, then its data once there ("Loading…" until then). */
+export function Loaded<T>({
+  state,
+  children,
+}: {
+  state: { data?: T; error?: unknown; loading: boolean };
+  children: (data: T) => ComponentChildren;
+}) {
+  return (
+    <>
+      <ErrorNote error={state.error} />
+      {state.data ? children(state.data) : state.loading ? <p>Loading…</p> : null}
+    </>
+  );
+}
+
+/**
+ * An action asked for first, on one subject (a row, or the page's own item): `ask(subject)` opens
+ * the confirmation, `dialog` is the <Confirm>'s open, confirm and cancel, and confirming runs the
+ * action with that subject (as `useAction`: `busy` while it runs, its error kept; `last` is the
+ * subject it ran on, to show that error in its row).
+ */
+export function useConfirmed<T>(action: (subject: T) => Promise<unknown>) {
+  const [asking, setAsking] = useState<{ subject: T }>();
+  const [last, setLast] = useState<{ subject: T }>();
+  const act = useAction(async (subject: T) => {
+    setAsking(undefined);
+    setLast({ subject });
+    await action(subject);
+  });
+  return {
+    busy: act.busy,
+    error: act.error,
+    last: last?.subject,
+    asking: asking?.subject,
+    ask: (subject: T) => setAsking({ subject }),
+    dialog: {
+      open: asking !== undefined,
+      onConfirm: () => {
+        if (asking) void act.run(asking.subject);
+      },
+      onCancel: () => setAsking(undefined),
+    },
+  };
+}
+
+/** A row's danger button (Delete, Revoke, Remove) that asks first: it opens `action`'s confirmation. */
+export function AskButton<T>({
+  action,
+  subject,
+  label,
+  children,
+}: {
+  action: { busy: boolean; ask: (subject: T) => void };
+  subject: T;
+  label: string;
+  children: ComponentChildren;
+}) {
+  return (
+    <button
+      type="button"
+      class="danger"
+      disabled={action.busy}
+      aria-label={label}
+      onClick={() => action.ask(subject)}
+    >
+      {children}
+    </button>
+  );
+}
+
+/** A table row's error, shown in a row of its own below it. */
+export function RowError({ error, colSpan }: { error: unknown; colSpan: number }) {
+  if (!error) return null;
+  return (
+    <tr>
+      <td colSpan={colSpan}>
+        <ErrorNote error={error} />
+      </td>
+    </tr>
+  );
+}
+
+/** The end of an item's edit form: its Save button, the refusal, the "Saved (version N)." notice. */
+export function SaveActions({
+  action,
+  saved,
+}: {
+  action: { busy: boolean; error: unknown };
+  saved?: string;
+}) {
+  return (
+    <>
+      <button type="submit" class="primary" disabled={action.busy}>
+        Save
+      </button>
+      <ErrorNote error={action.error} />
+      <Notice>{saved}</Notice>
+    </>
+  );
+}
+
+/** One item's "Delete" section: what goes with it, the danger button that asks first, the refusal. */
+export function DeleteSection({
+  label,
+  busy,
+  error,
+  onDelete,
+  children,
+}: {
+  label: string;
+  busy: boolean;
+  error: unknown;
+  onDelete: () => void;
+  children?: ComponentChildren;
+}) {
+  return (
+    <section aria-labelledby="delete-heading">
+      <h2 id="delete-heading">Delete</h2>
+      {children}
+      <button type="button" class="danger" disabled={busy} onClick={onDelete}>
+        {label}
+      </button>
+      <ErrorNote error={error} />
+    </section>
+  );
 }
 
 /** A short "saved" or "deleted" note announced to screen readers. */

@@ -6,17 +6,19 @@ import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { api, ConsoleApiError, call, type Schemas } from '../api.ts';
 import {
+  AskButton,
   Confirm,
   CopyButton,
   ErrorNote,
   Field,
   issueFor,
+  Loaded,
   Notice,
   Pager,
   PageTitle,
   useAction,
-  useCursor,
-  useLoad,
+  useConfirmed,
+  usePagedList,
   When,
 } from '../components.tsx';
 
@@ -176,26 +178,20 @@ function CreateKey({
 export function ApiKeysPage() {
   const { params } = useRoute();
   const workspace = params.workspace as string;
-  const page = useCursor();
-  const list = useLoad(
-    () =>
+  const list = usePagedList(
+    (page) =>
       call(
         api.GET('/api/v1/workspaces/{workspace}/apikeys', {
-          params: {
-            path: { workspace },
-            query: { limit: 50, ...(page.cursor ? { cursor: page.cursor } : {}) },
-          },
+          params: { path: { workspace }, query: { limit: 50, ...page } },
         }),
       ),
-    [workspace, page.cursor],
+    [workspace],
   );
   // The secret lives only here: leaving or reloading the page forgets it.
   const [created, setCreated] = useState<ApiKeyWithSecret>();
-  const [revoking, setRevoking] = useState<ApiKey>();
   const [notice, setNotice] = useState<string>();
 
-  const revoke = useAction(async (key: ApiKey) => {
-    setRevoking(undefined);
+  const revoke = useConfirmed(async (key: ApiKey) => {
     await call(
       api.DELETE('/api/v1/workspaces/{workspace}/apikeys/{keyId}', {
         params: { path: { workspace, keyId: key.id }, header: { 'If-Match': `"${key.version}"` } },
@@ -220,76 +216,68 @@ export function ApiKeysPage() {
       />
       <section aria-labelledby="keys-heading">
         <h2 id="keys-heading">Keys</h2>
-        <ErrorNote error={list.error} />
-        {list.data ? (
-          <>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Prefix</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Owner</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.api_keys.map((key) => (
-                  <tr key={key.id} data-key-id={key.id}>
-                    <td>{key.name}</td>
-                    <td>
-                      <code>{key.key_prefix}…</code>
-                    </td>
-                    <td>{key.role_id}</td>
-                    <td>{[key.owner_name, key.owner_email].filter(Boolean).join(' · ') || '—'}</td>
-                    <td>
-                      <When at={key.created_at} />
-                    </td>
-                    <td>{key.expires_at ? <When at={key.expires_at} /> : 'never'}</td>
-                    <td>{statusOf(key)}</td>
-                    <td>
-                      {key.revoked ? null : (
-                        <button
-                          type="button"
-                          class="danger"
-                          disabled={revoke.busy}
-                          aria-label={`Revoke key ${key.name} (${key.key_prefix})`}
-                          onClick={() => setRevoking(key)}
-                        >
-                          Revoke
-                        </button>
-                      )}
-                    </td>
+        <Loaded state={list}>
+          {(data) => (
+            <>
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Prefix</th>
+                    <th scope="col">Role</th>
+                    <th scope="col">Owner</th>
+                    <th scope="col">Created</th>
+                    <th scope="col">Expires</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Actions</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
-            {list.data.api_keys.length === 0 ? <p>No API keys in this workspace yet.</p> : null}
-            <Pager
-              next={list.data.next_cursor}
-              onNext={() => page.next(list.data?.next_cursor)}
-              onFirst={page.cursor ? page.first : undefined}
-            />
-          </>
-        ) : list.loading ? (
-          <p>Loading…</p>
-        ) : null}
+                </thead>
+                <tbody>
+                  {data.api_keys.map((key) => (
+                    <tr key={key.id} data-key-id={key.id}>
+                      <td>{key.name}</td>
+                      <td>
+                        <code>{key.key_prefix}…</code>
+                      </td>
+                      <td>{key.role_id}</td>
+                      <td>{[key.owner_name, key.owner_email].filter(Boolean).join(' · ') || '—'}</td>
+                      <td>
+                        <When at={key.created_at} />
+                      </td>
+                      <td>{key.expires_at ? <When at={key.expires_at} /> : 'never'}</td>
+                      <td>{statusOf(key)}</td>
+                      <td>
+                        {key.revoked ? null : (
+                          <AskButton
+                            action={revoke}
+                            subject={key}
+                            label={`Revoke key ${key.name} (${key.key_prefix})`}
+                          >
+                            Revoke
+                          </AskButton>
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+              {data.api_keys.length === 0 ? <p>No API keys in this workspace yet.</p> : null}
+              <Pager {...list.pager} />
+            </>
+          )}
+        </Loaded>
         <ErrorNote error={revoke.error} />
         <Notice>{notice}</Notice>
       </section>
       <Confirm
-        open={revoking !== undefined}
-        title={`Revoke key ${revoking?.name ?? ''}?`}
+        {...revoke.dialog}
+        title={`Revoke key ${revoke.asking?.name ?? ''}?`}
         confirmLabel="Revoke"
         danger
-        onConfirm={() => revoking && void revoke.run(revoking)}
-        onCancel={() => setRevoking(undefined)}
       >
         <p>
-          The key <code>{revoking?.key_prefix}…</code> stops authenticating at once. This cannot be undone.
+          The key <code>{revoke.asking?.key_prefix}…</code> stops authenticating at once. This cannot be
+          undone.
         </p>
       </Confirm>
     </>

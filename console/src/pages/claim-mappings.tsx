@@ -7,16 +7,19 @@ import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { api, ConsoleApiError, call, type Schemas } from '../api.ts';
 import {
+  AskButton,
   Confirm,
   ErrorNote,
   Field,
   issueFor,
+  Loaded,
   Notice,
   Pager,
   PageTitle,
   useAction,
-  useCursor,
+  useConfirmed,
   useLoad,
+  usePagedList,
   When,
 } from '../components.tsx';
 import { paths } from '../routes.ts';
@@ -166,23 +169,21 @@ function CreateMapping({
 export function ClaimMappingsPage() {
   const { params } = useRoute();
   const workspace = params.workspace as string | undefined;
-  const page = useCursor();
-  const query = { limit: 50, ...(page.cursor ? { cursor: page.cursor } : {}) };
-  const list = useLoad(
-    () =>
-      workspace
+  const list = usePagedList(
+    (page) => {
+      const query = { limit: 50, ...page };
+      return workspace
         ? call(
             api.GET('/api/v1/workspaces/{workspace}/claim-mappings', {
               params: { path: { workspace }, query },
             }),
           )
-        : call(api.GET('/api/v1/claim-mappings', { params: { query } })),
-    [workspace, page.cursor],
+        : call(api.GET('/api/v1/claim-mappings', { params: { query } }));
+    },
+    [workspace],
   );
-  const [deleting, setDeleting] = useState<Mapping>();
   const [notice, setNotice] = useState<string>();
-  const remove = useAction(async (mapping: Mapping) => {
-    setDeleting(undefined);
+  const remove = useConfirmed(async (mapping: Mapping) => {
     const header = { 'If-Match': `"${mapping.version}"` };
     if (workspace) {
       await call(
@@ -224,73 +225,59 @@ export function ClaimMappingsPage() {
       />
       <section aria-labelledby="mappings-heading">
         <h2 id="mappings-heading">Mappings</h2>
-        <ErrorNote error={list.error} />
-        {list.data ? (
-          <>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Claim</th>
-                  <th scope="col">Value</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Priority</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.claim_mappings.map((m) => (
-                  <tr key={m.id}>
-                    <td>
-                      <code>{m.claim_name}</code>
-                    </td>
-                    <td>
-                      <code>{m.claim_value}</code>
-                    </td>
-                    <td>{m.role_id}</td>
-                    <td>{m.priority}</td>
-                    <td>
-                      <When at={m.created_at} />
-                    </td>
-                    <td>
-                      <button
-                        type="button"
-                        class="danger"
-                        disabled={remove.busy}
-                        aria-label={`Delete mapping ${m.claim_name} = ${m.claim_value} → ${m.role_id}`}
-                        onClick={() => setDeleting(m)}
-                      >
-                        Delete
-                      </button>
-                    </td>
+        <Loaded state={list}>
+          {(data) => (
+            <>
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Claim</th>
+                    <th scope="col">Value</th>
+                    <th scope="col">Role</th>
+                    <th scope="col">Priority</th>
+                    <th scope="col">Created</th>
+                    <th scope="col">Actions</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
-            {list.data.claim_mappings.length === 0 ? <p>No claim mappings yet.</p> : null}
-            <Pager
-              next={list.data.next_cursor}
-              onNext={() => page.next(list.data?.next_cursor)}
-              onFirst={page.cursor ? page.first : undefined}
-            />
-          </>
-        ) : list.loading ? (
-          <p>Loading…</p>
-        ) : null}
+                </thead>
+                <tbody>
+                  {data.claim_mappings.map((m) => (
+                    <tr key={m.id}>
+                      <td>
+                        <code>{m.claim_name}</code>
+                      </td>
+                      <td>
+                        <code>{m.claim_value}</code>
+                      </td>
+                      <td>{m.role_id}</td>
+                      <td>{m.priority}</td>
+                      <td>
+                        <When at={m.created_at} />
+                      </td>
+                      <td>
+                        <AskButton
+                          action={remove}
+                          subject={m}
+                          label={`Delete mapping ${m.claim_name} = ${m.claim_value} → ${m.role_id}`}
+                        >
+                          Delete
+                        </AskButton>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+              {data.claim_mappings.length === 0 ? <p>No claim mappings yet.</p> : null}
+              <Pager {...list.pager} />
+            </>
+          )}
+        </Loaded>
         <ErrorNote error={remove.error} />
         <Notice>{notice}</Notice>
       </section>
-      <Confirm
-        open={deleting !== undefined}
-        title="Delete this claim mapping?"
-        confirmLabel="Delete"
-        danger
-        onConfirm={() => deleting && void remove.run(deleting)}
-        onCancel={() => setDeleting(undefined)}
-      >
+      <Confirm {...remove.dialog} title="Delete this claim mapping?" confirmLabel="Delete" danger>
         <p>
-          Tokens with <code>{deleting?.claim_name}</code> = <code>{deleting?.claim_value}</code> stop getting{' '}
-          {deleting?.role_id} at once.
+          Tokens with <code>{remove.asking?.claim_name}</code> = <code>{remove.asking?.claim_value}</code>{' '}
+          stop getting {remove.asking?.role_id} at once.
         </p>
       </Confirm>
     </>

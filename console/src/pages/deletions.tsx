@@ -11,6 +11,7 @@ import { api, call, type Schemas } from '../api.ts';
 import {
   ErrorNote,
   Field,
+  Loaded,
   Notice,
   Pager,
   PageTitle,
@@ -198,7 +199,7 @@ export function DeletionsPage() {
           params: {
             query: {
               limit: 50,
-              ...(page.cursor ? { cursor: page.cursor } : {}),
+              ...page.query,
               ...(filter.workspace ? { workspace: filter.workspace } : {}),
               ...(filter.status ? { status: filter.status as DeletionStatus } : {}),
             },
@@ -232,61 +233,56 @@ export function DeletionsPage() {
       </section>
       <section aria-labelledby="deletions-heading">
         <h2 id="deletions-heading">Operations</h2>
-        <ErrorNote error={list.error} />
-        {list.data ? (
-          <>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Target</th>
-                  <th scope="col">Workspace</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Phase</th>
-                  <th scope="col">Progress</th>
-                  <th scope="col">Started</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.deletions.map((op) => (
-                  <tr key={op.id}>
-                    <td>
-                      <a href={paths.deletion(op.id)}>
-                        {op.scope} {op.target_name}
-                      </a>
-                    </td>
-                    <td>
-                      <WorkspaceOf op={op} names={names} />
-                    </td>
-                    <td>
-                      <StatusBadge status={op.status} />
-                    </td>
-                    <td>{op.phase}</td>
-                    <td>
-                      <Progress
-                        value={
-                          op.progress.total > 0 ? op.progress.deleted : op.status === 'completed' ? 1 : 0
-                        }
-                        max={op.progress.total > 0 ? op.progress.total : 1}
-                        label={`Deletion of ${op.scope} ${op.target_name}`}
-                      />
-                    </td>
-                    <td>
-                      <When at={op.created_at} />
-                    </td>
+        <Loaded state={list}>
+          {(data) => (
+            <>
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Target</th>
+                    <th scope="col">Workspace</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Phase</th>
+                    <th scope="col">Progress</th>
+                    <th scope="col">Started</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
-            {list.data.deletions.length === 0 ? <p>No deletions.</p> : null}
-            <Pager
-              next={list.data.next_cursor}
-              onNext={() => page.next(list.data?.next_cursor)}
-              onFirst={page.cursor ? page.first : undefined}
-            />
-          </>
-        ) : list.loading ? (
-          <p>Loading…</p>
-        ) : null}
+                </thead>
+                <tbody>
+                  {data.deletions.map((op) => (
+                    <tr key={op.id}>
+                      <td>
+                        <a href={paths.deletion(op.id)}>
+                          {op.scope} {op.target_name}
+                        </a>
+                      </td>
+                      <td>
+                        <WorkspaceOf op={op} names={names} />
+                      </td>
+                      <td>
+                        <StatusBadge status={op.status} />
+                      </td>
+                      <td>{op.phase}</td>
+                      <td>
+                        <Progress
+                          value={
+                            op.progress.total > 0 ? op.progress.deleted : op.status === 'completed' ? 1 : 0
+                          }
+                          max={op.progress.total > 0 ? op.progress.total : 1}
+                          label={`Deletion of ${op.scope} ${op.target_name}`}
+                        />
+                      </td>
+                      <td>
+                        <When at={op.created_at} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+              {data.deletions.length === 0 ? <p>No deletions.</p> : null}
+              <Pager {...page.pager(data.next_cursor)} />
+            </>
+          )}
+        </Loaded>
       </section>
     </>
   );

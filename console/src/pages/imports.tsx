@@ -15,6 +15,7 @@ import {
   ErrorNote,
   Field,
   issueFor,
+  Loaded,
   Notice,
   Pager,
   PageTitle,
@@ -22,6 +23,7 @@ import {
   useAction,
   useCursor,
   useLoad,
+  usePagedList,
   When,
 } from '../components.tsx';
 import { paths } from '../routes.ts';
@@ -32,7 +34,6 @@ type ImportJob = Schemas['ImportJob'];
 type ImportStatus = ImportJob['status'];
 type ImportPlan = Schemas['ImportPlan'];
 type LayerPlan = ImportPlan['layers'][number];
-type ImportEvent = Schemas['ImportEvent'];
 
 const STATUSES: ImportStatus[] = [
   'awaiting_upload',
@@ -264,7 +265,7 @@ export function ImportsPage() {
             path: { workspace },
             query: {
               limit: 50,
-              ...(page.cursor ? { cursor: page.cursor } : {}),
+              ...page.query,
               ...(status ? { status: status as ImportStatus } : {}),
             },
           },
@@ -301,55 +302,50 @@ export function ImportsPage() {
             )}
           </Field>
         </form>
-        <ErrorNote error={list.error} />
-        {list.data ? (
-          <>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Source</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Phase</th>
-                  <th scope="col">Service</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.imports.map((job) => (
-                  <tr key={job.id}>
-                    <td>
-                      <a href={paths.importJob(workspace, job.id)}>{job.name}</a>
-                    </td>
-                    <td>{job.source_filename ?? job.source_uri ?? ''}</td>
-                    <td>
-                      <StatusBadge status={job.status} />
-                    </td>
-                    <td>{job.phase}</td>
-                    <td>
-                      {job.service_id ? (
-                        <a href={paths.service(workspace, job.service_name)}>{job.service_name}</a>
-                      ) : (
-                        job.service_name
-                      )}
-                    </td>
-                    <td>
-                      <When at={job.created_at} />
-                    </td>
+        <Loaded state={list}>
+          {(data) => (
+            <>
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Source</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Phase</th>
+                    <th scope="col">Service</th>
+                    <th scope="col">Created</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
-            {list.data.imports.length === 0 ? <p>No imports{status ? ` ${status}` : ''}.</p> : null}
-            <Pager
-              next={list.data.next_cursor}
-              onNext={() => page.next(list.data?.next_cursor)}
-              onFirst={page.cursor ? page.first : undefined}
-            />
-          </>
-        ) : list.loading ? (
-          <p>Loading…</p>
-        ) : null}
+                </thead>
+                <tbody>
+                  {data.imports.map((job) => (
+                    <tr key={job.id}>
+                      <td>
+                        <a href={paths.importJob(workspace, job.id)}>{job.name}</a>
+                      </td>
+                      <td>{job.source_filename ?? job.source_uri ?? ''}</td>
+                      <td>
+                        <StatusBadge status={job.status} />
+                      </td>
+                      <td>{job.phase}</td>
+                      <td>
+                        {job.service_id ? (
+                          <a href={paths.service(workspace, job.service_name)}>{job.service_name}</a>
+                        ) : (
+                          job.service_name
+                        )}
+                      </td>
+                      <td>
+                        <When at={job.created_at} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+              {data.imports.length === 0 ? <p>No imports{status ? ` ${status}` : ''}.</p> : null}
+              <Pager {...page.pager(data.next_cursor)} />
+            </>
+          )}
+        </Loaded>
       </section>
     </>
   );
@@ -775,27 +771,21 @@ function PlanForm({
 }
 
 function History({ workspace, job }: { workspace: string; job: ImportJob }) {
-  const page = useCursor();
-  const history = useLoad(
-    () =>
+  const history = usePagedList(
+    (page) =>
       call(
         api.GET('/api/v1/workspaces/{workspace}/imports/{import}/history', {
-          params: {
-            path: { workspace, import: job.id },
-            query: { limit: 100, ...(page.cursor ? { cursor: page.cursor } : {}) },
-          },
+          params: { path: { workspace, import: job.id }, query: { limit: 100, ...page } },
         }),
       ),
-    [workspace, job.id, job.version, page.cursor],
+    [workspace, job.id, job.version],
   );
-  const events: ImportEvent[] = history.data?.events ?? [];
   return (
-    <>
-      <ErrorNote error={history.error} />
-      {history.data ? (
+    <Loaded state={history}>
+      {(data) => (
         <>
           <ol class="timeline" aria-label="History of the import">
-            {events.map((event) => (
+            {data.events.map((event) => (
               <li key={event.id}>
                 <span class="when">
                   <When at={event.created_at} />
@@ -812,19 +802,11 @@ function History({ workspace, job }: { workspace: string; job: ImportJob }) {
               </li>
             ))}
           </ol>
-          {events.length === 0 ? <p>No events yet.</p> : null}
-          {history.data.next_cursor || page.cursor ? (
-            <Pager
-              next={history.data.next_cursor}
-              onNext={() => page.next(history.data?.next_cursor)}
-              onFirst={page.cursor ? page.first : undefined}
-            />
-          ) : null}
+          {data.events.length === 0 ? <p>No events yet.</p> : null}
+          {history.pager.next || history.pager.onFirst ? <Pager {...history.pager} /> : null}
         </>
-      ) : history.loading ? (
-        <p>Loading…</p>
-      ) : null}
-    </>
+      )}
+    </Loaded>
   );
 }
 

@@ -11,12 +11,15 @@ import {
   ErrorNote,
   Field,
   issueFor,
+  Loaded,
   Notice,
   Pager,
   PageTitle,
+  RowError,
   useAction,
-  useCursor,
+  useConfirmed,
   useLoad,
+  usePagedList,
   When,
 } from '../components.tsx';
 import { paths } from '../routes.ts';
@@ -214,44 +217,32 @@ function GroupForm({
 export function LayerGroupsPage() {
   const { params } = useRoute();
   const workspace = params.workspace as string;
-  const page = useCursor();
-  const list = useLoad(
-    () =>
+  const list = usePagedList(
+    (page) =>
       call(
         api.GET('/api/v1/workspaces/{workspace}/layer-groups', {
-          params: {
-            path: { workspace },
-            query: { limit: 50, ...(page.cursor ? { cursor: page.cursor } : {}) },
-          },
+          params: { path: { workspace }, query: { limit: 50, ...page } },
         }),
       ),
-    [workspace, page.cursor],
+    [workspace],
   );
   const candidates = useLoad(() => candidatesOf(workspace), [workspace]);
   const [editing, setEditing] = useState<Group>();
-  const [toDelete, setToDelete] = useState<Group>();
   const [notice, setNotice] = useState<string>();
-  const [failed, setFailed] = useState<{ id: string; error: unknown }>();
   const refresh = async () => {
     await Promise.all([list.reload(), candidates.reload()]);
   };
-  const remove = async (group: Group) => {
-    setToDelete(undefined);
+  const remove = useConfirmed(async (group: Group) => {
     setNotice(undefined);
-    setFailed(undefined);
-    try {
-      await call(
-        api.DELETE('/api/v1/workspaces/{workspace}/layer-groups/{group}', {
-          params: { path: { workspace, group: group.id }, header: { 'If-Match': etag(group.version) } },
-        }),
-      );
-      if (editing?.id === group.id) setEditing(undefined);
-      setNotice(`Deleted ${group.public_id}.`);
-      await refresh();
-    } catch (error) {
-      setFailed({ id: group.id, error });
-    }
-  };
+    await call(
+      api.DELETE('/api/v1/workspaces/{workspace}/layer-groups/{group}', {
+        params: { path: { workspace, group: group.id }, header: { 'If-Match': etag(group.version) } },
+      }),
+    );
+    if (editing?.id === group.id) setEditing(undefined);
+    setNotice(`Deleted ${group.public_id}.`);
+    await refresh();
+  });
 
   return (
     <>
@@ -262,75 +253,64 @@ export function LayerGroupsPage() {
       <section aria-labelledby="groups-heading">
         <h2 id="groups-heading">Layer groups</h2>
         <Notice>{notice}</Notice>
-        <ErrorNote error={list.error} />
-        {list.data ? (
-          <>
-            {list.data.layer_groups.length === 0 ? (
-              <p>No layer groups yet.</p>
-            ) : (
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Public id</th>
-                    <th scope="col">Title</th>
-                    <th scope="col">Members</th>
-                    <th scope="col">Version</th>
-                    <th scope="col">Updated</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.data.layer_groups.map((g) => (
-                    <Fragment key={g.id}>
-                      <tr>
-                        <td>{g.public_id}</td>
-                        <td>{g.title}</td>
-                        <td>{g.members.map((m) => m.resource).join(', ')}</td>
-                        <td>{g.version}</td>
-                        <td>
-                          <When at={g.updated_at} />
-                        </td>
-                        <td>
-                          <div class="row">
-                            <button
-                              type="button"
-                              aria-label={`Edit ${g.public_id}`}
-                              onClick={() => setEditing(g)}
-                            >
-                              Edit
-                            </button>
-                            <button
-                              type="button"
-                              class="danger"
-                              aria-label={`Delete ${g.public_id}`}
-                              onClick={() => setToDelete(g)}
-                            >
-                              Delete
-                            </button>
-                          </div>
-                        </td>
-                      </tr>
-                      {failed?.id === g.id ? (
+        <Loaded state={list}>
+          {(data) => (
+            <>
+              {data.layer_groups.length === 0 ? (
+                <p>No layer groups yet.</p>
+              ) : (
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Public id</th>
+                      <th scope="col">Title</th>
+                      <th scope="col">Members</th>
+                      <th scope="col">Version</th>
+                      <th scope="col">Updated</th>
+                      <th scope="col">Actions</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {data.layer_groups.map((g) => (
+                      <Fragment key={g.id}>
                         <tr>
-                          <td colSpan={6}>
-                            <ErrorNote error={failed.error} />
+                          <td>{g.public_id}</td>
+                          <td>{g.title}</td>
+                          <td>{g.members.map((m) => m.resource).join(', ')}</td>
+                          <td>{g.version}</td>
+                          <td>
+                            <When at={g.updated_at} />
+                          </td>
+                          <td>
+                            <div class="row">
+                              <button
+                                type="button"
+                                aria-label={`Edit ${g.public_id}`}
+                                onClick={() => setEditing(g)}
+                              >
+                                Edit
+                              </button>
+                              <button
+                                type="button"
+                                class="danger"
+                                aria-label={`Delete ${g.public_id}`}
+                                onClick={() => remove.ask(g)}
+                              >
+                                Delete
+                              </button>
+                            </div>
                           </td>
                         </tr>
-                      ) : null}
-                    </Fragment>
-                  ))}
-                </tbody>
-              </table>
-            )}
-            <Pager
-              next={list.data.next_cursor}
-              onNext={() => page.next(list.data?.next_cursor)}
-              onFirst={page.cursor ? page.first : undefined}
-            />
-          </>
-        ) : list.loading ? (
-          <p>Loading…</p>
-        ) : null}
+                        <RowError error={remove.last?.id === g.id ? remove.error : undefined} colSpan={6} />
+                      </Fragment>
+                    ))}
+                  </tbody>
+                </table>
+              )}
+              <Pager {...list.pager} />
+            </>
+          )}
+        </Loaded>
       </section>
       {editing ? (
         <section aria-labelledby="edit-heading">
@@ -368,12 +348,10 @@ export function LayerGroupsPage() {
         ) : null}
       </section>
       <Confirm
-        open={toDelete !== undefined}
-        title={`Delete layer group ${toDelete?.public_id ?? ''}?`}
+        {...remove.dialog}
+        title={`Delete layer group ${remove.asking?.public_id ?? ''}?`}
         confirmLabel="Delete group"
         danger
-        onConfirm={() => toDelete && void remove(toDelete)}
-        onCancel={() => setToDelete(undefined)}
       >
         <p>Its layers stay; a group another group contains can't be deleted until that group lets it go.</p>
       </Confirm>

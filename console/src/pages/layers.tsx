@@ -7,15 +7,20 @@ import { useLocation, useRoute } from 'preact-iso';
 import { api, call, type Schemas } from '../api.ts';
 import {
   Confirm,
+  DeleteSection,
   ErrorNote,
   Field,
   issueFor,
+  Loaded,
   Notice,
   Pager,
   PageTitle,
+  RowError,
+  SaveActions,
   useAction,
-  useCursor,
+  useConfirmed,
   useLoad,
+  usePagedList,
   When,
 } from '../components.tsx';
 import { paths } from '../routes.ts';
@@ -110,13 +115,7 @@ function LayerRow({
           </div>
         </td>
       </tr>
-      {error ? (
-        <tr>
-          <td colSpan={7}>
-            <ErrorNote error={error} />
-          </td>
-        </tr>
-      ) : null}
+      <RowError error={error} colSpan={7} />
     </>
   );
 }
@@ -125,41 +124,41 @@ export function LayersPage() {
   const { params } = useRoute();
   const workspace = params.workspace as string;
   const service = params.service as string;
-  const page = useCursor();
   const [text, setText] = useState('');
   const [search, setSearch] = useState('');
-  const list = useLoad(async () => {
-    if (search) {
-      const found: Layer[] = [];
-      let cursor: string | undefined;
-      let pages = 0;
-      do {
-        const result = await call(
-          api.GET('/api/v1/workspaces/{workspace}/services/{service}/layers', {
-            params: { path: { workspace, service }, query: { limit: 1000, ...(cursor ? { cursor } : {}) } },
-          }),
-        );
-        found.push(...result.layers.filter((layer) => matches(layer, search)));
-        cursor = result.next_cursor;
-        pages++;
-      } while (cursor && pages < SEARCH_PAGES);
-      return { layers: found, next_cursor: undefined, incomplete: cursor !== undefined };
-    }
-    const result = await call(
-      api.GET('/api/v1/workspaces/{workspace}/services/{service}/layers', {
-        params: {
-          path: { workspace, service },
-          query: { limit: 50, ...(page.cursor ? { cursor: page.cursor } : {}) },
-        },
-      }),
-    );
-    return { ...result, incomplete: false };
-  }, [workspace, service, page.cursor, search]);
-  const [toDelete, setToDelete] = useState<Layer>();
+  const list = usePagedList(
+    async (page) => {
+      if (search) {
+        const found: Layer[] = [];
+        let cursor: string | undefined;
+        let pages = 0;
+        do {
+          const result = await call(
+            api.GET('/api/v1/workspaces/{workspace}/services/{service}/layers', {
+              params: { path: { workspace, service }, query: { limit: 1000, ...(cursor ? { cursor } : {}) } },
+            }),
+          );
+          found.push(...result.layers.filter((layer) => matches(layer, search)));
+          cursor = result.next_cursor;
+          pages++;
+        } while (cursor && pages < SEARCH_PAGES);
+        return { layers: found, next_cursor: undefined, incomplete: cursor !== undefined };
+      }
+      const result = await call(
+        api.GET('/api/v1/workspaces/{workspace}/services/{service}/layers', {
+          params: {
+            path: { workspace, service },
+            query: { limit: 50, ...page },
+          },
+        }),
+      );
+      return { ...result, incomplete: false };
+    },
+    [workspace, service, search],
+  );
   const [deleted, setDeleted] = useState<string>();
   const [deleteErrors, setDeleteErrors] = useState<Record<string, unknown>>({});
-  const remove = async (layer: Layer) => {
-    setToDelete(undefined);
+  const remove = useConfirmed(async (layer: Layer) => {
     setDeleted(undefined);
     try {
       await deleteLayer(workspace, service, layer);
@@ -168,7 +167,7 @@ export function LayersPage() {
     } catch (error) {
       setDeleteErrors((errors) => ({ ...errors, [layer.id]: error }));
     }
-  };
+  });
 
   return (
     <>
@@ -181,7 +180,7 @@ export function LayersPage() {
         class="row search"
         onSubmit={(event) => {
           event.preventDefault();
-          page.first();
+          list.firstPage();
           setSearch(text.trim());
         }}
       >
@@ -209,60 +208,51 @@ export function LayersPage() {
       <section aria-labelledby="layers-heading">
         <h2 id="layers-heading">{search ? `Layers matching “${search}”` : 'Layers'}</h2>
         <Notice>{deleted}</Notice>
-        <ErrorNote error={list.error} />
-        {list.data ? (
-          <>
-            {list.data.layers.length === 0 ? (
-              <p role="status">{search ? 'No layer matches.' : 'No layers yet.'}</p>
-            ) : (
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Public id</th>
-                    <th scope="col">Title</th>
-                    <th scope="col">Source</th>
-                    <th scope="col">Geometry</th>
-                    <th scope="col">State</th>
-                    <th scope="col">Access</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.data.layers.map((layer) => (
-                    <LayerRow
-                      key={`${layer.id}:${layer.version}`}
-                      workspace={workspace}
-                      service={service}
-                      initial={layer}
-                      onDelete={setToDelete}
-                      deleteError={deleteErrors[layer.id]}
-                    />
-                  ))}
-                </tbody>
-              </table>
-            )}
-            {list.data.incomplete ? (
-              <p>The search stopped after {SEARCH_PAGES * 1000} layers; narrow it down.</p>
-            ) : null}
-            {search ? null : (
-              <Pager
-                next={list.data.next_cursor}
-                onNext={() => page.next(list.data?.next_cursor)}
-                onFirst={page.cursor ? page.first : undefined}
-              />
-            )}
-          </>
-        ) : list.loading ? (
-          <p>Loading…</p>
-        ) : null}
+        <Loaded state={list}>
+          {(data) => (
+            <>
+              {data.layers.length === 0 ? (
+                <p role="status">{search ? 'No layer matches.' : 'No layers yet.'}</p>
+              ) : (
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Public id</th>
+                      <th scope="col">Title</th>
+                      <th scope="col">Source</th>
+                      <th scope="col">Geometry</th>
+                      <th scope="col">State</th>
+                      <th scope="col">Access</th>
+                      <th scope="col">Actions</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {data.layers.map((layer) => (
+                      <LayerRow
+                        key={`${layer.id}:${layer.version}`}
+                        workspace={workspace}
+                        service={service}
+                        initial={layer}
+                        onDelete={remove.ask}
+                        deleteError={deleteErrors[layer.id]}
+                      />
+                    ))}
+                  </tbody>
+                </table>
+              )}
+              {data.incomplete ? (
+                <p>The search stopped after {SEARCH_PAGES * 1000} layers; narrow it down.</p>
+              ) : null}
+              {search ? null : <Pager {...list.pager} />}
+            </>
+          )}
+        </Loaded>
       </section>
       <Confirm
-        open={toDelete !== undefined}
-        title={`Delete layer ${toDelete?.public_id ?? ''}?`}
+        {...remove.dialog}
+        title={`Delete layer ${remove.asking?.public_id ?? ''}?`}
         confirmLabel="Delete layer"
         danger
-        onConfirm={() => toDelete && void remove(toDelete)}
-        onCancel={() => setToDelete(undefined)}
       >
         <p>A layer that a layer group contains can't be deleted until the group lets it go.</p>
       </Confirm>
@@ -340,11 +330,7 @@ function EditLayer({
           />
           <label for={publicId}>Public (readable without credentials)</label>
         </div>
-        <button type="submit" class="primary" disabled={save.busy}>
-          Save
-        </button>
-        <ErrorNote error={save.error} />
-        <Notice>{saved}</Notice>
+        <SaveActions action={save} saved={saved} />
       </form>
     </section>
   );
@@ -367,10 +353,7 @@ export function LayerPage() {
   );
   const [current, setCurrent] = useState<Layer>();
   const layer = current && current.id === loaded.data?.id ? current : loaded.data;
-  const [confirm, setConfirm] = useState(false);
-  const remove = useAction(async () => {
-    setConfirm(false);
-    if (!layer) return;
+  const remove = useConfirmed(async (layer: Layer) => {
     await deleteLayer(workspace, service, layer);
     route(paths.layers(workspace, service));
   });
@@ -453,20 +436,17 @@ export function LayerPage() {
             layer={layer}
             onSaved={setCurrent}
           />
-          <section aria-labelledby="delete-heading">
-            <h2 id="delete-heading">Delete</h2>
-            <button type="button" class="danger" disabled={remove.busy} onClick={() => setConfirm(true)}>
-              Delete layer…
-            </button>
-            <ErrorNote error={remove.error} />
-          </section>
+          <DeleteSection
+            label="Delete layer…"
+            busy={remove.busy}
+            error={remove.error}
+            onDelete={() => remove.ask(layer)}
+          />
           <Confirm
-            open={confirm}
+            {...remove.dialog}
             title={`Delete layer ${layer.public_id}?`}
             confirmLabel="Delete layer"
             danger
-            onConfirm={() => void remove.run()}
-            onCancel={() => setConfirm(false)}
           >
             <p>A layer that a layer group contains can't be deleted until the group lets it go.</p>
           </Confirm>

@@ -12,12 +12,15 @@ import {
   ErrorNote,
   Field,
   issueFor,
+  Loaded,
   Notice,
   Pager,
   PageTitle,
+  RowError,
   useAction,
-  useCursor,
+  useConfirmed,
   useLoad,
+  usePagedList,
   When,
 } from '../components.tsx';
 import { paths } from '../routes.ts';
@@ -139,44 +142,32 @@ function Granules({
   generation: number | undefined;
   onChanged: () => void;
 }) {
-  const page = useCursor();
   const [bbox, setBbox] = useState('');
   const [time, setTime] = useState('');
   const [filter, setFilter] = useState<{ bbox?: string; time?: string }>({});
-  const list = useLoad(
-    () =>
+  const list = usePagedList(
+    (page) =>
       call(
         api.GET('/api/v1/workspaces/{workspace}/services/{service}/mosaic/granules', {
-          params: {
-            path: { workspace, service },
-            query: { limit: 50, ...(page.cursor ? { cursor: page.cursor } : {}), ...filter },
-          },
+          params: { path: { workspace, service }, query: { limit: 50, ...page, ...filter } },
         }),
       ),
-    [workspace, service, page.cursor, filter, generation],
+    [workspace, service, filter, generation],
   );
-  const [toDelete, setToDelete] = useState<Granule>();
   const [deleted, setDeleted] = useState<string>();
-  const [failed, setFailed] = useState<{ id: string; error: unknown }>();
-  const remove = async (granule: Granule) => {
-    setToDelete(undefined);
+  const remove = useConfirmed(async (granule: Granule) => {
     setDeleted(undefined);
-    setFailed(undefined);
-    try {
-      await call(
-        api.DELETE('/api/v1/workspaces/{workspace}/services/{service}/mosaic/granules/{granule}', {
-          params: {
-            path: { workspace, service, granule: granule.id },
-            header: { 'If-Match': etag(granule.version) },
-          },
-        }),
-      );
-      setDeleted(`Removed ${granule.source_uri}.`);
-      onChanged();
-    } catch (error) {
-      setFailed({ id: granule.id, error });
-    }
-  };
+    await call(
+      api.DELETE('/api/v1/workspaces/{workspace}/services/{service}/mosaic/granules/{granule}', {
+        params: {
+          path: { workspace, service, granule: granule.id },
+          header: { 'If-Match': etag(granule.version) },
+        },
+      }),
+    );
+    setDeleted(`Removed ${granule.source_uri}.`);
+    onChanged();
+  });
   return (
     <section aria-labelledby="granules-heading">
       <h2 id="granules-heading">Granules</h2>
@@ -184,7 +175,7 @@ function Granules({
         class="row search"
         onSubmit={(event) => {
           event.preventDefault();
-          page.first();
+          list.firstPage();
           setFilter({
             ...(bbox.trim() ? { bbox: bbox.trim() } : {}),
             ...(time.trim() ? { time: time.trim() } : {}),
@@ -208,86 +199,68 @@ function Granules({
         <button type="submit">Filter</button>
       </form>
       <Notice>{deleted}</Notice>
-      <ErrorNote error={list.error} />
-      {list.data ? (
-        <>
-          {list.data.granules.length === 0 ? (
-            <p role="status">
-              No granules{filter.bbox || filter.time ? ' match' : ' yet: harvest some above'}.
-            </p>
-          ) : (
-            <table>
-              <caption>Generation {list.data.generation}</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Source</th>
-                  <th scope="col">CRS</th>
-                  <th scope="col">Bounding box</th>
-                  <th scope="col">Size</th>
-                  <th scope="col">Bands</th>
-                  <th scope="col">Time</th>
-                  <th scope="col">Action</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.granules.map((g) => (
-                  <Fragment key={g.id}>
-                    <tr>
-                      <td>
-                        <code>{g.source_uri}</code>
-                      </td>
-                      <td>{g.crs}</td>
-                      <td>{g.bbox.map(num).join(', ')}</td>
-                      <td>
-                        {g.width} × {g.height}
-                      </td>
-                      <td>
-                        {g.band_count} ({g.data_type})
-                      </td>
-                      <td>{g.time ? <When at={g.time} /> : '—'}</td>
-                      <td>
-                        <button
-                          type="button"
-                          class="danger"
-                          aria-label={`Remove ${g.source_uri}`}
-                          onClick={() => setToDelete(g)}
-                        >
-                          Remove
-                        </button>
-                      </td>
-                    </tr>
-                    {failed?.id === g.id ? (
+      <Loaded state={list}>
+        {(data) => (
+          <>
+            {data.granules.length === 0 ? (
+              <p role="status">
+                No granules{filter.bbox || filter.time ? ' match' : ' yet: harvest some above'}.
+              </p>
+            ) : (
+              <table>
+                <caption>Generation {data.generation}</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Source</th>
+                    <th scope="col">CRS</th>
+                    <th scope="col">Bounding box</th>
+                    <th scope="col">Size</th>
+                    <th scope="col">Bands</th>
+                    <th scope="col">Time</th>
+                    <th scope="col">Action</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {data.granules.map((g) => (
+                    <Fragment key={g.id}>
                       <tr>
-                        <td colSpan={7}>
-                          <ErrorNote error={failed.error} />
+                        <td>
+                          <code>{g.source_uri}</code>
+                        </td>
+                        <td>{g.crs}</td>
+                        <td>{g.bbox.map(num).join(', ')}</td>
+                        <td>
+                          {g.width} × {g.height}
+                        </td>
+                        <td>
+                          {g.band_count} ({g.data_type})
+                        </td>
+                        <td>{g.time ? <When at={g.time} /> : '—'}</td>
+                        <td>
+                          <button
+                            type="button"
+                            class="danger"
+                            aria-label={`Remove ${g.source_uri}`}
+                            onClick={() => remove.ask(g)}
+                          >
+                            Remove
+                          </button>
                         </td>
                       </tr>
-                    ) : null}
-                  </Fragment>
-                ))}
-              </tbody>
-            </table>
-          )}
-          <Pager
-            next={list.data.next_cursor}
-            onNext={() => page.next(list.data?.next_cursor)}
-            onFirst={page.cursor ? page.first : undefined}
-          />
-        </>
-      ) : list.loading ? (
-        <p>Loading…</p>
-      ) : null}
-      <Confirm
-        open={toDelete !== undefined}
-        title="Remove this granule?"
-        confirmLabel="Remove granule"
-        danger
-        onConfirm={() => toDelete && void remove(toDelete)}
-        onCancel={() => setToDelete(undefined)}
-      >
+                      <RowError error={remove.last?.id === g.id ? remove.error : undefined} colSpan={7} />
+                    </Fragment>
+                  ))}
+                </tbody>
+              </table>
+            )}
+            <Pager {...list.pager} />
+          </>
+        )}
+      </Loaded>
+      <Confirm {...remove.dialog} title="Remove this granule?" confirmLabel="Remove granule" danger>
         <p>
-          <code>{toDelete?.source_uri}</code> leaves the mosaic in a new generation; the file itself stays
-          where it is.
+          <code>{remove.asking?.source_uri}</code> leaves the mosaic in a new generation; the file itself
+          stays where it is.
         </p>
       </Confirm>
     </section>
@@ -315,34 +288,33 @@ export function MosaicPage() {
         <a href={paths.service(workspace, service)}>Service {service}</a> ·{' '}
         <a href={paths.layers(workspace, service)}>Layers of {service}</a>
       </p>
-      <ErrorNote error={mosaic.error} />
-      {mosaic.data ? (
-        <>
-          <dl class="facts">
-            <dt>Root</dt>
-            <dd>
-              <code>{mosaic.data.root_uri}</code>
-            </dd>
-            <dt>Generation</dt>
-            <dd>{mosaic.data.generation}</dd>
-            <dt>Granules</dt>
-            <dd>{mosaic.data.granule_count}</dd>
-            <dt>Updated</dt>
-            <dd>
-              <When at={mosaic.data.updated_at} />
-            </dd>
-          </dl>
-          <HarvestForm workspace={workspace} service={service} onHarvested={reload} />
-          <Granules
-            workspace={workspace}
-            service={service}
-            generation={mosaic.data.generation}
-            onChanged={reload}
-          />
-        </>
-      ) : mosaic.loading ? (
-        <p>Loading…</p>
-      ) : null}
+      <Loaded state={mosaic}>
+        {(data) => (
+          <>
+            <dl class="facts">
+              <dt>Root</dt>
+              <dd>
+                <code>{data.root_uri}</code>
+              </dd>
+              <dt>Generation</dt>
+              <dd>{data.generation}</dd>
+              <dt>Granules</dt>
+              <dd>{data.granule_count}</dd>
+              <dt>Updated</dt>
+              <dd>
+                <When at={data.updated_at} />
+              </dd>
+            </dl>
+            <HarvestForm workspace={workspace} service={service} onHarvested={reload} />
+            <Granules
+              workspace={workspace}
+              service={service}
+              generation={data.generation}
+              onChanged={reload}
+            />
+          </>
+        )}
+      </Loaded>
     </>
   );
 }

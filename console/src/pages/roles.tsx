@@ -7,16 +7,19 @@ import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, call, type Schemas } from '../api.ts';
 import {
+  AskButton,
   Confirm,
   ErrorNote,
   Field,
   issueFor,
+  Loaded,
   Notice,
   Pager,
   PageTitle,
   useAction,
-  useCursor,
+  useConfirmed,
   useLoad,
+  usePagedList,
   When,
 } from '../components.tsx';
 import { paths } from '../routes.ts';
@@ -215,10 +218,8 @@ function RolePolicies({ role }: { role: Role }) {
     () => call(api.GET('/api/v1/roles/{roleId}/policies', { params: { path: { roleId: role.id } } })),
     [role.id],
   );
-  const [removing, setRemoving] = useState<Policy>();
   const [notice, setNotice] = useState<string>();
-  const remove = useAction(async (policy: Policy) => {
-    setRemoving(undefined);
+  const remove = useConfirmed(async (policy: Policy) => {
     await call(
       api.DELETE('/api/v1/roles/{roleId}/policies/{policyId}', {
         params: {
@@ -233,54 +234,51 @@ function RolePolicies({ role }: { role: Role }) {
   return (
     <section aria-labelledby="policies-heading">
       <h2 id="policies-heading">Policies of {role.id}</h2>
-      <ErrorNote error={policies.error} />
-      {policies.data ? (
-        <>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Workspace</th>
-                <th scope="col">Service</th>
-                <th scope="col">Operation</th>
-                <th scope="col">Action</th>
-                <th scope="col">Added</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {policies.data.policies.map((p) => (
-                <tr key={p.id}>
-                  <td>
-                    <WorkspaceOf id={p.workspace} />
-                  </td>
-                  <td>{p.service}</td>
-                  <td>
-                    <code>{p.operation}</code>
-                  </td>
-                  <td>{p.action}</td>
-                  <td>
-                    <When at={p.created_at} />
-                  </td>
-                  <td>
-                    <button
-                      type="button"
-                      class="danger"
-                      disabled={remove.busy}
-                      aria-label={`Remove policy ${p.service} ${p.operation} ${p.action}`}
-                      onClick={() => setRemoving(p)}
-                    >
-                      Remove
-                    </button>
-                  </td>
+      <Loaded state={policies}>
+        {(data) => (
+          <>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Workspace</th>
+                  <th scope="col">Service</th>
+                  <th scope="col">Operation</th>
+                  <th scope="col">Action</th>
+                  <th scope="col">Added</th>
+                  <th scope="col">Actions</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-          {policies.data.policies.length === 0 ? <p>No policies: this role grants nothing yet.</p> : null}
-        </>
-      ) : policies.loading ? (
-        <p>Loading…</p>
-      ) : null}
+              </thead>
+              <tbody>
+                {data.policies.map((p) => (
+                  <tr key={p.id}>
+                    <td>
+                      <WorkspaceOf id={p.workspace} />
+                    </td>
+                    <td>{p.service}</td>
+                    <td>
+                      <code>{p.operation}</code>
+                    </td>
+                    <td>{p.action}</td>
+                    <td>
+                      <When at={p.created_at} />
+                    </td>
+                    <td>
+                      <AskButton
+                        action={remove}
+                        subject={p}
+                        label={`Remove policy ${p.service} ${p.operation} ${p.action}`}
+                      >
+                        Remove
+                      </AskButton>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            {data.policies.length === 0 ? <p>No policies: this role grants nothing yet.</p> : null}
+          </>
+        )}
+      </Loaded>
       <ErrorNote error={remove.error} />
       <Notice>{notice}</Notice>
       <h3>Add a policy</h3>
@@ -291,17 +289,10 @@ function RolePolicies({ role }: { role: Role }) {
           await policies.reload();
         }}
       />
-      <Confirm
-        open={removing !== undefined}
-        title="Remove this policy?"
-        confirmLabel="Remove"
-        danger
-        onConfirm={() => removing && void remove.run(removing)}
-        onCancel={() => setRemoving(undefined)}
-      >
+      <Confirm {...remove.dialog} title="Remove this policy?" confirmLabel="Remove" danger>
         <p>
-          Role {role.id} stops granting {removing?.service} <code>{removing?.operation}</code> (
-          {removing?.action}) at once.
+          Role {role.id} stops granting {remove.asking?.service} <code>{remove.asking?.operation}</code> (
+          {remove.asking?.action}) at once.
         </p>
       </Confirm>
     </section>
@@ -316,54 +307,45 @@ function RoleView({ roleId }: { roleId: string }) {
   return (
     <>
       <PageTitle title={`Role ${roleId}`}>Role {roleId}</PageTitle>
-      <ErrorNote error={role.error} />
-      {role.data ? (
-        role.data.is_system ? (
-          <p>
-            {role.data.id} is a built-in role: its permissions are fixed. <a href={paths.roles}>All roles</a>
-          </p>
-        ) : (
-          <>
+      <Loaded state={role}>
+        {(data) =>
+          data.is_system ? (
             <p>
-              <a href={paths.roles}>Back to all roles</a>
+              {data.id} is a built-in role: its permissions are fixed. <a href={paths.roles}>All roles</a>
             </p>
-            <dl class="facts">
-              <dt>Name</dt>
-              <dd>{role.data.name}</dd>
-              <dt>Description</dt>
-              <dd>{role.data.description || '—'}</dd>
-              <dt>Created</dt>
-              <dd>
-                <When at={role.data.created_at} />
-              </dd>
-              <dt>Version</dt>
-              <dd>{role.data.version ?? '—'}</dd>
-            </dl>
-            <RolePolicies role={role.data} />
-          </>
-        )
-      ) : role.loading ? (
-        <p>Loading…</p>
-      ) : null}
+          ) : (
+            <>
+              <p>
+                <a href={paths.roles}>Back to all roles</a>
+              </p>
+              <dl class="facts">
+                <dt>Name</dt>
+                <dd>{data.name}</dd>
+                <dt>Description</dt>
+                <dd>{data.description || '—'}</dd>
+                <dt>Created</dt>
+                <dd>
+                  <When at={data.created_at} />
+                </dd>
+                <dt>Version</dt>
+                <dd>{data.version ?? '—'}</dd>
+              </dl>
+              <RolePolicies role={data} />
+            </>
+          )
+        }
+      </Loaded>
     </>
   );
 }
 
 function RoleList() {
-  const page = useCursor();
-  const list = useLoad(
-    () =>
-      call(
-        api.GET('/api/v1/roles', {
-          params: { query: { limit: 200, ...(page.cursor ? { cursor: page.cursor } : {}) } },
-        }),
-      ),
-    [page.cursor],
+  const list = usePagedList(
+    (page) => call(api.GET('/api/v1/roles', { params: { query: { limit: 200, ...page } } })),
+    [],
   );
-  const [deleting, setDeleting] = useState<Role>();
   const [notice, setNotice] = useState<string>();
-  const remove = useAction(async (role: Role) => {
-    setDeleting(undefined);
+  const remove = useConfirmed(async (role: Role) => {
     await call(
       api.DELETE('/api/v1/roles/{roleId}', {
         params: {
@@ -387,71 +369,58 @@ function RoleList() {
       />
       <section aria-labelledby="roles-heading">
         <h2 id="roles-heading">All roles</h2>
-        <ErrorNote error={list.error} />
-        {list.data ? (
-          <>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Id</th>
-                  <th scope="col">Name</th>
-                  <th scope="col">Description</th>
-                  <th scope="col">Kind</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Actions</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.roles.map((r) => (
-                  <tr key={r.id}>
-                    <td>
-                      <code>{r.id}</code>
-                    </td>
-                    <td>{r.name}</td>
-                    <td>{r.description ?? ''}</td>
-                    <td>{r.is_system ? 'built-in' : 'custom'}</td>
-                    <td>{r.created_at ? <When at={r.created_at} /> : '—'}</td>
-                    <td>
-                      {r.is_system ? null : (
-                        <div class="row">
-                          <a href={roleUrl(r.id)} aria-label={`Policies of ${r.id}`}>
-                            Policies
-                          </a>
-                          <button
-                            type="button"
-                            class="danger"
-                            disabled={remove.busy}
-                            aria-label={`Delete role ${r.id}`}
-                            onClick={() => setDeleting(r)}
-                          >
-                            Delete
-                          </button>
-                        </div>
-                      )}
-                    </td>
+        <Loaded state={list}>
+          {(data) => (
+            <>
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Id</th>
+                    <th scope="col">Name</th>
+                    <th scope="col">Description</th>
+                    <th scope="col">Kind</th>
+                    <th scope="col">Created</th>
+                    <th scope="col">Actions</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
-            <Pager
-              next={list.data.next_cursor}
-              onNext={() => page.next(list.data?.next_cursor)}
-              onFirst={page.cursor ? page.first : undefined}
-            />
-          </>
-        ) : list.loading ? (
-          <p>Loading…</p>
-        ) : null}
+                </thead>
+                <tbody>
+                  {data.roles.map((r) => (
+                    <tr key={r.id}>
+                      <td>
+                        <code>{r.id}</code>
+                      </td>
+                      <td>{r.name}</td>
+                      <td>{r.description ?? ''}</td>
+                      <td>{r.is_system ? 'built-in' : 'custom'}</td>
+                      <td>{r.created_at ? <When at={r.created_at} /> : '—'}</td>
+                      <td>
+                        {r.is_system ? null : (
+                          <div class="row">
+                            <a href={roleUrl(r.id)} aria-label={`Policies of ${r.id}`}>
+                              Policies
+                            </a>
+                            <AskButton action={remove} subject={r} label={`Delete role ${r.id}`}>
+                              Delete
+                            </AskButton>
+                          </div>
+                        )}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+              <Pager {...list.pager} />
+            </>
+          )}
+        </Loaded>
         <ErrorNote error={remove.error} />
         <Notice>{notice}</Notice>
       </section>
       <Confirm
-        open={deleting !== undefined}
-        title={`Delete role ${deleting?.id ?? ''}?`}
+        {...remove.dialog}
+        title={`Delete role ${remove.asking?.id ?? ''}?`}
         confirmLabel="Delete"
         danger
-        onConfirm={() => deleting && void remove.run(deleting)}
-        onCancel={() => setDeleting(undefined)}
       >
         <p>
           Its policies go with it and its id is retired forever. A role still given by a claim mapping can't

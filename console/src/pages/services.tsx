@@ -9,15 +9,17 @@ import type { operations } from '../../../client/api-types.ts';
 import { api, call, type Schemas } from '../api.ts';
 import {
   Confirm,
+  DeleteSection,
   ErrorNote,
   Field,
   issueFor,
-  Notice,
+  Loaded,
   Pager,
   PageTitle,
+  SaveActions,
   useAction,
-  useCursor,
   useLoad,
+  usePagedList,
   When,
 } from '../components.tsx';
 import { type DeletionPlan, DeletionPlanView } from '../deletion-plan.tsx';
@@ -295,76 +297,67 @@ function connectionSummary(service: Service): string {
 }
 
 function ServiceList({ workspace }: { workspace: string }) {
-  const page = useCursor();
-  const list = useLoad(
-    () =>
+  const list = usePagedList(
+    (page) =>
       call(
         api.GET('/api/v1/workspaces/{workspace}/services', {
-          params: {
-            path: { workspace },
-            query: { limit: 100, ...(page.cursor ? { cursor: page.cursor } : {}) },
-          },
+          params: { path: { workspace }, query: { limit: 100, ...page } },
         }),
       ),
-    [workspace, page.cursor],
+    [workspace],
   );
   return (
     <section aria-labelledby="services-heading">
       <h2 id="services-heading">Services</h2>
-      <ErrorNote error={list.error} />
-      {list.data ? (
-        <>
-          {list.data.services.length === 0 ? (
-            <p>No services yet: register one below.</p>
-          ) : (
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Connection</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Layers</th>
-                  <th scope="col">Updated</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.services.map((s) => (
-                  <tr key={s.id}>
-                    <td>
-                      <a href={paths.service(workspace, s.name)}>{s.name}</a>
-                    </td>
-                    <td>{s.type === 'postgis' ? 'PostGIS' : 'Raster mosaic'}</td>
-                    <td>
-                      <code>{connectionSummary(s)}</code>
-                    </td>
-                    <td>{s.enabled ? 'Enabled' : 'Disabled'}</td>
-                    <td>
-                      <a href={paths.layers(workspace, s.name)}>Layers of {s.name}</a>
-                      {s.type === 'raster_mosaic' ? (
-                        <>
-                          {' · '}
-                          <a href={paths.mosaic(workspace, s.name)}>Mosaic of {s.name}</a>
-                        </>
-                      ) : null}
-                    </td>
-                    <td>
-                      <When at={s.updated_at} />
-                    </td>
+      <Loaded state={list}>
+        {(data) => (
+          <>
+            {data.services.length === 0 ? (
+              <p>No services yet: register one below.</p>
+            ) : (
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Type</th>
+                    <th scope="col">Connection</th>
+                    <th scope="col">State</th>
+                    <th scope="col">Layers</th>
+                    <th scope="col">Updated</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
-          <Pager
-            next={list.data.next_cursor}
-            onNext={() => page.next(list.data?.next_cursor)}
-            onFirst={page.cursor ? page.first : undefined}
-          />
-        </>
-      ) : list.loading ? (
-        <p>Loading…</p>
-      ) : null}
+                </thead>
+                <tbody>
+                  {data.services.map((s) => (
+                    <tr key={s.id}>
+                      <td>
+                        <a href={paths.service(workspace, s.name)}>{s.name}</a>
+                      </td>
+                      <td>{s.type === 'postgis' ? 'PostGIS' : 'Raster mosaic'}</td>
+                      <td>
+                        <code>{connectionSummary(s)}</code>
+                      </td>
+                      <td>{s.enabled ? 'Enabled' : 'Disabled'}</td>
+                      <td>
+                        <a href={paths.layers(workspace, s.name)}>Layers of {s.name}</a>
+                        {s.type === 'raster_mosaic' ? (
+                          <>
+                            {' · '}
+                            <a href={paths.mosaic(workspace, s.name)}>Mosaic of {s.name}</a>
+                          </>
+                        ) : null}
+                      </td>
+                      <td>
+                        <When at={s.updated_at} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+            <Pager {...list.pager} />
+          </>
+        )}
+      </Loaded>
     </section>
   );
 }
@@ -804,11 +797,7 @@ function EditService({
       <h2 id="edit-heading">Edit</h2>
       <form onSubmit={(event) => void save.run(event)}>
         <ServiceFields form={form} set={set} error={save.error} editing />
-        <button type="submit" class="primary" disabled={save.busy}>
-          Save
-        </button>
-        <ErrorNote error={save.error} />
-        <Notice>{saved}</Notice>
+        <SaveActions action={save} saved={saved} />
       </form>
     </section>
   );
@@ -841,15 +830,17 @@ function DeleteService({ workspace, service }: { workspace: string; service: Ser
     else route(paths.services(workspace));
   });
   return (
-    <section aria-labelledby="delete-heading">
-      <h2 id="delete-heading">Delete</h2>
-      <p>
-        The console shows what goes with the service (its layers, the groups holding them, granules) first.
-      </p>
-      <button type="button" class="danger" disabled={ask.busy || remove.busy} onClick={() => void ask.run()}>
-        Delete service…
-      </button>
-      <ErrorNote error={ask.error ?? remove.error} />
+    <>
+      <DeleteSection
+        label="Delete service…"
+        busy={ask.busy || remove.busy}
+        error={ask.error ?? remove.error}
+        onDelete={() => void ask.run()}
+      >
+        <p>
+          The console shows what goes with the service (its layers, the groups holding them, granules) first.
+        </p>
+      </DeleteSection>
       <Confirm
         open={plan !== undefined}
         title={`Delete service ${service.name}?`}
@@ -860,7 +851,7 @@ function DeleteService({ workspace, service }: { workspace: string; service: Ser
       >
         {plan ? <DeletionPlanView plan={plan} /> : null}
       </Confirm>
-    </section>
+    </>
   );
 }
 

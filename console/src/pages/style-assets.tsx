@@ -8,16 +8,18 @@ import { useEffect, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { api, ConsoleApiError, call, type Schemas } from '../api.ts';
 import {
+  AskButton,
   Confirm,
   ErrorNote,
   Field,
   issueFor,
+  Loaded,
   Notice,
   Pager,
   PageTitle,
   useAction,
-  useCursor,
-  useLoad,
+  useConfirmed,
+  usePagedList,
   When,
 } from '../components.tsx';
 import { paths } from '../routes.ts';
@@ -188,9 +190,7 @@ function AssetRow({
   asset: StyleAsset;
   onDeleted: (name: string) => void;
 }) {
-  const [confirm, setConfirm] = useState(false);
-  const remove = useAction(async () => {
-    setConfirm(false);
+  const remove = useConfirmed(async (asset: StyleAsset) => {
     await call(
       api.DELETE('/api/v1/workspaces/{workspace}/style-assets/{asset}', {
         params: { path: { workspace, asset: asset.name }, header: { 'If-Match': tagOf(asset) } },
@@ -213,24 +213,11 @@ function AssetRow({
         <When at={asset.updated_at} />
       </td>
       <td>
-        <button
-          type="button"
-          class="danger"
-          disabled={remove.busy}
-          aria-label={`Delete ${asset.name}`}
-          onClick={() => setConfirm(true)}
-        >
+        <AskButton action={remove} subject={asset} label={`Delete ${asset.name}`}>
           Delete
-        </button>
+        </AskButton>
         <ErrorNote error={remove.error} />
-        <Confirm
-          open={confirm}
-          title={`Delete asset ${asset.name}?`}
-          confirmLabel="Delete"
-          danger
-          onConfirm={() => void remove.run()}
-          onCancel={() => setConfirm(false)}
-        >
+        <Confirm {...remove.dialog} title={`Delete asset ${asset.name}?`} confirmLabel="Delete" danger>
           <p>A style that references it keeps the asset: the API then names that style.</p>
         </Confirm>
       </td>
@@ -241,19 +228,15 @@ function AssetRow({
 export function StyleAssetsPage() {
   const { params } = useRoute();
   const workspace = params.workspace as string;
-  const page = useCursor();
   const [notice, setNotice] = useState<string>();
-  const list = useLoad(
-    () =>
+  const list = usePagedList(
+    (page) =>
       call(
         api.GET('/api/v1/workspaces/{workspace}/style-assets', {
-          params: {
-            path: { workspace },
-            query: { limit: 50, ...(page.cursor ? { cursor: page.cursor } : {}) },
-          },
+          params: { path: { workspace }, query: { limit: 50, ...page } },
         }),
       ),
-    [workspace, page.cursor],
+    [workspace],
   );
   return (
     <>
@@ -265,48 +248,43 @@ export function StyleAssetsPage() {
       <Notice>{notice}</Notice>
       <section aria-labelledby="list-heading">
         <h2 id="list-heading">Assets</h2>
-        <ErrorNote error={list.error} />
-        {list.data ? (
-          <>
-            {list.data.assets.length === 0 ? (
-              <p>No assets yet.</p>
-            ) : (
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Preview</th>
-                    <th scope="col">Name</th>
-                    <th scope="col">Type</th>
-                    <th scope="col">Size</th>
-                    <th scope="col">Version</th>
-                    <th scope="col">Updated</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.data.assets.map((asset) => (
-                    <AssetRow
-                      key={asset.id}
-                      workspace={workspace}
-                      asset={asset}
-                      onDeleted={(name) => {
-                        setNotice(`Deleted ${name}.`);
-                        void list.reload();
-                      }}
-                    />
-                  ))}
-                </tbody>
-              </table>
-            )}
-            <Pager
-              next={list.data.next_cursor}
-              onNext={() => page.next(list.data?.next_cursor)}
-              onFirst={page.cursor ? page.first : undefined}
-            />
-          </>
-        ) : list.loading ? (
-          <p>Loading…</p>
-        ) : null}
+        <Loaded state={list}>
+          {(data) => (
+            <>
+              {data.assets.length === 0 ? (
+                <p>No assets yet.</p>
+              ) : (
+                <table>
+                  <thead>
+                    <tr>
+                      <th scope="col">Preview</th>
+                      <th scope="col">Name</th>
+                      <th scope="col">Type</th>
+                      <th scope="col">Size</th>
+                      <th scope="col">Version</th>
+                      <th scope="col">Updated</th>
+                      <th scope="col">Actions</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {data.assets.map((asset) => (
+                      <AssetRow
+                        key={asset.id}
+                        workspace={workspace}
+                        asset={asset}
+                        onDeleted={(name) => {
+                          setNotice(`Deleted ${name}.`);
+                          void list.reload();
+                        }}
+                      />
+                    ))}
+                  </tbody>
+                </table>
+              )}
+              <Pager {...list.pager} />
+            </>
+          )}
+        </Loaded>
       </section>
       <Upload
         workspace={workspace}

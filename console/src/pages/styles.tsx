@@ -10,15 +10,18 @@ import { useLocation, useRoute } from 'preact-iso';
 import { api, ConsoleApiError, call, type Schemas } from '../api.ts';
 import {
   Confirm,
+  DeleteSection,
   ErrorNote,
   Field,
   issueFor,
+  Loaded,
   Notice,
   Pager,
   PageTitle,
   useAction,
-  useCursor,
+  useConfirmed,
   useLoad,
+  usePagedList,
   When,
 } from '../components.tsx';
 import { paths } from '../routes.ts';
@@ -241,66 +244,59 @@ function CreateStyle({ workspace }: { workspace: string }) {
 }
 
 function StyleList({ workspace }: { workspace: string }) {
-  const page = useCursor();
-  const list = useLoad(
-    () =>
+  const list = usePagedList(
+    (page) =>
       call(
         api.GET('/api/v1/workspaces/{workspace}/styles', {
-          params: {
-            path: { workspace },
-            query: { limit: 50, ...(page.cursor ? { cursor: page.cursor } : {}) },
-          },
+          params: { path: { workspace }, query: { limit: 50, ...page } },
         }),
       ),
-    [workspace, page.cursor],
+    [workspace],
   );
   return (
     <section aria-labelledby="list-heading">
       <h2 id="list-heading">Styles</h2>
-      <ErrorNote error={list.error} />
-      {list.data ? (
-        <>
-          {list.data.styles.length === 0 ? (
-            <p>No styles yet.</p>
-          ) : (
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Format</th>
-                  <th scope="col">Title</th>
-                  <th scope="col">Assets used</th>
-                  <th scope="col">Version</th>
-                  <th scope="col">Updated</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.styles.map((s) => (
-                  <tr key={s.id}>
-                    <td>
-                      <a href={`${paths.styles(workspace)}?style=${encodeURIComponent(s.name)}`}>{s.name}</a>
-                    </td>
-                    <td>{formatLabel(s.format)}</td>
-                    <td>{s.title ?? ''}</td>
-                    <td>{s.asset_refs.length ? s.asset_refs.join(', ') : '—'}</td>
-                    <td>{s.version}</td>
-                    <td>
-                      <When at={s.updated_at} />
-                    </td>
+      <Loaded state={list}>
+        {(data) => (
+          <>
+            {data.styles.length === 0 ? (
+              <p>No styles yet.</p>
+            ) : (
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Name</th>
+                    <th scope="col">Format</th>
+                    <th scope="col">Title</th>
+                    <th scope="col">Assets used</th>
+                    <th scope="col">Version</th>
+                    <th scope="col">Updated</th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
-          <Pager
-            next={list.data.next_cursor}
-            onNext={() => page.next(list.data?.next_cursor)}
-            onFirst={page.cursor ? page.first : undefined}
-          />
-        </>
-      ) : list.loading ? (
-        <p>Loading…</p>
-      ) : null}
+                </thead>
+                <tbody>
+                  {data.styles.map((s) => (
+                    <tr key={s.id}>
+                      <td>
+                        <a href={`${paths.styles(workspace)}?style=${encodeURIComponent(s.name)}`}>
+                          {s.name}
+                        </a>
+                      </td>
+                      <td>{formatLabel(s.format)}</td>
+                      <td>{s.title ?? ''}</td>
+                      <td>{s.asset_refs.length ? s.asset_refs.join(', ') : '—'}</td>
+                      <td>{s.version}</td>
+                      <td>
+                        <When at={s.updated_at} />
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+            <Pager {...list.pager} />
+          </>
+        )}
+      </Loaded>
     </section>
   );
 }
@@ -328,7 +324,6 @@ function OneStyle({ workspace, name }: { workspace: string; name: string }) {
   );
   const [edits, setEdits] = useState<Partial<Draft>>({});
   const [saved, setSaved] = useState<string>();
-  const [confirmDelete, setConfirmDelete] = useState(false);
   const current = style.data;
   const draft: Draft | undefined = current ? { ...draftOf(current), ...edits } : undefined;
 
@@ -352,14 +347,12 @@ function OneStyle({ workspace, name }: { workspace: string; name: string }) {
     else await style.reload();
   });
 
-  const remove = useAction(async () => {
-    if (!current) return;
-    setConfirmDelete(false);
+  const remove = useConfirmed(async (style: Style) => {
     await call(
       api.DELETE('/api/v1/workspaces/{workspace}/styles/{style}', {
         params: {
-          path: { workspace, style: current.name },
-          header: { 'If-Match': `"${current.version}"` },
+          path: { workspace, style: style.name },
+          header: { 'If-Match': `"${style.version}"` },
         },
       }),
     );
@@ -439,27 +432,15 @@ function OneStyle({ workspace, name }: { workspace: string; name: string }) {
               <Notice>{saved}</Notice>
             </form>
           </section>
-          <section aria-labelledby="delete-heading">
-            <h2 id="delete-heading">Delete</h2>
-            <p>A style that layers use can't be deleted; the API names them.</p>
-            <button
-              type="button"
-              class="danger"
-              disabled={remove.busy}
-              onClick={() => setConfirmDelete(true)}
-            >
-              Delete style…
-            </button>
-            <ErrorNote error={remove.error} />
-          </section>
-          <Confirm
-            open={confirmDelete}
-            title={`Delete style ${current.name}?`}
-            confirmLabel="Delete"
-            danger
-            onConfirm={() => void remove.run()}
-            onCancel={() => setConfirmDelete(false)}
+          <DeleteSection
+            label="Delete style…"
+            busy={remove.busy}
+            error={remove.error}
+            onDelete={() => remove.ask(current)}
           >
+            <p>A style that layers use can't be deleted; the API names them.</p>
+          </DeleteSection>
+          <Confirm {...remove.dialog} title={`Delete style ${current.name}?`} confirmLabel="Delete" danger>
             <p>Its asset references go with it; the assets themselves stay.</p>
           </Confirm>
         </>

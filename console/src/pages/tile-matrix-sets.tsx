@@ -9,14 +9,17 @@ import { useLocation } from 'preact-iso';
 import { api, ConsoleApiError, call, type Schemas } from '../api.ts';
 import {
   Confirm,
+  DeleteSection,
   ErrorNote,
   Field,
+  Loaded,
   Notice,
   Pager,
   PageTitle,
   useAction,
-  useCursor,
+  useConfirmed,
   useLoad,
+  usePagedList,
   When,
 } from '../components.tsx';
 import { paths } from '../routes.ts';
@@ -96,56 +99,45 @@ function DefinitionForm({
 }
 
 function SetList() {
-  const page = useCursor();
-  const list = useLoad(
-    () =>
-      call(
-        api.GET('/api/v1/tile-matrix-sets', {
-          params: { query: { limit: 50, ...(page.cursor ? { cursor: page.cursor } : {}) } },
-        }),
-      ),
-    [page.cursor],
+  const list = usePagedList(
+    (page) => call(api.GET('/api/v1/tile-matrix-sets', { params: { query: { limit: 50, ...page } } })),
+    [],
   );
   return (
     <section aria-labelledby="list-heading">
       <h2 id="list-heading">Tile matrix sets</h2>
-      <ErrorNote error={list.error} />
-      {list.data ? (
-        <>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Id</th>
-                <th scope="col">Title</th>
-                <th scope="col">CRS</th>
-                <th scope="col">Kind</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.tile_matrix_sets.map((set) => (
-                <tr key={set.id}>
-                  <td>
-                    <a href={setUrl(set.id)}>{set.id}</a>
-                  </td>
-                  <td>{set.title ?? ''}</td>
-                  <td>
-                    <code>{set.crs}</code>
-                  </td>
-                  <td>{set.built_in ? 'built-in' : 'custom'}</td>
+      <Loaded state={list}>
+        {(data) => (
+          <>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Id</th>
+                  <th scope="col">Title</th>
+                  <th scope="col">CRS</th>
+                  <th scope="col">Kind</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-          {list.data.tile_matrix_sets.length === 0 ? <p>No tile matrix sets.</p> : null}
-          <Pager
-            next={list.data.next_cursor}
-            onNext={() => page.next(list.data?.next_cursor)}
-            onFirst={page.cursor ? page.first : undefined}
-          />
-        </>
-      ) : list.loading ? (
-        <p>Loading…</p>
-      ) : null}
+              </thead>
+              <tbody>
+                {data.tile_matrix_sets.map((set) => (
+                  <tr key={set.id}>
+                    <td>
+                      <a href={setUrl(set.id)}>{set.id}</a>
+                    </td>
+                    <td>{set.title ?? ''}</td>
+                    <td>
+                      <code>{set.crs}</code>
+                    </td>
+                    <td>{set.built_in ? 'built-in' : 'custom'}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            {data.tile_matrix_sets.length === 0 ? <p>No tile matrix sets.</p> : null}
+            <Pager {...list.pager} />
+          </>
+        )}
+      </Loaded>
     </section>
   );
 }
@@ -228,119 +220,113 @@ function OneSet({ id, superAdmin }: { id: string; superAdmin: boolean }) {
       call(api.GET('/api/v1/tile-matrix-sets/{tileMatrixSet}', { params: { path: { tileMatrixSet: id } } })),
     [id],
   );
-  const [confirm, setConfirm] = useState(false);
   const [saved, setSaved] = useState<string>();
-  const remove = useAction(async (revision: number) => {
-    setConfirm(false);
+  const remove = useConfirmed(async (record: TileMatrixSetRecord) => {
     await call(
       api.DELETE('/api/v1/tile-matrix-sets/{tileMatrixSet}', {
-        params: { path: { tileMatrixSet: id }, header: { 'If-Match': `"${revision}"` } },
+        params: { path: { tileMatrixSet: id }, header: { 'If-Match': `"${record.revision}"` } },
       }),
     );
     route(paths.tileMatrixSets);
   });
-  const record = set.data;
   return (
     <>
       <PageTitle title={`Tile matrix set ${id}`}>Tile matrix set {id}</PageTitle>
       <p>
         <a href={paths.tileMatrixSets}>All tile matrix sets</a>
       </p>
-      <ErrorNote error={set.error} />
-      {record ? (
-        <>
-          <dl class="facts">
-            <dt>Title</dt>
-            <dd>{record.definition.title ?? '—'}</dd>
-            <dt>CRS</dt>
-            <dd>
-              <code>{crsText(record.definition.crs)}</code>
-            </dd>
-            {record.definition.uri ? (
+      <Loaded state={set}>
+        {(record) => (
+          <>
+            <dl class="facts">
+              <dt>Title</dt>
+              <dd>{record.definition.title ?? '—'}</dd>
+              <dt>CRS</dt>
+              <dd>
+                <code>{crsText(record.definition.crs)}</code>
+              </dd>
+              {record.definition.uri ? (
+                <>
+                  <dt>URI</dt>
+                  <dd>
+                    <code>{record.definition.uri}</code>
+                  </dd>
+                </>
+              ) : null}
+              {record.definition.orderedAxes ? (
+                <>
+                  <dt>Axes</dt>
+                  <dd>{record.definition.orderedAxes.join(', ')}</dd>
+                </>
+              ) : null}
+              <dt>Kind</dt>
+              <dd>{record.built_in ? 'built-in (immutable)' : 'custom'}</dd>
+              <dt>Revision</dt>
+              <dd>{record.revision}</dd>
+              <dt>Digest</dt>
+              <dd>
+                <code class="digest">{record.digest}</code>
+              </dd>
+              {record.updated_at ? (
+                <>
+                  <dt>Updated</dt>
+                  <dd>
+                    <When at={record.updated_at} />
+                  </dd>
+                </>
+              ) : null}
+            </dl>
+            {record.definition.description ? <p>{record.definition.description}</p> : null}
+            <Matrices set={record} />
+            {record.built_in ? (
+              <p>Built-in sets can't be replaced or deleted.</p>
+            ) : (
               <>
-                <dt>URI</dt>
-                <dd>
-                  <code>{record.definition.uri}</code>
-                </dd>
-              </>
-            ) : null}
-            {record.definition.orderedAxes ? (
-              <>
-                <dt>Axes</dt>
-                <dd>{record.definition.orderedAxes.join(', ')}</dd>
-              </>
-            ) : null}
-            <dt>Kind</dt>
-            <dd>{record.built_in ? 'built-in (immutable)' : 'custom'}</dd>
-            <dt>Revision</dt>
-            <dd>{record.revision}</dd>
-            <dt>Digest</dt>
-            <dd>
-              <code class="digest">{record.digest}</code>
-            </dd>
-            {record.updated_at ? (
-              <>
-                <dt>Updated</dt>
-                <dd>
-                  <When at={record.updated_at} />
-                </dd>
-              </>
-            ) : null}
-          </dl>
-          {record.definition.description ? <p>{record.definition.description}</p> : null}
-          <Matrices set={record} />
-          {record.built_in ? (
-            <p>Built-in sets can't be replaced or deleted.</p>
-          ) : (
-            <>
-              <section aria-labelledby="replace-heading">
-                <h2 id="replace-heading">Replace</h2>
-                {superAdmin ? null : <p>Replacing a set needs the super_admin role.</p>}
-                <DefinitionForm
-                  key={record.revision}
-                  initial={JSON.stringify(record.definition, null, 2)}
-                  submitLabel="Replace tile matrix set"
-                  hint={`The whole definition; its id stays ${record.id}. Saved only over revision ${record.revision}.`}
-                  onSubmit={async (definition) => {
-                    const updated = await call(
-                      api.PUT('/api/v1/tile-matrix-sets/{tileMatrixSet}', {
-                        params: {
-                          path: { tileMatrixSet: id },
-                          header: { 'If-Match': `"${record.revision}"` },
-                        },
-                        body: definition,
-                      }),
-                    );
-                    setSaved(`Saved (revision ${updated.revision}).`);
-                    await set.reload();
-                  }}
+                <section aria-labelledby="replace-heading">
+                  <h2 id="replace-heading">Replace</h2>
+                  {superAdmin ? null : <p>Replacing a set needs the super_admin role.</p>}
+                  <DefinitionForm
+                    key={record.revision}
+                    initial={JSON.stringify(record.definition, null, 2)}
+                    submitLabel="Replace tile matrix set"
+                    hint={`The whole definition; its id stays ${record.id}. Saved only over revision ${record.revision}.`}
+                    onSubmit={async (definition) => {
+                      const updated = await call(
+                        api.PUT('/api/v1/tile-matrix-sets/{tileMatrixSet}', {
+                          params: {
+                            path: { tileMatrixSet: id },
+                            header: { 'If-Match': `"${record.revision}"` },
+                          },
+                          body: definition,
+                        }),
+                      );
+                      setSaved(`Saved (revision ${updated.revision}).`);
+                      await set.reload();
+                    }}
+                  />
+                  <Notice>{saved}</Notice>
+                </section>
+                <DeleteSection
+                  label="Delete tile matrix set…"
+                  busy={remove.busy}
+                  error={remove.error}
+                  onDelete={() => remove.ask(record)}
+                >
+                  <p>
+                    A set that workspaces' OGC API Tiles settings name can't be deleted; the API names them.
+                  </p>
+                </DeleteSection>
+                <Confirm
+                  {...remove.dialog}
+                  title={`Delete tile matrix set ${record.id}?`}
+                  confirmLabel="Delete"
+                  danger
                 />
-                <Notice>{saved}</Notice>
-              </section>
-              <section aria-labelledby="delete-heading">
-                <h2 id="delete-heading">Delete</h2>
-                <p>
-                  A set that workspaces' OGC API Tiles settings name can't be deleted; the API names them.
-                </p>
-                <button type="button" class="danger" disabled={remove.busy} onClick={() => setConfirm(true)}>
-                  Delete tile matrix set…
-                </button>
-                <ErrorNote error={remove.error} />
-              </section>
-              <Confirm
-                open={confirm}
-                title={`Delete tile matrix set ${record.id}?`}
-                confirmLabel="Delete"
-                danger
-                onConfirm={() => void remove.run(record.revision)}
-                onCancel={() => setConfirm(false)}
-              />
-            </>
-          )}
-        </>
-      ) : set.loading ? (
-        <p>Loading…</p>
-      ) : null}
+              </>
+            )}
+          </>
+        )}
+      </Loaded>
     </>
   );
 }

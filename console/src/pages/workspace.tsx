@@ -4,11 +4,12 @@ import { useLocation, useRoute } from 'preact-iso';
 import { api, call } from '../api.ts';
 import {
   Confirm,
+  DeleteSection,
   ErrorNote,
   Field,
   issueFor,
-  Notice,
   PageTitle,
+  SaveActions,
   useAction,
   useLoad,
 } from '../components.tsx';
@@ -118,24 +119,20 @@ export function WorkspacePage() {
                   />
                 )}
               </Field>
-              <button type="submit" class="primary" disabled={save.busy}>
-                Save
-              </button>
-              <ErrorNote error={save.error} />
-              <Notice>{saved}</Notice>
+              <SaveActions action={save} saved={saved} />
             </form>
           </section>
-          <section aria-labelledby="delete-heading">
-            <h2 id="delete-heading">Delete</h2>
+          <DeleteSection
+            label="Delete workspace…"
+            busy={remove.busy}
+            error={remove.error}
+            onDelete={() => setConfirmEmpty(true)}
+          >
             <p>
               An empty workspace is deleted at once; otherwise the console shows what a recursive deletion
               removes first.
             </p>
-            <button type="button" class="danger" disabled={remove.busy} onClick={() => setConfirmEmpty(true)}>
-              Delete workspace…
-            </button>
-            <ErrorNote error={remove.error} />
-          </section>
+          </DeleteSection>
           <Confirm
             open={confirmEmpty && !plan}
             title={`Delete workspace ${workspace}?`}

@@ -6,11 +6,11 @@ import {
   ErrorNote,
   Field,
   issueFor,
+  Loaded,
   Pager,
   PageTitle,
   useAction,
-  useCursor,
-  useLoad,
+  usePagedList,
 } from '../components.tsx';
 import { paths } from '../routes.ts';
 import { useSession } from '../session.ts';
@@ -56,52 +56,41 @@ function CreateWorkspace() {
 }
 
 function AllWorkspaces() {
-  const page = useCursor();
-  const list = useLoad(
-    () =>
-      call(
-        api.GET('/api/v1/workspaces', {
-          params: { query: { limit: 50, ...(page.cursor ? { cursor: page.cursor } : {}) } },
-        }),
-      ),
-    [page.cursor],
+  const list = usePagedList(
+    (page) => call(api.GET('/api/v1/workspaces', { params: { query: { limit: 50, ...page } } })),
+    [],
   );
   return (
     <section aria-labelledby="list-heading">
       <h2 id="list-heading">All workspaces</h2>
-      <ErrorNote error={list.error} />
-      {list.data ? (
-        <>
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Description</th>
-                <th scope="col">Updated</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.workspaces.map((w) => (
-                <tr key={w.id}>
-                  <td>
-                    <a href={paths.workspace(w.name)}>{w.name}</a>
-                  </td>
-                  <td>{w.description ?? ''}</td>
-                  <td>{new Date(w.updated_at).toLocaleString()}</td>
+      <Loaded state={list}>
+        {(data) => (
+          <>
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Description</th>
+                  <th scope="col">Updated</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-          {list.data.workspaces.length === 0 ? <p>No workspaces yet.</p> : null}
-          <Pager
-            next={list.data.next_cursor}
-            onNext={() => page.next(list.data?.next_cursor)}
-            onFirst={page.cursor ? page.first : undefined}
-          />
-        </>
-      ) : list.loading ? (
-        <p>Loading…</p>
-      ) : null}
+              </thead>
+              <tbody>
+                {data.workspaces.map((w) => (
+                  <tr key={w.id}>
+                    <td>
+                      <a href={paths.workspace(w.name)}>{w.name}</a>
+                    </td>
+                    <td>{w.description ?? ''}</td>
+                    <td>{new Date(w.updated_at).toLocaleString()}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            {data.workspaces.length === 0 ? <p>No workspaces yet.</p> : null}
+            <Pager {...list.pager} />
+          </>
+        )}
+      </Loaded>
     </section>
   );
 }
