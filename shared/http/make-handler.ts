@@ -454,8 +454,11 @@ function idempotent(op: Operation, ports: (() => IdempotencyPorts) | undefined):
       const { claim } = stateOf(context);
       if (claim && ports && response) await finishIdempotent(ports(), claim, response);
     },
-    onError: async ({ context }) => {
+    onError: async ({ context, error }) => {
       const claim = (context as Partial<StatefulContext>).request?.claim;
+      // Out of time, the operation may still finish (the handler is not stopped): its claim is
+      // kept until its deadline, as for a crash, so a retry meanwhile is 409, never a second run.
+      if ((error as { reason?: string } | null)?.reason === REQUEST_TIMEOUT) return;
       if (claim && ports) await abandonIdempotent(ports(), claim);
     },
   };
@@ -517,6 +520,8 @@ function errorMapper(op: Operation, refusals: (() => RefusalLog) | undefined): M
 
 /** What is left of the function's time when an unfinished handler is answered 503 instead. */
 export const TIME_LIMIT_MARGIN_MS = 500;
+/** The reason of that 503 (ADR 0102). */
+export const REQUEST_TIMEOUT = 'request_timeout';
 
 /**
  * THE handler factory: wraps one operation function with the middy stack of DESIGN §4, one named
@@ -538,7 +543,7 @@ export function makeHandler<Op extends Operation>(
     timeoutEarlyInMillis: TIME_LIMIT_MARGIN_MS,
     timeoutEarlyResponse: () => {
       throw new UnavailableError(
-        'request_timeout',
+        REQUEST_TIMEOUT,
         'The request did not finish within its time limit; a dependency was too slow. Retry later.',
       );
     },

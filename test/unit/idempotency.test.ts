@@ -18,7 +18,7 @@ import {
   IN_PROGRESS_MARGIN_MS,
   requestFingerprint,
 } from '../../shared/http/idempotency.ts';
-import { makeHandler } from '../../shared/http/make-handler.ts';
+import { makeHandler, TIME_LIMIT_MARGIN_MS } from '../../shared/http/make-handler.ts';
 import { created, type HandlerResult, ok } from '../../shared/http/responses.ts';
 
 /**
@@ -264,7 +264,9 @@ describe('Idempotency-Key on POST', () => {
   });
 
   it('lets a retry run once a crashed first request is past its deadline (remaining time + margin)', async () => {
-    const short = { ...context, getRemainingTimeInMillis: () => 50 } as unknown as Context;
+    // 50 ms left before the handler would be answered 503 (ADR 0102): the crash comes first.
+    const remaining = TIME_LIMIT_MARGIN_MS + 50;
+    const short = { ...context, getRemainingTimeInMillis: () => remaining } as unknown as Context;
     let crash = true;
     const handler = creating(operation('createThing'), async () => {
       // A process that dies answers nothing and releases nothing.
@@ -279,10 +281,26 @@ describe('Idempotency-Key on POST', () => {
       409,
       'idempotency_key_in_flight',
     );
-    clock += 50 + IN_PROGRESS_MARGIN_MS + 1;
+    clock += remaining + IN_PROGRESS_MARGIN_MS + 1;
     const retry = await handler(event({ name: 'a' }, { 'Idempotency-Key': 'k' }), short);
     expect(retry.statusCode).toBe(201);
     expect(runs).toBe(2);
+  });
+
+  it('keeps the claim of a request answered 503 for its time limit: a retry meanwhile is 409, not a second run', async () => {
+    const nearlyOut = {
+      ...context,
+      getRemainingTimeInMillis: () => TIME_LIMIT_MARGIN_MS + 20,
+    } as unknown as Context;
+    const handler = creating(operation('createThing'), () => new Promise<never>(() => {}));
+    const first = await handler(event({ name: 'a' }, { 'Idempotency-Key': 'slow' }), nearlyOut);
+    expectErrorBody(first, 503, 'request_timeout');
+    expectErrorBody(
+      await handler(event({ name: 'a' }, { 'Idempotency-Key': 'slow' }), nearlyOut),
+      409,
+      'idempotency_key_in_flight',
+    );
+    expect(runs).toBe(1);
   });
 
   it.each([
