@@ -96,7 +96,7 @@ describe.skipIf(!chromiumPath)('console: the workspace page', () => {
     expect(cleared.body.version).toBe(3);
     expect(cleared.body.name).toBe(renamed);
     expect(cleared.body).not.toHaveProperty('description');
-    expect(await form.getByLabel('Description', { exact: true }).inputValue()).toBe('');
+    await expect.poll(() => form.getByLabel('Description', { exact: true }).inputValue()).toBe('');
 
     // A name another workspace has: the API's 409, message and detail, under the form; nothing changes.
     const refusedByApi = await call('PUT', `/workspaces/${ws.id}`, {

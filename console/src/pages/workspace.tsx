@@ -45,13 +45,14 @@ export function WorkspacePage() {
         },
       }),
     );
-    setSaved(`Saved (version ${updated.version}).`);
-    setName(undefined);
-    setDescription(undefined);
+    // The saved workspace is read before the edits go, so the form never flashes the old values.
     if (updated.name !== workspace) {
       await reloadSession();
       route(paths.workspace(updated.name), true);
     } else await ws.reload();
+    setName(undefined);
+    setDescription(undefined);
+    setSaved(`Saved (version ${updated.version}).`);
   });
 
   // First ask without recurse: an empty workspace goes at once, otherwise the API answers the plan.
