@@ -245,6 +245,15 @@ async function prepareLatency(
   const issuer = await localIssuer(m.dataDir);
   const token = await issuer.sign({ [ROLES_CLAIM]: { [id]: 'viewer' } }, 'bench-viewer', 3600);
   const bearer = { Authorization: `Bearer ${token}` };
+  // A viewer by a workspace claim mapping (the usual way: role claims are untrusted by default),
+  // resolved from the workspace's mapping summary in the authorizer's read (ADR 0103).
+  await call(agent, 'POST', `${host.url}/workspaces/${id}/claim-mappings`, auth, {
+    claim_name: 'groups',
+    claim_value: 'bench-viewers',
+    role_id: 'viewer',
+  });
+  const mappedToken = await issuer.sign({ groups: ['bench-viewers'] }, 'bench-mapped-viewer', 3600);
+  const mapped = { Authorization: `Bearer ${mappedToken}` };
   const sameId = (body: unknown) => expect((body as { id?: string }).id === id, `expected workspace ${id}`);
   const count = (key: string, n: number) => (body: unknown) => {
     const got = (body as Record<string, unknown[] | undefined>)[key]?.length;
@@ -266,6 +275,7 @@ async function prepareLatency(
     { id: 'floor', url: `https://127.0.0.1:${floorPort}/floor/${id}`, check: sameId },
     { id: 'getWorkspace', url: `${host.url}/workspaces/${id}`, headers: auth, check: sameId },
     { id: 'getWorkspaceJwt', url: `${host.url}/workspaces/${id}`, headers: bearer, check: sameId },
+    { id: 'getWorkspaceMapped', url: `${host.url}/workspaces/${id}`, headers: mapped, check: sameId },
     {
       id: 'listWorkspaces',
       url: `${host.url}/workspaces?limit=${LIST_LIMIT}`,
@@ -373,6 +383,10 @@ function latencySection(outcome: LatencyOutcome, verdicts: Verdicts): string {
     floor: ['**FLOOR**: bare HTTPS server, 1 GetItem', 'GET /floor/{id}'],
     getWorkspace: ['getWorkspace (by id, API key)', 'GET /api/v1/workspaces/{id}'],
     getWorkspaceJwt: ['getWorkspace (by id, viewer JWT)', 'GET /api/v1/workspaces/{id}'],
+    getWorkspaceMapped: [
+      'getWorkspace (by id, JWT, viewer by a workspace claim mapping)',
+      'GET /api/v1/workspaces/{id}',
+    ],
     listWorkspaces: [
       `listWorkspaces (limit ${LIST_LIMIT}, API key)`,
       `GET /api/v1/workspaces?limit=${LIST_LIMIT}`,
@@ -447,6 +461,13 @@ function latencySection(outcome: LatencyOutcome, verdicts: Verdicts): string {
   against(
     'getWorkspace (viewer JWT)',
     'getWorkspaceJwt',
+    JWT_OVER_APIKEY_MAX,
+    'getWorkspace',
+    'getWorkspace by API key',
+  );
+  against(
+    'getWorkspace (JWT, viewer by a workspace claim mapping)',
+    'getWorkspaceMapped',
     JWT_OVER_APIKEY_MAX,
     'getWorkspace',
     'getWorkspace by API key',
