@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiKey } from '../../shared/domain/api-keys.ts';
 import type { Service } from '../../shared/domain/services.ts';
 import type { Workspace } from '../../shared/domain/workspaces.ts';
-import { hostDynamo, useHostStore } from '../support/store.ts';
+import { hostDynamo, serviceRecord, useHostStore } from '../support/store.ts';
 
 // How many DynamoDB round trips a read makes after authentication (ADR 0099): the authorizer and
 // the handler run in-process against the run's DynamoDB Local, every command the store sends is
@@ -107,20 +107,7 @@ const name = () => `rt-${randomUUID().slice(0, 13)}`;
 
 async function fixtureWorkspace(): Promise<{ ws: Workspace; service: Service; secret: string; key: ApiKey }> {
   const ws = await workspaces.createWorkspace(repos.workspaceRepository(), { name: name() });
-  const ts = new Date().toISOString();
-  const service: Service = {
-    id: randomUUID(),
-    workspace_id: ws.id,
-    name: name(),
-    type: 'postgis',
-    connection: { host: 'db.example', port: 5432, database: 'gis', user: 'reader' },
-    password_enc: 'sealed-password',
-    enabled: false,
-    status: 'active',
-    version: 1,
-    created_at: ts,
-    updated_at: ts,
-  };
+  const service = serviceRecord(ws.id, name());
   await repos.serviceRepository().create(service);
   const { key, secret } = await apiKeys.createApiKey(repos.apiKeyRepository(), ws.id, {
     name: 'reader',

@@ -6,7 +6,7 @@ import { AlreadyExistsError, InvalidInputError } from '../../shared/domain/error
 import type { Layer } from '../../shared/domain/layers.ts';
 import type { Service } from '../../shared/domain/services.ts';
 import type { Workspace } from '../../shared/domain/workspaces.ts';
-import { hostDynamo, useHostStore } from '../support/store.ts';
+import { hostDynamo, serviceRecord, useHostStore } from '../support/store.ts';
 
 // The deletion plan's counters (ADR 0101) against the run's DynamoDB Local: exact across every
 // write that adds, changes or removes a layer, and for services older than the counters.
@@ -59,20 +59,7 @@ const name = (prefix = 'pc') => `${prefix}-${randomUUID().slice(0, 13)}`;
 
 async function fixture(): Promise<{ ws: Workspace; service: Service }> {
   const ws = await s.workspaceDomain.createWorkspace(s.workspaces, { name: name() });
-  const ts = new Date().toISOString();
-  const service: Service = {
-    id: randomUUID(),
-    workspace_id: ws.id,
-    name: name(),
-    type: 'postgis',
-    connection: { host: 'db.example', port: 5432, database: 'gis', user: 'reader' },
-    password_enc: 'sealed-password',
-    enabled: false,
-    status: 'active',
-    version: 1,
-    created_at: ts,
-    updated_at: ts,
-  };
+  const service = serviceRecord(ws.id, name());
   await s.services.create(service);
   return { ws, service };
 }

@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
+import type { Service } from '../../shared/domain/services.ts';
 
 /**
  * A document client on the run's DynamoDB Local, for tests that look behind the API (what an item
@@ -27,4 +29,25 @@ export function useHostStore(): void {
     AWS_SECRET_ACCESS_KEY: 'local',
     AWS_REGION: 'us-east-1',
   });
+}
+
+/**
+ * A PostGIS service record as the store keeps it (disabled, so nothing connects), for tests that
+ * write it through the repository rather than the API.
+ */
+export function serviceRecord(workspaceId: string, name: string): Service {
+  const ts = new Date().toISOString();
+  return {
+    id: randomUUID(),
+    workspace_id: workspaceId,
+    name,
+    type: 'postgis',
+    connection: { host: 'db.example', port: 5432, database: 'gis', user: 'reader' },
+    password_enc: 'sealed-password',
+    enabled: false,
+    status: 'active',
+    version: 1,
+    created_at: ts,
+    updated_at: ts,
+  };
 }
