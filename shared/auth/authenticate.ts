@@ -92,9 +92,11 @@ export async function principalFromApiKey(
 
 /**
  * Called once a token's signature or a session checked out, before the reads that derive its
- * roles; it may answer the global scope's mapping rules, read with the request's targets (ADR 0103).
+ * roles; `byClaims` says whether its roles come from claims (a token, or a token's session) and
+ * so need the claim mapping summaries. It may answer the global scope's mapping rules, read with
+ * the request's targets (ADR 0103).
  */
-export type OnVerified = () => Promise<readonly RoleRule[] | undefined> | undefined;
+export type OnVerified = (byClaims: boolean) => Promise<readonly RoleRule[] | undefined> | undefined;
 
 /**
  * A principal from verified token claims: global claim mappings (and, when trusted, the role
@@ -144,7 +146,7 @@ export async function principalFromBearer(
 ): Promise<{ principal: Principal; payload: Record<string, unknown> }> {
   const payload = await verifyBearer(token);
   if (!payload?.sub) throw new UnauthenticatedError();
-  const globalRules = await onVerified?.();
+  const globalRules = await onVerified?.(true);
   return {
     principal: await fromClaims(ports, payload as Record<string, unknown>, globalRules),
     payload: payload as Record<string, unknown>,
@@ -214,14 +216,14 @@ export async function authenticateWithTarget(
   // Started once the credential proved itself (a verified token, a usable session), so a forged one
   // costs no read it did not cost before. For a token's caller it also brings the claim mapping
   // summaries (ADR 0103): the global rules derive its principal, the workspace's its role there;
-  // a missing or overflowed summary is queried as before.
+  // a missing or overflowed summary is queried as before. An API key's session reads none.
   let lookup: Promise<TargetRecords | undefined> | undefined;
-  const start = () => {
-    lookup ??= targets.lookUp({ ...target, claimRules: true }).catch(() => undefined);
+  const start = (byClaims: boolean) => {
+    lookup ??= targets.lookUp(byClaims ? { ...target, claimRules: true } : target).catch(() => undefined);
     return lookup.then((r) => r?.globalRules);
   };
   const principal = await authenticate(headers, method, ports, now, start);
-  start();
+  start(false);
   const records = await lookup;
   return { principal, ...(records ? { records } : {}) };
 }
@@ -251,7 +253,8 @@ export async function authenticate(
   if (token) {
     const session = await ports.sessions.findByTokenHash(hashSecret(token));
     if (!session || !sessionUsable(session, now)) throw new UnauthenticatedError();
-    const principal = await fromSessionCredential(ports, session.credential, now, onVerified?.());
+    const byClaims = session.credential.type !== 'apikey';
+    const principal = await fromSessionCredential(ports, session.credential, now, onVerified?.(byClaims));
     const csrfOk =
       safeMethods.has(method.toUpperCase()) || sameSecret(header(headers, CSRF_HEADER), session.csrf_hash);
     return sessionPrincipal(principal, session, csrfOk);

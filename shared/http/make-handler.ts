@@ -14,7 +14,7 @@ import { dictionary } from '../domain/dictionary.ts';
 import { NotFoundError, UnavailableError } from '../domain/errors.ts';
 import type { KnownService } from '../domain/services.ts';
 import { resolveWorkspace, type Workspace } from '../domain/workspaces.ts';
-import { errorFields, type Logger, requestLogger } from '../log/logger.ts';
+import { errorFields, type RequestLog, requestLogger } from '../log/logger.ts';
 import { isThrottled, recordRequest } from '../log/metrics.ts';
 import { type RequestTrace, traceRequest } from '../log/tracer.ts';
 import {
@@ -79,7 +79,7 @@ interface RequestState {
   /** The body as API Gateway passed it (base64 when `isBase64Encoded`). */
   readonly raw: string;
   /** This request's logger: request id and operation, then principal and workspace once known (ADR 0090). */
-  readonly log: Logger;
+  readonly log: RequestLog;
   /** The caller once authenticated; anonymous on public routes. */
   principal: Principal;
   /** The resolved workspace's id, once known (logs, traces, a refusal's audit record; ADR 0090, 0092, 0094). */

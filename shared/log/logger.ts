@@ -74,13 +74,32 @@ export interface RequestKeys {
   principal_id?: string;
 }
 
+/** What a request may do with its logger: write lines, and add keys once the caller is known. */
+export type RequestLog = Pick<Logger, 'debug' | 'info' | 'warn' | 'error' | 'appendPersistentKeys'>;
+
 /**
  * A logger of one request: a child whose persistent keys are this request's (the local host runs
  * requests of many operations concurrently in one process, so keys are never appended to the
- * shared logger).
+ * shared logger). The child is made on the first line written: most requests write none, and a
+ * Powertools child costs a Logger and a Console of its own.
  */
-export function requestLogger(keys: RequestKeys): Logger {
-  return logger.createChild({ persistentKeys: { ...keys } });
+export function requestLogger(keys: RequestKeys): RequestLog {
+  const persistentKeys: Record<string, unknown> = { ...keys };
+  let child: Logger | undefined;
+  const made = () => {
+    child ??= logger.createChild({ persistentKeys });
+    return child;
+  };
+  return {
+    debug: (input, ...extra) => made().debug(input, ...extra),
+    info: (input, ...extra) => made().info(input, ...extra),
+    warn: (input, ...extra) => made().warn(input, ...extra),
+    error: (input, ...extra) => made().error(input, ...extra),
+    appendPersistentKeys: (more) => {
+      if (child) child.appendPersistentKeys(more);
+      else Object.assign(persistentKeys, more);
+    },
+  };
 }
 
 /** The cause of an error as log fields: its chain of messages and the stack of the first. */

@@ -22,6 +22,8 @@ import { hostDynamo, serviceRecord, useHostStore } from '../support/store.ts';
 type Handler<E, R> = (event: E, context: Context) => Promise<R>;
 
 const sent: string[] = [];
+/** The sort keys each BatchGetItem asked for, in the order sent. */
+const batchKeys: string[][] = [];
 let authorizer: Handler<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>;
 let handlers: Record<string, Handler<APIGatewayProxyEvent, APIGatewayProxyResult>>;
 let repos: typeof import('../../shared/store/repositories.ts');
@@ -80,6 +82,11 @@ beforeAll(async () => {
   documentClient().middlewareStack.add(
     (next, ctx) => async (args) => {
       sent.push(ctx.commandName ?? 'unknown');
+      if (ctx.commandName === 'BatchGetItemCommand') {
+        const items = (args.input as { RequestItems?: Record<string, { Keys?: { SK?: string }[] }> })
+          .RequestItems;
+        batchKeys.push(Object.values(items ?? {}).flatMap((t) => (t.Keys ?? []).map((k) => String(k.SK))));
+      }
       return next(args);
     },
     { step: 'initialize', name: 'countRoundTrips' },
@@ -329,6 +336,40 @@ describe('round trips of a read after authentication (ADR 0099)', () => {
     );
     expect(after.status).toBe(403);
     expect(after.authorizer).toEqual(['BatchGetItemCommand']);
+  });
+
+  it('a session made from an API key reads no claim mapping summary; a token’s session reads both (ADR 0103)', async () => {
+    const { ws, secret, key } = await fixtureWorkspace();
+    const { newSession } = await import('../../shared/domain/sessions.ts');
+    const path = `/api/v1/workspaces/${ws.id}`;
+    const viaSession = async (credential: Parameters<typeof newSession>[0]) => {
+      const issued = newSession(credential, 3600, 3600, new Date());
+      await repos.sessionRepository().create(issued.session);
+      batchKeys.length = 0;
+      const r = await request(
+        'getWorkspace',
+        path,
+        { workspace: ws.id },
+        { Cookie: `__Host-session=${issued.token}` },
+      );
+      return { ...r, keys: batchKeys.flat() };
+    };
+
+    const byKey = await viaSession({ type: 'apikey', key_hash: apiKeys.hashApiKey(secret), key_id: key.id });
+    expect(byKey.status).toBe(200);
+    expect(byKey.keys.length).toBeGreaterThan(0);
+    expect(byKey.keys).not.toContain('CLAIMMAPS');
+
+    const group = `rt-session-${randomUUID().slice(0, 8)}`;
+    await claimMappings.createClaimMapping(repos.claimMappingRepository(), repos.roleRepository(), ws.id, {
+      claim_name: 'groups',
+      claim_value: group,
+      role_id: 'viewer',
+    });
+    const byToken = await viaSession({ type: 'jwt', sub: 'rt-session-user', claims: { groups: [group] } });
+    expect(byToken.status).toBe(200);
+    expect(byToken.keys.filter((k) => k === 'CLAIMMAPS')).toHaveLength(2);
+    expect(byToken.handler).toEqual([]);
   });
 
   it('a token whose claims match no mapping of the workspace: 403 from the same single read', async () => {

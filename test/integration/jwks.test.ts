@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { exportJWK, type JWK, SignJWT } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 
 // A real JWKS endpoint on 127.0.0.1 that counts its fetches.
 let server: Server;
@@ -70,5 +70,36 @@ describe('remote JWKS', () => {
     await new Promise((r) => setTimeout(r, 1600));
     expect(await verifyBearer(await sign(b))).toMatchObject({ sub: 'u1' });
     expect(fetches).toBe(afterUnknown + 1);
+  });
+
+  it('serves a verified token from memory until its expiry or a minute, never a token it has not verified', async () => {
+    const c = await key('c');
+    published.push(c.jwk);
+    // A new kid is fetched once the previous test's cooldown is over.
+    await new Promise((r) => setTimeout(r, 1600));
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const token = await sign(c);
+      const first = await verifyBearer(token);
+      expect(first).toMatchObject({ sub: 'u1' });
+      // The same token again: the claims verified before, the very same object.
+      expect(await verifyBearer(token)).toBe(first);
+      // A token differing only in its signature is verified, and refused.
+      const [head, body, signature] = token.split('.') as [string, string, string];
+      const flipped = `${signature.slice(0, -2)}${signature.endsWith('AA') ? 'BB' : 'AA'}`;
+      expect(await verifyBearer(`${head}.${body}.${flipped}`)).toBeUndefined();
+      expect(await verifyBearer(`${head}.${body}.${signature}`)).toBe(first);
+      // After a minute it is verified again (still valid: a new object with the same claims).
+      vi.setSystemTime(Date.now() + 61_000);
+      const again = await verifyBearer(token);
+      expect(again).toEqual(first);
+      expect(again).not.toBe(first);
+      // Past its exp (5 minutes, plus the 5 s tolerance) it is refused, though it was served a moment ago.
+      expect(await verifyBearer(token)).toBe(again);
+      vi.setSystemTime(Date.now() + 5 * 60_000);
+      expect(await verifyBearer(token)).toBeUndefined();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -13,6 +13,7 @@ import {
   REDACTED,
   redact,
   redactText,
+  requestLogger,
 } from '../../shared/log/logger.ts';
 import { makeChangeHandler as makeHandler } from '../../shared/wiring/handler.ts';
 
@@ -189,6 +190,40 @@ describe('makeHandler logs', () => {
     const { lines } = await captured(() => Promise.all([handler(one, context), handler(two, context)]));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ level: 'ERROR', request_id: 'req-one', status: 500 });
+  });
+});
+
+describe('requestLogger', () => {
+  it('makes no child until a line is written, and keeps the keys added before and after it', async () => {
+    const child = vi.spyOn(logger, 'createChild');
+    try {
+      const log = requestLogger({ request_id: 'req-lazy', operation: 'testLazy' });
+      log.appendPersistentKeys({ principal_id: 'apikey:lazy' });
+      expect(child).not.toHaveBeenCalled();
+      const { lines } = await captured(async () => {
+        log.info('first');
+        log.appendPersistentKeys({ workspace_id: 'ws-lazy' });
+        log.warn('second');
+      });
+      expect(child).toHaveBeenCalledTimes(1);
+      expect(lines).toEqual([
+        expect.objectContaining({
+          level: 'INFO',
+          message: 'first',
+          request_id: 'req-lazy',
+          principal_id: 'apikey:lazy',
+        }),
+        expect.objectContaining({
+          level: 'WARN',
+          message: 'second',
+          operation: 'testLazy',
+          workspace_id: 'ws-lazy',
+        }),
+      ]);
+      expect(lines[0]).not.toHaveProperty('workspace_id');
+    } finally {
+      child.mockRestore();
+    }
   });
 });
 
