@@ -466,7 +466,7 @@ export interface paths {
          *
          *     Answers: 201 created mapping.
          *
-         *     Notable errors: 400 missing field or unknown role; 404 workspace not found; 409 the same claim, value and role are already mapped.
+         *     Notable errors: 400 missing field or unknown role; 404 workspace not found; 409 the same claim, value and role are already mapped; 422 the scope already has the most claim mappings it may have (500).
          *
          *     Admin or above in the workspace.
          */
@@ -502,7 +502,7 @@ export interface paths {
          *
          *     Answers: 201 created mapping.
          *
-         *     Notable errors: 400 missing field or unknown role; 409 the same claim, value and role are already mapped.
+         *     Notable errors: 400 missing field or unknown role; 409 the same claim, value and role are already mapped; 422 the scope already has the most claim mappings it may have (500).
          *
          *     super_admin only.
          */
@@ -4218,7 +4218,15 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            /** @description the scope already has the most claim mappings it may have (500); or the Idempotency-Key was already used with a different request (reason idempotency_key_reused) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4349,7 +4357,15 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            /** @description the scope already has the most claim mappings it may have (500); or the Idempotency-Key was already used with a different request (reason idempotency_key_reused) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];

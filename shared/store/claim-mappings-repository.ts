@@ -10,15 +10,18 @@ import {
   AlreadyExistsError,
   InvalidInputError,
   NotFoundError,
+  RuleViolationError,
   StateConflictError,
 } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
-import { ruleOf, summaryRules } from './claim-summaries.ts';
+import { ruleOf, summaryMappings } from './claim-summaries.ts';
 import {
   DynamoRepository,
   indexCondition,
+  keyCondition,
   queryInput,
   queryPage,
+  queryPages,
   queryPrefixPage,
   withoutKeys,
 } from './items.ts';
@@ -26,7 +29,10 @@ import { entities, keys } from './keys.ts';
 import { itemExists } from './table.ts';
 import { concurrentModification, type GuardedItem, putNew, transact, unguarded } from './transactions.ts';
 
-/** Mappings read per scope for role resolution; more would make every request slow. */
+/**
+ * The most mappings a scope (a workspace, or the global scope) may have: every request of a token
+ * caller resolves its roles over them. Creating one more is refused (422 `claim_mapping_limit`).
+ */
 export const MAX_MAPPINGS_PER_SCOPE = 500;
 
 function scopeWorkspace(scope: string): string | undefined {
@@ -119,8 +125,11 @@ export class DynamoClaimMappingRepository extends DynamoRepository implements Cl
           ]
         : []),
     ];
-    await this.withSummary(m.workspace_id, items, (rules) => {
-      rules[m.id] = ruleOf(m);
+    await this.withSummary(m.workspace_id, items, {
+      adds: 1,
+      change: (rules) => {
+        rules[m.id] = ruleOf(m);
+      },
     });
   }
 
@@ -142,9 +151,19 @@ export class DynamoClaimMappingRepository extends DynamoRepository implements Cl
     return { items: page.items.map(toMapping), nextCursor: page.nextCursor };
   }
 
-  async all(scope: string): Promise<ClaimMapping[]> {
-    const page = await this.list(scope, MAX_MAPPINGS_PER_SCOPE);
-    return page.items;
+  /** Every mapping of the scope, over as many pages as it takes (`consistent` for a summary's rebuild). */
+  async all(scope: string, consistent = false): Promise<ClaimMapping[]> {
+    const partition = keys.claimMapping(scopeWorkspace(scope), '').PK;
+    const all: ClaimMapping[] = [];
+    await queryPages(
+      this.db,
+      queryInput(this.table, keyCondition(partition, { prefix: keys.claimMappingPrefix }), { consistent }),
+      (items) => {
+        all.push(...items.map(toMapping));
+        return true;
+      },
+    );
+    return all;
   }
 
   async delete(m: ClaimMapping): Promise<void> {
@@ -190,15 +209,17 @@ export class DynamoClaimMappingRepository extends DynamoRepository implements Cl
           ]
         : []),
     ];
-    await this.withSummary(m.workspace_id, items, (rules) => {
-      delete rules[m.id];
+    await this.withSummary(m.workspace_id, items, {
+      adds: -1,
+      change: (rules) => {
+        delete rules[m.id];
+      },
     });
   }
 
   async summarize(scope: string): Promise<void> {
-    if (await this.get(keys.claimMappingSummary(scopeWorkspace(scope)))) return;
     try {
-      await this.withSummary(scope, [], () => {});
+      await this.withSummary(scope, [], { adds: 0, onlyIfMissing: true });
     } catch (error) {
       // Written meanwhile by a create or delete of the scope: it exists, which is the goal.
       if (!(error instanceof StateConflictError)) throw error;
@@ -211,36 +232,35 @@ export class DynamoClaimMappingRepository extends DynamoRepository implements Cl
    * write count, so two writers never both commit from the same state (the loser re-reads). A scope
    * without one (its first mapping, or mappings older than summaries) gets it from a Query of its
    * mappings in the same way: any writer that commits meanwhile changes the count the put expects.
+   * The summary counts the scope's mappings, overflowed or not, so a create past
+   * MAX_MAPPINGS_PER_SCOPE is refused in the same serialised step.
    */
   private async withSummary(
     scope: string,
     items: GuardedItem[],
-    change: (rules: Record<string, RoleRule>) => void,
+    how: { adds: number; change?: (rules: Record<string, RoleRule>) => void; onlyIfMissing?: boolean },
   ): Promise<void> {
     const key = keys.claimMappingSummary(scopeWorkspace(scope));
     for (let attempt = 1; ; attempt++) {
       const current = await this.get(key);
-      let rules: Record<string, RoleRule> | undefined;
-      if (current && summaryRules(current)) rules = { ...(current.mappings as Record<string, RoleRule>) };
-      else {
+      if (current && how.onlyIfMissing) return;
+      let rules = summaryMappings(current);
+      let count = typeof current?.count === 'number' && rules ? current.count : undefined;
+      if (!rules || count === undefined) {
         // Strongly consistent: a mapping deleted just before must not come back into the summary.
-        const all = (
-          await queryPrefixPage(
-            this.db,
-            this.table,
-            key.PK,
-            keys.claimMappingPrefix,
-            MAX_MAPPINGS_PER_SCOPE,
-            undefined,
-            { consistent: true },
-          )
-        ).items.map(toMapping);
-        // All of them, or the summary can't be complete: it stays overflowed.
-        if (all.length < MAX_MAPPINGS_PER_SCOPE)
-          rules = Object.fromEntries(all.map((m) => [m.id, ruleOf(m)]));
+        const all = await this.all(scope, true);
+        rules = Object.fromEntries(all.map((m) => [m.id, ruleOf(m)]));
+        count = all.length;
       }
-      if (rules) change(rules);
-      const fits = rules !== undefined && JSON.stringify(rules).length <= SUMMARY_MAX_BYTES;
+      if (how.adds > 0 && count + how.adds > MAX_MAPPINGS_PER_SCOPE) {
+        throw new RuleViolationError(
+          'claim_mapping_limit',
+          `A ${scope === GLOBAL_SCOPE ? 'deployment' : 'workspace'} has at most ${MAX_MAPPINGS_PER_SCOPE} claim mappings; delete one first.`,
+        );
+      }
+      how.change?.(rules);
+      count = Math.max(0, count + how.adds);
+      const fits = JSON.stringify(rules).length <= SUMMARY_MAX_BYTES;
       const writes = Number(current?.writes ?? 0);
       const summary: GuardedItem = {
         item: {
@@ -250,6 +270,7 @@ export class DynamoClaimMappingRepository extends DynamoRepository implements Cl
               ...key,
               entity: entities.claimMappingSummary,
               writes: writes + 1,
+              count,
               ...(fits ? { mappings: rules } : { overflow: true }),
             },
             ...(current

@@ -10,15 +10,17 @@ export function ruleOf(m: RoleRule): RoleRule {
 }
 
 /**
- * The rules of a stored summary item, or undefined when it is unusable: missing, overflowed or
- * malformed (the caller then queries the scope's mappings).
+ * The rules of a stored summary item by mapping id, or undefined when it is unusable: missing,
+ * overflowed or malformed (the caller then queries the scope's mappings).
  */
-export function summaryRules(item: Record<string, unknown> | undefined): RoleRule[] | undefined {
+export function summaryMappings(
+  item: Record<string, unknown> | undefined,
+): Record<string, RoleRule> | undefined {
   if (!item || item.overflow === true) return undefined;
   const mappings = item.mappings;
   if (!mappings || typeof mappings !== 'object' || Array.isArray(mappings)) return undefined;
-  const rules: RoleRule[] = [];
-  for (const value of Object.values(mappings as Record<string, unknown>)) {
+  const rules: Record<string, RoleRule> = {};
+  for (const [id, value] of Object.entries(mappings as Record<string, unknown>)) {
     const r = value as Partial<RoleRule> | null;
     if (
       !r ||
@@ -28,7 +30,13 @@ export function summaryRules(item: Record<string, unknown> | undefined): RoleRul
       typeof r.priority !== 'number'
     )
       return undefined;
-    rules.push(ruleOf(r as RoleRule));
+    rules[id] = ruleOf(r as RoleRule);
   }
   return rules;
+}
+
+/** The rules of a stored summary item (see `summaryMappings`), in no particular order. */
+export function summaryRules(item: Record<string, unknown> | undefined): RoleRule[] | undefined {
+  const rules = summaryMappings(item);
+  return rules && Object.values(rules);
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ClaimMapping } from '../../shared/domain/claim-mappings.ts';
 import type { Workspace } from '../../shared/domain/workspaces.ts';
@@ -151,5 +151,43 @@ describe('claim mapping summaries (ADR 0103)', () => {
     await expect(create(ws, 'dup')).rejects.toMatchObject({ reason: 'claim_mapping_exists' });
     expect((await summaryItem(ws))?.writes).toBe(writes);
     expect((await compare(ws)).summary).toEqual(['dup/viewer/0']);
+  });
+
+  it('counts its scope’s mappings, and refuses one more past the limit without writing anything', async () => {
+    const ws = await workspace();
+    const a = await create(ws, 'c-1');
+    await create(ws, 'c-2');
+    expect((await summaryItem(ws))?.count).toBe(2);
+    await m.domain.deleteClaimMapping(m.mappings, ws.id, a.id);
+    expect((await summaryItem(ws))?.count).toBe(1);
+
+    // The scope is full (its count set as 500 creates would have left it: writing 500 takes long).
+    await db.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: m.keys.keys.claimMappingSummary(ws.id),
+        UpdateExpression: 'SET #c = :max',
+        ExpressionAttributeNames: { '#c': 'count' },
+        ExpressionAttributeValues: { ':max': m.repo.MAX_MAPPINGS_PER_SCOPE },
+      }),
+    );
+    const before = await summaryItem(ws);
+    await expect(create(ws, 'c-3')).rejects.toMatchObject({ reason: 'claim_mapping_limit' });
+    expect(await summaryItem(ws)).toEqual(before);
+    expect((await m.mappings.all(ws.id)).map((x) => x.claim_value)).toEqual(['c-2']);
+    expect((await m.workspaces.findById(ws.id))?.claim_mapping_count).toBe(1);
+
+    // A summary without a count (written before counts) is counted from the Query again.
+    await db.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: m.keys.keys.claimMappingSummary(ws.id),
+        UpdateExpression: 'REMOVE #c',
+        ExpressionAttributeNames: { '#c': 'count' },
+      }),
+    );
+    await create(ws, 'c-3');
+    expect((await summaryItem(ws))?.count).toBe(2);
+    expect((await compare(ws)).summary).toEqual(['c-2/viewer/0', 'c-3/viewer/0']);
   });
 });

@@ -174,8 +174,9 @@ describe('the authorizer reads the credential with the path targets (ADR 0099)',
         session,
       );
       const result = await authorizeRequest(authEvent(cookie, { workspace: 'roads' }), ports, targets);
-      // A session or token also asks for the claim mapping summaries (ADR 0103).
-      expect(calls.lookUp).toEqual([{ workspace: 'roads', claimRules: true }]);
+      // A session made from an API key asks for no claim mapping summaries: its roles are the
+      // key's (a token's session does, ADR 0103; test/integration/authorizer-round-trips.test.ts).
+      expect(calls.lookUp).toEqual([{ workspace: 'roads' }]);
       expect(knownTargets({ ...result.context }).workspace?.workspace?.id).toBe(WS_ID);
     });
 

@@ -33,6 +33,7 @@ export const createClaimMapping = defineOperation({
     400: { description: 'missing field or unknown role' },
     404: { description: 'workspace not found' },
     409: { description: 'the same claim, value and role are already mapped' },
+    422: { description: 'the scope already has the most claim mappings it may have (500)' },
   },
   examples: {
     params: { workspace: 'roads-demo' },
@@ -99,6 +100,7 @@ export const createGlobalClaimMapping = defineOperation({
     },
     400: { description: 'missing field or unknown role' },
     409: { description: 'the same claim, value and role are already mapped' },
+    422: { description: 'the scope already has the most claim mappings it may have (500)' },
   },
   examples: {
     request: {
