@@ -226,6 +226,16 @@ describe('round trips of a read after authentication (ADR 0099)', () => {
     expect(r.handler).toEqual(['QueryCommand']);
   });
 
+  it('listServices by id: one BatchGetItem (key, workspace) and only its own Query', async () => {
+    const { ws, service, secret } = await fixtureWorkspace();
+    const path = `/api/v1/workspaces/${ws.id}/services`;
+    const r = await request('listServices', path, { workspace: ws.id }, { 'X-API-Key': secret });
+    expect(r.status).toBe(200);
+    expect((r.body?.services as { id: string }[]).map((x) => x.id)).toEqual([service.id]);
+    expect(r.authorizer).toEqual(['BatchGetItemCommand']);
+    expect(r.handler).toEqual(['QueryCommand']);
+  });
+
   it('getService says a password is configured without the authorizer carrying it', async () => {
     const { ws, service, secret } = await fixtureWorkspace();
     const path = `/api/v1/workspaces/${ws.id}/services/${service.name}`;
