@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { type ApiResponse, call, uniqueName } from '../support/client.ts';
 import { type HostProcess, startHostProcess } from '../support/host-process.ts';
 import { freePort } from '../support/ports.ts';
@@ -141,13 +141,17 @@ describe('SQL views on a shared data source', () => {
     // The restart takes ~3 s on a quiet machine (the PostGIS extension loads again) and twice that
     // in a full run; until it is back a request is answered 503 (above). Once it is back, the next
     // request, from anyone, is served within its budget.
-    const restartedBy = Date.now() + 30_000;
-    while (!/PostGIS restarted in \d+ ms/.test(host.output())) {
-      expect(host.output()).not.toMatch(/PostGIS could not be restarted/);
-      if (Date.now() > restartedBy)
-        throw new Error(`PostGIS was not restarted:\n${host.output().slice(-3000)}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await vi
+      .waitUntil(
+        () => {
+          expect(host.output()).not.toMatch(/PostGIS could not be restarted/);
+          return /PostGIS restarted in \d+ ms/.test(host.output());
+        },
+        { timeout: 30_000, interval: 100 },
+      )
+      .catch((error: unknown) => {
+        throw new Error(`PostGIS was not restarted (${error}):\n${host.output().slice(-3000)}`);
+      });
     expect(host.output()).toMatch(/ignored the cancel: restarting PostGIS/);
     const next = await timed(() => as('POST', `${b}/validate-sql`, { sql: 'SELECT id, geom FROM roads' }));
     expect(next.res.body).toMatchObject({ valid: true });

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type EmbeddedPostgis, startEmbeddedPostgis } from '../../infra/local/postgis.ts';
 import {
   checkIdColumn,
@@ -52,11 +52,11 @@ afterAll(async () => {
  * twice that in a full run, so "the next request" is the one after it.
  */
 async function restartDone(before: number): Promise<void> {
-  const until = Date.now() + 30_000;
-  while (pgis.stoppedStatements().restarts <= before) {
-    if (Date.now() > until) throw new Error(`no restart within 30 s:\n${progress.join('\n')}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await vi
+    .waitUntil(() => pgis.stoppedStatements().restarts > before, { timeout: 30_000, interval: 50 })
+    .catch(() => {
+      throw new Error(`no restart within 30 s:\n${progress.join('\n')}`);
+    });
 }
 
 function admin(): pg.Client {
