@@ -231,7 +231,7 @@ describe('round trips of a read after authentication (ADR 0099)', () => {
     const path = `/api/v1/workspaces/${ws.id}/services`;
     const r = await request('listServices', path, { workspace: ws.id }, { 'X-API-Key': secret });
     expect(r.status).toBe(200);
-    expect((r.body?.services as { id: string }[]).map((x) => x.id)).toEqual([service.id]);
+    expect((r.body as { services: { id: string }[] }).services.map((x) => x.id)).toEqual([service.id]);
     expect(r.authorizer).toEqual(['BatchGetItemCommand']);
     expect(r.handler).toEqual(['QueryCommand']);
   });

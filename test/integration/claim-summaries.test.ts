@@ -60,6 +60,19 @@ async function summaryItem(ws: Workspace) {
   return out.Item;
 }
 
+/** Sets (or, with undefined, removes) the count of a scope's summary behind the repository's back. */
+async function setCount(ws: Workspace, count: number | undefined) {
+  await db.send(
+    new UpdateCommand({
+      TableName: table,
+      Key: m.keys.keys.claimMappingSummary(ws.id),
+      UpdateExpression: count === undefined ? 'REMOVE #c' : 'SET #c = :n',
+      ExpressionAttributeNames: { '#c': 'count' },
+      ...(count === undefined ? {} : { ExpressionAttributeValues: { ':n': count } }),
+    }),
+  );
+}
+
 /** The summary's rules, in a stable order, against the scope's mappings as the Query reads them. */
 async function compare(ws: Workspace) {
   const order = (rules: { claim_value: string; role_id: string; priority: number }[]) =>
@@ -162,15 +175,7 @@ describe('claim mapping summaries (ADR 0103)', () => {
     expect((await summaryItem(ws))?.count).toBe(1);
 
     // The scope is full (its count set as 500 creates would have left it: writing 500 takes long).
-    await db.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: m.keys.keys.claimMappingSummary(ws.id),
-        UpdateExpression: 'SET #c = :max',
-        ExpressionAttributeNames: { '#c': 'count' },
-        ExpressionAttributeValues: { ':max': m.repo.MAX_MAPPINGS_PER_SCOPE },
-      }),
-    );
+    await setCount(ws, m.repo.MAX_MAPPINGS_PER_SCOPE);
     const before = await summaryItem(ws);
     await expect(create(ws, 'c-3')).rejects.toMatchObject({ reason: 'claim_mapping_limit' });
     expect(await summaryItem(ws)).toEqual(before);
@@ -178,14 +183,7 @@ describe('claim mapping summaries (ADR 0103)', () => {
     expect((await m.workspaces.findById(ws.id))?.claim_mapping_count).toBe(1);
 
     // A summary without a count (written before counts) is counted from the Query again.
-    await db.send(
-      new UpdateCommand({
-        TableName: table,
-        Key: m.keys.keys.claimMappingSummary(ws.id),
-        UpdateExpression: 'REMOVE #c',
-        ExpressionAttributeNames: { '#c': 'count' },
-      }),
-    );
+    await setCount(ws, undefined);
     await create(ws, 'c-3');
     expect((await summaryItem(ws))?.count).toBe(2);
     expect((await compare(ws)).summary).toEqual(['c-2/viewer/0', 'c-3/viewer/0']);
