@@ -160,32 +160,20 @@ export interface ImportTiming {
 }
 
 /**
- * Imports `file` in a fresh `node` and returns the milliseconds `await import()` took inside it,
- * wall clock and CPU. `then`: files loaded after it in the same timing, as the first request of a
- * lazy path loads them (sidecars are imported, `.json` files read and parsed); `extraEnv`: e.g.
- * tracing on.
+ * Runs `script` (an ES module given as text) in a fresh `node` with exactly `env` and `args`;
+ * resolves with its exit and everything it wrote (stdout and stderr together).
  */
-export function importTime(
-  file: string,
-  then: string[] = [],
-  extraEnv: Record<string, string> = {},
-): Promise<ImportTiming> {
+export function runFresh(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs: number,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }> {
   return new Promise((resolvePromise, reject) => {
-    // A clean environment: no NODE_OPTIONS (tsx), no compile cache; what a Lambda sets that matters.
-    const env: Record<string, string> = {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '/tmp',
-      AWS_REGION: 'us-east-1',
-      TABLE_NAME: 'geoplane',
-      NODE_ENV: 'production',
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      ...extraEnv,
-    };
-    const args = [pathToFileURL(file).href, ...then.map((f) => pathToFileURL(f).href)];
-    const child = spawn(process.execPath, ['--input-type=module', '-e', PROBE, ...args], {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script, ...args], {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 30_000,
+      timeout: timeoutMs,
     });
     let out = '';
     child.stdout.on('data', (d) => {
@@ -195,21 +183,46 @@ export function importTime(
       out += d;
     });
     child.once('error', reject);
-    child.once('close', (code, signal) => {
-      const m = /^BENCH_IMPORT_MS (\S+) (\S+)$/m.exec(out);
-      if (code === 0 && m?.[1] && m[2]) resolvePromise({ wallMs: Number(m[1]), cpuMs: Number(m[2]) });
-      else {
-        // Minified source lines in a stack trace say nothing: keep the short lines.
-        const said = out
-          .split('\n')
-          .map((l) => l.trim())
-          .filter((l) => l && l.length < 400 && l !== '^')
-          .slice(0, 6)
-          .join(' | ');
-        reject(new Error(`import of ${file} failed (${signal ?? code}): ${said}`));
-      }
-    });
+    child.once('close', (code, signal) => resolvePromise({ code, signal, out }));
   });
+}
+
+/** A clean environment for a fresh `node`: no NODE_OPTIONS (tsx), no compile cache; what a Lambda sets that matters. */
+export function lambdaBaseEnv(): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/tmp',
+    AWS_REGION: 'us-east-1',
+    TABLE_NAME: 'geoplane',
+    NODE_ENV: 'production',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  };
+}
+
+/**
+ * Imports `file` in a fresh `node` and returns the milliseconds `await import()` took inside it,
+ * wall clock and CPU. `then`: files loaded after it in the same timing, as the first request of a
+ * lazy path loads them (sidecars are imported, `.json` files read and parsed); `extraEnv`: e.g.
+ * tracing on.
+ */
+export async function importTime(
+  file: string,
+  then: string[] = [],
+  extraEnv: Record<string, string> = {},
+): Promise<ImportTiming> {
+  const env = { ...lambdaBaseEnv(), ...extraEnv };
+  const args = [pathToFileURL(file).href, ...then.map((f) => pathToFileURL(f).href)];
+  const { code, signal, out } = await runFresh(PROBE, args, env, 30_000);
+  const m = /^BENCH_IMPORT_MS (\S+) (\S+)$/m.exec(out);
+  if (code === 0 && m?.[1] && m[2]) return { wallMs: Number(m[1]), cpuMs: Number(m[2]) };
+  // Minified source lines in a stack trace say nothing: keep the short lines.
+  const said = out
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && l.length < 400 && l !== '^')
+    .slice(0, 6)
+    .join(' | ');
+  throw new Error(`import of ${file} failed (${signal ?? code}): ${said}`);
 }
 
 /**
@@ -425,7 +438,7 @@ export function sidecarSection(
     '',
     'Cold paths measured separately: a fresh `node` imports the bundle and then what the path loads ' +
       '(sidecars imported, the OpenAPI document read and parsed), timed together; the median of the runs. ' +
-      'The first request itself (DynamoDB, PostGIS) is not included.',
+      'The first request itself (DynamoDB, PostGIS) is not included here: the cold requests below include it.',
     '',
     table(
       ['bundle', 'path', 'loads', 'KB loaded', 'import + lazy load ms', '× floor import', 'CPU ms (× floor)'],

@@ -46,6 +46,7 @@ import {
   sidecarSection,
 } from './bundles.ts';
 import { cleanup, installExitHandlers, onCleanup, stopNow, stopStarting, wasInterrupted } from './cleanup.ts';
+import { coldRequestSection, measureColdRequests } from './cold-requests.ts';
 import {
   concurrencyAlone,
   concurrencySection,
@@ -78,6 +79,8 @@ const SCALING_BUDGET_MS = 60_000;
 /** The whole run aims to end by then (section 4 adds ~90 s): on a busy machine the measured rounds shrink to their minimum (25 s and 40 s). */
 const RUN_TARGET_MS = 440_000;
 const IMPORT_RUNS = 5;
+/** Fresh processes per cold request case (import plus the first request, section 2). */
+const COLD_REQUEST_RUNS = 5;
 const IMPORT_BUDGET_MS = 45_000;
 const WATCHDOG_MS = 10 * 60_000;
 
@@ -200,9 +203,13 @@ async function startMainStack({ dataDir, dynamo, dynamoStartMs }: MainDynamo): P
 }
 
 /** Data of section 1 (workspaces, services, layers) and its cases. */
-async function prepareLatency(
-  m: MainStack,
-): Promise<{ cases: LatencyCase[]; workspaceCount: number; serviceCount: number }> {
+async function prepareLatency(m: MainStack): Promise<{
+  cases: LatencyCase[];
+  workspaceCount: number;
+  serviceCount: number;
+  demo: string;
+  serviceId: string;
+}> {
   const { agent, auth, host, floorPort } = m;
   progress(`creating ${WORKSPACES} workspaces`);
   const ids: string[] = [];
@@ -335,7 +342,7 @@ async function prepareLatency(
       check: count('layers', LAYER_LIST_LIMIT),
     },
   ];
-  return { cases, workspaceCount, serviceCount };
+  return { cases, workspaceCount, serviceCount, demo, serviceId: demoService.id };
 }
 
 /** What is left of the run's time target for section 1's measured rounds (they start after the warm-up). */
@@ -844,6 +851,22 @@ async function main(): Promise<number> {
     hostStartMs: m.hostStartMs,
   };
   phases.push(['section 1 (warm-up and measured rounds)', Date.now() - t]);
+  // Section 2's cold requests: fresh processes against the main stack, idle by now.
+  t = Date.now();
+  const coldRequests = await measureColdRequests(
+    bundles,
+    {
+      dataDir: m.dataDir,
+      dynamoEndpoint: mainDynamo.dynamo.endpoint,
+      apiKey: m.host.apiKey as string,
+      postgis: m.postgis,
+      workspaceId: prepared.demo,
+      serviceId: prepared.serviceId,
+    },
+    COLD_REQUEST_RUNS,
+    progress,
+  );
+  phases.push(['cold requests (section 2)', Date.now() - t]);
   // ---- section 5 (bench/imports.ts) --------------------------------------------------------------
   // Last and alone: sections 1–4's processes are stopped first (stopNow, so the final cleanup()
   // still covers what section 5 registers); it stops its own PostgreSQL and children itself.
@@ -866,7 +889,7 @@ async function main(): Promise<number> {
   const seconds = (Date.now() - startedAt) / 1000;
   const verdicts: Verdicts = { lines: [] };
   const part1 = latencySection(latency, verdicts);
-  const part2 = bundleSection(bundles, importRuns, verdicts, coldPaths);
+  const part2 = `${bundleSection(bundles, importRuns, verdicts, coldPaths)}\n\n${coldRequestSection(coldRequests)}`;
   const part3 = scalingSection(scaling, SCALING, verdicts.lines);
   const part4 = deletionSection(deletion, verdicts.lines);
   const part5 = importsSection(imports, verdicts.lines);
