@@ -24,16 +24,19 @@ export interface ClaimMapping {
   created_at: string;
 }
 
-/** Port: claim mapping persistence. */
 /** What role resolution needs of a mapping (a scope's summary carries only this; ADR 0103). */
 export type RoleRule = Pick<ClaimMapping, 'claim_name' | 'claim_value' | 'role_id' | 'priority'>;
 
+/** Port: claim mapping persistence. */
 export interface ClaimMappingRepository {
   /** Stores the mapping, its uniqueness marker and (custom roles) the role's reference, atomically. */
   create(mapping: ClaimMapping): Promise<void>;
   find(scope: string, id: string): Promise<ClaimMapping | undefined>;
   list(scope: string, limit: number, cursor?: string): Promise<Page<ClaimMapping>>;
-  /** Every mapping of a scope (bounded by the caller's limit), for role resolution. */
+  /**
+   * Every mapping of a scope, for role resolution when its summary can't serve (at most
+   * MAX_MAPPINGS_PER_SCOPE: a create past it is refused).
+   */
   all(scope: string): Promise<ClaimMapping[]>;
   delete(mapping: ClaimMapping): Promise<void>;
   /**
