@@ -9,22 +9,34 @@ import { ConsoleApiError } from './api.ts';
 
 /** Loads data for a page; `reload()` loads again. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
-  const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
+  const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean; settledFor?: unknown[] }>(
+    {
+      loading: true,
+    },
+  );
   const generation = useRef(0);
   const reload = useCallback(async () => {
     const mine = ++generation.current;
     setState((s) => ({ ...s, loading: true }));
     try {
       const data = await load();
-      if (mine === generation.current) setState({ data, loading: false });
+      if (mine === generation.current) setState({ data, loading: false, settledFor: deps });
     } catch (error) {
-      if (mine === generation.current) setState({ error, loading: false });
+      if (mine === generation.current) setState({ error, loading: false, settledFor: deps });
     }
   }, deps);
   useEffect(() => {
     void reload();
   }, [reload]);
-  return { ...state, reload };
+  // `current`: what is shown was loaded for these very deps and nothing is loading. It is false from
+  // the render that changes the deps on (the load itself starts only in the effect after it), so
+  // the previous page's data is never taken for the new one's.
+  const current =
+    !state.loading &&
+    state.settledFor !== undefined &&
+    state.settledFor.length === deps.length &&
+    state.settledFor.every((value, i) => Object.is(value, deps[i]));
+  return { data: state.data, error: state.error, loading: state.loading, current, reload };
 }
 
 /** Runs an action of a form or button: `busy` while it runs, its error kept for display. */
@@ -201,24 +213,29 @@ export function Progress({ value, max = 100, label }: { value: number; max?: num
   );
 }
 
-/** "Next page" for a cursor-paged list. */
+/**
+ * "Next page" for a cursor-paged list. While a page loads (`busy`) both buttons wait: the shown
+ * page's cursor would otherwise be followed twice, or a click meant for it land on the next one.
+ */
 export function Pager({
   next,
+  busy = false,
   onNext,
   onFirst,
 }: {
   next?: string | null;
+  busy?: boolean;
   onNext: () => void;
   onFirst?: () => void;
 }) {
   return (
-    <nav class="pager" aria-label="Pages">
+    <nav class="pager" aria-label="Pages" aria-busy={busy}>
       {onFirst ? (
-        <button type="button" onClick={onFirst}>
+        <button type="button" disabled={busy} onClick={onFirst}>
           First page
         </button>
       ) : null}
-      <button type="button" disabled={!next} onClick={onNext}>
+      <button type="button" disabled={!next || busy} onClick={onNext}>
         Next page
       </button>
     </nav>
@@ -237,8 +254,9 @@ export function useCursor() {
     cursor,
     query,
     first,
-    pager: (next?: string | null) => ({
+    pager: (next?: string | null, busy = false) => ({
       next,
+      busy,
       onNext: () => setCursor(next ?? undefined),
       onFirst: cursor ? first : undefined,
     }),
@@ -255,7 +273,7 @@ export function usePagedList<T extends { next_cursor?: string | null }>(
 ) {
   const page = useCursor();
   const list = useLoad(() => load(page.query), [...deps, page.cursor]);
-  return { ...list, pager: page.pager(list.data?.next_cursor), firstPage: page.first };
+  return { ...list, pager: page.pager(list.data?.next_cursor, !list.current), firstPage: page.first };
 }
 
 /** What a load shows in its place: its error, then its data once there ("Loading…" until then). */

@@ -26,6 +26,7 @@ describe.skipIf(!chromiumPath)('console: API keys, roles, claim mappings and aud
   let roleId: string | undefined;
   /** When the role was created, give or take a second: the global trail is read in that window. */
   let roleWindow: { since: string; until: string } | undefined;
+  let policySince: string | undefined;
   let policyUntil: string | undefined;
 
   beforeAll(async () => {
@@ -169,6 +170,7 @@ describe.skipIf(!chromiumPath)('console: API keys, roles, claim mappings and aud
     await page.getByLabel('Operation').fill('createLayer');
     // A management operation has one action: the console picks it.
     await expect.poll(() => page.getByLabel('Action').inputValue()).toBe('write');
+    policySince = new Date(Date.now() - 1000).toISOString();
     await page.getByRole('button', { name: 'Add policy' }).click();
     const policy = page.getByRole('row').filter({ hasText: 'createLayer' });
     await expect.poll(() => policy.textContent()).toContain('write');
@@ -269,21 +271,22 @@ describe.skipIf(!chromiumPath)('console: API keys, roles, claim mappings and aud
 
   /**
    * Pages through a trail (Next page) until a row names `text`: in a full run the other files'
-   * records of the same operation may fill the first pages.
+   * records of the same operation may fill the first pages. Each step reads a page only once it is
+   * loaded for the present filters and cursor (the section is no longer aria-busy), and clicks Next
+   * on that same page: a check and a click that straddled a page load skipped a page.
    */
   async function pageTo(page: Page, rows: Locator, text: string): Promise<number> {
-    await expect
-      .poll(
-        async () => {
-          if ((await rows.filter({ hasText: text }).count()) > 0) return true;
-          const next = page.getByRole('button', { name: 'Next page' });
-          if (await next.isEnabled()) await next.click();
-          return false;
-        },
-        { timeout: 60_000, interval: 250 },
-      )
-      .toBe(true);
-    return rows.filter({ hasText: text }).count();
+    const records = page.locator('section[aria-labelledby="records-heading"]');
+    const next = page.getByRole('button', { name: 'Next page' });
+    for (let pages = 1; pages <= 200; pages++) {
+      await expect.poll(() => records.getAttribute('aria-busy'), { timeout: 30_000 }).toBe('false');
+      const found = await rows.filter({ hasText: text }).count();
+      if (found > 0) return found;
+      if (!(await next.isEnabled()))
+        throw new Error(`no record names ${text} in ${pages} page(s) of ${page.url()}`);
+      await next.click();
+    }
+    throw new Error(`no record names ${text} in 200 pages of ${page.url()}`);
   }
 
   it('shows the audit trail of what was done, newest first, filtered by operation', async () => {
@@ -301,9 +304,27 @@ describe.skipIf(!chromiumPath)('console: API keys, roles, claim mappings and aud
     await expectAccessible(page, 'workspace-audit');
 
     // Filter by operation: only the revocation, with its key as the target, its principal and request id.
+    // While the filtered page loads (its answer held back here), the shown records are marked busy
+    // and the pager waits: neither the old page nor its cursor is taken for the new filter's.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route(/\/api\/v1\/workspaces\/[^/]+\/audit\?.*operation=revokeAPIKey/, async (route) => {
+      await held;
+      await route.continue();
+    });
+    const records = page.locator('section[aria-labelledby="records-heading"]');
+    expect(await records.getAttribute('aria-busy')).toBe('false');
     await page.getByLabel('Operation').fill('revokeAPIKey');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await expect.poll(() => new URL(page.url()).searchParams.get('operation')).toBe('revokeAPIKey');
+    await expect.poll(() => records.getAttribute('aria-busy')).toBe('true');
+    expect(await page.getByRole('navigation', { name: 'Pages' }).getAttribute('aria-busy')).toBe('true');
+    expect(await page.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
+    release();
+    await expect.poll(() => records.getAttribute('aria-busy')).toBe('false');
+    await page.unrouteAll();
     await expect
       .poll(() => rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-operation'))))
       .toEqual(['revokeAPIKey']);
@@ -330,21 +351,30 @@ describe.skipIf(!chromiumPath)('console: API keys, roles, claim mappings and aud
       new Set(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-operation')))),
     ).toEqual(new Set(['createRole']));
     await expectAccessible(page, 'audit');
-    // The policy was added after that window: move its end past the policy (an open end would show
-    // every policy the other files add later, more than a page in a full run).
+    // The policy was added after that window: move the window onto the policy's own add (an open
+    // end would show every policy the other files add later, more than a page in a full run).
     await page.getByLabel('Operation').fill('addRolePolicy');
-    const localUntil = await page.evaluate((iso) => {
-      const d = new Date(iso);
-      const p = (n: number) => String(n).padStart(2, '0');
-      return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
-    }, policyUntil as string);
-    await page.getByLabel('Until').fill(localUntil);
+    const local = (iso: string) =>
+      page.evaluate((at) => {
+        const d = new Date(at);
+        const p = (n: number) => String(n).padStart(2, '0');
+        return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+      }, iso);
+    await page.getByLabel('Since').fill(await local(policySince as string));
+    await page.getByLabel('Until').fill(await local(policyUntil as string));
     expect(await page.getByLabel('Outcome').inputValue()).toBe('succeeded');
     await page.getByRole('button', { name: 'Apply filters' }).click();
+    const toSecond = (iso: string) => new Date(`${iso.slice(0, 19)}Z`).toISOString();
     await expect
-      .poll(() => new URL(page.url()).searchParams.get('until'))
-      .toBe(new Date(`${(policyUntil as string).slice(0, 19)}Z`).toISOString());
-    expect(await pageTo(page, rows, roleId as string)).toBeGreaterThanOrEqual(1);
+      .poll(() =>
+        Object.fromEntries(['since', 'until'].map((k) => [k, new URL(page.url()).searchParams.get(k)])),
+      )
+      .toEqual({ since: toSecond(policySince as string), until: toSecond(policyUntil as string) });
+    // The policy's record names the role it was added to.
+    expect(await pageTo(page, rows, roleId as string)).toBe(1);
+    expect(await rows.filter({ hasText: roleId as string }).textContent()).toMatch(
+      new RegExp(`role_policy \\S+ of ${roleId} created`),
+    );
 
     expect(cspErrors(errors)).toEqual([]);
     await close();

@@ -156,7 +156,14 @@ function Target({ record }: { record: AuditRecord }) {
     <ul class="audit-changes">
       {record.changes.map((c) => (
         <li key={`${c.type}:${c.id}:${c.action}`}>
-          {c.type} <code>{c.id}</code> {c.action}
+          {c.type} <code>{c.id}</code>
+          {c.parent_id ? (
+            <>
+              {' '}
+              of <code>{c.parent_id}</code>
+            </>
+          ) : null}{' '}
+          {c.action}
           {c.version !== undefined ? ` (v${c.version})` : ''}
           {c.status ? ` → ${c.status}` : ''}
         </li>
@@ -278,7 +285,7 @@ export function AuditPage() {
           : 'Every change and refused change, in every workspace and of the global entities, newest first.'}
       </p>
       <FilterForm key={filterKey} base={base} filters={filters} error={list.error} />
-      <section aria-labelledby="records-heading">
+      <section aria-labelledby="records-heading" aria-busy={!list.current}>
         <h2 id="records-heading">{filtered ? 'Matching records' : 'Records'}</h2>
         <ErrorNote error={list.error} />
         {list.data ? (
@@ -290,6 +297,7 @@ export function AuditPage() {
             )}
             <Pager
               next={list.data.next_cursor}
+              busy={!list.current}
               onNext={() => setPage({ key: filterKey, cursor: list.data?.next_cursor })}
               onFirst={cursor ? () => setPage({ key: filterKey }) : undefined}
             />

@@ -35,7 +35,8 @@ export function deletionActive(op: Deletion): boolean {
 }
 
 /**
- * Loads data and loads it again every `intervalMs` while `active(data)` holds. An error after
+ * Loads data and loads it again every `intervalMs` while `active(data)` holds; `current` says the data
+ * shown was loaded for the present deps. An error after
  * data was shown keeps the data (and the error beside it) and keeps polling, more slowly;
  * `reload()` starts again (after an action), `set(data)` shows an action's answer at once.
  */
@@ -45,7 +46,9 @@ export function usePolled<T>(
   active: (data: T) => boolean,
   intervalMs = 1000,
 ) {
-  const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
+  const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean; settledFor?: string }>({
+    loading: true,
+  });
   const [tick, setTick] = useState(0);
   const key = JSON.stringify(deps);
   const lastKey = useRef(key);
@@ -63,11 +66,11 @@ export function usePolled<T>(
         const data = await load();
         if (stopped) return;
         hasData.current = true;
-        setState({ data, loading: false });
+        setState({ data, loading: false, settledFor: key });
         if (active(data)) timer = setTimeout(step, intervalMs);
       } catch (error) {
         if (stopped) return;
-        setState((s) => ({ ...s, error, loading: false }));
+        setState((s) => ({ ...s, error, loading: false, settledFor: key }));
         if (hasData.current) timer = setTimeout(step, intervalMs * 3);
       }
     };
@@ -78,9 +81,13 @@ export function usePolled<T>(
     };
   }, [key, tick]);
   return {
-    ...state,
+    data: state.data,
+    error: state.error,
+    loading: state.loading,
+    // What is shown was loaded for these deps (a poll of the same page keeps it current).
+    current: state.settledFor === key,
     reload: () => setTick((t) => t + 1),
-    set: (data: T) => setState({ data, loading: false }),
+    set: (data: T) => setState({ data, loading: false, settledFor: key }),
   };
 }
 
@@ -279,7 +286,7 @@ export function DeletionsPage() {
                 </tbody>
               </table>
               {data.deletions.length === 0 ? <p>No deletions.</p> : null}
-              <Pager {...page.pager(data.next_cursor)} />
+              <Pager {...page.pager(data.next_cursor, !list.current)} />
             </>
           )}
         </Loaded>

@@ -342,7 +342,7 @@ export function ImportsPage() {
                 </tbody>
               </table>
               {data.imports.length === 0 ? <p>No imports{status ? ` ${status}` : ''}.</p> : null}
-              <Pager {...page.pager(data.next_cursor)} />
+              <Pager {...page.pager(data.next_cursor, !list.current)} />
             </>
           )}
         </Loaded>
