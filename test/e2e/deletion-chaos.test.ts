@@ -267,5 +267,5 @@ describe('deletion chaos', () => {
     );
     // The name is free again.
     expect((await service('doomed', api2)).id).not.toBe(svc.id);
-  }, 600_000);
+  }, 900_000);
 });
