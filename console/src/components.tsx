@@ -293,6 +293,63 @@ export function Loaded<T>({
 }
 
 /**
+ * A page of a cursor-paged list as a table, in a load's place (as <Loaded>): the page's rows under
+ * their column headings (and the `caption` of the page), `empty` instead of the table when the page has none, `after` below it,
+ * then the <Pager> (none when `pager` is null, e.g. for a search that is not paged).
+ */
+export function PagedTable<D, T>({
+  state,
+  pager,
+  items,
+  columns,
+  caption,
+  empty,
+  after,
+  children,
+}: {
+  state: { data?: D; error?: unknown; loading: boolean };
+  pager: Parameters<typeof Pager>[0] | null;
+  items: (data: D) => readonly T[];
+  columns: readonly string[];
+  caption?: (data: D) => ComponentChildren;
+  empty: ComponentChildren;
+  after?: (data: D) => ComponentChildren;
+  /** One item's row (or rows), keyed. */
+  children: (item: T) => ComponentChildren;
+}) {
+  return (
+    <Loaded state={state}>
+      {(data) => {
+        const rows = items(data);
+        return (
+          <>
+            {rows.length === 0 ? (
+              empty
+            ) : (
+              <table>
+                {caption ? <caption>{caption(data)}</caption> : null}
+                <thead>
+                  <tr>
+                    {columns.map((column) => (
+                      <th scope="col" key={column}>
+                        {column}
+                      </th>
+                    ))}
+                  </tr>
+                </thead>
+                <tbody>{rows.map(children)}</tbody>
+              </table>
+            )}
+            {after?.(data)}
+            {pager ? <Pager {...pager} /> : null}
+          </>
+        );
+      }}
+    </Loaded>
+  );
+}
+
+/**
  * An action asked for first, on one subject (a row, or the page's own item): `ask(subject)` opens
  * the confirmation, `dialog` is the <Confirm>'s open, confirm and cancel, and confirming runs the
  * action with that subject (as `useAction`: `busy` while it runs, its error kept; `last` is the

@@ -12,9 +12,8 @@ import {
   ErrorNote,
   Field,
   issueFor,
-  Loaded,
   Notice,
-  Pager,
+  PagedTable,
   PageTitle,
   useAction,
   useConfirmed,
@@ -216,56 +215,40 @@ export function ApiKeysPage() {
       />
       <section aria-labelledby="keys-heading">
         <h2 id="keys-heading">Keys</h2>
-        <Loaded state={list}>
-          {(data) => (
-            <>
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Prefix</th>
-                    <th scope="col">Role</th>
-                    <th scope="col">Owner</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">Expires</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.api_keys.map((key) => (
-                    <tr key={key.id} data-key-id={key.id}>
-                      <td>{key.name}</td>
-                      <td>
-                        <code>{key.key_prefix}…</code>
-                      </td>
-                      <td>{key.role_id}</td>
-                      <td>{[key.owner_name, key.owner_email].filter(Boolean).join(' · ') || '—'}</td>
-                      <td>
-                        <When at={key.created_at} />
-                      </td>
-                      <td>{key.expires_at ? <When at={key.expires_at} /> : 'never'}</td>
-                      <td>{statusOf(key)}</td>
-                      <td>
-                        {key.revoked ? null : (
-                          <AskButton
-                            action={revoke}
-                            subject={key}
-                            label={`Revoke key ${key.name} (${key.key_prefix})`}
-                          >
-                            Revoke
-                          </AskButton>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              {data.api_keys.length === 0 ? <p>No API keys in this workspace yet.</p> : null}
-              <Pager {...list.pager} />
-            </>
+        <PagedTable
+          state={list}
+          pager={list.pager}
+          items={(data) => data.api_keys}
+          columns={['Name', 'Prefix', 'Role', 'Owner', 'Created', 'Expires', 'Status', 'Actions']}
+          empty={<p>No API keys in this workspace yet.</p>}
+        >
+          {(key) => (
+            <tr key={key.id} data-key-id={key.id}>
+              <td>{key.name}</td>
+              <td>
+                <code>{key.key_prefix}…</code>
+              </td>
+              <td>{key.role_id}</td>
+              <td>{[key.owner_name, key.owner_email].filter(Boolean).join(' · ') || '—'}</td>
+              <td>
+                <When at={key.created_at} />
+              </td>
+              <td>{key.expires_at ? <When at={key.expires_at} /> : 'never'}</td>
+              <td>{statusOf(key)}</td>
+              <td>
+                {key.revoked ? null : (
+                  <AskButton
+                    action={revoke}
+                    subject={key}
+                    label={`Revoke key ${key.name} (${key.key_prefix})`}
+                  >
+                    Revoke
+                  </AskButton>
+                )}
+              </td>
+            </tr>
           )}
-        </Loaded>
+        </PagedTable>
         <ErrorNote error={revoke.error} />
         <Notice>{notice}</Notice>
       </section>

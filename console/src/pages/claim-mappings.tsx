@@ -12,9 +12,8 @@ import {
   ErrorNote,
   Field,
   issueFor,
-  Loaded,
   Notice,
-  Pager,
+  PagedTable,
   PageTitle,
   useAction,
   useConfirmed,
@@ -225,52 +224,38 @@ export function ClaimMappingsPage() {
       />
       <section aria-labelledby="mappings-heading">
         <h2 id="mappings-heading">Mappings</h2>
-        <Loaded state={list}>
-          {(data) => (
-            <>
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Claim</th>
-                    <th scope="col">Value</th>
-                    <th scope="col">Role</th>
-                    <th scope="col">Priority</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.claim_mappings.map((m) => (
-                    <tr key={m.id}>
-                      <td>
-                        <code>{m.claim_name}</code>
-                      </td>
-                      <td>
-                        <code>{m.claim_value}</code>
-                      </td>
-                      <td>{m.role_id}</td>
-                      <td>{m.priority}</td>
-                      <td>
-                        <When at={m.created_at} />
-                      </td>
-                      <td>
-                        <AskButton
-                          action={remove}
-                          subject={m}
-                          label={`Delete mapping ${m.claim_name} = ${m.claim_value} → ${m.role_id}`}
-                        >
-                          Delete
-                        </AskButton>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              {data.claim_mappings.length === 0 ? <p>No claim mappings yet.</p> : null}
-              <Pager {...list.pager} />
-            </>
+        <PagedTable
+          state={list}
+          pager={list.pager}
+          items={(data) => data.claim_mappings}
+          columns={['Claim', 'Value', 'Role', 'Priority', 'Created', 'Actions']}
+          empty={<p>No claim mappings yet.</p>}
+        >
+          {(m) => (
+            <tr key={m.id}>
+              <td>
+                <code>{m.claim_name}</code>
+              </td>
+              <td>
+                <code>{m.claim_value}</code>
+              </td>
+              <td>{m.role_id}</td>
+              <td>{m.priority}</td>
+              <td>
+                <When at={m.created_at} />
+              </td>
+              <td>
+                <AskButton
+                  action={remove}
+                  subject={m}
+                  label={`Delete mapping ${m.claim_name} = ${m.claim_value} → ${m.role_id}`}
+                >
+                  Delete
+                </AskButton>
+              </td>
+            </tr>
           )}
-        </Loaded>
+        </PagedTable>
         <ErrorNote error={remove.error} />
         <Notice>{notice}</Notice>
       </section>

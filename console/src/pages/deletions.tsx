@@ -11,9 +11,8 @@ import { api, call, type Schemas } from '../api.ts';
 import {
   ErrorNote,
   Field,
-  Loaded,
   Notice,
-  Pager,
+  PagedTable,
   PageTitle,
   Progress,
   useAction,
@@ -240,56 +239,40 @@ export function DeletionsPage() {
       </section>
       <section aria-labelledby="deletions-heading">
         <h2 id="deletions-heading">Operations</h2>
-        <Loaded state={list}>
-          {(data) => (
-            <>
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Target</th>
-                    <th scope="col">Workspace</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Phase</th>
-                    <th scope="col">Progress</th>
-                    <th scope="col">Started</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.deletions.map((op) => (
-                    <tr key={op.id}>
-                      <td>
-                        <a href={paths.deletion(op.id)}>
-                          {op.scope} {op.target_name}
-                        </a>
-                      </td>
-                      <td>
-                        <WorkspaceOf op={op} names={names} />
-                      </td>
-                      <td>
-                        <StatusBadge status={op.status} />
-                      </td>
-                      <td>{op.phase}</td>
-                      <td>
-                        <Progress
-                          value={
-                            op.progress.total > 0 ? op.progress.deleted : op.status === 'completed' ? 1 : 0
-                          }
-                          max={op.progress.total > 0 ? op.progress.total : 1}
-                          label={`Deletion of ${op.scope} ${op.target_name}`}
-                        />
-                      </td>
-                      <td>
-                        <When at={op.created_at} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              {data.deletions.length === 0 ? <p>No deletions.</p> : null}
-              <Pager {...page.pager(data.next_cursor, !list.current)} />
-            </>
+        <PagedTable
+          state={list}
+          pager={page.pager(list.data?.next_cursor, !list.current)}
+          items={(data) => data.deletions}
+          columns={['Target', 'Workspace', 'Status', 'Phase', 'Progress', 'Started']}
+          empty={<p>No deletions.</p>}
+        >
+          {(op) => (
+            <tr key={op.id}>
+              <td>
+                <a href={paths.deletion(op.id)}>
+                  {op.scope} {op.target_name}
+                </a>
+              </td>
+              <td>
+                <WorkspaceOf op={op} names={names} />
+              </td>
+              <td>
+                <StatusBadge status={op.status} />
+              </td>
+              <td>{op.phase}</td>
+              <td>
+                <Progress
+                  value={op.progress.total > 0 ? op.progress.deleted : op.status === 'completed' ? 1 : 0}
+                  max={op.progress.total > 0 ? op.progress.total : 1}
+                  label={`Deletion of ${op.scope} ${op.target_name}`}
+                />
+              </td>
+              <td>
+                <When at={op.created_at} />
+              </td>
+            </tr>
           )}
-        </Loaded>
+        </PagedTable>
       </section>
     </>
   );

@@ -17,6 +17,7 @@ import {
   issueFor,
   Loaded,
   Notice,
+  PagedTable,
   Pager,
   PageTitle,
   Progress,
@@ -302,50 +303,36 @@ export function ImportsPage() {
             )}
           </Field>
         </form>
-        <Loaded state={list}>
-          {(data) => (
-            <>
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Source</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Phase</th>
-                    <th scope="col">Service</th>
-                    <th scope="col">Created</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.imports.map((job) => (
-                    <tr key={job.id}>
-                      <td>
-                        <a href={paths.importJob(workspace, job.id)}>{job.name}</a>
-                      </td>
-                      <td>{job.source_filename ?? job.source_uri ?? ''}</td>
-                      <td>
-                        <StatusBadge status={job.status} />
-                      </td>
-                      <td>{job.phase}</td>
-                      <td>
-                        {job.service_id ? (
-                          <a href={paths.service(workspace, job.service_name)}>{job.service_name}</a>
-                        ) : (
-                          job.service_name
-                        )}
-                      </td>
-                      <td>
-                        <When at={job.created_at} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              {data.imports.length === 0 ? <p>No imports{status ? ` ${status}` : ''}.</p> : null}
-              <Pager {...page.pager(data.next_cursor, !list.current)} />
-            </>
+        <PagedTable
+          state={list}
+          pager={page.pager(list.data?.next_cursor, !list.current)}
+          items={(data) => data.imports}
+          columns={['Name', 'Source', 'Status', 'Phase', 'Service', 'Created']}
+          empty={<p>No imports{status ? ` ${status}` : ''}.</p>}
+        >
+          {(job) => (
+            <tr key={job.id}>
+              <td>
+                <a href={paths.importJob(workspace, job.id)}>{job.name}</a>
+              </td>
+              <td>{job.source_filename ?? job.source_uri ?? ''}</td>
+              <td>
+                <StatusBadge status={job.status} />
+              </td>
+              <td>{job.phase}</td>
+              <td>
+                {job.service_id ? (
+                  <a href={paths.service(workspace, job.service_name)}>{job.service_name}</a>
+                ) : (
+                  job.service_name
+                )}
+              </td>
+              <td>
+                <When at={job.created_at} />
+              </td>
+            </tr>
           )}
-        </Loaded>
+        </PagedTable>
       </section>
     </>
   );

@@ -11,9 +11,8 @@ import {
   ErrorNote,
   Field,
   issueFor,
-  Loaded,
   Notice,
-  Pager,
+  PagedTable,
   PageTitle,
   RowError,
   useAction,
@@ -253,64 +252,43 @@ export function LayerGroupsPage() {
       <section aria-labelledby="groups-heading">
         <h2 id="groups-heading">Layer groups</h2>
         <Notice>{notice}</Notice>
-        <Loaded state={list}>
-          {(data) => (
-            <>
-              {data.layer_groups.length === 0 ? (
-                <p>No layer groups yet.</p>
-              ) : (
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Public id</th>
-                      <th scope="col">Title</th>
-                      <th scope="col">Members</th>
-                      <th scope="col">Version</th>
-                      <th scope="col">Updated</th>
-                      <th scope="col">Actions</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {data.layer_groups.map((g) => (
-                      <Fragment key={g.id}>
-                        <tr>
-                          <td>{g.public_id}</td>
-                          <td>{g.title}</td>
-                          <td>{g.members.map((m) => m.resource).join(', ')}</td>
-                          <td>{g.version}</td>
-                          <td>
-                            <When at={g.updated_at} />
-                          </td>
-                          <td>
-                            <div class="row">
-                              <button
-                                type="button"
-                                aria-label={`Edit ${g.public_id}`}
-                                onClick={() => setEditing(g)}
-                              >
-                                Edit
-                              </button>
-                              <button
-                                type="button"
-                                class="danger"
-                                aria-label={`Delete ${g.public_id}`}
-                                onClick={() => remove.ask(g)}
-                              >
-                                Delete
-                              </button>
-                            </div>
-                          </td>
-                        </tr>
-                        <RowError error={remove.last?.id === g.id ? remove.error : undefined} colSpan={6} />
-                      </Fragment>
-                    ))}
-                  </tbody>
-                </table>
-              )}
-              <Pager {...list.pager} />
-            </>
+        <PagedTable
+          state={list}
+          pager={list.pager}
+          items={(data) => data.layer_groups}
+          columns={['Public id', 'Title', 'Members', 'Version', 'Updated', 'Actions']}
+          empty={<p>No layer groups yet.</p>}
+        >
+          {(g) => (
+            <Fragment key={g.id}>
+              <tr>
+                <td>{g.public_id}</td>
+                <td>{g.title}</td>
+                <td>{g.members.map((m) => m.resource).join(', ')}</td>
+                <td>{g.version}</td>
+                <td>
+                  <When at={g.updated_at} />
+                </td>
+                <td>
+                  <div class="row">
+                    <button type="button" aria-label={`Edit ${g.public_id}`} onClick={() => setEditing(g)}>
+                      Edit
+                    </button>
+                    <button
+                      type="button"
+                      class="danger"
+                      aria-label={`Delete ${g.public_id}`}
+                      onClick={() => remove.ask(g)}
+                    >
+                      Delete
+                    </button>
+                  </div>
+                </td>
+              </tr>
+              <RowError error={remove.last?.id === g.id ? remove.error : undefined} colSpan={6} />
+            </Fragment>
           )}
-        </Loaded>
+        </PagedTable>
       </section>
       {editing ? (
         <section aria-labelledby="edit-heading">

@@ -11,9 +11,8 @@ import {
   ErrorNote,
   Field,
   issueFor,
-  Loaded,
   Notice,
-  Pager,
+  PagedTable,
   PageTitle,
   RowError,
   SaveActions,
@@ -208,45 +207,31 @@ export function LayersPage() {
       <section aria-labelledby="layers-heading">
         <h2 id="layers-heading">{search ? `Layers matching “${search}”` : 'Layers'}</h2>
         <Notice>{deleted}</Notice>
-        <Loaded state={list}>
-          {(data) => (
+        <PagedTable
+          state={list}
+          pager={search ? null : list.pager}
+          items={(data) => data.layers}
+          columns={['Public id', 'Title', 'Source', 'Geometry', 'State', 'Access', 'Actions']}
+          empty={<p role="status">{search ? 'No layer matches.' : 'No layers yet.'}</p>}
+          after={(data) => (
             <>
-              {data.layers.length === 0 ? (
-                <p role="status">{search ? 'No layer matches.' : 'No layers yet.'}</p>
-              ) : (
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Public id</th>
-                      <th scope="col">Title</th>
-                      <th scope="col">Source</th>
-                      <th scope="col">Geometry</th>
-                      <th scope="col">State</th>
-                      <th scope="col">Access</th>
-                      <th scope="col">Actions</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {data.layers.map((layer) => (
-                      <LayerRow
-                        key={`${layer.id}:${layer.version}`}
-                        workspace={workspace}
-                        service={service}
-                        initial={layer}
-                        onDelete={remove.ask}
-                        deleteError={deleteErrors[layer.id]}
-                      />
-                    ))}
-                  </tbody>
-                </table>
-              )}
               {data.incomplete ? (
                 <p>The search stopped after {SEARCH_PAGES * 1000} layers; narrow it down.</p>
               ) : null}
-              {search ? null : <Pager {...list.pager} />}
             </>
           )}
-        </Loaded>
+        >
+          {(layer) => (
+            <LayerRow
+              key={`${layer.id}:${layer.version}`}
+              workspace={workspace}
+              service={service}
+              initial={layer}
+              onDelete={remove.ask}
+              deleteError={deleteErrors[layer.id]}
+            />
+          )}
+        </PagedTable>
       </section>
       <Confirm
         {...remove.dialog}

@@ -14,7 +14,7 @@ import {
   issueFor,
   Loaded,
   Notice,
-  Pager,
+  PagedTable,
   PageTitle,
   RowError,
   useAction,
@@ -199,64 +199,48 @@ function Granules({
         <button type="submit">Filter</button>
       </form>
       <Notice>{deleted}</Notice>
-      <Loaded state={list}>
-        {(data) => (
-          <>
-            {data.granules.length === 0 ? (
-              <p role="status">
-                No granules{filter.bbox || filter.time ? ' match' : ' yet: harvest some above'}.
-              </p>
-            ) : (
-              <table>
-                <caption>Generation {data.generation}</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Source</th>
-                    <th scope="col">CRS</th>
-                    <th scope="col">Bounding box</th>
-                    <th scope="col">Size</th>
-                    <th scope="col">Bands</th>
-                    <th scope="col">Time</th>
-                    <th scope="col">Action</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.granules.map((g) => (
-                    <Fragment key={g.id}>
-                      <tr>
-                        <td>
-                          <code>{g.source_uri}</code>
-                        </td>
-                        <td>{g.crs}</td>
-                        <td>{g.bbox.map(num).join(', ')}</td>
-                        <td>
-                          {g.width} × {g.height}
-                        </td>
-                        <td>
-                          {g.band_count} ({g.data_type})
-                        </td>
-                        <td>{g.time ? <When at={g.time} /> : '—'}</td>
-                        <td>
-                          <button
-                            type="button"
-                            class="danger"
-                            aria-label={`Remove ${g.source_uri}`}
-                            onClick={() => remove.ask(g)}
-                          >
-                            Remove
-                          </button>
-                        </td>
-                      </tr>
-                      <RowError error={remove.last?.id === g.id ? remove.error : undefined} colSpan={7} />
-                    </Fragment>
-                  ))}
-                </tbody>
-              </table>
-            )}
-            <Pager {...list.pager} />
-          </>
+      <PagedTable
+        state={list}
+        pager={list.pager}
+        items={(data) => data.granules}
+        columns={['Source', 'CRS', 'Bounding box', 'Size', 'Bands', 'Time', 'Action']}
+        caption={(data) => `Generation ${data.generation}`}
+        empty={
+          <p role="status">
+            No granules{filter.bbox || filter.time ? ' match' : ' yet: harvest some above'}.
+          </p>
+        }
+      >
+        {(g) => (
+          <Fragment key={g.id}>
+            <tr>
+              <td>
+                <code>{g.source_uri}</code>
+              </td>
+              <td>{g.crs}</td>
+              <td>{g.bbox.map(num).join(', ')}</td>
+              <td>
+                {g.width} × {g.height}
+              </td>
+              <td>
+                {g.band_count} ({g.data_type})
+              </td>
+              <td>{g.time ? <When at={g.time} /> : '—'}</td>
+              <td>
+                <button
+                  type="button"
+                  class="danger"
+                  aria-label={`Remove ${g.source_uri}`}
+                  onClick={() => remove.ask(g)}
+                >
+                  Remove
+                </button>
+              </td>
+            </tr>
+            <RowError error={remove.last?.id === g.id ? remove.error : undefined} colSpan={7} />
+          </Fragment>
         )}
-      </Loaded>
+      </PagedTable>
       <Confirm {...remove.dialog} title="Remove this granule?" confirmLabel="Remove granule" danger>
         <p>
           <code>{remove.asking?.source_uri}</code> leaves the mosaic in a new generation; the file itself

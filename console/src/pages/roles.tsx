@@ -14,7 +14,7 @@ import {
   issueFor,
   Loaded,
   Notice,
-  Pager,
+  PagedTable,
   PageTitle,
   useAction,
   useConfirmed,
@@ -369,50 +369,37 @@ function RoleList() {
       />
       <section aria-labelledby="roles-heading">
         <h2 id="roles-heading">All roles</h2>
-        <Loaded state={list}>
-          {(data) => (
-            <>
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Id</th>
-                    <th scope="col">Name</th>
-                    <th scope="col">Description</th>
-                    <th scope="col">Kind</th>
-                    <th scope="col">Created</th>
-                    <th scope="col">Actions</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.roles.map((r) => (
-                    <tr key={r.id}>
-                      <td>
-                        <code>{r.id}</code>
-                      </td>
-                      <td>{r.name}</td>
-                      <td>{r.description ?? ''}</td>
-                      <td>{r.is_system ? 'built-in' : 'custom'}</td>
-                      <td>{r.created_at ? <When at={r.created_at} /> : '—'}</td>
-                      <td>
-                        {r.is_system ? null : (
-                          <div class="row">
-                            <a href={roleUrl(r.id)} aria-label={`Policies of ${r.id}`}>
-                              Policies
-                            </a>
-                            <AskButton action={remove} subject={r} label={`Delete role ${r.id}`}>
-                              Delete
-                            </AskButton>
-                          </div>
-                        )}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-              <Pager {...list.pager} />
-            </>
+        <PagedTable
+          state={list}
+          pager={list.pager}
+          items={(data) => data.roles}
+          columns={['Id', 'Name', 'Description', 'Kind', 'Created', 'Actions']}
+          empty={<p>No roles on this page.</p>}
+        >
+          {(r) => (
+            <tr key={r.id}>
+              <td>
+                <code>{r.id}</code>
+              </td>
+              <td>{r.name}</td>
+              <td>{r.description ?? ''}</td>
+              <td>{r.is_system ? 'built-in' : 'custom'}</td>
+              <td>{r.created_at ? <When at={r.created_at} /> : '—'}</td>
+              <td>
+                {r.is_system ? null : (
+                  <div class="row">
+                    <a href={roleUrl(r.id)} aria-label={`Policies of ${r.id}`}>
+                      Policies
+                    </a>
+                    <AskButton action={remove} subject={r} label={`Delete role ${r.id}`}>
+                      Delete
+                    </AskButton>
+                  </div>
+                )}
+              </td>
+            </tr>
           )}
-        </Loaded>
+        </PagedTable>
         <ErrorNote error={remove.error} />
         <Notice>{notice}</Notice>
       </section>

@@ -13,8 +13,7 @@ import {
   ErrorNote,
   Field,
   issueFor,
-  Loaded,
-  Pager,
+  PagedTable,
   PageTitle,
   SaveActions,
   useAction,
@@ -309,55 +308,38 @@ function ServiceList({ workspace }: { workspace: string }) {
   return (
     <section aria-labelledby="services-heading">
       <h2 id="services-heading">Services</h2>
-      <Loaded state={list}>
-        {(data) => (
-          <>
-            {data.services.length === 0 ? (
-              <p>No services yet: register one below.</p>
-            ) : (
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Type</th>
-                    <th scope="col">Connection</th>
-                    <th scope="col">State</th>
-                    <th scope="col">Layers</th>
-                    <th scope="col">Updated</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.services.map((s) => (
-                    <tr key={s.id}>
-                      <td>
-                        <a href={paths.service(workspace, s.name)}>{s.name}</a>
-                      </td>
-                      <td>{s.type === 'postgis' ? 'PostGIS' : 'Raster mosaic'}</td>
-                      <td>
-                        <code>{connectionSummary(s)}</code>
-                      </td>
-                      <td>{s.enabled ? 'Enabled' : 'Disabled'}</td>
-                      <td>
-                        <a href={paths.layers(workspace, s.name)}>Layers of {s.name}</a>
-                        {s.type === 'raster_mosaic' ? (
-                          <>
-                            {' · '}
-                            <a href={paths.mosaic(workspace, s.name)}>Mosaic of {s.name}</a>
-                          </>
-                        ) : null}
-                      </td>
-                      <td>
-                        <When at={s.updated_at} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
-            <Pager {...list.pager} />
-          </>
+      <PagedTable
+        state={list}
+        pager={list.pager}
+        items={(data) => data.services}
+        columns={['Name', 'Type', 'Connection', 'State', 'Layers', 'Updated']}
+        empty={<p>No services yet: register one below.</p>}
+      >
+        {(s) => (
+          <tr key={s.id}>
+            <td>
+              <a href={paths.service(workspace, s.name)}>{s.name}</a>
+            </td>
+            <td>{s.type === 'postgis' ? 'PostGIS' : 'Raster mosaic'}</td>
+            <td>
+              <code>{connectionSummary(s)}</code>
+            </td>
+            <td>{s.enabled ? 'Enabled' : 'Disabled'}</td>
+            <td>
+              <a href={paths.layers(workspace, s.name)}>Layers of {s.name}</a>
+              {s.type === 'raster_mosaic' ? (
+                <>
+                  {' · '}
+                  <a href={paths.mosaic(workspace, s.name)}>Mosaic of {s.name}</a>
+                </>
+              ) : null}
+            </td>
+            <td>
+              <When at={s.updated_at} />
+            </td>
+          </tr>
         )}
-      </Loaded>
+      </PagedTable>
     </section>
   );
 }

@@ -300,16 +300,41 @@ async function withEtag<T>(
 
 const versionOf = (etag: string) => etag.replace(/^W\//, '').replace(/"/g, '');
 
+/** The settings documents, by the last segment of their path. */
+interface SettingsDocuments {
+  wms: WMSSettings;
+  ogcapi: OGCAPISettings;
+  'ogc-tiles': OGCTilesSettings;
+}
+type SettingsKind = keyof SettingsDocuments;
+
+/**
+ * Read and replace (If-Match) one settings document. The three paths answer and take the same
+ * shape per kind, which the generated types only know path by path: the path is named as the WMS
+ * one for the call, and the document typed back by its kind.
+ */
+function settingsCalls<K extends SettingsKind>(workspace: string, kind: K) {
+  const path =
+    `/api/v1/workspaces/{workspace}/settings/${kind}` as '/api/v1/workspaces/{workspace}/settings/wms';
+  const params = { path: { workspace } };
+  return {
+    load: () => withEtag(api.GET(path, { params })) as Promise<Loaded<SettingsDocuments[K]>>,
+    save: (body: SettingsDocuments[K], etag: string) =>
+      withEtag(
+        api.PUT(path, { params: { ...params, header: { 'If-Match': etag } }, body: body as WMSSettings }),
+      ) as Promise<Loaded<SettingsDocuments[K]>>,
+  };
+}
+
 /** Load, edit and save one settings document: the form state is derived again after each save. */
-function useSettingsForm<T, F>(
-  load: () => Promise<Loaded<T>>,
-  save: (doc: T, etag: string) => Promise<Loaded<T>>,
-  toForm: (doc: T) => F,
-  fromForm: (form: F) => T,
-  deps: unknown[],
+function useSettingsForm<K extends SettingsKind, F>(
+  workspace: string,
+  kind: K,
+  toForm: (doc: SettingsDocuments[K]) => F,
+  fromForm: (form: F) => SettingsDocuments[K],
 ) {
-  const loaded = useLoad(load, deps);
-  const [current, setCurrent] = useState<Loaded<T>>();
+  const loaded = useLoad(() => settingsCalls(workspace, kind).load(), [workspace, kind]);
+  const [current, setCurrent] = useState<Loaded<SettingsDocuments[K]>>();
   const [form, setForm] = useState<F>();
   const [saved, setSaved] = useState<string>();
   useEffect(() => {
@@ -322,13 +347,127 @@ function useSettingsForm<T, F>(
     event.preventDefault();
     if (!current || !form) return;
     setSaved(undefined);
-    const next = await save(fromForm(form), current.etag);
+    const next = await settingsCalls(workspace, kind).save(fromForm(form), current.etag);
     setCurrent(next);
     setForm(toForm(next.doc));
     setSaved(`Saved (version ${versionOf(next.etag)}).`);
   });
   const update = (patch: Partial<F>) => setForm((f) => (f ? { ...f, ...patch } : f));
   return { loaded, current, form, update, submit, saved };
+}
+
+/** What every service's settings have: whether it is served, and anonymously, its title and abstract. */
+interface CommonForm {
+  enabled: boolean;
+  public: boolean;
+  title: string;
+  abstract: string;
+}
+
+const COMMON_FIELDS = ['enabled', 'public', 'title', 'abstract'];
+
+const commonForm = (d: {
+  enabled: boolean;
+  public?: boolean;
+  title?: string;
+  abstract?: string;
+}): CommonForm => ({
+  enabled: d.enabled,
+  public: d.public ?? false,
+  title: d.title ?? '',
+  abstract: d.abstract ?? '',
+});
+
+const commonDoc = (f: CommonForm) => ({
+  enabled: f.enabled,
+  public: f.public,
+  title: optionalText(f.title),
+  abstract: optionalText(f.abstract),
+});
+
+/**
+ * One service's settings form: its heading, the fields every service has, the service's own
+ * (`children`, given the form, its update and the refusal's message per field), and the save row.
+ */
+function SettingsSection<F extends CommonForm>({
+  id,
+  service,
+  state,
+  fields,
+  children,
+}: {
+  id: string;
+  /** The service as the labels name it ("WMS"). */
+  service: string;
+  state: {
+    loaded: { error?: unknown; loading: boolean; reload: () => Promise<void> };
+    current?: { etag: string };
+    form?: F;
+    update: (patch: Partial<F>) => void;
+    submit: { run: (event: Event) => Promise<unknown>; busy: boolean; error: unknown };
+    saved?: string;
+  };
+  /** The service's own fields, as the API names them in a refusal. */
+  fields: string[];
+  children: (
+    form: F,
+    update: (patch: Partial<F>) => void,
+    err: (path: string) => string | undefined,
+  ) => ComponentChildren;
+}) {
+  const { form, update, submit, current, loaded } = state;
+  const err = (path: string) => fieldError(submit.error, path);
+  return (
+    <section aria-labelledby={`${id}-heading`}>
+      <h2 id={`${id}-heading`}>{service}</h2>
+      <ErrorNote error={loaded.error} />
+      {form && current ? (
+        <form noValidate onSubmit={(event) => void submit.run(event)}>
+          <Check
+            label={`Serve ${service}`}
+            checked={form.enabled}
+            onChange={(enabled) => update({ enabled } as Partial<F>)}
+            error={err('enabled')}
+          />
+          <Check
+            label={`Public ${service} (anonymous callers may read it)`}
+            checked={form.public}
+            onChange={(value) => update({ public: value } as Partial<F>)}
+            error={err('public')}
+          />
+          <TextField
+            label={`${service} title`}
+            hint="At most 256 characters."
+            maxLength={256}
+            value={form.title}
+            onInput={(title) => update({ title } as Partial<F>)}
+            error={err('title')}
+          />
+          <TextField
+            label={`${service} abstract`}
+            hint="At most 4096 characters."
+            maxLength={4096}
+            multiline
+            value={form.abstract}
+            onInput={(abstract) => update({ abstract } as Partial<F>)}
+            error={err('abstract')}
+          />
+          {children(form, update, err)}
+          <SaveRow
+            label={`Save ${service} settings`}
+            busy={submit.busy}
+            error={submit.error}
+            fields={[...COMMON_FIELDS, ...fields]}
+            saved={state.saved}
+            onReload={() => void loaded.reload()}
+            version={versionOf(current.etag)}
+          />
+        </form>
+      ) : loaded.loading ? (
+        <p>Loading…</p>
+      ) : null}
+    </section>
+  );
 }
 
 /** The parts every settings form ends with: save, the refusal, the 412 way out, the notice. */
@@ -377,11 +516,7 @@ function SaveRow({
 
 // ---- WMS ----
 
-interface WMSForm {
-  enabled: boolean;
-  public: boolean;
-  title: string;
-  abstract: string;
+interface WMSForm extends CommonForm {
   default_style: string;
   max_width: string;
   max_height: string;
@@ -394,10 +529,6 @@ interface WMSForm {
 }
 
 const WMS_FIELDS = [
-  'enabled',
-  'public',
-  'title',
-  'abstract',
   'default_style',
   'max_width',
   'max_height',
@@ -410,10 +541,7 @@ const WMS_FIELDS = [
 ];
 
 const wmsForm = (d: WMSSettings): WMSForm => ({
-  enabled: d.enabled,
-  public: d.public ?? false,
-  title: d.title ?? '',
-  abstract: d.abstract ?? '',
+  ...commonForm(d),
   default_style: d.default_style ?? '',
   max_width: textOf(d.max_width),
   max_height: textOf(d.max_height),
@@ -427,10 +555,7 @@ const wmsForm = (d: WMSSettings): WMSForm => ({
 
 const wmsDoc = (f: WMSForm): WMSSettings =>
   defined({
-    enabled: f.enabled,
-    public: f.public,
-    title: optionalText(f.title),
-    abstract: optionalText(f.abstract),
+    ...commonDoc(f),
     default_style: optionalText(f.default_style.trim()),
     max_width: numberOf(f.max_width),
     max_height: numberOf(f.max_height),
@@ -443,20 +568,7 @@ const wmsDoc = (f: WMSForm): WMSSettings =>
   });
 
 function WMSSettingsForm({ workspace }: { workspace: string }) {
-  const params = { path: { workspace } };
-  const s = useSettingsForm(
-    () => withEtag(api.GET('/api/v1/workspaces/{workspace}/settings/wms', { params })),
-    (body, etag) =>
-      withEtag(
-        api.PUT('/api/v1/workspaces/{workspace}/settings/wms', {
-          params: { ...params, header: { 'If-Match': etag } },
-          body,
-        }),
-      ),
-    wmsForm,
-    wmsDoc,
-    [workspace],
-  );
+  const s = useSettingsForm(workspace, 'wms', wmsForm, wmsDoc);
   const styles = useLoad(
     () =>
       call(
@@ -466,45 +578,12 @@ function WMSSettingsForm({ workspace }: { workspace: string }) {
       ),
     [workspace],
   );
-  const { form, update, submit } = s;
-  const err = (path: string) => fieldError(submit.error, path);
   const c = CEILINGS.wms;
   const listId = useId();
   return (
-    <section aria-labelledby="wms-heading">
-      <h2 id="wms-heading">WMS</h2>
-      <ErrorNote error={s.loaded.error} />
-      {form && s.current ? (
-        <form noValidate onSubmit={(event) => void submit.run(event)}>
-          <Check
-            label="Serve WMS"
-            checked={form.enabled}
-            onChange={(enabled) => update({ enabled })}
-            error={err('enabled')}
-          />
-          <Check
-            label="Public WMS (anonymous callers may read it)"
-            checked={form.public}
-            onChange={(value) => update({ public: value })}
-            error={err('public')}
-          />
-          <TextField
-            label="WMS title"
-            hint="At most 256 characters."
-            maxLength={256}
-            value={form.title}
-            onInput={(title) => update({ title })}
-            error={err('title')}
-          />
-          <TextField
-            label="WMS abstract"
-            hint="At most 4096 characters."
-            maxLength={4096}
-            multiline
-            value={form.abstract}
-            onInput={(abstract) => update({ abstract })}
-            error={err('abstract')}
-          />
+    <SettingsSection id="wms" service="WMS" state={s} fields={WMS_FIELDS}>
+      {(form, update, err) => (
+        <>
           <Field
             label="Default style"
             hint={
@@ -610,42 +689,24 @@ function WMSSettingsForm({ workspace }: { workspace: string }) {
             onChange={(extensions) => update({ extensions })}
             error={err('extensions')}
           />
-          <SaveRow
-            label="Save WMS settings"
-            busy={submit.busy}
-            error={submit.error}
-            fields={WMS_FIELDS}
-            saved={s.saved}
-            onReload={() => void s.loaded.reload()}
-            version={versionOf(s.current.etag)}
-          />
-        </form>
-      ) : s.loaded.loading ? (
-        <p>Loading…</p>
-      ) : null}
-    </section>
+        </>
+      )}
+    </SettingsSection>
   );
 }
 
 // ---- OGC API Features ----
 
-interface OGCAPIForm {
-  enabled: boolean;
-  public: boolean;
-  title: string;
-  abstract: string;
+interface OGCAPIForm extends CommonForm {
   limit_default: string;
   limit_max: string;
   max_offset: string;
 }
 
-const OGCAPI_FIELDS = ['enabled', 'public', 'title', 'abstract', 'limit_default', 'limit_max', 'max_offset'];
+const OGCAPI_FIELDS = ['limit_default', 'limit_max', 'max_offset'];
 
 const ogcapiForm = (d: OGCAPISettings): OGCAPIForm => ({
-  enabled: d.enabled,
-  public: d.public ?? false,
-  title: d.title ?? '',
-  abstract: d.abstract ?? '',
+  ...commonForm(d),
   limit_default: textOf(d.limit_default),
   limit_max: textOf(d.limit_max),
   max_offset: textOf(d.max_offset),
@@ -653,111 +714,49 @@ const ogcapiForm = (d: OGCAPISettings): OGCAPIForm => ({
 
 const ogcapiDoc = (f: OGCAPIForm): OGCAPISettings =>
   defined({
-    enabled: f.enabled,
-    public: f.public,
-    title: optionalText(f.title),
-    abstract: optionalText(f.abstract),
+    ...commonDoc(f),
     limit_default: numberOf(f.limit_default),
     limit_max: numberOf(f.limit_max),
     max_offset: numberOf(f.max_offset),
   });
 
 function OGCAPISettingsForm({ workspace }: { workspace: string }) {
-  const params = { path: { workspace } };
-  const s = useSettingsForm(
-    () => withEtag(api.GET('/api/v1/workspaces/{workspace}/settings/ogcapi', { params })),
-    (body, etag) =>
-      withEtag(
-        api.PUT('/api/v1/workspaces/{workspace}/settings/ogcapi', {
-          params: { ...params, header: { 'If-Match': etag } },
-          body,
-        }),
-      ),
-    ogcapiForm,
-    ogcapiDoc,
-    [workspace],
-  );
-  const { form, update, submit } = s;
-  const err = (path: string) => fieldError(submit.error, path);
+  const s = useSettingsForm(workspace, 'ogcapi', ogcapiForm, ogcapiDoc);
   const c = CEILINGS.ogcapi;
   return (
-    <section aria-labelledby="ogcapi-heading">
-      <h2 id="ogcapi-heading">OGC API Features</h2>
-      <ErrorNote error={s.loaded.error} />
-      {form && s.current ? (
-        <form noValidate onSubmit={(event) => void submit.run(event)}>
-          <Check
-            label="Serve OGC API Features"
-            checked={form.enabled}
-            onChange={(enabled) => update({ enabled })}
-            error={err('enabled')}
+    <SettingsSection id="ogcapi" service="OGC API Features" state={s} fields={OGCAPI_FIELDS}>
+      {(form, update, err) => (
+        <div class="limits">
+          <NumberField
+            label="Default page size"
+            hint={limitHint(c.limit_default, 'features', 'At most the max page size.')}
+            min={1}
+            max={c.limit_default}
+            value={form.limit_default}
+            onInput={(limit_default) => update({ limit_default })}
+            error={err('limit_default')}
           />
-          <Check
-            label="Public OGC API Features (anonymous callers may read it)"
-            checked={form.public}
-            onChange={(value) => update({ public: value })}
-            error={err('public')}
+          <NumberField
+            label="Max page size"
+            hint={limitHint(c.limit_max, 'features', 'The largest limit a client may ask for.')}
+            min={1}
+            max={c.limit_max}
+            value={form.limit_max}
+            onInput={(limit_max) => update({ limit_max })}
+            error={err('limit_max')}
           />
-          <TextField
-            label="OGC API Features title"
-            hint="At most 256 characters."
-            maxLength={256}
-            value={form.title}
-            onInput={(title) => update({ title })}
-            error={err('title')}
+          <NumberField
+            label="Max offset"
+            hint={limitHint(c.max_offset, 'features', 'How deep paging may go.')}
+            min={1}
+            max={c.max_offset}
+            value={form.max_offset}
+            onInput={(max_offset) => update({ max_offset })}
+            error={err('max_offset')}
           />
-          <TextField
-            label="OGC API Features abstract"
-            hint="At most 4096 characters."
-            maxLength={4096}
-            multiline
-            value={form.abstract}
-            onInput={(abstract) => update({ abstract })}
-            error={err('abstract')}
-          />
-          <div class="limits">
-            <NumberField
-              label="Default page size"
-              hint={limitHint(c.limit_default, 'features', 'At most the max page size.')}
-              min={1}
-              max={c.limit_default}
-              value={form.limit_default}
-              onInput={(limit_default) => update({ limit_default })}
-              error={err('limit_default')}
-            />
-            <NumberField
-              label="Max page size"
-              hint={limitHint(c.limit_max, 'features', 'The largest limit a client may ask for.')}
-              min={1}
-              max={c.limit_max}
-              value={form.limit_max}
-              onInput={(limit_max) => update({ limit_max })}
-              error={err('limit_max')}
-            />
-            <NumberField
-              label="Max offset"
-              hint={limitHint(c.max_offset, 'features', 'How deep paging may go.')}
-              min={1}
-              max={c.max_offset}
-              value={form.max_offset}
-              onInput={(max_offset) => update({ max_offset })}
-              error={err('max_offset')}
-            />
-          </div>
-          <SaveRow
-            label="Save OGC API Features settings"
-            busy={submit.busy}
-            error={submit.error}
-            fields={OGCAPI_FIELDS}
-            saved={s.saved}
-            onReload={() => void s.loaded.reload()}
-            version={versionOf(s.current.etag)}
-          />
-        </form>
-      ) : s.loaded.loading ? (
-        <p>Loading…</p>
-      ) : null}
-    </section>
+        </div>
+      )}
+    </SettingsSection>
   );
 }
 
@@ -765,11 +764,7 @@ function OGCAPISettingsForm({ workspace }: { workspace: string }) {
 
 type MapTileFormat = (typeof MAP_TILE_FORMATS)[number];
 
-interface TilesForm {
-  enabled: boolean;
-  public: boolean;
-  title: string;
-  abstract: string;
+interface TilesForm extends CommonForm {
   versions: '1.0.0'[];
   tile_matrix_sets: string[];
   vector_enabled: boolean;
@@ -784,10 +779,6 @@ interface TilesForm {
 }
 
 const TILES_FIELDS = [
-  'enabled',
-  'public',
-  'title',
-  'abstract',
   'versions',
   'settings.tile_matrix_sets',
   'settings.vector_tiles',
@@ -800,10 +791,7 @@ const TILES_FIELDS = [
 ];
 
 const tilesForm = (d: OGCTilesSettings): TilesForm => ({
-  enabled: d.enabled,
-  public: d.public ?? false,
-  title: d.title ?? '',
-  abstract: d.abstract ?? '',
+  ...commonForm(d),
   versions: d.versions ?? ['1.0.0'],
   tile_matrix_sets: d.settings.tile_matrix_sets,
   vector_enabled: d.settings.vector_tiles.enabled,
@@ -819,10 +807,7 @@ const tilesForm = (d: OGCTilesSettings): TilesForm => ({
 
 const tilesDoc = (f: TilesForm): OGCTilesSettings =>
   defined({
-    enabled: f.enabled,
-    public: f.public,
-    title: optionalText(f.title),
-    abstract: optionalText(f.abstract),
+    ...commonDoc(f),
     versions: f.versions,
     settings: defined({
       tile_matrix_sets: f.tile_matrix_sets,
@@ -843,71 +828,25 @@ const tilesDoc = (f: TilesForm): OGCTilesSettings =>
   });
 
 function TilesSettingsForm({ workspace }: { workspace: string }) {
-  const params = { path: { workspace } };
-  const s = useSettingsForm(
-    () => withEtag(api.GET('/api/v1/workspaces/{workspace}/settings/ogc-tiles', { params })),
-    (body, etag) =>
-      withEtag(
-        api.PUT('/api/v1/workspaces/{workspace}/settings/ogc-tiles', {
-          params: { ...params, header: { 'If-Match': etag } },
-          body,
-        }),
-      ),
-    tilesForm,
-    tilesDoc,
-    [workspace],
-  );
+  const s = useSettingsForm(workspace, 'ogc-tiles', tilesForm, tilesDoc);
   const sets = useLoad(
     () => call(api.GET('/api/v1/tile-matrix-sets', { params: { query: { limit: 100 } } })),
     [],
   );
-  const { form, update, submit } = s;
-  const err = (path: string) => fieldError(submit.error, path);
   const c = CEILINGS.tiles;
   const setOptions = [
     ...(sets.data?.tile_matrix_sets ?? []).map((set) => ({
       value: set.id,
       label: `${set.id}${set.title ? ` — ${set.title}` : ''}${set.built_in ? '' : ' (custom)'}`,
     })),
-    ...(form?.tile_matrix_sets ?? [])
+    ...(s.form?.tile_matrix_sets ?? [])
       .filter((id) => !sets.data?.tile_matrix_sets.some((set) => set.id === id))
       .map((id) => ({ value: id, label: id })),
   ];
   return (
-    <section aria-labelledby="tiles-heading">
-      <h2 id="tiles-heading">OGC API Tiles</h2>
-      <ErrorNote error={s.loaded.error} />
-      {form && s.current ? (
-        <form noValidate onSubmit={(event) => void submit.run(event)}>
-          <Check
-            label="Serve OGC API Tiles"
-            checked={form.enabled}
-            onChange={(enabled) => update({ enabled })}
-            error={err('enabled')}
-          />
-          <Check
-            label="Public OGC API Tiles (anonymous callers may read it)"
-            checked={form.public}
-            onChange={(value) => update({ public: value })}
-            error={err('public')}
-          />
-          <TextField
-            label="OGC API Tiles title"
-            hint="At most 256 characters."
-            maxLength={256}
-            value={form.title}
-            onInput={(title) => update({ title })}
-            error={err('title')}
-          />
-          <TextField
-            label="OGC API Tiles abstract"
-            hint="At most 4096 characters."
-            maxLength={4096}
-            multiline
-            value={form.abstract}
-            onInput={(abstract) => update({ abstract })}
-            error={err('abstract')}
-          />
+    <SettingsSection id="tiles" service="OGC API Tiles" state={s} fields={TILES_FIELDS}>
+      {(form, update, err) => (
+        <>
           <Choices
             legend="OGC API Tiles versions"
             hint="At least one."
@@ -1003,20 +942,9 @@ function TilesSettingsForm({ workspace }: { workspace: string }) {
               error={err('settings.persistent_cache_quota_bytes')}
             />
           </div>
-          <SaveRow
-            label="Save OGC API Tiles settings"
-            busy={submit.busy}
-            error={submit.error}
-            fields={TILES_FIELDS}
-            saved={s.saved}
-            onReload={() => void s.loaded.reload()}
-            version={versionOf(s.current.etag)}
-          />
-        </form>
-      ) : s.loaded.loading ? (
-        <p>Loading…</p>
-      ) : null}
-    </section>
+        </>
+      )}
+    </SettingsSection>
   );
 }
 

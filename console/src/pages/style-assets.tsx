@@ -13,9 +13,8 @@ import {
   ErrorNote,
   Field,
   issueFor,
-  Loaded,
   Notice,
-  Pager,
+  PagedTable,
   PageTitle,
   useAction,
   useConfirmed,
@@ -248,43 +247,25 @@ export function StyleAssetsPage() {
       <Notice>{notice}</Notice>
       <section aria-labelledby="list-heading">
         <h2 id="list-heading">Assets</h2>
-        <Loaded state={list}>
-          {(data) => (
-            <>
-              {data.assets.length === 0 ? (
-                <p>No assets yet.</p>
-              ) : (
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Preview</th>
-                      <th scope="col">Name</th>
-                      <th scope="col">Type</th>
-                      <th scope="col">Size</th>
-                      <th scope="col">Version</th>
-                      <th scope="col">Updated</th>
-                      <th scope="col">Actions</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {data.assets.map((asset) => (
-                      <AssetRow
-                        key={asset.id}
-                        workspace={workspace}
-                        asset={asset}
-                        onDeleted={(name) => {
-                          setNotice(`Deleted ${name}.`);
-                          void list.reload();
-                        }}
-                      />
-                    ))}
-                  </tbody>
-                </table>
-              )}
-              <Pager {...list.pager} />
-            </>
+        <PagedTable
+          state={list}
+          pager={list.pager}
+          items={(data) => data.assets}
+          columns={['Preview', 'Name', 'Type', 'Size', 'Version', 'Updated', 'Actions']}
+          empty={<p>No assets yet.</p>}
+        >
+          {(asset) => (
+            <AssetRow
+              key={asset.id}
+              workspace={workspace}
+              asset={asset}
+              onDeleted={(name) => {
+                setNotice(`Deleted ${name}.`);
+                void list.reload();
+              }}
+            />
           )}
-        </Loaded>
+        </PagedTable>
       </section>
       <Upload
         workspace={workspace}

@@ -14,9 +14,8 @@ import {
   ErrorNote,
   Field,
   issueFor,
-  Loaded,
   Notice,
-  Pager,
+  PagedTable,
   PageTitle,
   useAction,
   useConfirmed,
@@ -256,47 +255,28 @@ function StyleList({ workspace }: { workspace: string }) {
   return (
     <section aria-labelledby="list-heading">
       <h2 id="list-heading">Styles</h2>
-      <Loaded state={list}>
-        {(data) => (
-          <>
-            {data.styles.length === 0 ? (
-              <p>No styles yet.</p>
-            ) : (
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">Format</th>
-                    <th scope="col">Title</th>
-                    <th scope="col">Assets used</th>
-                    <th scope="col">Version</th>
-                    <th scope="col">Updated</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.styles.map((s) => (
-                    <tr key={s.id}>
-                      <td>
-                        <a href={`${paths.styles(workspace)}?style=${encodeURIComponent(s.name)}`}>
-                          {s.name}
-                        </a>
-                      </td>
-                      <td>{formatLabel(s.format)}</td>
-                      <td>{s.title ?? ''}</td>
-                      <td>{s.asset_refs.length ? s.asset_refs.join(', ') : '—'}</td>
-                      <td>{s.version}</td>
-                      <td>
-                        <When at={s.updated_at} />
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
-            <Pager {...list.pager} />
-          </>
+      <PagedTable
+        state={list}
+        pager={list.pager}
+        items={(data) => data.styles}
+        columns={['Name', 'Format', 'Title', 'Assets used', 'Version', 'Updated']}
+        empty={<p>No styles yet.</p>}
+      >
+        {(s) => (
+          <tr key={s.id}>
+            <td>
+              <a href={`${paths.styles(workspace)}?style=${encodeURIComponent(s.name)}`}>{s.name}</a>
+            </td>
+            <td>{formatLabel(s.format)}</td>
+            <td>{s.title ?? ''}</td>
+            <td>{s.asset_refs.length ? s.asset_refs.join(', ') : '—'}</td>
+            <td>{s.version}</td>
+            <td>
+              <When at={s.updated_at} />
+            </td>
+          </tr>
         )}
-      </Loaded>
+      </PagedTable>
     </section>
   );
 }

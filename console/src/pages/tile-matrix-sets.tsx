@@ -14,7 +14,7 @@ import {
   Field,
   Loaded,
   Notice,
-  Pager,
+  PagedTable,
   PageTitle,
   useAction,
   useConfirmed,
@@ -106,38 +106,26 @@ function SetList() {
   return (
     <section aria-labelledby="list-heading">
       <h2 id="list-heading">Tile matrix sets</h2>
-      <Loaded state={list}>
-        {(data) => (
-          <>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Id</th>
-                  <th scope="col">Title</th>
-                  <th scope="col">CRS</th>
-                  <th scope="col">Kind</th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.tile_matrix_sets.map((set) => (
-                  <tr key={set.id}>
-                    <td>
-                      <a href={setUrl(set.id)}>{set.id}</a>
-                    </td>
-                    <td>{set.title ?? ''}</td>
-                    <td>
-                      <code>{set.crs}</code>
-                    </td>
-                    <td>{set.built_in ? 'built-in' : 'custom'}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-            {data.tile_matrix_sets.length === 0 ? <p>No tile matrix sets.</p> : null}
-            <Pager {...list.pager} />
-          </>
+      <PagedTable
+        state={list}
+        pager={list.pager}
+        items={(data) => data.tile_matrix_sets}
+        columns={['Id', 'Title', 'CRS', 'Kind']}
+        empty={<p>No tile matrix sets.</p>}
+      >
+        {(set) => (
+          <tr key={set.id}>
+            <td>
+              <a href={setUrl(set.id)}>{set.id}</a>
+            </td>
+            <td>{set.title ?? ''}</td>
+            <td>
+              <code>{set.crs}</code>
+            </td>
+            <td>{set.built_in ? 'built-in' : 'custom'}</td>
+          </tr>
         )}
-      </Loaded>
+      </PagedTable>
     </section>
   );
 }

@@ -6,8 +6,7 @@ import {
   ErrorNote,
   Field,
   issueFor,
-  Loaded,
-  Pager,
+  PagedTable,
   PageTitle,
   useAction,
   usePagedList,
@@ -63,34 +62,23 @@ function AllWorkspaces() {
   return (
     <section aria-labelledby="list-heading">
       <h2 id="list-heading">All workspaces</h2>
-      <Loaded state={list}>
-        {(data) => (
-          <>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Description</th>
-                  <th scope="col">Updated</th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.workspaces.map((w) => (
-                  <tr key={w.id}>
-                    <td>
-                      <a href={paths.workspace(w.name)}>{w.name}</a>
-                    </td>
-                    <td>{w.description ?? ''}</td>
-                    <td>{new Date(w.updated_at).toLocaleString()}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-            {data.workspaces.length === 0 ? <p>No workspaces yet.</p> : null}
-            <Pager {...list.pager} />
-          </>
+      <PagedTable
+        state={list}
+        pager={list.pager}
+        items={(data) => data.workspaces}
+        columns={['Name', 'Description', 'Updated']}
+        empty={<p>No workspaces yet.</p>}
+      >
+        {(w) => (
+          <tr key={w.id}>
+            <td>
+              <a href={paths.workspace(w.name)}>{w.name}</a>
+            </td>
+            <td>{w.description ?? ''}</td>
+            <td>{new Date(w.updated_at).toLocaleString()}</td>
+          </tr>
         )}
-      </Loaded>
+      </PagedTable>
     </section>
   );
 }
