@@ -5,13 +5,13 @@ import { inject } from 'vitest';
 import type { Service } from '../../shared/domain/services.ts';
 
 /**
- * A document client on the run's DynamoDB Local, for tests that look behind the API (what an item
- * holds, what is left after a deletion) or inject a fault.
+ * A document client on the run's DynamoDB Local (or the one at `endpoint`), for tests that look
+ * behind the API (what an item holds, what is left after a deletion) or inject a fault.
  */
-export function hostDynamo(): DynamoDBDocumentClient {
+export function hostDynamo(endpoint = inject('host').dynamoEndpoint): DynamoDBDocumentClient {
   return DynamoDBDocumentClient.from(
     new DynamoDBClient({
-      endpoint: inject('host').dynamoEndpoint,
+      endpoint,
       region: 'us-east-1',
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
     }),
