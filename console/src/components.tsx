@@ -150,6 +150,33 @@ export function Field({
   );
 }
 
+/**
+ * A labelled text input with its hint and its error in place (as <Field>); `onInput` gets the text.
+ * Any other attribute (required, maxLength, type, autocomplete, …) goes to the <input>.
+ */
+export function TextInput({
+  label,
+  hint,
+  error,
+  value,
+  onInput,
+  ...attributes
+}: {
+  label: string;
+  hint?: ComponentChildren;
+  error?: unknown;
+  value: string;
+  onInput: (text: string) => void;
+} & Omit<JSX.IntrinsicElements['input'], 'label' | 'value' | 'onInput' | 'id'>) {
+  return (
+    <Field label={label} hint={hint} error={error}>
+      {(props) => (
+        <input {...props} {...attributes} value={value} onInput={(e) => onInput(e.currentTarget.value)} />
+      )}
+    </Field>
+  );
+}
+
 /** The page's heading and document title. */
 export function PageTitle({ children, title }: { children: ComponentChildren; title: string }) {
   useEffect(() => {

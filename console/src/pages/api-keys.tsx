@@ -15,6 +15,7 @@ import {
   Notice,
   PagedTable,
   PageTitle,
+  TextInput,
   useAction,
   useConfirmed,
   usePagedList,
@@ -106,21 +107,15 @@ function CreateKey({
     <section aria-labelledby="create-heading">
       <h2 id="create-heading">Create an API key</h2>
       <form onSubmit={(event) => void create.run(event)}>
-        <Field
+        <TextInput
           label="Name"
           hint="What the key is for, e.g. ci-publisher."
           error={issueFor(create.error, 'body.name')}
-        >
-          {(props) => (
-            <input
-              {...props}
-              required
-              maxLength={128}
-              value={name}
-              onInput={(e) => setName(e.currentTarget.value)}
-            />
-          )}
-        </Field>
+          required
+          maxLength={128}
+          value={name}
+          onInput={setName}
+        />
         <Field
           label="Role"
           hint="What the key may do in this workspace."
@@ -136,35 +131,29 @@ function CreateKey({
             </select>
           )}
         </Field>
-        <Field
+        <TextInput
           label="Expires"
           hint="Optional, in your time zone; empty: the key never expires."
           error={issueFor(create.error, 'body.expires_at') ?? reasonFor(create.error, ['expires_at_in_past'])}
-        >
-          {(props) => (
-            <input
-              {...props}
-              type="datetime-local"
-              value={expires}
-              onInput={(e) => setExpires(e.currentTarget.value)}
-            />
-          )}
-        </Field>
-        <Field label="Owner name" hint="Optional." error={issueFor(create.error, 'body.owner_name')}>
-          {(props) => (
-            <input {...props} value={ownerName} onInput={(e) => setOwnerName(e.currentTarget.value)} />
-          )}
-        </Field>
-        <Field label="Owner email" hint="Optional." error={issueFor(create.error, 'body.owner_email')}>
-          {(props) => (
-            <input
-              {...props}
-              type="email"
-              value={ownerEmail}
-              onInput={(e) => setOwnerEmail(e.currentTarget.value)}
-            />
-          )}
-        </Field>
+          type="datetime-local"
+          value={expires}
+          onInput={setExpires}
+        />
+        <TextInput
+          label="Owner name"
+          hint="Optional."
+          error={issueFor(create.error, 'body.owner_name')}
+          value={ownerName}
+          onInput={setOwnerName}
+        />
+        <TextInput
+          label="Owner email"
+          hint="Optional."
+          error={issueFor(create.error, 'body.owner_email')}
+          type="email"
+          value={ownerEmail}
+          onInput={setOwnerEmail}
+        />
         <button type="submit" class="primary" disabled={create.busy}>
           Create key
         </button>

@@ -7,7 +7,7 @@ import operations from 'virtual:operations';
 import { useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { api, call, type Schemas } from '../api.ts';
-import { ErrorNote, Field, issueFor, Pager, PageTitle, useLoad, When } from '../components.tsx';
+import { ErrorNote, Field, issueFor, Pager, PageTitle, TextInput, useLoad, When } from '../components.tsx';
 import { paths } from '../routes.ts';
 import './audit.css';
 
@@ -77,34 +77,26 @@ function FilterForm({ base, filters, error }: { base: string; filters: Filters; 
         }}
       >
         <div class="audit-filters">
-          <Field
+          <TextInput
             label="Operation"
             hint="An operationId, e.g. createLayer."
             error={issueFor(error, 'query.operation')}
-          >
-            {(props) => (
-              <input
-                {...props}
-                list="audit-operations"
-                value={operation}
-                onInput={(e) => setOperation(e.currentTarget.value)}
-              />
-            )}
-          </Field>
+            list="audit-operations"
+            value={operation}
+            onInput={setOperation}
+          />
           <datalist id="audit-operations">
             {operationIds.map((id) => (
               <option key={id} value={id} />
             ))}
           </datalist>
-          <Field
+          <TextInput
             label="Principal"
             hint="As in the records: apikey:<id>, jwt:<subject>, system…"
             error={issueFor(error, 'query.principal')}
-          >
-            {(props) => (
-              <input {...props} value={principal} onInput={(e) => setPrincipal(e.currentTarget.value)} />
-            )}
-          </Field>
+            value={principal}
+            onInput={setPrincipal}
+          />
           <Field label="Outcome" error={issueFor(error, 'query.outcome')}>
             {(props) => (
               <select {...props} value={outcome} onChange={(e) => setOutcome(e.currentTarget.value)}>
@@ -114,28 +106,24 @@ function FilterForm({ base, filters, error }: { base: string; filters: Filters; 
               </select>
             )}
           </Field>
-          <Field label="Since" hint="Your time zone; inclusive." error={issueFor(error, 'query.since')}>
-            {(props) => (
-              <input
-                {...props}
-                type="datetime-local"
-                step={1}
-                value={since}
-                onInput={(e) => setSince(e.currentTarget.value)}
-              />
-            )}
-          </Field>
-          <Field label="Until" hint="Your time zone." error={issueFor(error, 'query.until')}>
-            {(props) => (
-              <input
-                {...props}
-                type="datetime-local"
-                step={1}
-                value={until}
-                onInput={(e) => setUntil(e.currentTarget.value)}
-              />
-            )}
-          </Field>
+          <TextInput
+            label="Since"
+            hint="Your time zone; inclusive."
+            error={issueFor(error, 'query.since')}
+            type="datetime-local"
+            step={1}
+            value={since}
+            onInput={setSince}
+          />
+          <TextInput
+            label="Until"
+            hint="Your time zone."
+            error={issueFor(error, 'query.until')}
+            type="datetime-local"
+            step={1}
+            value={until}
+            onInput={setUntil}
+          />
         </div>
         <div class="actions">
           <button type="submit" class="primary">

@@ -10,11 +10,11 @@ import {
   AskButton,
   Confirm,
   ErrorNote,
-  Field,
   issueFor,
   Notice,
   PagedTable,
   PageTitle,
+  TextInput,
   useAction,
   useConfirmed,
   useLoad,
@@ -86,35 +86,23 @@ function CreateMapping({
     <section aria-labelledby="create-heading">
       <h2 id="create-heading">Add a claim mapping</h2>
       <form onSubmit={(event) => void create.run(event)}>
-        <Field
+        <TextInput
           label="Claim name"
           hint="A claim of the token, or a dotted path such as realm_access.roles; an array matches on any element."
           error={issueFor(create.error, 'body.claim_name')}
-        >
-          {(props) => (
-            <input
-              {...props}
-              required
-              value={claimName}
-              onInput={(e) => setClaimName(e.currentTarget.value)}
-            />
-          )}
-        </Field>
-        <Field
+          required
+          value={claimName}
+          onInput={setClaimName}
+        />
+        <TextInput
           label="Claim value"
           hint="The value it must equal."
           error={issueFor(create.error, 'body.claim_value')}
-        >
-          {(props) => (
-            <input
-              {...props}
-              required
-              value={claimValue}
-              onInput={(e) => setClaimValue(e.currentTarget.value)}
-            />
-          )}
-        </Field>
-        <Field
+          required
+          value={claimValue}
+          onInput={setClaimValue}
+        />
+        <TextInput
           label="Role"
           hint={
             workspace
@@ -125,37 +113,25 @@ function CreateMapping({
             issueFor(create.error, 'body.role_id') ??
             reasonFor(create.error, ['unknown_role', 'invalid_role'])
           }
-        >
-          {(props) => (
-            <input
-              {...props}
-              required
-              list="claim-mapping-roles"
-              value={role}
-              onInput={(e) => setRole(e.currentTarget.value)}
-            />
-          )}
-        </Field>
+          required
+          list="claim-mapping-roles"
+          value={role}
+          onInput={setRole}
+        />
         <datalist id="claim-mapping-roles">
           {roles.map((r) => (
             <option key={r} value={r} />
           ))}
         </datalist>
-        <Field
+        <TextInput
           label="Priority"
           hint="Optional whole number; higher is checked first (default 0)."
           error={issueFor(create.error, 'body.priority')}
-        >
-          {(props) => (
-            <input
-              {...props}
-              type="number"
-              step={1}
-              value={priority}
-              onInput={(e) => setPriority(e.currentTarget.value)}
-            />
-          )}
-        </Field>
+          type="number"
+          step={1}
+          value={priority}
+          onInput={setPriority}
+        />
         <button type="submit" class="primary" disabled={create.busy}>
           Add mapping
         </button>

@@ -21,6 +21,7 @@ import {
   Pager,
   PageTitle,
   Progress,
+  TextInput,
   useAction,
   useCursor,
   useLoad,
@@ -204,15 +205,13 @@ function NewImport({ workspace, onStarted }: { workspace: string; onStarted: () 
         >
           {(props) => <input {...props} value={name} onInput={(e) => setName(e.currentTarget.value)} />}
         </Field>
-        <Field
+        <TextInput
           label="Service name"
           hint="The PostGIS service the import publishes; empty: one named after the import."
           error={issueFor(errors.create, 'body.service_name')}
-        >
-          {(props) => (
-            <input {...props} value={serviceName} onInput={(e) => setServiceName(e.currentTarget.value)} />
-          )}
-        </Field>
+          value={serviceName}
+          onInput={setServiceName}
+        />
         <div class="check">
           <input
             id={`${inputId}-auto`}
@@ -606,30 +605,21 @@ function PlanForm({
           <fieldset class="layer-plan" key={layer.source_layer}>
             <legend>Layer {layer.source_layer}</legend>
             <div class="plan-grid">
-              <Field
+              <TextInput
                 label="Public id"
                 hint="The layer's name in the service's URLs."
                 error={issueFor(save.error, `${at}.public_id`)}
-              >
-                {(props) => (
-                  <input
-                    {...props}
-                    required
-                    value={layer.public_id}
-                    onInput={(e) => setLayer(i, { public_id: e.currentTarget.value })}
-                  />
-                )}
-              </Field>
-              <Field label="Title" error={issueFor(save.error, `${at}.title`)}>
-                {(props) => (
-                  <input
-                    {...props}
-                    value={layer.title ?? ''}
-                    onInput={(e) => setLayer(i, { title: e.currentTarget.value })}
-                  />
-                )}
-              </Field>
-              <Field
+                required
+                value={layer.public_id}
+                onInput={(text) => setLayer(i, { public_id: text })}
+              />
+              <TextInput
+                label="Title"
+                error={issueFor(save.error, `${at}.title`)}
+                value={layer.title ?? ''}
+                onInput={(text) => setLayer(i, { title: text })}
+              />
+              <TextInput
                 label="Source SRID"
                 hint={
                   found?.srid
@@ -637,38 +627,26 @@ function PlanForm({
                     : 'Unknown in the file: give it.'
                 }
                 error={issueFor(save.error, `${at}.source_srid`)}
-              >
-                {(props) => (
-                  <input
-                    {...props}
-                    inputMode="numeric"
-                    pattern="[0-9]*"
-                    value={srids[i]?.source ?? ''}
-                    onInput={(e) => {
-                      const source = e.currentTarget.value;
-                      setSrids((s) => ({ ...s, [i]: { source, target: s[i]?.target ?? '' } }));
-                    }}
-                  />
-                )}
-              </Field>
-              <Field
+                inputMode="numeric"
+                pattern="[0-9]*"
+                value={srids[i]?.source ?? ''}
+                onInput={(text) => {
+                  const source = text;
+                  setSrids((s) => ({ ...s, [i]: { source, target: s[i]?.target ?? '' } }));
+                }}
+              />
+              <TextInput
                 label="Target SRID"
                 hint="Reprojects into it; empty keeps the source CRS."
                 error={issueFor(save.error, `${at}.target_srid`)}
-              >
-                {(props) => (
-                  <input
-                    {...props}
-                    inputMode="numeric"
-                    pattern="[0-9]*"
-                    value={srids[i]?.target ?? ''}
-                    onInput={(e) => {
-                      const target = e.currentTarget.value;
-                      setSrids((s) => ({ ...s, [i]: { source: s[i]?.source ?? '', target } }));
-                    }}
-                  />
-                )}
-              </Field>
+                inputMode="numeric"
+                pattern="[0-9]*"
+                value={srids[i]?.target ?? ''}
+                onInput={(text) => {
+                  const target = text;
+                  setSrids((s) => ({ ...s, [i]: { source: s[i]?.source ?? '', target } }));
+                }}
+              />
             </div>
             <div class="row">
               <span class="check">

@@ -15,6 +15,7 @@ import {
   PagedTable,
   PageTitle,
   RowError,
+  TextInput,
   useAction,
   useConfirmed,
   useLoad,
@@ -182,15 +183,14 @@ function GroupForm({
   };
   return (
     <form onSubmit={(event) => void save.run(event)}>
-      <Field
+      <TextInput
         label="Public id"
         hint="Unique in the workspace among layers and groups: the group's name in WMS and tiles."
         error={issueFor(save.error, 'body.public_id')}
-      >
-        {(props) => (
-          <input {...props} required value={publicId} onInput={(e) => setPublicId(e.currentTarget.value)} />
-        )}
-      </Field>
+        required
+        value={publicId}
+        onInput={setPublicId}
+      />
       <Field label="Title" error={issueFor(save.error, 'body.title')}>
         {(props) => <input {...props} value={title} onInput={(e) => setTitle(e.currentTarget.value)} />}
       </Field>

@@ -16,6 +16,7 @@ import {
   PageTitle,
   RowError,
   SaveActions,
+  TextInput,
   useAction,
   useConfirmed,
   useLoad,
@@ -183,14 +184,13 @@ export function LayersPage() {
           setSearch(text.trim());
         }}
       >
-        <Field
+        <TextInput
           label="Search layers"
           hint="Public id, title or source table. The API has no search filter: the console reads the service's layers and filters them here."
-        >
-          {(props) => (
-            <input {...props} type="search" value={text} onInput={(e) => setText(e.currentTarget.value)} />
-          )}
-        </Field>
+          type="search"
+          value={text}
+          onInput={setText}
+        />
         <button type="submit">Search</button>
         {search ? (
           <button

@@ -16,6 +16,7 @@ import {
   Notice,
   PagedTable,
   PageTitle,
+  TextInput,
   useAction,
   useConfirmed,
   useLoad,
@@ -76,11 +77,13 @@ function CreateRole({ onCreated }: { onCreated: (role: Role) => void }) {
         <Field label="Display name" hint="Optional." error={issueFor(create.error, 'body.name')}>
           {(props) => <input {...props} value={name} onInput={(e) => setName(e.currentTarget.value)} />}
         </Field>
-        <Field label="Description" hint="Optional." error={issueFor(create.error, 'body.description')}>
-          {(props) => (
-            <input {...props} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
-          )}
-        </Field>
+        <TextInput
+          label="Description"
+          hint="Optional."
+          error={issueFor(create.error, 'body.description')}
+          value={description}
+          onInput={setDescription}
+        />
         <button type="submit" class="primary" disabled={create.busy}>
           Create role
         </button>
@@ -128,15 +131,14 @@ function AddPolicy({ roleId, onAdded }: { roleId: string; onAdded: () => Promise
   const listId = `operations-${roleId}`;
   return (
     <form onSubmit={(event) => void add.run(event)}>
-      <Field
+      <TextInput
         label="Workspace"
         hint="A workspace name or id, or * for every workspace."
         error={issueFor(add.error, 'body.workspace')}
-      >
-        {(props) => (
-          <input {...props} required value={workspace} onInput={(e) => setWorkspace(e.currentTarget.value)} />
-        )}
-      </Field>
+        required
+        value={workspace}
+        onInput={setWorkspace}
+      />
       <Field label="Service" error={issueFor(add.error, 'body.service')}>
         {(props) => (
           <select
@@ -152,7 +154,7 @@ function AddPolicy({ roleId, onAdded }: { roleId: string; onAdded: () => Promise
           </select>
         )}
       </Field>
-      <Field
+      <TextInput
         label="Operation"
         hint={
           service === 'management'
@@ -160,23 +162,16 @@ function AddPolicy({ roleId, onAdded }: { roleId: string; onAdded: () => Promise
             : `A ${service} protocol operation (e.g. GetMap); empty: every operation of the action.`
         }
         error={issueFor(add.error, 'body.operation')}
-      >
-        {(props) => (
-          <input
-            {...props}
-            list={service === 'management' ? listId : undefined}
-            value={operation}
-            onInput={(e) => {
-              const value = e.currentTarget.value;
-              setOperation(value);
-              // A management operation has one action: its permission class.
-              const needed = service === 'management' ? grantable.get(value.trim()) : undefined;
-              if (needed && (ACTIONS as string[]).includes(needed))
-                setAction(needed as PolicyInput['action']);
-            }}
-          />
-        )}
-      </Field>
+        list={service === 'management' ? listId : undefined}
+        value={operation}
+        onInput={(text) => {
+          const value = text;
+          setOperation(value);
+          // A management operation has one action: its permission class.
+          const needed = service === 'management' ? grantable.get(value.trim()) : undefined;
+          if (needed && (ACTIONS as string[]).includes(needed)) setAction(needed as PolicyInput['action']);
+        }}
+      />
       <datalist id={listId}>
         {[...grantable.keys()].map((id) => (
           <option key={id} value={id} />

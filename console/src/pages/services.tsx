@@ -16,6 +16,7 @@ import {
   PagedTable,
   PageTitle,
   SaveActions,
+  TextInput,
   useAction,
   useLoad,
   usePagedList,
@@ -136,20 +137,14 @@ function ServiceFields({
   const enabledId = useId();
   return (
     <>
-      <Field
+      <TextInput
         label="Name"
         hint="Letters, digits, '.', '-' and '_'; it names the service in URLs."
         error={issueFor(error, 'body.name')}
-      >
-        {(props) => (
-          <input
-            {...props}
-            required
-            value={form.name}
-            onInput={(e) => set({ name: e.currentTarget.value })}
-          />
-        )}
-      </Field>
+        required
+        value={form.name}
+        onInput={(text) => set({ name: text })}
+      />
       {editing ? null : (
         <Field label="Type" error={issueFor(error, 'body.type')}>
           {(props) => (
@@ -165,66 +160,48 @@ function ServiceFields({
         </Field>
       )}
       {form.type === 'raster_mosaic' ? (
-        <Field
+        <TextInput
           label="Root URI"
           hint="An absolute directory, file:///path or s3://bucket/prefix that the host can read."
           error={issueFor(error, `${c}.root_uri`)}
-        >
-          {(props) => (
-            <input
-              {...props}
-              required
-              value={form.root_uri}
-              onInput={(e) => set({ root_uri: e.currentTarget.value })}
-            />
-          )}
-        </Field>
+          required
+          value={form.root_uri}
+          onInput={(text) => set({ root_uri: text })}
+        />
       ) : (
         <>
           <div class="row service-host">
-            <Field label="Host" error={issueFor(error, `${c}.host`)}>
-              {(props) => (
-                <input
-                  {...props}
-                  required
-                  value={form.host}
-                  onInput={(e) => set({ host: e.currentTarget.value })}
-                />
-              )}
-            </Field>
-            <Field label="Port" error={issueFor(error, `${c}.port`)}>
-              {(props) => (
-                <input
-                  {...props}
-                  inputMode="numeric"
-                  value={form.port}
-                  onInput={(e) => set({ port: e.currentTarget.value })}
-                />
-              )}
-            </Field>
+            <TextInput
+              label="Host"
+              error={issueFor(error, `${c}.host`)}
+              required
+              value={form.host}
+              onInput={(text) => set({ host: text })}
+            />
+            <TextInput
+              label="Port"
+              error={issueFor(error, `${c}.port`)}
+              inputMode="numeric"
+              value={form.port}
+              onInput={(text) => set({ port: text })}
+            />
           </div>
-          <Field label="Database" error={issueFor(error, `${c}.database`)}>
-            {(props) => (
-              <input
-                {...props}
-                required
-                value={form.database}
-                onInput={(e) => set({ database: e.currentTarget.value })}
-              />
-            )}
-          </Field>
-          <Field label="User" error={issueFor(error, `${c}.user`)}>
-            {(props) => (
-              <input
-                {...props}
-                required
-                autocomplete="off"
-                value={form.user}
-                onInput={(e) => set({ user: e.currentTarget.value })}
-              />
-            )}
-          </Field>
-          <Field
+          <TextInput
+            label="Database"
+            error={issueFor(error, `${c}.database`)}
+            required
+            value={form.database}
+            onInput={(text) => set({ database: text })}
+          />
+          <TextInput
+            label="User"
+            error={issueFor(error, `${c}.user`)}
+            required
+            autocomplete="off"
+            value={form.user}
+            onInput={(text) => set({ user: text })}
+          />
+          <TextInput
             label="Password"
             hint={
               editing
@@ -232,17 +209,11 @@ function ServiceFields({
                 : 'Write-only: stored encrypted and never shown again.'
             }
             error={issueFor(error, `${c}.password`)}
-          >
-            {(props) => (
-              <input
-                {...props}
-                type="password"
-                autocomplete="new-password"
-                value={form.password}
-                onInput={(e) => set({ password: e.currentTarget.value })}
-              />
-            )}
-          </Field>
+            type="password"
+            autocomplete="new-password"
+            value={form.password}
+            onInput={(text) => set({ password: text })}
+          />
           <Field label="SSL mode" error={issueFor(error, `${c}.sslmode`)}>
             {(props) => (
               <select
@@ -259,19 +230,13 @@ function ServiceFields({
               </select>
             )}
           </Field>
-          <Field
+          <TextInput
             label="Schemas"
             hint="Comma-separated; empty means every schema the user can read."
             error={issueFor(error, `${c}.schemas`)}
-          >
-            {(props) => (
-              <input
-                {...props}
-                value={form.schemas}
-                onInput={(e) => set({ schemas: e.currentTarget.value })}
-              />
-            )}
-          </Field>
+            value={form.schemas}
+            onInput={(text) => set({ schemas: text })}
+          />
         </>
       )}
       <div class="check">
@@ -488,54 +453,41 @@ function PublishLayer({
       onSubmit={(event) => void publish.run(event)}
     >
       <h3 id={`publish-${id}-heading`}>{heading}</h3>
-      <Field
+      <TextInput
         label="Public id"
         hint="Unique in the workspace: the layer's name in OGC API, WMS and tiles."
         error={issueFor(publish.error, 'body.public_id')}
-      >
-        {(props) => (
-          <input
-            {...props}
-            required={sqlView !== undefined}
-            value={publicId}
-            onInput={(e) => setPublicId(e.currentTarget.value)}
-          />
-        )}
-      </Field>
+        required={sqlView !== undefined}
+        value={publicId}
+        onInput={setPublicId}
+      />
       <Field label="Title" error={issueFor(publish.error, 'body.title')}>
         {(props) => <input {...props} value={title} onInput={(e) => setTitle(e.currentTarget.value)} />}
       </Field>
       {sqlView ? (
         <>
-          <Field label="Geometry column" error={issueFor(publish.error, 'body.sql_view.geometry_column')}>
-            {(props) => (
-              <input
-                {...props}
-                required
-                value={geometryColumn}
-                onInput={(e) => setGeometryColumn(e.currentTarget.value)}
-              />
-            )}
-          </Field>
-          <Field
+          <TextInput
+            label="Geometry column"
+            error={issueFor(publish.error, 'body.sql_view.geometry_column')}
+            required
+            value={geometryColumn}
+            onInput={setGeometryColumn}
+          />
+          <TextInput
             label="Id column"
             hint="Optional."
             error={issueFor(publish.error, 'body.sql_view.id_column')}
-          >
-            {(props) => (
-              <input {...props} value={idColumn} onInput={(e) => setIdColumn(e.currentTarget.value)} />
-            )}
-          </Field>
-          <Field label="SRID" hint="Optional." error={issueFor(publish.error, 'body.sql_view.srid')}>
-            {(props) => (
-              <input
-                {...props}
-                inputMode="numeric"
-                value={srid}
-                onInput={(e) => setSrid(e.currentTarget.value)}
-              />
-            )}
-          </Field>
+            value={idColumn}
+            onInput={setIdColumn}
+          />
+          <TextInput
+            label="SRID"
+            hint="Optional."
+            error={issueFor(publish.error, 'body.sql_view.srid')}
+            inputMode="numeric"
+            value={srid}
+            onInput={setSrid}
+          />
         </>
       ) : (
         <p>

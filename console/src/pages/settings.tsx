@@ -9,7 +9,16 @@ import type { ComponentChildren } from 'preact';
 import { useEffect, useId, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { api, ConsoleApiError, call, type Schemas } from '../api.ts';
-import { ErrorNote, Field, issueFor, Notice, PageTitle, useAction, useLoad } from '../components.tsx';
+import {
+  ErrorNote,
+  Field,
+  issueFor,
+  Notice,
+  PageTitle,
+  TextInput,
+  useAction,
+  useLoad,
+} from '../components.tsx';
 import { paths } from '../routes.ts';
 
 type WMSSettings = Schemas['WMSSettings'];
@@ -118,20 +127,18 @@ function NumberField({
   error?: string;
 }) {
   return (
-    <Field label={label} hint={hint} error={error}>
-      {(props) => (
-        <input
-          {...props}
-          type="number"
-          inputMode={step === 'any' ? 'decimal' : 'numeric'}
-          min={min}
-          max={max}
-          step={step ?? '1'}
-          value={value}
-          onInput={(e) => onInput(e.currentTarget.value)}
-        />
-      )}
-    </Field>
+    <TextInput
+      label={label}
+      hint={hint}
+      error={error}
+      type="number"
+      inputMode={step === 'any' ? 'decimal' : 'numeric'}
+      min={min}
+      max={max}
+      step={step ?? '1'}
+      value={value}
+      onInput={onInput}
+    />
   );
 }
 
@@ -584,7 +591,7 @@ function WMSSettingsForm({ workspace }: { workspace: string }) {
     <SettingsSection id="wms" service="WMS" state={s} fields={WMS_FIELDS}>
       {(form, update, err) => (
         <>
-          <Field
+          <TextInput
             label="Default style"
             hint={
               <>
@@ -593,17 +600,11 @@ function WMSSettingsForm({ workspace }: { workspace: string }) {
               </>
             }
             error={err('default_style')}
-          >
-            {(props) => (
-              <input
-                {...props}
-                list={listId}
-                maxLength={128}
-                value={form.default_style}
-                onInput={(e) => update({ default_style: e.currentTarget.value })}
-              />
-            )}
-          </Field>
+            list={listId}
+            maxLength={128}
+            value={form.default_style}
+            onInput={(text) => update({ default_style: text })}
+          />
           <datalist id={listId}>
             {(styles.data?.styles ?? []).map((style) => (
               <option key={style.id} value={style.name} />

@@ -16,6 +16,7 @@ import {
   Notice,
   PagedTable,
   PageTitle,
+  TextInput,
   useAction,
   useConfirmed,
   usePagedList,
@@ -152,7 +153,7 @@ function Upload({
             />
           )}
         </Field>
-        <Field
+        <TextInput
           label="Asset name"
           hint={
             existing
@@ -160,17 +161,11 @@ function Upload({
               : "1–64 letters, digits, '.', '_' and '-'; styles reference it as asset:<name>."
           }
           error={nameIssue}
-        >
-          {(props) => (
-            <input
-              {...props}
-              required
-              maxLength={64}
-              value={name}
-              onInput={(e) => setName(e.currentTarget.value)}
-            />
-          )}
-        </Field>
+          required
+          maxLength={64}
+          value={name}
+          onInput={setName}
+        />
         <button type="submit" class="primary" disabled={upload.busy}>
           {existing ? 'Replace asset' : 'Upload asset'}
         </button>

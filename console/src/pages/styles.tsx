@@ -17,6 +17,7 @@ import {
   Notice,
   PagedTable,
   PageTitle,
+  TextInput,
   useAction,
   useConfirmed,
   useLoad,
@@ -116,21 +117,15 @@ function StyleFields({
   };
   return (
     <>
-      <Field
+      <TextInput
         label="Name"
         hint="1–64 letters, digits, '.', '_' and '-'; a different name renames the style."
         error={issueFor(error, 'body.name')}
-      >
-        {(props) => (
-          <input
-            {...props}
-            required
-            maxLength={64}
-            value={draft.name}
-            onInput={(e) => setDraft({ name: e.currentTarget.value })}
-          />
-        )}
-      </Field>
+        required
+        maxLength={64}
+        value={draft.name}
+        onInput={(text) => setDraft({ name: text })}
+      />
       <Field label="Format" error={issueFor(error, 'body.format')}>
         {(props) => (
           <select
@@ -146,26 +141,22 @@ function StyleFields({
           </select>
         )}
       </Field>
-      <Field label="Title" hint="At most 256 characters." error={issueFor(error, 'body.title')}>
-        {(props) => (
-          <input
-            {...props}
-            maxLength={256}
-            value={draft.title}
-            onInput={(e) => setDraft({ title: e.currentTarget.value })}
-          />
-        )}
-      </Field>
-      <Field label="Description" hint="At most 4096 characters." error={issueFor(error, 'body.description')}>
-        {(props) => (
-          <input
-            {...props}
-            maxLength={4096}
-            value={draft.description}
-            onInput={(e) => setDraft({ description: e.currentTarget.value })}
-          />
-        )}
-      </Field>
+      <TextInput
+        label="Title"
+        hint="At most 256 characters."
+        error={issueFor(error, 'body.title')}
+        maxLength={256}
+        value={draft.title}
+        onInput={(text) => setDraft({ title: text })}
+      />
+      <TextInput
+        label="Description"
+        hint="At most 4096 characters."
+        error={issueFor(error, 'body.description')}
+        maxLength={4096}
+        value={draft.description}
+        onInput={(text) => setDraft({ description: text })}
+      />
       <Field
         label="Style file"
         hint="A .json MapLibre style or an .sld/.xml document; it fills the editor below (and the format, when it can tell)."

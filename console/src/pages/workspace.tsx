@@ -6,10 +6,10 @@ import {
   Confirm,
   DeleteSection,
   ErrorNote,
-  Field,
   issueFor,
   PageTitle,
   SaveActions,
+  TextInput,
   useAction,
   useLoad,
 } from '../components.tsx';
@@ -101,25 +101,20 @@ export function WorkspacePage() {
           <section aria-labelledby="edit-heading">
             <h2 id="edit-heading">Rename or describe</h2>
             <form onSubmit={(event) => void save.run(event)}>
-              <Field label="Name" error={issueFor(save.error, 'name')}>
-                {(props) => (
-                  <input
-                    {...props}
-                    required
-                    value={name ?? ws.data?.name}
-                    onInput={(e) => setName(e.currentTarget.value)}
-                  />
-                )}
-              </Field>
-              <Field label="Description" hint="Empty clears it." error={issueFor(save.error, 'description')}>
-                {(props) => (
-                  <input
-                    {...props}
-                    value={description ?? ws.data?.description ?? ''}
-                    onInput={(e) => setDescription(e.currentTarget.value)}
-                  />
-                )}
-              </Field>
+              <TextInput
+                label="Name"
+                error={issueFor(save.error, 'name')}
+                required
+                value={name ?? ws.data?.name}
+                onInput={setName}
+              />
+              <TextInput
+                label="Description"
+                hint="Empty clears it."
+                error={issueFor(save.error, 'description')}
+                value={description ?? ws.data?.description ?? ''}
+                onInput={setDescription}
+              />
               <SaveActions action={save} saved={saved} />
             </form>
           </section>

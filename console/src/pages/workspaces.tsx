@@ -4,10 +4,10 @@ import { useLocation } from 'preact-iso';
 import { api, call } from '../api.ts';
 import {
   ErrorNote,
-  Field,
   issueFor,
   PagedTable,
   PageTitle,
+  TextInput,
   useAction,
   usePagedList,
 } from '../components.tsx';
@@ -31,20 +31,20 @@ function CreateWorkspace() {
     <section aria-labelledby="create-heading">
       <h2 id="create-heading">Create a workspace</h2>
       <form onSubmit={(event) => void create.run(event)}>
-        <Field
+        <TextInput
           label="Name"
           hint="Letters, digits, '-' and '_'; it names the workspace in every URL."
           error={issueFor(create.error, 'name')}
-        >
-          {(props) => (
-            <input {...props} required value={name} onInput={(e) => setName(e.currentTarget.value)} />
-          )}
-        </Field>
-        <Field label="Description" error={issueFor(create.error, 'description')}>
-          {(props) => (
-            <input {...props} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
-          )}
-        </Field>
+          required
+          value={name}
+          onInput={setName}
+        />
+        <TextInput
+          label="Description"
+          error={issueFor(create.error, 'description')}
+          value={description}
+          onInput={setDescription}
+        />
         <button type="submit" class="primary" disabled={create.busy}>
           Create workspace
         </button>
