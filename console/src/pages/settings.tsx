@@ -142,48 +142,6 @@ function NumberField({
   );
 }
 
-function TextField({
-  label,
-  hint,
-  value,
-  onInput,
-  maxLength,
-  multiline,
-  error,
-}: {
-  label: string;
-  hint?: string;
-  value: string;
-  onInput: (value: string) => void;
-  maxLength: number;
-  multiline?: boolean;
-  error?: string;
-}) {
-  return (
-    <Field label={label} hint={hint} error={error}>
-      {(props) =>
-        multiline ? (
-          <textarea
-            {...props}
-            class="settings-abstract"
-            maxLength={maxLength}
-            rows={3}
-            value={value}
-            onInput={(e) => onInput(e.currentTarget.value)}
-          />
-        ) : (
-          <input
-            {...props}
-            maxLength={maxLength}
-            value={value}
-            onInput={(e) => onInput(e.currentTarget.value)}
-          />
-        )
-      }
-    </Field>
-  );
-}
-
 /** A labelled checkbox with an optional hint and an error in place. */
 function Check({
   label,
@@ -442,7 +400,7 @@ function SettingsSection<F extends CommonForm>({
             onChange={(value) => update({ public: value } as Partial<F>)}
             error={err('public')}
           />
-          <TextField
+          <TextInput
             label={`${service} title`}
             hint="At most 256 characters."
             maxLength={256}
@@ -450,15 +408,18 @@ function SettingsSection<F extends CommonForm>({
             onInput={(title) => update({ title } as Partial<F>)}
             error={err('title')}
           />
-          <TextField
-            label={`${service} abstract`}
-            hint="At most 4096 characters."
-            maxLength={4096}
-            multiline
-            value={form.abstract}
-            onInput={(abstract) => update({ abstract } as Partial<F>)}
-            error={err('abstract')}
-          />
+          <Field label={`${service} abstract`} hint="At most 4096 characters." error={err('abstract')}>
+            {(props) => (
+              <textarea
+                {...props}
+                class="settings-abstract"
+                maxLength={4096}
+                rows={3}
+                value={form.abstract}
+                onInput={(e) => update({ abstract: e.currentTarget.value } as Partial<F>)}
+              />
+            )}
+          </Field>
           {children(form, update, err)}
           <SaveRow
             label={`Save ${service} settings`}
