@@ -269,6 +269,9 @@ describe.skipIf(!chromiumPath)('console: API keys, roles, claim mappings and aud
     await close();
   });
 
+  /** The audit page's records section: aria-busy until its page is loaded for the present filters. */
+  const recordsOf = (page: Page) => page.locator('section[aria-labelledby="records-heading"]');
+
   /**
    * Pages through a trail (Next page) until a row names `text`: in a full run the other files'
    * records of the same operation may fill the first pages. Each step reads a page only once it is
@@ -276,7 +279,7 @@ describe.skipIf(!chromiumPath)('console: API keys, roles, claim mappings and aud
    * on that same page: a check and a click that straddled a page load skipped a page.
    */
   async function pageTo(page: Page, rows: Locator, text: string): Promise<number> {
-    const records = page.locator('section[aria-labelledby="records-heading"]');
+    const records = recordsOf(page);
     const next = page.getByRole('button', { name: 'Next page' });
     for (let pages = 1; pages <= 200; pages++) {
       await expect.poll(() => records.getAttribute('aria-busy'), { timeout: 30_000 }).toBe('false');
@@ -314,7 +317,7 @@ describe.skipIf(!chromiumPath)('console: API keys, roles, claim mappings and aud
       await held;
       await route.continue();
     });
-    const records = page.locator('section[aria-labelledby="records-heading"]');
+    const records = recordsOf(page);
     expect(await records.getAttribute('aria-busy')).toBe('false');
     await page.getByLabel('Operation').fill('revokeAPIKey');
     await page.getByRole('button', { name: 'Apply filters' }).click();
