@@ -3,6 +3,12 @@
  * PostGIS by the tests that run the PostGIS suite against one. Statements only: the caller wraps
  * them in its transaction.
  */
+import {
+  READER_LOGIN_PREFIX,
+  READER_ROLES_SCHEMA,
+  scramVerifier,
+} from '../../shared/datasources/imports/readers.ts';
+
 const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
 /** The demo data: three spatial tables, one plain table, one table the demo role can't read. */
@@ -114,32 +120,114 @@ $hardening$;
 `;
 }
 
+/** The roles of the import database beside the loader (ADR 0105); tests on a shared cluster suffix them. */
+export interface ImportRoleNames {
+  /** NOLOGIN: every import reader login is a member; holds USAGE on public (PostGIS). */
+  readers: string;
+  /** NOLOGIN CREATEROLE: owns the functions that create and drop reader logins, nothing else. */
+  roleAdmin: string;
+}
+
+export const IMPORT_ROLE_NAMES: ImportRoleNames = {
+  readers: 'geoplane_import_readers',
+  roleAdmin: 'geoplane_import_role_admin',
+};
+
 /**
- * The import roles (ADR 0085), created or updated idempotently: `importer` loads imports (CREATE
- * on the current database, so it owns the import schemas; no superuser, no CREATEROLE) and
- * `reader` is the login published import services connect as (only what PUBLIC has, which
- * serviceRoleHardeningSql trims, plus USAGE on public for PostGIS). Passwords are set on every
- * run. Works on the embedded PostGIS and a real PostgreSQL (as a role with CREATEROLE).
+ * The import roles (ADR 0085, 0105), created or updated idempotently; run as a superuser. The
+ * loader `importer` (CREATE on the current database, so it owns the import schemas; no
+ * superuser, no CREATEROLE) creates and drops the login of each published import only through
+ * two SECURITY DEFINER functions in `geoplane_import_roles`, owned by the NOLOGIN `roleAdmin`
+ * (CREATEROLE): `ensure_reader(hex, scram_verifier)` makes `geoplane_imp_<hex>` (a member of
+ * `readers`, which has USAGE on public for PostGIS and nothing else) and `drop_reader(hex)` drops
+ * it. The loader then grants the login its own schema, nothing more. The loader's password is
+ * set on every run (a verifier computed here, so PGlite needn't hash it). Works on the embedded
+ * PostGIS and a real PostgreSQL.
  */
 export function importRolesSql(
   importer: { user: string; password: string },
-  reader: { user: string; password: string },
+  names: ImportRoleNames = IMPORT_ROLE_NAMES,
 ): string {
   const literal = (value: string) => `'${value.replaceAll("'", "''")}'`;
-  const role = (r: { user: string; password: string }) => `
-  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = ${literal(r.user)}) THEN
-    CREATE ROLE ${ident(r.user)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD ${literal(r.password)};
-  ELSIF EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = ${literal(r.user)}
-                AND (rolsuper OR rolcreatedb OR rolcreaterole OR NOT rolcanlogin)) THEN
-    -- Only a role that drifted is altered (hashing a password on every start slows restarts).
-    ALTER ROLE ${ident(r.user)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE PASSWORD ${literal(r.password)};
-  END IF;`;
+  const verifier = scramVerifier(importer.password);
+  const schema = ident(READER_ROLES_SCHEMA);
+  const prefix = literal(READER_LOGIN_PREFIX);
+  const group = (name: string, extra: string) => `
+  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = ${literal(name)}) THEN
+    CREATE ROLE ${ident(name)} NOLOGIN NOSUPERUSER NOCREATEDB ${extra};
+  END IF;
+  ALTER ROLE ${ident(name)} NOLOGIN NOSUPERUSER NOCREATEDB ${extra};`;
   const body = `
-BEGIN${role(importer)}${role(reader)}
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = ${literal(importer.user)}) THEN
+    CREATE ROLE ${ident(importer.user)} LOGIN;
+  END IF;
+  ALTER ROLE ${ident(importer.user)} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS
+    PASSWORD ${literal(verifier)};${group(names.readers, 'NOCREATEROLE')}${group(names.roleAdmin, 'CREATEROLE')}
   EXECUTE pg_catalog.format('GRANT CREATE ON DATABASE %I TO %I', pg_catalog.current_database(), ${literal(importer.user)});
-  GRANT USAGE ON SCHEMA public TO ${ident(importer.user)}, ${ident(reader.user)};
+  GRANT USAGE ON SCHEMA public TO ${ident(importer.user)}, ${ident(names.readers)};
+  GRANT ${ident(names.readers)} TO ${ident(names.roleAdmin)} WITH ADMIN OPTION;
+  IF NOT (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
+    EXECUTE pg_catalog.format('GRANT %I TO %I', ${literal(names.roleAdmin)}, current_user);
+  END IF;
+  CREATE SCHEMA IF NOT EXISTS ${schema};
+  REVOKE ALL ON SCHEMA ${schema} FROM PUBLIC;
+  GRANT USAGE ON SCHEMA ${schema} TO ${ident(importer.user)};
+  GRANT USAGE, CREATE ON SCHEMA ${schema} TO ${ident(names.roleAdmin)};
+  CREATE OR REPLACE FUNCTION ${schema}.ensure_reader(hex text, verifier text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $ensure$
+  DECLARE login text := ${prefix} || hex;
+  BEGIN
+    IF hex !~ '^[0-9a-f]{32}$' OR verifier !~ '^SCRAM-SHA-256[$]' THEN
+      RAISE EXCEPTION 'ensure_reader: bad arguments' USING ERRCODE = '22023';
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = login) THEN
+      EXECUTE pg_catalog.format('ALTER ROLE %I PASSWORD %L', login, verifier);
+    ELSE
+      EXECUTE pg_catalog.format(
+        'CREATE ROLE %I LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS INHERIT PASSWORD %L IN ROLE %I',
+        login, verifier, ${literal(names.readers)});
+    END IF;
+  END
+  $ensure$;
+  CREATE OR REPLACE FUNCTION ${schema}.drop_reader(hex text) RETURNS void
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $drop$
+  BEGIN
+    IF hex !~ '^[0-9a-f]{32}$' THEN
+      RAISE EXCEPTION 'drop_reader: bad arguments' USING ERRCODE = '22023';
+    END IF;
+    EXECUTE pg_catalog.format('DROP ROLE IF EXISTS %I', ${prefix} || hex);
+  END
+  $drop$;
+  ALTER FUNCTION ${schema}.ensure_reader(text, text) OWNER TO ${ident(names.roleAdmin)};
+  ALTER FUNCTION ${schema}.drop_reader(text) OWNER TO ${ident(names.roleAdmin)};
+  REVOKE ALL ON FUNCTION ${schema}.ensure_reader(text, text), ${schema}.drop_reader(text) FROM PUBLIC;
+  GRANT EXECUTE ON FUNCTION ${schema}.ensure_reader(text, text), ${schema}.drop_reader(text)
+    TO ${ident(importer.user)};
 END
 `;
   if (body.includes('$import_roles$')) throw new Error('a role name or password contains $import_roles$');
   return `DO $import_roles$${body}$import_roles$;\n`;
+}
+
+/**
+ * The login every published import shared before ADR 0105 (`geoplane_import_reader`): it could
+ * read every published import. On start it loses its login, its password and its grants.
+ */
+export function retireSharedReaderSql(user: string): string {
+  const literal = (value: string) => `'${value.replaceAll("'", "''")}'`;
+  return `
+DO $retire$
+DECLARE s text;
+BEGIN
+  IF EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = ${literal(user)}) THEN
+    FOR s IN SELECT nspname FROM pg_catalog.pg_namespace WHERE nspname LIKE 'import\\_%' LOOP
+      EXECUTE pg_catalog.format('REVOKE ALL ON ALL TABLES IN SCHEMA %I FROM %I', s, ${literal(user)});
+      EXECUTE pg_catalog.format('REVOKE ALL ON SCHEMA %I FROM %I', s, ${literal(user)});
+    END LOOP;
+    EXECUTE pg_catalog.format('ALTER ROLE %I NOLOGIN PASSWORD NULL', ${literal(user)});
+  END IF;
+END
+$retire$;
+`;
 }

@@ -15,7 +15,12 @@ import { PGlite } from '@electric-sql/pglite';
 import { postgis } from '@electric-sql/pglite-postgis';
 import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket';
 import { installStatementDeadlines } from './postgis-deadlines.ts';
-import { demoSeedSql, importRolesSql, serviceRoleHardeningSql } from './postgis-seed.ts';
+import {
+  demoSeedSql,
+  importRolesSql,
+  retireSharedReaderSql,
+  serviceRoleHardeningSql,
+} from './postgis-seed.ts';
 
 /** What the parent passes in `workerData`. */
 export interface WorkerConfig {
@@ -28,7 +33,9 @@ export interface WorkerConfig {
   demoPassword: string;
   adminPassword: string;
   /** The import roles (ADR 0085), created or updated on every start. */
-  importRoles: Parameters<typeof importRolesSql>;
+  importer: { user: string; password: string };
+  /** The shared import reader of before ADR 0105, retired on every start. */
+  retiredReader: string;
   /** A watchdog restart of a running host: the every-start statements ran already (keep restarts quick). */
   restarted?: boolean;
   /** The DeadlineBoard's buffer, shared with the parent's watchdog. */
@@ -507,7 +514,10 @@ async function main(config: WorkerConfig): Promise<void> {
   const hardening = serviceRoleHardeningSql();
   // On every start: a data dir seeded by an older version gets the same privileges as a new one.
   if (hardening && !config.restarted) await db.exec(hardening);
-  if (!config.restarted) await db.exec(importRolesSql(...config.importRoles));
+  if (!config.restarted) {
+    await db.exec(importRolesSql(config.importer));
+    await db.exec(retireSharedReaderSql(config.retiredReader));
+  }
   const backend = new Backend(db, deadlines);
   const { server, close } = await serve(backend, config.host, config.port);
   const address = server.address();

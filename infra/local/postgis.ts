@@ -11,14 +11,14 @@ import type { WorkerConfig, WorkerMessage } from './postgis-worker.ts';
 export const DEMO_USER = 'geoplane_demo';
 /** A fixed password, so a kept catalog and a re-created PostGIS data dir still agree (loopback only). */
 export const DEMO_PASSWORD = 'geoplane_demo';
-/** The login that loads imports into their schemas (ADR 0085): CREATE on the database, no superuser. */
+/**
+ * The login that loads imports into their schemas (ADR 0085): CREATE on the database, no
+ * superuser. Its password is generated per data dir (ADR 0105): it owns every workspace's staging
+ * data, and a password anyone can read in the source would let a service read it.
+ */
 export const IMPORTER_USER = 'geoplane_importer';
-/** Fixed like DEMO_PASSWORD (loopback only). */
-export const IMPORTER_PASSWORD = 'geoplane_importer';
-/** The login published import services read as: the demo role's hardening, SELECT on published imports only. */
-export const IMPORT_READER_USER = 'geoplane_import_reader';
-/** Fixed like DEMO_PASSWORD (loopback only). */
-export const IMPORT_READER_PASSWORD = 'geoplane_import_reader';
+/** The login every published import shared before ADR 0105; retired (no login, no grants) on start. */
+export const RETIRED_IMPORT_READER_USER = 'geoplane_import_reader';
 const SEED_VERSION = 1;
 /** How often "still initialising" is printed while the first start runs. */
 const TICK_MS = 10_000;
@@ -46,8 +46,6 @@ export interface EmbeddedPostgis {
   admin: { user: string; password: string };
   /** The import loader's login (ADR 0085). */
   importer: { user: string; password: string };
-  /** The login published import services connect as (ADR 0085). */
-  importReader: { user: string; password: string };
   /** True when this start created and seeded the data dir. */
   firstInit: boolean;
   /** Milliseconds from the call until the port accepted logins. */
@@ -61,6 +59,8 @@ export interface EmbeddedPostgis {
 interface Marker {
   seed_version: number;
   admin_password: string;
+  /** The import loader's generated password (ADR 0105); absent in data dirs made before it. */
+  importer_password?: string;
   initialised_at: string;
 }
 
@@ -93,6 +93,10 @@ export async function startEmbeddedPostgis(options: EmbeddedPostgisOptions): Pro
     admin_password: randomBytes(18).toString('base64url'),
     initialised_at: '',
   };
+  // A data dir made before ADR 0105 gets its loader password now (and keeps it).
+  const importerPassword = marker.importer_password ?? randomBytes(24).toString('base64url');
+  const newSecrets = marker.importer_password === undefined;
+  marker.importer_password = importerPassword;
   const config: WorkerConfig = {
     pgDataDir,
     host: '127.0.0.1',
@@ -101,10 +105,8 @@ export async function startEmbeddedPostgis(options: EmbeddedPostgisOptions): Pro
     demoUser: DEMO_USER,
     demoPassword: DEMO_PASSWORD,
     adminPassword: marker.admin_password,
-    importRoles: [
-      { user: IMPORTER_USER, password: IMPORTER_PASSWORD },
-      { user: IMPORT_READER_USER, password: IMPORT_READER_PASSWORD },
-    ],
+    importer: { user: IMPORTER_USER, password: importerPassword },
+    retiredReader: RETIRED_IMPORT_READER_USER,
     deadlines: DeadlineBoard.allocate(),
   };
 
@@ -128,8 +130,8 @@ export async function startEmbeddedPostgis(options: EmbeddedPostgisOptions): Pro
     clearInterval(tick);
   }
   const { ready } = current;
-  if (initialise) {
-    marker.initialised_at = new Date().toISOString();
+  if (initialise || newSecrets) {
+    if (initialise) marker.initialised_at = new Date().toISOString();
     writeFileSync(markerPath, `${JSON.stringify(marker, null, 2)}\n`, { mode: 0o600 });
   }
 
@@ -190,8 +192,7 @@ export async function startEmbeddedPostgis(options: EmbeddedPostgisOptions): Pro
     user: DEMO_USER,
     password: DEMO_PASSWORD,
     admin: { user: ready.superuser, password: marker.admin_password },
-    importer: { user: IMPORTER_USER, password: IMPORTER_PASSWORD },
-    importReader: { user: IMPORT_READER_USER, password: IMPORT_READER_PASSWORD },
+    importer: { user: IMPORTER_USER, password: importerPassword },
     firstInit: initialise,
     startupMs: Date.now() - started,
     stoppedStatements: () => ({ cancelled: cancelledBefore + current.board.cancelled, restarts }),

@@ -159,7 +159,7 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
     IMPORT_STEP_BUDGET_MS: process.env.IMPORT_STEP_BUDGET_MS ?? '20000',
     GEOPLANE_IMPORT_UPLOAD_DIR: uploadDir,
     ...(options.importMaxBytes ? { IMPORT_MAX_BYTES: String(options.importMaxBytes) } : {}),
-    // The import database: the embedded PostGIS, loaded by its importer login, served by its reader login.
+    // The import database: the embedded PostGIS, loaded by its importer login; each published import has a login of its own.
     ...(postgis
       ? {
           IMPORT_DATABASE: JSON.stringify({
@@ -169,8 +169,6 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
             sslmode: 'disable',
             user: postgis.importer.user,
             password: postgis.importer.password,
-            serving_user: postgis.importReader.user,
-            serving_password: postgis.importReader.password,
           }),
         }
       : {}),

@@ -119,8 +119,17 @@ export interface ImportConfig {
   allowedBuckets: string[];
   /** Local: the directory `file://` URIs and absolute paths must lie under. */
   localImportRoot?: string;
+  /** `IMPORT_MAX_BYTES` (default 2 GiB): the largest file one import takes (upload or URI). */
   maxBytes: number;
   uploadTtlSeconds: number;
+  /** `IMPORT_MAX_LAYERS` (default 100): layers one import's plan loads at most (ADR 0110). */
+  maxLayers: number;
+  /** `IMPORT_MAX_ROWS` (default 10,000,000): features one import loads at most. */
+  maxRows: number;
+  /** `IMPORT_WORKSPACE_MAX_ROWS` (default 100,000,000): rows a workspace's staged and published imports hold. */
+  workspaceMaxRows: number;
+  /** `IMPORT_WORKSPACE_MAX_BYTES` (default 50 GiB): bytes (of their files) a workspace's imports hold. */
+  workspaceMaxBytes: number;
   /** The import database: local JSON with logins, or (AWS) host/port/database with the secret's ARN. */
   database?: {
     host: string;
@@ -129,8 +138,6 @@ export interface ImportConfig {
     sslmode?: 'disable' | 'prefer' | 'require' | 'verify-full';
     user?: string;
     password?: string;
-    serving_user?: string;
-    serving_password?: string;
   };
   databaseSecretArn?: string;
 }
@@ -161,6 +168,10 @@ export function importConfig(): ImportConfig {
     localImportRoot: env.GEOPLANE_IMPORT_ROOT || undefined,
     maxBytes: number(env.IMPORT_MAX_BYTES, 2 * 1024 ** 3),
     uploadTtlSeconds: number(env.IMPORT_UPLOAD_TTL_SECONDS, 3600),
+    maxLayers: number(env.IMPORT_MAX_LAYERS, 100),
+    maxRows: number(env.IMPORT_MAX_ROWS, 10_000_000),
+    workspaceMaxRows: number(env.IMPORT_WORKSPACE_MAX_ROWS, 100_000_000),
+    workspaceMaxBytes: number(env.IMPORT_WORKSPACE_MAX_BYTES, 50 * 1024 ** 3),
     database,
     databaseSecretArn: env.IMPORT_DATABASE_SECRET_ARN || undefined,
   };

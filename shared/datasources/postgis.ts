@@ -695,7 +695,7 @@ function subquery(sql: string): string {
  * `valid: false` with the reason; outages throw UnavailableError.
  */
 export async function describeSql(c: PostgisConnection, sql: string): Promise<SqlDescription> {
-  const guard = await checkSql(sql);
+  const guard = await checkSql(sql, c.schemas);
   if (!guard.ok) return { valid: false, error: guard.error };
   try {
     return await readOnly(c, DESCRIBE_BUDGET_MS, async (query, session): Promise<SqlDescription> => {
@@ -800,7 +800,7 @@ async function suggestIdColumn(
  * UnavailableError.
  */
 export async function checkIdColumn(c: PostgisConnection, sql: string, idColumn: string): Promise<boolean> {
-  const guard = await checkSql(sql);
+  const guard = await checkSql(sql, c.schemas);
   if (!guard.ok) return false;
   const id = `q.${escapeIdentifier(idColumn)}`;
   try {

@@ -347,7 +347,14 @@ export function refuseHiddenCalls(found: { functions: string[]; operators: strin
   return undefined;
 }
 
-function checkRelation(rangeVar: JsonObject): void {
+/** PostGIS's own reference relations, which a query may name in PostGIS's schema. */
+const POSTGIS_RELATIONS: ReadonlySet<string> = new Set([
+  'spatial_ref_sys',
+  'geometry_columns',
+  'geography_columns',
+]);
+
+function checkRelation(rangeVar: JsonObject, schemas: ReadonlySet<string>): void {
   const relname = typeof rangeVar.relname === 'string' ? rangeVar.relname : '';
   const schema = typeof rangeVar.schemaname === 'string' ? rangeVar.schemaname : undefined;
   if (typeof rangeVar.catalogname === 'string') {
@@ -357,9 +364,99 @@ function checkRelation(rangeVar: JsonObject): void {
     schema === undefined
       ? relname.startsWith('pg_')
       : schema === 'information_schema' || schema.startsWith('pg_');
-  if (inCatalog && !SAFE_CATALOG_RELATIONS.has(relname)) {
-    const shown = schema === undefined ? ident(relname) : `${ident(schema)}.${ident(relname)}`;
+  const shown = schema === undefined ? ident(relname) : `${ident(schema)}.${ident(relname)}`;
+  if (inCatalog) {
+    if (SAFE_CATALOG_RELATIONS.has(relname)) return;
     throw new Refusal(`relation ${shown} is not allowed: system catalogs are off limits`);
+  }
+  // A qualified name must name one of the service's own schemas (ADR 0105): its search_path is
+  // those schemas and PostGIS's, and a name is no barrier the database doesn't also enforce.
+  if (schema === undefined || schemas.has(schema)) return;
+  if (POSTGIS_SCHEMAS.has(schema) && POSTGIS_RELATIONS.has(relname)) return;
+  throw new Refusal(
+    `relation ${shown} is not allowed: schema ${ident(schema)} is not one of the service's schemas (${[...schemas].map(ident).join(', ')})`,
+  );
+}
+
+/** The argument of a call, a named argument (`name => value`) unwrapped. */
+function argumentValue(arg: unknown): unknown {
+  return isObject(arg) && isObject(arg.NamedArgExpr) ? arg.NamedArgExpr.arg : arg;
+}
+
+/** Integer types a cast may force an SRID argument to. */
+const INTEGER_TYPES: ReadonlySet<string> = new Set([
+  'int',
+  'int2',
+  'int4',
+  'int8',
+  'integer',
+  'smallint',
+  'bigint',
+]);
+
+/**
+ * PROJ parameters a `+proj=` string may carry: projection, datum and unit parameters. Not `init`,
+ * `nadgrids`, `geoidgrids`, `grids`, `file` or any other that names a file PROJ reads on the
+ * database server (a path can hang the backend or read its files).
+ */
+const PROJ_PARAMETERS: ReadonlySet<string> = new Set([
+  ...['proj', 'ellps', 'datum', 'a', 'b', 'rf', 'f', 'es', 'e', 'R', 'R_A', 'R_V', 'R_a', 'R_g', 'R_h'],
+  ...['lat_0', 'lon_0', 'lat_1', 'lat_2', 'lat_ts', 'lon_1', 'lon_2', 'lonc', 'lat_b', 'alpha', 'gamma'],
+  ...['k', 'k_0', 'x_0', 'y_0', 'h', 'zone', 'south', 'units', 'to_meter', 'towgs84', 'pm', 'axis'],
+  ...['no_defs', 'type', 'wktext', 'over', 'no_uoff', 'no_rot', 'lon_wrap', 'approx', 'guam', 'czech'],
+  ...['sweep', 'M', 'n', 'm', 'q', 'W', 'azi', 'tilt', 'o_proj', 'o_lat_p', 'o_lon_p', 'o_alpha'],
+  ...['o_lon_c', 'o_lat_c', 'o_lat_1', 'o_lat_2', 'o_lon_1', 'o_lon_2', 'ellps_b', 'PANGLE'],
+]);
+/** Operations that exist to read grid or model files, or to chain others. */
+const PROJ_DENIED_OPERATIONS: ReadonlySet<string> = new Set([
+  ...['pipeline', 'hgridshift', 'vgridshift', 'xyzgridshift', 'gridshift', 'tinshift', 'deformation'],
+  ...['defmodel', 'push', 'pop'],
+]);
+
+/** Why a PROJ definition given as text is refused; undefined when it is an authority code or a plain +proj string. */
+function projRefusal(text: string): string | undefined {
+  if (/^(EPSG|ESRI):\d{1,6}$/i.test(text)) return undefined;
+  const tokens = text.trim().split(/\s+/);
+  if (!tokens[0]?.startsWith('+proj=')) {
+    return 'only EPSG:<code>, ESRI:<code> or a +proj= string';
+  }
+  for (const token of tokens) {
+    const m = /^\+([A-Za-z_][A-Za-z0-9_]*)(?:=([A-Za-z0-9_.,+-]*))?$/.exec(token);
+    if (!m) return `PROJ parameter ${JSON.stringify(token.slice(0, 40))} is not allowed`;
+    const [, key, value] = m as unknown as [string, string, string | undefined];
+    if (!PROJ_PARAMETERS.has(key))
+      return `PROJ parameter +${key} is not allowed (it may name a file on the server)`;
+    if (key === 'proj' && (value === undefined || PROJ_DENIED_OPERATIONS.has(value))) {
+      return `PROJ operation +proj=${value ?? ''} is not allowed`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * ST_Transform's target (and source) CRS: an integer SRID, anything cast to an integer type, or a
+ * PROJ definition literal from the allowlist. Text computed at run time could name a file.
+ */
+function checkTransformArguments(call: JsonObject): void {
+  const args = Array.isArray(call.args) ? call.args : [];
+  for (const raw of args.slice(1)) {
+    const arg = argumentValue(raw);
+    const constant = isObject(arg) && isObject(arg.A_Const) ? arg.A_Const : undefined;
+    if (constant && isObject(constant.ival)) continue;
+    if (constant && isObject(constant.sval) && typeof constant.sval.sval === 'string') {
+      const why = projRefusal(constant.sval.sval);
+      if (why === undefined) continue;
+      throw new Refusal(`st_transform's PROJ definition is not allowed: ${why}; give an SRID (an integer)`);
+    }
+    const cast = isObject(arg) && isObject(arg.TypeCast) ? arg.TypeCast : undefined;
+    const type = cast && isObject(cast.typeName) ? nameParts(cast.typeName.names) : undefined;
+    if (type && INTEGER_TYPES.has(type[type.length - 1] as string)) continue;
+    // ST_SRID(geom) returns an integer.
+    const call = isObject(arg) && isObject(arg.FuncCall) ? arg.FuncCall : undefined;
+    if (call && nameParts(call.funcname)?.at(-1) === 'st_srid') continue;
+    throw new Refusal(
+      'st_transform takes an SRID (an integer literal, or an expression cast to integer such as srid::integer) or a literal EPSG:/+proj= definition',
+    );
   }
 }
 
@@ -425,7 +522,7 @@ function statementName(type: string, body: unknown): string {
 }
 
 /** Checks one node (`{Type: body}` entry); throws a Refusal. */
-function checkNode(type: string, body: unknown, gathered: Gathered): void {
+function checkNode(type: string, body: unknown, gathered: Gathered, schemas: ReadonlySet<string>): void {
   if (!isObject(body)) return;
   switch (type) {
     case 'A_Indirection':
@@ -454,9 +551,10 @@ function checkNode(type: string, body: unknown, gathered: Gathered): void {
       );
     case 'FuncCall':
       checkFunction(body);
+      if (nameParts(body.funcname)?.at(-1) === 'st_transform') checkTransformArguments(body);
       return;
     case 'RangeVar':
-      checkRelation(body);
+      checkRelation(body, schemas);
       return;
     case 'A_Expr':
       checkOperator(body.name, gathered);
@@ -491,7 +589,7 @@ function checkNode(type: string, body: unknown, gathered: Gathered): void {
 }
 
 /** Walks the whole tree iteratively (deeply nested SQL must not overflow the stack). */
-function walk(root: unknown): Gathered {
+function walk(root: unknown, schemas: ReadonlySet<string>): Gathered {
   const gathered: Gathered = { attributeNames: new Set(), operators: new Set() };
   const stack: unknown[] = [root];
   while (stack.length > 0) {
@@ -502,7 +600,7 @@ function walk(root: unknown): Gathered {
       for (const [key, child] of Object.entries(value)) {
         // Node types are UpperCamel (`SelectStmt`, `A_Expr`); fields are lowerCamel/snake. A
         // TypeName is not wrapped: it is the value of a `typeName` field (casts, column lists).
-        if (/^[A-Z]/.test(key)) checkNode(key, child, gathered);
+        if (/^[A-Z]/.test(key)) checkNode(key, child, gathered, schemas);
         else if (key === 'typeName' && isObject(child)) checkType(child);
         if (typeof child === 'object' && child !== null) stack.push(child);
       }
@@ -535,11 +633,13 @@ function parseError(error: unknown): string {
 }
 
 /**
- * Decides whether `sql` may be run against a data source. Refusals carry a message fit for the
- * API's `{valid: false, error}`. Never throws because of the input; it throws only when the
- * parser itself is broken (e.g. its `.wasm` file is missing from the bundle).
+ * Decides whether `sql` may be run against a data source whose service reads `schemas` (its
+ * connection's list; `public` when it names none): a schema-qualified relation must be in it.
+ * Refusals carry a message fit for the API's `{valid: false, error}`. Never throws because of the
+ * input; it throws only when the parser itself is broken (e.g. its `.wasm` file is missing from
+ * the bundle).
  */
-export async function checkSql(sql: string): Promise<SqlCheck> {
+export async function checkSql(sql: string, schemas?: readonly string[]): Promise<SqlCheck> {
   if (typeof sql !== 'string') return { ok: false, error: 'SQL must be a string' };
   const bytes = Buffer.byteLength(sql, 'utf8');
   if (bytes > MAX_SQL_BYTES) {
@@ -576,7 +676,7 @@ export async function checkSql(sql: string): Promise<SqlCheck> {
 
   let gathered: Gathered;
   try {
-    gathered = walk(stmt);
+    gathered = walk(stmt, new Set(schemas?.length ? schemas : ['public']));
   } catch (error) {
     if (error instanceof Refusal) return { ok: false, error: error.message };
     return {

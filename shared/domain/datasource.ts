@@ -78,6 +78,9 @@ export interface DataSourceGateway {
     sql: string,
     idColumn: string,
   ): Promise<boolean>;
-  /** The SQL gate alone (no database): one read-only SELECT with allowlisted functions. */
-  guardSql(sql: string): Promise<{ ok: true } | { ok: false; error: string }>;
+  /**
+   * The SQL gate alone (no database): one read-only SELECT with allowlisted functions, naming no
+   * schema but the service's `schemas` (ADR 0105).
+   */
+  guardSql(sql: string, schemas?: readonly string[]): Promise<{ ok: true } | { ok: false; error: string }>;
 }

@@ -225,9 +225,10 @@ function shape(
 }
 
 /** Guards an SQL view's text even for drafts: hostile SQL is never stored. */
-async function guardView(gateway: DataSourceGateway, layer: Pick<Layer, 'sql_view'>) {
+async function guardView(gateway: DataSourceGateway, service: Service, layer: Pick<Layer, 'sql_view'>) {
   if (!layer.sql_view) return;
-  const verdict = await gateway.guardSql(layer.sql_view.sql);
+  const schemas = service.type === 'postgis' ? service.connection.schemas : undefined;
+  const verdict = await gateway.guardSql(layer.sql_view.sql, schemas);
   if (!verdict.ok)
     throw new RuleViolationError('source_unreadable', `The SQL view is not allowed: ${verdict.error}`);
 }
@@ -245,7 +246,7 @@ export async function createLayer(
   now = new Date(),
 ): Promise<Layer> {
   const shaped = shape(input);
-  await guardView(gateway, shaped);
+  await guardView(gateway, service, shaped);
   const validated = shaped.enabled ? await validateSource(gateway, box, service, shaped) : {};
   const ts = now.toISOString();
   const layer: Layer = {
@@ -295,7 +296,7 @@ export async function updateLayer(
     async (previous) => {
       checkVersion(previous, ifMatch);
       const shaped = shape(input, previous);
-      await guardView(gateway, shaped);
+      await guardView(gateway, service, shaped);
       const sourceChanged =
         shaped.source_layer !== previous.source_layer ||
         JSON.stringify(shaped.sql_view) !== JSON.stringify(previous.sql_view);

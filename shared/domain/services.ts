@@ -124,13 +124,18 @@ export async function liveConnection(box: SecretBox, any: Service) {
 /** Reason of a connection target the network policy refuses (ADR 0074). */
 export const CONNECTION_TARGET_NOT_ALLOWED = 'connection_target_not_allowed';
 
+/** Reason of a login a service may not use: the import database's own (ADR 0105). */
+export const CONNECTION_LOGIN_RESERVED = 'connection_login_reserved';
+
 /**
- * Port: may the server connect to `host:port` at all (ADR 0074)? Throws RuleViolationError
- * `connection_target_not_allowed` when not; a name that does not resolve now is not refused
- * (connecting to it fails like any unreachable source, and every connection is checked again).
+ * Port: may the server connect to `host:port` at all (ADR 0074), and as this login (ADR 0105)?
+ * Throws RuleViolationError `connection_target_not_allowed` for a refused target and
+ * InvalidInputError `connection_login_reserved` for the import database's loader login or
+ * another import's reader login; a name that does not resolve now is not refused (connecting to
+ * it fails like any unreachable source, and every connection is checked again).
  */
 export interface ConnectionTargetCheck {
-  checkTarget(host: string, port: number): Promise<void>;
+  checkTarget(connection: Pick<PostgisConnectionInfo, 'host' | 'port' | 'user' | 'schemas'>): Promise<void>;
 }
 
 /** The gateway createService and updateService need: the data source plus the target check. */
@@ -158,7 +163,7 @@ async function admitConnection(
   connection: PostgisConnectionInfo & { password?: string },
   enabled: boolean,
 ) {
-  await asBadRequest(() => gateway.checkTarget(connection.host, connection.port));
+  await asBadRequest(() => gateway.checkTarget(connection));
   if (!enabled) return;
   const result = await asBadRequest(() => gateway.testConnection(connection));
   if (!result.ok) {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EmbeddedPostgis, startEmbeddedPostgis } from '../../infra/local/postgis.ts';
-import { importRolesSql } from '../../infra/local/postgis-seed.ts';
+import { IMPORT_ROLE_NAMES, type ImportRoleNames, importRolesSql } from '../../infra/local/postgis-seed.ts';
 import { ImportDatabase, type ImportDatabaseConfig } from '../../shared/datasources/imports/database.ts';
 import { type FeatureSource, loadImport } from '../../shared/datasources/imports/pipeline.ts';
 import {
@@ -31,8 +31,8 @@ import {
 interface ImportTarget {
   kind: 'embedded' | 'postgresql';
   importer: ImportDatabaseConfig;
-  /** The serving login (import reader). */
-  reader: pg.ClientConfig;
+  /** The role names beside the loader (ADR 0105). */
+  roles: ImportRoleNames;
   /** A superuser pool in the same database. */
   admin: pg.Pool;
 }
@@ -135,8 +135,16 @@ function importSuite(target: () => ImportTarget): void {
     const { staging, published } = db.schemas(importId);
     return (await db.importRelations()).filter((r) => r.schema === staging || r.schema === published);
   };
-  const readerQuery = async (sql: string) => {
-    const client = new pg.Client({ ...target().reader, connectionTimeoutMillis: 5_000 });
+  /** Runs `sql` as the login of import `importId` (ADR 0105). */
+  const readerQuery = async (importId: string, sql: string) => {
+    const { host, port, database } = target().importer;
+    const client = new pg.Client({
+      host,
+      port,
+      database,
+      ...db.reader(importId),
+      connectionTimeoutMillis: 5_000,
+    });
     await client.connect();
     try {
       return await client.query(sql);
@@ -149,16 +157,106 @@ function importSuite(target: () => ImportTarget): void {
     db = new ImportDatabase(target().importer);
   });
 
-  it('creates the import roles: the loader is no superuser, the reader can create nothing', async () => {
+  it('creates the import roles: the loader is no superuser and creates no roles; only a NOLOGIN role may', async () => {
+    const { roles } = target();
     const { rows } = await admin().query(
-      `SELECT rolname, rolsuper, rolcreaterole, has_database_privilege(rolname, current_database(), 'CREATE') AS can_create
-       FROM pg_roles WHERE rolname IN ($1, $2) ORDER BY rolname = $1 DESC`,
-      [target().importer.user, target().reader.user],
+      `SELECT rolname, rolsuper, rolcreaterole, rolcanlogin, has_database_privilege(rolname, current_database(), 'CREATE') AS can_create
+       FROM pg_roles WHERE rolname IN ($1, $2, $3) ORDER BY rolname = $1 DESC, rolname = $2 DESC`,
+      [target().importer.user, roles.readers, roles.roleAdmin],
     );
     expect(rows).toEqual([
-      { rolname: target().importer.user, rolsuper: false, rolcreaterole: false, can_create: true },
-      { rolname: target().reader.user, rolsuper: false, rolcreaterole: false, can_create: false },
+      {
+        rolname: target().importer.user,
+        rolsuper: false,
+        rolcreaterole: false,
+        rolcanlogin: true,
+        can_create: true,
+      },
+      {
+        rolname: roles.readers,
+        rolsuper: false,
+        rolcreaterole: false,
+        rolcanlogin: false,
+        can_create: false,
+      },
+      {
+        rolname: roles.roleAdmin,
+        rolsuper: false,
+        rolcreaterole: true,
+        rolcanlogin: false,
+        can_create: false,
+      },
     ]);
+    // The loader can't make a login by itself, nor call the role functions with other names.
+    const loader = new pg.Client({ ...target().importer, ssl: false, connectionTimeoutMillis: 5_000 });
+    await loader.connect();
+    try {
+      await expect(
+        loader.query(`CREATE ROLE geoplane_probe_${randomBytes(3).toString('hex')} LOGIN`),
+      ).rejects.toMatchObject({
+        code: '42501',
+      });
+      await expect(
+        loader.query(`SELECT geoplane_import_roles.ensure_reader('postgres', 'x')`),
+      ).rejects.toMatchObject({ code: '22023' });
+      await expect(
+        loader.query(`SELECT geoplane_import_roles.drop_reader('x; DROP ROLE postgres')`),
+      ).rejects.toMatchObject({
+        code: '22023',
+      });
+    } finally {
+      await loader.end();
+    }
+  });
+
+  it("gives each published import a login of its own: it reads its tables, not its staging, not another import's", async () => {
+    // Prepare: two imports (two workspaces' files), one published, one still staged.
+    const mine = randomUUID();
+    const theirs = randomUUID();
+    const a = points(12, 'alpha');
+    const b = points(7, 'beta');
+    await load(mine, [a], { layers: [layerPlan(a)] });
+    await load(theirs, [b], { layers: [layerPlan(b)] });
+    const other = randomUUID();
+    await load(other, [a], { layers: [layerPlan(a)] });
+    await db.publish(mine, ['alpha']);
+    await db.publish(other, ['alpha']);
+
+    // Act + Assess: its own published table only.
+    const own = await readerQuery(mine, `SELECT count(*)::int AS n FROM ${db.schemas(mine).published}.alpha`);
+    expect(own.rows[0]).toEqual({ n: 12 });
+    for (const sql of [
+      `SELECT count(*) FROM ${db.schemas(theirs).staging}.beta`,
+      `SELECT count(*) FROM ${db.schemas(other).published}.alpha`,
+      `SELECT count(*) FROM ${db.schemas(mine).staging}."geoplane$checkpoint"`,
+      'SELECT count(*) FROM geoplane_imports.fences',
+      `SELECT geoplane_import_roles.drop_reader('${db.schemas(other).published.slice('import_'.length)}')`,
+    ]) {
+      await expect(readerQuery(mine, sql), sql).rejects.toMatchObject({
+        code: expect.stringMatching(/^42501|3F000|42P01$/),
+      });
+    }
+    // The login is no older import's shared one: another import's password does not open it.
+    const { host, port, database } = target().importer;
+    const wrong = new pg.Client({
+      host,
+      port,
+      database,
+      user: db.reader(mine).user,
+      password: db.reader(other).password,
+    });
+    await expect(wrong.connect()).rejects.toMatchObject({ code: '28P01' });
+    await wrong.end().catch(() => {});
+
+    // dropAll takes the login with the tables.
+    await db.dropAll(other);
+    const { rows } = await admin().query('SELECT count(*)::int AS n FROM pg_roles WHERE rolname = $1', [
+      db.reader(other).user,
+    ]);
+    expect(rows[0]).toEqual({ n: 0 });
+    await expect(readerQuery(other, 'SELECT 1')).rejects.toMatchObject({ code: '28P01' });
+    await db.dropAll(mine);
+    await db.dropAll(theirs);
   });
 
   it('loads, finalizes and publishes points, lines and polygons with their types, keys and indexes', async () => {
@@ -255,7 +353,7 @@ function importSuite(target: () => ImportTarget): void {
     expect(await db.checkpoint(importId, 'points')).toEqual({ features: 1200, bytes: 0, finalized: true });
   });
 
-  it('lets the serving role read published tables only, and publishing again after a crash halfway is fine', async () => {
+  it("lets the import's login read its published tables only, and publishing again after a crash halfway is fine", async () => {
     // Prepare
     const importId = randomUUID();
     const a = points(30, 'alpha');
@@ -263,9 +361,9 @@ function importSuite(target: () => ImportTarget): void {
     await load(importId, [a, b], { layers: [layerPlan(a), layerPlan(b)] });
     const { staging, published } = db.schemas(importId);
 
-    // Act + Assess: staging is invisible to the serving role.
-    await expect(readerQuery(`SELECT count(*) FROM ${staging}.alpha`)).rejects.toMatchObject({
-      code: '42501',
+    // Act + Assess: before publish the import has no login at all, so nothing reads its staging.
+    await expect(readerQuery(importId, `SELECT count(*) FROM ${staging}.alpha`)).rejects.toMatchObject({
+      code: '28P01',
     });
     // A publish that crashed after moving one table (what a non-atomic mover could leave).
     await admin().query(`CREATE SCHEMA ${published} AUTHORIZATION ${pg.escapeIdentifier(target().importer.user)};
@@ -274,6 +372,7 @@ function importSuite(target: () => ImportTarget): void {
     await db.publish(importId, ['alpha', 'beta']);
 
     const { rows } = await readerQuery(
+      importId,
       `SELECT (SELECT count(*) FROM ${published}.alpha)::int AS a, (SELECT count(*) FROM ${published}.beta)::int AS b`,
     );
     expect(rows[0]).toEqual({ a: 30, b: 20 });
@@ -675,8 +774,8 @@ describe('import database on the embedded PostGIS', () => {
     const base = { host: pgis.host, port: pgis.port, database: pgis.database };
     target = {
       kind: 'embedded',
-      importer: { ...base, ...pgis.importer, sslmode: 'disable', servingUser: pgis.importReader.user },
-      reader: { ...base, ...pgis.importReader },
+      importer: { ...base, ...pgis.importer, sslmode: 'disable' },
+      roles: IMPORT_ROLE_NAMES,
       admin: new pg.Pool({ ...base, user: pgis.admin.user, password: pgis.admin.password, max: 1 }),
     };
   }, 180_000);
@@ -698,21 +797,21 @@ describe.skipIf(!url)('import database on a real PostgreSQL + PostGIS (GEOPLANE_
   let target: ImportTarget;
   const suffix = randomBytes(4).toString('hex');
   const importer = { user: `geoplane_importer_${suffix}`, password: randomBytes(18).toString('base64url') };
-  const reader = {
-    user: `geoplane_import_reader_${suffix}`,
-    password: randomBytes(18).toString('base64url'),
+  const roles: ImportRoleNames = {
+    readers: `geoplane_import_readers_${suffix}`,
+    roleAdmin: `geoplane_import_role_admin_${suffix}`,
   };
 
   beforeAll(async () => {
     real = await startRealPostgis(url as string);
     // Twice: the roles' SQL is idempotent.
-    await real.admin.query(importRolesSql(importer, reader));
-    await real.admin.query(importRolesSql(importer, reader));
+    await real.admin.query(importRolesSql(importer, roles));
+    await real.admin.query(importRolesSql(importer, roles));
     const base = { host: real.superuser.host, port: real.superuser.port, database: real.superuser.database };
     target = {
       kind: 'postgresql',
-      importer: { ...base, ...importer, sslmode: 'prefer', servingUser: reader.user },
-      reader: { ...base, ...reader },
+      importer: { ...base, ...importer, sslmode: 'prefer' },
+      roles,
       admin: real.admin,
     };
   }, 60_000);
@@ -729,7 +828,13 @@ describe.skipIf(!url)('import database on a real PostgreSQL + PostGIS (GEOPLANE_
     });
     await client.connect();
     try {
-      for (const role of [importer.user, reader.user]) {
+      // Import logins this suite's tests left (a failed test's), then the suite's own roles.
+      const { rows } = await client.query<{ rolname: string }>(
+        `SELECT r.rolname FROM pg_roles r JOIN pg_auth_members m ON m.member = r.oid
+         JOIN pg_roles g ON g.oid = m.roleid WHERE g.rolname = $1`,
+        [roles.readers],
+      );
+      for (const role of [...rows.map((r) => r.rolname), importer.user, roles.readers, roles.roleAdmin]) {
         await client.query(`DROP ROLE IF EXISTS ${pg.escapeIdentifier(role)}`);
       }
     } finally {

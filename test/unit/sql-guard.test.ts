@@ -368,6 +368,124 @@ const benign: [string, string][] = [
   ],
 ];
 
+/** PROJ definitions given as text may name files on the database server (issue #22): [case, SQL, error]. */
+const projText: [string, string, RegExp][] = [
+  [
+    '+init= naming a file',
+    "SELECT ST_Transform(geom, '+init=epsg:4326') FROM t",
+    /PROJ definition is not allowed.*only EPSG/,
+  ],
+  [
+    '+init= with a path',
+    "SELECT ST_Transform(geom, '+init=/etc/passwd:x') FROM t",
+    /PROJ definition is not allowed.*only EPSG/,
+  ],
+  ['init after +proj', "SELECT ST_Transform(geom, '+proj=longlat +init=x') FROM t", /\+init is not allowed/],
+  ['a grid file', "SELECT ST_Transform(geom, '+proj=longlat +nadgrids=/etc/passwd') FROM t", /\+nadgrids/],
+  ['a geoid grid', "SELECT ST_Transform(geom, '+proj=longlat +geoidgrids=@x.gtx') FROM t", /\+geoidgrids/],
+  [
+    'a pipeline',
+    "SELECT ST_Transform(geom, '+proj=pipeline +step +proj=unitconvert') FROM t",
+    /\+step|pipeline/,
+  ],
+  ['a TIN shift model', "SELECT ST_Transform(geom, '+proj=tinshift +file=x.json') FROM t", /\+file|tinshift/],
+  ['a WKT definition', 'SELECT ST_Transform(geom, \'GEOGCS["x"]\') FROM t', /only EPSG/],
+  [
+    'a from_proj text',
+    "SELECT ST_Transform(geom, '+init=x', 4326) FROM t",
+    /PROJ definition is not allowed.*only EPSG/,
+  ],
+  [
+    'a named argument',
+    "SELECT ST_Transform(geom, from_proj => '+init=x', to_srid => 4326) FROM t",
+    /PROJ definition is not allowed.*only EPSG/,
+  ],
+  ['text built at run time', "SELECT ST_Transform(geom, '+in' || 'it=x') FROM t", /takes an SRID/],
+  [
+    'text from a subquery',
+    'SELECT ST_Transform(geom, (SELECT proj4text FROM spatial_ref_sys LIMIT 1)) FROM t',
+    /takes an SRID/,
+  ],
+  ['a text column', 'SELECT ST_Transform(geom, crs) FROM t', /cast to integer/],
+  ['a cast to text', "SELECT ST_Transform(geom, 'x'::text) FROM t", /takes an SRID/],
+  ['a function returning text', "SELECT ST_Transform(geom, concat('+init=', 'x')) FROM t", /takes an SRID/],
+  [
+    'qualified',
+    "SELECT public.st_transform(geom, '+init=x') FROM t",
+    /PROJ definition is not allowed.*only EPSG/,
+  ],
+];
+
+/** A service reading `import_aaa` may name no other schema (ADR 0105): [case, SQL, error]. */
+const otherSchemas: [string, string, RegExp][] = [
+  [
+    'another import',
+    'SELECT * FROM import_bbb.points',
+    /schema import_bbb is not one of the service's schemas/,
+  ],
+  ['another staging schema', 'SELECT * FROM import_staging_aaa.points', /import_staging_aaa is not one/],
+  ['public', 'SELECT * FROM public.places', /schema public is not one/],
+  ['in a join', 'SELECT a.* FROM points a JOIN import_bbb.t b ON true', /import_bbb/],
+  ['in a subquery', "SELECT (SELECT string_agg(name, ',') FROM import_bbb.t) FROM points", /import_bbb/],
+  ['in a CTE', 'WITH x AS (SELECT * FROM import_bbb.t) SELECT * FROM x', /import_bbb/],
+  ['in EXISTS', 'SELECT 1 FROM points WHERE EXISTS (SELECT 1 FROM import_bbb.t)', /import_bbb/],
+  ['TABLE form', 'SELECT * FROM (TABLE import_bbb.t) q', /import_bbb/],
+  ['quoted', 'SELECT * FROM "import_bbb"."t"', /import_bbb/],
+  ['a case variant', 'SELECT * FROM "IMPORT_AAA".t', /IMPORT_AAA/],
+  ['the fences table', 'SELECT * FROM geoplane_imports.fences', /geoplane_imports/],
+  ['a lateral join', 'SELECT * FROM points p, LATERAL (SELECT * FROM import_bbb.t) q', /import_bbb/],
+];
+
+describe('checkSql refuses PROJ definitions that may read files, whatever the spelling', () => {
+  it.each(projText)('%s', async (_case, sql, error) => {
+    const result = await checkSql(sql);
+    expect(result.ok).toBe(false);
+    expect(result.ok ? '' : result.error).toMatch(error);
+  });
+
+  it.each([
+    ['an integer SRID', 'SELECT ST_Transform(geom, 3857) FROM t'],
+    [
+      'an integer cast',
+      'SELECT ST_Transform(geom, srid::integer), ST_Transform(geom, CAST(s AS int)) FROM t',
+    ],
+    ['ST_SRID', 'SELECT ST_Transform(g, ST_SRID(geom)) FROM t'],
+    ['an EPSG code', "SELECT ST_Transform(geom, 'EPSG:3857'), ST_Transform(geom, 'EPSG:4326', 3857) FROM t"],
+    [
+      'a plain +proj string',
+      "SELECT ST_Transform(geom, '+proj=utm +zone=33 +ellps=WGS84 +units=m +no_defs') FROM t",
+    ],
+    [
+      'a +towgs84 datum shift',
+      "SELECT ST_Transform(geom, '+proj=longlat +ellps=intl +towgs84=-87,-98,-121 +no_defs') FROM t",
+    ],
+  ])('accepts %s', async (_case, sql) => {
+    expect(await checkSql(sql)).toMatchObject({ ok: true });
+  });
+});
+
+describe("checkSql confines schema-qualified relations to the service's schemas", () => {
+  it.each(otherSchemas)('%s', async (_case, sql, error) => {
+    const result = await checkSql(sql, ['import_aaa']);
+    expect(result.ok).toBe(false);
+    expect(result.ok ? '' : result.error).toMatch(error);
+  });
+
+  it.each([
+    ['its own schema', 'SELECT * FROM import_aaa.points'],
+    ['unqualified (its search_path)', 'SELECT * FROM points'],
+    ["PostGIS's reference table", 'SELECT srid FROM public.spatial_ref_sys'],
+    ['a safe catalog view', 'SELECT name FROM pg_catalog.pg_timezone_names'],
+  ])('accepts %s', async (_case, sql) => {
+    expect(await checkSql(sql, ['import_aaa'])).toMatchObject({ ok: true });
+  });
+
+  it('reads a service without schemas as public', async () => {
+    expect(await checkSql('SELECT * FROM public.places')).toMatchObject({ ok: true });
+    expect(await checkSql('SELECT * FROM other.places')).toMatchObject({ ok: false });
+  });
+});
+
 describe('checkSql refuses hostile SQL with a specific error', () => {
   it.each(hostile)('%s', async (_case, sql, error) => {
     const result = await checkSql(sql);

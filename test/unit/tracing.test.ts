@@ -184,7 +184,7 @@ describe('traces where tracing is on (ADR 0092)', () => {
   it('captures the KMS client and the import database’s sessions', async () => {
     const root = await underRoot(async () => {
       await kmsEncrypt('alias/test', 'secret', { service: 's' }).catch(() => undefined);
-      const db = new ImportDatabase({ ...connection, servingUser: 'reader' });
+      const db = new ImportDatabase(connection);
       await db.checkpoint('2b7f9a4e-1c1d-4c7e-9d0a-0a6f4a1f3e55', 'roads').catch(() => undefined);
     });
 

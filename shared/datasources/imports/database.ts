@@ -19,8 +19,12 @@ import {
 } from '../../domain/import-sources.ts';
 import { inSubsegment } from '../../log/tracer.ts';
 import { escapeIdentifier, isDatabaseError, loadPg } from '../pg-driver.ts';
+import { importHex, READER_ROLES_SCHEMA, readerLogin, readerPassword, scramVerifier } from './readers.ts';
 
-/** How to reach the import database as the loader login, and whom to grant published tables to. */
+/**
+ * How to reach the import database as the loader login. Each published import is read by a login
+ * of its own (ADR 0105), whose password derives from the loader's.
+ */
 export interface ImportDatabaseConfig {
   host: string;
   port: number;
@@ -28,8 +32,6 @@ export interface ImportDatabaseConfig {
   user: string;
   password: string;
   sslmode?: 'disable' | 'prefer' | 'require' | 'verify-full';
-  /** The login a published service connects as: USAGE/SELECT on published schemas, nothing on staging. */
-  servingUser: string;
 }
 
 /** What finalizeLayer reports (also stored with the checkpoint, so a second call answers the same). */
@@ -139,11 +141,14 @@ function isOutage(error: unknown): boolean {
   );
 }
 
-function unavailable(config: ImportDatabaseConfig, error: unknown): UnavailableError {
-  const message = error instanceof Error ? error.message : String(error);
+/**
+ * The database's address, logins and the driver's words stay in the logs (the cause): an import's
+ * error is shown to its workspace, and the import database is every workspace's (ADR 0105).
+ */
+function unavailable(error: unknown): UnavailableError {
   return new UnavailableError(
     'import_database_unavailable',
-    `The import database ${config.host}:${config.port}/${config.database} is unavailable: ${message}.`,
+    'The import database is unavailable; the import is retried.',
     undefined,
     { cause: error },
   );
@@ -197,7 +202,7 @@ export class ImportDatabase {
       return await work(new ImportSession(client, this));
     } catch (error) {
       if (isOutage(error) || (broken && !(error instanceof ImportInputError))) {
-        throw unavailable(this.#config, broken ?? error);
+        throw unavailable(broken ?? error);
       }
       throw error;
     } finally {
@@ -242,7 +247,7 @@ export class ImportDatabase {
         return await open(false);
       }
     } catch (error) {
-      throw unavailable(c, error);
+      throw unavailable(error);
     }
   }
 
@@ -288,13 +293,17 @@ export class ImportDatabase {
     );
   }
 
-  /** Drops the staging and the published schema. Idempotent; `run` fences as dropStaging does. */
+  /**
+   * Drops the staging and the published schema, then the import's reader login (ADR 0105).
+   * Idempotent; `run` fences as dropStaging does.
+   */
   dropAll(importId: string, run?: number): Promise<void> {
     const { staging, published } = this.schemas(importId);
     return this.session((s) =>
       s.tx(STATEMENT_TIMEOUT_MS, async () => {
         if (run !== undefined) await s.fence(importId, run);
         await s.dropSchemas([staging, published]);
+        await s.query(`SELECT ${ident(READER_ROLES_SCHEMA)}.drop_reader($1)`, [importHex(importId)]);
       }),
     );
   }
@@ -331,9 +340,9 @@ export class ImportDatabase {
   /** Nothing to release: every call ends its own connection. */
   async close(): Promise<void> {}
 
-  /** The config's serving role (for the session's grants). */
-  get servingUser(): string {
-    return this.#config.servingUser;
+  /** The login (and password) the service of a published import connects as (ADR 0105). */
+  reader(importId: string): { user: string; password: string } {
+    return { user: readerLogin(importId), password: readerPassword(this.#config.password, importId) };
   }
 }
 
@@ -818,8 +827,15 @@ export class ImportSession {
   /** See ImportDatabase.publish. */
   publish(importId: string, tables: string[]): Promise<void> {
     const { staging, published } = this.#db.schemas(importId);
-    const serving = ident(this.#db.servingUser);
+    const reader = this.#db.reader(importId);
+    const serving = ident(reader.user);
     return this.tx(STATEMENT_TIMEOUT_MS, async () => {
+      // The import's own login (ADR 0105): created or given its password again, through the
+      // SECURITY DEFINER function of importRolesSql; the server sees only the SCRAM verifier.
+      await this.query(`SELECT ${ident(READER_ROLES_SCHEMA)}.ensure_reader($1, $2)`, [
+        importHex(importId),
+        scramVerifier(reader.password),
+      ]);
       await this.query(`CREATE SCHEMA IF NOT EXISTS ${ident(published)}`);
       for (const table of tables) {
         const where = await this.#locate(importId, table);

@@ -69,16 +69,17 @@ export class PostgisImportEngine implements ImportEngine {
     return ImportDatabase.tableName(publicId);
   }
 
+  /** The import's own login (ADR 0105): it reads its published schema and nothing else. */
   async servingConnection(importId: string): Promise<PostgisConnectionInfo & { password: string }> {
     const { connection } = await logins();
+    const db = new ImportDatabase(connection);
     return {
       host: connection.host,
       port: connection.port,
       database: connection.database,
-      user: connection.servingUser,
-      password: connection.servingPassword,
+      ...db.reader(importId),
       ...(connection.sslmode ? { sslmode: connection.sslmode } : {}),
-      schemas: [new ImportDatabase({ ...connection }).schemas(importId).published],
+      schemas: [db.schemas(importId).published],
     };
   }
 }

@@ -4,24 +4,22 @@ import { UnavailableError } from '../../domain/errors.ts';
 import { captureClient } from '../../log/tracer.ts';
 import { ImportDatabase, type ImportDatabaseConfig } from './database.ts';
 
-/** The import database's logins: the loader (owns the schemas) and the serving login. */
+/**
+ * The import database's loader login (owns the schemas). Each published import is read by a login
+ * of its own, derived from this one (ADR 0105): there is no shared serving login.
+ */
 export interface Logins {
-  connection: Omit<ImportDatabaseConfig, 'servingUser'> & { servingUser: string; servingPassword: string };
+  connection: ImportDatabaseConfig;
 }
 
-let secretCache:
-  | {
-      arn: string;
-      value: { username: string; password: string; serving_username: string; serving_password: string };
-    }
-  | undefined;
+let secretCache: { arn: string; value: { username: string; password: string } } | undefined;
 
 /** The logins of the import database: from the local configuration, or (AWS) its Secrets Manager secret. */
 export async function logins(): Promise<Logins> {
   const cfg = importConfig();
   const db = cfg.database;
   if (!db) throw new UnavailableError('import_database_unavailable', 'No import database is configured.');
-  if (db.user && db.password && db.serving_user && db.serving_password !== undefined) {
+  if (db.user && db.password) {
     return {
       connection: {
         host: db.host,
@@ -30,8 +28,6 @@ export async function logins(): Promise<Logins> {
         ...(db.sslmode ? { sslmode: db.sslmode } : {}),
         user: db.user,
         password: db.password,
-        servingUser: db.serving_user,
-        servingPassword: db.serving_password,
       },
     };
   }
@@ -63,16 +59,12 @@ export async function logins(): Promise<Logins> {
       ...(db.sslmode ? { sslmode: db.sslmode } : {}),
       user: s.username,
       password: s.password,
-      servingUser: s.serving_username,
-      servingPassword: s.serving_password,
     },
   };
 }
 
 async function database(): Promise<ImportDatabase> {
-  const { connection } = await logins();
-  const { servingPassword: _, ...config } = connection;
-  return new ImportDatabase(config);
+  return new ImportDatabase((await logins()).connection);
 }
 
 export async function withDatabase<T>(fn: (db: ImportDatabase) => Promise<T>): Promise<T> {
