@@ -316,6 +316,13 @@ export function postgisAdapterSuite(target: () => PostgisTarget): void {
       });
     });
 
+    it('reprojects with an integer SRID or an allowed PROJ definition', async () => {
+      for (const crs of ['3857', "'EPSG:3857'", "'+proj=merc +ellps=WGS84 +units=m +no_defs'"]) {
+        const sql = `SELECT id, ST_Transform(geom, ${crs}) AS geom FROM places`;
+        expect(await describeSql(target().demo, sql), sql).toMatchObject({ valid: true });
+      }
+    });
+
     it('takes type and SRID from the column type when the view has no rows, and 4326 when unknown', async () => {
       const { demo } = target();
       expect(await describeSql(demo, 'SELECT id, geom FROM roads WHERE false')).toMatchObject({
@@ -334,6 +341,22 @@ export function postgisAdapterSuite(target: () => PostgisTarget): void {
       ['a table the role may not read', 'SELECT * FROM secrets', /^permission denied for table secrets$/],
       ['a statement the SQL gate refuses', 'DELETE FROM places', /.+/],
       ['a column name returned twice', 'SELECT id, id, geom FROM places', /"id" more than once/],
+      // Issue #22: PROJ text naming a file wedged the embedded PostGIS; a real one would read it.
+      [
+        'a PROJ +init file',
+        "SELECT id, ST_Transform(geom, '+init=epsg:3857') AS geom FROM places",
+        /PROJ definition is not allowed/,
+      ],
+      [
+        'PROJ text built at run time',
+        "SELECT id, ST_Transform(geom, '+init=' || name) AS geom FROM places",
+        /takes an SRID/,
+      ],
+      [
+        'a schema outside the service',
+        'SELECT * FROM slow.places',
+        /schema slow is not one of the service's schemas/,
+      ],
     ])('answers valid:false for %s', async (_, sql, error) => {
       expect(await describeSql(target().demo, sql)).toEqual({
         valid: false,
