@@ -54,9 +54,9 @@ const SECRET_ARN =
   /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+-[A-Za-z0-9]{6}$/;
 
 /**
- * The import database (ADR 0086): where imports stage and publish their tables. The secret's JSON
- * holds `username`/`password` (a login with CREATE on the database) and
- * `serving_username`/`serving_password` (the login published services connect as).
+ * The import database (ADR 0086, 0105): where imports stage and publish their tables. The secret's
+ * JSON holds `username`/`password`: the loader login (CREATE on the database), set up with
+ * `importRolesSql()`; each published import gets a login of its own, derived from it.
  */
 const importDatabaseSchema = z
   .strictObject({
