@@ -258,6 +258,21 @@ async function replaceService(
     return next;
   }
   const { password, ...connection } = input.connection;
+  // A stored password goes only to the endpoint and login it was given for: otherwise whoever may
+  // edit the service could point it at a server of theirs and be sent the password (issue #22).
+  const was = current.connection;
+  const moved =
+    connection.host.toLowerCase() !== was.host.toLowerCase() ||
+    connection.port !== was.port ||
+    connection.database !== was.database ||
+    connection.user !== was.user ||
+    (connection.sslmode ?? 'prefer') !== (was.sslmode ?? 'prefer');
+  if (!password && current.password_enc && moved) {
+    throw new InvalidInputError(
+      'password_required',
+      'The connection changes its host, port, database, user or sslmode: give its password again (the stored one is sent only where it was given for).',
+    );
+  }
   const next: Service = {
     ...current,
     ...common,

@@ -23,7 +23,9 @@ async function side(publish: boolean): Promise<Side> {
   const editor = withKey((await createKey(ws.name, 'editor')).key);
   const admin = withKey((await createKey(ws.name, 'admin')).key);
   const imports = importsOf(ws.name);
-  const job = await imports.uploaded(pointsGeoJson(25), 'secret_points.geojson', { service_name: `svc-${ws.name}` });
+  const job = await imports.uploaded(pointsGeoJson(25), 'secret_points.geojson', {
+    service_name: `svc-${ws.name}`,
+  });
   const ready = await imports.until(job.id, ['ready_to_publish', 'failed']);
   expect(ready.body.status, JSON.stringify(ready.body)).toBe('ready_to_publish');
   if (!publish) return { ws, editor, admin, importId: job.id };
@@ -136,7 +138,12 @@ describe("a workspace can't read another workspace's imported data", () => {
 
   it("refuses a service as the loader login, and another import's login doesn't open with a guess", async () => {
     const boot = JSON.parse(readFileSync(join(inject('host').dataDir, 'bootstrap.json'), 'utf8'));
-    const target = { host: boot.postgis.host, port: boot.postgis.port, database: boot.postgis.database, sslmode: 'disable' };
+    const target = {
+      host: boot.postgis.host,
+      port: boot.postgis.port,
+      database: boot.postgis.database,
+      sslmode: 'disable',
+    };
     for (const user of ['geoplane_importer', 'GEOPLANE_IMPORTER', `geoplane_imp_${hexOf(a.importId)}`]) {
       for (const password of ['geoplane_importer', 'geoplane_import_reader', user]) {
         const res = await call('POST', `/workspaces/${b.ws.id}/services`, {
@@ -190,7 +197,51 @@ describe("a workspace can't read another workspace's imported data", () => {
     expect((await imports.rollback(a.importId)).status).toBe(202);
     const end = await imports.until(a.importId, ['rolled_back', 'failed'], 120_000);
     expect(end.body.status, JSON.stringify(end.body)).toBe('rolled_back');
-    const left = await adminQuery('SELECT 1 FROM pg_roles WHERE rolname = $1', [`geoplane_imp_${hexOf(a.importId)}`]);
+    const left = await adminQuery('SELECT 1 FROM pg_roles WHERE rolname = $1', [
+      `geoplane_imp_${hexOf(a.importId)}`,
+    ]);
     expect(left).toEqual([]);
+  });
+});
+
+describe('a stored password goes only where it was given for', () => {
+  it('refuses a new host, port, database, user or sslmode without the password again, and writes nothing', async () => {
+    const ws = await createWorkspace();
+    const admin = withKey((await createKey(ws.name, 'admin')).key);
+    const boot = JSON.parse(readFileSync(join(inject('host').dataDir, 'bootstrap.json'), 'utf8'));
+    const connection = { ...boot.postgis, sslmode: 'disable' };
+    const created = await call('POST', `/workspaces/${ws.id}/services`, {
+      headers: admin,
+      body: { name: 'demo-db', type: 'postgis', connection },
+    });
+    expect(created.status, created.text).toBe(201);
+    const path = `/workspaces/${ws.id}/services/${created.body.id}`;
+    const { password: _, ...withoutPassword } = connection;
+    for (const change of [
+      { host: 'localhost' },
+      { port: connection.port + 1 },
+      { database: 'other' },
+      { user: 'someone' },
+      { sslmode: 'prefer' },
+    ]) {
+      const res = await call('PUT', path, {
+        headers: admin,
+        body: {
+          name: 'demo-db',
+          type: 'postgis',
+          enabled: false,
+          connection: { ...withoutPassword, ...change },
+        },
+      });
+      expectError(res, 400, 'password_required');
+    }
+    const same = await call('GET', path, { headers: admin });
+    expect(same.body.version).toBe(created.body.version);
+    // Unchanged endpoint: the stored password stays, as before.
+    const renamed = await call('PUT', path, {
+      headers: admin,
+      body: { name: 'demo-db-2', type: 'postgis', connection: withoutPassword },
+    });
+    expect(renamed.status, renamed.text).toBe(200);
   });
 });
