@@ -5,17 +5,28 @@ import {
   type GeoPlaneClient as TypedClient,
 } from '../client/index.ts';
 import { CliError, type Connection } from './config.ts';
+import { plain } from './terminal.ts';
 import type { DeletionOperation, ImportEvent, ImportJob, Layer } from './types.ts';
 
-/** An error answer of the API (`{code, message, reason, request_id}`). */
+/**
+ * An error answer of the API (`{code, message, reason, request_id}`). Its text is the server's, so
+ * every part is made one plain line here, before anything prints it (ADR 0109).
+ */
 export class ApiError extends CliError {
+  readonly reason?: string;
+  readonly requestId?: string;
+
   constructor(
     readonly status: number,
     message: string,
-    readonly reason?: string,
-    readonly requestId?: string,
+    reason?: string,
+    requestId?: string,
   ) {
-    super(reason && reason !== message ? `${message} (${reason})` : message);
+    const text = plain(message);
+    const why = reason === undefined ? undefined : plain(reason);
+    super(why && why !== text ? `${text} (${why})` : text);
+    if (why !== undefined) this.reason = why;
+    if (requestId !== undefined) this.requestId = plain(requestId);
   }
 }
 
@@ -27,7 +38,7 @@ export function networkMessage(error: unknown, url: string): string {
     return `cannot verify the TLS certificate of ${new URL(url).host} (${code}); set GEOPLANE_CA_FILE to the CA that signed it`;
   if (code === 'ECONNREFUSED')
     return `cannot connect to ${new URL(url).host}: connection refused (is the API running?)`;
-  return `request to ${new URL(url).host} failed: ${e.message || code}`;
+  return `request to ${new URL(url).host} failed: ${plain(e.message || code)}`;
 }
 
 /** The answer of one call of the generated client. */
@@ -47,7 +58,12 @@ export class GeoPlaneClient {
     this.api = createGeoPlaneClient({
       baseUrl: connection.baseUrl,
       apiKey: connection.apiKey,
-      ...(connection.dispatcher ? { requestInitExt: { dispatcher: connection.dispatcher } } : {}),
+      // Redirects are not followed: fetch would send X-API-Key to wherever a 3xx points (it drops
+      // only Authorization and Cookie across origins), an http:// target included (ADR 0109).
+      requestInitExt: {
+        redirect: 'manual',
+        ...(connection.dispatcher ? { dispatcher: connection.dispatcher } : {}),
+      },
     });
   }
 
@@ -61,11 +77,19 @@ export class GeoPlaneClient {
       // fetch rejects with "fetch failed"; the cause carries the socket's or TLS's code.
       throw new CliError(networkMessage((error as Error).cause ?? error, this.connection.baseUrl));
     }
+    const { status } = answer.response;
+    if (status >= 300 && status < 400) {
+      const to = answer.response.headers.get('location');
+      throw new CliError(
+        `the API answered with a redirect (HTTP ${status}${to ? ` to ${plain(to)}` : ''}); the CLI does not follow redirects, so that the API key goes nowhere else: use the final URL with --url`,
+      );
+    }
     try {
-      return { status: answer.response.status, data: dataOf(answer) };
+      return { status, data: dataOf(answer) };
     } catch (error) {
       if (!(error instanceof GeoPlaneApiError)) throw error;
-      if (error.body) throw new ApiError(error.status, error.body.message, error.reason, error.requestId);
+      if (error.body)
+        throw new ApiError(error.status, String(error.body.message), error.reason, error.requestId);
       throw new ApiError(error.status, error.message);
     }
   }

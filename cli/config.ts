@@ -61,12 +61,56 @@ export function normalizeBaseUrl(raw: string): string {
   return url.toString().replace(/\/+$/, '');
 }
 
-const loopbackHosts = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
+/**
+ * Is the URL's host a loopback address: 127.0.0.0/8, ::1 or `localhost`? The WHATWG parser has
+ * already normalised the hostname (`127.1` → `127.0.0.1`, `[0::1]` → `[::1]`, lower case).
+ */
+export function isLoopback(url: URL): boolean {
+  const host = url.hostname;
+  if (host === 'localhost' || host === '[::1]') return true;
+  const octets = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(host);
+  return octets !== null && octets[1] === '127' && octets.slice(2).every((o) => Number(o) <= 255);
+}
+
+/**
+ * Refuses plain http to anything but a loopback address: the API key (and an upload's signed form)
+ * would cross the network in clear. The API itself answers plain HTTP with 426, but only after the
+ * key was sent.
+ */
+export function assertSecureTransport(url: URL, what: string): void {
+  if (url.protocol === 'http:' && !isLoopback(url))
+    throw new CliError(
+      `refusing to send ${what} over plain http to ${url.host}: use https (plain http is allowed only to 127.0.0.1, ::1 and localhost)`,
+    );
+}
+
+/** Do two base URLs name the same API (scheme, host, port and path)? */
+function sameApi(a: string, b: string): boolean {
+  return normalizeBaseUrl(a) === normalizeBaseUrl(b);
+}
+
+/** The local host's bootstrap key and URL, when the file has both and names a loopback URL. */
+function localBootstrap(dir: string): { url: string; apiKey: string; path: string } | undefined {
+  const bootstrap = readBootstrap(dir);
+  if (!bootstrap || typeof bootstrap.url !== 'string' || typeof bootstrap.api_key !== 'string')
+    return undefined;
+  const path = join(dir, 'bootstrap.json');
+  // The file is the local host's (npm start): a file naming any other host is not one, and neither
+  // its key nor its URL is used (a bootstrap.json in a checkout could point the CLI anywhere).
+  if (!isLoopback(new URL(normalizeBaseUrl(bootstrap.url))))
+    throw new CliError(
+      `${path} names ${bootstrap.url}, not a loopback address: it is not the local host's file`,
+    );
+  return { url: bootstrap.url, apiKey: bootstrap.api_key, path };
+}
 
 /**
  * The URL and API key: `--url`/`--api-key`, else GEOPLANE_URL/GEOPLANE_API_KEY, else the local
- * host's bootstrap.json (GEOPLANE_DATA_DIR or ./.local). TLS: GEOPLANE_CA_FILE, else for a
- * loopback URL the local host's own certificate when it exists; certificate checks stay on.
+ * host's bootstrap.json (GEOPLANE_DATA_DIR or ./.local) — its key only for the very URL it names,
+ * and its URL only with its own key, so the local super_admin key never goes to another host and
+ * a key of yours never goes to a URL some file named. Plain http only to loopback. TLS:
+ * GEOPLANE_CA_FILE, else for a loopback URL the local host's own certificate when it exists;
+ * certificate checks stay on.
  */
 export function resolveConnection(
   options: ConnectionOptions,
@@ -75,13 +119,25 @@ export function resolveConnection(
   const dir = dataDir(env);
   let url = options.url ?? env.GEOPLANE_URL;
   let apiKey = options.apiKey ?? env.GEOPLANE_API_KEY;
-  if (!url || !apiKey) {
-    const bootstrap = readBootstrap(dir);
-    if (bootstrap) {
-      if (!url && typeof bootstrap.url === 'string') url = bootstrap.url;
-      if (!apiKey && typeof bootstrap.api_key === 'string') apiKey = bootstrap.api_key;
+  if (!url && !apiKey) {
+    const local = localBootstrap(dir);
+    if (local) {
+      url = local.url;
+      apiKey = local.apiKey;
     }
+  } else if (url && !apiKey) {
+    const local = localBootstrap(dir);
+    if (local && sameApi(url, local.url)) apiKey = local.apiKey;
+    else if (local)
+      throw new CliError(
+        `no API key for ${normalizeBaseUrl(url)}: pass --api-key or set GEOPLANE_API_KEY. ` +
+          `The local bootstrap key (${local.path}) is only sent to the URL it names, ${normalizeBaseUrl(local.url)}.`,
+      );
   }
+  if (!url && apiKey)
+    throw new CliError(
+      'no API URL: pass --url or set GEOPLANE_URL (the URL of the local bootstrap.json goes only with its own key).',
+    );
   if (!url || !apiKey) {
     const missing = [!url ? 'an API URL' : '', !apiKey ? 'an API key' : ''].filter(Boolean).join(' and ');
     throw new CliError(
@@ -91,6 +147,7 @@ export function resolveConnection(
   }
   const baseUrl = normalizeBaseUrl(url);
   const parsed = new URL(baseUrl);
+  assertSecureTransport(parsed, 'the API key');
   let agent: Agent | undefined;
   let dispatcher: FetchAgent | undefined;
   if (parsed.protocol === 'https:') {
@@ -103,7 +160,7 @@ export function resolveConnection(
       } catch (error) {
         throw new CliError(`cannot read GEOPLANE_CA_FILE ${caFile}: ${(error as Error).message}`);
       }
-    } else if (loopbackHosts.has(parsed.hostname) && existsSync(localCert)) {
+    } else if (isLoopback(parsed) && existsSync(localCert)) {
       ca = readFileSync(localCert);
     }
     agent = new Agent({ keepAlive: true, ...(ca ? { ca } : {}) });

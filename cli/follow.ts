@@ -1,6 +1,7 @@
 import { ApiError, type GeoPlaneClient } from './client.ts';
 import { CliError } from './config.ts';
 import type { Bar, Output, Unit } from './progress.ts';
+import { line } from './terminal.ts';
 import type { DeletionOperation, ImportJob, ImportStatus } from './types.ts';
 
 /** Statuses in which the workflow is still working on the import (or is about to). */
@@ -53,7 +54,9 @@ function deadlineCheck(options: PollOptions, what: () => string): () => void {
   const started = Date.now();
   return () => {
     if (options.timeoutMs !== undefined && Date.now() - started >= options.timeoutMs)
-      throw new CliError(`timed out after ${Math.round(options.timeoutMs / 1000)} s waiting for ${what()}`);
+      throw new CliError(
+        line`timed out after ${Math.round(options.timeoutMs / 1000)} s waiting for ` + what(),
+      );
   };
 }
 
@@ -71,7 +74,7 @@ export async function followImport(
   let job = initial;
   const first = importProgress(job, options.fileSize);
   const bar: Bar = out.bar('import', first.total, first.unit, statusText(job));
-  const check = deadlineCheck(options, () => `import ${job.id} (${job.status}, ${job.phase})`);
+  const check = deadlineCheck(options, () => line`import ${job.id} (${job.status}, ${job.phase})`);
   try {
     for (;;) {
       const p = importProgress(job, options.fileSize);
@@ -99,7 +102,7 @@ export async function followRollback(
 ): Promise<ImportJob> {
   let job = initial;
   const bar = out.bar('rollback', 0, 'items', statusText(job));
-  const check = deadlineCheck(options, () => `the rollback of import ${job.id} (${job.status})`);
+  const check = deadlineCheck(options, () => line`the rollback of import ${job.id} (${job.status})`);
   let deletionVisible = true;
   try {
     for (;;) {

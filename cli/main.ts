@@ -19,7 +19,8 @@ const program = new Command()
   .description(
     'The GeoPlane command line: import files and manage imports; bootstrap a deployed stack.\n' +
       "Credentials: --url/--api-key, else GEOPLANE_URL/GEOPLANE_API_KEY, else the local host's " +
-      'bootstrap.json (GEOPLANE_DATA_DIR or ./.local). GEOPLANE_CA_FILE names a CA to trust.',
+      'bootstrap.json (GEOPLANE_DATA_DIR or ./.local; its key only for its own URL). Plain http only ' +
+      'to loopback. GEOPLANE_CA_FILE names a CA to trust.',
   )
   .version(version())
   .showHelpAfterError();

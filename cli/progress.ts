@@ -1,4 +1,5 @@
 import cliProgress from 'cli-progress';
+import { plain, writeTo } from './terminal.ts';
 
 /** 1234567 → "1.2 MB". */
 export function formatBytes(n: number): string {
@@ -48,27 +49,28 @@ export function createOutput(stream: NodeJS.WriteStream = process.stderr): Outpu
     log(line) {
       if (active) active.stop();
       active = undefined;
-      stream.write(`${line}\n`);
+      writeTo(stream, `${line}\n`);
     },
     bar(label, initialTotal, initialUnit, initialText = '') {
       let total = Math.max(0, initialTotal);
       let unit = initialUnit;
-      let text = initialText;
+      // The text names what the server reports (status, phase): plain, so the bar's line stays one line.
+      let text = plain(initialText);
       let value = 0;
       if (!tty) {
-        if (text) stream.write(`${label}: ${text}\n`);
+        if (text) writeTo(stream, `${label}: ${text}\n`);
         return {
           update(v, options = {}) {
             value = v;
             if (options.total !== undefined) total = options.total;
             if (options.unit !== undefined) unit = options.unit;
-            if (options.text !== undefined && options.text !== text) {
-              text = options.text;
+            if (options.text !== undefined && plain(options.text) !== text) {
+              text = plain(options.text);
               const amount =
                 total > 0
                   ? `${format(unit, value)}/${format(unit, total)}${unit === 'bytes' ? '' : ` ${unit}`}`
                   : '';
-              stream.write(`${label}: ${text}${amount ? ` (${amount})` : ''}\n`);
+              writeTo(stream, `${label}: ${text}${amount ? ` (${amount})` : ''}\n`);
             }
           },
           stop() {},
@@ -104,7 +106,7 @@ export function createOutput(stream: NodeJS.WriteStream = process.stderr): Outpu
             bar.setTotal(Math.max(total, 1));
           }
           if (options.unit !== undefined) unit = options.unit;
-          if (options.text !== undefined) text = options.text;
+          if (options.text !== undefined) text = plain(options.text);
           bar.update(Math.min(value, Math.max(total, 1)), payload());
         },
         stop() {

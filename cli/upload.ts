@@ -3,8 +3,9 @@ import { request as httpsRequest } from 'node:https';
 import { basename } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { networkMessage } from './client.ts';
-import { CliError, type Connection } from './config.ts';
+import { assertSecureTransport, CliError, type Connection } from './config.ts';
 import { multipartBody, multipartStream } from './multipart.ts';
+import { plain } from './terminal.ts';
 import type { UploadTicket } from './types.ts';
 
 /** Reads a whole (small) response. */
@@ -17,7 +18,7 @@ function readBody(res: IncomingMessage): Promise<string> {
   });
 }
 
-/** `<Code>` and `<Message>` of an S3-style XML error. */
+/** `<Code>` and `<Message>` of an S3-style XML error, as plain text (it is the server's; ADR 0109). */
 export function s3Error(status: number, text: string): string {
   const pick = (tag: string) =>
     new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`)
@@ -28,11 +29,11 @@ export function s3Error(status: number, text: string): string {
       .replace(/&quot;/g, '"')
       .replace(/&apos;/g, "'")
       .replace(/&amp;/g, '&');
-  const code = pick('Code');
-  const message = pick('Message');
+  const code = plain(pick('Code'));
+  const message = plain(pick('Message'));
   if (code || message)
     return `upload refused (HTTP ${status}${code ? ` ${code}` : ''})${message ? `: ${message}` : ''}`;
-  return `upload refused (HTTP ${status})${text ? `: ${text.slice(0, 200)}` : ''}`;
+  return `upload refused (HTTP ${status})${text ? `: ${plain(text.slice(0, 200))}` : ''}`;
 }
 
 /**
@@ -49,7 +50,16 @@ export async function uploadFile(
 ): Promise<void> {
   if (fileSize > ticket.max_bytes)
     throw new CliError(`the file is ${fileSize} bytes; this upload takes at most ${ticket.max_bytes} bytes`);
-  const url = new URL(ticket.url);
+  let url: URL;
+  try {
+    url = new URL(ticket.url);
+  } catch {
+    throw new CliError('the API gave an upload URL that is not a URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new CliError(`the API gave an upload URL that is not http(s) (${plain(url.protocol)})`);
+  // The form's fields are a signed upload grant: they don't cross the network in clear either.
+  assertSecureTransport(url, 'the upload');
   const body = multipartBody({
     fields: ticket.fields,
     fileField: ticket.file_field || 'file',

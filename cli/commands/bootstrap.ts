@@ -2,6 +2,7 @@ import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-clo
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Command } from 'commander';
 import { CliError } from '../config.ts';
+import { line, writeErr, writeOut } from '../terminal.ts';
 import { action } from './common.ts';
 
 interface BootstrapOptions {
@@ -97,10 +98,10 @@ export function registerBootstrap(program: Command): void {
           if (!found) throw new CliError(`no global API key with id '${options.revoke}' in table ${table}`);
           const already = found.revoked;
           await revokeApiKey(apiKeyRepository(), found);
-          process.stderr.write(
+          writeErr(
             already
-              ? `The global API key '${found.name}' (id ${found.id}) was already revoked.\n`
-              : `Revoked the global ${found.role_id} API key '${found.name}' (id ${found.id}) in table ${table}: it is refused from now on.\n`,
+              ? line`The global API key '${found.name}' (id ${found.id}) was already revoked.\n`
+              : line`Revoked the global ${found.role_id} API key '${found.name}' (id ${found.id}) in table ${table}: it is refused from now on.\n`,
           );
           return 0;
         }
@@ -110,13 +111,13 @@ export function registerBootstrap(program: Command): void {
           role_id: 'super_admin',
           owner_name: 'geoplane bootstrap',
         });
-        process.stderr.write(
-          `Created the global super_admin API key '${key.name}' (id ${key.id}) in table ${table}.\n` +
+        writeErr(
+          line`Created the global super_admin API key '${key.name}' (id ${key.id}) in table ${table}.\n` +
             'Store it now in a password manager: it is shown only this once and cannot be recovered\n' +
             '(only its hash is stored). Send it as the X-API-Key header; once claim mappings give your\n' +
             'administrators super_admin, keep it offline for emergencies.\n',
         );
-        process.stdout.write(`${secret}\n`);
+        writeOut(`${secret}\n`);
         return 0;
       }),
     );

@@ -3,6 +3,7 @@ import { GeoPlaneClient } from '../client.ts';
 import { CliError, resolveConnection } from '../config.ts';
 import type { PollOptions } from '../follow.ts';
 import { createOutput, formatBytes, formatCount, type Output } from '../progress.ts';
+import { jsonText, line, plain, writeErr, writeOut } from '../terminal.ts';
 import type { ImportJob } from '../types.ts';
 
 /** Options every command that talks to the API takes. */
@@ -68,15 +69,17 @@ export function action<A extends unknown[]>(
       if (code) process.exitCode = code;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      process.stderr.write(`error: ${message}\n`);
-      if (!(error instanceof CliError) && process.env.GEOPLANE_DEBUG) console.error(error);
+      writeErr(`error: ${message}\n`);
+      if (!(error instanceof CliError) && process.env.GEOPLANE_DEBUG)
+        writeErr(`${(error as Error)?.stack ?? String(error)}\n`);
       process.exitCode = 1;
     }
   };
 }
 
-/** Left-aligned columns, two spaces apart. */
-export function table(header: string[], rows: string[][]): string {
+/** Left-aligned columns, two spaces apart; every cell is plain text (cells hold the server's values). */
+export function table(header: string[], cells: string[][]): string {
+  const rows = cells.map((row) => row.map(plain));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
     cells
@@ -87,29 +90,29 @@ export function table(header: string[], rows: string[][]): string {
 }
 
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  writeOut(`${jsonText(value)}\n`);
 }
 
-/** A one-screen description of an import. */
+/** A one-screen description of an import (every value the server's, so each one plain). */
 export function describeImport(job: ImportJob): string {
   const lines = [
-    `import   ${job.id}`,
-    `name     ${job.name}`,
-    `status   ${job.status} (phase ${job.phase})`,
-    `service  ${job.service_name}${job.service_id ? ` (${job.service_id})` : ''}`,
-    `progress ${formatBytes(job.processed_bytes)}, ${formatCount(job.processed_features)} features, ${job.processed_layers}/${job.total_layers} layers`,
+    line`import   ${job.id}`,
+    line`name     ${job.name}`,
+    line`status   ${job.status} (phase ${job.phase})`,
+    line`service  ${job.service_name}${job.service_id ? ` (${plain(job.service_id)})` : ''}`,
+    line`progress ${formatBytes(job.processed_bytes)}, ${formatCount(job.processed_features)} features, ${job.processed_layers}/${job.total_layers} layers`,
   ];
-  if (job.source_filename) lines.push(`file     ${job.source_filename}`);
+  if (job.source_filename) lines.push(line`file     ${job.source_filename}`);
   if (job.discovery) {
-    lines.push(`format   ${job.discovery.format}, ${formatBytes(job.discovery.size_bytes)}`);
+    lines.push(line`format   ${job.discovery.format}, ${formatBytes(job.discovery.size_bytes)}`);
     for (const layer of job.discovery.layers)
       lines.push(
-        `  layer ${layer.name}: ${layer.geometry_type ?? 'no geometry'}, ${formatCount(layer.feature_count)} features${layer.srid ? `, EPSG:${layer.srid}` : ''}`,
+        line`  layer ${layer.name}: ${layer.geometry_type ?? 'no geometry'}, ${formatCount(layer.feature_count)} features${layer.srid ? `, EPSG:${plain(layer.srid)}` : ''}`,
       );
   }
-  for (const w of job.warnings ?? []) lines.push(`warning  ${w}`);
-  if (job.error_message) lines.push(`error    ${job.error_message}`);
-  lines.push(`created  ${job.created_at}`);
+  for (const w of job.warnings ?? []) lines.push(line`warning  ${w}`);
+  if (job.error_message) lines.push(line`error    ${job.error_message}`);
+  lines.push(line`created  ${job.created_at}`);
   return lines.join('\n');
 }
 
@@ -131,57 +134,60 @@ export async function reportOutcome(
 ): Promise<number> {
   const ws = shellWord(workspace);
   const failed = job.status === 'failed' || (job.status === 'cancelled' && !options.cancelledOk);
+  const why = job.error_message ?? 'no reason given';
   if (options.json) {
     printJson(job);
-    if (job.status === 'failed')
-      out.log(`error: import ${job.id} failed: ${job.error_message ?? 'no reason given'}`);
+    if (job.status === 'failed') out.log(line`error: import ${job.id} failed: ${why}`);
     return failed ? 1 : 0;
   }
-  const say = (line = '') => process.stdout.write(`${line}\n`);
+  // Every value below is the server's: each goes through `line` (ADR 0109).
+  const say = (text = '') => writeOut(`${text}\n`);
+  const service = line`${job.service_name}${job.service_id ? ` (${plain(job.service_id)})` : ''}`;
   switch (job.status) {
     case 'published': {
-      say(`import ${job.id} published`);
-      say(`service ${job.service_name}${job.service_id ? ` (${job.service_id})` : ''}`);
+      say(line`import ${job.id} published`);
+      say(`service ${service}`);
       if (job.service_id) {
         const layers = await client.listLayers(workspace, job.service_id);
         if (layers.length === 0) say('no layers');
         else {
           say(`layers (${layers.length}):`);
-          for (const layer of layers) say(`  ${layer.public_id}  ${layer.title}`);
+          for (const layer of layers) say(line`  ${layer.public_id}  ${layer.title}`);
         }
       }
       break;
     }
     case 'ready_to_publish':
       say(
-        `import ${job.id} is ready to publish: ${job.processed_layers}/${job.total_layers} layers, ${formatCount(job.processed_features)} features staged`,
+        line`import ${job.id} is ready to publish: ${job.processed_layers}/${job.total_layers} layers, ${formatCount(job.processed_features)} features staged`,
       );
-      say(`publish it with: geoplane imports publish ${job.id} --workspace ${ws} --wait`);
+      say(`${line`publish it with: geoplane imports publish ${job.id} --workspace `}${ws} --wait`);
       break;
     case 'awaiting_plan':
-      say(`import ${job.id} needs a plan before it can load`);
+      say(line`import ${job.id} needs a plan before it can load`);
       for (const w of [...(job.discovery?.warnings ?? []), ...(job.warnings ?? [])].filter(
         (w, i, all) => all.indexOf(w) === i,
       ))
-        say(`  warning: ${w}`);
+        say(line`  warning: ${w}`);
       say(
-        `set a plan (PUT /workspaces/${workspace}/imports/${job.id}/plan, e.g. a layer's source_srid for an unknown CRS), or cancel: geoplane imports cancel ${job.id} --workspace ${ws}`,
+        line`set a plan (PUT /workspaces/${workspace}/imports/${job.id}/plan, e.g. a layer's source_srid for an unknown CRS), or cancel: geoplane imports cancel ${job.id} --workspace ` +
+          ws,
       );
       break;
     case 'failed':
-      process.stderr.write(`error: import ${job.id} failed: ${job.error_message ?? 'no reason given'}\n`);
-      say(`import ${job.id} failed (phase ${job.phase})`);
+      writeErr(`${line`error: import ${job.id} failed: ${why}`}\n`);
+      say(line`import ${job.id} failed (phase ${job.phase})`);
       break;
     case 'cancelled':
-      say(`import ${job.id} cancelled`);
+      say(line`import ${job.id} cancelled`);
       break;
     case 'rolled_back':
-      say(`import ${job.id} rolled back: service ${job.service_name} and its layers are gone`);
+      say(line`import ${job.id} rolled back: service ${job.service_name} and its layers are gone`);
       break;
     default:
-      say(`import ${job.id}: ${job.status} (phase ${job.phase})`);
+      say(line`import ${job.id}: ${job.status} (phase ${job.phase})`);
   }
-  if (job.status !== 'awaiting_plan') for (const w of job.warnings ?? []) say(`warning: ${w}`);
+  if (job.status !== 'awaiting_plan') for (const w of job.warnings ?? []) say(line`warning: ${w}`);
   return failed ? 1 : 0;
 }
 

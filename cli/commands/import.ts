@@ -3,6 +3,7 @@ import { basename, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { followImport } from '../follow.ts';
 import { formatBytes } from '../progress.ts';
+import { line, writeOut } from '../terminal.ts';
 import { uploadFile } from '../upload.ts';
 import {
   action,
@@ -52,11 +53,11 @@ export function registerImport(program: Command): void {
         ...(options.serviceName ? { service_name: options.serviceName } : {}),
         ...(options.publish ? { auto_publish: true } : {}),
       });
-      if (!created.upload) throw new CliError(`the API gave import ${created.id} no upload URL`);
-      out.log(`import ${created.id} created (service ${created.service_name})`);
+      if (!created.upload) throw new CliError(line`the API gave import ${created.id} no upload URL`);
+      out.log(line`import ${created.id} created (service ${created.service_name})`);
       const interrupt = () => {
         out.log(
-          `\ninterrupted; import ${created.id} stays as it is: geoplane imports get ${created.id} --workspace ${options.workspace}`,
+          line`\ninterrupted; import ${created.id} stays as it is: geoplane imports get ${created.id} --workspace ${options.workspace}`,
         );
         process.exit(130);
       };
@@ -81,7 +82,7 @@ export function registerImport(program: Command): void {
         const started = await client.startImport(options.workspace, created.id);
         if (!options.wait && !options.publish) {
           if (options.json) printJson(started);
-          else process.stdout.write(`import ${started.id}: ${started.status}\n`);
+          else writeOut(`${line`import ${started.id}: ${started.status}`}\n`);
           return 0;
         }
         const job = await followImport(client, options.workspace, started, out, {

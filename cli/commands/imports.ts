@@ -2,6 +2,7 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { IMPORT_STATUSES } from '../../shared/domain/import-model.ts';
 import { followImport, followRollback } from '../follow.ts';
 import { formatCount } from '../progress.ts';
+import { line, writeOut } from '../terminal.ts';
 import type { ImportStatus } from '../types.ts';
 import {
   action,
@@ -39,7 +40,7 @@ export function registerImports(program: Command): void {
     action(async (id: string, options: Opts) => {
       const job = await clientFor(options).getImport(options.workspace, id);
       if (options.json) printJson(job);
-      else process.stdout.write(`${describeImport(job)}\n`);
+      else writeOut(`${describeImport(job)}\n`);
       return 0;
     }),
   );
@@ -54,9 +55,9 @@ export function registerImports(program: Command): void {
     action(async (options: Opts & { status?: ImportStatus }) => {
       const jobs = await clientFor(options).listImports(options.workspace, options.status);
       if (options.json) printJson(jobs);
-      else if (jobs.length === 0) process.stdout.write('no imports\n');
+      else if (jobs.length === 0) writeOut('no imports\n');
       else
-        process.stdout.write(
+        writeOut(
           `${table(
             ['ID', 'NAME', 'STATUS', 'PHASE', 'SERVICE', 'FEATURES', 'CREATED'],
             jobs.map((j) => [
@@ -85,7 +86,7 @@ export function registerImports(program: Command): void {
       const events = await clientFor(options).importHistory(options.workspace, id);
       if (options.json) printJson(events);
       else
-        process.stdout.write(
+        writeOut(
           `${table(
             ['TIME', 'STATUS', 'PHASE', 'FEATURES', 'ERROR'],
             events.map((e) => [
@@ -117,7 +118,7 @@ export function registerImports(program: Command): void {
       const job = await client.publishImport(options.workspace, id);
       if (!options.wait) {
         if (options.json) printJson(job);
-        else process.stdout.write(`import ${job.id}: ${job.status}\n`);
+        else writeOut(`${line`import ${job.id}: ${job.status}`}\n`);
         return 0;
       }
       const done = await followImport(client, options.workspace, job, out, pollOptions(options));
@@ -142,8 +143,8 @@ export function registerImports(program: Command): void {
       if (!options.wait) {
         if (options.json) printJson(job);
         else
-          process.stdout.write(
-            `import ${job.id}: ${job.status}${job.rollback_operation_id ? ` (deletion ${job.rollback_operation_id})` : ''}\n`,
+          writeOut(
+            `${line`import ${job.id}: ${job.status}${job.rollback_operation_id ? ` (deletion ${job.rollback_operation_id})` : ''}`}\n`,
           );
         return 0;
       }
@@ -169,12 +170,12 @@ export function registerImports(program: Command): void {
       if (!job) {
         // 204: cancelled at once (it was still awaiting its upload).
         if (options.json) printJson(await client.getImport(options.workspace, id));
-        else process.stdout.write(`import ${id}: cancelled\n`);
+        else writeOut(`${line`import ${id}: cancelled`}\n`);
         return 0;
       }
       if (!options.wait) {
         if (options.json) printJson(job);
-        else process.stdout.write(`import ${job.id}: ${job.status}\n`);
+        else writeOut(`${line`import ${job.id}: ${job.status}`}\n`);
         return 0;
       }
       const done = await followImport(client, options.workspace, job, out, pollOptions(options));

@@ -33,6 +33,20 @@ export const AuditRecordBody = z
     status: z.optional(z.number().check(z.meta({ description: 'the HTTP status of a refused request' }))),
     reason: z.optional(z.string().check(z.meta({ description: 'the error reason of a refused request' }))),
     changes: z.array(AuditChangeBody),
+    count: z.optional(
+      z.number().check(
+        z.meta({
+          description:
+            'refused: how many refusals of this kind (caller, operation, workspace, status, reason) this record counts; one record per kind and minute (ADR 0109)',
+        }),
+      ),
+    ),
+    last_at: z.optional(
+      DateTime.check(z.meta({ description: 'refused: the time of the last refusal counted' })),
+    ),
+    last_request_id: z.optional(
+      z.string().check(z.meta({ description: 'refused: the request id of the last refusal counted' })),
+    ),
   })
   .check(z.meta({ id: 'AuditRecord' }));
 

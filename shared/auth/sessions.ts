@@ -2,6 +2,7 @@ import { config } from '../config/env.ts';
 import { apiKeyPattern, hashApiKey } from '../domain/api-keys.ts';
 import { InvalidInputError, StateConflictError } from '../domain/errors.ts';
 import {
+  endSession,
   hashSecret,
   newSession,
   ROTATION_GRACE_MS,
@@ -112,9 +113,17 @@ export async function refresh(
   return { principal, ...next };
 }
 
-/** Ends the session of the cookie, if any. */
-export async function logout(ports: AuthPorts, cookieToken: string | undefined): Promise<void> {
-  if (cookieToken) await ports.sessions.delete(hashSecret(cookieToken));
+/**
+ * Ends the session of the cookie, if any: the pair presented and the pairs a refresh linked to it
+ * (the one it replaced, still in its 30 s grace, and any that replaced it), so no cookie of the
+ * session outlives the logout (ADR 0109).
+ */
+export async function logout(
+  ports: AuthPorts,
+  cookieToken: string | undefined,
+  now = new Date(),
+): Promise<void> {
+  if (cookieToken) await endSession(ports.sessions, hashSecret(cookieToken), now);
 }
 
 /** The principal as the new session presents it. */

@@ -47,6 +47,13 @@ export interface AuditRecord {
   /** The error `reason` of a refused request. */
   reason?: string;
   changes: AuditChange[];
+  /**
+   * A refusal's record counts the caller's refusals of its kind within its window (ADR 0109):
+   * how many, the first (`at`, `request_id`) and the last of them.
+   */
+  count?: number;
+  last_at?: string;
+  last_request_id?: string;
 }
 
 /** The filters of an audit listing (all optional; `since`/`until` inclusive ISO times). */
@@ -74,6 +81,30 @@ export interface Refusal {
   workspaceId?: string;
   status: number;
   reason: string;
+}
+
+/**
+ * Refused requests are tallied (ADR 0109): one record per caller, operation, workspace, status and
+ * reason in each window of this many seconds, with a count. A flood of refusals writes one record
+ * per kind and window, so the trail stays readable and bounded; the first refusal is recorded as
+ * before (`at`, `request_id`), the last one and the count are added to it.
+ */
+export const REFUSAL_WINDOW_SECONDS = 60;
+
+/** What makes two refusals the same kind: who, which operation, where, and why. */
+export function refusalKind(refusal: Refusal): string {
+  return JSON.stringify([
+    refusal.workspaceId ?? '',
+    refusal.principal.id,
+    refusal.operation,
+    refusal.status,
+    refusal.reason,
+  ]);
+}
+
+/** The window a refusal at `nowMs` is tallied in. */
+export function refusalWindow(nowMs: number): number {
+  return Math.floor(nowMs / (REFUSAL_WINDOW_SECONDS * 1000));
 }
 
 /** Port: the audit trail's writer for refused requests (committed changes write their own). */

@@ -1,6 +1,9 @@
 /** Who sent a POST, to which operation, with which `Idempotency-Key`: one record (ADR 0088). */
 export interface IdempotencyScope {
-  /** The principal's stable id (`apikey:<id>`, `jwt:<sub>`); `anonymous` on public routes. */
+  /**
+   * The principal's stable id (`apikey:<id>`, `jwt:<sub>`): a stored answer is replayed to this
+   * caller only. Requests without a principal (public routes) keep no record (ADR 0109).
+   */
   principalId: string;
   operationId: string;
   /** The client's `Idempotency-Key` header, verbatim. */

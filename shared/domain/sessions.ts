@@ -17,6 +17,10 @@ export interface Session {
   /** Set when refresh rotated this pair; it stays valid until `grace_until`. */
   rotated_at?: string;
   grace_until?: string;
+  /** The pair this one replaced (set by refresh): logout ends it too (ADR 0109). */
+  previous_token_hash?: string;
+  /** The pair that replaced this one (set by refresh, with `rotated_at`). */
+  next_token_hash?: string;
 }
 
 /** Port: session persistence. */
@@ -28,7 +32,12 @@ export interface SessionRepository {
    * when another refresh rotated it first.
    */
   rotate(previous: Session, next: Session, now: string, graceUntil: string): Promise<void>;
-  delete(tokenHash: string): Promise<void>;
+  /**
+   * Deletes one pair and answers it as it was when deleted (undefined when there was none): its
+   * links to the pairs before and after it are read in the same write, so a refresh that
+   * committed first is seen, and one that comes after finds nothing to rotate.
+   */
+  delete(tokenHash: string): Promise<Session | undefined>;
   /** Failed logins of a client address in a time window. */
   failedLogins(address: string, window: number): Promise<number>;
   recordFailedLogin(address: string, window: number, expiresAtEpoch: number): Promise<void>;
@@ -36,6 +45,36 @@ export interface SessionRepository {
 
 /** Grace period of a rotated pair (DESIGN §6). */
 export const ROTATION_GRACE_MS = 30_000;
+
+/** The most pairs one logout deletes (a bound on a session refreshed over and over within its grace). */
+export const MAX_LOGOUT_PAIRS = 256;
+
+/**
+ * Ends a whole session (ADR 0109): the pair of the cookie, every pair it replaced that may still
+ * be in its grace, and every pair that replaced it. Each deletion answers the pair's links, so the
+ * chain is walked from what was deleted. A pair before one that was already unusable is older
+ * still (rotation graces end in order), so the walk back stops there.
+ */
+export async function endSession(
+  sessions: Pick<SessionRepository, 'delete'>,
+  tokenHash: string,
+  now: Date,
+): Promise<number> {
+  const pending = [tokenHash];
+  const seen = new Set<string>();
+  let deleted = 0;
+  while (pending.length > 0 && seen.size < MAX_LOGOUT_PAIRS) {
+    const hash = pending.pop() as string;
+    if (seen.has(hash)) continue;
+    seen.add(hash);
+    const pair = await sessions.delete(hash);
+    if (!pair) continue;
+    deleted += 1;
+    if (pair.next_token_hash) pending.push(pair.next_token_hash);
+    if (pair.previous_token_hash && sessionUsable(pair, now)) pending.push(pair.previous_token_hash);
+  }
+  return deleted;
+}
 
 /** SHA-256 hex of a cookie value. */
 export function hashSecret(value: string): string {
@@ -101,6 +140,7 @@ export function rotatedSession(
       expires_at: previous.expires_at,
       idle_expires_at: new Date(idle).toISOString(),
       created_at: now.toISOString(),
+      previous_token_hash: previous.token_hash,
     },
   };
 }

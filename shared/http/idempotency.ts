@@ -177,9 +177,22 @@ export async function startIdempotent(
 }
 
 /**
+ * Does the answer set a cookie? Such an answer hands out a session (login, refresh) or ends one
+ * (logout): it is never kept for a replay (ADR 0109), whatever the route.
+ */
+export function setsCookie(response: Pick<APIGatewayProxyResult, 'headers' | 'multiValueHeaders'>): boolean {
+  const named = (headers: Record<string, unknown> | undefined) =>
+    Object.entries(headers ?? {}).some(
+      ([name, value]) => name.toLowerCase() === 'set-cookie' && !(Array.isArray(value) && value.length === 0),
+    );
+  return named(response.headers) || named(response.multiValueHeaders);
+}
+
+/**
  * The end of a claimed request: a 2xx answer is sealed and kept for 24 h; any other answer frees
- * the key (a retry runs again). Never fails the request: the operation has happened; a record that
- * can't be written stays in progress until its deadline (ADR 0088).
+ * the key (a retry runs again), and so does an answer that sets a cookie: a session's secret is
+ * never replayed, not even to the same caller (ADR 0109). Never fails the request: the operation
+ * has happened; a record that can't be written stays in progress until its deadline (ADR 0088).
  */
 export async function finishIdempotent(
   ports: IdempotencyPorts,
@@ -187,7 +200,7 @@ export async function finishIdempotent(
   response: APIGatewayProxyResult,
 ): Promise<void> {
   try {
-    if (response.statusCode < 200 || response.statusCode > 299) {
+    if (response.statusCode < 200 || response.statusCode > 299 || setsCookie(response)) {
       await ports.store.release(claim.scope, claim.claimId);
       return;
     }

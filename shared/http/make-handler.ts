@@ -102,6 +102,9 @@ interface RequestState {
 
 type StatefulContext = Context & { readonly request: RequestState };
 
+/** The reason of the 403 for a caller without a role in a workspace, existing or not (DESIGN §5). */
+const NO_WORKSPACE_ACCESS = 'no_workspace_access';
+
 function stateOf(context: Context): RequestState {
   const state = (context as Partial<StatefulContext>).request;
   if (!state) throw new Error('request was not prepared');
@@ -405,14 +408,24 @@ function workspaceAccess(op: Operation, accessPorts: () => AccessPorts): Middlew
       );
       if (!workspace) {
         if (!caller.superAdmin)
-          throw new ForbiddenError('no_workspace_access', 'You have no role in this workspace.');
+          throw new ForbiddenError(NO_WORKSPACE_ACCESS, 'You have no role in this workspace.');
         throw new NotFoundError('workspace_not_found', `Workspace '${workspaceParam}' does not exist.`);
       }
       caller.roles = await rolesInWorkspace(access, caller, workspace, known.claimRole);
       const state = stateOf(context);
       state.log.appendPersistentKeys({ workspace_id: workspace.id });
       state.workspaceId = workspace.id;
-      if (!decidedFirst) await authorize(caller, op, workspace, loadPolicies);
+      if (!decidedFirst) {
+        try {
+          await authorize(caller, op, workspace, loadPolicies);
+        } catch (error) {
+          // A caller without a role gets the same refusal whether or not the workspace exists, and
+          // so does its audit record: the global trail's, not the workspace's (ADR 0109).
+          if (error instanceof ForbiddenError && error.reason === NO_WORKSPACE_ACCESS)
+            delete state.workspaceId;
+          throw error;
+        }
+      }
       input.workspace = workspace;
       if (known.service?.workspaceId === workspace.id) input.knownService = known.service;
     },
@@ -422,7 +435,8 @@ function workspaceAccess(op: Operation, accessPorts: () => AccessPorts): Middlew
 /**
  * `Idempotency-Key` on POSTs (ADR 0088), once the caller is known and allowed: the first request
  * claims (principal, operation, key) and its 2xx answer is kept; a retry gets it replayed, 422 with
- * another request, 409 while the first runs. A failed first request frees the key.
+ * another request, 409 while the first runs. A failed first request frees the key. Anonymous
+ * requests and answers that set a cookie keep nothing (ADR 0109).
  */
 function idempotent(op: Operation, ports: (() => IdempotencyPorts) | undefined): Middleware {
   return {
@@ -431,6 +445,9 @@ function idempotent(op: Operation, ports: (() => IdempotencyPorts) | undefined):
       const state = stateOf(context);
       const key = idempotencyKeyOf(state.headers);
       if (key === undefined) return;
+      // Without a principal (login) there is no caller to bind a stored answer to, and the answer
+      // would be a session: the key is accepted and nothing is kept (ADR 0109).
+      if (!state.principal.id) return;
       const fingerprint = requestFingerprint({
         method: op.method,
         path: op.path,
@@ -440,7 +457,7 @@ function idempotent(op: Operation, ports: (() => IdempotencyPorts) | undefined):
         ),
         body: op.request.body ? state.json : state.raw,
       });
-      const scope = { principalId: state.principal.id || 'anonymous', operationId: op.operationId, key };
+      const scope = { principalId: state.principal.id, operationId: op.operationId, key };
       const started = await startIdempotent(
         ports(),
         scope,

@@ -1,21 +1,25 @@
-import { PutCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import type {
-  AuditChange,
-  AuditFilter,
-  AuditRecord,
-  AuditScope,
-  AuditTrail,
-  ChangeAction,
-  Refusal,
-  RefusalLog,
+import { createHash } from 'node:crypto';
+import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  type AuditChange,
+  type AuditFilter,
+  type AuditRecord,
+  type AuditScope,
+  type AuditTrail,
+  type ChangeAction,
+  REFUSAL_WINDOW_SECONDS,
+  type Refusal,
+  type RefusalLog,
+  refusalKind,
+  refusalWindow,
 } from '../domain/audit.ts';
 import type { Page } from '../domain/page.ts';
 import { type ChangeContext, currentChange } from './change-context.ts';
 import { documentClient, type StoreClient, tableName } from './client.ts';
-import { storeCall } from './errors.ts';
-import { type Expression, listingPage, queryIndexPage, withoutKeys } from './items.ts';
+import { ConditionFailed, storeCall } from './errors.ts';
+import { type Expression, getItem, listingPage, queryIndexPage, withoutKeys } from './items.ts';
 import { describeKey, type EntityRef, entities, type Key, keys, parseKey } from './keys.ts';
-import { attributes, itemAbsent } from './table.ts';
+import { attributes, itemAbsent, itemExists } from './table.ts';
 
 /*
  * The audit record of a change (ADR 0094): written by `transact` in the same transaction as the
@@ -258,9 +262,9 @@ export function auditPutFor(items: TransactItem[], retention: AuditRetention): T
   return { Put: { TableName: table, Item: item, ConditionExpression: itemAbsent } };
 }
 
-/** The audit record of a request that was refused. */
-export function refusalItem(refusal: Refusal, retention: AuditRetention): Item {
-  return auditItem(
+/** The audit record of a request that was refused: the first of its kind in its window, counted 1. */
+export function refusalItem(refusal: Refusal, retention: AuditRetention, now = Date.now()): Item {
+  const item = auditItem(
     {
       ...(refusal.workspaceId ? { workspace_id: refusal.workspaceId } : {}),
       operation: refusal.operation,
@@ -272,8 +276,16 @@ export function refusalItem(refusal: Refusal, retention: AuditRetention): Item {
       changes: [],
     },
     retention,
+    now,
   );
+  return { ...item, count: 1, last_at: item.at, last_request_id: refusal.requestId };
 }
+
+/** How many times a refusal's tally is read and written again when other refusals of its kind win the race. */
+const TALLY_ATTEMPTS = 5;
+
+/** A tally outlives its window by this much (its TTL; nothing reads it after the window). */
+const TALLY_TTL_SECONDS = 3600;
 
 /** An audit record as stored, without its keys. */
 export function readAuditRecord(item: Item): AuditRecord {
@@ -318,6 +330,7 @@ export class DynamoAuditTrail implements AuditTrail, RefusalLog {
     private readonly retention: AuditRetention,
     private readonly db: StoreClient = documentClient(),
     private readonly table = tableName(),
+    private readonly now: () => number = Date.now,
   ) {}
 
   async list(
@@ -355,9 +368,81 @@ export class DynamoAuditTrail implements AuditTrail, RefusalLog {
     return { items: page.items.map(readAuditRecord), nextCursor: page.nextCursor };
   }
 
+  /**
+   * Tallies a refusal (ADR 0109): the first of its kind in its window writes its record and the
+   * window's tally together; a later one counts itself on both, conditioned on the count it read
+   * (optimistic, retried when another refusal of the kind won). Puts only, on the audit partition:
+   * what every mutating route may write (ADR 0094); the tally is read with GetItem.
+   */
   async recordRefusal(refusal: Refusal): Promise<void> {
-    await storeCall(() =>
-      this.db.send(new PutCommand({ TableName: this.table, Item: refusalItem(refusal, this.retention) })),
-    );
+    const nowMs = this.now();
+    const window = refusalWindow(nowMs);
+    const kind = createHash('sha256').update(refusalKind(refusal)).digest('base64url');
+    const tallyKey = keys.auditRefusalTally(refusal.workspaceId, kind, window);
+    const tallyTtl = (window + 1) * REFUSAL_WINDOW_SECONDS + TALLY_TTL_SECONDS;
+    for (let attempt = 0; attempt < TALLY_ATTEMPTS; attempt++) {
+      // The first try assumes a first refusal (the usual case: one write); a lost race reads.
+      const tally = attempt === 0 ? undefined : await getItem(this.db, this.table, tallyKey);
+      const seen = typeof tally?.count === 'number' ? tally.count : 0;
+      const record: Item = tally
+        ? {
+            ...(tally.record as Item),
+            count: seen + 1,
+            last_at: new Date(nowMs).toISOString(),
+            last_request_id: refusal.requestId,
+            expires_at_epoch: Math.floor(nowMs / 1000) + Math.round(this.retention.days * 86400),
+          }
+        : refusalItem(refusal, this.retention, nowMs);
+      const { count: _count, last_at: _last, last_request_id: _lastId, ...first } = record;
+      const written = await this.writeTally(
+        {
+          ...tallyKey,
+          entity: entities.auditRefusalTally,
+          count: seen + 1,
+          record: first,
+          expires_at_epoch: tallyTtl,
+        },
+        record,
+        tally ? seen : undefined,
+      );
+      if (written) return;
+    }
+    throw new Error('refusal tally lost to concurrent refusals of its kind');
+  }
+
+  /** The tally and its record in one transaction; false when another refusal changed the tally first. */
+  private async writeTally(tally: Item, record: Item, seen: number | undefined): Promise<boolean> {
+    const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [
+      {
+        Put: {
+          TableName: this.table,
+          Item: tally,
+          ...(seen === undefined
+            ? { ConditionExpression: itemAbsent }
+            : {
+                ConditionExpression: '#c = :seen',
+                ExpressionAttributeNames: { '#c': 'count' },
+                ExpressionAttributeValues: { ':seen': seen },
+              }),
+        },
+      },
+      {
+        Put: {
+          TableName: this.table,
+          Item: record,
+          ConditionExpression: seen === undefined ? itemAbsent : itemExists,
+        },
+      },
+    ];
+    try {
+      await storeCall(() => this.db.send(new TransactWriteCommand({ TransactItems: items })), {
+        onConditionFailed: () => new ConditionFailed(),
+        onTransactionConflict: () => new ConditionFailed(),
+      });
+      return true;
+    } catch (error) {
+      if (error instanceof ConditionFailed) return false;
+      throw error;
+    }
   }
 }

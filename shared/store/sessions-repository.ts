@@ -45,13 +45,16 @@ export class DynamoSessionRepository extends DynamoRepository implements Session
             TableName: this.table,
             Key: keys.session(previous.token_hash),
             // The rotated pair is refused after its grace, so the table's TTL may remove it then (ADR 0093).
-            UpdateExpression: 'SET rotated_at = :now, grace_until = :grace, expires_at_epoch = :graceEpoch',
+            // It links to its successor, so a logout with either cookie ends both (ADR 0109).
+            UpdateExpression:
+              'SET rotated_at = :now, grace_until = :grace, expires_at_epoch = :graceEpoch, next_token_hash = :next',
             // Only one refresh can rotate a pair: the losers find rotated_at set.
             ConditionExpression: `${itemExists} AND attribute_not_exists(rotated_at) AND expires_at > :now`,
             ExpressionAttributeValues: {
               ':now': now,
               ':grace': graceUntil,
               ':graceEpoch': expiryEpoch(graceUntil),
+              ':next': next.token_hash,
             },
           },
         },
@@ -65,10 +68,13 @@ export class DynamoSessionRepository extends DynamoRepository implements Session
     ]);
   }
 
-  async delete(tokenHash: string): Promise<void> {
-    await storeCall(() =>
-      this.db.send(new DeleteCommand({ TableName: this.table, Key: keys.session(tokenHash) })),
+  async delete(tokenHash: string): Promise<Session | undefined> {
+    const out = await storeCall(() =>
+      this.db.send(
+        new DeleteCommand({ TableName: this.table, Key: keys.session(tokenHash), ReturnValues: 'ALL_OLD' }),
+      ),
     );
+    return out.Attributes ? toSession(out.Attributes) : undefined;
   }
 
   async failedLogins(address: string, window: number): Promise<number> {

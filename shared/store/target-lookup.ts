@@ -27,7 +27,30 @@ export class DynamoTargetLookup extends DynamoRepository implements TargetLookup
     return (key) => (key ? items.find((item) => sameKey(key, item)) : undefined);
   }
 
+  /**
+   * The lookup, padded to the round trips its shape takes when what it names exists (ADR 0109):
+   * a caller without a role gets the same 403 for a missing workspace as for an existing one,
+   * and now after the same reads, so the answer's time doesn't tell either.
+   */
   async lookUp(query: TargetQuery): Promise<TargetRecords> {
+    let rounds = 0;
+    const read = (wanted: Key[]) => {
+      if (wanted.length > 0) rounds++;
+      return this.readKeys(wanted);
+    };
+    const records = await this.resolve(query, read);
+    const pad = paddingOf(query);
+    while (rounds < pad.rounds) {
+      rounds++;
+      await this.readKeys(pad.keys);
+    }
+    return records;
+  }
+
+  private async resolve(
+    query: TargetQuery,
+    readKeys: (wanted: Key[]) => Promise<(key: Key | undefined) => Item | undefined>,
+  ): Promise<TargetRecords> {
     const ws = query.workspace === undefined ? undefined : workspaceCandidates(query.workspace);
     const svc = query.service === undefined || !ws ? undefined : serviceCandidates(query.service);
     const credentialKey = query.keyHash === undefined ? undefined : keys.apiKeyHash(query.keyHash);
@@ -42,7 +65,7 @@ export class DynamoTargetLookup extends DynamoRepository implements TargetLookup
       query.claimRules && workspaceId ? keys.claimMappingSummary(workspaceId) : undefined;
     const globalSummaryKey = query.claimRules ? keys.claimMappingSummary(undefined) : undefined;
     const first = serviceKeys(ws?.id);
-    const round1 = await this.readKeys(
+    const round1 = await readKeys(
       [
         credentialKey,
         globalSummaryKey,
@@ -95,7 +118,7 @@ export class DynamoTargetLookup extends DynamoRepository implements TargetLookup
         return records;
       }
       const serviceKey = keys.service(byId.id, serviceMarker);
-      const found = (await this.readKeys([serviceKey]))(serviceKey);
+      const found = (await readKeys([serviceKey]))(serviceKey);
       records.service = knownService(byId.id, found ? toService(found) : undefined);
       return records;
     }
@@ -103,7 +126,7 @@ export class DynamoTargetLookup extends DynamoRepository implements TargetLookup
     // By name: the workspace the marker points to, with the service's keys under it.
     const workspaceKey = keys.workspace(markerId);
     const second = serviceKeys(markerId);
-    const round2 = await this.readKeys(
+    const round2 = await readKeys(
       [workspaceKey, summaryKey(markerId), second.byId, second.byName].filter(
         (k): k is Key => k !== undefined,
       ),
@@ -120,4 +143,32 @@ export class DynamoTargetLookup extends DynamoRepository implements TargetLookup
     }
     return records;
   }
+}
+
+/** No workspace or service has this id (ids are random UUIDs): the keys of a padding read. */
+const NOBODY = '00000000-0000-0000-0000-000000000000';
+
+/**
+ * How many round trips a lookup of this shape takes when what it names exists, and the keys of a
+ * read that stands in for one it did not need (ADR 0109). A workspace named by name (not by an
+ * id) takes a second round for the workspace its marker points to; a service named by name, a
+ * second for the service. A lookup that found nothing reads as often, keys of the same number
+ * under an id no workspace has. (A workspace whose name looks like a UUID, found through its
+ * marker, still takes one round more than a missing one: such names are the exception.)
+ */
+function paddingOf(query: TargetQuery): { rounds: number; keys: Key[] } {
+  const ws = query.workspace === undefined ? undefined : workspaceCandidates(query.workspace);
+  if (!ws?.id && !ws?.name) return { rounds: 0, keys: [] };
+  const svc = query.service === undefined ? undefined : serviceCandidates(query.service);
+  const byName = ws.name !== undefined && ws.id === undefined;
+  if (!byName && (!svc || svc.id !== undefined)) return { rounds: 1, keys: [] };
+  const keys2: Key[] = byName
+    ? [
+        keys.workspace(NOBODY),
+        ...(query.claimRules ? [keys.claimMappingSummary(NOBODY)] : []),
+        ...(svc?.id ? [keys.service(NOBODY, svc.id)] : []),
+        ...(svc ? [keys.serviceName(NOBODY, svc.name)] : []),
+      ]
+    : [keys.service(NOBODY, NOBODY)];
+  return { rounds: 2, keys: keys2 };
 }

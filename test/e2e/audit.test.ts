@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { AuditList } from '../../shared/api/audit-schemas.ts';
 import { asSuperAdmin, call } from '../support/client.ts';
@@ -69,6 +70,78 @@ describe('audit trail', () => {
       principal: { id: `apikey:${admin.id}` },
       changes: [],
     });
+  });
+
+  it('tallies a flood of refusals of one kind on one record per minute, with a count (ADR 0109)', async () => {
+    const ws = await createWorkspace();
+    const admin = await createKey(ws.id, 'admin');
+    const stale = () =>
+      call('PUT', `/workspaces/${ws.id}`, {
+        headers: { ...withKey(admin.key), 'If-Match': '"7"' },
+        body: { description: 'stale' },
+      });
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const refused = await stale();
+      expectError(refused, 412);
+      ids.push(refused.headers['x-amzn-requestid'] as string);
+    }
+    // Concurrent refusals of the kind count on the same record too.
+    const burst = await Promise.all(Array.from({ length: 4 }, stale));
+    for (const r of burst) expectError(r, 412);
+    const other = await createWorkspace();
+    const taken = await call('PUT', `/workspaces/${ws.id}`, {
+      headers: withKey(admin.key),
+      body: { name: other.name },
+    });
+    expectError(taken, 409);
+    const refusals = await trail(ws.id, '?outcome=refused');
+    const stales = refusals.filter((r) => r.status === 412);
+    // One record per window: two when the flood crossed a minute.
+    expect(stales.length).toBeGreaterThanOrEqual(1);
+    expect(stales.length).toBeLessThanOrEqual(2);
+    expect(stales.reduce((sum, r) => sum + r.count, 0)).toBe(16);
+    const first = stales.at(-1);
+    expect(first).toMatchObject({
+      operation: 'updateWorkspace',
+      outcome: 'refused',
+      reason: 'version_mismatch',
+      request_id: ids[0],
+      principal: { id: `apikey:${admin.id}` },
+      changes: [],
+    });
+    expect(Date.parse(first.last_at)).toBeGreaterThanOrEqual(Date.parse(first.at));
+    expect([...ids, ...burst.map((r) => r.headers['x-amzn-requestid'])]).toContain(stales[0].last_request_id);
+    // Another reason is another kind: its own record.
+    expect(refusals.filter((r) => r.status === 409)).toMatchObject([
+      { count: 1, request_id: taken.headers['x-amzn-requestid'] },
+    ]);
+  });
+
+  it("keeps a refusal for want of any role out of the workspace's trail: the same record whether it exists or not", async () => {
+    const ws = await createWorkspace();
+    const other = await createWorkspace();
+    const admin = await createKey(ws.id, 'admin');
+    const probe = (target: string) =>
+      call('PUT', `/workspaces/${target}`, { headers: withKey(admin.key), body: { description: 'x' } });
+    expectError(await probe(other.id), 403, 'no_workspace_access');
+    expectError(await probe(randomUUID()), 403, 'no_workspace_access');
+    expect(await trail(other.id, '?outcome=refused')).toEqual([]);
+    const global = await call(
+      'GET',
+      `/audit?outcome=refused&principal=${encodeURIComponent(`apikey:${admin.id}`)}`,
+      { headers: asSuperAdmin() },
+    );
+    expect(global.status).toBe(200);
+    const records = global.body.records as any[];
+    // One record (two when the probes crossed a minute), in no workspace's trail.
+    expect(records.length).toBeGreaterThanOrEqual(1);
+    expect(records.length).toBeLessThanOrEqual(2);
+    expect(records.reduce((sum, r) => sum + r.count, 0)).toBe(2);
+    for (const r of records) {
+      expect(r).toMatchObject({ operation: 'updateWorkspace', reason: 'no_workspace_access', status: 403 });
+      expect(r.workspace_id).toBeUndefined();
+    }
   });
 
   it('filters by operation, principal, outcome and time window, and pages with the cursor', async () => {

@@ -270,6 +270,55 @@ describe('Idempotency-Key: refusals', () => {
   });
 });
 
+describe('Idempotency-Key: answers that hand out a session are never replayed (ADR 0109)', () => {
+  const sessionCookie = (res: { cookies: string[] }) =>
+    res.cookies.find((c) => c.startsWith('__Host-session='))?.split(';')[0] ?? '';
+
+  it('login: the same key and body log in again (a new session), nothing is kept', async () => {
+    const ws = await createWorkspace();
+    const admin = await createKey(ws.id, 'admin');
+    const key = randomUUID();
+    const send = () =>
+      call('POST', '/auth/login', { headers: { 'Idempotency-Key': key }, body: { token: admin.key } });
+    const first = await send();
+    const again = await send();
+    expect([first.status, again.status], again.text).toEqual([201, 201]);
+    expect(again.headers['idempotent-replayed']).toBeUndefined();
+    expect(sessionCookie(again)).toMatch(/^__Host-session=.{43}$/);
+    expect(sessionCookie(again)).not.toBe(sessionCookie(first));
+    expect(again.body.session_id).not.toBe(first.body.session_id);
+    expect(await records('anonymous', 'login')).toEqual([]);
+  });
+
+  it('refreshSession: a retry with the same key is not handed the new cookies again', async () => {
+    const ws = await createWorkspace();
+    const admin = await createKey(ws.id, 'admin');
+    const login = await call('POST', '/auth/login', { body: { token: admin.key } });
+    expect(login.status).toBe(201);
+    const csrf =
+      login.cookies
+        .find((c) => c.startsWith('csrf_token='))
+        ?.split(';')[0]
+        ?.split('=')[1] ?? '';
+    const headers = {
+      Cookie: `${sessionCookie(login)}; csrf_token=${csrf}`,
+      'X-CSRF-Token': csrf,
+      'Idempotency-Key': randomUUID(),
+    };
+    const first = await call('POST', '/auth/refresh', { headers });
+    expect(first.status, first.text).toBe(200);
+    const again = await call('POST', '/auth/refresh', { headers });
+    expectError(again, 409, 'session_already_refreshed');
+    expect(again.cookies).toEqual([]);
+    // The key was claimed while the refresh ran and freed after: no answer is kept.
+    for (const record of await records(`apikey:${admin.id}`, 'refreshSession')) {
+      expect(record.status).toBe('in_progress');
+      expect(record.response).toBeUndefined();
+      expect(record.expires_at_epoch).toBe(0);
+    }
+  });
+});
+
 describe('DynamoIdempotencyStore (the records behind the host)', () => {
   it('replays a completed record until its expiry, then lets the key be claimed again; only the owner completes', async () => {
     useHostStore();

@@ -181,6 +181,41 @@ describe('logout', () => {
     expect(out.cookies.some((c) => c.startsWith('__Host-session=;') && c.includes('Max-Age=0'))).toBe(true);
     expectError(await call('GET', '/auth/me', { headers: cookieHeader(cookies) }), 401);
   });
+
+  /** A session refreshed once: its first pair (in its 30 s grace) and the pair that replaced it. */
+  async function refreshedSession() {
+    const ws = await createWorkspace();
+    const admin = await createKey(ws.id, 'admin');
+    const { cookies: first } = await loginWith(admin.key);
+    const refreshed = await call('POST', '/auth/refresh', {
+      headers: { ...cookieHeader(first), 'X-CSRF-Token': first.csrf_token as string },
+    });
+    expect(refreshed.status, refreshed.text).toBe(200);
+    const next = jar(refreshed);
+    for (const pair of [first, next])
+      expect((await call('GET', '/auth/me', { headers: cookieHeader(pair) })).status).toBe(200);
+    return { first, next };
+  }
+
+  it('with the newest cookie also ends the pair it replaced, though that one is still in its grace', async () => {
+    const { first, next } = await refreshedSession();
+    const out = await call('POST', '/auth/logout', {
+      headers: { ...cookieHeader(next), 'X-CSRF-Token': next.csrf_token as string },
+    });
+    expect(out.status).toBe(204);
+    expectError(await call('GET', '/auth/me', { headers: cookieHeader(next) }), 401);
+    expectError(await call('GET', '/auth/me', { headers: cookieHeader(first) }), 401);
+  });
+
+  it('with the previous cookie (in its grace) also ends the pair that replaced it', async () => {
+    const { first, next } = await refreshedSession();
+    const out = await call('POST', '/auth/logout', {
+      headers: { ...cookieHeader(first), 'X-CSRF-Token': first.csrf_token as string },
+    });
+    expect(out.status).toBe(204);
+    expectError(await call('GET', '/auth/me', { headers: cookieHeader(first) }), 401);
+    expectError(await call('GET', '/auth/me', { headers: cookieHeader(next) }), 401);
+  });
 });
 
 describe('getConsoleConfig', () => {

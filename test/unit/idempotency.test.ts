@@ -349,6 +349,47 @@ describe('Idempotency-Key on POST', () => {
     expect(stolen.body).not.toContain(secret);
   });
 
+  it.each([
+    ['in headers', { 'Set-Cookie': '__Host-session=s3cret; Secure; HttpOnly' }, undefined],
+    ['in multiValueHeaders', undefined, ['__Host-session=s3cret; Secure', 'csrf_token=c; Secure']],
+    ['clearing cookies', undefined, ['__Host-session=; Max-Age=0']],
+  ])(
+    'never keeps an answer that sets a cookie (%s): a retry runs again, nothing is replayed (ADR 0109)',
+    async (_case, headers, cookies) => {
+      const handler = creating(operation('createSession'), async () => ({
+        ...created({ session: runs }, '/api/v1/sessions/1'),
+        ...(headers ? { headers } : {}),
+        ...(cookies ? { cookies } : {}),
+      }));
+      const first = await handler(event({ name: 'a' }, { 'Idempotency-Key': 'k' }), context);
+      const again = await handler(event({ name: 'a' }, { 'Idempotency-Key': 'k' }), context);
+      expect([first.statusCode, again.statusCode]).toEqual([201, 201]);
+      expect(again.headers?.['Idempotent-Replayed']).toBeUndefined();
+      expect(runs).toBe(2);
+      expect(store.items.size).toBe(0);
+    },
+  );
+
+  it('keeps nothing for a request without a principal (a public route such as login; ADR 0109)', async () => {
+    const anonymous = event({ name: 'a' }, { 'Idempotency-Key': 'k' });
+    anonymous.requestContext.authorizer = null;
+    const handler = makeHandler(
+      { ...operation('openThing'), permission: 'public' },
+      async () => {
+        runs++;
+        return created({ n: runs }, '/api/v1/things/1');
+      },
+      noAccess,
+      () => ports,
+    );
+    const first = await handler(anonymous, context);
+    const again = await handler(structuredClone(anonymous), context);
+    expect([first.statusCode, again.statusCode]).toEqual([201, 201]);
+    expect(again.headers?.['Idempotent-Replayed']).toBeUndefined();
+    expect(json(again)).not.toEqual(json(first));
+    expect(store.calls).toBe(0);
+  });
+
   it('still answers the operation when its answer cannot be stored', async () => {
     store.failComplete = true;
     const result = await creating()(event({ name: 'a' }, { 'Idempotency-Key': 'k' }), context);
