@@ -6,7 +6,7 @@ import { authPorts } from '../../shared/wiring/access.ts';
 import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 
 export const handler = makeChangeHandler(operation, async ({ principal, headers }) => {
-  // Only the session this request came with ends; header credentials have none.
+  // The session this request came with ends, every cookie of it (ADR 0109); header credentials have none.
   if (principal.session) await logout(authPorts(), parseCookies(headers.cookie)[SESSION_COOKIE]);
   return { ...noContent(), cookies: clearedCookies() };
 });
