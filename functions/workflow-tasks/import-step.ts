@@ -1,4 +1,4 @@
-import { runImportStep, type StepResult } from '../../shared/domain/import-steps.ts';
+import { publicTaskError, runImportStep, type StepResult } from '../../shared/domain/import-steps.ts';
 import { importStepDeps } from '../../shared/wiring/import-engine.ts';
 import { asSystemChange } from '../../shared/wiring/workflows.ts';
 import { type ImportTaskInput, stepBudgetMs, taskFailure } from '../../shared/workflows/import-tasks.ts';
@@ -9,7 +9,8 @@ async function run(event: ImportTaskInput): Promise<ImportTaskInput & StepResult
   try {
     return { ...input, ...(await runImportStep(importStepDeps(), input, stepBudgetMs())) };
   } catch (error) {
-    throw taskFailure(error);
+    // Logged in full by taskFailure; the state machine and the failure recorder get the reason only.
+    throw publicTaskError(taskFailure(error), error);
   }
 }
 

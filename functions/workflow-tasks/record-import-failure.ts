@@ -1,15 +1,19 @@
+import { taskFailureOf } from '../../shared/domain/import-model.ts';
 import { fail } from '../../shared/domain/import-steps.ts';
 import { importStepDeps } from '../../shared/wiring/import-engine.ts';
 import { asSystemChange } from '../../shared/wiring/workflows.ts';
-import { failureMessage, type ImportTaskInput, taskFailure } from '../../shared/workflows/import-tasks.ts';
+import { type ImportTaskInput, taskFailure } from '../../shared/workflows/import-tasks.ts';
 
-/** "Record why the import failed": the job becomes `failed` with `error_message` (retryable); staging is dropped. */
+/**
+ * "Record why the import failed": the job becomes `failed` (retryable; a load's staging dropped)
+ * with a reason and a message for the user; the caught error's text is only logged (ADR 0110).
+ */
 async function run(
   event: ImportTaskInput & { error?: { Error?: string; Cause?: string } },
 ): Promise<ImportTaskInput> {
   const input = { import_id: event.import_id, workspace_id: event.workspace_id, run: event.run };
   try {
-    await fail(importStepDeps(), input, failureMessage(event.error));
+    await fail(importStepDeps(), input, taskFailureOf(event.error));
     return input;
   } catch (error) {
     throw taskFailure(error);

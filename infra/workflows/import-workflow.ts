@@ -27,7 +27,8 @@ export const importTaskAccess: Record<ImportTask, { data: readonly DataAction[] 
   step: {
     data: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'ConditionCheckItem', 'BatchGetItem', 'DeleteItem'],
   },
-  recordFailure: { data: ['GetItem', 'PutItem'] },
+  // UpdateItem: a failed load releases its reservation of the workspace's import quota (ADR 0110).
+  recordFailure: { data: ['GetItem', 'PutItem', 'UpdateItem'] },
 };
 
 /** The `definitionSubstitutions` placeholder of each task's function ARN. */

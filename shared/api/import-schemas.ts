@@ -109,7 +109,21 @@ export const ImportJobBody = z
     total_layers: z.int(),
     retry_count: z.int(),
     warnings: z.optional(z.array(z.string())),
-    error_message: z.optional(z.string()),
+    error_message: z.optional(
+      z.string().check(
+        z.meta({
+          description: 'Why the import failed, for a user: never an internal detail of the service.',
+        }),
+      ),
+    ),
+    error_reason: z.optional(
+      z.string().check(
+        z.meta({
+          description:
+            'Stable snake_case code of the failure: a problem of the file or plan (malformed_json, invalid_plan, import_row_limit, workspace_import_quota, …), or of the service (import_database_unavailable, internal_error, …).',
+        }),
+      ),
+    ),
     upload: z.optional(
       z.object({
         url: z.string(),
@@ -143,6 +157,7 @@ export const ImportEventBody = z
     processed_layers: z.int(),
     warnings: z.optional(z.array(z.string())),
     error_message: z.optional(z.string()),
+    error_reason: z.optional(z.string()),
   })
   .check(z.meta({ id: 'ImportEvent' }));
 

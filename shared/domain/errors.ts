@@ -38,3 +38,14 @@ export class InvalidInputError extends DomainError {}
 export class UnavailableError extends DomainError {}
 /** The `If-Match` precondition failed. */
 export class VersionMismatchError extends DomainError {}
+
+/**
+ * Reasons of the 422 an import's plan gets when it is over a limit (ADR 0110): one import's
+ * layers, rows (features) or file bytes, or the rows and bytes of all the workspace's imports.
+ */
+export const IMPORT_LIMIT_REASONS = [
+  'import_layer_limit',
+  'import_row_limit',
+  'import_byte_limit',
+  'workspace_import_quota',
+] as const;

@@ -3,7 +3,8 @@
  * allow which request, what is presented. `imports.ts` holds the use cases.
  */
 import { randomBytes } from 'node:crypto';
-import type { Discovery, ImportPlan } from './import-sources.ts';
+import { DomainError } from './errors.ts';
+import { type Discovery, ImportInputError, type ImportPlan } from './import-sources.ts';
 
 export type ImportStatus =
   | 'awaiting_upload'
@@ -70,6 +71,8 @@ export interface ImportJob {
   source_uri?: string;
   /** The object key (upload store) or local path / s3 URI the workflow reads. */
   source_location: string;
+  /** The upload's identity when startImport sealed it: the workflow reads exactly that (ADR 0106). */
+  source_etag?: string;
   status: ImportStatus;
   phase: ImportPhase;
   plan?: ImportPlan;
@@ -89,7 +92,16 @@ export interface ImportJob {
   total_layers: number;
   retry_count: number;
   warnings?: string[];
+  /** Why the import failed, for a user: never an internal detail (ADR 0110). */
   error_message?: string;
+  /** The stable snake_case code of the failure (an `ImportFailure` reason). */
+  error_reason?: string;
+  /**
+   * What the import holds of its workspace's import quota (ADR 0110): reserved when a load starts,
+   * released when its staged or published data is dropped. The workspace's sum is kept beside it.
+   */
+  reserved_rows?: number;
+  reserved_bytes?: number;
   /** The staged tables must be dropped before the next load (the plan changed). */
   reload?: boolean;
   /** Execution counter: every start of the workflow gets the next run; older runs stop. */
@@ -114,6 +126,7 @@ export interface ImportEvent {
   processed_layers: number;
   warnings?: string[];
   error_message?: string;
+  error_reason?: string;
 }
 
 /** Progress fields a running step updates without a history event. */
@@ -137,7 +150,11 @@ export function importExecutionName(job: Pick<ImportJob, 'id' | 'run'>): string 
 /** True when the job's history gets an event for the change from `a` to `b`. */
 export function isEventWorthy(a: ImportJob | undefined, b: ImportJob): boolean {
   return (
-    !a || a.status !== b.status || a.phase !== b.phase || (a.error_message ?? '') !== (b.error_message ?? '')
+    !a ||
+    a.status !== b.status ||
+    a.phase !== b.phase ||
+    (a.error_message ?? '') !== (b.error_message ?? '') ||
+    (a.error_reason ?? '') !== (b.error_reason ?? '')
   );
 }
 
@@ -154,6 +171,7 @@ export function eventOf(job: ImportJob): ImportEvent {
     processed_layers: job.processed_layers,
     ...(job.warnings?.length ? { warnings: job.warnings } : {}),
     ...(job.error_message ? { error_message: job.error_message } : {}),
+    ...(job.error_reason ? { error_reason: job.error_reason } : {}),
   };
 }
 
@@ -193,7 +211,8 @@ export function presentImport(job: ImportJob, upload?: ImportUploadTicket) {
     total_layers: job.total_layers,
     retry_count: job.retry_count,
     ...(job.warnings?.length ? { warnings: job.warnings } : {}),
-    ...(job.error_message ? { error_message: job.error_message } : {}),
+    ...(job.error_message ? { error_message: publicErrorText(job.error_message) } : {}),
+    ...(job.error_reason ? { error_reason: job.error_reason } : {}),
     ...(upload ? { upload } : {}),
     version: job.version,
     created_by: job.created_by,
@@ -212,4 +231,149 @@ export interface ImportUploadTicket {
   file_field: 'file';
   expires_at: string;
   max_bytes: number;
+}
+
+/** A history event as the API shows it (its error read through `publicErrorText`, as the job's is). */
+export function presentEvent(event: ImportEvent): ImportEvent {
+  const { error_message, ...rest } = event;
+  return error_message ? { ...rest, error_message: publicErrorText(error_message) } : rest;
+}
+
+/**
+ * Why an import failed, as the job records it (ADR 0110): `reason` and `message` are for the
+ * user; `detail` (what went wrong underneath, with whatever internal names it holds) only goes to
+ * the log.
+ */
+export interface ImportFailure {
+  reason: string;
+  message: string;
+  detail?: string;
+}
+
+/** Longest error_message stored. */
+const MAX_ERROR_MESSAGE = 2000;
+
+/**
+ * A failure text with internal details taken out (ADR 0110): stack frames, connection URLs, the
+ * import database's schema names, login and role names, network addresses (`host:port`, IP
+ * addresses) and absolute file system paths (their last segment stays). A user's file names,
+ * layers, fields, features and CRSs (`EPSG:4326`) pass unchanged. Applied where a failure becomes
+ * the job's error and again when it is shown (for jobs recorded before this rule).
+ */
+export function publicErrorText(text: string): string {
+  return text
+    .replace(/\n\s*at\s[\s\S]*$/, '')
+    .replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s'"@/]*@[^\s'")]*/gi, '[address]')
+    .replace(/\bpostgres(?:ql)?:\/\/[^\s'")]*/gi, '[address]')
+    .replace(/\bimport(?:_staging)?_[0-9a-f]{32}\b\.?/gi, '')
+    .replace(/\b(user|role|login|database|schema)\s+"[^"]*"/gi, '$1 [name]')
+    .replace(/\[[0-9a-f:.]*:[0-9a-f:.]*\](?::\d{1,5})?/gi, '[address]')
+    .replace(
+      /\b(?:\d{1,3}(?:\.\d{1,3}){3}|localhost|(?:[a-z0-9-]+\.)+[a-z][a-z0-9-]*):\d{1,5}(?:\/[\w$.-]+)?/gi,
+      '[address]',
+    )
+    .replace(/\b\d{1,3}(?:\.\d{1,3}){3}\b/g, '[address]')
+    .replace(
+      /\b(?:connect\s+|getaddrinfo\s+)?E(?:CONNREFUSED|CONNRESET|TIMEDOUT|HOSTUNREACH|NETUNREACH|AI_AGAIN|PIPE|NOTFOUND)\b(?:\s+\[address\])?/g,
+      'the connection failed',
+    )
+    .replace(/(^|[\s'"(=,:])\/(?:[^\s'"():,/]+\/)+([^\s'"():,/]+)/g, '$1$2')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, MAX_ERROR_MESSAGE);
+}
+
+/** A reason code shown as it is: snake_case, as every reason of this API. */
+const REASON = /^[a-z][a-z0-9_]{0,63}$/;
+
+/** The user's message for failures whose own message may hold internal details, by reason. */
+const FAILURE_MESSAGES: Record<string, string> = {
+  import_database_unavailable:
+    'The import database stayed unavailable, so the import stopped. Retry it once the database is back.',
+  source_unavailable:
+    "The import's file couldn't be read from storage, so the import stopped. Retry it later.",
+  upload_store_unavailable:
+    "The import's file couldn't be read from storage, so the import stopped. Retry it later.",
+  store_unavailable: 'The catalog store stayed unavailable, so the import stopped. Retry it later.',
+  datasource_unavailable:
+    "The published service's database stayed unavailable, so the import stopped. Retry it later.",
+  workflow_unavailable: 'A workflow could not be started, so the import stopped. Retry it later.',
+  dependency_unavailable:
+    'A service the import depends on stayed unavailable, so the import stopped. Retry it later.',
+  import_step_timeout: 'A step of the import ran out of time and was stopped. Retry the import.',
+  item_too_large:
+    "The file's description (its layers and fields) is too large to record; split the file or import fewer layers.",
+  internal_error:
+    "The import failed on an internal error; the details are in the service's logs. Retry the import, and if it fails again, give the operator the import's id.",
+};
+
+/** Step Functions' names of a task that ran out of time. */
+const TIMEOUTS = new Set(['States.Timeout', 'States.HeartbeatTimeout', 'Sandbox.Timedout']);
+
+/** The failure of `reason` with its fixed message (a reason without one reads as an internal error). */
+function failureOfReason(reason: string, unavailable: boolean, detail?: string): ImportFailure {
+  const known = REASON.test(reason) ? reason : undefined;
+  const code = known ?? (unavailable ? 'dependency_unavailable' : 'internal_error');
+  const message =
+    FAILURE_MESSAGES[code] ??
+    (unavailable ? FAILURE_MESSAGES.dependency_unavailable : FAILURE_MESSAGES.internal_error);
+  return { reason: code, message: message as string, ...(detail ? { detail } : {}) };
+}
+
+/** What went wrong underneath, for the log (never stored). */
+function detailOf(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return String(error);
+}
+
+/**
+ * The failure a thrown error means for the user (ADR 0110): a bad file or plan
+ * (`ImportInputError`) keeps its message, internal details taken out; an outage is named by its
+ * reason with a fixed message; anything else is an internal error whose text stays in the log.
+ */
+export function importFailureOf(error: unknown): ImportFailure {
+  if (error instanceof ImportInputError) {
+    return {
+      reason: REASON.test(error.code) ? error.code : 'invalid_file',
+      message: publicErrorText(error.message),
+      ...(error.cause !== undefined ? { detail: detailOf(error.cause) } : {}),
+    };
+  }
+  const detail = detailOf(error);
+  if (error instanceof DomainError)
+    return failureOfReason(error.reason, error.name === 'UnavailableError', detail);
+  if (error instanceof Error && error.name === 'TransientError')
+    return failureOfReason('dependency_unavailable', true, detail);
+  return failureOfReason('internal_error', false, detail);
+}
+
+/**
+ * Prefix of a task error's message that carries only the failure's reason through the workflow
+ * (`carriedReason`), so the state machine's history and the failure recorder never see the text.
+ */
+export const REASON_MARK = 'geoplane-reason:';
+
+/**
+ * The failure the import workflow's Catch hands its recorder (`{Error, Cause}`; on AWS the cause
+ * is Lambda's JSON with `errorMessage`): a reason the step carried (`REASON_MARK`), else what the
+ * error's name tells (an outage, a timeout), else an internal error. The cause's text is never
+ * shown; it is the detail for the log.
+ */
+export function taskFailureOf(error: { Error?: string; Cause?: string } | undefined): ImportFailure {
+  const name = error?.Error ?? 'Error';
+  let cause = error?.Cause ?? '';
+  try {
+    const parsed = JSON.parse(cause) as { errorMessage?: unknown };
+    if (typeof parsed.errorMessage === 'string') cause = parsed.errorMessage;
+  } catch {
+    // Not JSON: the message itself.
+  }
+  const detail = `${name}: ${cause}`.trim();
+  const unavailable = name === 'TransientError' || name === 'UnavailableError';
+  if (cause.startsWith(REASON_MARK))
+    return failureOfReason(cause.slice(REASON_MARK.length).trim(), unavailable, detail);
+  if (unavailable) return failureOfReason('dependency_unavailable', true, detail);
+  if (TIMEOUTS.has(name) || /\btimed? ?out\b/i.test(name))
+    return failureOfReason('import_step_timeout', false, detail);
+  return failureOfReason('internal_error', false, detail);
 }

@@ -1,15 +1,74 @@
 /**
  * Import plans (ADR 0083): the default one discovery suggests, and the checks a plan passes
- * before it is stored — every layer and field must exist in the file, names must be usable as
- * public ids and column names, CRSs known.
+ * before it is stored — every layer and field must exist in the file, every name that becomes a
+ * PostgreSQL identifier must be one PostgreSQL takes as it is (ADR 0110), CRSs known — and the
+ * limits an import and a workspace's imports stay within (ADR 0110).
  */
-import { InvalidInputError } from './errors.ts';
+import { InvalidInputError, RuleViolationError } from './errors.ts';
 import type { Discovery, ImportPlan, LayerPlan, SourceLayer } from './import-sources.ts';
 
 const PUBLIC_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const COLUMN = /^[a-z_][a-z0-9_]{0,62}$/;
-/** Columns the loader adds itself. */
-const RESERVED_COLUMNS = new Set(['fid']);
+/** PostgreSQL's longest identifier in bytes (NAMEDATALEN - 1); longer names are cut to it. */
+const MAX_IDENTIFIER_BYTES = 63;
+/** Columns a PostgreSQL table holds at most. */
+export const MAX_TABLE_COLUMNS = 1600;
+/**
+ * Names a staged table's columns can't have: the loader's own `fid`, and PostgreSQL's system
+ * columns (`oid` only before PostgreSQL 12, but the import database is the operator's choice).
+ */
+export const RESERVED_COLUMNS: ReadonlySet<string> = new Set([
+  'fid',
+  'xmin',
+  'xmax',
+  'cmin',
+  'cmax',
+  'ctid',
+  'tableoid',
+  'oid',
+]);
+
+/**
+ * The table of a plan layer in the import's schemas: the public id lower-cased, every character
+ * but `[a-z0-9_]` → `_`, a leading digit prefixed with `_`, cut to 63 bytes. It must give what
+ * the import database's `ImportDatabase.tableName` gives (a test holds them together).
+ */
+export function tableNameOf(publicId: string): string {
+  let name = publicId.toLowerCase().replace(/[^a-z0-9_]/g, '_');
+  if (name === '') name = 'layer';
+  if (/^[0-9]/.test(name)) name = `_${name}`;
+  return name.slice(0, MAX_IDENTIFIER_BYTES);
+}
+
+/**
+ * The name PostgreSQL gives an object it names itself (`makeObjectName`): `name1[_name2]_label`,
+ * the longer of name1 and name2 shortened one character at a time until it fits 63 bytes. The
+ * names here are ASCII, so a character is a byte.
+ */
+export function generatedName(name1: string, name2: string | undefined, label: string): string {
+  const overhead = (name2 === undefined ? 0 : 1) + label.length + 1;
+  const room = MAX_IDENTIFIER_BYTES - overhead;
+  let n1 = name1.length;
+  let n2 = name2?.length ?? 0;
+  while (n1 + n2 > room) {
+    if (n1 > n2) n1--;
+    else n2--;
+  }
+  return `${name1.slice(0, n1)}${name2 === undefined ? '' : `_${name2.slice(0, n2)}`}_${label}`;
+}
+
+/**
+ * The relation names PostgreSQL picks for what loading a layer creates besides its table: the
+ * primary key's index (`<table>_pkey`) and, with geometry, the GiST index (`<table>_<column>_idx`),
+ * with `suffix` after the label where a name was taken (`_pkey1`, `_idx2`). Another layer's table
+ * with one of these names can't be created once the index exists.
+ */
+function generatedRelations(table: string, geometryColumn: string | null, suffix = ''): string[] {
+  return [
+    generatedName(table, undefined, `pkey${suffix}`),
+    ...(geometryColumn ? [generatedName(table, geometryColumn, `idx${suffix}`)] : []),
+  ];
+}
 
 /** A column name from a source field name: lower case, `[a-z0-9_]`, not starting with a digit. */
 export function columnName(source: string): string {
@@ -39,23 +98,62 @@ function unique(name: string, taken: Set<string>, max: number): string {
   return candidate;
 }
 
+/** A layer's relations as far as names go: its table and its geometry column (null: none). */
+interface LayerRelations {
+  public_id: string;
+  table: string;
+  geometryColumn: string | null;
+}
+
+function relationsOf(layer: LayerPlan, source: SourceLayer | undefined): LayerRelations {
+  return {
+    public_id: layer.public_id,
+    table: tableNameOf(layer.public_id),
+    geometryColumn: source?.geometry_type ? (layer.geometry_column ?? 'geom') : null,
+  };
+}
+
+/** True when PostgreSQL may give `name` to an index it creates for `layer` (see generatedRelations). */
+function generatedFor(name: string, layer: LayerRelations): boolean {
+  const numbered = /_(?:pkey|idx)([0-9]*)$/.exec(name);
+  return (
+    numbered !== null && generatedRelations(layer.table, layer.geometryColumn, numbered[1]).includes(name)
+  );
+}
+
+/** What keeps two layers' tables from living in one schema, or undefined. */
+function relationClash(a: LayerRelations, b: LayerRelations): string | undefined {
+  if (a.table === b.table) return `both would be stored as table ${a.table}`;
+  if (generatedFor(a.table, b))
+    return `table ${a.table} is the name PostgreSQL gives an index of table ${b.table}`;
+  if (generatedFor(b.table, a))
+    return `table ${b.table} is the name PostgreSQL gives an index of table ${a.table}`;
+  return undefined;
+}
+
 /** The plan discovery suggests: every layer, every field, names made usable, CRSs as found. */
 export function defaultPlan(discovery: Discovery): ImportPlan {
-  const tables = new Set<string>();
-  /** A public id whose table name no other layer has (public ids differing in case share a table). */
-  const publicId = (name: string) => {
-    const id = publicIdOf(name);
+  const placed: LayerRelations[] = [];
+  /** A public id whose table clashes with no other layer's (public ids differing in case share a table). */
+  const publicId = (layer: SourceLayer) => {
+    const id = publicIdOf(layer.name);
     let candidate = id;
-    for (let i = 2; tables.has(columnName(candidate)); i++) candidate = `${id.slice(0, 60)}_${i}`;
-    tables.add(columnName(candidate));
+    const relations = (publicId: string): LayerRelations => ({
+      public_id: publicId,
+      table: tableNameOf(publicId),
+      geometryColumn: layer.geometry_type ? 'geom' : null,
+    });
+    for (let i = 2; placed.some((other) => relationClash(relations(candidate), other)); i++)
+      candidate = `${id.slice(0, 60)}_${i}`;
+    placed.push(relations(candidate));
     return candidate;
   };
   return {
     layers: discovery.layers.map((layer) => {
-      const columns = new Set<string>(['fid', 'geom']);
+      const columns = new Set<string>([...RESERVED_COLUMNS, 'geom']);
       return {
         source_layer: layer.name,
-        public_id: publicId(layer.name),
+        public_id: publicId(layer),
         title: layer.name,
         enabled: true,
         public: false,
@@ -86,6 +184,15 @@ function bad(message: string): InvalidInputError {
   return new InvalidInputError('invalid_plan', message);
 }
 
+/** Why `name` can't be a column of a staged table, or undefined. */
+function columnProblem(name: string): string | undefined {
+  if (!COLUMN.test(name))
+    return 'is not a valid column name (1-63 lower case letters, digits and _, not starting with a digit)';
+  if (name === 'fid') return "is the loader's own column 'fid'";
+  if (RESERVED_COLUMNS.has(name)) return 'is a PostgreSQL system column';
+  return undefined;
+}
+
 function checkLayer(layer: LayerPlan, source: SourceLayer | undefined, i: number): void {
   const where = `layers[${i}]`;
   if (!source) throw bad(`${where}: the file has no layer '${layer.source_layer}'.`);
@@ -94,12 +201,11 @@ function checkLayer(layer: LayerPlan, source: SourceLayer | undefined, i: number
       `${where}: public_id '${layer.public_id}' must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit.`,
     );
   }
-  const geometryColumn = layer.geometry_column ?? 'geom';
-  if (!COLUMN.test(geometryColumn))
-    throw bad(
-      `${where}: geometry_column '${geometryColumn}' is not a valid column name (lower case letters, digits, '_').`,
-    );
-  const targets = new Set<string>(['fid', ...(source.geometry_type ? [geometryColumn] : [])]);
+  const named = layer.geometry_column ?? 'geom';
+  const geometryProblem = columnProblem(named);
+  if (geometryProblem) throw bad(`${where}: geometry_column '${named}' ${geometryProblem}.`);
+  const geometryColumn = source.geometry_type ? named : undefined;
+  const targets = new Set<string>(geometryColumn ? [geometryColumn] : []);
   const sources = new Set(source.fields.map((f) => f.name));
   const seen = new Set<string>();
   for (const [j, field] of layer.fields.entries()) {
@@ -108,14 +214,20 @@ function checkLayer(layer: LayerPlan, source: SourceLayer | undefined, i: number
     if (seen.has(field.source)) throw bad(`${where}.fields[${j}]: field '${field.source}' is listed twice.`);
     seen.add(field.source);
     if (!field.include) continue;
-    if (!COLUMN.test(field.target) || RESERVED_COLUMNS.has(field.target)) {
+    const problem = columnProblem(field.target);
+    if (problem) throw bad(`${where}.fields[${j}]: target '${field.target}' ${problem}.`);
+    if (targets.has(field.target)) {
       throw bad(
-        `${where}.fields[${j}]: target '${field.target}' is not a valid column name (lower case letters, digits, '_'; not 'fid').`,
+        `${where}.fields[${j}]: target column '${field.target}' is used twice${field.target === geometryColumn ? ' (it is the geometry column)' : ''}.`,
       );
     }
-    if (targets.has(field.target))
-      throw bad(`${where}.fields[${j}]: target column '${field.target}' is used twice.`);
     targets.add(field.target);
+  }
+  // fid, the geometry column and the included fields.
+  if (targets.size + 1 > MAX_TABLE_COLUMNS) {
+    throw bad(
+      `${where}: the table would have ${targets.size + 1} columns; PostgreSQL takes at most ${MAX_TABLE_COLUMNS}. Leave fields out (include: false).`,
+    );
   }
   if (layer.csv && !source.csv) throw bad(`${where}: csv geometry columns apply to CSV layers only.`);
   // The detected geometry columns are not fields; any column of the file may be named.
@@ -129,23 +241,131 @@ function checkLayer(layer: LayerPlan, source: SourceLayer | undefined, i: number
   }
 }
 
-/** Checks a plan against what discovery found; the plan as stored (fields of the layer filled in). */
+/**
+ * Checks a plan against what discovery found; the plan as stored (fields of the layer filled in).
+ * Every name that becomes a PostgreSQL identifier is checked as PostgreSQL will see it (ADR 0110):
+ * table names after case folding, replacement and the 63-byte cut, against each other and the
+ * index names PostgreSQL derives from them; column names against the system columns, `fid`, the
+ * geometry column and each other. A source layer is loaded once (400 `invalid_plan`).
+ */
 export function validatePlan(plan: ImportPlan, discovery: Discovery): ImportPlan {
   if (plan.layers.length === 0) throw bad('The plan needs at least one layer.');
   const ids = new Set<string>();
-  const tables = new Set<string>();
+  const sourceLayers = new Map<string, number>();
+  const placed: LayerRelations[] = [];
   plan.layers.forEach((layer, i) => {
-    checkLayer(
-      layer,
-      discovery.layers.find((s) => s.name === layer.source_layer),
-      i,
-    );
+    const source = discovery.layers.find((s) => s.name === layer.source_layer);
+    checkLayer(layer, source, i);
+    const first = sourceLayers.get(layer.source_layer);
+    if (first !== undefined) {
+      throw bad(
+        `layers[${i}]: source layer '${layer.source_layer}' is already loaded by layers[${first}]; a plan loads each source layer once.`,
+      );
+    }
+    sourceLayers.set(layer.source_layer, i);
     if (ids.has(layer.public_id)) throw bad(`layers[${i}]: public_id '${layer.public_id}' is used twice.`);
     ids.add(layer.public_id);
-    const table = columnName(layer.public_id);
-    if (tables.has(table))
-      throw bad(`layers[${i}]: public_id '${layer.public_id}' maps to the same table as another layer.`);
-    tables.add(table);
+    const relations = relationsOf(layer, source);
+    for (const other of placed) {
+      const clash = relationClash(relations, other);
+      if (clash) {
+        throw bad(
+          `layers[${i}]: public_id '${layer.public_id}' clashes with public_id '${other.public_id}': ${clash}. Choose public ids that differ in more than case, punctuation and what lies past 63 characters.`,
+        );
+      }
+    }
+    placed.push(relations);
   });
   return plan;
+}
+
+/** What an import holds against its workspace's quota: the rows and the bytes it loads. */
+export interface ImportUsage {
+  rows: number;
+  bytes: number;
+}
+
+/** The limits of one import and of a workspace's imports together (config; ADR 0110). */
+export interface ImportQuotas {
+  /** Layers one plan loads at most. */
+  maxLayers: number;
+  /** Features one import loads at most (all its layers). */
+  maxRows: number;
+  /** Bytes of the file one import loads at most. */
+  maxBytes: number;
+  /** Rows the workspace's staged and published imports hold together at most. */
+  workspaceMaxRows: number;
+  /** Bytes (of their files) the workspace's staged and published imports hold together at most. */
+  workspaceMaxBytes: number;
+}
+
+/**
+ * What loading `plan` stages: its layers, the features discovery counted in them, and the bytes
+ * of the file (a plan loads each source layer once, so its tables hold about what the file holds).
+ * The loader never stages more than this (ADR 0110): the import reserves it.
+ */
+export function planFootprint(plan: ImportPlan, discovery: Discovery): ImportUsage & { layers: number } {
+  let rows = 0;
+  for (const layer of plan.layers) {
+    rows += discovery.layers.find((s) => s.name === layer.source_layer)?.feature_count ?? 0;
+  }
+  return { layers: plan.layers.length, rows, bytes: discovery.size_bytes };
+}
+
+const count = (n: number) => n.toLocaleString('en-US');
+
+/** The refusal (422) when a plan's footprint is over one import's limits, or undefined. */
+export function importLimitRefusal(
+  footprint: ImportUsage & { layers: number },
+  quotas: ImportQuotas,
+): RuleViolationError | undefined {
+  if (footprint.layers > quotas.maxLayers) {
+    return new RuleViolationError(
+      'import_layer_limit',
+      `The plan loads ${count(footprint.layers)} layers; an import loads at most ${count(quotas.maxLayers)}. Leave layers out of the plan (PUT …/plan) or split the file.`,
+    );
+  }
+  if (footprint.rows > quotas.maxRows) {
+    return new RuleViolationError(
+      'import_row_limit',
+      `The plan loads ${count(footprint.rows)} features; an import loads at most ${count(quotas.maxRows)}. Leave layers out of the plan (PUT …/plan) or split the file.`,
+    );
+  }
+  if (footprint.bytes > quotas.maxBytes) {
+    return new RuleViolationError(
+      'import_byte_limit',
+      `The file is ${count(footprint.bytes)} bytes; an import loads at most ${count(quotas.maxBytes)} bytes. Split the file.`,
+    );
+  }
+  return undefined;
+}
+
+/**
+ * The refusal (422 `workspace_import_quota`) when reserving `need` instead of `held` would take
+ * the workspace's imports past its quota, with `usage` what they hold now (including `held`), or
+ * undefined. Only what grows is checked: a smaller plan is never refused.
+ */
+export function workspaceQuotaRefusal(
+  usage: ImportUsage,
+  held: ImportUsage,
+  need: ImportUsage,
+  quotas: ImportQuotas,
+): RuleViolationError | undefined {
+  const over = (
+    what: string,
+    used: number,
+    heldNow: number,
+    needed: number,
+    max: number,
+  ): RuleViolationError | undefined => {
+    if (needed <= heldNow || used - heldNow + needed <= max) return undefined;
+    return new RuleViolationError(
+      'workspace_import_quota',
+      `The workspace's imports hold ${count(used - heldNow)} of its ${count(max)} ${what}; this import needs ${count(needed)}. Cancel or roll back imports the workspace no longer needs, or load less (PUT …/plan).`,
+    );
+  };
+  return (
+    over('import rows', usage.rows, held.rows, need.rows, quotas.workspaceMaxRows) ??
+    over('import bytes', usage.bytes, held.bytes, need.bytes, quotas.workspaceMaxBytes)
+  );
 }

@@ -1,4 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { RuleViolationError } from '../domain/errors.ts';
+import type { ImportUsage } from '../domain/import-plans.ts';
 import {
   eventOf,
   type ImportEvent,
@@ -58,6 +60,58 @@ function eventItem(table: string, job: ImportJob): GuardedItem {
 }
 
 const lostRace = concurrentModification('The import');
+
+/** The store's refusal of a reservation past the workspace's quota (the domain explains it with the usage). */
+const overQuota = () =>
+  new RuleViolationError(
+    'workspace_import_quota',
+    "The workspace's imports have no room left in its import quota for this import.",
+  );
+
+/**
+ * The change of the workspace's import usage that goes with replacing `previous` by `next` (its
+ * reservation's difference), or undefined when it has none. A growing part is conditioned on the
+ * usage staying within `quota` (ADR 0110): `usage <= quota - growth`, atomically with the job.
+ */
+function usageChange(
+  table: string,
+  previous: ImportJob,
+  next: ImportJob,
+  quota: ImportUsage | undefined,
+): GuardedItem | undefined {
+  const delta = {
+    rows: (next.reserved_rows ?? 0) - (previous.reserved_rows ?? 0),
+    bytes: (next.reserved_bytes ?? 0) - (previous.reserved_bytes ?? 0),
+  };
+  if (delta.rows === 0 && delta.bytes === 0) return undefined;
+  const conditions: string[] = [];
+  const values: Record<string, unknown> = {
+    ':rows': delta.rows,
+    ':bytes': delta.bytes,
+    ':entity': entities.importUsage,
+  };
+  for (const part of ['rows', 'bytes'] as const) {
+    if (delta[part] <= 0) continue;
+    if (!quota) throw new Error('A growing import reservation needs the workspace quota.');
+    const room = quota[part] - delta[part];
+    if (room < 0) throw overQuota();
+    conditions.push(`(attribute_not_exists(#${part}) OR #${part} <= :room_${part})`);
+    values[`:room_${part}`] = room;
+  }
+  return {
+    item: {
+      Update: {
+        TableName: table,
+        Key: keys.importUsage(previous.workspace_id),
+        UpdateExpression: 'SET entity = :entity ADD #rows :rows, #bytes :bytes',
+        ...(conditions.length > 0 ? { ConditionExpression: conditions.join(' AND ') } : {}),
+        ExpressionAttributeNames: { '#rows': 'rows', '#bytes': 'bytes' },
+        ExpressionAttributeValues: values,
+      },
+    },
+    onConditionFailed: overQuota,
+  };
+}
 
 /**
  * DynamoDB implementation of the import port (ADR 0083): a job is one item of its workspace's
@@ -120,12 +174,23 @@ export class DynamoImportRepository extends DynamoRepository implements ImportRe
     };
   }
 
-  async save(previous: ImportJob, next: ImportJob): Promise<void> {
+  async save(previous: ImportJob, next: ImportJob, quota?: ImportUsage): Promise<void> {
     const put: GuardedItem = {
       item: { Put: { TableName: this.table, Item: jobItem(next), ...versionIs(previous.version) } },
       onConditionFailed: lostRace,
     };
-    await transact(this.db, isEventWorthy(previous, next) ? [put, this.event(next)] : [put], lostRace);
+    const usage = usageChange(this.table, previous, next, quota);
+    await transact(
+      this.db,
+      [put, ...(isEventWorthy(previous, next) ? [this.event(next)] : []), ...(usage ? [usage] : [])],
+      lostRace,
+    );
+  }
+
+  async usage(workspaceId: string): Promise<ImportUsage> {
+    const item = await this.get(keys.importUsage(workspaceId));
+    const count = (value: unknown) => (typeof value === 'number' && value > 0 ? value : 0);
+    return { rows: count(item?.rows), bytes: count(item?.bytes) };
   }
 
   progress(job: ImportJob, progress: ImportProgress & { warnings?: string[] }): Promise<boolean> {

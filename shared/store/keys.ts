@@ -201,6 +201,12 @@ export const keys = {
   importWorking: (importId: string) => ({ GSI1PK: 'IMPORTS#WORKING', GSI1SK: importId }),
   importWorkingPartition: 'IMPORTS#WORKING',
   /**
+   * What a workspace's imports hold of its import quota (ADR 0110): `rows` and `bytes`, changed
+   * in the transaction that changes an import's reservation. Its own item, not the workspace's:
+   * every catalog write checks the workspace item, and a counter there would contend with them.
+   */
+  importUsage: (workspaceId: string): Key => ({ PK: ws(workspaceId), SK: 'IMPORTUSAGE' }),
+  /**
    * An audit record (ADR 0094): the workspace's audit partition (`AUDIT#<workspace id>`) or the
    * global one; sort key `<ISO time>#<id>`, so a time window is a key range and newest first is
    * the reverse order. Its own partition: the trail outlives the workspace it records.
@@ -211,6 +217,14 @@ export const keys = {
   }),
   auditPartition: (workspaceId: string | undefined) => `${AUDIT_PARTITION}${workspaceId ?? GLOBAL_PARTITION}`,
   auditPartitionPrefix: AUDIT_PARTITION,
+  /**
+   * The tally of one caller's refusals of one kind in one window (ADR 0109): beside the records of
+   * its audit partition, sorted after every `<ISO time>#…` key, so no listing reads it.
+   */
+  auditRefusalTally: (workspaceId: string | undefined, kind: string, window: number): Key => ({
+    PK: `${AUDIT_PARTITION}${workspaceId ?? GLOBAL_PARTITION}`,
+    SK: `~REFUSALS#${kind}#${window}`,
+  }),
   /** GSI1 entry that lists every audit record, whatever its scope (the global trail). */
   auditListing: (at: string, id: string) => ({ GSI1PK: AUDIT_LISTING, GSI1SK: `${at}#${id}` }),
   auditListingPartition: AUDIT_LISTING,
@@ -283,7 +297,9 @@ export const entities = {
   activeDeletions: 'ActiveDeletions',
   importJob: 'ImportJob',
   importEvent: 'ImportEvent',
+  importUsage: 'ImportUsage',
   auditRecord: 'AuditRecord',
+  auditRefusalTally: 'AuditRefusalTally',
   planCounter: 'PlanCounter',
 } as const;
 

@@ -179,6 +179,8 @@ export class DynamoWorkspaceRepository extends DynamoRepository implements Works
       entities.activeDeletions,
       // Counters a removed service left behind (a layer write racing its removal; ADR 0101).
       entities.planCounter,
+      // The imports' quota usage (ADR 0110): the imports themselves decide whether it can go.
+      entities.importUsage,
     ]);
     const blocking = children.filter(
       (c) => !auxiliary.has(c.entity as string) && c.SK !== keys.workspaceItemSortKey,

@@ -6,7 +6,7 @@ import type { ImportStepDeps } from '../domain/import-steps.ts';
 import type { ImportPreviews } from '../domain/imports.ts';
 import * as store from '../store/repositories.ts';
 import { workflowStarter } from '../workflows/starter.ts';
-import { importRepository } from './imports.ts';
+import { importLimits, importRepository, importUploads } from './imports.ts';
 import { workflowLog } from './workflows.ts';
 
 /*
@@ -41,6 +41,9 @@ export function importStepDeps(): ImportStepDeps {
     deletions: store.deletionRepository(),
     deletionStarter: workflowStarter(),
     workspaces: store.workspaceRepository(),
+    // Resolved on use: the step's other work needs no upload store.
+    uploads: { remove: (key) => importUploads().remove(key) },
+    limits: importLimits(),
     log: workflowLog(),
   };
 }

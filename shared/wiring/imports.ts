@@ -40,8 +40,15 @@ export function importStarter(): ImportStarter {
   return workflowStarter();
 }
 
-/** The stage's import limits. */
+/** The stage's import limits (the upload's; one import's and a workspace's imports', ADR 0110). */
 export function importLimits(): ImportLimits {
   const cfg = importConfig();
-  return { maxBytes: cfg.maxBytes, uploadTtlSeconds: cfg.uploadTtlSeconds };
+  return {
+    maxBytes: cfg.maxBytes,
+    uploadTtlSeconds: cfg.uploadTtlSeconds,
+    maxLayers: cfg.maxLayers,
+    maxRows: cfg.maxRows,
+    workspaceMaxRows: cfg.workspaceMaxRows,
+    workspaceMaxBytes: cfg.workspaceMaxBytes,
+  };
 }

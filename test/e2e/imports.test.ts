@@ -397,8 +397,14 @@ describe('bad files end failed with a message a user can act on, and leave nothi
       const res = await imports.until(job.id, ['failed', 'ready_to_publish', 'awaiting_plan']);
       expect(res.body.status, JSON.stringify(res.body)).toBe('failed');
       expect(res.body.error_message).toMatch(message);
+      // The file's problem as a stable code beside the message (ADR 0110).
+      expect(res.body.error_reason).toMatch(/^[a-z][a-z0-9_]+$/);
+      expect(res.body.error_reason).not.toBe('internal_error');
       expect(await relationsOf(job.id)).toEqual([]);
-      expect(statuses((await imports.history(job.id)).body.events).at(-1)).toBe('failed');
+      expect((await imports.history(job.id)).body.events.at(-1)).toMatchObject({
+        status: 'failed',
+        error_reason: res.body.error_reason,
+      });
     });
   }
 
@@ -479,6 +485,89 @@ describe('bad files end failed with a message a user can act on, and leave nothi
     expect(lon).toBeLessThan(10);
     expect(lat).toBeGreaterThan(48);
     expect(lat).toBeLessThan(49.5);
+    await imports.cancel(job.id);
+    expect((await imports.until(job.id, ['cancelled'])).body.status).toBe('cancelled');
+  });
+});
+
+describe('every name the plan turns into a PostgreSQL identifier is checked up front (ADR 0110)', () => {
+  const fixtures = join(import.meta.dirname, '../fixtures/imports');
+  const twoLayers = () =>
+    zipOf(
+      readdirSync(join(fixtures, 'shp'))
+        .filter((f) => f.startsWith('roads.') || f.startsWith('wells.'))
+        .map((f) => ({ name: f, data: readFileSync(join(fixtures, 'shp', f)) })),
+    );
+
+  it('a file whose fields are named like system columns loads: the default plan renames them', async () => {
+    const file = Buffer.from(
+      JSON.stringify({
+        type: 'FeatureCollection',
+        features: [1, 2].map((i) => ({
+          type: 'Feature',
+          properties: { xmin: i, ymin: i, ctid: `c${i}`, tableoid: i, fid: i },
+          geometry: { type: 'Point', coordinates: [i, i] },
+        })),
+      }),
+    );
+    const job = await imports.uploaded(file, 'bbox.geojson');
+    const ready = await imports.until(job.id, ['ready_to_publish', 'failed']);
+    expect(ready.body.status, JSON.stringify(ready.body)).toBe('ready_to_publish');
+    const targets = ready.body.plan.layers[0].fields.map((f: { target: string }) => f.target);
+    expect(targets).toEqual(['xmin_2', 'ymin', 'ctid_2', 'tableoid_2', 'fid_2']);
+    const preview = await imports.preview(job.id, '?limit=1');
+    expect(preview.body.features[0].properties).toMatchObject({ xmin_2: 1, ctid_2: 'c1' });
+    await imports.cancel(job.id);
+    expect((await imports.until(job.id, ['cancelled'])).body.status).toBe('cancelled');
+  });
+
+  it('refuses (400 invalid_plan, naming the layer or field) what PostgreSQL would refuse or fold together', async () => {
+    const job = await imports.uploaded(twoLayers(), 'roads-and-wells.zip');
+    const ready = await imports.until(job.id, ['ready_to_publish', 'failed', 'awaiting_plan']);
+    expect(ready.body.status, JSON.stringify(ready.body)).toBe('ready_to_publish');
+    const [roads, wells] = ready.body.plan.layers;
+    const field = roads.fields[0];
+    const cases: [string, unknown[], RegExp][] = [
+      [
+        'a system column as a target',
+        [{ ...roads, fields: [{ ...field, target: 'xmin' }] }, wells],
+        /layers\[0\]\.fields\[0\]: target 'xmin' is a PostgreSQL system column/,
+      ],
+      [
+        'a system column as the geometry column',
+        [{ ...roads, geometry_column: 'ctid' }, wells],
+        /geometry_column 'ctid'/,
+      ],
+      ['fid as the geometry column', [{ ...roads, geometry_column: 'fid' }, wells], /geometry_column 'fid'/],
+      [
+        'the same source layer twice',
+        [roads, { ...roads, public_id: 'roads-2' }],
+        /source layer 'roads' is already loaded by layers\[0\]/,
+      ],
+      [
+        "a table named like the other table's primary key index",
+        [
+          { ...roads, public_id: 'roads' },
+          { ...wells, public_id: 'roads_pkey' },
+        ],
+        /table roads_pkey is the name PostgreSQL gives an index of table roads/,
+      ],
+      [
+        'public ids that fold into one table',
+        [
+          { ...roads, public_id: 'Net-Work' },
+          { ...wells, public_id: 'net_work' },
+        ],
+        /clashes with public_id 'Net-Work': both would be stored as table net_work/,
+      ],
+    ];
+    for (const [title, layers, detail] of cases) {
+      const res = await imports.plan(job.id, { layers });
+      expectError(res, 400, 'invalid_plan');
+      expect(res.body.detail, title).toMatch(detail);
+    }
+    const after = await imports.get(job.id);
+    expect(after.body).toMatchObject({ status: 'ready_to_publish', version: ready.body.version });
     await imports.cancel(job.id);
     expect((await imports.until(job.id, ['cancelled'])).body.status).toBe('cancelled');
   });

@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { IMPORT_LIMIT_REASONS } from '../../domain/errors.ts';
 import * as ex from '../examples.ts';
 import {
   CreateImportInput,
@@ -22,6 +23,10 @@ const accepted = (what: string) => ({
   headers: { Location: 'URL of the import' },
 });
 const tags = ['imports'];
+/** The 422 of a plan over a limit (ADR 0110). */
+const overLimit = {
+  description: `the plan is over one import's limit (layers, features, file bytes) or the workspace's import quota (rows, bytes): reason ${IMPORT_LIMIT_REASONS.join(', ')}`,
+};
 /** One event of the example import's history (its id is the import's and a sequence number). */
 const historyEvent = (n: number, status: string, phase: string, at: string) => ({
   id: `${ex.ids.import}.${String(n).padStart(6, '0')}`,
@@ -213,19 +218,23 @@ export const retryImport = defineOperation({
   handler: 'functions/imports/retry-import.ts',
   permission: 'write',
   summary: 'Retry a failed import where it failed (load, publish or rollback)',
+  description:
+    "A load starts over from the file with the import's plan, which is checked again and reserves its rows and bytes of the workspace's import quota (400 `invalid_plan`, 422 when over a limit).",
   tags,
   request: { params: ImportParams },
   responses: {
     202: accepted('the import, queued again'),
+    400: { description: 'the stored plan is no longer valid (invalid_plan): PUT a new one' },
     404: notFound,
     409: conflict('the import is not failed'),
+    422: overLimit,
   },
   examples: {
     params: { workspace: 'roads-demo', import: ex.ids.import },
     // A load that failed (the plan named a CRS the database doesn't know), retried with the right plan.
     response: { ...ex.importJob, status: 'queued', plan: ex.importPlan, retry_count: 1, version: 11 },
   },
-  data: ['GetItem', 'PutItem'],
+  data: ['GetItem', 'PutItem', 'UpdateItem'],
   starts: ['import'],
 });
 
@@ -237,21 +246,22 @@ export const putImportPlan = defineOperation({
   permission: 'write',
   summary: 'Set how the layers are loaded and published (names, fields, CRS, make-valid)',
   description:
-    "From `awaiting_plan` or `ready_to_publish` the data is loaded again with the plan (the import is queued); from `failed` the plan is stored for the retry. Every layer and field must exist in the file (400 names the first that doesn't).",
+    "From `awaiting_plan` or `ready_to_publish` the data is loaded again with the plan (the import is queued) and reserves its rows and bytes of the workspace's import quota; from `failed` the plan is stored for the retry. Every layer and field must exist in the file, a source layer is loaded once, and every table and column name must be one PostgreSQL takes as it is: no two public ids giving one table name (after lower-casing, `[^a-z0-9_]` → `_` and the 63-byte cut) or an index name of another's table, no column named `fid`, like the geometry column or like a system column (`xmin`, `xmax`, `cmin`, `cmax`, `ctid`, `tableoid`, `oid`). 400 `invalid_plan` names the first layer or field that fails; 422 says which limit a plan is over.",
   tags,
   request: { params: ImportParams, body: ImportPlanBody },
   responses: {
     200: { description: 'the import with its plan', schema: ImportJobBody },
-    400: { description: 'the plan does not fit the file' },
+    400: { description: 'the plan does not fit the file, or a name in it is not a usable PostgreSQL name' },
     404: notFound,
     409: conflict('the import is not awaiting a plan, ready to publish or failed'),
+    422: overLimit,
   },
   examples: {
     params: { workspace: 'roads-demo', import: ex.ids.import },
     request: ex.importPlan,
     response: { ...ex.importJob, status: 'queued', plan: ex.importPlan, version: 6 },
   },
-  data: ['GetItem', 'PutItem'],
+  data: ['GetItem', 'PutItem', 'UpdateItem'],
   starts: ['import'],
 });
 

@@ -54,6 +54,11 @@ export const CHUNK_BYTES = 8 * 1024 * 1024;
  * until done, out of `budgetMs`, or `shouldStop()` says stop (checked between chunks; a run always
  * makes at least one step). Finalises each layer when its features are all loaded. Warnings cover
  * every layer loaded so far (values that didn't fit, invalid or repaired geometries).
+ *
+ * It never stages more than discovery found (ADR 0110): the import reserved the features discovery
+ * counted per layer and the file's size against its limits and its workspace's quota, so a layer
+ * reaching past its count, or a read past the file's size (the file changed since), stops the
+ * load with ImportInputError 'import_source_changed' before the chunk that would cross is written.
  */
 export async function loadImport(args: {
   db: ImportDatabase;
@@ -100,7 +105,8 @@ export async function loadImport(args: {
       state = await session.prepareLayer(args.importId, table, args.run);
       states.set(table.table, state);
       if (!state.finalized) {
-        const loaded = await loadLayer(session, args, table, plan, state, chunkFeatures, {
+        const cap = { features: source.feature_count, bytes: args.discovery.size_bytes };
+        const loaded = await loadLayer(session, args, table, plan, state, chunkFeatures, cap, {
           outOfTime,
           step,
           onChunk: async (next) => {
@@ -161,6 +167,7 @@ async function loadLayer(
   plan: LayerPlan,
   from: Checkpoint,
   chunkFeatures: number,
+  cap: { features: number; bytes: number },
   run: {
     outOfTime: () => Promise<boolean>;
     step: <T>(work: () => Promise<T>) => Promise<T>;
@@ -169,10 +176,13 @@ async function loadLayer(
 ): Promise<boolean> {
   let bytes = from.bytes;
   let state = from;
+  let pastSize = false;
   const iterable = args.source.features(plan.source_layer, {
     skip: from.features,
     onBytes: (position) => {
       if (position > bytes) bytes = position;
+      // A size of 0 is one discovery didn't measure (only tests build such discoveries).
+      if (cap.bytes > 0 && position > cap.bytes) pastSize = true;
     },
     ...(plan.csv ? { csv: plan.csv } : {}),
   });
@@ -192,6 +202,7 @@ async function loadLayer(
           exhausted = true;
           break;
         }
+        if (nextFid + chunk.count > cap.features || pastSize) throw sourceChanged(table, cap, pastSize);
         textBytes += addFeature(chunk, table, next.value);
       }
       nextFid += chunk.count;
@@ -223,6 +234,21 @@ async function loadLayer(
     if (writing) await writing.catch(() => undefined);
     if (!exhausted) await iterator.return?.();
   }
+}
+
+/** The failure of a load whose file holds more than discovery found in it (ADR 0110). */
+function sourceChanged(
+  table: LayerTable,
+  cap: { features: number; bytes: number },
+  pastSize: boolean,
+): ImportInputError {
+  const found = pastSize
+    ? `the file is larger than the ${cap.bytes} bytes it had`
+    : `layer ${table.label} holds more than the ${cap.features} features it had`;
+  return new ImportInputError(
+    'import_source_changed',
+    `The load stopped: ${found} when the import read it, and the import reserved only that much of the workspace's quota. The file changed since; create a new import from it.`,
+  );
 }
 
 function newChunk(table: LayerTable, firstFid: number): ChunkRows {

@@ -1,0 +1,117 @@
+import { describe, expect, it } from 'vitest';
+import type { Checkpoint, ChunkRows, ImportDatabase } from '../../shared/datasources/imports/database.ts';
+import { type FeatureSource, loadImport } from '../../shared/datasources/imports/pipeline.ts';
+import type { Discovery, ImportPlan, SourceFeature } from '../../shared/domain/import-sources.ts';
+
+/**
+ * The loader never stages more than discovery found (ADR 0110): the import reserved the features
+ * discovery counted and the file's size, so a file that grew since stops the load before the
+ * chunk that would cross is written. The import database is a fake here: what matters is which
+ * chunks the loader hands it.
+ */
+
+const IMPORT = '0190f7a2-0000-7000-8000-000000000001';
+
+function fakeDatabase() {
+  const written: number[] = [];
+  const empty: Checkpoint = { features: 0, bytes: 0, finalized: false, misfits: {}, result: null };
+  const session = {
+    checkpoint: async () => ({ ...empty }),
+    prepareLayer: async () => ({ ...empty }),
+    writeChunk: async (_id: string, _table: unknown, from: Checkpoint, rows: ChunkRows, bytes: number) => {
+      written.push(rows.count);
+      return { ...from, features: from.features + rows.count, bytes: Math.max(bytes, from.bytes) };
+    },
+    finalizeLayer: async () => ({
+      rows: 0,
+      invalid: 0,
+      repaired: 0,
+      extent: null,
+      srid: 4326,
+      geometry_type: 'Point',
+    }),
+  };
+  const db = { session: (work: (s: typeof session) => Promise<unknown>) => work(session) };
+  return { db: db as unknown as ImportDatabase, written };
+}
+
+/** `n` point features, 100 bytes of the file each. */
+function source(n: number, bytesEach = 100): FeatureSource {
+  return {
+    features(_layer, { skip, onBytes }) {
+      return (async function* () {
+        for (let i = skip; i < n; i++) {
+          onBytes((i + 1) * bytesEach);
+          yield { properties: { n: i }, geometry: { type: 'Point', coordinates: [i, i] } } as SourceFeature;
+        }
+      })();
+    },
+  };
+}
+
+const plan: ImportPlan = {
+  layers: [
+    {
+      source_layer: 'pts',
+      public_id: 'pts',
+      enabled: true,
+      public: false,
+      fields: [{ source: 'n', target: 'n', include: true }],
+    },
+  ],
+};
+
+const discovery = (features: number, size: number): Discovery => ({
+  format: 'geojson',
+  size_bytes: size,
+  warnings: [],
+  layers: [
+    {
+      name: 'pts',
+      fields: [{ name: 'n', type: 'integer' }],
+      geometry_type: 'Point',
+      srid: 4326,
+      feature_count: features,
+      bbox: null,
+    },
+  ],
+});
+
+const load = (db: ImportDatabase, found: Discovery, n: number, bytesEach = 100) =>
+  loadImport({
+    db,
+    importId: IMPORT,
+    plan,
+    discovery: found,
+    source: source(n, bytesEach),
+    budgetMs: 60_000,
+    chunkFeatures: 10,
+  });
+
+describe('the loader stays within what the import reserved (ADR 0110)', () => {
+  it('loads the features discovery counted, and stops before writing the chunk that holds one more', async () => {
+    const exact = fakeDatabase();
+    expect(await load(exact.db, discovery(25, 2500), 25)).toMatchObject({
+      done: true,
+      processed_features: 25,
+    });
+    expect(exact.written).toEqual([10, 10, 5]);
+
+    const { db, written } = fakeDatabase();
+    await expect(load(db, discovery(20, 100_000), 25)).rejects.toMatchObject({
+      name: 'ImportInputError',
+      code: 'import_source_changed',
+      message: expect.stringMatching(/layer pts holds more than the 20 features it had/),
+    });
+    expect(written.reduce((a, b) => a + b, 0)).toBe(20);
+  });
+
+  it('stops when the file is read past the size discovery measured (it changed since)', async () => {
+    const { db, written } = fakeDatabase();
+    await expect(load(db, discovery(25, 1000), 25, 100)).rejects.toMatchObject({
+      code: 'import_source_changed',
+      message: expect.stringMatching(/larger than the 1000 bytes it had/),
+    });
+    expect(written.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(10);
+  });
+});

@@ -1,0 +1,554 @@
+import { describe, expect, it } from 'vitest';
+import { RuleViolationError, StateConflictError, UnavailableError } from '../../shared/domain/errors.ts';
+import {
+  type ImportEvent,
+  type ImportJob,
+  isEventWorthy,
+  REASON_MARK,
+  taskFailureOf,
+  timeOrderedId,
+} from '../../shared/domain/import-model.ts';
+import type { ImportQuotas, ImportUsage } from '../../shared/domain/import-plans.ts';
+import { type Discovery, ImportInputError, type ImportPlan } from '../../shared/domain/import-sources.ts';
+import {
+  fail,
+  type ImportEngine,
+  type ImportStepDeps,
+  publicTaskError,
+  runImportStep,
+} from '../../shared/domain/import-steps.ts';
+import {
+  cancelImport,
+  type ImportRepository,
+  type ImportUploads,
+  previewImport,
+  putImportPlan,
+  retryImport,
+} from '../../shared/domain/imports.ts';
+import { CONCURRENT_MODIFICATION } from '../../shared/domain/last-writer-wins.ts';
+
+/**
+ * The import quota's bookkeeping in the domain (ADR 0110): which transitions reserve a plan's rows
+ * and bytes of the workspace's quota and which release them, what a refusal says, and what a
+ * failure shows a user. The store's own part (the conditioned counter) is tested against DynamoDB
+ * Local in test/integration/import-usage.test.ts.
+ */
+
+const WS = 'ws-1';
+const INTERNAL =
+  /10\.0\.0\.5|5432|import_staging_[0-9a-f]{32}|geoplane_importer|\/tmp\/|ECONNREFUSED|TransientError/;
+
+/** An in-memory ImportRepository that keeps the workspace's usage as the DynamoDB store does. */
+class MemoryImports implements ImportRepository {
+  readonly jobs = new Map<string, ImportJob>();
+  readonly events: ImportEvent[] = [];
+  used: ImportUsage = { rows: 0, bytes: 0 };
+  /** Runs before a save is applied (a competing writer). */
+  beforeSave?: () => void;
+
+  async create(job: ImportJob): Promise<void> {
+    this.jobs.set(job.id, structuredClone(job));
+  }
+  async find(_ws: string, id: string): Promise<ImportJob | undefined> {
+    const job = this.jobs.get(id);
+    return job && structuredClone(job);
+  }
+  async list() {
+    return { items: [...this.jobs.values()] };
+  }
+  async history() {
+    return { items: this.events };
+  }
+  async save(previous: ImportJob, next: ImportJob, quota?: ImportUsage): Promise<void> {
+    const hook = this.beforeSave;
+    this.beforeSave = undefined;
+    hook?.();
+    const stored = this.jobs.get(previous.id);
+    if (stored?.version !== previous.version)
+      throw new StateConflictError(CONCURRENT_MODIFICATION, 'The import was changed by another request.');
+    const delta = {
+      rows: (next.reserved_rows ?? 0) - (previous.reserved_rows ?? 0),
+      bytes: (next.reserved_bytes ?? 0) - (previous.reserved_bytes ?? 0),
+    };
+    for (const part of ['rows', 'bytes'] as const) {
+      if (delta[part] <= 0) continue;
+      if (!quota) throw new Error('a growing reservation without a quota');
+      if (this.used[part] + delta[part] > quota[part])
+        throw new RuleViolationError('workspace_import_quota', 'no room');
+    }
+    this.used = { rows: this.used.rows + delta.rows, bytes: this.used.bytes + delta.bytes };
+    this.jobs.set(next.id, structuredClone(next));
+    if (isEventWorthy(previous, next)) this.events.push(next as unknown as ImportEvent);
+  }
+  async usage(): Promise<ImportUsage> {
+    return { ...this.used };
+  }
+  async progress(): Promise<boolean> {
+    return true;
+  }
+  async findByService() {
+    return undefined;
+  }
+  async firstWhere() {
+    return undefined;
+  }
+  async working() {}
+}
+
+const limits: ImportQuotas = {
+  maxLayers: 2,
+  maxRows: 100,
+  maxBytes: 10_000,
+  workspaceMaxRows: 150,
+  workspaceMaxBytes: 100_000,
+};
+
+function discoveryOf(counts: Record<string, number>, size = 1000): Discovery {
+  return {
+    format: 'geopackage',
+    size_bytes: size,
+    warnings: [],
+    layers: Object.entries(counts).map(([name, n]) => ({
+      name,
+      fields: [{ name: 'name', type: 'text' as const }],
+      geometry_type: 'Point' as const,
+      srid: 4326,
+      feature_count: n,
+      bbox: null,
+    })),
+  };
+}
+
+const planOf = (...layers: string[]): ImportPlan => ({
+  layers: layers.map((name) => ({
+    source_layer: name,
+    public_id: name,
+    enabled: true,
+    public: false,
+    fields: [{ source: 'name', target: 'name', include: true }],
+  })),
+});
+
+function job(over: Partial<ImportJob> = {}): ImportJob {
+  const ts = '2026-03-01T00:00:00.000Z';
+  return {
+    id: timeOrderedId(),
+    workspace_id: WS,
+    name: 'f',
+    source_kind: 'upload',
+    source_location: 'uploads/f.gpkg',
+    status: 'awaiting_plan',
+    phase: 'transform',
+    service_name: 'svc',
+    auto_publish: false,
+    max_bytes: 10_000,
+    processed_bytes: 0,
+    processed_features: 0,
+    processed_layers: 0,
+    total_layers: 0,
+    retry_count: 0,
+    run: 1,
+    version: 1,
+    created_by: 'u',
+    created_at: ts,
+    updated_at: ts,
+    ...over,
+  };
+}
+
+const starter = { startImport: async () => {} };
+/** The upload store: a cancel past the upload only removes (nothing here). */
+const uploads = { remove: async () => {} } as unknown as ImportUploads;
+
+async function stored(repo: MemoryImports, j: ImportJob): Promise<ImportJob> {
+  return (await repo.find(WS, j.id)) as ImportJob;
+}
+
+async function refusal(work: Promise<unknown>) {
+  try {
+    await work;
+  } catch (error) {
+    return error as { name: string; reason: string; message: string };
+  }
+  throw new Error('not refused');
+}
+
+describe('putImportPlan and retryImport reserve the plan against the limits (ADR 0110)', () => {
+  it("reserves a plan's rows and the file's bytes, and refuses the plan that would pass the workspace's quota (422)", async () => {
+    const repo = new MemoryImports();
+    const first = job({ discovery: discoveryOf({ a: 80, b: 60 }) });
+    const second = job({ discovery: discoveryOf({ c: 90 }) });
+    await repo.create(first);
+    await repo.create(second);
+
+    const queued = await putImportPlan({ repo, starter, limits }, first, planOf('a'));
+
+    expect(queued).toMatchObject({ status: 'queued', reserved_rows: 80, reserved_bytes: 1000 });
+    expect(repo.used).toEqual({ rows: 80, bytes: 1000 });
+    const error = await refusal(putImportPlan({ repo, starter, limits }, second, planOf('c')));
+    expect(error).toMatchObject({ name: 'RuleViolationError', reason: 'workspace_import_quota' });
+    expect(error.message).toMatch(/hold 80 of its 150 import rows; this import needs 90/);
+    expect(await stored(repo, second)).toMatchObject({ status: 'awaiting_plan', version: 1 });
+    expect(repo.used).toEqual({ rows: 80, bytes: 1000 });
+  });
+
+  it("refuses a plan over one import's layers or rows (422), and a source layer twice (400), writing nothing", async () => {
+    const repo = new MemoryImports();
+    const j = job({ discovery: discoveryOf({ a: 60, b: 50, c: 1 }) });
+    await repo.create(j);
+    const put = (plan: ImportPlan) => refusal(putImportPlan({ repo, starter, limits }, j, plan));
+
+    expect(await put(planOf('a', 'b', 'c'))).toMatchObject({ reason: 'import_layer_limit' });
+    expect(await put(planOf('a', 'b'))).toMatchObject({ reason: 'import_row_limit' });
+    const twice = await put({
+      layers: [
+        ...planOf('a').layers,
+        { ...(planOf('a').layers[0] as ImportPlan['layers'][0]), public_id: 'a2' },
+      ],
+    });
+    expect(twice).toMatchObject({ reason: 'invalid_plan' });
+    expect(await stored(repo, j)).toMatchObject({ version: 1 });
+    expect(repo.used).toEqual({ rows: 0, bytes: 0 });
+  });
+
+  it('a new plan of a staged import swaps its reservation: a smaller one frees rows at once', async () => {
+    const repo = new MemoryImports();
+    repo.used = { rows: 140, bytes: 1000 };
+    const j = job({
+      status: 'ready_to_publish',
+      discovery: discoveryOf({ a: 80, b: 20 }),
+      plan: planOf('a'),
+      reserved_rows: 80,
+      reserved_bytes: 1000,
+    });
+    await repo.create(j);
+
+    const next = await putImportPlan({ repo, starter, limits }, j, planOf('b'));
+
+    expect(next).toMatchObject({ status: 'queued', reserved_rows: 20, reserved_bytes: 1000 });
+    expect(repo.used).toEqual({ rows: 80, bytes: 1000 });
+  });
+
+  it("explains the store's refusal when another import took the room between the read and the write", async () => {
+    const repo = new MemoryImports();
+    const j = job({ discovery: discoveryOf({ a: 60 }) });
+    await repo.create(j);
+    repo.beforeSave = () => {
+      repo.used = { rows: 100, bytes: 0 };
+    };
+
+    const error = await refusal(putImportPlan({ repo, starter, limits }, j, planOf('a')));
+
+    expect(error).toMatchObject({ reason: 'workspace_import_quota' });
+    expect(error.message).toMatch(/hold 100 of its 150 import rows; this import needs 60/);
+  });
+
+  it('a retried load reserves again (and is refused while the workspace has no room)', async () => {
+    const repo = new MemoryImports();
+    repo.used = { rows: 120, bytes: 0 };
+    const j = job({
+      status: 'failed',
+      phase: 'transform',
+      discovery: discoveryOf({ a: 60 }),
+      plan: planOf('a'),
+      error_message: 'bad geometry',
+      error_reason: 'invalid_geometry',
+    });
+    await repo.create(j);
+
+    expect(await refusal(retryImport({ repo, starter, limits }, j))).toMatchObject({
+      reason: 'workspace_import_quota',
+    });
+    repo.used = { rows: 0, bytes: 0 };
+    const retried = await retryImport({ repo, starter, limits }, j);
+    expect(retried).toMatchObject({ status: 'queued', reserved_rows: 60, reserved_bytes: 1000 });
+    expect(retried).not.toHaveProperty('error_reason');
+    expect(repo.used).toEqual({ rows: 60, bytes: 1000 });
+  });
+});
+
+/** An engine whose behaviour each test sets. */
+function engine(over: Partial<ImportEngine> = {}): ImportEngine & { dropped: string[] } {
+  const dropped: string[] = [];
+  return {
+    dropped,
+    discover: async () => discoveryOf({ a: 10 }),
+    load: async () => ({
+      done: true,
+      processed_bytes: 0,
+      processed_features: 0,
+      processed_layers: 0,
+      warnings: [],
+    }),
+    publishTables: async () => {},
+    dropStaging: async (id: string) => {
+      dropped.push(`staging:${id}`);
+    },
+    dropAll: async (id: string) => {
+      dropped.push(`all:${id}`);
+    },
+    tableName: (id: string) => id.toLowerCase(),
+    servingConnection: async () =>
+      ({ host: 'h', port: 1, database: 'd', user: 'u', password: 'p', schemas: ['import_1'] }) as never,
+    ...over,
+  };
+}
+
+function stepDeps(
+  repo: MemoryImports,
+  eng: ImportEngine,
+  over: Partial<ImportStepDeps> = {},
+): ImportStepDeps {
+  return {
+    repo,
+    engine: eng,
+    services: { findByName: async () => undefined, findById: async () => undefined } as never,
+    layers: {} as never,
+    gateway: {} as never,
+    box: { encrypt: async () => 'x', decrypt: async () => 'p' } as never,
+    deletions: {} as never,
+    deletionStarter: {} as never,
+    workspaces: {} as never,
+    limits,
+    ...over,
+  };
+}
+
+const inputOf = (j: ImportJob) => ({ import_id: j.id, workspace_id: j.workspace_id, run: j.run });
+
+describe('the import step reserves before loading and releases what it drops (ADR 0110)', () => {
+  it('a discovered file within the limits reserves its default plan as the load starts', async () => {
+    const repo = new MemoryImports();
+    const j = job({ status: 'running', phase: 'discover' });
+    await repo.create(j);
+
+    await runImportStep(stepDeps(repo, engine()), inputOf(j), 1000);
+
+    expect(await stored(repo, j)).toMatchObject({ status: 'running', phase: 'transform', reserved_rows: 10 });
+    expect(repo.used).toEqual({ rows: 10, bytes: 1000 });
+  });
+
+  it('a file over the limits fails before anything is staged, keeping discovery and plan for a smaller plan', async () => {
+    const repo = new MemoryImports();
+    const j = job({ status: 'running', phase: 'discover' });
+    await repo.create(j);
+    const eng = engine({ discover: async () => discoveryOf({ a: 70, b: 70 }) });
+
+    await runImportStep(stepDeps(repo, eng), inputOf(j), 1000);
+
+    const failed = await stored(repo, j);
+    expect(failed).toMatchObject({ status: 'failed', phase: 'transform', error_reason: 'import_row_limit' });
+    expect(failed.error_message).toMatch(/loads 140 features; an import loads at most 100/);
+    expect(failed.discovery?.layers).toHaveLength(2);
+    expect(failed.plan?.layers).toHaveLength(2);
+    expect(repo.used).toEqual({ rows: 0, bytes: 0 });
+    expect(eng.dropped).toEqual([]);
+
+    const smaller = await putImportPlan({ repo, starter, limits }, failed, planOf('a'));
+    expect(smaller.status).toBe('failed');
+    expect(smaller).not.toHaveProperty('reserved_rows');
+    const retried = await retryImport({ repo, starter, limits }, smaller);
+    expect(retried).toMatchObject({ status: 'queued', phase: 'transform', reserved_rows: 70 });
+  });
+
+  it("fails the import with the workspace's numbers when its quota has no room", async () => {
+    const repo = new MemoryImports();
+    repo.used = { rows: 145, bytes: 0 };
+    const j = job({ status: 'running', phase: 'discover' });
+    await repo.create(j);
+
+    await runImportStep(stepDeps(repo, engine()), inputOf(j), 1000);
+
+    const failed = await stored(repo, j);
+    expect(failed).toMatchObject({ status: 'failed', error_reason: 'workspace_import_quota' });
+    expect(failed.error_message).toMatch(/hold 145 of its 150 import rows; this import needs 10/);
+  });
+
+  it('a load that fails on its file drops the staging and releases the reservation; its message holds no internal path', async () => {
+    const repo = new MemoryImports();
+    repo.used = { rows: 10, bytes: 1000 };
+    const j = job({
+      status: 'running',
+      phase: 'transform',
+      discovery: discoveryOf({ a: 10 }),
+      plan: planOf('a'),
+      reserved_rows: 10,
+      reserved_bytes: 1000,
+    });
+    await repo.create(j);
+    const eng = engine({
+      load: async () => {
+        throw new ImportInputError(
+          'invalid_shapefile',
+          "The shapefile 'a' cannot be read: ENOENT: no such file or directory, open '/tmp/geoplane-shp-1/a.dbf'",
+        );
+      },
+    });
+
+    await runImportStep(stepDeps(repo, eng), inputOf(j), 1000);
+
+    const failed = await stored(repo, j);
+    expect(failed).toMatchObject({ status: 'failed', error_reason: 'invalid_shapefile' });
+    expect(failed.error_message).toMatch(/open 'a\.dbf'/);
+    expect(failed.error_message).not.toMatch(INTERNAL);
+    expect(failed).not.toHaveProperty('reserved_rows');
+    expect(repo.used).toEqual({ rows: 0, bytes: 0 });
+    expect(eng.dropped).toEqual([`staging:${j.id}`]);
+  });
+
+  it('a failed publish keeps its reservation (its tables are still there); a cancel releases it once they are dropped', async () => {
+    const repo = new MemoryImports();
+    repo.used = { rows: 10, bytes: 1000 };
+    const j = job({
+      status: 'publishing',
+      phase: 'publish',
+      discovery: discoveryOf({ a: 10 }),
+      plan: planOf('a'),
+      reserved_rows: 10,
+      reserved_bytes: 1000,
+    });
+    await repo.create(j);
+    const eng = engine();
+    const deps = stepDeps(repo, eng);
+
+    await fail(deps, inputOf(j), { reason: 'internal_error', message: 'x' });
+    expect(await stored(repo, j)).toMatchObject({ status: 'failed', reserved_rows: 10 });
+    expect(repo.used).toEqual({ rows: 10, bytes: 1000 });
+
+    const { job: cancelling } = await cancelImport({ repo, uploads, starter }, await stored(repo, j));
+    await runImportStep(deps, inputOf(cancelling), 1000);
+    expect(await stored(repo, j)).toMatchObject({ status: 'cancelled' });
+    expect(await stored(repo, j)).not.toHaveProperty('reserved_rows');
+    expect(repo.used).toEqual({ rows: 0, bytes: 0 });
+  });
+});
+
+describe('an internal failure reaches the job as a reason and a fixed message only (ADR 0110)', () => {
+  it('an outage: the step hands the state machine the reason alone, and the recorder stores no address', async () => {
+    const repo = new MemoryImports();
+    const j = job({
+      status: 'cancelling',
+      phase: 'transform',
+      discovery: discoveryOf({ a: 1 }),
+      plan: planOf('a'),
+    });
+    await repo.create(j);
+    const outage = new UnavailableError(
+      'import_database_unavailable',
+      'The import database 10.0.0.5:5432/geoplane is unavailable: connect ECONNREFUSED 10.0.0.5:5432.',
+    );
+    const deps = stepDeps(
+      repo,
+      engine({
+        dropAll: async () => {
+          throw outage;
+        },
+      }),
+    );
+    const thrown = await refusal(runImportStep(deps, inputOf(j), 1000));
+    const transient = Object.assign(new Error(thrown.message), { name: 'TransientError' });
+
+    const carried = publicTaskError(transient, thrown);
+
+    expect(carried.name).toBe('TransientError');
+    expect(carried.message).toBe(`${REASON_MARK}import_database_unavailable`);
+    // What Lambda puts in the Catch's Cause, and what the recorder makes of it.
+    const cause = JSON.stringify({ errorType: carried.name, errorMessage: carried.message, trace: ['at x'] });
+    await fail(deps, inputOf(j), taskFailureOf({ Error: carried.name, Cause: cause }));
+    const failed = await stored(repo, j);
+    expect(failed).toMatchObject({ status: 'failed', error_reason: 'import_database_unavailable' });
+    expect(failed.error_message).toMatch(/import database/);
+    expect(failed.error_message).not.toMatch(INTERNAL);
+    expect(repo.events.at(-1)?.error_message).toBe(failed.error_message);
+  });
+
+  it("a rollback whose deletion failed doesn't show the deletion's internal error", async () => {
+    const repo = new MemoryImports();
+    const j = job({
+      status: 'rolling_back',
+      phase: 'rollback',
+      service_id: 'svc-1',
+      rollback_operation_id: 'op-1',
+    });
+    await repo.create(j);
+    const deps = stepDeps(repo, engine(), {
+      services: { findById: async () => ({ id: 'svc-1' }) } as never,
+      deletions: {
+        find: async () => ({
+          operation: {
+            status: 'failed',
+            last_error: 'TransientError: connect ECONNREFUSED 10.0.0.5:5432 (user "geoplane_importer")',
+          },
+        }),
+      } as never,
+    });
+
+    await runImportStep(deps, inputOf(j), 1000);
+
+    const failed = await stored(repo, j);
+    expect(failed).toMatchObject({ status: 'failed', error_reason: 'rollback_failed' });
+    expect(failed.error_message).toMatch(/deletion operation op-1/);
+    expect(failed.error_message).not.toMatch(INTERNAL);
+  });
+
+  it("a layer the service can't read while publishing: the driver's words and the schema stay in the log", async () => {
+    const repo = new MemoryImports();
+    const j = job({
+      status: 'publishing',
+      phase: 'publish',
+      plan: planOf('a'),
+      discovery: discoveryOf({ a: 1 }),
+      service_id: 'svc-1',
+    });
+    await repo.create(j);
+    const service = {
+      id: 'svc-1',
+      workspace_id: WS,
+      name: 'svc',
+      type: 'postgis',
+      enabled: true,
+      connection: { host: 'h', port: 1, database: 'd', user: 'u', schemas: ['import_1'] },
+    };
+    const deps = stepDeps(repo, engine(), {
+      services: { findByName: async () => service } as never,
+      layers: { findPublicId: async () => undefined } as never,
+      gateway: {
+        probeLayer: async () => ({
+          ok: false,
+          reason:
+            'permission denied for schema import_staging_0190f7a2000070008000000000000001 at 10.0.0.5:5432 (user "geoplane_importer")',
+        }),
+      } as never,
+    });
+
+    await runImportStep(deps, inputOf(j), 1000);
+
+    const failed = await stored(repo, j);
+    expect(failed).toMatchObject({ status: 'failed', error_reason: 'source_unreadable' });
+    expect(failed.error_message).toMatch(/Layer 'a' could not be published/);
+    expect(failed.error_message).not.toMatch(/permission denied/);
+    expect(failed.error_message).not.toMatch(INTERNAL);
+  });
+
+  it("a preview while the import database is down answers 503 without the database's address", async () => {
+    const outage = new UnavailableError(
+      'import_database_unavailable',
+      'The import database 10.0.0.5:5432/geoplane is unavailable: connect ECONNREFUSED 10.0.0.5:5432.',
+    );
+    const previews = {
+      preview: async () => {
+        throw outage;
+      },
+      tableName: (id: string) => id,
+    };
+    const staged = job({ status: 'ready_to_publish', plan: planOf('a') });
+
+    const error = (await refusal(
+      previewImport(previews, staged, undefined, 10),
+    )) as unknown as UnavailableError;
+
+    expect(error).toMatchObject({ name: 'UnavailableError', reason: 'import_database_unavailable' });
+    expect(error.message).not.toMatch(INTERNAL);
+    expect(error.cause).toBe(outage);
+  });
+});
