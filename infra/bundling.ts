@@ -69,13 +69,26 @@ export const sidecars: readonly { name: string; entry: string }[] = [
   { name: 'style-spec.sidecar.mjs', entry: 'shared/domain/style-spec-sidecar.ts' },
 ];
 
-/** The folder of the build output the sidecars are written to (`<outdir>/_sidecars/<name>`). */
+/**
+ * Worker threads (ADR 0107): a module of this project run in a `worker_threads` Worker, built as its
+ * own entry in the same run as the sidecars, with the same options, and staged beside every bundle
+ * that names it. Unlike a sidecar it is project code: it runs in an isolate of its own, so no class
+ * is loaded twice into one realm; what it produces reaches the bundle as messages.
+ */
+export const workers: readonly { name: string; entry: string }[] = [
+  { name: 'format-reader.worker.mjs', entry: 'shared/datasources/imports/formats/reader-worker.ts' },
+];
+
+/** The folder of the build output the sidecars and workers are written to (`<outdir>/_sidecars/<name>`). */
 export const SIDECAR_DIR = '_sidecars';
 
-/** esbuild entry points of the sidecars, keyed by their output name under the outdir. */
+/** esbuild entry points of the sidecars and workers, keyed by their output name under the outdir. */
 export function sidecarEntryPoints(root: string): Record<string, string> {
   return Object.fromEntries(
-    sidecars.map((s) => [`${SIDECAR_DIR}/${s.name.replace(/\.mjs$/, '')}`, join(root, s.entry)]),
+    [...sidecars, ...workers].map((s) => [
+      `${SIDECAR_DIR}/${s.name.replace(/\.mjs$/, '')}`,
+      join(root, s.entry),
+    ]),
   );
 }
 
@@ -83,12 +96,12 @@ export function sidecarEntryPoints(root: string): Record<string, string> {
 export interface StagedAsset {
   name: string;
   bytes: number;
-  kind: 'wasm' | 'data' | 'sidecar';
+  kind: 'wasm' | 'data' | 'sidecar' | 'worker';
 }
 
 /**
- * Copies into `dir` every file the bundle `file` names: its WebAssembly, data files and sidecars,
- * and, in turn, what each sidecar names. `outDir` is the esbuild outdir the sidecars were built
+ * Copies into `dir` every file the bundle `file` names: its WebAssembly, data files, sidecars and
+ * workers, and, in turn, what each sidecar or worker names. `outDir` is the esbuild outdir the sidecars were built
  * into. CDK (`infra/constructs/function-bundles.ts`), the benchmark and the bundle tests all stage
  * with this, so what they load is what is deployed.
  */
@@ -105,13 +118,17 @@ export function stageBeside(file: string, dir: string, root: string, outDir: str
       copyFileSync(source, join(dir, asset.name));
       staged.set(asset.name, { name: asset.name, bytes: statSync(source).size, kind: asset.kind });
     }
-    for (const sidecar of sidecars) {
-      if (staged.has(sidecar.name) || !text.includes(sidecar.name)) continue;
-      const built = join(outDir, SIDECAR_DIR, sidecar.name);
-      if (!existsSync(built)) throw new Error(`sidecar ${sidecar.name} was not built into ${outDir}`);
-      copyFileSync(built, join(dir, sidecar.name));
-      staged.set(sidecar.name, { name: sidecar.name, bytes: statSync(built).size, kind: 'sidecar' });
-      visit(readFileSync(built, 'utf8'));
+    const built = [
+      ...sidecars.map((s) => ({ ...s, kind: 'sidecar' as const })),
+      ...workers.map((w) => ({ ...w, kind: 'worker' as const })),
+    ];
+    for (const module of built) {
+      if (staged.has(module.name) || !text.includes(module.name)) continue;
+      const file = join(outDir, SIDECAR_DIR, module.name);
+      if (!existsSync(file)) throw new Error(`${module.kind} ${module.name} was not built into ${outDir}`);
+      copyFileSync(file, join(dir, module.name));
+      staged.set(module.name, { name: module.name, bytes: statSync(file).size, kind: module.kind });
+      visit(readFileSync(file, 'utf8'));
     }
   };
   visit(readFileSync(file, 'utf8'));

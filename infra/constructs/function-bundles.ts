@@ -56,8 +56,8 @@ export class FunctionBundles {
           tryBundle: (outputDir) => {
             const bundle = this.bundleOf(entry);
             copyFileSync(bundle, join(outputDir, 'index.mjs'));
-            // What it loads from beside it: WebAssembly (libpg-query, node-sqlite3-wasm), data and
-            // sidecars (ADR 0100).
+            // What it loads from beside it: WebAssembly (libpg-query, node-sqlite3-wasm), data,
+            // sidecars (ADR 0100) and workers (ADR 0107).
             stageBeside(bundle, outputDir, this.root, this.outDir as string);
             this.copied(entry);
             return true;

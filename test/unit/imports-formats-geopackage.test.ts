@@ -90,6 +90,21 @@ describe('GeoPackage', () => {
     );
     expect(names).toHaveLength(103);
     expect(names[0]).toBe('r2398');
+
+    // Keys with gaps, negative ones, and a skip past several key walks.
+    const gaps = copy('gaps.gpkg');
+    exec(
+      gaps,
+      `DELETE FROM places;
+      WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < 60000)
+      INSERT INTO places (fid, geom, name) SELECT i * 7 - 200000, NULL, 'r' || i FROM n`,
+    );
+    const tail = (await collect(readFeatures(gaps, 'gaps.gpkg', 'places', { skip: 55_003 }))).map(
+      (f) => f.properties.name,
+    );
+    expect(tail).toHaveLength(4997);
+    expect([tail[0], tail.at(-1)]).toEqual(['r55003', 'r59999']);
+    expect(await collect(readFeatures(gaps, 'gaps.gpkg', 'places', { skip: 60_000 }))).toEqual([]);
   });
 
   it('skips BLOB columns with a warning', async () => {
@@ -104,6 +119,18 @@ describe('GeoPackage', () => {
     const path = copy('badblob.gpkg');
     exec(path, "UPDATE places SET geom = x'0101000000' WHERE name = 'b'");
     await expectInputError(() => discover(path, 'badblob.gpkg'), 'invalid_geometry', /feature 1\b/);
+    // Headers that lie: a 64-byte envelope in a 29-byte blob, an invalid envelope indicator, and
+    // WKB that counts 4 billion points in 13 bytes.
+    const point = '0101000000000000000000f03f0000000000000040';
+    for (const [blob, message] of [
+      [`47500009e6100000${point}`, /feature 1 \(fid 2\) is truncated/],
+      [`4750000fe6100000${point}`, /invalid envelope indicator/],
+      ['47500001e61000000104000000ffffffff00000000', /feature 1 of layer 'places'/],
+    ] as const) {
+      const lying = copy(`lying-${blob.slice(6, 8)}.gpkg`);
+      exec(lying, `UPDATE places SET geom = x'${blob}' WHERE name = 'b'`);
+      await expectInputError(() => discover(lying, 'lying.gpkg'), 'invalid_geometry', message);
+    }
   });
 
   it('turns a truncated GeoPackage into an input error, and refuses a plain SQLite database', async () => {

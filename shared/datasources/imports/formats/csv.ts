@@ -5,7 +5,6 @@
 import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
-import wkx from 'wkx';
 import type { CsvGeometry, Discovery, SourceFeature } from '../../../domain/import-sources.ts';
 import { ImportInputError } from '../../../domain/import-sources.ts';
 import { asInputError, invalidUtf8, isAbortError, isInvalidUtf8 } from './errors.ts';
@@ -14,6 +13,7 @@ import { geometryInfo, LayerScan } from './scan.ts';
 import { detectDelimiter } from './sniff.ts';
 import { layerNameOf, readChunks } from './source.ts';
 import type { DiscoverOptions, ReadOptions } from './types.ts';
+import { wktInfo } from './wkt.ts';
 
 const LAT = /^(lat|latitude|y)$/i;
 const LON = /^(lon|lng|long|longitude|x)$/i;
@@ -197,7 +197,11 @@ export async function discoverCsv(
   sizeBytes: number,
   options: DiscoverOptions & Pick<ReadOptions, 'csv'> = {},
 ): Promise<Discovery> {
-  const scan = new LayerScan(layerNameOf(filename), (i) => `row ${i + 1}`);
+  const scan = new LayerScan(
+    layerNameOf(filename),
+    (i) => `row ${i + 1}`,
+    limitsOf(options.limits).maxFields,
+  );
   let header: string[] = [];
   let geometry: CsvGeometry | undefined;
   for await (const row of csvRows(path, options, (h) => {
@@ -210,13 +214,8 @@ export async function discoverCsv(
       scan.fields.addText(name, value as string | null);
     const where = `line ${row.line}`;
     let info: ReturnType<typeof geometryInfo> | null = null;
-    if (feature.geometry && 'wkt' in feature.geometry) {
-      try {
-        info = geometryInfo(wkx.Geometry.parse(feature.geometry.wkt).toGeoJSON(), where);
-      } catch (error) {
-        throw asInputError(error, 'invalid_geometry', `Invalid WKT at ${where}`);
-      }
-    } else if (feature.geometry) info = geometryInfo(feature.geometry, where);
+    if (feature.geometry && 'wkt' in feature.geometry) info = wktInfo(feature.geometry.wkt, where);
+    else if (feature.geometry) info = geometryInfo(feature.geometry, where);
     scan.addGeometry(row.index, info?.type ?? null, info?.box ?? null, where);
   }
   if (header.length === 0) throw new ImportInputError('empty_file', 'The CSV file has no header row.');

@@ -18,7 +18,7 @@ import type {
 } from '../../../domain/import-sources.ts';
 import { ImportInputError } from '../../../domain/import-sources.ts';
 import { asInputError } from './errors.ts';
-import { READ_CHUNK_BYTES } from './limits.ts';
+import { limitsOf, READ_CHUNK_BYTES } from './limits.ts';
 import { geometryInfo, LayerScan } from './scan.ts';
 import { layerNameOf } from './source.ts';
 import type { DiscoverOptions, ReadOptions } from './types.ts';
@@ -220,7 +220,7 @@ export async function discoverFlatGeobuf(
   options: DiscoverOptions = {},
 ): Promise<Discovery> {
   await checkFraming(path, await readHeader(path));
-  const scan = new LayerScan(layerNameOf(filename));
+  const scan = new LayerScan(layerNameOf(filename), undefined, limitsOf(options.limits).maxFields);
   let header: HeaderMeta | null = null;
   for await (const feature of fgbFeatures(path, options, (h) => {
     header = h;

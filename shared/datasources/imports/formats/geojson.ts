@@ -319,7 +319,7 @@ export async function discoverGeoJson(
   options: DiscoverOptions = {},
 ): Promise<Discovery> {
   const name = layerNameOf(filename);
-  const scan = new LayerScan(name);
+  const scan = new LayerScan(name, undefined, limitsOf(options.limits).maxFields);
   const top: TopLevel = { members: {}, collection: false };
   for await (const { index, feature } of documentFeatures(path, options, top)) {
     scan.count++;

@@ -130,7 +130,7 @@ export async function discoverGeoJsonSeq(
   sizeBytes: number,
   options: DiscoverOptions = {},
 ): Promise<Discovery> {
-  const named = new LayerScan(layerNameOf(filename));
+  const named = new LayerScan(layerNameOf(filename), undefined, limitsOf(options.limits).maxFields);
   for await (const record of records(path, options)) {
     const feature = parseRecord(record);
     named.count++;

@@ -1,40 +1,32 @@
 /**
  * The import format readers (ADR 0084): sniff a file's format from its bytes, discover its layers
  * in one streaming pass, and stream one layer's features. Memory stays flat whatever the file size;
- * anything wrong with the file surfaces as an ImportInputError naming what to fix.
+ * anything wrong with the file surfaces as an ImportInputError naming what to fix. Every call runs
+ * in a worker thread (ADR 0107), so no file, however hostile, holds up the caller's event loop: a
+ * reader stuck in one step, too slow or too greedy is stopped as 'file_too_complex'.
  */
-import { stat } from 'node:fs/promises';
 import type { Discovery, ImportFormat, SourceFeature } from '../../../domain/import-sources.ts';
-import { ImportInputError } from '../../../domain/import-sources.ts';
-import { discoverCsv, readCsv } from './csv.ts';
-import { asInputError } from './errors.ts';
-import { discoverFlatGeobuf, readFlatGeobuf } from './flatgeobuf.ts';
-import { discoverGeoJson, readGeoJson } from './geojson.ts';
-import { discoverGeoJsonSeq, readGeoJsonSeq } from './geojsonseq.ts';
-import { discoverGeoPackage, readGeoPackage } from './geopackage.ts';
-import { discoverShapefileZip, readShapefileZip } from './shapefile.ts';
-import { sniffFormat as sniff } from './sniff.ts';
-import { layerNameOf } from './source.ts';
+import { jobValue, runJob } from './reader-thread.ts';
 import type { DiscoverOptions, ReadOptions } from './types.ts';
 
 export {
   DEFAULT_LIMITS,
   type ImportLimits,
   MAX_COMPRESSION_RATIO,
+  MAX_DISCOVERY_MS,
   MAX_FEATURE_BYTES,
+  MAX_FIELDS,
+  MAX_STEP_MS,
   MAX_ZIP_ENTRIES,
   MAX_ZIP_TOTAL_BYTES,
   RATIO_MIN_BYTES,
+  READER_HEAP_MB,
 } from './limits.ts';
 export type { DiscoverOptions, ReadOptions } from './types.ts';
 
 /** Sniffs the type from the bytes (the name is only a hint); throws ImportInputError('unsupported_format' | 'empty_file', …). */
 export async function sniffFormat(path: string, filename: string): Promise<ImportFormat> {
-  try {
-    return await sniff(path, filename);
-  } catch (error) {
-    throw asInputError(error, 'unreadable_file', `${filename} cannot be read`);
-  }
+  return (await jobValue({ op: 'sniff', path, filename })) as ImportFormat;
 }
 
 /** One full streaming pass: layers, fields with inferred types, geometry type, SRID, feature count, bbox; warnings. */
@@ -43,26 +35,10 @@ export async function discover(
   filename: string,
   options: DiscoverOptions = {},
 ): Promise<Discovery> {
-  try {
-    const format = await sniff(path, filename, options.limits);
-    const size = (await stat(path)).size;
-    switch (format) {
-      case 'geojson':
-        return await discoverGeoJson(path, filename, size, options);
-      case 'geojsonseq':
-        return await discoverGeoJsonSeq(path, filename, size, options);
-      case 'csv':
-        return await discoverCsv(path, filename, size, options);
-      case 'shapefile':
-        return await discoverShapefileZip(path, filename, size, options);
-      case 'geopackage':
-        return await discoverGeoPackage(path, filename, size, options);
-      case 'flatgeobuf':
-        return await discoverFlatGeobuf(path, filename, size, options);
-    }
-  } catch (error) {
-    throw asInputError(error, 'unreadable_file', `${filename} cannot be read`);
-  }
+  return (await jobValue(
+    { op: 'discover', path, filename, ...(options.limits ? { limits: options.limits } : {}) },
+    options,
+  )) as Discovery;
 }
 
 /** The features of one layer in file order (the same order every call, so `skip` resumes exactly). */
@@ -72,41 +48,22 @@ export async function* readFeatures(
   layer: string,
   options: ReadOptions = {},
 ): AsyncGenerator<SourceFeature> {
-  try {
-    const format = await sniff(path, filename, options.limits);
-    const single = () => {
-      if (layer !== layerNameOf(filename)) {
-        throw new ImportInputError(
-          'unknown_layer',
-          `${filename} has no layer '${layer}' (its layer is '${layerNameOf(filename)}').`,
-        );
-      }
-    };
-    switch (format) {
-      case 'geojson':
-        single();
-        yield* readGeoJson(path, options);
-        return;
-      case 'geojsonseq':
-        single();
-        yield* readGeoJsonSeq(path, options);
-        return;
-      case 'csv':
-        single();
-        yield* readCsv(path, options);
-        return;
-      case 'shapefile':
-        yield* readShapefileZip(path, layer, options);
-        return;
-      case 'geopackage':
-        yield* readGeoPackage(path, layer, options);
-        return;
-      case 'flatgeobuf':
-        single();
-        yield* readFlatGeobuf(path, options);
-        return;
+  const job = {
+    op: 'read' as const,
+    path,
+    filename,
+    layer,
+    ...(options.skip !== undefined ? { skip: options.skip } : {}),
+    ...(options.csv ? { csv: options.csv } : {}),
+    ...(options.limits ? { limits: options.limits } : {}),
+  };
+  for await (const answer of runJob(job, options)) {
+    if (answer.type === 'error') continue;
+    if (answer.bytes !== undefined) options.onBytes?.(answer.bytes);
+    if (answer.type !== 'features') continue;
+    for (const feature of answer.features) {
+      options.signal?.throwIfAborted();
+      yield feature;
     }
-  } catch (error) {
-    throw asInputError(error, 'unreadable_file', `${filename} cannot be read`);
   }
 }

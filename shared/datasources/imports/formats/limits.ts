@@ -10,8 +10,19 @@ export interface ImportLimits {
   maxCompressionRatio: number;
   /** Entries at most this large are exempt from the ratio check (small files compress well). */
   ratioMinBytes: number;
-  /** Bytes of one feature (a JSON feature, a CSV record, an NDJSON line) at most. */
+  /** Bytes of one feature (a JSON feature, a CSV record, an NDJSON line, a GeoPackage row) at most. */
   maxFeatureBytes: number;
+  /** Fields (attribute columns) of one layer at most: PostgreSQL tables hold at most 1600 columns. */
+  maxFields: number;
+  /**
+   * Longest the reader's thread may run without coming back to its event loop (one synchronous
+   * step: a chunk, a feature, a SQLite page) before it is stopped as 'file_too_complex' (ADR 0107).
+   */
+  maxStepMs: number;
+  /** Longest one discovery may take in all (Lambda's own maximum, so it only bites locally). */
+  maxDiscoveryMs: number;
+  /** Heap (old generation) of the reader's thread at most, in MB; more stops it as 'file_too_complex'. */
+  readerHeapMb: number;
 }
 
 /** At most 1000 entries in a zip. */
@@ -25,6 +36,18 @@ export const RATIO_MIN_BYTES = 1024 ** 2;
 /** At most 64 MiB in one feature. */
 export const MAX_FEATURE_BYTES = 64 * 1024 ** 2;
 
+/** At most 1000 fields in a layer. */
+export const MAX_FIELDS = 1000;
+/**
+ * At most 60 s in one synchronous step of a reader: a legit 64 MiB GeoJSON feature takes about 10 s
+ * to become WKB (wkx) on one vCPU, 30 s on a loaded one.
+ */
+export const MAX_STEP_MS = 60_000;
+/** At most 15 minutes for one discovery. */
+export const MAX_DISCOVERY_MS = 15 * 60_000;
+/** At most 1 GiB of heap in the reader's thread (the import step has 2 GiB). */
+export const READER_HEAP_MB = 1024;
+
 /** The default limits. */
 export const DEFAULT_LIMITS: Readonly<ImportLimits> = Object.freeze({
   maxZipEntries: MAX_ZIP_ENTRIES,
@@ -32,6 +55,10 @@ export const DEFAULT_LIMITS: Readonly<ImportLimits> = Object.freeze({
   maxCompressionRatio: MAX_COMPRESSION_RATIO,
   ratioMinBytes: RATIO_MIN_BYTES,
   maxFeatureBytes: MAX_FEATURE_BYTES,
+  maxFields: MAX_FIELDS,
+  maxStepMs: MAX_STEP_MS,
+  maxDiscoveryMs: MAX_DISCOVERY_MS,
+  readerHeapMb: READER_HEAP_MB,
 });
 
 /** The defaults with the given overrides. */

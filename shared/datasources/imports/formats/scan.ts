@@ -4,6 +4,7 @@
  */
 import type { FieldType, GeometryType, SourceField, SourceLayer } from '../../../domain/import-sources.ts';
 import { ImportInputError } from '../../../domain/import-sources.ts';
+import { MAX_FIELDS } from './limits.ts';
 
 /** [min_x, min_y, max_x, max_y]. */
 export type Box = [number, number, number, number];
@@ -66,13 +67,33 @@ const typeOfKinds = (kinds: number): FieldType => {
   return 'integer';
 };
 
-/** Field types inferred from values: the union of keys in first-seen order. */
+/** The error for a layer with more fields than `max`. */
+export const tooManyFields = (layer: string, max: number): ImportInputError =>
+  new ImportInputError(
+    'too_many_fields',
+    `Layer '${layer}' has more than ${max} fields (the limit; a PostgreSQL table holds at most 1600 columns). Drop the fields you don't need, or keep them together in one JSON field.`,
+  );
+
+/** Field types inferred from values: the union of keys in first-seen order (at most `maxFields` keys). */
 export class FieldTypes {
   private readonly kinds = new Map<string, number>();
 
+  constructor(
+    private readonly layer = 'layer',
+    private readonly maxFields = MAX_FIELDS,
+  ) {}
+
+  /** Admits one more key; throws 'too_many_fields' past the limit (a hostile file can't grow the map). */
+  private admit(): void {
+    if (this.kinds.size >= this.maxFields) throw tooManyFields(this.layer, this.maxFields);
+  }
+
   /** Declares a field without a value (its type comes from later values, or text). */
   declare(name: string): void {
-    if (!this.kinds.has(name)) this.kinds.set(name, 0);
+    if (!this.kinds.has(name)) {
+      this.admit();
+      this.kinds.set(name, 0);
+    }
   }
 
   /** A JSON value (null/undefined only declare the key). */
@@ -83,7 +104,9 @@ export class FieldTypes {
     else if (typeof value === 'string') kind = STRING;
     else if (typeof value === 'bigint') kind = SAFE_INT;
     else if (value !== null && typeof value === 'object') kind = OBJECT;
-    this.kinds.set(name, (this.kinds.get(name) ?? 0) | kind);
+    const known = this.kinds.get(name);
+    if (known === undefined) this.admit();
+    this.kinds.set(name, (known ?? 0) | kind);
   }
 
   /** All properties of a feature. */
@@ -94,7 +117,9 @@ export class FieldTypes {
   /** A text value (CSV cell): the empty string is null. */
   addText(name: string, value: string | null | undefined): void {
     const kind = value ? textKind(value) : 0;
-    this.kinds.set(name, (this.kinds.get(name) ?? 0) | kind);
+    const known = this.kinds.get(name);
+    if (known === undefined) this.admit();
+    this.kinds.set(name, (known ?? 0) | kind);
   }
 
   fields(): SourceField[] {
@@ -147,7 +172,7 @@ export const geometryInfo = (geometry: unknown, where: string): { type: Geometry
 
 /** Discovery's accumulator for one layer. */
 export class LayerScan {
-  readonly fields = new FieldTypes();
+  readonly fields: FieldTypes;
   count = 0;
   private nullGeometries = 0;
   private readonly types = new Map<GeometryType, number>();
@@ -155,11 +180,17 @@ export class LayerScan {
   private box: Box | null = null;
   private outOfRange: { label: string; value: number; axis: string } | null = null;
 
-  /** @param where how a feature is named in messages, from its 0-based index ("feature 12", "line 14"). */
+  /**
+   * @param where how a feature is named in messages, from its 0-based index ("feature 12", "line 14").
+   * @param maxFields fields the layer may have at most ('too_many_fields' past it).
+   */
   constructor(
     readonly name: string,
     private readonly where: (index: number) => string = (i) => `feature ${i}`,
-  ) {}
+    maxFields = MAX_FIELDS,
+  ) {
+    this.fields = new FieldTypes(name, maxFields);
+  }
 
   /**
    * One feature's geometry (null = no geometry); `index` is its 0-based position in the layer,

@@ -3,7 +3,6 @@
  * temp dir (removed afterwards, also when iteration stops early) and streamed with `shapefile`.
  */
 import { mkdtemp, open as openFile, readFile, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import * as shapefile from 'shapefile';
 import type { Entry } from 'yauzl';
@@ -19,6 +18,7 @@ import { asInputError } from './errors.ts';
 import { type ImportLimits, limitsOf } from './limits.ts';
 import { sridOfPrj } from './prj.ts';
 import { geometryInfo, LayerScan } from './scan.ts';
+import { scratchDir } from './source.ts';
 import type { DiscoverOptions, ReadOptions } from './types.ts';
 import { extractEntry, type OpenZip, openZip } from './zip.ts';
 
@@ -75,7 +75,7 @@ async function extractLayer(
       `The shapefile '${layer.name}' in the zip has no .dbf file; zip the .shp together with its .shx, .dbf, .prj (and .cpg).`,
     );
   }
-  const dir = await mkdtemp(join(tmpdir(), 'geoplane-shp-'));
+  const dir = await mkdtemp(join(scratchDir(), 'geoplane-shp-'));
   try {
     const files: Extracted = { name: layer.name, shp: join(dir, 'layer.shp'), dbf: join(dir, 'layer.dbf') };
     let inflated = await extractEntry(zip, layer.shp, files.shp, limits, 0, signal);

@@ -1,7 +1,21 @@
-/** Reading a local file as a stream of chunks, and naming layers after the upload. */
+/** Reading a local file as a stream of chunks, naming layers after the upload, and the scratch dir. */
 import { createReadStream } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename } from 'node:path';
 import { READ_CHUNK_BYTES } from './limits.ts';
+
+let scratch: string | undefined;
+
+/**
+ * Where readers put their temp files (an extracted shapefile, a GeoPackage's lock): the dir the
+ * reader's thread was given (removed by its owner whatever happens to the thread), else os.tmpdir().
+ */
+export const scratchDir = (): string => scratch ?? tmpdir();
+
+/** Sets the scratch dir of this thread's readers (the reader worker, per job; ADR 0107). */
+export const useScratchDir = (dir: string | undefined): void => {
+  scratch = dir;
+};
 
 /** The file's chunks in order, reporting the bytes consumed so far after each. */
 export async function* readChunks(

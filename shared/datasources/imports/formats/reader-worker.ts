@@ -1,0 +1,202 @@
+/**
+ * The format readers' worker thread (ADR 0107): runs one job of direct.ts at a time and streams
+ * its features back in batches, at most CREDITS batches ahead of the consumer. Heartbeats (an
+ * interval, the reader's progress, each batch) tell the client it is not stuck in one
+ * synchronous step; the client terminates it when it is.
+ *
+ * A batch is bounded in features, in estimated bytes and in the time spent filling it, so taking
+ * one in costs the client's event loop little. A GeoJSON geometry over WKB_FROM_BYTES crosses as
+ * WKB instead (the form the loader writes anyway): structured clone rebuilds a nested coordinate
+ * array on the receiving thread at 1-3 µs per position, and WKB that large is transferred, not
+ * copied.
+ */
+import { type MessagePort, parentPort } from 'node:worker_threads';
+import type { SourceFeature, SourceGeometry } from '../../../domain/import-sources.ts';
+import { geometryText } from '../geometry-text.ts';
+import { discover, readFeatures, sniffFormat } from './direct.ts';
+import { CREDITS, type FromReader, type ReaderJob, type ToReader, toWire } from './reader-protocol.ts';
+import { useScratchDir } from './source.ts';
+
+/** Features of one batch at most… */
+const BATCH_FEATURES = 500;
+/** …estimated bytes at most… */
+const BATCH_BYTES = 1024 ** 2;
+/** …and time spent filling it at most (ms). */
+const BATCH_MS = 20;
+/** A GeoJSON geometry at least this large (estimated) crosses as WKB. */
+const WKB_FROM_BYTES = 64 * 1024;
+/** How often an idle or waiting worker says it is alive (ms). */
+const HEARTBEAT_MS = 250;
+
+if (!parentPort) throw new Error('reader-worker.ts runs in a worker thread');
+const port: MessagePort = parentPort;
+
+const post = (message: FromReader) => port.postMessage(message);
+
+/** The job running: its id, the batches it may still send, and how to wake it. */
+interface Running {
+  id: number;
+  credits: number;
+  stopped: boolean;
+  wake?: () => void;
+}
+let running: Running | undefined;
+
+/**
+ * About how many bytes `value` holds (strings by length, numbers 8, nesting walked with an explicit
+ * stack); stops counting at `budget`.
+ */
+function sizeOf(value: unknown, budget: number): number {
+  let size = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && size < budget) {
+    const v = stack.pop();
+    if (typeof v === 'string') size += v.length + 2;
+    else if (v instanceof Uint8Array) size += v.byteLength;
+    else if (Array.isArray(v)) {
+      size += 8;
+      for (let i = 0; i < v.length; i++) stack.push(v[i]);
+    } else if (v !== null && typeof v === 'object') {
+      for (const key in v) {
+        size += key.length + 4;
+        stack.push((v as Record<string, unknown>)[key]);
+      }
+    } else size += 8;
+  }
+  return size;
+}
+
+/** The geometry as WKB bytes when it is a large GeoJSON object the loader can write; else as it is. */
+function transportable(geometry: SourceGeometry | null): { geometry: SourceGeometry | null; bytes: number } {
+  if (geometry === null) return { geometry, bytes: 0 };
+  if ('wkb' in geometry) return { geometry, bytes: geometry.wkb.byteLength };
+  if ('wkt' in geometry) return { geometry, bytes: String(geometry.wkt).length };
+  const bytes = sizeOf(geometry, WKB_FROM_BYTES);
+  if (bytes < WKB_FROM_BYTES) return { geometry, bytes };
+  try {
+    // The loader's own conversion (geometry-text.ts), so the bytes it writes are the same.
+    const wkb = Buffer.from(geometryText(geometry), 'hex');
+    return { geometry: { wkb }, bytes: wkb.byteLength };
+  } catch {
+    // A shape the loader refuses: it crosses as it is, and the loader reports it as before.
+    return { geometry, bytes: sizeOf(geometry, Number.POSITIVE_INFINITY) };
+  }
+}
+
+/** Waits until the client grants a batch (or stops the job); false when stopped. */
+async function credit(job: Running): Promise<boolean> {
+  while (job.credits === 0 && !job.stopped) {
+    await new Promise<void>((resolve) => {
+      job.wake = resolve;
+    });
+  }
+  return !job.stopped;
+}
+
+/** Streams the features in batches, as the client grants them, until they end or the job is stopped. */
+async function stream(
+  job: Running,
+  features: AsyncGenerator<SourceFeature>,
+  position: () => number | undefined,
+): Promise<void> {
+  let batch: SourceFeature[] = [];
+  let transfer = new Set<ArrayBuffer>();
+  let bytes = 0;
+  let started = performance.now();
+  const flush = async (): Promise<boolean> => {
+    if (!(await credit(job))) return false;
+    job.credits--;
+    port.postMessage(
+      { type: 'features', id: job.id, features: batch, bytes: position() } satisfies FromReader,
+      [...transfer],
+    );
+    batch = [];
+    transfer = new Set();
+    bytes = 0;
+    started = performance.now();
+    return true;
+  };
+  // Leaving the loop early (stopped) returns the reader, so its own cleanup runs.
+  for await (const feature of features) {
+    if (job.stopped) return;
+    const { geometry, bytes: geometryBytes } = transportable(feature.geometry);
+    batch.push(geometry === feature.geometry ? feature : { properties: feature.properties, geometry });
+    // Large WKB moves instead of being copied: a fresh copy on the client costs it page faults
+    // (65 ms for 16 MB measured); a buffer that large is never a slice of Node's shared pool.
+    if (geometry && 'wkb' in geometry && geometry.wkb.buffer.byteLength >= WKB_FROM_BYTES) {
+      transfer.add(geometry.wkb.buffer as ArrayBuffer);
+    }
+    bytes += geometryBytes + sizeOf(feature.properties, BATCH_BYTES);
+    if (batch.length >= BATCH_FEATURES || bytes >= BATCH_BYTES || performance.now() - started >= BATCH_MS) {
+      if (!(await flush())) return;
+    }
+  }
+  if (batch.length > 0) await flush();
+}
+
+/** Runs one job to its end, answering 'done' or 'error' (also after 'stop'). */
+async function run(id: number, job: ReaderJob, scratch: string): Promise<void> {
+  const state: Running = { id, credits: CREDITS, stopped: false };
+  running = state;
+  useScratchDir(scratch);
+  const alive = setInterval(() => post({ type: 'alive', id }), HEARTBEAT_MS);
+  let bytes: number | undefined;
+  const onBytes = (position: number) => {
+    bytes = position;
+    post({ type: 'bytes', id, bytes: position });
+  };
+  try {
+    switch (job.op) {
+      case 'sniff':
+        post({ type: 'done', id, value: await sniffFormat(job.path, job.filename) });
+        return;
+      case 'discover':
+        post({
+          type: 'done',
+          id,
+          value: await discover(job.path, job.filename, {
+            onBytes,
+            ...(job.limits ? { limits: job.limits } : {}),
+          }),
+        });
+        return;
+      case 'read': {
+        const features = readFeatures(job.path, job.filename, job.layer, {
+          onBytes,
+          ...(job.skip !== undefined ? { skip: job.skip } : {}),
+          ...(job.csv ? { csv: job.csv } : {}),
+          ...(job.limits ? { limits: job.limits } : {}),
+        });
+        await stream(state, features, () => bytes);
+        post({ type: 'done', id, ...(bytes !== undefined ? { bytes } : {}) });
+        return;
+      }
+    }
+  } catch (error) {
+    post({ type: 'error', id, error: toWire(error) });
+  } finally {
+    clearInterval(alive);
+    useScratchDir(undefined);
+    running = undefined;
+  }
+}
+
+port.on('message', (message: ToReader) => {
+  switch (message.type) {
+    case 'job':
+      void run(message.id, message.job, message.scratch);
+      return;
+    case 'more':
+    case 'stop': {
+      const job = running;
+      if (job?.id !== message.id) return;
+      if (message.type === 'more') job.credits++;
+      else job.stopped = true;
+      const wake = job.wake;
+      job.wake = undefined;
+      wake?.();
+      return;
+    }
+  }
+});
+post({ type: 'ready' });
