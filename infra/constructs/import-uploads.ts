@@ -12,7 +12,7 @@ import {
 import { Construct } from 'constructs';
 import type { StageConfig } from './stage-config.ts';
 
-/** Where uploads land in the bucket (the domain names keys `uploads/<workspace>/<import>/<file>`). */
+/** Where uploads land in the bucket (the domain names keys `uploads/<workspace>/<import>`, ids only; ADR 0106). */
 export const uploadPrefix = 'uploads/';
 
 /** The prefix of the upload bucket's server access logs in the log bucket. */
@@ -107,7 +107,7 @@ export function grantUploads(
   Validations.of(role).acknowledge({
     id: uploadObjectsFinding(bucketRef),
     reason:
-      'Upload keys are made per import at run time (uploads/<workspace>/<import>/<file>); the grant is ' +
+      'Upload keys are made per import at run time (uploads/<workspace>/<import>); the grant is ' +
       'limited to the uploads/ prefix of the import upload bucket and to the object actions the route ' +
       'or task declares (ADR 0086).',
   });

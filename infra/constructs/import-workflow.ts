@@ -124,9 +124,17 @@ export class ImportWorkflow extends Construct {
       memorySize: importStepMemoryMb,
       ephemeralStorageSize: importStepEphemeralStorage,
     });
-    // The upload (read only, uploads/ only) and the buckets the stage allows for s3:// URIs. ListBucket
-    // makes a missing object a NoSuchKey (the import fails with source_not_found) instead of a 403.
-    grantUploads(step.role, step, uploads.bucket.bucketName, uploads.bucketLogicalId, ['s3:GetObject'], true);
+    // The upload (read, and removed once the import is published, cancelled or rolled back — ADR 0106;
+    // uploads/ only) and the buckets the stage allows for s3:// URIs. ListBucket makes a missing
+    // object a NoSuchKey (the import fails with source_not_found) instead of a 403.
+    grantUploads(
+      step.role,
+      step,
+      uploads.bucket.bucketName,
+      uploads.bucketLogicalId,
+      ['s3:GetObject', 's3:DeleteObject'],
+      true,
+    );
     const buckets = importBucketsOf(config);
     if (buckets.length > 0) {
       step.role.addToPolicy(

@@ -6,6 +6,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, normalize, sep } from 'node:path';
 import { consoleSecurityHeaders } from '../../shared/http/console-headers.ts';
+import { errorFields, logger } from '../../shared/log/logger.ts';
 import type { OutgoingResponse } from './gateway.ts';
 
 export const CONSOLE_PATH = '/console';
@@ -46,6 +47,21 @@ export function consoleResponse(
   if (method !== 'GET' && method !== 'HEAD') {
     return { statusCode: 405, headers: { ...headers, Allow: 'GET, HEAD' }, body: '' };
   }
+  try {
+    return consoleFile(path, dist, headers);
+  } catch (error) {
+    // A build that can't be read (permissions, a directory where a file should be): said, logged (ADR 0106).
+    logger.error('local console could not be read', errorFields(error));
+    return {
+      statusCode: 503,
+      headers: { ...headers, 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' },
+      body: 'The console could not be read: see the host log (`npx tsx console/build.ts` rebuilds it).',
+    };
+  }
+}
+
+/** The file of a console path: an asset, or the single page; throws when the build can't be read. */
+function consoleFile(path: string, dist: string, headers: Record<string, string>): OutgoingResponse {
   const index = join(dist, 'index.html');
   if (!existsSync(index)) {
     return {

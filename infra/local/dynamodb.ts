@@ -79,7 +79,8 @@ export function dynamoLocalArgs(port: number, dbPath?: string): string[] {
  * writes: when this process exits, however it dies, the pipe closes and the JVM exits too.
  */
 export async function startDynamoLocal(port: number, dbPath?: string): Promise<DynamoLocal> {
-  if (dbPath) mkdirSync(dbPath, { recursive: true });
+  // Its file is the catalog: the owner's only, as the whole data dir (ADR 0106; the JVM inherits the host's umask).
+  if (dbPath) mkdirSync(dbPath, { recursive: true, mode: 0o700 });
   const child = spawn('java', dynamoLocalArgs(port, dbPath), { stdio: ['pipe', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (d) => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { exportJWK, importJWK, type JWK, SignJWT } from 'jose';
 import { generate } from 'selfsigned';
 
-/** Writes a file readable only by its owner. */
+/** Writes a file readable only by its owner (as is everything the host keeps in its data dir). */
 function writeSecret(path: string, content: string): void {
   writeFileSync(path, content, { mode: 0o600 });
 }
@@ -14,7 +14,7 @@ export async function localCertificate(dataDir: string): Promise<{ key: string; 
   const keyPath = join(dataDir, 'tls-key.pem');
   const certPath = join(dataDir, 'tls-cert.pem');
   if (!existsSync(keyPath) || !existsSync(certPath)) {
-    mkdirSync(dataDir, { recursive: true });
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const pems = await generate([{ name: 'commonName', value: '127.0.0.1' }], {
       keyType: 'ec',
       curve: 'P-256',
@@ -34,7 +34,8 @@ export async function localCertificate(dataDir: string): Promise<{ key: string; 
       ],
     } as Parameters<typeof generate>[1]);
     writeSecret(keyPath, pems.private);
-    writeFileSync(certPath, pems.cert);
+    // Not a secret, but the data dir's files are its owner's only (ADR 0106).
+    writeSecret(certPath, pems.cert);
   }
   return { key: readFileSync(keyPath, 'utf8'), cert: readFileSync(certPath, 'utf8') };
 }
@@ -43,7 +44,7 @@ export async function localCertificate(dataDir: string): Promise<{ key: string; 
 export function localSecretKey(dataDir: string): string {
   const path = join(dataDir, 'secret.key');
   if (!existsSync(path)) {
-    mkdirSync(dataDir, { recursive: true });
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     writeSecret(path, randomBytes(32).toString('base64'));
   }
   return readFileSync(path, 'utf8').trim();
@@ -74,13 +75,13 @@ export function localIssuerUrl(dataDir: string): string {
  */
 export async function localIssuer(dataDir: string, issuerUrl?: string): Promise<LocalIssuer> {
   if (issuerUrl) {
-    mkdirSync(dataDir, { recursive: true });
-    writeFileSync(join(dataDir, 'issuer-url'), issuerUrl);
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    writeSecret(join(dataDir, 'issuer-url'), issuerUrl);
   }
   const issuer = issuerUrl ?? localIssuerUrl(dataDir);
   const path = join(dataDir, 'issuer-key.json');
   if (!existsSync(path)) {
-    mkdirSync(dataDir, { recursive: true });
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const jwk = await exportJWK(privateKey);
     jwk.kid = `local-${Date.now().toString(36)}`;

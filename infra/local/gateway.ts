@@ -111,6 +111,27 @@ export function gatewayError(
   };
 }
 
+/** The answer to a request that is not valid HTTP, or whose target no URL parser takes (400). */
+export const malformedRequest: GatewayError = {
+  ...gatewayErrors.default4xx,
+  detail: 'The request is not valid HTTP.',
+  reason: 'malformed_request',
+};
+
+/** The request's URL, or undefined when its target is not one (`http://[`, a port past 65535). */
+function parseTarget(target: string): URL | undefined {
+  try {
+    return new URL(target, 'https://127.0.0.1');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a request target parses as a URL (the host answers `malformedRequest` to any other). */
+export function isParsableTarget(target: string): boolean {
+  return parseTarget(target) !== undefined;
+}
+
 /** Does an IAM resource pattern (with `*` and `?`) match the ARN? */
 function arnMatches(pattern: string, arn: string): boolean {
   const re = new RegExp(
@@ -158,7 +179,8 @@ export async function handleRequest(
   options: GatewayOptions,
 ): Promise<OutgoingResponse> {
   const requestId = randomUUID();
-  const url = new URL(req.url, 'https://127.0.0.1');
+  const url = parseTarget(req.url);
+  if (!url) return gatewayError(malformedRequest, requestId);
   const method = req.method.toUpperCase();
   let match: { route: CompiledRoute; values: string[] } | undefined;
   for (const route of compiled) {

@@ -8,10 +8,11 @@ env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 env.POWERTOOLS_SERVICE_NAME ??= 'geoplane-local';
 // No EMF metric lines on the console unless the operator asks (POWERTOOLS_METRICS_DISABLED=false; ADR 0092).
 env.POWERTOOLS_METRICS_DISABLED ??= 'true';
-const { startLocalHost } = await import('./server.ts');
-// The console is built from its sources when they changed since the last build (ADR 0098).
+const { keepServingOnUncaughtErrors, startLocalHost } = await import('./server.ts');
+// The console is built from its sources when they changed since the last build (ADR 0098), unless
+// the host serves a build from elsewhere.
 const { ensureConsoleBuilt } = await import('../../console/build.ts');
-if (await ensureConsoleBuilt()) console.log('console        built');
+if (!env.GEOPLANE_CONSOLE_DIST && (await ensureConsoleBuilt())) console.log('console        built');
 const int = (value: string | undefined, fallback: number) => (value ? Number.parseInt(value, 10) : fallback);
 const dataDir = resolve(env.GEOPLANE_DATA_DIR ?? '.local');
 
@@ -32,7 +33,10 @@ const host = await startLocalHost({
   importRoot: env.GEOPLANE_IMPORT_ROOT ? resolve(env.GEOPLANE_IMPORT_ROOT) : undefined,
   importMaxBytes: env.IMPORT_MAX_BYTES ? int(env.IMPORT_MAX_BYTES, 0) : undefined,
   accessLog: env.GEOPLANE_ACCESS_LOG !== 'off',
+  consoleDist: env.GEOPLANE_CONSOLE_DIST ? resolve(env.GEOPLANE_CONSOLE_DIST) : undefined,
 });
+// From here on no request can end the process: an error no path caught is logged (ADR 0106).
+keepServingOnUncaughtErrors();
 
 console.log(`GeoPlane API   ${host.url}`);
 console.log(`plain HTTP     ${host.httpUrl} (answers 426)`);

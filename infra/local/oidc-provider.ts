@@ -8,6 +8,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { GLOBAL_ROLE_CLAIM, ROLES_CLAIM } from '../../shared/auth/authenticate.ts';
+import { errorFields, logger } from '../../shared/log/logger.ts';
 import type { LocalIssuer } from './files.ts';
 import type { OutgoingResponse } from './gateway.ts';
 
@@ -95,6 +96,8 @@ export function localOidcProvider(options: OidcProviderOptions) {
     if (params.get('client_id') !== options.clientId) return 'unknown client_id';
     if (!options.redirectUris.includes(params.get('redirect_uri') ?? ''))
       return 'redirect_uri is not registered';
+    // A registered URI that is no URL (a typo in OIDC_REDIRECT_URI) can't be redirected to.
+    if (!URL.canParse(params.get('redirect_uri') ?? '')) return 'redirect_uri is not a URL';
     if (params.get('code_challenge_method') !== 'S256')
       return 'PKCE with code_challenge_method=S256 is required';
     if (!/^[A-Za-z0-9_-]{43}$/.test(params.get('code_challenge') ?? ''))
@@ -207,15 +210,26 @@ export function localOidcProvider(options: OidcProviderOptions) {
   return {
     /** Answers a request under the issuer's path, or undefined. */
     async handle(method: string, url: string, body: Buffer): Promise<OutgoingResponse | undefined> {
-      const parsed = new URL(url, 'https://127.0.0.1');
+      let parsed: URL;
+      try {
+        parsed = new URL(url, 'https://127.0.0.1');
+      } catch {
+        return undefined;
+      }
       if (!parsed.pathname.startsWith(`${base}/`)) return undefined;
       const route = parsed.pathname.slice(base.length);
-      const form = new URLSearchParams(method === 'POST' ? body.toString('utf8') : '');
-      if (route === '/.well-known/openid-configuration' && method === 'GET') return discovery();
-      if (route === '/authorize' && (method === 'GET' || method === 'POST'))
-        return authorize(method, parsed.searchParams, form);
-      if (route === '/token' && method === 'POST') return token(form);
-      return undefined;
+      try {
+        const form = new URLSearchParams(method === 'POST' ? body.toString('utf8') : '');
+        if (route === '/.well-known/openid-configuration' && method === 'GET') return discovery();
+        if (route === '/authorize' && (method === 'GET' || method === 'POST'))
+          return authorize(method, parsed.searchParams, form);
+        if (route === '/token' && method === 'POST') return await token(form);
+        return undefined;
+      } catch (error) {
+        // The issuer's own failure (signing, a broken redirect URI): answered, logged (ADR 0106).
+        logger.error('local issuer failed to answer', errorFields(error));
+        return oauthError(500, 'server_error', 'The local issuer could not answer; see the host log.');
+      }
     },
   };
 }

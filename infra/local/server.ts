@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { isMainThread } from 'node:worker_threads';
 import { CONSOLE_DIST } from '../../console/build.ts';
 import { parseAllowList } from '../../shared/datasources/network-policy.ts';
 import { originOf } from '../../shared/http/console-headers.ts';
@@ -21,12 +22,19 @@ import { installDataAccessCheck } from './data-access.ts';
 import { type DynamoLocal, ensureTable, startDynamoLocal } from './dynamodb.ts';
 import { eventFeed } from './event-feed.ts';
 import { localCertificate, localIssuer, localSecretKey } from './files.ts';
-import { gatewayError, handleRequest, httpsRequired, type OutgoingResponse } from './gateway.ts';
+import {
+  gatewayError,
+  handleRequest,
+  httpsRequired,
+  isParsableTarget,
+  malformedRequest,
+  type OutgoingResponse,
+} from './gateway.ts';
 import { LOCAL_ISSUER_PATH, localOidcProvider } from './oidc-provider.ts';
 import { startEmbeddedPostgis } from './postgis.ts';
 import { tokenBuckets } from './rate-limit.ts';
 import { startLocalSweeps } from './sweeps.ts';
-import { handleUpload, LOCAL_UPLOAD_PATH } from './uploads.ts';
+import { handleUpload, LOCAL_UPLOAD_PATH, startUploadExpiry } from './uploads.ts';
 import { LocalWorkflowRunner } from './workflows.ts';
 
 /** Options of the local host; every one has an environment variable (see main.ts). */
@@ -58,7 +66,7 @@ export interface LocalHostOptions {
   importMaxBytes?: number;
   /** One access line per request on stdout (default on; `GEOPLANE_ACCESS_LOG=off`; ADR 0090). */
   accessLog?: boolean;
-  /** The built console served at /console/ (default console/dist; ADR 0098). */
+  /** The built console served at /console/ (default console/dist; `GEOPLANE_CONSOLE_DIST`; ADR 0098). */
   consoleDist?: string;
 }
 
@@ -106,8 +114,99 @@ function write(res: ServerResponse, out: OutgoingResponse): void {
   res.end(out.body);
 }
 
+/** What the host keeps in its data dir: made private with everything inside (ADR 0106). */
+const HOST_ENTRIES = [
+  'dynamodb',
+  'postgis',
+  'postgis.json',
+  'postgis.lock',
+  'imports',
+  'tls-key.pem',
+  'tls-cert.pem',
+  'secret.key',
+  'issuer-key.json',
+  'issuer-url',
+  'bootstrap.json',
+];
+
+/** Folders the host makes for the operator's files: the folders are made private, their files are left as they are. */
+const OPERATOR_FOLDERS = ['import-sources', 'mosaics'];
+
+/**
+ * Makes the data dir its owner's only (ADR 0106): what the host and its children create from now on
+ * (umask 077: DynamoDB Local's file, the embedded PostGIS, uploads) and what an older host left
+ * readable (directories 0700, files without group and other bits). Only the host's own entries are
+ * walked (symbolic links not followed); a data dir that is not its user's or is a shared folder
+ * (sticky, like /tmp) is left as it is.
+ */
+function makePrivate(dataDir: string): void {
+  if (isMainThread) process.umask(0o077);
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  const tighten = (path: string) => {
+    try {
+      const info = lstatSync(path);
+      if (info.isSymbolicLink() || (info.mode & 0o077) === 0) return;
+      if (info.uid !== process.getuid?.() || info.mode & 0o1000) return;
+      chmodSync(path, info.isDirectory() ? 0o700 : info.mode & 0o700);
+    } catch {
+      // Not ours to change (or gone): left as it is.
+    }
+  };
+  tighten(dataDir);
+  for (const folder of OPERATOR_FOLDERS) tighten(join(dataDir, folder));
+  for (const entry of HOST_ENTRIES) {
+    const path = join(dataDir, entry);
+    tighten(path);
+    let names: string[] = [];
+    try {
+      if (lstatSync(path).isDirectory()) names = readdirSync(path, { recursive: true }).map(String);
+    } catch {
+      continue;
+    }
+    for (const name of names) tighten(join(path, name));
+  }
+}
+
+/**
+ * The local host's last resort (ADR 0106): an error that no path of the host caught is logged
+ * (`last_resort: true`) and the host keeps serving, rather than exiting and taking DynamoDB Local
+ * and the embedded PostGIS with it. Every path catches its own errors; the tests check that none
+ * reaches this. Installed by `main.ts` once the host serves (a failed start still exits).
+ */
+export function keepServingOnUncaughtErrors(): void {
+  process.on('unhandledRejection', (reason) =>
+    logger.error('unhandled rejection; the local host keeps serving', {
+      last_resort: true,
+      ...errorFields(reason),
+    }),
+  );
+  process.on('uncaughtException', (error, origin) =>
+    logger.error('uncaught exception; the local host keeps serving', {
+      last_resort: true,
+      origin,
+      ...errorFields(error),
+    }),
+  );
+}
+
+/**
+ * The answer of a request whose path let an error through (ADR 0106): logged, and a 5xx when
+ * nothing was sent yet, else the connection is ended. Never throws.
+ */
+function lastAnswer(req: IncomingMessage, res: ServerResponse, error: unknown): void {
+  try {
+    logger.error('local host failed to answer', errorFields(error));
+    req.resume();
+    if (res.headersSent) res.destroy();
+    else write(res, gatewayError(gatewayErrors.default5xx, randomUUID(), { Connection: 'close' }));
+  } catch {
+    res.destroy();
+  }
+}
+
 /** Starts DynamoDB Local (unless given), the table, the bootstrap data and the HTTPS + HTTP ports. */
 export async function startLocalHost(options: LocalHostOptions): Promise<LocalHost> {
+  makePrivate(options.dataDir);
   // DynamoDB Local and the embedded PostGIS start side by side (PostGIS' first init takes ~40 s).
   const [dynamo, postgis] = await Promise.all([
     options.dynamoEndpoint
@@ -124,11 +223,12 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
     .join(',');
   parseAllowList(allowedDatabaseHosts);
   const mosaicRoot = options.mosaicRoot ?? join(options.dataDir, 'mosaics');
-  mkdirSync(mosaicRoot, { recursive: true });
+  mkdirSync(mosaicRoot, { recursive: true, mode: 0o700 });
   const importRoot = options.importRoot ?? join(options.dataDir, 'import-sources');
+  // Uploads are stored under ids only (ADR 0106): `uploads/<workspace>/<import>`, `sealed/…`, `incoming/…`.
   const uploadDir = join(options.dataDir, 'imports');
-  mkdirSync(importRoot, { recursive: true });
-  mkdirSync(uploadDir, { recursive: true });
+  mkdirSync(importRoot, { recursive: true, mode: 0o700 });
+  mkdirSync(uploadDir, { recursive: true, mode: 0o700 });
 
   // The HTTPS port first: the local issuer's URL (and so its tokens' `iss`) names it.
   const tls = await localCertificate(options.dataDir);
@@ -192,8 +292,15 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
   });
   const consoleDist = options.consoleDist ?? CONSOLE_DIST;
   const issuerOrigins = [originOf(issuer.issuer)].filter((o): o is string => o !== undefined);
-  https.on('request', async (req: IncomingMessage, res: ServerResponse) => {
+  // Every path answers its own errors; what one lets through is still answered (lastAnswer).
+  const serve = async (req: IncomingMessage, res: ServerResponse) => {
     logAccess(req, res);
+    // A request target no URL parser takes (`http://[`) is the client's fault: 400, as for bad HTTP.
+    if (!isParsableTarget(req.url ?? '/')) {
+      req.resume();
+      write(res, gatewayError(malformedRequest, randomUUID(), { Connection: 'close' }));
+      return;
+    }
     // The stand-in for S3's presigned POST of import uploads (outside the API, like S3 is).
     if (req.method === 'POST' && (req.url ?? '').split('?')[0] === LOCAL_UPLOAD_PATH) {
       res.setHeader(REQUEST_ID_HEADER, randomUUID());
@@ -241,31 +348,36 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
       );
       write(res, out);
     } catch (error) {
-      logger.error('local host failed to answer', errorFields(error));
-      if (!res.headersSent) {
-        write(res, gatewayError(gatewayErrors.default5xx, randomUUID()));
-      }
+      lastAnswer(req, res, error);
     }
+  };
+  https.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    serve(req, res).catch((error: unknown) => lastAnswer(req, res, error));
   });
   // A request Node can't even parse still gets the standard error body (API Gateway does the same).
   https.on('clientError', (_error, socket) => {
     if (!socket.writable) return socket.destroy();
-    const refused = {
-      ...gatewayErrors.default4xx,
-      detail: 'The request is not valid HTTP.',
-      reason: 'malformed_request',
-    };
-    const requestId = randomUUID();
-    const body = JSON.stringify(gatewayErrorBody(refused, requestId));
-    if (options.accessLog ?? true) process.stdout.write(`access - - ${refused.status} 0ms ${requestId}\n`);
-    socket.end(
-      `HTTP/1.1 ${refused.status} ${refused.message}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
+    try {
+      const refused = malformedRequest;
+      const requestId = randomUUID();
+      const body = JSON.stringify(gatewayErrorBody(refused, requestId));
+      if (options.accessLog ?? true) process.stdout.write(`access - - ${refused.status} 0ms ${requestId}\n`);
+      socket.end(
+        `HTTP/1.1 ${refused.status} ${refused.message}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    } catch (error) {
+      logger.error('local host failed to refuse a malformed request', errorFields(error));
+      socket.destroy();
+    }
   });
   const http = createHttpServer((req, res) => {
-    logAccess(req, res);
-    req.resume();
-    write(res, httpsRequired());
+    try {
+      logAccess(req, res);
+      req.resume();
+      write(res, httpsRequired());
+    } catch (error) {
+      lastAnswer(req, res, error);
+    }
   });
   await new Promise<void>((r) => http.listen(options.httpPort, '127.0.0.1', r));
   const url = `https://127.0.0.1:${(https.address() as AddressInfo).port}/api/v1`;
@@ -310,6 +422,8 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
   });
   // The scheduled sweep (ADR 0093): expired items (DynamoDB Local has no TTL) and stuck work.
   const sweeps = startLocalSweeps(workflows, options.skipBootstrap ? 0 : undefined);
+  // What the upload bucket's lifecycle rules remove on AWS, removed here too (ADR 0106).
+  const uploadExpiry = startUploadExpiry(uploadDir);
 
   return {
     url,
@@ -319,6 +433,7 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
     bootstrapCreated,
     async close() {
       await sweeps.close();
+      await uploadExpiry.close();
       await changeStream.close();
       workflows.close();
       installLocalWorkflowStarter(undefined);

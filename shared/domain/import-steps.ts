@@ -8,10 +8,26 @@ import type { DataSourceGateway, PostgisConnectionInfo } from './datasource.ts';
 import type { DeletionRepository } from './deletions.ts';
 import { deleteService } from './deletions.ts';
 import { AlreadyExistsError, DomainError, StateConflictError } from './errors.ts';
-import type { ImportJob, ImportProgress, ImportWorkflowInput } from './import-model.ts';
-import { defaultPlan, layersWithoutCrs } from './import-plans.ts';
+import {
+  type ImportFailure,
+  type ImportJob,
+  type ImportProgress,
+  type ImportWorkflowInput,
+  importFailureOf,
+  publicErrorText,
+  REASON_MARK,
+} from './import-model.ts';
+import { defaultPlan, type ImportQuotas, layersWithoutCrs, workspaceQuotaRefusal } from './import-plans.ts';
 import { type Discovery, ImportInputError, type ImportPlan } from './import-sources.ts';
-import { advance, type ImportRepository } from './imports.ts';
+import {
+  admitLoad,
+  advance,
+  heldBy,
+  type ImportRepository,
+  isQuotaRefusal,
+  reservation,
+  workspaceQuota,
+} from './imports.ts';
 import { isConcurrentModification } from './last-writer-wins.ts';
 import { createLayer, type LayerRepository } from './layers.ts';
 import type { SecretBox } from './secrets.ts';
@@ -60,6 +76,10 @@ export interface ImportStepDeps {
   deletions: DeletionRepository;
   deletionStarter: WorkflowStarter;
   workspaces: WorkspaceRepository;
+  /** One import's and the workspace's limits (ADR 0110): checked, and reserved, before a load. */
+  limits: ImportQuotas;
+  /** The upload store: an upload is removed once its import is published, cancelled or rolled back (ADR 0106). */
+  uploads?: { remove(keyOrLocation: string): Promise<void> };
   /** Where the step logs transitions and load progress (ADR 0090). */
   log?: WorkflowLog;
 }
@@ -107,21 +127,33 @@ function importFields(job: ImportJob): Record<string, unknown> {
  * A change of status or phase: the start, each step of the lifecycle, the end (failed at WARN with
  * why, and the run's outcome).
  */
-function logTransition(log: WorkflowLog, job: ImportJob, next: ImportJob): void {
+function logTransition(log: WorkflowLog, job: ImportJob, next: ImportJob, detail?: string): void {
   if (job.status === next.status && job.phase === next.phase) return;
   const fields = { ...importFields(next), previous_status: job.status };
-  if (next.status === 'failed') log.warn('Import failed', { ...fields, reason: next.error_message });
-  else log.info(`Import ${next.status}`, fields);
+  if (next.status === 'failed') {
+    // The user reads error_message; what went wrong underneath (`detail`) is only logged (ADR 0110).
+    log.warn('Import failed', {
+      ...fields,
+      reason: next.error_message,
+      error_reason: next.error_reason,
+      ...(detail ? { detail } : {}),
+    });
+  } else log.info(`Import ${next.status}`, fields);
   // The run's outcome (ADR 0092): published, or failed; a cancelled or rolled back import is neither.
   if (next.status === 'published') log.outcome?.('import', 'succeeded');
   else if (next.status === 'failed') log.outcome?.('import', 'failed');
 }
 
 /** Saves a transition of the owning run; false when the job moved on meanwhile (the step stops). */
-async function save(deps: ImportStepDeps, job: ImportJob, next: ImportJob): Promise<boolean> {
+async function save(
+  deps: ImportStepDeps,
+  job: ImportJob,
+  next: ImportJob,
+  options: { quota?: ImportQuotas; detail?: string } = {},
+): Promise<boolean> {
   try {
-    await deps.repo.save(job, next);
-    logTransition(deps.log ?? silentLog, job, next);
+    await deps.repo.save(job, next, options.quota && workspaceQuota(options.quota));
+    logTransition(deps.log ?? silentLog, job, next, options.detail);
     return true;
   } catch (error) {
     if (isConcurrentModification(error)) return false;
@@ -154,7 +186,7 @@ export async function runImportStep(
     }
   } catch (error) {
     if (error instanceof ImportInputError) {
-      await fail(deps, input, `${error.message}`, now);
+      await fail(deps, input, importFailureOf(error), now);
       return DONE;
     }
     throw error;
@@ -162,20 +194,48 @@ export async function runImportStep(
 }
 
 /**
- * The job ends `failed` with `message` (fenced by the run). A failed load leaves nothing behind:
- * its staging is dropped (a retry loads again from the file).
+ * The error a failed step hands the state machine (ADR 0110): `thrown`'s name (the Retry and
+ * Catch match names) and, as its message, only the failure's reason (`REASON_MARK`) — the
+ * failure recorder turns it into the job's error; the text stays in the step's log.
+ */
+export function publicTaskError(thrown: Error, cause: unknown): Error {
+  const carrier = new Error(`${REASON_MARK}${importFailureOf(cause).reason}`);
+  carrier.name = thrown.name;
+  return carrier;
+}
+
+/**
+ * The job ends `failed` with `failure` (fenced by the run): its reason and message, internal
+ * details taken out (ADR 0110; a plain string is read as an untrusted message), its detail only
+ * logged. A failed load leaves nothing behind: its staging is dropped (a retry loads again from
+ * the file) and its reservation of the workspace's quota released; a failed publish, rollback or
+ * cancel keeps both (its data is still there).
  */
 export async function fail(
   deps: ImportStepDeps,
   input: ImportWorkflowInput,
-  message: string,
+  failure: ImportFailure | string,
   now: () => Date = () => new Date(),
 ): Promise<void> {
   const job = await owned(deps, input);
   if (!job || ['failed', 'cancelled', 'rolled_back', 'published'].includes(job.status)) return;
-  if (!['publishing', 'rolling_back', 'cancelling'].includes(job.status))
-    await deps.engine.dropStaging(job.id, job.run);
-  await save(deps, job, advance(job, { status: 'failed', error_message: message.slice(0, 2000) }, now()));
+  const { reason, message, detail } =
+    typeof failure === 'string' ? { reason: 'import_failed', message: failure, detail: failure } : failure;
+  const keepsData = ['publishing', 'rolling_back', 'cancelling'].includes(job.status);
+  // Only a load stages tables: before it (acquire, discover) there is nothing to drop, and the
+  // failure is recorded even while the import database is down.
+  if (!keepsData && job.phase === 'transform') await deps.engine.dropStaging(job.id, job.run);
+  const next = advance(
+    job,
+    {
+      status: 'failed',
+      error_message: publicErrorText(message),
+      error_reason: /^[a-z][a-z0-9_]{0,63}$/.test(reason) ? reason : 'internal_error',
+      ...(keepsData ? {} : reservation({ rows: 0, bytes: 0 })),
+    },
+    now(),
+  );
+  await save(deps, job, next, detail ? { detail } : {});
 }
 
 /** acquire → discover → transform, then awaiting_plan / ready_to_publish / publishing. */
@@ -235,9 +295,7 @@ async function work(
       await save(deps, job, next);
       return DONE;
     }
-    return (await save(deps, job, advance(job, { ...common, status: 'running', phase: 'transform' }, now())))
-      ? AGAIN
-      : DONE;
+    return admitted(deps, job, plan, discovery, common, now);
   }
   // transform
   if (!job.plan || !job.discovery) throw new Error('transform without a plan');
@@ -288,6 +346,58 @@ async function work(
     : advance(fresh, { ...progress, warnings, status: 'ready_to_publish', phase: 'transform' }, now());
   if (!(await save(deps, fresh, next))) return DONE;
   return next.status === 'publishing' ? AGAIN : DONE;
+}
+
+/**
+ * discover → transform, once the plan passes the checks a load starts with (ADR 0110): the plan's
+ * names, one import's limits and the workspace's quota, whose rows and bytes the job reserves in
+ * the same write. A refusal fails the job with discovery and plan kept, so a smaller plan can be
+ * PUT and the import retried.
+ */
+async function admitted(
+  deps: ImportStepDeps,
+  job: ImportJob,
+  plan: ImportPlan,
+  discovery: Discovery,
+  common: Partial<ImportJob>,
+  now: () => Date,
+): Promise<StepResult> {
+  const refused = (error: DomainError) =>
+    save(
+      deps,
+      job,
+      advance(
+        job,
+        {
+          ...common,
+          status: 'failed',
+          phase: 'transform',
+          error_message: publicErrorText(error.message),
+          error_reason: error.reason,
+        },
+        now(),
+      ),
+    ).then(() => DONE);
+  let need: { rows: number; bytes: number };
+  try {
+    need = admitLoad(job, plan, discovery, deps.limits, await deps.repo.usage(job.workspace_id));
+  } catch (error) {
+    if (!(error instanceof DomainError) || error.name === 'UnavailableError') throw error;
+    return refused(error);
+  }
+  const next = advance(
+    job,
+    { ...common, status: 'running', phase: 'transform', ...reservation(need) },
+    now(),
+  );
+  try {
+    return (await save(deps, job, next, { quota: deps.limits })) ? AGAIN : DONE;
+  } catch (error) {
+    if (!isQuotaRefusal(error)) throw error;
+    // Another import took the room between the read and the write: say how much is left now.
+    const usage = await deps.repo.usage(job.workspace_id);
+    return refused(workspaceQuotaRefusal(usage, heldBy(job), need, deps.limits) ?? (error as DomainError));
+  }
 }
 
 /** Moves the tables, creates the service and its layers (each idempotent), then `published`. */
@@ -342,18 +452,48 @@ async function publish(deps: ImportStepDeps, job: ImportJob, now: () => Date): P
       throw asInputError(error, layer.public_id);
     }
   }
-  await save(deps, job, advance(job, { status: 'published', completed_at: now().toISOString() }, now()));
+  if (await save(deps, job, advance(job, { status: 'published', completed_at: now().toISOString() }, now())))
+    await releaseUpload(deps, job);
   return DONE;
 }
 
-/** A domain refusal while publishing (name or public id taken, source unreadable) as a failure a user can act on. */
+/**
+ * The uploaded file once nothing reads it again (published, cancelled, rolled back): removed, best
+ * effort — what this misses, the upload store's expiry removes (ADR 0106).
+ */
+async function releaseUpload(deps: ImportStepDeps, job: ImportJob): Promise<void> {
+  if (job.source_kind !== 'upload' || !deps.uploads) return;
+  try {
+    await deps.uploads.remove(job.source_location);
+  } catch (error) {
+    (deps.log ?? silentLog).warn('Upload not removed; the upload store expires it', {
+      ...importFields(job),
+      reason: error instanceof Error ? error.message : String(error),
+    });
+  }
+}
+
+/**
+ * A domain refusal while publishing as a failure a user can act on: a name or public id taken
+ * keeps its message (it names what to change); any other refusal (the published table unreadable
+ * by the service's login, its connection refused) says what failed, and its message — which may
+ * name the import database, its schemas or a driver's words — stays in the log (ADR 0110).
+ */
 function asInputError(error: unknown, publicId?: string): unknown {
   if (!(error instanceof DomainError) || error.name === 'UnavailableError') return error;
-  const hint =
-    error instanceof AlreadyExistsError && publicId
-      ? ` Change public_id '${publicId}' in the plan (PUT …/plan) and retry.`
-      : '';
-  return new ImportInputError(error.reason, `${error.message}${hint}`);
+  let failure: ImportInputError;
+  if (error instanceof AlreadyExistsError) {
+    const hint = publicId ? ` Change public_id '${publicId}' in the plan (PUT …/plan) and retry.` : '';
+    failure = new ImportInputError(error.reason, `${error.message}${hint}`);
+  } else {
+    const what = publicId ? `Layer '${publicId}' could not be published` : 'The service could not be created';
+    failure = new ImportInputError(
+      error.reason,
+      `${what} (${error.reason}); the details are in the service's logs. Retry the import.`,
+    );
+  }
+  failure.cause = error;
+  return failure;
 }
 
 /**
@@ -381,15 +521,28 @@ async function teardown(deps: ImportStepDeps, job: ImportJob, now: () => Date): 
     const found = await deps.deletions.find(job.rollback_operation_id);
     const status = found?.operation.status;
     if (status === 'failed') {
-      throw new ImportInputError(
+      // The deletion's own error may be internal (ADR 0110): it is logged, not shown.
+      const failure = new ImportInputError(
         'rollback_failed',
-        `Deleting the service failed: ${found?.operation.last_error ?? 'unknown error'}. Retry the import to resume the rollback.`,
+        `Deleting the service failed (deletion operation ${job.rollback_operation_id}). Retry the import to resume the rollback.`,
       );
+      failure.cause = found?.operation.last_error;
+      throw failure;
     }
     if (status !== 'completed' && found) return { done: false, wait_seconds: pollSeconds(job, now()) };
   }
   await deps.engine.dropAll(job.id, job.run);
   const end = job.teardown_to ?? (job.status === 'rolling_back' ? 'rolled_back' : 'cancelled');
-  await save(deps, job, advance(job, { status: end, completed_at: now().toISOString() }, now()));
+  // Its tables are gone: the import's reservation of the workspace's quota goes with them.
+  const ended = await save(
+    deps,
+    job,
+    advance(
+      job,
+      { status: end, completed_at: now().toISOString(), ...reservation({ rows: 0, bytes: 0 }) },
+      now(),
+    ),
+  );
+  if (ended) await releaseUpload(deps, job);
   return DONE;
 }

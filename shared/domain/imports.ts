@@ -4,7 +4,13 @@
  * work itself runs in the import workflow (`import-steps.ts`).
  */
 import { type DeletionRepository, deleteService } from './deletions.ts';
-import { InvalidInputError, NotFoundError, StateConflictError } from './errors.ts';
+import {
+  InvalidInputError,
+  NotFoundError,
+  RuleViolationError,
+  StateConflictError,
+  UnavailableError,
+} from './errors.ts';
 import {
   type ImportEvent,
   type ImportJob,
@@ -16,8 +22,15 @@ import {
   importExecutionName,
   timeOrderedId,
 } from './import-model.ts';
-import { validatePlan } from './import-plans.ts';
-import type { ImportPlan } from './import-sources.ts';
+import {
+  type ImportQuotas,
+  type ImportUsage,
+  importLimitRefusal,
+  planFootprint,
+  validatePlan,
+  workspaceQuotaRefusal,
+} from './import-plans.ts';
+import type { Discovery, ImportPlan } from './import-sources.ts';
 import { lastWriterWinsOn } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import type { ServiceRepository } from './services.ts';
@@ -43,9 +56,14 @@ export interface ImportRepository {
   /**
    * Replaces `previous` (still at its version) by `next` (version + 1) and appends `next`'s history
    * event when its status, phase or error changed — one transaction. A lost race throws the
-   * concurrent-modification StateConflictError.
+   * concurrent-modification StateConflictError. When the job's reservation (`reserved_rows`,
+   * `reserved_bytes`) changes, the workspace's import usage changes by as much in the same
+   * transaction; growing it needs `quota` (the workspace's maxima) and is refused with a
+   * RuleViolationError `workspace_import_quota` when the usage would pass it (ADR 0110).
    */
-  save(previous: ImportJob, next: ImportJob): Promise<void>;
+  save(previous: ImportJob, next: ImportJob, quota?: ImportUsage): Promise<void>;
+  /** What the workspace's imports hold of its import quota now (strongly consistent; zeros when none). */
+  usage(workspaceId: string): Promise<ImportUsage>;
   /**
    * Records progress of the run that owns the job (no history event): false when the job moved on
    * (another run, another status) — the caller stops.
@@ -63,10 +81,20 @@ export interface ImportRepository {
 export interface ImportUploads {
   /** The form POST that uploads exactly `key`, at most `maxBytes`, until `expiresAt`. */
   ticket(key: string, maxBytes: number, expiresAt: Date): Promise<Omit<ImportUploadTicket, 'max_bytes'>>;
-  /** Size of the uploaded object; undefined when nothing was uploaded. */
-  size(key: string): Promise<number | undefined>;
-  /** Removes the uploaded object (cancel); idempotent. */
-  remove(key: string): Promise<void>;
+  /**
+   * Seals the upload of an import that starts (ADR 0106): what the workflow reads from then on is
+   * this object, whatever is POSTed to the form later. Undefined when nothing was uploaded.
+   */
+  seal(key: string): Promise<SealedUpload | undefined>;
+  /** Removes the upload (`key` or its sealed `location`) and its sealed copy; idempotent. */
+  remove(keyOrLocation: string): Promise<void>;
+}
+
+/** An upload as startImport sealed it: its size, where the workflow reads it and its identity. */
+export interface SealedUpload {
+  size: number;
+  location: string;
+  etag: string;
 }
 
 /** Port: which URIs an import may read (allowed S3 buckets; locally a directory). */
@@ -80,9 +108,8 @@ export interface ImportStarter {
   startImport(name: string, input: ImportWorkflowInput): Promise<void>;
 }
 
-/** Limits of the stage (config). */
-export interface ImportLimits {
-  maxBytes: number;
+/** Limits of the stage (config): the upload, one import's and a workspace's imports' (ADR 0110). */
+export interface ImportLimits extends ImportQuotas {
   uploadTtlSeconds: number;
 }
 
@@ -129,7 +156,10 @@ export function advance(
 ): ImportJob {
   const next = { ...job, ...change, version: job.version + 1, updated_at: now.toISOString() } as ImportJob;
   // A status other than `failed` clears the error unless the change sets one; undefined removes a field.
-  if (!('error_message' in change) && change.status !== 'failed') delete next.error_message;
+  if (!('error_message' in change) && change.status !== 'failed') {
+    delete next.error_message;
+    delete next.error_reason;
+  }
   for (const [key, value] of Object.entries(next)) {
     if (value === undefined) delete (next as unknown as Record<string, unknown>)[key];
   }
@@ -165,7 +195,8 @@ export async function createImport(
   }
   const location =
     source.kind === 'upload'
-      ? `uploads/${workspace.id}/${id}/${source.filename.replace(/[^A-Za-z0-9._-]+/g, '_')}`
+      ? // Ids only: the client's file name is the job's metadata, never part of a key or a path (ADR 0106).
+        `uploads/${workspace.id}/${id}`
       : await deps.uris.admit(source.uri);
   const name = input.name ?? baseName(source.kind === 'upload' ? source.filename : source.uri);
   const serviceName = input.service_name ?? defaultServiceName(name, id);
@@ -238,11 +269,15 @@ function refuse(job: ImportJob, action: string, allowed: string): StateConflictE
   );
 }
 
-/** Saves one transition, retrying on a fresh read when another request changed the job meanwhile. */
+/**
+ * Saves one transition, retrying on a fresh read when another request changed the job meanwhile;
+ * `quota` lets the transition grow the job's reservation (see ImportRepository.save).
+ */
 function transition(
   repo: ImportRepository,
   job: ImportJob,
   decide: (current: ImportJob) => ImportJob | undefined,
+  quota?: ImportUsage,
 ): Promise<ImportJob> {
   return lastWriterWinsOn(
     job,
@@ -250,7 +285,7 @@ function transition(
     async (current) => {
       const next = decide(current);
       if (!next) return current;
-      await repo.save(current, next);
+      await repo.save(current, next, quota);
       return next;
     },
   );
@@ -269,8 +304,8 @@ export async function startImport(
   if (job.status === 'cancelled')
     throw refuse(job, 'starting', 'while it awaits its upload (it was cancelled)');
   if (job.status !== 'awaiting_upload') return job;
-  const size = await deps.uploads.size(job.source_location);
-  if (size === undefined) {
+  const sealed = await deps.uploads.seal(job.source_location);
+  if (sealed === undefined) {
     const expired = job.upload_expires_at && Date.parse(job.upload_expires_at) < now.getTime();
     throw new StateConflictError(
       'upload_missing',
@@ -279,6 +314,7 @@ export async function startImport(
         : 'Nothing was uploaded yet: POST the file to the upload URL first.',
     );
   }
+  const { size } = sealed;
   const next = await transition(deps.repo, job, (current) => {
     if (current.status !== 'awaiting_upload') return undefined;
     if (size > current.max_bytes) {
@@ -286,6 +322,7 @@ export async function startImport(
         status: 'failed',
         phase: 'upload',
         error_message: `The uploaded file is ${size} bytes; imports take at most ${current.max_bytes} bytes.`,
+        error_reason: 'file_too_large',
       });
     }
     return advance(
@@ -295,6 +332,8 @@ export async function startImport(
         phase: 'acquire',
         run: current.run + 1,
         started_at: now.toISOString(),
+        source_location: sealed.location,
+        source_etag: sealed.etag,
       },
       now,
     );
@@ -303,38 +342,137 @@ export async function startImport(
   return next;
 }
 
-/** putImportPlan: from awaiting_plan, ready_to_publish or failed (nothing published). */
+/** What a job holds of its workspace's import quota now. */
+export function heldBy(job: Pick<ImportJob, 'reserved_rows' | 'reserved_bytes'>): ImportUsage {
+  return { rows: job.reserved_rows ?? 0, bytes: job.reserved_bytes ?? 0 };
+}
+
+/** The job's reservation fields for `usage` (zero removes them). */
+export function reservation(usage: ImportUsage): Pick<ImportJob, 'reserved_rows' | 'reserved_bytes'> {
+  return {
+    reserved_rows: usage.rows > 0 ? usage.rows : undefined,
+    reserved_bytes: usage.bytes > 0 ? usage.bytes : undefined,
+  } as Pick<ImportJob, 'reserved_rows' | 'reserved_bytes'>;
+}
+
+/** The workspace maxima the store checks a growing reservation against. */
+export function workspaceQuota(limits: ImportQuotas): ImportUsage {
+  return { rows: limits.workspaceMaxRows, bytes: limits.workspaceMaxBytes };
+}
+
+/** True for the store's refusal of a reservation past the workspace's quota. */
+export function isQuotaRefusal(error: unknown): boolean {
+  return error instanceof RuleViolationError && error.reason === 'workspace_import_quota';
+}
+
+/**
+ * What loading `plan` reserves, after the checks a load starts with (ADR 0110): the plan itself
+ * (400 `invalid_plan`), one import's limits (422), and, with `usage` (what the workspace's imports
+ * hold now), the workspace's quota (422 `workspace_import_quota`).
+ */
+export function admitLoad(
+  job: ImportJob,
+  plan: ImportPlan,
+  discovery: Discovery,
+  limits: ImportQuotas,
+  usage?: ImportUsage,
+): ImportUsage {
+  validatePlan(plan, discovery);
+  const footprint = planFootprint(plan, discovery);
+  const refusal = importLimitRefusal(footprint, limits);
+  if (refusal) throw refusal;
+  const need = { rows: footprint.rows, bytes: footprint.bytes };
+  const over = usage && workspaceQuotaRefusal(usage, heldBy(job), need, limits);
+  if (over) throw over;
+  return need;
+}
+
+/**
+ * Runs a transition that may grow the job's reservation: the store's refusal (another import took
+ * the room between the read and the write) is explained with the workspace's usage read again.
+ */
+async function withinQuota<T>(
+  repo: ImportRepository,
+  job: ImportJob,
+  limits: ImportQuotas,
+  asked: () => { need: ImportUsage; held: ImportUsage } | undefined,
+  run: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    if (!isQuotaRefusal(error)) throw error;
+    const last = asked();
+    const usage = await repo.usage(job.workspace_id);
+    throw (last && workspaceQuotaRefusal(usage, last.held, last.need, limits)) ?? error;
+  }
+}
+
+/**
+ * putImportPlan: from awaiting_plan, ready_to_publish or failed (nothing published). The plan is
+ * checked (400), and so are one import's limits (422); a plan that loads now also reserves its
+ * rows and bytes of the workspace's quota (422 `workspace_import_quota`), in the same write.
+ */
 export async function putImportPlan(
-  deps: { repo: ImportRepository; starter: ImportStarter },
+  deps: { repo: ImportRepository; starter: ImportStarter; limits: ImportQuotas },
   job: ImportJob,
   plan: ImportPlan,
   ifMatch?: string,
   now = new Date(),
 ): Promise<ImportJob> {
-  const next = await transition(deps.repo, job, (current) => {
-    checkVersion(current, ifMatch);
-    if (!['awaiting_plan', 'ready_to_publish', 'failed'].includes(current.status) || current.service_id) {
-      throw refuse(
-        current,
-        'changing the plan',
-        "while the import is 'awaiting_plan', 'ready_to_publish' or 'failed' and nothing is published",
-      );
-    }
-    if (!current.discovery) {
-      throw new StateConflictError(
-        'import_not_discovered',
-        'The file has not been read yet; retry the import first.',
-      );
-    }
-    const checked = validatePlan(plan, current.discovery);
-    if (current.status === 'failed')
-      return advance(current, { status: 'failed', plan: checked, reload: true });
-    return advance(
-      current,
-      { status: 'queued', phase: 'transform', plan: checked, reload: true, run: current.run + 1 },
-      now,
-    );
-  });
+  const usage = await deps.repo.usage(job.workspace_id);
+  let asked: { need: ImportUsage; held: ImportUsage } | undefined;
+  const next = await withinQuota(
+    deps.repo,
+    job,
+    deps.limits,
+    () => asked,
+    () =>
+      transition(
+        deps.repo,
+        job,
+        (current) => {
+          asked = undefined;
+          checkVersion(current, ifMatch);
+          if (
+            !['awaiting_plan', 'ready_to_publish', 'failed'].includes(current.status) ||
+            current.service_id
+          ) {
+            throw refuse(
+              current,
+              'changing the plan',
+              "while the import is 'awaiting_plan', 'ready_to_publish' or 'failed' and nothing is published",
+            );
+          }
+          if (!current.discovery) {
+            throw new StateConflictError(
+              'import_not_discovered',
+              'The file has not been read yet; retry the import first.',
+            );
+          }
+          if (current.status === 'failed') {
+            // Stored for the retry, which reserves (the workspace's usage may differ by then).
+            admitLoad(current, plan, current.discovery, deps.limits);
+            return advance(current, { status: 'failed', plan, reload: true });
+          }
+          const need = admitLoad(current, plan, current.discovery, deps.limits, usage);
+          asked = { need, held: heldBy(current) };
+          return advance(
+            current,
+            {
+              status: 'queued',
+              phase: 'transform',
+              plan,
+              reload: true,
+              run: current.run + 1,
+              ...reservation(need),
+            },
+            now,
+          );
+        },
+        workspaceQuota(deps.limits),
+      ),
+  );
   if (next.status === 'queued') await startRun(deps.starter, next);
   return next;
 }
@@ -434,33 +572,70 @@ export async function cancelImport(
 
 /**
  * retryImport: failed → where it failed: a rollback resumes, a publish runs again, a load starts
- * over from the file (its staging was dropped when it failed). Repeated on a running job: as is.
+ * over from the file (its staging was dropped when it failed) — reserving its plan's rows and
+ * bytes again (422 when over a limit or the workspace's quota). Repeated on a running job: as is.
  */
 export async function retryImport(
-  deps: { repo: ImportRepository; starter: ImportStarter },
+  deps: { repo: ImportRepository; starter: ImportStarter; limits: ImportQuotas },
   job: ImportJob,
   now = new Date(),
 ): Promise<ImportJob> {
-  const next = await transition(deps.repo, job, (current) => {
-    if (current.status !== 'failed') throw refuse(current, 'a retry', "from 'failed'");
-    const common = { run: current.run + 1, retry_count: current.retry_count + 1, error_message: undefined };
-    if (current.phase === 'rollback') {
-      // The deletion is asked again: deleteService resumes the service's failed operation.
-      return advance(current, { ...common, status: 'rolling_back', rollback_operation_id: undefined }, now);
-    }
-    if (current.phase === 'publish') return advance(current, { ...common, status: 'publishing' }, now);
-    if (current.phase === 'upload')
-      throw refuse(
-        current,
-        'a retry',
-        'after a failure past the upload (upload the file again with a new import)',
-      );
-    return advance(
-      current,
-      { ...common, status: 'queued', phase: current.discovery ? 'transform' : 'acquire', reload: true },
-      now,
-    );
-  });
+  const usage = await deps.repo.usage(job.workspace_id);
+  let asked: { need: ImportUsage; held: ImportUsage } | undefined;
+  const next = await withinQuota(
+    deps.repo,
+    job,
+    deps.limits,
+    () => asked,
+    () =>
+      transition(
+        deps.repo,
+        job,
+        (current) => {
+          asked = undefined;
+          if (current.status !== 'failed') throw refuse(current, 'a retry', "from 'failed'");
+          const common = {
+            run: current.run + 1,
+            retry_count: current.retry_count + 1,
+            error_message: undefined,
+            error_reason: undefined,
+          };
+          if (current.phase === 'rollback') {
+            // The deletion is asked again: deleteService resumes the service's failed operation.
+            return advance(
+              current,
+              { ...common, status: 'rolling_back', rollback_operation_id: undefined },
+              now,
+            );
+          }
+          if (current.phase === 'publish') return advance(current, { ...common, status: 'publishing' }, now);
+          if (current.phase === 'upload')
+            throw refuse(
+              current,
+              'a retry',
+              'after a failure past the upload (upload the file again with a new import)',
+            );
+          if (current.discovery && current.plan) {
+            asked = {
+              need: admitLoad(current, current.plan, current.discovery, deps.limits, usage),
+              held: heldBy(current),
+            };
+          }
+          return advance(
+            current,
+            {
+              ...common,
+              status: 'queued',
+              phase: current.discovery ? 'transform' : 'acquire',
+              reload: true,
+              ...(asked ? reservation(asked.need) : {}),
+            },
+            now,
+          );
+        },
+        workspaceQuota(deps.limits),
+      ),
+  );
   await startRun(deps.starter, next);
   return next;
 }
@@ -492,7 +667,18 @@ export async function previewImport(
   }
   const found =
     staged && chosen
-      ? await previews.preview(job.id, previews.tableName(chosen.public_id), limit)
+      ? await previews
+          .preview(job.id, previews.tableName(chosen.public_id), limit)
+          .catch((error: unknown) => {
+            // The outage's own text names the import database (address, driver): logged, not answered (ADR 0110).
+            if (!(error instanceof UnavailableError)) throw error;
+            throw new UnavailableError(
+              error.reason,
+              'The import database is unavailable right now; retry shortly.',
+              undefined,
+              { cause: error },
+            );
+          })
       : undefined;
   if (!found) {
     throw new StateConflictError(

@@ -1,24 +1,31 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { rm, stat } from 'node:fs/promises';
-import { resolve, sep } from 'node:path';
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { constants } from 'node:fs';
+import { copyFile, link, mkdir, rm, rmdir, stat } from 'node:fs/promises';
+import { dirname, join, resolve, sep } from 'node:path';
 import { DeleteObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { config, importConfig } from '../config/env.ts';
 import { UnavailableError } from '../domain/errors.ts';
-import type { ImportUploads, ImportUploadTicket } from '../domain/imports.ts';
+import type { ImportUploads, ImportUploadTicket, SealedUpload } from '../domain/imports.ts';
 import { captureClient } from '../log/tracer.ts';
 
 /**
- * The upload store of imports (ADR 0083). On AWS an S3 presigned POST whose policy pins the key
- * and enforces `content-length-range`; locally the host serves the same form-POST contract
+ * The upload store of imports (ADR 0083, 0106). On AWS an S3 presigned POST whose policy pins the
+ * key and enforces `content-length-range`; locally the host serves the same form-POST contract
  * (`infra/local/uploads.ts`) and checks the same things: the HMAC signature over key, expiry and
- * size limit, and the size of what arrives.
+ * size limit, and the size of what arrives. Keys are made of ids only (`uploads/<workspace>/<import>`):
+ * no client name ever becomes part of a key or a path.
  */
+
+const unavailable = () =>
+  new UnavailableError('upload_store_unavailable', 'The upload store is unavailable; retry shortly.');
 
 /** S3: presigned POSTs into the upload bucket. */
 export class S3Uploads implements ImportUploads {
-  private readonly s3 = captureClient(new S3Client({}));
-  constructor(private readonly bucket: string) {}
+  constructor(
+    private readonly bucket: string,
+    private readonly s3: Pick<S3Client, 'send'> = captureClient(new S3Client({})),
+  ) {}
 
   async ticket(
     key: string,
@@ -27,7 +34,7 @@ export class S3Uploads implements ImportUploads {
   ): Promise<Omit<ImportUploadTicket, 'max_bytes'>> {
     const seconds = Math.max(60, Math.round((expiresAt.getTime() - Date.now()) / 1000));
     try {
-      const post = await createPresignedPost(this.s3, {
+      const post = await createPresignedPost(this.s3 as S3Client, {
         Bucket: this.bucket,
         Key: key,
         Conditions: [
@@ -44,24 +51,23 @@ export class S3Uploads implements ImportUploads {
         expires_at: expiresAt.toISOString(),
       };
     } catch {
-      throw new UnavailableError(
-        'upload_store_unavailable',
-        'The upload store is unavailable; retry shortly.',
-      );
+      throw unavailable();
     }
   }
 
-  async size(key: string): Promise<number | undefined> {
+  /**
+   * The object's size and ETag: the workflow reads it with `If-Match` on that ETag, so a POST of
+   * the (still valid) form after the start fails the load instead of loading a file discovery
+   * never saw (S3 answers 412 Precondition Failed).
+   */
+  async seal(key: string): Promise<SealedUpload | undefined> {
     try {
       const head = await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
-      return head.ContentLength ?? 0;
+      return { size: head.ContentLength ?? 0, location: key, etag: head.ETag ?? '' };
     } catch (error) {
       const name = (error as { name?: string }).name;
       if (name === 'NotFound' || name === 'NoSuchKey') return undefined;
-      throw new UnavailableError(
-        'upload_store_unavailable',
-        'The upload store is unavailable; retry shortly.',
-      );
+      throw unavailable();
     }
   }
 
@@ -69,10 +75,7 @@ export class S3Uploads implements ImportUploads {
     try {
       await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
     } catch {
-      throw new UnavailableError(
-        'upload_store_unavailable',
-        'The upload store is unavailable; retry shortly.',
-      );
+      throw unavailable();
     }
   }
 }
@@ -84,6 +87,19 @@ function sign(secret: Buffer, key: string, expires: string, maxBytes: string): s
     .digest('base64url');
 }
 
+/**
+ * An upload key the local store takes: `uploads/` and up to four segments of at most 128 safe
+ * characters that don't start with a dot (no `.`, `..`, hidden names; no path longer than a
+ * file system allows). The domain's keys are `uploads/<workspace id>/<import id>`.
+ */
+const UPLOAD_KEY = /^uploads(?:\/[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}){1,4}$/;
+
+/** Where sealed copies live in the local store: `sealed/<key>/<seal id>`. */
+const SEALED = 'sealed/';
+
+/** Where the local store receives transfers in flight (`incoming/<uuid>`), beside the objects. */
+export const LOCAL_INCOMING_DIR = 'incoming';
+
 /** What a verified local upload form says. */
 export interface VerifiedUpload {
   key: string;
@@ -91,8 +107,8 @@ export interface VerifiedUpload {
 }
 
 /**
- * Checks the fields of a local upload form: the signature, the expiry. A refusal names why
- * (as S3 does with its AccessDenied / policy errors).
+ * Checks the fields of a local upload form: the signature, the expiry, the key. A refusal names
+ * why (as S3 does with its AccessDenied / policy errors).
  */
 export function verifyLocalUpload(
   secret: Buffer,
@@ -107,16 +123,35 @@ export function verifyLocalUpload(
   if (expected.length !== given.length || !timingSafeEqual(expected, given))
     return { refused: 'Invalid signature.' };
   if (Number(expires) < now) return { refused: 'The upload URL has expired.' };
-  if (!/^uploads\/[A-Za-z0-9._/-]+$/.test(key) || key.includes('..')) return { refused: 'Invalid key.' };
+  if (!UPLOAD_KEY.test(key)) return { refused: 'Invalid key.' };
   return { key, maxBytes: Number(maxBytes) };
 }
 
-/** Where a local upload key is stored (inside `dir`, never outside). */
-export function localUploadPath(dir: string, key: string): string {
-  const path = resolve(dir, key);
-  if (!path.startsWith(resolve(dir) + sep)) throw new Error('upload key outside the upload directory');
-  return path;
+/** The key of a local key or sealed location (`sealed/<key>/<seal id>`); undefined for anything else. */
+function keyOf(keyOrLocation: string): string | undefined {
+  if (UPLOAD_KEY.test(keyOrLocation)) return keyOrLocation;
+  if (!keyOrLocation.startsWith(SEALED)) return undefined;
+  const key = keyOrLocation.slice(SEALED.length, keyOrLocation.lastIndexOf('/'));
+  return UPLOAD_KEY.test(key) && /^[0-9a-f-]{36}$/.test(keyOrLocation.slice(key.length + SEALED.length + 1))
+    ? key
+    : undefined;
 }
+
+/** `path` inside `dir`, or an error (never a path outside the store). */
+function inside(dir: string, path: string): string {
+  const full = resolve(dir, path);
+  if (!full.startsWith(resolve(dir) + sep)) throw new Error('upload location outside the upload directory');
+  return full;
+}
+
+/** Where a local upload key (or a sealed location) is stored: inside `dir`, never outside. */
+export function localUploadPath(dir: string, keyOrLocation: string): string {
+  if (!keyOf(keyOrLocation)) throw new Error('not an upload key or location of the local store');
+  return inside(dir, keyOrLocation);
+}
+
+/** Files a host writes for others to read: none. Directories and files of the store are the owner's. */
+const PRIVATE_DIR = 0o700;
 
 /** Local mode: the host's form-POST endpoint and the data dir. */
 export class LocalUploads implements ImportUploads {
@@ -142,16 +177,51 @@ export class LocalUploads implements ImportUploads {
     };
   }
 
+  /** Size of the object the form stored under `key`; undefined when there is none. */
   async size(key: string): Promise<number | undefined> {
     try {
-      return (await stat(localUploadPath(this.dir, key))).size;
+      const info = await stat(localUploadPath(this.dir, key));
+      return info.isFile() ? info.size : undefined;
     } catch {
       return undefined;
     }
   }
 
-  async remove(key: string): Promise<void> {
+  /**
+   * A hard link of the upload under a name of its own (`sealed/<key>/<seal id>`): a later POST
+   * replaces the form's object (a new file renamed over it), never the sealed one. No bytes are
+   * copied. Each seal has its own name, so two starts racing can't swap the file under the winner.
+   */
+  async seal(key: string): Promise<SealedUpload | undefined> {
+    const source = localUploadPath(this.dir, key);
+    const id = randomUUID();
+    const location = `${SEALED}${key}/${id}`;
+    const target = localUploadPath(this.dir, location);
+    await mkdir(dirname(target), { recursive: true, mode: PRIVATE_DIR });
+    try {
+      await link(source, target);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // Nothing uploaded (or not a file: a directory can't be linked).
+      if (code === 'ENOENT' || code === 'EPERM' || code === 'EISDIR') {
+        await rmdir(dirname(target)).catch(() => {});
+        return undefined;
+      }
+      // A file system without hard links: a copy is as sealed, only slower.
+      if (code !== 'EXDEV' && code !== 'ENOTSUP' && code !== 'EMLINK') throw error;
+      await copyFile(source, target, constants.COPYFILE_EXCL);
+    }
+    const info = await stat(target);
+    return { size: info.size, location, etag: id };
+  }
+
+  async remove(keyOrLocation: string): Promise<void> {
+    const key = keyOf(keyOrLocation);
+    // Nothing can be stored under anything else (the form refuses such keys).
+    if (!key) return;
     await rm(localUploadPath(this.dir, key), { force: true });
+    // Its seals (one per start): `sealed/<key>/`. Empty parents stay for the host's expiry sweep.
+    await rm(inside(this.dir, `${SEALED}${key}`), { recursive: true, force: true });
   }
 }
 
@@ -160,6 +230,11 @@ export function localUploadSecret(): Buffer {
   const base = config().GEOPLANE_SECRET_KEY;
   if (!base) throw new Error('GEOPLANE_SECRET_KEY must be set for local uploads');
   return createHmac('sha256', Buffer.from(base, 'base64')).update('geoplane-upload-key').digest();
+}
+
+/** The local store's directory where transfers in flight are written (see `LOCAL_INCOMING_DIR`). */
+export function localIncomingPath(dir: string): string {
+  return join(dir, LOCAL_INCOMING_DIR, randomUUID());
 }
 
 let uploads: ImportUploads | undefined;

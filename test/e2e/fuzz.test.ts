@@ -1,10 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import * as z from 'zod/mini';
 import { routes } from '../../shared/api/routes.ts';
 import { asSuperAdmin, call } from '../support/client.ts';
 import { createWorkspace } from '../support/fixtures.ts';
+import { hostPid, processAlive } from '../support/host-liveness.ts';
+import { upload } from '../support/imports.ts';
+
+/** The shared host's process before the fuzzing: the same one must still serve afterwards (issue #22). */
+let hostProcess: number | undefined;
+beforeAll(() => {
+  hostProcess = hostPid(inject('host').dataDir);
+});
 
 /** A small seeded PRNG (mulberry32), so a failure can be replayed. */
 function prng(seed: number) {
@@ -264,6 +272,15 @@ function samples(ws: string, postgis: Json): Record<string, Json[]> {
     updateOGCAPISettings: [{ enabled: true, title: 't', abstract: 'a' }],
     updateOGCTilesAPISettings: [tiles],
     putTileMatrixSet: [tileMatrixSet(TMS)],
+    createImport: [
+      {
+        name: 'n',
+        source: { kind: 'upload', filename: 'f.geojson', size_bytes: 10 },
+        service_name: 'fzimp',
+        auto_publish: false,
+      },
+      { source: { kind: 'uri', uri: '/fz/a.geojson' }, service_name: 'fzimp2' },
+    ],
     createStyle: style('fzst-new'),
     updateStyle: style('fzst'),
   };
@@ -435,4 +452,83 @@ describe('fuzzing every route with the shapes of issue #10 §2', () => {
     }
     expect(failures).toEqual([]);
   }, 600_000);
+});
+
+/** A file name of 1–255 characters from those that cut paths short or long (dots, spaces, separators' look-alikes). */
+function fileName(rand: () => number): string {
+  const pieces = [
+    '.',
+    '..',
+    'x',
+    '€',
+    ' ',
+    '\n',
+    '%2e',
+    '%00',
+    ':',
+    '*',
+    'CON',
+    'a'.repeat(50),
+    '😀',
+    '-',
+    '_',
+  ];
+  const length = 1 + Math.floor(rand() * 255);
+  let name = '';
+  while (name.length < length) name += pieces[Math.floor(rand() * pieces.length)];
+  return name.slice(0, length);
+}
+
+describe('fuzzing import uploads with random file names (issue #22)', () => {
+  it(`answers no 5xx and keeps the host up for ${PER_ROUTE * 4} file names (seed ${SEED})`, async () => {
+    const ws = await createWorkspace();
+    const rand = prng(SEED + 22);
+    const failures: string[] = [];
+    const names = [
+      'x'.repeat(248),
+      'x'.repeat(255),
+      '..',
+      '...',
+      'a..b',
+      ...Array.from({ length: PER_ROUTE * 4 }, () => fileName(rand)),
+    ];
+    for (const filename of names) {
+      const shown = JSON.stringify(filename.slice(0, 40));
+      const created = await call('POST', `/workspaces/${ws.id}/imports`, {
+        headers: asSuperAdmin(),
+        body: { source: { kind: 'upload', filename } },
+      });
+      if (created.status !== 201) {
+        failures.push(
+          `create ${shown} (${filename.length}) → ${created.status} ${created.text.slice(0, 160)}`,
+        );
+        continue;
+      }
+      const sent = await upload(
+        created.body.upload,
+        Buffer.from('{"type":"FeatureCollection","features":[]}'),
+      );
+      if (sent.status !== 204)
+        failures.push(`upload ${shown} (${filename.length}) → ${sent.status} ${sent.text.slice(0, 160)}`);
+      const started = await call('POST', `/workspaces/${ws.id}/imports/${created.body.id}/start`, {
+        headers: asSuperAdmin(),
+      });
+      if (started.status !== 202)
+        failures.push(
+          `start ${shown} (${filename.length}) → ${started.status} ${started.text.slice(0, 160)}`,
+        );
+      await call('DELETE', `/workspaces/${ws.id}/imports/${created.body.id}`, { headers: asSuperAdmin() });
+    }
+    expect(failures).toEqual([]);
+  }, 300_000);
+});
+
+describe('the shared host after the fuzzing', () => {
+  it('is the same process, alive and answering', async () => {
+    expect(hostProcess, 'the shared host process was found before the fuzzing').toBeDefined();
+    expect(processAlive(hostProcess as number)).toBe(true);
+    expect(hostPid(inject('host').dataDir)).toBe(hostProcess);
+    const res = await call('GET', '/workspaces', { headers: asSuperAdmin() });
+    expect(res.status, res.text).toBe(200);
+  });
 });

@@ -246,9 +246,9 @@ describe('import workflow (default stage: no import database, no import buckets)
       );
     });
 
-    it('lets the step read uploads (uploads/ only) and list the upload bucket, nothing else in S3', () => {
+    it('lets the step read and remove uploads (uploads/ only) and list the upload bucket, nothing else in S3', () => {
       expect(s3Statements(statementsOfRole(template, fnOf('step').role))).toEqual([
-        { Effect: 'Allow', Action: 's3:GetObject', Resource: uploadObjects(bucketId) },
+        { Effect: 'Allow', Action: ['s3:DeleteObject', 's3:GetObject'], Resource: uploadObjects(bucketId) },
         { Effect: 'Allow', Action: 's3:ListBucket', Resource: uploadBucketArn(bucketId) },
       ]);
     });

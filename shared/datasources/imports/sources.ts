@@ -1,5 +1,5 @@
-import { createWriteStream } from 'node:fs';
-import { mkdir, realpath, rename, rm, stat } from 'node:fs/promises';
+import { constants, createWriteStream } from 'node:fs';
+import { access, mkdir, realpath, rename, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -15,7 +15,10 @@ import { captureClient } from '../../log/tracer.ts';
 /**
  * Where an import's file comes from (ADR 0083): an upload (the upload store), an `s3://` URI in a
  * bucket the operator allows, or — locally — a path under the configured import directory.
- * Nothing else: http(s), other buckets and paths outside the root are refused with a 400.
+ * Nothing else: http(s), other buckets and paths outside the root are refused with a 400. A local
+ * path gets one answer whether it lies outside the directory, does not exist, is no file or can't
+ * be read, and a path outside is refused before the file system is asked (ADR 0106): the answer
+ * tells nothing about the machine.
  */
 export class ConfiguredUriPolicy implements ImportUriPolicy {
   async admit(uri: string): Promise<string> {
@@ -32,66 +35,89 @@ export class ConfiguredUriPolicy implements ImportUriPolicy {
       return uri;
     }
     const root = cfg.localImportRoot;
+    const refused = new InvalidInputError(
+      'uri_not_allowed',
+      root
+        ? `'${uri}' is not a file imports may read: name an allowed s3:// URI or a readable file under the import directory.`
+        : `'${uri}' is not an allowed s3:// URI (imports read only from the upload store and the buckets the operator lists).`,
+    );
     let path: string | undefined;
     if (uri.startsWith('file://')) {
       try {
         path = fileURLToPath(uri);
       } catch {
-        throw new InvalidInputError('invalid_uri', `'${uri}' is not a valid file URI.`);
+        throw refused;
       }
     } else if (isAbsolute(uri)) path = uri;
-    if (!path || !root) {
-      throw new InvalidInputError(
-        'uri_not_allowed',
-        root
-          ? `'${uri}' is neither an allowed s3:// URI nor a path under the import directory.`
-          : `'${uri}' is not an allowed s3:// URI (imports read only from the upload store and the buckets the operator lists).`,
-      );
-    }
-    let real: string;
+    if (!path || !root) throw refused;
+    const roots = [resolve(root), await realpath(root).catch(() => resolve(root))];
+    const under = (p: string) => roots.some((r) => p.startsWith(r + sep));
+    // Outside the directory by its very name: refused without a look at the file system.
+    if (!under(resolve(path))) throw refused;
     try {
-      real = await realpath(path);
+      const real = await realpath(path);
+      if (!under(real) || !(await stat(real)).isFile()) throw refused;
+      await access(real, constants.R_OK);
+      return real;
     } catch {
-      throw new InvalidInputError('source_not_found', `'${uri}' does not exist.`);
+      throw refused;
     }
-    const realRoot = await realpath(root).catch(() => resolve(root));
-    if (!real.startsWith(realRoot + sep)) {
-      throw new InvalidInputError('uri_not_allowed', `'${uri}' lies outside the import directory ${root}.`);
-    }
-    if (!(await stat(real)).isFile()) throw new InvalidInputError('invalid_uri', `'${uri}' is not a file.`);
-    return real;
   }
 }
 
-let s3: S3Client | undefined;
+let s3: Pick<S3Client, 'send'> | undefined;
 
-/** Downloads an S3 object to `target` (streamed to disk; memory stays flat). */
-async function download(bucket: string, key: string, target: string): Promise<void> {
-  s3 ??= captureClient(new S3Client({}));
+/**
+ * Downloads an S3 object to `target` (streamed to disk; memory stays flat). With `etag` (an upload
+ * sealed at its start, ADR 0106) only that very object: S3 answers 412 when the form was POSTed
+ * again since, and the import fails rather than load a file its discovery never saw.
+ */
+async function download(
+  client: Pick<S3Client, 'send'>,
+  bucket: string,
+  key: string,
+  target: string,
+  etag?: string,
+): Promise<void> {
   let body: Readable;
   try {
-    const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+    const out = await client.send(
+      new GetObjectCommand({ Bucket: bucket, Key: key, ...(etag ? { IfMatch: etag } : {}) }),
+    );
     body = out.Body as Readable;
   } catch (error) {
     const name = (error as { name?: string }).name;
     if (name === 'NoSuchKey' || name === 'NotFound') {
       throw new ImportInputError('source_not_found', `s3://${bucket}/${key} does not exist (any more).`);
     }
+    if (name === 'PreconditionFailed') {
+      throw new ImportInputError(
+        'upload_changed',
+        'The file was uploaded again after the import started; create a new import for the new file.',
+      );
+    }
     throw new UnavailableError('source_unavailable', `s3://${bucket}/${key} could not be read; retrying.`);
   }
-  await mkdir(dirname(target), { recursive: true });
+  await mkdir(dirname(target), { recursive: true, mode: 0o700 });
   const partial = `${target}.partial`;
-  await pipeline(body, createWriteStream(partial));
-  await rename(partial, target);
+  try {
+    await pipeline(body, createWriteStream(partial, { mode: 0o600 }));
+    await rename(partial, target);
+  } catch (error) {
+    await rm(partial, { force: true });
+    throw error;
+  }
 }
 
 /**
- * The local file of an import's source: an upload in the local upload directory or a local path
- * as is; an S3 object (upload bucket or allowed URI) is downloaded once per container into /tmp
- * (Lambda's ephemeral storage) and reused by the next invocations there.
+ * The local file of an import's source: an upload in the local upload directory (where startImport
+ * sealed it) or a local path as is; an S3 object (upload bucket or allowed URI) is downloaded once
+ * per container into /tmp (Lambda's ephemeral storage) and reused by the next invocations there.
+ * Every path here is made of ids and the locations the server chose, never of a client's name.
  */
 export async function sourceFile(
-  job: Pick<ImportJob, 'id' | 'source_kind' | 'source_location'>,
+  job: Pick<ImportJob, 'id' | 'source_kind' | 'source_location' | 'source_etag'>,
+  options: { s3?: Pick<S3Client, 'send'> } = {},
 ): Promise<string> {
   const cfg = importConfig();
   if (job.source_kind === 'upload' && !cfg.uploadBucket) {
@@ -121,7 +147,12 @@ export async function sourceFile(
   }
   const target = join(tmpdir(), 'geoplane-imports', job.id, 'source');
   const present = await stat(target).catch(() => undefined);
-  if (!present) await download(bucket, key, target);
+  if (!present) {
+    if (!options.s3) s3 ??= captureClient(new S3Client({}));
+    const client = options.s3 ?? (s3 as Pick<S3Client, 'send'>);
+    const etag = job.source_kind === 'upload' ? job.source_etag : undefined;
+    await download(client, bucket, key, target, etag || undefined);
+  }
   return target;
 }
 
