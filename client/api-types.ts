@@ -1601,11 +1601,11 @@ export interface paths {
         get?: never;
         /**
          * Set how the layers are loaded and published (names, fields, CRS, make-valid)
-         * @description From `awaiting_plan` or `ready_to_publish` the data is loaded again with the plan (the import is queued); from `failed` the plan is stored for the retry. Every layer and field must exist in the file (400 names the first that doesn't).
+         * @description From `awaiting_plan` or `ready_to_publish` the data is loaded again with the plan (the import is queued) and reserves its rows and bytes of the workspace's import quota; from `failed` the plan is stored for the retry. Every layer and field must exist in the file, a source layer is loaded once, and every table and column name must be one PostgreSQL takes as it is: no two public ids giving one table name (after lower-casing, `[^a-z0-9_]` → `_` and the 63-byte cut) or an index name of another's table, no column named `fid`, like the geometry column or like a system column (`xmin`, `xmax`, `cmin`, `cmax`, `ctid`, `tableoid`, `oid`). 400 `invalid_plan` names the first layer or field that fails; 422 says which limit a plan is over.
          *
          *     Answers: 200 the import with its plan.
          *
-         *     Notable errors: 400 the plan does not fit the file; 404 workspace or import not found (or an import of another workspace); 409 the import is not awaiting a plan, ready to publish or failed.
+         *     Notable errors: 400 the plan does not fit the file, or a name in it is not a usable PostgreSQL name; 404 workspace or import not found (or an import of another workspace); 409 the import is not awaiting a plan, ready to publish or failed; 422 the plan is over one import's limit (layers, features, file bytes) or the workspace's import quota (rows, bytes): reason import_layer_limit, import_row_limit, import_byte_limit, workspace_import_quota.
          *
          *     Editor or above in the workspace.
          */
@@ -1628,11 +1628,11 @@ export interface paths {
         put?: never;
         /**
          * Retry a failed import where it failed (load, publish or rollback)
-         * @description Retry a failed import where it failed (load, publish or rollback)
+         * @description A load starts over from the file with the import's plan, which is checked again and reserves its rows and bytes of the workspace's import quota (400 `invalid_plan`, 422 when over a limit).
          *
          *     Answers: 202 the import, queued again.
          *
-         *     Notable errors: 404 workspace or import not found (or an import of another workspace); 409 the import is not failed.
+         *     Notable errors: 400 the stored plan is no longer valid (invalid_plan): PUT a new one; 404 workspace or import not found (or an import of another workspace); 409 the import is not failed; 422 the plan is over one import's limit (layers, features, file bytes) or the workspace's import quota (rows, bytes): reason import_layer_limit, import_row_limit, import_byte_limit, workspace_import_quota.
          *
          *     Editor or above in the workspace.
          */
@@ -1828,6 +1828,15 @@ export interface components {
             /** @description the error reason of a refused request */
             reason?: string;
             changes: components["schemas"]["AuditChange"][];
+            /** @description refused: how many refusals of this kind (caller, operation, workspace, status, reason) this record counts; one record per kind and minute (ADR 0109) */
+            count?: number;
+            /**
+             * Format: date-time
+             * @description refused: the time of the last refusal counted
+             */
+            last_at?: string;
+            /** @description refused: the request id of the last refusal counted */
+            last_request_id?: string;
         };
         AuthConsoleConfig: {
             enabled: boolean;
@@ -2055,6 +2064,7 @@ export interface components {
             processed_layers: number;
             warnings?: string[];
             error_message?: string;
+            error_reason?: string;
         };
         ImportHistory: {
             events: components["schemas"]["ImportEvent"][];
@@ -2085,7 +2095,10 @@ export interface components {
             total_layers: number;
             retry_count: number;
             warnings?: string[];
+            /** @description Why the import failed, for a user: never an internal detail of the service. */
             error_message?: string;
+            /** @description Stable snake_case code of the failure: a problem of the file or plan (malformed_json, invalid_plan, import_row_limit, workspace_import_quota, …), or of the service (import_database_unavailable, internal_error, …). */
+            error_reason?: string;
             upload?: {
                 url: string;
                 /** @constant */
@@ -9607,7 +9620,7 @@ export interface operations {
                     "application/json": components["schemas"]["ImportJob"];
                 };
             };
-            /** @description the plan does not fit the file */
+            /** @description the plan does not fit the file, or a name in it is not a usable PostgreSQL name */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9630,6 +9643,15 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            /** @description the plan is over one import's limit (layers, features, file bytes) or the workspace's import quota (rows, bytes): reason import_layer_limit, import_row_limit, import_byte_limit, workspace_import_quota */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -9756,6 +9778,15 @@ export interface operations {
                     "application/json": components["schemas"]["ImportJob"];
                 };
             };
+            /** @description the stored plan is no longer valid (invalid_plan): PUT a new one */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["ImportNotFound"];
@@ -9769,7 +9800,15 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            /** @description the plan is over one import's limit (layers, features, file bytes) or the workspace's import quota (rows, bytes): reason import_layer_limit, import_row_limit, import_byte_limit, workspace_import_quota; or the Idempotency-Key was already used with a different request (reason idempotency_key_reused) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
