@@ -242,9 +242,10 @@ describe('deletion chaos', () => {
     const doomedPublicIds = new Set(['api-0', 'api-1', 'api-2', 'inner', 'outer', ...seeded.publicIds]);
     const orphans = (await scanAll()).filter((i) => {
       if (i.PK !== keys.workspacePartition(ws.id))
-        // The deletion's record and the audit trail outlive what they describe (ADR 0094).
+        // The deletion's record and the audit trail (refusal tallies too) outlive what they describe (ADR 0094, 0109).
         return (
-          JSON.stringify(i).includes(svc.id) && i.entity !== 'DeletionOperation' && i.entity !== 'AuditRecord'
+          JSON.stringify(i).includes(svc.id) &&
+          !['DeletionOperation', 'AuditRecord', 'AuditRefusalTally'].includes(String(i.entity))
         );
       const sk = i.SK as string;
       return (

@@ -73,8 +73,9 @@ async function itemsMentioning(ids: string[]): Promise<Record<string, unknown>[]
     const out = await db.send(new ScanCommand({ TableName: table, ExclusiveStartKey: start }));
     for (const item of out.Items ?? []) {
       const text = JSON.stringify(item);
-      // The deletion's record and the audit trail outlive what they describe (ADR 0094).
-      const kept = item.entity === 'DeletionOperation' || item.entity === 'AuditRecord';
+      // The deletion's record and the audit trail (its refusal tallies too, ADR 0109) outlive what
+      // they describe (ADR 0094); they expire with the table's TTL.
+      const kept = ['DeletionOperation', 'AuditRecord', 'AuditRefusalTally'].includes(String(item.entity));
       if (!kept && ids.some((id) => text.includes(id))) found.push(item);
     }
     start = out.LastEvaluatedKey;
