@@ -1,24 +1,39 @@
 /**
- * statement_timeout for the embedded PostGIS (ADR 0031, 0033). PGlite runs a statement
+ * statement_timeout for the embedded PostGIS (ADR 0031, 0033, 0108). PGlite runs a statement
  * synchronously on its worker's thread, so the timer PostgreSQL arms for statement_timeout (an
  * Emscripten `setitimer` on top of `setTimeout`) can't fire until the statement has ended.
  *
  * Inside the worker, {@link installStatementDeadlines} notices that timer being armed and
- * cleared, and the running statement reads the clock often enough (every wait and sleep does) to
- * be stopped at its deadline the way PostgreSQL's own SIGALRM handler would: InterruptPending,
- * QueryCancelPending and the process latch set, so the statement fails with 57014 at its next
- * interrupt check. A CPU-bound statement that never reads the clock can't see that; the parent
- * thread watches the shared {@link DeadlineBoard} and restarts the worker when a statement is
- * still running {@link HARD_STOP_GRACE_MS} after its deadline (infra/local/postgis.ts).
+ * cleared, and delivers it the way PostgreSQL's own SIGALRM handler would, at the first of:
+ * - a clock read of the running statement past the alarm (every wait and sleep reads the clock);
+ * - an interrupt from the parent thread, which sees the alarm pass on the shared
+ *   {@link DeadlineBoard} and runs {@link INTERRUPT_HOOK} on the busy thread (ADR 0108): that
+ *   reaches CPU-bound statements that never read the clock but do check for interrupts.
+ * The alarm is PostgreSQL's for all its timeouts. When the one due is statement_timeout, its
+ * handler sets QueryCancelPending (and InterruptPending and the latch), so the statement fails
+ * with 57014 at its next interrupt check; only then is the statement told to stop on the board.
+ * Other timeouts (the idle statistics flush, up to 10 s) just do their work. A statement still
+ * running {@link HARD_STOP_GRACE_MS} after it was told to stop (native code that checks nothing)
+ * is stopped by restarting the worker (infra/local/postgis-supervisor.ts).
  */
 
-/** How long past its deadline a statement may go on before the worker is terminated. */
-export const HARD_STOP_GRACE_MS = 300;
+/** How long a statement may go on after its cancel was delivered before the worker is restarted. */
+export const HARD_STOP_GRACE_MS = 500;
+
+/** The global the worker installs and the parent's interrupt calls on the worker's thread. */
+export const INTERRUPT_HOOK = 'geoplane.postgis.interrupt';
+
+const BUSY_SINCE = 0;
+const DUE = 1;
+const CANCELLED = 2;
+const STOP_ASKED = 3;
+const SLOTS = 4;
 
 /**
- * Shared between the worker and its parent (a SharedArrayBuffer of 3 float64s): when the backend
- * became busy (epoch ms, 0 when idle), when the running statement's timeout is due (epoch ms, 0
- * when none is armed), and how many statements were stopped at their deadline.
+ * Shared between the worker and its parent (a SharedArrayBuffer of float64s): when the backend
+ * became busy (epoch ms, 0 when idle), when the armed alarm is due (epoch ms, 0 when none is
+ * armed), how many statements were stopped in place at their deadline, and when the running
+ * statement was told to stop (epoch ms, 0 when it wasn't).
  */
 export class DeadlineBoard {
   readonly #slots: Float64Array;
@@ -29,46 +44,75 @@ export class DeadlineBoard {
 
   /** A buffer for a new board, to pass in `workerData`. */
   static allocate(): SharedArrayBuffer {
-    return new SharedArrayBuffer(3 * Float64Array.BYTES_PER_ELEMENT);
+    return new SharedArrayBuffer(SLOTS * Float64Array.BYTES_PER_ELEMENT);
   }
 
   get busySince(): number {
-    return this.#slots[0] as number;
+    return this.#slots[BUSY_SINCE] as number;
   }
 
-  set busySince(epochMs: number) {
-    this.#slots[0] = epochMs;
+  /** Marks the backend busy from `epochMs`. */
+  busy(epochMs: number): void {
+    this.#slots[STOP_ASKED] = 0;
+    this.#slots[BUSY_SINCE] = epochMs;
+  }
+
+  /** Marks the backend idle: whatever ran has ended. */
+  idle(): void {
+    this.#slots[BUSY_SINCE] = 0;
+    this.#slots[STOP_ASKED] = 0;
   }
 
   get due(): number {
-    return this.#slots[1] as number;
+    return this.#slots[DUE] as number;
   }
 
   set due(epochMs: number) {
-    this.#slots[1] = epochMs;
+    this.#slots[DUE] = epochMs;
   }
 
   get cancelled(): number {
-    return this.#slots[2] as number;
+    return this.#slots[CANCELLED] as number;
   }
 
-  countCancel(): void {
-    this.#slots[2] = (this.#slots[2] as number) + 1;
+  /** When the running statement was told to stop (0: it wasn't). */
+  get stopAsked(): number {
+    return this.#slots[STOP_ASKED] as number;
   }
 
-  /** True when a statement has run past its deadline by more than `graceMs`. */
+  /** Records a cancel delivered in place to the running statement at `epochMs`. */
+  countCancel(epochMs: number): void {
+    this.#slots[CANCELLED] = (this.#slots[CANCELLED] as number) + 1;
+    if (this.busySince > 0 && this.stopAsked === 0) this.#slots[STOP_ASKED] = epochMs;
+  }
+
+  /** True when the alarm is due while a statement runs that hasn't been told to stop yet: interrupt it. */
+  pastDue(now: number): boolean {
+    return this.busySince > 0 && this.stopAsked === 0 && this.due > 0 && now >= this.due;
+  }
+
+  /** True when a statement still runs `graceMs` after it was told to stop: only a restart stops it. */
   overrun(now: number, graceMs: number): boolean {
-    return this.busySince > 0 && this.due > 0 && now > this.due + graceMs;
+    return this.busySince > 0 && this.stopAsked > 0 && now > this.stopAsked + graceMs;
   }
 }
 
+/** What {@link INTERRUPT_HOOK} did: the parent counts `cancelled` and knows the thread answered. */
+export type InterruptOutcome = 'cancelled' | 'delivered' | 'not-due' | 'idle';
+
 /**
  * Makes statement_timeout effective inside the PGlite worker (call once, before the first
- * statement). Returns the board the parent watches and `settle`, to call after every exchange.
+ * statement). `cancelPending` reads the backend's QueryCancelPending. Returns the board the parent
+ * watches, `settle`, to call after every exchange, and `interrupt`, which the parent's interrupt
+ * runs on this thread while a statement runs.
  */
-export function installStatementDeadlines(buffer: SharedArrayBuffer): {
+export function installStatementDeadlines(
+  buffer: SharedArrayBuffer,
+  cancelPending: () => boolean,
+): {
   board: DeadlineBoard;
   settle(): void;
+  interrupt(): InterruptOutcome;
 } {
   const board = new DeadlineBoard(buffer);
   const realSetTimeout = globalThis.setTimeout;
@@ -114,20 +158,23 @@ export function installStatementDeadlines(buffer: SharedArrayBuffer): {
     pending.deliver();
   };
 
+  /** Delivers the alarm if it is due; `cancelled` when that asked the running statement to stop. */
+  const deliverIfDue = (): InterruptOutcome => {
+    if (!armed || realNow() < armed.dueAt) return 'not-due';
+    deliverNow();
+    if (!cancelPending()) return 'delivered';
+    // statement_timeout: the statement is cancelled at its next interrupt check.
+    board.countCancel(realDateNow());
+    return 'cancelled';
+  };
   // Every clock read of the running statement (sleeps, waits, clock_timestamp(), now() at each
   // statement start) checks the deadline: monotonic time is performance.now, wall time Date.now.
-  const check = () => {
-    if (!armed || realNow() < armed.dueAt) return;
-    // Due while a statement runs: the statement is cancelled at its next interrupt check.
-    deliverNow();
-    board.countCancel();
-  };
   performance.now = () => {
-    check();
+    deliverIfDue();
     return realNow();
   };
   Date.now = () => {
-    check();
+    deliverIfDue();
     return realDateNow();
   };
   return {
@@ -136,5 +183,9 @@ export function installStatementDeadlines(buffer: SharedArrayBuffer): {
     // one behind it; delivered while idle it finds nothing due and re-arms exactly what is active,
     // so the next statement's deadline on the board is its own.
     settle: deliverNow,
+    // Runs between two instructions of the statement, like a signal: the alarm's handler only sets
+    // flags and the latch (async-signal-safe in PostgreSQL), which the statement's next interrupt
+    // check acts on.
+    interrupt: () => (board.busySince > 0 ? deliverIfDue() : 'idle'),
   };
 }

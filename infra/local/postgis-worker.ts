@@ -14,7 +14,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { postgis } from '@electric-sql/pglite-postgis';
 import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket';
-import { installStatementDeadlines } from './postgis-deadlines.ts';
+import { INTERRUPT_HOOK, installStatementDeadlines } from './postgis-deadlines.ts';
 import {
   demoSeedSql,
   importRolesSql,
@@ -26,6 +26,7 @@ import {
 export interface WorkerConfig {
   pgDataDir: string;
   host: string;
+  /** 0 under the supervisor: the parent's door owns the public port and relays to this one. */
   port: number;
   /** True when the data directory is new: initialise and seed it. */
   initialise: boolean;
@@ -49,6 +50,8 @@ export type WorkerMessage =
   | { type: 'progress'; message: string }
   | { type: 'ready'; port: number; database: string; superuser: string }
   | { type: 'failed'; message: string }
+  /** The backend can't be trusted any more (an answer lost in native code): restart it (ADR 0108). */
+  | { type: 'wedged'; message: string }
   | { type: 'stopped' };
 
 /** PGlite's one database and its bootstrap superuser. */
@@ -63,6 +66,11 @@ const SSL_REQUEST = 80877103;
 const GSSENC_REQUEST = 80877104;
 const CANCEL_REQUEST = 80877102;
 const PROTOCOL_3_0 = 196608;
+
+/** Frontend messages PostgreSQL always answers (unless it discards them after an error, until Sync). */
+const ANSWERED = 'QPBDECSF';
+/** Frontend messages whose answer ends with ReadyForQuery (unless COPY FROM STDIN starts). */
+const SYNCED = 'QS';
 
 const post = (message: WorkerMessage) => parentPort?.postMessage(message);
 const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
@@ -148,6 +156,10 @@ class Backend {
   #sessionOf: number | null = null;
   #idleTimer: NodeJS.Timeout | undefined;
   #dead: Error | undefined;
+  /** The transaction status of the last ReadyForQuery ('I' idle, 'T' in a transaction, 'E' failed). */
+  #status = 'I';
+  /** An error ended the owner's extended-protocol messages: PostgreSQL discards the rest until Sync. */
+  #discarding = false;
 
   constructor(db: PGlite, deadlines: StatementDeadlines) {
     this.#db = db;
@@ -155,16 +167,37 @@ class Backend {
   }
 
   /** Runs one protocol exchange, marked busy on the board the parent's watchdog reads. */
-  #exchange(message: Uint8Array, onRawData: (data: Uint8Array) => void): Promise<unknown> {
+  #exchange(message: Uint8Array, onRawData: (data: Uint8Array) => void): Promise<Answer> {
+    const answer = new Answer();
     return this.#db.runExclusive(async () => {
-      this.#deadlines.board.busySince = Date.now();
+      this.#deadlines.board.busy(Date.now());
       try {
-        return await this.#db.execProtocolRawStream(message, { onRawData });
+        await this.#db.execProtocolRawStream(message, {
+          onRawData: (data) => {
+            answer.feed(data);
+            onRawData(data);
+          },
+        });
+        if (answer.status) this.#status = answer.status;
+        return answer;
       } finally {
-        this.#deadlines.board.busySince = 0;
+        this.#deadlines.board.idle();
         this.#deadlines.settle();
       }
     });
+  }
+
+  /**
+   * A message PostgreSQL always answers that got no answer, or a Query or Sync whose answer
+   * stopped short of ReadyForQuery: the statement left the backend somewhere in native code
+   * (a PROJ error path does, ADR 0108) with its buffers pinned and its timeout still armed. Nothing
+   * it answers can be trusted any more.
+   */
+  #lost(type: string, startup: boolean, answer: Answer): boolean {
+    if (startup) return answer.bytes === 0;
+    if (!ANSWERED.includes(type)) return false;
+    if (answer.bytes === 0) return !(this.#discarding && type !== 'S' && type !== 'Q');
+    return SYNCED.includes(type) && answer.last !== 'Z' && !answer.copyIn;
   }
 
   /** Registers a connection's login role before its handler starts sending. */
@@ -267,6 +300,7 @@ class Backend {
         if (this.#db.isInTransaction()) await this.#raw(frame('Q', Buffer.from('ROLLBACK\0')));
         this.#owner = null;
         this.#midSequence = false;
+        this.#discarding = false;
       }
       this.#roles.delete(item.handlerId);
       this.#sockets.delete(item.handlerId);
@@ -284,15 +318,22 @@ class Backend {
     const extended = 'PBDECH'.includes(type) && type !== '';
     const tail = Buffer.alloc(6);
     let held: Buffer | undefined;
-    let bytes = 0;
-    await this.#exchange(message, (data) => {
-      bytes += data.length;
+    const answer = await this.#exchange(message, (data) => {
       keepTail(tail, data);
       if (!extended) return item.onData?.(data);
       const chunk = held ? Buffer.concat([held, data]) : Buffer.from(data);
       if (chunk.length > 6) item.onData?.(chunk.subarray(0, chunk.length - 6));
       held = Buffer.from(chunk.subarray(Math.max(0, chunk.length - 6)));
     });
+    if (this.#lost(type, startup, answer)) {
+      const error = new Error(
+        `the answer to a ${startup ? 'startup' : `'${type}'`} message was lost inside the backend`,
+      );
+      this.#wedge(error, item.handlerId);
+      throw error;
+    }
+    if (extended && answer.sawError) this.#discarding = true;
+    if (type === 'S' || type === 'Q') this.#discarding = false;
     if (held && !isReadyForQuery(held)) item.onData?.(held);
     // The startup packet may reset session state: assert the role again before the next message.
     if (startup) this.#sessionOf = null;
@@ -306,16 +347,33 @@ class Backend {
       this.#owner = item.handlerId;
       this.#midSequence = !syncPoint;
     }
-    return bytes;
+    return answer.bytes;
   }
 
   async #becomeRole(holder: number, role: string): Promise<void> {
     if (this.#sessionOf === holder) return;
+    await this.#handOver();
     const out = await this.#raw(
       frame('Q', Buffer.from(`SET SESSION AUTHORIZATION ${ident(role)}\0`, 'utf8')),
     );
     for (const [type, body] of messages(out)) if (type === 'E') throw new Error(errorText(body));
     this.#sessionOf = holder;
+  }
+
+  /**
+   * The backend changes hands idle, or not at all: a transaction the last holder left behind
+   * (failed, or open because a cancel hit its ROLLBACK) is rolled back, twice at most; a backend
+   * that stays in a transaction is wedged (the next holder's statements would all fail with 25P02).
+   */
+  async #handOver(): Promise<void> {
+    for (let attempt = 0; this.#status !== 'I'; attempt++) {
+      if (attempt === 2) {
+        const error = new Error(`the backend stays in a transaction (status ${this.#status}) after ROLLBACK`);
+        this.#wedge(error);
+        throw error;
+      }
+      await this.#raw(frame('Q', Buffer.from('ROLLBACK\0')));
+    }
   }
 
   /**
@@ -325,15 +383,82 @@ class Backend {
    */
   async #raw(message: Buffer): Promise<Buffer> {
     const chunks: Uint8Array[] = [];
-    await this.#exchange(new Uint8Array(message), (d) => chunks.push(d.slice()));
+    const answer = await this.#exchange(new Uint8Array(message), (d) => chunks.push(d.slice()));
+    if (this.#lost(String.fromCharCode(message[0] as number), false, answer)) {
+      const error = new Error("the answer to the front door's own query was lost inside the backend");
+      this.#wedge(error);
+      throw error;
+    }
     return Buffer.concat(chunks);
   }
 
   #die(error: Error): void {
+    if (this.#dead) return;
     this.#dead = error;
     for (const p of this.#queue.splice(0)) p.reject(error);
     for (const socket of this.#sockets.values()) socket.destroy();
     post({ type: 'failed', message: `PGlite stopped: ${error.message}` });
+  }
+
+  /**
+   * Stops serving a backend that can't be trusted: the connection whose statement wedged it is
+   * told so (FATAL XX000, not an outage its client would retry into the same wedge), every other
+   * connection is dropped, and the parent restarts the worker (ADR 0108).
+   */
+  #wedge(error: Error, culprit?: number): void {
+    if (this.#dead) return;
+    this.#dead = error;
+    for (const p of this.#queue.splice(0)) p.reject(error);
+    for (const [handlerId, socket] of this.#sockets) {
+      if (handlerId === culprit) {
+        socket.end(
+          fatal(
+            'XX000',
+            `the embedded PostGIS could not finish this statement and restarts: ${error.message}`,
+          ),
+        );
+      } else socket.destroy();
+    }
+    post({ type: 'wedged', message: error.message });
+  }
+}
+
+/**
+ * Follows the backend's answer to one message across its chunks: its size, the last message's
+ * type, the transaction status of a ReadyForQuery, whether an ErrorResponse or CopyInResponse came.
+ */
+class Answer {
+  bytes = 0;
+  last = '';
+  status = '';
+  sawError = false;
+  copyIn = false;
+  readonly #head = Buffer.alloc(5);
+  #headLength = 0;
+  #left = 0;
+
+  feed(data: Uint8Array): void {
+    this.bytes += data.length;
+    let at = 0;
+    while (at < data.length) {
+      if (this.#left > 0) {
+        const take = Math.min(this.#left, data.length - at);
+        if (this.last === 'Z') this.status = String.fromCharCode(data[at + take - 1] as number);
+        this.#left -= take;
+        at += take;
+        continue;
+      }
+      const take = Math.min(5 - this.#headLength, data.length - at);
+      this.#head.set(data.subarray(at, at + take), this.#headLength);
+      this.#headLength += take;
+      at += take;
+      if (this.#headLength < 5) break;
+      this.#headLength = 0;
+      this.last = String.fromCharCode(this.#head[0] as number);
+      this.#left = this.#head.readInt32BE(1) - 4;
+      if (this.last === 'E') this.sawError = true;
+      if (this.last === 'G') this.copyIn = true;
+    }
   }
 }
 
@@ -493,6 +618,19 @@ async function admit(
   socket.resume();
 }
 
+/**
+ * Reads the backend's QueryCancelPending: PGlite's Emscripten module exports the variable's
+ * address (for extensions' dynamic linking) and its heap. Without them (another PGlite build),
+ * every alarm delivered to a running statement counts as its cancel, as before ADR 0108.
+ */
+function queryCancelPending(db: PGlite): () => boolean {
+  const mod = (db as unknown as { mod?: { HEAP32?: Int32Array; _QueryCancelPending?: unknown } }).mod;
+  const address = mod?._QueryCancelPending;
+  if (!mod?.HEAP32 || typeof address !== 'number') return () => true;
+  // HEAP32 is replaced when the heap grows: read it each time.
+  return () => (mod.HEAP32 as Int32Array)[address >> 2] !== 0;
+}
+
 async function main(config: WorkerConfig): Promise<void> {
   const started = Date.now();
   const seconds = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
@@ -510,7 +648,9 @@ async function main(config: WorkerConfig): Promise<void> {
     );
     post({ type: 'progress', message: `demo data seeded (${seconds()})` });
   }
-  const deadlines = installStatementDeadlines(config.deadlines);
+  const deadlines = installStatementDeadlines(config.deadlines, queryCancelPending(db));
+  // The parent's interrupt runs this on the busy thread (ADR 0108).
+  (globalThis as Record<symbol, unknown>)[Symbol.for(INTERRUPT_HOOK)] = deadlines.interrupt;
   const hardening = serviceRoleHardeningSql();
   // On every start: a data dir seeded by an older version gets the same privileges as a new one.
   if (hardening && !config.restarted) await db.exec(hardening);

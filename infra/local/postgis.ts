@@ -4,7 +4,8 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { DeadlineBoard, HARD_STOP_GRACE_MS } from './postgis-deadlines.ts';
+import { DeadlineBoard } from './postgis-deadlines.ts';
+import { PostgisSupervisor, type Running, type StoppedStatements } from './postgis-supervisor.ts';
 import type { WorkerConfig, WorkerMessage } from './postgis-worker.ts';
 
 /** The login role of the demo service: reads the demo tables, not `public.secrets`. */
@@ -22,8 +23,8 @@ export const RETIRED_IMPORT_READER_USER = 'geoplane_import_reader';
 const SEED_VERSION = 1;
 /** How often "still initialising" is printed while the first start runs. */
 const TICK_MS = 10_000;
-/** How often the watchdog looks for a statement running past its statement_timeout. */
-const WATCH_MS = 100;
+/** A restarted worker must accept logins within this, or it is terminated and tried again. */
+const RESTART_TIMEOUT_MS = 120_000;
 
 /** Options of {@link startEmbeddedPostgis}. */
 export interface EmbeddedPostgisOptions {
@@ -50,8 +51,8 @@ export interface EmbeddedPostgis {
   firstInit: boolean;
   /** Milliseconds from the call until the port accepted logins. */
   startupMs: number;
-  /** Statements stopped at their statement_timeout: cancelled in place, or by a restart. */
-  stoppedStatements(): { cancelled: number; restarts: number };
+  /** Statements stopped at their statement_timeout: cancelled in place, or by a restart (ADR 0108). */
+  stoppedStatements(): StoppedStatements;
   /** Closes the port, flushes and closes the database, ends the worker; idempotent. */
   stop(): Promise<void>;
 }
@@ -111,8 +112,6 @@ export async function startEmbeddedPostgis(options: EmbeddedPostgisOptions): Pro
   };
 
   let stopped: Promise<void> | undefined;
-  let cancelledBefore = 0;
-  let restarts = 0;
   const tick = initialise
     ? setInterval(
         () => progress(`still initialising PostGIS… (${Math.round((Date.now() - started) / 1000)} s)`),
@@ -121,7 +120,8 @@ export async function startEmbeddedPostgis(options: EmbeddedPostgisOptions): Pro
     : undefined;
   let current: Running;
   try {
-    current = await launch(config, progress, () => stopped !== undefined);
+    // The worker listens on a port of its own; the supervisor's door owns the public one (ADR 0108).
+    current = await launch({ ...config, port: 0 }, progress, () => stopped !== undefined);
   } catch (error) {
     releaseLock();
     process.off('exit', releaseLock);
@@ -135,59 +135,38 @@ export async function startEmbeddedPostgis(options: EmbeddedPostgisOptions): Pro
     writeFileSync(markerPath, `${JSON.stringify(marker, null, 2)}\n`, { mode: 0o600 });
   }
 
-  // A statement that ignored its cancel (CPU-bound: it never reads the clock) holds the only
-  // backend: the worker is terminated and the same data dir reopened on the same port (ADR 0031).
-  let restarting: Promise<void> | undefined;
-  const watchdog = setInterval(() => {
-    if (restarting || stopped || !current.board.overrun(Date.now(), HARD_STOP_GRACE_MS)) return;
-    const late = Date.now() - current.board.due;
-    progress(
-      `a statement ran ${late} ms past its statement_timeout and ignored the cancel: restarting PostGIS`,
-    );
-    restarting = (async () => {
-      cancelledBefore += current.board.cancelled;
-      await current.worker.terminate();
-      const restartConfig: WorkerConfig = {
-        ...config,
-        port: ready.port,
-        initialise: false,
-        restarted: true,
-        deadlines: DeadlineBoard.allocate(),
-      };
-      const begun = Date.now();
-      try {
-        current = await launch(restartConfig, progress, () => stopped !== undefined);
-        restarts += 1;
-        progress(`PostGIS restarted in ${Date.now() - begun} ms`);
-      } catch (error) {
-        progress(`PostGIS could not be restarted: ${error instanceof Error ? error.message : error}`);
-      }
-    })().finally(() => {
-      restarting = undefined;
+  // A statement past its deadline is interrupted in place, or the worker restarted under it (and
+  // after a wedge or a crash), verified by a probe query; clients wait at the door meanwhile (ADR 0108).
+  let supervisor: PostgisSupervisor;
+  try {
+    supervisor = await PostgisSupervisor.start({
+      port: options.port,
+      first: current,
+      relaunch: () =>
+        launch(
+          { ...config, port: 0, initialise: false, restarted: true, deadlines: DeadlineBoard.allocate() },
+          progress,
+          () => stopped !== undefined,
+          RESTART_TIMEOUT_MS,
+        ),
+      admin: { user: ready.superuser, password: marker.admin_password, database: ready.database },
+      progress,
     });
-  }, WATCH_MS);
-  watchdog.unref();
+  } catch (error) {
+    await current.worker.terminate();
+    releaseLock();
+    process.off('exit', releaseLock);
+    throw error;
+  }
 
   const stop = async () => {
-    clearInterval(watchdog);
-    await restarting;
-    const { worker } = current;
-    worker.ref();
-    const done = new Promise<void>((resolve) => {
-      worker.once('exit', () => resolve());
-      worker.on('message', (message: WorkerMessage) => {
-        if (message.type === 'stopped') resolve();
-      });
-    });
-    worker.postMessage({ type: 'stop' });
-    await Promise.race([done, new Promise((resolve) => setTimeout(resolve, 15_000).unref())]);
-    await worker.terminate();
+    await supervisor.stop();
     releaseLock();
     process.off('exit', releaseLock);
   };
   return {
     host: '127.0.0.1',
-    port: ready.port,
+    port: supervisor.port,
     database: ready.database,
     user: DEMO_USER,
     password: DEMO_PASSWORD,
@@ -195,7 +174,7 @@ export async function startEmbeddedPostgis(options: EmbeddedPostgisOptions): Pro
     importer: { user: IMPORTER_USER, password: importerPassword },
     firstInit: initialise,
     startupMs: Date.now() - started,
-    stoppedStatements: () => ({ cancelled: cancelledBefore + current.board.cancelled, restarts }),
+    stoppedStatements: () => supervisor.stoppedStatements(),
     stop: () => {
       stopped ??= stop();
       return stopped;
@@ -203,21 +182,20 @@ export async function startEmbeddedPostgis(options: EmbeddedPostgisOptions): Pro
   };
 }
 
-interface Running {
-  worker: Worker;
-  board: DeadlineBoard;
-  ready: Extract<WorkerMessage, { type: 'ready' }>;
-}
-
-/** Starts a worker and waits until its port accepts logins. */
+/** Starts a worker and waits until its port accepts logins (within `timeoutMs`, when given). */
 async function launch(
   config: WorkerConfig,
   progress: (message: string) => void,
   stopping: () => boolean,
+  timeoutMs?: number,
 ): Promise<Running> {
   const worker = spawnWorker(config);
+  let timer: NodeJS.Timeout | undefined;
   try {
     const ready = await new Promise<Extract<WorkerMessage, { type: 'ready' }>>((resolve, reject) => {
+      if (timeoutMs !== undefined) {
+        timer = setTimeout(() => reject(new Error(`no login within ${timeoutMs} ms`)), timeoutMs);
+      }
       worker.on('message', (message: WorkerMessage) => {
         if (message.type === 'ready') resolve(message);
         else if (message.type === 'progress') progress(message.message);
@@ -229,7 +207,7 @@ async function launch(
       worker.once('error', reject);
       worker.once('exit', (code) => {
         reject(new Error(`embedded PostGIS worker exited with ${code}`));
-        // 1 is a terminate(): the watchdog's restart or stop() says what it does itself.
+        // 1 is a terminate(): the supervisor's restart or stop() says what it does itself.
         if (!stopping() && code !== 1) progress(`embedded PostGIS worker exited with ${code}`);
       });
     });
@@ -239,6 +217,8 @@ async function launch(
   } catch (error) {
     await worker.terminate();
     throw error;
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -282,19 +282,23 @@ async function readOnlyWithin<T>(
   budgetMs: number,
   work: (query: ReadOnlyQuery, session: SessionInfo) => Promise<T>,
 ): Promise<T> {
-  const deadline = Date.now() + budgetMs;
-  const recoverUntil = Date.now() + Math.min(budgetMs - 250, RECOVERY_WINDOW_MS);
+  const started = Date.now();
+  const deadline = started + budgetMs;
+  const recoverUntil = started + Math.min(budgetMs - 250, RECOVERY_WINDOW_MS);
+  // A server that says it is starting up (57P03: the embedded PostGIS restarting, ADR 0108; a
+  // rebooting or failing-over RDS) is coming back: worth waiting for until the budget is nearly spent.
+  const startingUpUntil = Math.max(recoverUntil, deadline - STARTUP_RESERVE_MS);
   for (let pause = 100; ; pause = Math.min(pause * 2, 400)) {
-    const attemptStarted = Date.now();
     try {
       return await readOnlyOnce(c, deadline, budgetMs, work);
     } catch (error) {
       // A read-only unit can be run again: a backend that was just restarted (the embedded
-      // PostGIS after a runaway statement, a failover) gets a few retries within the budget. A
-      // host that doesn't answer at all has had its connect timeout: no second wait.
-      if (!(error instanceof UnavailableError)) throw error;
-      if (Date.now() - attemptStarted >= CONNECT_TIMEOUT_MS - 100) throw error;
-      if (Date.now() + pause >= recoverUntil) throw error;
+      // PostGIS after a runaway statement, a failover) gets retries within the budget, a
+      // connection it dropped included. A host that doesn't answer at all has had its connect
+      // timeout: no second wait.
+      if (!(error instanceof UnavailableError) || causedBy(error, isConnectTimeout)) throw error;
+      const until = causedBy(error, isStartingUp) ? startingUpUntil : recoverUntil;
+      if (Date.now() + pause >= until) throw error;
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
@@ -305,6 +309,29 @@ async function readOnlyWithin<T>(
  * enough for the embedded PostGIS to restart under a runaway statement (2–5 s here).
  */
 const RECOVERY_WINDOW_MS = 5_000;
+/** Left of the budget for the work itself once a server that was starting up answers. */
+const STARTUP_RESERVE_MS = 500;
+
+/** True when `error` or one of its causes satisfies `test`. */
+function causedBy(error: unknown, test: (cause: Error) => boolean): boolean {
+  for (let at = error, depth = 0; at instanceof Error && depth < 5; at = at.cause, depth++) {
+    if (test(at)) return true;
+  }
+  return false;
+}
+
+/** pg's connect timeout, from a client or from the pool. */
+function isConnectTimeout(error: Error): boolean {
+  return /^timeout expired$|due to connection timeout|timeout exceeded when trying to connect/i.test(
+    error.message,
+  );
+}
+
+/** PostgreSQL's cannot_connect_now: starting up, in recovery, (the embedded PostGIS) restarting. */
+function isStartingUp(error: Error): boolean {
+  return (error as { code?: unknown }).code === '57P03';
+}
+
 /** A connection lost within this of the end of the budget was lost to the budget (a hard stop). */
 const OVERRUN_SLACK_MS = 1_000;
 
