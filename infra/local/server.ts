@@ -232,7 +232,14 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
 
   // The HTTPS port first: the local issuer's URL (and so its tokens' `iss`) names it.
   const tls = await localCertificate(options.dataDir);
-  const https = createHttpsServer({ key: tls.key, cert: tls.cert, keepAlive: true });
+  // Idle keep-alive connections are kept 30 s, not Node's 5 s: a client reusing one as the
+  // server closes it gets ECONNRESET for a request never read (API Gateway keeps them 350 s).
+  const https = createHttpsServer({
+    key: tls.key,
+    cert: tls.cert,
+    keepAlive: true,
+    keepAliveTimeout: 30_000,
+  });
   await new Promise<void>((r) => https.listen(options.port, '127.0.0.1', r));
   const origin = `https://127.0.0.1:${(https.address() as AddressInfo).port}`;
   const issuer = await localIssuer(options.dataDir, `${origin}${LOCAL_ISSUER_PATH}`);
