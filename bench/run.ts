@@ -13,6 +13,7 @@
  * whenever the measurement itself succeeded. Everything it starts is stopped, also on errors.
  * `BENCH_ONLY=scaling npm run bench` runs section 3 alone (its own stack, ~4 minutes) and writes
  * its report to `.bench/results-scaling.md` instead, so bench/results.md keeps the full run.
+ * `BENCH_ONLY=usage-keys` measures the usage-key assignment of ADR 0111 alone (`.bench/results-usage-keys.md`).
  * `BENCH_ONLY=bundles` runs section 2 alone (bundle sizes, import times, the cold paths of the
  * lazily loaded routes) into `.bench/results-bundles.md`.
  */
@@ -60,6 +61,7 @@ import { IMPORTS_WATCHDOG_MS, importsSection, measureImportLoads } from './impor
 import { call, type LatencyCase, type LatencyResult, measureLatency } from './latency.ts';
 import { CLEANUP_PREFIX, fillScaling, measureScaling, scalingSection, startScalingStack } from './scaling.ts';
 import { fixed, kb, mean, median, percentile, ratio, table, thousands, verdict } from './stats.ts';
+import { measureUsageKeys, usageKeysSection } from './usage-keys.ts';
 
 // ---- plan (bounded in count and in time) --------------------------------------------------------
 const WORKSPACES = 100;
@@ -703,7 +705,26 @@ const ALONE: Record<string, () => Promise<number>> = {
   console: consoleAlone,
   bundles: bundlesAlone,
   concurrency: () => concurrencyAlone(startScalingStack, progress),
+  'usage-keys': usageKeysAlone,
 };
+
+/** The usage-key assignment on its own DynamoDB Local (ADR 0111); the report goes to `.bench/`. */
+async function usageKeysAlone(): Promise<number> {
+  installExitHandlers(WATCHDOG_MS);
+  const run = await measureUsageKeys(progress);
+  await cleanup();
+  const report = [
+    '# GeoPlane benchmark: the usage-key assignment alone (`BENCH_ONLY=usage-keys`)',
+    '',
+    `${new Date().toISOString()} · ${gitDescription()} · Node ${process.version}`,
+    '',
+    usageKeysSection(run),
+  ].join('\n');
+  mkdirSync(join(root, '.bench'), { recursive: true });
+  writeFileSync(join(root, '.bench', 'results-usage-keys.md'), report);
+  process.stdout.write(`${report}\n(also written to .bench/results-usage-keys.md)\n`);
+  return run.distinct ? 0 : 1;
+}
 
 /** Section 2 on its own (bundling and import times, nothing started); the report goes to `.bench/`. */
 async function bundlesAlone(): Promise<number> {

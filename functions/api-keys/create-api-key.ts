@@ -6,13 +6,7 @@ import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { apiKeyRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, body }) => {
-  const { key, secret } = await createApiKey(
-    apiKeyRepository(),
-    workspace.id,
-    body,
-    new Date(),
-    workspace.usage_key,
-  );
+  const { key, secret } = await createApiKey(apiKeyRepository(), workspace.id, body, new Date());
   return created(
     { ...publicApiKey(key), key: secret },
     locationOf(getAPIKey, { workspace: workspace.id, keyId: key.id }),

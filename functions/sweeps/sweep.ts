@@ -1,6 +1,7 @@
 import { sweepStuckWork } from '../../shared/domain/sweeps.ts';
-import { logger } from '../../shared/log/logger.ts';
+import { errorFields, logger } from '../../shared/log/logger.ts';
 import { sweepPorts } from '../../shared/wiring/sweeps.ts';
+import { sweepUsageKeys } from '../../shared/wiring/usage-keys.ts';
 import { asSystemChange } from '../../shared/wiring/workflows.ts';
 
 /**
@@ -10,6 +11,12 @@ import { asSystemChange } from '../../shared/wiring/workflows.ts';
  */
 async function run(): Promise<{ examined: number; restarted: number; failed: number }> {
   const report = await sweepStuckWork(sweepPorts());
+  // Keys of the usage-key pool that no slot records (ADR 0111): a failed creation's leftovers.
+  const usageKeys = await sweepUsageKeys().catch((error: unknown) => {
+    logger.error('Sweep could not look through the usage keys', errorFields(error));
+    return { deleted: 0, failed: 1 };
+  });
+  if (usageKeys.deleted || usageKeys.failed) logger.warn('Sweep deleted orphaned usage keys', usageKeys);
   const summary = { examined: report.examined, ...report.counts, items: report.items };
   if (report.counts.error > 0) logger.error('Sweep could not handle every item', summary);
   else if (report.items.length > 0) logger.warn('Sweep restarted or failed stuck work', summary);

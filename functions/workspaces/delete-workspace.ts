@@ -9,7 +9,6 @@ import { accepted, noContent } from '../../shared/http/responses.ts';
 import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { importRepository } from '../../shared/wiring/imports.ts';
 import { deletionRepository, workspaceRepository } from '../../shared/wiring/repositories.ts';
-import { usageKeys } from '../../shared/wiring/usage-keys.ts';
 import { workflowStarter } from '../../shared/wiring/workflows.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, ifMatch, query, principal }) => {
@@ -30,6 +29,6 @@ export const handler = makeChangeHandler(operation, async ({ workspace, ifMatch,
   if (workspace.status !== 'active') {
     throw new NotFoundError('workspace_not_found', `Workspace '${workspace.name}' does not exist.`);
   }
-  await deleteWorkspace(workspaceRepository(), workspace, ifMatch, usageKeys());
+  await deleteWorkspace(workspaceRepository(), workspace, ifMatch);
   return noContent();
 });

@@ -17,6 +17,7 @@ import { keys } from '../../shared/store/keys.ts';
 import type { CatalogTable } from './catalog-table.ts';
 import type { FunctionBundles } from './function-bundles.ts';
 import { hostAndPort, type StageConfig } from './stage-config.ts';
+import type { VpcPlacement } from './vpc-placement.ts';
 
 /** The repository root: route handler paths are relative to it. */
 export const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -141,6 +142,8 @@ export interface ApiFunctionProps {
   memorySize?: number;
   /** `/tmp` size; Lambda's default (512 MiB) unless given. */
   ephemeralStorageSize?: Size;
+  /** Run in the operator's VPC (ADR 0112): the functions that open PostgreSQL connections. */
+  vpc?: VpcPlacement;
 }
 
 /**
@@ -184,13 +187,16 @@ export class ApiFunction extends Construct {
       tracing: Tracing.ACTIVE,
       awsSdkConnectionReuse: false,
       environment: props.environment,
+      ...(props.vpc ? props.vpc.functionProps(this) : {}),
     });
+    props.vpc?.grantNetworkInterfaces(this.role);
 
     Validations.of(this.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:
-        'Only xray:PutTraceSegments and xray:PutTelemetryRecords (added by Tracing.ACTIVE) use Resource "*": ' +
-        'X-Ray supports no resource-level permissions. DynamoDB and Logs statements name their ARNs, and ' +
+        'Only xray:PutTraceSegments and xray:PutTelemetryRecords (added by Tracing.ACTIVE) and, for a function in ' +
+        'the VPC (ADR 0112), ec2:DescribeNetworkInterfaces and ec2:DescribeSubnets use Resource "*": none supports ' +
+        'resource-level permissions. DynamoDB and Logs statements name their ARNs, and ' +
         'test/infra asserts that no DynamoDB statement uses a wildcard.',
     });
   }

@@ -2,8 +2,11 @@ import { join } from 'node:path';
 import {
   Aws,
   BOOTSTRAP_QUALIFIER_CONTEXT,
+  CfnCondition,
   DefaultStackSynthesizer,
   Duration,
+  Fn,
+  type ICfnConditionExpression,
   Names,
   RemovalPolicy,
   Stack,
@@ -13,6 +16,7 @@ import type { IRestApi } from 'aws-cdk-lib/aws-apigateway';
 import {
   AllowedMethods,
   CachePolicy,
+  type CfnDistribution,
   Distribution,
   Function as EdgeFunction,
   FunctionCode,
@@ -74,6 +78,35 @@ export const consoleRewriteCode = `function handler(event) {
   return request;
 }
 `;
+
+/** Where the distribution's standard logs go in the console's log bucket. */
+export const distributionLogPrefix = 'distribution/';
+
+/**
+ * The regions whose S3 buckets CloudFront delivers standard logs to (ADR 0115): the regions enabled
+ * by default in every account. CloudFront does not deliver to buckets of the opt-in regions
+ * (af-south-1, ap-east-1, eu-south-1, me-south-1, ap-southeast-3, …), and a region added later is
+ * an opt-in region too, so this is a list of the regions that work, not of those that don't.
+ */
+export const standardLogRegions = [
+  'us-east-1',
+  'us-east-2',
+  'us-west-1',
+  'us-west-2',
+  'ca-central-1',
+  'sa-east-1',
+  'eu-west-1',
+  'eu-west-2',
+  'eu-west-3',
+  'eu-central-1',
+  'eu-north-1',
+  'ap-south-1',
+  'ap-northeast-1',
+  'ap-northeast-2',
+  'ap-northeast-3',
+  'ap-southeast-1',
+  'ap-southeast-2',
+] as const;
 
 /** The settings of a CloudFront response headers policy that sends exactly `headers`. */
 export interface ResponseHeaders {
@@ -191,6 +224,8 @@ export class ConsoleSite extends Construct {
   readonly responseHeaders: ResponseHeadersPolicy;
   /** `https://<distribution domain>/console/`. */
   readonly url: string;
+  /** True in the regions CloudFront delivers standard logs to, when `consoleAccessLogs` is on (ADR 0115). */
+  logsDelivered: CfnCondition | undefined;
 
   constructor(scope: Construct, id: string, props: ConsoleSiteProps) {
     super(scope, id);
@@ -249,9 +284,9 @@ export class ConsoleSite extends Construct {
     this.distribution = new Distribution(this, 'Distribution', {
       comment: `GeoPlane console and management API (${stack.stackName})`,
       httpVersion: HttpVersion.HTTP2_AND_3,
-      enableLogging: true,
-      logBucket: this.logBucket,
-      logFilePrefix: 'distribution/',
+      ...(config.consoleAccessLogs
+        ? { enableLogging: true, logBucket: this.logBucket, logFilePrefix: distributionLogPrefix }
+        : {}),
       defaultBehavior: {
         origin: S3BucketOrigin.withOriginAccessControl(this.bucket),
         viewerProtocolPolicy: ViewerProtocolPolicy.REDIRECT_TO_HTTPS,
@@ -276,6 +311,7 @@ export class ConsoleSite extends Construct {
       },
     });
     this.url = `https://${this.distribution.distributionDomainName}${consolePath}/`;
+    if (config.consoleAccessLogs) this.logOnlyWhereDelivered();
 
     // The hashed assets first, kept across deployments (an open tab still loads its chunks), then
     // index.html, revalidated on every load so a deployment shows at once.
@@ -306,10 +342,44 @@ export class ConsoleSite extends Construct {
       logGroup,
     });
     page.node.addDependency(assets);
-    this.acknowledgeFindings(assets);
+    this.acknowledgeFindings(assets, config.consoleAccessLogs);
   }
 
-  private acknowledgeFindings(deployment: BucketDeployment): void {
+  /**
+   * CloudFront delivers standard logs only to buckets of the regions enabled by default (ADR 0115);
+   * the stack is environment-agnostic, so the deploy region decides: elsewhere (opt-in regions,
+   * and any region added since) the distribution has no logging configuration at all.
+   */
+  private logOnlyWhereDelivered(): void {
+    const conditions = standardLogRegions.map((region) => Fn.conditionEquals(Aws.REGION, region));
+    // Fn::Or takes 2 to 10 conditions: groups of at most 10, or-ed together.
+    const groups: ICfnConditionExpression[] = [];
+    for (let i = 0; i < conditions.length; i += 10) {
+      const group = conditions.slice(i, i + 10);
+      groups.push(group.length === 1 ? (group[0] as ICfnConditionExpression) : Fn.conditionOr(...group));
+    }
+    this.logsDelivered = new CfnCondition(this, 'StandardLogsDelivered', {
+      expression: groups.length === 1 ? groups[0] : Fn.conditionOr(...groups),
+    });
+    (this.distribution.node.defaultChild as CfnDistribution).addPropertyOverride(
+      'DistributionConfig.Logging',
+      Fn.conditionIf(
+        this.logsDelivered.logicalId,
+        { Bucket: this.logBucket.bucketRegionalDomainName, Prefix: distributionLogPrefix },
+        Aws.NO_VALUE,
+      ),
+    );
+  }
+
+  private acknowledgeFindings(deployment: BucketDeployment, accessLogs: boolean): void {
+    if (!accessLogs) {
+      Validations.of(this.distribution).acknowledge({
+        id: 'AwsSolutions-CFR3',
+        reason:
+          'The operator turned standard logs off (cdk.json consoleAccessLogs=false, ADR 0115); the API behind ' +
+          '/api/* keeps its access log, the console bucket its server access log.',
+      });
+    }
     Validations.of(this.distribution).acknowledge(
       {
         id: 'AwsSolutions-CFR1',

@@ -14,7 +14,6 @@ import {
 import { ApiFunction, InlinePolicyRole } from './api-function.ts';
 import type { CatalogTable } from './catalog-table.ts';
 import type { FunctionBundles } from './function-bundles.ts';
-import { grantUsageKeys } from './usage-keys.ts';
 
 /** Entry points of the deletion workflow's task functions (bundled with the API's, in one run). */
 export const deletionTaskEntries: readonly string[] = Object.values(deletionTaskHandlers);
@@ -42,8 +41,6 @@ export interface DeletionWorkflowProps {
   /** The environment of every function (as the API functions get it). */
   environment: Record<string, string>;
   logRetention: RetentionDays;
-  /** The usage plan's name, for the task that deletes a workspace's usage key. */
-  usagePlanName: string;
 }
 
 /**
@@ -76,7 +73,6 @@ export class DeletionWorkflow extends Construct {
         logRetention: props.logRetention,
         timeout: deletionTaskTimeout(task),
       });
-      if (access.usageKeys?.length) grantUsageKeys(fn, access.usageKeys, props.usagePlanName);
       this.functions.set(task, fn);
     }
     const fnOf = (task: DeletionTask) => this.functions.get(task) as ApiFunction;

@@ -1,6 +1,7 @@
 import { Duration, RemovalPolicy, Size, Stack, Validations } from 'aws-cdk-lib';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
+import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import {
   DefinitionBody,
@@ -29,6 +30,7 @@ import {
   importBucketsOf,
 } from './import-uploads.ts';
 import type { StageConfig } from './stage-config.ts';
+import type { VpcPlacement } from './vpc-placement.ts';
 
 /** Entry points of the import workflow's task functions (bundled with the API's, in one run). */
 export const importTaskEntries: readonly string[] = Object.values(importTaskHandlers);
@@ -80,6 +82,8 @@ export interface ImportWorkflowProps {
   /** Rolling a published import back deletes its service through the deletion workflow. */
   deletionStateMachine: IStateMachine;
   logRetention: RetentionDays;
+  /** The operator's VPC (cdk.json `vpc`, ADR 0112): the tasks that open PostgreSQL connections run in it. */
+  vpc?: VpcPlacement;
 }
 
 /**
@@ -107,6 +111,8 @@ export class ImportWorkflow extends Construct {
     this.deletionStateMachineArn = props.deletionStateMachine.stateMachineArn;
     const environment = { ...props.environment, ...props.importEnvironment };
     const tasks = new Construct(this, 'Tasks');
+    const placement = (task: ImportTask) =>
+      importTaskAccess[task].postgres && props.vpc ? { vpc: props.vpc } : {};
 
     const step = new ApiFunction(tasks, 'step', {
       entry: importTaskHandlers.step,
@@ -123,6 +129,7 @@ export class ImportWorkflow extends Construct {
       timeout: importStepTimeout,
       memorySize: importStepMemoryMb,
       ephemeralStorageSize: importStepEphemeralStorage,
+      ...placement('step'),
     });
     // The upload (read, and removed once the import is published, cancelled or rolled back — ADR 0106;
     // uploads/ only) and the buckets the stage allows for s3:// URIs. ListBucket makes a missing
@@ -156,6 +163,13 @@ export class ImportWorkflow extends Construct {
     step.role.addToPolicy(
       new PolicyStatement({ actions: ['states:StartExecution'], resources: [this.deletionStateMachineArn] }),
     );
+    // At most `importStepConcurrency` imports load at once (ADR 0115): 15-minute steps can't take
+    // the account's concurrency from the API. Reserved concurrency is also taken out of the
+    // account's unreserved pool, which must keep 100; unset by default.
+    if (config.importStepConcurrency !== undefined) {
+      (step.function.node.defaultChild as CfnFunction).reservedConcurrentExecutions =
+        config.importStepConcurrency;
+    }
     this.functions.set('step', step);
 
     // The shared wiring of both tasks (importStepDeps) builds the secret box and the workflow
@@ -170,6 +184,7 @@ export class ImportWorkflow extends Construct {
       environment: { ...environment, DELETION_STATE_MACHINE_ARN: this.deletionStateMachineArn },
       logRetention: props.logRetention,
       timeout: recordImportFailureTimeout,
+      ...placement('recordFailure'),
     });
     this.functions.set('recordFailure', recordFailure);
 

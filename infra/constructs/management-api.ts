@@ -1,4 +1,4 @@
-import { Duration, Names, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { type CfnResource, Duration, Names, RemovalPolicy, Stack, Tags, Validations } from 'aws-cdk-lib';
 import {
   AccessLogField,
   AccessLogFormat,
@@ -15,7 +15,9 @@ import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { Operation } from '../../shared/api/operation.ts';
+import { BINARY_MEDIA_TYPES } from '../../shared/api/payload-limits.ts';
 import { authorizerDataAccess } from '../../shared/api/routes.ts';
+import { USAGE_KEY_TAG } from '../../shared/domain/usage-keys.ts';
 import { ApiFunction, functionEnvironment } from './api-function.ts';
 import type { CatalogTable } from './catalog-table.ts';
 import type { FunctionBundles } from './function-bundles.ts';
@@ -28,6 +30,7 @@ import {
 } from './operation-stacks.ts';
 import type { StageConfig } from './stage-config.ts';
 import { usagePlanNameOf } from './usage-keys.ts';
+import type { VpcPlacement } from './vpc-placement.ts';
 
 export { operationDescription, type Workflows, workflowArnVariables } from './operation-stacks.ts';
 
@@ -52,6 +55,8 @@ export interface ManagementApiProps {
   workflows?: Workflows;
   /** The upload bucket and import settings; required as soon as a route handles imports (ADR 0086). */
   imports?: ImportResources;
+  /** The operator's VPC (cdk.json `vpc`, ADR 0112): the routes flagged `postgres` run in it. */
+  vpc?: VpcPlacement;
 }
 
 /**
@@ -72,6 +77,8 @@ export class ManagementApi extends Construct {
   readonly stacks = new Map<string, OperationsStack>();
   /** Base URL of the API, e.g. `https://<id>.execute-api.<region>.amazonaws.com/prod/api/v1` (ADR 0089). */
   readonly baseUrl: string;
+  /** The usage plan's name (the sweep deletes orphaned keys of its pool). */
+  readonly usagePlanName: string;
   /** Encrypts data source passwords (the import workflow's step uses it too). */
   readonly secretsKey: IKey;
 
@@ -99,17 +106,20 @@ export class ManagementApi extends Construct {
       endpointTypes: [EndpointType.REGIONAL],
       // Usage-plan keys come from the authorizer's usageIdentifierKey, never from clients (DESIGN §6).
       apiKeySourceType: ApiKeySourceType.AUTHORIZER,
-      // Style assets (PNG, JPEG, GIF, SVG) travel as bytes.
-      binaryMediaTypes: ['image/*', 'application/octet-stream'],
-      // Stage logging needs the account-level CloudWatch role; retained because it is shared by
-      // every REST API of the account and region.
-      cloudWatchRole: true,
-      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      // Style assets (PNG, JPEG, GIF, SVG) travel as bytes; the local host applies the same list (ADR 0116).
+      binaryMediaTypes: [...BINARY_MEDIA_TYPES],
+      // Stage logging needs the account-level CloudWatch role. Setting it (AWS::ApiGateway::Account)
+      // replaces the account's role for every REST API of the region: only when cdk.json
+      // `apiGatewayCloudWatchRole` asks (ADR 0114); retained, because it is shared.
+      cloudWatchRole: config.apiGatewayCloudWatchRole,
+      ...(config.apiGatewayCloudWatchRole ? { cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN } : {}),
       failOnWarnings: true,
       deployOptions: {
         stageName: config.stageName,
-        throttlingRateLimit: config.throttlingRateLimit,
-        throttlingBurstLimit: config.throttlingBurstLimit,
+        // The method throttle applies per method across all clients: the deployment's ceiling, not
+        // a workspace's limit (that is the usage plan's, per usage key; ADR 0111).
+        throttlingRateLimit: config.stageThrottlingRateLimit,
+        throttlingBurstLimit: config.stageThrottlingBurstLimit,
         tracingEnabled: true,
         loggingLevel: MethodLoggingLevel.ERROR,
         // Never log bodies or headers: they carry credentials.
@@ -147,6 +157,9 @@ export class ManagementApi extends Construct {
 
     // The operations, in nested stacks by area (ADR 0077): the parent keeps the API, its paths,
     // the authorizer, deployment and stage; each nested stack the functions and methods of its areas.
+    // Created one after the other (ADR 0114): in parallel, their methods' creation exceeds API
+    // Gateway's control-plane rate and CloudFormation fails on its 429s.
+    let previous: OperationsStack | undefined;
     for (const [stackId, ops] of operationsByStack(routes)) {
       const stack = new OperationsStack(this, stackId, {
         config,
@@ -160,7 +173,11 @@ export class ManagementApi extends Construct {
         usagePlanName,
         ...(workflows ? { workflows } : {}),
         ...(imports ? { imports } : {}),
+        ...(props.vpc ? { vpc: props.vpc } : {}),
       });
+      if (previous)
+        stack.nestedStackResource?.addResourceDependency(previous.nestedStackResource as CfnResource);
+      previous = stack;
       this.stacks.set(stackId, stack);
       for (const [operationId, fn] of stack.functions) this.functions.set(operationId, fn);
       for (const [operationId, method] of stack.methods) this.methods.set(operationId, method);
@@ -168,16 +185,21 @@ export class ManagementApi extends Construct {
 
     const plan = this.api.addUsagePlan('UsagePlan', {
       name: usagePlanName,
-      description: 'Rates per usage key (one per workspace, one for global principals); see ADR 0014.',
+      description:
+        'Rates per usage key: one per slot of the workspaces pool, one for global calls (ADR 0111).',
       throttle: { rateLimit: config.throttlingRateLimit, burstLimit: config.throttlingBurstLimit },
       apiStages: [{ api: this.api, stage: this.api.deploymentStage }],
     });
-    plan.addApiKey(
-      this.api.addApiKey('GlobalUsageKey', {
-        description: 'Usage key of global principals (super_admin, JWT callers); not a credential.',
-        value: globalUsageKeyValue,
-      }),
-    );
+    // The functions' grants on keys and on the plan's keys are conditioned on this tag (ADR 0111);
+    // a usage plan's tags are inherited by its usage plan keys for access control.
+    Tags.of(plan).add(USAGE_KEY_TAG, usagePlanName);
+    const globalKey = this.api.addApiKey('GlobalUsageKey', {
+      description: 'Usage key of global calls (every request outside a workspace); not a credential.',
+      value: globalUsageKeyValue,
+    });
+    Tags.of(globalKey).add(USAGE_KEY_TAG, usagePlanName);
+    plan.addApiKey(globalKey);
+    this.usagePlanName = usagePlanName;
 
     this.baseUrl = this.api.urlForPath('/api/v1');
     this.acknowledgeFindings();

@@ -19,6 +19,7 @@ import type { FunctionBundles } from './function-bundles.ts';
 import { grantImportDatabaseSecret, grantUploads } from './import-uploads.ts';
 import type { StageConfig } from './stage-config.ts';
 import { grantUsageKeys } from './usage-keys.ts';
+import type { VpcPlacement } from './vpc-placement.ts';
 
 /**
  * The nested stacks of the management API's operations (ADR 0077), each with the route areas
@@ -138,6 +139,8 @@ export interface OperationsStackProps {
   workflows?: Workflows;
   /** Required as soon as a route handles imports ({@link handlesImports}). */
   imports?: ImportResources;
+  /** The operator's VPC (cdk.json `vpc`, ADR 0112): the routes flagged `postgres` run in it. */
+  vpc?: VpcPlacement;
 }
 
 /**
@@ -211,6 +214,7 @@ export class OperationsStack extends NestedStack {
           ...(handlesImports(op) ? importEnvironment : {}),
         },
         logRetention,
+        ...(op.postgres && props.vpc ? { vpc: props.vpc } : {}),
       });
       // Exactly the KMS actions the route needs (its `secrets`, a POST's idempotent answers), on
       // this one key (grantEncrypt would add ReEncrypt*).
@@ -222,7 +226,7 @@ export class OperationsStack extends NestedStack {
           }),
         );
       }
-      if (op.usageKeys?.length) grantUsageKeys(fn, op.usageKeys, props.usagePlanName);
+      if (op.usageKeys?.length) grantUsageKeys(fn, op.usageKeys, props.usagePlanName, config);
       for (const workflow of new Set(op.starts ?? [])) {
         const stateMachine = workflows?.[workflow];
         if (!stateMachine)

@@ -12,7 +12,7 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Key } from 'aws-cdk-lib/aws-kms';
-import { type IFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
@@ -30,6 +30,9 @@ export const defaultMinimumRequests = 20;
 
 /** Metrics CloudWatch allows in one alarm's metric math (the expression and the metrics it reads). */
 export const maxMetricsPerAlarm = 10;
+
+/** How far behind its stream a consumer may read before its IteratorAge alarm fires. */
+export const iteratorAgeThreshold = Duration.minutes(15);
 
 /** The DynamoDB throttle metrics, per table and per global secondary index. */
 const tableThrottleMetrics = ['ReadThrottleEvents', 'WriteThrottleEvents'] as const;
@@ -61,6 +64,13 @@ export interface OperationsAlarmsProps {
    * so any error alarms (more with {@link OperationsAlarms.watchFunctionErrors}).
    */
   backgroundFunctions?: Readonly<Record<string, IFunction>>;
+  /**
+   * The stack's functions whose throttles alarm, by name (ADR 0115): at most
+   * {@link maxMetricsPerAlarm} (one metric math alarm). None: no throttles alarm.
+   */
+  throttleWatchedFunctions?: Readonly<Record<string, IFunction>>;
+  /** Functions reading a stream (e.g. the table's), by name: their IteratorAge alarms (ADR 0115). */
+  streamConsumers?: Readonly<Record<string, IFunction>>;
   /** cdk.json `alarmEmails`: each address gets an SNS e-mail subscription (confirmed once by its owner). */
   emails: readonly string[];
   /** 5xx share of requests, in percent, at which the API alarm fires (default 5). */
@@ -71,7 +81,7 @@ export interface OperationsAlarmsProps {
 
 /**
  * The operator's alarms (ADR 0091), each notifying one SNS topic when it fires and when it is OK
- * again: the API's 5xx rate, authorizer errors, Lambda throttles (account-wide) and the table's
+ * again: the API's 5xx rate, authorizer errors, throttles of the stack's own functions, the table's
  * throttle events, failed workflow executions, messages in dead-letter queues and errors of
  * background functions. The topic is encrypted with its own KMS key; CloudWatch may publish to it
  * (and use the key) for this stack's alarms only; `alarmEmails` are subscribed to it.
@@ -144,18 +154,72 @@ export class OperationsAlarms extends Construct {
       metric: props.authorizer.metricErrors({ period: alarmPeriod, statistic: 'Sum' }),
       threshold: 1,
     });
-    this.addAlarm('LambdaThrottles', {
-      name: 'lambda-throttles',
-      description:
-        "Lambda throttled invocations in this account and region (AWS/Lambda Throttles >= 1 in 5 minutes, all functions): the account's concurrency is exhausted, so API calls fail and workflow tasks retry. Raise the concurrency quota or find the function that takes it.",
-      metric: LambdaFunction.metricAllThrottles({ period: alarmPeriod, statistic: 'Sum' }),
-      threshold: 1,
-    });
+    this.watchThrottles(props.throttleWatchedFunctions ?? {});
     this.watchTableThrottles(props.table, props.tableIndexes ?? []);
     for (const [name, machine] of Object.entries(props.stateMachines)) this.watchWorkflow(name, machine);
     for (const queue of props.deadLetterQueues ?? []) this.watchDeadLetterQueue(queue);
     for (const [name, fn] of Object.entries(props.backgroundFunctions ?? {}))
       this.watchFunctionErrors(name, fn);
+    for (const [name, fn] of Object.entries(props.streamConsumers ?? {})) this.watchIteratorAge(name, fn);
+  }
+
+  /**
+   * Alarms when a stream consumer falls behind (ADR 0115): the age of the last record it read,
+   * Lambda's IteratorAge (Maximum), reaches {@link iteratorAgeThreshold}. Its events are late by
+   * as much, and records older than the event source's maximum age are set aside unread.
+   */
+  watchIteratorAge(name: string, fn: IFunction): Alarm {
+    const id = name.replace(/(^|[^A-Za-z0-9])([A-Za-z0-9])/g, (_m, _sep, c: string) => c.toUpperCase());
+    return this.addAlarm(`${id}IteratorAge`, {
+      name: `${name}-iterator-age`,
+      description:
+        `The ${name} function reads its stream ${iteratorAgeThreshold.toMinutes()} minutes or more behind (Lambda ` +
+        'IteratorAge, Maximum, in 5 minutes): its events are that late. A record that keeps failing is retried ' +
+        "before it is set aside; see the function's log group, its errors alarm and its dead-letter queue.",
+      metric: fn.metric('IteratorAge', { period: alarmPeriod, statistic: 'Maximum' }),
+      threshold: iteratorAgeThreshold.toMilliseconds(),
+    });
+  }
+
+  /**
+   * Throttled invocations of this stack's functions that nothing else reports (ADR 0115), summed
+   * in one metric math alarm: at most {@link maxMetricsPerAlarm} functions, by FunctionName, never
+   * the account-wide metric (another application's throttles are not this stack's alarm).
+   */
+  private watchThrottles(functions: Readonly<Record<string, IFunction>>): void {
+    const entries = Object.entries(functions);
+    if (entries.length === 0) return;
+    if (entries.length > maxMetricsPerAlarm) {
+      throw new Error(
+        `the throttles alarm would read ${entries.length} functions' metrics, over CloudWatch's ` +
+          `${maxMetricsPerAlarm} per alarm (ADR 0115)`,
+      );
+    }
+    const metrics: Record<string, IMetric> = {};
+    for (const [name, fn] of entries) {
+      metrics[`t${Object.keys(metrics).length}`] = fn.metricThrottles({
+        period: alarmPeriod,
+        statistic: 'Sum',
+        label: `${name} throttles`,
+      });
+    }
+    this.addAlarm('LambdaThrottles', {
+      name: 'lambda-throttles',
+      description:
+        `Lambda throttled this stack's ${entries.map(([name]) => name).join(', ')} (Throttles >= 1 in 5 minutes): ` +
+        "the account's concurrency is exhausted (or the import step is at its importStepConcurrency), so " +
+        'callers get 500s and workflow tasks retry. The API functions are not summed here: their throttles ' +
+        'answer 5xx, which the api-5xx-rate alarm counts. Raise the concurrency quota or find the function that takes it.',
+      metric: new MathExpression({
+        expression: Object.keys(metrics)
+          .map((m) => `FILL(${m}, 0)`)
+          .join(' + '),
+        usingMetrics: metrics,
+        label: 'Throttled invocations',
+        period: alarmPeriod,
+      }),
+      threshold: 1,
+    });
   }
 
   /** Alarms when the queue holds a message (ApproximateNumberOfMessagesVisible >= 1), OK when it is drained. */

@@ -3,6 +3,7 @@ import type { Node } from 'constructs';
 import { z } from 'zod';
 import { parseAllowList } from '../../shared/datasources/network-policy.ts';
 import { bootstrapAdminsOf } from '../../shared/domain/bootstrap-admins.ts';
+import { vpcContextSchema } from './vpc-config.ts';
 
 const retentionValues = new Set<number>(
   Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'),
@@ -130,6 +131,22 @@ const alarmEmailsSchema = z.preprocess(
 );
 
 const schema = z.object({
+  /**
+   * The deployment's name within an account and region (ADR 0114): empty (the default) keeps the
+   * stack `GeoPlane`, as deployed so far; `dev` makes it `GeoPlane-dev`, and every explicitly named
+   * resource derives its name from the stack's, so several stages fit one account and region.
+   * Never change it on a deployed stack: another value is another stack (a new, empty catalog).
+   */
+  stage: optionalText.pipe(
+    z
+      .string()
+      .max(24, 'at most 24 characters (it prefixes resource names with their own length limits)')
+      .regex(
+        /^[A-Za-z][A-Za-z0-9]*(-[A-Za-z0-9]+)*$/,
+        'a stage starts with a letter and has letters, digits and single hyphens inside',
+      )
+      .optional(),
+  ),
   stageName: z
     .string()
     .regex(/^[A-Za-z0-9_]{1,128}$/, 'stage names are letters, digits and underscores')
@@ -183,6 +200,13 @@ const schema = z.object({
       return z.NEVER;
     }
   }, importDatabaseSchema.optional()),
+  /**
+   * The operator's VPC (ADR 0112): an object or its JSON text, `{vpcId, privateSubnetIds,
+   * securityGroupIds, endpoints, routeTableIds?, availabilityZones?}` (see ./vpc-config.ts). The
+   * functions that open PostgreSQL connections (route table `postgres`) run in its private subnets;
+   * every other function stays outside. Empty (the default): no function is in a VPC.
+   */
+  vpc: vpcContextSchema,
   /** S3 buckets `s3://` import URIs may name (comma-separated names); none by default. */
   importBuckets: optionalText.superRefine((value, ctx) => {
     for (const name of (value ?? '').split(',').map((b) => b.trim())) {
@@ -240,8 +264,52 @@ const schema = z.object({
   ),
   /** Where alarm notifications are e-mailed (ADR 0091); each address confirms its subscription once. */
   alarmEmails: alarmEmailsSchema,
+  /**
+   * Set API Gateway's account-wide CloudWatch Logs role for this region (ADR 0114): creates the
+   * role and `AWS::ApiGateway::Account`, which replaces whatever role the account had. Off by
+   * default: the stage's logs need that role set once per account and region (docs/deploy.md).
+   */
+  apiGatewayCloudWatchRole: contextBoolean(false),
+  /**
+   * CloudFront standard logs of the console's distribution (ADR 0115), into the console's log
+   * bucket. On by default, and then only in the regions whose buckets CloudFront delivers logs to
+   * (a condition on the deploy region); off: never.
+   */
+  consoleAccessLogs: contextBoolean(true),
+  /**
+   * Reserved concurrency of the import step (ADR 0115): at most this many imports load at once, and
+   * the account's unreserved pool shrinks by as much. Empty (the default): none reserved, no cap.
+   */
+  importStepConcurrency: z.preprocess(
+    (value) => (value === '' || value === null ? undefined : value),
+    z.coerce
+      .number({
+        error: (issue) => `must be a whole number of executions, got ${JSON.stringify(issue.input)}`,
+      })
+      .int()
+      .min(1, 'at least 1 (0 would stop every import); leave it empty for no reservation')
+      .max(10000)
+      .optional(),
+  ),
+  /**
+   * The usage plan's throttle (ADR 0111): requests per second and burst of one usage key, so of
+   * one workspace (or of global calls together). API Gateway meters a usage plan per key.
+   */
   throttlingRateLimit: z.coerce.number().positive().default(50),
   throttlingBurstLimit: z.coerce.number().int().positive().default(100),
+  /**
+   * The stage's method throttle (ADR 0111): requests per second and burst of each method, all
+   * clients together — the deployment's ceiling, well above one workspace's. At most the
+   * account's regional limit (10,000 rps, burst 5,000 by default).
+   */
+  stageThrottlingRateLimit: z.coerce.number().positive().max(10_000).default(1000),
+  stageThrottlingBurstLimit: z.coerce.number().int().positive().max(5000).default(2000),
+  /**
+   * How many usage keys workspaces are spread over (ADR 0111): the first this many workspaces get
+   * a key each, the rest share round robin. API Gateway allows 10,000 keys per account and region
+   * (not adjustable), shared with every other application there.
+   */
+  usageKeyPoolSize: z.coerce.number().int().min(1).max(9000).default(1000),
   maxBodyBytes: z.coerce
     .number()
     .int()
@@ -276,5 +344,17 @@ export function stageConfigOf(node: Node): StageConfig {
   const raw = Object.fromEntries(stageContextKeys.map((key) => [key, node.tryGetContext(key) ?? undefined]));
   const parsed = schema.safeParse(raw);
   if (!parsed.success) throw new Error(`Invalid cdk.json context: ${z.prettifyError(parsed.error)}`);
-  return parsed.data;
+  const config = parsed.data;
+  // One workspace's limit above the ceiling of all of them together would never apply (ADR 0111).
+  const above = [
+    config.throttlingRateLimit > config.stageThrottlingRateLimit &&
+      `throttlingRateLimit (${config.throttlingRateLimit}) is above stageThrottlingRateLimit (${config.stageThrottlingRateLimit})`,
+    config.throttlingBurstLimit > config.stageThrottlingBurstLimit &&
+      `throttlingBurstLimit (${config.throttlingBurstLimit}) is above stageThrottlingBurstLimit (${config.stageThrottlingBurstLimit})`,
+  ].filter(Boolean);
+  if (above.length)
+    throw new Error(
+      `Invalid cdk.json context: ${above.join('; ')}: a workspace's limit must fit under the stage's ceiling`,
+    );
+  return config;
 }

@@ -9,6 +9,8 @@ import { sweepData, sweepEntry } from '../workflows/sweep-access.ts';
 import { ApiFunction } from './api-function.ts';
 import type { CatalogTable } from './catalog-table.ts';
 import type { FunctionBundles } from './function-bundles.ts';
+import type { StageConfig } from './stage-config.ts';
+import { grantUsageKeys } from './usage-keys.ts';
 
 export { sweepData, sweepEntry };
 
@@ -29,6 +31,8 @@ export interface SweepsProps {
   stuckAfterMinutes?: number;
   /** Restarts in a row without progress before the work is failed (default 3). */
   maxRestarts?: number;
+  /** The usage plan whose orphaned pool keys the sweep deletes (ADR 0111). */
+  usageKeys?: { usagePlanName: string; config: StageConfig };
 }
 
 /** `arn:…:states:<region>:<account>:execution:<machine>:*`: the executions of one state machine. */
@@ -78,6 +82,14 @@ export class Sweeps extends Construct {
       memorySize: 512,
     });
     for (const machine of machines) machine.grantStartExecution(this.function.role);
+    // Keys of the pool no slot records (a failed or lost creation whose delete failed too).
+    if (props.usageKeys)
+      grantUsageKeys(
+        this.function,
+        ['list', 'delete'],
+        props.usageKeys.usagePlanName,
+        props.usageKeys.config,
+      );
     this.function.role.addToPolicy(
       new PolicyStatement({
         actions: ['states:DescribeExecution'],

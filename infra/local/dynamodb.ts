@@ -121,6 +121,31 @@ export async function startDynamoLocal(port: number, dbPath?: string): Promise<D
   };
 }
 
+/** Creates the indexes of `shared/store/table.ts` that an existing table lacks. */
+async function addMissingIndexes(
+  client: DynamoDBClient,
+  tableName: string,
+  existing: readonly { IndexName?: string }[],
+): Promise<void> {
+  const wanted = createTableInput(tableName);
+  const present = new Set(existing.map((i) => i.IndexName));
+  for (const index of wanted.GlobalSecondaryIndexes) {
+    if (present.has(index.IndexName)) continue;
+    const names = new Set<string>(index.KeySchema.map((k) => k.AttributeName));
+    await client.send(
+      new UpdateTableCommand({
+        TableName: tableName,
+        AttributeDefinitions: wanted.AttributeDefinitions.filter((a) => names.has(a.AttributeName)),
+        GlobalSecondaryIndexUpdates: [
+          {
+            Create: { IndexName: index.IndexName, KeySchema: index.KeySchema, Projection: index.Projection },
+          },
+        ],
+      }),
+    );
+  }
+}
+
 /** Creates the table from `shared/store/table.ts` unless it exists. */
 export async function ensureTable(endpoint: string, tableName: string, region = 'us-east-1'): Promise<void> {
   const client = new DynamoDBClient({
@@ -139,6 +164,8 @@ export async function ensureTable(endpoint: string, tableName: string, region = 
         }),
       );
     }
+    // A data dir from before an index (GSI2, ADR 0113) gets it now, one index per update as on AWS.
+    await addMissingIndexes(client, tableName, Table?.GlobalSecondaryIndexes ?? []);
     client.destroy();
     return;
   } catch (error) {

@@ -9,6 +9,7 @@ import type {
   Context,
 } from 'aws-lambda';
 import type { Operation } from '../../shared/api/operation.ts';
+import { isBinaryMediaType, LAMBDA_INVOKE_PAYLOAD_BYTES } from '../../shared/api/payload-limits.ts';
 import { authorizerDataAccess, dataAccessOf, routes } from '../../shared/api/routes.ts';
 import { dictionary } from '../../shared/domain/dictionary.ts';
 import { HttpsRequiredError, toErrorResponse } from '../../shared/http/errors.ts';
@@ -162,10 +163,27 @@ function singleValued(multi: Record<string, string[]>): Record<string, string> {
   return Object.fromEntries(Object.entries(multi).map(([k, v]) => [k, v[v.length - 1] as string]));
 }
 
+/** The bytes as UTF-8 text, or undefined when they are not UTF-8. */
+function utf8(bytes: Buffer): string | undefined {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Hooks the host can give the gateway (rate limiting). */
 export interface GatewayOptions {
-  /** Returns seconds to wait when the usage key is over its rate, else 0. */
+  /**
+   * Seconds to wait when the usage key is over its usage plan's rate, else 0: the per-workspace
+   * limit, checked first, as API Gateway does (ADR 0111).
+   */
   throttle?: (usageKey: string) => number;
+  /**
+   * Seconds to wait when the method is over the stage's method throttle (all clients together,
+   * the deployment's ceiling), else 0; checked after the usage plan's, public methods too.
+   */
+  methodThrottle?: (operationId: string) => number;
   /** Hard ceiling on body bytes the gateway accepts (API Gateway's own limit is 10 MB). */
   maxGatewayBodyBytes: number;
 }
@@ -237,21 +255,26 @@ export async function handleRequest(
     }
     if (!policyAllows(result, methodArn)) return gatewayError(gatewayErrors.accessDenied, requestId);
     authorizer = { ...(result.context ?? {}), principalId: result.principalId };
-    // The same bucket API Gateway's usage plan would use: the authorizer's usage key.
-    const usageKey = String(result.usageIdentifierKey ?? result.context?.usageKey ?? result.principalId);
+    // The bucket API Gateway's usage plan uses: the authorizer's usageIdentifierKey and nothing
+    // else. Without one, a method that requires a key is refused (ADR 0111).
+    const usageKey = result.usageIdentifierKey;
+    if (!usageKey) return gatewayError(gatewayErrors.usageKeyMissing, requestId);
     const wait = options.throttle?.(usageKey) ?? 0;
     if (wait > 0) return gatewayError(gatewayErrors.throttled, requestId, { 'Retry-After': String(wait) });
   }
+  const methodWait = options.methodThrottle?.(op.operationId) ?? 0;
+  if (methodWait > 0)
+    return gatewayError(gatewayErrors.throttled, requestId, { 'Retry-After': String(methodWait) });
 
   let body: string | null = null;
   let isBase64Encoded = false;
   if (req.body.length > 0) {
-    try {
-      body = new TextDecoder('utf-8', { fatal: true }).decode(req.body);
-    } catch {
-      body = req.body.toString('base64');
-      isBase64Encoded = true;
-    }
+    // A binary media type travels base64-encoded, as API Gateway passes it (ADR 0116); bytes that
+    // aren't UTF-8 too (API Gateway would mangle them; the host keeps them).
+    const contentType = Object.entries(headers).find(([k]) => k.toLowerCase() === 'content-type')?.[1];
+    const text = isBinaryMediaType(contentType) ? undefined : utf8(req.body);
+    body = text ?? req.body.toString('base64');
+    isBase64Encoded = text === undefined;
   }
   const event: APIGatewayProxyEvent = {
     resource: op.path,
@@ -280,6 +303,10 @@ export async function handleRequest(
       resourcePath: op.path,
     },
   };
+  // Lambda refuses an invoke payload over 6 MB before the function runs; API Gateway answers 413 (ADR 0116).
+  if (Buffer.byteLength(JSON.stringify(event)) > LAMBDA_INVOKE_PAYLOAD_BYTES) {
+    return gatewayError(gatewayErrors.tooLarge, requestId);
+  }
   try {
     const { handler } = await load(op.handler);
     const result = (await withDataAccess(op.operationId, dataAccessOf(op), () =>

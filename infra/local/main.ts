@@ -25,6 +25,8 @@ const host = await startLocalHost({
   tableName: env.GEOPLANE_TABLE_NAME ?? 'geoplane',
   rateLimitRps: int(env.GEOPLANE_RATE_LIMIT_RPS, 50),
   rateLimitBurst: int(env.GEOPLANE_RATE_LIMIT_BURST, 100),
+  stageRateLimitRps: int(env.GEOPLANE_STAGE_RATE_LIMIT_RPS, 1000),
+  stageRateLimitBurst: int(env.GEOPLANE_STAGE_RATE_LIMIT_BURST, 2000),
   maxBodyBytes: env.MAX_BODY_BYTES ? int(env.MAX_BODY_BYTES, 1048576) : undefined,
   skipBootstrap: env.GEOPLANE_SKIP_BOOTSTRAP === '1',
   postgisPort: env.GEOPLANE_POSTGIS === 'off' ? undefined : int(env.GEOPLANE_POSTGIS_PORT, 5433),

@@ -46,8 +46,12 @@ export interface LocalHostOptions {
   /** Use this DynamoDB instead of starting DynamoDB Local. */
   dynamoEndpoint?: string;
   tableName: string;
+  /** The usage plan's rate and burst: per usage key, so per workspace (ADR 0111). */
   rateLimitRps: number;
   rateLimitBurst: number;
+  /** The stage's method throttle: per method, all clients together (the deployment's ceiling). */
+  stageRateLimitRps: number;
+  stageRateLimitBurst: number;
   maxBodyBytes?: number;
   /** Skip creating the table and bootstrap data (used to simulate a store outage). */
   skipBootstrap?: boolean;
@@ -259,6 +263,8 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
     // The local issuer's tokens carry their roles (npm run token); a real IdP's never are trusted.
     OIDC_TRUST_ROLE_CLAIMS: 'true',
     GEOPLANE_SECRET_KEY: localSecretKey(options.dataDir),
+    // The usage key of global calls: the local gateway meters by usageIdentifierKey alone (ADR 0111).
+    GLOBAL_USAGE_KEY: 'geoplane-local-global-usage-key',
     GEOPLANE_ALLOWED_DATABASE_HOSTS: allowedDatabaseHosts,
     GEOPLANE_MOSAIC_ROOT: mosaicRoot,
     GEOPLANE_IMPORT_ROOT: importRoot,
@@ -286,6 +292,7 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
   installDataAccessCheck(documentClient());
 
   const throttle = tokenBuckets(options.rateLimitRps, options.rateLimitBurst);
+  const methodThrottle = tokenBuckets(options.stageRateLimitRps, options.stageRateLimitBurst);
   const jwks = JSON.stringify(issuer.jwks);
   const uploadSecret = localUploadSecret();
   const logAccess = accessLog(options.accessLog ?? true);
@@ -351,7 +358,7 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
           body,
           sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
         },
-        { throttle, maxGatewayBodyBytes: GATEWAY_BODY_CEILING },
+        { throttle, methodThrottle, maxGatewayBodyBytes: GATEWAY_BODY_CEILING },
       );
       write(res, out);
     } catch (error) {

@@ -18,7 +18,7 @@ import { ManagementApi, managementApiEntries } from '../constructs/management-ap
 import { OperationsAlarms } from '../constructs/operations-alarms.ts';
 import { type StageConfig, stageConfigOf } from '../constructs/stage-config.ts';
 import { Sweeps, sweepEntry } from '../constructs/sweeps.ts';
-import { usagePlanNameOf } from '../constructs/usage-keys.ts';
+import { interfaceServicesOf, VpcEndpoints, VpcPlacement } from '../constructs/vpc-placement.ts';
 
 export interface GeoPlaneStackProps extends StackProps {
   config: StageConfig;
@@ -51,6 +51,10 @@ export class GeoPlaneStack extends Stack {
   readonly alarms: OperationsAlarms;
   /** The web console and its distribution, when deployed (issue #14). */
   readonly console: ConsoleSite | undefined;
+  /** Where the functions that open PostgreSQL connections run, with cdk.json `vpc` (ADR 0112). */
+  readonly vpc: VpcPlacement | undefined;
+  /** The endpoints of `vpc.endpoints` (ADR 0112), with cdk.json `vpc`. */
+  readonly vpcEndpoints: VpcEndpoints | undefined;
 
   constructor(scope: Construct, id: string, props: GeoPlaneStackProps) {
     super(scope, id, props);
@@ -68,13 +72,21 @@ export class GeoPlaneStack extends Stack {
     ]);
     const environment = functionEnvironment(config, this.table);
     const logRetention = config.logRetentionDays as RetentionDays;
+    // The operator's VPC (ADR 0112): only the functions that open PostgreSQL connections go in it.
+    this.vpc = config.vpc ? new VpcPlacement(config.vpc) : undefined;
+    this.vpcEndpoints = this.vpc
+      ? new VpcEndpoints(this, 'VpcEndpoints', {
+          placement: this.vpc,
+          interfaceServices: interfaceServicesOf({ importDatabase: Boolean(config.importDatabase) }),
+        })
+      : undefined;
+    const vpc = this.vpc ? { vpc: this.vpc } : {};
     // Before the API: the routes that start it get its ARN (the workflow depends on no API function).
     this.deletionWorkflow = new DeletionWorkflow(this, 'DeletionWorkflow', {
       table: this.table,
       bundles,
       environment,
       logRetention,
-      usagePlanName: usagePlanNameOf(this, config),
     });
     // Imports (ADR 0086): the upload bucket, then the workflow (rollback starts the deletion workflow).
     this.importUploads = new ImportUploads(this, 'ImportUploads', { config });
@@ -88,6 +100,7 @@ export class GeoPlaneStack extends Stack {
       uploads: this.importUploads,
       deletionStateMachine: this.deletionWorkflow.stateMachine,
       logRetention,
+      ...vpc,
     });
     this.api = new ManagementApi(this, 'Management', {
       config,
@@ -100,6 +113,7 @@ export class GeoPlaneStack extends Stack {
         environment: imports,
         ...(config.importDatabase ? { databaseSecretArn: config.importDatabase.secretArn } : {}),
       },
+      ...vpc,
     });
     // The connection-secrets key lives with the API (its construct path is its identity, ADR 0077).
     this.importWorkflow.useSecretsKey(this.api.secretsKey);
@@ -119,6 +133,7 @@ export class GeoPlaneStack extends Stack {
       logRetention,
       deletionStateMachine: this.deletionWorkflow.stateMachine,
       importStateMachine: this.importWorkflow.stateMachine,
+      usageKeys: { usagePlanName: this.api.usagePlanName, config },
     });
 
     // Catalog-change events (ADR 0094): the table's stream → EventBridge, no dual writes.
@@ -185,6 +200,19 @@ export class GeoPlaneStack extends Stack {
         sweep: this.sweeps.function.function,
         'catalog-events': this.catalogEvents.function.function,
       },
+      // The functions no client reports a throttle of (ADR 0115); the API's show as its 5xx rate.
+      throttleWatchedFunctions: {
+        authorizer: this.api.authorizerFunction.function,
+        ...Object.fromEntries(
+          [...this.deletionWorkflow.functions].map(([task, fn]) => [`deletion-${task}`, fn.function]),
+        ),
+        ...Object.fromEntries(
+          [...this.importWorkflow.functions].map(([task, fn]) => [`import-${task}`, fn.function]),
+        ),
+        sweep: this.sweeps.function.function,
+        'catalog-events': this.catalogEvents.function.function,
+      },
+      streamConsumers: { 'catalog-events': this.catalogEvents.function.function },
       emails: config.alarmEmails,
     });
     // Catalog events set aside after every retry (ADR 0094).
@@ -195,6 +223,14 @@ export class GeoPlaneStack extends Stack {
       value: this.alarms.topic.topicArn,
     });
   }
+}
+
+/**
+ * The stack's name (ADR 0114): `GeoPlane` without a `stage` (as deployed so far, so an existing
+ * stack is never replaced), `GeoPlane-<stage>` with one. Explicit resource names derive from it.
+ */
+export function stackNameOf(config: Pick<StageConfig, 'stage'>): string {
+  return config.stage ? `GeoPlane-${config.stage}` : 'GeoPlane';
 }
 
 export interface GeoPlaneAppOptions {
@@ -223,8 +259,9 @@ export function createGeoPlaneApp(options: GeoPlaneAppOptions = {}): { app: App;
       ? {}
       : { builtinCloudFormationValidation: options.builtinCloudFormationValidation }),
   });
-  const stack = new GeoPlaneStack(app, 'GeoPlane', {
-    config: stageConfigOf(app.node),
+  const config = stageConfigOf(app.node);
+  const stack = new GeoPlaneStack(app, stackNameOf(config), {
+    config,
     description: 'GeoPlane management API (control plane): catalog table, REST API and its functions',
     ...(options.consoleDist ? { consoleDist: options.consoleDist } : {}),
   });

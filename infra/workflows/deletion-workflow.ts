@@ -20,11 +20,8 @@ export const deletionTaskHandlers = {
 
 export type DeletionTask = keyof typeof deletionTaskHandlers;
 
-/** What each task function may do to the table (CDK grants exactly this) and to API Gateway usage keys. */
-export const deletionTaskAccess: Record<
-  DeletionTask,
-  { data: readonly DataAction[]; usageKeys?: readonly 'delete'[] }
-> = {
+/** What each task function may do to the table (CDK grants exactly this). */
+export const deletionTaskAccess: Record<DeletionTask, { data: readonly DataAction[] }> = {
   // Every task's transactions carry their audit records (ADR 0094).
   begin: { data: ['GetItem', 'Query', 'UpdateItem', 'PutAuditRecord'] },
   deleteBatch: {
@@ -39,8 +36,6 @@ export const deletionTaskAccess: Record<
       'ConditionCheckItem',
       'PutAuditRecord',
     ],
-    // A workspace's deletion ends by deleting its API Gateway usage key.
-    usageKeys: ['delete'],
   },
   recordFailure: { data: ['GetItem', 'UpdateItem', 'PutAuditRecord'] },
 };

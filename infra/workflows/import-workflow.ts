@@ -23,12 +23,16 @@ export type ImportTask = keyof typeof importTaskHandlers;
  * upload bucket / allowed buckets, the import database secret, encrypts the service password and
  * starts the deletion workflow (rollback) — granted by the construct.
  */
-export const importTaskAccess: Record<ImportTask, { data: readonly DataAction[] }> = {
+export const importTaskAccess: Record<ImportTask, { data: readonly DataAction[]; postgres?: true }> = {
+  // Both open PostgreSQL connections (the import database; the step also validates published
+  // layers on their service's connection): in the operator's VPC when there is one (ADR 0112).
   step: {
     data: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'ConditionCheckItem', 'BatchGetItem', 'DeleteItem'],
+    postgres: true,
   },
   // UpdateItem: a failed load releases its reservation of the workspace's import quota (ADR 0110).
-  recordFailure: { data: ['GetItem', 'PutItem', 'UpdateItem'] },
+  // It drops the failed run's staging schema.
+  recordFailure: { data: ['GetItem', 'PutItem', 'UpdateItem'], postgres: true },
 };
 
 /** The `definitionSubstitutions` placeholder of each task's function ARN. */

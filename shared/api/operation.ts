@@ -64,7 +64,7 @@ export interface Operation<
   data: readonly DataAction[];
   /** Connection secrets it handles: CDK grants the matching KMS actions and sets KMS_KEY_ID. */
   secrets?: readonly ('encrypt' | 'decrypt')[];
-  /** API Gateway usage keys it creates or deletes (per-workspace rate limits, AWS only). */
+  /** API Gateway usage keys of the pool it creates or deletes (ADR 0111; AWS only): CDK grants them, tag-scoped. */
   usageKeys?: readonly ('create' | 'delete')[];
   /** Reads raster sources from the S3 buckets the stage allows (cdk.json `mosaicBuckets`). */
   readsMosaicSources?: true;
@@ -76,6 +76,12 @@ export interface Operation<
   uploads?: readonly ('presign' | 'head' | 'delete')[];
   /** Reads the import database (preview of staged features). */
   importDatabase?: true;
+  /**
+   * Opens PostgreSQL connections (the operator's PostGIS, the import database): with cdk.json `vpc`
+   * its function runs in the operator's VPC, and no other route's does (ADR 0112). A contract test
+   * holds it to the handlers whose bundle loads the `pg` driver.
+   */
+  postgres?: true;
   /** The body is raw bytes (not JSON): makeHandler skips parsing and passes them as `rawBody`. */
   rawBody?: true;
   /** Media types a raw (`rawBody`) request body is documented with. */

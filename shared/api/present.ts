@@ -7,7 +7,7 @@ export function presentWorkspace(ws: Workspace) {
   const {
     status: _status,
     claim_mapping_count: _mappings,
-    usage_key_id: _keyId,
+    usage_slot: _slot,
     usage_key: _key,
     ...rest
   } = ws;

@@ -51,12 +51,6 @@ function header(
   return undefined;
 }
 
-/** The API Gateway usage key of a request: the workspace's, else the global one (AWS only). */
-function usageIdentifier(workspaceKey: string | undefined): { usageIdentifierKey?: string } {
-  const key = workspaceKey ?? config().GLOBAL_USAGE_KEY;
-  return key ? { usageIdentifierKey: key } : {};
-}
-
 /** A principal from the SHA-256 of an API key (re-checked on every request: revoked/expired → 401). */
 async function fromKeyHash(ports: AuthPorts, keyHash: string, now: Date): Promise<Principal> {
   return principalFromCredential(await ports.apiKeys.findCredentialByHash(keyHash), now);
@@ -75,8 +69,6 @@ export function principalFromCredential(credential: ApiKeyCredential | undefined
     superAdmin,
     roles: dictionary(credential.workspace_id ? [[credential.workspace_id, credential.role_id]] : []),
     apiKeyId: credential.key_id,
-    usageKey: credential.workspace_id ? `ws:${credential.workspace_id}` : 'global',
-    ...usageIdentifier(credential.usage_key),
   };
 }
 
@@ -125,15 +117,12 @@ async function fromClaims(
   const globalRole = resolveRole(globalRules ?? (await ports.claimMappings.all(GLOBAL_SCOPE)), claims);
   if (globalRole === 'super_admin') superAdmin = true;
   else if (globalRole) roles['*'] ??= globalRole;
-  const firstWorkspace = Object.keys(roles).find((k) => k !== '*');
   return {
     id: `jwt:${sub}`,
     subject: sub,
     authMethod: 'jwt',
     superAdmin,
     roles,
-    usageKey: !superAdmin && firstWorkspace ? `ws:${firstWorkspace}` : 'global',
-    ...usageIdentifier(undefined),
     claims,
   };
 }

@@ -1,6 +1,7 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import type { TargetLookup } from '../domain/request-targets.ts';
-import { type AuthPorts, authenticate, authenticateWithTarget } from './authenticate.ts';
+import { config } from '../config/env.ts';
+import type { TargetLookup, TargetRecords } from '../domain/request-targets.ts';
+import { type AuthPorts, authenticate, authenticateWithTarget, type RequestTarget } from './authenticate.ts';
 import { UnauthenticatedError } from './errors.ts';
 import { toContext } from './principal.ts';
 import { targetContext, targetOf } from './request-target.ts';
@@ -17,6 +18,17 @@ function methodOf(methodArn: string): string {
 }
 
 /**
+ * The usage key a request is metered on (ADR 0111; DESIGN §6): a request in a workspace on that
+ * workspace's key, whatever the credential (API key, token or session); any other request on the
+ * global key. A workspace the lookup did not find (it does not exist, or was made before usage
+ * keys) is metered globally: its request is answered 404 by the handler or served as before.
+ */
+export function usageKeyOf(target: RequestTarget, records: TargetRecords | undefined): string | undefined {
+  const workspaceKey = target.workspace === undefined ? undefined : records?.workspace?.workspace?.usage_key;
+  return workspaceKey ?? config().GLOBAL_USAGE_KEY;
+}
+
+/**
  * The REQUEST authorizer's answer. Caching is off (TTL 0), so the policy may cover the whole API:
  * it is never reused for another request. Rejections throw `Unauthorized`, which API Gateway
  * answers with 401; any other failure (the store is down) becomes AUTHORIZER_FAILURE, reshaped to 503.
@@ -29,9 +41,11 @@ export async function authorizeRequest(
   try {
     const method = event.httpMethod ?? methodOf(event.methodArn);
     // The path's workspace and service are read with the credential and handed on (ADR 0099).
+    const target = targetOf(event.pathParameters);
     const { principal, records } = targets
-      ? await authenticateWithTarget(event.headers, method, ports, targets, targetOf(event.pathParameters))
+      ? await authenticateWithTarget(event.headers, method, ports, targets, target)
       : { principal: await authenticate(event.headers, method, ports), records: undefined };
+    const usageIdentifierKey = usageKeyOf(target, records);
     return {
       principalId: principal.id,
       policyDocument: {
@@ -40,7 +54,7 @@ export async function authorizeRequest(
       },
       context: { ...toContext(principal), ...targetContext(records, principal.claims) },
       // Usage plans count requests per workspace (or globally) by this key (DESIGN §6).
-      ...(principal.usageIdentifierKey ? { usageIdentifierKey: principal.usageIdentifierKey } : {}),
+      ...(usageIdentifierKey ? { usageIdentifierKey } : {}),
     };
   } catch (error) {
     if (error instanceof UnauthenticatedError) throw new Error('Unauthorized');

@@ -27,10 +27,6 @@ export interface Principal {
    */
   roles: Record<string, string>;
   apiKeyId?: string;
-  /** Rate-limit bucket: `ws:<id>` for a workspace key, `global` otherwise. */
-  usageKey: string;
-  /** AWS: the API Gateway usage key the authorizer returns (not carried in the context). */
-  usageIdentifierKey?: string;
   /** A token's claims, for resolving workspace claim mappings per request. */
   claims?: Record<string, unknown>;
   session?: PrincipalSession;
@@ -55,7 +51,6 @@ export function toContext(p: Principal): PrincipalContext {
     superAdmin: String(p.superAdmin),
     roles: JSON.stringify(p.roles),
     apiKeyId: p.apiKeyId ?? '',
-    usageKey: p.usageKey,
     claims,
     sessionId: p.session?.id ?? '',
     sessionExpiresAt: p.session?.expiresAt ?? '',
@@ -92,7 +87,6 @@ export function fromContext(ctx: Record<string, unknown> | null | undefined): Pr
     superAdmin: str('superAdmin') === 'true',
     roles,
     ...(str('apiKeyId') ? { apiKeyId: str('apiKeyId') } : {}),
-    usageKey: str('usageKey') || 'global',
     ...(claims ? { claims } : {}),
     ...(str('sessionId')
       ? {

@@ -38,9 +38,14 @@ const schema = z.object({
   GEOPLANE_SECRET_KEY: z.optional(z.string()),
   /** AWS: the KMS key that encrypts connection passwords. */
   KMS_KEY_ID: z.optional(z.string()),
-  /** AWS: the usage plan (by name) that per-workspace usage keys join (createWorkspace). */
+  /** AWS: the usage plan (by name) that the keys of the usage-key pool join (ADR 0111). */
   USAGE_PLAN_NAME: z.optional(z.string().check(z.minLength(1))),
-  /** AWS: the usage key of global principals (returned by the authorizer). */
+  /** How many usage keys workspaces are spread over (ADR 0111): each of the first this many has its own. */
+  USAGE_KEY_POOL_SIZE: z._default(z.coerce.number().check(z.multipleOf(1), z.positive(), z.maximum(9000)), 1000),
+  /**
+   * The usage key of global calls (the authorizer returns it for every request outside a
+   * workspace); the local host sets its own, so it meters exactly as API Gateway would.
+   */
   GLOBAL_USAGE_KEY: z.optional(z.string().check(z.minLength(20))),
   POWERTOOLS_SERVICE_NAME: z._default(z.string(), 'geoplane'),
   /** How long audit records are kept (days; the table's TTL removes them after), ADR 0094. */
@@ -138,6 +143,8 @@ export interface ImportConfig {
     sslmode?: 'disable' | 'prefer' | 'require' | 'verify-full';
     user?: string;
     password?: string;
+    /** The key reader passwords are derived from (ADR 0118); the loader's password when absent. */
+    readerKey?: string;
   };
   databaseSecretArn?: string;
 }

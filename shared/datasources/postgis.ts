@@ -43,7 +43,7 @@ const MAX_POOLS = 16;
 const ID_NAMES = ['id', 'fid', 'gid', 'ogc_fid', 'objectid', 'feature_id'];
 
 /** A statement ran out of its budget (server statement_timeout or the client-side deadline). */
-class BudgetExceededError extends Error {}
+export class BudgetExceededError extends Error {}
 
 /** Runs one statement inside the read-only transaction. */
 export type ReadOnlyQuery = <R extends pg.QueryResultRow = Record<string, unknown>>(
@@ -701,7 +701,7 @@ function jsonType(type: TypeRow | undefined): string {
  * Resolves what the guard could not decide from the tree alone (attribute notation, operators) in
  * this database's catalog; the refusal's message, or undefined when nothing hides a call.
  */
-async function hiddenCallRefusal(query: ReadOnlyQuery, calls: HiddenCalls): Promise<string | undefined> {
+export async function hiddenCallRefusal(query: ReadOnlyQuery, calls: HiddenCalls): Promise<string | undefined> {
   if (calls.attributeNames.length === 0 && calls.operators.length === 0) return undefined;
   const { rows } = await query<{ functions: string[]; operators: string[] }>(hiddenCallsQuery, [
     calls.attributeNames,
@@ -711,7 +711,7 @@ async function hiddenCallRefusal(query: ReadOnlyQuery, calls: HiddenCalls): Prom
 }
 
 /** The SQL of a view as a subquery: trailing semicolons off, newlines so a `--` comment can't eat `)`. */
-function subquery(sql: string): string {
+export function subquery(sql: string): string {
   return `(\n${sql.replace(/[\s;]+$/, '')}\n) AS q`;
 }
 

@@ -32,14 +32,12 @@ export interface ApiKeyCredential {
   expires_at?: string;
   name: string;
   owner_name?: string;
-  /** The workspace's API Gateway usage key (AWS), returned by the authorizer for rate limits. */
-  usage_key?: string;
 }
 
 /** Port: API key persistence. */
 export interface ApiKeyRepository {
   /** Stores the key and its credential item (with the workspace's usage key, if any). */
-  create(key: ApiKey, usageKey?: string): Promise<void>;
+  create(key: ApiKey): Promise<void>;
   find(workspaceId: string | undefined, keyId: string): Promise<ApiKey | undefined>;
   list(workspaceId: string, limit: number, cursor?: string): Promise<Page<ApiKey>>;
   /** Marks the key revoked (version + 1); with `version` only while it is still at it (`concurrent_modification` otherwise). */
@@ -67,7 +65,6 @@ export async function createApiKey(
   workspaceId: string | undefined,
   input: { name: string; role_id: KeyRole; expires_at?: string; owner_email?: string; owner_name?: string },
   now = new Date(),
-  usageKey?: string,
 ): Promise<{ key: ApiKey; secret: string }> {
   if (input.expires_at !== undefined && Date.parse(input.expires_at) <= now.getTime()) {
     throw new InvalidInputError('expires_at_in_past', 'expires_at must be in the future.');
@@ -89,7 +86,7 @@ export async function createApiKey(
     created_at: ts,
     updated_at: ts,
   };
-  await repo.create(key, usageKey);
+  await repo.create(key);
   return { key, secret };
 }
 

@@ -16,8 +16,11 @@ export interface Workspace {
   deletion_id?: string;
   /** How many claim mappings the workspace has (kept by their transactions; lets reads skip the lookup). */
   claim_mapping_count?: number;
-  /** The workspace's API Gateway usage key (AWS), for per-workspace rate limits. */
-  usage_key_id?: string;
+  /**
+   * The usage key its requests are metered on (ADR 0111): the key of its slot of the pool, which
+   * the authorizer names for every request in the workspace. Not a credential.
+   */
+  usage_slot?: number;
   usage_key?: string;
   version: number;
   created_at: string;
@@ -215,11 +218,12 @@ export async function createWorkspace(
 ): Promise<Workspace> {
   const ts = now.toISOString();
   const id = randomUUID();
-  // The rate-limit key is made first; if the workspace can't be stored (duplicate name) it goes again.
-  const usageKey = await usageKeys?.create(id);
+  // The slot of the usage-key pool (its key made when it is the slot's first workspace). A slot
+  // assigned to a workspace that then can't be stored (duplicate name) is only a step of the round robin.
+  const usageKey = await usageKeys?.assign();
   const workspace: Workspace = {
     id,
-    ...(usageKey ? { usage_key_id: usageKey.id, usage_key: usageKey.value } : {}),
+    ...(usageKey ? { usage_slot: usageKey.slot, usage_key: usageKey.value } : {}),
     name: input.name,
     ...(input.description ? { description: input.description } : {}),
     status: 'active',
@@ -227,12 +231,7 @@ export async function createWorkspace(
     created_at: ts,
     updated_at: ts,
   };
-  try {
-    await repo.create(workspace);
-  } catch (error) {
-    if (usageKey) await usageKeys?.remove(usageKey.id);
-    throw error;
-  }
+  await repo.create(workspace);
   return workspace;
 }
 
@@ -279,9 +278,8 @@ export async function deleteWorkspace(
   repo: WorkspaceRepository,
   current: Workspace,
   ifMatch: string | undefined,
-  usageKeys?: UsageKeyProvisioner,
 ): Promise<void> {
-  const deleted = await lastWriterWinsOn(
+  await lastWriterWinsOn(
     current,
     () => reread(repo, current.id),
     async (previous) => {
@@ -291,5 +289,4 @@ export async function deleteWorkspace(
       return previous;
     },
   );
-  if (deleted.usage_key_id) await usageKeys?.remove(deleted.usage_key_id);
 }

@@ -61,6 +61,14 @@ export const gatewayErrors = {
     ...answeredAs('QUOTA_EXCEEDED', RateLimitedError, 'quota_exceeded', 'The usage quota is exhausted.'),
     retryAfterSeconds: 60,
   },
+  // A method that requires a usage key got none from the authorizer, or one in no usage plan: the
+  // deployment's fault (a key of the pool deleted by hand), never the client's (ADR 0111).
+  usageKeyMissing: answeredAs(
+    'INVALID_API_KEY',
+    UnavailableError,
+    'usage_key_unavailable',
+    'The rate-limit key of this request is not available; retry shortly.',
+  ),
   authorizerFailure: answeredAs('AUTHORIZER_FAILURE', UnavailableError, 'auth_unavailable', authUnavailable),
   authorizerConfiguration: answeredAs(
     'AUTHORIZER_CONFIGURATION_ERROR',

@@ -4,6 +4,7 @@ import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 import { acceptsContentType, JSON_MEDIA_TYPES } from '../api/content-types.ts';
 import type { InputOf, Operation, Schema } from '../api/operation.ts';
+import { bodyLimitOf } from '../api/payload-limits.ts';
 import { authorize } from '../auth/permissions.ts';
 import { fromContext, type Principal } from '../auth/principal.ts';
 import { knownTargets } from '../auth/request-target.ts';
@@ -117,7 +118,6 @@ const anonymous: Principal = {
   authMethod: 'apikey',
   superAdmin: false,
   roles: {},
-  usageKey: 'anonymous',
 };
 
 function lowerHeaders(event: Event): Record<string, string> {
@@ -295,7 +295,8 @@ function bodyLimit(op: Operation): Middleware {
   return {
     before: ({ event, context }) => {
       const size = bodyBytes(event, stateOf(context).raw).length;
-      const limit = Math.min(op.maxBodyBytes ?? Number.POSITIVE_INFINITY, config().MAX_BODY_BYTES);
+      // Raw bytes and base64 bodies also stop where their encoding outgrows Lambda's payload (ADR 0116).
+      const limit = bodyLimitOf(op, config().MAX_BODY_BYTES, event.isBase64Encoded === true);
       if (size > limit) {
         throw new PayloadTooLargeError(
           'body_too_large',

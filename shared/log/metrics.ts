@@ -1,18 +1,22 @@
 import { getStringFromEnv, isRunningInLambda } from '@aws-lambda-powertools/commons/utils/env';
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { logger } from './logger.ts';
 
 /*
- * Metrics (ADR 0092): Powertools Metrics, CloudWatch Embedded Metric Format — one JSON line on
- * stdout that CloudWatch Logs turns into metrics, so no IAM and no API call. Namespace from
- * POWERTOOLS_METRICS_NAMESPACE (default `GeoPlane`), the `service` dimension from
- * POWERTOOLS_SERVICE_NAME. Like the tracer, on only where the lines mean something: in Lambda,
- * unless POWERTOOLS_METRICS_DISABLED says otherwise (the local host sets it to true; an operator
- * may set it to false to see the lines). These are Powertools' own variables, read by Powertools'
- * own helpers, as the logger reads its level.
+ * Request and workflow measurements (ADR 0092, amended by ADR 0115): one structured log line each,
+ * not CloudWatch metrics. Per-operation custom metrics (5 per operation) were the largest line of
+ * the bill and no alarm or dashboard read them; the same values as log fields cost only their
+ * ingestion and stay queryable (CloudWatch Logs Insights, or a metric filter an operator adds).
+ * The alarms read AWS's own metrics (API Gateway, Lambda, DynamoDB, Step Functions, SQS).
+ *
+ * Written where they mean something: in Lambda, unless POWERTOOLS_METRICS_DISABLED says otherwise
+ * (the local host sets it to true; an operator may set it to false to see the lines), as before.
  */
 
-/** The namespace when POWERTOOLS_METRICS_NAMESPACE is not set. */
-export const DEFAULT_NAMESPACE = 'GeoPlane';
+/** The message of the line each finished API request writes. */
+export const REQUEST_MEASURED = 'request measured';
+
+/** The message of the line each finished workflow run writes. */
+export const WORKFLOW_FINISHED = 'workflow finished';
 
 /** What a finished request is counted as: its operation, its status, how long it took, whether it was throttled. */
 export interface RequestOutcome {
@@ -22,7 +26,7 @@ export interface RequestOutcome {
   throttled: boolean;
 }
 
-/** A workflow with outcome metrics. */
+/** A workflow with outcome lines. */
 export type WorkflowName = 'deletion' | 'import';
 
 function enabled(): boolean {
@@ -33,49 +37,31 @@ function enabled(): boolean {
   return isRunningInLambda();
 }
 
-let instance: Metrics | null | undefined;
-
-/** The process's Metrics, built on first use (null when metrics are off). */
-function metrics(): Metrics | null {
-  if (instance === undefined) {
-    instance = enabled()
-      ? new Metrics({
-          namespace: getStringFromEnv({
-            key: 'POWERTOOLS_METRICS_NAMESPACE',
-            defaultValue: DEFAULT_NAMESPACE,
-          }),
-        })
-      : null;
-  }
-  return instance;
+/** The status class of an answer (`2xx`, `4xx`, `5xx`, …). */
+function statusClass(status: number): string {
+  return `${Math.floor(status / 100)}xx`;
 }
 
 /**
- * One EMF line for one API request, dimension `operation`: `Requests` 1, `Latency` in ms, and
- * `4xx`, `5xx`, `Throttled` as 0 or 1 (so their Average is a rate and their Sum a count).
- * Synchronous from the first dimension to the flush: requests running concurrently in one process
- * (the local host) can't mix their values.
+ * One INFO line for one API request: `operation`, `status`, its class (`status_class`),
+ * `latency_ms` and `throttled` (the store marks an outage caused by DynamoDB throttling).
+ * Logs Insights gives the former metrics, e.g. `stats count(*), pct(latency_ms, 99) by operation`.
  */
 export function recordRequest(outcome: RequestOutcome): void {
-  const m = metrics();
-  if (!m) return;
-  const { status } = outcome;
-  m.addDimension('operation', outcome.operation);
-  m.addMetric('Requests', MetricUnit.Count, 1);
-  m.addMetric('Latency', MetricUnit.Milliseconds, Math.round(outcome.latencyMs * 100) / 100);
-  m.addMetric('4xx', MetricUnit.Count, status >= 400 && status < 500 ? 1 : 0);
-  m.addMetric('5xx', MetricUnit.Count, status >= 500 ? 1 : 0);
-  m.addMetric('Throttled', MetricUnit.Count, outcome.throttled ? 1 : 0);
-  m.publishStoredMetrics();
+  if (!enabled()) return;
+  logger.info(REQUEST_MEASURED, {
+    operation: outcome.operation,
+    status: outcome.status,
+    status_class: statusClass(outcome.status),
+    latency_ms: Math.round(outcome.latencyMs * 100) / 100,
+    throttled: outcome.throttled,
+  });
 }
 
-/** One EMF line for the end of a workflow run: `WorkflowSucceeded` or `WorkflowFailed`, dimension `workflow`. */
+/** One INFO line for the end of a workflow run: `workflow` and `outcome` (`succeeded` or `failed`). */
 export function recordWorkflowOutcome(workflow: WorkflowName, succeeded: boolean): void {
-  const m = metrics();
-  if (!m) return;
-  const single = m.singleMetric();
-  single.addDimension('workflow', workflow);
-  single.addMetric(succeeded ? 'WorkflowSucceeded' : 'WorkflowFailed', MetricUnit.Count, 1);
+  if (!enabled()) return;
+  logger.info(WORKFLOW_FINISHED, { workflow, outcome: succeeded ? 'succeeded' : 'failed' });
 }
 
 /** Marks errors caused by throttling; a symbol, so the mark never reaches a log line or an answer. */

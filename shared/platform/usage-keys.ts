@@ -4,30 +4,47 @@ import {
   CreateApiKeyCommand,
   CreateUsagePlanKeyCommand,
   DeleteApiKeyCommand,
+  GetApiKeysCommand,
   GetUsagePlansCommand,
 } from '@aws-sdk/client-api-gateway';
 import { config } from '../config/env.ts';
 import { UnavailableError } from '../domain/errors.ts';
-import type { UsageKey, UsageKeyProvisioner } from '../domain/usage-keys.ts';
+import {
+  type FoundKey,
+  USAGE_KEY_TAG,
+  type UsageKey,
+  type UsageKeyInventory,
+  type UsageKeyMaker,
+} from '../domain/usage-keys.ts';
 import { errorFields, logger } from '../log/logger.ts';
 import { captureClient } from '../log/tracer.ts';
 
+/** The name of the key made for a slot of the pool: `<plan>-slot-<n>`. */
+export function slotKeyName(usagePlanName: string, slot: number): string {
+  return `${usagePlanName}-slot-${slot}`;
+}
+
 /**
- * API Gateway usage keys (only when the stack set USAGE_PLAN_ID); a no-op locally. The client is
- * imported statically (ADR 0100): esbuild keeps every export of a dynamically imported package
- * (81 KB of API Gateway commands instead of the four used); it is built only on the first call.
+ * API Gateway's API keys (the stack sets USAGE_PLAN_NAME). The client is imported statically (ADR
+ * 0100): esbuild keeps every export of a dynamically imported package; it is built on first use.
  */
-class ApiGatewayUsageKeys implements UsageKeyProvisioner {
+export class ApiGatewayUsageKeys implements UsageKeyMaker, UsageKeyInventory {
   private planId: string | undefined;
+  private client: APIGatewayClient | undefined;
 
   constructor(private readonly usagePlanName: string) {}
 
-  /** The plan's id, looked up by name once per process. */
-  private async usagePlanId(client: APIGatewayClient): Promise<string> {
+  private api(): APIGatewayClient {
+    this.client ??= captureClient(new APIGatewayClient({}));
+    return this.client;
+  }
+
+  /** The plan's id, looked up by name once per process (its id would make the functions depend on the stage: a cycle). */
+  private async usagePlanId(): Promise<string> {
     if (this.planId) return this.planId;
     let position: string | undefined;
     do {
-      const page = await client.send(new GetUsagePlansCommand({ position, limit: 500 }));
+      const page = await this.api().send(new GetUsagePlansCommand({ position, limit: 500 }));
       const plan = page.items?.find((p) => p.name === this.usagePlanName);
       if (plan?.id) {
         this.planId = plan.id;
@@ -38,19 +55,30 @@ class ApiGatewayUsageKeys implements UsageKeyProvisioner {
     throw new Error(`usage plan ${this.usagePlanName} not found`);
   }
 
-  async create(workspaceId: string): Promise<UsageKey> {
-    const client = captureClient(new APIGatewayClient({}));
+  async make(slot: number): Promise<UsageKey> {
+    let made: UsageKey | undefined;
     try {
-      const usagePlanId = await this.usagePlanId(client);
+      const usagePlanId = await this.usagePlanId();
       const value = randomBytes(30).toString('base64url');
-      const key = await client.send(
-        new CreateApiKeyCommand({ name: `geoplane-ws-${workspaceId}`, enabled: true, value }),
+      const key = await this.api().send(
+        new CreateApiKeyCommand({
+          name: slotKeyName(this.usagePlanName, slot),
+          description:
+            'GeoPlane usage key (rate limits of the workspaces of one pool slot); not a credential.',
+          enabled: true,
+          value,
+          tags: { [USAGE_KEY_TAG]: this.usagePlanName },
+        }),
       );
-      const id = key.id as string;
-      await client.send(new CreateUsagePlanKeyCommand({ usagePlanId, keyId: id, keyType: 'API_KEY' }));
-      return { id, value };
+      made = { id: key.id as string, value };
+      await this.api().send(
+        new CreateUsagePlanKeyCommand({ usagePlanId, keyId: made.id, keyType: 'API_KEY' }),
+      );
+      return made;
     } catch (error) {
-      logger.error('usage key provisioning failed', errorFields(error));
+      logger.error('usage key provisioning failed', { slot, ...errorFields(error) });
+      // A key made but not in the plan meters nothing: it goes again (else the sweep deletes it).
+      if (made) await this.discard(made.id).catch(() => undefined);
       throw new UnavailableError(
         'usage_keys_unavailable',
         'Rate-limit keys could not be provisioned; retry shortly.',
@@ -60,20 +88,54 @@ class ApiGatewayUsageKeys implements UsageKeyProvisioner {
     }
   }
 
-  async remove(id: string): Promise<void> {
-    await captureClient(new APIGatewayClient({}))
-      .send(new DeleteApiKeyCommand({ apiKey: id }))
-      .catch((error: unknown) => {
-        // A leftover key only costs a slot in the usage plan; the workspace is gone either way.
-        logger.warn('usage key not removed', { usage_key_id: id, ...errorFields(error) });
+  async discard(id: string): Promise<void> {
+    try {
+      await this.api().send(new DeleteApiKeyCommand({ apiKey: id }));
+    } catch (error) {
+      if ((error as { name?: string }).name === 'NotFoundException') return;
+      logger.warn('usage key not deleted; the sweep deletes it later', {
+        usage_key_id: id,
+        ...errorFields(error),
       });
+      throw error;
+    }
+  }
+
+  /** Every key this deployment made (names start with the plan's, and the tag says so), without values. */
+  async list(): Promise<FoundKey[]> {
+    const found: FoundKey[] = [];
+    let position: string | undefined;
+    do {
+      const page = await this.api().send(
+        new GetApiKeysCommand({ position, limit: 500, nameQuery: this.usagePlanName, includeValues: false }),
+      );
+      for (const key of page.items ?? []) {
+        if (key.id && key.tags?.[USAGE_KEY_TAG] === this.usagePlanName)
+          found.push({ id: key.id, createdAt: key.createdDate ?? new Date(0) });
+      }
+      position = page.position;
+    } while (position);
+    return found;
   }
 }
 
-const none: UsageKeyProvisioner = { create: async () => undefined, remove: async () => {} };
+/**
+ * Where there are no usage plans (the local host): a slot's key is only its value, which the local
+ * gateway meters by (it decides as API Gateway would, by `usageIdentifierKey` alone).
+ */
+export const localUsageKeys: UsageKeyMaker = {
+  make: async (slot) => ({ id: `local-slot-${slot}`, value: `geoplane-local-usage-key-${slot}` }),
+  discard: async () => {},
+};
 
-/** The provisioner of this deployment. */
-export function usageKeys(): UsageKeyProvisioner {
+/** The key maker of this deployment. */
+export function usageKeyMaker(): UsageKeyMaker {
   const planName = config().USAGE_PLAN_NAME;
-  return planName ? new ApiGatewayUsageKeys(planName) : none;
+  return planName ? new ApiGatewayUsageKeys(planName) : localUsageKeys;
+}
+
+/** The keys the sweep looks through: API Gateway's, or none where there are no usage plans. */
+export function usageKeyInventory(): UsageKeyInventory {
+  const planName = config().USAGE_PLAN_NAME;
+  return planName ? new ApiGatewayUsageKeys(planName) : { list: async () => [], discard: async () => {} };
 }

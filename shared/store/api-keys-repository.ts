@@ -33,7 +33,7 @@ function toApiKey(item: Record<string, unknown>): ApiKey {
 
 /** DynamoDB implementation of the API key port. */
 export class DynamoApiKeyRepository extends DynamoRepository implements ApiKeyRepository {
-  async create(key: ApiKey, usageKey?: string): Promise<void> {
+  async create(key: ApiKey): Promise<void> {
     const credential: ApiKeyCredential = {
       key_id: key.id,
       workspace_id: key.workspace_id,
@@ -42,7 +42,6 @@ export class DynamoApiKeyRepository extends DynamoRepository implements ApiKeyRe
       expires_at: key.expires_at,
       name: key.name,
       owner_name: key.owner_name,
-      ...(usageKey ? { usage_key: usageKey } : {}),
     };
     // A key that expires carries the table's TTL on both items (ADR 0093): authentication refuses it
     // at once; the table removes its hash item then and its record after the retention.

@@ -17,8 +17,10 @@ import type { Page } from '../domain/page.ts';
 import { type ChangeContext, currentChange } from './change-context.ts';
 import { documentClient, type StoreClient, tableName } from './client.ts';
 import { ConditionFailed, storeCall } from './errors.ts';
-import { type Expression, getItem, listingPage, queryIndexPage, withoutKeys } from './items.ts';
+import { type Expression, getItem, listingPage, withoutKeys } from './items.ts';
 import { describeKey, type EntityRef, entities, type Key, keys, parseKey } from './keys.ts';
+import { mergedIndexPage } from './merged-listing.ts';
+import { decodeCursor, encodeCursor } from './paging.ts';
 import { attributes, itemAbsent, itemExists } from './table.ts';
 
 /*
@@ -324,6 +326,27 @@ function windowOf(filter: AuditFilter): { from: string; to: string } {
 /** Pages read to fill a filtered page before answering a short one with a cursor. */
 const FILL_ROUNDS = 5;
 
+/**
+ * The position a global listing's cursor holds (ADR 0113): the sort key of the last record
+ * returned. A cursor from before the shards (the unsharded partition's `LastEvaluatedKey`, ADR
+ * 0097) still resumes where it was: its sort key is the same position.
+ */
+function globalPosition(cursor: string | undefined): string | undefined {
+  if (cursor === undefined) return undefined;
+  let position: Record<string, string> | undefined;
+  try {
+    position = decodeCursor(cursor, { [attributes.gsi1sk]: true });
+  } catch {
+    position = decodeCursor(cursor, {
+      [attributes.pk]: { prefix: keys.auditPartitionPrefix },
+      [attributes.sk]: true,
+      [attributes.gsi1pk]: { equals: keys.auditUnshardedPartition },
+      [attributes.gsi1sk]: true,
+    });
+  }
+  return position?.[attributes.gsi1sk];
+}
+
 /** The audit trail in the single table (ADR 0094). */
 export class DynamoAuditTrail implements AuditTrail, RefusalLog {
   constructor(
@@ -344,16 +367,23 @@ export class DynamoAuditTrail implements AuditTrail, RefusalLog {
     const options = { fillRounds: FILL_ROUNDS, ...(filterExpression ? { filter: filterExpression } : {}) };
     // Newest first: each next page is the key range up to the cursor's sort key (ADR 0097).
     if (scope === 'all') {
-      const page = await queryIndexPage(
+      // Every shard of the global listing and the unsharded partition, merged (ADR 0113).
+      const page = await mergedIndexPage(
         this.db,
         this.table,
-        keys.auditListingPartition,
+        {
+          partitions: keys.auditListingPartitions,
+          range,
+          backwards: true,
+          ...(filterExpression ? { filter: filterExpression } : {}),
+        },
         limit,
-        cursor,
-        { pk: { prefix: keys.auditPartitionPrefix }, sk: true },
-        { ...options, range, backwards: true },
+        globalPosition(cursor),
       );
-      return { items: page.items.map(readAuditRecord), nextCursor: page.nextCursor };
+      return {
+        items: page.items.map(readAuditRecord),
+        nextCursor: encodeCursor(page.next ? { [attributes.gsi1sk]: page.next } : undefined),
+      };
     }
     const partition = keys.auditPartition(scope.workspaceId);
     const page = await listingPage(

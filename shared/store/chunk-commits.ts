@@ -54,6 +54,8 @@ export interface LedgerTable<Op> {
   units: WriteUnits;
   /** Written with the failure (e.g. a counter the operation held). */
   failureItems?: (op: Op) => TransactItem[];
+  /** Attributes the failure removes from the operation item (an index only active work is on). */
+  failureRemoves?: string;
 }
 
 /** The operation item as the engine's ledger. */
@@ -145,7 +147,7 @@ export class DynamoOperationLedger<Op extends WorkflowOperation> implements Oper
         Update: {
           TableName: this.t.table,
           Key: this.t.key(op.id),
-          UpdateExpression: 'SET #s = :failed, last_error = :error, updated_at = :now',
+          UpdateExpression: `SET #s = :failed, last_error = :error, updated_at = :now${this.t.failureRemoves ? ` REMOVE ${this.t.failureRemoves}` : ''}`,
           ConditionExpression: '#s IN (:pending, :running) AND attempt_count = :attempt',
           ExpressionAttributeNames: { '#s': 'status' },
           ExpressionAttributeValues: {

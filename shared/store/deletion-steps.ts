@@ -15,14 +15,13 @@ import {
   type StoredItem,
 } from '../domain/deletion-phases.ts';
 import type { LayerGroup } from '../domain/layer-groups.ts';
-import type { UsageKeyProvisioner } from '../domain/usage-keys.ts';
 import type { WorkflowLog } from '../domain/workflow-log.ts';
 import type { DeletionWorkflowSteps } from '../domain/workflows.ts';
 import { DynamoOperationLedger, prefixChunks, WriteUnits } from './chunk-commits.ts';
 import { documentClient, tableName } from './client.ts';
 import { countedWorkspaceEntities, dependentGroupClosure } from './deletion-plans.ts';
 import { removeGroup, removeService, removeWorkspace } from './deletion-targets.ts';
-import { activeDeletionsChange, toOperation } from './deletions-repository.ts';
+import { activeDeletionsChange, activeIndexRemoval, toOperation } from './deletions-repository.ts';
 import { batchDeleteKeys, batchGetItems } from './items.ts';
 import { keyOf, keys } from './keys.ts';
 import { DynamoSettingsRepository } from './settings-repository.ts';
@@ -41,7 +40,7 @@ export class DynamoDeletionWorkflowStore
 {
   private readonly settings = new DynamoSettingsRepository();
 
-  constructor(private readonly usageKeys?: UsageKeyProvisioner) {
+  constructor() {
     const table = tableName();
     super({
       db: documentClient(),
@@ -52,6 +51,8 @@ export class DynamoDeletionWorkflowStore
       // A failed service deletion stops counting as active: its workspace stops waiting for it.
       failureItems: (op) =>
         op.scope === 'service' ? [activeDeletionsChange(table, op.workspace_id, -1).item] : [],
+      // Failed is final until a retry: off the sweep's active index in the same write (ADR 0113).
+      failureRemoves: activeIndexRemoval,
     });
   }
 
@@ -92,7 +93,7 @@ export class DynamoDeletionWorkflowStore
 
   async removeTarget(op: DeletionRun): Promise<void> {
     if (op.scope === 'service') await removeService(this.db, this.table, this.t.units, op);
-    else await removeWorkspace(this.db, this.table, this.t.units, op, this.usageKeys);
+    else await removeWorkspace(this.db, this.table, this.t.units, op);
   }
 
   /** Where a collection's items are and how they go. */
@@ -195,8 +196,8 @@ export class DynamoDeletionWorkflowStore
 export class DeletionSteps implements DeletionWorkflowSteps {
   private readonly workflow;
 
-  constructor(usageKeys?: UsageKeyProvisioner, log?: WorkflowLog) {
-    this.workflow = deletionWorkflow(new DynamoDeletionWorkflowStore(usageKeys), log);
+  constructor(log?: WorkflowLog) {
+    this.workflow = deletionWorkflow(new DynamoDeletionWorkflowStore(), log);
   }
 
   begin(id: string, attempt: number): Promise<void> {

@@ -6,11 +6,10 @@
 import { CorruptItemError, StaleExecutionError } from '../domain/chunked-workflow.ts';
 import type { DeletionRun } from '../domain/deletion-phases.ts';
 import type { LayerGroup } from '../domain/layer-groups.ts';
-import type { UsageKeyProvisioner } from '../domain/usage-keys.ts';
 import { TransientError } from '../domain/workflows.ts';
 import { transient, type WriteUnits } from './chunk-commits.ts';
 import type { StoreClient } from './client.ts';
-import { activeDeletionsChange, toOperation } from './deletions-repository.ts';
+import { activeDeletionsChange, activeIndexRemoval, toOperation } from './deletions-repository.ts';
 import { ConditionFailed } from './errors.ts';
 import { getItem, writeUnits } from './items.ts';
 import { keys } from './keys.ts';
@@ -77,8 +76,8 @@ function completion(table: string, units: WriteUnits, op: DeletionRun, now: stri
     Update: {
       TableName: table,
       Key: keys.deletion(op.id),
-      UpdateExpression:
-        'SET #s = :completed, phase = :done, completed_at = :now, updated_at = :now, progress.deleted = progress.deleted + :one, write_units = if_not_exists(write_units, :zero) + :w REMOVE checkpoint_from, checkpoint_to',
+      // Finished: off the sweep's active index in the same write (ADR 0113).
+      UpdateExpression: `SET #s = :completed, phase = :done, completed_at = :now, updated_at = :now, progress.deleted = progress.deleted + :one, write_units = if_not_exists(write_units, :zero) + :w REMOVE checkpoint_from, checkpoint_to, ${activeIndexRemoval}`,
       ConditionExpression: 'phase = :target AND #s = :running',
       ExpressionAttributeNames: { '#s': 'status' },
       ExpressionAttributeValues: {
@@ -165,16 +164,8 @@ export async function removeService(db: StoreClient, table: string, units: Write
   ]);
 }
 
-/** The workspace's usage key, then the workspace item and its name marker. */
-export async function removeWorkspace(
-  db: StoreClient,
-  table: string,
-  units: WriteUnits,
-  op: DeletionRun,
-  usageKeys: UsageKeyProvisioner | undefined,
-) {
-  const workspace = await getItem(db, table, keys.workspace(op.workspace_id));
-  if (workspace?.usage_key_id) await usageKeys?.remove(workspace.usage_key_id as string);
+/** The workspace item and its name marker (its usage key is a pool's, shared: ADR 0111). */
+export async function removeWorkspace(db: StoreClient, table: string, units: WriteUnits, op: DeletionRun) {
   await finish(db, table, units, op, [
     {
       Delete: {

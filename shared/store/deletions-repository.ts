@@ -1,3 +1,4 @@
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   type DeletionFilter,
   type DeletionOperation,
@@ -11,7 +12,7 @@ import type { Page } from '../domain/page.ts';
 import type { Service } from '../domain/services.ts';
 import type { Workspace } from '../domain/workspaces.ts';
 import { planService, planWorkspace } from './deletion-plans.ts';
-import { ConditionFailed } from './errors.ts';
+import { ConditionFailed, conditionalWrite, storeCall } from './errors.ts';
 import {
   batchGetItems,
   DynamoRepository,
@@ -25,7 +26,7 @@ import {
 } from './items.ts';
 import { entities, type Key, keys, parseKey } from './keys.ts';
 import { counterDeletes } from './plan-counters.ts';
-import { itemAbsent, itemExists } from './table.ts';
+import { attributes, gsi2, itemAbsent, itemExists } from './table.ts';
 import {
   activeCheck,
   concurrentModification,
@@ -34,6 +35,21 @@ import {
   transact,
   unguarded,
 } from './transactions.ts';
+
+/** What the write that finishes a deletion removes: its entry on the sweep's active index (ADR 0113). */
+export const activeIndexRemoval = `${attributes.gsi2pk}, ${attributes.gsi2sk}`;
+
+/** A deletion that is still active (the sweep's and the resume's concern). */
+const ACTIVE_FILTER = {
+  expression: '#s IN (:pending, :running)',
+  names: { '#s': 'status' },
+  values: { ':pending': 'pending', ':running': 'running' },
+};
+
+/** How long after the active index was completed recent deletions are checked for an entry (ADR 0113). */
+const LEGACY_GRACE_MS = 24 * 3600_000;
+/** How far before that moment the check reaches (a previous version's function still serving). */
+const LEGACY_LOOKBACK_MS = 3600_000;
 
 export function toOperation(item: Record<string, unknown>): DeletionOperation {
   return withoutKeys(item) as unknown as DeletionOperation;
@@ -73,6 +89,8 @@ export class DynamoDeletionRepository extends DynamoRepository implements Deleti
       putNew(this.table, {
         ...keys.deletion(op.id),
         ...keys.deletionListing(op.created_at, op.id),
+        // On the sweep's index while active (ADR 0113): it starts pending.
+        ...keys.deletionActive(op.created_at, op.id),
         entity: entities.deletion,
         ...op,
       }),
@@ -341,21 +359,89 @@ export class DynamoDeletionRepository extends DynamoRepository implements Deleti
     return { items: page.items.map(toOperation), nextCursor: page.nextCursor };
   }
 
-  /** The operations left pending or running (a host resumes them when it starts). */
+  /**
+   * The operations left pending or running (the sweep; a host resumes them when it starts): the
+   * sparse index GSI2, which holds only those (ADR 0113), so finished ones cost nothing.
+   */
   async unfinished(visit: (operation: DeletionOperation) => Promise<void>): Promise<void> {
+    await this.indexUnindexedActive();
     await queryPages(
       this.db,
-      queryInput(this.table, indexCondition(keys.deletionListingPartition), {
-        filter: {
-          expression: '#s IN (:pending, :running)',
-          names: { '#s': 'status' },
-          values: { ':pending': 'pending', ':running': 'running' },
+      queryInput(
+        this.table,
+        {
+          IndexName: gsi2,
+          KeyConditionExpression: `${attributes.gsi2pk} = :pk`,
+          ExpressionAttributeValues: { ':pk': keys.deletionActivePartition },
         },
-      }),
+        // The index is eventually consistent: an operation finished a moment ago may still be there.
+        { filter: ACTIVE_FILTER },
+      ),
       async (items) => {
         for (const item of items) await visit(toOperation(item));
         return true;
       },
+    );
+  }
+
+  /**
+   * Puts on the active index the operations a version without it left active (ADR 0113): on the
+   * first call, every active one on the DELETIONS listing (then the `deletionActiveIndexed` mark
+   * is written); for a day after the mark, those created from an hour before it, which a function
+   * of the previous version may still have started during the deploy. Afterwards: one GetItem.
+   */
+  private async indexUnindexedActive(): Promise<void> {
+    const mark = await this.get(keys.deletionActiveIndexed());
+    const markedAt = typeof mark?.at === 'string' ? Date.parse(mark.at) : undefined;
+    const now = Date.now();
+    if (markedAt !== undefined && now - markedAt > LEGACY_GRACE_MS) return;
+    const since = markedAt === undefined ? undefined : new Date(markedAt - LEGACY_LOOKBACK_MS).toISOString();
+    const range = since === undefined ? undefined : { from: since, to: '~' };
+    await queryPages(
+      this.db,
+      queryInput(this.table, indexCondition(keys.deletionListingPartition), {
+        filter: {
+          expression: `${ACTIVE_FILTER.expression} AND attribute_not_exists(${attributes.gsi2pk})`,
+          names: ACTIVE_FILTER.names,
+          values: ACTIVE_FILTER.values,
+        },
+      }),
+      async (items) => {
+        for (const item of items) await this.indexActive(toOperation(item));
+        return true;
+      },
+      { seek: { index: true, partition: keys.deletionListingPartition, ...(range ? { range } : {}) } },
+    );
+    if (markedAt === undefined) {
+      await storeCall(() =>
+        this.db.send(
+          new PutCommand({
+            TableName: this.table,
+            Item: {
+              ...keys.deletionActiveIndexed(),
+              entity: entities.deletionActiveIndexed,
+              at: new Date(now).toISOString(),
+            },
+          }),
+        ),
+      );
+    }
+  }
+
+  /** Puts one operation on the active index, only while it is still active and not on it yet. */
+  private async indexActive(op: DeletionOperation): Promise<void> {
+    const entry = keys.deletionActive(op.created_at, op.id);
+    await conditionalWrite(() =>
+      this.db.send(
+        new UpdateCommand({
+          TableName: this.table,
+          Key: keys.deletion(op.id),
+          UpdateExpression: `SET ${attributes.gsi2pk} = :apk, ${attributes.gsi2sk} = :ask`,
+          ConditionExpression: `${ACTIVE_FILTER.expression} AND attribute_not_exists(${attributes.gsi2pk})`,
+          ExpressionAttributeNames: ACTIVE_FILTER.names,
+          ExpressionAttributeValues: { ...ACTIVE_FILTER.values, ':apk': entry.GSI2PK, ':ask': entry.GSI2SK },
+        }),
+      ),
     );
   }
 
@@ -373,7 +459,8 @@ export class DynamoDeletionRepository extends DynamoRepository implements Deleti
           Update: {
             TableName: this.table,
             Key: keys.deletion(op.id),
-            UpdateExpression: 'SET #s = :pending, attempt_count = :n, updated_at = :now REMOVE last_error',
+            // Active again: back on the sweep's index (ADR 0113).
+            UpdateExpression: `SET #s = :pending, attempt_count = :n, updated_at = :now, ${attributes.gsi2pk} = :apk, ${attributes.gsi2sk} = :ask REMOVE last_error`,
             // Failed, or (as read) active without progress since :stale — a stalled execution.
             ConditionExpression:
               op.status === 'failed'
@@ -385,6 +472,8 @@ export class DynamoDeletionRepository extends DynamoRepository implements Deleti
               ':n': next.attempt_count,
               ':prev': op.attempt_count,
               ':now': now,
+              ':apk': keys.deletionActive(op.created_at, op.id).GSI2PK,
+              ':ask': keys.deletionActive(op.created_at, op.id).GSI2SK,
               ...(op.status === 'failed'
                 ? { ':failed': 'failed' }
                 : {

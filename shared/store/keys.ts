@@ -16,9 +16,28 @@ const ROLE_PARTITION = 'ROLE#';
 const ROLE = 'ROLE';
 const TILE_MATRIX_SET = 'TMS';
 const AUDIT_PARTITION = 'AUDIT#';
+/** The global audit listing before it was sharded (ADR 0113): still read, never written. */
 const AUDIT_LISTING = 'AUDIT';
+/**
+ * Shards of the global audit listing (ADR 0113): GSI1 partitions `AUDIT#<n>`, n < 16, chosen by
+ * a hash of the record id, so no single index partition takes every audited write.
+ */
+const AUDIT_SHARDS = 16;
+
+/** FNV-1a (32 bit) of a string: a fixed, cheap spread of ids over shards. */
+function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash;
+}
 /** Deletion-plan counters (ADR 0101); no entity prefix of `describeKey` starts like this. */
 const PLAN_COUNT = 'PLANCOUNT#';
+/** The usage-key pool (ADR 0111): its assignment counter and one item per slot. */
+const USAGE_KEYS_PARTITION = 'USAGEKEYS';
+const USAGE_KEY_SLOT = 'SLOT#';
 
 /** The partition of everything that belongs to a workspace. */
 const ws = (workspaceId: string) => `${WORKSPACE_PARTITION}${workspaceId}`;
@@ -183,6 +202,20 @@ export const keys = {
   /** GSI1 entry that lists deletion operations, newest first. */
   deletionListing: (createdAt: string, id: string) => ({ GSI1PK: 'DELETIONS', GSI1SK: `${createdAt}#${id}` }),
   deletionListingPartition: 'DELETIONS',
+  /**
+   * GSI2 entry of a deletion while it is pending or running, removed by the write that finishes
+   * it (ADR 0113): what the sweep and a restarting host read, so finished deletions cost nothing.
+   */
+  deletionActive: (createdAt: string, id: string) => ({
+    GSI2PK: 'DELETIONS#ACTIVE',
+    GSI2SK: `${createdAt}#${id}`,
+  }),
+  deletionActivePartition: 'DELETIONS#ACTIVE',
+  /**
+   * Written once every deletion left active by a version without GSI2 is on it (ADR 0113);
+   * `at` says when, for the grace window that catches deletions the previous version still starts.
+   */
+  deletionActiveIndexed: (): Key => ({ PK: 'DELETIONS', SK: 'ACTIVEINDEXED' }),
   /** How many service deletions run in a workspace (`count`); a workspace deletion waits for zero. */
   activeDeletions: (workspaceId: string): Key => ({ PK: ws(workspaceId), SK: 'ACTIVEDELETIONS' }),
   /** An import job of a workspace (ids are time-ordered: the prefix lists them by creation). */
@@ -226,8 +259,28 @@ export const keys = {
     SK: `~REFUSALS#${kind}#${window}`,
   }),
   /** GSI1 entry that lists every audit record, whatever its scope (the global trail). */
-  auditListing: (at: string, id: string) => ({ GSI1PK: AUDIT_LISTING, GSI1SK: `${at}#${id}` }),
-  auditListingPartition: AUDIT_LISTING,
+  auditListing: (at: string, id: string) => ({
+    GSI1PK: `${AUDIT_LISTING}#${fnv1a(id) % AUDIT_SHARDS}`,
+    GSI1SK: `${at}#${id}`,
+  }),
+  /**
+   * Every GSI1 partition of the global audit listing (ADR 0113): the shards, then the unsharded
+   * partition the records written before the shards still sit on.
+   */
+  auditListingPartitions: [
+    ...Array.from({ length: AUDIT_SHARDS }, (_, n) => `${AUDIT_LISTING}#${n}`),
+    AUDIT_LISTING,
+  ] as readonly string[],
+  auditUnshardedPartition: AUDIT_LISTING,
+  /** The assignment counter of the usage-key pool (`next`: how many workspaces were assigned, ADR 0111). */
+  usageKeyCounter: (): Key => ({ PK: USAGE_KEYS_PARTITION, SK: 'COUNTER' }),
+  /** The key recorded for one slot of the usage-key pool (slot numbers padded, so the partition lists in slot order). */
+  usageKeySlot: (slot: number): Key => ({
+    PK: USAGE_KEYS_PARTITION,
+    SK: `${USAGE_KEY_SLOT}${String(slot).padStart(6, '0')}`,
+  }),
+  usageKeySlotPartition: USAGE_KEYS_PARTITION,
+  usageKeySlotPrefix: USAGE_KEY_SLOT,
   /** A whole partition (`WS#…`) from the start, for the sweep of a workspace deletion. */
   partitionStart: '',
   /**
@@ -295,12 +348,15 @@ export const entities = {
   mosaicGranule: 'MosaicGranule',
   deletion: 'DeletionOperation',
   activeDeletions: 'ActiveDeletions',
+  deletionActiveIndexed: 'DeletionActiveIndexed',
   importJob: 'ImportJob',
   importEvent: 'ImportEvent',
   importUsage: 'ImportUsage',
   auditRecord: 'AuditRecord',
   auditRefusalTally: 'AuditRefusalTally',
   planCounter: 'PlanCounter',
+  usageKeyCounter: 'UsageKeyCounter',
+  usageKeySlot: 'UsageKeySlot',
 } as const;
 
 /** A catalog entity a key names (ADR 0094): what an audit record and a catalog event report. */

@@ -15,6 +15,7 @@ import { DynamoStyleAssetRepository } from './style-assets-repository.ts';
 import { DynamoStyleRepository } from './styles-repository.ts';
 import { DynamoTargetLookup } from './target-lookup.ts';
 import { DynamoTileMatrixSetRepository } from './tile-matrix-sets-repository.ts';
+import { DynamoUsageKeySlotRepository } from './usage-key-slots-repository.ts';
 import { DynamoWorkspaceRepository } from './workspaces-repository.ts';
 
 let workspaces: DynamoWorkspaceRepository | undefined;
@@ -143,4 +144,12 @@ let audit: DynamoAuditTrail | undefined;
 export function auditTrail(): DynamoAuditTrail {
   audit ??= new DynamoAuditTrail({ days: config().AUDIT_RETENTION_DAYS });
   return audit;
+}
+
+let usageKeySlots: DynamoUsageKeySlotRepository | undefined;
+
+/** The slots of the usage-key pool (one per process; ADR 0111). */
+export function usageKeySlotRepository(): DynamoUsageKeySlotRepository {
+  usageKeySlots ??= new DynamoUsageKeySlotRepository();
+  return usageKeySlots;
 }

@@ -15,6 +15,15 @@ export const tableDefinition = {
       partitionKey: 'GSI1PK',
       sortKey: 'GSI1SK',
     },
+    {
+      /**
+       * Sparse: only deletions still pending or running carry `GSI2PK` (ADR 0113), so the sweep
+       * reads the active ones, never the whole history (GSI1 already lists every deletion).
+       */
+      indexName: 'GSI2',
+      partitionKey: 'GSI2PK',
+      sortKey: 'GSI2SK',
+    },
   ],
 } as const;
 
@@ -45,7 +54,7 @@ export function createTableInput(tableName: string) {
   };
 }
 
-const [gsi1Definition] = tableDefinition.globalSecondaryIndexes;
+const [gsi1Definition, gsi2Definition] = tableDefinition.globalSecondaryIndexes;
 
 /** The key attributes' names, for expressions (never spelled out elsewhere). */
 export const attributes = {
@@ -53,6 +62,8 @@ export const attributes = {
   sk: tableDefinition.sortKey,
   gsi1pk: gsi1Definition.partitionKey,
   gsi1sk: gsi1Definition.sortKey,
+  gsi2pk: gsi2Definition.partitionKey,
+  gsi2sk: gsi2Definition.sortKey,
 } as const;
 
 /** Every key attribute of the table and its indexes (what a stored item carries beside the entity's fields). */
@@ -60,6 +71,9 @@ export const keyAttributes: readonly string[] = Object.values(attributes);
 
 /** The index of the named listings. */
 export const gsi1 = gsi1Definition.indexName;
+
+/** The sparse index of active deletions (ADR 0113). */
+export const gsi2 = gsi2Definition.indexName;
 
 /** Conditions on an item's existence (its partition key is present exactly when the item exists). */
 export const itemExists = `attribute_exists(${attributes.pk})`;

@@ -19,7 +19,7 @@ import {
 const workspaceFields = [
   'claim_mapping_count',
   'deletion_id',
-  'usage_key_id',
+  'usage_slot',
   'usage_key',
   'id',
   'name',

@@ -5,7 +5,6 @@ import { recordWorkflowOutcome } from '../log/metrics.ts';
 import { runInChange } from '../store/change-context.ts';
 import { DeletionSteps } from '../store/deletion-steps.ts';
 import { workflowStarter as configuredStarter } from '../workflows/starter.ts';
-import { usageKeys } from './usage-keys.ts';
 
 /** The configured workflow starter: Step Functions when deployed, else the local runner. */
 export function workflowStarter(): WorkflowStarter {
@@ -17,7 +16,7 @@ export function workflowStarter(): WorkflowStarter {
  * units of their own operation (the local host runs several executions in one process).
  */
 export function deletionSteps(): DeletionWorkflowSteps {
-  return new DeletionSteps(usageKeys(), workflowLog());
+  return new DeletionSteps(workflowLog());
 }
 
 /** The domain's workflow log port on the logger (ADR 0090) and the outcome metrics (ADR 0092). */

@@ -14,8 +14,10 @@ interface Seen {
 }
 
 const ACCESS_LINE = /^access (\S+) (\S+) (\d{3}) (\d+)ms (\S+)$/;
-/** A CloudWatch Embedded Metric Format document (ADR 0092). */
+/** A CloudWatch Embedded Metric Format document: none is ever written (ADR 0115). */
 const EMF_LINE = /"_aws":\{"Timestamp":\d+,"CloudWatchMetrics"/;
+/** The line a finished request writes where measurements are on (ADR 0092, 0115). */
+const MEASURED_LINE = /"message":"request measured"/;
 
 describe('the local host’s logs (ADR 0090)', () => {
   let host: HostProcess;
@@ -165,9 +167,10 @@ describe('the local host’s logs (ADR 0090)', () => {
     expect(JSON.stringify(warn?.error.causes)).toMatch(/ECONNREFUSED/);
   });
 
-  it('prints no EMF metric lines: the local host turns metrics off (ADR 0092)', () => {
+  it('prints no EMF metric lines nor request measurements: the local host turns them off (ADR 0092)', () => {
     expect(seen.length).toBeGreaterThan(5);
     expect(host.output()).not.toMatch(EMF_LINE);
+    expect(host.output()).not.toMatch(MEASURED_LINE);
   });
 
   it('prints none of the secrets the requests carried or received', () => {
@@ -182,7 +185,7 @@ describe('the local host’s logs (ADR 0090)', () => {
   });
 });
 
-describe('the local host’s metrics when the operator asks for them (ADR 0092)', () => {
+describe('the local host’s request measurements when the operator asks for them (ADR 0092, 0115)', () => {
   let host: HostProcess;
 
   beforeAll(async () => {
@@ -194,7 +197,7 @@ describe('the local host’s metrics when the operator asks for them (ADR 0092)'
     host?.cleanup();
   });
 
-  it('prints one EMF line per request with POWERTOOLS_METRICS_DISABLED=false', async () => {
+  it('prints one measurement line per request, and no EMF, with POWERTOOLS_METRICS_DISABLED=false', async () => {
     const res = await call('GET', '/workspaces?limit=1', {
       headers: { 'X-API-Key': host.apiKey as string },
       baseUrl: host.url,
@@ -207,7 +210,7 @@ describe('the local host’s metrics when the operator asks for them (ADR 0092)'
       docs = host
         .output()
         .split('\n')
-        .filter((l) => EMF_LINE.test(l))
+        .filter((l) => MEASURED_LINE.test(l))
         .map((l) => JSON.parse(l) as Record<string, unknown>);
       if (docs.length === 0) await new Promise((r) => setTimeout(r, 100));
     }
@@ -216,9 +219,11 @@ describe('the local host’s metrics when the operator asks for them (ADR 0092)'
       expect.objectContaining({
         operation: 'listWorkspaces',
         service: 'geoplane-local',
-        Requests: 1,
-        '4xx': 0,
+        status: 200,
+        status_class: '2xx',
+        throttled: false,
       }),
     ]);
+    expect(host.output()).not.toMatch(EMF_LINE);
   });
 });

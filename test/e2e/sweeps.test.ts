@@ -78,6 +78,7 @@ describe('the local host sweeps', () => {
         Item: {
           ...keys.deletion(id),
           ...keys.deletionListing(createdAt, id),
+          ...keys.deletionActive(createdAt, id),
           entity: entities.deletion,
           id,
           scope: 'service',

@@ -1,8 +1,10 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { localIssuer } from '../../infra/local/files.ts';
 import { routes } from '../../shared/api/routes.ts';
+import { ROLES_CLAIM } from '../../shared/auth/authenticate.ts';
 import { type ApiResponse, asSuperAdmin, call, uniqueName } from '../support/client.ts';
-import { createKey, createWorkspace, expectError, withKey } from '../support/fixtures.ts';
+import { bearer, createKey, createWorkspace, expectError, token, withKey } from '../support/fixtures.ts';
 import { type HostProcess, startHostProcess } from '../support/host-process.ts';
 
 const MiB = 1024 * 1024;
@@ -266,15 +268,19 @@ describe('a host with a low rate limit and a small body limit', () => {
     host?.cleanup();
   });
 
-  it('answers 429 with Retry-After once the burst is spent, per usage key, and serves again later', async () => {
+  it("answers 429 with Retry-After once a workspace's burst is spent, per workspace, and serves again later", async () => {
     // Prepare
-    const throttled = await createKey((await createWorkspace()).id, 'viewer');
-    const bystander = await createKey((await createWorkspace()).id, 'viewer');
+    const throttledWs = (await createWorkspace()).id;
+    const bystanderWs = (await createWorkspace()).id;
+    const throttled = await createKey(throttledWs, 'viewer');
+    const bystander = await createKey(bystanderWs, 'viewer');
     // Act
     const burst = await Promise.all(
-      Array.from({ length: 6 }, () => on('GET', '/auth/me', { headers: withKey(throttled.key) })),
+      Array.from({ length: 6 }, () =>
+        on('GET', `/workspaces/${throttledWs}`, { headers: withKey(throttled.key) }),
+      ),
     );
-    const other = await on('GET', '/auth/me', { headers: withKey(bystander.key) });
+    const other = await on('GET', `/workspaces/${bystanderWs}`, { headers: withKey(bystander.key) });
     // Assess
     const ok = burst.filter((r) => r.status === 200);
     const limited = burst.filter((r) => r.status === 429);
@@ -289,7 +295,39 @@ describe('a host with a low rate limit and a small body limit', () => {
     expect(other.status).toBe(200);
     const retryAfter = Number(limited[0]?.headers['retry-after']);
     await new Promise((r) => setTimeout(r, retryAfter * 1000 + 200));
-    expect((await on('GET', '/auth/me', { headers: withKey(throttled.key) })).status).toBe(200);
+    expect((await on('GET', `/workspaces/${throttledWs}`, { headers: withKey(throttled.key) })).status).toBe(
+      200,
+    );
+  });
+
+  it("meters token and session callers on the path's workspace, so two workspaces never share a bucket, and global calls on the global key (ADR 0111)", async () => {
+    // Prepare: one person, a viewer of two workspaces, with a token of this host's issuer and a session.
+    const a = (await createWorkspace()).id;
+    const b = (await createWorkspace()).id;
+    const claims = { [ROLES_CLAIM]: { [a]: 'viewer', [b]: 'viewer' } };
+    const jwt = await (await localIssuer(host.dataDir)).sign(claims, 'metered-user', 600);
+    const login = await call('POST', '/auth/login', {
+      body: { token: await token({ workspaces: { [a]: 'viewer', [b]: 'viewer' } }) },
+    });
+    expect(login.status, login.text).toBe(201);
+    const session = {
+      Cookie: login.cookies.map((c) => c.split(';')[0]).join('; '),
+    };
+    // Act: the token spends A's burst; then the token and the session call B, and the session A.
+    const burst = await Promise.all(
+      Array.from({ length: 6 }, () => on('GET', `/workspaces/${a}`, { headers: bearer(jwt) })),
+    );
+    const tokenOnB = await on('GET', `/workspaces/${b}`, { headers: bearer(jwt) });
+    const sessionOnB = await on('GET', `/workspaces/${b}`, { headers: session });
+    const sessionOnA = await on('GET', `/workspaces/${a}`, { headers: session });
+    // Assess: A's bucket is spent for every credential, B's is untouched by A's traffic.
+    expect(burst.filter((r) => r.status === 429).length).toBeGreaterThanOrEqual(2);
+    expect(tokenOnB.status, tokenOnB.text).toBe(200);
+    expect(sessionOnB.status, sessionOnB.text).toBe(200);
+    expectError(sessionOnA, 429, 'rate_limited');
+    // A global call is not a workspace's: it is metered apart from A's spent bucket.
+    await new Promise((r) => setTimeout(r, 1100));
+    expect((await on('GET', '/auth/me', { headers: bearer(jwt) })).status).toBe(200);
   });
 
   it('applies MAX_BODY_BYTES from the environment: 413 over it, parsing at it', async () => {

@@ -1,30 +1,17 @@
-import { readFileSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bootstrapAdminsData } from '../../infra/constructs/bootstrap-admins.ts';
 import { stageConfigOf } from '../../infra/constructs/stage-config.ts';
-import { createGeoPlaneApp, type GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
+import type { GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
 import { actionsIn, asArray, logicalId, statementsOfRole } from './iam.ts';
-import { deploymentTemplate } from './templates.ts';
-
-const cdkContext = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'))
-  .context as Record<string, unknown>;
+import { cdkContext, synthesize } from './templates.ts';
 
 const admins = [
   { claim_name: 'email', claim_value: 'ops@example.com' },
   { claim_name: 'groups', claim_value: 'geoplane-admins' },
 ];
-
-function synthesize(context: Record<string, unknown> = {}) {
-  const { stack } = createGeoPlaneApp({
-    context: { ...cdkContext, ...context },
-    bundling: false,
-    builtinCloudFormationValidation: false,
-  });
-  return { stack, template: deploymentTemplate(stack) };
-}
 
 describe('bootstrapAdmins in the stage configuration', () => {
   const parse = (bootstrapAdmins: unknown) =>

@@ -71,12 +71,15 @@ describe('cdk-nag AwsSolutions checks', () => {
         'AwsSolutions-APIG3',
         'AwsSolutions-APIG4',
         'AwsSolutions-COG4',
-        'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+        // No account-wide API Gateway CloudWatch role by default (apiGatewayCloudWatchRole, ADR 0114),
+        // so no acknowledgment of its managed policy.
         'AwsSolutions-IAM5[Resource::*]',
         // The catalog events' dead-letter queue is the event source mapping's destination (ADR 0094).
         'AwsSolutions-SQS3',
         'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/apikeys/*]',
         'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/usageplans/*/keys]',
+        // Tags given on CreateApiKey, only the deployment's (ADR 0111).
+        'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/tags/*]',
         // The sweep describes executions of the two state machines (names made at run time), ADR 0093.
         executionsFinding(logicalId(stack.deletionWorkflow.stateMachine)),
         executionsFinding(logicalId(stack.importWorkflow.stateMachine)),
@@ -113,6 +116,23 @@ describe('cdk-nag AwsSolutions checks', () => {
     expect(expected.length).toBeGreaterThan(0);
     expect(publicMethods.sort()).toEqual(expected.sort());
   });
+});
+
+describe('cdk-nag with the other values of the deploy switches (ADR 0114, 0115)', () => {
+  it('is clean with a stage, the account CloudWatch role, no console logs and an import reservation', async () => {
+    const { app } = await appWithConsole({
+      context: {
+        ...cdkContext,
+        stage: 'dev',
+        apiGatewayCloudWatchRole: true,
+        consoleAccessLogs: false,
+        importStepConcurrency: 5,
+      },
+    });
+    app.synth();
+    expect(findings(app, 'error')).toEqual([]);
+    expect(findings(app, 'warning')).toEqual([]);
+  }, 240_000);
 });
 
 describe('the cdk-nag check itself', () => {

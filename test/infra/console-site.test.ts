@@ -7,7 +7,12 @@ import { CachePolicy, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import { Asset } from 'aws-cdk-lib/aws-s3-assets';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CONSOLE_DIST } from '../../console/build.ts';
-import { apiPathPattern, responseHeadersOf } from '../../infra/constructs/console-site.ts';
+import {
+  apiPathPattern,
+  distributionLogPrefix,
+  responseHeadersOf,
+  standardLogRegions,
+} from '../../infra/constructs/console-site.ts';
 import { templateResourceBudget } from '../../infra/constructs/operation-stacks.ts';
 import type { GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
 import { routes } from '../../shared/api/routes.ts';
@@ -191,7 +196,8 @@ describe('the web console on AWS (issue #14)', () => {
     it('serves HTTPS only over HTTP/2 and 3, logs to the log bucket, and maps no error to a page', () => {
       expect(distribution.HttpVersion).toBe('http2and3');
       expect(distribution.DefaultCacheBehavior.ViewerProtocolPolicy).toBe('redirect-to-https');
-      expect(distribution.Logging.Bucket).toEqual({
+      // Where CloudFront delivers standard logs (ADR 0115; see consoleAccessLogs below).
+      expect(distribution.Logging['Fn::If'][1].Bucket).toEqual({
         'Fn::GetAtt': [logicalId(stack.console?.logBucket as never), 'RegionalDomainName'],
       });
       // API 403/404 answers stay the API's: deep links are rewritten by the function instead.
@@ -367,6 +373,100 @@ describe('the web console on AWS (issue #14)', () => {
     expect(parent).toBe(stack);
     expect(resourceCount(parentTemplate)).toBeLessThan(templateResourceBudget);
   });
+});
+
+/** Evaluates a CloudFormation condition (Fn::Or, Fn::And, Fn::Not, Fn::Equals, Condition) for a region. */
+function holds(conditions: Json, expression: Json, region: string): boolean {
+  const value = (v: unknown): unknown =>
+    v && typeof v === 'object' && (v as Json).Ref === 'AWS::Region' ? region : v;
+  const [[fn, args]] = Object.entries(expression) as [[string, any]];
+  switch (fn) {
+    case 'Fn::Or':
+      return (args as Json[]).some((a) => holds(conditions, a, region));
+    case 'Fn::And':
+      return (args as Json[]).every((a) => holds(conditions, a, region));
+    case 'Fn::Not':
+      return !holds(conditions, args[0], region);
+    case 'Fn::Equals':
+      return value(args[0]) === value(args[1]);
+    case 'Condition':
+      return holds(conditions, conditions[args], region);
+    default:
+      throw new Error(`unexpected ${fn}`);
+  }
+}
+
+describe('consoleAccessLogs (cdk.json context, ADR 0115)', () => {
+  /** The distribution's Logging in `region`, as CloudFormation resolves the template there (or undefined). */
+  async function loggingIn(context: Record<string, unknown>, regions: readonly string[]) {
+    const { stack, template } = await synthesize(context);
+    const json = template.toJSON();
+    const [, distribution] = only(template.findResources('AWS::CloudFront::Distribution'));
+    const logging = distribution.Properties.DistributionConfig.Logging;
+    const bucket = { 'Fn::GetAtt': [logicalId(stack.console?.logBucket as never), 'RegionalDomainName'] };
+    return {
+      bucket,
+      conditions: json.Conditions ?? {},
+      in: regions.map((region) => {
+        if (logging === undefined || !logging['Fn::If']) return logging;
+        const [condition, then, otherwise] = logging['Fn::If'];
+        const chosen = holds(json.Conditions, json.Conditions[condition], region) ? then : otherwise;
+        return chosen?.Ref === 'AWS::NoValue' ? undefined : chosen;
+      }),
+    };
+  }
+
+  const optIn = [
+    'af-south-1',
+    'ap-east-1',
+    'eu-south-1',
+    'me-south-1',
+    'ap-southeast-3',
+    'me-central-1',
+    'eu-south-2',
+    'eu-central-2',
+    'ap-south-2',
+    'ap-southeast-4',
+    'il-central-1',
+    'ca-west-1',
+    // A region added later is opt-in too: no logs rather than a failed deploy.
+    'xx-future-1',
+  ];
+
+  it('is on by default: logs in every region enabled by default, none in opt-in regions', async () => {
+    expect(cdkContext.consoleAccessLogs).toBe(true);
+    const logging = await loggingIn({}, [...standardLogRegions, ...optIn]);
+    expect(standardLogRegions).toHaveLength(17);
+    expect(logging.in.slice(0, standardLogRegions.length)).toEqual(
+      standardLogRegions.map(() => ({ Bucket: logging.bucket, Prefix: distributionLogPrefix })),
+    );
+    expect(logging.in.slice(standardLogRegions.length)).toEqual(optIn.map(() => undefined));
+    // Fn::Or takes 2 to 10 conditions.
+    const widths: number[] = [];
+    const walk = (v: unknown): void => {
+      if (Array.isArray(v)) v.forEach(walk);
+      else if (v && typeof v === 'object')
+        for (const [k, x] of Object.entries(v)) {
+          if (k === 'Fn::Or') widths.push((x as unknown[]).length);
+          walk(x);
+        }
+    };
+    walk(logging.conditions);
+    expect(widths.length).toBeGreaterThan(0);
+    for (const width of widths) expect(width >= 2 && width <= 10, `Fn::Or of ${width}`).toBe(true);
+  }, 120_000);
+
+  it.each(['false', '0'])(
+    '=%s: the distribution never logs, in any region; the log bucket stays',
+    async (value) => {
+      const logging = await loggingIn({ consoleAccessLogs: value }, ['us-east-1', 'af-south-1']);
+      expect(logging.in).toEqual([undefined, undefined]);
+      expect(JSON.stringify(logging.conditions)).not.toContain('us-east-1');
+      const { stack } = await synthesize({ consoleAccessLogs: value });
+      expect(stack.console?.logBucket).toBeDefined();
+    },
+    120_000,
+  );
 });
 
 describe.each(['false', '0'])('consoleEnabled=%s', (value) => {

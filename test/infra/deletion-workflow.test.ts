@@ -201,9 +201,8 @@ describe('deletion workflow', () => {
         expect(env.DELETION_BATCH_BUDGET_MS, task).toBe(
           task === 'deleteBatch' ? String(deletionBatchBudgetMs) : undefined,
         );
-        expect(env.USAGE_PLAN_NAME, task).toBe(
-          deletionTaskAccess[task].usageKeys ? 'GeoPlane-prod' : undefined,
-        );
+        // Pool keys outlive workspaces (ADR 0111): no deletion task touches API Gateway.
+        expect(env.USAGE_PLAN_NAME, task).toBeUndefined();
         expect(env.DELETION_STATE_MACHINE_ARN, task).toBeUndefined();
       }
       // The budget leaves the batch task time to finish the page in flight.
@@ -228,21 +227,12 @@ describe('deletion workflow', () => {
       );
     });
 
-    it.each(deletionTasks)('lets %s delete usage keys only if its access says so', (task) => {
+    it.each(deletionTasks)('gives %s no API Gateway, Step Functions, Lambda, KMS or S3 action', (task) => {
       const fn = stack.deletionWorkflow.functions.get(task);
       if (!fn) throw new Error(task);
       const statements = statementsOfRole(template, fn.role);
-      expect(actionsIn(statements, 'apigateway')).toEqual(
-        deletionTaskAccess[task].usageKeys?.includes('delete') ? ['apigateway:DELETE', 'apigateway:GET'] : [],
-      );
-      for (const service of ['states', 'lambda', 'kms', 's3'])
+      for (const service of ['apigateway', 'states', 'lambda', 'kms', 's3'])
         expect(actionsIn(statements, service), task).toEqual([]);
-    });
-
-    it('lets only the batch task delete usage keys', () => {
-      expect(deletionTasks.filter((task) => deletionTaskAccess[task].usageKeys?.includes('delete'))).toEqual([
-        'deleteBatch',
-      ]);
     });
   });
 

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bundling } from '../../infra/bundling.ts';
@@ -8,29 +7,14 @@ import { esbuildOptions } from '../../infra/constructs/function-bundles.ts';
 import { uploadPrefix } from '../../infra/constructs/import-uploads.ts';
 import { importTasks } from '../../infra/constructs/import-workflow.ts';
 import { authorizerData } from '../../infra/constructs/management-api.ts';
-import { createGeoPlaneApp, type GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
+import type { GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
 import type { Operation } from '../../shared/api/operation.ts';
 import { dataAccessOf, routes, secretsAccessOf } from '../../shared/api/routes.ts';
+import { USAGE_KEY_TAG } from '../../shared/domain/usage-keys.ts';
 import { gatewayErrorBody, gatewayErrors } from '../../shared/http/gateway-responses.ts';
 import { tableDefinition } from '../../shared/store/table.ts';
 import { actionsIn, asArray, logicalId, policyDocuments, type Statement, statementsOfRole } from './iam.ts';
-import { deploymentTemplate } from './templates.ts';
-
-const cdkContext = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'))
-  .context as Record<string, unknown>;
-
-/**
- * Synthesizes the stack as `cdk synth` would, minus bundling and CloudFormation validation (speed);
- * `template` is the parent with its nested stacks' resources, their parameters resolved (ADR 0077).
- */
-function synthesize(context: Record<string, unknown> = {}) {
-  const { stack } = createGeoPlaneApp({
-    context: { ...cdkContext, ...context },
-    bundling: false,
-    builtinCloudFormationValidation: false,
-  });
-  return { stack, template: deploymentTemplate(stack) };
-}
+import { synthesize } from './templates.ts';
 
 /** Every statement granted to the function's role. */
 function statementsOf(template: Template, fn: ApiFunction): Statement[] {
@@ -151,6 +135,7 @@ describe('GeoPlaneStack', () => {
           KMS_KEY_ID,
           GLOBAL_USAGE_KEY,
           USAGE_PLAN_NAME,
+          USAGE_KEY_POOL_SIZE,
           DELETION_STATE_MACHINE_ARN,
           DELETION_BATCH_BUDGET_MS,
           // test/infra/import-workflow.test.ts checks who gets the import settings.
@@ -168,10 +153,11 @@ describe('GeoPlaneStack', () => {
         if (SWEEP_STUCK_AFTER_MINUTES !== undefined || SWEEP_MAX_RESTARTS !== undefined)
           expect(id).toMatch(/Sweeps/);
         expect(rest, id).toEqual(common);
-        // Only the authorizer names the global usage key; only usage-key routes (and the
-        // workflow task that deletes a workspace's key) find the plan.
+        // Only the authorizer names the global usage key; only the pool's key maker and the sweep
+        // of its orphaned keys find the plan (ADR 0111).
         if (GLOBAL_USAGE_KEY !== undefined) expect(id).toMatch(/Authorizer/);
-        if (USAGE_PLAN_NAME !== undefined) expect(id).toMatch(/createWorkspace|deleteWorkspace|deleteBatch/);
+        if (USAGE_PLAN_NAME !== undefined) expect(id).toMatch(/createWorkspace|Sweeps/);
+        expect(USAGE_KEY_POOL_SIZE === undefined, id).toBe(USAGE_PLAN_NAME === undefined);
         // test/infra/deletion-workflow.test.ts checks who gets these.
         if (DELETION_STATE_MACHINE_ARN !== undefined)
           expect(DELETION_STATE_MACHINE_ARN).toHaveProperty('Ref');
@@ -262,7 +248,7 @@ describe('GeoPlaneStack', () => {
       },
     );
 
-    it('attaches the usage plan, with the stage throttling, to the stage', () => {
+    it("throttles each method at the stage's ceiling and each usage key at the usage plan's limit (ADR 0111)", () => {
       template.hasResourceProperties('AWS::ApiGateway::Stage', {
         StageName: 'prod',
         TracingEnabled: true,
@@ -271,8 +257,8 @@ describe('GeoPlaneStack', () => {
           Match.objectLike({
             HttpMethod: '*',
             ResourcePath: '/*',
-            ThrottlingRateLimit: 50,
-            ThrottlingBurstLimit: 100,
+            ThrottlingRateLimit: 1000,
+            ThrottlingBurstLimit: 2000,
             LoggingLevel: 'ERROR',
             DataTraceEnabled: false,
           }),
@@ -451,9 +437,13 @@ describe('GeoPlaneStack', () => {
             // are made at run time (per workspace), and so are upload keys (under uploads/ only).
             expect(
               actions.every((a) => a.startsWith('xray:')) ||
-                actions.every((a) =>
-                  ['apigateway:GET', 'apigateway:POST', 'apigateway:DELETE'].includes(a),
-                ) ||
+                // The usage-key pool's grants (ADR 0111): conditioned on the deployment tag, or listings.
+                (actions.every((a) =>
+                  ['apigateway:POST', 'apigateway:PUT', 'apigateway:DELETE'].includes(a),
+                ) &&
+                  JSON.stringify(s).includes(`/${USAGE_KEY_TAG}`)) ||
+                (actions.every((a) => a === 'apigateway:GET') &&
+                  !JSON.stringify(s.Resource).includes('/apikeys/')) ||
                 (actions.every((a) => ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'].includes(a)) &&
                   JSON.stringify(s.Resource).endsWith(`${uploadObjects}]]}`)) ||
                 // dynamodb:ListStreams has no resource-level permission (the stream reader's event source).
@@ -492,6 +482,8 @@ describe('GeoPlaneStack with stage settings in the context', () => {
       stageName: 'staging',
       throttlingRateLimit: 7,
       throttlingBurstLimit: 9,
+      stageThrottlingRateLimit: 70,
+      stageThrottlingBurstLimit: 90,
       oidcIssuer: 'https://login.example.com/realms/geo',
       oidcAudience: 'geoplane',
       logRetentionDays: 90,
@@ -519,11 +511,11 @@ describe('GeoPlaneStack with stage settings in the context', () => {
     }
   });
 
-  it('names the stage and applies the throttling to the stage and the usage plan', () => {
+  it("names the stage, throttles its methods at the stage keys and the usage plan's keys at the per-workspace keys", () => {
     template.hasResourceProperties('AWS::ApiGateway::Stage', {
       StageName: 'staging',
       MethodSettings: Match.arrayWith([
-        Match.objectLike({ ThrottlingRateLimit: 7, ThrottlingBurstLimit: 9 }),
+        Match.objectLike({ ThrottlingRateLimit: 70, ThrottlingBurstLimit: 90 }),
       ]),
     });
     template.hasResourceProperties('AWS::ApiGateway::UsagePlan', {

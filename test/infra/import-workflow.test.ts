@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { App, Stack } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -25,7 +24,7 @@ import {
   uploadActions,
 } from '../../infra/constructs/operation-stacks.ts';
 import { stageConfigOf } from '../../infra/constructs/stage-config.ts';
-import { createGeoPlaneApp, type GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
+import type { GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
 import {
   type ImportTask,
   importTaskAccess,
@@ -37,20 +36,7 @@ import {
 import type { Operation } from '../../shared/api/operation.ts';
 import { routes } from '../../shared/api/routes.ts';
 import { actionsIn, asArray, logicalId, policyDocuments, type Statement, statementsOfRole } from './iam.ts';
-import { deploymentTemplate, resourceCount, templatesOf } from './templates.ts';
-
-const cdkContext = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'))
-  .context as Record<string, unknown>;
-
-/** The app as `cdk synth` builds it (without bundling and CloudFormation validation: speed). */
-function synthesize(context: Record<string, unknown> = {}) {
-  const { app, stack } = createGeoPlaneApp({
-    context: { ...cdkContext, ...context },
-    bundling: false,
-    builtinCloudFormationValidation: false,
-  });
-  return { app, stack, template: deploymentTemplate(stack) };
-}
+import { cdkContext, resourceCount, synthesize, templatesOf } from './templates.ts';
 
 const secretArn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:geoplane/import-db-AbC123';
 /** A stage with every import setting. */
@@ -579,6 +565,37 @@ describe('import workflow with every import setting', () => {
         v.violatingResources.map((r) => `${v.ruleName} at ${r.constructPath}`),
       ),
     ).toEqual([]);
+  });
+});
+
+describe('importStepConcurrency (cdk.json context, ADR 0115)', () => {
+  const functions = (template: Template) => template.findResources('AWS::Lambda::Function');
+  const reserved = (stack: GeoPlaneStack, template: Template) =>
+    Object.fromEntries(
+      Object.entries(functions(template))
+        .filter(([, fn]) => fn.Properties.ReservedConcurrentExecutions !== undefined)
+        .map(([id, fn]) => [
+          id === logicalId(stack.importWorkflow.functions.get('step')?.function as never) ? 'step' : id,
+          fn.Properties.ReservedConcurrentExecutions,
+        ]),
+    );
+
+  it('reserves nothing by default (cdk.json: empty), so no deploy fails on the account pool', () => {
+    expect(cdkContext.importStepConcurrency).toBe('');
+    const { stack, template } = synthesize();
+    expect(reserved(stack, template)).toEqual({});
+  });
+
+  it.each([
+    [5, 5],
+    ['10', 10],
+  ])('reserves %j executions for the import step, and for no other function', (value, expected) => {
+    const { stack, template } = synthesize({ importStepConcurrency: value });
+    expect(reserved(stack, template)).toEqual({ step: expected });
+  });
+
+  it.each(['0', '-1', '2.5', 'ten'])('refuses %j', (value) => {
+    expect(() => synthesize({ importStepConcurrency: value })).toThrow(/importStepConcurrency/);
   });
 });
 

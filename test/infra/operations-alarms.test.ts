@@ -10,6 +10,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import {
   defaultMinimumRequests,
   defaultServerErrorRatePercent,
+  iteratorAgeThreshold,
+  maxMetricsPerAlarm,
   OperationsAlarms,
 } from '../../infra/constructs/operations-alarms.ts';
 import { stageConfigOf } from '../../infra/constructs/stage-config.ts';
@@ -194,6 +196,8 @@ describe('OperationsAlarms in the GeoPlane stack', () => {
         // The catalog events' publisher and its dead-letter queue (ADR 0094).
         'GeoPlane-catalog-events-errors',
         'GeoPlane-dead-letters-catalog-events',
+        // The stream reader's lag (ADR 0115).
+        'GeoPlane-catalog-events-iterator-age',
       ].sort(),
     );
     for (const alarm of alarms) {
@@ -247,11 +251,49 @@ describe('OperationsAlarms in the GeoPlane stack', () => {
     });
   });
 
-  it("alarms on the account's Lambda throttles (no dimension: every function, however many)", () => {
+  it("alarms on throttles of the stack's own functions only, summed in one metric math alarm (ADR 0115)", () => {
     const alarm = alarmNamed(template, 'lambda-throttles');
-    expect(alarm).toMatchObject({ Namespace: 'AWS/Lambda', MetricName: 'Throttles', Statistic: 'Sum' });
-    expect(alarm.Dimensions).toBeUndefined();
+    // Never the account-wide metric (no FunctionName): another application's throttles aren't ours.
+    expect(alarm.MetricName).toBeUndefined();
     expect(alarm.Threshold).toBe(1);
+    const { expr, ...metrics } = queriesOf(alarm);
+    const ids = Object.keys(metrics);
+    expect(ids.length).toBeGreaterThan(0);
+    expect(ids.length).toBeLessThanOrEqual(maxMetricsPerAlarm);
+    expect(expr?.Expression).toBe(ids.map((id) => `FILL(${id}, 0)`).join(' + '));
+    const watched = [
+      stack.api.authorizerFunction.function,
+      ...[...stack.deletionWorkflow.functions.values()].map((fn) => fn.function),
+      ...[...stack.importWorkflow.functions.values()].map((fn) => fn.function),
+      stack.sweeps.function.function,
+      stack.catalogEvents.function.function,
+    ];
+    expect(Object.values(metrics)).toEqual(
+      watched.map((fn) => ({
+        Metric: {
+          Namespace: 'AWS/Lambda',
+          MetricName: 'Throttles',
+          Dimensions: [{ Name: 'FunctionName', Value: { Ref: logicalId(fn) } }],
+        },
+        Period: 300,
+        Stat: 'Sum',
+      })),
+    );
+  });
+
+  it("alarms when the catalog events' stream reader falls 15 minutes behind (IteratorAge, ADR 0115)", () => {
+    const alarm = alarmNamed(template, 'catalog-events-iterator-age');
+    expect(alarm).toMatchObject({
+      Namespace: 'AWS/Lambda',
+      MetricName: 'IteratorAge',
+      Dimensions: [
+        { Name: 'FunctionName', Value: { Ref: logicalId(stack.catalogEvents.function.function) } },
+      ],
+      Statistic: 'Maximum',
+      Period: 300,
+      Threshold: iteratorAgeThreshold.toMilliseconds(),
+    });
+    expect(iteratorAgeThreshold.toMinutes()).toBe(15);
   });
 
   it("alarms on the table's and each index's read and write throttle events", () => {
@@ -399,6 +441,29 @@ describe('OperationsAlarms on its own', () => {
     );
     expect(names.filter((n) => n.includes('dead-letters'))).toEqual([]);
     expect(names).toContain('Ops-job-workflow-failures');
+  });
+
+  it('refuses more throttle-watched functions than one alarm can read, and has no throttles alarm for none', () => {
+    const { stack, api, fn, table, machine } = fixture();
+    const many = Object.fromEntries(
+      Array.from({ length: maxMetricsPerAlarm + 1 }, (_, i) => [`fn-${i}`, fn] as const),
+    );
+    const props = { api, authorizer: fn, stateMachines: { job: machine }, table, emails: [] };
+    expect(
+      () => new OperationsAlarms(stack, 'TooMany', { ...props, throttleWatchedFunctions: many }),
+    ).toThrow(/over CloudWatch's 10 per alarm/);
+    const other = fixture();
+    new OperationsAlarms(other.stack, 'Alarms', {
+      ...props,
+      api: other.api,
+      authorizer: other.fn,
+      stateMachines: { job: other.machine },
+      table: other.table,
+    });
+    const names = Object.values(Template.fromStack(other.stack).findResources('AWS::CloudWatch::Alarm')).map(
+      (a) => a.Properties.AlarmName as string,
+    );
+    expect(names).not.toContain('Ops-lambda-throttles');
   });
 
   it('takes the 5xx threshold and minimum request count from its props', () => {

@@ -17,6 +17,10 @@ const environmentOf: Record<string, string | null> = {
   consoleTokenLogin: 'CONSOLE_TOKEN_LOGIN',
   // Whether the stack deploys the console (issue #14): test/infra/console-site.test.ts.
   consoleEnabled: null,
+  // API Gateway's account-wide CloudWatch role (ADR 0114): test/infra/deploy-order.test.ts.
+  apiGatewayCloudWatchRole: null,
+  // The distribution's standard logs (ADR 0115): test/infra/console-site.test.ts.
+  consoleAccessLogs: null,
 };
 const functionBooleanKeys = stageBooleanKeys.filter((key) => environmentOf[key]);
 
@@ -24,7 +28,12 @@ const configWith = (context: Record<string, unknown>) => stageConfigOf(new App({
 
 describe('boolean cdk.json context (ADR 0087)', () => {
   it('knows every boolean key of the stage config', () => {
-    expect(stageBooleanKeys).toEqual(['consoleTokenLogin', 'consoleEnabled']);
+    expect(stageBooleanKeys).toEqual([
+      'consoleTokenLogin',
+      'consoleEnabled',
+      'apiGatewayCloudWatchRole',
+      'consoleAccessLogs',
+    ]);
     expect(Object.keys(environmentOf).sort()).toEqual([...stageBooleanKeys].sort());
   });
 

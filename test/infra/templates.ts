@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { NestedStack, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { CONSOLE_DIST, ensureConsoleBuilt } from '../../console/build.ts';
@@ -87,4 +88,22 @@ export async function appWithConsole(options: Omit<GeoPlaneAppOptions, 'consoleD
     ...options,
     consoleDist: CONSOLE_DIST,
   });
+}
+
+/** The context of cdk.json, as `cdk synth` passes it. */
+export const cdkContext = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'))
+  .context as Record<string, unknown>;
+
+/**
+ * The app as `cdk synth` makes it from cdk.json with `context` over it, minus bundling and
+ * CloudFormation validation (speed); `template` is the deployment as one template (see
+ * {@link deploymentTemplate}).
+ */
+export function synthesize(context: Record<string, unknown> = {}) {
+  const { app, stack } = createGeoPlaneApp({
+    context: { ...cdkContext, ...context },
+    bundling: false,
+    builtinCloudFormationValidation: false,
+  });
+  return { app, stack, template: deploymentTemplate(stack) };
 }

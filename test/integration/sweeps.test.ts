@@ -58,6 +58,7 @@ async function plantDeletion(now: Date, updatedMinutesAgo: number): Promise<Dele
       Item: {
         ...keys.deletion(op.id),
         ...keys.deletionListing(op.created_at, op.id),
+        ...keys.deletionActive(op.created_at, op.id),
         entity: entities.deletion,
         ...op,
       },
@@ -173,6 +174,7 @@ describe('the local sweep of stuck work (DynamoDB Local)', () => {
       attempt_count: 2,
       updated_at: now.toISOString(),
       sweep: { restarts: 1, attempt: 2, progress: 'layers:4' },
+      GSI2PK: keys.deletionActivePartition,
     });
     const restartedJob = await read(keys.importJob(job.workspace_id, job.id));
     expect(restartedJob).toMatchObject({ status: 'running', run: 2, version: 4, GSI1PK: 'IMPORTS#WORKING' });
@@ -192,6 +194,9 @@ describe('the local sweep of stuck work (DynamoDB Local)', () => {
     expect(failed?.last_error).toMatch(/scheduled sweep: no progress for 20 minute\(s\).*retry the deletion/);
     // The failed service deletion no longer counts as running in its workspace.
     expect((await read(keys.activeDeletions(op.workspace_id)))?.count).toBe(0);
+    // Failed is off the sweep's active index, in the write that failed it (ADR 0113).
+    expect(failed?.GSI2PK).toBeUndefined();
+    expect(failed?.GSI2SK).toBeUndefined();
     const failedJob = await read(keys.importJob(job.workspace_id, job.id));
     expect(failedJob).toMatchObject({ status: 'failed', phase: 'transform', version: 5 });
     expect(failedJob?.error_message).toMatch(/retry the import \(or cancel it/);

@@ -31,23 +31,13 @@ function repoWith(secret: string, credential: Partial<ApiKeyCredential>): AuthPo
 describe('authenticate with X-API-Key', () => {
   const secret = newApiKeySecret();
 
-  it('maps a workspace key to its role in that workspace and its usage key', async () => {
+  it('maps a workspace key to its role in that workspace', async () => {
     const p = await authenticate({ 'X-API-Key': secret }, 'GET', repoWith(secret, {}));
     expect(p).toMatchObject({
       authMethod: 'apikey',
       superAdmin: false,
       roles: { w1: 'admin' },
-      usageKey: 'ws:w1',
     });
-  });
-
-  it("returns the workspace's API Gateway usage key for the usage plan", async () => {
-    const p = await authenticate(
-      { 'X-API-Key': secret },
-      'GET',
-      repoWith(secret, { usage_key: 'ws-usage-key-value-0001' }),
-    );
-    expect(p.usageIdentifierKey).toBe('ws-usage-key-value-0001');
   });
 
   it('makes a global super_admin key a super admin', async () => {

@@ -212,6 +212,67 @@ describe('the authorizer reads the credential with the path targets (ADR 0099)',
   });
 });
 
+describe('the usage key a request is metered on (ADR 0111)', () => {
+  const secret = newApiKeySecret();
+  const GLOBAL = 'global-usage-key-of-this-test';
+  process.env.GLOBAL_USAGE_KEY = GLOBAL;
+  const other: Workspace = { ...workspace, id: 'a8b7c6d5-0000-4000-8000-000000000002', name: 'rivers' };
+  const keyed = (ws: Workspace, key: string): Workspace => ({ ...ws, usage_slot: 1, usage_key: key });
+  const byName: Record<string, Workspace> = {
+    roads: keyed(workspace, 'usage-key-of-roads-xxxxx'),
+    rivers: keyed(other, 'usage-key-of-rivers-xxxx'),
+  };
+  const lookup = async (q: TargetQuery): Promise<TargetRecords> => ({
+    ...(q.keyHash === hashApiKey(secret) ? { credential: credential() } : {}),
+    ...(q.workspace ? { workspace: { idOrName: q.workspace, workspace: byName[q.workspace] } } : {}),
+  });
+  const session = {
+    session_id: 's1',
+    token_hash: hashSecret('session-token'),
+    csrf_hash: hashSecret('csrf'),
+    credential: { type: 'apikey', key_hash: hashApiKey(secret) },
+    expires_at: '2999-01-01T00:00:00Z',
+    idle_expires_at: '2999-01-01T00:00:00Z',
+    created_at: '2026-01-01T00:00:00Z',
+  } as Session;
+
+  it.each([
+    ['an API key', { 'X-API-Key': secret }],
+    ['a session', { Cookie: `${SESSION_COOKIE}=session-token` }],
+  ])(
+    "meters %s on the key of the path's workspace, a different one per workspace",
+    async (_caller, headers) => {
+      const { ports, targets } = fakes(secret, lookup, session);
+      const roads = await authorizeRequest(authEvent(headers, { workspace: 'roads' }), ports, targets);
+      const rivers = await authorizeRequest(authEvent(headers, { workspace: 'rivers' }), ports, targets);
+      expect(roads.usageIdentifierKey).toBe('usage-key-of-roads-xxxxx');
+      expect(rivers.usageIdentifierKey).toBe('usage-key-of-rivers-xxxx');
+    },
+  );
+
+  it('meters a call outside any workspace, and one whose workspace does not exist, on the global key', async () => {
+    const { ports, targets } = fakes(secret, lookup, session);
+    const global = await authorizeRequest(authEvent({ 'X-API-Key': secret }, null), ports, targets);
+    const unknown = await authorizeRequest(
+      authEvent({ 'X-API-Key': secret }, { workspace: 'nope' }),
+      ports,
+      targets,
+    );
+    expect(global.usageIdentifierKey).toBe(GLOBAL);
+    expect(unknown.usageIdentifierKey).toBe(GLOBAL);
+  });
+
+  it('puts no usage key in the context a handler sees', async () => {
+    const { ports, targets } = fakes(secret, lookup, session);
+    const result = await authorizeRequest(
+      authEvent({ 'X-API-Key': secret }, { workspace: 'roads' }),
+      ports,
+      targets,
+    );
+    expect(result.context).not.toHaveProperty('usageKey');
+  });
+});
+
 describe('the authorizer context of the targets', () => {
   it('decodes path parameters as makeHandler does, and takes a service only under a workspace', () => {
     expect(targetOf({ workspace: 'my%2Dws', service: 'pg' })).toEqual({ workspace: 'my-ws', service: 'pg' });

@@ -68,6 +68,13 @@ describe('the one error table', () => {
         ),
         retryAfterSeconds: 60,
       },
+      usageKeyMissing: pick(
+        'INVALID_API_KEY',
+        503,
+        'Service Unavailable',
+        'The rate-limit key of this request is not available; retry shortly.',
+        'usage_key_unavailable',
+      ),
       authorizerFailure: pick(
         'AUTHORIZER_FAILURE',
         503,

@@ -3,6 +3,7 @@ import { type Key, keyOf, keys, parseKey } from '../../shared/store/keys.ts';
 import {
   attributes,
   gsi1,
+  gsi2,
   itemAbsent,
   itemExists,
   keyAttributes,
@@ -95,6 +96,35 @@ describe('key builders', () => {
     expect(keys.claimMappingByClaimPartition('dig')).toBe(keys.claimMappingByClaim('dig', 'w', 'm').GSI1PK);
   });
 
+  it('spread the global audit listing over 16 shards by record id, and list the old partition too (ADR 0113)', () => {
+    const ids = Array.from(
+      { length: 1600 },
+      (_, i) => `0195${String(i).padStart(4, '0')}-7b2e-4c1d-9e4f-5a6b7c8d9e0f`,
+    );
+    const entries = ids.map((id) => keys.auditListing('2026-03-01T00:00:00.000Z', id));
+    // The same record always lands on the same shard; its sort key is unchanged.
+    expect(keys.auditListing('2026-03-01T00:00:00.000Z', ids[7] as string)).toEqual(entries[7]);
+    expect(entries[7]?.GSI1SK).toBe(`2026-03-01T00:00:00.000Z#${ids[7]}`);
+    const counts = new Map<string, number>();
+    for (const e of entries) counts.set(e.GSI1PK, (counts.get(e.GSI1PK) ?? 0) + 1);
+    expect([...counts.keys()].sort()).toEqual(Array.from({ length: 16 }, (_, n) => `AUDIT#${n}`).sort());
+    // Evenly enough: no shard takes more than twice its share.
+    for (const count of counts.values()) expect(count).toBeLessThan(200);
+    expect(keys.auditListingPartitions).toEqual([
+      ...[...counts.keys()].sort((a, b) => Number(a.slice(6)) - Number(b.slice(6))),
+      'AUDIT',
+    ]);
+    expect(keys.auditUnshardedPartition).toBe('AUDIT');
+  });
+
+  it('put an active deletion on the sparse GSI2 listing, by creation time (ADR 0113)', () => {
+    expect(keys.deletionActive('2024-01-01T00:00:00Z', 'd')).toEqual({
+      GSI2PK: keys.deletionActivePartition,
+      GSI2SK: '2024-01-01T00:00:00Z#d',
+    });
+    expect(keys.deletionActivePartition).not.toBe(keys.deletionListingPartition);
+  });
+
   it('give prefixes that every key they stand for starts with (and no key of a sibling)', () => {
     expect(keys.apiKey('w', 'k').SK.startsWith(keys.apiKeyPrefix)).toBe(true);
     expect(keys.rolePolicy('r', 'p').SK.startsWith(keys.rolePolicyPrefix)).toBe(true);
@@ -168,7 +198,11 @@ describe('table attributes', () => {
     expect(Object.keys(keys.workspaceListing('n')).sort()).toEqual(
       [attributes.gsi1pk, attributes.gsi1sk].sort(),
     );
-    expect(keyAttributes).toEqual(['PK', 'SK', 'GSI1PK', 'GSI1SK']);
+    expect(gsi2).toBe(tableDefinition.globalSecondaryIndexes[1].indexName);
+    expect(Object.keys(keys.deletionActive('t', 'd')).sort()).toEqual(
+      [attributes.gsi2pk, attributes.gsi2sk].sort(),
+    );
+    expect(keyAttributes).toEqual(['PK', 'SK', 'GSI1PK', 'GSI1SK', 'GSI2PK', 'GSI2SK']);
     expect(itemExists).toBe('attribute_exists(PK)');
     expect(itemAbsent).toBe('attribute_not_exists(PK)');
   });

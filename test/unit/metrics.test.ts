@@ -28,23 +28,12 @@ const makeHandler: typeof makeReadHandler = (op, fn) =>
 
 import { workflowLog } from '../../shared/wiring/workflows.ts';
 
-// As a Lambda with metrics on (ADR 0092): the process's Metrics is built on first use, after this.
+// As a Lambda with measurements on (ADR 0092, 0115): the setting is read on every line.
 vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
-vi.stubEnv('POWERTOOLS_METRICS_NAMESPACE', undefined);
 vi.stubEnv('POWERTOOLS_SERVICE_NAME', 'geoplane-test');
 
-/** One EMF document as Powertools writes it. */
-interface Emf {
-  _aws: {
-    Timestamp: number;
-    CloudWatchMetrics: {
-      Namespace: string;
-      Dimensions: string[][];
-      Metrics: { Name: string; Unit: string }[];
-    }[];
-  };
-  [field: string]: unknown;
-}
+/** One JSON log line. */
+type Line = Record<string, unknown>;
 
 let written: string[] = [];
 
@@ -60,18 +49,31 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** The EMF lines written to stdout since the test began. */
-function emf(): Emf[] {
+/** The JSON lines written to stdout since the test began. */
+function lines(): Line[] {
   return written
     .join('')
     .split('\n')
-    .filter((line) => line.includes('"CloudWatchMetrics"'))
-    .map((line) => JSON.parse(line) as Emf);
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Line);
 }
 
-/** The unit of each metric of a document. */
-function units(doc: Emf): Record<string, string> {
-  return Object.fromEntries(doc._aws.CloudWatchMetrics[0]?.Metrics.map((m) => [m.Name, m.Unit]) ?? []);
+/** The lines of finished requests. */
+function measured(): Line[] {
+  return lines().filter((line) => line.message === 'request measured');
+}
+
+/** The lines of finished workflow runs. */
+function finished(): Line[] {
+  return lines().filter((line) => line.message === 'workflow finished');
+}
+
+/** Lines CloudWatch would turn into custom metrics (EMF): there must be none (ADR 0115). */
+function emfLines(): string[] {
+  return written
+    .join('')
+    .split('\n')
+    .filter((line) => line.includes('"_aws"') || line.includes('CloudWatchMetrics'));
 }
 
 const fixture = JSON.parse(
@@ -134,63 +136,48 @@ async function invoke(body: string) {
   return handler(event({ body }), context);
 }
 
-describe('request metrics (ADR 0092)', () => {
+describe('request measurements (ADR 0092, 0115)', () => {
   it.each([
-    ['a 201', '{"name":"ok"}', 201, { '4xx': 0, '5xx': 0 }],
-    ['a 400', '{"name":', 400, { '4xx': 1, '5xx': 0 }],
-    ['a 500', '{"name":"bug"}', 500, { '4xx': 0, '5xx': 1 }],
+    ['a 201', '{"name":"ok"}', 201, '2xx'],
+    ['a 400', '{"name":', 400, '4xx'],
+    ['a 500', '{"name":"bug"}', 500, '5xx'],
   ])(
-    'writes one EMF line for %s: Requests, Latency, 4xx, 5xx, Throttled by operation',
-    async (_case, body, status, counts) => {
+    'writes one log line for %s (operation, status, latency, throttled) and no metric',
+    async (_case, body, status, statusClass) => {
       const result = await invoke(body);
 
       expect(result.statusCode).toBe(status);
-      const docs = emf();
-      expect(docs).toHaveLength(1);
-      const doc = docs[0] as Emf;
-      expect(doc._aws.CloudWatchMetrics).toEqual([
-        {
-          Namespace: 'GeoPlane',
-          Dimensions: [['service', 'operation']],
-          Metrics: expect.any(Array),
-        },
-      ]);
-      expect(units(doc)).toEqual({
-        Requests: 'Count',
-        Latency: 'Milliseconds',
-        '4xx': 'Count',
-        '5xx': 'Count',
-        Throttled: 'Count',
-      });
-      expect(doc).toMatchObject({
-        service: 'geoplane-test',
+      expect(measured()).toHaveLength(1);
+      const line = measured()[0] as Line;
+      expect(line).toMatchObject({
+        level: 'INFO',
         operation: 'metricsCreate',
-        Requests: 1,
-        Throttled: 0,
-        ...counts,
+        status,
+        status_class: statusClass,
+        throttled: false,
       });
-      expect(doc.Latency).toBeTypeOf('number');
-      expect(doc.Latency as number).toBeGreaterThanOrEqual(0);
-      expect(doc.Latency as number).toBeLessThan(5_000);
+      expect(line.latency_ms).toBeTypeOf('number');
+      expect(line.latency_ms as number).toBeGreaterThanOrEqual(0);
+      expect(line.latency_ms as number).toBeLessThan(5_000);
+      expect(emfLines()).toEqual([]);
     },
   );
 
   it.each([
-    ['a throttled call', 'throttled', 1],
-    ['a transaction cancelled for throttling', 'tx-throttled', 1],
-    ['a refused connection (an outage, not a throttle)', 'refused', 0],
-  ])('answers 503 for %s (%s) and counts Throttled = %i', async (_case, name, throttled) => {
+    ['a throttled call', 'throttled', true],
+    ['a transaction cancelled for throttling', 'tx-throttled', true],
+    ['a refused connection (an outage, not a throttle)', 'refused', false],
+  ])('answers 503 for %s (%s) and logs throttled = %s', async (_case, name, throttled) => {
     const result = await invoke(JSON.stringify({ name }));
 
     expect(result.statusCode).toBe(503);
     expect(JSON.parse(result.body).reason).toBe('store_unavailable');
-    expect(emf()).toHaveLength(1);
-    expect(emf()[0]).toMatchObject({
+    expect(measured()).toHaveLength(1);
+    expect(measured()[0]).toMatchObject({
       operation: 'metricsCreate',
-      Requests: 1,
-      '5xx': 1,
-      '4xx': 0,
-      Throttled: throttled,
+      status: 503,
+      status_class: '5xx',
+      throttled,
     });
   });
 
@@ -255,41 +242,35 @@ function importRun(job: Partial<ImportJob>) {
   return { deps, input: { import_id: current.id, workspace_id: current.workspace_id, run: 1 } };
 }
 
-describe('workflow outcome metrics (ADR 0092)', () => {
-  it('counts a deletion that completes as WorkflowSucceeded', async () => {
+describe('workflow outcome lines (ADR 0092, 0115)', () => {
+  it('logs a deletion that completes as succeeded', async () => {
     await runBatch(deletion({}), 'op-1', 1, 1_000);
 
-    expect(emf()).toHaveLength(1);
-    expect(emf()[0]).toMatchObject({ workflow: 'deletion', WorkflowSucceeded: 1, service: 'geoplane-test' });
-    expect(emf()[0]?._aws.CloudWatchMetrics[0]).toMatchObject({
-      Namespace: 'GeoPlane',
-      Dimensions: [['service', 'workflow']],
-    });
+    expect(finished()).toEqual([expect.objectContaining({ workflow: 'deletion', outcome: 'succeeded' })]);
+    expect(emfLines()).toEqual([]);
   });
 
-  it('counts a deletion whose failure is recorded as WorkflowFailed, and a stale execution not at all', async () => {
+  it('logs a deletion whose failure is recorded as failed, and a stale execution not at all', async () => {
     await recordFailure(deletion({ phase: 'work' }), 'op-1', 1, 'Error: boom');
     await recordFailure(deletion({ phase: 'work', attempt_count: 2 }), 'op-1', 1, 'Error: stale');
 
-    expect(emf()).toHaveLength(1);
-    expect(emf()[0]).toMatchObject({ workflow: 'deletion', WorkflowFailed: 1 });
-    expect(emf()[0]).not.toHaveProperty('WorkflowSucceeded');
+    expect(finished()).toEqual([expect.objectContaining({ workflow: 'deletion', outcome: 'failed' })]);
   });
 
-  it('counts a published import as WorkflowSucceeded and a failed one as WorkflowFailed', async () => {
+  it('logs a published import as succeeded and a failed one as failed', async () => {
     const published = importRun({ status: 'publishing', service_id: 'svc-1', plan: { layers: [] } as never });
     await runImportStep(published.deps, published.input, 1_000);
     const failed = importRun({ status: 'running' });
     await fail(failed.deps, failed.input, 'the file is not GeoJSON');
 
-    expect(emf().map((d) => [d.workflow, d.WorkflowSucceeded ?? 0, d.WorkflowFailed ?? 0])).toEqual([
-      ['import', 1, 0],
-      ['import', 0, 1],
+    expect(finished().map((line) => [line.workflow, line.outcome])).toEqual([
+      ['import', 'succeeded'],
+      ['import', 'failed'],
     ]);
   });
 });
 
-describe('where metrics are written', () => {
+describe('where the lines are written', () => {
   async function freshMetrics() {
     vi.resetModules();
     return import('../../shared/log/metrics.ts');
@@ -307,7 +288,7 @@ describe('where metrics are written', () => {
     vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'true');
     (await freshMetrics()).recordRequest(outcome);
 
-    expect(emf()).toHaveLength(0);
+    expect(measured()).toHaveLength(0);
   });
 
   it('writes in Lambda by default, and not when POWERTOOLS_METRICS_DISABLED=true', async () => {
@@ -317,14 +298,7 @@ describe('where metrics are written', () => {
     vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'true');
     (await freshMetrics()).recordRequest(outcome);
 
-    expect(emf()).toHaveLength(1);
-  });
-
-  it('takes the namespace from POWERTOOLS_METRICS_NAMESPACE', async () => {
-    vi.stubEnv('POWERTOOLS_METRICS_NAMESPACE', 'GeoPlaneStaging');
-    (await freshMetrics()).recordRequest(outcome);
-    vi.stubEnv('POWERTOOLS_METRICS_NAMESPACE', undefined);
-
-    expect(emf()[0]?._aws.CloudWatchMetrics[0]?.Namespace).toBe('GeoPlaneStaging');
+    expect(measured()).toHaveLength(1);
+    expect(emfLines()).toEqual([]);
   });
 });

@@ -10,7 +10,7 @@ const ws = { id: '6a1d3b2e-0000-4000-8000-000000000001', name: 'alpha' };
 const other = { id: '6a1d3b2e-0000-4000-8000-000000000002', name: 'beta' };
 
 function principal(roles: Record<string, string>, superAdmin = false): Principal {
-  return { id: 'p', subject: 's', authMethod: 'apikey', superAdmin, roles, usageKey: 'global' };
+  return { id: 'p', subject: 's', authMethod: 'apikey', superAdmin, roles };
 }
 
 const customPolicies: Record<string, Policy[]> = {

@@ -38,7 +38,7 @@ const inherited = [
 ];
 
 function principal(roles: Record<string, string>): Principal {
-  return { id: 'p', subject: 's', authMethod: 'jwt', superAdmin: false, roles, usageKey: 'global' };
+  return { id: 'p', subject: 's', authMethod: 'jwt', superAdmin: false, roles };
 }
 
 const noPolicies = async () => [];

@@ -317,6 +317,7 @@ export const getImportPreview = defineOperation({
   },
   data: ['GetItem'],
   importDatabase: true,
+  postgres: true,
 });
 
 export const publishImport = defineOperation({

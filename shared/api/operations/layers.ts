@@ -41,6 +41,7 @@ export const createLayer = defineOperation({
   },
   data: ['GetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
   secrets: ['decrypt'],
+  postgres: true,
 });
 
 export const listLayers = defineOperation({
@@ -116,6 +117,7 @@ export const updateLayer = defineOperation({
   },
   data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
   secrets: ['decrypt'],
+  postgres: true,
 });
 
 export const deleteLayer = defineOperation({

@@ -76,6 +76,7 @@ export const createService = defineOperation({
   data: ['GetItem', 'PutItem', 'ConditionCheckItem'],
   secrets: ['encrypt'],
   readsMosaicSources: true,
+  postgres: true,
 });
 
 export const listServices = defineOperation({
@@ -162,6 +163,7 @@ export const updateService = defineOperation({
   data: ['GetItem', 'PutItem', 'DeleteItem'],
   secrets: ['encrypt', 'decrypt'],
   readsMosaicSources: true,
+  postgres: true,
 });
 
 export const testServiceConnection = defineOperation({
@@ -193,6 +195,7 @@ export const testServiceConnection = defineOperation({
   },
   data: ['GetItem'],
   secrets: ['decrypt'],
+  postgres: true,
 });
 
 export const discoverLayers = defineOperation({
@@ -235,6 +238,7 @@ export const discoverLayers = defineOperation({
   },
   data: ['GetItem'],
   secrets: ['decrypt'],
+  postgres: true,
 });
 
 export const validateSQLView = defineOperation({
@@ -279,6 +283,7 @@ export const validateSQLView = defineOperation({
   },
   data: ['GetItem'],
   secrets: ['decrypt'],
+  postgres: true,
 });
 
 export const deleteService = defineOperation({

@@ -34,8 +34,9 @@ export const createWorkspace = defineOperation({
     request: { name: 'roads-demo', description: 'Road network of the demo region' },
     response: ex.workspace,
   },
-  data: ['PutItem', 'ConditionCheckItem'],
-  // Each workspace gets its own usage key (deleted again if the name is taken).
+  // The usage-key pool (ADR 0111): the assignment counter, the slot's recorded key, a new slot's record.
+  data: ['PutItem', 'ConditionCheckItem', 'UpdateItem', 'GetItem'],
+  // A slot's first workspace makes its key (deleted again if it can't join the plan or loses a race).
   usageKeys: ['create', 'delete'],
 });
 
@@ -172,7 +173,6 @@ export const deleteWorkspace = defineOperation({
     },
   },
   data: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
-  usageKeys: ['delete'],
   starts: ['deletion'],
   resolvesDeletingWorkspace: true,
 });

@@ -32,6 +32,11 @@ export interface ImportDatabaseConfig {
   user: string;
   password: string;
   sslmode?: 'disable' | 'prefer' | 'require' | 'verify-full';
+  /**
+   * The key reader passwords are derived from (ADR 0118): the secret's `reader_key`, which a
+   * rotation of the loader's password leaves alone; the loader's password when there is none.
+   */
+  readerKey?: string;
 }
 
 /** What finalizeLayer reports (also stored with the checkpoint, so a second call answers the same). */
@@ -342,7 +347,8 @@ export class ImportDatabase {
 
   /** The login (and password) the service of a published import connects as (ADR 0105). */
   reader(importId: string): { user: string; password: string } {
-    return { user: readerLogin(importId), password: readerPassword(this.#config.password, importId) };
+    const key = this.#config.readerKey ?? this.#config.password;
+    return { user: readerLogin(importId), password: readerPassword(key, importId) };
   }
 }
 
