@@ -73,8 +73,6 @@ export function functionEnvironment(config: StageConfig, table: CatalogTable): R
     MAX_BODY_BYTES: String(config.maxBodyBytes),
     AUDIT_RETENTION_DAYS: String(config.auditRetentionDays),
     POWERTOOLS_SERVICE_NAME: 'geoplane',
-    // EMF metrics (ADR 0092): written to the log, so no IAM permission comes with them.
-    POWERTOOLS_METRICS_NAMESPACE: 'GeoPlane',
     // Unset rather than empty: the functions' config schema refuses empty strings.
     ...(config.oidcIssuer ? { OIDC_ISSUER: config.oidcIssuer } : {}),
     ...(config.oidcAudience ? { OIDC_AUDIENCE: config.oidcAudience } : {}),

@@ -3,7 +3,7 @@ import type { Node } from 'constructs';
 import { z } from 'zod';
 import { parseAllowList } from '../../shared/datasources/network-policy.ts';
 import { bootstrapAdminsOf } from '../../shared/domain/bootstrap-admins.ts';
-import { vpcContextSchema } from './vpc-config.ts';
+import { objectOrJsonText, vpcContextSchema } from './vpc-config.ts';
 
 const retentionValues = new Set<number>(
   Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'),
@@ -186,20 +186,10 @@ const schema = z.object({
    * The import database (ADR 0086): an object or its JSON text, `{host, port, database, secretArn,
    * sslmode?}`. Empty: the stack still deploys and imports answer 503 until one is configured.
    */
-  importDatabase: z.preprocess((value, ctx) => {
-    if (value === undefined || value === null || value === '') return undefined;
-    if (typeof value !== 'string') return value;
-    try {
-      return JSON.parse(value);
-    } catch {
-      ctx.issues.push({
-        code: 'custom',
-        input: value,
-        message: 'must be an object or its JSON text: {"host", "port", "database", "secretArn", "sslmode"?}',
-      });
-      return z.NEVER;
-    }
-  }, importDatabaseSchema.optional()),
+  importDatabase: objectOrJsonText(
+    importDatabaseSchema,
+    '{"host", "port", "database", "secretArn", "sslmode"?}',
+  ),
   /**
    * The operator's VPC (ADR 0112): an object or its JSON text, `{vpcId, privateSubnetIds,
    * securityGroupIds, endpoints, routeTableIds?, availabilityZones?}` (see ./vpc-config.ts). The

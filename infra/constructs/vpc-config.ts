@@ -100,20 +100,29 @@ export const vpcSchema = z
 
 export type VpcConfig = z.output<typeof vpcSchema>;
 
+/**
+ * An optional object context key given as an object or its JSON text (`-c key='{…}'`): empty means
+ * "not configured"; text that is not JSON is refused with `shape` named in the message.
+ */
+export function objectOrJsonText<T extends z.ZodType>(schema: T, shape: string) {
+  return z.preprocess((value, ctx) => {
+    if (value === undefined || value === null || value === '') return undefined;
+    if (typeof value !== 'string') return value;
+    try {
+      return JSON.parse(value);
+    } catch {
+      ctx.issues.push({
+        code: 'custom',
+        input: value,
+        message: `must be an object or its JSON text: ${shape}`,
+      });
+      return z.NEVER;
+    }
+  }, schema.optional());
+}
+
 /** The `vpc` context key: an object or its JSON text; empty (the default) keeps every function outside any VPC. */
-export const vpcContextSchema = z.preprocess((value, ctx) => {
-  if (value === undefined || value === null || value === '') return undefined;
-  if (typeof value !== 'string') return value;
-  try {
-    return JSON.parse(value);
-  } catch {
-    ctx.issues.push({
-      code: 'custom',
-      input: value,
-      message:
-        'must be an object or its JSON text: {"vpcId", "privateSubnetIds", "securityGroupIds", "endpoints", ' +
-        '"routeTableIds"?, "availabilityZones"?}',
-    });
-    return z.NEVER;
-  }
-}, vpcSchema.optional());
+export const vpcContextSchema = objectOrJsonText(
+  vpcSchema,
+  '{"vpcId", "privateSubnetIds", "securityGroupIds", "endpoints", "routeTableIds"?, "availabilityZones"?}',
+);

@@ -20,6 +20,20 @@ import { type StageConfig, stageConfigOf } from '../constructs/stage-config.ts';
 import { Sweeps, sweepEntry } from '../constructs/sweeps.ts';
 import { interfaceServicesOf, VpcEndpoints, VpcPlacement } from '../constructs/vpc-placement.ts';
 
+/** Every Lambda entry point of the app for a route table: one esbuild run bundles them all (ADR 0017). */
+export function appEntries(routes: readonly Operation[]): string[] {
+  return [
+    ...new Set([
+      ...managementApiEntries(routes),
+      ...deletionTaskEntries,
+      ...importTaskEntries,
+      bootstrapAdminsEntry,
+      sweepEntry,
+      catalogEventsEntry,
+    ]),
+  ];
+}
+
 export interface GeoPlaneStackProps extends StackProps {
   config: StageConfig;
   /** The route table; defaults to THE route table. */
@@ -62,14 +76,7 @@ export class GeoPlaneStack extends Stack {
     const routes = props.routes ?? routeTable;
     this.table = new CatalogTable(this, 'Catalog');
     // Every function of the app comes out of one esbuild run (ADR 0017).
-    const bundles = new FunctionBundles(repositoryRoot, [
-      ...managementApiEntries(routes),
-      ...deletionTaskEntries,
-      ...importTaskEntries,
-      bootstrapAdminsEntry,
-      sweepEntry,
-      catalogEventsEntry,
-    ]);
+    const bundles = new FunctionBundles(repositoryRoot, appEntries(routes));
     const environment = functionEnvironment(config, this.table);
     const logRetention = config.logRetentionDays as RetentionDays;
     // The operator's VPC (ADR 0112): only the functions that open PostgreSQL connections go in it.

@@ -701,7 +701,10 @@ function jsonType(type: TypeRow | undefined): string {
  * Resolves what the guard could not decide from the tree alone (attribute notation, operators) in
  * this database's catalog; the refusal's message, or undefined when nothing hides a call.
  */
-export async function hiddenCallRefusal(query: ReadOnlyQuery, calls: HiddenCalls): Promise<string | undefined> {
+export async function hiddenCallRefusal(
+  query: ReadOnlyQuery,
+  calls: HiddenCalls,
+): Promise<string | undefined> {
   if (calls.attributeNames.length === 0 && calls.operators.length === 0) return undefined;
   const { rows } = await query<{ functions: string[]; operators: string[] }>(hiddenCallsQuery, [
     calls.attributeNames,

@@ -1,28 +1,14 @@
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bootstrapAdminsEntry } from '../../infra/constructs/bootstrap-admins.ts';
-import { catalogEventsEntry } from '../../infra/constructs/catalog-events.ts';
-import { deletionTaskEntries } from '../../infra/constructs/deletion-workflow.ts';
-import { importTaskEntries } from '../../infra/constructs/import-workflow.ts';
-import { managementApiEntries } from '../../infra/constructs/management-api.ts';
-import { sweepEntry } from '../../infra/constructs/sweeps.ts';
+import { appEntries } from '../../infra/stacks/geoplane-stack.ts';
 import { importTaskAccess, importTaskHandlers } from '../../infra/workflows/import-workflow.ts';
 import { routes } from '../../shared/api/routes.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Every Lambda entry point of the app, as GeoPlaneStack bundles them. */
-const entries = [
-  ...new Set([
-    ...managementApiEntries(routes),
-    ...deletionTaskEntries,
-    ...importTaskEntries,
-    bootstrapAdminsEntry,
-    sweepEntry,
-    catalogEventsEntry,
-  ]),
-];
+const entries = appEntries(routes);
 
 /**
  * The entry points that declare PostgreSQL connections (ADR 0112): routes flagged `postgres` and

@@ -123,7 +123,6 @@ describe('GeoPlaneStack', () => {
         MAX_BODY_BYTES: '1048576',
         AUDIT_RETENTION_DAYS: '90',
         POWERTOOLS_SERVICE_NAME: 'geoplane',
-        POWERTOOLS_METRICS_NAMESPACE: 'GeoPlane',
         OIDC_SCOPES: 'openid profile email',
         CONSOLE_TOKEN_LOGIN: 'true',
         SESSION_TTL_SECONDS: '43200',

@@ -3,13 +3,18 @@ import {
   CreateTableCommand,
   DeleteTableCommand,
   DescribeTableCommand,
-  DynamoDBClient,
+  type DynamoDBClient,
 } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchWriteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditRecord } from '../../shared/domain/audit.ts';
 import type { DeletionOperation } from '../../shared/domain/deletion-model.ts';
-import { useHostStore } from '../support/store.ts';
+import { ownTable } from '../support/store.ts';
 
 /*
  * The sharded global audit listing and the sparse index of active deletions (ADR 0113) against
@@ -20,6 +25,7 @@ import { useHostStore } from '../support/store.ts';
 type Item = Record<string, unknown>;
 const table = `audit-shards-${randomUUID().slice(0, 8)}`;
 let raw: DynamoDBClient;
+let own: Awaited<ReturnType<typeof ownTable>> | undefined;
 let db: DynamoDBDocumentClient;
 let keys: typeof import('../../shared/store/keys.ts').keys;
 let entities: typeof import('../../shared/store/keys.ts').entities;
@@ -81,24 +87,15 @@ const newestFirst = (items: Item[]) =>
   [...items].sort((a, b) => (String(a.GSI1SK) < String(b.GSI1SK) ? 1 : -1)).map((i) => i.id as string);
 
 beforeAll(async () => {
-  useHostStore();
-  process.env.TABLE_NAME = table;
-  raw = new DynamoDBClient({
-    endpoint: process.env.DYNAMODB_ENDPOINT,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
-  db = DynamoDBDocumentClient.from(raw, { marshallOptions: { removeUndefinedValues: true } });
-  const { createTableInput } = await import('../../shared/store/table.ts');
-  await raw.send(new CreateTableCommand(createTableInput(table)));
+  own = await ownTable(table);
+  ({ raw, db } = own);
   ({ keys, entities } = await import('../../shared/store/keys.ts'));
   audit = await import('../../shared/store/audit-records.ts');
   trail = new audit.DynamoAuditTrail({ days: 90 }, db, table);
 });
 
 afterAll(async () => {
-  await raw?.send(new DeleteTableCommand({ TableName: table }));
-  raw?.destroy();
+  await own?.drop();
 });
 
 describe('the global audit listing over shards (ADR 0113)', () => {

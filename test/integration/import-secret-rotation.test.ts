@@ -12,7 +12,12 @@ import { forgetLogins, withDatabase } from '../../shared/datasources/imports/log
 import { loadImport } from '../../shared/datasources/imports/pipeline.ts';
 import type { Discovery, ImportPlan, SourceFeature } from '../../shared/domain/import-sources.ts';
 import type { ImportJob } from '../../shared/domain/imports.ts';
-import { REAL_POSTGRES_SKIP_REASON, REAL_POSTGRES_URL, startRealPostgis } from '../support/real-postgres.ts';
+import {
+  dropImportRoles,
+  REAL_POSTGRES_SKIP_REASON,
+  REAL_POSTGRES_URL,
+  startRealPostgis,
+} from '../support/real-postgres.ts';
 
 // ADR 0118: the loader's password in Secrets Manager is rotated while functions are warm. A warm
 // function's cached secret is refused (28P01), read again and the work retried once; published
@@ -237,27 +242,7 @@ describe.skipIf(!url)(
 
     afterAll(async () => {
       await real?.stop();
-      const server = new URL(url as string);
-      const client = new pg.Client({
-        host: server.hostname,
-        port: Number(server.port || 5432),
-        user: decodeURIComponent(server.username),
-        password: decodeURIComponent(server.password),
-        database: decodeURIComponent(server.pathname.slice(1)) || 'postgres',
-      });
-      await client.connect();
-      try {
-        const { rows } = await client.query<{ rolname: string }>(
-          `SELECT r.rolname FROM pg_roles r JOIN pg_auth_members m ON m.member = r.oid
-         JOIN pg_roles g ON g.oid = m.roleid WHERE g.rolname = $1`,
-          [roles.readers],
-        );
-        for (const role of [...rows.map((r) => r.rolname), loader.user, roles.readers, roles.roleAdmin]) {
-          await client.query(`DROP ROLE IF EXISTS ${pg.escapeIdentifier(role)}`);
-        }
-      } finally {
-        await client.end();
-      }
+      await dropImportRoles(url as string, roles, loader.user);
     });
 
     rotationSuite(() => target);

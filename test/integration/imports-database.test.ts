@@ -19,6 +19,7 @@ import {
   type SourceLayer,
 } from '../../shared/domain/import-sources.ts';
 import {
+  dropImportRoles,
   REAL_POSTGRES_SKIP_REASON,
   REAL_POSTGRES_URL,
   type RealPostgis,
@@ -818,28 +819,7 @@ describe.skipIf(!url)('import database on a real PostgreSQL + PostGIS (GEOPLANE_
 
   afterAll(async () => {
     await real?.stop();
-    const server = new URL(url as string);
-    const client = new pg.Client({
-      host: server.hostname,
-      port: Number(server.port || 5432),
-      user: decodeURIComponent(server.username),
-      password: decodeURIComponent(server.password),
-      database: decodeURIComponent(server.pathname.slice(1)) || 'postgres',
-    });
-    await client.connect();
-    try {
-      // Import logins this suite's tests left (a failed test's), then the suite's own roles.
-      const { rows } = await client.query<{ rolname: string }>(
-        `SELECT r.rolname FROM pg_roles r JOIN pg_auth_members m ON m.member = r.oid
-         JOIN pg_roles g ON g.oid = m.roleid WHERE g.rolname = $1`,
-        [roles.readers],
-      );
-      for (const role of [...rows.map((r) => r.rolname), importer.user, roles.readers, roles.roleAdmin]) {
-        await client.query(`DROP ROLE IF EXISTS ${pg.escapeIdentifier(role)}`);
-      }
-    } finally {
-      await client.end();
-    }
+    await dropImportRoles(url as string, roles, importer.user);
   });
 
   importSuite(() => target);

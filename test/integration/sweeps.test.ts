@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalWorkflowRunner } from '../../infra/local/workflows.ts';
 import type { DeletionOperation } from '../../shared/domain/deletion-model.ts';
 import type { ImportJob } from '../../shared/domain/import-model.ts';
 import type { Key } from '../../shared/store/keys.ts';
 import type { WorkflowStarters } from '../../shared/workflows/starter.ts';
-import { useHostStore } from '../support/store.ts';
+import { ownTable } from '../support/store.ts';
 
 /*
  * The sweep against DynamoDB Local, through the real store adapters and wiring (ADR 0093), on a
@@ -18,7 +17,7 @@ import { useHostStore } from '../support/store.ts';
 
 const table = `sweeps-${randomUUID().slice(0, 8)}`;
 let db: DynamoDBDocumentClient;
-let raw: DynamoDBClient;
+let own: Awaited<ReturnType<typeof ownTable>> | undefined;
 let keys: typeof import('../../shared/store/keys.ts').keys;
 let entities: typeof import('../../shared/store/keys.ts').entities;
 let sweeps: typeof import('../../infra/local/sweeps.ts');
@@ -116,18 +115,10 @@ const read = async (key: Key) =>
   (await db.send(new GetCommand({ TableName: table, Key: key, ConsistentRead: true }))).Item;
 
 beforeAll(async () => {
-  useHostStore();
-  process.env.TABLE_NAME = table;
   process.env.SWEEP_STUCK_AFTER_MINUTES = '15';
   process.env.SWEEP_MAX_RESTARTS = '1';
-  raw = new DynamoDBClient({
-    endpoint: process.env.DYNAMODB_ENDPOINT,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
-  db = DynamoDBDocumentClient.from(raw, { marshallOptions: { removeUndefinedValues: true } });
-  const { createTableInput } = await import('../../shared/store/table.ts');
-  await raw.send(new CreateTableCommand(createTableInput(table)));
+  own = await ownTable(table);
+  ({ db } = own);
   ({ keys, entities } = await import('../../shared/store/keys.ts'));
   sweeps = await import('../../infra/local/sweeps.ts');
   store = await import('../../shared/store/sweeps.ts');
@@ -151,8 +142,7 @@ beforeAll(async () => {
 afterAll(async () => {
   const { installLocalWorkflowStarter } = await import('../../shared/workflows/starter.ts');
   installLocalWorkflowStarter(undefined);
-  await raw?.send(new DeleteTableCommand({ TableName: table }));
-  raw?.destroy();
+  await own?.drop();
 });
 
 describe('the local sweep of stuck work (DynamoDB Local)', () => {

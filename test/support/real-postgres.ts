@@ -76,3 +76,36 @@ export async function startRealPostgis(url: string): Promise<RealPostgis> {
     throw error;
   }
 }
+
+/**
+ * Drops what an import suite made on the real PostgreSQL at `url` (roles are cluster-wide, so they
+ * outlive the suite's database): the import logins a failed test left in `readers`, then the
+ * loader, the readers group and the role admin.
+ */
+export async function dropImportRoles(
+  url: string,
+  roles: { readers: string; roleAdmin: string },
+  loader: string,
+): Promise<void> {
+  const server = new URL(url);
+  const client = new pg.Client({
+    host: server.hostname,
+    port: Number(server.port || 5432),
+    user: decodeURIComponent(server.username),
+    password: decodeURIComponent(server.password),
+    database: decodeURIComponent(server.pathname.slice(1)) || 'postgres',
+  });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ rolname: string }>(
+      `SELECT r.rolname FROM pg_roles r JOIN pg_auth_members m ON m.member = r.oid
+       JOIN pg_roles g ON g.oid = m.roleid WHERE g.rolname = $1`,
+      [roles.readers],
+    );
+    for (const role of [...rows.map((r) => r.rolname), loader, roles.readers, roles.roleAdmin]) {
+      await client.query(`DROP ROLE IF EXISTS ${pg.escapeIdentifier(role)}`);
+    }
+  } finally {
+    await client.end();
+  }
+}

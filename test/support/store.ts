@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
 import type { Service } from '../../shared/domain/services.ts';
@@ -49,5 +49,30 @@ export function serviceRecord(workspaceId: string, name: string): Service {
     version: 1,
     created_at: ts,
     updated_at: ts,
+  };
+}
+
+/**
+ * A table of the test's own on the run's DynamoDB Local, created from the product's definition,
+ * with the product's store modules (imported after this) pointed at it. `drop()` deletes it.
+ */
+export async function ownTable(table: string) {
+  useHostStore();
+  process.env.TABLE_NAME = table;
+  const raw = new DynamoDBClient({
+    endpoint: process.env.DYNAMODB_ENDPOINT,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  const db = DynamoDBDocumentClient.from(raw, { marshallOptions: { removeUndefinedValues: true } });
+  const { createTableInput } = await import('../../shared/store/table.ts');
+  await raw.send(new CreateTableCommand(createTableInput(table)));
+  return {
+    raw,
+    db,
+    async drop() {
+      await raw.send(new DeleteTableCommand({ TableName: table }));
+      raw.destroy();
+    },
   };
 }

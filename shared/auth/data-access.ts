@@ -1,0 +1,57 @@
+/**
+ * The data plane's edge of the access decision (ADR 0120): builds the domain's caller from the
+ * principal the authorizer produced, and turns a refusal into the error the one error table maps
+ * (401 or 404).
+ */
+import {
+  type DataAccessDecision,
+  type DataCaller,
+  type DataProtocol,
+  dataNotFound,
+} from '../domain/data-access.ts';
+import { UnauthenticatedError } from './errors.ts';
+import { type PolicyLoader, policiesOf, roleIn } from './permissions.ts';
+import type { Principal } from './principal.ts';
+
+/**
+ * The caller of a data-plane request: anonymous without a principal; otherwise its role in the
+ * workspace (give it the roles with claim mappings applied, `rolesInWorkspace`) and that role's
+ * policies, read through the same `policiesOf` as the management API.
+ */
+export async function dataCaller(
+  principal: Principal | undefined,
+  workspace: { id: string; name: string },
+  loadPolicies: PolicyLoader,
+): Promise<DataCaller> {
+  if (!principal) return { kind: 'anonymous' };
+  if (principal.superAdmin) return { kind: 'principal', superAdmin: true };
+  const role = roleIn(principal, workspace);
+  if (!role) return { kind: 'principal', superAdmin: false };
+  return {
+    kind: 'principal',
+    superAdmin: false,
+    role: { id: role, policies: await policiesOf(role, loadPolicies) },
+  };
+}
+
+/**
+ * Returns when the decision allows; otherwise throws: UnauthenticatedError (401; the edge adds
+ * `WWW-Authenticate`) or the domain's NotFoundError (404) — for a collection when `collectionId`
+ * is given, else for the protocol's documents.
+ */
+export function requireDataAccess(
+  decision: DataAccessDecision,
+  protocol: DataProtocol,
+  collectionId?: string,
+): void {
+  switch (decision.outcome) {
+    case 'allow':
+      return;
+    case 'unauthenticated':
+      throw new UnauthenticatedError();
+    case 'not_served':
+      throw dataNotFound(protocol);
+    case 'hidden':
+      throw dataNotFound(protocol, collectionId);
+  }
+}
