@@ -17,8 +17,8 @@ import {
   encodeFeatureCursor,
   type FeatureQuery,
   type FeatureQueryContext,
-  type QueryBox,
   type Queryable,
+  type QueryBox,
   timeDimension,
 } from '../domain/feature-query.ts';
 import type { Layer } from '../domain/layers.ts';
@@ -53,6 +53,13 @@ export type FeatureSource = (
   /** The CRSs the collection offers, CRS84 first, axis order resolved. */
   crs: readonly Crs[];
 };
+
+/** A source before its time columns and CRSs are known (distributed over the two kinds). */
+type SourceShape = FeatureSource extends infer S
+  ? S extends unknown
+    ? Omit<S, 'time' | 'crs'>
+    : never
+  : never;
 
 /** A GeoJSON feature as the items answer carries it. */
 export interface GeoJsonFeature {
@@ -190,7 +197,10 @@ async function describeTable(
   );
   const geometry = columns.rows.find((c) => c.type === 'geometry');
   if (!geometry) {
-    throw new RuleViolationError('source_unreadable', `The source layer "${qualified}" has no geometry column.`);
+    throw new RuleViolationError(
+      'source_unreadable',
+      `The source layer "${qualified}" has no geometry column.`,
+    );
   }
   const relationSql = `${escapeIdentifier(relation.schema)}.${escapeIdentifier(relation.table)}`;
   let srid = geometry.srid ?? 0;
@@ -254,7 +264,7 @@ export async function describeFeatureSource(
   const schemas = c.schemas?.length ? c.schemas : ['public'];
   return guarded(layer.public_id, budgetMs, 'describe', () =>
     readOnly(c, budgetMs, async (query) => {
-      let base: Omit<FeatureSource, 'time' | 'crs'>;
+      let base: SourceShape;
       const view = layer.sql_view;
       if (layer.is_sql_view && view) {
         const properties = view.properties ?? [];
@@ -283,7 +293,9 @@ export async function describeFeatureSource(
         dimension?.source_property && has(dimension.source_property)
           ? {
               start: dimension.source_property,
-              ...(dimension.end_property && has(dimension.end_property) ? { end: dimension.end_property } : {}),
+              ...(dimension.end_property && has(dimension.end_property)
+                ? { end: dimension.end_property }
+                : {}),
             }
           : undefined;
       const others = layer.crs_default && layer.crs_default !== base.srid ? [layer.crs_default] : [];
@@ -292,7 +304,7 @@ export async function describeFeatureSource(
         ...base,
         ...(time ? { time } : {}),
         crs: collectionCrs(base.srid, others, latFirst),
-      } as FeatureSource;
+      };
     }),
   );
 }
@@ -353,7 +365,8 @@ function boxes(box: QueryBox, source: FeatureSource, p: Params): string[] {
       ]
     : [[box.minx, box.maxx]];
   const toMercator = box.crs.srid === 4326 && source.srid === 3857;
-  const clampLat = (y: number) => (toMercator ? Math.max(-MERCATOR_MAX_LAT, Math.min(MERCATOR_MAX_LAT, y)) : y);
+  const clampLat = (y: number) =>
+    toMercator ? Math.max(-MERCATOR_MAX_LAT, Math.min(MERCATOR_MAX_LAT, y)) : y;
   const miny = clampLat(box.miny);
   const maxy = clampLat(box.maxy);
   return parts.map(([minx, maxx]) => {
@@ -372,7 +385,9 @@ function filterConditions(source: FeatureSource, query: FeatureQuery, p: Params)
   const g = `q.${escapeIdentifier(source.geometryColumn)}`;
   if (query.bbox) {
     // `&&` is the index-friendly box test; ST_Intersects then keeps only the real intersections.
-    const tests = boxes(query.bbox, source, p).map((env) => `(${g} && ${env} AND ST_Intersects(${g}, ${env}))`);
+    const tests = boxes(query.bbox, source, p).map(
+      (env) => `(${g} && ${env} AND ST_Intersects(${g}, ${env}))`,
+    );
     where.push(tests.length === 1 ? (tests[0] as string) : `(${tests.join(' OR ')})`);
   }
   if (query.datetime && source.time) {
@@ -380,7 +395,8 @@ function filterConditions(source: FeatureSource, query: FeatureQuery, p: Params)
     const end = source.time.end ? `q.${escapeIdentifier(source.time.end)}` : start;
     const t = query.datetime;
     // The feature's [start, end] (an absent end: still going) intersects the asked interval.
-    if (t.end !== undefined) where.push(`${start} ${t.endExclusive ? '<' : '<='} ${p.add(t.end, 'timestamptz')}`);
+    if (t.end !== undefined)
+      where.push(`${start} ${t.endExclusive ? '<' : '<='} ${p.add(t.end, 'timestamptz')}`);
     else where.push(`${start} IS NOT NULL`);
     if (t.start !== undefined) {
       const s = p.add(t.start, 'timestamptz');
@@ -442,10 +458,12 @@ function featureOf(source: FeatureSource, row: Row): GeoJsonFeature {
 async function gate(c: PostgisConnection, source: FeatureSource, name: string) {
   if (source.kind !== 'sql') return undefined;
   const guard = await checkSql(source.sql, c.schemas);
-  if (!guard.ok) throw new RuleViolationError('source_unreadable', `The SQL view of '${name}' is refused: ${guard.error}`);
+  if (!guard.ok)
+    throw new RuleViolationError('source_unreadable', `The SQL view of '${name}' is refused: ${guard.error}`);
   return async (query: ReadOnlyQuery) => {
     const hidden = await hiddenCallRefusal(query, guard);
-    if (hidden) throw new RuleViolationError('source_unreadable', `The SQL view of '${name}' is refused: ${hidden}`);
+    if (hidden)
+      throw new RuleViolationError('source_unreadable', `The SQL view of '${name}' is refused: ${hidden}`);
   };
 }
 
@@ -522,7 +540,14 @@ export async function readFeatureItems(
   const nextCursor = more && last ? encodeFeatureCursor(last.fid) : undefined;
   const links: ItemsLink[] =
     nextCursor && options.nextHref
-      ? [{ href: options.nextHref(nextCursor), rel: 'next', type: 'application/geo+json', title: 'Next page' }]
+      ? [
+          {
+            href: options.nextHref(nextCursor),
+            rel: 'next',
+            type: 'application/geo+json',
+            title: 'Next page',
+          },
+        ]
       : [];
   return {
     collection: {
@@ -550,7 +575,10 @@ export async function readFeatureItem(
 ): Promise<FeatureItem> {
   const budgetMs = options.budgetMs ?? ITEMS_BUDGET_MS;
   const notFound = () =>
-    new NotFoundError('feature_not_found', `The feature '${featureId.slice(0, 128)}' does not exist in '${name}'.`);
+    new NotFoundError(
+      'feature_not_found',
+      `The feature '${featureId.slice(0, 128)}' does not exist in '${name}'.`,
+    );
   const id = checkFeatureId(featureId);
   if (id === undefined) throw notFound();
   const hidden = await gate(c, source, name);

@@ -356,7 +356,8 @@ export function parseFeatureQuery(params: QueryParams, ctx: FeatureQueryContext)
     filters.push({ name, value: parseFilterValue(queryable, value) });
   }
   const bboxCrsText = values.get('bbox-crs');
-  const bboxCrs = bboxCrsText === undefined ? (offered[0] as Crs) : parseCrs('bbox-crs', bboxCrsText, offered);
+  const bboxCrs =
+    bboxCrsText === undefined ? (offered[0] as Crs) : parseCrs('bbox-crs', bboxCrsText, offered);
   const bboxText = values.get('bbox');
   const crsText = values.get('crs');
   const datetimeText = values.get('datetime');
