@@ -4,13 +4,7 @@ import type { Workspace } from '../domain/workspaces.ts';
 
 /** The API view of a workspace (internal `status` left out). */
 export function presentWorkspace(ws: Workspace) {
-  const {
-    status: _status,
-    claim_mapping_count: _mappings,
-    usage_slot: _slot,
-    usage_key: _key,
-    ...rest
-  } = ws;
+  const { status: _status, claim_mapping_count: _mappings, usage_slot: _slot, usage_key: _key, ...rest } = ws;
   return rest;
 }
 

@@ -41,7 +41,10 @@ const schema = z.object({
   /** AWS: the usage plan (by name) that the keys of the usage-key pool join (ADR 0111). */
   USAGE_PLAN_NAME: z.optional(z.string().check(z.minLength(1))),
   /** How many usage keys workspaces are spread over (ADR 0111): each of the first this many has its own. */
-  USAGE_KEY_POOL_SIZE: z._default(z.coerce.number().check(z.multipleOf(1), z.positive(), z.maximum(9000)), 1000),
+  USAGE_KEY_POOL_SIZE: z._default(
+    z.coerce.number().check(z.multipleOf(1), z.positive(), z.maximum(9000)),
+    1000,
+  ),
   /**
    * The usage key of global calls (the authorizer returns it for every request outside a
    * workspace); the local host sets its own, so it meters exactly as API Gateway would.

@@ -15,7 +15,9 @@ const SLICES = 8;
 
 function ephemeralStart(): number {
   try {
-    const first = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    const first = Number(
+      readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0],
+    );
     if (Number.isInteger(first) && first > LOWEST + SLICES * 100) return first;
   } catch {
     // not Linux: IANA's dynamic range starts at 49152
