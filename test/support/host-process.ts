@@ -50,6 +50,10 @@ export async function startHostProcess(env: Record<string, string> = {}): Promis
       // Only the shared host of the run serves the embedded PostGIS (its first init takes ~40 s).
       GEOPLANE_POSTGIS: 'off',
       GEOPLANE_ALLOWED_DATABASE_HOSTS: FAULT_HOST,
+      // Test files share a host's methods: the stage's per-method ceiling (ADR 0111) is not what a
+      // test host measures (test/unit/local-gateway.test.ts does); a test may still set its own.
+      GEOPLANE_STAGE_RATE_LIMIT_RPS: '100000',
+      GEOPLANE_STAGE_RATE_LIMIT_BURST: '100000',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
