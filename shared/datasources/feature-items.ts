@@ -30,6 +30,7 @@ import {
   type PostgisConnection,
   type ReadOnlyQuery,
   readOnly,
+  relationLookupSql,
   subquery,
 } from './postgis.ts';
 import { checkSql } from './sql-guard.ts';
@@ -169,15 +170,10 @@ async function describeTable(
   schemas: string[],
   sourceLayer: string,
 ): Promise<Omit<Extract<FeatureSource, { kind: 'table' }>, 'time' | 'crs'>> {
-  const found = await query<{ oid: number; schema: string; table: string }>(
-    `SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS "table"
-     FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-     WHERE c.relkind IN ('r', 'v', 'm', 'p', 'f') AND n.nspname = ANY($2::text[])
-       AND (n.nspname || '.' || c.relname = $1 OR c.relname = $1)
-     ORDER BY n.nspname || '.' || c.relname = $1 DESC, array_position($2::text[], n.nspname::text)
-     LIMIT 1`,
-    [sourceLayer, schemas],
-  );
+  const found = await query<{ oid: number; schema: string; table: string }>(relationLookupSql(), [
+    sourceLayer,
+    schemas,
+  ]);
   const relation = found.rows[0];
   if (!relation) {
     throw new RuleViolationError(

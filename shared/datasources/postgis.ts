@@ -515,6 +515,19 @@ WHERE t.typname = 'geometry'
   AND c.relkind IN ('r', 'v', 'm', 'p', 'f')
   AND NOT c.relispartition`;
 
+/**
+ * The relation a layer's `source_layer` names (`schema.table`, or a bare name found along the
+ * service's schemas in order; $1 the name, $2 the schemas): its oid, schema and name, then `extra`.
+ */
+export function relationLookupSql(extra = ''): string {
+  return `SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS "table"${extra}
+     FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+     WHERE c.relkind IN ('r', 'v', 'm', 'p', 'f') AND n.nspname = ANY($2::text[])
+       AND (n.nspname || '.' || c.relname = $1 OR c.relname = $1)
+     ORDER BY n.nspname || '.' || c.relname = $1 DESC, array_position($2::text[], n.nspname::text)
+     LIMIT 1`;
+}
+
 const READABLE = `pg_catalog.has_schema_privilege(n.oid, 'USAGE') AND pg_catalog.has_table_privilege(c.oid, 'SELECT')`;
 
 /**
@@ -629,12 +642,7 @@ export async function probeLayer(
     return await readOnly(c, budgetMs, async (query, session) => {
       if (!session.postgis) return { ok: false, reason: noPostgis(c).message };
       const found = await query<{ oid: number; schema: string; table: string; readable: boolean }>(
-        `SELECT c.oid::int AS oid, n.nspname AS schema, c.relname AS "table", ${READABLE} AS readable
-         FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-         WHERE c.relkind IN ('r', 'v', 'm', 'p', 'f') AND n.nspname = ANY($2::text[])
-           AND (n.nspname || '.' || c.relname = $1 OR c.relname = $1)
-         ORDER BY n.nspname || '.' || c.relname = $1 DESC, array_position($2::text[], n.nspname::text)
-         LIMIT 1`,
+        relationLookupSql(`, ${READABLE} AS readable`),
         [sourceLayer, schemas],
       );
       const relation = found.rows[0];

@@ -1,10 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EmbeddedPostgis, startEmbeddedPostgis } from '../../infra/local/postgis.ts';
+import { expect, it } from 'vitest';
 import {
   describeFeatureSource,
   type FeatureLayer,
@@ -14,7 +10,6 @@ import {
   readFeatureItem,
   readFeatureItems,
 } from '../../shared/datasources/feature-items.ts';
-import type { PostgisConnection } from '../../shared/datasources/postgis.ts';
 import { InvalidInputError, NotFoundError, RuleViolationError } from '../../shared/domain/errors.ts';
 import {
   CRS84,
@@ -22,22 +17,12 @@ import {
   parseFeatureQuery,
   type QueryParams,
 } from '../../shared/domain/feature-query.ts';
-import { freePort } from '../support/ports.ts';
-import {
-  REAL_POSTGRES_SKIP_REASON,
-  REAL_POSTGRES_URL,
-  type RealPostgis,
-  startRealPostgis,
-} from '../support/real-postgres.ts';
+import { onBothTargets, type SeededTarget } from '../support/seeded-targets.ts';
 
 // The items query core (ADR 0121) on both PostGIS targets: the embedded PostGIS always, Debian's
 // PostgreSQL 15 + PostGIS 3 when GEOPLANE_TEST_POSTGRES_URL is set (CI).
 
-interface Target {
-  kind: 'embedded' | 'postgresql';
-  demo: PostgisConnection;
-  admin: pg.Pool;
-}
+type Target = SeededTarget;
 
 const SUFFIX = randomBytes(4).toString('hex');
 const TABLE = `fi_${SUFFIX}`;
@@ -484,61 +469,4 @@ function maxScanRows(node: PlanNode): number {
   return Math.max(own, ...(node.Plans ?? []).map(maxScanRows));
 }
 
-describe('embedded PostGIS (PGlite)', () => {
-  let dataDir: string;
-  let pgis: EmbeddedPostgis | undefined;
-  let target: Target | undefined;
-
-  beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'geoplane-fi-'));
-    pgis = await startEmbeddedPostgis({ dataDir, port: await freePort() });
-    const admin = new pg.Pool({
-      host: pgis.host,
-      port: pgis.port,
-      database: pgis.database,
-      user: pgis.admin.user,
-      password: pgis.admin.password,
-      max: 2,
-    });
-    await seed(admin, pgis.user);
-    target = {
-      kind: 'embedded',
-      demo: {
-        host: pgis.host,
-        port: pgis.port,
-        database: pgis.database,
-        user: pgis.user,
-        password: pgis.password,
-      },
-      admin,
-    };
-  }, 180_000);
-
-  afterAll(async () => {
-    await target?.admin.end();
-    await pgis?.stop();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-  });
-
-  featureItemsSuite(() => target as Target);
-});
-
-const url = REAL_POSTGRES_URL;
-if (!url) console.warn(REAL_POSTGRES_SKIP_REASON);
-
-describe.skipIf(!url)('real PostgreSQL + PostGIS (GEOPLANE_TEST_POSTGRES_URL)', () => {
-  let real: RealPostgis | undefined;
-  let target: Target | undefined;
-
-  beforeAll(async () => {
-    real = await startRealPostgis(url as string);
-    await seed(real.admin, real.demo.user);
-    target = { kind: 'postgresql', demo: real.demo, admin: real.admin };
-  }, 60_000);
-
-  afterAll(async () => {
-    await real?.stop();
-  });
-
-  featureItemsSuite(() => target as Target);
-});
+onBothTargets('embedded PostGIS (PGlite)', seed, featureItemsSuite);

@@ -1,13 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { VectorTile } from '@mapbox/vector-tile';
 import { PbfReader } from 'pbf';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EmbeddedPostgis, startEmbeddedPostgis } from '../../infra/local/postgis.ts';
-import type { PostgisConnection } from '../../shared/datasources/postgis.ts';
+import { describe, expect, it } from 'vitest';
 import {
   parseTile,
   type RenderedTile,
@@ -17,23 +12,14 @@ import {
   type TileOptions,
 } from '../../shared/datasources/vector-tiles.ts';
 import { InvalidInputError, NotFoundError, RuleViolationError } from '../../shared/domain/errors.ts';
-import { freePort } from '../support/ports.ts';
-import {
-  REAL_POSTGRES_SKIP_REASON,
-  REAL_POSTGRES_URL,
-  type RealPostgis,
-  startRealPostgis,
-} from '../support/real-postgres.ts';
+import { REAL_POSTGRES_URL } from '../support/real-postgres.ts';
+import { onBothTargets, type SeededTarget } from '../support/seeded-targets.ts';
 
 // Vector tiles on both PostGIS targets (ADR 0119): the embedded PostGIS (no protobuf-c, so the
 // TypeScript encoder) and, when GEOPLANE_TEST_POSTGRES_URL is set (CI), Debian's PostgreSQL 15 +
 // PostGIS 3, where ST_AsMVT is compared with the TypeScript path forced on the same data.
 
-interface Target {
-  kind: 'embedded' | 'postgresql';
-  demo: PostgisConnection;
-  admin: pg.Pool;
-}
+type Target = SeededTarget;
 
 const TABLE = `vt_${randomBytes(4).toString('hex')}`;
 const PROPERTIES = ['id', 'name', 'rank', 'ratio', 'flag', 'meta', 'tags', 'born', 'nothing'];
@@ -411,67 +397,10 @@ describe('parseTile', () => {
   });
 });
 
-describe('embedded PostGIS (PGlite, no protobuf-c)', () => {
-  let dataDir: string;
-  let pgis: EmbeddedPostgis | undefined;
-  let target: Target | undefined;
-
-  beforeAll(async () => {
-    dataDir = mkdtempSync(join(tmpdir(), 'geoplane-vt-'));
-    pgis = await startEmbeddedPostgis({ dataDir, port: await freePort() });
-    const admin = new pg.Pool({
-      host: pgis.host,
-      port: pgis.port,
-      database: pgis.database,
-      user: pgis.admin.user,
-      password: pgis.admin.password,
-      max: 2,
-    });
-    await seed(admin, pgis.user);
-    target = {
-      kind: 'embedded',
-      demo: {
-        host: pgis.host,
-        port: pgis.port,
-        database: pgis.database,
-        user: pgis.user,
-        password: pgis.password,
-      },
-      admin,
-    };
-  }, 180_000);
-
-  afterAll(async () => {
-    await target?.admin.end();
-    await pgis?.stop();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-  });
-
-  vectorTileSuite(() => target as Target);
-});
-
-const url = REAL_POSTGRES_URL;
-if (!url) console.warn(REAL_POSTGRES_SKIP_REASON);
-
-describe.skipIf(!url)('real PostgreSQL + PostGIS (GEOPLANE_TEST_POSTGRES_URL)', () => {
-  let real: RealPostgis | undefined;
-  let target: Target | undefined;
-
-  beforeAll(async () => {
-    real = await startRealPostgis(url as string);
-    await seed(real.admin, real.demo.user);
-    target = { kind: 'postgresql', demo: real.demo, admin: real.admin };
-  }, 60_000);
-
-  afterAll(async () => {
-    await real?.stop();
-  });
-
-  vectorTileSuite(() => target as Target);
-
+onBothTargets('embedded PostGIS (PGlite, no protobuf-c)', seed, vectorTileSuite, (target) => {
   describe('ST_AsMVT and the TypeScript encoder give the same tiles on the same data', () => {
     it.each(TILES)('%s', async (_, address) => {
-      const t = target as Target;
+      const t = target();
       const native = await renderTile(t.demo, tableSource(), address, { encoder: 'postgis' });
       const typescript = await renderTile(t.demo, tableSource(), address, { encoder: 'typescript' });
       expect(native.encoder).toBe('postgis');
@@ -484,14 +413,14 @@ describe.skipIf(!url)('real PostgreSQL + PostGIS (GEOPLANE_TEST_POSTGRES_URL)', 
       ['no simplification', { simplify: 0 }, tableSource],
       ['a buffer of 0 and extent 512', { buffer: 0, extent: 512 }, tableSource],
     ] as const)('with %s', async (_, options, source) => {
-      const t = target as Target;
+      const t = target();
       const native = await renderTile(t.demo, source(), WORLD, { ...options, encoder: 'postgis' });
       const typescript = await renderTile(t.demo, source(), WORLD, { ...options, encoder: 'typescript' });
       expectSameTile(native, typescript);
     });
 
     it('with maxBytes: the same prefix of points fits on both paths', async () => {
-      const t = target as Target;
+      const t = target();
       const full = await renderTile(t.demo, pointsView(), WORLD, { encoder: 'postgis' });
       const maxBytes = Math.floor(full.bytes.length * 0.6);
       const native = await renderTile(t.demo, pointsView(), WORLD, { maxBytes, encoder: 'postgis' });
@@ -502,20 +431,22 @@ describe.skipIf(!url)('real PostgreSQL + PostGIS (GEOPLANE_TEST_POSTGRES_URL)', 
     });
 
     it('the sizes of the two encodings are equal for points (same ids, values, commands)', async () => {
-      const t = target as Target;
+      const t = target();
       const native = await renderTile(t.demo, pointsView(), WORLD, { encoder: 'postgis' });
       const typescript = await renderTile(t.demo, pointsView(), WORLD, { encoder: 'typescript' });
       expect(native.bytes.length).toBe(typescript.bytes.length);
     });
 
     it('auto-detection is cached per server: the probe answers the same the second time', async () => {
-      const t = target as Target;
+      const t = target();
       const first = await renderTile(t.demo, tableSource(), WORLD);
       const second = await renderTile(t.demo, tableSource(), WORLD);
       expect([first.encoder, second.encoder]).toEqual(['postgis', 'postgis']);
     });
   });
 });
+
+const url = REAL_POSTGRES_URL;
 
 describe.skipIf(!url)('the embedded PostGIS and PostgreSQL give the same tiles', () => {
   it.each(TILES)('%s', (_, address) => {
