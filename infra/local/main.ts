@@ -14,6 +14,8 @@ const { keepServingOnUncaughtErrors, startLocalHost } = await import('./server.t
 const { ensureConsoleBuilt } = await import('../../console/build.ts');
 if (!env.GEOPLANE_CONSOLE_DIST && (await ensureConsoleBuilt())) console.log('console        built');
 const int = (value: string | undefined, fallback: number) => (value ? Number.parseInt(value, 10) : fallback);
+// Rates are requests per second, fractions allowed (a usage plan's rateLimit is a double on AWS too).
+const rate = (value: string | undefined, fallback: number) => (value ? Number.parseFloat(value) : fallback);
 const dataDir = resolve(env.GEOPLANE_DATA_DIR ?? '.local');
 
 const host = await startLocalHost({
@@ -23,9 +25,9 @@ const host = await startLocalHost({
   dynamoPort: int(env.DYNAMODB_PORT, 8000),
   dynamoEndpoint: env.GEOPLANE_DYNAMODB_ENDPOINT,
   tableName: env.GEOPLANE_TABLE_NAME ?? 'geoplane',
-  rateLimitRps: int(env.GEOPLANE_RATE_LIMIT_RPS, 50),
+  rateLimitRps: rate(env.GEOPLANE_RATE_LIMIT_RPS, 50),
   rateLimitBurst: int(env.GEOPLANE_RATE_LIMIT_BURST, 100),
-  stageRateLimitRps: int(env.GEOPLANE_STAGE_RATE_LIMIT_RPS, 1000),
+  stageRateLimitRps: rate(env.GEOPLANE_STAGE_RATE_LIMIT_RPS, 1000),
   stageRateLimitBurst: int(env.GEOPLANE_STAGE_RATE_LIMIT_BURST, 2000),
   maxBodyBytes: env.MAX_BODY_BYTES ? int(env.MAX_BODY_BYTES, 1048576) : undefined,
   skipBootstrap: env.GEOPLANE_SKIP_BOOTSTRAP === '1',

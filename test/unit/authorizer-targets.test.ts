@@ -77,6 +77,19 @@ function fakes(secret: string, records: (q: TargetQuery) => Promise<TargetRecord
   return { ports, targets, calls };
 }
 
+/** A usable session made from the API key `secret`, found by `token`. */
+function apiKeySession(secret: string, token: string): Session {
+  return {
+    session_id: 's1',
+    token_hash: hashSecret(token),
+    csrf_hash: hashSecret('csrf'),
+    credential: { type: 'apikey', key_hash: hashApiKey(secret) },
+    expires_at: '2999-01-01T00:00:00Z',
+    idle_expires_at: '2999-01-01T00:00:00Z',
+    created_at: '2026-01-01T00:00:00Z',
+  } as Session;
+}
+
 function authEvent(
   headers: Record<string, string>,
   pathParameters: Record<string, string> | null,
@@ -156,15 +169,7 @@ describe('the authorizer reads the credential with the path targets (ADR 0099)',
 
   describe('a session (or token) request', () => {
     const token = 'session-token-value';
-    const session: Session = {
-      session_id: 's1',
-      token_hash: hashSecret(token),
-      csrf_hash: hashSecret('csrf'),
-      credential: { type: 'apikey', key_hash: hashApiKey(secret) },
-      expires_at: '2999-01-01T00:00:00Z',
-      idle_expires_at: '2999-01-01T00:00:00Z',
-      created_at: '2026-01-01T00:00:00Z',
-    } as Session;
+    const session = apiKeySession(secret, token);
     const cookie = { Cookie: `${SESSION_COOKIE}=${token}` };
 
     it('reads the targets beside the authentication and carries them', async () => {
@@ -226,15 +231,7 @@ describe('the usage key a request is metered on (ADR 0111)', () => {
     ...(q.keyHash === hashApiKey(secret) ? { credential: credential() } : {}),
     ...(q.workspace ? { workspace: { idOrName: q.workspace, workspace: byName[q.workspace] } } : {}),
   });
-  const session = {
-    session_id: 's1',
-    token_hash: hashSecret('session-token'),
-    csrf_hash: hashSecret('csrf'),
-    credential: { type: 'apikey', key_hash: hashApiKey(secret) },
-    expires_at: '2999-01-01T00:00:00Z',
-    idle_expires_at: '2999-01-01T00:00:00Z',
-    created_at: '2026-01-01T00:00:00Z',
-  } as Session;
+  const session = apiKeySession(secret, 'session-token');
 
   it.each([
     ['an API key', { 'X-API-Key': secret }],
