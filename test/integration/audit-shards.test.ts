@@ -14,7 +14,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditRecord } from '../../shared/domain/audit.ts';
 import type { DeletionOperation } from '../../shared/domain/deletion-model.ts';
-import { ownTable } from '../support/store.ts';
+import { ownTable, plantDeletion } from '../support/store.ts';
 
 /*
  * The sharded global audit listing and the sparse index of active deletions (ADR 0113) against
@@ -238,17 +238,7 @@ describe('the sparse index of active deletions (ADR 0113)', () => {
 
   /** An operation as a version before the index wrote it: on the DELETIONS listing only. */
   async function plantLegacy(op: DeletionOperation): Promise<void> {
-    await db.send(
-      new PutCommand({
-        TableName: table,
-        Item: {
-          ...keys.deletion(op.id),
-          ...keys.deletionListing(op.created_at, op.id),
-          entity: entities.deletion,
-          ...op,
-        },
-      }),
-    );
+    await plantDeletion(db, table, op, { active: false });
   }
 
   const read = async (id: string) =>
@@ -320,18 +310,7 @@ describe('the sparse index of active deletions (ADR 0113)', () => {
     const { activeIndexRemoval, toOperation } = await import('../../shared/store/deletions-repository.ts');
     // A workspace's deletion: a service's retry would also need its workspace to exist.
     const op = { ...operation('running', ago(20)), scope: 'workspace' as const };
-    await db.send(
-      new PutCommand({
-        TableName: table,
-        Item: {
-          ...keys.deletion(op.id),
-          ...keys.deletionListing(op.created_at, op.id),
-          ...keys.deletionActive(op.created_at, op.id),
-          entity: entities.deletion,
-          ...op,
-        },
-      }),
-    );
+    await plantDeletion(db, table, op);
     const ledger = new DynamoOperationLedger({
       db,
       table,

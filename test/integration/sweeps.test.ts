@@ -6,7 +6,7 @@ import type { DeletionOperation } from '../../shared/domain/deletion-model.ts';
 import type { ImportJob } from '../../shared/domain/import-model.ts';
 import type { Key } from '../../shared/store/keys.ts';
 import type { WorkflowStarters } from '../../shared/workflows/starter.ts';
-import { ownTable } from '../support/store.ts';
+import { ownTable, plantDeletion as plantStored } from '../support/store.ts';
 
 /*
  * The sweep against DynamoDB Local, through the real store adapters and wiring (ADR 0093), on a
@@ -51,18 +51,7 @@ async function plantDeletion(now: Date, updatedMinutesAgo: number): Promise<Dele
     updated_at: ago(now, updatedMinutesAgo),
     created_by: 'test',
   };
-  await db.send(
-    new PutCommand({
-      TableName: table,
-      Item: {
-        ...keys.deletion(op.id),
-        ...keys.deletionListing(op.created_at, op.id),
-        ...keys.deletionActive(op.created_at, op.id),
-        entity: entities.deletion,
-        ...op,
-      },
-    }),
-  );
+  await plantStored(db, table, op);
   // A running service deletion counts in its workspace (a workspace deletion waits for zero).
   await db.send(
     new PutCommand({

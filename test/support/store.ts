@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
 import type { Service } from '../../shared/domain/services.ts';
 
@@ -75,4 +75,30 @@ export async function ownTable(table: string) {
       raw.destroy();
     },
   };
+}
+
+/**
+ * Writes a deletion operation as its repository stores it: its item and its DELETIONS listing
+ * entry, and (`active`, the default) the GSI2 entry the sweep reads (ADR 0113); without it, the
+ * operation as a version before that index wrote it.
+ */
+export async function plantDeletion(
+  db: DynamoDBDocumentClient,
+  table: string,
+  op: { id: string; created_at: string },
+  { active = true } = {},
+): Promise<void> {
+  const { keys, entities } = await import('../../shared/store/keys.ts');
+  await db.send(
+    new PutCommand({
+      TableName: table,
+      Item: {
+        ...keys.deletion(op.id),
+        ...keys.deletionListing(op.created_at, op.id),
+        ...(active ? keys.deletionActive(op.created_at, op.id) : {}),
+        entity: entities.deletion,
+        ...op,
+      },
+    }),
+  );
 }
