@@ -101,6 +101,7 @@ describe('the local host sweeps', () => {
       return item && Number(item.attempt_count) >= 2 ? item : undefined;
     });
     expect(restarted.sweep).toMatchObject({ restarts: 1, attempt: 2, progress: 'layers:0' });
-    expect(host.output()).toContain('local sweep');
+    // The sweep logs after its write: the line may reach the host's output a moment after the restart.
+    await expect.poll(() => host.output()).toContain('local sweep');
   });
 });
