@@ -8,6 +8,7 @@ import type {
   APIGatewayRequestAuthorizerEvent,
   Context,
 } from 'aws-lambda';
+import { dataRoutes } from '../../shared/api/data-routes.ts';
 import type { Operation } from '../../shared/api/operation.ts';
 import { isBinaryMediaType, LAMBDA_INVOKE_PAYLOAD_BYTES } from '../../shared/api/payload-limits.ts';
 import { authorizerDataAccess, dataAccessOf, routes } from '../../shared/api/routes.ts';
@@ -51,8 +52,9 @@ interface CompiledRoute {
   names: string[];
 }
 
-// The route table, and the local host's own feed of catalog events (ADR 0094; never deployed).
-const compiled: CompiledRoute[] = [...routes, listLocalEvents]
+// The route tables (management and data plane), and the local host's own feed of catalog events
+// (ADR 0094; never deployed).
+const compiled: CompiledRoute[] = [...routes, ...dataRoutes, listLocalEvents]
   .map((op) => {
     const names: string[] = [];
     const source = op.path.replace(/[.]/g, '\\.').replace(/\{([^}]+)\}/g, (_m, name: string) => {

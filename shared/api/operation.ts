@@ -1,7 +1,7 @@
 import type * as z from 'zod/mini';
 
 /** Permission classes of DESIGN §6. */
-export type Permission = 'public' | 'authenticated' | 'read' | 'write' | 'manage' | 'global';
+export type Permission = 'public' | 'authenticated' | 'read' | 'write' | 'manage' | 'global' | 'data';
 
 /** DynamoDB actions a route's function needs; CDK grants exactly these (least privilege). */
 export type DataAction =

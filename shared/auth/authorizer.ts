@@ -1,9 +1,10 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import { isDataPlaneResource } from '../api/data-routes.ts';
 import { config } from '../config/env.ts';
 import type { TargetLookup, TargetRecords } from '../domain/request-targets.ts';
 import { type AuthPorts, authenticate, authenticateWithTarget, type RequestTarget } from './authenticate.ts';
 import { UnauthenticatedError } from './errors.ts';
-import { toContext } from './principal.ts';
+import { ANONYMOUS_PRINCIPAL, carriesCredential, toContext } from './principal.ts';
 import { targetContext, targetOf } from './request-target.ts';
 
 /** `arn:aws:execute-api:region:account:apiId/stage/*`: the policy covers the whole API. */
@@ -42,6 +43,24 @@ export async function authorizeRequest(
     const method = event.httpMethod ?? methodOf(event.methodArn);
     // The path's workspace and service are read with the credential and handed on (ADR 0099).
     const target = targetOf(event.pathParameters);
+    // The data plane serves public layers to callers with no credential at all (ADR 0120); a
+    // credential that is sent is checked as everywhere, and a bad one is 401, never anonymous.
+    if (isDataPlaneResource(event.resource) && !carriesCredential(event.headers)) {
+      const records =
+        targets && target.workspace !== undefined
+          ? await targets.lookUp(target).catch(() => undefined)
+          : undefined;
+      const usageIdentifierKey = usageKeyOf(target, records);
+      return {
+        principalId: ANONYMOUS_PRINCIPAL,
+        policyDocument: {
+          Version: '2012-10-17',
+          Statement: [{ Action: 'execute-api:Invoke', Effect: 'Allow', Resource: wholeApi(event.methodArn) }],
+        },
+        context: { anonymous: 'true', ...targetContext(records, undefined) },
+        ...(usageIdentifierKey ? { usageIdentifierKey } : {}),
+      };
+    }
     const { principal, records } = targets
       ? await authenticateWithTarget(event.headers, method, ports, targets, target)
       : { principal: await authenticate(event.headers, method, ports), records: undefined };

@@ -1,15 +1,8 @@
 /**
  * The data plane's edge of the access decision (ADR 0120): builds the domain's caller from the
- * principal the authorizer produced, and turns a refusal into the error the one error table maps
- * (401 or 404).
+ * principal the authorizer produced (the refusals are the domain's `requireDataAccess`).
  */
-import {
-  type DataAccessDecision,
-  type DataCaller,
-  type DataProtocol,
-  dataNotFound,
-} from '../domain/data-access.ts';
-import { UnauthenticatedError } from './errors.ts';
+import type { DataCaller } from '../domain/data-access.ts';
 import { type PolicyLoader, policiesOf, roleIn } from './permissions.ts';
 import type { Principal } from './principal.ts';
 
@@ -32,26 +25,4 @@ export async function dataCaller(
     superAdmin: false,
     role: { id: role, policies: await policiesOf(role, loadPolicies) },
   };
-}
-
-/**
- * Returns when the decision allows; otherwise throws: UnauthenticatedError (401; the edge adds
- * `WWW-Authenticate`) or the domain's NotFoundError (404) — for a collection when `collectionId`
- * is given, else for the protocol's documents.
- */
-export function requireDataAccess(
-  decision: DataAccessDecision,
-  protocol: DataProtocol,
-  collectionId?: string,
-): void {
-  switch (decision.outcome) {
-    case 'allow':
-      return;
-    case 'unauthenticated':
-      throw new UnauthenticatedError();
-    case 'not_served':
-      throw dataNotFound(protocol);
-    case 'hidden':
-      throw dataNotFound(protocol, collectionId);
-  }
 }

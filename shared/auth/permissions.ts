@@ -54,6 +54,8 @@ export type PolicyLoader = (roleId: string) => Promise<readonly Policy[]>;
 /** The management action an operation needs: its permission class. */
 export function managementAction(permission: Permission): PolicyAction | 'global' | 'none' {
   if (permission === 'public' || permission === 'authenticated') return 'none';
+  // The data plane decides by its own matrix (ADR 0120); through this engine it fails closed.
+  if (permission === 'data') return 'global';
   return permission;
 }
 

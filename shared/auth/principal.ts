@@ -1,5 +1,6 @@
 import { dictionary } from '../domain/dictionary.ts';
 import { logger } from '../log/logger.ts';
+import { SESSION_COOKIE } from './cookies.ts';
 
 /** Built-in workspace roles. */
 export type WorkspaceRole = 'admin' | 'editor' | 'viewer';
@@ -69,9 +70,30 @@ function parseObject(text: string): Record<string, unknown> | undefined {
   }
 }
 
-/** Decodes the authorizer context of an API Gateway event; undefined when absent (public routes). */
+/** The authorizer's principalId of a data-plane request that carried no credential (ADR 0120). */
+export const ANONYMOUS_PRINCIPAL = 'anonymous';
+
+/**
+ * Does a request carry a credential at all: an `X-API-Key`, an `Authorization` header, or the
+ * session cookie? (Other cookies are no credential: a browser sends whatever it holds.)
+ */
+export function carriesCredential(headers: Record<string, string | undefined> | null | undefined): boolean {
+  for (const [k, v] of Object.entries(headers ?? {})) {
+    if (v === undefined) continue;
+    const name = k.toLowerCase();
+    if (name === 'x-api-key' || name === 'authorization') return true;
+    if (name === 'cookie' && v.split(';').some((c) => c.trim().startsWith(`${SESSION_COOKIE}=`))) return true;
+  }
+  return false;
+}
+
+/**
+ * Decodes the authorizer context of an API Gateway event; undefined when absent (public routes)
+ * and for the data plane's anonymous caller.
+ */
 export function fromContext(ctx: Record<string, unknown> | null | undefined): Principal | undefined {
   if (!ctx || typeof ctx.principalId !== 'string' || ctx.principalId === '') return undefined;
+  if (ctx.anonymous === 'true') return undefined;
   const str = (k: string) => (ctx[k] === undefined || ctx[k] === null ? '' : String(ctx[k]));
   // Role ids by workspace, as a prototype-free table of strings (ADR 0075).
   const roles = dictionary(

@@ -50,6 +50,11 @@ const schema = z.object({
    * workspace); the local host sets its own, so it meters exactly as API Gateway would.
    */
   GLOBAL_USAGE_KEY: z.optional(z.string().check(z.minLength(20))),
+  /**
+   * AWS: the public origin of the data plane (its CloudFront domain, `https://…`), so the OGC
+   * documents' links point where clients reach it; unset, links use the request's Host (ADR 0123).
+   */
+  DATA_PLANE_ORIGIN: z.optional(z.url()),
   POWERTOOLS_SERVICE_NAME: z._default(z.string(), 'geoplane'),
   /** How long audit records are kept (days; the table's TTL removes them after), ADR 0094. */
   AUDIT_RETENTION_DAYS: z._default(z.coerce.number().check(z.positive(), z.maximum(3650)), 90),

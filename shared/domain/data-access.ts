@@ -3,7 +3,7 @@
  * over the caller, the layer and the workspace's protocol settings. No HTTP here: the edge maps
  * the outcome (`shared/auth/data-access.ts` throws the matching error).
  */
-import { NotFoundError } from './errors.ts';
+import { CredentialRequiredError, NotFoundError } from './errors.ts';
 import type { Layer } from './layers.ts';
 import type { Policy } from './roles.ts';
 
@@ -220,4 +220,26 @@ export function dataNotFound(protocol: DataProtocol, collectionId?: string): Not
   return collectionId === undefined
     ? new NotFoundError('not_served', `${protocolTitles[protocol]} is not served at this address.`)
     : new NotFoundError('collection_not_found', `Collection '${collectionId}' does not exist.`);
+}
+
+/**
+ * Returns when the decision allows; otherwise throws: CredentialRequiredError (401 with
+ * `WWW-Authenticate`) or NotFoundError (404) — for a collection when `collectionId` is given, else
+ * for the protocol's documents.
+ */
+export function requireDataAccess(
+  decision: DataAccessDecision,
+  protocol: DataProtocol,
+  collectionId?: string,
+): void {
+  switch (decision.outcome) {
+    case 'allow':
+      return;
+    case 'unauthenticated':
+      throw new CredentialRequiredError();
+    case 'not_served':
+      throw dataNotFound(protocol);
+    case 'hidden':
+      throw dataNotFound(protocol, collectionId);
+  }
 }

@@ -49,3 +49,15 @@ export const IMPORT_LIMIT_REASONS = [
   'import_byte_limit',
   'workspace_import_quota',
 ] as const;
+/**
+ * The data plane needs a credential for this (ADR 0120): an anonymous request for anything not
+ * public. 401 with `WWW-Authenticate`; a rejected credential never gets here (the authorizer).
+ */
+export class CredentialRequiredError extends DomainError {
+  constructor() {
+    super(
+      'credential_required',
+      'A credential is required: send X-API-Key, Authorization: Bearer <token>, or a console session.',
+    );
+  }
+}

@@ -373,6 +373,12 @@ export function parseFeatureQuery(params: QueryParams, ctx: FeatureQueryContext)
   };
 }
 
+/** The output CRS of a single feature: `crs` as given (one of the collection's), default CRS84. */
+export function featureCrs(offered: readonly Crs[], value: string | undefined): Crs {
+  if (offered[0]?.uri !== CRS84) throw new Error('the collection CRS list must start with CRS84');
+  return value === undefined ? offered[0] : parseCrs('crs', value, offered);
+}
+
 /**
  * Checks a feature id from the path: text without control characters (a `%00` decodes to NUL),
  * at most 1,024 characters. An id that can't be one of the layer's is a NotFound, decided when it

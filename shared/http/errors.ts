@@ -1,6 +1,7 @@
 import { ForbiddenError, RateLimitedError, UnauthenticatedError } from '../auth/errors.ts';
 import {
   AlreadyExistsError,
+  CredentialRequiredError,
   DependencyConflictError,
   DomainError,
   InvalidInputError,
@@ -81,6 +82,10 @@ const statusTable: ReadonlyArray<readonly [ErrorClass, StatusRow]> = [
   row(BadRequestError, 400, 'Bad Request'),
   row(InvalidInputError, 400, 'Bad Request'),
   row(UnauthenticatedError, 401, 'Unauthorized'),
+  // The data plane's anonymous caller (RFC 9110 §11.6.1: a 401 names the schemes that would do).
+  row(CredentialRequiredError, 401, 'Unauthorized', () => ({
+    'WWW-Authenticate': 'Bearer realm="geoplane", ApiKey realm="geoplane", header="X-API-Key"',
+  })),
   row(ForbiddenError, 403, 'Forbidden'),
   row(NotFoundError, 404, 'Not Found'),
   row(RouteNotFoundError, 404, 'Not Found'),

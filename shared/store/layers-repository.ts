@@ -161,6 +161,25 @@ export class DynamoLayerRepository extends DynamoRepository implements LayerRepo
     return { items: page.items.map((i) => withoutKeys(i) as unknown as Layer), nextCursor: page.nextCursor };
   }
 
+  /** Every layer of a workspace, whatever its service, at most `limit` (the data plane's catalog). */
+  async listInWorkspace(workspaceId: string, limit: number): Promise<Layer[]> {
+    const out: Layer[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await queryPrefixPage(
+        this.db,
+        this.table,
+        keys.workspacePartition(workspaceId),
+        keys.layerPrefixAll,
+        Math.min(1000, limit - out.length),
+        cursor,
+      );
+      out.push(...page.items.map((i) => withoutKeys(i) as unknown as Layer));
+      cursor = page.nextCursor;
+    } while (cursor && out.length < limit);
+    return out;
+  }
+
   async update(previous: Layer, next: Layer): Promise<void> {
     const before = customRoles(previous.allowed_roles);
     const after = customRoles(next.allowed_roles);

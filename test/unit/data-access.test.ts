@@ -4,8 +4,7 @@
  * computed — so each row can fail on its own.
  */
 import { describe, expect, it } from 'vitest';
-import { dataCaller, requireDataAccess } from '../../shared/auth/data-access.ts';
-import { UnauthenticatedError } from '../../shared/auth/errors.ts';
+import { dataCaller } from '../../shared/auth/data-access.ts';
 import { builtInPolicies, type PolicyLoader } from '../../shared/auth/permissions.ts';
 import type { Principal } from '../../shared/auth/principal.ts';
 import {
@@ -23,9 +22,10 @@ import {
   type ProtocolOperation,
   type ProtocolSwitches,
   readableCollections,
+  requireDataAccess,
 } from '../../shared/domain/data-access.ts';
 import { dictionary } from '../../shared/domain/dictionary.ts';
-import { NotFoundError } from '../../shared/domain/errors.ts';
+import { CredentialRequiredError, NotFoundError } from '../../shared/domain/errors.ts';
 import { type Policy, protocolOperations } from '../../shared/domain/roles.ts';
 import { defaultSettings } from '../../shared/domain/settings.ts';
 import { toErrorResponse } from '../../shared/http/errors.ts';
@@ -561,10 +561,13 @@ describe('requireDataAccess: the answers (through the one error table)', () => {
     expect(answer({ outcome: 'allow' }, 'roads')).toBe('allowed');
   });
 
-  it('answers 401 unauthenticated for an anonymous refusal', () => {
+  it('answers 401 credential_required, with WWW-Authenticate, for an anonymous refusal', () => {
     const out = answer({ outcome: 'unauthenticated' }, 'roads');
-    expect(out).toMatchObject({ status: 401, reason: 'unauthenticated' });
-    expect(typeof out === 'object' && out.error).toBeInstanceOf(UnauthenticatedError);
+    expect(out).toMatchObject({ status: 401, reason: 'credential_required' });
+    expect(typeof out === 'object' && out.error).toBeInstanceOf(CredentialRequiredError);
+    expect(toErrorResponse(new CredentialRequiredError(), 'r1').headers['WWW-Authenticate']).toMatch(
+      /X-API-Key/,
+    );
   });
 
   it('answers the same 404 for every hidden collection, whatever the reason', () => {
