@@ -16,7 +16,7 @@ import {
   servedWorkspace,
   setSettings,
 } from '../support/data-plane.ts';
-import { createKey, withKey } from '../support/fixtures.ts';
+import { bearer, createKey, token, withKey } from '../support/fixtures.ts';
 
 interface Served {
   ws: { id: string; name: string };
@@ -348,5 +348,125 @@ describe('live: a catalog change is served on the next request', () => {
     });
     expect(del.status, del.text).toBe(204);
     expect((await ogc(ws.id, '/collections/lots', asSuperAdmin())).status).toBe(404);
+  });
+});
+
+describe('access: custom roles, allowed_roles (ADR 0120 matrix cells)', () => {
+  async function customRole(policies: Record<string, unknown>[]) {
+    const id = `r-${Math.random().toString(36).slice(2, 10)}`;
+    const created = await call('POST', '/roles', { headers: asSuperAdmin(), body: { id } });
+    expect(created.status, created.text).toBe(201);
+    for (const body of policies) {
+      const res = await call('POST', `/roles/${id}/policies`, { headers: asSuperAdmin(), body });
+      expect(res.status, res.text).toBe(201);
+    }
+    return id;
+  }
+
+  it('a custom role reads what its policies grant: features with an ogcapi grant, tiles only with ogc-tiles', async () => {
+    const features = await customRole([
+      { workspace: s.ws.id, service: 'ogcapi', operation: '*', action: 'read' },
+    ]);
+    const tilesOnly = await customRole([
+      { workspace: s.ws.id, service: 'ogc-tiles', operation: 'GETTILE', action: 'read' },
+    ]);
+    const other = await servedWorkspace();
+    const elsewhere = await customRole([
+      { workspace: other.ws.id, service: 'ogcapi', operation: '*', action: 'read' },
+    ]);
+    // Custom roles reach a caller through a token (API keys carry built-in roles only).
+    const keyOf = (role: string) => token({ workspaces: { [s.ws.id]: role } });
+    const withKey = (jwt: string) => bearer(jwt);
+    const f = await keyOf(features);
+    expect((await ogc(s.ws.id, '/collections/roads/items?limit=1', withKey(f))).status).toBe(200);
+    expectException(await ogc(s.ws.id, '/collections/roads/tiles/WebMercatorQuad/4/5/7', withKey(f)), 404);
+    const t = await keyOf(tilesOnly);
+    expectException(await ogc(s.ws.id, '/collections/roads/items', withKey(t)), 404, 'collection_not_found');
+    expect((await ogc(s.ws.id, '/collections/roads/tiles/WebMercatorQuad/4/5/7', withKey(t))).status).toBe(
+      200,
+    );
+    const e = await keyOf(elsewhere);
+    expectException(await ogc(s.ws.id, '/collections/roads/items', withKey(e)), 404, 'collection_not_found');
+    // A public layer is readable whatever the grants.
+    expect((await ogc(s.ws.id, '/collections/places/items?limit=1', withKey(e))).status).toBe(200);
+  });
+
+  it('allowed_roles narrows: the listed custom role reads, a viewer does not; [viewer] admits editors', async () => {
+    const analyst = await customRole([{ workspace: '*', service: 'ogcapi', operation: '*', action: 'read' }]);
+    const restricted = await publishLayer(s.ws.id, s.service.id, {
+      source_layer: 'public.roads',
+      public_id: 'roads_restricted',
+      allowed_roles: [analyst],
+    });
+    const viewersOnly = await publishLayer(s.ws.id, s.service.id, {
+      source_layer: 'public.roads',
+      public_id: 'roads_viewers',
+      allowed_roles: ['viewer'],
+    });
+    const analystKey = await token({ workspaces: { [s.ws.id]: analyst } });
+    const editorKey = (await createKey(s.ws.id, 'editor')).key;
+    const path = (id: string) => `/collections/${id}/items?limit=1`;
+    expect((await ogc(s.ws.id, path(restricted.public_id), bearer(analystKey))).status).toBe(200);
+    expectException(await ogc(s.ws.id, path(restricted.public_id), withKey(s.viewer)), 404);
+    expect((await ogc(s.ws.id, path(viewersOnly.public_id), withKey(editorKey))).status).toBe(200);
+    expectException(await ogc(s.ws.id, path(viewersOnly.public_id), bearer(analystKey)), 404);
+    const listed = await ogc(s.ws.id, '/collections', withKey(s.viewer));
+    const ids = listed.body.collections.map((c: { id: string }) => c.id);
+    expect(ids).toContain('roads_viewers');
+    expect(ids).not.toContain('roads_restricted');
+  });
+});
+
+describe('SQL views and time', () => {
+  it('a SQL-view layer is served through the guarded read-only path: items and tiles', async () => {
+    const view = await publishLayer(s.ws.id, s.service.id, {
+      public_id: 'big_places',
+      sql_view: {
+        sql: 'SELECT id, name, population, geom FROM public.places WHERE population > 100000',
+        geometry_column: 'geom',
+        id_column: 'id',
+      },
+    });
+    const res = await ogc(s.ws.id, `/collections/${view.public_id}/items?limit=1000`, withKey(s.viewer));
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.features.length).toBeGreaterThan(0);
+    for (const f of res.body.features) expect(f.properties.population).toBeGreaterThan(100000);
+    const tile = await ogc(
+      s.ws.id,
+      `/collections/${view.public_id}/tiles/WebMercatorQuad/0/0/0`,
+      withKey(s.viewer),
+    );
+    expect(tile.status, tile.text).toBe(200);
+    expect(new VectorTile(new PbfReader(tile.raw as Buffer)).layers.big_places?.length).toBe(
+      res.body.features.length,
+    );
+  });
+
+  it('datetime filters a layer with a time dimension and is a 400 on one without', async () => {
+    const timed = await publishLayer(s.ws.id, s.service.id, {
+      source_layer: 'public.places',
+      public_id: 'places_timed',
+      dimensions: [
+        { name: 'time', units: 'ISO8601', extent: '1200-01-01/1900-01-01', source_property: 'founded' },
+      ],
+    });
+    const all = await ogc(s.ws.id, `/collections/${timed.public_id}/items?limit=1000`, withKey(s.viewer));
+    const before1500 = all.body.features.filter(
+      (f: { properties: { founded: string } }) => f.properties.founded < '1500-01-01',
+    ).length;
+    expect(before1500).toBeGreaterThan(0);
+    const filtered = await ogc(
+      s.ws.id,
+      `/collections/${timed.public_id}/items?limit=1000&datetime=../1499-12-31`,
+      withKey(s.viewer),
+    );
+    expect(filtered.status, filtered.text).toBe(200);
+    expect(filtered.body.features.length).toBe(before1500);
+    const meta = await ogc(s.ws.id, `/collections/${timed.public_id}`, withKey(s.viewer));
+    expect(meta.body.extent.temporal.interval).toHaveLength(1);
+    expectException(
+      await ogc(s.ws.id, '/collections/places/items?datetime=2020-01-01', withKey(s.viewer)),
+      400,
+    );
   });
 });
