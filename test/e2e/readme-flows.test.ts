@@ -52,6 +52,9 @@ describe('the README walk through the API', () => {
       expect(lines).toContain('deleteService succeeded');
       expect(lines).toContain('deleteService refused');
       expect(lines).toContain('createLayer succeeded');
+      // See your data: a public layer's features and tile without a credential, the key's collections.
+      expect(lines.filter((l) => /^Place \d+$/.test(l))).toHaveLength(2);
+      expect(lines).toContain('200 application/vnd.mapbox-vector-tile');
     },
     120_000,
   );
