@@ -228,7 +228,7 @@ describe('OGC API Tiles: vector tiles', () => {
     expect(one.body.tileMatrices.length).toBeGreaterThan(20);
   });
 
-  it('a tileset links its tile template; TileJSON 3.0 names the collection as its vector layer', async () => {
+  it('/conf/tileset/tileset-success: a tileset links its tile template; TileJSON 3.0 names the collection as its vector layer', async () => {
     const set = await ogc(s.ws.id, '/collections/roads/tiles/WebMercatorQuad', withKey(s.viewer));
     expect(set.status, set.text).toBe(200);
     const item = set.body.links.find((l: { rel: string }) => l.rel === 'item');
@@ -241,7 +241,7 @@ describe('OGC API Tiles: vector tiles', () => {
     expect(tj.body.vector_layers.map((l: { id: string }) => l.id)).toEqual(['roads']);
   });
 
-  it('a collection tile is MVT with one layer named by the collection; the workspace tile has one layer per collection', async () => {
+  it('/conf/core/tc-op, /conf/core/tc-success, /conf/mvt: a collection tile is MVT with one layer named by the collection; the workspace tile has one layer per collection', async () => {
     // z4: the demo data lies around 10°W–10°E, 40–55°N; tile 4/5/7 covers 0–22.5°E, 40.9–55.8°N.
     const one = await ogc(s.ws.id, '/collections/roads/tiles/WebMercatorQuad/4/5/7', withKey(s.viewer));
     expect(one.status, one.text).toBe(200);
@@ -267,6 +267,71 @@ describe('OGC API Tiles: vector tiles', () => {
     });
     expect(again.status).toBe(304);
     expect(again.raw?.length).toBe(0);
+  });
+});
+
+describe('OGC API Tiles: tileset lists and styles', () => {
+  it('/conf/geodata-tilesets/desc-links, /conf/geodata-tilesets/operation: a collection links its tilesets; the list offers WebMercatorQuad', async () => {
+    const collection = await ogc(s.ws.id, '/collections/roads', withKey(s.viewer));
+    const link = collection.body.links.find((l: { rel: string }) => l.rel.endsWith('/tilesets-vector'));
+    expect(link.href).toMatch(/\/collections\/roads\/tiles$/);
+    const list = await ogc(s.ws.id, '/collections/roads/tiles', withKey(s.viewer));
+    expect(list.status, list.text).toBe(200);
+    expect(list.body.tilesets.map((t: { tileMatrixSetURI: string }) => t.tileMatrixSetURI)).toEqual([
+      'http://www.opengis.net/def/tilematrixset/OGC/1.0/WebMercatorQuad',
+    ]);
+    expect(list.body.tilesets[0].dataType).toBe('vector');
+  });
+
+  it('/conf/dataset-tilesets/operation, /conf/tilesets-list/tilesets-list-success: the workspace tilesets hold every readable collection', async () => {
+    const landing = await ogc(s.ws.id, '', withKey(s.viewer));
+    expect(landing.body.links.some((l: { rel: string }) => l.rel.endsWith('/tilesets-vector'))).toBe(true);
+    const set = await ogc(s.ws.id, '/tiles/WebMercatorQuad', withKey(s.viewer));
+    expect(set.status, set.text).toBe(200);
+    expect(set.body.layers.map((l: { id: string }) => l.id)).toEqual(
+      expect.arrayContaining(['parcels', 'places', 'roads']),
+    );
+    // Anonymous callers' tilesets hold the public collections only.
+    await setSettings(s.ws.id, 'ogc-tiles', { public: true });
+    try {
+      const anon = await ogc(s.ws.id, '/tiles/WebMercatorQuad?f=tilejson');
+      expect(anon.status, anon.text).toBe(200);
+      expect(anon.body.vector_layers.map((l: { id: string }) => l.id).sort()).toEqual(['parcels', 'places']);
+    } finally {
+      await setSettings(s.ws.id, 'ogc-tiles', { public: false });
+    }
+  });
+
+  it('a Mapbox style is served with its vector sources pointed at this API, unreadable layers left out', async () => {
+    const style = {
+      version: 8,
+      sources: { demo: { type: 'vector', url: 'https://elsewhere.example/tiles.json' } },
+      layers: [
+        { id: 'roads-line', type: 'line', source: 'demo', 'source-layer': 'roads' },
+        { id: 'places-dot', type: 'circle', source: 'demo', 'source-layer': 'places' },
+      ],
+    };
+    const created = await call('POST', `/workspaces/${s.ws.id}/styles`, {
+      headers: asSuperAdmin(),
+      body: { name: 'demo-map', format: 'mapbox', body: JSON.stringify(style) },
+    });
+    expect(created.status, created.text).toBe(201);
+    const list = await ogc(s.ws.id, '/styles', withKey(s.viewer));
+    expect(list.body.styles.map((x: { id: string }) => x.id)).toContain('demo-map');
+    const served = await ogc(s.ws.id, '/styles/demo-map?f=mapbox', withKey(s.viewer));
+    expect(served.status, served.text).toBe(200);
+    expect(served.body.sources.demo.url).toMatch(
+      /\/workspaces\/[^/]+\/ogc\/tiles\/WebMercatorQuad\?f=tilejson$/,
+    );
+    expect(served.body.layers.map((l: { id: string }) => l.id)).toEqual(['roads-line', 'places-dot']);
+    // Anonymous: only the public collection's layer is left.
+    await setSettings(s.ws.id, 'ogc-tiles', { public: true });
+    try {
+      const anon = await ogc(s.ws.id, '/styles/demo-map?f=mapbox');
+      expect(anon.body.layers.map((l: { id: string }) => l.id)).toEqual(['places-dot']);
+    } finally {
+      await setSettings(s.ws.id, 'ogc-tiles', { public: false });
+    }
   });
 });
 
@@ -332,6 +397,25 @@ describe('access: exactly the catalog rules (ADR 0120)', () => {
 });
 
 describe('live: a catalog change is served on the next request', () => {
+  it('a policy grant and its revocation take effect on the next request', async () => {
+    const role = `r-${Math.random().toString(36).slice(2, 10)}`;
+    expect((await call('POST', '/roles', { headers: asSuperAdmin(), body: { id: role } })).status).toBe(201);
+    const jwt = await token({ workspaces: { [s.ws.id]: role } });
+    expectException(await ogc(s.ws.id, '/collections/roads/items?limit=1', bearer(jwt)), 404);
+    const granted = await call('POST', `/roles/${role}/policies`, {
+      headers: asSuperAdmin(),
+      body: { workspace: s.ws.id, service: 'ogcapi', operation: 'GETFEATURES', action: 'read' },
+    });
+    expect(granted.status, granted.text).toBe(201);
+    expect((await ogc(s.ws.id, '/collections/roads/items?limit=1', bearer(jwt))).status).toBe(200);
+    const policyPath = (granted.headers.location as string).replace(/^\/api\/v1/, '');
+    const revoked = await call('DELETE', policyPath, {
+      headers: asSuperAdmin(),
+    });
+    expect(revoked.status, revoked.text).toBe(204);
+    expectException(await ogc(s.ws.id, '/collections/roads/items?limit=1', bearer(jwt)), 404);
+  });
+
   it('public on/off, rename, disable and delete show at once', async () => {
     const { ws, service } = await servedWorkspace();
     const layer = await publishLayer(ws.id, service.id, { source_layer: 'public.parcels' });
