@@ -498,19 +498,55 @@ export function Notice({ children }: { children?: ComponentChildren }) {
   );
 }
 
-/** Copies text to the clipboard, saying so. */
-export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
-  const [copied, setCopied] = useState(false);
+/**
+ * Copies text to the clipboard, saying so; `name` is its accessible name when several sit side by
+ * side ("Copy the collection URL"). A browser that refuses the clipboard says so on the button.
+ */
+export function CopyButton({ text, label = 'Copy', name }: { text: string; label?: string; name?: string }) {
+  const [copied, setCopied] = useState<'copied' | 'refused'>();
   return (
     <button
       type="button"
+      aria-label={name}
       onClick={async () => {
-        await navigator.clipboard.writeText(text);
-        setCopied(true);
+        try {
+          await navigator.clipboard.writeText(text);
+          setCopied('copied');
+        } catch {
+          setCopied('refused');
+        }
       }}
     >
-      {copied ? 'Copied' : label}
+      {copied === 'copied' ? 'Copied' : copied === 'refused' ? 'Select and copy' : label}
     </button>
+  );
+}
+
+/** A read-only text (a URL, a command) with its label and a button that copies it. */
+export function CopyField({
+  label,
+  value,
+  hint,
+}: {
+  label: string;
+  value: string;
+  hint?: ComponentChildren;
+}) {
+  return (
+    <Field label={label} hint={hint}>
+      {(props) => (
+        <div class="copy-field">
+          <input
+            {...props}
+            readOnly
+            value={value}
+            spellcheck={false}
+            onFocus={(e) => e.currentTarget.select()}
+          />
+          <CopyButton text={value} name={`Copy ${label}`} />
+        </div>
+      )}
+    </Field>
   );
 }
 

@@ -111,21 +111,25 @@ describe('the CLI calls the API only through the generated client', () => {
 /**
  * The console (ADR 0098) likewise: `console/src/api.ts` builds the one client on
  * createGeoPlaneClient (its `fetch` is the client's transport, adding the CSRF echo and the 429
- * wait), `oidc.ts` talks to the identity provider (not the API), and `pages/import-upload.ts`
- * POSTs the file to the presigned form. Nothing else in the console opens a request.
+ * wait), `oidc.ts` talks to the identity provider (not the API), `pages/import-upload.ts`
+ * POSTs the file to the presigned form, and `ogc-client.ts` reads the data plane (a separate API,
+ * with its own OpenAPI document). Nothing else in the console opens a request.
  */
 describe('the console calls the API only through the generated client', () => {
   const API = 'console/src/api.ts';
   const OIDC = 'console/src/oidc.ts';
   const UPLOAD_FORM = 'console/src/pages/import-upload.ts';
+  const OGC = 'console/src/ogc-client.ts';
   const files = sources('console/src');
 
   it('finds the console sources it checks', () => {
-    expect(files).toEqual(expect.arrayContaining([API, OIDC, UPLOAD_FORM, 'console/src/pages/services.tsx']));
+    expect(files).toEqual(
+      expect.arrayContaining([API, OIDC, UPLOAD_FORM, OGC, 'console/src/pages/services.tsx']),
+    );
     expect(files.length).toBeGreaterThan(20);
   });
 
-  it.each(files.filter((f) => ![API, OIDC, UPLOAD_FORM].includes(f)))(
+  it.each(files.filter((f) => ![API, OIDC, UPLOAD_FORM, OGC].includes(f)))(
     '%s sends no request of its own',
     (file) => {
       expect(directCalls(readFileSync(join(root, file), 'utf8'))).toEqual([]);

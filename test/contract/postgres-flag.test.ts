@@ -3,6 +3,7 @@ import { build } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { appEntries } from '../../infra/stacks/geoplane-stack.ts';
 import { importTaskAccess, importTaskHandlers } from '../../infra/workflows/import-workflow.ts';
+import { dataRoutes } from '../../shared/api/data-routes.ts';
 import { routes } from '../../shared/api/routes.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -15,7 +16,7 @@ const entries = appEntries(routes);
  * import tasks whose access says so. These are the functions cdk.json `vpc` places in the VPC.
  */
 const declared = [
-  ...routes.filter((op) => op.postgres).map((op) => op.handler),
+  ...new Set([...routes, ...dataRoutes].filter((op) => op.postgres).map((op) => op.handler)),
   ...Object.entries(importTaskHandlers)
     .filter(([task]) => importTaskAccess[task as keyof typeof importTaskHandlers].postgres)
     .map(([, handler]) => handler),
@@ -57,6 +58,7 @@ describe('route table `postgres` ↔ the handlers that load the PostgreSQL drive
 
   it('flags no route that shares a handler with an unflagged one', () => {
     const flagged = new Set(declared);
-    for (const op of routes) expect(Boolean(op.postgres), op.operationId).toBe(flagged.has(op.handler));
+    for (const op of [...routes, ...dataRoutes])
+      expect(Boolean(op.postgres), op.operationId).toBe(flagged.has(op.handler));
   });
 });

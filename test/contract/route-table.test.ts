@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { deletionTaskDescription, deletionTasks } from '../../infra/constructs/deletion-workflow.ts';
 import { importTaskDescription, importTasks } from '../../infra/constructs/import-workflow.ts';
 import { createGeoPlaneApp } from '../../infra/stacks/geoplane-stack.ts';
+import { dataRoutes } from '../../shared/api/data-routes.ts';
 import { openApiDocument } from '../../shared/api/openapi.ts';
 import { routes } from '../../shared/api/routes.ts';
 import { deploymentTemplate } from '../infra/templates.ts';
@@ -72,7 +73,7 @@ describe('route table ↔ functions/', () => {
   );
 
   it('has a route for every entry point under functions/ (except the authorizer, workflow tasks, the bootstrap custom resource, the sweep and the events reader)', () => {
-    const handlers = new Set(routes.map((op) => op.handler));
+    const handlers = new Set([...routes, ...dataRoutes].map((op) => op.handler));
     const orphans = tsFilesUnder('functions').filter(
       (file) => !nonRouteFolders.some((folder) => file.startsWith(folder)) && !handlers.has(file),
     );
@@ -126,7 +127,7 @@ describe('route table ↔ synthesized template', () => {
     const inTemplate = templateMethods(template)
       .map((m) => m.key)
       .sort();
-    expect(inTemplate).toEqual(routes.map((op) => routeKey(op.method, op.path)).sort());
+    expect(inTemplate).toEqual([...routes, ...dataRoutes].map((op) => routeKey(op.method, op.path)).sort());
   });
 
   it('names path variables consistently (API Gateway refuses two variables under one parent)', () => {
@@ -149,6 +150,8 @@ describe('route table ↔ synthesized template', () => {
     expect(functions.map(([operationId]) => operationId).sort()).toEqual(
       [
         ...routes.map((op) => op.operationId),
+        // One function serves the whole data route table (ADR 0122, 0123).
+        'dataPlane',
         'authorizer',
         ...tasks,
         'bootstrapAdmins',

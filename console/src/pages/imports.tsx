@@ -31,6 +31,7 @@ import {
 import { paths } from '../routes.ts';
 import { DeletionProgress, deletionActive, StatusBadge, usePolled } from './deletions.tsx';
 import { crossOrigin, formatBytes, type UploadTicket, uploadFile } from './import-upload.ts';
+import { FeaturesMap } from './map-preview.tsx';
 
 type ImportJob = Schemas['ImportJob'];
 type ImportStatus = ImportJob['status'];
@@ -484,36 +485,44 @@ function Preview({ workspace, job }: { workspace: string; job: ImportJob }) {
         features.length === 0 ? (
           <p>No features staged yet.</p>
         ) : (
-          <div class="preview-table">
-            <table>
-              <caption>
-                The first {features.length} feature{features.length === 1 ? '' : 's'} of{' '}
-                {layer || layers[0]?.public_id} (EPSG:4326)
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">Id</th>
-                  <th scope="col">Geometry</th>
-                  {keys.map((key) => (
-                    <th scope="col" key={key}>
-                      {key}
-                    </th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody>
-                {features.map((feature, i) => (
-                  <tr key={String(feature.id ?? i)}>
-                    <td>{cell(feature.id ?? i + 1)}</td>
-                    <td>{feature.geometry?.type ?? 'none'}</td>
+          <>
+            {features.some((feature) => feature.geometry) ? (
+              <FeaturesMap
+                features={features}
+                label={`The first ${features.length} staged feature${features.length === 1 ? '' : 's'} of ${layer || layers[0]?.public_id} on the map`}
+              />
+            ) : null}
+            <div class="preview-table">
+              <table>
+                <caption>
+                  The first {features.length} feature{features.length === 1 ? '' : 's'} of{' '}
+                  {layer || layers[0]?.public_id} (EPSG:4326)
+                </caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Id</th>
+                    <th scope="col">Geometry</th>
                     {keys.map((key) => (
-                      <td key={key}>{cell(feature.properties?.[key])}</td>
+                      <th scope="col" key={key}>
+                        {key}
+                      </th>
                     ))}
                   </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+                </thead>
+                <tbody>
+                  {features.map((feature, i) => (
+                    <tr key={String(feature.id ?? i)}>
+                      <td>{cell(feature.id ?? i + 1)}</td>
+                      <td>{feature.geometry?.type ?? 'none'}</td>
+                      {keys.map((key) => (
+                        <td key={key}>{cell(feature.properties?.[key])}</td>
+                      ))}
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          </>
         )
       ) : null}
     </>

@@ -1,6 +1,7 @@
 /**
  * Layers of a service: the paged list with a search, enabling or disabling a layer (If-Match),
- * deleting one. One layer: its fields, an edit form, a map preview of its extent, delete.
+ * deleting one. One layer: its fields, a map of it drawn from its own vector tiles, its OGC API
+ * URLs, an edit form, delete.
  */
 import { useId, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
@@ -24,7 +25,8 @@ import {
   When,
 } from '../components.tsx';
 import { paths } from '../routes.ts';
-import { ExtentPreview } from './map-preview.tsx';
+import { LayerMap } from './map-preview.tsx';
+import { LayerOgcLinks } from './ogc-links.tsx';
 import './services.css';
 
 type Layer = Schemas['Layer'];
@@ -406,14 +408,15 @@ export function LayerPage() {
               </p>
             </section>
           ) : null}
-          <section aria-labelledby="extent-heading">
-            <h2 id="extent-heading">Extent</h2>
-            {layer.native_extent ? (
-              <ExtentPreview extent={layer.native_extent} label={`The bounding box of ${layer.public_id}`} />
+          <section aria-labelledby="map-heading">
+            <h2 id="map-heading">Map and extent</h2>
+            {layer.native_extent || layer.enabled ? (
+              <LayerMap workspace={workspace} layer={layer} />
             ) : (
               <p>No extent is known for this layer yet (a draft is not read from its source).</p>
             )}
           </section>
+          <LayerOgcLinks workspace={workspace} layer={layer} />
           <EditLayer
             key={layer.id}
             workspace={workspace}

@@ -16,6 +16,7 @@ import {
 import { type DeletionPlan, DeletionPlanView } from '../deletion-plan.tsx';
 import { paths } from '../routes.ts';
 import { load as reloadSession } from '../session.ts';
+import { WorkspaceOgcApi } from './ogc-links.tsx';
 
 export function WorkspacePage() {
   const { params } = useRoute();
@@ -98,6 +99,7 @@ export function WorkspacePage() {
             <dt>Created</dt>
             <dd>{new Date(ws.data.created_at).toLocaleString()}</dd>
           </dl>
+          <WorkspaceOgcApi workspace={ws.data.name} />
           <section aria-labelledby="edit-heading">
             <h2 id="edit-heading">Rename or describe</h2>
             <form onSubmit={(event) => void save.run(event)}>
