@@ -10,6 +10,7 @@ import { BootstrapAdmins, bootstrapAdminsEntry } from '../constructs/bootstrap-a
 import { CatalogEvents, catalogEventsEntry } from '../constructs/catalog-events.ts';
 import { CatalogTable } from '../constructs/catalog-table.ts';
 import { ConsoleSite } from '../constructs/console-site.ts';
+import { DataPlane, dataPlaneEntries } from '../constructs/data-plane.ts';
 import { DeletionWorkflow, deletionTaskEntries } from '../constructs/deletion-workflow.ts';
 import { FunctionBundles } from '../constructs/function-bundles.ts';
 import { ImportUploads, importEnvironment } from '../constructs/import-uploads.ts';
@@ -25,6 +26,7 @@ export function appEntries(routes: readonly Operation[]): string[] {
   return [
     ...new Set([
       ...managementApiEntries(routes),
+      ...dataPlaneEntries,
       ...deletionTaskEntries,
       ...importTaskEntries,
       bootstrapAdminsEntry,
@@ -48,8 +50,9 @@ export interface GeoPlaneStackProps extends StackProps {
 
 /**
  * GeoPlane in one stack to deploy: the catalog table, the deletion and import workflows, the import
- * upload bucket, the management API (one function per route) and the first administrators
- * (`bootstrapAdmins`, ADR 0089). The operations' functions and methods are in nested stacks by area,
+ * upload bucket, the management API (one function per route), the data plane (one function for
+ * every data route, behind CloudFront; ADR 0122) and the first administrators (`bootstrapAdmins`,
+ * ADR 0089). The operations' functions and methods are in nested stacks by area,
  * each template under 400 resources (ADR 0077). Environment-agnostic, so `cdk synth` needs no
  * credentials.
  */
@@ -65,6 +68,8 @@ export class GeoPlaneStack extends Stack {
   readonly alarms: OperationsAlarms;
   /** The web console and its distribution, when deployed (issue #14). */
   readonly console: ConsoleSite | undefined;
+  /** The data plane: its function, methods and CloudFront behaviour (DESIGN §8a, ADR 0122). */
+  readonly dataPlane: DataPlane;
   /** Where the functions that open PostgreSQL connections run, with cdk.json `vpc` (ADR 0112). */
   readonly vpc: VpcPlacement | undefined;
   /** The endpoints of `vpc.endpoints` (ADR 0112), with cdk.json `vpc`. */
@@ -183,6 +188,24 @@ export class GeoPlaneStack extends Stack {
         value: config.oidcRedirectUri ?? `${this.console.url}callback`,
       });
     }
+    // The data plane (ADR 0122): on the console's distribution when there is one, else on its own.
+    this.dataPlane = new DataPlane(this, 'DataPlane', {
+      config,
+      table: this.table,
+      bundles,
+      environment,
+      api: this.api.api,
+      authorizer: this.api.authorizer,
+      secretsKey: this.api.secretsKey,
+      ...(this.console ? { console: this.console } : {}),
+      ...(lastOf(this.api.stacks) ? { after: lastOf(this.api.stacks) } : {}),
+      ...vpc,
+    });
+    new CfnOutput(this, 'DataPlaneUrl', {
+      description:
+        "Base URL of each workspace's OGC API (Features and Tiles), https://<distribution>/workspaces/{workspace}/ogc (the workspace by id or name)",
+      value: this.dataPlane.url,
+    });
     new CfnOutput(this, 'TableName', {
       description: 'The catalog table (geoplane bootstrap --stack reads it)',
       value: this.table.table.tableName,
@@ -231,6 +254,9 @@ export class GeoPlaneStack extends Stack {
     });
   }
 }
+
+/** The last value of a map (in insertion order). */
+const lastOf = <T>(map: ReadonlyMap<string, T>): T | undefined => [...map.values()].at(-1);
 
 /**
  * The stack's name (ADR 0114): `GeoPlane` without a `stage` (as deployed so far, so an existing

@@ -88,7 +88,6 @@ interface RouteInput {
   access: DataRouteAccess;
   params: z.ZodMiniType;
   ok: ResponseSpec;
-  postgres?: true;
 }
 
 function dataRoute(input: RouteInput): DataRoute {
@@ -105,9 +104,10 @@ function dataRoute(input: RouteInput): DataRoute {
     responses: { 200: input.ok, ...common },
     data: catalogReads,
     access: input.access,
-    // The data plane decrypts service passwords to open their connections.
-    secrets: input.postgres ? ['decrypt'] : [],
-    ...(input.postgres ? { postgres: true as const } : {}),
+    // One function serves every data route (ADR 0123), and it opens PostgreSQL connections with
+    // decrypted service passwords: every entry says so, as every entry runs in that function.
+    secrets: ['decrypt'],
+    postgres: true,
   } as DataRoute;
 }
 
@@ -167,7 +167,6 @@ export const getDataQueryables = dataRoute({
   access: { protocols: features, operation: 'GET' },
   params: CollectionParams,
   ok: { description: 'the queryables', mediaTypes: ['application/schema+json'] },
-  postgres: true,
 });
 
 export const getDataItems = dataRoute({
@@ -179,7 +178,6 @@ export const getDataItems = dataRoute({
   access: { protocols: features, operation: 'GETFEATURES' },
   params: CollectionParams,
   ok: geojson('a FeatureCollection'),
-  postgres: true,
 });
 
 export const getDataItem = dataRoute({
@@ -189,7 +187,6 @@ export const getDataItem = dataRoute({
   access: { protocols: features, operation: 'GETITEM' },
   params: ItemParams,
   ok: geojson('a Feature'),
-  postgres: true,
 });
 
 export const listDataTileMatrixSets = dataRoute({
@@ -235,7 +232,6 @@ export const getDataTile = dataRoute({
   access: { protocols: tiles, operation: 'GETTILE' },
   params: TileParams,
   ok: { description: 'the tile', mediaTypes: [MVT] },
-  postgres: true,
 });
 
 export const listCollectionTilesets = dataRoute({
@@ -263,7 +259,6 @@ export const getCollectionTile = dataRoute({
   access: { protocols: tiles, operation: 'GETTILE' },
   params: CollectionTileParams,
   ok: { description: 'the tile', mediaTypes: [MVT] },
-  postgres: true,
 });
 
 export const listDataStyles = dataRoute({

@@ -22,9 +22,15 @@ export const MAX_BINARY_BODY_BYTES = Math.floor(
 
 /**
  * The REST API's binary media types: a request body with such a Content-Type reaches the function
- * base64-encoded (`isBase64Encoded`). CDK deploys this list and the local host applies it.
+ * base64-encoded (`isBase64Encoded`). CDK deploys this list and the local host applies it. On the
+ * way back API Gateway decodes a base64 answer only when the request's first `Accept` is one of
+ * them: the data plane's vector tiles (ADR 0122; the distribution sets that `Accept` on tile paths).
  */
-export const BINARY_MEDIA_TYPES: readonly string[] = ['image/*', 'application/octet-stream'];
+export const BINARY_MEDIA_TYPES: readonly string[] = [
+  'image/*',
+  'application/octet-stream',
+  'application/vnd.mapbox-vector-tile',
+];
 
 /** True when API Gateway passes a body of this Content-Type base64-encoded (a binary media type). */
 export function isBinaryMediaType(contentType: string | undefined): boolean {

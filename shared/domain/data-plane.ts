@@ -567,10 +567,18 @@ export async function collectionTile(
   return tileAnswer(tile, s.tiles);
 }
 
+/**
+ * The largest tile the data plane answers: a Lambda response is at most 6 MB, and a tile travels
+ * base64-encoded (4/3), so a larger `max_tile_bytes` in the settings is lowered to this.
+ */
+export const MAX_TILE_RESPONSE_BYTES = 4 * 1024 * 1024;
+
 function budgetOf(tiles: OGCTilesSettings): TileBudget {
   return {
     ...(tiles.settings.max_features ? { maxFeatures: tiles.settings.max_features } : {}),
-    ...(tiles.settings.max_tile_bytes ? { maxBytes: tiles.settings.max_tile_bytes } : {}),
+    ...(tiles.settings.max_tile_bytes
+      ? { maxBytes: Math.min(tiles.settings.max_tile_bytes, MAX_TILE_RESPONSE_BYTES) }
+      : {}),
   };
 }
 

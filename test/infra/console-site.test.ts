@@ -13,6 +13,7 @@ import {
   responseHeadersOf,
   standardLogRegions,
 } from '../../infra/constructs/console-site.ts';
+import { dataPlanePathPattern } from '../../infra/constructs/data-plane.ts';
 import { templateResourceBudget } from '../../infra/constructs/operation-stacks.ts';
 import type { GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
 import { routes } from '../../shared/api/routes.ts';
@@ -193,18 +194,21 @@ describe('the web console on AWS (issue #14)', () => {
   });
 
   describe('the distribution', () => {
-    it('serves HTTPS only over HTTP/2 and 3, logs to the log bucket, and maps no error to a page', () => {
+    it('serves HTTPS only over HTTP/2 and 3, logs to the log bucket, maps no error to a page and caches none', () => {
       expect(distribution.HttpVersion).toBe('http2and3');
       expect(distribution.DefaultCacheBehavior.ViewerProtocolPolicy).toBe('redirect-to-https');
       // Where CloudFront delivers standard logs (ADR 0115; see consoleAccessLogs below).
       expect(distribution.Logging['Fn::If'][1].Bucket).toEqual({
         'Fn::GetAtt': [logicalId(stack.console?.logBucket as never), 'RegionalDomainName'],
       });
-      // API 403/404 answers stay the API's: deep links are rewritten by the function instead.
-      expect(distribution.CustomErrorResponses).toBeUndefined();
+      // API 403/404 answers stay the API's: deep links are rewritten by the function instead. Errors
+      // are not kept past the data plane's staleness bound either (ADR 0122): no page, TTL 0.
+      for (const response of distribution.CustomErrorResponses as Json[]) {
+        expect(response).toEqual({ ErrorCode: response.ErrorCode, ErrorCachingMinTTL: 0 });
+      }
     });
 
-    it('has two behaviours: the console (default) and /api/*', () => {
+    it('has three behaviours: the console (default), /api/* and the data plane’s /workspaces/*', () => {
       expect(distribution.DefaultCacheBehavior).toMatchObject({
         AllowedMethods: ['GET', 'HEAD'],
         CachePolicyId: CachePolicy.CACHING_OPTIMIZED.cachePolicyId,
@@ -217,7 +221,10 @@ describe('the web console on AWS (issue #14)', () => {
           },
         ],
       });
-      expect((distribution.CacheBehaviors as Json[]).map((b) => b.PathPattern)).toEqual([apiPathPattern]);
+      expect((distribution.CacheBehaviors as Json[]).map((b) => b.PathPattern)).toEqual([
+        apiPathPattern,
+        dataPlanePathPattern,
+      ]);
     });
 
     it('sends /api/* to the API stage uncached, with every method, viewer header but Host, cookie and query', () => {
@@ -305,7 +312,14 @@ describe('the web console on AWS (issue #14)', () => {
     let code: string;
 
     beforeAll(() => {
-      const [, fn] = only(template.findResources('AWS::CloudFront::Function'));
+      // The console's; the data plane's own is test/infra/data-plane.test.ts's.
+      const [, fn] = only(
+        Object.fromEntries(
+          Object.entries(template.findResources('AWS::CloudFront::Function')).filter(
+            ([id]) => id === logicalId(stack.console?.rewrite as never),
+          ),
+        ),
+      );
       expect(fn.Properties.FunctionConfig.Runtime).toBe('cloudfront-js-2.0');
       expect(fn.Properties.AutoPublish).toBe(true);
       code = fn.Properties.FunctionCode;
@@ -470,10 +484,13 @@ describe('consoleAccessLogs (cdk.json context, ADR 0115)', () => {
 });
 
 describe.each(['false', '0'])('consoleEnabled=%s', (value) => {
-  it('deploys neither bucket nor distribution, and no console output', async () => {
+  it('deploys neither bucket nor console distribution, and no console output', async () => {
     const { stack, template } = await synthesize({ consoleEnabled: value });
     expect(stack.console).toBeUndefined();
-    expect(template.findResources('AWS::CloudFront::Distribution')).toEqual({});
+    // Only the data plane's own (ADR 0122).
+    expect(Object.keys(template.findResources('AWS::CloudFront::Distribution'))).toEqual([
+      logicalId(stack.dataPlane.distribution),
+    ]);
     expect(template.findResources('Custom::CDKBucketDeployment')).toEqual({});
     // Only the import upload bucket and its access-log bucket.
     expect(Object.keys(template.findResources('AWS::S3::Bucket')).sort()).toEqual(

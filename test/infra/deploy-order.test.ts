@@ -26,7 +26,8 @@ describe('the nested operation stacks (ADR 0114)', () => {
   beforeAll(async () => {
     const { stack } = await synthesize();
     parent = Template.fromStack(stack).toJSON();
-    order = [...stack.api.stacks.values()].map((nested) =>
+    // The operations' stacks, then the data plane's (ADR 0122): its methods wait for theirs too.
+    order = [...stack.api.stacks.values(), stack.dataPlane.stack].map((nested) =>
       stack.getLogicalId(nested.nestedStackResource as CfnResource),
     );
   }, 240_000);

@@ -8,8 +8,10 @@ import { uploadPrefix } from '../../infra/constructs/import-uploads.ts';
 import { importTasks } from '../../infra/constructs/import-workflow.ts';
 import { authorizerData } from '../../infra/constructs/management-api.ts';
 import type { GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
+import { dataRoutes } from '../../shared/api/data-routes.ts';
 import type { Operation } from '../../shared/api/operation.ts';
 import { dataAccessOf, routes, secretsAccessOf } from '../../shared/api/routes.ts';
+import { MVT } from '../../shared/domain/settings.ts';
 import { USAGE_KEY_TAG } from '../../shared/domain/usage-keys.ts';
 import { gatewayErrorBody, gatewayErrors } from '../../shared/http/gateway-responses.ts';
 import { tableDefinition } from '../../shared/store/table.ts';
@@ -88,10 +90,10 @@ describe('GeoPlaneStack', () => {
   });
 
   describe('functions', () => {
-    it('has one Lambda function per route plus the authorizer, the workflow tasks, the bootstrapAdmins resource, the sweep and the catalog events publisher', () => {
+    it('has one Lambda function per route plus the authorizer, the workflow tasks, the bootstrapAdmins resource, the sweep, the catalog events publisher and the data plane', () => {
       template.resourceCountIs(
         'AWS::Lambda::Function',
-        routes.length + 1 + deletionTasks.length + importTasks.length + 1 + 2,
+        routes.length + 1 + deletionTasks.length + importTasks.length + 1 + 2 + 1,
       );
       expect(stack.api.functions.size).toBe(routes.length);
       expect(stack.deletionWorkflow.functions.size).toBe(deletionTasks.length);
@@ -110,10 +112,11 @@ describe('GeoPlaneStack', () => {
 
     it('gives every log group a retention period (30 days by default)', () => {
       template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
-      // One per function (bootstrapAdmins', the sweep's and the events publisher's too), the access logs and each workflow's.
+      // One per function (bootstrapAdmins', the sweep's, the events publisher's and the data plane's
+      // too), the access logs and each workflow's.
       template.resourceCountIs(
         'AWS::Logs::LogGroup',
-        routes.length + 1 + deletionTasks.length + importTasks.length + 1 + 2 + 3,
+        routes.length + 1 + deletionTasks.length + importTasks.length + 1 + 2 + 1 + 3,
       );
     });
 
@@ -146,8 +149,11 @@ describe('GeoPlaneStack', () => {
           EVENT_BUS_NAME,
           SWEEP_STUCK_AFTER_MINUTES,
           SWEEP_MAX_RESTARTS,
+          // Where the data plane's links point (ADR 0122).
+          DATA_PLANE_ORIGIN,
           ...rest
         } = fn.Properties.Environment.Variables as Record<string, unknown>;
+        if (DATA_PLANE_ORIGIN !== undefined) expect(id).toMatch(/^DataPlaneFunction/);
         if (EVENT_BUS_NAME !== undefined) expect(id).toMatch(/CatalogEventsPublisher/);
         if (SWEEP_STUCK_AFTER_MINUTES !== undefined || SWEEP_MAX_RESTARTS !== undefined)
           expect(id).toMatch(/Sweeps/);
@@ -183,17 +189,18 @@ describe('GeoPlaneStack', () => {
   });
 
   describe('API', () => {
-    it('is a regional REST API taking usage keys from the authorizer, with binary media types for assets', () => {
+    it('is a regional REST API taking usage keys from the authorizer, with binary media types for assets and tiles', () => {
       template.resourceCountIs('AWS::ApiGateway::RestApi', 1);
       template.hasResourceProperties('AWS::ApiGateway::RestApi', {
         EndpointConfiguration: { Types: ['REGIONAL'] },
         ApiKeySourceType: 'AUTHORIZER',
-        BinaryMediaTypes: Match.arrayEquals(['image/*', 'application/octet-stream']),
+        BinaryMediaTypes: Match.arrayEquals(['image/*', 'application/octet-stream', MVT]),
       });
     });
 
     it('has one method per route, each a Lambda proxy integration of its own function', () => {
-      template.resourceCountIs('AWS::ApiGateway::Method', routes.length);
+      // And one per data route, all of the data plane's one function (test/infra/data-plane.test.ts).
+      template.resourceCountIs('AWS::ApiGateway::Method', routes.length + dataRoutes.length);
       for (const op of routes) {
         const fnId = logicalId(fnOf(op).function);
         template.hasResourceProperties('AWS::ApiGateway::Method', {

@@ -5,6 +5,7 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ApiFunction } from '../../infra/constructs/api-function.ts';
+import { dataPlaneDescription } from '../../infra/constructs/data-plane.ts';
 import { importTaskDescription, importTasks } from '../../infra/constructs/import-workflow.ts';
 import { stageConfigOf } from '../../infra/constructs/stage-config.ts';
 import {
@@ -18,6 +19,7 @@ import {
 } from '../../infra/constructs/vpc-placement.ts';
 import { createGeoPlaneApp, type GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
 import { importTaskAccess } from '../../infra/workflows/import-workflow.ts';
+import { dataRoutes } from '../../shared/api/data-routes.ts';
 import { routes } from '../../shared/api/routes.ts';
 import { asArray, logicalId, type Statement, statementsOfRole } from './iam.ts';
 import { deploymentTemplate } from './templates.ts';
@@ -48,9 +50,13 @@ const importDatabase = {
   secretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:geoplane/imports-AbC123',
 };
 
-/** The functions that open PostgreSQL connections, by the route table and the import tasks' flags. */
+/**
+ * The functions that open PostgreSQL connections, by the route table, the import tasks' flags and
+ * the data route table (one function, ADR 0122).
+ */
 const postgresFunctions = [
   ...routes.filter((op) => op.postgres).map((op) => op.operationId),
+  ...(dataRoutes.some((route) => route.postgres) ? [dataPlaneDescription.split(':')[0] as string] : []),
   ...importTasks
     .filter((task) => importTaskAccess[task].postgres)
     .map((task) => importTaskDescription(task).split(':')[0] as string),
@@ -100,11 +106,12 @@ function findings(scope: IConstruct, severity: 'error' | 'warning') {
 }
 
 describe('the functions that open PostgreSQL connections', () => {
-  it('are the service, layer and import-preview routes and both import tasks (the route flag and the tasks)', () => {
+  it('are the service, layer and import-preview routes, both import tasks and the data plane (the route flags and the tasks)', () => {
     expect(postgresFunctions).toEqual(
       [
         'createLayer',
         'createService',
+        'dataPlane',
         'discoverLayers',
         'getImportPreview',
         'import-recordFailure',

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { AuthPorts } from '../../shared/auth/authenticate.ts';
 import { authorizeRequest } from '../../shared/auth/authorizer.ts';
 import { SESSION_COOKIE } from '../../shared/auth/cookies.ts';
+import { fromContext } from '../../shared/auth/principal.ts';
 import { knownTargets, MAX_TARGET_JSON, targetContext, targetOf } from '../../shared/auth/request-target.ts';
 import {
   type ApiKeyCredential,
@@ -267,6 +268,51 @@ describe('the usage key a request is metered on (ADR 0111)', () => {
       targets,
     );
     expect(result.context).not.toHaveProperty('usageKey');
+  });
+});
+
+describe('data-plane requests without a credential (ADR 0120, 0123)', () => {
+  const secret = newApiKeySecret();
+  const keyedRoads: Workspace = { ...workspace, usage_slot: 1, usage_key: 'usage-key-of-roads-xxxxx' };
+  const lookup = async (q: TargetQuery): Promise<TargetRecords> => ({
+    ...(q.keyHash === hashApiKey(secret) ? { credential: credential() } : {}),
+    ...(q.workspace ? { workspace: { idOrName: q.workspace, workspace: keyedRoads } } : {}),
+  });
+  const dataEvent = (
+    headers: Record<string, string>,
+    resource = '/workspaces/{workspace}/ogc/collections',
+  ) => ({
+    ...authEvent(headers, { workspace: 'roads' }),
+    resource,
+  });
+
+  it.each([
+    ['no header at all', {}],
+    ['only cookies that are not the session', { Cookie: 'theme=dark; other=1' }],
+  ])('lets %s through as anonymous, metered on its workspace key', async (_case, headers) => {
+    const { ports, targets, calls } = fakes(secret, lookup);
+    const result = await authorizeRequest(dataEvent(headers), ports, targets);
+    expect(result.principalId).toBe('anonymous');
+    expect(result.context).toMatchObject({ anonymous: 'true' });
+    expect(fromContext({ ...result.context, principalId: result.principalId })).toBeUndefined();
+    expect(result.usageIdentifierKey).toBe('usage-key-of-roads-xxxxx');
+    expect(calls.credentialGets + calls.sessionGets).toBe(0);
+  });
+
+  it.each([
+    ['a garbage key', { 'X-API-Key': 'gp_nonsense' }],
+    ['an empty key', { 'X-API-Key': '' }],
+    ['a bad bearer', { Authorization: 'Bearer x.y.z' }],
+    ['an unknown session', { Cookie: `${SESSION_COOKIE}=nope` }],
+  ])('refuses %s with 401: a sent credential is never read as anonymous', async (_case, headers) => {
+    const { ports, targets } = fakes(secret, lookup);
+    await expect(authorizeRequest(dataEvent(headers), ports, targets)).rejects.toThrow('Unauthorized');
+  });
+
+  it('still refuses a management request without a credential', async () => {
+    const { ports, targets } = fakes(secret, lookup);
+    const management = dataEvent({}, '/api/v1/workspaces/{workspace}');
+    await expect(authorizeRequest(management, ports, targets)).rejects.toThrow('Unauthorized');
   });
 });
 

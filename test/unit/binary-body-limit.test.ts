@@ -78,13 +78,18 @@ describe('the binary body cap (ADR 0116)', () => {
     ['image/png', true],
     ['IMAGE/SVG+XML; charset=utf-8', true],
     ['application/octet-stream', true],
+    ['application/vnd.mapbox-vector-tile', true],
     ['application/json', false],
     ['text/plain', false],
     [undefined, false],
     ['', false],
   ])('treats Content-Type %s as binary: %s (the REST API’s binaryMediaTypes)', (type, binary) => {
     expect(isBinaryMediaType(type)).toBe(binary);
-    expect(BINARY_MEDIA_TYPES).toEqual(['image/*', 'application/octet-stream']);
+    expect(BINARY_MEDIA_TYPES).toEqual([
+      'image/*',
+      'application/octet-stream',
+      'application/vnd.mapbox-vector-tile',
+    ]);
   });
 
   it('caps raw operations and base64 bodies whatever maxBodyBytes and MAX_BODY_BYTES say', () => {
