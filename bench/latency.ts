@@ -1,9 +1,13 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { type Agent, request } from 'node:https';
 
 /** One answered request. */
 export interface Reply {
   status: number;
   text: string;
+  /** Bytes of the answer's body (a tile's are binary: `text` is only for JSON). */
+  bytes: number;
+  headers: IncomingHttpHeaders;
   ms: number;
   /** False when the request had to open a new TLS connection. */
   reused: boolean;
@@ -30,14 +34,19 @@ export function send(
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.once('error', reject);
-        res.once('end', () =>
+        res.once('end', () => {
+          // As before: the body's decoding is inside the timed span.
+          const body = Buffer.concat(chunks);
+          const text = body.toString('utf8');
           resolve({
             status: res.statusCode ?? 0,
-            text: Buffer.concat(chunks).toString('utf8'),
+            text,
+            bytes: body.length,
+            headers: res.headers,
             ms: performance.now() - t0,
             reused: req.reusedSocket,
-          }),
-        );
+          });
+        });
       },
     );
     req.setTimeout(15_000, () => req.destroy(new Error(`${method} ${url}: no answer in 15 s`)));

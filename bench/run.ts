@@ -16,6 +16,9 @@
  * `BENCH_ONLY=usage-keys` measures the usage-key assignment of ADR 0111 alone (`.bench/results-usage-keys.md`).
  * `BENCH_ONLY=bundles` runs section 2 alone (bundle sizes, import times, the cold paths of the
  * lazily loaded routes) into `.bench/results-bundles.md`.
+ * Section 8, the data plane (bench/data-plane.ts: the workspace's OGC API vs its SQL, on the main
+ * stack after section 1), runs alone with `npm run bench -- data-plane` (or `BENCH_ONLY=data-plane`)
+ * into `.bench/results-data-plane.md`. Every section that runs alone is named either way.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -55,6 +58,12 @@ import {
   measureConcurrency,
 } from './concurrency.ts';
 import { consoleSection, measureConsole } from './console.ts';
+import {
+  type DataPlaneOutcome,
+  type DataPlaneTarget,
+  dataPlaneSection,
+  measureDataPlane,
+} from './data-plane.ts';
 import { deletionSection, measureDeletion } from './deletion.ts';
 import { startFloorServer, stopChild } from './floor-process.ts';
 import { IMPORTS_WATCHDOG_MS, importsSection, measureImportLoads } from './imports.ts';
@@ -706,7 +715,51 @@ const ALONE: Record<string, () => Promise<number>> = {
   bundles: bundlesAlone,
   concurrency: () => concurrencyAlone(startScalingStack, progress),
   'usage-keys': usageKeysAlone,
+  'data-plane': dataPlaneAlone,
 };
+
+/** Section 8's target on the main stack. */
+function dataPlaneTarget(m: MainStack, dynamoEndpoint: string): DataPlaneTarget {
+  return {
+    url: m.host.url,
+    dataDir: m.dataDir,
+    apiKey: m.host.apiKey as string,
+    floorPort: m.floorPort,
+    dynamoEndpoint,
+    postgis: m.postgis,
+  };
+}
+
+/** Section 8 on its own main stack (DynamoDB Local, the host with its PostGIS, the floor); the report goes to `.bench/`. */
+async function dataPlaneAlone(): Promise<number> {
+  installExitHandlers(WATCHDOG_MS);
+  progress('data-plane alone: starting DynamoDB Local');
+  const mainDynamo = await startMainDynamo();
+  const m = await startMainStack(mainDynamo);
+  const startupMs = Date.now() - startedAt;
+  const outcome = await measureDataPlane(dataPlaneTarget(m, mainDynamo.dynamo.endpoint), progress);
+  await cleanup();
+  const verdicts: string[] = [];
+  const section = dataPlaneSection(outcome, verdicts);
+  const load = (l: number[]) => l.map((n) => n.toFixed(1)).join(' ');
+  const report = [
+    '# GeoPlane benchmark — section 8 alone (`npm run bench -- data-plane`)',
+    '',
+    `${new Date().toISOString()} · ${gitDescription()} · Node ${process.version} · ${cpus().length} × ` +
+      `${cpus()[0]?.model.trim() ?? 'unknown CPU'} · load average ${load(loadAtStart)} at start, ${load(loadavg())} at end · ` +
+      `run took ${fixed((Date.now() - startedAt) / 1000, 0)} s (startup of DynamoDB Local, the host with its PostGIS and the floor ` +
+      `${fixed(startupMs / 1000, 0)} s)`,
+    '',
+    ...verdicts,
+    '',
+    section,
+  ].join('\n');
+  const file = join(root, '.bench', 'results-data-plane.md');
+  mkdirSync(join(root, '.bench'), { recursive: true });
+  writeFileSync(file, report);
+  process.stdout.write(`${report}\n(also written to ${file})\n`);
+  return 0;
+}
 
 /** The usage-key assignment on its own DynamoDB Local (ADR 0111); the report goes to `.bench/`. */
 async function usageKeysAlone(): Promise<number> {
@@ -803,11 +856,14 @@ async function scalingAlone(): Promise<number> {
 
 // ---- main ---------------------------------------------------------------------------------------
 async function main(): Promise<number> {
-  const only = process.env.BENCH_ONLY;
+  // `BENCH_ONLY=<section>` or `npm run bench -- <section>`.
+  const only = process.env.BENCH_ONLY || process.argv[2];
   if (only) {
     const section = Object.hasOwn(ALONE, only) ? ALONE[only] : undefined;
     if (!section)
-      throw new Error(`BENCH_ONLY=${only}: sections that run alone: ${Object.keys(ALONE).join(', ')}`);
+      throw new Error(
+        `section '${only}' does not run alone; the sections that do: ${Object.keys(ALONE).join(', ')}`,
+      );
     return section();
   }
   installExitHandlers(WATCHDOG_MS + IMPORTS_WATCHDOG_MS);
@@ -888,6 +944,17 @@ async function main(): Promise<number> {
     progress,
   );
   phases.push(['cold requests (section 2)', Date.now() - t]);
+  // Section 8 (bench/data-plane.ts) on the same main stack, after section 1 so its table and
+  // workspace are not there while section 1 measures. A failure here is reported, not fatal.
+  t = Date.now();
+  let dataPlane: DataPlaneOutcome | Error;
+  try {
+    dataPlane = await measureDataPlane(dataPlaneTarget(m, mainDynamo.dynamo.endpoint), progress);
+  } catch (error) {
+    progress(`data plane: not measured: ${(error as Error).message}`);
+    dataPlane = error as Error;
+  }
+  phases.push(['section 8 (data plane)', Date.now() - t]);
   // ---- section 5 (bench/imports.ts) --------------------------------------------------------------
   // Last and alone: sections 1–4's processes are stopped first (stopNow, so the final cleanup()
   // still covers what section 5 registers); it stops its own PostgreSQL and children itself.
@@ -915,6 +982,11 @@ async function main(): Promise<number> {
   const part4 = deletionSection(deletion, verdicts.lines);
   const part5 = importsSection(imports, verdicts.lines);
   const part6 = consoleSection(consoleOutcome, verdicts.lines);
+  if (dataPlane instanceof Error) verdicts.lines.push('- data plane: **NOT MEASURED** (see section 8)');
+  const part8 =
+    dataPlane instanceof Error
+      ? `## 8. Data plane: the OGC API vs its SQL\n\nNot measured: \`${dataPlane.message.slice(0, 400)}\``
+      : dataPlaneSection(dataPlane, verdicts.lines);
   const cpu = cpus()[0]?.model.trim() ?? 'unknown CPU';
   const load = (l: number[]) => l.map((n) => n.toFixed(1)).join(' ');
   const busy = Math.max(loadAtStart[0] ?? 0, loadavg()[0] ?? 0) > cpus().length;
@@ -948,6 +1020,8 @@ async function main(): Promise<number> {
     part6,
     '',
     concurrencySection(concurrency),
+    '',
+    part8,
   ].join('\n');
   // Tables come aligned from `table()` (biome leaves markdown alone).
   writeFileSync(resultsFile, report);

@@ -174,7 +174,7 @@ export function collectionDocument(
             ...(time
               ? {
                   temporal: {
-                    interval: [[null, null]],
+                    interval: [temporalInterval(time.extent)],
                     trs: 'http://www.opengis.net/def/uom/ISO-8601/0/Gregorian',
                   },
                 }
@@ -198,6 +198,21 @@ export function collectionDocument(
         : []),
     ],
   };
+}
+
+/**
+ * The temporal extent of a time dimension from its `extent` (an ISO 8601 `start/end`, either end
+ * open as `..` or empty); anything else — a list of values, a period — is an unknown interval.
+ */
+export function temporalInterval(extent: string | undefined): [string | null, string | null] {
+  const parts = (extent ?? '').split('/');
+  if (parts.length < 2) return [null, null];
+  const instant = (text: string | undefined) => {
+    const t = (text ?? '').trim();
+    if (t === '' || t === '..' || Number.isNaN(Date.parse(t))) return null;
+    return new Date(t).toISOString();
+  };
+  return [instant(parts[0]), instant(parts[1])];
 }
 
 /** `/queryables`: a JSON Schema of the properties that filter by equality (Part 3). */

@@ -547,7 +547,9 @@ describe('SQL views and time', () => {
     expect(filtered.status, filtered.text).toBe(200);
     expect(filtered.body.features.length).toBe(before1500);
     const meta = await ogc(s.ws.id, `/collections/${timed.public_id}`, withKey(s.viewer));
-    expect(meta.body.extent.temporal.interval).toHaveLength(1);
+    expect(meta.body.extent.temporal.interval).toEqual([
+      ['1200-01-01T00:00:00.000Z', '1900-01-01T00:00:00.000Z'],
+    ]);
     expectException(
       await ogc(s.ws.id, '/collections/places/items?datetime=2020-01-01', withKey(s.viewer)),
       400,
