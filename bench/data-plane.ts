@@ -47,12 +47,7 @@ import { parseFeatureQuery } from '../shared/domain/feature-query.ts';
 import type { Layer } from '../shared/domain/layers.ts';
 import { dataLinks } from '../shared/domain/ogc-documents.ts';
 import type { Service } from '../shared/domain/services.ts';
-import {
-  getSettings,
-  type OGCAPISettings,
-  type OGCTilesSettings,
-  type SettingsRepository,
-} from '../shared/domain/settings.ts';
+import type { OGCAPISettings, OGCTilesSettings } from '../shared/domain/settings.ts';
 import type { Workspace } from '../shared/domain/workspaces.ts';
 import { documentClient } from '../shared/store/client.ts';
 import { dynamoDataCatalog } from '../shared/store/data-catalog.ts';
@@ -623,18 +618,12 @@ export async function measureDataPlane(
       { id: 'tilesetsHost', run: http(`${ogc}/tiles`, asViewer, 200), ...breakdown },
       {
         id: 'catalog',
-        // The use case's catalog reads, in its order: both settings documents side by side, the
-        // public-id marker, the layer, then its service.
+        // The use case's catalog reads: both settings documents and the public-id marker in one
+        // BatchGetItem, then the layer and its service in another.
         run: () =>
           timed(async () => {
-            const settings = catalog.settings as SettingsRepository;
-            await Promise.all([
-              getSettings(settings, ws.id, 'ogcapi'),
-              getSettings(settings, ws.id, 'ogc-tiles'),
-            ]);
-            const found = await catalog.layerByPublicId(ws.id, TABLE);
-            if (!found || !(await catalog.service(ws.id, found.service_id)))
-              throw new Error('data plane: the catalog lost the layer');
+            const found = await catalog.collection(ws.id, TABLE);
+            if (!found.layer || !found.service) throw new Error('data plane: the catalog lost the layer');
           }),
         ...breakdown,
         ...inProcess,

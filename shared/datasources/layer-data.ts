@@ -36,11 +36,36 @@ function tileSource(layer: ServedLayer['layer'], source: FeatureSource): TileLay
     : { kind: 'sql', sql: source.sql, ...common };
 }
 
+/**
+ * How long a source's description is reused (ADR 0123): keyed by the layer's and the service's
+ * versions, so a catalog change is read at once; a table altered behind the catalog's back (a
+ * column added or dropped in the database) is seen within this.
+ */
+export const DESCRIPTION_TTL_MS = 5_000;
+/** Descriptions kept per process at most (the oldest is dropped first). */
+const MAX_DESCRIPTIONS = 512;
+
 /** The LayerData port over PostGIS connections opened by `connect`. */
-export function postgisLayerData(connect: Connector): LayerData {
+export function postgisLayerData(connect: Connector, now: () => number = Date.now): LayerData {
+  const descriptions = new Map<string, { at: number; source: Promise<FeatureSource> }>();
+  const describe = (c: PostgisConnection, served: ServedLayer): Promise<FeatureSource> => {
+    const { layer, service } = served;
+    const key = `${service.id}@${service.version}/${layer.id}@${layer.version}`;
+    const kept = descriptions.get(key);
+    if (kept && now() - kept.at < DESCRIPTION_TTL_MS) return kept.source;
+    const source = describeFeatureSource(c, layer);
+    descriptions.delete(key);
+    descriptions.set(key, { at: now(), source });
+    if (descriptions.size > MAX_DESCRIPTIONS) descriptions.delete(descriptions.keys().next().value as string);
+    // A failed description is not kept: the next request asks again.
+    source.catch(() => {
+      if (descriptions.get(key)?.source === source) descriptions.delete(key);
+    });
+    return source;
+  };
   const described = async (served: ServedLayer) => {
     const c = await connect(served.service);
-    return { c, source: await describeFeatureSource(c, served.layer) };
+    return { c, source: await describe(c, served) };
   };
   return {
     async shape(served): Promise<CollectionShape> {

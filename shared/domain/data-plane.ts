@@ -34,12 +34,7 @@ import {
   tilesetsDocument,
 } from './ogc-documents.ts';
 import type { Service } from './services.ts';
-import {
-  getSettings,
-  type OGCAPISettings,
-  type OGCTilesSettings,
-  type SettingsRepository,
-} from './settings.ts';
+import { defaultSettings, type OGCAPISettings, type OGCTilesSettings } from './settings.ts';
 import type { Style } from './styles.ts';
 import {
   builtInTileMatrixSets,
@@ -97,13 +92,28 @@ export interface LayerData {
   ): Promise<TileAnswer>;
 }
 
-/** Port: the catalog reads of the data plane. */
+/** The protocol settings as stored (absent: the workspace still has the defaults). */
+export interface StoredSettings {
+  ogcapi?: OGCAPISettings;
+  tiles?: OGCTilesSettings;
+}
+
+/** What a collection request reads: the settings, the layer behind the public id, its service. */
+export interface CollectionRecords {
+  settings: StoredSettings;
+  layer?: Layer;
+  service?: Service;
+}
+
+/** Port: the catalog reads of the data plane (strongly consistent, batched where the keys allow). */
 export interface DataCatalog {
+  /** Both protocol settings of a workspace (one round trip). */
+  protocolSettings(workspaceId: string): Promise<StoredSettings>;
+  /** The settings and the layer with that public id, then its service (two round trips). */
+  collection(workspaceId: string, publicId: string): Promise<CollectionRecords>;
   /** Every layer of the workspace (enabled or not), at most `limit`. */
   layers(workspaceId: string, limit: number): Promise<Layer[]>;
-  layerByPublicId(workspaceId: string, publicId: string): Promise<Layer | undefined>;
   service(workspaceId: string, serviceId: string): Promise<Service | undefined>;
-  settings: Pick<SettingsRepository, 'find'>;
   styles: {
     find(workspaceId: string, name: string): Promise<Style | undefined>;
     all(workspaceId: string): Promise<Omit<Style, 'body'>[]>;
@@ -149,16 +159,15 @@ interface Settings {
   switches: Record<DataProtocol, ProtocolSwitches>;
 }
 
+/** The settings in force: the stored documents, else the defaults. */
+function settingsFrom(stored: StoredSettings): Settings {
+  const ogcapi = stored.ogcapi ?? structuredClone(defaultSettings.ogcapi);
+  const tiles = stored.tiles ?? structuredClone(defaultSettings['ogc-tiles']);
+  return { ogcapi, tiles, switches: { ogcapi, 'ogc-tiles': tiles } };
+}
+
 async function settingsOf(catalog: DataCatalog, workspaceId: string): Promise<Settings> {
-  const [ogcapi, tiles] = await Promise.all([
-    getSettings(catalog.settings as SettingsRepository, workspaceId, 'ogcapi'),
-    getSettings(catalog.settings as SettingsRepository, workspaceId, 'ogc-tiles'),
-  ]);
-  return {
-    ogcapi: ogcapi.document,
-    tiles: tiles.document,
-    switches: { ogcapi: ogcapi.document, 'ogc-tiles': tiles.document },
-  };
+  return settingsFrom(await catalog.protocolSettings(workspaceId));
 }
 
 /** Documents: short-lived (a catalog change shows within seconds even in a browser). */
@@ -193,15 +202,16 @@ function serviceGate(
   return protocols.filter((_p, i) => decisions[i]?.outcome === 'allow');
 }
 
-/** The served layer behind a collection id the caller may read through `op`, or the refusal. */
-async function readableLayer(
+/** The settings and the served layer behind a collection id the caller may read through `op`, or the refusal. */
+async function readableCollection(
   ports: DataPlanePorts,
   request: DataRequest,
-  s: Settings,
   collectionId: string,
   op: ProtocolOperation,
-): Promise<ServedLayer> {
-  const layer = await ports.catalog.layerByPublicId(request.workspace.id, collectionId);
+): Promise<{ s: Settings; served: ServedLayer }> {
+  const records = await ports.catalog.collection(request.workspace.id, collectionId);
+  const s = settingsFrom(records.settings);
+  const { layer, service } = records;
   const decision = decideDataAccess({
     ...op,
     caller: request.caller,
@@ -210,10 +220,9 @@ async function readableLayer(
     settings: s.switches[op.protocol],
   });
   requireDataAccess(decision, op.protocol, collectionId);
-  const service = layer ? await ports.catalog.service(request.workspace.id, layer.service_id) : undefined;
   // A layer whose service is being deleted is no longer served (its deletion is under way).
   if (!layer || !service || service.status !== 'active') throw dataNotFound(op.protocol, collectionId);
-  return { layer, service };
+  return { s, served: { layer, service } };
 }
 
 /** The tile matrix sets the workspace's Tiles settings enable, built-ins and the catalog's custom ones. */
@@ -306,8 +315,7 @@ export async function dataCollection(
   request: DataRequest,
   collectionId: string,
 ): Promise<DataAnswer> {
-  const s = await settingsOf(ports.catalog, request.workspace.id);
-  const served = await readableLayer(ports, request, s, collectionId, {
+  const { s, served } = await readableCollection(ports, request, collectionId, {
     protocol: 'ogcapi',
     operation: 'GET',
   });
@@ -334,8 +342,7 @@ export async function dataQueryables(
   request: DataRequest,
   collectionId: string,
 ): Promise<DataAnswer> {
-  const s = await settingsOf(ports.catalog, request.workspace.id);
-  const served = await readableLayer(ports, request, s, collectionId, {
+  const { served } = await readableCollection(ports, request, collectionId, {
     protocol: 'ogcapi',
     operation: 'GET',
   });
@@ -353,8 +360,7 @@ export async function dataItems(
   request: DataRequest,
   collectionId: string,
 ): Promise<DataAnswer> {
-  const s = await settingsOf(ports.catalog, request.workspace.id);
-  const served = await readableLayer(ports, request, s, collectionId, {
+  const { s, served } = await readableCollection(ports, request, collectionId, {
     protocol: 'ogcapi',
     operation: 'GETFEATURES',
   });
@@ -382,8 +388,7 @@ export async function dataItem(
   collectionId: string,
   featureId: string,
 ): Promise<DataAnswer> {
-  const s = await settingsOf(ports.catalog, request.workspace.id);
-  const served = await readableLayer(ports, request, s, collectionId, {
+  const { served } = await readableCollection(ports, request, collectionId, {
     protocol: 'ogcapi',
     operation: 'GETITEM',
   });
@@ -504,8 +509,7 @@ export async function collectionTilesets(
   request: DataRequest,
   collectionId: string,
 ): Promise<DataAnswer> {
-  const s = await settingsOf(ports.catalog, request.workspace.id);
-  const served = await readableLayer(ports, request, s, collectionId, {
+  const { s, served } = await readableCollection(ports, request, collectionId, {
     protocol: 'ogc-tiles',
     operation: 'GET',
   });
@@ -520,8 +524,7 @@ export async function collectionTileset(
   collectionId: string,
   tileMatrixSetId: string,
 ): Promise<DataAnswer> {
-  const s = await settingsOf(ports.catalog, request.workspace.id);
-  const served = await readableLayer(ports, request, s, collectionId, {
+  const { s, served } = await readableCollection(ports, request, collectionId, {
     protocol: 'ogc-tiles',
     operation: 'GET',
   });
@@ -557,8 +560,7 @@ export async function collectionTile(
   tileMatrixSetId: string,
   address: { z: string; y: string; x: string },
 ): Promise<DataAnswer> {
-  const s = await settingsOf(ports.catalog, request.workspace.id);
-  const served = await readableLayer(ports, request, s, collectionId, {
+  const { s, served } = await readableCollection(ports, request, collectionId, {
     protocol: 'ogc-tiles',
     operation: 'GETTILE',
   });

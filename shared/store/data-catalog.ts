@@ -2,15 +2,34 @@
  * The data plane's catalog reads (ADR 0123): the repositories' own reads, composed into the
  * domain's DataCatalog port. Nothing is cached: every request reads the catalog as it is.
  */
-import type { DataCatalog } from '../domain/data-plane.ts';
+import type { DataCatalog, StoredSettings } from '../domain/data-plane.ts';
+import type { Layer } from '../domain/layers.ts';
+import type { OGCAPISettings, OGCTilesSettings } from '../domain/settings.ts';
 import type { Style } from '../domain/styles.ts';
+import { documentClient, tableName } from './client.ts';
+import { batchGetItems, withoutKeys } from './items.ts';
+import { keys } from './keys.ts';
 import {
   layerRepository,
   serviceRepository,
-  settingsRepository,
   styleRepository,
   tileMatrixSetRepository,
 } from './repositories.ts';
+import { toService } from './services-repository.ts';
+
+/** The keys of a workspace's two protocol settings documents. */
+function settingsKeys(workspaceId: string) {
+  return [keys.settings(workspaceId, 'ogcapi'), keys.settings(workspaceId, 'ogc-tiles')];
+}
+
+/** The stored protocol settings among `items` (a document absent: the workspace has the defaults). */
+function settingsOf(workspaceId: string, items: readonly Record<string, unknown>[]): StoredSettings {
+  const document = (kind: string) =>
+    items.find((i) => i.SK === keys.settings(workspaceId, kind).SK)?.document as unknown;
+  const ogcapi = document('ogcapi') as OGCAPISettings | undefined;
+  const tiles = document('ogc-tiles') as OGCTilesSettings | undefined;
+  return { ...(ogcapi ? { ogcapi } : {}), ...(tiles ? { tiles } : {}) };
+}
 
 /** The most styles `/styles` lists. */
 const MAX_STYLES = 1000;
@@ -20,13 +39,31 @@ export function dynamoDataCatalog(): DataCatalog {
   const layers = layerRepository();
   return {
     layers: (workspaceId, limit) => layers.listInWorkspace(workspaceId, limit),
-    async layerByPublicId(workspaceId, publicId) {
-      const marker = await layers.findPublicId(workspaceId, publicId);
-      if (marker?.kind !== 'layer' || !marker.service_id) return undefined;
-      return layers.find(workspaceId, marker.service_id, marker.target_id);
+    async protocolSettings(workspaceId) {
+      const db = documentClient();
+      const table = tableName();
+      return settingsOf(workspaceId, await batchGetItems(db, table, settingsKeys(workspaceId)));
+    },
+    async collection(workspaceId, publicId) {
+      const db = documentClient();
+      const table = tableName();
+      const marker = keys.publicId(workspaceId, publicId);
+      const first = await batchGetItems(db, table, [...settingsKeys(workspaceId), marker]);
+      const settings = settingsOf(workspaceId, first);
+      const found = first.find((i) => i.SK === marker.SK);
+      if (found?.kind !== 'layer' || typeof found.service_id !== 'string') return { settings };
+      const layerKey = keys.layer(workspaceId, found.service_id, String(found.target_id));
+      const serviceKey = keys.service(workspaceId, found.service_id);
+      const second = await batchGetItems(db, table, [layerKey, serviceKey]);
+      const layer = second.find((i) => i.SK === layerKey.SK);
+      const service = second.find((i) => i.SK === serviceKey.SK);
+      return {
+        settings,
+        ...(layer ? { layer: withoutKeys(layer) as unknown as Layer } : {}),
+        ...(service ? { service: toService(service) } : {}),
+      };
     },
     service: (workspaceId, serviceId) => serviceRepository().findById(workspaceId, serviceId),
-    settings: settingsRepository(),
     styles: {
       find: (workspaceId, name) => styleRepository().find(workspaceId, name),
       async all(workspaceId) {
