@@ -703,7 +703,7 @@ const DESCRIBE: Record<CaseId, string> = {
   floor: '**FLOOR**: bare HTTPS server, 1 GetItem',
   landingHost: 'landing page (`/ogc`) through the host: authorizer, 2 settings reads ‖',
   tilesetsHost: "a collection's tilesets (`…/tiles`) through the host: every catalog read, no PostGIS",
-  catalog: 'catalog reads in-process (2 settings ‖, public-id marker, layer, service: 4 round trips)',
+  catalog: 'catalog reads in-process (2 settings + public-id marker, then layer + service: 2 BatchGetItems)',
   itemsHost: `**items page** (limit ${ITEMS_LIMIT}) through the host, viewer API key`,
   describe: '`describeFeatureSource` in-process (one read-only unit of PostGIS catalog queries)',
   itemsRead:
@@ -808,7 +808,7 @@ export function dataPlaneSection(o: DataPlaneOutcome, verdicts: string[]): strin
   const partNames = [
     'HTTPS + one DynamoDB read (the floor)',
     "gateway, authorizer's API-key read, handler edge, settings reads ‖ (landing − floor)",
-    'public-id marker, layer, service: 3 sequential reads (tilesets − landing)',
+    'public-id marker, layer, service: one more batched read (tilesets − landing)',
     '`describeFeatureSource`: a read-only unit of 3 catalog queries, every request',
     'the read-only unit around the statement (BEGIN, setup, ROLLBACK; tiles: + encoding)',
     'the statement alone',
@@ -865,7 +865,7 @@ export function dataPlaneSection(o: DataPlaneOutcome, verdicts: string[]): strin
       '---|---:|---:',
     ),
     '',
-    `Cross-check: the same catalog reads made in-process (4 round trips) take ${fixed(p50(o, 'catalog'))} ms; ` +
+    `Cross-check: the same catalog reads made in-process (2 round trips) take ${fixed(p50(o, 'catalog'))} ms; ` +
       `through the host the tilesets document costs ${fixed(tilesets - floor)} ms over the floor.`,
     '',
     'Round trips of one request, counted on the use case run in-process (`dataItems`, `collectionTile`; the host adds ' +
