@@ -299,10 +299,7 @@ export async function dataCollections(ports: DataPlanePorts, request: DataReques
   );
   return json(
     {
-      links: [
-        request.links.link('', 'self', 'application/json', 'The collections'),
-        request.links.link('', 'alternate', 'application/json', 'The landing page', true),
-      ].slice(0, 1),
+      links: [request.links.link('/collections', 'self', 'application/json', 'The collections')],
       collections,
     },
     DOCUMENT_CACHE,
