@@ -72,16 +72,21 @@ describe('zipped shapefile', () => {
     expect(shpTemps()).toBe(before);
   });
 
-  it('decodes ISO-8859-1 named by the .cpg; without a .cpg non-UTF-8 text is refused naming the feature', async () => {
+  it('decodes ISO-8859-1 named by the .cpg; without a .cpg or LDID non-UTF-8 text is refused naming the feature', async () => {
     const withCpg = tmp.file('latin.zip', zipOf(layerFiles('latin')));
     expect(
       (await collect(readFeatures(withCpg, 'latin.zip', 'latin'))).map((f) => f.properties.city),
     ).toEqual(['Zürich', 'Genève']);
+    // latin.dbf's LDID is 0x00: nothing names the page. Discovery warns (the plan can still
+    // name the `encoding`); reading refuses.
     const withoutCpg = tmp.file('latin-nocpg.zip', zipOf(layerFiles('latin', '', ['cpg'])));
+    const discovery = await discover(withoutCpg, 'latin-nocpg.zip');
+    expect(discovery.layers[0]?.feature_count).toBe(2);
+    expect(discovery.warnings.join('\n')).toMatch(/feature 0 .*not UTF-8.*LDID\) is 0x00/);
     await expectInputError(
-      () => discover(withoutCpg, 'latin-nocpg.zip'),
+      () => collect(readFeatures(withoutCpg, 'latin-nocpg.zip', 'latin')),
       'encoding_unknown',
-      /feature 0.*\.cpg/,
+      /feature 0.*LDID\) is 0x00.*`encoding`.*import plan.*\.cpg/,
     );
   });
 

@@ -55,6 +55,7 @@ export async function* readFeatures(
     layer,
     ...(options.skip !== undefined ? { skip: options.skip } : {}),
     ...(options.csv ? { csv: options.csv } : {}),
+    ...(options.encoding !== undefined ? { encoding: options.encoding } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
   };
   for await (const answer of runJob(job, options)) {

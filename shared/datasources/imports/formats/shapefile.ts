@@ -2,6 +2,7 @@
  * Zipped shapefiles: each .shp in the zip is a layer. The layer's files are extracted safely to a
  * temp dir (removed afterwards, also when iteration stops early) and streamed with `shapefile`.
  */
+import { isAscii, isUtf8 } from 'node:buffer';
 import { mkdtemp, open as openFile, readFile, rm, stat } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import * as shapefile from 'shapefile';
@@ -18,6 +19,7 @@ import { asInputError } from './errors.ts';
 import { type ImportLimits, limitsOf } from './limits.ts';
 import { sridOfPrj } from './prj.ts';
 import { geometryInfo, LayerScan } from './scan.ts';
+import { chooseCodePage, notUtf8Error, undecodableError } from './shapefile-code-pages.ts';
 import { scratchDir } from './source.ts';
 import type { DiscoverOptions, ReadOptions } from './types.ts';
 import { extractEntry, type OpenZip, openZip } from './zip.ts';
@@ -95,34 +97,17 @@ async function extractLayer(
   }
 }
 
-/** The TextDecoder label a .cpg names ("UTF-8", "1252", "ISO-8859-1", "88591", "CP1252"…). */
-export const encodingOfCpg = (cpg: string): string => {
-  const raw = cpg.trim();
-  let label = raw.toLowerCase();
-  if (/^\d{4}$/.test(label) && label.startsWith('125')) label = `windows-${label}`;
-  else if (/^8859\d{1,2}$/.test(label)) label = `iso-8859-${label.slice(4)}`;
-  else if (label === '65001') label = 'utf-8';
-  else if (label === '866') label = 'ibm866';
-  else if (label === '437' || label === '850') label = 'windows-1252';
-  try {
-    return new TextDecoder(label).encoding;
-  } catch {
-    throw new ImportInputError(
-      'encoding_unknown',
-      `The .cpg file names the encoding "${raw}", which GeoPlane does not know; name a standard encoding such as UTF-8 or 1252.`,
-    );
-  }
-};
-
-/** The .dbf header: record count and fields. */
+/** The .dbf header: record count, LDID and fields (their names still bytes). */
 interface DbfHeader {
   records: number;
   headerLength: number;
   recordLength: number;
-  fields: { name: string; type: string; length: number; decimals: number }[];
+  /** The language driver byte (header byte 29): the code page the writer recorded, 0 for none. */
+  ldid: number;
+  fields: { name: Uint8Array; type: string; length: number; decimals: number }[];
 }
 
-const readDbfHeader = async (path: string, encoding: string): Promise<DbfHeader> => {
+const readDbfHeader = async (path: string): Promise<DbfHeader> => {
   const handle = await openFile(path, 'r');
   try {
     const head = Buffer.alloc(32);
@@ -130,22 +115,37 @@ const readDbfHeader = async (path: string, encoding: string): Promise<DbfHeader>
     const headerLength = head.readUInt16LE(8);
     const body = Buffer.alloc(Math.max(headerLength - 32, 0));
     const { bytesRead } = await handle.read(body, 0, body.length, 32);
-    const decoder = new TextDecoder(encoding);
     const fields: DbfHeader['fields'] = [];
     for (let n = 0; n + 32 <= bytesRead && body[n] !== 0x0d; n += 32) {
       let end = 0;
       while (end < 11 && body[n + end] !== 0) end++;
       fields.push({
-        name: decoder.decode(body.subarray(n, n + end)),
+        name: body.subarray(n, n + end),
         type: String.fromCharCode(body[n + 11] as number),
         length: body[n + 16] as number,
         decimals: body[n + 17] as number,
       });
     }
-    return { records: head.readUInt32LE(4), headerLength, recordLength: head.readUInt16LE(10), fields };
+    return {
+      records: head.readUInt32LE(4),
+      headerLength,
+      recordLength: head.readUInt16LE(10),
+      ldid: head[29] as number,
+      fields,
+    };
   } finally {
     await handle.close();
   }
+};
+
+/**
+ * Decodes with Node's TextDecoder in streaming mode, then flushes: Node 20's one-shot decode of
+ * windows-1252 takes a Latin-1 shortcut that gets 0x80–0x9F wrong (nodejs/node#60888); the
+ * streaming path decodes by the WHATWG table, as the `shapefile` reader's decoder does.
+ */
+const decodeAll = (label: string, bytes: Uint8Array): string => {
+  const decoder = new TextDecoder(label);
+  return decoder.decode(bytes, { stream: true }) + decoder.decode();
 };
 
 const fieldType = (type: string, length: number, decimals: number): FieldType => {
@@ -164,32 +164,58 @@ const fieldType = (type: string, length: number, decimals: number): FieldType =>
   }
 };
 
-/** Without a .cpg the dbf text must be UTF-8: checks each record, naming the first that isn't. */
-async function checkUtf8(path: string, header: DbfHeader, layer: string): Promise<void> {
-  const decoder = new TextDecoder('utf-8', { fatal: true });
+/**
+ * The first record of the .dbf whose bytes fail `ok` (undefined: none does), read 1 MB at a time
+ * so memory stays flat whatever the file size.
+ */
+async function firstRecordFailing(
+  path: string,
+  header: DbfHeader,
+  ok: (record: Buffer) => boolean,
+): Promise<number | undefined> {
+  const size = Math.max(header.recordLength, 1);
   const handle = await openFile(path, 'r');
   try {
-    const perRead = Math.max(1, Math.floor((1024 * 1024) / Math.max(header.recordLength, 1)));
-    const buffer = Buffer.alloc(perRead * header.recordLength);
+    const perRead = Math.max(1, Math.floor((1024 * 1024) / size));
+    const buffer = Buffer.alloc(perRead * size);
     for (let record = 0; record < header.records; record += perRead) {
-      const position = header.headerLength + record * header.recordLength;
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
-      const count = Math.floor(bytesRead / Math.max(header.recordLength, 1));
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, header.headerLength + record * size);
+      const count = Math.min(Math.floor(bytesRead / size), header.records - record);
       for (let i = 0; i < count; i++) {
-        try {
-          decoder.decode(buffer.subarray(i * header.recordLength, (i + 1) * header.recordLength));
-        } catch {
-          throw new ImportInputError(
-            'encoding_unknown',
-            `The attributes of feature ${record + i} of shapefile '${layer}' are not UTF-8 and the zip has no .cpg file: add a .cpg file naming its encoding (for example 1252 or ISO-8859-1) next to the .dbf.`,
-          );
-        }
+        if (!ok(buffer.subarray(i * size, (i + 1) * size))) return record + i;
       }
       if (count < perRead) break;
     }
+    return undefined;
   } finally {
     await handle.close();
   }
+}
+
+/**
+ * The TextDecoder label of a layer's text (ADR 0125): the plan's `encoding`, else the .cpg, else
+ * the LDID, else UTF-8 when the text is valid UTF-8. A page GeoPlane has no decoder for is read
+ * only when its text is all ASCII (the same bytes in every one of those pages).
+ */
+async function encodingOf(
+  files: Extracted,
+  header: DbfHeader,
+  planEncoding: string | undefined,
+): Promise<string> {
+  const choice = chooseCodePage({
+    ...(planEncoding !== undefined ? { plan: planEncoding } : {}),
+    ...(files.cpg ? { cpg: await readFile(files.cpg, 'latin1') } : {}),
+    ldid: header.ldid,
+  });
+  if (choice.kind === 'decode') return choice.label;
+  if (choice.kind === 'ascii') {
+    const bad = await firstRecordFailing(files.dbf, header, isAscii);
+    if (bad !== undefined) throw undecodableError(files.name, bad, choice);
+    return 'utf-8';
+  }
+  const bad = await firstRecordFailing(files.dbf, header, isUtf8);
+  if (bad !== undefined) throw notUtf8Error(files.name, bad, choice.ldid);
+  return 'utf-8';
 }
 
 /** Refuses a .shp shorter than its header says (a truncated upload). */
@@ -217,20 +243,38 @@ async function checkShpLength(path: string, layer: string): Promise<void> {
   }
 }
 
-/** An opened layer: its encoding, dbf header and SRID (from the .prj). */
+/** An opened layer: its encoding, dbf fields and SRID (from the .prj). */
 interface OpenedLayer {
   encoding: string;
-  header: DbfHeader;
+  records: number;
+  /** The dbf's fields, names decoded. */
+  dbfFields: { name: string; type: string; length: number; decimals: number }[];
   srid: number | null;
+  /** Why the text can't be read (discovery only: reading refuses instead). */
+  encodingWarning?: string;
   prjWarning?: string;
   fields: SourceField[];
 }
 
-async function openLayer(files: Extracted): Promise<OpenedLayer> {
+/**
+ * Opens an extracted layer. Reading (`read`) refuses text whose code page can't be told; discovery
+ * only warns, so the import stops at a plan that can name the `encoding` rather than at a dead end.
+ */
+async function openLayer(
+  files: Extracted,
+  mode: { read: true; encoding?: string | undefined } | { read: false },
+): Promise<OpenedLayer> {
   await checkShpLength(files.shp, files.name);
-  const encoding = files.cpg ? encodingOfCpg(await readFile(files.cpg, 'latin1')) : 'utf-8';
-  const header = await readDbfHeader(files.dbf, encoding);
-  if (!files.cpg) await checkUtf8(files.dbf, header, files.name);
+  const header = await readDbfHeader(files.dbf);
+  let encoding = 'utf-8';
+  let encodingWarning: string | undefined;
+  try {
+    encoding = await encodingOf(files, header, mode.read ? mode.encoding : undefined);
+  } catch (error) {
+    if (mode.read || !(error instanceof ImportInputError)) throw error;
+    encodingWarning = error.message;
+  }
+  const dbfFields = header.fields.map((f) => ({ ...f, name: decodeAll(encoding, f.name) }));
   let srid: number | null = null;
   let prjWarning: string | undefined;
   if (files.prj) {
@@ -240,8 +284,16 @@ async function openLayer(files: Extracted): Promise<OpenedLayer> {
   } else {
     prjWarning = `The shapefile '${files.name}' has no .prj file, so its CRS is unknown; give source_srid in the import plan.`;
   }
-  const fields = header.fields.map((f) => ({ name: f.name, type: fieldType(f.type, f.length, f.decimals) }));
-  return { encoding, header, srid, prjWarning, fields };
+  const fields = dbfFields.map((f) => ({ name: f.name, type: fieldType(f.type, f.length, f.decimals) }));
+  return {
+    encoding,
+    records: header.records,
+    dbfFields,
+    srid,
+    ...(encodingWarning ? { encodingWarning } : {}),
+    ...(prjWarning ? { prjWarning } : {}),
+    fields,
+  };
 }
 
 const pad = (n: number) => String(n).padStart(2, '0');
@@ -254,7 +306,7 @@ async function* layerFeatures(
   zipSize: number,
 ): AsyncGenerator<{ index: number; feature: SourceFeature }> {
   const skip = options.skip ?? 0;
-  const dates = opened.header.fields.filter((f) => f.type === 'D').map((f) => f.name);
+  const dates = opened.dbfFields.filter((f) => f.type === 'D').map((f) => f.name);
   let source: Awaited<ReturnType<typeof shapefile.open>>;
   try {
     source = await shapefile.open(files.shp, files.dbf, { encoding: opened.encoding });
@@ -277,7 +329,7 @@ async function* layerFeatures(
       if (next.done) break;
       if (index % 1000 === 0) {
         options.signal?.throwIfAborted();
-        options.onBytes?.(Math.round((zipSize * index) / Math.max(opened.header.records, 1)));
+        options.onBytes?.(Math.round((zipSize * index) / Math.max(opened.records, 1)));
       }
       if (index >= skip) {
         const properties = { ...(next.value.properties as Record<string, unknown>) };
@@ -298,10 +350,10 @@ async function* layerFeatures(
   } finally {
     await source.cancel().catch(() => undefined);
   }
-  if (index < opened.header.records) {
+  if (index < opened.records) {
     throw new ImportInputError(
       'truncated_file',
-      `The shapefile '${files.name}' is truncated: its .shp holds ${index} features but its .dbf ${opened.header.records}.`,
+      `The shapefile '${files.name}' is truncated: its .shp holds ${index} features but its .dbf ${opened.records}.`,
     );
   }
   options.onBytes?.(zipSize);
@@ -335,7 +387,8 @@ export async function discoverShapefileZip(
     for (const layer of entries) {
       const { dir, files } = await extractLayer(zip, layer, limits, options.signal);
       try {
-        const opened = await openLayer(files);
+        const opened = await openLayer(files, { read: false });
+        if (opened.encodingWarning) warnings.push(opened.encodingWarning);
         if (opened.prjWarning) warnings.push(opened.prjWarning);
         const scan = new LayerScan(layer.name);
         for (const f of opened.fields) scan.fields.declare(f.name);
@@ -376,7 +429,7 @@ export async function* readShapefileZip(
     const extracted = await extractLayer(zip, entries, limits, options.signal);
     dir = extracted.dir;
     zip.close();
-    const opened = await openLayer(extracted.files);
+    const opened = await openLayer(extracted.files, { read: true, encoding: options.encoding });
     for await (const { feature } of layerFeatures(extracted.files, opened, options, zipSize)) yield feature;
   } finally {
     zip.close();

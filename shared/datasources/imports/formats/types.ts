@@ -6,6 +6,8 @@ import type { ImportLimits } from './limits.ts';
 export interface ReadOptions {
   /** CSV: geometry columns to use instead of the detected ones. */
   csv?: CsvGeometry;
+  /** Shapefile: the code page of the .dbf text, over the .cpg and the LDID (ADR 0125). */
+  encoding?: string;
   /** Skip this many features of the layer first (resume after a checkpoint) — without yielding them. */
   skip?: number;
   /** Called as the reader advances with the total bytes of the source consumed so far (monotonic, per chunk). */
