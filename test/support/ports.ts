@@ -29,7 +29,14 @@ const sliceSize = Math.floor((ephemeralStart() - LOWEST) / SLICES);
 const slice = Number(process.env.VITEST_POOL_ID ?? 0) % SLICES;
 let next = Math.floor(Math.random() * sliceSize);
 
+/**
+ * Ports the WHATWG Fetch standard blocks ("bad ports": Node's fetch refuses them, as browsers do)
+ * at or above {@link LOWEST}: a host on one of them would be unreachable to fetch-based clients.
+ */
+const FETCH_BLOCKED = new Set([10080]);
+
 function bindable(port: number): Promise<boolean> {
+  if (FETCH_BLOCKED.has(port)) return Promise.resolve(false);
   return new Promise((resolve) => {
     const server = createServer();
     server.once('error', () => resolve(false));
