@@ -4,29 +4,42 @@ import {
   GeoPlaneApiError,
   type GeoPlaneClient as TypedClient,
 } from '../client/index.ts';
-import { CliError, type Connection } from './config.ts';
+import { CliError, type Connection, UnreachableError, UsageError } from './config.ts';
 import { plain } from './terminal.ts';
-import type { DeletionOperation, ImportEvent, ImportJob, Layer } from './types.ts';
+import type { DeletionOperation, ImportEvent, ImportJob, ImportList, Layer, Service } from './types.ts';
 
 /**
- * An error answer of the API (`{code, message, reason, request_id}`). Its text is the server's, so
- * every part is made one plain line here, before anything prints it (ADR 0109).
+ * An error answer of the API (`{code, message, detail, reason, request_id, issues}`, DESIGN §5):
+ * `Not Found: Workspace 'demo2' does not exist. (404 workspace_not_found)`, then one line per
+ * issue, and the request id of a 5xx to quote to an operator. Its text is the server's, so every
+ * part is made one plain line here, before anything prints it (ADR 0109).
  */
 export class ApiError extends CliError {
+  readonly detail?: string;
   readonly reason?: string;
   readonly requestId?: string;
 
   constructor(
     readonly status: number,
     message: string,
-    reason?: string,
-    requestId?: string,
+    body: { detail?: unknown; reason?: unknown; request_id?: unknown; issues?: unknown } = {},
   ) {
     const text = plain(message);
-    const why = reason === undefined ? undefined : plain(reason);
-    super(why && why !== text ? `${text} (${why})` : text);
-    if (why !== undefined) this.reason = why;
-    if (requestId !== undefined) this.requestId = plain(requestId);
+    const detail = typeof body.detail === 'string' && body.detail ? plain(body.detail) : undefined;
+    const reason = typeof body.reason === 'string' && body.reason ? plain(body.reason) : undefined;
+    const requestId =
+      typeof body.request_id === 'string' && body.request_id ? plain(body.request_id) : undefined;
+    const head = !detail || detail === text ? text : text ? `${text}: ${detail}` : detail;
+    const lines = [`${head} (${status}${reason ? ` ${reason}` : ''})`];
+    for (const issue of Array.isArray(body.issues) ? body.issues : []) {
+      const { path, message: why } = (issue ?? {}) as { path?: unknown; message?: unknown };
+      lines.push(`  ${path ? `${plain(path)}: ` : ''}${plain(why)}`);
+    }
+    if (requestId && status >= 500) lines.push(`  request id ${requestId}`);
+    super(lines.join('\n'));
+    if (detail !== undefined) this.detail = detail;
+    if (reason !== undefined) this.reason = reason;
+    if (requestId !== undefined) this.requestId = requestId;
   }
 }
 
@@ -38,6 +51,9 @@ export function networkMessage(error: unknown, url: string): string {
     return `cannot verify the TLS certificate of ${new URL(url).host} (${code}); set GEOPLANE_CA_FILE to the CA that signed it`;
   if (code === 'ECONNREFUSED')
     return `cannot connect to ${new URL(url).host}: connection refused (is the API running?)`;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return `cannot resolve ${new URL(url).hostname} (${code}): check the URL`;
+  if (/TIMEOUT|ETIMEDOUT/.test(code)) return `no answer from ${new URL(url).host} in time (${code})`;
   return `request to ${new URL(url).host} failed: ${plain(e.message || code)}`;
 }
 
@@ -74,8 +90,10 @@ export class GeoPlaneClient {
       answer = await send();
     } catch (error) {
       if (error instanceof SyntaxError) throw new CliError('the API answered with a body that is not JSON');
-      // fetch rejects with "fetch failed"; the cause carries the socket's or TLS's code.
-      throw new CliError(networkMessage((error as Error).cause ?? error, this.connection.baseUrl));
+      // fetch rejects with "fetch failed"; the cause carries the socket's, DNS's or TLS's code.
+      const cause = (error as Error | undefined)?.cause;
+      if (cause === undefined && !(error instanceof TypeError)) throw error;
+      throw new UnreachableError(networkMessage(cause ?? error, this.connection.baseUrl));
     }
     const { status } = answer.response;
     if (status >= 300 && status < 400) {
@@ -88,15 +106,14 @@ export class GeoPlaneClient {
       return { status, data: dataOf(answer) };
     } catch (error) {
       if (!(error instanceof GeoPlaneApiError)) throw error;
-      if (error.body)
-        throw new ApiError(error.status, String(error.body.message), error.reason, error.requestId);
-      throw new ApiError(error.status, error.message);
+      if (error.body) throw new ApiError(error.status, String(error.body.message), error.body);
+      throw new ApiError(error.status, error.text ? `the API answered: ${error.text.slice(0, 200)}` : '');
     }
   }
 
   private path(workspace: string, id?: string): { workspace: string; import: string } {
-    if (!workspace.trim()) throw new CliError('a workspace is required (--workspace)');
-    if (id !== undefined && !id.trim()) throw new CliError('an import id is required');
+    if (!workspace.trim()) throw new UsageError('a workspace is required (--workspace)');
+    if (id !== undefined && !id.trim()) throw new UsageError('an import id is required');
     return { workspace, import: id ?? '' };
   }
 
@@ -153,6 +170,16 @@ export class GeoPlaneClient {
     ).data;
   }
 
+  /** Queues a failed import again where it failed (load, publish or rollback). */
+  async retryImport(workspace: string, id: string): Promise<ImportJob> {
+    const path = this.path(workspace, id);
+    return (
+      await this.call(() =>
+        this.api.POST('/api/v1/workspaces/{workspace}/imports/{import}/retry', { params: { path } }),
+      )
+    ).data;
+  }
+
   /** DELETE: 202 with the import (cancelling) or 204 (cancelled at once). */
   async cancelImport(workspace: string, id: string): Promise<ImportJob | undefined> {
     const path = this.path(workspace, id);
@@ -162,17 +189,33 @@ export class GeoPlaneClient {
     return answer.status === 204 ? undefined : answer.data;
   }
 
-  async listImports(workspace: string, status?: ImportJob['status']): Promise<ImportJob[]> {
+  /** One page of a workspace's imports, as the API answers it. */
+  async importsPage(
+    workspace: string,
+    options: { status?: ImportJob['status']; limit?: number; cursor?: string } = {},
+  ): Promise<ImportList> {
     const path = { workspace: this.path(workspace).workspace };
+    const query = {
+      limit: options.limit ?? PAGE,
+      ...(options.status ? { status: options.status } : {}),
+      ...(options.cursor ? { cursor: options.cursor } : {}),
+    };
+    return (
+      await this.call(() =>
+        this.api.GET('/api/v1/workspaces/{workspace}/imports', { params: { path, query } }),
+      )
+    ).data;
+  }
+
+  /** Every import of a workspace, in the order they were created (all pages). */
+  async listImports(workspace: string, status?: ImportJob['status']): Promise<ImportJob[]> {
     const all: ImportJob[] = [];
     let cursor: string | undefined;
     do {
-      const query = { limit: PAGE, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) };
-      const page = (
-        await this.call(() =>
-          this.api.GET('/api/v1/workspaces/{workspace}/imports', { params: { path, query } }),
-        )
-      ).data;
+      const page = await this.importsPage(workspace, {
+        ...(status ? { status } : {}),
+        ...(cursor ? { cursor } : {}),
+      });
       all.push(...page.imports);
       cursor = page.next_cursor;
     } while (cursor);
@@ -199,9 +242,28 @@ export class GeoPlaneClient {
     return all;
   }
 
+  /** Every service of a workspace (all pages). */
+  async listServices(workspace: string): Promise<Service[]> {
+    const path = { workspace: this.path(workspace).workspace };
+    const all: Service[] = [];
+    let cursor: string | undefined;
+    do {
+      const query = { limit: PAGE, ...(cursor ? { cursor } : {}) };
+      const page = (
+        await this.call(() =>
+          this.api.GET('/api/v1/workspaces/{workspace}/services', { params: { path, query } }),
+        )
+      ).data;
+      all.push(...page.services);
+      cursor = page.next_cursor;
+    } while (cursor);
+    return all;
+  }
+
   /** Every layer of a service (all pages). */
   async listLayers(workspace: string, service: string): Promise<Layer[]> {
-    const path = { workspace, service };
+    if (!service.trim()) throw new UsageError('a service is required (--service)');
+    const path = { workspace: this.path(workspace).workspace, service };
     const all: Layer[] = [];
     let cursor: string | undefined;
     do {

@@ -3,9 +3,33 @@ import { Agent } from 'node:https';
 import { join, resolve } from 'node:path';
 import { Agent as FetchAgent } from 'undici';
 
-/** A failure the CLI reports as one message (exit code 1), without a stack. */
+/** The CLI's exit codes (docs/cli.md): scripts branch on them. */
+export const EXIT = {
+  ok: 0,
+  /** The API refused (an error answer), or what was asked did not succeed (an import that ended failed). */
+  refused: 1,
+  /** Bad flags, arguments or settings: nothing was sent. */
+  usage: 2,
+  /** The API could not be reached: connection refused, DNS, TLS, timeout. */
+  unreachable: 3,
+} as const;
+
+/** A failure the CLI reports as one message, without a stack; its exit code is `refused` (1). */
 export class CliError extends Error {
-  override readonly name = 'CliError';
+  override readonly name: string = 'CliError';
+  readonly exitCode: number = EXIT.refused;
+}
+
+/** How the CLI was called is wrong (a flag, an argument, a setting): exit code 2, nothing was sent. */
+export class UsageError extends CliError {
+  override readonly name = 'UsageError';
+  override readonly exitCode = EXIT.usage;
+}
+
+/** The request never got an answer (connection, DNS, TLS, timeout): exit code 3. */
+export class UnreachableError extends CliError {
+  override readonly name = 'UnreachableError';
+  override readonly exitCode = EXIT.unreachable;
 }
 
 /** Where the CLI talks to and with what. */
@@ -39,7 +63,7 @@ function readBootstrap(dir: string): Bootstrap | undefined {
   try {
     return JSON.parse(readFileSync(path, 'utf8')) as Bootstrap;
   } catch (error) {
-    throw new CliError(`cannot read ${path}: ${(error as Error).message}`);
+    throw new UsageError(`cannot read ${path}: ${(error as Error).message}`);
   }
 }
 
@@ -49,11 +73,11 @@ export function normalizeBaseUrl(raw: string): string {
   try {
     url = new URL(raw);
   } catch {
-    throw new CliError(`not a URL: ${raw}`);
+    throw new UsageError(`not a URL: ${raw}`);
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:')
-    throw new CliError(`the URL must be http(s): ${raw}`);
-  if (url.username || url.password) throw new CliError('the URL must not carry credentials');
+    throw new UsageError(`the URL must be http(s): ${raw}`);
+  if (url.username || url.password) throw new UsageError('the URL must not carry credentials');
   const path = url.pathname.replace(/\/+$/, '');
   url.pathname = path === '' ? '/api/v1' : path;
   url.search = '';
@@ -75,11 +99,16 @@ export function isLoopback(url: URL): boolean {
 /**
  * Refuses plain http to anything but a loopback address: the API key (and an upload's signed form)
  * would cross the network in clear. The API itself answers plain HTTP with 426, but only after the
- * key was sent.
+ * key was sent. A URL the user gave is a usage error; `Refusal` says otherwise (an upload URL the
+ * API gave).
  */
-export function assertSecureTransport(url: URL, what: string): void {
+export function assertSecureTransport(
+  url: URL,
+  what: string,
+  Refusal: new (message: string) => CliError = UsageError,
+): void {
   if (url.protocol === 'http:' && !isLoopback(url))
-    throw new CliError(
+    throw new Refusal(
       `refusing to send ${what} over plain http to ${url.host}: use https (plain http is allowed only to 127.0.0.1, ::1 and localhost)`,
     );
 }
@@ -98,7 +127,7 @@ function localBootstrap(dir: string): { url: string; apiKey: string; path: strin
   // The file is the local host's (npm start): a file naming any other host is not one, and neither
   // its key nor its URL is used (a bootstrap.json in a checkout could point the CLI anywhere).
   if (!isLoopback(new URL(normalizeBaseUrl(bootstrap.url))))
-    throw new CliError(
+    throw new UsageError(
       `${path} names ${bootstrap.url}, not a loopback address: it is not the local host's file`,
     );
   return { url: bootstrap.url, apiKey: bootstrap.api_key, path };
@@ -129,18 +158,18 @@ export function resolveConnection(
     const local = localBootstrap(dir);
     if (local && sameApi(url, local.url)) apiKey = local.apiKey;
     else if (local)
-      throw new CliError(
+      throw new UsageError(
         `no API key for ${normalizeBaseUrl(url)}: pass --api-key or set GEOPLANE_API_KEY. ` +
           `The local bootstrap key (${local.path}) is only sent to the URL it names, ${normalizeBaseUrl(local.url)}.`,
       );
   }
   if (!url && apiKey)
-    throw new CliError(
+    throw new UsageError(
       'no API URL: pass --url or set GEOPLANE_URL (the URL of the local bootstrap.json goes only with its own key).',
     );
   if (!url || !apiKey) {
     const missing = [!url ? 'an API URL' : '', !apiKey ? 'an API key' : ''].filter(Boolean).join(' and ');
-    throw new CliError(
+    throw new UsageError(
       `no credentials: missing ${missing}. Pass --url and --api-key, set GEOPLANE_URL and GEOPLANE_API_KEY, ` +
         `or run the local host (npm start) so that ${join(dir, 'bootstrap.json')} exists.`,
     );
@@ -158,7 +187,7 @@ export function resolveConnection(
       try {
         ca = readFileSync(caFile);
       } catch (error) {
-        throw new CliError(`cannot read GEOPLANE_CA_FILE ${caFile}: ${(error as Error).message}`);
+        throw new UsageError(`cannot read GEOPLANE_CA_FILE ${caFile}: ${(error as Error).message}`);
       }
     } else if (isLoopback(parsed) && existsSync(localCert)) {
       ca = readFileSync(localCert);

@@ -9,3 +9,5 @@ export type UploadTicket = Omit<NonNullable<ImportJob['upload']>, 'file_field'> 
 export type ImportEvent = Schemas['ImportEvent'];
 export type DeletionOperation = Schemas['DeletionOperation'];
 export type Layer = Schemas['Layer'];
+export type ImportList = Schemas['ImportList'];
+export type Service = Schemas['Service'];

@@ -3,7 +3,7 @@ import { request as httpsRequest } from 'node:https';
 import { basename } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { networkMessage } from './client.ts';
-import { assertSecureTransport, CliError, type Connection } from './config.ts';
+import { assertSecureTransport, CliError, type Connection, UnreachableError } from './config.ts';
 import { multipartBody, multipartStream } from './multipart.ts';
 import { plain } from './terminal.ts';
 import type { UploadTicket } from './types.ts';
@@ -59,7 +59,7 @@ export async function uploadFile(
   if (url.protocol !== 'https:' && url.protocol !== 'http:')
     throw new CliError(`the API gave an upload URL that is not http(s) (${plain(url.protocol)})`);
   // The form's fields are a signed upload grant: they don't cross the network in clear either.
-  assertSecureTransport(url, 'the upload');
+  assertSecureTransport(url, 'the upload', CliError);
   const body = multipartBody({
     fields: ticket.fields,
     fileField: ticket.file_field || 'file',
@@ -88,7 +88,11 @@ export async function uploadFile(
     req.on('error', (error) =>
       // Let a failure of the file stream (which destroys the request) be recorded first.
       setImmediate(() =>
-        reject(new CliError(failure ? `upload failed: ${failure.message}` : networkMessage(error, url.href))),
+        reject(
+          failure
+            ? new CliError(`upload failed: ${failure.message}`)
+            : new UnreachableError(networkMessage(error, url.href)),
+        ),
       ),
     );
     // A refusal may come before the whole body is sent (the server cuts the transfer): the answer wins.

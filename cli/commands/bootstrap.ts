@@ -1,9 +1,9 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Command } from 'commander';
-import { CliError } from '../config.ts';
+import { CliError, UsageError } from '../config.ts';
 import { line, writeErr, writeOut } from '../terminal.ts';
-import { action } from './common.ts';
+import { action, printJson } from './common.ts';
 
 interface BootstrapOptions {
   stack?: string;
@@ -12,6 +12,7 @@ interface BootstrapOptions {
   table?: string;
   endpoint?: string;
   revoke?: string;
+  json?: boolean;
 }
 
 /** The stack output that names the catalog table (infra/stacks/geoplane-stack.ts). */
@@ -23,7 +24,7 @@ async function regionOf(option: string | undefined): Promise<string> {
   try {
     return await new DynamoDBClient({}).config.region();
   } catch {
-    throw new CliError('no AWS region: pass --region, set AWS_REGION or give your profile a region');
+    throw new UsageError('no AWS region: pass --region, set AWS_REGION or give your profile a region');
   }
 }
 
@@ -32,7 +33,7 @@ async function requireCredentials(region: string): Promise<void> {
   try {
     await new DynamoDBClient({ region }).config.credentials();
   } catch {
-    throw new CliError(
+    throw new UsageError(
       'no AWS credentials: bootstrap writes to the stack’s table with your own AWS credentials. ' +
         'Set AWS_PROFILE (aws sso login / aws configure) or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY.',
     );
@@ -76,9 +77,13 @@ export function registerBootstrap(program: Command): void {
       '--revoke <key id>',
       'revoke a global API key instead (the API revokes only workspace keys): a lost or retired bootstrap key',
     )
+    .option(
+      '--json',
+      'print the key (or the revoked key) as JSON on stdout: id, name, role_id, key / revoked',
+    )
     .action(
       action(async (options: BootstrapOptions) => {
-        if (!options.stack && !options.table) throw new CliError('name the stack: --stack <name>');
+        if (!options.stack && !options.table) throw new UsageError('name the stack: --stack <name>');
         const region = await regionOf(options.region);
         await requireCredentials(region);
         const table = options.table ?? (await tableOfStack(options.stack as string, region));
@@ -98,6 +103,16 @@ export function registerBootstrap(program: Command): void {
           if (!found) throw new CliError(`no global API key with id '${options.revoke}' in table ${table}`);
           const already = found.revoked;
           await revokeApiKey(apiKeyRepository(), found);
+          if (options.json) {
+            printJson({
+              id: found.id,
+              name: found.name,
+              role_id: found.role_id,
+              revoked: true,
+              already_revoked: already,
+            });
+            return 0;
+          }
           writeErr(
             already
               ? line`The global API key '${found.name}' (id ${found.id}) was already revoked.\n`
@@ -111,6 +126,11 @@ export function registerBootstrap(program: Command): void {
           role_id: 'super_admin',
           owner_name: 'geoplane bootstrap',
         });
+        if (options.json) {
+          writeErr('Store the key now: it is shown only this once and cannot be recovered.\n');
+          printJson({ id: key.id, name: key.name, role_id: key.role_id, key: secret });
+          return 0;
+        }
         writeErr(
           line`Created the global super_admin API key '${key.name}' (id ${key.id}) in table ${table}.\n` +
             'Store it now in a password manager: it is shown only this once and cannot be recovered\n' +

@@ -1,6 +1,6 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { GeoPlaneClient } from '../client.ts';
-import { CliError, resolveConnection } from '../config.ts';
+import { CliError, EXIT, resolveConnection, UsageError } from '../config.ts';
 import type { PollOptions } from '../follow.ts';
 import { createOutput, formatBytes, formatCount, type Output } from '../progress.ts';
 import { jsonText, line, plain, writeErr, writeOut } from '../terminal.ts';
@@ -59,7 +59,10 @@ export function clientFor(options: CommonOptions): GeoPlaneClient {
   );
 }
 
-/** Runs an action: a CliError (or any error) is one line on stderr and exit code 1. */
+/**
+ * Runs an action: an error is `error: …` on stderr (nothing on stdout) and the exit code of its
+ * kind — 1 refused, 2 usage, 3 unreachable (`EXIT`); an unexpected error is 1.
+ */
 export function action<A extends unknown[]>(
   fn: (...args: A) => Promise<number | undefined>,
 ): (...args: A) => Promise<void> {
@@ -72,7 +75,7 @@ export function action<A extends unknown[]>(
       writeErr(`error: ${message}\n`);
       if (!(error instanceof CliError) && process.env.GEOPLANE_DEBUG)
         writeErr(`${(error as Error)?.stack ?? String(error)}\n`);
-      process.exitCode = 1;
+      process.exitCode = error instanceof CliError ? error.exitCode : EXIT.refused;
     }
   };
 }
@@ -195,4 +198,4 @@ export function output(): Output {
   return createOutput(process.stderr);
 }
 
-export { CliError };
+export { CliError, UsageError };

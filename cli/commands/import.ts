@@ -14,6 +14,7 @@ import {
   pollOptions,
   printJson,
   reportOutcome,
+  UsageError,
   type WaitOptions,
   withConnection,
   withPolling,
@@ -34,17 +35,17 @@ export function registerImport(program: Command): void {
     .option('--service-name <service>', 'name of the service the layers are published in')
     .option('--publish', 'publish once loaded (auto_publish; implies --wait)')
     .option('--wait', 'follow the import until it is published, ready to publish, needs a plan or failed')
-    .option('--json', 'print the final import as JSON on stdout');
+    .option('--json', 'print the import as JSON on stdout (the final one with --wait), nothing else');
   withPolling(withConnection(cmd));
   cmd.action(
     action(async (file: string, options: ImportOptions) => {
       const path = resolve(file);
       const info = await stat(path).catch((error: NodeJS.ErrnoException) => {
-        throw new CliError(
+        throw new UsageError(
           error.code === 'ENOENT' ? `no such file: ${file}` : `cannot read ${file}: ${error.message}`,
         );
       });
-      if (!info.isFile()) throw new CliError(`not a file: ${file}`);
+      if (!info.isFile()) throw new UsageError(`not a file: ${file}`);
       const client = clientFor(options);
       const out = output();
       const created = await client.createImport(options.workspace, {

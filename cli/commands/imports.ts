@@ -2,7 +2,7 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { IMPORT_STATUSES } from '../../shared/domain/import-model.ts';
 import { followImport, followRollback } from '../follow.ts';
 import { formatCount } from '../progress.ts';
-import { line, writeOut } from '../terminal.ts';
+import { line, writeErr, writeOut } from '../terminal.ts';
 import type { ImportStatus } from '../types.ts';
 import {
   action,
@@ -23,6 +23,14 @@ function status(value: string): ImportStatus {
   if (!(IMPORT_STATUSES as readonly string[]).includes(value))
     throw new InvalidArgumentError(`one of ${IMPORT_STATUSES.join(', ')}`);
   return value as ImportStatus;
+}
+
+/** `--limit`: a page size the API takes (1-1000). */
+function pageLimit(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 1000)
+    throw new InvalidArgumentError('a whole number from 1 to 1000');
+  return n;
 }
 
 type Opts = CommonOptions & WaitOptions;
@@ -48,14 +56,30 @@ export function registerImports(program: Command): void {
   withConnection(
     imports
       .command('list')
-      .description('list the imports of a workspace, oldest first')
+      .description(
+        'list the imports of a workspace in the order they were created (every page; --limit/--cursor: one page)',
+      )
       .option('--status <status>', 'only imports with this status', status)
-      .option('--json', 'print the imports as JSON'),
+      .option('--limit <n>', 'one page of at most n imports (1-1000)', pageLimit)
+      .option('--cursor <cursor>', 'the page after this cursor (next_cursor of the page before)')
+      .option('--json', 'print the imports as JSON (--limit/--cursor: the page, with next_cursor)'),
   ).action(
-    action(async (options: Opts & { status?: ImportStatus }) => {
-      const jobs = await clientFor(options).listImports(options.workspace, options.status);
-      if (options.json) printJson(jobs);
-      else if (jobs.length === 0) writeOut('no imports\n');
+    action(async (options: Opts & { status?: ImportStatus; limit?: number; cursor?: string }) => {
+      const client = clientFor(options);
+      const paged = options.limit !== undefined || options.cursor !== undefined;
+      const page = paged
+        ? await client.importsPage(options.workspace, {
+            ...(options.status ? { status: options.status } : {}),
+            ...(options.limit !== undefined ? { limit: options.limit } : {}),
+            ...(options.cursor !== undefined ? { cursor: options.cursor } : {}),
+          })
+        : { imports: await client.listImports(options.workspace, options.status) };
+      if (options.json) {
+        printJson(paged ? page : page.imports);
+        return 0;
+      }
+      const jobs = page.imports;
+      if (jobs.length === 0) writeOut('no imports\n');
       else
         writeOut(
           `${table(
@@ -71,6 +95,7 @@ export function registerImports(program: Command): void {
             ]),
           )}\n`,
         );
+      if (page.next_cursor) writeErr(`${line`more: --cursor ${page.next_cursor}`}\n`);
       return 0;
     }),
   );
@@ -149,6 +174,33 @@ export function registerImports(program: Command): void {
         return 0;
       }
       const done = await followRollback(client, options.workspace, job, out, pollOptions(options));
+      return reportOutcome(client, options.workspace, done, out, { json: options.json });
+    }),
+  );
+
+  withPolling(
+    withConnection(
+      imports
+        .command('retry')
+        .description('retry a failed import where it failed (load, publish or rollback)')
+        .argument('<id>', 'import id')
+        .option('--wait', 'follow the import until it is published, ready to publish, needs a plan or failed')
+        .option('--json', 'print the import as JSON (the final one with --wait)'),
+    ),
+  ).action(
+    action(async (id: string, options: Opts) => {
+      const client = clientFor(options);
+      const out = output();
+      const job = await client.retryImport(options.workspace, id);
+      if (!options.wait) {
+        if (options.json) printJson(job);
+        else writeOut(`${line`import ${job.id}: ${job.status}`}\n`);
+        return 0;
+      }
+      const done =
+        job.status === 'rolling_back'
+          ? await followRollback(client, options.workspace, job, out, pollOptions(options))
+          : await followImport(client, options.workspace, job, out, pollOptions(options));
       return reportOutcome(client, options.workspace, done, out, { json: options.json });
     }),
   );

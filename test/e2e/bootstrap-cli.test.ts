@@ -67,7 +67,8 @@ function geoplane(args: string[], env: NodeJS.ProcessEnv) {
   });
 }
 
-describe('geoplane bootstrap', () => {
+// Each case spawns the CLI a few times: on a loaded machine one spawn takes seconds.
+describe('geoplane bootstrap', { timeout: 150_000 }, () => {
   const local = () => {
     const host = inject('host');
     return ['--table', host.tableName, '--endpoint', host.dynamoEndpoint, '--region', 'us-east-1'];
@@ -109,18 +110,46 @@ describe('geoplane bootstrap', () => {
     expect(res.status).toBe(200);
   });
 
-  it('refuses with a clear message when there are no AWS credentials', async () => {
+  it('--json prints the new key as one JSON document, and a revoke as JSON too', async () => {
+    const name = uniqueName('bootstrap-json');
+    const run = await geoplane(['bootstrap', ...local(), '--name', name, '--json'], bareEnv(credentials));
+
+    expect(run.code, run.stderr).toBe(0);
+    const made = JSON.parse(run.stdout);
+    expect(made).toEqual({ id: expect.any(String), name, role_id: 'super_admin', key: expect.any(String) });
+    expect(made.key).toMatch(/^gpk_[A-Za-z0-9_-]{43}$/);
+    expect(run.stderr).toContain('shown only this once');
+    expect(run.stderr).not.toContain(made.key);
+    expect(
+      (await call('GET', '/claim-mappings?limit=1', { headers: { 'X-API-Key': made.key } })).status,
+    ).toBe(200);
+
+    const revoked = await geoplane(
+      ['bootstrap', ...local(), '--revoke', made.id, '--json'],
+      bareEnv(credentials),
+    );
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(JSON.parse(revoked.stdout)).toEqual({
+      id: made.id,
+      name,
+      role_id: 'super_admin',
+      revoked: true,
+      already_revoked: false,
+    });
+  });
+
+  it('refuses with a clear message when there are no AWS credentials (usage: exit 2)', async () => {
     const run = await geoplane(['bootstrap', ...local()], bareEnv());
 
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/^error: no AWS credentials/m);
     expect(run.stdout).toBe('');
   });
 
-  it('asks for the stack when neither --stack nor --table is given', async () => {
+  it('asks for the stack when neither --stack nor --table is given (usage: exit 2)', async () => {
     const run = await geoplane(['bootstrap', '--region', 'us-east-1'], bareEnv(credentials));
 
-    expect(run.code).toBe(1);
+    expect(run.code).toBe(2);
     expect(run.stderr).toContain('--stack <name>');
   });
 

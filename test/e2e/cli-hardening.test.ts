@@ -212,7 +212,7 @@ describe('the CLI sends its key only where it should (finding 1)', { timeout: 90
       ['--url', { ...env({}), GEOPLANE_DATA_DIR: data }, [...args, '--url', apiUrl]],
     ] as const) {
       const run = await geoplane([...argv], childEnv);
-      expect(run.code, `${urlAs}\n${explain(run)}`).toBe(1);
+      expect(run.code, `${urlAs}\n${explain(run)}`).toBe(2);
       expect(run.stderr).toMatch(/no API key for http:\/\/127\.0\.0\.1:\d+\/api\/v1/);
       expect(run.stderr + run.stdout).not.toContain(BOOTSTRAP_KEY);
     }
@@ -226,7 +226,7 @@ describe('the CLI sends its key only where it should (finding 1)', { timeout: 90
       args,
       env({ GEOPLANE_URL: `http://0.0.0.0:${port}`, GEOPLANE_API_KEY: KEY }),
     );
-    expect(refused.code, explain(refused)).toBe(1);
+    expect(refused.code, explain(refused)).toBe(2);
     expect(refused.stderr).toMatch(/refusing to send the API key over plain http to 0\.0\.0\.0/);
     expect(api.seen).toEqual([]);
     const allowed = await geoplane(args, env({ GEOPLANE_URL: apiUrl, GEOPLANE_API_KEY: KEY }));

@@ -405,26 +405,26 @@ describe('geoplane CLI (against the shared local host)', { timeout: 200_000 }, (
     expect(run.stderr).toContain(`error: import ${id} failed: ${job.error_message}`);
   });
 
-  it('an empty import id is refused before any request', async () => {
+  it('an empty import id is refused before any request (usage: exit 2)', async () => {
     const run = await geoplane(['imports', 'get', '', '--workspace', ws]);
-    expect(run.code, explain(run)).toBe(1);
+    expect(run.code, explain(run)).toBe(2);
     expect(run.stderr).toBe('error: an import id is required\n');
   });
 
-  it('an API error prints its message and exits 1', async () => {
+  it('an API error prints its message, detail, status and reason and exits 1', async () => {
     const run = await geoplane(['imports', 'get', '00000000-0000-4000-8000-000000000000', '--workspace', ws]);
     expect(run.code, explain(run)).toBe(1);
-    expect(run.stderr).toMatch(/^error: .+ \(import_not_found\)$/m);
+    expect(run.stderr).toMatch(/^error: Not Found: .+ \(404 import_not_found\)$/m);
     expect(run.stderr).not.toMatch(/at .+\.ts:\d+/);
   });
 
-  it('without credentials says so and exits 1', async () => {
+  it('without credentials says so and exits 2 (usage)', async () => {
     const empty = mkdtempSync(join(dir, 'nodata-'));
     const run = await geoplane(['import', pointsFile, '--workspace', ws], {
       ...cleanEnv(),
       GEOPLANE_DATA_DIR: empty,
     });
-    expect(run.code, explain(run)).toBe(1);
+    expect(run.code, explain(run)).toBe(2);
     expect(run.stderr).toMatch(/no credentials: missing an API URL and an API key/);
     expect(run.stderr).toContain('GEOPLANE_API_KEY');
   });
@@ -438,7 +438,7 @@ describe('geoplane CLI (against the shared local host)', { timeout: 200_000 }, (
     expect(run.stdout).toMatch(/^ID\s+NAME\s+STATUS/);
   });
 
-  it('keeps certificate checks on: an unreadable CA file or no CA for a self-signed host fails', async () => {
+  it('keeps certificate checks on: an unreadable CA file (usage, 2) or no CA for a self-signed host (unreachable, 3) fails', async () => {
     const host = inject('host');
     const run = await geoplane(['imports', 'list', '--workspace', ws], {
       ...cleanEnv(),
@@ -447,7 +447,7 @@ describe('geoplane CLI (against the shared local host)', { timeout: 200_000 }, (
       GEOPLANE_DATA_DIR: mkdtempSync(join(dir, 'nocert-')),
       GEOPLANE_CA_FILE: join(dir, 'missing.pem'),
     });
-    expect(run.code, explain(run)).toBe(1);
+    expect(run.code, explain(run)).toBe(2);
     expect(run.stderr).toMatch(/cannot read GEOPLANE_CA_FILE/);
     const noCa = await geoplane(['imports', 'list', '--workspace', ws], {
       ...cleanEnv(),
@@ -455,7 +455,7 @@ describe('geoplane CLI (against the shared local host)', { timeout: 200_000 }, (
       GEOPLANE_API_KEY: host.apiKey,
       GEOPLANE_DATA_DIR: mkdtempSync(join(dir, 'nocert2-')),
     });
-    expect(noCa.code, explain(noCa)).toBe(1);
+    expect(noCa.code, explain(noCa)).toBe(3);
     expect(noCa.stderr).toMatch(/cannot verify the TLS certificate/);
   });
 });

@@ -63,12 +63,41 @@ describe('terminal output of server-provided text (finding 2)', () => {
     expect(JSON.parse(text)).toEqual(value);
   });
 
-  it('an API error answer with escape codes in message and reason becomes one plain line', () => {
-    const error = new ApiError(404, `Import '${evil}' not found`, `bad\u001b[31m\nreason`, 'req\u0007');
+  it('an API error answer with escape codes in message, detail and reason becomes one plain line', () => {
+    const error = new ApiError(404, `Not ${evil} Found`, {
+      detail: `Import '${evil}' not found`,
+      reason: `bad\u001b[31m\nreason`,
+      request_id: 'req\u0007',
+    });
     expect(error.message).not.toMatch(unsafeButNewline);
     expect(error.message).not.toContain('\n');
+    expect(error.message).toBe(
+      `Not ${plain(evil)} Found: Import '${plain(evil)}' not found (404 bad\\x1b[31m\\nreason)`,
+    );
+    expect(error.detail).toBe(`Import '${plain(evil)}' not found`);
     expect(error.reason).toBe('bad\\x1b[31m\\nreason');
     expect(error.requestId).toBe('req\\x07');
+  });
+
+  it("an API error's issues are a line each, and a 5xx names its request id; each line plain", () => {
+    const error = new ApiError(400, 'Bad Request', {
+      detail: 'The request is invalid.',
+      reason: 'invalid_request',
+      request_id: 'r1',
+      issues: [{ path: 'body.name', message: `too ${evil} long` }],
+    });
+    const [head, issue, ...rest] = error.message.split('\n');
+    expect(head).toBe('Bad Request: The request is invalid. (400 invalid_request)');
+    expect(issue).toBe(`  body.name: too ${plain(evil)} long`);
+    expect(rest).toEqual([]);
+    const crash = new ApiError(500, 'Internal Server Error', {
+      detail: 'An unexpected error occurred.',
+      reason: 'internal_error',
+      request_id: `r\n2`,
+    });
+    expect(crash.message).toBe(
+      'Internal Server Error: An unexpected error occurred. (500 internal_error)\n  request id r\\n2',
+    );
   });
 
   it("table() cells and an upload endpoint's error text are plain", () => {
