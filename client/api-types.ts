@@ -1498,11 +1498,11 @@ export interface paths {
         put?: never;
         /**
          * Start an import: a file to upload (presigned form POST), or an allowed URI
-         * @description An `upload` source answers `awaiting_upload` with `upload`: POST the file as multipart form data to `upload.url` with `upload.fields` and the file in the `file` field (at most `upload.max_bytes`, before `upload.expires_at`), then call startImport. A `uri` source (`s3://` in a bucket the operator allows; locally a path under the configured import directory) is queued at once. `auto_publish` publishes with the discovered default plan. Uploads never reach the API itself (API Gateway's 10 MB limit).
+         * @description An `upload` source answers `awaiting_upload` with `upload`: POST the file as multipart form data to `upload.url` with `upload.fields` and the file in the `file` field (at most `upload.max_bytes`, before `upload.expires_at`), then call startImport. A `uri` source (`s3://` in a bucket the operator allows; locally a path under the configured import directory) is queued at once. `auto_publish` publishes with the discovered default plan. `service_name` and `layers` name what the import publishes up front (ADR 0126): discovery checks every name against the workspace before a row is loaded; a name in use stops the import at `awaiting_plan` with `clashes` (the name and a free one proposed), or, with `auto_publish`, is replaced by the free name, which the history records. Uploads never reach the API itself (API Gateway's 10 MB limit).
          *
          *     Answers: 201 the import.
          *
-         *     Notable errors: 400 bad request: a URI that is not allowed, a file over the size limit; 404 workspace not found; 409 a service with the service_name exists in the workspace.
+         *     Notable errors: 400 bad request: a URI that is not allowed, a file over the size limit, a layer or public id named twice (`invalid_layer_names`); 404 workspace not found; 409 a service with the service_name exists in the workspace.
          *
          *     Editor or above in the workspace.
          */
@@ -1601,11 +1601,11 @@ export interface paths {
         get?: never;
         /**
          * Set how the layers are loaded and published (names, fields, CRS, make-valid)
-         * @description From `awaiting_plan` or `ready_to_publish` the data is loaded again with the plan (the import is queued) and reserves its rows and bytes of the workspace's import quota; from `failed` the plan is stored for the retry. Every layer and field must exist in the file, a source layer is loaded once, and every table and column name must be one PostgreSQL takes as it is: no two public ids giving one table name (after lower-casing, `[^a-z0-9_]` → `_` and the 63-byte cut) or an index name of another's table, no column named `fid`, like the geometry column or like a system column (`xmin`, `xmax`, `cmin`, `cmax`, `ctid`, `tableoid`, `oid`). 400 `invalid_plan` names the first layer or field that fails; 422 says which limit a plan is over.
+         * @description From `awaiting_plan` or `ready_to_publish` the data is loaded again with the plan (the import is queued) and reserves its rows and bytes of the workspace's import quota; from `failed` the plan is stored for the retry. Every layer and field must exist in the file, a source layer is loaded once, and every table and column name must be one PostgreSQL takes as it is: no two public ids giving one table name (after lower-casing, `[^a-z0-9_]` → `_` and the 63-byte cut) or an index name of another's table, no column named `fid`, like the geometry column or like a system column (`xmin`, `xmax`, `cmin`, `cmax`, `ctid`, `tableoid`, `oid`). 400 `invalid_plan` names the first layer or field that fails; 422 says which limit a plan is over. A layer may leave `fields` out: its fields are taken as discovered (ADR 0126). `service_name` renames the service the publish creates. A public id or service name the workspace already uses is a 409 (`public_id_taken`, `service_name_taken`) whose `clashes` propose free names. After a failed publish (which leaves no service behind) the plan can be changed and the import retried.
          *
          *     Answers: 200 the import with its plan.
          *
-         *     Notable errors: 400 the plan does not fit the file, or a name in it is not a usable PostgreSQL name; 404 workspace or import not found (or an import of another workspace); 409 the import is not awaiting a plan, ready to publish or failed; 422 the plan is over one import's limit (layers, features, file bytes) or the workspace's import quota (rows, bytes): reason import_layer_limit, import_row_limit, import_byte_limit, workspace_import_quota.
+         *     Notable errors: 400 the plan does not fit the file, or a name in it is not a usable PostgreSQL name; 404 workspace or import not found (or an import of another workspace); 409 the import is not awaiting a plan, ready to publish or failed; or a public id or the service name is taken in the workspace (`clashes` proposes free names); 422 the plan is over one import's limit (layers, features, file bytes) or the workspace's import quota (rows, bytes): reason import_layer_limit, import_row_limit, import_byte_limit, workspace_import_quota.
          *
          *     Editor or above in the workspace.
          */
@@ -2063,6 +2063,7 @@ export interface components {
             processed_features: number;
             processed_layers: number;
             warnings?: string[];
+            clashes?: components["schemas"]["ImportNameClash"][];
             error_message?: string;
             error_reason?: string;
         };
@@ -2086,6 +2087,11 @@ export interface components {
             plan?: components["schemas"]["ImportPlan"];
             discovery?: components["schemas"]["ImportDiscovery"];
             service_name: string;
+            requested_layers?: {
+                source_layer?: string;
+                public_id: string;
+            }[];
+            clashes?: components["schemas"]["ImportNameClash"][];
             service_id?: string;
             rollback_operation_id?: string;
             auto_publish: boolean;
@@ -2128,6 +2134,15 @@ export interface components {
             imports: components["schemas"]["ImportJob"][];
             next_cursor?: string;
         };
+        /** @description A name the import would publish that the workspace already uses, with a free name proposed; `renamed`: auto_publish took the proposal. */
+        ImportNameClash: {
+            /** @enum {string} */
+            kind: "public_id" | "service_name";
+            name: string;
+            proposed: string;
+            source_layer?: string;
+            renamed?: boolean;
+        };
         ImportPlan: {
             layers: {
                 source_layer: string;
@@ -2138,14 +2153,6 @@ export interface components {
                 /** @default false */
                 public: boolean;
                 allowed_roles?: string[];
-                fields: {
-                    source: string;
-                    target: string;
-                    /** @enum {string} */
-                    type?: "text" | "integer" | "bigint" | "double precision" | "boolean" | "date" | "timestamptz" | "jsonb";
-                    /** @default true */
-                    include: boolean;
-                }[];
                 geometry_column?: string;
                 source_srid?: number;
                 target_srid?: number;
@@ -2155,6 +2162,46 @@ export interface components {
                     lon?: string;
                     wkt?: string;
                 };
+                fields: {
+                    source: string;
+                    target: string;
+                    /** @enum {string} */
+                    type?: "text" | "integer" | "bigint" | "double precision" | "boolean" | "date" | "timestamptz" | "jsonb";
+                    /** @default true */
+                    include: boolean;
+                }[];
+            }[];
+        };
+        ImportPlanInput: {
+            /** @description The name of the service the publish creates (default: as created). */
+            service_name?: string;
+            layers: {
+                source_layer: string;
+                public_id: string;
+                title?: string;
+                /** @default true */
+                enabled?: boolean;
+                /** @default false */
+                public?: boolean;
+                allowed_roles?: string[];
+                geometry_column?: string;
+                source_srid?: number;
+                target_srid?: number;
+                make_valid?: boolean;
+                csv?: {
+                    lat?: string;
+                    lon?: string;
+                    wkt?: string;
+                };
+                /** @description Omitted: every field as discovered (the default plan's mapping); geometry_column and csv likewise. */
+                fields?: {
+                    source: string;
+                    target: string;
+                    /** @enum {string} */
+                    type?: "text" | "integer" | "bigint" | "double precision" | "boolean" | "date" | "timestamptz" | "jsonb";
+                    /** @default true */
+                    include?: boolean;
+                }[];
             }[];
         };
         Layer: {
@@ -9027,7 +9074,13 @@ export interface operations {
                  *         "filename": "parcels.gpkg",
                  *         "size_bytes": 5242880
                  *       },
-                 *       "service_name": "imports"
+                 *       "service_name": "imports",
+                 *       "layers": [
+                 *         {
+                 *           "source_layer": "parcels",
+                 *           "public_id": "parcels-2026"
+                 *         }
+                 *       ]
                  *     }
                  */
                 "application/json": {
@@ -9043,6 +9096,12 @@ export interface operations {
                         uri: string;
                     };
                     service_name?: string;
+                    /** @description The public ids to publish the file's layers as (the default plan takes them; other layers keep their discovered names). Discovery checks them, and service_name, against the workspace before loading: a name in use stops the import at `awaiting_plan` with `clashes` naming it and a free name proposed; with auto_publish the free name is taken and the history says so. */
+                    layers?: {
+                        /** @description The file's layer (default: its first layer). */
+                        source_layer?: string;
+                        public_id: string;
+                    }[];
                     auto_publish?: boolean;
                 };
             };
@@ -9095,7 +9154,7 @@ export interface operations {
                     "application/json": components["schemas"]["ImportJob"];
                 };
             };
-            /** @description bad request: a URI that is not allowed, a file over the size limit */
+            /** @description bad request: a URI that is not allowed, a file over the size limit, a layer or public id named twice (`invalid_layer_names`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -9522,7 +9581,7 @@ export interface operations {
                  *       ]
                  *     }
                  */
-                "application/json": components["schemas"]["ImportPlan"];
+                "application/json": components["schemas"]["ImportPlanInput"];
             };
         };
         responses: {
@@ -9632,7 +9691,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["ImportNotFound"];
-            /** @description the import is not awaiting a plan, ready to publish or failed */
+            /** @description the import is not awaiting a plan, ready to publish or failed; or a public id or the service name is taken in the workspace (`clashes` proposes free names) */
             409: {
                 headers: {
                     [name: string]: unknown;

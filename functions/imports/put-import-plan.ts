@@ -3,13 +3,20 @@ import { presentImport, putImportPlan, requireImport } from '../../shared/domain
 import { ok } from '../../shared/http/responses.ts';
 import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { importLimits, importRepository, importStarter } from '../../shared/wiring/imports.ts';
+import { layerRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params, body, ifMatch }) => {
   const repo = importRepository();
   const job = await requireImport(repo, workspace.id, params.import);
+  const names = { layers: layerRepository(), services: serviceRepository() };
   return ok(
     presentImport(
-      await putImportPlan({ repo, starter: importStarter(), limits: importLimits() }, job, body, ifMatch),
+      await putImportPlan(
+        { repo, starter: importStarter(), limits: importLimits(), names },
+        job,
+        body,
+        ifMatch,
+      ),
     ),
   );
 });

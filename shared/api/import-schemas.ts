@@ -10,6 +10,13 @@ const Phase = z.enum(IMPORT_PHASES as readonly ImportPhase[] as [ImportPhase, ..
 const Srid = z.int().check(z.minimum(1), z.maximum(998999));
 const Column = z.string().check(z.minLength(1), z.maxLength(63));
 const FieldTypeEnum = z.enum(FIELD_TYPES as readonly FieldType[] as [FieldType, ...FieldType[]]);
+const PublicId = z.string().check(
+  z.minLength(1),
+  z.maxLength(64),
+  z.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, {
+    error: "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit",
+  }),
+);
 const CsvGeometry = z.strictObject({
   lat: z.optional(Column),
   lon: z.optional(Column),
@@ -34,10 +41,35 @@ export const CreateImportInput = z.strictObject({
     z.strictObject({ kind: z.literal('uri'), uri: z.string().check(z.minLength(1), z.maxLength(2048)) }),
   ]),
   service_name: z.optional(Name),
+  layers: z.optional(
+    z
+      .array(
+        z.strictObject({
+          source_layer: z.optional(
+            z
+              .string()
+              .check(
+                z.minLength(1),
+                z.maxLength(255),
+                z.meta({ description: "The file's layer (default: its first layer)." }),
+              ),
+          ),
+          public_id: PublicId,
+        }),
+      )
+      .check(
+        z.minLength(1),
+        z.maxLength(100),
+        z.meta({
+          description:
+            "The public ids to publish the file's layers as (the default plan takes them; other layers keep their discovered names). Discovery checks them, and service_name, against the workspace before loading: a name in use stops the import at `awaiting_plan` with `clashes` naming it and a free name proposed; with auto_publish the free name is taken and the history says so.",
+        }),
+      ),
+  ),
   auto_publish: z.optional(z.boolean()),
 });
 
-export const LayerPlanBody = z.strictObject({
+const LayerPlanShape = {
   source_layer: z.string().check(z.minLength(1), z.maxLength(255)),
   public_id: z.string().check(z.minLength(1), z.maxLength(64)),
   title: z.optional(z.string().check(z.maxLength(255))),
@@ -46,27 +78,72 @@ export const LayerPlanBody = z.strictObject({
   allowed_roles: z.optional(
     z.array(z.string().check(z.minLength(1), z.maxLength(64))).check(z.maxLength(50)),
   ),
-  fields: z
-    .array(
-      z.strictObject({
-        source: z.string().check(z.minLength(1), z.maxLength(255)),
-        target: Column,
-        type: z.optional(FieldTypeEnum),
-        include: z._default(z.boolean(), true),
-      }),
-    )
-    .check(z.maxLength(1600)),
   geometry_column: z.optional(Column),
   source_srid: z.optional(Srid),
   target_srid: z.optional(Srid),
   make_valid: z.optional(z.boolean()),
   csv: z.optional(CsvGeometry),
-});
+};
+const PlanFields = z
+  .array(
+    z.strictObject({
+      source: z.string().check(z.minLength(1), z.maxLength(255)),
+      target: Column,
+      type: z.optional(FieldTypeEnum),
+      include: z._default(z.boolean(), true),
+    }),
+  )
+  .check(z.maxLength(1600));
 
-/** Body of putImportPlan. */
+/** A layer of a stored plan (fields filled in). */
+export const LayerPlanBody = z.strictObject({ ...LayerPlanShape, fields: PlanFields });
+
+/** The plan as the import holds it. */
 export const ImportPlanBody = z
   .strictObject({ layers: z.array(LayerPlanBody).check(z.minLength(1), z.maxLength(100)) })
   .check(z.meta({ id: 'ImportPlan' }));
+
+/** Body of putImportPlan: layers may leave `fields` out ("as discovered"); the service may be renamed. */
+export const ImportPlanInputBody = z
+  .strictObject({
+    service_name: z.optional(
+      Name.check(
+        z.meta({ description: 'The name of the service the publish creates (default: as created).' }),
+      ),
+    ),
+    layers: z
+      .array(
+        z.strictObject({
+          ...LayerPlanShape,
+          fields: z.optional(
+            PlanFields.check(
+              z.meta({
+                description:
+                  "Omitted: every field as discovered (the default plan's mapping); geometry_column and csv likewise.",
+              }),
+            ),
+          ),
+        }),
+      )
+      .check(z.minLength(1), z.maxLength(100)),
+  })
+  .check(z.meta({ id: 'ImportPlanInput' }));
+
+const NameClashBody = z
+  .object({
+    kind: z.enum(['public_id', 'service_name']),
+    name: z.string(),
+    proposed: z.string(),
+    source_layer: z.optional(z.string()),
+    renamed: z.optional(z.boolean()),
+  })
+  .check(
+    z.meta({
+      id: 'ImportNameClash',
+      description:
+        'A name the import would publish that the workspace already uses, with a free name proposed; `renamed`: auto_publish took the proposal.',
+    }),
+  );
 
 const DiscoveryBody = z
   .object({
@@ -100,6 +177,10 @@ export const ImportJobBody = z
     plan: z.optional(ImportPlanBody),
     discovery: z.optional(DiscoveryBody),
     service_name: z.string(),
+    requested_layers: z.optional(
+      z.array(z.object({ source_layer: z.optional(z.string()), public_id: z.string() })),
+    ),
+    clashes: z.optional(z.array(NameClashBody)),
     service_id: z.optional(z.string()),
     rollback_operation_id: z.optional(z.string()),
     auto_publish: z.boolean(),
@@ -156,6 +237,7 @@ export const ImportEventBody = z
     processed_features: z.int(),
     processed_layers: z.int(),
     warnings: z.optional(z.array(z.string())),
+    clashes: z.optional(z.array(NameClashBody)),
     error_message: z.optional(z.string()),
     error_reason: z.optional(z.string()),
   })

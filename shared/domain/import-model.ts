@@ -60,6 +60,26 @@ export type ImportSourceInput =
   | { kind: 'upload'; filename: string; size_bytes?: number }
   | { kind: 'uri'; uri: string };
 
+/**
+ * A name the import would publish that the workspace already uses (ADR 0126): a layer's public id
+ * (the public-id namespace of layers and groups) or the service name, and a free name proposed in
+ * its place. `renamed`: auto_publish took the proposal itself.
+ */
+export interface NameClash {
+  kind: 'public_id' | 'service_name';
+  name: string;
+  proposed: string;
+  /** The plan layer's source layer (public ids). */
+  source_layer?: string;
+  renamed?: boolean;
+}
+
+/** A target name given at createImport (ADR 0126): the public id of a source layer (default: the first). */
+export interface RequestedLayerName {
+  source_layer?: string;
+  public_id: string;
+}
+
 /** The durable record of an import (ImportJob of the spec, plus internal fields). */
 export interface ImportJob {
   id: string;
@@ -77,8 +97,12 @@ export interface ImportJob {
   phase: ImportPhase;
   plan?: ImportPlan;
   discovery?: Discovery;
-  /** The service a publish creates (name fixed at creation). */
+  /** The service a publish creates (given at creation, or changed by a plan or auto_publish). */
   service_name: string;
+  /** Public ids asked for at creation: the default plan takes them (ADR 0126). */
+  requested_layers?: RequestedLayerName[];
+  /** Names taken in the workspace that the plan or the service name used (ADR 0126). */
+  clashes?: NameClash[];
   service_id?: string;
   rollback_operation_id?: string;
   /** What the teardown (rollback or cancel after a partial publish) ends in. */
@@ -125,6 +149,7 @@ export interface ImportEvent {
   processed_features: number;
   processed_layers: number;
   warnings?: string[];
+  clashes?: NameClash[];
   error_message?: string;
   error_reason?: string;
 }
@@ -170,6 +195,7 @@ export function eventOf(job: ImportJob): ImportEvent {
     processed_features: job.processed_features,
     processed_layers: job.processed_layers,
     ...(job.warnings?.length ? { warnings: job.warnings } : {}),
+    ...(job.clashes?.length ? { clashes: job.clashes } : {}),
     ...(job.error_message ? { error_message: job.error_message } : {}),
     ...(job.error_reason ? { error_reason: job.error_reason } : {}),
   };
@@ -202,6 +228,8 @@ export function presentImport(job: ImportJob, upload?: ImportUploadTicket) {
     ...(job.plan ? { plan: job.plan } : {}),
     ...(job.discovery ? { discovery: job.discovery } : {}),
     service_name: job.service_name,
+    ...(job.requested_layers?.length ? { requested_layers: job.requested_layers } : {}),
+    ...(job.clashes?.length ? { clashes: job.clashes } : {}),
     ...(job.service_id ? { service_id: job.service_id } : {}),
     ...(job.rollback_operation_id ? { rollback_operation_id: job.rollback_operation_id } : {}),
     auto_publish: job.auto_publish,

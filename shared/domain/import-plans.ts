@@ -369,3 +369,87 @@ export function workspaceQuotaRefusal(
     over('import bytes', usage.bytes, held.bytes, need.bytes, quotas.workspaceMaxBytes)
   );
 }
+
+/** A plan layer as putImportPlan takes it: `fields` (and the geometry column) may be left out. */
+export type LayerPlanInput = Omit<LayerPlan, 'fields'> & { fields?: LayerPlan['fields'] };
+
+/** A plan as putImportPlan takes it (ADR 0126): layers may be partial; the service may be renamed. */
+export interface ImportPlanInput {
+  service_name?: string;
+  layers: LayerPlanInput[];
+}
+
+/**
+ * A partial plan made whole (ADR 0126): a layer without `fields` takes the discovered ones as the
+ * default plan maps them (every field, names made usable), and its geometry column and CSV
+ * geometry columns likewise when not given. A layer the file doesn't have stays as given (the
+ * plan check names it).
+ */
+export function completePlan(plan: ImportPlanInput, discovery: Discovery): ImportPlan {
+  const defaults = defaultPlan(discovery).layers;
+  return {
+    layers: plan.layers.map((layer) => {
+      if (layer.fields) return layer as LayerPlan;
+      const found = defaults.find((d) => d.source_layer === layer.source_layer);
+      return {
+        ...layer,
+        fields: found?.fields ?? [],
+        ...(layer.geometry_column === undefined && found?.geometry_column
+          ? { geometry_column: found.geometry_column }
+          : {}),
+        ...(layer.csv === undefined && found?.csv ? { csv: found.csv } : {}),
+      };
+    }),
+  };
+}
+
+/**
+ * The default plan with the public ids asked for at createImport (ADR 0126): an entry without
+ * `source_layer` names the file's first layer. Entries naming a layer the file doesn't have are
+ * returned as `unmatched` (the import then waits for a plan).
+ */
+export function planWithNames(
+  plan: ImportPlan,
+  requested: { source_layer?: string; public_id: string }[] | undefined,
+): { plan: ImportPlan; unmatched: string[] } {
+  if (!requested?.length) return { plan, unmatched: [] };
+  const unmatched: string[] = [];
+  const layers = plan.layers.map((l) => ({ ...l }));
+  for (const entry of requested) {
+    const layer =
+      entry.source_layer === undefined
+        ? layers[0]
+        : layers.find((l) => l.source_layer === entry.source_layer);
+    if (!layer) unmatched.push(entry.source_layer ?? '');
+    else layer.public_id = entry.public_id;
+  }
+  return { plan: { layers }, unmatched };
+}
+
+/**
+ * The first free name `<base>_2`, `<base>_3`, … (cut to fit `max` characters) that `taken` says is
+ * free and that `avoid` doesn't hold (names the same plan already uses).
+ */
+export async function freeName(
+  base: string,
+  taken: (name: string) => Promise<boolean>,
+  avoid: (name: string) => boolean = () => false,
+  max = 64,
+): Promise<string> {
+  for (let i = 2; i < 10_000; i++) {
+    const suffix = `_${i}`;
+    const candidate = `${base.slice(0, max - suffix.length)}${suffix}`;
+    if (!avoid(candidate) && !(await taken(candidate))) return candidate;
+  }
+  throw new RuleViolationError('no_free_name', `No free name was found for '${base}'.`);
+}
+
+/** True when `a` and `b` can't be public ids of two layers of one plan (same table or an index's name). */
+export function publicIdsClash(a: string, b: string): boolean {
+  const rel = (id: string): LayerRelations => ({
+    public_id: id,
+    table: tableNameOf(id),
+    geometryColumn: 'geom',
+  });
+  return a === b || relationClash(rel(a), rel(b)) !== undefined;
+}

@@ -14,10 +14,18 @@ import {
   type ImportProgress,
   type ImportWorkflowInput,
   importFailureOf,
+  type NameClash,
   publicErrorText,
   REASON_MARK,
 } from './import-model.ts';
-import { defaultPlan, type ImportQuotas, layersWithoutCrs, workspaceQuotaRefusal } from './import-plans.ts';
+import { clashWarnings, findClashes, withProposals } from './import-names.ts';
+import {
+  defaultPlan,
+  type ImportQuotas,
+  layersWithoutCrs,
+  planWithNames,
+  workspaceQuotaRefusal,
+} from './import-plans.ts';
 import { type Discovery, ImportInputError, type ImportPlan } from './import-sources.ts';
 import {
   admitLoad,
@@ -271,27 +279,39 @@ async function work(
       );
     });
     await pending;
-    const plan = job.plan ?? defaultPlan(discovery);
+    const named = job.plan
+      ? { plan: job.plan, unmatched: [] }
+      : planWithNames(defaultPlan(discovery), job.requested_layers);
+    // Names first, clashes early (ADR 0126): every name the import would publish is checked
+    // against the workspace before a row is loaded; auto_publish takes the free names itself.
+    let plan = named.plan;
+    let serviceName = job.service_name;
+    let clashes = await findClashes(deps, job.workspace_id, plan, serviceName);
+    if (clashes.length > 0 && job.auto_publish)
+      ({ plan, service_name: serviceName, clashes } = withProposals(plan, serviceName, clashes));
     const missing = layersWithoutCrs(plan, discovery);
+    const notes = [...discovery.warnings, ...clashWarnings(clashes)];
     const common = {
       discovery,
       plan,
+      service_name: serviceName,
+      clashes: clashes.length ? clashes : undefined,
       processed_bytes: bytes,
       total_layers: plan.layers.length,
-      ...(discovery.warnings.length ? { warnings: discovery.warnings } : {}),
+      ...(notes.length ? { warnings: notes } : {}),
     };
-    if (missing.length > 0) {
-      const warning = `The CRS of ${missing.map((l) => `'${l}'`).join(', ')} is unknown: PUT the plan with source_srid for ${missing.length === 1 ? 'it' : 'them'}.`;
-      const next = advance(
-        job,
-        {
-          ...common,
-          status: 'awaiting_plan',
-          phase: 'transform',
-          warnings: [...discovery.warnings, warning],
-        },
-        now(),
-      );
+    const blocked = clashes.some((c) => !c.renamed);
+    if (missing.length > 0 || named.unmatched.length > 0 || blocked) {
+      const warnings = [...notes];
+      if (missing.length > 0)
+        warnings.push(
+          `The CRS of ${missing.map((l) => `'${l}'`).join(', ')} is unknown: PUT the plan with source_srid for ${missing.length === 1 ? 'it' : 'them'}.`,
+        );
+      if (named.unmatched.length > 0)
+        warnings.push(
+          `The file has no layer ${named.unmatched.map((l) => `'${l}'`).join(', ')} named at creation: PUT the plan with the layers to load.`,
+        );
+      const next = advance(job, { ...common, status: 'awaiting_plan', phase: 'transform', warnings }, now());
       await save(deps, job, next);
       return DONE;
     }
@@ -301,7 +321,8 @@ async function work(
   if (!job.plan || !job.discovery) throw new Error('transform without a plan');
   let current = job;
   if (current.reload) {
-    await deps.engine.dropStaging(current.id, current.run);
+    // A failed publish may have moved the tables already (named after the old public ids).
+    await deps.engine.dropAll(current.id, current.run);
     const next = advance(
       current,
       { status: 'running', reload: undefined, processed_features: 0, processed_layers: 0 },
@@ -340,7 +361,11 @@ async function work(
     await deps.repo.progress(fresh, { ...progress, total_layers: fresh.total_layers });
     return AGAIN;
   }
-  const warnings = [...(fresh.discovery?.warnings ?? []), ...result.warnings];
+  const warnings = [
+    ...(fresh.discovery?.warnings ?? []),
+    ...clashWarnings((fresh.clashes ?? []).filter((c) => c.renamed)),
+    ...result.warnings,
+  ];
   const next = fresh.auto_publish
     ? advance(fresh, { ...progress, warnings, status: 'publishing', phase: 'publish' }, now())
     : advance(fresh, { ...progress, warnings, status: 'ready_to_publish', phase: 'transform' }, now());
@@ -400,18 +425,109 @@ async function admitted(
   }
 }
 
-/** Moves the tables, creates the service and its layers (each idempotent), then `published`. */
+/**
+ * Publishes: the names are checked first (ADR 0126) — a clash takes the free names (auto_publish,
+ * which loads again under them) or fails the publish with the clash named, before anything is
+ * written. Then the tables move, the service and its layers are created (each idempotent, so a
+ * restarted step resumes), then `published`. A publish that throws undoes its catalog writes first
+ * (`undoPublish`): a failed publish leaves no service and its plan editable.
+ */
 async function publish(deps: ImportStepDeps, job: ImportJob, now: () => Date): Promise<StepResult> {
   if (!job.plan) throw new Error('publish without a plan');
-  const planned = job as ImportJob & { plan: ImportPlan };
+  const ownService = await ownedService(deps, job);
+  const clashes = await findClashes(deps, job.workspace_id, job.plan, job.service_name, ownService?.id);
+  if (clashes.length > 0) {
+    // A resumed publish whose names were taken meanwhile: what it created goes first.
+    const base = ownService ? await undoPublish(deps, job, now) : job;
+    return base ? nameClash(deps, base, clashes, now) : DONE;
+  }
+  try {
+    return await publishCatalog(deps, job as ImportJob & { plan: ImportPlan }, now);
+  } catch (error) {
+    const undone = await undoPublish(deps, job, now).catch((undoError: unknown) => {
+      (deps.log ?? silentLog).warn('A failed publish could not be undone; a retry resumes it', {
+        ...importFields(job),
+        reason: undoError instanceof Error ? undoError.message : String(undoError),
+      });
+      return undefined;
+    });
+    if (undone && error instanceof AlreadyExistsError && undone.plan) {
+      // Another import (or a user) took a name between the check and the write.
+      const late = await findClashes(deps, undone.workspace_id, undone.plan, undone.service_name);
+      if (late.length > 0) return nameClash(deps, undone, late, now);
+    }
+    throw asInputError(error);
+  }
+}
+
+/** The service this import created (by id, or by name with the import's own schema), if any. */
+async function ownedService(deps: ImportStepDeps, job: ImportJob) {
+  if (job.service_id) return deps.services.findById(job.workspace_id, job.service_id);
+  const found = await deps.services.findByName(job.workspace_id, job.service_name);
+  const schema = `import_${job.id.replaceAll('-', '')}`;
+  return found?.type === 'postgis' && found.connection.schemas?.includes(schema) ? found : undefined;
+}
+
+/**
+ * Names taken at publish: auto_publish takes the proposals and loads again (the tables are named
+ * after the public ids); otherwise the publish fails naming the clash and the free name, with its
+ * plan editable (PUT …/plan, then retry).
+ */
+async function nameClash(
+  deps: ImportStepDeps,
+  job: ImportJob,
+  clashes: NameClash[],
+  now: () => Date,
+): Promise<StepResult> {
+  if (!job.plan) throw new Error('publish without a plan');
+  if (job.auto_publish) {
+    const renamed = withProposals(job.plan, job.service_name, clashes);
+    const next = advance(
+      job,
+      {
+        status: 'running',
+        phase: 'transform',
+        plan: renamed.plan,
+        service_name: renamed.service_name,
+        clashes: renamed.clashes,
+        reload: true,
+        warnings: [...(job.warnings ?? []), ...clashWarnings(renamed.clashes)],
+      },
+      now(),
+    );
+    return (await save(deps, job, next)) ? AGAIN : DONE;
+  }
+  const first = clashes[0] as NameClash;
+  const next = advance(
+    job,
+    {
+      status: 'failed',
+      phase: 'publish',
+      clashes,
+      error_reason: first.kind === 'service_name' ? 'service_name_taken' : 'public_id_taken',
+      error_message: `Nothing was published: ${clashWarnings(clashes).join(' ')} Then retry the import.`,
+    },
+    now(),
+  );
+  await save(deps, job, next);
+  return DONE;
+}
+
+/** Moves the tables, creates the service and its layers (each idempotent), then `published`. */
+async function publishCatalog(
+  deps: ImportStepDeps,
+  planned: ImportJob & { plan: ImportPlan },
+  now: () => Date,
+): Promise<StepResult> {
+  let job: ImportJob = planned;
   await deps.engine.publishTables(planned);
   let service = await deps.services.findByName(job.workspace_id, job.service_name);
   const serving = await deps.engine.servingConnection(job.id);
   const schema = serving.schemas?.[0];
   if (service && (service.type !== 'postgis' || !service.connection.schemas?.includes(schema ?? ''))) {
-    throw new ImportInputError(
+    throw new AlreadyExistsError(
       'service_name_taken',
-      `A service named '${job.service_name}' was created meanwhile; cancel this import and import again with another service_name.`,
+      `A service named '${job.service_name}' was created meanwhile.`,
     );
   }
   if (!service) {
@@ -449,12 +565,51 @@ async function publish(deps: ImportStepDeps, job: ImportJob, now: () => Date): P
           : {}),
       });
     } catch (error) {
+      if (error instanceof AlreadyExistsError) throw error;
       throw asInputError(error, layer.public_id);
     }
   }
   if (await save(deps, job, advance(job, { status: 'published', completed_at: now().toISOString() }, now())))
     await releaseUpload(deps, job);
   return DONE;
+}
+
+/**
+ * Takes back what a failed publish wrote to the catalog (ADR 0126): the layers of the import's
+ * service, then the service (empty by then, so it goes at once), then the job's `service_id`.
+ * Idempotent, and fenced by the run; a crash midway leaves the job `publishing`, which a restart
+ * resumes forwards. The tables stay (a retry publishes them again; a new plan loads again).
+ * Returns the job as saved, or undefined when another run owns it.
+ */
+export async function undoPublish(
+  deps: ImportStepDeps,
+  job: ImportJob,
+  now: () => Date = () => new Date(),
+): Promise<ImportJob | undefined> {
+  const current = await owned(deps, { import_id: job.id, workspace_id: job.workspace_id, run: job.run });
+  if (current?.status !== 'publishing') return undefined;
+  const service = await ownedService(deps, current);
+  if (service) {
+    for (;;) {
+      const page = await deps.layers.list(current.workspace_id, service.id, 100);
+      for (const layer of page.items) await deps.layers.delete(layer);
+      if (page.items.length === 0 || !page.nextCursor) break;
+    }
+    const workspace = await deps.workspaces.findById(current.workspace_id);
+    if (!workspace) throw new StateConflictError('workspace_not_found', 'The workspace is gone.');
+    const outcome = await deleteService(
+      deps.deletions,
+      deps.deletionStarter,
+      workspace,
+      service,
+      false,
+      `import:${current.id}`,
+    );
+    if (!('deleted' in outcome)) throw new Error('the service was not deleted');
+  }
+  if (!current.service_id) return current;
+  const next = advance(current, { status: 'publishing', service_id: undefined }, now());
+  return (await save(deps, current, next)) ? next : undefined;
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import { type DeletionRepository, deleteService } from './deletions.ts';
 import {
+  AlreadyExistsError,
   InvalidInputError,
   NotFoundError,
   RuleViolationError,
@@ -20,9 +21,13 @@ import {
   type ImportUploadTicket,
   type ImportWorkflowInput,
   importExecutionName,
+  type RequestedLayerName,
   timeOrderedId,
 } from './import-model.ts';
+import { findClashes, type NameLookups } from './import-names.ts';
 import {
+  completePlan,
+  type ImportPlanInput,
   type ImportQuotas,
   type ImportUsage,
   importLimitRefusal,
@@ -118,6 +123,8 @@ export interface CreateImportInput {
   name?: string;
   source: ImportSourceInput;
   service_name?: string;
+  /** The public ids to publish the file's layers as (ADR 0126); `source_layer` omitted: the first. */
+  layers?: RequestedLayerName[];
   auto_publish?: boolean;
 }
 
@@ -206,6 +213,19 @@ export async function createImport(
       `service_name '${serviceName}' is not a valid service name.`,
     );
   }
+  const requested = input.layers ?? [];
+  const seen = new Set<string>();
+  for (const [i, entry] of requested.entries()) {
+    const key = `\0${entry.source_layer ?? ''}`;
+    if (seen.has(key) || seen.has(entry.public_id)) {
+      throw new InvalidInputError(
+        'invalid_layer_names',
+        `layers[${i}]: ${seen.has(key) ? `source layer '${entry.source_layer ?? '(the first)'}'` : `public_id '${entry.public_id}'`} is named twice.`,
+      );
+    }
+    seen.add(key);
+    seen.add(entry.public_id);
+  }
   if (await deps.services.findByName(workspace.id, serviceName)) {
     throw new StateConflictError(
       'service_name_taken',
@@ -224,6 +244,7 @@ export async function createImport(
     status: source.kind === 'upload' ? 'awaiting_upload' : 'queued',
     phase: source.kind === 'upload' ? 'upload' : 'acquire',
     service_name: serviceName,
+    ...(requested.length ? { requested_layers: requested } : {}),
     auto_publish: input.auto_publish ?? false,
     max_bytes: deps.limits.maxBytes,
     ...(source.kind === 'upload' ? { upload_expires_at: expiresAt.toISOString() } : { started_at: ts }),
@@ -414,13 +435,23 @@ async function withinQuota<T>(
  * rows and bytes of the workspace's quota (422 `workspace_import_quota`), in the same write.
  */
 export async function putImportPlan(
-  deps: { repo: ImportRepository; starter: ImportStarter; limits: ImportQuotas },
+  deps: { repo: ImportRepository; starter: ImportStarter; limits: ImportQuotas; names?: NameLookups },
   job: ImportJob,
-  plan: ImportPlan,
+  input: ImportPlanInput,
   ifMatch?: string,
   now = new Date(),
 ): Promise<ImportJob> {
   const usage = await deps.repo.usage(job.workspace_id);
+  const serviceName = input.service_name ?? job.service_name;
+  if (input.service_name !== undefined && !SERVICE_NAME.test(input.service_name)) {
+    throw new InvalidInputError(
+      'invalid_service_name',
+      `service_name '${input.service_name}' is not a valid service name.`,
+    );
+  }
+  const plan = job.discovery ? completePlan(input, job.discovery) : (input as ImportPlan);
+  if (deps.names && job.discovery && !job.service_id)
+    await refuseTakenNames(deps.names, job, plan, serviceName);
   let asked: { need: ImportUsage; held: ImportUsage } | undefined;
   const next = await withinQuota(
     deps.repo,
@@ -453,7 +484,13 @@ export async function putImportPlan(
           if (current.status === 'failed') {
             // Stored for the retry, which reserves (the workspace's usage may differ by then).
             admitLoad(current, plan, current.discovery, deps.limits);
-            return advance(current, { status: 'failed', plan, reload: true });
+            return advance(current, {
+              status: 'failed',
+              plan,
+              service_name: serviceName,
+              clashes: undefined,
+              reload: true,
+            });
           }
           const need = admitLoad(current, plan, current.discovery, deps.limits, usage);
           asked = { need, held: heldBy(current) };
@@ -463,6 +500,8 @@ export async function putImportPlan(
               status: 'queued',
               phase: 'transform',
               plan,
+              service_name: serviceName,
+              clashes: undefined,
               reload: true,
               run: current.run + 1,
               ...reservation(need),
@@ -475,6 +514,27 @@ export async function putImportPlan(
   );
   if (next.status === 'queued') await startRun(deps.starter, next);
   return next;
+}
+
+/**
+ * A plan whose names the workspace already uses is refused (409, ADR 0126), with a free name
+ * proposed for each (`extra.clashes`): the import would otherwise load and then fail to publish.
+ */
+async function refuseTakenNames(
+  names: NameLookups,
+  job: ImportJob,
+  plan: ImportPlan,
+  serviceName: string,
+): Promise<void> {
+  const clashes = await findClashes(names, job.workspace_id, plan, serviceName);
+  const first = clashes[0];
+  if (!first) return;
+  const list = clashes.map((c) => `${c.kind} '${c.name}' (free: '${c.proposed}')`).join(', ');
+  throw new AlreadyExistsError(
+    first.kind === 'service_name' ? 'service_name_taken' : 'public_id_taken',
+    `The workspace already uses ${list}; PUT the plan with other names.`,
+    { clashes },
+  );
 }
 
 /** publishImport: ready_to_publish → publishing. */
@@ -608,7 +668,10 @@ export async function retryImport(
               now,
             );
           }
-          if (current.phase === 'publish') return advance(current, { ...common, status: 'publishing' }, now);
+          // A failed publish left no service (ADR 0126): unchanged, it publishes again; with a new
+          // plan (reload) it loads again, since the tables are named after the public ids.
+          if (current.phase === 'publish' && !current.reload)
+            return advance(current, { ...common, status: 'publishing' }, now);
           if (current.phase === 'upload')
             throw refuse(
               current,

@@ -8,7 +8,13 @@ import {
   taskFailureOf,
   timeOrderedId,
 } from '../../shared/domain/import-model.ts';
-import type { ImportQuotas, ImportUsage } from '../../shared/domain/import-plans.ts';
+import { findClashes, withProposals } from '../../shared/domain/import-names.ts';
+import {
+  completePlan,
+  type ImportQuotas,
+  type ImportUsage,
+  planWithNames,
+} from '../../shared/domain/import-plans.ts';
 import { type Discovery, ImportInputError, type ImportPlan } from '../../shared/domain/import-sources.ts';
 import {
   fail,
@@ -303,7 +309,7 @@ function stepDeps(
     repo,
     engine: eng,
     services: { findByName: async () => undefined, findById: async () => undefined } as never,
-    layers: {} as never,
+    layers: { findPublicId: async () => undefined } as never,
     gateway: {} as never,
     box: { encrypt: async () => 'x', decrypt: async () => 'p' } as never,
     deletions: {} as never,
@@ -510,7 +516,7 @@ describe('an internal failure reaches the job as a reason and a fixed message on
       connection: { host: 'h', port: 1, database: 'd', user: 'u', schemas: ['import_1'] },
     };
     const deps = stepDeps(repo, engine(), {
-      services: { findByName: async () => service } as never,
+      services: { findByName: async () => service, findById: async () => service } as never,
       layers: { findPublicId: async () => undefined } as never,
       gateway: {
         probeLayer: async () => ({
@@ -550,5 +556,167 @@ describe('an internal failure reaches the job as a reason and a fixed message on
     expect(error).toMatchObject({ name: 'UnavailableError', reason: 'import_database_unavailable' });
     expect(error.message).not.toMatch(INTERNAL);
     expect(error.cause).toBe(outage);
+  });
+});
+
+describe('names first, clashes early (ADR 0126)', () => {
+  const taken = (ids: string[], services: string[] = []) => ({
+    layers: {
+      findPublicId: async (_: string, id: string) =>
+        ids.includes(id) ? ({ kind: 'layer' } as never) : undefined,
+    },
+    services: {
+      findByName: async (_: string, n: string) =>
+        services.includes(n) ? ({ id: `svc-${n}` } as never) : undefined,
+    },
+  });
+
+  it('a partial plan takes the discovered fields; names given at creation go into the default plan', () => {
+    const discovery = discoveryOf({ a: 1, b: 2 });
+    const plan = completePlan(
+      { layers: [{ source_layer: 'b', public_id: 'bee', enabled: true, public: false }] },
+      discovery,
+    );
+    expect(plan.layers[0]).toMatchObject({
+      public_id: 'bee',
+      geometry_column: 'geom',
+      fields: [{ source: 'name', target: 'name', type: 'text', include: true }],
+    });
+    const named = planWithNames(planOf('a', 'b'), [
+      { public_id: 'first' },
+      { source_layer: 'b', public_id: 'second' },
+      { source_layer: 'zz', public_id: 'x' },
+    ]);
+    expect(named.plan.layers.map((l) => l.public_id)).toEqual(['first', 'second']);
+    expect(named.unmatched).toEqual(['zz']);
+  });
+
+  it('proposes free names that avoid the plan and each other; auto_publish takes them', async () => {
+    const clashes = await findClashes(taken(['a', 'a_2', 'b'], ['svc']), WS, planOf('a', 'b', 'a_3'), 'svc');
+    expect(clashes).toEqual([
+      { kind: 'service_name', name: 'svc', proposed: 'svc_2' },
+      { kind: 'public_id', name: 'a', proposed: 'a_4', source_layer: 'a' },
+      { kind: 'public_id', name: 'b', proposed: 'b_2', source_layer: 'b' },
+    ]);
+    const renamed = withProposals(planOf('a', 'b', 'a_3'), 'svc', clashes);
+    expect(renamed.plan.layers.map((l) => l.public_id)).toEqual(['a_4', 'b_2', 'a_3']);
+    expect(renamed.service_name).toBe('svc_2');
+    expect(renamed.clashes.every((c) => c.renamed)).toBe(true);
+  });
+
+  it('discovery stops at awaiting_plan on a clash, before loading; auto_publish renames and loads', async () => {
+    for (const auto of [false, true]) {
+      const repo = new MemoryImports();
+      const j = job({ status: 'running', phase: 'discover', auto_publish: auto });
+      await repo.create(j);
+      let loaded = false;
+      const deps = stepDeps(
+        repo,
+        engine({
+          load: async () => {
+            loaded = true;
+            return {
+              done: false,
+              processed_bytes: 0,
+              processed_features: 0,
+              processed_layers: 0,
+              warnings: [],
+            };
+          },
+        }),
+        taken(['a']) as never,
+      );
+      await runImportStep(deps, inputOf(j), 1000);
+      const after = await stored(repo, j);
+      expect(loaded).toBe(false);
+      if (auto) {
+        expect(after).toMatchObject({ status: 'running', phase: 'transform' });
+        expect(after.plan?.layers[0]?.public_id).toBe('a_2');
+        expect(after.warnings?.join(' ')).toMatch(/auto_publish publishes it as 'a_2'/);
+      } else {
+        expect(after).toMatchObject({ status: 'awaiting_plan', phase: 'transform' });
+        expect(after.clashes).toEqual([{ kind: 'public_id', name: 'a', proposed: 'a_2', source_layer: 'a' }]);
+        expect(after.reserved_rows).toBeUndefined();
+      }
+    }
+  });
+
+  it('a publish that fails after creating its service takes the layers and the service back', async () => {
+    const repo = new MemoryImports();
+    const j = job({
+      status: 'publishing',
+      phase: 'publish',
+      plan: planOf('a', 'b'),
+      discovery: discoveryOf({ a: 1, b: 1 }),
+    });
+    await repo.create(j);
+    const service = {
+      id: 'svc-1',
+      workspace_id: WS,
+      name: 'svc',
+      type: 'postgis',
+      status: 'active',
+      enabled: true,
+      connection: {
+        host: 'h',
+        port: 1,
+        database: 'd',
+        user: 'u',
+        schemas: [`import_${j.id.replaceAll('-', '')}`],
+      },
+    };
+    let services: (typeof service)[] = [];
+    const layers: { id: string; public_id: string }[] = [];
+    const removed: string[] = [];
+    const deps = stepDeps(repo, engine(), {
+      services: {
+        findByName: async () => services[0],
+        findById: async () => services[0],
+        create: async () => {
+          services = [service];
+        },
+      } as never,
+      layers: {
+        findPublicId: async () => undefined,
+        create: async (l: { id: string; public_id: string }) => {
+          if (l.public_id === 'b') throw new Error('the store broke');
+          layers.push(l);
+        },
+        list: async () => ({ items: [...layers] }),
+        delete: async (l: { id: string }) => {
+          layers.splice(
+            layers.findIndex((x) => x.id === l.id),
+            1,
+          );
+          removed.push(l.id);
+        },
+      } as never,
+      gateway: {
+        checkTarget: async () => {},
+        testConnection: async () => ({ ok: true }),
+        guardSql: async () => {},
+        probeLayer: async () => ({ ok: true, layer: { geometry_type: 'POINT', srid: 4326 } }),
+      } as never,
+      workspaces: { findById: async () => ({ id: WS, status: 'active' }) } as never,
+      deletions: {
+        hideService: async () => {},
+        servicePlan: async () => ({
+          layers: { count: layers.length },
+          layer_groups: { count: 0 },
+          mosaic_granules: 0,
+        }),
+        removeHiddenService: async () => {
+          services = [];
+        },
+      } as never,
+    });
+    const thrown = await runImportStep(deps, inputOf(j), 1000).catch((e: unknown) => e);
+    expect(String(thrown)).toMatch(/the store broke/);
+    const after = await stored(repo, j);
+    expect(after.status).toBe('publishing');
+    expect(after.service_id).toBeUndefined();
+    expect(services).toEqual([]);
+    expect(layers).toEqual([]);
+    expect(removed).toHaveLength(1);
   });
 });

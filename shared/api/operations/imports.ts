@@ -7,7 +7,7 @@ import {
   ImportHistoryBody,
   ImportJobBody,
   ImportList,
-  ImportPlanBody,
+  ImportPlanInputBody,
   ImportStatusEnum,
 } from '../import-schemas.ts';
 import { defineOperation } from '../operation.ts';
@@ -55,12 +55,15 @@ export const createImport = defineOperation({
   permission: 'write',
   summary: 'Start an import: a file to upload (presigned form POST), or an allowed URI',
   description:
-    "An `upload` source answers `awaiting_upload` with `upload`: POST the file as multipart form data to `upload.url` with `upload.fields` and the file in the `file` field (at most `upload.max_bytes`, before `upload.expires_at`), then call startImport. A `uri` source (`s3://` in a bucket the operator allows; locally a path under the configured import directory) is queued at once. `auto_publish` publishes with the discovered default plan. Uploads never reach the API itself (API Gateway's 10 MB limit).",
+    "An `upload` source answers `awaiting_upload` with `upload`: POST the file as multipart form data to `upload.url` with `upload.fields` and the file in the `file` field (at most `upload.max_bytes`, before `upload.expires_at`), then call startImport. A `uri` source (`s3://` in a bucket the operator allows; locally a path under the configured import directory) is queued at once. `auto_publish` publishes with the discovered default plan. `service_name` and `layers` name what the import publishes up front (ADR 0126): discovery checks every name against the workspace before a row is loaded; a name in use stops the import at `awaiting_plan` with `clashes` (the name and a free one proposed), or, with `auto_publish`, is replaced by the free name, which the history records. Uploads never reach the API itself (API Gateway's 10 MB limit).",
   tags,
   request: { params: WorkspaceParams, body: CreateImportInput },
   responses: {
     201: { description: 'the import', schema: ImportJobBody, headers: { Location: 'URL of the import' } },
-    400: { description: 'bad request: a URI that is not allowed, a file over the size limit' },
+    400: {
+      description:
+        'bad request: a URI that is not allowed, a file over the size limit, a layer or public id named twice (`invalid_layer_names`)',
+    },
     404: { description: 'workspace not found' },
     409: conflict('a service with the service_name exists in the workspace'),
   },
@@ -70,6 +73,7 @@ export const createImport = defineOperation({
       name: 'parcels-2026',
       source: { kind: 'upload', filename: 'parcels.gpkg', size_bytes: 5242880 },
       service_name: 'imports',
+      layers: [{ source_layer: 'parcels', public_id: 'parcels-2026' }],
     },
     response: {
       ...ex.importJob,
@@ -246,14 +250,16 @@ export const putImportPlan = defineOperation({
   permission: 'write',
   summary: 'Set how the layers are loaded and published (names, fields, CRS, make-valid)',
   description:
-    "From `awaiting_plan` or `ready_to_publish` the data is loaded again with the plan (the import is queued) and reserves its rows and bytes of the workspace's import quota; from `failed` the plan is stored for the retry. Every layer and field must exist in the file, a source layer is loaded once, and every table and column name must be one PostgreSQL takes as it is: no two public ids giving one table name (after lower-casing, `[^a-z0-9_]` → `_` and the 63-byte cut) or an index name of another's table, no column named `fid`, like the geometry column or like a system column (`xmin`, `xmax`, `cmin`, `cmax`, `ctid`, `tableoid`, `oid`). 400 `invalid_plan` names the first layer or field that fails; 422 says which limit a plan is over.",
+    "From `awaiting_plan` or `ready_to_publish` the data is loaded again with the plan (the import is queued) and reserves its rows and bytes of the workspace's import quota; from `failed` the plan is stored for the retry. Every layer and field must exist in the file, a source layer is loaded once, and every table and column name must be one PostgreSQL takes as it is: no two public ids giving one table name (after lower-casing, `[^a-z0-9_]` → `_` and the 63-byte cut) or an index name of another's table, no column named `fid`, like the geometry column or like a system column (`xmin`, `xmax`, `cmin`, `cmax`, `ctid`, `tableoid`, `oid`). 400 `invalid_plan` names the first layer or field that fails; 422 says which limit a plan is over. A layer may leave `fields` out: its fields are taken as discovered (ADR 0126). `service_name` renames the service the publish creates. A public id or service name the workspace already uses is a 409 (`public_id_taken`, `service_name_taken`) whose `clashes` propose free names. After a failed publish (which leaves no service behind) the plan can be changed and the import retried.",
   tags,
-  request: { params: ImportParams, body: ImportPlanBody },
+  request: { params: ImportParams, body: ImportPlanInputBody },
   responses: {
     200: { description: 'the import with its plan', schema: ImportJobBody },
     400: { description: 'the plan does not fit the file, or a name in it is not a usable PostgreSQL name' },
     404: notFound,
-    409: conflict('the import is not awaiting a plan, ready to publish or failed'),
+    409: conflict(
+      'the import is not awaiting a plan, ready to publish or failed; or a public id or the service name is taken in the workspace (`clashes` proposes free names)',
+    ),
     422: overLimit,
   },
   examples: {
