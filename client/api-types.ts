@@ -9074,13 +9074,7 @@ export interface operations {
                  *         "filename": "parcels.gpkg",
                  *         "size_bytes": 5242880
                  *       },
-                 *       "service_name": "imports",
-                 *       "layers": [
-                 *         {
-                 *           "source_layer": "parcels",
-                 *           "public_id": "parcels-2026"
-                 *         }
-                 *       ]
+                 *       "service_name": "imports"
                  *     }
                  */
                 "application/json": {

@@ -26,8 +26,16 @@ function storedFor(importId: string): string[] {
     .filter((path) => path.includes(importId));
 }
 
+let imported = 0;
+
 async function uploadedAndStarted(file: Buffer): Promise<{ id: string; ticket: Ticket }> {
-  const created = await imports.create({ source: { kind: 'upload', filename: 'points.geojson' } });
+  // Each import names its layer: an earlier one of this file may hold `points` (ADR 0126 would stop
+  // this one at awaiting_plan with the clash).
+  imported += 1;
+  const created = await imports.create({
+    source: { kind: 'upload', filename: 'points.geojson' },
+    layers: [{ public_id: `points_${imported}` }],
+  });
   expect(created.status, created.text).toBe(201);
   expect((await upload(created.body.upload, file)).status).toBe(204);
   const started = await imports.start(created.body.id);

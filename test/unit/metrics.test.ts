@@ -235,8 +235,11 @@ function importRun(job: Partial<ImportJob>) {
       tableName: (id: string) => id,
     },
     services: {
+      findById: async () => ({ id: 'svc-1', type: 'postgis', connection: { schemas: ['import_1'] } }),
       findByName: async () => ({ id: 'svc-1', type: 'postgis', connection: { schemas: ['import_1'] } }),
     },
+    // The publish checks its names first (ADR 0126): none is taken by anything else.
+    layers: { findPublicId: async () => undefined },
     log: workflowLog(),
   } as unknown as ImportStepDeps;
   return { deps, input: { import_id: current.id, workspace_id: current.workspace_id, run: 1 } };

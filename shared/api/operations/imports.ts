@@ -73,7 +73,6 @@ export const createImport = defineOperation({
       name: 'parcels-2026',
       source: { kind: 'upload', filename: 'parcels.gpkg', size_bytes: 5242880 },
       service_name: 'imports',
-      layers: [{ source_layer: 'parcels', public_id: 'parcels-2026' }],
     },
     response: {
       ...ex.importJob,
