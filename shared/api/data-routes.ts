@@ -6,7 +6,7 @@
  * as (ADR 0120's mapping); the access decision itself is `shared/domain/data-access.ts`.
  */
 import * as z from 'zod/mini';
-import type { DataOperation, DataProtocol } from '../domain/data-access.ts';
+import type { DataOperation } from '../domain/data-access.ts';
 import { MVT } from '../domain/settings.ts';
 import type { DataAction, Operation, ResponseSpec } from './operation.ts';
 import { IdOrName } from './schemas.ts';
@@ -300,8 +300,3 @@ export const dataRoutes: readonly DataRoute[] = [
   listDataStyles,
   getDataStyle,
 ];
-
-/** The protocols a route reads through (for its access decision). */
-export function protocolsOf(route: DataRoute): readonly DataProtocol[] {
-  return route.access.protocols;
-}
