@@ -911,6 +911,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workspaces/{workspace}/layers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the layers of every service of a workspace, a page at a time, optionally by name
+         * @description Each layer carries its service's id and name. `q` keeps the layers whose public_id or title contains it (any case); a filtered page reads at most 1,000 layers, so it may hold fewer than `limit` (even none) and still have a next_cursor: follow it to read on (ADR 0130). Layers of a service being deleted are left out.
+         *
+         *     Answers: 200 a page of layers with their services.
+         *
+         *     Notable errors: 400 bad limit, cursor or q; 404 workspace not found.
+         *
+         *     Viewer or above in the workspace.
+         */
+        get: operations["listWorkspaceLayers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workspaces/{workspace}/layer-groups": {
         parameters: {
             query?: never;
@@ -2597,6 +2623,57 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        WorkspaceLayerList: {
+            layers: {
+                /** Format: uuid */
+                id: string;
+                /** Format: uuid */
+                workspace_id: string;
+                /** Format: uuid */
+                service_id: string;
+                source_layer: string;
+                public_id: string;
+                title: string;
+                description?: string;
+                crs_default: number;
+                enabled: boolean;
+                public: boolean;
+                allowed_roles: string[];
+                dimensions: components["schemas"]["Dimension"][];
+                default_style?: string;
+                styles: string[];
+                is_sql_view: boolean;
+                sql_view?: {
+                    sql: string;
+                    geometry_column: string;
+                    geometry_type?: string;
+                    srid?: number;
+                    id_column: string;
+                    properties?: {
+                        name: string;
+                        type: string;
+                    }[];
+                    /** @constant */
+                    read_only: true;
+                };
+                geometry_type?: string;
+                native_extent?: {
+                    min_x: number;
+                    min_y: number;
+                    max_x: number;
+                    max_y: number;
+                    srid: number;
+                };
+                version: number;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                updated_at: string;
+                /** @description The name of the layer's service. */
+                service_name: string;
+            }[];
+            next_cursor?: string;
         };
         WorkspaceList: {
             workspaces: components["schemas"]["Workspace"][];
@@ -6227,6 +6304,97 @@ export interface operations {
                 };
             };
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWorkspaceLayers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size: an integer from 1 to 1000 (the default depends on the list).
+                 * @example 50
+                 */
+                limit?: number;
+                /** @description The opaque `next_cursor` of the previous page; omit it for the first page. */
+                cursor?: string;
+                /**
+                 * @description Keep the layers whose public_id or title contains this text (any case).
+                 * @example road
+                 */
+                q?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of layers with their services */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "layers": [
+                     *         {
+                     *           "id": "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7",
+                     *           "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *           "service_id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b",
+                     *           "source_layer": "public.roads",
+                     *           "public_id": "roads",
+                     *           "title": "Roads",
+                     *           "crs_default": 4326,
+                     *           "enabled": true,
+                     *           "public": false,
+                     *           "allowed_roles": [],
+                     *           "dimensions": [],
+                     *           "default_style": "roads-line",
+                     *           "styles": [
+                     *             "roads-line"
+                     *           ],
+                     *           "is_sql_view": false,
+                     *           "geometry_type": "MULTILINESTRING",
+                     *           "native_extent": {
+                     *             "min_x": 5.9,
+                     *             "min_y": 45.8,
+                     *             "max_x": 10.5,
+                     *             "max_y": 47.8,
+                     *             "srid": 4326
+                     *           },
+                     *           "version": 1,
+                     *           "created_at": "2026-03-02T09:15:00.000Z",
+                     *           "updated_at": "2026-03-02T09:15:00.000Z",
+                     *           "service_name": "roads-db"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WorkspaceLayerList"];
+                };
+            };
+            /** @description bad limit, cursor or q */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WorkspaceNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];

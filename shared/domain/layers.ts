@@ -5,7 +5,7 @@ import { lastWriterWinsOn } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import { isSystemRole } from './roles.ts';
 import type { SecretBox } from './secrets.ts';
-import { liveConnection, type Service } from './services.ts';
+import { liveConnection, type Service, type ServiceRepository } from './services.ts';
 import { checkVersion } from './workspaces.ts';
 
 /** A dimension of a layer (time, elevation, …). */
@@ -78,6 +78,13 @@ export interface LayerRepository {
   /** Deletes the layer unless a group contains it (DependencyConflictError). */
   delete(layer: Layer): Promise<void>;
   findPublicId(workspaceId: string, publicId: string): Promise<PublicIdMarker | undefined>;
+  /** A page of every service's layers in a workspace; `keep` filters it (the page may come back short). */
+  listInWorkspacePage(
+    workspaceId: string,
+    limit: number,
+    cursor?: string,
+    keep?: (layer: Layer) => boolean,
+  ): Promise<Page<Layer>>;
 }
 
 /** The body of createLayer (spec 4.1; every field optional) and of updateLayer. */
@@ -351,4 +358,39 @@ export async function deleteLayer(
 /** The API view of a layer. */
 export function presentLayer(l: Layer) {
   return { ...l, styles: l.styles ?? [] };
+}
+
+/** True when `q` is a case-insensitive substring of the layer's public id or title (listWorkspaceLayers). */
+export function layerMatches(layer: Pick<Layer, 'public_id' | 'title'>, q: string): boolean {
+  const needle = q.toLowerCase();
+  return layer.public_id.toLowerCase().includes(needle) || layer.title.toLowerCase().includes(needle);
+}
+
+/**
+ * listWorkspaceLayers: a page of the layers of every service of a workspace, each with its
+ * service's name; `q` keeps those whose public id or title contains it (any case). Layers of a
+ * service being deleted are left out, as listLayers answers 404 for it (ADR 0130).
+ */
+export async function listWorkspaceLayers(
+  deps: { layers: LayerRepository; services: Pick<ServiceRepository, 'findById'> },
+  command: { workspaceId: string; limit: number; cursor?: string; q?: string },
+): Promise<Page<Layer & { service_name: string }>> {
+  const q = command.q?.trim();
+  const page = await deps.layers.listInWorkspacePage(
+    command.workspaceId,
+    command.limit,
+    command.cursor,
+    q ? (layer) => layerMatches(layer, q) : undefined,
+  );
+  const ids = [...new Set(page.items.map((l) => l.service_id))];
+  const services = new Map(
+    await Promise.all(
+      ids.map(async (id) => [id, await deps.services.findById(command.workspaceId, id)] as const),
+    ),
+  );
+  const items = page.items.flatMap((layer) => {
+    const service = services.get(layer.service_id);
+    return service && service.status === 'active' ? [{ ...layer, service_name: service.name }] : [];
+  });
+  return { items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
 }

@@ -12,10 +12,18 @@ import {
   usedStyles,
 } from '../domain/layers.ts';
 import type { Page } from '../domain/page.ts';
-import { DynamoRepository, queryPrefixPage, withoutKeys } from './items.ts';
+import {
+  DynamoRepository,
+  keyCondition,
+  queryInput,
+  queryPages,
+  queryPrefixPage,
+  withoutKeys,
+} from './items.ts';
 import { entities, keys } from './keys.ts';
+import { decodeCursor, encodeCursor } from './paging.ts';
 import { layerCountChanges } from './plan-counters.ts';
-import { itemExists } from './table.ts';
+import { attributes, itemExists } from './table.ts';
 import {
   activeCheck,
   concurrentModification,
@@ -84,6 +92,11 @@ function styleReferences(table: string, workspaceId: string, add: string[], remo
     })),
   ];
 }
+
+/** Most layer items one filtered page of listWorkspaceLayers reads (its cost bound, ADR 0130). */
+export const WORKSPACE_LAYER_SCAN = 1000;
+/** Items per Query of a filtered page. */
+const WORKSPACE_LAYER_CHUNK = 250;
 
 function publicIdTaken(publicId: string) {
   return new AlreadyExistsError(
@@ -159,6 +172,59 @@ export class DynamoLayerRepository extends DynamoRepository implements LayerRepo
       cursor,
     );
     return { items: page.items.map((i) => withoutKeys(i) as unknown as Layer), nextCursor: page.nextCursor };
+  }
+
+  /**
+   * A page of the layers of a workspace, every service's (in key order: by service, then layer).
+   * With `keep`, only the layers it keeps fill the page: DynamoDB can't match a case-insensitive
+   * substring, so the page is filtered here, reading at most `WORKSPACE_LAYER_SCAN` items per call;
+   * a page may then come back short (or empty) with a cursor to read on (ADR 0130).
+   */
+  async listInWorkspacePage(
+    workspaceId: string,
+    limit: number,
+    cursor?: string,
+    keep?: (layer: Layer) => boolean,
+  ): Promise<Page<Layer>> {
+    const partition = keys.workspacePartition(workspaceId);
+    const prefix = keys.layerPrefixAll;
+    if (!keep) {
+      const page = await queryPrefixPage(this.db, this.table, partition, prefix, limit, cursor);
+      return {
+        items: page.items.map((i) => withoutKeys(i) as unknown as Layer),
+        nextCursor: page.nextCursor,
+      };
+    }
+    const start = decodeCursor(cursor, {
+      [attributes.pk]: { equals: partition },
+      [attributes.sk]: { prefix },
+    });
+    const items: Layer[] = [];
+    let scanned = 0;
+    // The key of the last item looked at, when the page filled before its Query page ended.
+    let stoppedAt: Record<string, unknown> | undefined;
+    const next = await queryPages(
+      this.db,
+      queryInput(this.table, keyCondition(partition)),
+      (page) => {
+        for (const item of page) {
+          scanned += 1;
+          const layer = withoutKeys(item) as unknown as Layer;
+          if (keep(layer)) items.push(layer);
+          if (items.length >= limit && item !== page[page.length - 1]) {
+            stoppedAt = { [attributes.pk]: item[attributes.pk], [attributes.sk]: item[attributes.sk] };
+            return false;
+          }
+        }
+        return items.length < limit && scanned < WORKSPACE_LAYER_SCAN;
+      },
+      {
+        ...(start ? { start } : {}),
+        seek: { partition, range: { prefix } },
+        limit: () => Math.min(WORKSPACE_LAYER_CHUNK, WORKSPACE_LAYER_SCAN - scanned),
+      },
+    );
+    return { items, nextCursor: encodeCursor(stoppedAt ?? next) };
   }
 
   /** Every layer of a workspace, whatever its service, at most `limit` (the data plane's catalog). */

@@ -391,6 +391,7 @@ describe('the route table examples, replayed against the local host', { timeout:
     });
     story.layer = layer.body.id;
     await replay('listLayers');
+    await replay('listWorkspaceLayers');
     await replay('getLayer', { ids: { layer: story.layer }, same: ['public_id'] });
     await replay('updateLayer', { ids: { layer: story.layer }, same: ['title', 'public', 'version'] });
 

@@ -57,6 +57,7 @@ const reads = [
   'getWorkspace',
   'listLayerGroups',
   'listLayers',
+  'listWorkspaceLayers',
   'listServices',
   'getWMSSettings',
   'getOGCAPISettings',

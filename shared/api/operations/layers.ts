@@ -1,8 +1,9 @@
 import * as z from 'zod/mini';
 import * as ex from '../examples.ts';
 import { defineOperation } from '../operation.ts';
-import { IdOrName, LayerBody, LayerInputSchema, PageQuery, Uuid } from '../schemas.ts';
+import { IdOrName, LayerBody, LayerInputSchema, PageCursor, PageQuery, pageLimit, Uuid } from '../schemas.ts';
 
+const WorkspaceParams = z.strictObject({ workspace: IdOrName });
 const ServiceParams = z.strictObject({ workspace: IdOrName, service: IdOrName });
 const LayerParams = z.strictObject({ workspace: IdOrName, service: IdOrName, layer: Uuid });
 const notFound = { description: 'workspace, service or layer not found' };
@@ -66,6 +67,60 @@ export const listLayers = defineOperation({
   examples: {
     params: { workspace: 'roads-demo', service: 'roads-db' },
     response: { layers: [ex.layer] },
+  },
+  data: ['GetItem', 'Query'],
+});
+
+export const listWorkspaceLayers = defineOperation({
+  operationId: 'listWorkspaceLayers',
+  method: 'GET',
+  path: '/api/v1/workspaces/{workspace}/layers',
+  handler: 'functions/layers/list-workspace-layers.ts',
+  permission: 'read',
+  summary: 'List the layers of every service of a workspace, a page at a time, optionally by name',
+  description:
+    "Each layer carries its service's id and name. `q` keeps the layers whose public_id or title contains it (any case); a filtered page reads at most 1,000 layers, so it may hold fewer than `limit` (even none) and still have a next_cursor: follow it to read on (ADR 0130). Layers of a service being deleted are left out.",
+  tags: ['layers'],
+  request: {
+    params: WorkspaceParams,
+    query: z.strictObject({
+      limit: pageLimit(100),
+      cursor: PageCursor,
+      q: z.optional(
+        z
+          .string()
+          .check(
+            z.minLength(1),
+            z.maxLength(128),
+            z.meta({
+              description: 'Keep the layers whose public_id or title contains this text (any case).',
+            }),
+          ),
+      ),
+    }),
+  },
+  responses: {
+    200: {
+      description: 'a page of layers with their services',
+      schema: z
+        .strictObject({
+          layers: z.array(
+            z.strictObject({
+              ...LayerBody.shape,
+              service_name: z.string().check(z.meta({ description: "The name of the layer's service." })),
+            }),
+          ),
+          next_cursor: z.optional(z.string()),
+        })
+        .check(z.meta({ id: 'WorkspaceLayerList' })),
+    },
+    400: { description: 'bad limit, cursor or q' },
+    404: { description: 'workspace not found' },
+  },
+  examples: {
+    params: { workspace: 'roads-demo' },
+    query: { q: 'road', limit: '50' },
+    response: { layers: [{ ...ex.layer, service_name: 'roads-db' }] },
   },
   data: ['GetItem', 'Query'],
 });

@@ -1,0 +1,16 @@
+import { listWorkspaceLayers as operation } from '../../shared/api/operations/layers.ts';
+import { listWorkspaceLayers, presentLayer } from '../../shared/domain/layers.ts';
+import { ok } from '../../shared/http/responses.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { layerRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
+
+export const handler = makeHandler(operation, async ({ workspace, query }) => {
+  const page = await listWorkspaceLayers(
+    { layers: layerRepository(), services: serviceRepository() },
+    { workspaceId: workspace.id, limit: query.limit, cursor: query.cursor, q: query.q },
+  );
+  return ok({
+    layers: page.items.map((l) => ({ ...presentLayer(l), service_name: l.service_name })),
+    next_cursor: page.nextCursor,
+  });
+});
