@@ -10,17 +10,20 @@ import {
   importUploads,
   importUriPolicy,
 } from '../../shared/wiring/imports.ts';
-import { serviceRepository } from '../../shared/wiring/repositories.ts';
+import { layerRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, body, principal }) => {
+  const repo = importRepository();
+  const services = serviceRepository();
   const { job, upload } = await createImport(
     {
-      repo: importRepository(),
-      services: serviceRepository(),
+      repo,
+      services,
       uploads: importUploads(),
       uris: importUriPolicy(),
       starter: importStarter(),
       limits: importLimits(),
+      targets: { layers: layerRepository(), services, repo },
     },
     workspace,
     body,

@@ -12,7 +12,7 @@ export const handler = makeChangeHandler(operation, async ({ workspace, params, 
   return ok(
     presentImport(
       await putImportPlan(
-        { repo, starter: importStarter(), limits: importLimits(), names },
+        { repo, starter: importStarter(), limits: importLimits(), names, targets: { ...names, repo } },
         job,
         body,
         ifMatch,

@@ -17,6 +17,27 @@ const PublicId = z.string().check(
     error: "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit",
   }),
 );
+const Target = z
+  .strictObject({
+    layer: z.string().check(z.minLength(1), z.maxLength(64)),
+    mode: z.enum(['replace', 'append']),
+  })
+  .check(
+    z.meta({
+      id: 'ImportTarget',
+      description:
+        "An existing layer (public id or id) whose data this file's layer replaces or appends to, instead of publishing a new layer (ADR 0127). Only layers an import published can be targets; the file's fields must map to the layer's columns, type for type. The layer keeps its id, public id, styles, groups, policies and URLs. The swap is one transaction; rolling the import back restores the previous data (replace) or removes exactly the appended rows (append).",
+    }),
+  );
+const Encoding = z.string().check(
+  z.minLength(1),
+  z.maxLength(40),
+  z.regex(/^[A-Za-z0-9._:-]+$/),
+  z.meta({
+    description:
+      "Shapefile only: the code page of the .dbf's text (e.g. 'windows-1252', 'iso-8859-2', 'utf-8'), over the .cpg file and the .dbf's language driver byte.",
+  }),
+);
 const CsvGeometry = z.strictObject({
   lat: z.optional(Column),
   lon: z.optional(Column),
@@ -38,7 +59,17 @@ export const CreateImportInput = z.strictObject({
         ),
       size_bytes: z.optional(z.int().check(z.minimum(0))),
     }),
-    z.strictObject({ kind: z.literal('uri'), uri: z.string().check(z.minLength(1), z.maxLength(2048)) }),
+    z.strictObject({
+      kind: z.literal('uri'),
+      uri: z.string().check(
+        z.minLength(1),
+        z.maxLength(2048),
+        z.meta({
+          description:
+            "Where the file is: `s3://bucket/key` in a bucket the operator allows; an `https://` URL (ADR 0129) whose host is public or one the operator allows — plain http, credentials in the URL and private, loopback or link-local hosts (by address or by name) are a 400 `uri_not_allowed`; redirects are followed (at most 5, https only) and checked the same way, and the file is limited to the import's byte limit and a time limit; locally also a path under the import directory.",
+        }),
+      ),
+    }),
   ]),
   service_name: z.optional(Name),
   layers: z.optional(
@@ -54,7 +85,8 @@ export const CreateImportInput = z.strictObject({
                 z.meta({ description: "The file's layer (default: its first layer)." }),
               ),
           ),
-          public_id: PublicId,
+          public_id: z.optional(PublicId),
+          target: z.optional(Target),
         }),
       )
       .check(
@@ -62,7 +94,7 @@ export const CreateImportInput = z.strictObject({
         z.maxLength(100),
         z.meta({
           description:
-            "The public ids to publish the file's layers as (the default plan takes them; other layers keep their discovered names). Discovery checks them, and service_name, against the workspace before loading: a name in use stops the import at `awaiting_plan` with `clashes` naming it and a free name proposed; with auto_publish the free name is taken and the history says so.",
+            "The public ids to publish the file's layers as (the default plan takes them; other layers keep their discovered names), or a `target` layer to replace or append to (then no public_id). Discovery checks them, and service_name, against the workspace before loading: a name in use stops the import at `awaiting_plan` with `clashes` naming it and a free name proposed; with auto_publish the free name is taken and the history says so.",
         }),
       ),
   ),
@@ -83,6 +115,8 @@ const LayerPlanShape = {
   target_srid: z.optional(Srid),
   make_valid: z.optional(z.boolean()),
   csv: z.optional(CsvGeometry),
+  encoding: z.optional(Encoding),
+  target: z.optional(Target),
 };
 const PlanFields = z
   .array(
@@ -115,6 +149,13 @@ export const ImportPlanInputBody = z
       .array(
         z.strictObject({
           ...LayerPlanShape,
+          public_id: z.optional(
+            LayerPlanShape.public_id.check(
+              z.meta({
+                description: 'Required, except for a layer with a `target` (it keeps its public id).',
+              }),
+            ),
+          ),
           fields: z.optional(
             PlanFields.check(
               z.meta({
@@ -178,11 +219,25 @@ export const ImportJobBody = z
     discovery: z.optional(DiscoveryBody),
     service_name: z.string(),
     requested_layers: z.optional(
-      z.array(z.object({ source_layer: z.optional(z.string()), public_id: z.string() })),
+      z.array(
+        z.object({
+          source_layer: z.optional(z.string()),
+          public_id: z.optional(z.string()),
+          target: z.optional(Target),
+        }),
+      ),
     ),
     clashes: z.optional(z.array(NameClashBody)),
     service_id: z.optional(z.string()),
     rollback_operation_id: z.optional(z.string()),
+    rollback_until: z.optional(
+      DateTime.check(
+        z.meta({
+          description:
+            "An import that replaced a layer's data: until when the previous data is kept, so a rollback can restore it (ADR 0127).",
+        }),
+      ),
+    ),
     auto_publish: z.boolean(),
     processed_bytes: z.int(),
     processed_features: z.int(),

@@ -132,6 +132,15 @@ export interface ImportConfig {
   allowedBuckets: string[];
   /** Local: the directory `file://` URIs and absolute paths must lie under. */
   localImportRoot?: string;
+  /**
+   * `GEOPLANE_ALLOWED_IMPORT_URL_HOSTS`: non-public hosts `https://` import URLs may name (ADR 0129),
+   * in the syntax of ADR 0074's database list; empty: public unicast addresses only.
+   */
+  urlAllowedHosts: string;
+  /** `GEOPLANE_IMPORT_URL_CA_FILE`: PEM certificates trusted for import URLs besides Node's own roots. */
+  urlCaFile?: string;
+  /** `IMPORT_URL_TIMEOUT_MS` (default 300,000): how long fetching one import URL may take in all. */
+  urlTimeoutMs: number;
   /** `IMPORT_MAX_BYTES` (default 2 GiB): the largest file one import takes (upload or URI). */
   maxBytes: number;
   uploadTtlSeconds: number;
@@ -143,6 +152,11 @@ export interface ImportConfig {
   workspaceMaxRows: number;
   /** `IMPORT_WORKSPACE_MAX_BYTES` (default 50 GiB): bytes (of their files) a workspace's imports hold. */
   workspaceMaxBytes: number;
+  /**
+   * `IMPORT_GENERATION_RETENTION_HOURS` (default 168): how long a layer's previous data is kept
+   * after an import replaced it, so the import can be rolled back (ADR 0127).
+   */
+  generationRetentionHours: number;
   /** The import database: local JSON with logins, or (AWS) host/port/database with the secret's ARN. */
   database?: {
     host: string;
@@ -181,12 +195,16 @@ export function importConfig(): ImportConfig {
       .map((b) => b.trim())
       .filter(Boolean),
     localImportRoot: env.GEOPLANE_IMPORT_ROOT || undefined,
+    urlAllowedHosts: env.GEOPLANE_ALLOWED_IMPORT_URL_HOSTS ?? '',
+    urlCaFile: env.GEOPLANE_IMPORT_URL_CA_FILE || undefined,
+    urlTimeoutMs: number(env.IMPORT_URL_TIMEOUT_MS, 300_000),
     maxBytes: number(env.IMPORT_MAX_BYTES, 2 * 1024 ** 3),
     uploadTtlSeconds: number(env.IMPORT_UPLOAD_TTL_SECONDS, 3600),
     maxLayers: number(env.IMPORT_MAX_LAYERS, 100),
     maxRows: number(env.IMPORT_MAX_ROWS, 10_000_000),
     workspaceMaxRows: number(env.IMPORT_WORKSPACE_MAX_ROWS, 100_000_000),
     workspaceMaxBytes: number(env.IMPORT_WORKSPACE_MAX_BYTES, 50 * 1024 ** 3),
+    generationRetentionHours: number(env.IMPORT_GENERATION_RETENTION_HOURS, 168),
     database,
     databaseSecretArn: env.IMPORT_DATABASE_SECRET_ARN || undefined,
   };

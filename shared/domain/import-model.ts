@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { DomainError } from './errors.ts';
-import { type Discovery, ImportInputError, type ImportPlan } from './import-sources.ts';
+import { type Discovery, ImportInputError, type ImportPlan, type LayerTarget } from './import-sources.ts';
 
 export type ImportStatus =
   | 'awaiting_upload'
@@ -77,7 +77,10 @@ export interface NameClash {
 /** A target name given at createImport (ADR 0126): the public id of a source layer (default: the first). */
 export interface RequestedLayerName {
   source_layer?: string;
-  public_id: string;
+  /** A new layer's public id; or */
+  public_id?: string;
+  /** an existing layer to replace or append to (ADR 0127). */
+  target?: LayerTarget;
 }
 
 /** The durable record of an import (ImportJob of the spec, plus internal fields). */
@@ -105,6 +108,11 @@ export interface ImportJob {
   clashes?: NameClash[];
   service_id?: string;
   rollback_operation_id?: string;
+  /**
+   * An import that replaced a layer's data (ADR 0127): the previous data is kept until then; a
+   * rollback after it is refused (the next publish or rollback drops what expired).
+   */
+  rollback_until?: string;
   /** What the teardown (rollback or cancel after a partial publish) ends in. */
   teardown_to?: 'rolled_back' | 'cancelled';
   auto_publish: boolean;
@@ -232,6 +240,7 @@ export function presentImport(job: ImportJob, upload?: ImportUploadTicket) {
     ...(job.clashes?.length ? { clashes: job.clashes } : {}),
     ...(job.service_id ? { service_id: job.service_id } : {}),
     ...(job.rollback_operation_id ? { rollback_operation_id: job.rollback_operation_id } : {}),
+    ...(job.rollback_until ? { rollback_until: job.rollback_until } : {}),
     auto_publish: job.auto_publish,
     processed_bytes: job.processed_bytes,
     processed_features: job.processed_features,

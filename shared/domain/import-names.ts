@@ -29,7 +29,10 @@ export async function findClashes(
   ownServiceId?: string,
 ): Promise<NameClash[]> {
   const clashes: NameClash[] = [];
-  if (serviceName !== undefined) {
+  // A layer that replaces or appends to a layer keeps that layer's name (ADR 0127); a plan of
+  // only such layers creates no service.
+  const newLayers = plan.layers.filter((l) => !l.target);
+  if (serviceName !== undefined && newLayers.length > 0) {
     const service = await deps.services.findByName(workspaceId, serviceName);
     if (service && service.id !== ownServiceId) {
       const proposed = await freeName(
@@ -40,7 +43,7 @@ export async function findClashes(
     }
   }
   const used = plan.layers.map((l) => l.public_id);
-  for (const layer of plan.layers) {
+  for (const layer of newLayers) {
     const marker = await deps.layers.findPublicId(workspaceId, layer.public_id);
     if (!marker || (ownServiceId !== undefined && marker.service_id === ownServiceId)) continue;
     const proposed = await freeName(

@@ -5,7 +5,7 @@
  * limits an import and a workspace's imports stay within (ADR 0110).
  */
 import { InvalidInputError, RuleViolationError } from './errors.ts';
-import type { Discovery, ImportPlan, LayerPlan, SourceLayer } from './import-sources.ts';
+import type { Discovery, ImportPlan, LayerPlan, LayerTarget, SourceLayer } from './import-sources.ts';
 
 const PUBLIC_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const COLUMN = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -180,6 +180,16 @@ export function layersWithoutCrs(plan: ImportPlan, discovery: Discovery): string
     .map((l) => l.source_layer);
 }
 
+/** True when a TextDecoder (the Shapefile reader's) takes the label. */
+function knownEncoding(label: string): boolean {
+  try {
+    new TextDecoder(label);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function bad(message: string): InvalidInputError {
   return new InvalidInputError('invalid_plan', message);
 }
@@ -193,9 +203,17 @@ function columnProblem(name: string): string | undefined {
   return undefined;
 }
 
-function checkLayer(layer: LayerPlan, source: SourceLayer | undefined, i: number): void {
+function checkLayer(layer: LayerPlan, source: SourceLayer | undefined, i: number, format: string): void {
   const where = `layers[${i}]`;
   if (!source) throw bad(`${where}: the file has no layer '${layer.source_layer}'.`);
+  if (layer.encoding !== undefined) {
+    if (format !== 'shapefile') throw bad(`${where}: encoding applies to Shapefiles only.`);
+    if (!knownEncoding(layer.encoding)) {
+      throw bad(
+        `${where}: encoding '${layer.encoding}' is not a code page GeoPlane can decode (e.g. windows-1252, windows-1250, iso-8859-2, utf-8).`,
+      );
+    }
+  }
   if (!PUBLIC_ID.test(layer.public_id)) {
     throw bad(
       `${where}: public_id '${layer.public_id}' must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit.`,
@@ -255,7 +273,7 @@ export function validatePlan(plan: ImportPlan, discovery: Discovery): ImportPlan
   const placed: LayerRelations[] = [];
   plan.layers.forEach((layer, i) => {
     const source = discovery.layers.find((s) => s.name === layer.source_layer);
-    checkLayer(layer, source, i);
+    checkLayer(layer, source, i, discovery.format);
     const first = sourceLayers.get(layer.source_layer);
     if (first !== undefined) {
       throw bad(
@@ -371,7 +389,11 @@ export function workspaceQuotaRefusal(
 }
 
 /** A plan layer as putImportPlan takes it: `fields` (and the geometry column) may be left out. */
-export type LayerPlanInput = Omit<LayerPlan, 'fields'> & { fields?: LayerPlan['fields'] };
+export type LayerPlanInput = Omit<LayerPlan, 'fields' | 'public_id'> & {
+  fields?: LayerPlan['fields'];
+  /** Required but for a layer with a target (it keeps the target's, ADR 0127). */
+  public_id?: string;
+};
 
 /** A plan as putImportPlan takes it (ADR 0126): layers may be partial; the service may be renamed. */
 export interface ImportPlanInput {
@@ -388,11 +410,17 @@ export interface ImportPlanInput {
 export function completePlan(plan: ImportPlanInput, discovery: Discovery): ImportPlan {
   const defaults = defaultPlan(discovery).layers;
   return {
-    layers: plan.layers.map((layer) => {
+    layers: plan.layers.map((layer, i) => {
+      if (layer.public_id === undefined) {
+        throw bad(
+          `layers[${i}]: public_id is required (leave it out only with a target, an existing layer to replace or append to).`,
+        );
+      }
       if (layer.fields) return layer as LayerPlan;
       const found = defaults.find((d) => d.source_layer === layer.source_layer);
       return {
         ...layer,
+        public_id: layer.public_id,
         fields: found?.fields ?? [],
         ...(layer.geometry_column === undefined && found?.geometry_column
           ? { geometry_column: found.geometry_column }
@@ -410,18 +438,21 @@ export function completePlan(plan: ImportPlanInput, discovery: Discovery): Impor
  */
 export function planWithNames(
   plan: ImportPlan,
-  requested: { source_layer?: string; public_id: string }[] | undefined,
-): { plan: ImportPlan; unmatched: string[] } {
+  requested: { source_layer?: string; public_id?: string; target?: LayerTarget }[] | undefined,
+): { plan: { layers: LayerPlanInput[] }; unmatched: string[] } {
   if (!requested?.length) return { plan, unmatched: [] };
   const unmatched: string[] = [];
-  const layers = plan.layers.map((l) => ({ ...l }));
+  const layers: LayerPlanInput[] = plan.layers.map((l) => ({ ...l }));
   for (const entry of requested) {
-    const layer =
-      entry.source_layer === undefined
-        ? layers[0]
-        : layers.find((l) => l.source_layer === entry.source_layer);
+    const index =
+      entry.source_layer === undefined ? 0 : layers.findIndex((l) => l.source_layer === entry.source_layer);
+    const layer = layers[index];
     if (!layer) unmatched.push(entry.source_layer ?? '');
-    else layer.public_id = entry.public_id;
+    else if (entry.target) {
+      // Its fields are mapped to the target's columns once the target is resolved (ADR 0127).
+      const { fields: _default, geometry_column: _geometry, ...rest } = layer;
+      layers[index] = { ...rest, target: entry.target };
+    } else if (entry.public_id !== undefined) layer.public_id = entry.public_id;
   }
   return { plan: { layers }, unmatched };
 }

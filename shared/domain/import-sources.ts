@@ -91,6 +91,15 @@ export interface SourceFeature {
   geometry: SourceGeometry | null;
 }
 
+/**
+ * An existing layer whose data a plan layer replaces or appends to (ADR 0127): `layer` is its id
+ * (a plan as stored) or public id (as given).
+ */
+export interface LayerTarget {
+  layer: string;
+  mode: 'replace' | 'append';
+}
+
 /** How one source layer is loaded and published (putImportPlan; the default comes from discovery). */
 export interface LayerPlan {
   source_layer: string;
@@ -111,6 +120,13 @@ export interface LayerPlan {
   make_valid?: boolean;
   /** CSV: geometry columns (override the detected ones). */
   csv?: CsvGeometry;
+  /**
+   * Shapefile: the code page of the .dbf's text (`windows-1252`, `utf-8`, …), for a file whose
+   * .cpg and LDID byte don't say it (ADR 0125); overrides both.
+   */
+  encoding?: string;
+  /** Replace or append to this layer's data instead of publishing a new layer (ADR 0127). */
+  target?: LayerTarget;
 }
 
 export interface ImportPlan {

@@ -7,7 +7,7 @@
 import type { DataSourceGateway, PostgisConnectionInfo } from './datasource.ts';
 import type { DeletionRepository } from './deletions.ts';
 import { deleteService } from './deletions.ts';
-import { AlreadyExistsError, DomainError, StateConflictError } from './errors.ts';
+import { AlreadyExistsError, DomainError, RuleViolationError, StateConflictError } from './errors.ts';
 import {
   type ImportFailure,
   type ImportJob,
@@ -22,11 +22,22 @@ import { clashWarnings, findClashes, withProposals } from './import-names.ts';
 import {
   defaultPlan,
   type ImportQuotas,
+  type LayerPlanInput,
   layersWithoutCrs,
   planWithNames,
   workspaceQuotaRefusal,
 } from './import-plans.ts';
-import { type Discovery, ImportInputError, type ImportPlan } from './import-sources.ts';
+import { type Discovery, ImportInputError, type ImportPlan, type LayerPlan } from './import-sources.ts';
+import {
+  findTargetLayer,
+  hasTargets,
+  outcomeNote,
+  type ResolvedTarget,
+  resolveTargets,
+  type TargetOutcome,
+  type TargetTable,
+  targetTables,
+} from './import-targets.ts';
 import {
   admitLoad,
   advance,
@@ -37,7 +48,7 @@ import {
   workspaceQuota,
 } from './imports.ts';
 import { isConcurrentModification } from './last-writer-wins.ts';
-import { createLayer, type LayerRepository } from './layers.ts';
+import { createLayer, type LayerRepository, refreshLayerSource } from './layers.ts';
 import type { SecretBox } from './secrets.ts';
 import { createService, type ServiceGateway, type ServiceRepository } from './services.ts';
 import { silentLog, throttledProgress, type WorkflowLog } from './workflow-log.ts';
@@ -63,6 +74,15 @@ export interface ImportEngine {
   ): Promise<LoadResult>;
   /** Moves the staged tables into the import's own schema and lets the serving login read them (idempotent). */
   publishTables(job: ImportJob & { plan: ImportPlan }): Promise<void>;
+  /**
+   * Puts the staged rows of the plan layers that target a layer into its table (ADR 0127): a
+   * replace swaps the table (the previous one kept in this import's schema), an append adds the
+   * rows — in one transaction, recorded, so a repeat reports instead of doing it again. Previous
+   * generations recorded before `expireBefore` are dropped first.
+   */
+  applyTargets(job: ImportJob, targets: TargetTable[], expireBefore: Date): Promise<TargetOutcome[]>;
+  /** Undoes the import's replaces and appends (idempotent); an ImportInputError when a later import changed the table. */
+  revertTargets(importId: string): Promise<TargetOutcome[]>;
   /** Drops the staging schema; loaders of runs older than `run` are fenced off first (no re-creation). */
   dropStaging(importId: string, run: number): Promise<void>;
   /** Drops staging and the published schema (idempotent). */
@@ -90,7 +110,11 @@ export interface ImportStepDeps {
   uploads?: { remove(keyOrLocation: string): Promise<void> };
   /** Where the step logs transitions and load progress (ADR 0090). */
   log?: WorkflowLog;
+  /** How long a replaced layer's previous data is kept for a rollback (ADR 0127; default 7 days). */
+  generationRetentionHours?: number;
 }
+
+const DEFAULT_RETENTION_HOURS = 168;
 
 /** What the state machine does next: stop, or come back (after `wait_seconds`). */
 export interface StepResult {
@@ -282,15 +306,18 @@ async function work(
     const named = job.plan
       ? { plan: job.plan, unmatched: [] }
       : planWithNames(defaultPlan(discovery), job.requested_layers);
+    // Targets (ADR 0127): resolved and their columns mapped before a row is loaded; a target
+    // that can't take this file stops the import at a plan, with the file's layer as a new one.
+    const targeted = await planTargets(deps, job.workspace_id, named.plan, discovery);
     // Names first, clashes early (ADR 0126): every name the import would publish is checked
     // against the workspace before a row is loaded; auto_publish takes the free names itself.
-    let plan = named.plan;
+    let plan = targeted.plan;
     let serviceName = job.service_name;
     let clashes = await findClashes(deps, job.workspace_id, plan, serviceName);
     if (clashes.length > 0 && job.auto_publish)
       ({ plan, service_name: serviceName, clashes } = withProposals(plan, serviceName, clashes));
     const missing = layersWithoutCrs(plan, discovery);
-    const notes = [...discovery.warnings, ...clashWarnings(clashes)];
+    const notes = [...discovery.warnings, ...targeted.notes, ...clashWarnings(clashes)];
     const common = {
       discovery,
       plan,
@@ -300,7 +327,7 @@ async function work(
       total_layers: plan.layers.length,
       ...(notes.length ? { warnings: notes } : {}),
     };
-    const blocked = clashes.some((c) => !c.renamed);
+    const blocked = clashes.some((c) => !c.renamed) || targeted.refused;
     if (missing.length > 0 || named.unmatched.length > 0 || blocked) {
       const warnings = [...notes];
       if (missing.length > 0)
@@ -371,6 +398,38 @@ async function work(
     : advance(fresh, { ...progress, warnings, status: 'ready_to_publish', phase: 'transform' }, now());
   if (!(await save(deps, fresh, next))) return DONE;
   return next.status === 'publishing' ? AGAIN : DONE;
+}
+
+/**
+ * The plan with its targets resolved and their fields mapped (ADR 0127). A target that can't be
+ * (gone, not imported, columns that don't fit) is dropped from its layer, which falls back to the
+ * default plan's new layer, and `refused` says the import must wait for a plan.
+ */
+async function planTargets(
+  deps: ImportStepDeps,
+  workspaceId: string,
+  plan: { layers: LayerPlanInput[] },
+  discovery: Discovery,
+): Promise<{ plan: ImportPlan; notes: string[]; refused: boolean }> {
+  if (!plan.layers.some((l) => l.target)) return { plan: plan as ImportPlan, notes: [], refused: false };
+  try {
+    const resolved = await resolveTargets(deps, workspaceId, plan.layers, discovery);
+    return { plan: { layers: resolved.layers as LayerPlan[] }, notes: resolved.notes, refused: false };
+  } catch (error) {
+    if (!(error instanceof RuleViolationError)) throw error;
+    const defaults = defaultPlan(discovery).layers;
+    const layers = plan.layers.map((l) => {
+      if (!l.target) return l as LayerPlan;
+      return defaults.find((d) => d.source_layer === l.source_layer) ?? (l as LayerPlan);
+    });
+    return {
+      plan: { layers },
+      notes: [
+        `${error.message} PUT the plan with another target, or without one to publish the file's layer as a new layer.`,
+      ],
+      refused: true,
+    };
+  }
 }
 
 /**
@@ -513,14 +572,34 @@ async function nameClash(
   return DONE;
 }
 
-/** Moves the tables, creates the service and its layers (each idempotent), then `published`. */
+/**
+ * Moves the tables, creates the service and its layers (each idempotent), puts the rows of the
+ * layers that target a layer into it (ADR 0127), then `published`.
+ */
 async function publishCatalog(
   deps: ImportStepDeps,
   planned: ImportJob & { plan: ImportPlan },
   now: () => Date,
 ): Promise<StepResult> {
   let job: ImportJob = planned;
-  await deps.engine.publishTables(planned);
+  const fresh = planned.plan.layers.filter((l) => !l.target);
+  const targeted = hasTargets(planned) ? await publishTargets(deps, planned, now) : undefined;
+  if (fresh.length === 0) {
+    await deps.engine.dropStaging(job.id, job.run);
+    const done = advance(
+      job,
+      {
+        status: 'published',
+        completed_at: now().toISOString(),
+        warnings: [...(job.warnings ?? []), ...(targeted?.notes ?? [])],
+        ...(targeted?.rollback_until ? { rollback_until: targeted.rollback_until } : {}),
+      },
+      now(),
+    );
+    if (await save(deps, job, done)) await releaseUpload(deps, job);
+    return DONE;
+  }
+  await deps.engine.publishTables({ ...planned, plan: { layers: fresh } });
   let service = await deps.services.findByName(job.workspace_id, job.service_name);
   const serving = await deps.engine.servingConnection(job.id);
   const schema = serving.schemas?.[0];
@@ -549,7 +628,7 @@ async function publishCatalog(
     if (!(await save(deps, job, next))) return DONE;
     job = next;
   }
-  for (const layer of planned.plan.layers) {
+  for (const layer of fresh) {
     const marker = await deps.layers.findPublicId(job.workspace_id, layer.public_id);
     if (marker?.service_id === service.id) continue;
     try {
@@ -569,9 +648,94 @@ async function publishCatalog(
       throw asInputError(error, layer.public_id);
     }
   }
-  if (await save(deps, job, advance(job, { status: 'published', completed_at: now().toISOString() }, now())))
-    await releaseUpload(deps, job);
+  const done = advance(
+    job,
+    {
+      status: 'published',
+      completed_at: now().toISOString(),
+      ...(targeted?.notes.length ? { warnings: [...(job.warnings ?? []), ...targeted.notes] } : {}),
+      ...(targeted?.rollback_until ? { rollback_until: targeted.rollback_until } : {}),
+    },
+    now(),
+  );
+  if (await save(deps, job, done)) await releaseUpload(deps, job);
   return DONE;
+}
+
+/**
+ * The targets of the plan resolved again (the layer must still be there, published by its import,
+ * with the same columns) and their rows put in; then each target layer's source facts (extent,
+ * geometry type) are read again, which moves its version. Returns the history's notes and, after a
+ * replace, until when its previous data is kept.
+ */
+async function publishTargets(
+  deps: ImportStepDeps,
+  planned: ImportJob & { plan: ImportPlan },
+  now: () => Date,
+): Promise<{ notes: string[]; rollback_until?: string }> {
+  let targets: Map<number, ResolvedTarget>;
+  try {
+    ({ targets } = await resolveTargets(
+      deps,
+      planned.workspace_id,
+      planned.plan.layers,
+      planned.discovery as Discovery,
+    ));
+  } catch (error) {
+    if (!(error instanceof RuleViolationError)) throw error;
+    throw new ImportInputError(error.reason, `${error.message} Change the plan (PUT …/plan) and retry.`);
+  }
+  const hours = deps.generationRetentionHours ?? DEFAULT_RETENTION_HOURS;
+  const at = now();
+  const outcomes = await deps.engine.applyTargets(
+    planned,
+    targetTables(planned.plan, targets),
+    new Date(at.getTime() - hours * 3_600_000),
+  );
+  const notes: string[] = [];
+  for (const [, target] of targets) {
+    const outcome = outcomes.find((o) => o.relation === target.relation);
+    if (outcome) notes.push(outcomeNote(outcome, target.layer.public_id));
+    await refreshTarget(deps, target);
+  }
+  const replaced = outcomes.some((o) => o.mode === 'replace');
+  return {
+    notes,
+    ...(replaced ? { rollback_until: new Date(at.getTime() + hours * 3_600_000).toISOString() } : {}),
+  };
+}
+
+/** A target layer's extent and geometry type read again (best effort: the data is in either way). */
+async function refreshTarget(deps: ImportStepDeps, target: ResolvedTarget): Promise<void> {
+  try {
+    const service = await deps.services.findById(target.layer.workspace_id, target.layer.service_id);
+    if (service) await refreshLayerSource(deps.layers, deps.gateway, deps.box, service, target.layer);
+  } catch (error) {
+    if (!(error instanceof DomainError) || error.name === 'UnavailableError') throw error;
+    (deps.log ?? silentLog).warn("A target layer's extent was not refreshed", {
+      layer_id: target.layer.id,
+      reason: error.message,
+    });
+  }
+}
+
+/**
+ * Undoes the import's replaces and appends (ADR 0127), then refreshes the layers' source facts;
+ * returns the history's notes.
+ */
+async function revertTargets(deps: ImportStepDeps, job: ImportJob): Promise<string[]> {
+  if (!hasTargets(job)) return [];
+  const undone = await deps.engine.revertTargets(job.id);
+  const notes: string[] = [];
+  for (const layerPlan of job.plan?.layers ?? []) {
+    if (!layerPlan.target) continue;
+    const found = await findTargetLayer(deps, job.workspace_id, layerPlan.target.layer);
+    const outcome = found && undone.find((o) => o.relation === found.source_layer);
+    if (!found || !outcome) continue;
+    notes.push(outcomeNote(outcome, found.public_id, true));
+    await refreshTarget(deps, { layer: found, relation: found.source_layer, columns: new Map() });
+  }
+  return notes;
 }
 
 /**
@@ -588,6 +752,7 @@ export async function undoPublish(
 ): Promise<ImportJob | undefined> {
   const current = await owned(deps, { import_id: job.id, workspace_id: job.workspace_id, run: job.run });
   if (current?.status !== 'publishing') return undefined;
+  await revertTargets(deps, current);
   const service = await ownedService(deps, current);
   if (service) {
     for (;;) {
@@ -686,6 +851,7 @@ async function teardown(deps: ImportStepDeps, job: ImportJob, now: () => Date): 
     }
     if (status !== 'completed' && found) return { done: false, wait_seconds: pollSeconds(job, now()) };
   }
+  const undone = await revertTargets(deps, job);
   await deps.engine.dropAll(job.id, job.run);
   const end = job.teardown_to ?? (job.status === 'rolling_back' ? 'rolled_back' : 'cancelled');
   // Its tables are gone: the import's reservation of the workspace's quota goes with them.
@@ -694,7 +860,12 @@ async function teardown(deps: ImportStepDeps, job: ImportJob, now: () => Date): 
     job,
     advance(
       job,
-      { status: end, completed_at: now().toISOString(), ...reservation({ rows: 0, bytes: 0 }) },
+      {
+        status: end,
+        completed_at: now().toISOString(),
+        ...reservation({ rows: 0, bytes: 0 }),
+        ...(undone.length ? { warnings: undone } : {}),
+      },
       now(),
     ),
   );

@@ -36,6 +36,13 @@ import {
   workspaceQuotaRefusal,
 } from './import-plans.ts';
 import type { Discovery, ImportPlan } from './import-sources.ts';
+import {
+  hasTargets,
+  resolveTarget,
+  resolveTargets,
+  type TargetLookups,
+  targetsLayer,
+} from './import-targets.ts';
 import { lastWriterWinsOn } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import type { ServiceRepository } from './services.ts';
@@ -182,6 +189,7 @@ export async function createImport(
     uris: ImportUriPolicy;
     starter: ImportStarter;
     limits: ImportLimits;
+    targets: TargetLookups;
   },
   workspace: Workspace,
   input: CreateImportInput,
@@ -216,15 +224,24 @@ export async function createImport(
   const requested = input.layers ?? [];
   const seen = new Set<string>();
   for (const [i, entry] of requested.entries()) {
-    const key = `\0${entry.source_layer ?? ''}`;
-    if (seen.has(key) || seen.has(entry.public_id)) {
+    if ((entry.public_id === undefined) === (entry.target === undefined)) {
       throw new InvalidInputError(
         'invalid_layer_names',
-        `layers[${i}]: ${seen.has(key) ? `source layer '${entry.source_layer ?? '(the first)'}'` : `public_id '${entry.public_id}'`} is named twice.`,
+        `layers[${i}]: give either public_id (a new layer) or target (an existing layer to replace or append to).`,
+      );
+    }
+    const key = `\0${entry.source_layer ?? ''}`;
+    const named = entry.public_id ?? `\0target:${entry.target?.layer}`;
+    if (seen.has(key) || seen.has(named)) {
+      throw new InvalidInputError(
+        'invalid_layer_names',
+        `layers[${i}]: ${seen.has(key) ? `source layer '${entry.source_layer ?? '(the first)'}'` : entry.public_id ? `public_id '${entry.public_id}'` : `target '${entry.target?.layer}'`} is named twice.`,
       );
     }
     seen.add(key);
-    seen.add(entry.public_id);
+    seen.add(named);
+    // A target is checked now (it exists, an import published it), its columns once the file is read.
+    if (entry.target) await resolveTarget(deps.targets, workspace.id, entry.target, `layers[${i}]`);
   }
   if (await deps.services.findByName(workspace.id, serviceName)) {
     throw new StateConflictError(
@@ -435,7 +452,13 @@ async function withinQuota<T>(
  * rows and bytes of the workspace's quota (422 `workspace_import_quota`), in the same write.
  */
 export async function putImportPlan(
-  deps: { repo: ImportRepository; starter: ImportStarter; limits: ImportQuotas; names?: NameLookups },
+  deps: {
+    repo: ImportRepository;
+    starter: ImportStarter;
+    limits: ImportQuotas;
+    names?: NameLookups;
+    targets?: TargetLookups;
+  },
   job: ImportJob,
   input: ImportPlanInput,
   ifMatch?: string,
@@ -449,7 +472,14 @@ export async function putImportPlan(
       `service_name '${input.service_name}' is not a valid service name.`,
     );
   }
-  const plan = job.discovery ? completePlan(input, job.discovery) : (input as ImportPlan);
+  // Targets first (ADR 0127): resolved, and their fields mapped to the layer's columns.
+  let layers = input.layers;
+  let notes: string[] = [];
+  if (job.discovery && layers.some((l) => l.target)) {
+    if (!deps.targets) throw new Error('putImportPlan needs target lookups for a plan with targets');
+    ({ layers, notes } = await resolveTargets(deps.targets, job.workspace_id, layers, job.discovery));
+  }
+  const plan = job.discovery ? completePlan({ ...input, layers }, job.discovery) : (input as ImportPlan);
   if (deps.names && job.discovery && !job.service_id)
     await refuseTakenNames(deps.names, job, plan, serviceName);
   let asked: { need: ImportUsage; held: ImportUsage } | undefined;
@@ -490,6 +520,7 @@ export async function putImportPlan(
               service_name: serviceName,
               clashes: undefined,
               reload: true,
+              ...(notes.length ? { warnings: notes } : {}),
             });
           }
           const need = admitLoad(current, plan, current.discovery, deps.limits, usage);
@@ -504,6 +535,7 @@ export async function putImportPlan(
               clashes: undefined,
               reload: true,
               run: current.run + 1,
+              warnings: notes.length ? notes : undefined,
               ...reservation(need),
             },
             now,
@@ -571,6 +603,7 @@ export async function rollbackImport(
   createdBy: string,
   now = new Date(),
 ): Promise<ImportJob> {
+  if (job.status === 'published') await refuseTargetRollback(deps.repo, job, now);
   const next = await transition(deps.repo, job, (current) => {
     if (current.status === 'rolling_back') return undefined;
     if (current.status !== 'published') throw refuse(current, 'a rollback', "from 'published'");
@@ -600,6 +633,37 @@ export async function rollbackImport(
   }
   await startRun(deps.starter, next);
   return operationId ? { ...next, rollback_operation_id: operationId } : next;
+}
+
+/**
+ * An import that replaced or appended to layers (ADR 0127) rolls back only while its previous data
+ * is kept, and only after every later import that changed one of those layers was rolled back:
+ * the layer's generations are undone newest first (409 otherwise, naming what is in the way).
+ */
+async function refuseTargetRollback(repo: ImportRepository, job: ImportJob, now: Date): Promise<void> {
+  if (!hasTargets(job)) return;
+  if (job.rollback_until && Date.parse(job.rollback_until) < now.getTime()) {
+    throw new StateConflictError(
+      'import_generation_expired',
+      `The data this import replaced was kept until ${job.rollback_until}; it is gone, so the import can't be rolled back. Import the earlier file again with mode 'replace' instead.`,
+    );
+  }
+  const targets = (job.plan?.layers ?? []).flatMap((l) => (l.target ? [l.target.layer] : []));
+  const later = await repo.firstWhere(
+    job.workspace_id,
+    (other) =>
+      other.id !== job.id &&
+      (other.status === 'publishing' ||
+        other.status === 'rolling_back' ||
+        (other.status === 'published' && (other.completed_at ?? '') > (job.completed_at ?? ''))) &&
+      targets.some((layer) => targetsLayer(other, layer)),
+  );
+  if (later) {
+    throw new StateConflictError(
+      'import_rollback_order',
+      `Import '${later.name}' (${later.id}, ${later.status}) changed a layer this import replaced or appended to after it; roll that import back first.`,
+    );
+  }
 }
 
 /**

@@ -183,6 +183,38 @@ function extentOf(d: DiscoveredLayer): Pick<Layer, 'native_extent'> {
   return d.extent ? { native_extent: { ...d.extent, srid: d.srid } } : {};
 }
 
+/**
+ * A layer's source facts (geometry type, extent) read again after its rows changed underneath it
+ * (an import's replace or append, ADR 0127). Its version moves, so what is cached by it lets go.
+ * A disabled layer is left as it is (it is validated when enabled).
+ */
+export async function refreshLayerSource(
+  repo: LayerRepository,
+  gateway: DataSourceGateway,
+  box: SecretBox,
+  service: Service,
+  current: Layer,
+  now = new Date(),
+): Promise<Layer> {
+  return lastWriterWinsOn(
+    current,
+    () => requireLayer(repo, service, current.id),
+    async (previous) => {
+      if (!previous.enabled || previous.is_sql_view) return previous;
+      const validated = await validateSource(gateway, box, service, previous);
+      const next: Layer = {
+        ...previous,
+        ...validated,
+        version: previous.version + 1,
+        updated_at: now.toISOString(),
+      };
+      if (!validated.native_extent) delete next.native_extent;
+      await repo.update(previous, next);
+      return next;
+    },
+  );
+}
+
 /** Shapes a layer from input (defaults of DESIGN §8), without validating the source. */
 function shape(
   input: LayerInput,

@@ -1,3 +1,4 @@
+import { importConfig } from '../config/env.ts';
 import { postgisGateway } from '../datasources/gateway.ts';
 import { PostgisImportEngine } from '../datasources/imports/engine.ts';
 import { PostgisImportPreviews } from '../datasources/imports/previews.ts';
@@ -44,6 +45,7 @@ export function importStepDeps(): ImportStepDeps {
     // Resolved on use: the step's other work needs no upload store.
     uploads: { remove: (key) => importUploads().remove(key) },
     limits: importLimits(),
+    generationRetentionHours: importConfig().generationRetentionHours,
     log: workflowLog(),
   };
 }

@@ -287,6 +287,8 @@ function engine(over: Partial<ImportEngine> = {}): ImportEngine & { dropped: str
       warnings: [],
     }),
     publishTables: async () => {},
+    applyTargets: async () => [],
+    revertTargets: async () => [],
     dropStaging: async (id: string) => {
       dropped.push(`staging:${id}`);
     },

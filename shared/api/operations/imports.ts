@@ -55,7 +55,7 @@ export const createImport = defineOperation({
   permission: 'write',
   summary: 'Start an import: a file to upload (presigned form POST), or an allowed URI',
   description:
-    "An `upload` source answers `awaiting_upload` with `upload`: POST the file as multipart form data to `upload.url` with `upload.fields` and the file in the `file` field (at most `upload.max_bytes`, before `upload.expires_at`), then call startImport. A `uri` source (`s3://` in a bucket the operator allows; locally a path under the configured import directory) is queued at once. `auto_publish` publishes with the discovered default plan. `service_name` and `layers` name what the import publishes up front (ADR 0126): discovery checks every name against the workspace before a row is loaded; a name in use stops the import at `awaiting_plan` with `clashes` (the name and a free one proposed), or, with `auto_publish`, is replaced by the free name, which the history records. Uploads never reach the API itself (API Gateway's 10 MB limit).",
+    "An `upload` source answers `awaiting_upload` with `upload`: POST the file as multipart form data to `upload.url` with `upload.fields` and the file in the `file` field (at most `upload.max_bytes`, before `upload.expires_at`), then call startImport. A `uri` source (`s3://` in a bucket the operator allows; locally a path under the configured import directory) is queued at once. `auto_publish` publishes with the discovered default plan. `service_name` and `layers` name what the import publishes up front (ADR 0126): discovery checks every name against the workspace before a row is loaded; a name in use stops the import at `awaiting_plan` with `clashes` (the name and a free one proposed), or, with `auto_publish`, is replaced by the free name, which the history records. A `layers` entry with `target` replaces or appends to an existing layer's data instead (ADR 0127): the layer must exist and have been published by an import (422 `import_target_invalid` otherwise); its columns are matched once the file is read. Uploads never reach the API itself (API Gateway's 10 MB limit).",
   tags,
   request: { params: WorkspaceParams, body: CreateImportInput },
   responses: {
@@ -66,6 +66,10 @@ export const createImport = defineOperation({
     },
     404: { description: 'workspace not found' },
     409: conflict('a service with the service_name exists in the workspace'),
+    422: {
+      description:
+        'a `target` layer that does not exist or was not published by an import (`import_target_invalid`)',
+    },
   },
   examples: {
     params: { workspace: 'roads-demo' },
@@ -100,7 +104,7 @@ export const createImport = defineOperation({
       },
     },
   },
-  data: ['GetItem', 'PutItem', 'ConditionCheckItem'],
+  data: ['GetItem', 'Query', 'PutItem', 'ConditionCheckItem'],
   starts: ['import'],
   uploads: ['presign'],
 });
@@ -249,7 +253,7 @@ export const putImportPlan = defineOperation({
   permission: 'write',
   summary: 'Set how the layers are loaded and published (names, fields, CRS, make-valid)',
   description:
-    "From `awaiting_plan` or `ready_to_publish` the data is loaded again with the plan (the import is queued) and reserves its rows and bytes of the workspace's import quota; from `failed` the plan is stored for the retry. Every layer and field must exist in the file, a source layer is loaded once, and every table and column name must be one PostgreSQL takes as it is: no two public ids giving one table name (after lower-casing, `[^a-z0-9_]` → `_` and the 63-byte cut) or an index name of another's table, no column named `fid`, like the geometry column or like a system column (`xmin`, `xmax`, `cmin`, `cmax`, `ctid`, `tableoid`, `oid`). 400 `invalid_plan` names the first layer or field that fails; 422 says which limit a plan is over. A layer may leave `fields` out: its fields are taken as discovered (ADR 0126). `service_name` renames the service the publish creates. A public id or service name the workspace already uses is a 409 (`public_id_taken`, `service_name_taken`) whose `clashes` propose free names. After a failed publish (which leaves no service behind) the plan can be changed and the import retried.",
+    "From `awaiting_plan` or `ready_to_publish` the data is loaded again with the plan (the import is queued) and reserves its rows and bytes of the workspace's import quota; from `failed` the plan is stored for the retry. Every layer and field must exist in the file, a source layer is loaded once, and every table and column name must be one PostgreSQL takes as it is: no two public ids giving one table name (after lower-casing, `[^a-z0-9_]` → `_` and the 63-byte cut) or an index name of another's table, no column named `fid`, like the geometry column or like a system column (`xmin`, `xmax`, `cmin`, `cmax`, `ctid`, `tableoid`, `oid`). 400 `invalid_plan` names the first layer or field that fails; 422 says which limit a plan is over. A layer may leave `fields` out: its fields are taken as discovered (ADR 0126). `service_name` renames the service the publish creates. A public id or service name the workspace already uses is a 409 (`public_id_taken`, `service_name_taken`) whose `clashes` propose free names. After a failed publish (which leaves no service behind) the plan can be changed and the import retried. A layer with `target` (and no public_id) replaces or appends to that existing layer's data on publish (ADR 0127): the layer keeps its id, public id, styles, groups, policies and URLs; without `fields` every field whose column name the layer has is mapped to it with the layer's type, with `fields` each included field must name a column of the layer with its type — else 422 `import_target_invalid` naming the column and its type. `encoding` (Shapefiles) names the code page of the .dbf's text (ADR 0125).",
   tags,
   request: { params: ImportParams, body: ImportPlanInputBody },
   responses: {
@@ -259,14 +263,17 @@ export const putImportPlan = defineOperation({
     409: conflict(
       'the import is not awaiting a plan, ready to publish or failed; or a public id or the service name is taken in the workspace (`clashes` proposes free names)',
     ),
-    422: overLimit,
+    422: {
+      ...overLimit,
+      description: `${overLimit.description}; or a target layer that can't take the file's layer (\`import_target_invalid\`)`,
+    },
   },
   examples: {
     params: { workspace: 'roads-demo', import: ex.ids.import },
     request: ex.importPlan,
     response: { ...ex.importJob, status: 'queued', plan: ex.importPlan, version: 6 },
   },
-  data: ['GetItem', 'PutItem', 'UpdateItem'],
+  data: ['GetItem', 'Query', 'PutItem', 'UpdateItem'],
   starts: ['import'],
 });
 
@@ -390,13 +397,15 @@ export const rollbackImport = defineOperation({
   permission: 'manage',
   summary: 'Take a published import away again: its service, layers and tables (spec 4.15)',
   description:
-    "Only from `published` (409 otherwise). The service goes through the recursive deletion workflow (`rollback_operation_id`: its layers, the layer groups containing them, references), then the import's schema is dropped; the import ends `rolled_back` (or `failed`, and retryImport resumes the rollback). A rollback already running answers with the import.",
+    "Only from `published` (409 otherwise). The service goes through the recursive deletion workflow (`rollback_operation_id`: its layers, the layer groups containing them, references), then the import's schema is dropped; the import ends `rolled_back` (or `failed`, and retryImport resumes the rollback). An import that replaced or appended to a layer (ADR 0127) gives that layer its previous data back, or removes exactly the rows it appended; such imports roll back newest first (409 `import_rollback_order` names the later one), and a replace only while its previous data is kept (`rollback_until`; 409 `import_generation_expired` after). A rollback already running answers with the import.",
   tags,
   request: { params: ImportParams },
   responses: {
     202: accepted('the import, rolling back'),
     404: notFound,
-    409: conflict('the import is not published'),
+    409: conflict(
+      'the import is not published; a later import changed a layer this one replaced or appended to (`import_rollback_order`); the previous data is no longer kept (`import_generation_expired`)',
+    ),
   },
   // It starts the service's recursive deletion (as deleteService?recurse=true does) and the import workflow.
   examples: {

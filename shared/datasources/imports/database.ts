@@ -17,8 +17,10 @@ import {
   type LayerPlan,
   type SourceLayer,
 } from '../../domain/import-sources.ts';
+import type { TargetOutcome, TargetTable } from '../../domain/import-targets.ts';
 import { inSubsegment } from '../../log/tracer.ts';
 import { escapeIdentifier, isDatabaseError, loadPg } from '../pg-driver.ts';
+import { applyTargets, expireGenerations, revertTargets } from './generations.ts';
 import { importHex, READER_ROLES_SCHEMA, readerLogin, readerPassword, scramVerifier } from './readers.ts';
 
 /**
@@ -299,14 +301,37 @@ export class ImportDatabase {
   }
 
   /**
-   * Drops the staging and the published schema, then the import's reader login (ADR 0105).
-   * Idempotent; `run` fences as dropStaging does.
+   * Replace and append (ADR 0127), in one transaction: the staged rows of `targets` go into their
+   * layers' tables (see generations.ts), previous generations recorded before `expireBefore` are
+   * dropped first. Idempotent: what the ledger records is reported, not done again.
+   */
+  applyTargets(importId: string, targets: TargetTable[], expireBefore: Date): Promise<TargetOutcome[]> {
+    const schemas = this.schemas(importId);
+    return this.session((s) =>
+      s.tx(FINALIZE_TIMEOUT_MS, async () => {
+        await expireGenerations(s, expireBefore);
+        return applyTargets(s, importId, schemas, targets);
+      }),
+    );
+  }
+
+  /** Undoes the import's replaces and appends, in one transaction (see generations.ts). */
+  revertTargets(importId: string): Promise<TargetOutcome[]> {
+    const schemas = this.schemas(importId);
+    return this.session((s) => s.tx(FINALIZE_TIMEOUT_MS, () => revertTargets(s, importId, schemas)));
+  }
+
+  /**
+   * Drops the staging and the published schema, then the import's reader login (ADR 0105) —
+   * after undoing the import's replaces and appends (ADR 0127), whose previous generations live in
+   * its schema. Idempotent; `run` fences as dropStaging does.
    */
   dropAll(importId: string, run?: number): Promise<void> {
     const { staging, published } = this.schemas(importId);
     return this.session((s) =>
       s.tx(STATEMENT_TIMEOUT_MS, async () => {
         if (run !== undefined) await s.fence(importId, run);
+        await revertTargets(s, importId, { published });
         await s.dropSchemas([staging, published]);
         await s.query(`SELECT ${ident(READER_ROLES_SCHEMA)}.drop_reader($1)`, [importHex(importId)]);
       }),

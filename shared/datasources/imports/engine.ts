@@ -1,6 +1,7 @@
 import type { PostgisConnectionInfo } from '../../domain/datasource.ts';
 import type { Discovery, ImportPlan } from '../../domain/import-sources.ts';
 import type { ImportEngine, LoadResult } from '../../domain/import-steps.ts';
+import type { TargetOutcome, TargetTable } from '../../domain/import-targets.ts';
 import type { ImportJob } from '../../domain/imports.ts';
 import { ImportDatabase } from './database.ts';
 import { discover, readFeatures } from './formats/index.ts';
@@ -54,6 +55,14 @@ export class PostgisImportEngine implements ImportEngine {
         job.plan.layers.map((l) => ImportDatabase.tableName(l.public_id)),
       ),
     );
+  }
+
+  applyTargets(job: ImportJob, targets: TargetTable[], expireBefore: Date): Promise<TargetOutcome[]> {
+    return withDatabase((db) => db.applyTargets(job.id, targets, expireBefore));
+  }
+
+  revertTargets(importId: string): Promise<TargetOutcome[]> {
+    return withDatabase((db) => db.revertTargets(importId));
   }
 
   dropStaging(importId: string, run: number): Promise<void> {

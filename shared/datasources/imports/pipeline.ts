@@ -32,7 +32,7 @@ export interface FeatureSource {
    */
   features(
     layer: string,
-    options: { skip: number; onBytes: (bytes: number) => void; csv?: CsvGeometry },
+    options: { skip: number; onBytes: (bytes: number) => void; csv?: CsvGeometry; encoding?: string },
   ): AsyncIterable<SourceFeature>;
 }
 
@@ -185,6 +185,7 @@ async function loadLayer(
       if (cap.bytes > 0 && position > cap.bytes) pastSize = true;
     },
     ...(plan.csv ? { csv: plan.csv } : {}),
+    ...(plan.encoding ? { encoding: plan.encoding } : {}),
   });
   const iterator = iterable[Symbol.asyncIterator]();
   let exhausted = false;

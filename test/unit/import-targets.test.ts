@@ -1,0 +1,280 @@
+import { describe, expect, it } from 'vitest';
+import { layerEntries } from '../../cli/commands/import.ts';
+import type { ImportJob } from '../../shared/domain/import-model.ts';
+import { validatePlan } from '../../shared/domain/import-plans.ts';
+import type { Discovery, SourceLayer } from '../../shared/domain/import-sources.ts';
+import {
+  outcomeNote,
+  resolveTargets,
+  type TargetLookups,
+  targetLayerPlan,
+} from '../../shared/domain/import-targets.ts';
+import type { Layer } from '../../shared/domain/layers.ts';
+
+const hex = '0123456789abcdef0123456789abcdef';
+const ownerId = '01234567-89ab-cdef-0123-456789abcdef';
+
+const source: SourceLayer = {
+  name: 'points',
+  fields: [
+    { name: 'Name', type: 'text' },
+    { name: 'rank', type: 'integer' },
+    { name: 'extra', type: 'double precision' },
+  ],
+  geometry_type: 'Point',
+  srid: 4326,
+  feature_count: 10,
+  bbox: null,
+};
+const discovery: Discovery = { format: 'geojson', size_bytes: 100, layers: [source], warnings: [] };
+
+const layer = {
+  id: 'layer-1',
+  workspace_id: 'ws',
+  service_id: 'svc',
+  source_layer: `import_${hex}.points`,
+  public_id: 'points',
+  is_sql_view: false,
+} as Layer;
+
+const owner = {
+  id: ownerId,
+  status: 'published',
+  service_id: 'svc',
+  plan: {
+    layers: [
+      {
+        source_layer: 'points',
+        public_id: 'points',
+        enabled: true,
+        public: false,
+        geometry_column: 'geom',
+        fields: [
+          { source: 'Name', target: 'name', include: true },
+          { source: 'rank', target: 'rank', type: 'integer', include: true },
+          { source: 'dropped', target: 'dropped', include: false },
+        ],
+      },
+    ],
+  },
+  discovery: {
+    ...discovery,
+    layers: [{ ...source, fields: [...source.fields, { name: 'dropped', type: 'text' }] }],
+  },
+} as unknown as ImportJob;
+
+function lookups(over: { layer?: Layer; owner?: ImportJob | undefined } = {}): TargetLookups {
+  const target = over.layer ?? layer;
+  const job = 'owner' in over ? over.owner : owner;
+  return {
+    layers: {
+      findPublicId: async (_ws, id) =>
+        id === target.public_id
+          ? { kind: 'layer', target_id: target.id, service_id: target.service_id, member_of_count: 0 }
+          : undefined,
+      find: async (_ws, service, id) =>
+        service === target.service_id && id === target.id ? target : undefined,
+    },
+    services: { list: async () => ({ items: [{ id: 'svc' } as never], nextCursor: undefined }) },
+    repo: { findByService: async () => job },
+  };
+}
+
+describe('resolveTargets (ADR 0127)', () => {
+  it('maps the fields whose column the layer has, with its types, and says which were left out', async () => {
+    const out = await resolveTargets(
+      lookups(),
+      'ws',
+      [
+        {
+          source_layer: 'points',
+          enabled: true,
+          public: false,
+          target: { layer: 'points', mode: 'replace' },
+        },
+      ],
+      discovery,
+    );
+    expect(out.layers[0]).toMatchObject({
+      public_id: 'points',
+      geometry_column: 'geom',
+      target: { layer: 'layer-1', mode: 'replace' },
+      fields: [
+        { source: 'Name', target: 'name', type: 'text', include: true },
+        { source: 'rank', target: 'rank', type: 'integer', include: true },
+        { source: 'extra', target: 'extra', include: false },
+      ],
+    });
+    expect(out.notes).toEqual(["Field 'extra' of 'points' has no column in layer 'points': left out."]);
+    // The made plan passes the plan check as any plan.
+    expect(() => validatePlan({ layers: out.layers as never }, discovery)).not.toThrow();
+  });
+
+  it('finds a layer by id as well as by public id', async () => {
+    const out = await resolveTargets(
+      lookups(),
+      'ws',
+      [
+        {
+          source_layer: 'points',
+          enabled: true,
+          public: false,
+          target: { layer: 'layer-1', mode: 'append' },
+        },
+      ],
+      discovery,
+    );
+    expect(out.layers[0]?.target).toEqual({ layer: 'layer-1', mode: 'append' });
+  });
+
+  it.each([
+    ['a missing layer', { layer: { ...layer, public_id: 'other', id: 'x' } }, /has no layer 'points'/],
+    [
+      'a layer on another database',
+      { layer: { ...layer, source_layer: 'public.places' } },
+      /not published by an import/,
+    ],
+    ['a SQL view', { layer: { ...layer, is_sql_view: true } }, /not published by an import/],
+    [
+      'an import that is not published',
+      { owner: { ...owner, status: 'rolling_back' } as ImportJob },
+      /not published by an import/,
+    ],
+    ['a layer whose service no import owns', { owner: undefined }, /not published by an import/],
+    [
+      'a schema of another import',
+      { owner: { ...owner, id: '11111111-89ab-cdef-0123-456789abcdef' } as ImportJob },
+      /not published by an import/,
+    ],
+  ])('refuses %s (422 import_target_invalid)', async (_what, over, message) => {
+    const refused = resolveTargets(
+      lookups(over as never),
+      'ws',
+      [
+        {
+          source_layer: 'points',
+          enabled: true,
+          public: false,
+          target: { layer: 'points', mode: 'replace' },
+        },
+      ],
+      discovery,
+    );
+    await expect(refused).rejects.toMatchObject({
+      name: 'RuleViolationError',
+      reason: 'import_target_invalid',
+    });
+    await expect(refused).rejects.toThrow(message);
+  });
+
+  it('two plan layers can not target one layer', async () => {
+    const two: Discovery = { ...discovery, layers: [source, { ...source, name: 'more' }] };
+    const refused = resolveTargets(
+      lookups(),
+      'ws',
+      [
+        { source_layer: 'points', enabled: true, public: false, target: { layer: 'points', mode: 'append' } },
+        { source_layer: 'more', enabled: true, public: false, target: { layer: 'layer-1', mode: 'append' } },
+      ],
+      two,
+    );
+    await expect(refused).rejects.toThrow(/layers\[0\] already targets layer 'points'/);
+  });
+});
+
+describe('targetLayerPlan: explicit fields are checked column by column', () => {
+  const resolved = {
+    layer,
+    relation: layer.source_layer,
+    columns: new Map([
+      ['name', 'text'],
+      ['rank', 'integer'],
+    ] as const),
+    geometry_column: 'geom',
+  };
+  const base = {
+    source_layer: 'points',
+    enabled: true,
+    public: false,
+    target: { layer: 'points', mode: 'append' as const },
+  };
+
+  it.each([
+    [
+      [{ source: 'extra', target: 'score', include: true }],
+      /has no column 'score'\. Its columns: name \(text\), rank \(integer\)/,
+    ],
+    [
+      [{ source: 'extra', target: 'rank', include: true }],
+      /column 'rank' of layer 'points' is integer, but field 'extra' is double precision/,
+    ],
+    [
+      [{ source: 'Name', target: 'rank', type: 'text' as const, include: true }],
+      /is integer, but field 'Name' is text/,
+    ],
+  ])('refuses %j', (fields, message) => {
+    expect(() => targetLayerPlan({ ...base, fields }, resolved, source, 'layers[0]')).toThrow(message);
+  });
+
+  it('takes a field left out whatever its column, and a matching one', () => {
+    const made = targetLayerPlan(
+      {
+        ...base,
+        fields: [
+          { source: 'rank', target: 'rank', include: true },
+          { source: 'extra', target: 'nowhere', include: false },
+        ],
+      },
+      resolved,
+      source,
+      'layers[0]',
+    );
+    expect(made.layer.fields).toHaveLength(2);
+  });
+
+  it('refuses a geometry where the layer has none, another geometry column and another public id', () => {
+    const flat = { ...resolved, geometry_column: undefined };
+    expect(() => targetLayerPlan(base, flat, source, 'l')).toThrow(
+      /has geometries, but layer 'points' has none/,
+    );
+    expect(() => targetLayerPlan({ ...base, geometry_column: 'shape' }, resolved, source, 'l')).toThrow(
+      /geometry_column 'shape'/,
+    );
+    expect(() => targetLayerPlan({ ...base, public_id: 'x' }, resolved, source, 'l')).toThrow(
+      /leave public_id out/,
+    );
+  });
+});
+
+describe('history notes and the CLI flags', () => {
+  it('say what a replace and an append did, and what their rollback undid', () => {
+    expect(outcomeNote({ relation: 'r', mode: 'replace', rows: 120, previous_rows: 300 }, 'points')).toBe(
+      "Layer 'points': its 300 rows were replaced by 120; the previous data is kept for a rollback.",
+    );
+    expect(
+      outcomeNote(
+        { relation: 'r', mode: 'append', rows: 170, previous_rows: 120, first_fid: 121, last_fid: 170 },
+        'p',
+      ),
+    ).toBe("Layer 'p': 50 rows appended (fids 121–170; 170 rows now).");
+    expect(
+      outcomeNote(
+        { relation: 'r', mode: 'append', rows: 120, previous_rows: 120, first_fid: 121, last_fid: 170 },
+        'p',
+        true,
+      ),
+    ).toBe("Layer 'p': the 50 appended rows were removed (120 rows now).");
+  });
+
+  it('--layer, --replace and --append become createImport layers; a source layer named twice is a usage error', () => {
+    expect(layerEntries({ layer: ['roads', 'b=bridges'], append: ['c=parcels'] })).toEqual([
+      { public_id: 'roads' },
+      { source_layer: 'b', public_id: 'bridges' },
+      { source_layer: 'c', target: { layer: 'parcels', mode: 'append' } },
+    ]);
+    expect(layerEntries({ replace: ['points'] })).toEqual([{ target: { layer: 'points', mode: 'replace' } }]);
+    expect(() => layerEntries({ layer: ['a'], replace: ['b'] })).toThrow(/first layer is named twice/);
+    expect(() => layerEntries({ layer: ['=x'] })).toThrow(/give NAME or SOURCE_LAYER=NAME/);
+    expect(() => layerEntries({ append: ['src='] })).toThrow(/give NAME or SOURCE_LAYER=NAME/);
+  });
+});
