@@ -6,6 +6,7 @@
 import type { ComponentChildren, JSX } from 'preact';
 import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks';
 import { ConsoleApiError } from './api.ts';
+import { percentText } from './format.ts';
 
 /** Loads data for a page; `reload()` loads again. */
 export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
@@ -228,16 +229,42 @@ export function Confirm({
 }
 
 /** A labelled progress bar with its percentage in words. */
-export function Progress({ value, max = 100, label }: { value: number; max?: number; label: string }) {
-  const percent = max > 0 ? Math.round((Math.min(value, max) / max) * 100) : 0;
+export function Progress({
+  value,
+  max = 100,
+  label,
+  done = false,
+  run,
+}: {
+  value: number;
+  max?: number;
+  label: string;
+  /** The work is finished: the bar is full, whatever the counter says. */
+  done?: boolean;
+  /** What the bar follows (an upload, a load): within one run it never goes back. */
+  run?: string;
+}) {
+  const fraction = useMonotone(done ? 1 : max > 0 ? Math.min(Math.max(value, 0), max) / max : 0, run);
   return (
     <div class="progress">
-      <progress value={Math.min(value, max)} max={max} aria-label={label} />
+      <progress value={fraction * max} max={max} aria-label={label} />
       <span class="progress-text" aria-hidden="true">
-        {percent} %
+        {percentText(fraction * max, max)}
       </span>
     </div>
   );
+}
+
+/**
+ * The largest value seen for `run` (the value itself when there is no run): polled counters can
+ * step back (a chunk re-run from its checkpoint, a second pass over a file), a bar must not.
+ */
+export function useMonotone(value: number, run: string | undefined): number {
+  const seen = useRef<{ run?: string; value: number }>({ value });
+  if (run === undefined) return value;
+  if (seen.current.run !== run) seen.current = { run, value };
+  else if (value > seen.current.value) seen.current.value = value;
+  return seen.current.value;
 }
 
 /**

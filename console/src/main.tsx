@@ -13,6 +13,9 @@ const WorkspacesPage = lazy(() => import('./pages/workspaces.tsx').then((m) => m
 const WorkspacePage = lazy(() => import('./pages/workspace.tsx').then((m) => m.WorkspacePage));
 const ServicesPage = lazy(() => import('./pages/services.tsx').then((m) => m.ServicesPage));
 const ServicePage = lazy(() => import('./pages/services.tsx').then((m) => m.ServicePage));
+const WorkspaceLayersPage = lazy(() =>
+  import('./pages/workspace-layers.tsx').then((m) => m.WorkspaceLayersPage),
+);
 const LayersPage = lazy(() => import('./pages/layers.tsx').then((m) => m.LayersPage));
 const LayerPage = lazy(() => import('./pages/layers.tsx').then((m) => m.LayerPage));
 const MosaicPage = lazy(() => import('./pages/mosaic.tsx').then((m) => m.MosaicPage));
@@ -53,6 +56,7 @@ function SignedIn() {
         <Route path={`${BASE}/workspaces`} component={WorkspacesPage} />
         <Route path={W} component={WorkspacePage} />
         <Route path={`${W}/services`} component={ServicesPage} />
+        <Route path={`${W}/layers`} component={WorkspaceLayersPage} />
         <Route path={`${W}/services/:service`} component={ServicePage} />
         <Route path={`${W}/services/:service/layers`} component={LayersPage} />
         <Route path={`${W}/services/:service/layers/:layer`} component={LayerPage} />

@@ -11,6 +11,7 @@ export const paths = {
   workspace: (ws: string) => `${BASE}/workspaces/${enc(ws)}`,
   services: (ws: string) => `${BASE}/workspaces/${enc(ws)}/services`,
   service: (ws: string, service: string) => `${BASE}/workspaces/${enc(ws)}/services/${enc(service)}`,
+  workspaceLayers: (ws: string) => `${BASE}/workspaces/${enc(ws)}/layers`,
   layers: (ws: string, service: string) => `${BASE}/workspaces/${enc(ws)}/services/${enc(service)}/layers`,
   layer: (ws: string, service: string, layer: string) =>
     `${BASE}/workspaces/${enc(ws)}/services/${enc(service)}/layers/${enc(layer)}`,
@@ -36,6 +37,7 @@ export const paths = {
 export const workspacePages = [
   ['Overview', paths.workspace],
   ['Services', paths.services],
+  ['Layers', paths.workspaceLayers],
   ['Layer groups', paths.layerGroups],
   ['Styles', paths.styles],
   ['Style assets', paths.styleAssets],

@@ -8,6 +8,7 @@ import { useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { api, call, type Schemas } from '../api.ts';
 import { ErrorNote, Field, issueFor, Pager, PageTitle, TextInput, useLoad, When } from '../components.tsx';
+import { statusText } from '../format.ts';
 import { paths } from '../routes.ts';
 import './audit.css';
 
@@ -153,7 +154,7 @@ function Target({ record }: { record: AuditRecord }) {
           ) : null}{' '}
           {c.action}
           {c.version !== undefined ? ` (v${c.version})` : ''}
-          {c.status ? ` → ${c.status}` : ''}
+          {c.status ? ` → ${statusText(c.status)}` : ''}
         </li>
       ))}
     </ul>

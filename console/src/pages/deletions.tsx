@@ -17,9 +17,11 @@ import {
   Progress,
   useAction,
   useCursor,
+  useMonotone,
   When,
 } from '../components.tsx';
 import { DeletionPlanView } from '../deletion-plan.tsx';
+import { countOf, statusText } from '../format.ts';
 import { paths } from '../routes.ts';
 import { useSession } from '../session.ts';
 
@@ -138,21 +140,45 @@ function WorkspaceOf({ op, names }: { op: Deletion; names: Map<string, string> }
 /** The progress bar of a deletion: items deleted of the plan's total. */
 export function DeletionProgress({ op, label }: { op: Deletion; label?: string }) {
   const { total, deleted } = op.progress;
-  // An operation with nothing to delete is complete when it completes.
-  const value = total > 0 ? deleted : op.status === 'completed' ? 1 : 0;
+  const done = op.status === 'completed';
+  const shown = useMonotone(done ? total : Math.min(deleted, total), op.id);
   return (
     <div class="deletion-progress">
-      <Progress value={value} max={total > 0 ? total : 1} label={label ?? `Deletion of ${op.target_name}`} />
+      <DeletionBar op={op} label={label ?? `Deletion of ${op.target_name}`} />
       <p class="progress-counts">
-        {deleted} of {total} item{total === 1 ? '' : 's'} deleted
+        {countOf(shown, total)} {total === 1 ? 'item' : 'items'} deleted
         {deletionActive(op) ? ' — updating every second' : ''}
       </p>
     </div>
   );
 }
 
+/** A deletion's bar: full once it completed (an operation with nothing to delete too), never going back. */
+function DeletionBar({ op, label }: { op: Deletion; label: string }) {
+  const { total, deleted } = op.progress;
+  return (
+    <Progress
+      value={deleted}
+      max={total > 0 ? total : 1}
+      label={label}
+      done={op.status === 'completed'}
+      run={op.id}
+    />
+  );
+}
+
+/** The target of a deletion: what it names is gone (or going), so it is named, never linked. */
+function TargetOf({ op }: { op: Deletion }) {
+  return (
+    <>
+      {op.scope} {op.target_name}{' '}
+      <span class="gone">({op.status === 'completed' ? 'deleted' : 'being deleted'})</span>
+    </>
+  );
+}
+
 export function StatusBadge({ status }: { status: string }) {
-  return <span class={`badge status-${status}`}>{status.replace(/_/g, ' ')}</span>;
+  return <span class={`badge status-${status}`}>{statusText(status)}</span>;
 }
 
 function DeletionFilters({
@@ -183,7 +209,7 @@ function DeletionFilters({
             <option value="">Any</option>
             {STATUSES.map((s) => (
               <option key={s} value={s}>
-                {s}
+                {statusText(s)}
               </option>
             ))}
           </select>
@@ -250,7 +276,7 @@ export function DeletionsPage() {
             <tr key={op.id}>
               <td>
                 <a href={paths.deletion(op.id)}>
-                  {op.scope} {op.target_name}
+                  <TargetOf op={op} />
                 </a>
               </td>
               <td>
@@ -261,11 +287,7 @@ export function DeletionsPage() {
               </td>
               <td>{op.phase}</td>
               <td>
-                <Progress
-                  value={op.progress.total > 0 ? op.progress.deleted : op.status === 'completed' ? 1 : 0}
-                  max={op.progress.total > 0 ? op.progress.total : 1}
-                  label={`Deletion of ${op.scope} ${op.target_name}`}
-                />
+                <DeletionBar op={op} label={`Deletion of ${op.scope} ${op.target_name}`} />
               </td>
               <td>
                 <When at={op.created_at} />
@@ -289,7 +311,7 @@ export function DeletionPage() {
   );
   const retry = useAction(async () => {
     const again = await call(api.POST('/api/v1/deletions/{id}/retry', { params: { path: { id } } }));
-    setNotice(`Retried: the deletion is ${again.status} again.`);
+    setNotice(`Retried: the deletion is ${statusText(again.status)} again.`);
     op.set(again);
     op.reload();
   });

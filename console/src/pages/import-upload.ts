@@ -5,6 +5,7 @@
  * shown as they go (`upload.onprogress`). The answer of a refusal is S3's XML error.
  */
 import type { Schemas } from '../api.ts';
+import { formatBytes } from '../format.ts';
 
 export type UploadTicket = NonNullable<Schemas['ImportJob']['upload']>;
 
@@ -58,7 +59,7 @@ export function uploadFile(
       new UploadError(
         0,
         'EntityTooLarge',
-        `The file is ${file.size} bytes; this import takes at most ${ticket.max_bytes} bytes.`,
+        `The file is ${formatBytes(file.size)}; this import takes at most ${formatBytes(ticket.max_bytes)}.`,
       ),
     );
   }
@@ -106,17 +107,4 @@ export function uploadFile(
     signal?.addEventListener('abort', () => xhr.abort(), { once: true });
     xhr.send(form);
   });
-}
-
-/** "1.2 MB" for people. */
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ['KB', 'MB', 'GB', 'TB'];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
 }

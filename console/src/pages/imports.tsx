@@ -9,7 +9,7 @@
 import './imports.css';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { api, call, type Schemas } from '../api.ts';
+import { api, ConsoleApiError, call, type Schemas } from '../api.ts';
 import {
   Confirm,
   ErrorNote,
@@ -25,12 +25,14 @@ import {
   useAction,
   useCursor,
   useLoad,
+  useMonotone,
   usePagedList,
   When,
 } from '../components.tsx';
+import { bytesOf, countOf, formatBytes, formatCount, plural, statusText } from '../format.ts';
 import { paths } from '../routes.ts';
 import { DeletionProgress, deletionActive, StatusBadge, usePolled } from './deletions.tsx';
-import { crossOrigin, formatBytes, type UploadTicket, uploadFile } from './import-upload.ts';
+import { crossOrigin, type UploadTicket, uploadFile } from './import-upload.ts';
 import { FeaturesMap } from './map-preview.tsx';
 
 type ImportJob = Schemas['ImportJob'];
@@ -66,10 +68,88 @@ const NOT_CANCELLABLE: ImportStatus[] = [
 ];
 
 const working = (job: ImportJob) => WORKING.includes(job.status);
-const count = (n: number) => n.toLocaleString();
+const count = formatCount;
+/** The phases in which the workflow is still reading the file (nothing can be staged yet). */
+const READING: ImportJob['phase'][] = ['acquire', 'upload', 'discover'];
+/** Every planned feature is loaded (the counters may say less: the bar is full). */
+const LOADED: ImportStatus[] = ['ready_to_publish', 'publishing', 'published'];
+/** The service the import published may be gone (rolled back, or deleted on its own). */
+const UNPUBLISHED: ImportStatus[] = ['rolling_back', 'rolled_back'];
+const reading = (job: ImportJob) => job.status === 'running' && READING.includes(job.phase);
 
 function importPath(workspace: string, id: string) {
   return { params: { path: { workspace, import: id } } };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The service of an import
+
+/** The service an import published may still hold it: not while (or after) it is rolled back. */
+const mayHoldService = (job: ImportJob) => Boolean(job.service_id) && !UNPUBLISHED.includes(job.status);
+
+/**
+ * The current names of these imports' services (false: gone; absent: being looked up). A service
+ * can be renamed or deleted on its own after its import published it, and the import keeps the
+ * id and the name it had. One getService per service, again when an import changes.
+ */
+function useLiveServices(workspace: string, jobs: ImportJob[]): Map<string, string | false> {
+  const [found, setFound] = useState(() => new Map<string, string | false>());
+  const key = jobs
+    .filter(mayHoldService)
+    .map((job) => `${job.service_id}@${job.version}`)
+    .sort()
+    .join(',');
+  useEffect(() => {
+    let stopped = false;
+    const ids = [...new Set(key ? key.split(',').map((k) => k.split('@')[0] as string) : [])];
+    for (const id of ids) {
+      api
+        .GET('/api/v1/workspaces/{workspace}/services/{service}', {
+          params: { path: { workspace, service: id } },
+        })
+        .then(
+          (result) => {
+            // Only a 404 says gone; another failure leaves the name shown without a verdict.
+            const alive = result.data ? result.data.name : result.response.status === 404 ? false : undefined;
+            if (stopped || alive === undefined) return;
+            setFound((f) => (f.get(id) === alive ? f : new Map(f).set(id, alive)));
+          },
+          () => undefined,
+        );
+    }
+    return () => {
+      stopped = true;
+    };
+  }, [workspace, key]);
+  return found;
+}
+
+/** The import's service: a link only while it exists, "(deleted)" once it is gone. */
+function ServiceOf({
+  workspace,
+  job,
+  live,
+}: {
+  workspace: string;
+  job: ImportJob;
+  live: Map<string, string | false>;
+}) {
+  if (!job.service_id) return <>{job.service_name} (not published)</>;
+  if (job.status === 'rolling_back')
+    return (
+      <>
+        {job.service_name} <span class="gone">(being deleted)</span>
+      </>
+    );
+  const alive = mayHoldService(job) ? live.get(job.service_id) : false;
+  if (alive) return <a href={paths.service(workspace, alive)}>{alive}</a>;
+  if (alive === false)
+    return (
+      <>
+        {job.service_name} <span class="gone">(deleted)</span>
+      </>
+    );
+  return <>{job.service_name}</>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -149,6 +229,9 @@ function NewImport({ workspace, onStarted }: { workspace: string; onStarted: () 
     }
   };
 
+  const total = sent.total || file?.size || 0;
+  // Past the upload step the storage has every byte, whatever the last progress event said.
+  const uploaded = step === 'start' || step === 'done';
   const label =
     step === 'upload' && errors.upload
       ? 'Upload again'
@@ -233,23 +316,38 @@ function NewImport({ workspace, onStarted }: { workspace: string; onStarted: () 
             <li>Import {job.name} created</li>
             <li aria-current={step === 'upload' ? 'step' : undefined}>
               Upload to {crossOrigin(job.upload) ? new URL(job.upload.url).host : 'this host'}:{' '}
-              {formatBytes(sent.loaded)} of {formatBytes(sent.total || file?.size || 0)}
+              {bytesOf(uploaded ? total : sent.loaded, total)}
             </li>
             <li aria-current={step === 'start' ? 'step' : undefined}>Start loading</li>
           </ol>
-          <Progress value={sent.loaded} max={sent.total || file?.size || 1} label="Upload" />
+          <Progress value={sent.loaded} max={total || 1} label="Upload" done={uploaded} run={job.id} />
           <ErrorNote error={errors.upload} />
           <ErrorNote error={errors.start} />
-          {started ? (
-            <Notice>
-              Uploaded {formatBytes(file?.size ?? 0)}; import {started.name} is{' '}
-              {started.status.replace(/_/g, ' ')}.{' '}
-              <a href={paths.importJob(workspace, started.id)}>Open import {started.name}</a>
-            </Notice>
-          ) : null}
+          {started ? <StartedImport workspace={workspace} job={started} size={file?.size ?? 0} /> : null}
         </div>
       ) : null}
     </section>
+  );
+}
+
+/**
+ * What became of an import started here: its status as it is now, not as startImport answered
+ * (which said "queued" long after the workflow had moved on), followed while a workflow works on it.
+ */
+function StartedImport({ workspace, job, size }: { workspace: string; job: ImportJob; size: number }) {
+  const live = usePolled(
+    () => call(api.GET('/api/v1/workspaces/{workspace}/imports/{import}', importPath(workspace, job.id))),
+    [workspace, job.id],
+    working,
+    2000,
+  );
+  const now = live.data ?? job;
+  return (
+    <p class="notice" role="status">
+      Uploaded {formatBytes(size)}; import {now.name} is <StatusBadge status={now.status} />
+      {working(now) ? ' (this note follows it)' : ''}.{' '}
+      <a href={paths.importJob(workspace, now.id)}>Open import {now.name}</a>
+    </p>
   );
 }
 
@@ -276,6 +374,7 @@ export function ImportsPage() {
     (data) => data.imports.some(working),
     2000,
   );
+  const live = useLiveServices(workspace, list.data?.imports ?? []);
   return (
     <>
       <PageTitle title={`Imports · ${workspace}`}>Imports in {workspace}</PageTitle>
@@ -296,7 +395,7 @@ export function ImportsPage() {
                 <option value="">Any</option>
                 {STATUSES.map((s) => (
                   <option key={s} value={s}>
-                    {s.replace(/_/g, ' ')}
+                    {statusText(s)}
                   </option>
                 ))}
               </select>
@@ -308,7 +407,7 @@ export function ImportsPage() {
           pager={page.pager(list.data?.next_cursor, !list.current)}
           items={(data) => data.imports}
           columns={['Name', 'Source', 'Status', 'Phase', 'Service', 'Created']}
-          empty={<p>No imports{status ? ` ${status}` : ''}.</p>}
+          empty={<p>No imports{status ? ` ${statusText(status)}` : ''}.</p>}
         >
           {(job) => (
             <tr key={job.id}>
@@ -321,11 +420,7 @@ export function ImportsPage() {
               </td>
               <td>{job.phase}</td>
               <td>
-                {job.service_id ? (
-                  <a href={paths.service(workspace, job.service_name)}>{job.service_name}</a>
-                ) : (
-                  job.service_name
-                )}
+                <ServiceOf workspace={workspace} job={job} live={live} />
               </td>
               <td>
                 <When at={job.created_at} />
@@ -350,38 +445,73 @@ function plannedFeatures(job: ImportJob): number {
     .reduce((sum, l) => sum + l.feature_count, 0);
 }
 
+/**
+ * Where the import is, one bar per pass, each only ever moving forward: the file read (discovery
+ * reads it whole once; read, it stays read) and the features loaded (full once the import is
+ * loaded). The job's `processed_bytes` counts discovery's pass and then the load's own, which
+ * starts again from 0 and need not reach the file's size: shown as it comes, it made the bar run
+ * backwards and left a loaded import at "77 %".
+ */
 function JobProgress({ job }: { job: ImportJob }) {
   const size = job.discovery?.size_bytes ?? 0;
   const features = plannedFeatures(job);
+  const loaded = LOADED.includes(job.status);
   const live = working(job);
+  // A new run (a retry, a reload with a changed plan) starts its bar again; polls within it never go back.
+  const run = `${job.id}:${job.retry_count}:${job.status === 'running' ? 'running' : 'settled'}`;
   return (
     <div aria-live="off">
-      {size > 0 ? (
+      {job.discovery ? (
         <>
-          <Progress value={job.processed_bytes} max={size} label="Bytes read" />
-          <p class="progress-counts">
-            {formatBytes(job.processed_bytes)} of {formatBytes(size)} read
-          </p>
+          <Progress value={size} max={size || 1} label="File read" done />
+          <p class="progress-counts">{bytesOf(size, size)} read</p>
         </>
-      ) : (
-        <p class="progress-counts">{formatBytes(job.processed_bytes)} read</p>
-      )}
+      ) : reading(job) ? (
+        <p class="progress-counts">Reading the file: {formatBytes(job.processed_bytes)} so far</p>
+      ) : null}
       {features > 0 ? (
         <>
-          <Progress value={job.processed_features} max={features} label="Features loaded" />
+          <Progress
+            value={job.processed_features}
+            max={features}
+            label="Features loaded"
+            done={loaded}
+            run={run}
+          />
           <p class="progress-counts">
-            {count(job.processed_features)} of {count(features)} features loaded
+            <FeaturesLoaded job={job} planned={features} loaded={loaded} run={run} /> features loaded
           </p>
         </>
-      ) : (
+      ) : job.discovery ? (
         <p class="progress-counts">{count(job.processed_features)} features loaded</p>
-      )}
-      <p class="progress-counts">
-        {job.processed_layers} of {job.total_layers} layer{job.total_layers === 1 ? '' : 's'} done
-        {live ? ' — updating every second' : ''}
-      </p>
+      ) : null}
+      {job.total_layers > 0 ? (
+        <p class="progress-counts">
+          {count(loaded ? job.total_layers : job.processed_layers)} of {plural(job.total_layers, 'layer')}{' '}
+          done
+          {live ? ' — updating every second' : ''}
+        </p>
+      ) : live ? (
+        <p class="progress-counts">Updating every second.</p>
+      ) : null}
     </div>
   );
+}
+
+/** "250 of 300", as the bar beside it: never fewer than shown before in this run, all once loaded. */
+function FeaturesLoaded({
+  job,
+  planned,
+  loaded,
+  run,
+}: {
+  job: ImportJob;
+  planned: number;
+  loaded: boolean;
+  run: string;
+}) {
+  const shown = useMonotone(loaded ? planned : Math.min(job.processed_features, planned), run);
+  return <>{countOf(shown, planned)}</>;
 }
 
 function Discovery({ job }: { job: ImportJob }) {
@@ -440,11 +570,22 @@ function cell(value: unknown): string {
   return String(value);
 }
 
+/** A 409 `nothing_staged` while the load runs: its first features are on their way, not an error. */
+function notStagedYet(job: ImportJob, error: unknown): boolean {
+  return (
+    job.status === 'running' &&
+    error instanceof ConsoleApiError &&
+    error.status === 409 &&
+    error.reason === 'nothing_staged'
+  );
+}
+
 function Preview({ workspace, job }: { workspace: string; job: ImportJob }) {
   const layers = job.plan?.layers ?? [];
   const [chosen, setLayer] = useState(layers[0]?.public_id ?? '');
   const layer = layers.some((l) => l.public_id === chosen) ? chosen : (layers[0]?.public_id ?? '');
-  const staged = STAGED.includes(job.status);
+  // While the workflow still reads the file nothing can be staged: no request, no 409 to show.
+  const staged = STAGED.includes(job.status) && !reading(job);
   const preview = useLoad(
     async () =>
       staged
@@ -476,8 +617,16 @@ function Preview({ workspace, job }: { workspace: string; job: ImportJob }) {
           )}
         </Field>
       ) : null}
-      {!staged ? (
-        <p>Nothing is staged while the import is {job.status.replace(/_/g, ' ')}.</p>
+      {reading(job) ? (
+        <p class="pending" role="status">
+          Still reading the file… the preview follows once its features are staged.
+        </p>
+      ) : !staged ? (
+        <p>Nothing is staged while the import is {statusText(job.status)}.</p>
+      ) : notStagedYet(job, preview.error) ? (
+        <p class="pending" role="status">
+          Still loading… no features of this layer are staged yet.
+        </p>
       ) : (
         <ErrorNote error={preview.error} />
       )}
@@ -832,7 +981,7 @@ export function ImportPage() {
     const answer = await call(
       api.POST('/api/v1/workspaces/{workspace}/imports/{import}/start', importPath(workspace, id)),
     );
-    after(answer, `Started: the import is ${answer.status.replace(/_/g, ' ')}.`);
+    after(answer, `Started: the import is ${statusText(answer.status)}.`);
   });
   const publish = useAction(async () => {
     const answer = await call(
@@ -844,7 +993,7 @@ export function ImportPage() {
     const answer = await call(
       api.POST('/api/v1/workspaces/{workspace}/imports/{import}/retry', importPath(workspace, id)),
     );
-    after(answer, `Retried: the import is ${answer.status.replace(/_/g, ' ')}.`);
+    after(answer, `Retried: the import is ${statusText(answer.status)}.`);
   });
   const cancel = useAction(async () => {
     setConfirm(undefined);
@@ -876,9 +1025,10 @@ export function ImportPage() {
   useEffect(() => {
     if (!data) return;
     if (followed.current && WORKING.includes(followed.current) && !working(data))
-      setNotice(`The import is ${data.status.replace(/_/g, ' ')}.`);
+      setNotice(`The import is ${statusText(data.status)}.`);
     followed.current = data.status;
   }, [data?.status]);
+  const live = useLiveServices(workspace, data ? [data] : []);
   const operationId = data?.rollback_operation_id ?? rollbackId;
   const title = data ? `Import ${data.name}` : 'Import';
   const editable =
@@ -907,11 +1057,7 @@ export function ImportPage() {
               <dd>{data.source_filename ?? data.source_uri}</dd>
               <dt>Service</dt>
               <dd>
-                {data.service_id ? (
-                  <a href={paths.service(workspace, data.service_name)}>{data.service_name}</a>
-                ) : (
-                  <>{data.service_name} (not published)</>
-                )}
+                <ServiceOf workspace={workspace} job={data} live={live} />
               </dd>
               <dt>Publish when loaded</dt>
               <dd>{data.auto_publish ? 'yes' : 'no'}</dd>
@@ -1038,7 +1184,7 @@ export function ImportPage() {
                     updated,
                     updated.status === 'failed'
                       ? 'Plan saved; retry the import to load with it.'
-                      : `Plan saved; the import is ${updated.status.replace(/_/g, ' ')} to load with it.`,
+                      : `Plan saved; the import is ${statusText(updated.status)} to load with it.`,
                   )
                 }
               />

@@ -22,6 +22,7 @@ import {
   usePagedList,
   When,
 } from '../components.tsx';
+import { formatBytes } from '../format.ts';
 import { paths } from '../routes.ts';
 
 type StyleAsset = Schemas['StyleAsset'];
@@ -32,11 +33,6 @@ const ACCEPTED = 'image/png,image/jpeg,image/gif,image/svg+xml';
 
 /** The ETag of an asset: the quoted SHA-256 of its bytes (what If-Match compares). */
 const tagOf = (asset: Pick<StyleAsset, 'sha256'>) => `"${asset.sha256}"`;
-
-function bytes(size: number): string {
-  if (size < 1024) return `${size} B`;
-  return `${(size / 1024).toFixed(size < 10 * 1024 ? 1 : 0)} KiB`;
-}
 
 /** An asset name from a file name: its stem, with what a name may not contain replaced. */
 function nameFromFile(file: string): string {
@@ -146,7 +142,9 @@ function Upload({
                 setFile(chosen);
                 if (chosen && chosen.size > MAX_ASSET_BYTES)
                   setFileError(
-                    new Error(`${chosen.name} is ${bytes(chosen.size)}; an asset may have at most 512 KiB.`),
+                    new Error(
+                      `${chosen.name} is ${formatBytes(chosen.size)}; an asset may have at most ${formatBytes(MAX_ASSET_BYTES)}.`,
+                    ),
                   );
                 if (chosen && name === '') setName(nameFromFile(chosen.name));
               }}
@@ -201,7 +199,7 @@ function AssetRow({
         <code>{asset.name}</code>
       </th>
       <td>{asset.content_type}</td>
-      <td>{bytes(asset.size_bytes)}</td>
+      <td>{formatBytes(asset.size_bytes)}</td>
       <td>{asset.version}</td>
       <td>
         <When at={asset.updated_at} />
@@ -267,7 +265,7 @@ export function StyleAssetsPage() {
         listed={list.data?.assets ?? []}
         onUploaded={(asset, created) => {
           setNotice(
-            `${created ? 'Uploaded' : 'Replaced'} ${asset.name} (${asset.content_type}, ${bytes(asset.size_bytes)}).`,
+            `${created ? 'Uploaded' : 'Replaced'} ${asset.name} (${asset.content_type}, ${formatBytes(asset.size_bytes)}).`,
           );
           void list.reload();
         }}

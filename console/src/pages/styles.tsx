@@ -24,6 +24,7 @@ import {
   usePagedList,
   When,
 } from '../components.tsx';
+import { formatBytes } from '../format.ts';
 import { paths } from '../routes.ts';
 
 type Style = Schemas['Style'];
@@ -104,7 +105,11 @@ function StyleFields({
     const file = input.files?.[0];
     if (!file) return;
     if (file.size > MAX_BODY_BYTES) {
-      setFileError(new Error(`${file.name} is ${file.size} bytes; a style body may have at most 256 KiB.`));
+      setFileError(
+        new Error(
+          `${file.name} is ${formatBytes(file.size)}; a style body may have at most ${formatBytes(MAX_BODY_BYTES)}.`,
+        ),
+      );
       return;
     }
     const text = await file.text();

@@ -132,27 +132,40 @@ export function WorkspacePage() {
             </p>
           </DeleteSection>
           <Confirm
-            open={confirmEmpty && !plan}
-            title={`Delete workspace ${workspace}?`}
-            confirmLabel="Delete"
+            open={confirmEmpty || plan !== undefined}
+            title={
+              plan ? `Delete workspace ${workspace} and everything in it?` : `Delete workspace ${workspace}?`
+            }
+            confirmLabel={plan ? 'Delete everything' : 'Delete'}
             danger
-            onConfirm={() => void remove.run(false)}
-            onCancel={() => setConfirmEmpty(false)}
-          >
-            <p>Its API keys, claim mappings and settings go with it.</p>
-          </Confirm>
-          <Confirm
-            open={plan !== undefined}
-            title={`Delete workspace ${workspace} and everything in it?`}
-            confirmLabel="Delete everything"
-            danger
-            onConfirm={() => void remove.run(true)}
+            onConfirm={() => void remove.run(plan !== undefined)}
             onCancel={() => {
               setPlan(undefined);
               setConfirmEmpty(false);
             }}
           >
-            {plan ? <DeletionPlanView plan={plan} /> : null}
+            {plan ? (
+              <>
+                <DeletionPlanView plan={plan} />
+                <p>
+                  The workspace is hidden at once; a deletion you can follow removes the rest, its API keys,
+                  claim mappings and settings last.
+                </p>
+              </>
+            ) : (
+              <>
+                <p>Everything in the workspace goes with it:</p>
+                <ul>
+                  <li>its services, with their layers and SQL views, and its layer groups;</li>
+                  <li>its styles, style assets and mosaics;</li>
+                  <li>its API keys, claim mappings and settings.</li>
+                </ul>
+                <p>
+                  If it still holds services, layers, layer groups, styles or style assets, nothing is deleted
+                  yet: this dialog then lists them, as the deletion plan names them, and asks once more.
+                </p>
+              </>
+            )}
           </Confirm>
         </>
       ) : null}
