@@ -249,8 +249,22 @@ export async function fail(
   failure: ImportFailure | string,
   now: () => Date = () => new Date(),
 ): Promise<void> {
-  const job = await owned(deps, input);
+  let job = await owned(deps, input);
   if (!job || ['failed', 'cancelled', 'rolled_back', 'published'].includes(job.status)) return;
+  if (job.status === 'publishing') {
+    // A publish the step couldn't finish or undo itself (its Lambda timed out, it crashed): what
+    // it wrote is taken back here, so the failed import has no service and its plan stays
+    // editable (ADR 0126). Best effort: with the store or the database still down, the failure is
+    // recorded anyway, and a retry resumes the publish.
+    const undone = await undoPublish(deps, job, now).catch((error: unknown) => {
+      (deps.log ?? silentLog).warn('A failed publish could not be undone; a retry resumes it', {
+        ...importFields(job as ImportJob),
+        reason: error instanceof Error ? error.message : String(error),
+      });
+      return undefined;
+    });
+    if (undone) job = undone;
+  }
   const { reason, message, detail } =
     typeof failure === 'string' ? { reason: 'import_failed', message: failure, detail: failure } : failure;
   const keepsData = ['publishing', 'rolling_back', 'cancelling'].includes(job.status);

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -370,5 +370,99 @@ describe('layers list', { timeout: 300_000 }, () => {
     expect(run.code, explain(run)).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe(`error: ${api.body.message}: ${api.body.detail} (404 ${api.body.reason})\n`);
+  });
+});
+
+describe('import --service, --layer, --append and --replace (ADR 0126, 0127)', { timeout: 400_000 }, () => {
+  let ws = '';
+
+  beforeAll(async () => {
+    ws = (await createWorkspace(uniqueName('cli-tgt'))).name;
+  });
+
+  const file = (name: string, n: number, offset: number) => {
+    const path = join(dir, name);
+    writeFileSync(path, pointsGeoJson(n, offset));
+    return path;
+  };
+  const historyOf = async (id: string) =>
+    JSON.stringify((await importsOf(ws).history(id, '?limit=100')).body);
+
+  it('names the service and the layer up front, then appends to and replaces that layer by name', async () => {
+    const service = uniqueName('cli-svc');
+    const first = json(
+      await geoplane([
+        'import',
+        file('first.geojson', 12, 0),
+        '-w',
+        ws,
+        '--service',
+        service,
+        '--layer',
+        'roads',
+        '--publish',
+        '--json',
+        ...wait,
+      ]),
+    );
+    expect(first).toMatchObject({ status: 'published', service_name: service });
+    expect(first.plan.layers[0].public_id).toBe('roads');
+
+    const appended = json(
+      await geoplane([
+        'import',
+        file('more.geojson', 5, 100),
+        '-w',
+        ws,
+        '--append',
+        'roads',
+        '--publish',
+        '--json',
+        ...wait,
+      ]),
+    );
+    expect(appended.status, JSON.stringify(appended)).toBe('published');
+    expect(appended.plan.layers[0].target).toMatchObject({ mode: 'append' });
+    expect(await historyOf(appended.id)).toMatch(/5 rows appended \(fids 13–17; 17 rows now\)/);
+
+    const replaced = json(
+      await geoplane([
+        'import',
+        file('new.geojson', 3, 200),
+        '-w',
+        ws,
+        '--replace',
+        'points=roads',
+        '--publish',
+        '--json',
+        ...wait,
+      ]),
+    );
+    expect(replaced.status, JSON.stringify(replaced)).toBe('published');
+    expect(await historyOf(replaced.id)).toMatch(/its 17 rows were replaced by 3/);
+    for (const id of [replaced.id, appended.id]) {
+      const rolled = await geoplane(['imports', 'rollback', id, '-w', ws, '--wait', ...wait]);
+      expect(rolled.code, explain(rolled)).toBe(0);
+    }
+    expect(await historyOf(replaced.id)).toMatch(/its previous data was restored \(17 rows\)/);
+  });
+
+  it('a source layer named twice, or a flag without a name, is a usage error (exit 2) that sends nothing', async () => {
+    const path = file('twice.geojson', 1, 0);
+    const twice = await geoplane(['import', path, '-w', ws, '--layer', 'a', '--replace', 'b']);
+    expect(twice.code, explain(twice)).toBe(2);
+    expect(twice.stderr).toMatch(/--replace b: the file's first layer is named twice/);
+    const empty = await geoplane(['import', path, '-w', ws, '--append', 'points=']);
+    expect(empty.code, explain(empty)).toBe(2);
+    const listed = await importsOf(ws).api('GET', '?limit=100');
+    expect(listed.body.imports.map((i: { name: string }) => i.name)).not.toContain('twice');
+  });
+
+  it('a target the workspace does not have is the API’s 422 with its detail (exit 1)', async () => {
+    const run = await geoplane(['import', file('none.geojson', 1, 0), '-w', ws, '--replace', 'nowhere']);
+    expect(run.code, explain(run)).toBe(1);
+    expect(run.stderr).toMatch(
+      /the workspace has no layer 'nowhere' to replace\. \(422 import_target_invalid\)/,
+    );
   });
 });

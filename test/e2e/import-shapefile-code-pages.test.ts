@@ -219,7 +219,7 @@ describe.skipIf(!GDAL)(GDAL ? 'GDAL-written shapefiles in three code pages' : SK
     });
   }
 
-  it('CP1251 without its .cpg (LDID 0x00, not UTF-8): discovery warns, the load is refused with the way out, nothing left behind', async () => {
+  it('CP1251 without its .cpg (LDID 0x00, not UTF-8): discovery warns, the load is refused with the way out, which works: encoding in the plan, a retry, the text exact', async () => {
     const job = await (started.get(UNNAMED.layer) as Promise<{ id: string }>);
     const done = await imports.until(job.id, ['ready_to_publish', 'failed', 'awaiting_plan'], 150_000);
     expect(done.body.status, JSON.stringify(done.body)).toBe('failed');
@@ -227,6 +227,21 @@ describe.skipIf(!GDAL)(GDAL ? 'GDAL-written shapefiles in three code pages' : SK
       /feature 0 of shapefile 'w1251_unnamed' are not UTF-8.*LDID\) is 0x00 \(none\).*set `encoding` for this layer in the import plan.*\.cpg/,
     );
     expect((done.body.warnings ?? []).join('\n')).toMatch(/'w1251_unnamed' are not UTF-8/);
+    expect(await relationsOf(job.id)).toEqual([]);
+
+    // The way out the message names (ADR 0127): the plan's encoding, then a retry.
+    const layer = { source_layer: UNNAMED.layer, public_id: UNNAMED.layer };
+    const unknown = await imports.plan(job.id, { layers: [{ ...layer, encoding: 'cp-nowhere' }] });
+    expect(unknown.status, unknown.text).toBe(400);
+    expect(unknown.body.detail).toMatch(/encoding 'cp-nowhere' is not a code page GeoPlane can decode/);
+    const planned = await imports.plan(job.id, { layers: [{ ...layer, encoding: 'windows-1251' }] });
+    expect(planned.status, planned.text).toBe(200);
+    expect((await imports.retry(job.id)).status).toBe(202);
+    const ready = await imports.until(job.id, ['ready_to_publish', 'failed', 'awaiting_plan'], 150_000);
+    expect(ready.body.status, JSON.stringify(ready.body)).toBe('ready_to_publish');
+    expect(await stagedRows(job.id)).toEqual(UNNAMED.rows);
+    expect((await imports.cancel(job.id)).status).toBe(202);
+    expect((await imports.until(job.id, ['cancelled', 'failed'], 120_000)).body.status).toBe('cancelled');
     expect(await relationsOf(job.id)).toEqual([]);
   });
 });

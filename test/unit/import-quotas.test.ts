@@ -721,4 +721,59 @@ describe('names first, clashes early (ADR 0126)', () => {
     expect(layers).toEqual([]);
     expect(removed).toHaveLength(1);
   });
+
+  it('a publish whose step died (a timeout) is undone by the failure recorder: no service, failed, the plan editable', async () => {
+    const repo = new MemoryImports();
+    const j = job({
+      status: 'publishing',
+      phase: 'publish',
+      plan: planOf('a'),
+      discovery: discoveryOf({ a: 1 }),
+      service_id: 'svc-1',
+    });
+    await repo.create(j);
+    let services: { id: string; workspace_id: string; name: string; type: string }[] = [
+      { id: 'svc-1', workspace_id: WS, name: 'svc', type: 'postgis' },
+    ];
+    const layers = [{ id: 'l-1', public_id: 'a' }];
+    const reverted: string[] = [];
+    const deps = stepDeps(
+      repo,
+      engine({
+        revertTargets: async (id: string) => {
+          reverted.push(id);
+          return [];
+        },
+      }),
+      {
+        services: { findById: async () => services[0], findByName: async () => services[0] } as never,
+        layers: {
+          list: async () => ({ items: [...layers] }),
+          delete: async () => {
+            layers.pop();
+          },
+        } as never,
+        workspaces: { findById: async () => ({ id: WS, status: 'active' }) } as never,
+        deletions: {
+          hideService: async () => {},
+          servicePlan: async () => ({ layers: { count: 0 }, layer_groups: { count: 0 }, mosaic_granules: 0 }),
+          removeHiddenService: async () => {
+            services = [];
+          },
+        } as never,
+      },
+    );
+    await fail(deps, inputOf(j), taskFailureOf({ Error: 'States.Timeout', Cause: '' }));
+    const after = await stored(repo, j);
+    expect(after).toMatchObject({ status: 'failed', error_reason: 'import_step_timeout' });
+    expect(after.service_id).toBeUndefined();
+    expect(services).toEqual([]);
+    expect(layers).toEqual([]);
+    // Without a target nothing is reverted in the import database (its tables stay for a retry).
+    expect(reverted).toEqual([]);
+    const replanned = await putImportPlan({ repo, starter: { startImport: async () => {} }, limits }, after, {
+      layers: [{ source_layer: 'a', public_id: 'a2' }],
+    });
+    expect(replanned).toMatchObject({ status: 'failed', reload: true });
+  });
 });
