@@ -9255,6 +9255,7 @@ export interface operations {
                     } | {
                         /** @constant */
                         kind: "uri";
+                        /** @description Where the file is: `s3://bucket/key` in a bucket the operator allows; an `https://` URL (ADR 0129) whose host is public or one the operator allows — plain http, credentials in the URL and private, loopback or link-local hosts (by address or by name) are a 400 `uri_not_allowed`; redirects are followed (at most 5, https only) and checked the same way, and the file is limited to the import's byte limit and a time limit; locally also a path under the import directory. */
                         uri: string;
                     };
                     service_name?: string;

@@ -65,47 +65,48 @@ export function isPublicAddress(address: Address): boolean {
   return a.range() === 'unicast' && a.match(GLOBAL_UNICAST_V6);
 }
 
-function parsePorts(text: string, entry: string): Ports {
+function parsePorts(text: string, entry: string, label: string): Ports {
   const m = /^(\d{1,5})(?:-(\d{1,5}))?$/.exec(text);
   const from = Number(m?.[1]);
   const to = Number(m?.[2] ?? m?.[1]);
   if (!m || from < 1 || to > 65535 || from > to) {
-    throw new Error(`allowed database hosts: bad port or port range in '${entry}'`);
+    throw new Error(`${label}: bad port or port range in '${entry}'`);
   }
   return { from, to };
 }
 
 /** Splits `host`, `host:port`, `[v6]:port`, `cidr:lo-hi`, `v6` (no port without brackets). */
-function splitPort(entry: string): { host: string; ports?: Ports } {
+function splitPort(entry: string, label: string): { host: string; ports?: Ports } {
   if (entry.startsWith('[')) {
     const end = entry.indexOf(']');
-    if (end < 0) throw new Error(`allowed database hosts: unclosed '[' in '${entry}'`);
+    if (end < 0) throw new Error(`${label}: unclosed '[' in '${entry}'`);
     const rest = entry.slice(end + 1);
-    if (rest !== '' && !rest.startsWith(':')) throw new Error(`allowed database hosts: bad entry '${entry}'`);
-    return { host: entry.slice(1, end), ...(rest ? { ports: parsePorts(rest.slice(1), entry) } : {}) };
+    if (rest !== '' && !rest.startsWith(':')) throw new Error(`${label}: bad entry '${entry}'`);
+    return { host: entry.slice(1, end), ...(rest ? { ports: parsePorts(rest.slice(1), entry, label) } : {}) };
   }
   const colons = entry.split(':').length - 1;
   if (colons !== 1) return { host: entry };
   const at = entry.lastIndexOf(':');
-  return { host: entry.slice(0, at), ports: parsePorts(entry.slice(at + 1), entry) };
+  return { host: entry.slice(0, at), ports: parsePorts(entry.slice(at + 1), entry, label) };
 }
 
 /**
  * Parses the operator's allowlist: comma- or space-separated entries, each an IP (any spelling),
  * a CIDR (`10.0.0.0/16`, `[fd00::/8]`), a host name, or `*` (anything), optionally with `:port`
  * or `:from-to` (IPv6 in brackets then). Throws on an entry it can't read: a typo must not
- * silently allow or refuse.
+ * silently allow or refuse. `label` names the list in those errors (the import URL list, ADR 0129,
+ * shares the syntax).
  */
-export function parseAllowList(spec: string | undefined): AllowEntry[] {
+export function parseAllowList(spec: string | undefined, label = 'allowed database hosts'): AllowEntry[] {
   const entries: AllowEntry[] = [];
   for (const raw of (spec ?? '').split(/[\s,]+/)) {
     if (raw === '') continue;
-    const { host, ports } = splitPort(raw);
+    const { host, ports } = splitPort(raw, label);
     const withPorts = ports ? { ports } : {};
     if (host === '*') {
       entries.push({ kind: 'any', ...withPorts });
     } else if (host.includes('/')) {
-      if (!ipaddr.isValidCIDR(host)) throw new Error(`allowed database hosts: bad CIDR '${raw}'`);
+      if (!ipaddr.isValidCIDR(host)) throw new Error(`${label}: bad CIDR '${raw}'`);
       const [base, bits] = ipaddr.parseCIDR(host);
       const mapped = base.kind() === 'ipv6' && (base as ipaddr.IPv6).isIPv4MappedAddress() && bits >= 96;
       const range: [Address, number] = mapped ? [canonical(base), bits - 96] : [base, bits];
@@ -116,7 +117,7 @@ export function parseAllowList(spec: string | undefined): AllowEntry[] {
     } else if (HOST_NAME.test(host)) {
       entries.push({ kind: 'name', name: host.toLowerCase().replace(/\.$/, ''), ...withPorts });
     } else {
-      throw new Error(`allowed database hosts: '${raw}' is not an IP, CIDR, host name or *`);
+      throw new Error(`${label}: '${raw}' is not an IP, CIDR, host name or *`);
     }
   }
   return entries;

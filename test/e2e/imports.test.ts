@@ -298,7 +298,7 @@ describe('every format through the API', () => {
 
 describe('URIs that are not allowed → 400, nothing created', () => {
   for (const uri of [
-    'https://example.com/a.geojson',
+    'http://example.com/a.geojson',
     '/etc/passwd',
     'file:///etc/hosts',
     's3://not-allowed-bucket/a.geojson',

@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from './ports.ts';
+import { urlSourceEnv } from './url-source.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 
@@ -38,6 +39,8 @@ export async function startHostProcess(env: Record<string, string> = {}): Promis
   // The test run's marker on the command line: the global teardown finds a host left behind by it.
   const marker = process.env.GEOPLANE_TEST_RUN;
   const args = ['--import', 'tsx', 'infra/local/main.ts', ...(marker ? [`--geoplane-run=${marker}`] : [])];
+  // Import URLs may reach the tests' file servers on one loopback address, with their certificate (ADR 0129).
+  const urlSources = await urlSourceEnv(dataDir);
   const child = spawn(process.execPath, args, {
     cwd: root,
     env: {
@@ -54,6 +57,7 @@ export async function startHostProcess(env: Record<string, string> = {}): Promis
       // test host measures (test/unit/local-gateway.test.ts does); a test may still set its own.
       GEOPLANE_STAGE_RATE_LIMIT_RPS: '100000',
       GEOPLANE_STAGE_RATE_LIMIT_BURST: '100000',
+      ...urlSources,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

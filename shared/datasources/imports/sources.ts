@@ -11,11 +11,13 @@ import { InvalidInputError, UnavailableError } from '../../domain/errors.ts';
 import { ImportInputError } from '../../domain/import-sources.ts';
 import type { ImportJob, ImportUriPolicy } from '../../domain/imports.ts';
 import { captureClient } from '../../log/tracer.ts';
+import { admitUrl, configuredFetchOptions, fetchUrlToFile, importUrlTargets } from './https-source.ts';
 
 /**
  * Where an import's file comes from (ADR 0083): an upload (the upload store), an `s3://` URI in a
- * bucket the operator allows, or — locally — a path under the configured import directory.
- * Nothing else: http(s), other buckets and paths outside the root are refused with a 400. A local
+ * bucket the operator allows, an `https://` URL whose host passes the network policy (ADR 0129),
+ * or — locally — a path under the configured import directory. Nothing else: plain http, other
+ * buckets and paths outside the root are refused with a 400. A local
  * path gets one answer whether it lies outside the directory, does not exist, is no file or can't
  * be read, and a path outside is refused before the file system is asked (ADR 0106): the answer
  * tells nothing about the machine.
@@ -23,6 +25,7 @@ import { captureClient } from '../../log/tracer.ts';
 export class ConfiguredUriPolicy implements ImportUriPolicy {
   async admit(uri: string): Promise<string> {
     const cfg = importConfig();
+    if (/^https?:/i.test(uri)) return admitUrl(uri, importUrlTargets());
     if (uri.startsWith('s3://')) {
       const match = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\/(.+)$/.exec(uri);
       if (!match) throw new InvalidInputError('invalid_uri', `'${uri}' is not an s3://bucket/key URI.`);
@@ -111,8 +114,9 @@ async function download(
 
 /**
  * The local file of an import's source: an upload in the local upload directory (where startImport
- * sealed it) or a local path as is; an S3 object (upload bucket or allowed URI) is downloaded once
- * per container into /tmp (Lambda's ephemeral storage) and reused by the next invocations there.
+ * sealed it) or a local path as is; an S3 object (upload bucket or allowed URI) or an https URL
+ * (ADR 0129) is downloaded once per container into /tmp (Lambda's ephemeral storage) and reused by
+ * the next invocations there.
  * Every path here is made of ids and the locations the server chose, never of a client's name.
  */
 export async function sourceFile(
@@ -129,6 +133,13 @@ export async function sourceFile(
       throw new ImportInputError('source_not_found', 'The uploaded file is gone; create a new import.');
     });
     return path;
+  }
+  if (job.source_kind === 'uri' && job.source_location.startsWith('https://')) {
+    const target = join(tmpdir(), 'geoplane-imports', job.id, 'source');
+    if (!(await stat(target).catch(() => undefined))) {
+      await fetchUrlToFile(job.source_location, target, configuredFetchOptions());
+    }
+    return target;
   }
   const [bucket, key] =
     job.source_kind === 'upload'
