@@ -1524,11 +1524,11 @@ export interface paths {
         put?: never;
         /**
          * Start an import: a file to upload (presigned form POST), or an allowed URI
-         * @description An `upload` source answers `awaiting_upload` with `upload`: POST the file as multipart form data to `upload.url` with `upload.fields` and the file in the `file` field (at most `upload.max_bytes`, before `upload.expires_at`), then call startImport. A `uri` source (`s3://` in a bucket the operator allows; locally a path under the configured import directory) is queued at once. `auto_publish` publishes with the discovered default plan. `service_name` and `layers` name what the import publishes up front (ADR 0126): discovery checks every name against the workspace before a row is loaded; a name in use stops the import at `awaiting_plan` with `clashes` (the name and a free one proposed), or, with `auto_publish`, is replaced by the free name, which the history records. Uploads never reach the API itself (API Gateway's 10 MB limit).
+         * @description An `upload` source answers `awaiting_upload` with `upload`: POST the file as multipart form data to `upload.url` with `upload.fields` and the file in the `file` field (at most `upload.max_bytes`, before `upload.expires_at`), then call startImport. A `uri` source (`s3://` in a bucket the operator allows; locally a path under the configured import directory) is queued at once. `auto_publish` publishes with the discovered default plan. `service_name` and `layers` name what the import publishes up front (ADR 0126): discovery checks every name against the workspace before a row is loaded; a name in use stops the import at `awaiting_plan` with `clashes` (the name and a free one proposed), or, with `auto_publish`, is replaced by the free name, which the history records. A `layers` entry with `target` replaces or appends to an existing layer's data instead (ADR 0127): the layer must exist and have been published by an import (422 `import_target_invalid` otherwise); its columns are matched once the file is read. Uploads never reach the API itself (API Gateway's 10 MB limit).
          *
          *     Answers: 201 the import.
          *
-         *     Notable errors: 400 bad request: a URI that is not allowed, a file over the size limit, a layer or public id named twice (`invalid_layer_names`); 404 workspace not found; 409 a service with the service_name exists in the workspace.
+         *     Notable errors: 400 bad request: a URI that is not allowed, a file over the size limit, a layer or public id named twice (`invalid_layer_names`); 404 workspace not found; 409 a service with the service_name exists in the workspace; 422 a `target` layer that does not exist or was not published by an import (`import_target_invalid`).
          *
          *     Editor or above in the workspace.
          */
@@ -1627,11 +1627,11 @@ export interface paths {
         get?: never;
         /**
          * Set how the layers are loaded and published (names, fields, CRS, make-valid)
-         * @description From `awaiting_plan` or `ready_to_publish` the data is loaded again with the plan (the import is queued) and reserves its rows and bytes of the workspace's import quota; from `failed` the plan is stored for the retry. Every layer and field must exist in the file, a source layer is loaded once, and every table and column name must be one PostgreSQL takes as it is: no two public ids giving one table name (after lower-casing, `[^a-z0-9_]` → `_` and the 63-byte cut) or an index name of another's table, no column named `fid`, like the geometry column or like a system column (`xmin`, `xmax`, `cmin`, `cmax`, `ctid`, `tableoid`, `oid`). 400 `invalid_plan` names the first layer or field that fails; 422 says which limit a plan is over. A layer may leave `fields` out: its fields are taken as discovered (ADR 0126). `service_name` renames the service the publish creates. A public id or service name the workspace already uses is a 409 (`public_id_taken`, `service_name_taken`) whose `clashes` propose free names. After a failed publish (which leaves no service behind) the plan can be changed and the import retried.
+         * @description From `awaiting_plan` or `ready_to_publish` the data is loaded again with the plan (the import is queued) and reserves its rows and bytes of the workspace's import quota; from `failed` the plan is stored for the retry. Every layer and field must exist in the file, a source layer is loaded once, and every table and column name must be one PostgreSQL takes as it is: no two public ids giving one table name (after lower-casing, `[^a-z0-9_]` → `_` and the 63-byte cut) or an index name of another's table, no column named `fid`, like the geometry column or like a system column (`xmin`, `xmax`, `cmin`, `cmax`, `ctid`, `tableoid`, `oid`). 400 `invalid_plan` names the first layer or field that fails; 422 says which limit a plan is over. A layer may leave `fields` out: its fields are taken as discovered (ADR 0126). `service_name` renames the service the publish creates. A public id or service name the workspace already uses is a 409 (`public_id_taken`, `service_name_taken`) whose `clashes` propose free names. After a failed publish (which leaves no service behind) the plan can be changed and the import retried. A layer with `target` (and no public_id) replaces or appends to that existing layer's data on publish (ADR 0127): the layer keeps its id, public id, styles, groups, policies and URLs; without `fields` every field whose column name the layer has is mapped to it with the layer's type, with `fields` each included field must name a column of the layer with its type — else 422 `import_target_invalid` naming the column and its type. `encoding` (Shapefiles) names the code page of the .dbf's text (ADR 0125).
          *
          *     Answers: 200 the import with its plan.
          *
-         *     Notable errors: 400 the plan does not fit the file, or a name in it is not a usable PostgreSQL name; 404 workspace or import not found (or an import of another workspace); 409 the import is not awaiting a plan, ready to publish or failed; or a public id or the service name is taken in the workspace (`clashes` proposes free names); 422 the plan is over one import's limit (layers, features, file bytes) or the workspace's import quota (rows, bytes): reason import_layer_limit, import_row_limit, import_byte_limit, workspace_import_quota.
+         *     Notable errors: 400 the plan does not fit the file, or a name in it is not a usable PostgreSQL name; 404 workspace or import not found (or an import of another workspace); 409 the import is not awaiting a plan, ready to publish or failed; or a public id or the service name is taken in the workspace (`clashes` proposes free names); 422 the plan is over one import's limit (layers, features, file bytes) or the workspace's import quota (rows, bytes): reason import_layer_limit, import_row_limit, import_byte_limit, workspace_import_quota; or a target layer that can't take the file's layer (`import_target_invalid`).
          *
          *     Editor or above in the workspace.
          */
@@ -1680,11 +1680,11 @@ export interface paths {
         put?: never;
         /**
          * Take a published import away again: its service, layers and tables (spec 4.15)
-         * @description Only from `published` (409 otherwise). The service goes through the recursive deletion workflow (`rollback_operation_id`: its layers, the layer groups containing them, references), then the import's schema is dropped; the import ends `rolled_back` (or `failed`, and retryImport resumes the rollback). A rollback already running answers with the import.
+         * @description Only from `published` (409 otherwise). The service goes through the recursive deletion workflow (`rollback_operation_id`: its layers, the layer groups containing them, references), then the import's schema is dropped; the import ends `rolled_back` (or `failed`, and retryImport resumes the rollback). An import that replaced or appended to a layer (ADR 0127) gives that layer its previous data back, or removes exactly the rows it appended; such imports roll back newest first (409 `import_rollback_order` names the later one), and a replace only while its previous data is kept (`rollback_until`; 409 `import_generation_expired` after). A rollback already running answers with the import.
          *
          *     Answers: 202 the import, rolling back.
          *
-         *     Notable errors: 404 workspace or import not found (or an import of another workspace); 409 the import is not published.
+         *     Notable errors: 404 workspace or import not found (or an import of another workspace); 409 the import is not published; a later import changed a layer this one replaced or appended to (`import_rollback_order`); the previous data is no longer kept (`import_generation_expired`).
          *
          *     Admin or above in the workspace.
          */
@@ -2115,11 +2115,17 @@ export interface components {
             service_name: string;
             requested_layers?: {
                 source_layer?: string;
-                public_id: string;
+                public_id?: string;
+                target?: components["schemas"]["ImportTarget"];
             }[];
             clashes?: components["schemas"]["ImportNameClash"][];
             service_id?: string;
             rollback_operation_id?: string;
+            /**
+             * Format: date-time
+             * @description An import that replaced a layer's data: until when the previous data is kept, so a rollback can restore it (ADR 0127).
+             */
+            rollback_until?: string;
             auto_publish: boolean;
             processed_bytes: number;
             processed_features: number;
@@ -2188,6 +2194,9 @@ export interface components {
                     lon?: string;
                     wkt?: string;
                 };
+                /** @description Shapefile only: the code page of the .dbf's text (e.g. 'windows-1252', 'iso-8859-2', 'utf-8'), over the .cpg file and the .dbf's language driver byte. */
+                encoding?: string;
+                target?: components["schemas"]["ImportTarget"];
                 fields: {
                     source: string;
                     target: string;
@@ -2203,7 +2212,8 @@ export interface components {
             service_name?: string;
             layers: {
                 source_layer: string;
-                public_id: string;
+                /** @description Required, except for a layer with a `target` (it keeps its public id). */
+                public_id?: string;
                 title?: string;
                 /** @default true */
                 enabled?: boolean;
@@ -2219,6 +2229,9 @@ export interface components {
                     lon?: string;
                     wkt?: string;
                 };
+                /** @description Shapefile only: the code page of the .dbf's text (e.g. 'windows-1252', 'iso-8859-2', 'utf-8'), over the .cpg file and the .dbf's language driver byte. */
+                encoding?: string;
+                target?: components["schemas"]["ImportTarget"];
                 /** @description Omitted: every field as discovered (the default plan's mapping); geometry_column and csv likewise. */
                 fields?: {
                     source: string;
@@ -2229,6 +2242,12 @@ export interface components {
                     include?: boolean;
                 }[];
             }[];
+        };
+        /** @description An existing layer (public id or id) whose data this file's layer replaces or appends to, instead of publishing a new layer (ADR 0127). Only layers an import published can be targets; the file's fields must map to the layer's columns, type for type. The layer keeps its id, public id, styles, groups, policies and URLs. The swap is one transaction; rolling the import back restores the previous data (replace) or removes exactly the appended rows (append). */
+        ImportTarget: {
+            layer: string;
+            /** @enum {string} */
+            mode: "replace" | "append";
         };
         Layer: {
             /** Format: uuid */
@@ -9259,11 +9278,12 @@ export interface operations {
                         uri: string;
                     };
                     service_name?: string;
-                    /** @description The public ids to publish the file's layers as (the default plan takes them; other layers keep their discovered names). Discovery checks them, and service_name, against the workspace before loading: a name in use stops the import at `awaiting_plan` with `clashes` naming it and a free name proposed; with auto_publish the free name is taken and the history says so. */
+                    /** @description The public ids to publish the file's layers as (the default plan takes them; other layers keep their discovered names), or a `target` layer to replace or append to (then no public_id). Discovery checks them, and service_name, against the workspace before loading: a name in use stops the import at `awaiting_plan` with `clashes` naming it and a free name proposed; with auto_publish the free name is taken and the history says so. */
                     layers?: {
                         /** @description The file's layer (default: its first layer). */
                         source_layer?: string;
-                        public_id: string;
+                        public_id?: string;
+                        target?: components["schemas"]["ImportTarget"];
                     }[];
                     auto_publish?: boolean;
                 };
@@ -9340,7 +9360,15 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            422: components["responses"]["IdempotencyKeyReused"];
+            /** @description a `target` layer that does not exist or was not published by an import (`import_target_invalid`); or the Idempotency-Key was already used with a different request (reason idempotency_key_reused) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -9865,7 +9893,7 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
-            /** @description the plan is over one import's limit (layers, features, file bytes) or the workspace's import quota (rows, bytes): reason import_layer_limit, import_row_limit, import_byte_limit, workspace_import_quota */
+            /** @description the plan is over one import's limit (layers, features, file bytes) or the workspace's import quota (rows, bytes): reason import_layer_limit, import_row_limit, import_byte_limit, workspace_import_quota; or a target layer that can't take the file's layer (`import_target_invalid`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -10162,7 +10190,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["ImportNotFound"];
-            /** @description the import is not published; or a request with the same Idempotency-Key is still being processed (reason idempotency_key_in_flight) */
+            /** @description the import is not published; a later import changed a layer this one replaced or appended to (`import_rollback_order`); the previous data is no longer kept (`import_generation_expired`); or a request with the same Idempotency-Key is still being processed (reason idempotency_key_in_flight) */
             409: {
                 headers: {
                     [name: string]: unknown;
