@@ -182,7 +182,7 @@ describe.skipIf(!chromiumPath)('console: the workspace page', () => {
     const ask = page.getByRole('dialog', { name: `Delete workspace ${ws.name}?` });
     await shown(ask);
     await ask.getByRole('button', { name: 'Delete', exact: true }).click();
-    // Not empty: the plan, in its own dialog, and nothing deleted yet.
+    // Not empty: the same dialog now shows the plan and asks once more; nothing is deleted yet.
     const planDialog = page.getByRole('dialog', {
       name: `Delete workspace ${ws.name} and everything in it?`,
     });
