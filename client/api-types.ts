@@ -5,6 +5,30 @@
  */
 
 export interface paths {
+    "/api/v1/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Liveness: the server answers (no dependency is read)
+         * @description Liveness for load balancers and orchestrators: 200 whenever the server runs. It reads nothing (no catalog store, no database), so a dependency outage never restarts a healthy server; readiness is `GET /ready`. Unauthenticated, and it says nothing about the server (no version, host or configuration).
+         *
+         *     Answers: 200 the server answers.
+         *
+         *     No credential needed.
+         */
+        get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/openapi.json": {
         parameters: {
             query?: never;
@@ -21,6 +45,32 @@ export interface paths {
          *     No credential needed.
          */
         get: operations["getOpenAPI"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness: the catalog store and the import database are reachable
+         * @description Readiness: one read of the catalog store (DynamoDB) and a login with `SELECT 1` on the import database, at once, each within 4 s. 503 (`not_ready`, the standard error body) when either fails, naming neither the dependency nor the cause (both are logged). Unauthenticated.
+         *
+         *     Answers: 200 every dependency answered.
+         *
+         *     Notable errors: 503 a dependency is unreachable (`not_ready`); nothing about which or why.
+         *
+         *     No credential needed.
+         */
+        get: operations["getReadiness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2054,6 +2104,11 @@ export interface components {
             type: "FeatureCollection";
             features: unknown[];
         };
+        /** @description Liveness: the server answers. */
+        Health: {
+            /** @constant */
+            status: "ok";
+        };
         ImportDiscovery: {
             format: string;
             size_bytes: number;
@@ -2406,6 +2461,17 @@ export interface components {
                 max_vertices?: number;
                 max_tile_bytes?: number;
                 persistent_cache_quota_bytes?: number;
+            };
+        };
+        /** @description Readiness: each dependency reached (`not_configured`: the stage has no import database, so imports are off). */
+        Readiness: {
+            /** @constant */
+            status: "ready";
+            checks: {
+                /** @constant */
+                catalog: "ok";
+                /** @enum {string} */
+                import_database: "ok" | "not_configured";
             };
         };
         Role: {
@@ -2865,6 +2931,37 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getHealth: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the server answers */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getOpenAPI: {
         parameters: {
             query?: never;
@@ -2889,6 +2986,49 @@ export interface operations {
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description every dependency answered */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ready",
+                     *       "checks": {
+                     *         "catalog": "ok",
+                     *         "import_database": "ok"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description a dependency is unreachable (`not_ready`); nothing about which or why */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     getAuthMe: {

@@ -91,7 +91,7 @@ const idempotencyRef: Record<number, string> = { 409: 'IdempotencyKeyInFlight', 
 
 /** The top-level tags: one per tag an operation uses, each described (a new tag needs a line here). */
 const tagDescriptions: Record<string, string> = {
-  meta: 'The API itself: this OpenAPI document.',
+  meta: 'The API itself: this OpenAPI document, liveness (`/health`) and readiness (`/ready`).',
   auth: 'Browser sessions (login with a JWT or API key, refresh, logout), the caller (`/auth/me`) and the web console configuration.',
   workspaces:
     'Workspaces: the unit of tenancy. Addressed by id (UUID) or name; create, list and recursive delete are super_admin only.',

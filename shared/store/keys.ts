@@ -281,6 +281,8 @@ export const keys = {
   }),
   usageKeySlotPartition: USAGE_KEYS_PARTITION,
   usageKeySlotPrefix: USAGE_KEY_SLOT,
+  /** What the readiness probe reads (ADR 0131): no item is ever written here, so a GetItem reads nothing. */
+  readinessProbe: (): Key => ({ PK: 'READINESS', SK: 'READINESS' }),
   /** A whole partition (`WS#…`) from the start, for the sweep of a workspace deletion. */
   partitionStart: '',
   /**
