@@ -450,7 +450,7 @@ export function planWithNames(
     if (!layer) unmatched.push(entry.source_layer ?? '');
     else if (entry.target) {
       // Its fields are mapped to the target's columns once the target is resolved (ADR 0127).
-      const { fields: _default, geometry_column: _geometry, ...rest } = layer;
+      const { fields: _default, geometry_column: _geometry, public_id: _id, ...rest } = layer;
       layers[index] = { ...rest, target: entry.target };
     } else if (entry.public_id !== undefined) layer.public_id = entry.public_id;
   }

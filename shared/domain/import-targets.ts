@@ -155,12 +155,12 @@ export function targetLayerPlan(
     );
   }
   if (layer.public_id !== undefined && layer.public_id !== resolved.layer.public_id) {
-    throw refuse(where, `a layer with a target keeps ${name}'s public id; leave public_id out.`);
+    throw refuse(where, `a layer with a target keeps the public id of ${name}; leave public_id out.`);
   }
   if (layer.geometry_column !== undefined && layer.geometry_column !== resolved.geometry_column) {
     throw refuse(
       where,
-      `geometry_column '${layer.geometry_column}' is not ${name}'s ('${resolved.geometry_column}'); leave it out.`,
+      `geometry_column '${layer.geometry_column}' is not the one of ${name} ('${resolved.geometry_column}'); leave it out.`,
     );
   }
   const columns = [...resolved.columns].map(([c, t]) => `${c} (${t})`).join(', ') || 'none';

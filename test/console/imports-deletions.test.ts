@@ -13,7 +13,7 @@ import {
 } from '../support/browser.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { createWorkspace } from '../support/fixtures.ts';
-import { pointsGeoJson } from '../support/imports.ts';
+import { importsOf, pointsGeoJson } from '../support/imports.ts';
 
 /**
  * The console's imports and deletions pages against the local host: a GeoJSON dropped and
@@ -160,6 +160,63 @@ describe.skipIf(!chromiumPath)('console: imports and deletions', () => {
     });
     expect(service.status).toBe(404);
     expect(await page.getByRole('button', { name: 'Publish', exact: true }).count()).toBe(0);
+    expect(cspErrors(errors)).toEqual([]);
+    await context.close();
+  });
+
+  it("names the new layer, or appends to an imported layer chosen from a list; the import's page says where the rows went (ADR 0127)", async () => {
+    const ws = await createWorkspace(uniqueName('ctgt'));
+    const imports = importsOf(ws.id);
+    const first = await imports.uploaded(pointsGeoJson(20), 'towns.geojson', { auto_publish: true });
+    const done = await imports.until(first.id, ['published', 'failed'], 120_000);
+    expect(done.body.status, done.text).toBe('published');
+
+    const context = await newConsoleContext(browser);
+    const page = await context.newPage();
+    const errors = watchConsoleErrors(page);
+    await signInWithToken(page, inject('host').apiKey, `/console/workspaces/${ws.name}/imports`);
+    await expect
+      .poll(() => page.getByRole('heading', { name: `Imports in ${ws.name}`, level: 1 }).isVisible())
+      .toBe(true);
+    // A new layer names itself; the other choices ask for the layer instead of a service.
+    await expect.poll(() => page.getByRole('textbox', { name: 'Layer name' }).isVisible()).toBe(true);
+    await page.getByRole('radio', { name: 'Append to an existing layer' }).check();
+    const select = page.getByRole('combobox', { name: 'Layer to append to' });
+    await expect.poll(() => select.isVisible()).toBe(true);
+    expect(await page.getByRole('textbox', { name: 'Service name' }).count()).toBe(0);
+    await expectAccessible(page, 'import-append');
+    await select.selectOption('towns');
+    await page.getByRole('checkbox', { name: /Publish as soon as it is loaded/ }).check();
+    await page
+      .locator('input[type=file]')
+      .setInputFiles({
+        name: 'more.geojson',
+        mimeType: 'application/geo+json',
+        buffer: pointsGeoJson(5, 100),
+      });
+    await page.getByRole('button', { name: 'Upload and import' }).click();
+    const open = page.getByRole('link', { name: 'Open import more' });
+    await expect.poll(() => open.isVisible(), { timeout: 60_000 }).toBe(true);
+    await open.click();
+    await expect.poll(() => statusOf(page), { timeout: 120_000 }).toBe('published');
+    await expect.poll(() => page.getByText('none: into existing layers').isVisible()).toBe(true);
+    await expect
+      .poll(() =>
+        page
+          .getByText(/5 rows appended \(fids 21–25; 25 rows now\)/)
+          .first()
+          .isVisible(),
+      )
+      .toBe(true);
+    await expect
+      .poll(() =>
+        page
+          .getByText(/appends to/)
+          .first()
+          .isVisible(),
+      )
+      .toBe(true);
+    await expectAccessible(page, 'import-appended');
     expect(cspErrors(errors)).toEqual([]);
     await context.close();
   });

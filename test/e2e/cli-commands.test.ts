@@ -432,7 +432,7 @@ describe('import --service, --layer, --append and --replace (ADR 0126, 0127)', {
         '-w',
         ws,
         '--replace',
-        'points=roads',
+        'new=roads',
         '--publish',
         '--json',
         ...wait,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { layerEntries } from '../../cli/commands/import.ts';
 import type { ImportJob } from '../../shared/domain/import-model.ts';
-import { validatePlan } from '../../shared/domain/import-plans.ts';
+import { defaultPlan, planWithNames, validatePlan } from '../../shared/domain/import-plans.ts';
 import type { Discovery, SourceLayer } from '../../shared/domain/import-sources.ts';
 import {
   outcomeNote,
@@ -108,6 +108,23 @@ describe('resolveTargets (ADR 0127)', () => {
     expect(out.notes).toEqual(["Field 'extra' of 'points' has no column in layer 'points': left out."]);
     // The made plan passes the plan check as any plan.
     expect(() => validatePlan({ layers: out.layers as never }, discovery)).not.toThrow();
+  });
+
+  it("a target named at creation takes the layer's name and columns, not the file layer's", async () => {
+    const named = planWithNames(defaultPlan({ ...discovery, layers: [{ ...source, name: 'more' }] }), [
+      { target: { layer: 'points', mode: 'append' } },
+    ]);
+    expect(named.plan.layers[0]).not.toHaveProperty('public_id');
+    expect(named.plan.layers[0]).not.toHaveProperty('fields');
+    const out = await resolveTargets(lookups(), 'ws', named.plan.layers, {
+      ...discovery,
+      layers: [{ ...source, name: 'more' }],
+    });
+    expect(out.layers[0]).toMatchObject({
+      source_layer: 'more',
+      public_id: 'points',
+      target: { layer: 'layer-1' },
+    });
   });
 
   it('finds a layer by id as well as by public id', async () => {

@@ -134,7 +134,12 @@ function ServiceOf({
   job: ImportJob;
   live: Map<string, string | false>;
 }) {
-  if (!job.service_id) return <>{job.service_name} (not published)</>;
+  if (!job.service_id) {
+    // A file whose every layer goes into an existing layer creates no service (ADR 0127).
+    if (job.plan?.layers.length && job.plan.layers.every((l) => l.target))
+      return <>none: into existing layers</>;
+    return <>{job.service_name} (not published)</>;
+  }
   if (job.status === 'rolling_back')
     return (
       <>
@@ -157,6 +162,76 @@ function ServiceOf({
 
 type Step = 'create' | 'upload' | 'start' | 'done';
 
+/** What a new import's file becomes (ADR 0127): a new layer, or the data of an existing one. */
+type Into = 'new' | 'replace' | 'append';
+const INTO: [Into, string][] = [
+  ['new', 'A new layer'],
+  ['replace', "Replace an existing layer's data"],
+  ['append', 'Append to an existing layer'],
+];
+
+/** createImport's `layers` for the choice: a new layer's name, or the target. */
+function layersBody(into: Into, layerName: string, target: string) {
+  if (into !== 'new') return target ? { layers: [{ target: { layer: target, mode: into } }] } : {};
+  return layerName ? { layers: [{ public_id: layerName }] } : {};
+}
+
+/** Layers an import published: only their data can be replaced or appended to (ADR 0127). */
+const IMPORTED = /^import_[0-9a-f]{32}\./;
+
+/** The existing layer a replace or an append targets: the workspace's imported layers. */
+function TargetLayer({
+  workspace,
+  mode,
+  value,
+  onChange,
+}: {
+  workspace: string;
+  mode: Exclude<Into, 'new'>;
+  value: string;
+  onChange: (id: string) => void;
+}) {
+  const layers = useLoad(
+    () =>
+      call(
+        api.GET('/api/v1/workspaces/{workspace}/layers', {
+          params: { path: { workspace }, query: { limit: 100 } },
+        }),
+      ),
+    [workspace],
+  );
+  const choices = (layers.data?.layers ?? []).filter((l) => IMPORTED.test(l.source_layer));
+  return (
+    <Loaded state={layers}>
+      {() => (
+        <Field
+          label={mode === 'replace' ? 'Layer to replace' : 'Layer to append to'}
+          hint={
+            mode === 'replace'
+              ? "Its rows become the file's, in one step; it keeps its name, styles and URL. Rolling this import back restores its data."
+              : "The file's rows are added to it; rolling this import back removes exactly them."
+          }
+        >
+          {(props) =>
+            choices.length ? (
+              <select {...props} value={value} onChange={(e) => onChange(e.currentTarget.value)}>
+                <option value="">Choose a layer</option>
+                {choices.map((l) => (
+                  <option key={l.id} value={l.public_id}>
+                    {l.public_id} ({l.service_name})
+                  </option>
+                ))}
+              </select>
+            ) : (
+              <p {...props}>No layer of this workspace was published by an import yet.</p>
+            )
+          }
+        </Field>
+      )}
+    </Loaded>
+  );
+}
+
 function NewImport({ workspace, onStarted }: { workspace: string; onStarted: () => void }) {
   const inputId = useId();
   const hintId = useId();
@@ -164,6 +239,9 @@ function NewImport({ workspace, onStarted }: { workspace: string; onStarted: () 
   const [over, setOver] = useState(false);
   const [name, setName] = useState('');
   const [serviceName, setServiceName] = useState('');
+  const [into, setInto] = useState<Into>('new');
+  const [layerName, setLayerName] = useState('');
+  const [targetLayer, setTargetLayer] = useState('');
   const [autoPublish, setAutoPublish] = useState(false);
   const [job, setJob] = useState<ImportJob & { upload: UploadTicket }>();
   const [step, setStep] = useState<Step>('create');
@@ -199,7 +277,8 @@ function NewImport({ workspace, onStarted }: { workspace: string; onStarted: () 
             body: {
               source: { kind: 'upload', filename: file.name, size_bytes: file.size },
               ...(name.trim() ? { name: name.trim() } : {}),
-              ...(serviceName.trim() ? { service_name: serviceName.trim() } : {}),
+              ...(into === 'new' && serviceName.trim() ? { service_name: serviceName.trim() } : {}),
+              ...layersBody(into, layerName.trim(), targetLayer),
               ...(autoPublish ? { auto_publish: true } : {}),
             },
           }),
@@ -289,13 +368,42 @@ function NewImport({ workspace, onStarted }: { workspace: string; onStarted: () 
         >
           {(props) => <input {...props} value={name} onInput={(e) => setName(e.currentTarget.value)} />}
         </Field>
-        <TextInput
-          label="Service name"
-          hint="The PostGIS service the import publishes; empty: one named after the import."
-          error={issueFor(errors.create, 'body.service_name')}
-          value={serviceName}
-          onInput={setServiceName}
-        />
+        <fieldset class="into">
+          <legend>What the file becomes</legend>
+          {INTO.map(([value, text]) => (
+            <div class="check" key={value}>
+              <input
+                id={`${inputId}-into-${value}`}
+                type="radio"
+                name={`${inputId}-into`}
+                value={value}
+                checked={into === value}
+                onChange={() => setInto(value)}
+              />
+              <label for={`${inputId}-into-${value}`}>{text}</label>
+            </div>
+          ))}
+        </fieldset>
+        {into === 'new' ? (
+          <>
+            <TextInput
+              label="Layer name"
+              hint="The public id of the file's (first) layer; empty: the name in the file. A name the workspace already uses stops the import before loading, with a free one proposed."
+              error={issueFor(errors.create, 'body.layers.0.public_id')}
+              value={layerName}
+              onInput={setLayerName}
+            />
+            <TextInput
+              label="Service name"
+              hint="The PostGIS service the import publishes; empty: one named after the import."
+              error={issueFor(errors.create, 'body.service_name')}
+              value={serviceName}
+              onInput={setServiceName}
+            />
+          </>
+        ) : (
+          <TargetLayer workspace={workspace} mode={into} value={targetLayer} onChange={setTargetLayer} />
+        )}
         <div class="check">
           <input
             id={`${inputId}-auto`}
@@ -305,7 +413,7 @@ function NewImport({ workspace, onStarted }: { workspace: string; onStarted: () 
           />
           <label for={`${inputId}-auto`}>Publish as soon as it is loaded (with the discovered plan)</label>
         </div>
-        <button type="submit" class="primary" disabled={!file || busy}>
+        <button type="submit" class="primary" disabled={!file || busy || (into !== 'new' && !targetLayer)}>
           {label}
         </button>
         <ErrorNote error={errors.create} />
@@ -1061,6 +1169,14 @@ export function ImportPage() {
               </dd>
               <dt>Publish when loaded</dt>
               <dd>{data.auto_publish ? 'yes' : 'no'}</dd>
+              {data.rollback_until ? (
+                <>
+                  <dt>Previous data kept until</dt>
+                  <dd>
+                    <When at={data.rollback_until} /> (a rollback restores it until then)
+                  </dd>
+                </>
+              ) : null}
               <dt>Created</dt>
               <dd>
                 <When at={data.created_at} /> by <code>{data.created_by}</code>
@@ -1194,7 +1310,9 @@ export function ImportPage() {
                 <ul>
                   {data.plan.layers.map((l) => (
                     <li key={l.public_id}>
-                      {l.source_layer} → <strong>{l.public_id}</strong>:{' '}
+                      {l.source_layer} →{' '}
+                      {l.target ? `${l.target.mode === 'replace' ? 'replaces' : 'appends to'} ` : ''}
+                      <strong>{l.public_id}</strong>:{' '}
                       {l.fields
                         .filter((f) => f.include)
                         .map((f) => f.target)
