@@ -570,7 +570,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Read one claim mapping of the workspace
+         * @description One mapping of this workspace, as listClaimMappings shows it. A mapping never changes: its ETag is `"1"` for its whole life (the one deleteClaimMapping's If-Match names).
+         *
+         *     Answers: 200 the mapping.
+         *
+         *     Notable errors: 400 mappingId is not a UUID; 404 claim mapping not found (or of another workspace, or global).
+         *
+         *     Admin or above in the workspace.
+         */
+        get: operations["getClaimMapping"];
         put?: never;
         post?: never;
         /**
@@ -4662,6 +4672,75 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getClaimMapping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+                /**
+                 * @description The claim mapping id (a UUID).
+                 * @example 8e9f0a1b-2c3d-4e4f-9a5b-6c7d8e9f0a1b
+                 */
+                mappingId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the mapping */
+            200: {
+                headers: {
+                    /** @description the mapping's version, `"1"` */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "8e9f0a1b-2c3d-4e4f-9a5b-6c7d8e9f0a1b",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "claim_name": "groups",
+                     *       "claim_value": "gis-editors",
+                     *       "role_id": "editor",
+                     *       "priority": 10,
+                     *       "version": 1,
+                     *       "created_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ClaimMapping"];
+                };
+            };
+            /** @description mappingId is not a UUID */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description claim mapping not found (or of another workspace, or global) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];

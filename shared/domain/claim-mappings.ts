@@ -125,6 +125,19 @@ export async function createClaimMapping(
   return mapping;
 }
 
+/** Reads a mapping of the scope; one of another scope (a workspace's or the global one) is not found. */
+export async function getClaimMapping(
+  repo: ClaimMappingRepository,
+  scope: string,
+  id: string,
+): Promise<ClaimMapping> {
+  // Ids are stored lower case; UUIDs compare case-insensitively, as API key ids do.
+  const mapping = await repo.find(scope, id.toLowerCase());
+  if (!mapping)
+    throw new NotFoundError('claim_mapping_not_found', `Claim mapping '${id}' does not exist here.`);
+  return mapping;
+}
+
 /**
  * Deletes a mapping of the scope; one of another scope is not found (spec 4.10). A mapping never
  * changes: its ETag is `"1"` for its whole life, and If-Match is checked against that (ADR 0087).

@@ -65,6 +65,33 @@ export const listClaimMappings = defineOperation({
   data: ['GetItem', 'Query'],
 });
 
+export const getClaimMapping = defineOperation({
+  operationId: 'getClaimMapping',
+  method: 'GET',
+  path: '/api/v1/workspaces/{workspace}/claim-mappings/{mappingId}',
+  handler: 'functions/claim-mappings/get-claim-mapping.ts',
+  permission: 'manage',
+  summary: 'Read one claim mapping of the workspace',
+  description:
+    'One mapping of this workspace, as listClaimMappings shows it. A mapping never changes: its ETag is `"1"` for its whole life (the one deleteClaimMapping\'s If-Match names).',
+  tags: ['claim-mappings'],
+  request: { params: MappingParams },
+  responses: {
+    200: {
+      description: 'the mapping',
+      schema: ClaimMappingBody,
+      headers: { ETag: 'the mapping\'s version, `"1"`' },
+    },
+    400: { description: 'mappingId is not a UUID' },
+    404: { description: 'claim mapping not found (or of another workspace, or global)' },
+  },
+  examples: {
+    params: { workspace: 'roads-demo', mappingId: ex.ids.mapping },
+    response: ex.claimMapping,
+  },
+  data: ['GetItem'],
+});
+
 export const deleteClaimMapping = defineOperation({
   operationId: 'deleteClaimMapping',
   method: 'DELETE',
