@@ -35,9 +35,22 @@ export function importProgress(
     (sum, layer) => sum + Math.max(0, layer.feature_count),
     0,
   );
-  if (features > 0) return { value: job.processed_features, total: features, unit: 'features' };
+  // Loaded is all of it: the load's counters need not reach the discovered totals (its byte count is
+  // its own pass over the file), and a finished import must not end its bar short.
+  const loaded = ['ready_to_publish', 'publishing', 'published'].includes(job.status);
+  if (features > 0)
+    return {
+      value: loaded ? features : Math.min(job.processed_features, features),
+      total: features,
+      unit: 'features',
+    };
   const bytes = job.discovery?.size_bytes ?? fileSize ?? 0;
-  return { value: job.processed_bytes, total: bytes, unit: 'bytes' };
+  return {
+    value:
+      loaded && bytes > 0 ? bytes : bytes > 0 ? Math.min(job.processed_bytes, bytes) : job.processed_bytes,
+    total: bytes,
+    unit: 'bytes',
+  };
 }
 
 function statusText(job: ImportJob): string {

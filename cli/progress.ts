@@ -1,13 +1,16 @@
 import cliProgress from 'cli-progress';
 import { plain, writeTo } from './terminal.ts';
 
-/** 1234567 → "1.2 MB". */
+/**
+ * 1234567 → "1.2 MiB": IEC units, as the console shows sizes (console/src/format.ts) and as the
+ * API's limits are written (512 KiB, 5 MiB).
+ */
 export function formatBytes(n: number): string {
-  const units = ['B', 'kB', 'MB', 'GB', 'TB'];
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
   let value = n;
   let unit = 0;
-  while (value >= 1000 && unit < units.length - 1) {
-    value /= 1000;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
     unit += 1;
   }
   return unit === 0 ? `${n} B` : `${value.toFixed(1)} ${units[unit]}`;
