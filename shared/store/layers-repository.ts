@@ -177,7 +177,7 @@ export class DynamoLayerRepository extends DynamoRepository implements LayerRepo
   /**
    * A page of the layers of a workspace, every service's (in key order: by service, then layer).
    * With `keep`, only the layers it keeps fill the page: DynamoDB can't match a case-insensitive
-   * substring, so the page is filtered here, reading at most `WORKSPACE_LAYER_SCAN` items per call;
+   * substring, so the page is filtered here, reading at most `budget` items per call;
    * a page may then come back short (or empty) with a cursor to read on (ADR 0130).
    */
   async listInWorkspacePage(
@@ -185,6 +185,7 @@ export class DynamoLayerRepository extends DynamoRepository implements LayerRepo
     limit: number,
     cursor?: string,
     keep?: (layer: Layer) => boolean,
+    budget = WORKSPACE_LAYER_SCAN,
   ): Promise<Page<Layer>> {
     const partition = keys.workspacePartition(workspaceId);
     const prefix = keys.layerPrefixAll;
@@ -216,12 +217,12 @@ export class DynamoLayerRepository extends DynamoRepository implements LayerRepo
             return false;
           }
         }
-        return items.length < limit && scanned < WORKSPACE_LAYER_SCAN;
+        return items.length < limit && scanned < budget;
       },
       {
         ...(start ? { start } : {}),
         seek: { partition, range: { prefix } },
-        limit: () => Math.min(WORKSPACE_LAYER_CHUNK, WORKSPACE_LAYER_SCAN - scanned),
+        limit: () => Math.min(WORKSPACE_LAYER_CHUNK, budget - scanned),
       },
     );
     return { items, nextCursor: encodeCursor(stoppedAt ?? next) };
