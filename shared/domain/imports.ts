@@ -359,7 +359,7 @@ export async function startImport(
       return advance(current, {
         status: 'failed',
         phase: 'upload',
-        error_message: `The uploaded file is ${size} bytes; imports take at most ${current.max_bytes} bytes.`,
+        error_message: `The uploaded file is ${size} bytes; imports take at most ${current.max_bytes} bytes. Split the file, or create a new import with a smaller one.`,
         error_reason: 'file_too_large',
       });
     }
@@ -495,6 +495,14 @@ export async function putImportPlan(
         (current) => {
           asked = undefined;
           checkVersion(current, ifMatch);
+          if (current.status === 'failed' && (current.service_id || current.phase === 'rollback')) {
+            // Its data is still published (a publish not undone, a rollback not done): no dead end (issue 25).
+            throw new StateConflictError(
+              'import_state_conflict',
+              `The import failed in phase '${current.phase}' while its data is still published, so its plan can't change. ${current.phase === 'rollback' ? 'Retry the import to resume the rollback.' : 'Retry the import (it publishes again), or cancel it.'}`,
+              { status: current.status },
+            );
+          }
           if (
             !['awaiting_plan', 'ready_to_publish', 'failed'].includes(current.status) ||
             current.service_id
@@ -506,9 +514,12 @@ export async function putImportPlan(
             );
           }
           if (!current.discovery) {
+            // A plan needs the file's layers: until they are known, a retry (or a new import) is the way on.
             throw new StateConflictError(
               'import_not_discovered',
-              'The file has not been read yet; retry the import first.',
+              current.phase === 'upload'
+                ? 'The import failed at its upload, before the file was read, so there is no plan to change; create a new import and upload the file again.'
+                : 'The import failed before its file was read to the end, so there is no plan to change yet. Retry the import once what its error names is fixed, or create a new import with a corrected file.',
             );
           }
           if (current.status === 'failed') {
@@ -535,7 +546,7 @@ export async function putImportPlan(
               clashes: undefined,
               reload: true,
               run: current.run + 1,
-              warnings: notes.length ? notes : undefined,
+              ...(notes.length ? { warnings: notes } : {}),
               ...reservation(need),
             },
             now,
