@@ -321,6 +321,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workspaces/{workspace}/apikeys/{keyId}/permanent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a revoked API key for good
+         * @description Removes a **revoked** key from the workspace: it leaves listAPIKeys and getAPIKey answers 404. A key that is not revoked (expired ones included) is refused with 409: revoke it first. The deletion is audited like the other key operations.
+         *
+         *     Answers: 204 deleted.
+         *
+         *     Notable errors: 400 keyId is not a UUID; 404 workspace or key not found; 409 the key is not revoked (`api_key_not_revoked`): revoke it first.
+         *
+         *     Admin or above in the workspace.
+         */
+        delete: operations["deleteAPIKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workspaces/{workspace}/apikeys/{keyId}": {
         parameters: {
             query?: never;
@@ -3837,6 +3863,71 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteAPIKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of the version you read; a mismatch answers 412. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+                /**
+                 * @description The API key id (a UUID, as `id` in the key body; not the key or its prefix).
+                 * @example 7d8e9f0a-1b2c-4d3e-8f4a-5b6c7d8e9f0a
+                 */
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description keyId is not a UUID */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description workspace or key not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the key is not revoked (`api_key_not_revoked`): revoke it first */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];

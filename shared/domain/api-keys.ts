@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { InvalidInputError, NotFoundError } from './errors.ts';
+import { InvalidInputError, NotFoundError, StateConflictError } from './errors.ts';
 import type { Page } from './page.ts';
 import { checkVersion, underIfMatch } from './workspaces.ts';
 
@@ -42,6 +42,11 @@ export interface ApiKeyRepository {
   list(workspaceId: string, limit: number, cursor?: string): Promise<Page<ApiKey>>;
   /** Marks the key revoked (version + 1); with `version` only while it is still at it (`concurrent_modification` otherwise). */
   revoke(key: ApiKey, now: string, version?: number): Promise<void>;
+  /**
+   * Removes a revoked key's record and its hash item for good, in one transaction, while the key is
+   * still revoked and at `version` (gone meanwhile: `api_key_not_found`).
+   */
+  delete(key: ApiKey): Promise<void>;
   findCredentialByHash(hashHex: string): Promise<ApiKeyCredential | undefined>;
 }
 
@@ -117,6 +122,28 @@ export async function revokeApiKey(
   if (key.revoked) return;
   const version = ifMatch === undefined ? undefined : key.version;
   await underIfMatch(ifMatch, () => repo.revoke(key, now.toISOString(), version));
+}
+
+/**
+ * Deletes a key for good (deleteAPIKey, ADR 0131): only a revoked key, so a key can never stop
+ * working and vanish from the list in one step (409 `api_key_not_revoked` otherwise, expired
+ * included: revoke it first). Honours If-Match on the key's version. Audited as the key's deletion.
+ */
+export async function deleteApiKey(
+  repo: ApiKeyRepository,
+  workspaceId: string,
+  keyId: string,
+  ifMatch?: string,
+): Promise<void> {
+  const key = await requireApiKey(repo, workspaceId, keyId);
+  checkVersion(key, ifMatch);
+  if (!key.revoked) {
+    throw new StateConflictError(
+      'api_key_not_revoked',
+      `API key '${key.id}' is not revoked; revoke it first (DELETE …/apikeys/${key.id}), then delete it for good.`,
+    );
+  }
+  await repo.delete(key);
 }
 
 /** The public view of a key: everything but the hash (its `version` is the ETag If-Match names). */

@@ -5,7 +5,14 @@ import type { Page } from '../domain/page.ts';
 import { DynamoRepository, queryPrefixPage, withoutKeys } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { itemExists, tableDefinition } from './table.ts';
-import { activeCheck, concurrentModification, type GuardedItem, putNew, transact } from './transactions.ts';
+import {
+  activeCheck,
+  concurrentModification,
+  type GuardedItem,
+  putNew,
+  transact,
+  unguarded,
+} from './transactions.ts';
 
 const keyFields = [
   'id',
@@ -120,6 +127,27 @@ export class DynamoApiKeyRepository extends DynamoRepository implements ApiKeyRe
       },
     ];
     await transact(this.db, items);
+  }
+
+  async delete(key: ApiKey): Promise<void> {
+    await transact(this.db, [
+      {
+        item: {
+          Delete: {
+            TableName: this.table,
+            Key: keys.apiKey(key.workspace_id, key.id),
+            // Still revoked and unchanged since it was read: nothing but this delete follows a revoke.
+            ConditionExpression: `${itemExists} AND revoked = :t AND #v = :v`,
+            ExpressionAttributeNames: { '#v': 'version' },
+            ExpressionAttributeValues: { ':t': true, ':v': key.version },
+          },
+        },
+        onConditionFailed: () =>
+          new NotFoundError('api_key_not_found', `API key '${key.id}' no longer exists.`),
+      },
+      // The hash item may be gone already (an expired key's TTL removes it first; ADR 0093).
+      unguarded({ Delete: { TableName: this.table, Key: keys.apiKeyHash(key.key_hash) } }),
+    ]);
   }
 
   async findCredentialByHash(hashHex: string): Promise<ApiKeyCredential | undefined> {

@@ -98,3 +98,125 @@ describe('getClaimMapping (GET /workspaces/{workspace}/claim-mappings/{mappingId
     expectError(await call('GET', path), 401);
   });
 });
+
+describe('deleteAPIKey (DELETE /workspaces/{workspace}/apikeys/{keyId}/permanent)', () => {
+  const revoke = async (ws: string, id: string) => {
+    const res = await call('DELETE', `/workspaces/${ws}/apikeys/${id}`, { headers: asSuperAdmin() });
+    expect(res.status, res.text).toBe(204);
+  };
+
+  it('deletes a revoked key for good: 204, then getAPIKey 404, gone from the list, the secret still refused', async () => {
+    const ws = await createWorkspace();
+    const key = await createKey(ws.id, 'viewer');
+    const kept = await createKey(ws.id, 'viewer');
+    await revoke(ws.id, key.id);
+    const del = await call('DELETE', `/workspaces/${ws.name}/apikeys/${key.id}/permanent`, {
+      headers: asSuperAdmin(),
+    });
+    expect(del.status, del.text).toBe(204);
+    expect(del.text).toBe('');
+    expectError(
+      await call('GET', `/workspaces/${ws.id}/apikeys/${key.id}`, { headers: asSuperAdmin() }),
+      404,
+      'api_key_not_found',
+    );
+    const list = await call('GET', `/workspaces/${ws.id}/apikeys`, { headers: asSuperAdmin() });
+    expect(list.body.api_keys.map((k: { id: string }) => k.id)).toEqual([kept.id]);
+    expectError(await call('GET', `/workspaces/${ws.id}`, { headers: withKey(key.key) }), 401);
+    expectError(
+      await call('DELETE', `/workspaces/${ws.id}/apikeys/${key.id}/permanent`, { headers: asSuperAdmin() }),
+      404,
+      'api_key_not_found',
+    );
+  });
+
+  it('returns 409 api_key_not_revoked for an active key, which keeps working', async () => {
+    const ws = await createWorkspace();
+    const key = await createKey(ws.id, 'viewer');
+    expectError(
+      await call('DELETE', `/workspaces/${ws.id}/apikeys/${key.id}/permanent`, { headers: asSuperAdmin() }),
+      409,
+      'api_key_not_revoked',
+    );
+    expect((await call('GET', `/workspaces/${ws.id}`, { headers: withKey(key.key) })).status).toBe(200);
+    expect(
+      (await call('GET', `/workspaces/${ws.id}/apikeys/${key.id}`, { headers: asSuperAdmin() })).body.revoked,
+    ).toBe(false);
+  });
+
+  it('honours If-Match: 412 on another version, 204 on the revoked key’s own', async () => {
+    const ws = await createWorkspace();
+    const key = await createKey(ws.id, 'viewer');
+    await revoke(ws.id, key.id);
+    const current = await call('GET', `/workspaces/${ws.id}/apikeys/${key.id}`, { headers: asSuperAdmin() });
+    const path = `/workspaces/${ws.id}/apikeys/${key.id}/permanent`;
+    expectError(await call('DELETE', path, { headers: { ...asSuperAdmin(), 'If-Match': '"1"' } }), 412);
+    const del = await call('DELETE', path, {
+      headers: { ...asSuperAdmin(), 'If-Match': current.headers.etag as string },
+    });
+    expect(del.status, del.text).toBe(204);
+  });
+
+  it('is audited like the other key operations: the deletion and a refusal', async () => {
+    const ws = await createWorkspace();
+    const key = await createKey(ws.id, 'viewer');
+    const active = await createKey(ws.id, 'viewer');
+    await revoke(ws.id, key.id);
+    await call('DELETE', `/workspaces/${ws.id}/apikeys/${key.id}/permanent`, { headers: asSuperAdmin() });
+    await call('DELETE', `/workspaces/${ws.id}/apikeys/${active.id}/permanent`, { headers: asSuperAdmin() });
+    const audit = await call('GET', `/workspaces/${ws.id}/audit?operation=deleteAPIKey`, {
+      headers: asSuperAdmin(),
+    });
+    expect(audit.status, audit.text).toBe(200);
+    const succeeded = audit.body.records.find((r: { outcome: string }) => r.outcome === 'succeeded');
+    expect(succeeded.changes).toEqual([
+      { type: 'api_key', id: key.id, workspace_id: ws.id, action: 'deleted' },
+    ]);
+    const refused = audit.body.records.find((r: { outcome: string }) => r.outcome === 'refused');
+    expect(refused).toMatchObject({ status: 409, reason: 'api_key_not_revoked' });
+  });
+
+  it('returns 404 for an unknown key and a key of another workspace (which survives), 400 for a bad id', async () => {
+    const ws = await createWorkspace();
+    const other = await createWorkspace();
+    const theirs = await createKey(other.id, 'viewer');
+    await revoke(other.id, theirs.id);
+    for (const id of [crypto.randomUUID(), theirs.id]) {
+      expectError(
+        await call('DELETE', `/workspaces/${ws.id}/apikeys/${id}/permanent`, { headers: asSuperAdmin() }),
+        404,
+        'api_key_not_found',
+      );
+    }
+    expect(
+      (await call('GET', `/workspaces/${other.id}/apikeys/${theirs.id}`, { headers: asSuperAdmin() })).status,
+    ).toBe(200);
+    expectError(
+      await call('DELETE', `/workspaces/${ws.id}/apikeys/not-a-uuid/permanent`, { headers: asSuperAdmin() }),
+      400,
+    );
+  });
+
+  it('answers its admin 204 and, like revokeAPIKey, editors, viewers and other workspaces’ admins 403', async () => {
+    const ws = await createWorkspace();
+    const other = await createWorkspace();
+    const key = await createKey(ws.id, 'viewer');
+    await revoke(ws.id, key.id);
+    const path = `/workspaces/${ws.id}/apikeys/${key.id}/permanent`;
+    for (const caller of [
+      await createKey(ws.id, 'editor'),
+      await createKey(ws.id, 'viewer'),
+      await createKey(other.id, 'admin'),
+    ]) {
+      const sibling = await call('DELETE', `/workspaces/${ws.id}/apikeys/${key.id}`, {
+        headers: withKey(caller.key),
+      });
+      const res = await call('DELETE', path, { headers: withKey(caller.key) });
+      expectError(res, 403);
+      expect(res.status).toBe(sibling.status);
+    }
+    expectError(await call('DELETE', path), 401);
+    const admin = await createKey(ws.id, 'admin');
+    expect((await call('DELETE', path, { headers: withKey(admin.key) })).status).toBe(204);
+  });
+});

@@ -111,3 +111,24 @@ export const revokeAPIKey = defineOperation({
   examples: { params: { workspace: 'roads-demo', keyId: ex.ids.apiKey } },
   data: ['GetItem', 'UpdateItem'],
 });
+
+export const deleteAPIKey = defineOperation({
+  operationId: 'deleteAPIKey',
+  method: 'DELETE',
+  path: '/api/v1/workspaces/{workspace}/apikeys/{keyId}/permanent',
+  handler: 'functions/api-keys/delete-api-key.ts',
+  permission: 'manage',
+  summary: 'Delete a revoked API key for good',
+  description:
+    'Removes a **revoked** key from the workspace: it leaves listAPIKeys and getAPIKey answers 404. A key that is not revoked (expired ones included) is refused with 409: revoke it first. The deletion is audited like the other key operations.',
+  tags: ['api-keys'],
+  request: { params: KeyParams },
+  responses: {
+    204: { description: 'deleted' },
+    400: { description: 'keyId is not a UUID' },
+    404: { description: 'workspace or key not found' },
+    409: { description: 'the key is not revoked (`api_key_not_revoked`): revoke it first' },
+  },
+  examples: { params: { workspace: 'roads-demo', keyId: ex.ids.apiKey } },
+  data: ['GetItem', 'DeleteItem'],
+});
