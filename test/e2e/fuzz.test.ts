@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import * as z from 'zod/mini';
+import { dataRoutes } from '../../shared/api/data-routes.ts';
 import { routes } from '../../shared/api/routes.ts';
 import { asSuperAdmin, call } from '../support/client.ts';
 import { createWorkspace } from '../support/fixtures.ts';
@@ -520,6 +521,420 @@ describe('fuzzing import uploads with random file names (issue #22)', () => {
       await call('DELETE', `/workspaces/${ws.id}/imports/${created.body.id}`, { headers: asSuperAdmin() });
     }
     expect(failures).toEqual([]);
+  }, 300_000);
+});
+
+/** Values a data-plane path segment or query value is fuzzed with (sent percent-encoded unless raw). */
+const hostile = [
+  '-1',
+  '0',
+  '-0',
+  '+1',
+  '1.5',
+  '1e3',
+  '0x10',
+  '00004',
+  '2147483648',
+  '9223372036854775808',
+  '99999999999999999999999',
+  '1e309',
+  'NaN',
+  'Infinity',
+  ' 1',
+  '..',
+  '.',
+  '%',
+  '%00',
+  '%2F',
+  '\u0000',
+  '\u202e',
+  '😀',
+  "'",
+  '"',
+  '\\',
+  '<script>',
+  "1' OR '1'='1",
+  'constructor',
+  '__proto__',
+  'x'.repeat(256),
+  'x'.repeat(257),
+  '€'.repeat(300),
+];
+/** Bytes sent as they are: percent-garbage, overlong and surrogate UTF-8. */
+const rawHostile = [
+  '%ZZ',
+  '%',
+  '%C0%80',
+  '%ED%A0%80',
+  '%FF',
+  '%%%',
+  '%u0041',
+  '%2F',
+  '%5C',
+  '%3F',
+  '%23',
+  '%2e',
+];
+
+/** The value of a fuzzed path segment or query value, ready for the URL. */
+function hostileValue(rand: () => number): string {
+  const r = rand();
+  if (r < 0.15) return rawHostile[Math.floor(rand() * rawHostile.length)] as string;
+  if (r < 0.85) return encodeURIComponent(hostile[Math.floor(rand() * hostile.length)] as string);
+  return encodeURIComponent(String(value(rand, 3)).slice(0, 300)) || 'x';
+}
+
+/** A cursor of the items' `next` form (base64url JSON) around a hostile `after`. */
+const cursor = (after: unknown, extra: Record<string, unknown> = {}) =>
+  Buffer.from(JSON.stringify({ v: 1, after, ...extra })).toString('base64url');
+
+const EPSG = 'http://www.opengis.net/def/crs/EPSG/0/';
+/** Hostile values of the items' query parameters (and their names), encoded. */
+const queryValues: Record<string, string[]> = {
+  bbox: [
+    '1,2,3',
+    '1,2,3,4,5',
+    'NaN,1,2,3',
+    '-180,-90,180,90',
+    '180,-90,-180,90',
+    '-1e308,-1e308,1e308,1e308',
+    '0,0,0,0',
+    '0,50,10,40',
+    '1,2,3,4,6,5',
+    ',,,',
+    'x'.repeat(4000),
+    '1e-320,1e-320,2e-320,2e-320',
+  ],
+  'bbox-crs': [
+    `${EPSG}3857`,
+    `${EPSG}4326`,
+    '[EPSG:3857]',
+    '[EPSG:999999999]',
+    'EPSG:3857',
+    `https://www.opengis.net/def/crs/EPSG/0/3857`,
+    `${EPSG}${'9'.repeat(300)}`,
+  ],
+  crs: [`${EPSG}3857`, `${EPSG}4326`, '[OGC:CRS84]', '[EPSG:0]', `${EPSG}-1`, 'CRS84', ''],
+  datetime: [
+    '2020-01-01',
+    '../..',
+    '..',
+    '/',
+    '2020-02-30',
+    '0000-01-01',
+    '9999-12-31T23:59:60Z',
+    '2020-01-01T25:00:00Z',
+    '2020-01-01T00:00:00+99:99',
+    '1200-01-01/1100-01-01',
+    '2020-01-01/2021-01-01/2022-01-01',
+    'yesterday',
+  ],
+  limit: ['0', '-1', '1', '1e3', '99999999999999999999', ' 5', '+5', '5.0', '', 'abc'],
+  f: ['json', 'geojson', 'mvt', 'tilejson', 'mapbox', 'oas30', 'xml', 'JSON', ''],
+  next: [
+    'garbage',
+    '',
+    cursor('abc'),
+    cursor('99999999999999999999'),
+    cursor('-1'),
+    cursor('\u0000'),
+    cursor(7, {}),
+    cursor('7', { x: 1 }),
+    cursor('x'.repeat(2000)),
+    Buffer.from('[1]').toString('base64url'),
+    'A'.repeat(5000),
+  ],
+  // Queryables of the demo tables (places, roads) and names that are none.
+  name: ['Road 7', 'Place 7', '', '\u0000', "' OR 1=1 --"],
+  class: ['motorway', ''],
+  lanes: ['99999999999999999999', '-0', '1.5', 'true'],
+  population: ['1e400', '99999999999', 'abc'],
+  founded: ['2020-13-45', '0000-01-01', 'x'],
+  id: ['abc', '9223372036854775808', '-1'],
+  constructor: ['1'],
+  ['__proto__']: ['1'],
+  'unknown-param': ['1'],
+};
+
+/** One hostile query string: a few parameters (some repeated), some names raw garbage. */
+function hostileQuery(rand: () => number): string {
+  const names = Object.keys(queryValues);
+  const parts: string[] = [];
+  for (let n = Math.floor(rand() * 5); n > 0; n--) {
+    const r = rand();
+    if (r < 0.1) {
+      parts.push(`${rawHostile[Math.floor(rand() * rawHostile.length)]}=${hostileValue(rand)}`);
+      continue;
+    }
+    const name = names[Math.floor(rand() * names.length)] as string;
+    const values = queryValues[name] as string[];
+    const v = r < 0.85 ? (values[Math.floor(rand() * values.length)] as string) : hostileValue(rand);
+    const one = `${encodeURIComponent(name)}=${r < 0.85 ? encodeURIComponent(v) : v}`;
+    parts.push(one, ...(rand() < 0.15 ? [one] : []));
+  }
+  return parts.length ? `?${parts.join('&')}` : '';
+}
+
+/** A 4xx of the data plane: its OGC exception body (`shared/http/make-data-handler.ts#exception`). */
+function ogcException(res: { status: number; body: any; headers: Record<string, string> }): boolean {
+  const b = res.body;
+  return (
+    /application\/json/.test(res.headers['content-type'] ?? '') &&
+    typeof b?.code === 'string' &&
+    typeof b.description === 'string' &&
+    b.status === res.status &&
+    typeof b.request_id === 'string' &&
+    b.request_id.length > 0
+  );
+}
+
+describe('fuzzing every data route (issue #22)', () => {
+  interface Plane {
+    ws: { id: string; name: string };
+    viewer: string;
+    style: string;
+  }
+  let plane: Plane;
+  const origin = () => new URL(inject('host').url).origin;
+
+  beforeAll(async () => {
+    const ws = await createWorkspace();
+    const postgis = JSON.parse(readFileSync(join(inject('host').dataDir, 'bootstrap.json'), 'utf8')).postgis;
+    const svc = await call('POST', `/workspaces/${ws.id}/services`, {
+      headers: asSuperAdmin(),
+      body: { name: 'pg', type: 'postgis', connection: postgis },
+    });
+    expect(svc.status, svc.text).toBe(201);
+    const layers: Record<string, unknown>[] = [
+      { source_layer: 'public.places', public_id: 'places', public: true },
+      { source_layer: 'public.roads', public_id: 'roads' },
+      {
+        source_layer: 'public.places',
+        public_id: 'timed',
+        public: true,
+        dimensions: [{ name: 'time', units: 'ISO8601', extent: '1200/1900', source_property: 'founded' }],
+      },
+      {
+        public_id: 'view',
+        sql_view: {
+          sql: 'SELECT id, name, lanes, geom FROM public.roads',
+          geometry_column: 'geom',
+          id_column: 'id',
+        },
+      },
+      { source_layer: 'public.roads', public_id: 'draft', enabled: false },
+    ];
+    for (const body of layers) {
+      const res = await call('POST', `/workspaces/${ws.id}/services/pg/layers`, {
+        headers: asSuperAdmin(),
+        body,
+      });
+      expect(res.status, res.text).toBe(201);
+    }
+    for (const kind of ['ogcapi', 'ogc-tiles']) {
+      const current = await call('GET', `/workspaces/${ws.id}/settings/${kind}`, { headers: asSuperAdmin() });
+      const { version: _v, ...doc } = current.body;
+      const res = await call('PUT', `/workspaces/${ws.id}/settings/${kind}`, {
+        headers: { ...asSuperAdmin(), 'If-Match': current.headers.etag as string },
+        body: { ...doc, enabled: true },
+      });
+      expect(res.status, res.text).toBe(200);
+    }
+    const style = 'fz-map';
+    const created = await call('POST', `/workspaces/${ws.id}/styles`, {
+      headers: asSuperAdmin(),
+      body: {
+        name: style,
+        format: 'mapbox',
+        body: JSON.stringify({
+          version: 8,
+          sources: { s: { type: 'vector', url: 'https://x.example/t.json' } },
+          layers: [{ id: 'l', type: 'line', source: 's', 'source-layer': 'roads' }],
+        }),
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const key = await call('POST', `/workspaces/${ws.id}/apikeys`, {
+      headers: asSuperAdmin(),
+      body: { name: 'fz-viewer', role_id: 'viewer' },
+    });
+    expect(key.status, key.text).toBe(201);
+    plane = { ws, viewer: key.body.key, style };
+  }, 120_000);
+
+  /** A sensible value of a path parameter now and then, so requests get past the lookups. */
+  function segment(name: string, rand: () => number): string {
+    const known: Record<string, string[]> = {
+      workspace: [plane.ws.id, plane.ws.name],
+      collectionId: ['places', 'roads', 'timed', 'view', 'draft', 'nope'],
+      featureId: ['7', '1'],
+      tileMatrixSetId: ['WebMercatorQuad', 'WorldCRS84Quad'],
+      tileMatrix: ['0', '4', '24', '25'],
+      tileRow: ['0', '5'],
+      tileCol: ['0', '7'],
+      styleId: [plane.style],
+    };
+    const options = known[name] ?? [];
+    const sensible = name === 'workspace' ? 0.8 : 0.55;
+    return options.length && rand() < sensible
+      ? encodeURIComponent(options[Math.floor(rand() * options.length)] as string)
+      : hostileValue(rand);
+  }
+
+  /**
+   * Does the path, as an HTTP client sends it (dot segments resolved), still match a data route?
+   * One that doesn't (`/collections/..`) never reaches the data plane: the gateway's own 404 answers.
+   */
+  function reachesDataPlane(path: string): boolean {
+    const sent = new URL(origin() + path).pathname;
+    return dataRoutes.some((r) => new RegExp(`^${r.path.replace(/\{\w+\}/g, '[^/]+')}$`).test(sent));
+  }
+
+  async function probe(failures: string[], path: string, headers: Record<string, string>, who: string) {
+    const res = await call('GET', path, { baseUrl: origin(), headers });
+    const shown = `${who} GET ${path.slice(0, 300)} → ${res.status} ${res.text.slice(0, 160)}`;
+    const gatewayMiss =
+      res.status === 404 && res.body?.reason === 'route_not_found' && !reachesDataPlane(path);
+    if (res.status >= 500) failures.push(shown);
+    else if (res.status >= 400 && !gatewayMiss && !ogcException(res))
+      failures.push(`${shown} (not an OGC exception body)`);
+    else if (![200, 204, 304, 400, 401, 404, 422, 426].includes(res.status))
+      failures.push(`${shown} (unexpected)`);
+    return res;
+  }
+
+  const callers = (): [string, Record<string, string>][] => [
+    ['anonymous', {}],
+    ['viewer', { 'X-API-Key': plane.viewer }],
+  ];
+
+  it('answers every listed hostile value of every path parameter with no 5xx, anonymous and with a credential', async () => {
+    const failures: string[] = [];
+    const rand = prng(SEED + 24);
+    for (const route of dataRoutes) {
+      const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1] as string);
+      for (const target of names) {
+        const values = [...hostile.map((v) => encodeURIComponent(v)), ...rawHostile];
+        for (const v of values) {
+          const path = route.path.replace(/\{(\w+)\}/g, (_m, name: string) => {
+            if (name === target) return v;
+            // The other parameters sensible, so the hostile one is what the handler meets.
+            const fixed: Record<string, string> = {
+              workspace: plane.ws.id,
+              collectionId: 'roads',
+              featureId: '7',
+              tileMatrixSetId: 'WebMercatorQuad',
+              tileMatrix: '4',
+              tileRow: '5',
+              tileCol: '7',
+              styleId: plane.style,
+            };
+            return fixed[name] ?? 'x';
+          });
+          const [who, headers] = callers()[Math.floor(rand() * 2)] as [string, Record<string, string>];
+          await probe(failures, path, headers, who);
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+  }, 300_000);
+
+  it('answers every listed hostile value of every items parameter with no 5xx', async () => {
+    const failures: string[] = [];
+    for (const collection of ['places', 'roads', 'timed', 'view']) {
+      for (const [name, values] of Object.entries(queryValues)) {
+        for (const v of values) {
+          const q = `?${encodeURIComponent(name)}=${encodeURIComponent(v)}`;
+          for (const sub of ['/items', '/items/7']) {
+            const path = `/workspaces/${plane.ws.id}/ogc/collections/${collection}${sub}${q}`;
+            await probe(failures, path, { 'X-API-Key': plane.viewer }, 'viewer');
+          }
+        }
+      }
+    }
+    // Repeated parameters, and a query of every parameter at once at great length.
+    for (const q of [
+      '?limit=1&limit=2',
+      '?bbox=0,0,1,1&bbox=0,0,2,2',
+      '?f=json&f=json',
+      `?${Object.keys(queryValues)
+        .map((k) => `${encodeURIComponent(k)}=${'9'.repeat(400)}`)
+        .join('&')}`,
+      `?name=${'%F0%9F%98%80'.repeat(600)}`,
+    ]) {
+      await probe(failures, `/workspaces/${plane.ws.id}/ogc/collections/roads/items${q}`, {}, 'anonymous');
+      await probe(failures, `/workspaces/${plane.ws.id}/ogc/collections/places/items${q}`, {}, 'anonymous');
+    }
+    expect(failures).toEqual([]);
+  }, 300_000);
+
+  it('answers hostile headers on every data route with no 5xx; a bad credential is the authorizer 401', async () => {
+    const failures: string[] = [];
+    const headerCases: [string, string][] = [
+      ['If-None-Match', '*'],
+      ['If-None-Match', `W/"${'x'.repeat(4000)}"`],
+      ['If-None-Match', ',, ,"",W/'],
+      ['Accept', 'application/xml'],
+      ['Accept', '*/*;q=garbage, text/html;;'],
+      ['X-Forwarded-Proto', 'http'],
+      ['X-Forwarded-Proto', 'HTTP, https'],
+      ['X-Forwarded-Proto', 'gopher'],
+      ['Cookie', 'a=b; c; =d; geoplane=%ZZ'],
+      ['Authorization', 'Basic Zm9vOmJhcg=='],
+      ['Authorization', `Bearer ${'a'.repeat(6000)}`],
+      ['Authorization', 'Bearer a.b.c'],
+      ['X-API-Key', 'x'.repeat(5000)],
+      ['X-API-Key', '\u00e9\u00e9'],
+    ];
+    const credential = new Set(['authorization', 'x-api-key']);
+    for (const route of dataRoutes) {
+      const path = route.path.replace(
+        /\{(\w+)\}/g,
+        (_m, name: string) =>
+          ({
+            workspace: plane.ws.id,
+            collectionId: 'places',
+            featureId: '7',
+            tileMatrixSetId: 'WebMercatorQuad',
+            tileMatrix: '4',
+            tileRow: '5',
+            tileCol: '7',
+            styleId: plane.style,
+          })[name] ?? 'x',
+      );
+      for (const [name, value] of headerCases) {
+        const res = await call('GET', path, { baseUrl: origin(), headers: { [name]: value } });
+        const shown = `${route.operationId} ${name}: ${value.slice(0, 40)} → ${res.status} ${res.text.slice(0, 160)}`;
+        if (credential.has(name.toLowerCase())) {
+          // Never served as anonymous: the authorizer refuses it, with the standard error body.
+          if (res.status !== 401 || res.body?.code !== 401 || res.body?.reason !== 'unauthenticated')
+            failures.push(`${shown} (not the authorizer's 401)`);
+        } else if (res.status >= 500) failures.push(shown);
+        else if (res.status >= 400 && !ogcException(res))
+          failures.push(`${shown} (not an OGC exception body)`);
+      }
+    }
+    expect(failures).toEqual([]);
+  }, 300_000);
+
+  it(`answers no 5xx to ${PER_ROUTE * 4} random requests per data route, anonymous and with a credential (seed ${SEED})`, async () => {
+    const failures: string[] = [];
+    const rand = prng(SEED + 8);
+    const statuses = new Set<number>();
+    for (const route of dataRoutes) {
+      for (let i = 0; i < PER_ROUTE * 4; i++) {
+        const path = route.path.replace(/\{(\w+)\}/g, (_m, name: string) => segment(name, rand));
+        const [who, headers] = callers()[Math.floor(rand() * 2)] as [string, Record<string, string>];
+        const extra: Record<string, string> =
+          rand() < 0.2 ? { 'If-None-Match': `"${'x'.repeat(100)}", W/"y", *` } : {};
+        const res = await probe(failures, `${path}${hostileQuery(rand)}`, { ...headers, ...extra }, who);
+        statuses.add(res.status);
+      }
+    }
+    expect(failures).toEqual([]);
+    // The requests got past the edge into the handlers, their lookups and the data, not only refused.
+    for (const status of [200, 400, 401, 404]) expect([...statuses]).toContain(status);
+    expect(hostProcess === undefined || processAlive(hostProcess)).toBe(true);
   }, 300_000);
 });
 
