@@ -491,6 +491,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workspaces/{workspace}/roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the roles assignable in the workspace: admin, editor, viewer, then custom roles
+         * @description The roles an API key or a claim mapping of this workspace may carry: the built-ins admin, editor and viewer lead the first page (super_admin is global only), followed by a page of the active custom roles (custom roles are global; their policies say where they grant). `assignable_to` says what may carry each: API keys take the built-ins only.
+         *
+         *     Answers: 200 built-ins (first page only) followed by a page of custom roles.
+         *
+         *     Notable errors: 400 bad limit or cursor; 404 workspace not found.
+         *
+         *     Admin or above in the workspace.
+         */
+        get: operations["listWorkspaceRoles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/roles/{roleId}/policies/{policyId}": {
         parameters: {
             query?: never;
@@ -1391,6 +1417,32 @@ export interface paths {
          *     Any authenticated caller.
          */
         get: operations["listTileMatrixSets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspace}/tile-matrix-sets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the tile matrix sets the workspace's OGC API Tiles settings enable
+         * @description The sets named by the workspace's OGC API Tiles settings (`settings.tile_matrix_sets`), in their order, summarised as listTileMatrixSets does; a workspace that never saved its settings has the defaults (WebMercatorQuad, WorldCRS84Quad). `tiles_enabled` says whether Tiles is switched on (the data plane serves the sets only then). Not paged: the settings name at most 16 sets.
+         *
+         *     Answers: 200 the enabled sets, in the settings' order.
+         *
+         *     Notable errors: 404 workspace not found.
+         *
+         *     Viewer or above in the workspace.
+         */
+        get: operations["listWorkspaceTileMatrixSets"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2799,6 +2851,27 @@ export interface components {
         WorkspaceList: {
             workspaces: components["schemas"]["Workspace"][];
             next_cursor?: string;
+        };
+        WorkspaceRole: {
+            id: string;
+            name: string;
+            description?: string;
+            is_system: boolean;
+            version?: number;
+            /** Format: date-time */
+            created_at?: string;
+            /** Format: date-time */
+            updated_at?: string;
+            /** @description what may carry the role here: API keys take the built-ins only */
+            assignable_to: ("api_keys" | "claim_mappings")[];
+        };
+        WorkspaceRoleList: {
+            roles: components["schemas"]["WorkspaceRole"][];
+            next_cursor?: string;
+        };
+        WorkspaceTileMatrixSetList: {
+            tiles_enabled: boolean;
+            tile_matrix_sets: components["schemas"]["TileMatrixSetSummary"][];
         };
     };
     responses: {
@@ -4414,6 +4487,90 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWorkspaceRoles: {
+        parameters: {
+            query?: {
+                /** @description Page size: an integer from 1 to 1000 (the default depends on the list). */
+                limit?: number;
+                /** @description The opaque `next_cursor` of the previous page; omit it for the first page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description built-ins (first page only) followed by a page of custom roles */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "roles": [
+                     *         {
+                     *           "id": "admin",
+                     *           "name": "admin",
+                     *           "is_system": true,
+                     *           "assignable_to": [
+                     *             "api_keys",
+                     *             "claim_mappings"
+                     *           ]
+                     *         },
+                     *         {
+                     *           "id": "editor",
+                     *           "name": "editor",
+                     *           "is_system": true,
+                     *           "assignable_to": [
+                     *             "api_keys",
+                     *             "claim_mappings"
+                     *           ]
+                     *         },
+                     *         {
+                     *           "id": "viewer",
+                     *           "name": "viewer",
+                     *           "is_system": true,
+                     *           "assignable_to": [
+                     *             "api_keys",
+                     *             "claim_mappings"
+                     *           ]
+                     *         },
+                     *         {
+                     *           "id": "publisher",
+                     *           "name": "Publisher",
+                     *           "description": "Publishes layers in every workspace",
+                     *           "is_system": false,
+                     *           "version": 1,
+                     *           "created_at": "2026-03-02T09:15:00.000Z",
+                     *           "updated_at": "2026-03-02T09:15:00.000Z",
+                     *           "assignable_to": [
+                     *             "claim_mappings"
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WorkspaceRoleList"];
+                };
+            };
+            400: components["responses"]["BadPage"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WorkspaceNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
@@ -8352,6 +8509,59 @@ export interface operations {
             400: components["responses"]["BadPage"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWorkspaceTileMatrixSets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the enabled sets, in the settings' order */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "tiles_enabled": true,
+                     *       "tile_matrix_sets": [
+                     *         {
+                     *           "id": "WebMercatorQuad",
+                     *           "title": "Google Maps Compatible for the World",
+                     *           "uri": "http://www.opengis.net/def/tilematrixset/OGC/1.0/WebMercatorQuad",
+                     *           "crs": "http://www.opengis.net/def/crs/EPSG/0/3857",
+                     *           "built_in": true
+                     *         },
+                     *         {
+                     *           "id": "SwissLV95",
+                     *           "title": "Swiss LV95 grid",
+                     *           "crs": "http://www.opengis.net/def/crs/EPSG/0/2056",
+                     *           "built_in": false
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WorkspaceTileMatrixSetList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WorkspaceNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];

@@ -1,4 +1,4 @@
-import type { Role } from '../domain/roles.ts';
+import type { Role, WorkspaceRolesPage } from '../domain/roles.ts';
 import { systemRoleIds } from '../domain/roles.ts';
 import type { Workspace } from '../domain/workspaces.ts';
 
@@ -23,3 +23,19 @@ export function presentRole(role: Role) {
 
 /** The four built-in roles as the API shows them. */
 export const systemRoles = systemRoleIds.map((id) => ({ id, name: id, is_system: true }));
+
+/** The API view of the roles assignable in a workspace, with what may carry each (ADR 0131). */
+export function presentWorkspaceRoles(page: WorkspaceRolesPage) {
+  return {
+    roles: [
+      ...page.builtIns.map((id) => ({
+        id,
+        name: id,
+        is_system: true,
+        assignable_to: ['api_keys', 'claim_mappings'] as const,
+      })),
+      ...page.custom.map((role) => ({ ...presentRole(role), assignable_to: ['claim_mappings'] as const })),
+    ],
+    ...(page.nextCursor ? { next_cursor: page.nextCursor } : {}),
+  };
+}

@@ -37,9 +37,9 @@ import type { Service } from './services.ts';
 import { defaultSettings, type OGCAPISettings, type OGCTilesSettings } from './settings.ts';
 import type { Style } from './styles.ts';
 import {
-  builtInTileMatrixSets,
   type TileMatrixSetRecord,
   type TileMatrixSetRepository,
+  tileMatrixSetsNamed,
 } from './tile-matrix-sets.ts';
 import type { Workspace } from './workspaces.ts';
 
@@ -230,13 +230,7 @@ async function enabledTileMatrixSets(
   ports: DataPlanePorts,
   tiles: OGCTilesSettings,
 ): Promise<TileMatrixSetRecord[]> {
-  const out: TileMatrixSetRecord[] = [];
-  for (const id of tiles.settings.tile_matrix_sets) {
-    const builtIn = builtInTileMatrixSets.find((s) => s.id === id);
-    const record = builtIn ?? (await ports.catalog.tileMatrixSets.find(id));
-    if (record) out.push(record);
-  }
-  return out;
+  return tileMatrixSetsNamed(ports.catalog.tileMatrixSets, tiles.settings.tile_matrix_sets);
 }
 
 /** The tile matrix sets tiles are rendered in: the enabled ones this server can render. */

@@ -170,6 +170,39 @@ export function roleRetireRefusal(role: Role, current: Role | undefined, ifMatch
   );
 }
 
+/** The built-in roles a workspace assigns (super_admin is global only), in listing order. */
+export const workspaceRoleIds = ['admin', 'editor', 'viewer'] as const;
+
+/** What can carry a role in a workspace: API keys take the built-ins only (DESIGN §6), mappings any role. */
+export type RoleAssignment = 'api_keys' | 'claim_mappings';
+
+/** A page of the roles assignable in a workspace (listWorkspaceRoles, ADR 0131). */
+export interface WorkspaceRolesPage {
+  /** The built-ins: on the first page only. */
+  builtIns: readonly (typeof workspaceRoleIds)[number][];
+  /** A page of the active custom roles (every custom role applies in any workspace its policies name). */
+  custom: Role[];
+  nextCursor?: string;
+}
+
+/**
+ * The roles assignable in a workspace: admin, editor and viewer lead the first page, then a page of
+ * the active custom roles. Custom roles are global (their policies say where they grant), so every
+ * workspace lists the same ones: one Query of the role listing, as listRoles reads it.
+ */
+export async function listWorkspaceRoles(
+  repo: RoleRepository,
+  limit: number,
+  cursor?: string,
+): Promise<WorkspaceRolesPage> {
+  const page = await repo.list(limit, cursor);
+  return {
+    builtIns: cursor === undefined ? workspaceRoleIds : [],
+    custom: page.items.filter((r) => r.status === 'active'),
+    ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
+  };
+}
+
 /** Validates a policy against the services, operations and actions that exist (422 otherwise). */
 export function normalisePolicy(
   input: { workspace: string; service: PolicyService; operation?: string; action: PolicyAction },

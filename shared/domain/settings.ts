@@ -1,6 +1,12 @@
 import { InvalidInputError } from './errors.ts';
 import { lastWriterWins } from './last-writer-wins.ts';
-import { isBuiltInTileMatrixSet } from './tile-matrix-sets.ts';
+import {
+  isBuiltInTileMatrixSet,
+  summaryOf,
+  type TileMatrixSetRepository,
+  type TileMatrixSetSummary,
+  tileMatrixSetsNamed,
+} from './tile-matrix-sets.ts';
 import { checkVersion } from './workspaces.ts';
 
 /** WMS extensions a workspace may switch on. */
@@ -238,4 +244,19 @@ export async function updateSettings<K extends SettingsKind>(
     await repo.save(workspaceId, kind, next, previous);
     return next;
   });
+}
+
+/**
+ * The tile matrix sets a workspace's OGC API Tiles settings name (listWorkspaceTileMatrixSets, ADR
+ * 0131), in their order, as listTileMatrixSets summarises them; the defaults' two built-ins for a
+ * workspace that never saved its settings. `tiles_enabled` says whether Tiles serves them now.
+ * Not paged: the settings name at most 16 sets.
+ */
+export async function listWorkspaceTileMatrixSets(
+  deps: { settings: SettingsRepository; tileMatrixSets: Pick<TileMatrixSetRepository, 'find'> },
+  workspaceId: string,
+): Promise<{ tiles_enabled: boolean; tile_matrix_sets: TileMatrixSetSummary[] }> {
+  const { document } = await getSettings(deps.settings, workspaceId, 'ogc-tiles');
+  const sets = await tileMatrixSetsNamed(deps.tileMatrixSets, document.settings.tile_matrix_sets);
+  return { tiles_enabled: document.enabled, tile_matrix_sets: sets.map(summaryOf) };
 }

@@ -343,6 +343,23 @@ export async function deleteTileMatrixSet(
   });
 }
 
+/**
+ * The sets a workspace's Tiles settings name, in their order: built-ins from memory, custom ones
+ * from the store (a GetItem each; the settings name at most 16). A custom set the store no longer
+ * has is left out (its reference count keeps that from happening).
+ */
+export async function tileMatrixSetsNamed(
+  repo: Pick<TileMatrixSetRepository, 'find'>,
+  ids: readonly string[],
+): Promise<TileMatrixSetRecord[]> {
+  const out: TileMatrixSetRecord[] = [];
+  for (const id of ids) {
+    const record = builtInTileMatrixSets.find((s) => s.id === id) ?? (await repo.find(id));
+    if (record) out.push(record);
+  }
+  return out;
+}
+
 /** The list item of a set. */
 export function summaryOf(r: TileMatrixSetRecord): TileMatrixSetSummary {
   return {

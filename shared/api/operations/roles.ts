@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import * as ex from '../examples.ts';
 import { defineOperation } from '../operation.ts';
-import { pageQuery, RoleBody, RolePolicy, StoredRolePolicy } from '../schemas.ts';
+import { IdOrName, pageQuery, RoleBody, RolePolicy, StoredRolePolicy } from '../schemas.ts';
 
 const RoleId = z.string().check(
   z.regex(/^[a-z][a-z0-9_-]{1,63}$/, {
@@ -208,4 +208,57 @@ export const removeRolePolicy = defineOperation({
   },
   examples: { params: { roleId: 'publisher', policyId: '4f0c9a1e2b3d4c5e6f70' } },
   data: ['GetItem', 'DeleteItem'],
+});
+
+const WorkspaceRole = z
+  .strictObject({
+    ...RoleBody.def.shape,
+    assignable_to: z
+      .array(z.enum(['api_keys', 'claim_mappings']))
+      .check(z.meta({ description: 'what may carry the role here: API keys take the built-ins only' })),
+  })
+  .check(z.meta({ id: 'WorkspaceRole' }));
+
+export const listWorkspaceRoles = defineOperation({
+  operationId: 'listWorkspaceRoles',
+  method: 'GET',
+  path: '/api/v1/workspaces/{workspace}/roles',
+  handler: 'functions/roles/list-workspace-roles.ts',
+  permission: 'manage',
+  summary: 'List the roles assignable in the workspace: admin, editor, viewer, then custom roles',
+  description:
+    'The roles an API key or a claim mapping of this workspace may carry: the built-ins admin, editor and viewer lead the first page (super_admin is global only), followed by a page of the active custom roles (custom roles are global; their policies say where they grant). `assignable_to` says what may carry each: API keys take the built-ins only.',
+  tags: ['roles'],
+  request: { params: z.strictObject({ workspace: IdOrName }), query: pageQuery(1000) },
+  responses: {
+    200: {
+      description: 'built-ins (first page only) followed by a page of custom roles',
+      schema: z
+        .strictObject({ roles: z.array(WorkspaceRole), next_cursor: z.optional(z.string()) })
+        .check(z.meta({ id: 'WorkspaceRoleList' })),
+    },
+    400: { description: 'bad limit or cursor' },
+    404: { description: 'workspace not found' },
+  },
+  examples: {
+    params: { workspace: 'roads-demo' },
+    response: {
+      roles: [
+        { id: 'admin', name: 'admin', is_system: true, assignable_to: ['api_keys', 'claim_mappings'] },
+        { id: 'editor', name: 'editor', is_system: true, assignable_to: ['api_keys', 'claim_mappings'] },
+        { id: 'viewer', name: 'viewer', is_system: true, assignable_to: ['api_keys', 'claim_mappings'] },
+        {
+          id: 'publisher',
+          name: 'Publisher',
+          description: 'Publishes layers in every workspace',
+          is_system: false,
+          version: 1,
+          created_at: ex.created,
+          updated_at: ex.created,
+          assignable_to: ['claim_mappings'],
+        },
+      ],
+    },
+  },
+  data: ['Query'],
 });

@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { MAX_DEFINITION_BYTES } from '../../domain/tile-matrix-sets.ts';
 import * as ex from '../examples.ts';
 import { defineOperation } from '../operation.ts';
-import { PageQuery } from '../schemas.ts';
+import { IdOrName, PageQuery } from '../schemas.ts';
 import {
   TileMatrixSetDefinition,
   TileMatrixSetId,
@@ -202,4 +202,49 @@ export const deleteTileMatrixSet = defineOperation({
   },
   examples: { params: { tileMatrixSet: 'SwissLV95' } },
   data: ['GetItem', 'DeleteItem', 'Query', 'BatchGetItem'],
+});
+
+export const listWorkspaceTileMatrixSets = defineOperation({
+  operationId: 'listWorkspaceTileMatrixSets',
+  method: 'GET',
+  path: '/api/v1/workspaces/{workspace}/tile-matrix-sets',
+  handler: 'functions/tile-matrix-sets/list-workspace-tile-matrix-sets.ts',
+  permission: 'read',
+  summary: "List the tile matrix sets the workspace's OGC API Tiles settings enable",
+  description:
+    "The sets named by the workspace's OGC API Tiles settings (`settings.tile_matrix_sets`), in their order, summarised as listTileMatrixSets does; a workspace that never saved its settings has the defaults (WebMercatorQuad, WorldCRS84Quad). `tiles_enabled` says whether Tiles is switched on (the data plane serves the sets only then). Not paged: the settings name at most 16 sets.",
+  tags: ['tile-matrix-sets'],
+  request: { params: z.strictObject({ workspace: IdOrName }) },
+  responses: {
+    200: {
+      description: "the enabled sets, in the settings' order",
+      schema: z
+        .strictObject({ tiles_enabled: z.boolean(), tile_matrix_sets: z.array(TileMatrixSetSummary) })
+        .check(z.meta({ id: 'WorkspaceTileMatrixSetList' })),
+    },
+    404: { description: 'workspace not found' },
+  },
+  examples: {
+    params: { workspace: 'roads-demo' },
+    response: {
+      tiles_enabled: true,
+      tile_matrix_sets: [
+        {
+          id: 'WebMercatorQuad',
+          title: 'Google Maps Compatible for the World',
+          uri: 'http://www.opengis.net/def/tilematrixset/OGC/1.0/WebMercatorQuad',
+          crs: 'http://www.opengis.net/def/crs/EPSG/0/3857',
+          built_in: true,
+        },
+        {
+          id: 'SwissLV95',
+          title: 'Swiss LV95 grid',
+          crs: 'http://www.opengis.net/def/crs/EPSG/0/2056',
+          built_in: false,
+        },
+      ],
+    },
+  },
+  // The settings document and each custom set: a GetItem each.
+  data: ['GetItem'],
 });
