@@ -285,6 +285,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workspaces/{workspace}/deletion-plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What deleting this workspace with recurse=true would remove (nothing is changed)
+         * @description The plan deleteWorkspace reports in its 409 (`workspace_not_empty`) and stores with a recursive deletion, read by the same code: every layer with its service, the layer groups, the counts of the workspace's other items (services, styles, style assets, settings, API keys, claim mappings, imports…) and the custom roles its layers and mappings reference. `manage`: it counts the workspace's API keys and claim mappings, which only its admins see. Reads the workspace's partition once (a Query per page).
+         *
+         *     Answers: 200 the plan.
+         *
+         *     Notable errors: 404 workspace not found (or being deleted).
+         *
+         *     Admin or above in the workspace.
+         */
+        get: operations["getWorkspaceDeletionPlan"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workspaces/{workspace}/apikeys": {
         parameters: {
             query?: never;
@@ -3789,6 +3815,89 @@ export interface operations {
                 };
             };
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWorkspaceDeletionPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the plan */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "target": {
+                     *         "scope": "workspace",
+                     *         "id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *         "name": "roads-demo"
+                     *       },
+                     *       "layers": {
+                     *         "count": 1,
+                     *         "items": [
+                     *           {
+                     *             "id": "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7",
+                     *             "public_id": "roads",
+                     *             "service_id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b"
+                     *           }
+                     *         ],
+                     *         "truncated": false
+                     *       },
+                     *       "layer_groups": {
+                     *         "count": 1,
+                     *         "items": [
+                     *           {
+                     *             "id": "6c7d8e9f-0a1b-4c2d-9e3f-4a5b6c7d8e9f",
+                     *             "public_id": "basemap"
+                     *           }
+                     *         ],
+                     *         "truncated": false
+                     *       },
+                     *       "mosaic_granules": 0,
+                     *       "style_references": [],
+                     *       "role_references": [],
+                     *       "total": 11,
+                     *       "workspace_items": {
+                     *         "api_keys": 1,
+                     *         "claim_mappings": 1,
+                     *         "services": 1,
+                     *         "settings": 3,
+                     *         "style_assets": 1,
+                     *         "styles": 1
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DeletionPlan"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description workspace not found (or being deleted) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];

@@ -201,6 +201,14 @@ export async function deleteWorkspaceRecursively(
 }
 
 /**
+ * getWorkspaceDeletionPlan (ADR 0131): what a recursive deletion of the workspace would remove —
+ * the plan deleteWorkspace's 409 reports and a recursive deletion stores, from the same reading.
+ */
+export function workspaceDeletionPlan(repo: DeletionRepository, workspace: Workspace): Promise<DeletionPlan> {
+  return repo.workspacePlan(workspace);
+}
+
+/**
  * retryDeletion: a failed operation starts again where it stopped (attempt_count + 1), and so does
  * a stalled one (active without progress for 10 minutes: its execution timed out or was lost; an
  * older attempt's execution stops at its next step); a pending or running one is (re)started under

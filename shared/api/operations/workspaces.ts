@@ -1,5 +1,10 @@
 import * as z from 'zod/mini';
-import { DeletionConflictBody, DeletionOperationBody, RecurseFlag } from '../deletion-schemas.ts';
+import {
+  DeletionConflictBody,
+  DeletionOperationBody,
+  DeletionPlanBody,
+  RecurseFlag,
+} from '../deletion-schemas.ts';
 import * as ex from '../examples.ts';
 import { defineOperation } from '../operation.ts';
 import { ErrorBody, IdOrName, Name, PageQuery, Workspace } from '../schemas.ts';
@@ -175,4 +180,43 @@ export const deleteWorkspace = defineOperation({
   data: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
   starts: ['deletion'],
   resolvesDeletingWorkspace: true,
+});
+
+/** The example plan of a workspace (deleteWorkspace's 202 carries the same). */
+const workspacePlanExample = {
+  ...ex.deletionPlan,
+  target: { scope: 'workspace', id: ex.ids.workspace, name: 'roads-demo' },
+  layers: {
+    ...ex.deletionPlan.layers,
+    items: [{ id: ex.ids.layer, public_id: 'roads', service_id: ex.ids.service }],
+  },
+  style_references: [],
+  workspace_items: {
+    api_keys: 1,
+    claim_mappings: 1,
+    services: 1,
+    settings: 3,
+    style_assets: 1,
+    styles: 1,
+  },
+  total: 11,
+};
+
+export const getWorkspaceDeletionPlan = defineOperation({
+  operationId: 'getWorkspaceDeletionPlan',
+  method: 'GET',
+  path: '/api/v1/workspaces/{workspace}/deletion-plan',
+  handler: 'functions/workspaces/get-workspace-deletion-plan.ts',
+  permission: 'manage',
+  summary: 'What deleting this workspace with recurse=true would remove (nothing is changed)',
+  description:
+    "The plan deleteWorkspace reports in its 409 (`workspace_not_empty`) and stores with a recursive deletion, read by the same code: every layer with its service, the layer groups, the counts of the workspace's other items (services, styles, style assets, settings, API keys, claim mappings, imports…) and the custom roles its layers and mappings reference. `manage`: it counts the workspace's API keys and claim mappings, which only its admins see. Reads the workspace's partition once (a Query per page).",
+  tags: ['workspaces'],
+  request: { params: WorkspaceParams },
+  responses: {
+    200: { description: 'the plan', schema: DeletionPlanBody },
+    404: { description: 'workspace not found (or being deleted)' },
+  },
+  examples: { params: { workspace: 'roads-demo' }, response: workspacePlanExample },
+  data: ['Query'],
 });
