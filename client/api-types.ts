@@ -837,6 +837,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workspaces/{workspace}/services/test-connection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Try a PostGIS connection before saving it (nothing is stored)
+         * @description The connection createService would take, tried now and forgotten: the same network policy (a host the stage doesn't allow, or a login reserved for the import database, is 400 and nothing is opened) and the same answer as testServiceConnection (200 `ok: false` with one uniform message for a target that refuses, times out or isn't PostgreSQL). The password is used once and neither stored nor logged.
+         *
+         *     Answers: 200 the outcome (ok false with a message when it failed).
+         *
+         *     Notable errors: 400 bad body, a target the network policy refuses (`connection_target_not_allowed`) or a reserved login (`connection_login_reserved`); 404 workspace not found.
+         *
+         *     Admin or above in the workspace.
+         */
+        post: operations["testNewServiceConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workspaces/{workspace}/services/{service}/test-connection": {
         parameters: {
             query?: never;
@@ -5891,6 +5917,95 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["ServiceNotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    testNewServiceConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (ADR 0088): the first 2xx answer is stored for 24 h per caller, operation and key and replayed (with `Idempotent-Replayed: true`) for the same request; the same key with another request answers 422, while the first still runs 409. 1–255 characters (400 otherwise). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "postgis",
+                 *       "connection": {
+                 *         "host": "db.internal.example",
+                 *         "port": 5432,
+                 *         "database": "gis",
+                 *         "user": "geoplane_reader",
+                 *         "password": "change-me",
+                 *         "sslmode": "require"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    type: "postgis";
+                    connection: {
+                        host: string;
+                        /** @default 5432 */
+                        port?: number;
+                        database: string;
+                        user: string;
+                        password?: string;
+                        /** @enum {string} */
+                        sslmode?: "disable" | "prefer" | "require" | "verify-full";
+                        schemas?: string[];
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description the outcome (ok false with a message when it failed) */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "ok": true,
+                     *       "duration_ms": 42,
+                     *       "message": "Connected to PostgreSQL 16.4 with PostGIS 3.4.2."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConnectionTest"];
+                };
+            };
+            /** @description bad body, a target the network policy refuses (`connection_target_not_allowed`) or a reserved login (`connection_login_reserved`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WorkspaceNotFound"];
+            409: components["responses"]["IdempotencyKeyInFlight"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];

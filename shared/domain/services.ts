@@ -312,6 +312,21 @@ export async function testServiceConnection(gateway: DataSourceGateway, box: Sec
   return gateway.testConnection(await liveConnection(box, service));
 }
 
+/**
+ * testNewServiceConnection (ADR 0131): a connection body tried before anything is saved, under the
+ * rules createService applies to the same body — a target the network policy refuses and a login
+ * reserved for the import database are 400 (nothing is opened) — and answered as
+ * testServiceConnection answers: `ok: false` with the one uniform message for a target that
+ * refuses, times out or isn't PostgreSQL.
+ */
+export async function testNewServiceConnection(
+  gateway: ServiceGateway,
+  connection: PostgisConnectionInfo & { password?: string },
+) {
+  await asBadRequest(() => gateway.checkTarget(connection));
+  return asBadRequest(() => gateway.testConnection(connection));
+}
+
 /** The API view: no secret, `configured_secrets` says which are set. */
 export function presentService(s: Service) {
   return {

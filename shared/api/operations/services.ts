@@ -35,6 +35,10 @@ const ServiceInput = z.discriminatedUnion('type', [
     enabled: z.optional(z.boolean()),
   }),
 ]);
+/** What a connection test answers (testServiceConnection, testNewServiceConnection). */
+const ConnectionTest = z
+  .strictObject({ ok: z.boolean(), duration_ms: z.number(), message: z.optional(z.string()) })
+  .check(z.meta({ id: 'ConnectionTest' }));
 const notPostgis = { 422: { description: 'the service is not a PostGIS service' } };
 const notFound = { description: 'workspace or service not found' };
 const unavailable = { 503: { description: 'data source unavailable' } };
@@ -178,9 +182,7 @@ export const testServiceConnection = defineOperation({
   responses: {
     200: {
       description: 'the outcome (ok false with a message when it failed)',
-      schema: z
-        .strictObject({ ok: z.boolean(), duration_ms: z.number(), message: z.optional(z.string()) })
-        .check(z.meta({ id: 'ConnectionTest' })),
+      schema: ConnectionTest,
     },
     404: notFound,
     ...notPostgis,
@@ -195,6 +197,50 @@ export const testServiceConnection = defineOperation({
   },
   data: ['GetItem'],
   secrets: ['decrypt'],
+  postgres: true,
+});
+
+export const testNewServiceConnection = defineOperation({
+  operationId: 'testNewServiceConnection',
+  method: 'POST',
+  path: '/api/v1/workspaces/{workspace}/services/test-connection',
+  handler: 'functions/services/test-new-service-connection.ts',
+  permission: 'manage',
+  summary: 'Try a PostGIS connection before saving it (nothing is stored)',
+  description:
+    "The connection createService would take, tried now and forgotten: the same network policy (a host the stage doesn't allow, or a login reserved for the import database, is 400 and nothing is opened) and the same answer as testServiceConnection (200 `ok: false` with one uniform message for a target that refuses, times out or isn't PostgreSQL). The password is used once and neither stored nor logged.",
+  tags: ['services'],
+  request: {
+    params: WorkspaceParams,
+    body: z.strictObject({ type: z.literal('postgis'), connection: PostgisConnectionIn }),
+  },
+  responses: {
+    200: {
+      description: 'the outcome (ok false with a message when it failed)',
+      schema: ConnectionTest,
+    },
+    400: {
+      description:
+        'bad body, a target the network policy refuses (`connection_target_not_allowed`) or a reserved login (`connection_login_reserved`)',
+    },
+    404: { description: 'workspace not found' },
+  },
+  examples: {
+    params: { workspace: 'roads-demo' },
+    request: {
+      type: 'postgis',
+      connection: {
+        host: 'db.internal.example',
+        port: 5432,
+        database: 'gis',
+        user: 'geoplane_reader',
+        password: 'change-me',
+        sslmode: 'require',
+      },
+    },
+    response: { ok: true, duration_ms: 42, message: 'Connected to PostgreSQL 16.4 with PostGIS 3.4.2.' },
+  },
+  data: [],
   postgres: true,
 });
 
