@@ -344,6 +344,30 @@ const FAILURE_MESSAGES: Record<string, string> = {
     "The import failed on an internal error; the details are in the service's logs. Retry the import, and if it fails again, give the operator the import's id.",
 };
 
+/** Words of a failure's message that name its way out: a plan change, a retry, or what to do instead. */
+const WAY_OUT = /PUT …\/plan|\bretry\b|\bnew import\b|\bsplit the file\b/i;
+
+/**
+ * A failure's message with its way out named (issue 25: no failed import is a dead end). A message
+ * that names none (a file's defect says what is wrong, not what to do) gets its phase's: before the
+ * file was read to the end there is no plan to change — an upload can't be replaced, so a new
+ * import takes the corrected file, and a URI is read again by a retry; a failed load takes a plan
+ * change (a layer left out, its CRS or encoding given) and a retry. A publish's or a rollback's
+ * messages name theirs where they are made.
+ */
+export function withWayOut(
+  job: Pick<ImportJob, 'phase' | 'discovery' | 'source_kind'>,
+  message: string,
+): string {
+  if (WAY_OUT.test(message) || job.phase === 'publish' || job.phase === 'rollback') return message;
+  if (!job.discovery) {
+    return job.source_kind === 'uri'
+      ? `${message} Correct the file at its URL and retry the import, or create a new import.`
+      : `${message} A plan can't change the file: correct it and create a new import with it.`;
+  }
+  return `${message} Change the plan (PUT …/plan) and retry the import, or create a new import with a corrected file.`;
+}
+
 /** Step Functions' names of a task that ran out of time. */
 const TIMEOUTS = new Set(['States.Timeout', 'States.HeartbeatTimeout', 'Sandbox.Timedout']);
 

@@ -17,6 +17,7 @@ import {
   type NameClash,
   publicErrorText,
   REASON_MARK,
+  withWayOut,
 } from './import-model.ts';
 import { clashWarnings, findClashes, withProposals } from './import-names.ts';
 import {
@@ -275,7 +276,7 @@ export async function fail(
     job,
     {
       status: 'failed',
-      error_message: publicErrorText(message),
+      error_message: withWayOut(job, publicErrorText(message)),
       error_reason: /^[a-z][a-z0-9_]{0,63}$/.test(reason) ? reason : 'internal_error',
       ...(keepsData ? {} : reservation({ rows: 0, bytes: 0 })),
     },
@@ -470,7 +471,10 @@ async function admitted(
           ...common,
           status: 'failed',
           phase: 'transform',
-          error_message: publicErrorText(error.message),
+          error_message: withWayOut(
+            { ...job, discovery, phase: 'transform' },
+            publicErrorText(error.message),
+          ),
           error_reason: error.reason,
         },
         now(),
@@ -817,8 +821,10 @@ function asInputError(error: unknown, publicId?: string): unknown {
   if (!(error instanceof DomainError) || error.name === 'UnavailableError') return error;
   let failure: ImportInputError;
   if (error instanceof AlreadyExistsError) {
-    const hint = publicId ? ` Change public_id '${publicId}' in the plan (PUT …/plan) and retry.` : '';
-    failure = new ImportInputError(error.reason, `${error.message}${hint}`);
+    failure = new ImportInputError(
+      error.reason,
+      `${error.message} Change ${publicId ? `public_id '${publicId}' in the plan` : 'the plan'} (PUT …/plan) and retry.`,
+    );
   } else {
     const what = publicId ? `Layer '${publicId}' could not be published` : 'The service could not be created';
     failure = new ImportInputError(

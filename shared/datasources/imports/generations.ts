@@ -190,7 +190,7 @@ async function fitting<T>(label: string, write: () => Promise<T>): Promise<T> {
     if (!code.startsWith('22') && code !== 'XX000') throw error;
     throw new ImportInputError(
       'import_target_invalid',
-      `The file's rows don't fit ${label}: ${(error as Error).message}.`,
+      `The file's rows don't fit ${label}: ${(error as Error).message}. Change the plan (PUT …/plan) and retry.`,
     );
   }
 }
@@ -352,7 +352,7 @@ export async function revertTargets(
         if (row.expired || !row.previous || !(await exists(s, row.previous))) {
           throw new ImportInputError(
             'import_generation_expired',
-            "The layer's previous data is no longer kept, so this replace can't be rolled back.",
+            "The layer's previous data is no longer kept, so this replace can't be rolled back (that is final). To restore the earlier data, create a new import of the earlier file with mode 'replace'.",
           );
         }
         const { schema, table } = split(row.relation);
