@@ -772,7 +772,7 @@ describe('names first, clashes early (ADR 0126)', () => {
     // Without a target nothing is reverted in the import database (its tables stay for a retry).
     expect(reverted).toEqual([]);
     const replanned = await putImportPlan({ repo, starter: { startImport: async () => {} }, limits }, after, {
-      layers: [{ source_layer: 'a', public_id: 'a2' }],
+      layers: [{ source_layer: 'a', public_id: 'a2', enabled: true, public: false }],
     });
     expect(replanned).toMatchObject({ status: 'failed', reload: true });
   });
