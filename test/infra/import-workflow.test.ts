@@ -463,7 +463,10 @@ describe('import workflow (default stage: no import database, no import buckets)
       const ops = routes.filter((op) => op.handler.startsWith('functions/imports/'));
       expect(ops.length).toBeGreaterThan(0);
       for (const op of ops) expect(operationStackOf(op)).toBe('Imports');
-      expect(importRoutes.every((op) => operationStackOf(op) === 'Imports')).toBe(true);
+      // Outside the imports area only readiness reads the import database (ADR 0131); it stays with meta.
+      expect(
+        importRoutes.filter((op) => operationStackOf(op) !== 'Imports').map((op) => op.operationId),
+      ).toEqual(['getReadiness']);
       const nested = stack.api.stacks.get('Imports');
       expect(nested).toBeDefined();
       const [, imports] = templatesOf(stack).find(([s]) => s === nested) as [Stack, Template];
@@ -491,9 +494,11 @@ describe('import workflow with every import setting', () => {
   const secretStatements = (statements: Statement[]) =>
     statements.filter((s) => asArray(s.Action).some((a) => a.startsWith('secretsmanager:')));
 
-  it('lets getImportPreview, the step and the failure recorder read the import database secret, nobody else', () => {
+  it('lets getImportPreview, getReadiness, the step and the failure recorder read the import database secret, nobody else', () => {
     const readers = new Set([
       logicalId(roleOfRoute('getImportPreview')),
+      // Readiness logs in to the import database (ADR 0131).
+      logicalId(roleOfRoute('getReadiness')),
       ...importTasks.map((task) => logicalId(stack.importWorkflow.functions.get(task)?.role as never)),
     ]);
     for (const op of routes.filter((r) => r.importDatabase))

@@ -106,7 +106,7 @@ function findings(scope: IConstruct, severity: 'error' | 'warning') {
 }
 
 describe('the functions that open PostgreSQL connections', () => {
-  it('are the service, layer and import-preview routes, both import tasks and the data plane (the route flags and the tasks)', () => {
+  it('are the service, layer, import-preview and readiness routes, both import tasks and the data plane (the route flags and the tasks)', () => {
     expect(postgresFunctions).toEqual(
       [
         'createLayer',
@@ -114,8 +114,11 @@ describe('the functions that open PostgreSQL connections', () => {
         'dataPlane',
         'discoverLayers',
         'getImportPreview',
+        // Readiness logs in to the import database (ADR 0131).
+        'getReadiness',
         'import-recordFailure',
         'import-step',
+        'testNewServiceConnection',
         'testServiceConnection',
         'updateLayer',
         'updateService',

@@ -36,6 +36,8 @@ const open = [
   'getAuthMe',
   'getConsoleConfig',
   'getOpenAPI',
+  'getHealth',
+  'getReadiness',
   'login',
   'logout',
   'refreshSession',
@@ -62,6 +64,7 @@ const reads = [
   'getWMSSettings',
   'getOGCAPISettings',
   'getOGCTilesAPISettings',
+  'listWorkspaceTileMatrixSets',
   'getStyle',
   'listStyles',
   'getStyleAsset',
@@ -112,6 +115,12 @@ const manages = [
   'cancelImport',
   'rollbackImport',
   'listWorkspaceAudit',
+  // Issue #26 (ADR 0131).
+  'getClaimMapping',
+  'deleteAPIKey',
+  'listWorkspaceRoles',
+  'getWorkspaceDeletionPlan',
+  'testNewServiceConnection',
 ];
 const everything = routes.map((r) => r.operationId).sort();
 
