@@ -220,9 +220,31 @@ async function readableCollection(
     settings: s.switches[op.protocol],
   });
   requireDataAccess(decision, op.protocol, collectionId);
-  // A layer whose service is being deleted is no longer served (its deletion is under way).
-  if (!layer || !service || service.status !== 'active') throw dataNotFound(op.protocol, collectionId);
+  if (!layer || !service || !serves(service)) throw dataNotFound(op.protocol, collectionId);
   return { s, served: { layer, service } };
+}
+
+/**
+ * A service whose layers are served: active (one being deleted is not: its deletion is under way)
+ * and enabled (a disabled service takes its layers off the data plane, as it refuses new ones).
+ */
+function serves(service: Service | undefined): service is Service {
+  return service?.status === 'active' && service.enabled && service.type === 'postgis';
+}
+
+/** The layers whose service serves them, each with it; one catalog read per distinct service. */
+async function servedLayers(
+  ports: DataPlanePorts,
+  workspaceId: string,
+  layers: Layer[],
+): Promise<ServedLayer[]> {
+  const ids = [...new Set(layers.map((l) => l.service_id))];
+  const found = await Promise.all(ids.map((id) => ports.catalog.service(workspaceId, id)));
+  const services = new Map(ids.map((id, i) => [id, found[i]]));
+  return layers.flatMap((layer) => {
+    const service = services.get(layer.service_id);
+    return serves(service) ? [{ layer, service }] : [];
+  });
 }
 
 /** The tile matrix sets the workspace's Tiles settings enable, built-ins and the catalog's custom ones. */
@@ -274,10 +296,15 @@ export async function dataCollections(ports: DataPlanePorts, request: DataReques
     settingsOf(ports.catalog, request.workspace.id),
     ports.catalog.layers(request.workspace.id, MAX_COLLECTIONS),
   ]);
+  const served = await servedLayers(
+    ports,
+    request.workspace.id,
+    layers.filter((l) => l.enabled),
+  );
   const result = readableCollections({
     caller: request.caller,
     workspaceId: request.workspace.id,
-    layers: layers.filter((l) => l.enabled).sort((a, b) => a.public_id.localeCompare(b.public_id)),
+    layers: served.map((x) => x.layer).sort((a, b) => a.public_id.localeCompare(b.public_id)),
     settings: s.switches,
   });
   if (result.outcome !== 'allow') {
@@ -470,15 +497,7 @@ async function tiledLayers(ports: DataPlanePorts, request: DataRequest, s: Setti
         settings: s.switches['ogc-tiles'],
       }).outcome === 'allow',
   );
-  const services = new Map<string, Service | undefined>();
-  const out: ServedLayer[] = [];
-  for (const layer of readable) {
-    if (!services.has(layer.service_id))
-      services.set(layer.service_id, await ports.catalog.service(request.workspace.id, layer.service_id));
-    const service = services.get(layer.service_id);
-    if (service?.status === 'active' && service.type === 'postgis') out.push({ layer, service });
-  }
-  return out;
+  return servedLayers(ports, request.workspace.id, readable);
 }
 
 /** Which tileset a request names: a rendered set, or 404. */

@@ -11,6 +11,7 @@ import { asSuperAdmin, call } from '../support/client.ts';
 import {
   changeLayer,
   expectException,
+  hostPostgis,
   ogc,
   publishLayer,
   servedWorkspace,
@@ -432,6 +433,28 @@ describe('live: a catalog change is served on the next request', () => {
     });
     expect(del.status, del.text).toBe(204);
     expect((await ogc(ws.id, '/collections/lots', asSuperAdmin())).status).toBe(404);
+  });
+
+  it('a disabled service takes its layers off the data plane, and enabling it brings them back', async () => {
+    const { ws, service } = await servedWorkspace();
+    await publishLayer(ws.id, service.id, { source_layer: 'public.places', public: true });
+    const listed = async () =>
+      (await ogc(ws.id, '/collections', asSuperAdmin())).body.collections.map((c: { id: string }) => c.id);
+    expect(await listed()).toEqual(['places']);
+    const setEnabled = async (enabled: boolean) => {
+      const res = await call('PUT', `/workspaces/${ws.id}/services/${service.id}`, {
+        headers: asSuperAdmin(),
+        body: { name: service.name, type: 'postgis', enabled, connection: hostPostgis() },
+      });
+      expect(res.status, res.text).toBe(200);
+    };
+    await setEnabled(false);
+    expect(await listed()).toEqual([]);
+    expectException(await ogc(ws.id, '/collections/places/items?limit=1'), 404);
+    expectException(await ogc(ws.id, '/collections/places', asSuperAdmin()), 404);
+    await setEnabled(true);
+    expect(await listed()).toEqual(['places']);
+    expect((await ogc(ws.id, '/collections/places/items?limit=1')).status).toBe(200);
   });
 });
 
