@@ -187,13 +187,11 @@ describe.skipIf(!chromiumPath)('console: imports and deletions', () => {
     await expectAccessible(page, 'import-append');
     await select.selectOption('towns');
     await page.getByRole('checkbox', { name: /Publish as soon as it is loaded/ }).check();
-    await page
-      .locator('input[type=file]')
-      .setInputFiles({
-        name: 'more.geojson',
-        mimeType: 'application/geo+json',
-        buffer: pointsGeoJson(5, 100),
-      });
+    await page.locator('input[type=file]').setInputFiles({
+      name: 'more.geojson',
+      mimeType: 'application/geo+json',
+      buffer: pointsGeoJson(5, 100),
+    });
     await page.getByRole('button', { name: 'Upload and import' }).click();
     const open = page.getByRole('link', { name: 'Open import more' });
     await expect.poll(() => open.isVisible(), { timeout: 60_000 }).toBe(true);

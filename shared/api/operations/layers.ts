@@ -87,15 +87,13 @@ export const listWorkspaceLayers = defineOperation({
       limit: pageLimit(100),
       cursor: PageCursor,
       q: z.optional(
-        z
-          .string()
-          .check(
-            z.minLength(1),
-            z.maxLength(128),
-            z.meta({
-              description: 'Keep the layers whose public_id or title contains this text (any case).',
-            }),
-          ),
+        z.string().check(
+          z.minLength(1),
+          z.maxLength(128),
+          z.meta({
+            description: 'Keep the layers whose public_id or title contains this text (any case).',
+          }),
+        ),
       ),
     }),
   },
