@@ -172,6 +172,18 @@ const fixtures: Record<string, () => Promise<Target>> = {
       ...(await readable(`/workspaces/${ws.id}/apikeys/${key.body.id}`)),
     };
   },
+  async deleteAPIKey() {
+    const ws = await createWorkspace();
+    const key = await ok(
+      call('POST', `/workspaces/${ws.id}/apikeys`, { headers: su(), body: { name: 'k', role_id: 'viewer' } }),
+    );
+    // Only a revoked key is deleted for good.
+    await ok(call('DELETE', `/workspaces/${ws.id}/apikeys/${key.body.id}`, { headers: su() }), [204]);
+    return {
+      params: { workspace: ws.id, keyId: key.body.id },
+      ...(await readable(`/workspaces/${ws.id}/apikeys/${key.body.id}`)),
+    };
+  },
   async deleteRole() {
     const id = uniqueName('role').replaceAll('-', '_');
     await ok(call('POST', '/roles', { headers: su(), body: { id, name: id } }));

@@ -271,6 +271,8 @@ describe('the route table examples, replayed against the local host', { timeout:
     for (const route of routes)
       expect(doc.body.paths[route.path]?.[route.method.toLowerCase()]).toBeDefined();
     await replay('getConsoleConfig', { as: {} });
+    await replay('getHealth', { as: {}, status: 200 });
+    await replay('getReadiness', { as: {}, status: 200 });
   });
 
   it('workspace, API key, role and policy, claim mappings', async () => {
@@ -288,6 +290,7 @@ describe('the route table examples, replayed against the local host', { timeout:
     await replay('createRole', { status: 201, same: ['id', 'name', 'is_system'] });
     await replay('getRole', { same: ['id', 'is_system'] });
     const roles = await replay('listRoles');
+    await replay('listWorkspaceRoles');
     // The four built-ins first, then the custom roles — the story's and those other test files made.
     expect(roles.body.roles.slice(0, 4)).toEqual(
       (example('listRoles').response as { roles: unknown[] }).roles.slice(0, 4),
@@ -304,6 +307,7 @@ describe('the route table examples, replayed against the local host', { timeout:
     story.mapping = mapping.body.id;
     const mappings = await replay('listClaimMappings');
     expect(mappings.body.claim_mappings.map((m: { id: string }) => m.id)).toEqual([story.mapping]);
+    await replay('getClaimMapping', { ids: { mappingId: story.mapping }, same: ['claim_value', 'role_id'] });
     const global = await replay('createGlobalClaimMapping', { status: 201, same: ['workspace_id'] });
     story.globalMapping = global.body.id;
     const globals = await replay('listGlobalClaimMappings');
@@ -357,6 +361,7 @@ describe('the route table examples, replayed against the local host', { timeout:
     });
     await replay('getTileMatrixSet', { same: ['id', 'definition', 'digest'] });
     await replay('listTileMatrixSets');
+    await replay('listWorkspaceTileMatrixSets');
     for (const [update, get] of [
       ['updateWMSSettings', 'getWMSSettings'],
       ['updateOGCAPISettings', 'getOGCAPISettings'],
@@ -381,6 +386,7 @@ describe('the route table examples, replayed against the local host', { timeout:
       same: ['name', 'configured_secrets', 'version'],
     });
     await replay('testServiceConnection', { same: ['ok'] });
+    await replay('testNewServiceConnection', { request: onDemoDatabase('testNewServiceConnection') });
     const discovered = await replay('discoverLayers');
     expect(discovered.body.layers.map((l: { name: string }) => l.name)).toContain('roads');
     await replay('validateSQLView', { same: ['valid'] });
@@ -570,6 +576,7 @@ describe('the route table examples, replayed against the local host', { timeout:
     await replay('deleteTileMatrixSet', { status: 204 });
 
     await replay('revokeAPIKey', { ids: { keyId: story.apiKey }, status: 204 });
+    await replay('deleteAPIKey', { ids: { keyId: story.apiKey }, status: 204 });
     await replay('removeRolePolicy', { ids: { policyId: story.policy }, status: 204 });
     await replay('deleteRole', { status: 204 });
     await replay('deleteClaimMapping', { ids: { mappingId: story.mapping }, status: 204 });
@@ -579,6 +586,7 @@ describe('the route table examples, replayed against the local host', { timeout:
         .workspaces,
     ).toEqual([]);
 
+    await replay('getWorkspaceDeletionPlan');
     const gone = await replay('deleteWorkspace', { status: 202, same: ['scope', 'target_name', 'status'] });
     expect((await deletion(gone.body.id, (o) => o.status === 'completed')).status).toBe('completed');
     expect((await call('GET', '/workspaces/roads-demo', superAdmin())).status).toBe(404);
