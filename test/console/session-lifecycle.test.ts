@@ -73,13 +73,24 @@ describe.skipIf(!chromiumPath)('console: the session over time, throttling and t
       });
       await signInWithToken(page, host.apiKey as string);
       // Several pages at once, then the bucket emptied by the same key (one bucket per usage key)
-      // right before the last page: its calls get 429 and the console has to wait, saying so on
-      // the page that stays (a notice on a page navigated away from would prove nothing here).
+      // as the last page calls: its calls get 429 and the console has to wait, saying so on the
+      // page that stays (a notice on a page navigated away from would prove nothing here).
       for (const path of ['/console/workspaces', '/console/tile-matrix-sets']) await page.goto(path);
-      for (let i = 0; i < 6; i++)
-        await context.request.get(`${originOf(host)}/api/v1/workspaces?limit=1`, {
-          headers: { 'X-API-Key': host.apiKey as string },
-        });
+      // The bucket is emptied the moment the last page sends its first call (not before the page
+      // loads: on a loaded machine that takes long enough for the bucket to refill), so that call
+      // is the one answered 429.
+      let drained = false;
+      await page.route('**/api/v1/**', async (route) => {
+        if (!drained) {
+          drained = true;
+          for (let i = 0; i < 6; i++)
+            await context.request.get(`${originOf(host)}/api/v1/workspaces?limit=1`, {
+              headers: { 'X-API-Key': host.apiKey as string },
+            });
+        }
+        await route.continue();
+      });
+      statuses.length = 0;
       await page.goto('/console/workspaces/demo');
       await expect.poll(() => statuses.includes(429), { timeout: 20_000 }).toBe(true);
       await page.waitForSelector('text=asked the console to slow down', { timeout: 30_000 });
