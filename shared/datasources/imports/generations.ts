@@ -290,8 +290,9 @@ export async function applyTargets(
     );
     await s.query(`ANALYZE ${ident(schema)}.${ident(next)}`);
     // The swap: a moment's lock, then readers see the new table under the old name.
-    await s.query(`LOCK TABLE ${layerTable} IN ACCESS EXCLUSIVE MODE`);
+    // Counted before the lock: readers must not wait for a scan of the old table.
     const before = await count(s, layerTable);
+    await s.query(`LOCK TABLE ${layerTable} IN ACCESS EXCLUSIVE MODE`);
     await s.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schemas.published)}`);
     await s.query(`ALTER TABLE ${layerTable} RENAME TO ${ident(previous)}`);
     await s.query(`ALTER TABLE ${ident(schema)}.${ident(previous)} SET SCHEMA ${ident(schemas.published)}`);
