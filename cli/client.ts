@@ -281,7 +281,7 @@ export class GeoPlaneClient {
     return all;
   }
 
-  async getDeletion(id: string): Promise<DeletionOperation> {
+  async getDeletionOperation(id: string): Promise<DeletionOperation> {
     return (await this.call(() => this.api.GET('/api/v1/deletions/{id}', { params: { path: { id } } }))).data;
   }
 }

@@ -122,7 +122,7 @@ export async function followRollback(
       let deletion: DeletionOperation | undefined;
       if (job.rollback_operation_id && deletionVisible) {
         try {
-          deletion = await client.getDeletion(job.rollback_operation_id);
+          deletion = await client.getDeletionOperation(job.rollback_operation_id);
         } catch (error) {
           // Only admins of the workspace see its deletions: follow the import alone.
           if (!(error instanceof ApiError) || (error.status !== 404 && error.status !== 403)) throw error;

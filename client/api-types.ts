@@ -837,32 +837,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/workspaces/{workspace}/services/test-connection": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Try a PostGIS connection before saving it (nothing is stored)
-         * @description The connection createService would take, tried now and forgotten: the same network policy (a host the stage doesn't allow, or a login reserved for the import database, is 400 and nothing is opened) and the same answer as testServiceConnection (200 `ok: false` with one uniform message for a target that refuses, times out or isn't PostgreSQL). The password is used once and neither stored nor logged.
-         *
-         *     Answers: 200 the outcome (ok false with a message when it failed).
-         *
-         *     Notable errors: 400 bad body, a target the network policy refuses (`connection_target_not_allowed`) or a reserved login (`connection_login_reserved`); 404 workspace not found.
-         *
-         *     Admin or above in the workspace.
-         */
-        post: operations["testNewServiceConnection"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/workspaces/{workspace}/services/{service}/test-connection": {
         parameters: {
             query?: never;
@@ -882,7 +856,33 @@ export interface paths {
          *
          *     Admin or above in the workspace.
          */
-        post: operations["testServiceConnection"];
+        post: operations["testExistingServiceConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspace}/services/test-connection": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Try a PostGIS connection before saving it (nothing is stored)
+         * @description The connection createService would take, tried now and forgotten: the same network policy (a host the stage doesn't allow, or a login reserved for the import database, is 400 and nothing is opened) and the same answer as testExistingServiceConnection (200 `ok: false` with one uniform message for a target that refuses, times out or isn't PostgreSQL). The password is used once and neither stored nor logged.
+         *
+         *     Answers: 200 the outcome (ok false with a message when it failed).
+         *
+         *     Notable errors: 400 bad body, a target the network policy refuses (`connection_target_not_allowed`) or a reserved login (`connection_login_reserved`); 404 workspace not found.
+         *
+         *     Admin or above in the workspace.
+         */
+        post: operations["testNewServiceConnection"];
         delete?: never;
         options?: never;
         head?: never;
@@ -932,7 +932,7 @@ export interface paths {
          *
          *     Any authenticated caller.
          */
-        get: operations["getDeletion"];
+        get: operations["getDeletionOperation"];
         put?: never;
         post?: never;
         delete?: never;
@@ -958,7 +958,7 @@ export interface paths {
          *
          *     Any authenticated caller.
          */
-        get: operations["listDeletions"];
+        get: operations["listDeletionOperations"];
         put?: never;
         post?: never;
         delete?: never;
@@ -986,7 +986,7 @@ export interface paths {
          *
          *     Any authenticated caller.
          */
-        post: operations["retryDeletion"];
+        post: operations["retryDeletionOperation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1772,7 +1772,7 @@ export interface paths {
          *
          *     Editor or above in the workspace.
          */
-        get: operations["getImportPreview"];
+        get: operations["previewImport"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1801,32 +1801,6 @@ export interface paths {
          *     Editor or above in the workspace.
          */
         post: operations["publishImport"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/workspaces/{workspace}/imports/{import}/plan": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        /**
-         * Set how the layers are loaded and published (names, fields, CRS, make-valid)
-         * @description From `awaiting_plan` or `ready_to_publish` the data is loaded again with the plan (the import is queued) and reserves its rows and bytes of the workspace's import quota; from `failed` the plan is stored for the retry. Every layer and field must exist in the file, a source layer is loaded once, and every table and column name must be one PostgreSQL takes as it is: no two public ids giving one table name (after lower-casing, `[^a-z0-9_]` → `_` and the 63-byte cut) or an index name of another's table, no column named `fid`, like the geometry column or like a system column (`xmin`, `xmax`, `cmin`, `cmax`, `ctid`, `tableoid`, `oid`). 400 `invalid_plan` names the first layer or field that fails; 422 says which limit a plan is over. A layer may leave `fields` out: its fields are taken as discovered (ADR 0126). `service_name` renames the service the publish creates. A public id or service name the workspace already uses is a 409 (`public_id_taken`, `service_name_taken`) whose `clashes` propose free names. After a failed publish (which leaves no service behind) the plan can be changed and the import retried. A layer with `target` (and no public_id) replaces or appends to that existing layer's data on publish (ADR 0127): the layer keeps its id, public id, styles, groups, policies and URLs; without `fields` every field whose column name the layer has is mapped to it with the layer's type, with `fields` each included field must name a column of the layer with its type — else 422 `import_target_invalid` naming the column and its type. `encoding` (Shapefiles) names the code page of the .dbf's text (ADR 0125).
-         *
-         *     Answers: 200 the import with its plan.
-         *
-         *     Notable errors: 400 the plan does not fit the file, or a name in it is not a usable PostgreSQL name; 404 workspace or import not found (or an import of another workspace); 409 the import is not awaiting a plan, ready to publish or failed; or a public id or the service name is taken in the workspace (`clashes` proposes free names); 422 the plan is over one import's limit (layers, features, file bytes) or the workspace's import quota (rows, bytes): reason import_layer_limit, import_row_limit, import_byte_limit, workspace_import_quota; or a target layer that can't take the file's layer (`import_target_invalid`).
-         *
-         *     Editor or above in the workspace.
-         */
-        put: operations["putImportPlan"];
-        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1885,6 +1859,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workspaces/{workspace}/imports/{import}/plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set how the layers are loaded and published (names, fields, CRS, make-valid)
+         * @description From `awaiting_plan` or `ready_to_publish` the data is loaded again with the plan (the import is queued) and reserves its rows and bytes of the workspace's import quota; from `failed` the plan is stored for the retry. Every layer and field must exist in the file, a source layer is loaded once, and every table and column name must be one PostgreSQL takes as it is: no two public ids giving one table name (after lower-casing, `[^a-z0-9_]` → `_` and the 63-byte cut) or an index name of another's table, no column named `fid`, like the geometry column or like a system column (`xmin`, `xmax`, `cmin`, `cmax`, `ctid`, `tableoid`, `oid`). 400 `invalid_plan` names the first layer or field that fails; 422 says which limit a plan is over. A layer may leave `fields` out: its fields are taken as discovered (ADR 0126). `service_name` renames the service the publish creates. A public id or service name the workspace already uses is a 409 (`public_id_taken`, `service_name_taken`) whose `clashes` propose free names. After a failed publish (which leaves no service behind) the plan can be changed and the import retried. A layer with `target` (and no public_id) replaces or appends to that existing layer's data on publish (ADR 0127): the layer keeps its id, public id, styles, groups, policies and URLs; without `fields` every field whose column name the layer has is mapped to it with the layer's type, with `fields` each included field must name a column of the layer with its type — else 422 `import_target_invalid` naming the column and its type. `encoding` (Shapefiles) names the code page of the .dbf's text (ADR 0125).
+         *
+         *     Answers: 200 the import with its plan.
+         *
+         *     Notable errors: 400 the plan does not fit the file, or a name in it is not a usable PostgreSQL name; 404 workspace or import not found (or an import of another workspace); 409 the import is not awaiting a plan, ready to publish or failed; or a public id or the service name is taken in the workspace (`clashes` proposes free names); 422 the plan is over one import's limit (layers, features, file bytes) or the workspace's import quota (rows, bytes): reason import_layer_limit, import_row_limit, import_byte_limit, workspace_import_quota; or a target layer that can't take the file's layer (`import_target_invalid`).
+         *
+         *     Editor or above in the workspace.
+         */
+        put: operations["setImportPlan"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workspaces/{workspace}/imports/{import}/start": {
         parameters: {
             query?: never;
@@ -1928,7 +1928,7 @@ export interface paths {
          *
          *     super_admin only.
          */
-        get: operations["listAudit"];
+        get: operations["listAuditEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5922,6 +5922,74 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    testExistingServiceConnection: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (ADR 0088): the first 2xx answer is stored for 24 h per caller, operation and key and replayed (with `Idempotent-Replayed: true`) for the same request; the same key with another request answers 422, while the first still runs 409. 1–255 characters (400 otherwise). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+                /**
+                 * @description The service: its id (UUID) or its name, within the workspace.
+                 * @example roads-db
+                 */
+                service: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the outcome (ok false with a message when it failed) */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "ok": true,
+                     *       "duration_ms": 42,
+                     *       "message": "Connected to PostgreSQL 16.4 with PostGIS 3.4.2."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConnectionTest"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ServiceNotFound"];
+            409: components["responses"]["IdempotencyKeyInFlight"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description the service is not a PostGIS service; or the Idempotency-Key was already used with a different request (reason idempotency_key_reused) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            /** @description the catalog store or the key service is unavailable (a target that refuses, times out or is not PostgreSQL is 200 ok: false) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     testNewServiceConnection: {
         parameters: {
             query?: never;
@@ -6009,74 +6077,6 @@ export interface operations {
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    testServiceConnection: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Makes a retry safe (ADR 0088): the first 2xx answer is stored for 24 h per caller, operation and key and replayed (with `Idempotent-Replayed: true`) for the same request; the same key with another request answers 422, while the first still runs 409. 1–255 characters (400 otherwise). */
-                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-            };
-            path: {
-                /**
-                 * @description The workspace: its id (UUID) or its name.
-                 * @example roads-demo
-                 */
-                workspace: string;
-                /**
-                 * @description The service: its id (UUID) or its name, within the workspace.
-                 * @example roads-db
-                 */
-                service: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description the outcome (ok false with a message when it failed) */
-            200: {
-                headers: {
-                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
-                    "Idempotent-Replayed"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "ok": true,
-                     *       "duration_ms": 42,
-                     *       "message": "Connected to PostgreSQL 16.4 with PostGIS 3.4.2."
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ConnectionTest"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["ServiceNotFound"];
-            409: components["responses"]["IdempotencyKeyInFlight"];
-            413: components["responses"]["PayloadTooLarge"];
-            /** @description the service is not a PostGIS service; or the Idempotency-Key was already used with a different request (reason idempotency_key_reused) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            426: components["responses"]["HttpsRequired"];
-            429: components["responses"]["TooManyRequests"];
-            /** @description the catalog store or the key service is unavailable (a target that refuses, times out or is not PostgreSQL is 200 ok: false) */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
         };
     };
     validateSQLView: {
@@ -6183,7 +6183,7 @@ export interface operations {
             };
         };
     };
-    getDeletion: {
+    getDeletionOperation: {
         parameters: {
             query?: never;
             header?: never;
@@ -6280,7 +6280,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    listDeletions: {
+    listDeletionOperations: {
         parameters: {
             query?: {
                 /** @description Page size: an integer from 1 to 1000 (the default depends on the list). */
@@ -6379,7 +6379,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    retryDeletion: {
+    retryDeletionOperation: {
         parameters: {
             query?: never;
             header?: {
@@ -10222,7 +10222,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getImportPreview: {
+    previewImport: {
         parameters: {
             query?: {
                 /**
@@ -10458,194 +10458,6 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["IdempotencyKeyReused"];
-            426: components["responses"]["HttpsRequired"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    putImportPlan: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description The ETag of the version you read; a mismatch answers 412. */
-                "If-Match"?: components["parameters"]["IfMatch"];
-            };
-            path: {
-                /**
-                 * @description The workspace: its id (UUID) or its name.
-                 * @example roads-demo
-                 */
-                workspace: string;
-                /**
-                 * @description The import id (a UUID, from the 201 answer or its Location).
-                 * @example c0ffee00-1234-4abc-8def-0123456789ab
-                 */
-                import: string;
-            };
-            cookie?: never;
-        };
-        /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "layers": [
-                 *         {
-                 *           "source_layer": "parcels",
-                 *           "public_id": "parcels",
-                 *           "title": "Parcels",
-                 *           "enabled": true,
-                 *           "public": false,
-                 *           "fields": [
-                 *             {
-                 *               "source": "PARCEL_NO",
-                 *               "target": "parcel_no",
-                 *               "type": "text",
-                 *               "include": true
-                 *             },
-                 *             {
-                 *               "source": "AREA_M2",
-                 *               "target": "area_m2",
-                 *               "type": "double precision",
-                 *               "include": true
-                 *             }
-                 *           ],
-                 *           "source_srid": 2056,
-                 *           "target_srid": 4326
-                 *         }
-                 *       ]
-                 *     }
-                 */
-                "application/json": components["schemas"]["ImportPlanInput"];
-            };
-        };
-        responses: {
-            /** @description the import with its plan */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": "c0ffee00-1234-4abc-8def-0123456789ab",
-                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
-                     *       "name": "parcels-2026",
-                     *       "source_kind": "upload",
-                     *       "source_filename": "parcels.gpkg",
-                     *       "status": "queued",
-                     *       "phase": "transform",
-                     *       "plan": {
-                     *         "layers": [
-                     *           {
-                     *             "source_layer": "parcels",
-                     *             "public_id": "parcels",
-                     *             "title": "Parcels",
-                     *             "enabled": true,
-                     *             "public": false,
-                     *             "fields": [
-                     *               {
-                     *                 "source": "PARCEL_NO",
-                     *                 "target": "parcel_no",
-                     *                 "type": "text",
-                     *                 "include": true
-                     *               },
-                     *               {
-                     *                 "source": "AREA_M2",
-                     *                 "target": "area_m2",
-                     *                 "type": "double precision",
-                     *                 "include": true
-                     *               }
-                     *             ],
-                     *             "source_srid": 2056,
-                     *             "target_srid": 4326
-                     *           }
-                     *         ]
-                     *       },
-                     *       "discovery": {
-                     *         "format": "geopackage",
-                     *         "size_bytes": 5242880,
-                     *         "layers": [
-                     *           {
-                     *             "name": "parcels",
-                     *             "fields": [
-                     *               {
-                     *                 "name": "PARCEL_NO",
-                     *                 "type": "text"
-                     *               },
-                     *               {
-                     *                 "name": "AREA_M2",
-                     *                 "type": "double precision"
-                     *               }
-                     *             ],
-                     *             "geometry_type": "MultiPolygon",
-                     *             "srid": null,
-                     *             "feature_count": 12840,
-                     *             "bbox": [
-                     *               2600000,
-                     *               1200000,
-                     *               2610000,
-                     *               1210000
-                     *             ]
-                     *           }
-                     *         ],
-                     *         "warnings": [
-                     *           "Layer 'parcels' uses a CRS (srs_id 100000) without an EPSG code; give source_srid in the import plan."
-                     *         ]
-                     *       },
-                     *       "service_name": "imports",
-                     *       "auto_publish": false,
-                     *       "processed_bytes": 5242880,
-                     *       "processed_features": 0,
-                     *       "processed_layers": 0,
-                     *       "total_layers": 1,
-                     *       "retry_count": 0,
-                     *       "warnings": [
-                     *         "Layer 'parcels' uses a CRS (srs_id 100000) without an EPSG code; give source_srid in the import plan.",
-                     *         "The CRS of 'parcels' is unknown: PUT the plan with source_srid for it."
-                     *       ],
-                     *       "version": 6,
-                     *       "created_by": "jwt:4f1c2b7e-alice",
-                     *       "created_at": "2026-03-02T09:15:00.000Z",
-                     *       "updated_at": "2026-03-02T09:16:52.000Z",
-                     *       "started_at": "2026-03-02T09:16:40.000Z"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ImportJob"];
-                };
-            };
-            /** @description the plan does not fit the file, or a name in it is not a usable PostgreSQL name */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["ImportNotFound"];
-            /** @description the import is not awaiting a plan, ready to publish or failed; or a public id or the service name is taken in the workspace (`clashes` proposes free names) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            413: components["responses"]["PayloadTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
-            /** @description the plan is over one import's limit (layers, features, file bytes) or the workspace's import quota (rows, bytes): reason import_layer_limit, import_row_limit, import_byte_limit, workspace_import_quota; or a target layer that can't take the file's layer (`import_target_invalid`) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10950,6 +10762,194 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    setImportPlan: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of the version you read; a mismatch answers 412. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+                /**
+                 * @description The import id (a UUID, from the 201 answer or its Location).
+                 * @example c0ffee00-1234-4abc-8def-0123456789ab
+                 */
+                import: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "layers": [
+                 *         {
+                 *           "source_layer": "parcels",
+                 *           "public_id": "parcels",
+                 *           "title": "Parcels",
+                 *           "enabled": true,
+                 *           "public": false,
+                 *           "fields": [
+                 *             {
+                 *               "source": "PARCEL_NO",
+                 *               "target": "parcel_no",
+                 *               "type": "text",
+                 *               "include": true
+                 *             },
+                 *             {
+                 *               "source": "AREA_M2",
+                 *               "target": "area_m2",
+                 *               "type": "double precision",
+                 *               "include": true
+                 *             }
+                 *           ],
+                 *           "source_srid": 2056,
+                 *           "target_srid": 4326
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ImportPlanInput"];
+            };
+        };
+        responses: {
+            /** @description the import with its plan */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "c0ffee00-1234-4abc-8def-0123456789ab",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "name": "parcels-2026",
+                     *       "source_kind": "upload",
+                     *       "source_filename": "parcels.gpkg",
+                     *       "status": "queued",
+                     *       "phase": "transform",
+                     *       "plan": {
+                     *         "layers": [
+                     *           {
+                     *             "source_layer": "parcels",
+                     *             "public_id": "parcels",
+                     *             "title": "Parcels",
+                     *             "enabled": true,
+                     *             "public": false,
+                     *             "fields": [
+                     *               {
+                     *                 "source": "PARCEL_NO",
+                     *                 "target": "parcel_no",
+                     *                 "type": "text",
+                     *                 "include": true
+                     *               },
+                     *               {
+                     *                 "source": "AREA_M2",
+                     *                 "target": "area_m2",
+                     *                 "type": "double precision",
+                     *                 "include": true
+                     *               }
+                     *             ],
+                     *             "source_srid": 2056,
+                     *             "target_srid": 4326
+                     *           }
+                     *         ]
+                     *       },
+                     *       "discovery": {
+                     *         "format": "geopackage",
+                     *         "size_bytes": 5242880,
+                     *         "layers": [
+                     *           {
+                     *             "name": "parcels",
+                     *             "fields": [
+                     *               {
+                     *                 "name": "PARCEL_NO",
+                     *                 "type": "text"
+                     *               },
+                     *               {
+                     *                 "name": "AREA_M2",
+                     *                 "type": "double precision"
+                     *               }
+                     *             ],
+                     *             "geometry_type": "MultiPolygon",
+                     *             "srid": null,
+                     *             "feature_count": 12840,
+                     *             "bbox": [
+                     *               2600000,
+                     *               1200000,
+                     *               2610000,
+                     *               1210000
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "warnings": [
+                     *           "Layer 'parcels' uses a CRS (srs_id 100000) without an EPSG code; give source_srid in the import plan."
+                     *         ]
+                     *       },
+                     *       "service_name": "imports",
+                     *       "auto_publish": false,
+                     *       "processed_bytes": 5242880,
+                     *       "processed_features": 0,
+                     *       "processed_layers": 0,
+                     *       "total_layers": 1,
+                     *       "retry_count": 0,
+                     *       "warnings": [
+                     *         "Layer 'parcels' uses a CRS (srs_id 100000) without an EPSG code; give source_srid in the import plan.",
+                     *         "The CRS of 'parcels' is unknown: PUT the plan with source_srid for it."
+                     *       ],
+                     *       "version": 6,
+                     *       "created_by": "jwt:4f1c2b7e-alice",
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-02T09:16:52.000Z",
+                     *       "started_at": "2026-03-02T09:16:40.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ImportJob"];
+                };
+            };
+            /** @description the plan does not fit the file, or a name in it is not a usable PostgreSQL name */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ImportNotFound"];
+            /** @description the import is not awaiting a plan, ready to publish or failed; or a public id or the service name is taken in the workspace (`clashes` proposes free names) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the plan is over one import's limit (layers, features, file bytes) or the workspace's import quota (rows, bytes): reason import_layer_limit, import_row_limit, import_byte_limit, workspace_import_quota; or a target layer that can't take the file's layer (`import_target_invalid`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     startImport: {
         parameters: {
             query?: never;
@@ -11028,7 +11028,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    listAudit: {
+    listAuditEvents: {
         parameters: {
             query?: {
                 /** @description Page size: an integer from 1 to 1000 (the default depends on the list). */

@@ -1,5 +1,5 @@
 import { locationOf } from '../../shared/api/operation.ts';
-import { getDeletion } from '../../shared/api/operations/deletions.ts';
+import { getDeletionOperation } from '../../shared/api/operations/deletions.ts';
 import { deleteService as operation } from '../../shared/api/operations/services.ts';
 import { deleteService, presentDeletion } from '../../shared/domain/deletions.ts';
 import { refuseImportOwnedService } from '../../shared/domain/imports.ts';
@@ -29,7 +29,7 @@ export const handler = makeChangeHandler(
     if ('deleted' in outcome) return noContent();
     return accepted(
       presentDeletion(outcome.operation, outcome.plan),
-      locationOf(getDeletion, { id: outcome.operation.id }),
+      locationOf(getDeletionOperation, { id: outcome.operation.id }),
     );
   },
 );

@@ -1,5 +1,5 @@
 import { locationOf } from '../../shared/api/operation.ts';
-import { getDeletion } from '../../shared/api/operations/deletions.ts';
+import { getDeletionOperation } from '../../shared/api/operations/deletions.ts';
 import { deleteWorkspace as operation } from '../../shared/api/operations/workspaces.ts';
 import { deleteWorkspaceRecursively, presentDeletion } from '../../shared/domain/deletions.ts';
 import { NotFoundError } from '../../shared/domain/errors.ts';
@@ -23,7 +23,7 @@ export const handler = makeChangeHandler(operation, async ({ workspace, ifMatch,
       workspace,
       principal.id,
     );
-    return accepted(presentDeletion(op, plan), locationOf(getDeletion, { id: op.id }));
+    return accepted(presentDeletion(op, plan), locationOf(getDeletionOperation, { id: op.id }));
   }
   // Without recurse a workspace being deleted is as gone as for every other route.
   if (workspace.status !== 'active') {

@@ -137,7 +137,7 @@ export const ImportPlanBody = z
   .strictObject({ layers: z.array(LayerPlanBody).check(z.minLength(1), z.maxLength(100)) })
   .check(z.meta({ id: 'ImportPlan' }));
 
-/** Body of putImportPlan: layers may leave `fields` out ("as discovered"); the service may be renamed. */
+/** Body of setImportPlan: layers may leave `fields` out ("as discovered"); the service may be renamed. */
 export const ImportPlanInputBody = z
   .strictObject({
     service_name: z.optional(

@@ -1,5 +1,6 @@
 import type { Permission } from '../api/operation.ts';
 import { own } from '../domain/dictionary.ts';
+import { currentOperationId } from '../domain/renamed-operations.ts';
 import type { Policy, PolicyAction } from '../domain/roles.ts';
 import { ForbiddenError } from './errors.ts';
 import type { Principal } from './principal.ts';
@@ -72,7 +73,8 @@ export function policiesAllow(
     (p) =>
       p.service === 'management' &&
       (p.workspace === '*' || p.workspace === workspaceId) &&
-      (p.operation === '*' || p.operation === request.operationId) &&
+      // A policy stored before the peer's ids were taken names the old id (ADR 0132).
+      (p.operation === '*' || currentOperationId(p.operation) === request.operationId) &&
       p.action === action,
   );
 }

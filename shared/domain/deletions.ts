@@ -209,7 +209,7 @@ export function workspaceDeletionPlan(repo: DeletionRepository, workspace: Works
 }
 
 /**
- * retryDeletion: a failed operation starts again where it stopped (attempt_count + 1), and so does
+ * retryDeletionOperation: a failed operation starts again where it stopped (attempt_count + 1), and so does
  * a stalled one (active without progress for 10 minutes: its execution timed out or was lost; an
  * older attempt's execution stops at its next step); a pending or running one is (re)started under
  * its current execution name; a completed one is unchanged.

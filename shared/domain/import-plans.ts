@@ -388,14 +388,14 @@ export function workspaceQuotaRefusal(
   );
 }
 
-/** A plan layer as putImportPlan takes it: `fields` (and the geometry column) may be left out. */
+/** A plan layer as setImportPlan takes it: `fields` (and the geometry column) may be left out. */
 export type LayerPlanInput = Omit<LayerPlan, 'fields' | 'public_id'> & {
   fields?: LayerPlan['fields'];
   /** Required but for a layer with a target (it keeps the target's, ADR 0127). */
   public_id?: string;
 };
 
-/** A plan as putImportPlan takes it (ADR 0126): layers may be partial; the service may be renamed. */
+/** A plan as setImportPlan takes it (ADR 0126): layers may be partial; the service may be renamed. */
 export interface ImportPlanInput {
   service_name?: string;
   layers: LayerPlanInput[];

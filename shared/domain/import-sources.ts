@@ -100,7 +100,7 @@ export interface LayerTarget {
   mode: 'replace' | 'append';
 }
 
-/** How one source layer is loaded and published (putImportPlan; the default comes from discovery). */
+/** How one source layer is loaded and published (setImportPlan; the default comes from discovery). */
 export interface LayerPlan {
   source_layer: string;
   /** Layer public id; also the table name (lower-cased, sanitised) in the import's schema. */

@@ -447,11 +447,11 @@ async function withinQuota<T>(
 }
 
 /**
- * putImportPlan: from awaiting_plan, ready_to_publish or failed (nothing published). The plan is
+ * setImportPlan: from awaiting_plan, ready_to_publish or failed (nothing published). The plan is
  * checked (400), and so are one import's limits (422); a plan that loads now also reserves its
  * rows and bytes of the workspace's quota (422 `workspace_import_quota`), in the same write.
  */
-export async function putImportPlan(
+export async function setImportPlan(
   deps: {
     repo: ImportRepository;
     starter: ImportStarter;
@@ -476,7 +476,7 @@ export async function putImportPlan(
   let layers = input.layers;
   let notes: string[] = [];
   if (job.discovery && layers.some((l) => l.target)) {
-    if (!deps.targets) throw new Error('putImportPlan needs target lookups for a plan with targets');
+    if (!deps.targets) throw new Error('setImportPlan needs target lookups for a plan with targets');
     ({ layers, notes } = await resolveTargets(deps.targets, job.workspace_id, layers, job.discovery));
   }
   const plan = job.discovery ? completePlan({ ...input, layers }, job.discovery) : (input as ImportPlan);
@@ -789,7 +789,7 @@ export interface ImportPreviews {
   tableName(publicId: string): string;
 }
 
-/** getImportPreview: features of one plan layer (by public id or source layer; default the first). */
+/** previewImport: features of one plan layer (by public id or source layer; default the first). */
 export async function previewImport(
   previews: ImportPreviews,
   job: ImportJob,

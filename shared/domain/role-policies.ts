@@ -1,4 +1,5 @@
 import { InvalidInputError, NotFoundError, RuleViolationError } from './errors.ts';
+import { currentOperationId } from './renamed-operations.ts';
 import {
   isSystemRole,
   type ManagementCatalog,
@@ -41,9 +42,13 @@ export async function addRolePolicy(
   return stored;
 }
 
-/** The API view of a stored policy (`version` is constant: a policy never changes). */
+/**
+ * The API view of a stored policy (`version` is constant: a policy never changes). A management
+ * policy stored under an operation's old id shows the current id, the one it grants (ADR 0132).
+ */
 export function presentPolicy(policy: StoredPolicy) {
-  return { ...policy, version: IMMUTABLE_VERSION };
+  const operation = policy.service === 'management' ? currentOperationId(policy.operation) : policy.operation;
+  return { ...policy, operation, version: IMMUTABLE_VERSION };
 }
 
 /** The ETag of any policy (ADR 0087). */

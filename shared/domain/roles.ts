@@ -9,6 +9,7 @@ import {
   StateConflictError,
 } from './errors.ts';
 import type { Page } from './page.ts';
+import { currentOperationId } from './renamed-operations.ts';
 import { checkVersion } from './workspaces.ts';
 
 /** The built-in roles, in listing order. */
@@ -208,9 +209,11 @@ export function normalisePolicy(
   input: { workspace: string; service: PolicyService; operation?: string; action: PolicyAction },
   management: ManagementCatalog,
 ): Omit<Policy, 'workspace'> {
-  const operation = input.operation?.trim() || '*';
+  const given = input.operation?.trim() || '*';
   const invalid = (detail: string) => new RuleViolationError('invalid_policy', detail);
   if (input.service === 'management') {
+    // An id this API had before it took the peer's is stored as its replacement (ADR 0132).
+    const operation = currentOperationId(given);
     const actions = new Set([...management.values()].filter((a) => a !== 'global'));
     if (operation === '*') {
       if (!actions.has(input.action)) {
@@ -228,6 +231,7 @@ export function normalisePolicy(
     }
     return { service: 'management', operation, action: input.action };
   }
+  const operation = given;
   const table = protocolOperations[input.service];
   if (operation === '*') {
     if (!Object.values(table).includes(input.action)) {

@@ -308,7 +308,11 @@ export async function updateService(
  * not an outage to retry (ADR 0087); a 503 is left to our own dependencies (the store, the key
  * service). A target the network policy forbids is a 422 `connection_target_not_allowed` (ADR 0074).
  */
-export async function testServiceConnection(gateway: DataSourceGateway, box: SecretBox, service: Service) {
+export async function testExistingServiceConnection(
+  gateway: DataSourceGateway,
+  box: SecretBox,
+  service: Service,
+) {
   return gateway.testConnection(await liveConnection(box, service));
 }
 
@@ -316,7 +320,7 @@ export async function testServiceConnection(gateway: DataSourceGateway, box: Sec
  * testNewServiceConnection (ADR 0131): a connection body tried before anything is saved, under the
  * rules createService applies to the same body — a target the network policy refuses and a login
  * reserved for the import database are 400 (nothing is opened) — and answered as
- * testServiceConnection answers: `ok: false` with the one uniform message for a target that
+ * testExistingServiceConnection answers: `ok: false` with the one uniform message for a target that
  * refuses, times out or isn't PostgreSQL.
  */
 export async function testNewServiceConnection(

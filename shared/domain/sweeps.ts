@@ -171,7 +171,7 @@ async function sweepDeletion(ports: SweepPorts, op: Swept<DeletionOperation>, no
     );
     return { ...item, outcome: 'failed' };
   }
-  // A new attempt, as retryDeletion gives a stalled operation (ADR 0070): an older execution stops at its next step.
+  // A new attempt, as retryDeletionOperation gives a stalled operation (ADR 0070): an older execution stops at its next step.
   const next = await ports.deletions.restart(op, markOf(work, op.attempt_count + 1, now), now.toISOString());
   if (!next) return { ...item, outcome: 'changed' };
   await ports.deletionStarter.startDeletion(executionName(next), {

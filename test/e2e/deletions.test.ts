@@ -540,7 +540,7 @@ describe('deletion routes: authentication and authorization', () => {
   });
 });
 
-describe('retryDeletion', () => {
+describe('retryDeletionOperation', () => {
   it('404s an unknown id', async () => {
     expectError(
       await call('POST', `/deletions/${crypto.randomUUID()}/retry`, su()),
@@ -595,7 +595,7 @@ describe('retryDeletion', () => {
   });
 });
 
-describe('retryDeletion of an active operation', () => {
+describe('retryDeletionOperation of an active operation', () => {
   /**
    * An operation that looks active (as if its execution were lost) with the given last progress;
    * built from a failed one: repaired, then put back to `running` with its workspace counter, as a
@@ -903,9 +903,9 @@ describeCommonStatuses('deletions', [
     method: 'GET',
     path: '/workspaces/{ws}/services/nope/deletion-plan',
   },
-  { operationId: 'getDeletion', method: 'GET', path: `/deletions/${randomUUID()}` },
-  { operationId: 'listDeletions', method: 'GET', path: '/deletions' },
-  { operationId: 'retryDeletion', method: 'POST', path: `/deletions/${randomUUID()}/retry` },
+  { operationId: 'getDeletionOperation', method: 'GET', path: `/deletions/${randomUUID()}` },
+  { operationId: 'listDeletionOperations', method: 'GET', path: '/deletions' },
+  { operationId: 'retryDeletionOperation', method: 'POST', path: `/deletions/${randomUUID()}/retry` },
   // A workspace that doesn't exist: the allowed request of the 429 probe must not delete anything.
   {
     operationId: 'deleteWorkspace',

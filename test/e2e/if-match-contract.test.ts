@@ -144,7 +144,7 @@ const fixtures: Record<string, () => Promise<Target>> = {
     const { job, path } = await stagedImport(ws.id);
     return { params: { workspace: ws.id, import: job.id }, ...(await readable(path)) };
   },
-  async putImportPlan() {
+  async setImportPlan() {
     const ws = await createWorkspace();
     const { job, path } = await stagedImport(ws.id);
     const plan = { layers: [{ ...job.plan.layers[0], title: 'retitled' }] };

@@ -41,7 +41,7 @@ import { hostDynamo } from '../support/store.ts';
  * What no example creates the story builds itself: the roads of the demo database (seeded), the
  * raster mosaic `ortho` with its GeoTIFFs and a first granule, the uploaded `parcels.gpkg`, an
  * import plan with a wrong CRS (so retryImport has a failed import to retry), and a corrupt layer
- * item (so listDeletions?status=failed lists the deletion and retryDeletion resumes it).
+ * item (so listDeletionOperations?status=failed lists the deletion and retryDeletionOperation resumes it).
  *
  * The answer must have a documented 2xx status (the one the story expects, where given), match
  * the handler's schema, have every field the example shows (with the same JSON type), echo the
@@ -385,7 +385,7 @@ describe('the route table examples, replayed against the local host', { timeout:
       request: onDemoDatabase('updateService'),
       same: ['name', 'configured_secrets', 'version'],
     });
-    await replay('testServiceConnection', { same: ['ok'] });
+    await replay('testExistingServiceConnection', { same: ['ok'] });
     await replay('testNewServiceConnection', { request: onDemoDatabase('testNewServiceConnection') });
     const discovered = await replay('discoverLayers');
     expect(discovered.body.layers.map((l: { name: string }) => l.name)).toContain('roads');
@@ -476,12 +476,12 @@ describe('the route table examples, replayed against the local host', { timeout:
       events: { status: string; phase: string }[];
     };
     expect(steps(history.body.events)).toEqual(steps(documented.events));
-    await replay('putImportPlan', { ids, same: ['status', 'phase', 'plan'] });
+    await replay('setImportPlan', { ids, same: ['status', 'phase', 'plan'] });
     const ready = await imports.until(story.import, ['ready_to_publish', 'failed']);
     expect(ready.body.status, ready.text).toBe('ready_to_publish');
-    const preview = await replay('getImportPreview', { ids });
+    const preview = await replay('previewImport', { ids });
     expect(preview.body.features).toHaveLength(1);
-    const feature = (example('getImportPreview').response as { features: Record<string, any>[] }).features[0];
+    const feature = (example('previewImport').response as { features: Record<string, any>[] }).features[0];
     expect(preview.body.features[0]).toMatchObject({
       type: 'Feature',
       geometry: { type: feature?.geometry.type },
@@ -507,7 +507,7 @@ describe('the route table examples, replayed against the local host', { timeout:
       'awaiting_plan',
     );
     // Not an example: a plan naming a CRS PostGIS doesn't know makes the load fail.
-    const plan = example('putImportPlan').request as { layers: Record<string, unknown>[] };
+    const plan = example('setImportPlan').request as { layers: Record<string, unknown>[] };
     const wrong = await imports.plan(story.failedImport, {
       layers: plan.layers.map((l) => ({ ...l, source_srid: 998999 })),
     });
@@ -525,7 +525,7 @@ describe('the route table examples, replayed against the local host', { timeout:
   });
 
   it('the audit trail', async () => {
-    const all = await replay('listAudit');
+    const all = await replay('listAuditEvents');
     expect(all.body.records.length).toBeGreaterThan(0);
     const trail = await replay('listWorkspaceAudit');
     expect(trail.body.records.map((r: { operation: string }) => r.operation)).toContain('updateLayer');
@@ -547,15 +547,19 @@ describe('the route table examples, replayed against the local host', { timeout:
     expect(
       (await deletion(story.deletion, (o) => o.status !== 'pending' && o.status !== 'running')).status,
     ).toBe('failed');
-    const failed = await replay('listDeletions');
+    const failed = await replay('listDeletionOperations');
     expect(failed.body.deletions.map((d: { id: string }) => d.id)).toContain(story.deletion);
 
     await db.send(
       new PutCommand({ TableName: inject('host').tableName, Item: { ...broken, public_id: 'zz-broken' } }),
     );
-    await replay('retryDeletion', { ids: { id: story.deletion }, status: 202, same: ['status', 'scope'] });
+    await replay('retryDeletionOperation', {
+      ids: { id: story.deletion },
+      status: 202,
+      same: ['status', 'scope'],
+    });
     expect((await deletion(story.deletion, (o) => o.status === 'completed')).status).toBe('completed');
-    await replay('getDeletion', {
+    await replay('getDeletionOperation', {
       ids: { id: story.deletion },
       same: ['status', 'phase', 'scope', 'target_name'],
     });

@@ -6,7 +6,7 @@ import { FAULT_HOST } from '../support/host-process.ts';
 
 /*
  * testNewServiceConnection (issue #26, ADR 0131): a connection body tried before it is saved, under
- * createService's network policy and with testServiceConnection's answers.
+ * createService's network policy and with testExistingServiceConnection's answers.
  */
 
 const path = (ws: string) => `/workspaces/${ws}/services/test-connection`;
@@ -26,7 +26,7 @@ describe('testNewServiceConnection (POST /workspaces/{workspace}/services/test-c
     expect(list.body.services).toEqual([]);
   });
 
-  it('answers an unreachable target 200 ok: false with the very message testServiceConnection gives', async () => {
+  it('answers an unreachable target 200 ok: false with the very message testExistingServiceConnection gives', async () => {
     const ws = await createWorkspace();
     const connection = { ...hostPostgis(), host: FAULT_HOST, port: 1 };
     const res = await tryIt(ws.id, connection);

@@ -49,7 +49,7 @@ function synthesize(routeTable?: readonly Operation[]) {
 }
 
 /** The routes that will start deletions, marked so even before the route table says so. */
-const startingIds = new Set(['deleteService', 'deleteWorkspace', 'retryDeletion']);
+const startingIds = new Set(['deleteService', 'deleteWorkspace', 'retryDeletionOperation']);
 const syntheticRoutes: Operation[] = routes.map((op) =>
   startingIds.has(op.operationId) ? { ...op, starts: ['deletion'] as const } : op,
 );
@@ -339,7 +339,7 @@ describe('routes that start the deletion workflow', () => {
     expect(starters.size).toBe(routes.filter((op) => op.starts?.length).length);
   }, 60_000);
 
-  it('a route table where deleteService, deleteWorkspace (and retryDeletion) start deletions', () => {
+  it('a route table where deleteService, deleteWorkspace (and retryDeletionOperation) start deletions', () => {
     const { stack, template } = synthesize(syntheticRoutes);
     const starters = checkStartGrants(stack, template, syntheticRoutes);
     // The check above tests something: at least the two existing delete routes start the workflow.

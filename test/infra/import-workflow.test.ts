@@ -494,9 +494,9 @@ describe('import workflow with every import setting', () => {
   const secretStatements = (statements: Statement[]) =>
     statements.filter((s) => asArray(s.Action).some((a) => a.startsWith('secretsmanager:')));
 
-  it('lets getImportPreview, getReadiness, the step and the failure recorder read the import database secret, nobody else', () => {
+  it('lets previewImport, getReadiness, the step and the failure recorder read the import database secret, nobody else', () => {
     const readers = new Set([
-      logicalId(roleOfRoute('getImportPreview')),
+      logicalId(roleOfRoute('previewImport')),
       // Readiness logs in to the import database (ADR 0131).
       logicalId(roleOfRoute('getReadiness')),
       ...importTasks.map((task) => logicalId(stack.importWorkflow.functions.get(task)?.role as never)),
@@ -506,7 +506,7 @@ describe('import workflow with every import setting', () => {
     for (const [id, statements] of policyDocuments(template)) {
       expect(secretStatements(statements), id).toEqual(readers.has(id) ? secretRead : []);
     }
-    expect(byOperationId('getImportPreview').importDatabase).toBe(true);
+    expect(byOperationId('previewImport').importDatabase).toBe(true);
   });
 
   it('passes the import database without credentials, the secret ARN and the buckets to import functions', () => {
@@ -674,7 +674,7 @@ describe('import stage settings', () => {
   it('refuses a route that handles imports where no import resources are deployed', () => {
     const app = new App({ context: { ...cdkContext, 'aws:cdk:bundling-stacks': [] } });
     const stack = new Stack(app, 'NoImports');
-    const op = byOperationId('getImportPreview');
+    const op = byOperationId('previewImport');
     expect(
       () =>
         new ManagementApi(stack, 'Management', {
@@ -683,6 +683,6 @@ describe('import stage settings', () => {
           routes: [op],
           bundles: new FunctionBundles(repositoryRoot, managementApiEntries([op])),
         }),
-    ).toThrow(/getImportPreview handles imports, but no import resources are deployed/);
+    ).toThrow(/previewImport handles imports, but no import resources are deployed/);
   });
 });

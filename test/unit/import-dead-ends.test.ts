@@ -21,9 +21,9 @@ import { type ImportEngine, type ImportStepDeps, runImportStep } from '../../sha
 import {
   type ImportRepository,
   type ImportUploads,
-  putImportPlan,
   retryImport,
   rollbackImport,
+  setImportPlan,
   startImport,
 } from '../../shared/domain/imports.ts';
 import { CONCURRENT_MODIFICATION } from '../../shared/domain/last-writer-wins.ts';
@@ -33,7 +33,7 @@ import { CONCURRENT_MODIFICATION } from '../../shared/domain/last-writer-wins.ts
  * read from the source (a new one fails this file until it is classified below), and its message
  * must name the way out: a plan change (PUT …/plan) and a retry, a retry, or — when the failure is
  * final — what to do instead (a new import, split the file). Then, for a failed import in every
- * phase, with and without discovery and service, exactly what putImportPlan and retryImport allow,
+ * phase, with and without discovery and service, exactly what setImportPlan and retryImport allow,
  * and that a refusal always says why and where to go.
  */
 
@@ -426,7 +426,7 @@ describe('every reason an import fails with names its way out (issue 25)', () =>
     expect(failed.error_message).toBe(
       "The file is JSON but not a GeoJSON object. A plan can't change the file: correct it and create a new import with it.",
     );
-    const plan = await refusal(putImportPlan({ repo, starter, limits }, failed, planOf('a')));
+    const plan = await refusal(setImportPlan({ repo, starter, limits }, failed, planOf('a')));
     expect(plan).toMatchObject({ reason: 'import_not_discovered' });
     expect(plan.message).toMatch(/no plan to change yet.*Retry the import.*create a new import/);
   });
@@ -506,7 +506,7 @@ describe('every reason an import fails with names its way out (issue 25)', () =>
       expect(failed.error_message).toMatch(way);
       // Repairable ones: a smaller plan is taken, then the retry.
       if (reason !== 'import_byte_limit' && reason !== 'workspace_import_quota') {
-        const smaller = await putImportPlan({ repo, starter, limits }, failed, planOf('a'));
+        const smaller = await setImportPlan({ repo, starter, limits }, failed, planOf('a'));
         expect(smaller.status).toBe('failed');
         expect(await retryImport({ repo, starter, limits }, smaller)).toMatchObject({
           status: 'queued',
@@ -543,7 +543,7 @@ describe('every reason an import fails with names its way out (issue 25)', () =>
       expect(failed.error_message).toMatch(
         /PUT the plan with .* '(a|svc)_2' \(free now\).*Then retry the import\./,
       );
-      const replanned = await putImportPlan(
+      const replanned = await setImportPlan(
         { repo, starter, limits },
         failed,
         kind === 'public_id'
@@ -573,7 +573,7 @@ describe('every reason an import fails with names its way out (issue 25)', () =>
     expect((await refusal(retryImport({ repo, starter, limits }, failed))).message).toMatch(
       /upload the file again with a new import/,
     );
-    expect((await refusal(putImportPlan({ repo, starter, limits }, failed, planOf('a')))).message).toMatch(
+    expect((await refusal(setImportPlan({ repo, starter, limits }, failed, planOf('a')))).message).toMatch(
       /failed at its upload.*create a new import and upload the file again/,
     );
   });
@@ -658,7 +658,7 @@ type Outcome =
   | { accepted: { status: string; phase?: string } }
   | { refused: { reason: string; message: RegExp } };
 
-/** What putImportPlan does with a failed import (issue 25, ADR 0126). */
+/** What setImportPlan does with a failed import (issue 25, ADR 0126). */
 function planOutcome(phase: ImportPhase, discovered: boolean, service: boolean): Outcome {
   if (service || phase === 'rollback') {
     return {
@@ -744,11 +744,11 @@ describe('a failed import in every phase has a way on (issue 25)', () => {
       const j = failedJob();
       await repo.create(j);
       const plan = await attempt(
-        putImportPlan({ repo, starter, limits }, j, {
+        setImportPlan({ repo, starter, limits }, j, {
           layers: [{ source_layer: 'a', public_id: 'a2', enabled: true, public: false }],
         }),
       );
-      check('putImportPlan', plan, planOutcome(phase, discovered, service));
+      check('setImportPlan', plan, planOutcome(phase, discovered, service));
 
       const fresh = new MemoryImports();
       const k = failedJob();

@@ -28,8 +28,8 @@ import {
   type ImportRepository,
   type ImportUploads,
   previewImport,
-  putImportPlan,
   retryImport,
+  setImportPlan,
 } from '../../shared/domain/imports.ts';
 import { CONCURRENT_MODIFICATION } from '../../shared/domain/last-writer-wins.ts';
 
@@ -179,7 +179,7 @@ async function refusal(work: Promise<unknown>) {
   throw new Error('not refused');
 }
 
-describe('putImportPlan and retryImport reserve the plan against the limits (ADR 0110)', () => {
+describe('setImportPlan and retryImport reserve the plan against the limits (ADR 0110)', () => {
   it("reserves a plan's rows and the file's bytes, and refuses the plan that would pass the workspace's quota (422)", async () => {
     const repo = new MemoryImports();
     const first = job({ discovery: discoveryOf({ a: 80, b: 60 }) });
@@ -187,11 +187,11 @@ describe('putImportPlan and retryImport reserve the plan against the limits (ADR
     await repo.create(first);
     await repo.create(second);
 
-    const queued = await putImportPlan({ repo, starter, limits }, first, planOf('a'));
+    const queued = await setImportPlan({ repo, starter, limits }, first, planOf('a'));
 
     expect(queued).toMatchObject({ status: 'queued', reserved_rows: 80, reserved_bytes: 1000 });
     expect(repo.used).toEqual({ rows: 80, bytes: 1000 });
-    const error = await refusal(putImportPlan({ repo, starter, limits }, second, planOf('c')));
+    const error = await refusal(setImportPlan({ repo, starter, limits }, second, planOf('c')));
     expect(error).toMatchObject({ name: 'RuleViolationError', reason: 'workspace_import_quota' });
     expect(error.message).toMatch(/hold 80 of its 150 import rows; this import needs 90/);
     expect(await stored(repo, second)).toMatchObject({ status: 'awaiting_plan', version: 1 });
@@ -202,7 +202,7 @@ describe('putImportPlan and retryImport reserve the plan against the limits (ADR
     const repo = new MemoryImports();
     const j = job({ discovery: discoveryOf({ a: 60, b: 50, c: 1 }) });
     await repo.create(j);
-    const put = (plan: ImportPlan) => refusal(putImportPlan({ repo, starter, limits }, j, plan));
+    const put = (plan: ImportPlan) => refusal(setImportPlan({ repo, starter, limits }, j, plan));
 
     expect(await put(planOf('a', 'b', 'c'))).toMatchObject({ reason: 'import_layer_limit' });
     expect(await put(planOf('a', 'b'))).toMatchObject({ reason: 'import_row_limit' });
@@ -229,7 +229,7 @@ describe('putImportPlan and retryImport reserve the plan against the limits (ADR
     });
     await repo.create(j);
 
-    const next = await putImportPlan({ repo, starter, limits }, j, planOf('b'));
+    const next = await setImportPlan({ repo, starter, limits }, j, planOf('b'));
 
     expect(next).toMatchObject({ status: 'queued', reserved_rows: 20, reserved_bytes: 1000 });
     expect(repo.used).toEqual({ rows: 80, bytes: 1000 });
@@ -243,7 +243,7 @@ describe('putImportPlan and retryImport reserve the plan against the limits (ADR
       repo.used = { rows: 100, bytes: 0 };
     };
 
-    const error = await refusal(putImportPlan({ repo, starter, limits }, j, planOf('a')));
+    const error = await refusal(setImportPlan({ repo, starter, limits }, j, planOf('a')));
 
     expect(error).toMatchObject({ reason: 'workspace_import_quota' });
     expect(error.message).toMatch(/hold 100 of its 150 import rows; this import needs 60/);
@@ -352,7 +352,7 @@ describe('the import step reserves before loading and releases what it drops (AD
     expect(repo.used).toEqual({ rows: 0, bytes: 0 });
     expect(eng.dropped).toEqual([]);
 
-    const smaller = await putImportPlan({ repo, starter, limits }, failed, planOf('a'));
+    const smaller = await setImportPlan({ repo, starter, limits }, failed, planOf('a'));
     expect(smaller.status).toBe('failed');
     expect(smaller).not.toHaveProperty('reserved_rows');
     const retried = await retryImport({ repo, starter, limits }, smaller);
@@ -771,7 +771,7 @@ describe('names first, clashes early (ADR 0126)', () => {
     expect(layers).toEqual([]);
     // Without a target nothing is reverted in the import database (its tables stay for a retry).
     expect(reverted).toEqual([]);
-    const replanned = await putImportPlan({ repo, starter: { startImport: async () => {} }, limits }, after, {
+    const replanned = await setImportPlan({ repo, starter: { startImport: async () => {} }, limits }, after, {
       layers: [{ source_layer: 'a', public_id: 'a2', enabled: true, public: false }],
     });
     expect(replanned).toMatchObject({ status: 'failed', reload: true });

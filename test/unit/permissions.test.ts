@@ -44,9 +44,9 @@ const open = [
   'getTileMatrixSet',
   'listTileMatrixSets',
   // Authenticated: the handlers decide what the caller may see (admins of the operation's workspace).
-  'getDeletion',
-  'listDeletions',
-  'retryDeletion',
+  'getDeletionOperation',
+  'listDeletionOperations',
+  'retryDeletionOperation',
 ];
 const reads = [
   'getMosaic',
@@ -92,8 +92,8 @@ const writes = [
   'createImport',
   'startImport',
   'retryImport',
-  'putImportPlan',
-  'getImportPreview',
+  'setImportPlan',
+  'previewImport',
   'publishImport',
 ];
 const manages = [
@@ -106,7 +106,7 @@ const manages = [
   'listAPIKeys',
   'listClaimMappings',
   'revokeAPIKey',
-  'testServiceConnection',
+  'testExistingServiceConnection',
   'updateService',
   'updateWorkspace',
   'updateWMSSettings',

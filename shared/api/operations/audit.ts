@@ -54,11 +54,11 @@ export const listWorkspaceAudit = defineOperation({
   data: ['Query'],
 });
 
-export const listAudit = defineOperation({
-  operationId: 'listAudit',
+export const listAuditEvents = defineOperation({
+  operationId: 'listAuditEvents',
   method: 'GET',
   path: '/api/v1/audit',
-  handler: 'functions/audit/list-audit.ts',
+  handler: 'functions/audit/list-audit-events.ts',
   permission: 'global',
   summary: 'The whole audit trail, every workspace and the global entities (super_admin)',
   description,

@@ -7,11 +7,11 @@ import { IdOrName, PageQuery, Uuid } from '../schemas.ts';
 const DeletionParams = z.strictObject({ id: Uuid });
 const notFound = { description: 'no such operation (or not one of a workspace you administer)' };
 
-export const getDeletion = defineOperation({
-  operationId: 'getDeletion',
+export const getDeletionOperation = defineOperation({
+  operationId: 'getDeletionOperation',
   method: 'GET',
   path: '/api/v1/deletions/{id}',
-  handler: 'functions/deletions/get-deletion.ts',
+  handler: 'functions/deletions/get-deletion-operation.ts',
   permission: 'authenticated',
   summary: 'Read a deletion operation (status, phase, progress, plan)',
   description:
@@ -32,11 +32,11 @@ export const getDeletion = defineOperation({
   data: ['GetItem', 'Query'],
 });
 
-export const listDeletions = defineOperation({
-  operationId: 'listDeletions',
+export const listDeletionOperations = defineOperation({
+  operationId: 'listDeletionOperations',
   method: 'GET',
   path: '/api/v1/deletions',
-  handler: 'functions/deletions/list-deletions.ts',
+  handler: 'functions/deletions/list-deletion-operations.ts',
   permission: 'authenticated',
   summary: 'List deletion operations, newest first (only those of workspaces you administer)',
   description:
@@ -74,11 +74,11 @@ export const listDeletions = defineOperation({
   data: ['GetItem', 'Query', 'BatchGetItem'],
 });
 
-export const retryDeletion = defineOperation({
-  operationId: 'retryDeletion',
+export const retryDeletionOperation = defineOperation({
+  operationId: 'retryDeletionOperation',
   method: 'POST',
   path: '/api/v1/deletions/{id}/retry',
-  handler: 'functions/deletions/retry-deletion.ts',
+  handler: 'functions/deletions/retry-deletion-operation.ts',
   permission: 'authenticated',
   summary: 'Resume a failed deletion where it stopped (a completed one is returned unchanged)',
   tags: ['deletions'],

@@ -245,11 +245,11 @@ export const retryImport = defineOperation({
   starts: ['import'],
 });
 
-export const putImportPlan = defineOperation({
-  operationId: 'putImportPlan',
+export const setImportPlan = defineOperation({
+  operationId: 'setImportPlan',
   method: 'PUT',
   path: '/api/v1/workspaces/{workspace}/imports/{import}/plan',
-  handler: 'functions/imports/put-import-plan.ts',
+  handler: 'functions/imports/set-import-plan.ts',
   permission: 'write',
   summary: 'Set how the layers are loaded and published (names, fields, CRS, make-valid)',
   description:
@@ -277,11 +277,11 @@ export const putImportPlan = defineOperation({
   starts: ['import'],
 });
 
-export const getImportPreview = defineOperation({
-  operationId: 'getImportPreview',
+export const previewImport = defineOperation({
+  operationId: 'previewImport',
   method: 'GET',
   path: '/api/v1/workspaces/{workspace}/imports/{import}/preview',
-  handler: 'functions/imports/get-import-preview.ts',
+  handler: 'functions/imports/preview-import.ts',
   permission: 'write',
   summary: 'Preview staged features of a layer as GeoJSON (EPSG:4326)',
   tags,

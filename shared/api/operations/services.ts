@@ -35,7 +35,7 @@ const ServiceInput = z.discriminatedUnion('type', [
     enabled: z.optional(z.boolean()),
   }),
 ]);
-/** What a connection test answers (testServiceConnection, testNewServiceConnection). */
+/** What a connection test answers (testExistingServiceConnection, testNewServiceConnection). */
 const ConnectionTest = z
   .strictObject({ ok: z.boolean(), duration_ms: z.number(), message: z.optional(z.string()) })
   .check(z.meta({ id: 'ConnectionTest' }));
@@ -170,11 +170,11 @@ export const updateService = defineOperation({
   postgres: true,
 });
 
-export const testServiceConnection = defineOperation({
-  operationId: 'testServiceConnection',
+export const testExistingServiceConnection = defineOperation({
+  operationId: 'testExistingServiceConnection',
   method: 'POST',
   path: '/api/v1/workspaces/{workspace}/services/{service}/test-connection',
-  handler: 'functions/services/test-service-connection.ts',
+  handler: 'functions/services/test-existing-service-connection.ts',
   permission: 'manage',
   summary: "Try the service's connection now",
   tags: ['services'],
@@ -208,7 +208,7 @@ export const testNewServiceConnection = defineOperation({
   permission: 'manage',
   summary: 'Try a PostGIS connection before saving it (nothing is stored)',
   description:
-    "The connection createService would take, tried now and forgotten: the same network policy (a host the stage doesn't allow, or a login reserved for the import database, is 400 and nothing is opened) and the same answer as testServiceConnection (200 `ok: false` with one uniform message for a target that refuses, times out or isn't PostgreSQL). The password is used once and neither stored nor logged.",
+    "The connection createService would take, tried now and forgotten: the same network policy (a host the stage doesn't allow, or a login reserved for the import database, is 400 and nothing is opened) and the same answer as testExistingServiceConnection (200 `ok: false` with one uniform message for a target that refuses, times out or isn't PostgreSQL). The password is used once and neither stored nor logged.",
   tags: ['services'],
   request: {
     params: WorkspaceParams,

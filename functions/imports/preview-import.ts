@@ -1,4 +1,4 @@
-import { getImportPreview as operation } from '../../shared/api/operations/imports.ts';
+import { previewImport as operation } from '../../shared/api/operations/imports.ts';
 import { previewImport, requireImport } from '../../shared/domain/imports.ts';
 import { ok } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';

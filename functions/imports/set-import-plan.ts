@@ -1,5 +1,5 @@
-import { putImportPlan as operation } from '../../shared/api/operations/imports.ts';
-import { presentImport, putImportPlan, requireImport } from '../../shared/domain/imports.ts';
+import { setImportPlan as operation } from '../../shared/api/operations/imports.ts';
+import { presentImport, requireImport, setImportPlan } from '../../shared/domain/imports.ts';
 import { ok } from '../../shared/http/responses.ts';
 import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { importLimits, importRepository, importStarter } from '../../shared/wiring/imports.ts';
@@ -11,7 +11,7 @@ export const handler = makeChangeHandler(operation, async ({ workspace, params, 
   const names = { layers: layerRepository(), services: serviceRepository() };
   return ok(
     presentImport(
-      await putImportPlan(
+      await setImportPlan(
         { repo, starter: importStarter(), limits: importLimits(), names, targets: { ...names, repo } },
         job,
         body,

@@ -1,4 +1,4 @@
-import { listDeletions as operation } from '../../shared/api/operations/deletions.ts';
+import { listDeletionOperations as operation } from '../../shared/api/operations/deletions.ts';
 import { mayManageWorkspace } from '../../shared/auth/workspace-access.ts';
 import { deletionFilter, listVisibleDeletions } from '../../shared/domain/deletions.ts';
 import { ok } from '../../shared/http/responses.ts';
@@ -14,7 +14,7 @@ export const handler = makeHandler(operation, async ({ query, principal }) =>
       query.limit,
       query.cursor,
       principal,
-      (ws) => mayManageWorkspace(accessPorts(), principal, ws, 'listDeletions'),
+      (ws) => mayManageWorkspace(accessPorts(), principal, ws, 'listDeletionOperations'),
     ),
   ),
 );

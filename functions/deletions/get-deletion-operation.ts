@@ -1,4 +1,4 @@
-import { getDeletion as operation } from '../../shared/api/operations/deletions.ts';
+import { getDeletionOperation as operation } from '../../shared/api/operations/deletions.ts';
 import { mayManageWorkspace } from '../../shared/auth/workspace-access.ts';
 import { presentDeletion, requireVisibleDeletion } from '../../shared/domain/deletions.ts';
 import { ok } from '../../shared/http/responses.ts';
@@ -11,7 +11,7 @@ export const handler = makeHandler(operation, async ({ params, principal }) => {
     deletionRepository(),
     params.id,
     principal,
-    (ws) => mayManageWorkspace(accessPorts(), principal, ws, 'getDeletion'),
+    (ws) => mayManageWorkspace(accessPorts(), principal, ws, 'getDeletionOperation'),
   );
   return ok(presentDeletion(op, plan));
 });

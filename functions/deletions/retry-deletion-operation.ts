@@ -1,5 +1,8 @@
 import { locationOf } from '../../shared/api/operation.ts';
-import { getDeletion, retryDeletion as operation } from '../../shared/api/operations/deletions.ts';
+import {
+  getDeletionOperation,
+  retryDeletionOperation as operation,
+} from '../../shared/api/operations/deletions.ts';
 import { mayManageWorkspace } from '../../shared/auth/workspace-access.ts';
 import { presentDeletion, requireVisibleDeletion, retry } from '../../shared/domain/deletions.ts';
 import { accepted } from '../../shared/http/responses.ts';
@@ -11,8 +14,8 @@ import { workflowStarter } from '../../shared/wiring/workflows.ts';
 export const handler = makeChangeHandler(operation, async ({ params, principal }) => {
   const repo = deletionRepository();
   const { operation: op, plan } = await requireVisibleDeletion(repo, params.id, principal, (ws) =>
-    mayManageWorkspace(accessPorts(), principal, ws, 'retryDeletion'),
+    mayManageWorkspace(accessPorts(), principal, ws, 'retryDeletionOperation'),
   );
   const next = await retry(repo, workflowStarter(), op);
-  return accepted(presentDeletion(next, plan), locationOf(getDeletion, { id: next.id }));
+  return accepted(presentDeletion(next, plan), locationOf(getDeletionOperation, { id: next.id }));
 });

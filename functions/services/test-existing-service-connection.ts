@@ -1,5 +1,5 @@
-import { testServiceConnection as operation } from '../../shared/api/operations/services.ts';
-import { requireService, testServiceConnection } from '../../shared/domain/services.ts';
+import { testExistingServiceConnection as operation } from '../../shared/api/operations/services.ts';
+import { requireService, testExistingServiceConnection } from '../../shared/domain/services.ts';
 import { ok } from '../../shared/http/responses.ts';
 import { postgisGateway, secretBox } from '../../shared/wiring/datasources.ts';
 import { makeChangeHandler } from '../../shared/wiring/handler.ts';
@@ -7,5 +7,5 @@ import { serviceRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params }) => {
   const service = await requireService(serviceRepository(), workspace.id, params.service);
-  return ok(await testServiceConnection(postgisGateway, secretBox(), service));
+  return ok(await testExistingServiceConnection(postgisGateway, secretBox(), service));
 });

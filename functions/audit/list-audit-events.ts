@@ -1,4 +1,4 @@
-import { listAudit as operation } from '../../shared/api/operations/audit.ts';
+import { listAuditEvents as operation } from '../../shared/api/operations/audit.ts';
 import { listAudit } from '../../shared/domain/audit.ts';
 import { ok } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
