@@ -80,7 +80,9 @@ export async function startHostProcess(env: Record<string, string> = {}): Promis
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const deadline = Date.now() + 170_000;
+  // The embedded PostGIS's first start takes ~70 s alone and several times that on a machine
+  // shared with other test runs; a host that is still making progress is worth the wait.
+  const deadline = Date.now() + 330_000;
   while (!/^ready$/m.test(text())) {
     if (child.exitCode !== null) throw new Error(`local host exited (${child.exitCode}):\n${text()}`);
     if (Date.now() > deadline) {
