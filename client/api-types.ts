@@ -127,6 +127,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the browser sessions not yet expired, newest first (super_admin)
+         * @description One entry per session (a refresh keeps its id). Sessions signed in before this listing existed appear after their first refresh (ADR 0134).
+         *
+         *     Answers: 200 sessions.
+         *
+         *     Notable errors: 400 bad limit or cursor.
+         *
+         *     super_admin only.
+         */
+        get: operations["listBrowserSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/login": {
         parameters: {
             query?: never;
@@ -198,6 +224,32 @@ export interface paths {
          */
         post: operations["refreshSession"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/auth/sessions/{session}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a browser session: its next request is a 401 (super_admin)
+         * @description Ends every cookie pair of the session (the current one, the ones a refresh replaced still in their grace, any a concurrent refresh added), then its listing entry; audited. If-Match names the listed `version` (412 when the session was refreshed since); without it the session is revoked whatever its version (ADR 0134).
+         *
+         *     Answers: 204 revoked.
+         *
+         *     Notable errors: 400 session is not a UUID; 404 no such session (never listed, expired, logged out or already revoked).
+         *
+         *     super_admin only.
+         */
+        delete: operations["revokeBrowserSession"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2086,6 +2138,39 @@ export interface components {
                 role: string;
             }[];
         };
+        BrowserSession: {
+            /**
+             * Format: uuid
+             * @description the public id (`session_id` of getAuthMe), kept across refreshes
+             */
+            id: string;
+            principal: string;
+            principal_id: string;
+            /** @enum {string} */
+            auth_method: "apikey" | "jwt";
+            api_key_id: string | null;
+            issuer: string | null;
+            super_admin: boolean;
+            /** @description roles as derived at sign-in or the last refresh (at most 20; every request derives them again) */
+            workspace_roles: {
+                workspace: string;
+                role: string;
+            }[];
+            workspace_role_count: number;
+            /** Format: date-time */
+            created_at: string;
+            refreshed_at: string | null;
+            /** Format: date-time */
+            expires_at: string;
+            /** Format: date-time */
+            idle_expires_at: string;
+            /** @description what If-Match names: 1 at sign-in, one more per refresh */
+            version: number;
+        };
+        BrowserSessionList: {
+            sessions: components["schemas"]["BrowserSession"][];
+            next_cursor?: string;
+        };
         ClaimMapping: {
             /** Format: uuid */
             id: string;
@@ -3288,6 +3373,65 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listBrowserSessions: {
+        parameters: {
+            query?: {
+                /** @description Page size: an integer from 1 to 1000 (the default depends on the list). */
+                limit?: number;
+                /** @description The opaque `next_cursor` of the previous page; omit it for the first page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description sessions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "sessions": [
+                     *         {
+                     *           "id": "2f9c41d8-5a7e-4c3b-9e1f-6d0a8b7c5e42",
+                     *           "principal": "alice",
+                     *           "principal_id": "jwt:alice",
+                     *           "auth_method": "jwt",
+                     *           "api_key_id": null,
+                     *           "issuer": "https://login.example.org/realms/gis",
+                     *           "super_admin": false,
+                     *           "workspace_roles": [
+                     *             {
+                     *               "workspace": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *               "role": "editor"
+                     *             }
+                     *           ],
+                     *           "workspace_role_count": 1,
+                     *           "created_at": "2026-03-02T09:15:00.000Z",
+                     *           "refreshed_at": "2026-03-02T09:45:00.000Z",
+                     *           "expires_at": "2026-03-02T21:15:00.000Z",
+                     *           "idle_expires_at": "2026-03-02T10:45:00.000Z",
+                     *           "version": 2
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BrowserSessionList"];
+                };
+            };
+            400: components["responses"]["BadPage"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     login: {
         parameters: {
             query?: never;
@@ -3465,6 +3609,57 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["IdempotencyKeyReused"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeBrowserSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of the version you read; a mismatch answers 412. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The browser session id (`id` in the list, `session_id` of getAuthMe).
+                 * @example 2f9c41d8-5a7e-4c3b-9e1f-6d0a8b7c5e42
+                 */
+                session: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description session is not a UUID */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description no such session (never listed, expired, logged out or already revoked) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];

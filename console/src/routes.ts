@@ -31,6 +31,7 @@ export const paths = {
   roles: `${BASE}/roles`,
   globalClaimMappings: `${BASE}/claim-mappings`,
   audit: `${BASE}/audit`,
+  sessions: `${BASE}/sessions`,
 };
 
 /** The pages of one workspace, in the order of its navigation. */

@@ -84,6 +84,9 @@ export function Shell({ me, children }: { me: Me; children: ComponentChildren })
                 <li>
                   <NavLink href={paths.audit}>Audit</NavLink>
                 </li>
+                <li>
+                  <NavLink href={paths.sessions}>Browser sessions</NavLink>
+                </li>
               </>
             ) : null}
           </ul>

@@ -1,5 +1,6 @@
 import type { Role, WorkspaceRolesPage } from '../domain/roles.ts';
 import { systemRoleIds } from '../domain/roles.ts';
+import { type ListedSession, listedSessionVersion } from '../domain/sessions.ts';
 import type { Workspace } from '../domain/workspaces.ts';
 
 /** The API view of a workspace (internal `status` left out). */
@@ -37,5 +38,25 @@ export function presentWorkspaceRoles(page: WorkspaceRolesPage) {
       ...page.custom.map((role) => ({ ...presentRole(role), assignable_to: ['claim_mappings'] as const })),
     ],
     ...(page.nextCursor ? { next_cursor: page.nextCursor } : {}),
+  };
+}
+
+/** The API view of a listed browser session (ADR 0134): named fields only, so no hash can leak. */
+export function presentBrowserSession(s: ListedSession) {
+  return {
+    id: s.session_id,
+    principal: s.principal,
+    principal_id: s.principal_id,
+    auth_method: s.auth_method,
+    api_key_id: s.api_key_id ?? null,
+    issuer: s.issuer ?? null,
+    super_admin: s.super_admin,
+    workspace_roles: s.workspace_roles,
+    workspace_role_count: s.workspace_role_count,
+    created_at: s.created_at,
+    refreshed_at: s.refreshed_at ?? null,
+    expires_at: s.expires_at,
+    idle_expires_at: s.idle_expires_at,
+    version: listedSessionVersion(s),
   };
 }

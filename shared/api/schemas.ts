@@ -102,6 +102,35 @@ export const AuthMe = z
   })
   .check(z.meta({ id: 'AuthMe' }));
 
+/** One browser session as listed (ADR 0134): who holds it and when it ends; never a cookie or hash. */
+export const BrowserSession = z
+  .strictObject({
+    id: z
+      .uuid()
+      .check(z.meta({ description: 'the public id (`session_id` of getAuthMe), kept across refreshes' })),
+    principal: z.string(),
+    principal_id: z.string(),
+    auth_method: z.enum(['apikey', 'jwt']),
+    api_key_id: z.nullable(z.string()),
+    issuer: z.nullable(z.string()),
+    super_admin: z.boolean(),
+    workspace_roles: z.array(z.strictObject({ workspace: z.string(), role: z.string() })).check(
+      z.meta({
+        description:
+          'roles as derived at sign-in or the last refresh (at most 20; every request derives them again)',
+      }),
+    ),
+    workspace_role_count: z.int(),
+    created_at: DateTime,
+    refreshed_at: z.nullable(DateTime),
+    expires_at: DateTime,
+    idle_expires_at: DateTime,
+    version: z
+      .int()
+      .check(z.meta({ description: 'what If-Match names: 1 at sign-in, one more per refresh' })),
+  })
+  .check(z.meta({ id: 'BrowserSession' }));
+
 export const RoleBody = z
   .strictObject({
     id: z.string(),

@@ -2,13 +2,15 @@ import { config } from '../config/env.ts';
 import { apiKeyPattern, hashApiKey } from '../domain/api-keys.ts';
 import { InvalidInputError, StateConflictError } from '../domain/errors.ts';
 import {
-  endSession,
+  endSessionAndListing,
   hashSecret,
+  MAX_LISTED_ROLES,
   newSession,
   ROTATION_GRACE_MS,
   rotatedSession,
   type Session,
   type SessionCredential,
+  type SessionHolder,
   sessionUsable,
 } from '../domain/sessions.ts';
 import {
@@ -28,6 +30,21 @@ export interface IssuedSession {
   session: Session;
   token: string;
   csrf: string;
+}
+
+/** Who holds a session, for its listing entry (ADR 0134): the principal as derived now, no secret. */
+export function sessionHolder(principal: Principal, issuer?: string): SessionHolder {
+  const roles = Object.entries(principal.roles).map(([workspace, role]) => ({ workspace, role }));
+  return {
+    principal: principal.subject,
+    principal_id: principal.id,
+    auth_method: principal.authMethod,
+    ...(principal.apiKeyId ? { api_key_id: principal.apiKeyId } : {}),
+    ...(issuer ? { issuer } : {}),
+    super_admin: principal.superAdmin,
+    workspace_roles: roles.slice(0, MAX_LISTED_ROLES),
+    workspace_role_count: roles.length,
+  };
 }
 
 /** The console's login switches (DESIGN §6); a switched-off method is a 403. */
@@ -57,6 +74,7 @@ export async function login(
   let principal: Principal;
   let credential: SessionCredential;
   let capAt: Date | undefined;
+  let issuer: string | undefined;
   try {
     if (apiKeyPattern.test(presented)) {
       principal = await principalFromApiKey(ports, presented, now);
@@ -66,6 +84,7 @@ export async function login(
       principal = verified.principal;
       credential = { type: 'jwt', sub: principal.subject, claims: principal.claims ?? {} };
       if (typeof verified.payload.exp === 'number') capAt = new Date(verified.payload.exp * 1000);
+      if (typeof verified.payload.iss === 'string') issuer = verified.payload.iss;
     }
   } catch (error) {
     if (error instanceof UnauthenticatedError) {
@@ -75,7 +94,7 @@ export async function login(
   }
   const cfg = config();
   const issued = newSession(credential, cfg.SESSION_TTL_SECONDS, cfg.SESSION_IDLE_SECONDS, now, capAt);
-  await ports.sessions.create(issued.session);
+  await ports.sessions.create(issued.session, sessionHolder(principal, issuer));
   return { principal, ...issued };
 }
 
@@ -109,6 +128,7 @@ export async function refresh(
     next.session,
     now.toISOString(),
     new Date(now.getTime() + ROTATION_GRACE_MS).toISOString(),
+    sessionHolder(principal),
   );
   return { principal, ...next };
 }
@@ -123,7 +143,7 @@ export async function logout(
   cookieToken: string | undefined,
   now = new Date(),
 ): Promise<void> {
-  if (cookieToken) await endSession(ports.sessions, hashSecret(cookieToken), now);
+  if (cookieToken) await endSessionAndListing(ports.sessions, hashSecret(cookieToken), now);
 }
 
 /** The principal as the new session presents it. */

@@ -55,6 +55,7 @@ export const EVENT_ENTITIES: Readonly<Record<string, string>> = {
   mosaic: 'Mosaic',
   deletion: 'Deletion',
   import: 'Import',
+  browser_session: 'Browser Session',
 };
 
 /** Entities whose updates are status changes (their other writes are progress, never events). */

@@ -115,6 +115,7 @@ const TYPES: Record<string, string> = {
   [entities.mosaic]: 'mosaic',
   [entities.deletion]: 'deletion',
   [entities.importJob]: 'import',
+  [entities.browserSession]: 'browser_session',
 };
 
 function change(ref: EntityRef, action: ChangeAction, version?: number, status?: string): AuditChange {

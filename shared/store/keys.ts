@@ -14,6 +14,8 @@ const DELETION_PARTITION = 'DELETION#';
 const PUBLIC_ID = 'PUBID#';
 const ROLE_PARTITION = 'ROLE#';
 const ROLE = 'ROLE';
+const BROWSER_SESSION_PARTITION = 'BROWSERSESSION#';
+const BROWSER_SESSION = 'BROWSERSESSION';
 const TILE_MATRIX_SET = 'TMS';
 const AUDIT_PARTITION = 'AUDIT#';
 /** The global audit listing before it was sharded (ADR 0113): still read, never written. */
@@ -124,6 +126,21 @@ export const keys = {
   publicIdPrefix: PUBLIC_ID,
   /** A browser session, by the SHA-256 of its cookie value. */
   session: (tokenHash: string): Key => ({ PK: `SESSION#${tokenHash}`, SK: 'SESSION' }),
+  /**
+   * The listing entry of a browser session (ADR 0134), by its public id: its own partition (an
+   * entity, so a revocation's Delete is audited), listed on GSI1 newest first.
+   */
+  browserSession: (sessionId: string): Key => ({
+    PK: `${BROWSER_SESSION_PARTITION}${sessionId}`,
+    SK: BROWSER_SESSION,
+  }),
+  browserSessionListing: (createdAt: string, sessionId: string) => ({
+    GSI1PK: 'BROWSERSESSIONS',
+    GSI1SK: `${createdAt}#${sessionId}`,
+  }),
+  browserSessionListingPartition: 'BROWSERSESSIONS',
+  browserSessionPartitionPrefix: BROWSER_SESSION_PARTITION,
+  browserSessionSortKey: BROWSER_SESSION,
   /**
    * An idempotency record (ADR 0088), its own partition, keyed by the SHA-256 of its scope
    * (principal, operation, Idempotency-Key): bounded whatever the client's key holds.
@@ -330,6 +347,7 @@ export const entities = {
   rolePolicy: 'RolePolicy',
   claimMapping: 'ClaimMapping',
   session: 'Session',
+  browserSession: 'BrowserSession',
   idempotencyRecord: 'IdempotencyRecord',
   service: 'Service',
   serviceName: 'ServiceNameMarker',
@@ -420,6 +438,8 @@ export function describeKey(key: Key): EntityRef | undefined {
   }
   if (PK.startsWith(`${TILE_MATRIX_SET}#`) && SK === TILE_MATRIX_SET)
     return { entity: entities.tileMatrixSet, id: PK.slice(TILE_MATRIX_SET.length + 1) };
+  if (PK.startsWith(BROWSER_SESSION_PARTITION) && SK === BROWSER_SESSION)
+    return { entity: entities.browserSession, id: PK.slice(BROWSER_SESSION_PARTITION.length) };
   if (PK.startsWith(DELETION_PARTITION) && SK === 'DELETION')
     return { entity: entities.deletion, id: PK.slice(DELETION_PARTITION.length) };
   return undefined;

@@ -184,6 +184,24 @@ const fixtures: Record<string, () => Promise<Target>> = {
       ...(await readable(`/workspaces/${ws.id}/apikeys/${key.body.id}`)),
     };
   },
+  async revokeBrowserSession() {
+    const ws = await createWorkspace();
+    const key = await ok(
+      call('POST', `/workspaces/${ws.id}/apikeys`, { headers: su(), body: { name: 'k', role_id: 'viewer' } }),
+    );
+    const login = await ok(call('POST', '/auth/login', { body: { token: key.body.key } }), [201]);
+    const cookie = login.cookies.map((c) => c.split(';')[0]).join('; ');
+    return {
+      params: { session: login.body.session_id },
+      // A session's version is 1 until its first refresh (its listing's `version`).
+      etag: '"1"',
+      // The session as its own cookie finds it: usable (200, its id) until revoked (401).
+      read: async () => {
+        const me = await call('GET', '/auth/me', { headers: { Cookie: cookie } });
+        return { status: me.status, session: me.body?.session_id ?? null };
+      },
+    };
+  },
   async deleteRole() {
     const id = uniqueName('role').replaceAll('-', '_');
     await ok(call('POST', '/roles', { headers: su(), body: { id, name: id } }));

@@ -29,7 +29,7 @@ import { hostDynamo } from '../support/store.ts';
  * bootstrap super_admin (public operations without credentials), except exactly these values,
  * which exist only at run time:
  *   - the ids the story's own creates answered: API key, claim mappings, role policy, layer,
- *     granule, deletion, import;
+ *     granule, deletion, import, and the browser session revokeBrowserSession ends;
  *   - the PostGIS connection's endpoint and credentials (host, port, database, user, password,
  *     sslmode — only those the example sets) in createService and updateService: the local host's
  *     embedded PostGIS (its demo role, without TLS) stands in for `db.internal.example`; the rest
@@ -334,8 +334,17 @@ describe('the route table examples, replayed against the local host', { timeout:
     expect(login.body.workspaces).toEqual(editor);
     const refreshed = await replay('refreshSession', { as: session(jar(login)), same: ['principal'] });
     expect(jar(refreshed)['__Host-session']).not.toBe(jar(login)['__Host-session']);
+    // Newest first: this run's sign-in leads unless another test signed in meanwhile.
+    const sessions = await replay('listBrowserSessions');
+    const listedIds = sessions.body.sessions.map((s: { id: string }) => s.id);
+    if (!sessions.body.next_cursor) expect(listedIds).toContain(login.body.session_id);
     const out = await replay('logout', { as: session(jar(refreshed)), status: 204 });
     expect(out.cookies.some((c) => c.startsWith('__Host-session=;') || /Max-Age=0/.test(c))).toBe(true);
+    // Not an example: a second sign-in of the user, for the revocation to end.
+    const again = await call('POST', '/auth/login', { body: { token: story.token } });
+    expect(again.status, again.text).toBe(201);
+    await replay('revokeBrowserSession', { ids: { session: again.body.session_id }, status: 204 });
+    expect((await call('GET', '/auth/me', { headers: session(jar(again)) })).status).toBe(401);
   });
 
   it('style asset, style, tile matrix set, settings', async () => {

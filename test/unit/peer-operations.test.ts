@@ -70,8 +70,6 @@ const routeNamed = (operationId: string) => routes.find((r) => r.operationId ===
  * what the committed route table lacked when this test landed.
  */
 const pending: Readonly<Record<string, string>> = {
-  listBrowserSessions: 'not built yet (issue #26)',
-  revokeBrowserSession: 'not built yet (issue #26)',
   getCacheStats: 'not built yet (issue #26)',
   clearAllCaches: 'not built yet (issue #26)',
   clearCacheByType: 'not built yet (issue #26)',

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
 import * as ex from '../examples.ts';
 import { defineOperation } from '../operation.ts';
-import { AuthConsoleConfig, AuthMe } from '../schemas.ts';
+import { AuthConsoleConfig, AuthMe, BrowserSession, PageCursor, pageQuery } from '../schemas.ts';
 
 const cookieHeaders = {
   'Set-Cookie': '`__Host-session` (HttpOnly) and `csrf_token` (readable), both Secure, SameSite=Lax, Path=/',
@@ -124,4 +124,73 @@ export const getConsoleConfig = defineOperation({
     },
   },
   data: [],
+});
+
+const sessionExample = {
+  id: '2f9c41d8-5a7e-4c3b-9e1f-6d0a8b7c5e42',
+  principal: 'alice',
+  principal_id: 'jwt:alice',
+  auth_method: 'jwt',
+  api_key_id: null,
+  issuer: 'https://login.example.org/realms/gis',
+  super_admin: false,
+  workspace_roles: [{ workspace: ex.ids.workspace, role: 'editor' }],
+  workspace_role_count: 1,
+  created_at: '2026-03-02T09:15:00.000Z',
+  refreshed_at: '2026-03-02T09:45:00.000Z',
+  expires_at: '2026-03-02T21:15:00.000Z',
+  idle_expires_at: '2026-03-02T10:45:00.000Z',
+  version: 2,
+};
+
+export const listBrowserSessions = defineOperation({
+  operationId: 'listBrowserSessions',
+  method: 'GET',
+  path: '/api/v1/auth/sessions',
+  handler: 'functions/auth/list-browser-sessions.ts',
+  permission: 'global',
+  summary: 'List the browser sessions not yet expired, newest first (super_admin)',
+  description:
+    'One entry per session (a refresh keeps its id). Sessions signed in before this listing existed appear after their first refresh (ADR 0134).',
+  tags: ['auth'],
+  request: { query: pageQuery(100) },
+  responses: {
+    200: {
+      description: 'sessions',
+      schema: z
+        .strictObject({ sessions: z.array(BrowserSession), next_cursor: PageCursor })
+        .check(z.meta({ id: 'BrowserSessionList' })),
+    },
+    400: { description: 'bad limit or cursor' },
+  },
+  examples: { response: { sessions: [sessionExample] } },
+  data: ['Query'],
+});
+
+export const revokeBrowserSession = defineOperation({
+  operationId: 'revokeBrowserSession',
+  method: 'DELETE',
+  path: '/api/v1/auth/sessions/{session}',
+  handler: 'functions/auth/revoke-browser-session.ts',
+  permission: 'global',
+  summary: 'Revoke a browser session: its next request is a 401 (super_admin)',
+  description:
+    'Ends every cookie pair of the session (the current one, the ones a refresh replaced still in their grace, any a concurrent refresh added), then its listing entry; audited. If-Match names the listed `version` (412 when the session was refreshed since); without it the session is revoked whatever its version (ADR 0134).',
+  tags: ['auth'],
+  request: {
+    params: z.strictObject({
+      session: z
+        .uuid()
+        .check(
+          z.meta({ description: 'The browser session id (`id` in the list, `session_id` of getAuthMe).' }),
+        ),
+    }),
+  },
+  responses: {
+    204: { description: 'revoked' },
+    400: { description: 'session is not a UUID' },
+    404: { description: 'no such session (never listed, expired, logged out or already revoked)' },
+  },
+  examples: { params: { session: '2f9c41d8-5a7e-4c3b-9e1f-6d0a8b7c5e42' } },
+  data: ['GetItem', 'DeleteItem'],
 });
