@@ -1421,6 +1421,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workspaces/{workspace}/settings/wcs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the WCS settings of a workspace (defaults until first saved)
+         * @description Read the WCS settings of a workspace (defaults until first saved). GeoPlane's data plane does not serve WCS yet: these settings are stored, validated and returned, and change no response until it does (ADR 0133).
+         *
+         *     Answers: 200 WCS settings.
+         *
+         *     Notable errors: 404 workspace not found.
+         *
+         *     Viewer or above in the workspace.
+         */
+        get: operations["getWCSSettings"];
+        /**
+         * Replace the WCS settings of a workspace (the whole document). Honours If-Match.
+         * @description Replace the WCS settings of a workspace (the whole document). Honours If-Match. GeoPlane's data plane does not serve WCS yet: these settings are stored, validated and returned, and change no response until it does (ADR 0133).
+         *
+         *     Answers: 200 updated WCS settings.
+         *
+         *     Notable errors: 400 bad request: a limit above the server ceiling, an unknown or repeated extension, format, interpolation method or CRS; 404 workspace not found; 409 concurrent writers kept conflicting after retries; send it again; 412 If-Match does not match the current version.
+         *
+         *     Admin or above in the workspace.
+         */
+        put: operations["updateWCSSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspace}/settings/wfs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the WFS settings of a workspace (defaults until first saved)
+         * @description Read the WFS settings of a workspace (defaults until first saved). GeoPlane's data plane does not serve WFS yet: these settings are stored, validated and returned, and change no response until it does (ADR 0133).
+         *
+         *     Answers: 200 WFS settings.
+         *
+         *     Notable errors: 404 workspace not found.
+         *
+         *     Viewer or above in the workspace.
+         */
+        get: operations["getWFSSettings"];
+        /**
+         * Replace the WFS settings of a workspace (the whole document). Honours If-Match.
+         * @description Replace the WFS settings of a workspace (the whole document). Honours If-Match. GeoPlane's data plane does not serve WFS yet: these settings are stored, validated and returned, and change no response until it does (ADR 0133).
+         *
+         *     Answers: 200 updated WFS settings.
+         *
+         *     Notable errors: 400 bad request: a limit above the server ceiling, or default_count above max_features; 404 workspace not found; 409 concurrent writers kept conflicting after retries; send it again; 412 If-Match does not match the current version.
+         *
+         *     Admin or above in the workspace.
+         */
+        put: operations["updateWFSSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workspaces/{workspace}/settings/wms": {
         parameters: {
             query?: never;
@@ -1450,6 +1522,42 @@ export interface paths {
          *     Admin or above in the workspace.
          */
         put: operations["updateWMSSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspace}/settings/wmts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the WMTS settings of a workspace (defaults until first saved)
+         * @description Read the WMTS settings of a workspace (defaults until first saved). GeoPlane's data plane does not serve WMTS yet: these settings are stored, validated and returned, and change no response until it does (ADR 0133). Its tile matrix sets and tile formats would be the OGC API Tiles settings' (listWorkspaceTileMatrixSets).
+         *
+         *     Answers: 200 WMTS settings.
+         *
+         *     Notable errors: 404 workspace not found.
+         *
+         *     Viewer or above in the workspace.
+         */
+        get: operations["getWMTSSettings"];
+        /**
+         * Replace the WMTS settings of a workspace (the whole document). Honours If-Match.
+         * @description Replace the WMTS settings of a workspace (the whole document). Honours If-Match. GeoPlane's data plane does not serve WMTS yet: these settings are stored, validated and returned, and change no response until it does (ADR 0133). Its tile matrix sets and tile formats would be the OGC API Tiles settings' (listWorkspaceTileMatrixSets).
+         *
+         *     Answers: 200 updated WMTS settings.
+         *
+         *     Notable errors: 400 bad request: a provider_site that is not an absolute http(s) URL, a contact_email that is not an address, an empty or too long text; 404 workspace not found; 409 concurrent writers kept conflicting after retries; send it again; 412 If-Match does not match the current version.
+         *
+         *     Admin or above in the workspace.
+         */
+        put: operations["updateWMTSSettings"];
         post?: never;
         delete?: never;
         options?: never;
@@ -2907,6 +3015,36 @@ export interface components {
                 suggested_id_column: string;
             };
         };
+        WCSSettings: {
+            enabled: boolean;
+            /** @default false */
+            public?: boolean;
+            title?: string;
+            abstract?: string;
+            max_cells?: number;
+            max_output_bytes?: number;
+            processing_timeout_ms?: number;
+            max_dimensions?: number;
+            max_axis_values?: number;
+            max_source_granules?: number;
+            max_temporary_bytes?: number;
+            extensions?: ("xml-post" | "range-subsetting" | "scaling" | "crs" | "interpolation" | "multidimensional")[];
+            output_formats?: ("image/tiff" | "application/gml+xml" | "multipart/related" | "application/netcdf" | "image/jp2")[];
+            interpolation_methods?: ("nearest-neighbor" | "linear")[];
+            allowed_subsetting_crs?: string[];
+            allowed_output_crs?: string[];
+        };
+        WFSSettings: {
+            enabled: boolean;
+            /** @default false */
+            public?: boolean;
+            title?: string;
+            abstract?: string;
+            max_features?: number;
+            default_count?: number;
+            max_offset?: number;
+            count_timeout_ms?: number;
+        };
         WMSSettings: {
             enabled: boolean;
             /** @default false */
@@ -2922,6 +3060,22 @@ export interface components {
             simplify_enabled?: boolean;
             simplify_pixel_tolerance?: number;
             extensions?: ("dynamic-raster" | "advanced-labels" | "rendering-transformations" | "compositing" | "z-order" | "dynamic-style" | "remote-graphics")[];
+        };
+        WMTSSettings: {
+            enabled: boolean;
+            /** @default false */
+            public?: boolean;
+            title?: string;
+            abstract?: string;
+            /** @default false */
+            feature_info_enabled?: boolean;
+            vector_tiles_enabled?: boolean;
+            provider_name?: string;
+            provider_site?: string;
+            contact_name?: string;
+            contact_position?: string;
+            /** Format: email */
+            contact_email?: string;
         };
         Workspace: {
             /** Format: uuid */
@@ -8444,6 +8598,313 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getWCSSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WCS settings */
+            200: {
+                headers: {
+                    /** @description the document version ("0" while the defaults apply) */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "public": false,
+                     *       "title": "Elevation WCS",
+                     *       "max_cells": 4194304,
+                     *       "max_output_bytes": 8388608,
+                     *       "processing_timeout_ms": 10000,
+                     *       "extensions": [
+                     *         "range-subsetting",
+                     *         "scaling",
+                     *         "crs"
+                     *       ],
+                     *       "output_formats": [
+                     *         "image/tiff"
+                     *       ],
+                     *       "interpolation_methods": [
+                     *         "nearest-neighbor"
+                     *       ],
+                     *       "allowed_output_crs": [
+                     *         "http://www.opengis.net/def/crs/EPSG/0/4326",
+                     *         "EPSG:3857"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WCSSettings"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WorkspaceNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWCSSettings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of the version you read; a mismatch answers 412. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": true,
+                 *       "public": false,
+                 *       "title": "Elevation WCS",
+                 *       "max_cells": 4194304,
+                 *       "max_output_bytes": 8388608,
+                 *       "processing_timeout_ms": 10000,
+                 *       "extensions": [
+                 *         "range-subsetting",
+                 *         "scaling",
+                 *         "crs"
+                 *       ],
+                 *       "output_formats": [
+                 *         "image/tiff"
+                 *       ],
+                 *       "interpolation_methods": [
+                 *         "nearest-neighbor"
+                 *       ],
+                 *       "allowed_output_crs": [
+                 *         "http://www.opengis.net/def/crs/EPSG/0/4326",
+                 *         "EPSG:3857"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["WCSSettings"];
+            };
+        };
+        responses: {
+            /** @description updated WCS settings */
+            200: {
+                headers: {
+                    /** @description the document version ("0" while the defaults apply) */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "public": false,
+                     *       "title": "Elevation WCS",
+                     *       "max_cells": 4194304,
+                     *       "max_output_bytes": 8388608,
+                     *       "processing_timeout_ms": 10000,
+                     *       "extensions": [
+                     *         "range-subsetting",
+                     *         "scaling",
+                     *         "crs"
+                     *       ],
+                     *       "output_formats": [
+                     *         "image/tiff"
+                     *       ],
+                     *       "interpolation_methods": [
+                     *         "nearest-neighbor"
+                     *       ],
+                     *       "allowed_output_crs": [
+                     *         "http://www.opengis.net/def/crs/EPSG/0/4326",
+                     *         "EPSG:3857"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WCSSettings"];
+                };
+            };
+            /** @description bad request: a limit above the server ceiling, an unknown or repeated extension, format, interpolation method or CRS */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WorkspaceNotFound"];
+            /** @description concurrent writers kept conflicting after retries; send it again */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWFSSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WFS settings */
+            200: {
+                headers: {
+                    /** @description the document version ("0" while the defaults apply) */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "public": false,
+                     *       "title": "Roads WFS",
+                     *       "abstract": "Road network of the demo region",
+                     *       "max_features": 5000,
+                     *       "default_count": 100,
+                     *       "max_offset": 100000,
+                     *       "count_timeout_ms": 2000
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WFSSettings"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WorkspaceNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWFSSettings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of the version you read; a mismatch answers 412. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": true,
+                 *       "public": false,
+                 *       "title": "Roads WFS",
+                 *       "abstract": "Road network of the demo region",
+                 *       "max_features": 5000,
+                 *       "default_count": 100,
+                 *       "max_offset": 100000,
+                 *       "count_timeout_ms": 2000
+                 *     }
+                 */
+                "application/json": components["schemas"]["WFSSettings"];
+            };
+        };
+        responses: {
+            /** @description updated WFS settings */
+            200: {
+                headers: {
+                    /** @description the document version ("0" while the defaults apply) */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "public": false,
+                     *       "title": "Roads WFS",
+                     *       "abstract": "Road network of the demo region",
+                     *       "max_features": 5000,
+                     *       "default_count": 100,
+                     *       "max_offset": 100000,
+                     *       "count_timeout_ms": 2000
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WFSSettings"];
+                };
+            };
+            /** @description bad request: a limit above the server ceiling, or default_count above max_features */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WorkspaceNotFound"];
+            /** @description concurrent writers kept conflicting after retries; send it again */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getWMSSettings: {
         parameters: {
             query?: never;
@@ -8562,6 +9023,146 @@ export interface operations {
                 };
             };
             /** @description bad request: a limit above the server ceiling, an unknown or repeated extension */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WorkspaceNotFound"];
+            /** @description concurrent writers kept conflicting after retries; send it again */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWMTSSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description WMTS settings */
+            200: {
+                headers: {
+                    /** @description the document version ("0" while the defaults apply) */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "public": true,
+                     *       "title": "Roads WMTS",
+                     *       "feature_info_enabled": true,
+                     *       "vector_tiles_enabled": false,
+                     *       "provider_name": "Demo Region GIS",
+                     *       "provider_site": "https://gis.example.org/",
+                     *       "contact_name": "GIS desk",
+                     *       "contact_position": "Operator",
+                     *       "contact_email": "gis@example.org"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WMTSSettings"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WorkspaceNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWMTSSettings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of the version you read; a mismatch answers 412. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": true,
+                 *       "public": true,
+                 *       "title": "Roads WMTS",
+                 *       "feature_info_enabled": true,
+                 *       "vector_tiles_enabled": false,
+                 *       "provider_name": "Demo Region GIS",
+                 *       "provider_site": "https://gis.example.org/",
+                 *       "contact_name": "GIS desk",
+                 *       "contact_position": "Operator",
+                 *       "contact_email": "gis@example.org"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WMTSSettings"];
+            };
+        };
+        responses: {
+            /** @description updated WMTS settings */
+            200: {
+                headers: {
+                    /** @description the document version ("0" while the defaults apply) */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "public": true,
+                     *       "title": "Roads WMTS",
+                     *       "feature_info_enabled": true,
+                     *       "vector_tiles_enabled": false,
+                     *       "provider_name": "Demo Region GIS",
+                     *       "provider_site": "https://gis.example.org/",
+                     *       "contact_name": "GIS desk",
+                     *       "contact_position": "Operator",
+                     *       "contact_email": "gis@example.org"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WMTSSettings"];
+                };
+            };
+            /** @description bad request: a provider_site that is not an absolute http(s) URL, a contact_email that is not an address, an empty or too long text */
             400: {
                 headers: {
                     [name: string]: unknown;

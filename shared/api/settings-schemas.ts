@@ -1,4 +1,4 @@
-/** Schemas of the workspace settings documents (WMS, OGC API Features, OGC API Tiles). */
+/** Schemas of the workspace settings documents (WMS, WFS, WCS, WMTS, OGC API Features, OGC API Tiles). */
 import * as z from 'zod/mini';
 import { TileMatrixSetId } from './tile-matrix-set-schemas.ts';
 
@@ -75,3 +75,88 @@ export const OGCTilesSettingsSchema = z
     }),
   })
   .check(z.meta({ id: 'OGCTilesSettings' }));
+
+/*
+ * WFS, WCS and WMTS (ADR 0133): stored, validated and returned; GeoPlane's data plane does not
+ * serve these protocols yet, so no request reads them. Field names are the peer server's.
+ */
+
+export const WFSSettingsSchema = z
+  .strictObject({
+    enabled: z.boolean(),
+    public: Public,
+    title: Text(256),
+    abstract: Text(4096),
+    max_features: Limit,
+    default_count: Limit,
+    max_offset: Limit,
+    count_timeout_ms: Limit,
+  })
+  .check(z.meta({ id: 'WFSSettings' }));
+
+/** A CRS as WCS names it: an OGC CRS URI, `EPSG:<code>` or `CRS:84`. */
+const CrsName = z
+  .string()
+  .check(
+    z.maxLength(256),
+    z.regex(
+      /^(https?:\/\/www\.opengis\.net\/def\/crs\/[A-Za-z0-9.-]+\/[A-Za-z0-9.-]+\/[A-Za-z0-9.-]+|EPSG:\d{1,6}|CRS:84)$/,
+    ),
+  );
+const CrsList = z.optional(z.array(CrsName).check(z.maxLength(64)));
+const ClosedList = <T extends readonly [string, ...string[]]>(values: T) =>
+  z.optional(z.array(z.enum(values)).check(z.maxLength(values.length)));
+
+export const WCSSettingsSchema = z
+  .strictObject({
+    enabled: z.boolean(),
+    public: Public,
+    title: Text(256),
+    abstract: Text(4096),
+    max_cells: Limit,
+    max_output_bytes: Limit,
+    processing_timeout_ms: Limit,
+    max_dimensions: Limit,
+    max_axis_values: Limit,
+    max_source_granules: Limit,
+    max_temporary_bytes: Limit,
+    extensions: ClosedList([
+      'xml-post',
+      'range-subsetting',
+      'scaling',
+      'crs',
+      'interpolation',
+      'multidimensional',
+    ]),
+    output_formats: ClosedList([
+      'image/tiff',
+      'application/gml+xml',
+      'multipart/related',
+      'application/netcdf',
+      'image/jp2',
+    ]),
+    interpolation_methods: ClosedList(['nearest-neighbor', 'linear']),
+    allowed_subsetting_crs: CrsList,
+    allowed_output_crs: CrsList,
+  })
+  .check(z.meta({ id: 'WCSSettings' }));
+
+const Contact = z.optional(z.string().check(z.minLength(1), z.maxLength(256)));
+
+export const WMTSSettingsSchema = z
+  .strictObject({
+    enabled: z.boolean(),
+    public: Public,
+    title: Text(256),
+    abstract: Text(4096),
+    feature_info_enabled: z._default(z.boolean(), false),
+    vector_tiles_enabled: z.optional(z.boolean()),
+    provider_name: Contact,
+    provider_site: z.optional(
+      z.string().check(z.maxLength(2048), z.regex(/^https?:\/\/[^\s/?#]+([/?#]\S*)?$/)),
+    ),
+    contact_name: Contact,
+    contact_position: Contact,
+    contact_email: z.optional(z.email().check(z.maxLength(256))),
+  })
+  .check(z.meta({ id: 'WMTSSettings' }));

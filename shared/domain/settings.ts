@@ -36,6 +36,18 @@ export const ceilings = {
     max_tile_bytes: 10 * 1024 * 1024,
     persistent_cache_quota_bytes: 1024 ** 4,
   },
+  /** The peer's WFS MaxFeatures; paging and counting as OGC API Features and a request's budget (ADR 0133). */
+  wfs: { max_features: 10_000, default_count: 10_000, max_offset: 1_000_000, count_timeout_ms: 10_000 },
+  /** What one Lambda request could hold: a WMS image's cells, the gateway's payload, /tmp (ADR 0133). */
+  wcs: {
+    max_cells: 4096 * 4096,
+    max_output_bytes: 10 * 1024 * 1024,
+    processing_timeout_ms: 15_000,
+    max_dimensions: 16,
+    max_axis_values: 10_000,
+    max_source_granules: 1_000,
+    max_temporary_bytes: 512 * 1024 * 1024,
+  },
 } as const;
 
 export const MVT = 'application/vnd.mapbox-vector-tile';
@@ -85,11 +97,64 @@ export interface OGCTilesSettings {
   };
 }
 
-/** The three settings documents by kind (also their key suffix). */
+/** WFS settings (ADR 0133): stored and validated; the data plane does not serve WFS yet. */
+export interface WFSSettings {
+  enabled: boolean;
+  public: boolean;
+  title?: string;
+  abstract?: string;
+  max_features?: number;
+  default_count?: number;
+  max_offset?: number;
+  count_timeout_ms?: number;
+}
+
+/** WCS settings (ADR 0133): stored and validated; the data plane does not serve WCS yet. */
+export interface WCSSettings {
+  enabled: boolean;
+  public: boolean;
+  title?: string;
+  abstract?: string;
+  max_cells?: number;
+  max_output_bytes?: number;
+  processing_timeout_ms?: number;
+  max_dimensions?: number;
+  max_axis_values?: number;
+  max_source_granules?: number;
+  max_temporary_bytes?: number;
+  extensions?: string[];
+  output_formats?: string[];
+  interpolation_methods?: string[];
+  allowed_subsetting_crs?: string[];
+  allowed_output_crs?: string[];
+}
+
+/**
+ * WMTS settings (ADR 0133): stored and validated; the data plane does not serve WMTS yet. Its tile
+ * matrix sets and formats would be the OGC API Tiles settings' (as the peer's are), not a second list.
+ */
+export interface WMTSSettings {
+  enabled: boolean;
+  public: boolean;
+  title?: string;
+  abstract?: string;
+  feature_info_enabled: boolean;
+  vector_tiles_enabled?: boolean;
+  provider_name?: string;
+  provider_site?: string;
+  contact_name?: string;
+  contact_position?: string;
+  contact_email?: string;
+}
+
+/** The settings documents by kind (also their key suffix). */
 export interface SettingsKinds {
   wms: WMSSettings;
   ogcapi: OGCAPISettings;
   'ogc-tiles': OGCTilesSettings;
+  wfs: WFSSettings;
+  wcs: WCSSettings;
+  wmts: WMTSSettings;
 }
 export type SettingsKind = keyof SettingsKinds;
 
@@ -114,6 +179,9 @@ export const defaultSettings: { readonly [K in SettingsKind]: SettingsKinds[K] }
       cache_enabled: true,
     },
   },
+  wfs: { enabled: false, public: false },
+  wcs: { enabled: false, public: false },
+  wmts: { enabled: false, public: false, feature_info_enabled: true },
 };
 
 /** Storage port of workspace settings. */
@@ -164,7 +232,7 @@ function checkCeilings(doc: Record<string, unknown>, limits: Record<string, numb
   }
 }
 
-/** Rules beyond the schema; throws InvalidInputError (400). */
+/** Rules beyond the schema (a WMTS document has none); throws InvalidInputError (400). */
 export function validateSettings<K extends SettingsKind>(kind: K, doc: SettingsKinds[K]): void {
   if (kind === 'wms') {
     const wms = doc as WMSSettings;
@@ -180,7 +248,33 @@ export function validateSettings<K extends SettingsKind>(kind: K, doc: SettingsK
         `limit_default (${api.limit_default}) exceeds limit_max (${api.limit_max}).`,
       );
     }
-  } else {
+  } else if (kind === 'wfs') {
+    const wfs = doc as WFSSettings;
+    checkCeilings(wfs as unknown as Record<string, unknown>, ceilings.wfs, 'wfs');
+    if (
+      wfs.default_count !== undefined &&
+      wfs.max_features !== undefined &&
+      wfs.default_count > wfs.max_features
+    ) {
+      invalid(
+        'default_count_above_max',
+        `default_count (${wfs.default_count}) exceeds max_features (${wfs.max_features}).`,
+      );
+    }
+  } else if (kind === 'wcs') {
+    const wcs = doc as WCSSettings;
+    checkCeilings(wcs as unknown as Record<string, unknown>, ceilings.wcs, 'wcs');
+    for (const field of [
+      'extensions',
+      'output_formats',
+      'interpolation_methods',
+      'allowed_subsetting_crs',
+      'allowed_output_crs',
+    ] as const) {
+      const twice = duplicates(wcs[field] ?? []);
+      if (twice.length) invalid('duplicate_value', `${field}: '${twice[0]}' is listed twice.`);
+    }
+  } else if (kind === 'ogc-tiles') {
     const tiles = doc as OGCTilesSettings;
     const s = tiles.settings;
     checkCeilings(s as unknown as Record<string, unknown>, ceilings.tiles, 'settings');

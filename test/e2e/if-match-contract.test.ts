@@ -340,6 +340,10 @@ const fixtures: Record<string, () => Promise<Target>> = {
   updateWMSSettings: () => settingsTarget('wms', { enabled: true, title: 'Maps', max_width: 2048 }),
   updateOGCAPISettings: () =>
     settingsTarget('ogcapi', { enabled: false, public: true, limit_default: 50, limit_max: 500 }),
+  updateWFSSettings: () => settingsTarget('wfs', { enabled: true, title: 'Features', max_features: 500 }),
+  updateWCSSettings: () => settingsTarget('wcs', { enabled: true, output_formats: ['image/tiff'] }),
+  updateWMTSSettings: () =>
+    settingsTarget('wmts', { enabled: true, provider_site: 'https://gis.example.org/' }),
   updateOGCTilesAPISettings: () =>
     settingsTarget('ogc-tiles', {
       enabled: true,

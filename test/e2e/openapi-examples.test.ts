@@ -375,6 +375,9 @@ describe('the route table examples, replayed against the local host', { timeout:
       ['updateWMSSettings', 'getWMSSettings'],
       ['updateOGCAPISettings', 'getOGCAPISettings'],
       ['updateOGCTilesAPISettings', 'getOGCTilesAPISettings'],
+      ['updateWFSSettings', 'getWFSSettings'],
+      ['updateWCSSettings', 'getWCSSettings'],
+      ['updateWMTSSettings', 'getWMTSSettings'],
     ] as const) {
       const written = await replay(update);
       expect(written.body).toEqual(example(update).response);

@@ -160,6 +160,10 @@ const wideId = (n: number, i: number) => `${String(i).padStart(2, '0')}${wide(n 
 /** An ASCII name matching `^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$` of `n` characters, unique by `i`. */
 const name = (n: number, i = 0) => `${i}`.padEnd(n, 'n');
 const WS = '00000000-0000-4000-8000-000000000001';
+const crsList = Array.from(
+  { length: 64 },
+  (_, i) => `http://www.opengis.net/def/crs/EPSG/0/${String(i).padStart(3, '0')}${'1'.repeat(210)}`,
+);
 
 beforeEach(() => {
   sent.length = 0;
@@ -411,6 +415,41 @@ describe('the largest accepted body of every entity stays under its item budget'
           map_tiles: { enabled: true, formats: ['image/png', 'image/jpeg', 'image/webp'] },
           cache_enabled: true,
         },
+      },
+    ],
+    [
+      'wcs',
+      settingsOps.updateWCSSettings,
+      {
+        enabled: true,
+        title: wide(256),
+        abstract: wide(4096),
+        extensions: ['xml-post', 'range-subsetting', 'scaling', 'crs', 'interpolation', 'multidimensional'],
+        output_formats: [
+          'image/tiff',
+          'application/gml+xml',
+          'multipart/related',
+          'application/netcdf',
+          'image/jp2',
+        ],
+        interpolation_methods: ['nearest-neighbor', 'linear'],
+        // 64 CRS URIs of 251 characters each, in both lists.
+        allowed_subsetting_crs: crsList,
+        allowed_output_crs: crsList,
+      },
+    ],
+    [
+      'wmts',
+      settingsOps.updateWMTSSettings,
+      {
+        enabled: true,
+        title: wide(256),
+        abstract: wide(4096),
+        provider_name: wide(256),
+        provider_site: `https://gis.example.org/${'p'.repeat(2000)}`,
+        contact_name: wide(256),
+        contact_position: wide(256),
+        contact_email: `${'m'.repeat(64)}@${'d'.repeat(60)}.${'e'.repeat(60)}.example.org`,
       },
     ],
   ] as const)('the %s settings document with every text at its maximum', async (kind, op, body) => {

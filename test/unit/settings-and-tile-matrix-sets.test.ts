@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { OGCTilesSettingsSchema } from '../../shared/api/settings-schemas.ts';
+import {
+  OGCTilesSettingsSchema,
+  WCSSettingsSchema,
+  WFSSettingsSchema,
+  WMTSSettingsSchema,
+} from '../../shared/api/settings-schemas.ts';
 import { TileMatrixSetDefinition } from '../../shared/api/tile-matrix-set-schemas.ts';
 import { InvalidInputError, RuleViolationError } from '../../shared/domain/errors.ts';
 import { customTileMatrixSets, defaultSettings, validateSettings } from '../../shared/domain/settings.ts';
@@ -49,6 +54,15 @@ describe('settings', () => {
     expect(() => validateSettings('ogc-tiles', defaultSettings['ogc-tiles'])).not.toThrow();
     expect(() => validateSettings('wms', defaultSettings.wms)).not.toThrow();
     expect(() => validateSettings('ogcapi', defaultSettings.ogcapi)).not.toThrow();
+    for (const [kind, schema] of [
+      ['wfs', WFSSettingsSchema],
+      ['wcs', WCSSettingsSchema],
+      ['wmts', WMTSSettingsSchema],
+    ] as const) {
+      // The stored default is what the schema makes of it (no field the schema would add or drop).
+      expect(schema.parse(defaultSettings[kind])).toEqual(defaultSettings[kind]);
+      expect(() => validateSettings(kind, defaultSettings[kind])).not.toThrow();
+    }
   });
 
   it('counts only custom tile matrix sets as references', () => {
@@ -61,6 +75,10 @@ describe('settings', () => {
     ['wms', { enabled: true, public: false, max_pixels: 4096 * 4096 + 1 }],
     ['wms', { enabled: true, public: false, extensions: ['z-order', 'z-order'] }],
     ['ogcapi', { enabled: true, public: false, limit_default: 11, limit_max: 10 }],
+    ['wfs', { enabled: true, public: false, default_count: 11, max_features: 10 }],
+    ['wfs', { enabled: true, public: false, count_timeout_ms: 10_001 }],
+    ['wcs', { enabled: true, public: false, max_output_bytes: 10 * 1024 * 1024 + 1 }],
+    ['wcs', { enabled: true, public: false, allowed_output_crs: ['EPSG:4326', 'EPSG:4326'] }],
   ] as const)('refuses %s %j', (kind, doc) => {
     expect(() => validateSettings(kind, doc as never)).toThrow(InvalidInputError);
   });

@@ -1,15 +1,35 @@
 import * as z from 'zod/mini';
 import { defineOperation } from '../operation.ts';
 import { IdOrName } from '../schemas.ts';
-import { OGCAPISettingsSchema, OGCTilesSettingsSchema, WMSSettingsSchema } from '../settings-schemas.ts';
+import {
+  OGCAPISettingsSchema,
+  OGCTilesSettingsSchema,
+  WCSSettingsSchema,
+  WFSSettingsSchema,
+  WMSSettingsSchema,
+  WMTSSettingsSchema,
+} from '../settings-schemas.ts';
 
 const Etag = { ETag: 'the document version ("0" while the defaults apply)' };
 const Params = z.strictObject({ workspace: IdOrName });
 const notFound = { description: 'workspace not found' };
 const mismatch = { description: 'If-Match does not match the current version' };
 
+/** The summary, and a description that adds the note to it. */
+function described(summary: string, note: string | undefined) {
+  return note ? { summary, description: `${summary.replace(/\.$/, '')}. ${note}` } : { summary };
+}
+
 function pair<S extends z.ZodMiniType>(
-  names: { get: string; update: string; path: string; file: string; what: string },
+  names: {
+    get: string;
+    update: string;
+    path: string;
+    file: string;
+    what: string;
+    /** The operations' description: a protocol whose settings nothing serves yet says so (ADR 0133). */
+    note?: string;
+  },
   schema: S,
   badRequest: string,
   example: z.output<S>,
@@ -20,7 +40,7 @@ function pair<S extends z.ZodMiniType>(
     path: `/api/v1/workspaces/{workspace}/settings/${names.path}`,
     handler: `functions/settings/get-${names.file}-settings.ts`,
     permission: 'read',
-    summary: `Read the ${names.what} settings of a workspace (defaults until first saved)`,
+    ...described(`Read the ${names.what} settings of a workspace (defaults until first saved)`, names.note),
     tags: ['settings'],
     request: { params: Params },
     responses: { 200: { description: `${names.what} settings`, schema, headers: Etag }, 404: notFound },
@@ -33,7 +53,10 @@ function pair<S extends z.ZodMiniType>(
     path: `/api/v1/workspaces/{workspace}/settings/${names.path}`,
     handler: `functions/settings/update-${names.file}-settings.ts`,
     permission: 'manage',
-    summary: `Replace the ${names.what} settings of a workspace (the whole document). Honours If-Match.`,
+    ...described(
+      `Replace the ${names.what} settings of a workspace (the whole document). Honours If-Match.`,
+      names.note,
+    ),
     tags: ['settings'],
     request: { params: Params, body: schema },
     responses: {
@@ -105,5 +128,82 @@ export const [getOGCTilesAPISettings, updateOGCTilesAPISettings] = pair(
       cache_enabled: true,
       max_features: 10000,
     },
+  },
+);
+
+/** What the WFS, WCS and WMTS operations say: nothing serves these protocols yet (ADR 0133). */
+const notServed = (what: string) =>
+  `GeoPlane's data plane does not serve ${what} yet: these settings are stored, validated and returned, and change no response until it does (ADR 0133).`;
+
+export const [getWFSSettings, updateWFSSettings] = pair(
+  {
+    get: 'getWFSSettings',
+    update: 'updateWFSSettings',
+    path: 'wfs',
+    file: 'wfs',
+    what: 'WFS',
+    note: notServed('WFS'),
+  },
+  WFSSettingsSchema,
+  'bad request: a limit above the server ceiling, or default_count above max_features',
+  {
+    enabled: true,
+    public: false,
+    title: 'Roads WFS',
+    abstract: 'Road network of the demo region',
+    max_features: 5000,
+    default_count: 100,
+    max_offset: 100000,
+    count_timeout_ms: 2000,
+  },
+);
+
+export const [getWCSSettings, updateWCSSettings] = pair(
+  {
+    get: 'getWCSSettings',
+    update: 'updateWCSSettings',
+    path: 'wcs',
+    file: 'wcs',
+    what: 'WCS',
+    note: notServed('WCS'),
+  },
+  WCSSettingsSchema,
+  'bad request: a limit above the server ceiling, an unknown or repeated extension, format, interpolation method or CRS',
+  {
+    enabled: true,
+    public: false,
+    title: 'Elevation WCS',
+    max_cells: 4194304,
+    max_output_bytes: 8388608,
+    processing_timeout_ms: 10000,
+    extensions: ['range-subsetting', 'scaling', 'crs'],
+    output_formats: ['image/tiff'],
+    interpolation_methods: ['nearest-neighbor'],
+    allowed_output_crs: ['http://www.opengis.net/def/crs/EPSG/0/4326', 'EPSG:3857'],
+  },
+);
+
+export const [getWMTSSettings, updateWMTSSettings] = pair(
+  {
+    get: 'getWMTSSettings',
+    update: 'updateWMTSSettings',
+    path: 'wmts',
+    file: 'wmts',
+    what: 'WMTS',
+    note: `${notServed('WMTS')} Its tile matrix sets and tile formats would be the OGC API Tiles settings' (listWorkspaceTileMatrixSets).`,
+  },
+  WMTSSettingsSchema,
+  'bad request: a provider_site that is not an absolute http(s) URL, a contact_email that is not an address, an empty or too long text',
+  {
+    enabled: true,
+    public: true,
+    title: 'Roads WMTS',
+    feature_info_enabled: true,
+    vector_tiles_enabled: false,
+    provider_name: 'Demo Region GIS',
+    provider_site: 'https://gis.example.org/',
+    contact_name: 'GIS desk',
+    contact_position: 'Operator',
+    contact_email: 'gis@example.org',
   },
 );
