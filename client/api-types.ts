@@ -1235,6 +1235,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workspaces/{workspace}/services/{service}/mosaic/harvest-jobs/{job}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a harvest job: status and progress (files scanned, granules added and removed)
+         * @description Read a harvest job: status and progress (files scanned, granules added and removed)
+         *
+         *     Answers: 200 the job.
+         *
+         *     Notable errors: 404 workspace, service or harvest job not found; 422 the service is not a raster_mosaic.
+         *
+         *     Viewer or above in the workspace.
+         */
+        get: operations["getMosaicHarvestJob"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a queued or running harvest job; the granules it already added stay
+         * @description Answers 202 with the job (`cancel_requested: true`); its next chunk ends it `cancelled` with the progress it had. Cancelling again answers the same; a finished job is a 409.
+         *
+         *     Answers: 202 the job, asked to stop.
+         *
+         *     Notable errors: 404 workspace, service or harvest job not found; 409 the job is already finished (reason harvest_job_finished); 422 the service is not a raster_mosaic.
+         *
+         *     Editor or above in the workspace.
+         */
+        delete: operations["cancelMosaicHarvestJob"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspace}/services/{service}/mosaic/harvest-jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a mosaic's harvest jobs in the order they were created
+         * @description List a mosaic's harvest jobs in the order they were created.
+         *
+         *     Answers: 200 a page of jobs.
+         *
+         *     Notable errors: 400 bad limit or cursor; 404 workspace or service not found; 422 the service is not a raster_mosaic.
+         *
+         *     Viewer or above in the workspace.
+         */
+        get: operations["listMosaicHarvestJobs"];
+        put?: never;
+        /**
+         * Harvest every GeoTIFF/COG under the root as a job, in chunks, with progress
+         * @description Answers 202 with the queued job and its Location. A workflow scans the files matching `pattern` in name order, in chunks; each chunk adds its new granules (at most 90) as one new generation together with the job's cursor and counters, so a stopped run resumes after the last chunk and never adds a file twice. Files already in the mosaic are skipped; unreadable files are counted and the first 20 kept in `failures`. One unfinished job per mosaic (409 naming it).
+         *
+         *     Answers: 202 the job, queued.
+         *
+         *     Notable errors: 400 bad pattern (absolute, "..", unclosed "{") or unknown field; 404 workspace or service not found; 409 a harvest job of this mosaic is not finished yet (reason harvest_job_running, its job_id); 422 the service is not a raster_mosaic.
+         *
+         *     Editor or above in the workspace.
+         */
+        post: operations["createMosaicHarvestJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workspaces/{workspace}/services/{service}/mosaic/granules/{granule}": {
         parameters: {
             query?: never;
@@ -1308,7 +1380,7 @@ export interface paths {
         put?: never;
         /**
          * Read GeoTIFF/COG headers under the root and add them as one new generation
-         * @description `uris` (paths relative to root_uri, or URIs inside it, optionally with `time`/`elevation`) or a glob `pattern` (default `**\/*.{tif,tiff,TIF,TIFF}`). Sources already in the mosaic are skipped. The new granules (at most 90) become visible together as generation N+1; an unreadable source fails the harvest (422) and nothing changes.
+         * @description `uris` (paths relative to root_uri, or URIs inside it, optionally with `time`/`elevation`) or a glob `pattern` (default `**\/*.{tif,tiff,TIF,TIFF}`). Sources already in the mosaic are skipped. The new granules (at most 90) become visible together as generation N+1; an unreadable source fails the harvest (422) and nothing changes. For larger roots start a harvest job (createMosaicHarvestJob; ADR 0136).
          *
          *     Answers: 200 the harvest outcome.
          *
@@ -2756,6 +2828,53 @@ export interface components {
             granule_count: number;
             added: components["schemas"]["MosaicGranule"][];
             skipped: string[];
+        };
+        /** @description A harvest of a mosaic root as a job (ADR 0136): status queued → running → succeeded | failed | cancelled, progress, the first failures with their reasons. */
+        MosaicHarvestJob: {
+            /** Format: uuid */
+            id: string;
+            /** Format: uuid */
+            workspace_id: string;
+            /** Format: uuid */
+            service_id: string;
+            /** @enum {string} */
+            status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+            /** @enum {string} */
+            phase: "adding" | "removing";
+            pattern: string;
+            remove_missing: boolean;
+            cancel_requested: boolean;
+            progress: {
+                files_scanned: number;
+                files_total?: number;
+                granules_added: number;
+                granules_removed: number;
+                files_skipped: number;
+                files_failed: number;
+            };
+            failures: {
+                path: string;
+                reason: string;
+                message: string;
+            }[];
+            generation?: number;
+            error?: {
+                reason: string;
+                message: string;
+            };
+            version: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: date-time */
+            started_at?: string;
+            /** Format: date-time */
+            finished_at?: string;
+        };
+        MosaicHarvestJobList: {
+            jobs: components["schemas"]["MosaicHarvestJob"][];
+            next_cursor?: string;
         };
         OGCAPISettings: {
             enabled: boolean;
@@ -7861,6 +7980,404 @@ export interface operations {
             };
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMosaicHarvestJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+                /**
+                 * @description The service: its id (UUID) or its name, within the workspace.
+                 * @example ortho
+                 */
+                service: string;
+                /**
+                 * @description The harvest job id (as `id` in the job body; case-insensitive).
+                 * @example 0195d3a0-7c4e-7b1a-9f2e-3c4d5e6f7a8b
+                 */
+                job: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the job */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0195d3a0-7c4e-7b1a-9f2e-3c4d5e6f7a8b",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "service_id": "9a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d",
+                     *       "status": "running",
+                     *       "phase": "adding",
+                     *       "pattern": "**\/*.tif",
+                     *       "remove_missing": false,
+                     *       "cancel_requested": false,
+                     *       "progress": {
+                     *         "files_scanned": 1000,
+                     *         "files_total": 3000,
+                     *         "granules_added": 989,
+                     *         "granules_removed": 0,
+                     *         "files_skipped": 10,
+                     *         "files_failed": 1
+                     *       },
+                     *       "failures": [
+                     *         {
+                     *           "path": "2025/broken.tif",
+                     *           "reason": "unreadable_source",
+                     *           "message": "Source '2025/broken.tif' is not a readable GeoTIFF (invalid magic number)."
+                     *         }
+                     *       ],
+                     *       "generation": 14,
+                     *       "version": 2,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-04T16:40:12.000Z",
+                     *       "started_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MosaicHarvestJob"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description workspace, service or harvest job not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description the service is not a raster_mosaic */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelMosaicHarvestJob: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of the version you read; a mismatch answers 412. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+                /**
+                 * @description The service: its id (UUID) or its name, within the workspace.
+                 * @example ortho
+                 */
+                service: string;
+                /**
+                 * @description The harvest job id (as `id` in the job body; case-insensitive).
+                 * @example 0195d3a0-7c4e-7b1a-9f2e-3c4d5e6f7a8b
+                 */
+                job: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the job, asked to stop */
+            202: {
+                headers: {
+                    /** @description URL of the harvest job */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0195d3a0-7c4e-7b1a-9f2e-3c4d5e6f7a8b",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "service_id": "9a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d",
+                     *       "status": "running",
+                     *       "phase": "adding",
+                     *       "pattern": "**\/*.tif",
+                     *       "remove_missing": false,
+                     *       "cancel_requested": true,
+                     *       "progress": {
+                     *         "files_scanned": 1000,
+                     *         "files_total": 3000,
+                     *         "granules_added": 989,
+                     *         "granules_removed": 0,
+                     *         "files_skipped": 10,
+                     *         "files_failed": 1
+                     *       },
+                     *       "failures": [
+                     *         {
+                     *           "path": "2025/broken.tif",
+                     *           "reason": "unreadable_source",
+                     *           "message": "Source '2025/broken.tif' is not a readable GeoTIFF (invalid magic number)."
+                     *         }
+                     *       ],
+                     *       "generation": 14,
+                     *       "version": 3,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-04T16:40:12.000Z",
+                     *       "started_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MosaicHarvestJob"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description workspace, service or harvest job not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the job is already finished (reason harvest_job_finished) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description the service is not a raster_mosaic */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMosaicHarvestJobs: {
+        parameters: {
+            query?: {
+                /** @description Page size: an integer from 1 to 1000 (the default depends on the list). */
+                limit?: number;
+                /** @description The opaque `next_cursor` of the previous page; omit it for the first page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+                /**
+                 * @description The service: its id (UUID) or its name, within the workspace.
+                 * @example ortho
+                 */
+                service: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of jobs */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jobs": [
+                     *         {
+                     *           "id": "0195d3a0-7c4e-7b1a-9f2e-3c4d5e6f7a8b",
+                     *           "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *           "service_id": "9a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d",
+                     *           "status": "running",
+                     *           "phase": "adding",
+                     *           "pattern": "**\/*.tif",
+                     *           "remove_missing": false,
+                     *           "cancel_requested": false,
+                     *           "progress": {
+                     *             "files_scanned": 1000,
+                     *             "files_total": 3000,
+                     *             "granules_added": 989,
+                     *             "granules_removed": 0,
+                     *             "files_skipped": 10,
+                     *             "files_failed": 1
+                     *           },
+                     *           "failures": [
+                     *             {
+                     *               "path": "2025/broken.tif",
+                     *               "reason": "unreadable_source",
+                     *               "message": "Source '2025/broken.tif' is not a readable GeoTIFF (invalid magic number)."
+                     *             }
+                     *           ],
+                     *           "generation": 14,
+                     *           "version": 2,
+                     *           "created_at": "2026-03-02T09:15:00.000Z",
+                     *           "updated_at": "2026-03-04T16:40:12.000Z",
+                     *           "started_at": "2026-03-02T09:15:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MosaicHarvestJobList"];
+                };
+            };
+            400: components["responses"]["BadPage"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ServiceNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description the service is not a raster_mosaic */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createMosaicHarvestJob: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (ADR 0088): the first 2xx answer is stored for 24 h per caller, operation and key and replayed (with `Idempotent-Replayed: true`) for the same request; the same key with another request answers 422, while the first still runs 409. 1–255 characters (400 otherwise). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+                /**
+                 * @description The service: its id (UUID) or its name, within the workspace.
+                 * @example ortho
+                 */
+                service: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "pattern": "**\/*.tif"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Glob over paths relative to root_uri (default `**\/*.{tif,tiff,TIF,TIFF}`). */
+                    pattern?: string;
+                    /** @description After adding, remove the granules under the pattern whose file is gone (the mosaic keeps at least one). */
+                    remove_missing?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description the job, queued */
+            202: {
+                headers: {
+                    /** @description URL of the harvest job */
+                    Location?: string;
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0195d3a0-7c4e-7b1a-9f2e-3c4d5e6f7a8b",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "service_id": "9a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d",
+                     *       "status": "queued",
+                     *       "phase": "adding",
+                     *       "pattern": "**\/*.tif",
+                     *       "remove_missing": false,
+                     *       "cancel_requested": false,
+                     *       "progress": {
+                     *         "files_scanned": 0,
+                     *         "granules_added": 0,
+                     *         "granules_removed": 0,
+                     *         "files_skipped": 0,
+                     *         "files_failed": 0
+                     *       },
+                     *       "failures": [],
+                     *       "version": 1,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MosaicHarvestJob"];
+                };
+            };
+            /** @description bad pattern (absolute, "..", unclosed "{") or unknown field */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["ServiceNotFound"];
+            /** @description a harvest job of this mosaic is not finished yet (reason harvest_job_running, its job_id); or a request with the same Idempotency-Key is still being processed (reason idempotency_key_in_flight) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description the service is not a raster_mosaic; or the Idempotency-Key was already used with a different request (reason idempotency_key_reused) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];

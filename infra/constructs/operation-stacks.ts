@@ -86,6 +86,7 @@ export type Workflows = Record<NonNullable<Operation['starts']>[number], IStateM
 export const workflowArnVariables: Record<keyof Workflows, string> = {
   deletion: 'DELETION_STATE_MACHINE_ARN',
   import: 'IMPORT_STATE_MACHINE_ARN',
+  harvest: 'HARVEST_STATE_MACHINE_ARN',
 };
 
 /** The S3 actions of each `uploads` flag, on `uploads/*` of the upload bucket (ADR 0086). */

@@ -426,6 +426,8 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
       logger.info(`resumed ${resumed.deletions} unfinished deletion(s)`, { count: resumed.deletions });
     if (resumed.imports > 0)
       logger.info(`resumed ${resumed.imports} unfinished import(s)`, { count: resumed.imports });
+    if (resumed.harvests > 0)
+      logger.info(`resumed ${resumed.harvests} unfinished mosaic harvest(s)`, { count: resumed.harvests });
   }
   // The catalog events (ADR 0094): read from DynamoDB Local's stream into the local feed.
   installCatalogEventBus(eventFeed);

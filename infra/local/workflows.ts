@@ -6,9 +6,11 @@ import type { DataAction } from '../../shared/api/operation.ts';
 import { importExecutionName } from '../../shared/domain/import-model.ts';
 import { errorFields, logger } from '../../shared/log/logger.ts';
 import { DynamoImportRepository } from '../../shared/store/imports-repository.ts';
+import { DynamoHarvestJobRepository } from '../../shared/store/mosaic-harvest-jobs-repository.ts';
 import { deletionRepository } from '../../shared/store/repositories.ts';
 import type {
   DeletionWorkflowInput,
+  HarvestWorkflowInput,
   ImportWorkflowInput,
   WorkflowStarters,
 } from '../../shared/workflows/starter.ts';
@@ -18,6 +20,12 @@ import {
   deletionTaskStates,
   substitutedDeletionDefinition,
 } from '../workflows/deletion-workflow.ts';
+import {
+  harvestTaskAccess,
+  harvestTaskHandlers,
+  harvestTaskStates,
+  substitutedHarvestDefinition,
+} from '../workflows/harvest-workflow.ts';
 import {
   importTaskAccess,
   importTaskHandlers,
@@ -62,6 +70,13 @@ const importMachine = machine(
   importTaskAccess,
 );
 
+const harvestMachine = machine(
+  substitutedHarvestDefinition,
+  harvestTaskHandlers,
+  harvestTaskStates,
+  harvestTaskAccess,
+);
+
 /** How long a Wait state waits locally (the imports' rollback polls): capped so tests stay quick. */
 const LOCAL_WAIT_CAP_MS = 500;
 
@@ -81,6 +96,10 @@ export class LocalWorkflowRunner implements WorkflowStarters {
 
   startImport(name: string, input: ImportWorkflowInput): Promise<void> {
     return this.run(importMachine, `import:${name}`, name, input);
+  }
+
+  startHarvest(name: string, input: HarvestWorkflowInput): Promise<void> {
+    return this.run(harvestMachine, `harvest:${name}`, name, input);
   }
 
   private async run(m: LocalMachine, key: string, name: string, input: unknown): Promise<void> {
@@ -125,10 +144,11 @@ export class LocalWorkflowRunner implements WorkflowStarters {
     return this.running.has(`import:${name}`);
   }
 
-  /** Starts every deletion and import that was under way when the host last stopped. */
-  async resume(): Promise<{ deletions: number; imports: number }> {
+  /** Starts every deletion, import and mosaic harvest that was under way when the host last stopped. */
+  async resume(): Promise<{ deletions: number; imports: number; harvests: number }> {
     let deletions = 0;
     let imports = 0;
+    let harvests = 0;
     await deletionRepository().unfinished(async (op) => {
       await this.startDeletion(op.id, { operation_id: op.id, attempt: Number(op.attempt_count ?? 1) });
       deletions++;
@@ -141,7 +161,15 @@ export class LocalWorkflowRunner implements WorkflowStarters {
       });
       imports++;
     });
-    return { deletions, imports };
+    await new DynamoHarvestJobRepository().working(async (job) => {
+      await this.startHarvest(job.id, {
+        job_id: job.id,
+        workspace_id: job.workspace_id,
+        service_id: job.service_id,
+      });
+      harvests++;
+    });
+    return { deletions, imports, harvests };
   }
 
   /** Waits for the executions in flight (tests). */

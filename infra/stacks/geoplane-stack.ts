@@ -13,6 +13,7 @@ import { ConsoleSite } from '../constructs/console-site.ts';
 import { DataPlane, dataPlaneEntries } from '../constructs/data-plane.ts';
 import { DeletionWorkflow, deletionTaskEntries } from '../constructs/deletion-workflow.ts';
 import { FunctionBundles } from '../constructs/function-bundles.ts';
+import { HarvestWorkflow, harvestTaskEntries } from '../constructs/harvest-workflow.ts';
 import { ImportUploads, importEnvironment } from '../constructs/import-uploads.ts';
 import { ImportWorkflow, importTaskEntries } from '../constructs/import-workflow.ts';
 import { ManagementApi, managementApiEntries } from '../constructs/management-api.ts';
@@ -29,6 +30,7 @@ export function appEntries(routes: readonly Operation[]): string[] {
       ...dataPlaneEntries,
       ...deletionTaskEntries,
       ...importTaskEntries,
+      ...harvestTaskEntries,
       bootstrapAdminsEntry,
       sweepEntry,
       catalogEventsEntry,
@@ -61,6 +63,7 @@ export class GeoPlaneStack extends Stack {
   readonly deletionWorkflow: DeletionWorkflow;
   readonly importUploads: ImportUploads;
   readonly importWorkflow: ImportWorkflow;
+  readonly harvestWorkflow: HarvestWorkflow;
   readonly api: ManagementApi;
   readonly bootstrapAdmins: BootstrapAdmins;
   readonly catalogEvents: CatalogEvents;
@@ -114,12 +117,27 @@ export class GeoPlaneStack extends Stack {
       logRetention,
       ...vpc,
     });
+    // Mosaic harvest jobs (ADR 0136): chunks of a root's files, read from the stage's mosaic buckets.
+    this.harvestWorkflow = new HarvestWorkflow(this, 'HarvestWorkflow', {
+      table: this.table,
+      bundles,
+      environment,
+      logRetention,
+      mosaicBuckets: (config.mosaicBuckets ?? '')
+        .split(',')
+        .map((b) => b.trim())
+        .filter(Boolean),
+    });
     this.api = new ManagementApi(this, 'Management', {
       config,
       table: this.table,
       routes,
       bundles,
-      workflows: { deletion: this.deletionWorkflow.stateMachine, import: this.importWorkflow.stateMachine },
+      workflows: {
+        deletion: this.deletionWorkflow.stateMachine,
+        import: this.importWorkflow.stateMachine,
+        harvest: this.harvestWorkflow.stateMachine,
+      },
       imports: {
         uploadBucketName: this.importUploads.bucket.bucketName,
         environment: imports,
@@ -222,6 +240,7 @@ export class GeoPlaneStack extends Stack {
       stateMachines: {
         deletion: this.deletionWorkflow.stateMachine,
         import: this.importWorkflow.stateMachine,
+        harvest: this.harvestWorkflow.stateMachine,
       },
       table: this.table.table,
       tableIndexes: tableDefinition.globalSecondaryIndexes.map((gsi) => gsi.indexName),
@@ -238,6 +257,9 @@ export class GeoPlaneStack extends Stack {
         ),
         ...Object.fromEntries(
           [...this.importWorkflow.functions].map(([task, fn]) => [`import-${task}`, fn.function]),
+        ),
+        ...Object.fromEntries(
+          [...this.harvestWorkflow.functions].map(([task, fn]) => [`harvest-${task}`, fn.function]),
         ),
         sweep: this.sweeps.function.function,
         'catalog-events': this.catalogEvents.function.function,

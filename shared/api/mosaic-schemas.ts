@@ -77,3 +77,58 @@ export const GranuleListQuery = z.strictObject({
     .optional(z.string().check(z.maxLength(128)))
     .check(z.meta({ description: 'Only granules at this RFC 3339 instant, or overlapping `start/end`.' })),
 });
+
+export const HarvestJobStatusEnum = z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']);
+
+export const CreateHarvestJobInput = z.strictObject({
+  pattern: z
+    .optional(z.string().check(z.minLength(1), z.maxLength(256)))
+    .check(
+      z.meta({ description: 'Glob over paths relative to root_uri (default `**/*.{tif,tiff,TIF,TIFF}`).' }),
+    ),
+  remove_missing: z.optional(z.boolean()).check(
+    z.meta({
+      description:
+        'After adding, remove the granules under the pattern whose file is gone (the mosaic keeps at least one).',
+    }),
+  ),
+});
+
+export const HarvestJobBody = z
+  .strictObject({
+    id: Uuid,
+    workspace_id: Uuid,
+    service_id: Uuid,
+    status: HarvestJobStatusEnum,
+    phase: z.enum(['adding', 'removing']),
+    pattern: z.string(),
+    remove_missing: z.boolean(),
+    cancel_requested: z.boolean(),
+    progress: z.strictObject({
+      files_scanned: z.int(),
+      files_total: z.optional(z.int()),
+      granules_added: z.int(),
+      granules_removed: z.int(),
+      files_skipped: z.int(),
+      files_failed: z.int(),
+    }),
+    failures: z.array(z.strictObject({ path: z.string(), reason: z.string(), message: z.string() })),
+    generation: z.optional(z.int()),
+    error: z.optional(z.strictObject({ reason: z.string(), message: z.string() })),
+    version: z.int(),
+    created_at: DateTime,
+    updated_at: DateTime,
+    started_at: z.optional(DateTime),
+    finished_at: z.optional(DateTime),
+  })
+  .check(
+    z.meta({
+      id: 'MosaicHarvestJob',
+      description:
+        'A harvest of a mosaic root as a job (ADR 0136): status queued → running → succeeded | failed | cancelled, progress, the first failures with their reasons.',
+    }),
+  );
+
+export const HarvestJobList = z
+  .strictObject({ jobs: z.array(HarvestJobBody), next_cursor: z.optional(z.string()) })
+  .check(z.meta({ id: 'MosaicHarvestJobList' }));

@@ -115,6 +115,17 @@ export function importStateMachineArn(): string | undefined {
   return process.env.IMPORT_STATE_MACHINE_ARN || undefined;
 }
 
+/** AWS: the mosaic harvest state machine (`HARVEST_STATE_MACHINE_ARN`, ADR 0136); unset or empty locally. */
+export function harvestStateMachineArn(): string | undefined {
+  return process.env.HARVEST_STATE_MACHINE_ARN || undefined;
+}
+
+/** Time one harvest step invocation may spend on chunks before handing back to the state machine. */
+export function harvestStepBudgetMs(): number {
+  const value = Number(process.env.HARVEST_STEP_BUDGET_MS ?? 60000);
+  return Number.isFinite(value) && value > 0 ? value : 60000;
+}
+
 /** Time one import step invocation may spend loading before handing back to the state machine. */
 export function importStepBudgetMs(): number {
   const value = Number(process.env.IMPORT_STEP_BUDGET_MS ?? 600000);

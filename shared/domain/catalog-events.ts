@@ -53,13 +53,14 @@ export const EVENT_ENTITIES: Readonly<Record<string, string>> = {
   role_policy: 'Role Policy',
   claim_mapping: 'Claim Mapping',
   mosaic: 'Mosaic',
+  mosaic_harvest_job: 'Mosaic Harvest Job',
   deletion: 'Deletion',
   import: 'Import',
   browser_session: 'Browser Session',
 };
 
 /** Entities whose updates are status changes (their other writes are progress, never events). */
-const STATUS_ENTITIES = new Set(['deletion', 'import']);
+const STATUS_ENTITIES = new Set(['deletion', 'import', 'mosaic_harvest_job']);
 
 /** The action part of a `detail-type`. */
 export function eventAction(type: string, action: AuditChange['action']): string {

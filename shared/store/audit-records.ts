@@ -36,7 +36,7 @@ type Item = Record<string, unknown>;
 const CHANGE_ATTRIBUTES = new Set(['version', 'status', 'generation', 'revision', 'revoked']);
 
 /** Entities whose every write is progress, except the ones that set their status. */
-const STATUS_ONLY = new Set<string>([entities.deletion, entities.importJob]);
+const STATUS_ONLY = new Set<string>([entities.deletion, entities.importJob, entities.mosaicHarvestJob]);
 
 const num = (value: unknown) => (typeof value === 'number' ? value : undefined);
 const str = (value: unknown) => (typeof value === 'string' ? value : undefined);
@@ -113,6 +113,7 @@ const TYPES: Record<string, string> = {
   [entities.rolePolicy]: 'role_policy',
   [entities.claimMapping]: 'claim_mapping',
   [entities.mosaic]: 'mosaic',
+  [entities.mosaicHarvestJob]: 'mosaic_harvest_job',
   [entities.deletion]: 'deletion',
   [entities.importJob]: 'import',
   [entities.browserSession]: 'browser_session',

@@ -211,6 +211,20 @@ export const keys = {
     SK: `GRANULE#${serviceId}#${granuleId}`,
   }),
   mosaicGranulePrefix: (serviceId: string) => `GRANULE#${serviceId}#`,
+  /** A harvest job of a mosaic (ids are time-ordered: the prefix lists them by creation; ADR 0136). */
+  mosaicHarvestJob: (workspaceId: string, serviceId: string, jobId: string): Key => ({
+    PK: ws(workspaceId),
+    SK: `HARVESTJOB#${serviceId}#${jobId}`,
+  }),
+  mosaicHarvestJobPrefix: (serviceId: string) => `HARVESTJOB#${serviceId}#`,
+  /** The marker of a mosaic's unfinished harvest job: one at a time per mosaic (ADR 0136). */
+  mosaicHarvestLock: (workspaceId: string, serviceId: string): Key => ({
+    PK: ws(workspaceId),
+    SK: `HARVESTLOCK#${serviceId}`,
+  }),
+  /** GSI1 entry of an unfinished harvest job (the local host resumes them after a restart). */
+  mosaicHarvestWorking: (jobId: string) => ({ GSI1PK: 'HARVESTS#WORKING', GSI1SK: jobId }),
+  mosaicHarvestWorkingPartition: 'HARVESTS#WORKING',
   /** A recursive deletion operation (its own partition: it outlives the workspace it deletes). */
   deletion: (id: string): Key => ({ PK: `${DELETION_PARTITION}${id}`, SK: 'DELETION' }),
   /** The plan beside an operation, in its partition (plans are large; operations change often). */
@@ -366,6 +380,8 @@ export const entities = {
   styleAssetRef: 'StyleAssetRef',
   mosaic: 'Mosaic',
   mosaicGranule: 'MosaicGranule',
+  mosaicHarvestJob: 'MosaicHarvestJob',
+  mosaicHarvestLock: 'MosaicHarvestLock',
   deletion: 'DeletionOperation',
   activeDeletions: 'ActiveDeletions',
   deletionActiveIndexed: 'DeletionActiveIndexed',
@@ -402,6 +418,7 @@ const WORKSPACE_ENTITIES: ReadonlyArray<readonly [string, string, boolean]> = [
   ['APIKEY#', entities.apiKey, false],
   ['CLAIMMAP#', entities.claimMapping, false],
   ['MOSAIC#', entities.mosaic, false],
+  ['HARVESTJOB#', entities.mosaicHarvestJob, true],
   ['IMPORT#', entities.importJob, false],
 ];
 

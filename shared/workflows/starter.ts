@@ -1,24 +1,31 @@
 import { ExecutionAlreadyExists, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
-import { deletionStateMachineArn, importStateMachineArn } from '../config/env.ts';
+import { deletionStateMachineArn, harvestStateMachineArn, importStateMachineArn } from '../config/env.ts';
 import { UnavailableError } from '../domain/errors.ts';
 import type { ImportWorkflowInput } from '../domain/import-model.ts';
 import type { ImportStarter } from '../domain/imports.ts';
+import type { HarvestStarter, HarvestWorkflowInput } from '../domain/mosaic-harvest-jobs.ts';
 import type { DeletionWorkflowInput, WorkflowStarter } from '../domain/workflows.ts';
 import { captureClient } from '../log/tracer.ts';
 
 // The ports live in the domain; re-exported for the local host's runner.
-export type { DeletionWorkflowInput, ImportStarter, ImportWorkflowInput, WorkflowStarter };
+export type {
+  DeletionWorkflowInput,
+  HarvestWorkflowInput,
+  ImportStarter,
+  ImportWorkflowInput,
+  WorkflowStarter,
+};
 
-/** Both workflows' starts. */
-export type WorkflowStarters = WorkflowStarter & ImportStarter;
+/** Every workflow's starts. */
+export type WorkflowStarters = WorkflowStarter & ImportStarter & HarvestStarter;
 
 /**
  * Step Functions adapter: `StartExecution` on the state machine named by
- * `DELETION_STATE_MACHINE_ARN` / `IMPORT_STATE_MACHINE_ARN`.
+ * `DELETION_STATE_MACHINE_ARN` / `IMPORT_STATE_MACHINE_ARN` / `HARVEST_STATE_MACHINE_ARN`.
  */
 export class StepFunctionsStarter implements WorkflowStarters {
   private readonly client = captureClient(new SFNClient({}));
-  constructor(private readonly arns: { deletion?: string; import?: string }) {}
+  constructor(private readonly arns: { deletion?: string; import?: string; harvest?: string }) {}
 
   startDeletion(name: string, input: DeletionWorkflowInput): Promise<void> {
     return this.start(this.arns.deletion, name, input);
@@ -26,6 +33,10 @@ export class StepFunctionsStarter implements WorkflowStarters {
 
   startImport(name: string, input: ImportWorkflowInput): Promise<void> {
     return this.start(this.arns.import, name, input);
+  }
+
+  startHarvest(name: string, input: HarvestWorkflowInput): Promise<void> {
+    return this.start(this.arns.harvest, name, input);
   }
 
   private async start(stateMachineArn: string | undefined, name: string, input: unknown): Promise<void> {
@@ -58,7 +69,8 @@ export function installLocalWorkflowStarter(starter: WorkflowStarters | undefine
 export function workflowStarter(): WorkflowStarters {
   const deletion = deletionStateMachineArn();
   const imports = importStateMachineArn();
-  if (deletion || imports) return new StepFunctionsStarter({ deletion, import: imports });
+  const harvest = harvestStateMachineArn();
+  if (deletion || imports || harvest) return new StepFunctionsStarter({ deletion, import: imports, harvest });
   if (local) return local;
   throw new UnavailableError('workflow_unavailable', 'No workflow runner is configured.');
 }

@@ -4,6 +4,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { deletionTaskDescription, deletionTasks } from '../../infra/constructs/deletion-workflow.ts';
+import { harvestTaskDescription, harvestTasks } from '../../infra/constructs/harvest-workflow.ts';
 import { importTaskDescription, importTasks } from '../../infra/constructs/import-workflow.ts';
 import { createGeoPlaneApp } from '../../infra/stacks/geoplane-stack.ts';
 import { dataRoutes } from '../../shared/api/data-routes.ts';
@@ -142,10 +143,11 @@ describe('route table ↔ synthesized template', () => {
     for (const parts of variablesByParent.values()) expect(parts).toHaveLength(1);
   });
 
-  it('has a function per route, plus the authorizer, the deletion and import workflow tasks, bootstrapAdmins, the sweep and the events publisher', () => {
+  it('has a function per route, plus the authorizer, the deletion, import and harvest workflow tasks, bootstrapAdmins, the sweep and the events publisher', () => {
     const tasks = [
       ...deletionTasks.map((task) => deletionTaskDescription(task).split(':')[0]),
       ...importTasks.map((task) => importTaskDescription(task).split(':')[0]),
+      ...harvestTasks.map((task) => harvestTaskDescription(task).split(':')[0]),
     ];
     expect(functions.map(([operationId]) => operationId).sort()).toEqual(
       [

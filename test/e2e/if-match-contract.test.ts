@@ -17,8 +17,12 @@ import { mosaicRoot } from '../support/mosaic-roots.ts';
  */
 const declaresIfMatch = (op: Operation) => op.method === 'PUT' || op.method === 'DELETE';
 
-/** Operations not covered here yet, with the reason (none). */
-const pendingElsewhere: Readonly<Record<string, string>> = {};
+/** Operations not covered here, with where they are. */
+const pendingElsewhere: Readonly<Record<string, string>> = {
+  // Its target must stay running through the stale and the current request: a 10,000-file job.
+  cancelMosaicHarvestJob:
+    'test/e2e/mosaic-harvest-jobs.test.ts (412 on a stale If-Match, then 202 on a running job)',
+};
 
 /** One target of an operation: its path parameters, its current ETag, the body a PUT sends, how to read it. */
 interface Target {

@@ -93,8 +93,9 @@ describe('deletion workflow', () => {
 
   describe('state machine', () => {
     it('is a Standard state machine with X-Ray and ALL events logged without execution data', () => {
-      // Two workflows: the deletion and the import workflow (test/infra/import-workflow.test.ts).
-      template.resourceCountIs('AWS::StepFunctions::StateMachine', 2);
+      // Three workflows: the deletion, the import (test/infra/import-workflow.test.ts) and the
+      // mosaic harvest workflow (test/infra/harvest-workflow.test.ts).
+      template.resourceCountIs('AWS::StepFunctions::StateMachine', 3);
       const logGroupId = logicalId(stack.deletionWorkflow.logGroup);
       template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
         StateMachineType: 'STANDARD',
@@ -278,8 +279,13 @@ function checkStartGrants(stack: GeoPlaneStack, template: Template, routeTable: 
   const arnOf = {
     deletion: { Ref: logicalId(stack.deletionWorkflow.stateMachine) },
     import: { Ref: logicalId(stack.importWorkflow.stateMachine) },
+    harvest: { Ref: logicalId(stack.harvestWorkflow.stateMachine) },
   };
-  const variableOf = { deletion: 'DELETION_STATE_MACHINE_ARN', import: 'IMPORT_STATE_MACHINE_ARN' };
+  const variableOf = {
+    deletion: 'DELETION_STATE_MACHINE_ARN',
+    import: 'IMPORT_STATE_MACHINE_ARN',
+    harvest: 'HARVEST_STATE_MACHINE_ARN',
+  };
   const functions = template.findResources('AWS::Lambda::Function');
   const starters = new Set<string>();
   for (const op of routeTable) {
@@ -298,12 +304,12 @@ function checkStartGrants(stack: GeoPlaneStack, template: Template, routeTable: 
       .flatMap((st) => asArray(st.Resource as never) as unknown[])
       .map((r) => JSON.stringify(r));
     expect(resources.sort(), op.operationId).toEqual(
-      (['deletion', 'import'] as const)
+      (['deletion', 'import', 'harvest'] as const)
         .filter((w) => started.has(w))
         .map((w) => JSON.stringify(arnOf[w]))
         .sort(),
     );
-    for (const w of ['deletion', 'import'] as const) {
+    for (const w of ['deletion', 'import', 'harvest'] as const) {
       expect(env[variableOf[w]], `${op.operationId} ${w}`).toEqual(started.has(w) ? arnOf[w] : undefined);
     }
   }

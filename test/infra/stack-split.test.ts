@@ -3,6 +3,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { deletionTasks } from '../../infra/constructs/deletion-workflow.ts';
+import { harvestTasks } from '../../infra/constructs/harvest-workflow.ts';
 import { importTasks } from '../../infra/constructs/import-workflow.ts';
 import {
   areaOf,
@@ -98,7 +99,7 @@ describe('the stack split (ADR 0077)', () => {
         // The authorizer, the workflows' tasks, the bootstrapAdmins resource, the sweep (ADR 0093) and
         // the catalog events publisher (ADR 0094): the parent's only functions.
         expect(types.filter((t) => t === 'AWS::Lambda::Function')).toHaveLength(
-          1 + deletionTasks.length + importTasks.length + 1 + 1 + 1,
+          1 + deletionTasks.length + importTasks.length + harvestTasks.length + 1 + 1 + 1,
         );
         continue;
       }
@@ -132,8 +133,8 @@ describe('the stack split (ADR 0077)', () => {
     }
     // The connection-secrets key and the alarm topic's key (ADR 0091).
     parent.resourceCountIs('AWS::KMS::Key', 2);
-    // The deletion and the import workflow; the upload bucket and its access-log bucket.
-    parent.resourceCountIs('AWS::StepFunctions::StateMachine', 2);
+    // The deletion, the import and the mosaic harvest workflow; the upload bucket and its access-log bucket.
+    parent.resourceCountIs('AWS::StepFunctions::StateMachine', 3);
     parent.resourceCountIs('AWS::S3::Bucket', 2);
     for (const [s, template] of templates.slice(1)) {
       expect(Object.keys(template.findResources('AWS::ApiGateway::Resource')), s.node.path).toEqual([]);
@@ -210,7 +211,7 @@ describe('the stack split as the route table grows', () => {
     // sweep (ADR 0093), the events publisher (ADR 0094) and the data plane (ADR 0122).
     merged.resourceCountIs(
       'AWS::Lambda::Function',
-      150 + 1 + deletionTasks.length + importTasks.length + 1 + 1 + 1 + 1,
+      150 + 1 + deletionTasks.length + importTasks.length + harvestTasks.length + 1 + 1 + 1 + 1,
     );
   }, 120_000);
 

@@ -119,6 +119,9 @@ beforeAll(async () => {
     startImport: async (name) => {
       started.push(name);
     },
+    startHarvest: async (name) => {
+      started.push(name);
+    },
   };
   const { installLocalWorkflowStarter } = await import('../../shared/workflows/starter.ts');
   installLocalWorkflowStarter(recorder);

@@ -50,6 +50,8 @@ const open = [
 ];
 const reads = [
   'getMosaic',
+  'listMosaicHarvestJobs',
+  'getMosaicHarvestJob',
   'getMosaicGranule',
   'listMosaicGranules',
   'getLayer',
@@ -79,6 +81,8 @@ const reads = [
 const writes = [
   'deleteMosaicGranule',
   'harvestMosaicGranules',
+  'createMosaicHarvestJob',
+  'cancelMosaicHarvestJob',
   'createStyle',
   'updateStyle',
   'deleteStyle',

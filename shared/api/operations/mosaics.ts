@@ -1,14 +1,17 @@
 import * as z from 'zod/mini';
 import * as ex from '../examples.ts';
 import {
+  CreateHarvestJobInput,
   GranuleListQuery,
   HarvestInput,
+  HarvestJobBody,
+  HarvestJobList,
   HarvestResultBody,
   MosaicBody,
   MosaicGranuleBody,
 } from '../mosaic-schemas.ts';
 import { defineOperation } from '../operation.ts';
-import { IdOrName } from '../schemas.ts';
+import { IdOrName, pageQuery } from '../schemas.ts';
 
 const ServiceParams = z.strictObject({ workspace: IdOrName, service: IdOrName });
 const GranuleParams = z.strictObject({
@@ -54,7 +57,7 @@ export const harvestMosaicGranules = defineOperation({
   permission: 'write',
   summary: 'Read GeoTIFF/COG headers under the root and add them as one new generation',
   description:
-    '`uris` (paths relative to root_uri, or URIs inside it, optionally with `time`/`elevation`) or a glob `pattern` (default `**/*.{tif,tiff,TIF,TIFF}`). Sources already in the mosaic are skipped. The new granules (at most 90) become visible together as generation N+1; an unreadable source fails the harvest (422) and nothing changes.',
+    '`uris` (paths relative to root_uri, or URIs inside it, optionally with `time`/`elevation`) or a glob `pattern` (default `**/*.{tif,tiff,TIF,TIFF}`). Sources already in the mosaic are skipped. The new granules (at most 90) become visible together as generation N+1; an unreadable source fails the harvest (422) and nothing changes. For larger roots start a harvest job (createMosaicHarvestJob; ADR 0136).',
   tags: ['mosaics'],
   request: { params: ServiceParams, body: HarvestInput },
   responses: {
@@ -150,4 +153,160 @@ export const deleteMosaicGranule = defineOperation({
   },
   examples: { params: { workspace: 'roads-demo', service: 'ortho', granule: ex.ids.granule } },
   data: ['GetItem', 'UpdateItem', 'ConditionCheckItem'],
+});
+
+const JobParams = z.strictObject({
+  workspace: IdOrName,
+  service: IdOrName,
+  job: z
+    .string()
+    .check(
+      z.minLength(1),
+      z.maxLength(128),
+      z.meta({ description: 'The harvest job id (as `id` in the job body; case-insensitive).' }),
+    ),
+});
+const harvestJobId = '0195d3a0-7c4e-7b1a-9f2e-3c4d5e6f7a8b';
+/** The example job: running, a third of the way through a root of 3,000 files. */
+const harvestJob = {
+  id: harvestJobId,
+  workspace_id: ex.ids.workspace,
+  service_id: ex.ids.mosaic,
+  status: 'running',
+  phase: 'adding',
+  pattern: '**/*.tif',
+  remove_missing: false,
+  cancel_requested: false,
+  progress: {
+    files_scanned: 1000,
+    files_total: 3000,
+    granules_added: 989,
+    granules_removed: 0,
+    files_skipped: 10,
+    files_failed: 1,
+  },
+  failures: [
+    {
+      path: '2025/broken.tif',
+      reason: 'unreadable_source',
+      message: "Source '2025/broken.tif' is not a readable GeoTIFF (invalid magic number).",
+    },
+  ],
+  generation: 14,
+  version: 2,
+  created_at: ex.created,
+  updated_at: ex.updated,
+  started_at: ex.created,
+};
+const { generation: _g, started_at: _s, ...unstarted } = harvestJob;
+const queuedJob = {
+  ...unstarted,
+  status: 'queued',
+  progress: { files_scanned: 0, granules_added: 0, granules_removed: 0, files_skipped: 0, files_failed: 0 },
+  failures: [],
+  version: 1,
+  updated_at: ex.created,
+};
+const jobNotFound = { description: 'workspace, service or harvest job not found' };
+const jobAccepted = (what: string) => ({
+  description: what,
+  schema: HarvestJobBody,
+  headers: { Location: 'URL of the harvest job' },
+});
+
+export const createMosaicHarvestJob = defineOperation({
+  operationId: 'createMosaicHarvestJob',
+  method: 'POST',
+  path: '/api/v1/workspaces/{workspace}/services/{service}/mosaic/harvest-jobs',
+  handler: 'functions/mosaics/create-mosaic-harvest-job.ts',
+  permission: 'write',
+  summary: 'Harvest every GeoTIFF/COG under the root as a job, in chunks, with progress',
+  description:
+    "Answers 202 with the queued job and its Location. A workflow scans the files matching `pattern` in name order, in chunks; each chunk adds its new granules (at most 90) as one new generation together with the job's cursor and counters, so a stopped run resumes after the last chunk and never adds a file twice. Files already in the mosaic are skipped; unreadable files are counted and the first 20 kept in `failures`. One unfinished job per mosaic (409 naming it).",
+  tags: ['mosaics'],
+  request: { params: ServiceParams, body: CreateHarvestJobInput },
+  responses: {
+    202: jobAccepted('the job, queued'),
+    400: { description: 'bad pattern (absolute, "..", unclosed "{") or unknown field' },
+    404: { description: 'workspace or service not found' },
+    409: {
+      description:
+        'a harvest job of this mosaic is not finished yet (reason harvest_job_running, its job_id)',
+    },
+    422: notMosaic,
+  },
+  examples: {
+    params: { workspace: 'roads-demo', service: 'ortho' },
+    request: { pattern: '**/*.tif' },
+    response: queuedJob,
+  },
+  data: ['GetItem', 'PutItem', 'UpdateItem', 'ConditionCheckItem'],
+  starts: ['harvest'],
+});
+
+export const listMosaicHarvestJobs = defineOperation({
+  operationId: 'listMosaicHarvestJobs',
+  method: 'GET',
+  path: '/api/v1/workspaces/{workspace}/services/{service}/mosaic/harvest-jobs',
+  handler: 'functions/mosaics/list-mosaic-harvest-jobs.ts',
+  permission: 'read',
+  summary: "List a mosaic's harvest jobs in the order they were created",
+  tags: ['mosaics'],
+  request: { params: ServiceParams, query: pageQuery(100) },
+  responses: {
+    200: { description: 'a page of jobs', schema: HarvestJobList },
+    400: { description: 'bad limit or cursor' },
+    404: { description: 'workspace or service not found' },
+    422: notMosaic,
+  },
+  examples: {
+    params: { workspace: 'roads-demo', service: 'ortho' },
+    response: { jobs: [harvestJob] },
+  },
+  data: ['GetItem', 'Query'],
+});
+
+export const getMosaicHarvestJob = defineOperation({
+  operationId: 'getMosaicHarvestJob',
+  method: 'GET',
+  path: '/api/v1/workspaces/{workspace}/services/{service}/mosaic/harvest-jobs/{job}',
+  handler: 'functions/mosaics/get-mosaic-harvest-job.ts',
+  permission: 'read',
+  summary: 'Read a harvest job: status and progress (files scanned, granules added and removed)',
+  tags: ['mosaics'],
+  request: { params: JobParams },
+  responses: {
+    200: { description: 'the job', schema: HarvestJobBody },
+    404: jobNotFound,
+    422: notMosaic,
+  },
+  examples: {
+    params: { workspace: 'roads-demo', service: 'ortho', job: harvestJobId },
+    response: harvestJob,
+  },
+  data: ['GetItem'],
+});
+
+export const cancelMosaicHarvestJob = defineOperation({
+  operationId: 'cancelMosaicHarvestJob',
+  method: 'DELETE',
+  path: '/api/v1/workspaces/{workspace}/services/{service}/mosaic/harvest-jobs/{job}',
+  handler: 'functions/mosaics/cancel-mosaic-harvest-job.ts',
+  permission: 'write',
+  summary: 'Cancel a queued or running harvest job; the granules it already added stay',
+  description:
+    'Answers 202 with the job (`cancel_requested: true`); its next chunk ends it `cancelled` with the progress it had. Cancelling again answers the same; a finished job is a 409.',
+  tags: ['mosaics'],
+  request: { params: JobParams },
+  responses: {
+    202: jobAccepted('the job, asked to stop'),
+    404: jobNotFound,
+    409: { description: 'the job is already finished (reason harvest_job_finished)' },
+    422: notMosaic,
+  },
+  examples: {
+    params: { workspace: 'roads-demo', service: 'ortho', job: harvestJobId },
+    response: { ...harvestJob, cancel_requested: true, version: 3 },
+  },
+  data: ['GetItem', 'UpdateItem'],
 });

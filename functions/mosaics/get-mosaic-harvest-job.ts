@@ -1,0 +1,14 @@
+import { getMosaicHarvestJob as operation } from '../../shared/api/operations/mosaics.ts';
+import { presentHarvestJob, requireHarvestJob } from '../../shared/domain/mosaic-harvest-jobs.ts';
+import { ok } from '../../shared/http/responses.ts';
+import { makeHandler } from '../../shared/wiring/handler.ts';
+import { harvestJobRepository } from '../../shared/wiring/mosaic-harvest-jobs.ts';
+import { pathService } from '../../shared/wiring/path-service.ts';
+
+export const handler = makeHandler(operation, async (request) =>
+  ok(
+    presentHarvestJob(
+      await requireHarvestJob(harvestJobRepository(), await pathService(request), request.params.job),
+    ),
+  ),
+);
