@@ -290,6 +290,17 @@ describe.skipIf(!chromiumPath)('console: services, layers, mosaics and layer gro
     await granules.getByRole('button', { name: /^Remove .*b\.tif$/ }).click();
     await dialog.getByRole('button', { name: 'Remove granule' }).click();
     await shown(granules.locator('.error[data-status="422"]'));
+
+    // A harvest job (ADR 0136): a.tif comes back, b.tif is skipped; the progress is polled to the end.
+    await page.getByRole('button', { name: 'Start harvest job' }).click();
+    const job = page.getByRole('status', { name: 'Harvest job' });
+    await expect.poll(() => job.textContent(), { timeout: 30_000 }).toMatch(/: succeeded/);
+    await expect
+      .poll(() => job.textContent())
+      .toMatch(/2 files scanned of 2; 1 granules added, 0 removed, 1 skipped, 0 failed\./);
+    expect(await job.getByRole('button', { name: 'Cancel harvest job' }).count()).toBe(0);
+    await shown(page.getByRole('table', { name: 'Generation 3' }));
+    await expect.poll(() => granules.getByRole('button', { name: /^Remove / }).count()).toBe(2);
     expect(cspErrors(errors)).toEqual([]);
     await context.close();
   }, 180_000);
