@@ -303,6 +303,96 @@ describe.skipIf(!chromiumPath)('console: styles, style assets, settings and tile
     expect(stored.headers.etag).toBe('"1"');
   });
 
+  it('edits the WFS, WCS and WMTS settings: ceilings as max, refusals beside their field, saved and read back (ADR 0133)', async () => {
+    const ws = (await createWorkspace(uniqueName('protocols'))).name;
+    const { page } = await signedIn();
+    await page.goto(`/console/workspaces/${ws}/settings`);
+    await heading(page, `Settings of ${ws}`);
+    const section = (name: string) =>
+      page.locator('section', { has: page.getByRole('heading', { name, exact: true }) });
+    const maxFeatures = page.getByLabel('Max features per GetFeature');
+    await expect.poll(() => maxFeatures.isVisible()).toBe(true);
+    await expect.poll(() => page.getByLabel('Provider site').isVisible()).toBe(true);
+    // The inputs' limits are the server's ceilings; each form says nothing serves it yet.
+    expect(await maxFeatures.getAttribute('max')).toBe(String(ceilings.wfs.max_features));
+    expect(await page.getByLabel('Count timeout').getAttribute('max')).toBe(
+      String(ceilings.wfs.count_timeout_ms),
+    );
+    expect(await page.getByLabel('Max cells per coverage').getAttribute('max')).toBe(
+      String(ceilings.wcs.max_cells),
+    );
+    expect(await page.getByLabel('Max temporary storage').getAttribute('max')).toBe(
+      String(ceilings.wcs.max_temporary_bytes),
+    );
+    for (const name of ['WFS', 'WCS', 'WMTS']) {
+      expect(await section(name).textContent()).toContain(`GeoPlane does not serve ${name} yet`);
+    }
+    // The WMTS defaults: GetFeatureInfo on.
+    expect(await page.getByLabel('WMTS GetFeatureInfo').isChecked()).toBe(true);
+    await expectAccessible(page, 'protocol-settings');
+
+    // WFS: a default count above the max is refused beside it; then saved.
+    await page.getByLabel('Serve WFS').check();
+    await maxFeatures.fill('100');
+    await page.getByLabel('Default GetFeature count').fill('500');
+    await page.getByRole('button', { name: 'Save WFS settings' }).click();
+    await expect
+      .poll(() => fieldOf(page, 'Default GetFeature count').getByRole('alert').textContent())
+      .toMatch(/exceeds max_features/);
+    await page.getByLabel('Default GetFeature count').fill('50');
+    await page.getByRole('button', { name: 'Save WFS settings' }).click();
+    await expect.poll(() => section('WFS').getByRole('status').textContent()).toContain('Saved (version 1)');
+
+    // WCS: a CRS that is no CRS name is refused beside its list; then formats and CRSs saved.
+    await page.getByLabel('Output CRSs').fill('EPSG:3857\nweb mercator');
+    await page.getByRole('button', { name: 'Save WCS settings' }).click();
+    await expect.poll(() => fieldOf(page, 'Output CRSs').getByRole('alert').isVisible()).toBe(true);
+    expect(await page.getByLabel('Output CRSs').getAttribute('aria-invalid')).toBe('true');
+    await expectAccessible(page, 'protocol-settings-refused');
+    await page.getByLabel('Output CRSs').fill('EPSG:3857\nhttp://www.opengis.net/def/crs/EPSG/0/4326');
+    await section('WCS').getByLabel('image/tiff').check();
+    await section('WCS').getByLabel('scaling').check();
+    await page.getByRole('button', { name: 'Save WCS settings' }).click();
+    await expect.poll(() => section('WCS').getByRole('status').textContent()).toContain('Saved (version 1)');
+
+    // WMTS: a relative provider site is refused beside it; then saved.
+    await page.getByLabel('Provider site').fill('maps/home');
+    await page.getByRole('button', { name: 'Save WMTS settings' }).click();
+    await expect.poll(() => fieldOf(page, 'Provider site').getByRole('alert').isVisible()).toBe(true);
+    await page.getByLabel('Provider site').fill('https://gis.example.org/');
+    await page.getByLabel('Contact email').fill('gis@example.org');
+    await page.getByLabel('WMTS GetFeatureInfo').uncheck();
+    await page.getByRole('button', { name: 'Save WMTS settings' }).click();
+    await expect.poll(() => section('WMTS').getByRole('status').textContent()).toContain('Saved (version 1)');
+
+    // Read back after a reload, and from the API.
+    await page.reload();
+    await expect.poll(() => page.getByLabel('Default GetFeature count').inputValue()).toBe('50');
+    expect(await page.getByLabel('Serve WFS').isChecked()).toBe(true);
+    expect(await page.getByLabel('Output CRSs').inputValue()).toBe(
+      'EPSG:3857\nhttp://www.opengis.net/def/crs/EPSG/0/4326',
+    );
+    expect(await page.getByLabel('Provider site').inputValue()).toBe('https://gis.example.org/');
+    expect(await page.getByLabel('WMTS GetFeatureInfo').isChecked()).toBe(false);
+    const read = (kind: string) =>
+      call('GET', `/workspaces/${ws}/settings/${kind}`, { headers: asSuperAdmin() });
+    const [wfs, wcs, wmts] = await Promise.all([read('wfs'), read('wcs'), read('wmts')]);
+    expect(wfs.body).toEqual({ enabled: true, public: false, max_features: 100, default_count: 50 });
+    expect(wcs.body).toEqual({
+      enabled: false,
+      public: false,
+      extensions: ['scaling'],
+      output_formats: ['image/tiff'],
+      allowed_output_crs: ['EPSG:3857', 'http://www.opengis.net/def/crs/EPSG/0/4326'],
+    });
+    expect(wmts.body).toMatchObject({
+      feature_info_enabled: false,
+      provider_site: 'https://gis.example.org/',
+      contact_email: 'gis@example.org',
+    });
+    for (const res of [wfs, wcs, wmts]) expect(res.headers.etag).toBe('"1"');
+  });
+
   it('tells a viewer that saving settings needs the admin role', async () => {
     const viewer = await createKey(workspace, 'viewer');
     const { page: viewerPage } = await signedIn(viewer.key);

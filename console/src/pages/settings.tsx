@@ -1,5 +1,6 @@
 /**
- * A workspace's service settings: WMS, OGC API Features and OGC API Tiles, one form each. Each
+ * A workspace's service settings: WMS, OGC API Features and OGC API Tiles, one form each, and the
+ * WFS, WCS and WMTS forms of protocol-settings.tsx (which uses the parts exported here). Each
  * document is read with its ETag (its version, "0" while the defaults apply) and replaced whole
  * with If-Match. Limits show their server ceiling as a hint (and as the number input's max); the
  * API still decides, and its refusal is shown beside the field it names.
@@ -20,6 +21,7 @@ import {
   useLoad,
 } from '../components.tsx';
 import { paths } from '../routes.ts';
+import { WCSSettingsForm, WFSSettingsForm, WMTSSettingsForm } from './protocol-settings.tsx';
 
 type WMSSettings = Schemas['WMSSettings'];
 type OGCAPISettings = Schemas['OGCAPISettings'];
@@ -62,7 +64,7 @@ const TILES_VERSIONS = ['1.0.0'] as const;
 const number = new Intl.NumberFormat('en');
 
 /** "1–4,096 pixels (the server ceiling). Empty: the server's default." */
-function limitHint(max: number, unit: string, extra?: string): string {
+export function limitHint(max: number, unit: string, extra?: string): string {
   return `1–${number.format(max)} ${unit} (the server ceiling). ${extra ? `${extra} ` : ''}Empty: the server's default.`;
 }
 
@@ -107,7 +109,7 @@ function FormError({ error, fields }: { error: unknown; fields: string[] }) {
 }
 
 /** A number input kept as text (empty: unset). */
-function NumberField({
+export function NumberField({
   label,
   hint,
   value,
@@ -143,7 +145,7 @@ function NumberField({
 }
 
 /** A labelled checkbox with an optional hint and an error in place. */
-function Check({
+export function Check({
   label,
   hint,
   checked,
@@ -180,7 +182,7 @@ function Check({
 }
 
 /** A set of choices (checkboxes) in a fieldset with its legend. */
-function Choices<T extends string>({
+export function Choices<T extends string>({
   legend,
   hint,
   options,
@@ -239,13 +241,13 @@ function Choices<T extends string>({
 }
 
 /** "" → undefined; otherwise the number typed (NaN stays NaN: the API refuses it in place). */
-const numberOf = (text: string): number | undefined => (text.trim() === '' ? undefined : Number(text));
-const textOf = (value: number | undefined) => (value === undefined ? '' : String(value));
+export const numberOf = (text: string): number | undefined => (text.trim() === '' ? undefined : Number(text));
+export const textOf = (value: number | undefined) => (value === undefined ? '' : String(value));
 /** Empty text is left out of the document. */
-const optionalText = (text: string) => (text.trim() === '' ? undefined : text);
+export const optionalText = (text: string) => (text.trim() === '' ? undefined : text);
 
 /** Drops the keys whose value is undefined (the document is replaced whole). */
-function defined<T extends object>(doc: T): T {
+export function defined<T extends object>(doc: T): T {
   return Object.fromEntries(Object.entries(doc).filter(([, value]) => value !== undefined)) as T;
 }
 
@@ -266,15 +268,18 @@ async function withEtag<T>(
 const versionOf = (etag: string) => etag.replace(/^W\//, '').replace(/"/g, '');
 
 /** The settings documents, by the last segment of their path. */
-interface SettingsDocuments {
+export interface SettingsDocuments {
   wms: WMSSettings;
   ogcapi: OGCAPISettings;
   'ogc-tiles': OGCTilesSettings;
+  wfs: Schemas['WFSSettings'];
+  wcs: Schemas['WCSSettings'];
+  wmts: Schemas['WMTSSettings'];
 }
 type SettingsKind = keyof SettingsDocuments;
 
 /**
- * Read and replace (If-Match) one settings document. The three paths answer and take the same
+ * Read and replace (If-Match) one settings document. The paths answer and take the same
  * shape per kind, which the generated types only know path by path: the path is named as the WMS
  * one for the call, and the document typed back by its kind.
  */
@@ -292,7 +297,7 @@ function settingsCalls<K extends SettingsKind>(workspace: string, kind: K) {
 }
 
 /** Load, edit and save one settings document: the form state is derived again after each save. */
-function useSettingsForm<K extends SettingsKind, F>(
+export function useSettingsForm<K extends SettingsKind, F>(
   workspace: string,
   kind: K,
   toForm: (doc: SettingsDocuments[K]) => F,
@@ -322,7 +327,7 @@ function useSettingsForm<K extends SettingsKind, F>(
 }
 
 /** What every service's settings have: whether it is served, and anonymously, its title and abstract. */
-interface CommonForm {
+export interface CommonForm {
   enabled: boolean;
   public: boolean;
   title: string;
@@ -331,7 +336,7 @@ interface CommonForm {
 
 const COMMON_FIELDS = ['enabled', 'public', 'title', 'abstract'];
 
-const commonForm = (d: {
+export const commonForm = (d: {
   enabled: boolean;
   public?: boolean;
   title?: string;
@@ -343,7 +348,7 @@ const commonForm = (d: {
   abstract: d.abstract ?? '',
 });
 
-const commonDoc = (f: CommonForm) => ({
+export const commonDoc = (f: CommonForm) => ({
   enabled: f.enabled,
   public: f.public,
   title: optionalText(f.title),
@@ -354,7 +359,7 @@ const commonDoc = (f: CommonForm) => ({
  * One service's settings form: its heading, the fields every service has, the service's own
  * (`children`, given the form, its update and the refusal's message per field), and the save row.
  */
-function SettingsSection<F extends CommonForm>({
+export function SettingsSection<F extends CommonForm>({
   id,
   service,
   state,
@@ -923,6 +928,9 @@ export function SettingsPage() {
       <WMSSettingsForm workspace={workspace} />
       <OGCAPISettingsForm workspace={workspace} />
       <TilesSettingsForm workspace={workspace} />
+      <WFSSettingsForm workspace={workspace} />
+      <WCSSettingsForm workspace={workspace} />
+      <WMTSSettingsForm workspace={workspace} />
     </>
   );
 }
