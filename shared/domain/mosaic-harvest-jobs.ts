@@ -232,9 +232,22 @@ export async function createHarvestJob(
 }
 
 /**
+ * A job that committed nothing for this long has no live execution (a step commits at least one
+ * chunk a minute; its Lambda times out after 3): a cancel then ends it itself, so a lost execution
+ * can't hold its mosaic's marker for ever. Its chunk commits are conditioned on `running`, so a
+ * late execution changes nothing after that.
+ */
+export const STALE_JOB_MS = 15 * 60_000;
+
+/** Whether the job has committed nothing for {@link STALE_JOB_MS}. */
+export function isStale(job: Pick<HarvestJob, 'updated_at'>, now: Date): boolean {
+  return now.getTime() - Date.parse(job.updated_at) > STALE_JOB_MS;
+}
+
+/**
  * Asks an unfinished job to stop: the next chunk sees the flag and the job ends `cancelled` with
  * the progress it had (granules already committed stay). Asking again answers as before; a
- * finished job is a 409.
+ * finished job is a 409. A stale job (no live execution) is ended `cancelled` at once.
  */
 export async function cancelHarvestJob(
   repo: HarvestJobRepository,
@@ -251,6 +264,12 @@ export async function cancelHarvestJob(
         'harvest_job_finished',
         `Harvest job '${job.id}' is already ${job.status}; only a queued or running job can be cancelled.`,
       );
+    }
+    if (isStale(job, now)) {
+      if (await repo.finish(job, 'cancelled', now.toISOString())) {
+        return (await repo.find(job.workspace_id, job.service_id, job.id)) ?? job;
+      }
+      continue;
     }
     if (job.cancel_requested) return job;
     if (await repo.requestCancel(job, now.toISOString())) {

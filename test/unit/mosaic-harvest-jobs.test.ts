@@ -76,11 +76,12 @@ class MemoryJobs implements HarvestJobRepository {
   async list() {
     return { items: [...this.jobs.values()] };
   }
-  async requestCancel(job: HarvestJob) {
+  async requestCancel(job: HarvestJob, now: string) {
     const stored = this.jobs.get(job.id) as HarvestJob;
     if (stored.version !== job.version || isFinished(stored.status)) return false;
     stored.cancel_requested = true;
     stored.version++;
+    stored.updated_at = now;
     return true;
   }
   async markRunning(job: HarvestJob) {
@@ -321,7 +322,8 @@ describe('harvest job use cases', () => {
     const job = await createHarvestJob({ jobs: deps.jobs, starter }, service, {});
     deps.jobs.beforeCommit = (n) => {
       // The cancel lands while the third chunk is about to commit (what requestCancel writes).
-      if (n === 2) void deps.jobs.requestCancel(deps.jobs.jobs.get(job.id) as HarvestJob);
+      if (n === 2)
+        void deps.jobs.requestCancel(deps.jobs.jobs.get(job.id) as HarvestJob, new Date().toISOString());
     };
     expect((await runHarvestStep(deps, input(job), 60_000)).done).toBe(true);
     const end = deps.jobs.jobs.get(job.id) as HarvestJob;
@@ -331,6 +333,22 @@ describe('harvest job use cases', () => {
     await expect(cancelHarvestJob(deps.jobs, service, job.id)).rejects.toMatchObject({
       reason: 'harvest_job_finished',
     });
+  });
+
+  it('ends a job whose execution is gone (nothing committed for 15 minutes) at once on cancel, freeing the mosaic', async () => {
+    const { deps, starter } = setup(names(5));
+    const job = await createHarvestJob({ jobs: deps.jobs, starter }, service, {});
+    const soon = new Date(Date.parse(job.updated_at) + 14 * 60_000);
+    expect((await cancelHarvestJob(deps.jobs, service, job.id, undefined, soon)).status).toBe('queued');
+    // The request was a change (updated_at): stale 15 minutes after it.
+    expect((await cancelHarvestJob(deps.jobs, service, job.id, undefined, soon)).status).toBe('queued');
+    const later = new Date(soon.getTime() + 16 * 60_000);
+    const ended = await cancelHarvestJob(deps.jobs, service, job.id, undefined, later);
+    expect(ended).toMatchObject({ status: 'cancelled', cancel_requested: true });
+    expect(deps.jobs.lock).toBeUndefined();
+    // A late execution finds it finished and does nothing.
+    expect((await runHarvestStep(deps, input(job), 60_000)).done).toBe(true);
+    expect(deps.jobs.commits).toBe(0);
   });
 
   it('refuses a stale If-Match on cancel (412) and changes nothing', async () => {
