@@ -569,6 +569,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/roles/{roleId}/deletion-plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What deleting a custom role meets: the claim mappings and layers that refer to it, and its policies (super_admin)
+         * @description One Query of the role's reference records, each checked against its referrer as stored now. `references` is the count deleteRole is conditioned on; what it holds beyond the listed mappings and layers is `unrecorded` (made before the records existed, ADR 0135).
+         *
+         *     Answers: 200 the plan.
+         *
+         *     Notable errors: 400 built-in roles cannot be deleted; 404 role not found.
+         *
+         *     super_admin only.
+         */
+        get: operations["getRoleDeletionPlan"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workspaces/{workspace}/roles": {
         parameters: {
             query?: never;
@@ -2937,6 +2963,31 @@ export interface components {
             /** Format: date-time */
             updated_at?: string;
         };
+        RoleDeletionPlan: {
+            role_id: string;
+            /** @description true when nothing refers to the role (references is 0) */
+            deletable: boolean;
+            /** @description the role's reference count, what deleteRole's 409 reports: claim_mappings + layers + unrecorded */
+            references: number;
+            claim_mappings: {
+                /** @description null for a global mapping */
+                workspace_id: string | null;
+                id: string;
+            }[];
+            layers: {
+                workspace_id: string;
+                service_id: string;
+                id: string;
+            }[];
+            /** @description references counted before GeoPlane recorded each referrer (ADR 0135): not listable, but counted */
+            unrecorded: number;
+            /** @description removed with the role; they do not block it */
+            policies: components["schemas"]["StoredRolePolicy"][];
+            /** @description always 0: API keys carry built-in roles only */
+            api_keys: number;
+            /** @description always 0: sessions resolve roles per request, they hold no reference */
+            sessions: number;
+        };
         RoleList: {
             roles: components["schemas"]["Role"][];
             next_cursor?: string;
@@ -5090,6 +5141,82 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getRoleDeletionPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The role id: `admin`, `editor`, `viewer`, `super_admin` or a custom role id.
+                 * @example publisher
+                 */
+                roleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the plan */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "role_id": "publisher",
+                     *       "deletable": false,
+                     *       "references": 3,
+                     *       "claim_mappings": [
+                     *         {
+                     *           "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *           "id": "8e9f0a1b-2c3d-4e4f-9a5b-6c7d8e9f0a1b"
+                     *         }
+                     *       ],
+                     *       "layers": [
+                     *         {
+                     *           "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *           "service_id": "0f6d8a52-7b1e-4c3d-8a9b-2c3d4e5f6a7b",
+                     *           "id": "3e4f5a6b-7c8d-4e9f-a0b1-c2d3e4f5a6b7"
+                     *         }
+                     *       ],
+                     *       "unrecorded": 1,
+                     *       "policies": [
+                     *         {
+                     *           "id": "4f0c9a1e2b3d4c5e6f70",
+                     *           "workspace": "*",
+                     *           "service": "management",
+                     *           "operation": "createLayer",
+                     *           "action": "write",
+                     *           "version": 1,
+                     *           "created_at": "2026-03-02T09:15:00.000Z"
+                     *         }
+                     *       ],
+                     *       "api_keys": 0,
+                     *       "sessions": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RoleDeletionPlan"];
+                };
+            };
+            /** @description built-in roles cannot be deleted */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["RoleNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];

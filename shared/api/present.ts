@@ -1,4 +1,5 @@
-import type { Role, WorkspaceRolesPage } from '../domain/roles.ts';
+import { presentPolicy } from '../domain/role-policies.ts';
+import type { Role, RoleDeletionPlan, WorkspaceRolesPage } from '../domain/roles.ts';
 import { systemRoleIds } from '../domain/roles.ts';
 import { type ListedSession, listedSessionVersion } from '../domain/sessions.ts';
 import type { Workspace } from '../domain/workspaces.ts';
@@ -58,5 +59,25 @@ export function presentBrowserSession(s: ListedSession) {
     expires_at: s.expires_at,
     idle_expires_at: s.idle_expires_at,
     version: listedSessionVersion(s),
+  };
+}
+
+/** The API view of a role's deletion plan (ADR 0135). */
+export function presentRoleDeletionPlan(plan: RoleDeletionPlan) {
+  const references = plan.role.ref_count ?? 0;
+  return {
+    role_id: plan.role.id,
+    deletable: references <= 0,
+    references,
+    claim_mappings: plan.references.flatMap((r) =>
+      r.kind === 'claim_mapping' ? [{ workspace_id: r.workspace_id ?? null, id: r.id }] : [],
+    ),
+    layers: plan.references.flatMap((r) =>
+      r.kind === 'layer' ? [{ workspace_id: r.workspace_id, service_id: r.service_id, id: r.id }] : [],
+    ),
+    unrecorded: plan.unrecorded,
+    policies: plan.policies.map(presentPolicy),
+    api_keys: 0,
+    sessions: 0,
   };
 }

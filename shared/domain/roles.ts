@@ -98,6 +98,60 @@ export interface RoleRepository {
   putPolicy(roleId: string, policy: StoredPolicy): Promise<void>;
   listPolicies(roleId: string): Promise<StoredPolicy[]>;
   deletePolicy(roleId: string, policyId: string): Promise<boolean>;
+  /** The role's reference records (ADR 0135), each with its referrer as stored now (absent: gone). */
+  recordedReferences(roleId: string): Promise<RecordedReference[]>;
+}
+
+/** What refers to a custom role (ADR 0135): a claim mapping (global without `workspace_id`) or a layer. */
+export type RoleReference =
+  | { kind: 'claim_mapping'; workspace_id?: string; id: string }
+  | { kind: 'layer'; workspace_id: string; service_id: string; id: string };
+
+/** A reference record with what its referrer holds now: a mapping's `role_id`, a layer's `allowed_roles`. */
+export interface RecordedReference {
+  reference: RoleReference;
+  current?: { role_id?: unknown; allowed_roles?: unknown };
+}
+
+/** What deleting a custom role meets (getRoleDeletionPlan, ADR 0135). */
+export interface RoleDeletionPlan {
+  role: Role;
+  /** The referrers recorded and still naming the role. */
+  references: RoleReference[];
+  /** What `ref_count` counts beyond them: references made before the records existed (never negative). */
+  unrecorded: number;
+  /** Removed with the role; they don't block its deletion. */
+  policies: StoredPolicy[];
+}
+
+/** Does a recorded referrer still name the role (a mapping of it, a layer allowing it)? */
+export function stillRefers(recorded: RecordedReference, roleId: string): boolean {
+  const current = recorded.current;
+  if (!current) return false;
+  if (recorded.reference.kind === 'claim_mapping') return current.role_id === roleId;
+  return Array.isArray(current.allowed_roles) && current.allowed_roles.includes(roleId);
+}
+
+/**
+ * The deletion plan of a custom role: the claim mappings and layers whose references make up its
+ * `ref_count` (deleteRole is refused while it is above 0), read from its reference records, each
+ * checked against its referrer as stored now; what the count holds beyond them is `unrecorded`
+ * (references made before the records existed), so the plan never claims less than deleteRole
+ * will meet. Its policies go with it. API keys can't carry a custom role and sessions hold roles
+ * resolved per request, so neither refers to it.
+ */
+export async function roleDeletionPlan(repo: RoleRepository, id: string): Promise<RoleDeletionPlan> {
+  if (isSystemRole(id))
+    throw new InvalidInputError('system_role', `'${id}' is a built-in role and can't be deleted.`);
+  const role = await requireCustomRole(repo, id);
+  const [recorded, policies] = await Promise.all([repo.recordedReferences(id), repo.listPolicies(id)]);
+  const references = recorded.filter((r) => stillRefers(r, id)).map((r) => r.reference);
+  return {
+    role,
+    references,
+    unrecorded: Math.max(0, (role.ref_count ?? 0) - references.length),
+    policies,
+  };
 }
 
 /** The management operations a policy may name, with the action each uses. */
@@ -164,10 +218,11 @@ export function roleRetireRefusal(role: Role, current: Role | undefined, ifMatch
       `Role '${role.id}' was changed by another request; retry.`,
     );
   }
+  // The count is of claim mappings and layers' allowed_roles both (ADR 0135).
   return new DependencyConflictError(
     'role_in_use',
-    `Role '${role.id}' is still assigned by ${current.ref_count} claim mapping(s); remove them first.`,
-    { dependencies: { claim_mappings: current.ref_count } },
+    `Role '${role.id}' is still referenced ${current.ref_count} time(s) by claim mappings and layers' allowed_roles; GET /roles/${role.id}/deletion-plan lists them. Remove them first.`,
+    { dependencies: { references: current.ref_count, claim_mappings: current.ref_count } },
   );
 }
 

@@ -25,7 +25,7 @@ import {
   queryPrefixPage,
   withoutKeys,
 } from './items.ts';
-import { entities, keys } from './keys.ts';
+import { entities, keys, type RoleReferrer } from './keys.ts';
 import { itemExists } from './table.ts';
 import { concurrentModification, type GuardedItem, putNew, transact, unguarded } from './transactions.ts';
 
@@ -57,6 +57,12 @@ const SUMMARY_ATTEMPTS = 25;
 
 /** Another writer changed the scope's summary between its read and this transaction. */
 class SummaryMoved extends Error {}
+
+/** A mapping as the referrer of its custom role (ADR 0135). */
+function mappingReferrer(m: Pick<ClaimMapping, 'workspace_id' | 'id'>): RoleReferrer {
+  const ws = scopeWorkspace(m.workspace_id);
+  return { kind: 'claim_mapping', ...(ws ? { workspaceId: ws } : {}), id: m.id };
+}
 
 /** DynamoDB implementation of the claim mapping port. */
 export class DynamoClaimMappingRepository extends DynamoRepository implements ClaimMappingRepository {
@@ -104,6 +110,13 @@ export class DynamoClaimMappingRepository extends DynamoRepository implements Cl
               onConditionFailed: () =>
                 new InvalidInputError('unknown_role', `role_id '${m.role_id}' is not a role.`),
             },
+            // What the count is made of (ADR 0135).
+            unguarded({
+              Put: {
+                TableName: this.table,
+                Item: { ...keys.roleRef(m.role_id, mappingReferrer(m)), entity: entities.roleRef },
+              },
+            }),
           ]
         : []),
       ...(ws
@@ -191,6 +204,9 @@ export class DynamoClaimMappingRepository extends DynamoRepository implements Cl
                 ConditionExpression: itemExists,
                 ExpressionAttributeValues: { ':minus': -1 },
               },
+            }),
+            unguarded({
+              Delete: { TableName: this.table, Key: keys.roleRef(m.role_id, mappingReferrer(m)) },
             }),
           ]
         : []),

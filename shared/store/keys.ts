@@ -14,6 +14,8 @@ const DELETION_PARTITION = 'DELETION#';
 const PUBLIC_ID = 'PUBID#';
 const ROLE_PARTITION = 'ROLE#';
 const ROLE = 'ROLE';
+/** Reference records of a role (ADR 0135). */
+const ROLE_REF = 'REF#';
 const BROWSER_SESSION_PARTITION = 'BROWSERSESSION#';
 const BROWSER_SESSION = 'BROWSERSESSION';
 const TILE_MATRIX_SET = 'TMS';
@@ -40,6 +42,11 @@ const PLAN_COUNT = 'PLANCOUNT#';
 /** The usage-key pool (ADR 0111): its assignment counter and one item per slot. */
 const USAGE_KEYS_PARTITION = 'USAGEKEYS';
 const USAGE_KEY_SLOT = 'SLOT#';
+
+/** What refers to a custom role (ADR 0135): a claim mapping (global without a workspace) or a layer. */
+export type RoleReferrer =
+  | { kind: 'claim_mapping'; workspaceId?: string; id: string }
+  | { kind: 'layer'; workspaceId: string; serviceId: string; id: string };
 
 /** The partition of everything that belongs to a workspace. */
 const ws = (workspaceId: string) => `${WORKSPACE_PARTITION}${workspaceId}`;
@@ -83,6 +90,20 @@ export const keys = {
     SK: `POLICY#${policyId}`,
   }),
   rolePolicyPrefix: 'POLICY#',
+  /**
+   * Reference record (ADR 0135): `referrer` names the role — a claim mapping
+   * (`MAPPING#<workspace id or GLOBAL>#<mapping id>`) or a layer's `allowed_roles`
+   * (`LAYER#<workspace id>#<service id>#<layer id>`) — written in the transaction that changes the
+   * role's `ref_count`, so the role's partition lists what the count is made of.
+   */
+  roleRef: (roleId: string, referrer: RoleReferrer): Key => ({
+    PK: `${ROLE_PARTITION}${roleId}`,
+    SK:
+      referrer.kind === 'claim_mapping'
+        ? `${ROLE_REF}MAPPING#${referrer.workspaceId ?? GLOBAL_PARTITION}#${referrer.id}`
+        : `${ROLE_REF}LAYER#${referrer.workspaceId}#${referrer.serviceId}#${referrer.id}`,
+  }),
+  roleRefPrefix: ROLE_REF,
   /** A claim mapping of a workspace, or a global one (`GLOBAL` partition). */
   claimMapping: (workspaceId: string | undefined, id: string): Key => ({
     PK: scope(workspaceId),
@@ -342,6 +363,20 @@ export const parseKey = {
   workspaceId: (pk: string): string => after(WORKSPACE_PARTITION, pk),
   /** The public id of a public id marker's sort key (`PUBID#<public id>`). */
   publicId: (sk: string): string => after(PUBLIC_ID, sk),
+  /** What a role's reference record names (`REF#MAPPING#…` / `REF#LAYER#…`, ADR 0135); undefined for other keys. */
+  roleReferrer: (sk: string): RoleReferrer | undefined => {
+    if (!sk.startsWith(ROLE_REF)) return undefined;
+    const [kind, ...parts] = sk.slice(ROLE_REF.length).split('#');
+    if (kind === 'MAPPING' && parts.length === 2) {
+      const [scope, id] = parts as [string, string];
+      return { kind: 'claim_mapping', ...(scope === GLOBAL_PARTITION ? {} : { workspaceId: scope }), id };
+    }
+    if (kind === 'LAYER' && parts.length === 3) {
+      const [workspaceId, serviceId, id] = parts as [string, string, string];
+      return { kind: 'layer', workspaceId, serviceId, id };
+    }
+    return undefined;
+  },
   /** The operation id of a deletion partition (`DELETION#<id>`, the operation's and its plan's). */
   deletionId: (pk: string): string => after(DELETION_PARTITION, pk),
 } as const;
@@ -359,6 +394,7 @@ export const entities = {
   apiKeyHash: 'ApiKeyHash',
   role: 'Role',
   rolePolicy: 'RolePolicy',
+  roleRef: 'RoleRef',
   claimMapping: 'ClaimMapping',
   session: 'Session',
   browserSession: 'BrowserSession',

@@ -30,36 +30,57 @@ import {
   type GuardedItem,
   putNew,
   transact,
+  unguarded,
   versionIs,
 } from './transactions.ts';
 
-/** Role reference count changes for a set of custom roles (each must be active when added). */
-export function roleReferences(table: string, add: string[], remove: string[]): GuardedItem[] {
+/**
+ * Role reference count changes of a layer's `allowed_roles` (each added role must be active), each
+ * with the layer's reference record in the role's partition (ADR 0135).
+ */
+export function roleReferences(
+  table: string,
+  layer: Pick<Layer, 'workspace_id' | 'service_id' | 'id'>,
+  add: string[],
+  remove: string[],
+): GuardedItem[] {
+  const referrer = {
+    kind: 'layer' as const,
+    workspaceId: layer.workspace_id,
+    serviceId: layer.service_id,
+    id: layer.id,
+  };
   return [
-    ...add.map((roleId) => ({
-      item: {
-        Update: {
-          TableName: table,
-          Key: keys.role(roleId),
-          UpdateExpression: 'ADD ref_count :one',
-          ConditionExpression: '#s = :active',
-          ExpressionAttributeNames: { '#s': 'status' },
-          ExpressionAttributeValues: { ':one': 1, ':active': 'active' },
+    ...add.flatMap((roleId) => [
+      {
+        item: {
+          Update: {
+            TableName: table,
+            Key: keys.role(roleId),
+            UpdateExpression: 'ADD ref_count :one',
+            ConditionExpression: '#s = :active',
+            ExpressionAttributeNames: { '#s': 'status' },
+            ExpressionAttributeValues: { ':one': 1, ':active': 'active' },
+          },
         },
+        onConditionFailed: () =>
+          new InvalidInputError('unknown_role', `allowed_roles: '${roleId}' is not a role.`),
       },
-      onConditionFailed: () =>
-        new InvalidInputError('unknown_role', `allowed_roles: '${roleId}' is not a role.`),
-    })),
-    ...remove.map((roleId) => ({
-      item: {
+      unguarded({
+        Put: { TableName: table, Item: { ...keys.roleRef(roleId, referrer), entity: entities.roleRef } },
+      }),
+    ]),
+    ...remove.flatMap((roleId) => [
+      unguarded({
         Update: {
           TableName: table,
           Key: keys.role(roleId),
           UpdateExpression: 'ADD ref_count :minus',
           ExpressionAttributeValues: { ':minus': -1 },
         },
-      },
-    })),
+      }),
+      unguarded({ Delete: { TableName: table, Key: keys.roleRef(roleId, referrer) } }),
+    ]),
   ];
 }
 
@@ -150,7 +171,7 @@ export class DynamoLayerRepository extends DynamoRepository implements LayerRepo
         keys.service(l.workspace_id, l.service_id),
         () => new NotFoundError('service_not_found', 'The service no longer exists.'),
       ),
-      ...roleReferences(this.table, customRoles(l.allowed_roles), []),
+      ...roleReferences(this.table, l, customRoles(l.allowed_roles), []),
       ...styleReferences(this.table, l.workspace_id, usedStyles(l), []),
       // The plan's counters change with the layer or not at all (ADR 0101).
       ...layerCountChanges(this.table, undefined, l),
@@ -271,6 +292,7 @@ export class DynamoLayerRepository extends DynamoRepository implements LayerRepo
         ...(renamed ? [this.claimPublicId(next), this.releasePublicId(previous)] : []),
         ...roleReferences(
           this.table,
+          next,
           after.filter((r) => !before.includes(r)),
           before.filter((r) => !after.includes(r)),
         ),
@@ -301,7 +323,7 @@ export class DynamoLayerRepository extends DynamoRepository implements LayerRepo
           onConditionFailed: concurrentModification('The layer'),
         },
         this.releasePublicId(l),
-        ...roleReferences(this.table, [], customRoles(l.allowed_roles)),
+        ...roleReferences(this.table, l, [], customRoles(l.allowed_roles)),
         ...styleReferences(this.table, l.workspace_id, [], usedStyles(l)),
         ...layerCountChanges(this.table, l, undefined),
       ],

@@ -1,8 +1,14 @@
 import { AlreadyExistsError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
-import type { Role, RoleRepository, StoredPolicy } from '../domain/roles.ts';
-import { DynamoRepository, forEachPrefixPage, queryIndexPage, withoutKeys } from './items.ts';
-import { entities, keys } from './keys.ts';
+import type {
+  RecordedReference,
+  Role,
+  RoleReference,
+  RoleRepository,
+  StoredPolicy,
+} from '../domain/roles.ts';
+import { batchGetItems, DynamoRepository, forEachPrefixPage, queryIndexPage, withoutKeys } from './items.ts';
+import { entities, type Key, keys, parseKey, type RoleReferrer } from './keys.ts';
 import { attributes, itemExists } from './table.ts';
 import { putNew, transact, transactOr, unguarded } from './transactions.ts';
 
@@ -10,6 +16,20 @@ import { putNew, transact, transactOr, unguarded } from './transactions.ts';
 const conditionFailed = (codes: string[]) => (codes[0] === 'ConditionalCheckFailed' ? true : undefined);
 
 const toRole = (item: Record<string, unknown>) => withoutKeys(item) as unknown as Role;
+
+/** A reference record's key as the domain names the referrer (ADR 0135). */
+function referenceOf(r: RoleReferrer): RoleReference {
+  return r.kind === 'claim_mapping'
+    ? { kind: 'claim_mapping', ...(r.workspaceId ? { workspace_id: r.workspaceId } : {}), id: r.id }
+    : { kind: 'layer', workspace_id: r.workspaceId, service_id: r.serviceId, id: r.id };
+}
+
+/** The key of the item a reference names: the mapping (its workspace's or the global one) or the layer. */
+function referrerKey(r: RoleReference): Key {
+  return r.kind === 'claim_mapping'
+    ? keys.claimMapping(r.workspace_id, r.id)
+    : keys.layer(r.workspace_id, r.service_id, r.id);
+}
 const toPolicy = (item: Record<string, unknown>) => withoutKeys(item) as unknown as StoredPolicy;
 
 /** DynamoDB implementation of the role port. A retired role keeps its item forever, so its id stays taken. */
@@ -79,6 +99,30 @@ export class DynamoRoleRepository extends DynamoRepository implements RoleReposi
       [putNew(this.table, { ...keys.rolePolicy(roleId, policy.id), entity: entities.rolePolicy, ...policy })],
       conditionFailed,
     );
+  }
+
+  async recordedReferences(roleId: string): Promise<RecordedReference[]> {
+    const references: RoleReference[] = [];
+    await forEachPrefixPage(this.db, this.table, keys.role(roleId).PK, keys.roleRefPrefix, (page) => {
+      for (const item of page) {
+        const referrer = parseKey.roleReferrer(item[attributes.sk] as string);
+        if (referrer) references.push(referenceOf(referrer));
+      }
+    });
+    // Each referrer as stored now, in BatchGetItems: the domain keeps those that still name the role.
+    const referrerKeys = references.map(referrerKey);
+    const found = await batchGetItems(this.db, this.table, referrerKeys, {
+      expression: `${attributes.pk}, ${attributes.sk}, role_id, allowed_roles`,
+    });
+    const byKey = new Map(found.map((i) => [`${i[attributes.pk]}\n${i[attributes.sk]}`, i]));
+    return references.map((reference, i) => {
+      const key = referrerKeys[i] as Key;
+      const current = byKey.get(`${key.PK}\n${key.SK}`);
+      return {
+        reference,
+        ...(current ? { current: { role_id: current.role_id, allowed_roles: current.allowed_roles } } : {}),
+      };
+    });
   }
 
   async listPolicies(roleId: string): Promise<StoredPolicy[]> {

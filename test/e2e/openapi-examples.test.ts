@@ -306,6 +306,8 @@ describe('the route table examples, replayed against the local host', { timeout:
     story.policy = granted.headers.location?.split('/').at(-1) as string;
     const policies = await replay('listRolePolicies');
     expect(policies.body.policies.map((p: { id: string }) => p.id)).toEqual([story.policy]);
+    const rolePlan = await replay('getRoleDeletionPlan');
+    expect(rolePlan.body.policies.map((p: { id: string }) => p.id)).toEqual([story.policy]);
 
     const mapping = await replay('createClaimMapping', { status: 201, same: ['claim_value', 'role_id'] });
     story.mapping = mapping.body.id;

@@ -228,8 +228,9 @@ describe('roleRetireRefusal', () => {
     const error = roleRetireRefusal(role, { ...role, ref_count: 3 });
     expectError(error, DependencyConflictError, {
       reason: 'role_in_use',
-      message: "Role 'auditor' is still assigned by 3 claim mapping(s); remove them first.",
-      extra: { dependencies: { claim_mappings: 3 } },
+      message:
+        "Role 'auditor' is still referenced 3 time(s) by claim mappings and layers' allowed_roles; GET /roles/auditor/deletion-plan lists them. Remove them first.",
+      extra: { dependencies: { references: 3, claim_mappings: 3 } },
     });
   });
 });

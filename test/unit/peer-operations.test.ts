@@ -77,7 +77,6 @@ const pending: Readonly<Record<string, string>> = {
   getCatalogIntegrity: 'not built yet (issue #26)',
   repairCatalogIntegrity: 'not built yet (issue #26)',
   getWorkspaceSummary: 'not built yet (issue #26)',
-  getRoleDeletionPlan: 'not built yet (issue #26)',
   getPersistentTileCacheStats: 'not built yet (issue #26)',
   listTileCacheJobs: 'not built yet (issue #26)',
   createTileCacheJob: 'not built yet (issue #26)',

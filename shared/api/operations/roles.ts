@@ -126,6 +126,86 @@ export const deleteRole = defineOperation({
   data: ['GetItem', 'UpdateItem', 'Query', 'DeleteItem'],
 });
 
+/** What deleting a custom role meets (ADR 0135). */
+const RoleDeletionPlan = z
+  .strictObject({
+    role_id: z.string(),
+    deletable: z
+      .boolean()
+      .check(z.meta({ description: 'true when nothing refers to the role (references is 0)' })),
+    references: z.int().check(
+      z.meta({
+        description:
+          "the role's reference count, what deleteRole's 409 reports: claim_mappings + layers + unrecorded",
+      }),
+    ),
+    claim_mappings: z.array(
+      z.strictObject({
+        workspace_id: z.nullable(z.string()).check(z.meta({ description: 'null for a global mapping' })),
+        id: z.string(),
+      }),
+    ),
+    layers: z.array(z.strictObject({ workspace_id: z.string(), service_id: z.string(), id: z.string() })),
+    unrecorded: z.int().check(
+      z.meta({
+        description:
+          'references counted before GeoPlane recorded each referrer (ADR 0135): not listable, but counted',
+      }),
+    ),
+    policies: z
+      .array(StoredRolePolicy)
+      .check(z.meta({ description: 'removed with the role; they do not block it' })),
+    api_keys: z.int().check(z.meta({ description: 'always 0: API keys carry built-in roles only' })),
+    sessions: z
+      .int()
+      .check(z.meta({ description: 'always 0: sessions resolve roles per request, they hold no reference' })),
+  })
+  .check(z.meta({ id: 'RoleDeletionPlan' }));
+
+export const getRoleDeletionPlan = defineOperation({
+  operationId: 'getRoleDeletionPlan',
+  method: 'GET',
+  path: '/api/v1/roles/{roleId}/deletion-plan',
+  handler: 'functions/roles/get-role-deletion-plan.ts',
+  permission: 'global',
+  summary:
+    'What deleting a custom role meets: the claim mappings and layers that refer to it, and its policies (super_admin)',
+  description:
+    "One Query of the role's reference records, each checked against its referrer as stored now. `references` is the count deleteRole is conditioned on; what it holds beyond the listed mappings and layers is `unrecorded` (made before the records existed, ADR 0135).",
+  tags: ['roles'],
+  request: { params: RoleParams },
+  responses: {
+    200: { description: 'the plan', schema: RoleDeletionPlan },
+    400: { description: 'built-in roles cannot be deleted' },
+    404: { description: 'role not found' },
+  },
+  examples: {
+    params: { roleId: 'publisher' },
+    response: {
+      role_id: 'publisher',
+      deletable: false,
+      references: 3,
+      claim_mappings: [{ workspace_id: ex.ids.workspace, id: ex.ids.mapping }],
+      layers: [{ workspace_id: ex.ids.workspace, service_id: ex.ids.service, id: ex.ids.layer }],
+      unrecorded: 1,
+      policies: [
+        {
+          id: '4f0c9a1e2b3d4c5e6f70',
+          workspace: '*',
+          service: 'management',
+          operation: 'createLayer',
+          action: 'write',
+          version: 1,
+          created_at: ex.created,
+        },
+      ],
+      api_keys: 0,
+      sessions: 0,
+    },
+  },
+  data: ['GetItem', 'Query', 'BatchGetItem'],
+});
+
 export const addRolePolicy = defineOperation({
   operationId: 'addRolePolicy',
   method: 'POST',
