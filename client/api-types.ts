@@ -363,6 +363,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workspaces/{workspace}/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How many services, layers (enabled, disabled), styles, imports by status, API keys and claim mappings a workspace has
+         * @description Read from counters that every write of those entities keeps in its own transaction (ADR 0137): one Query of a handful of items, whatever the workspace's size — exact at the moment of the read. A workspace older than the counters is counted once, on its first summary. `layers.enabled` counts published layers, `disabled` drafts; `api_keys.active` counts keys not revoked (expired ones included until their record's retention ends), `revoked` the revoked ones. `manage`: it counts the workspace's API keys and claim mappings, which only its admins see.
+         *
+         *     Answers: 200 the counts.
+         *
+         *     Notable errors: 404 workspace not found (or being deleted).
+         *
+         *     Admin or above in the workspace.
+         */
+        get: operations["getWorkspaceSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/workspaces/{workspace}/apikeys": {
         parameters: {
             query?: never;
@@ -2221,6 +2247,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/catalog/integrity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check the catalog’s integrity (nothing is changed)
+         * @description Dangling references (layers of missing services, styles or roles; mappings to missing roles; group members), orphaned markers (service names, public ids, claim mappings; a workspace name unclaimed), counters that disagree with the items (workspace summary, service layer counts, styles’ and roles’ reference counts, claim mapping counts), enabled layers whose source table is gone, and import schemas without their job. Reads every workspace's partition once (strongly consistent) and each service's database once, within a 20 s budget: a catalog too big for it answers `complete: false` and lists what it did not read — check one workspace at a time with `workspace`. What could not be looked at (a database that is down, a disabled service) is listed under `unchecked`, never reported as damage. Roles' counts and import schemas are checked only over the whole catalog. super_admin only (ADR 0138).
+         *
+         *     Answers: 200 what the check found.
+         *
+         *     Notable errors: 400 a malformed workspace; 404 workspace not found.
+         *
+         *     super_admin only.
+         */
+        get: operations["getCatalogIntegrity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/catalog/integrity/repair": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Repair what the integrity check finds (a dry run without confirm=true)
+         * @description Checks as getCatalogIntegrity does, then — only with `confirm=true` — repairs each repairable finding in a transaction conditioned on the damage still being as found (`changed_meanwhile` otherwise: check again). Without `confirm` it changes nothing and says what it would repair. References and markers are repaired first; when any was, the catalog is checked again and counters are repaired from that second walk. Findings whose repair would change who may read or sign in (a role in `allowed_roles`, a mapping to a missing role) or what a group draws are reported, never repaired. Every repair writes an audit record (`integrity_repair`, naming the check and the items it changed) and so a catalog event. A confirmed repair of the whole catalog needs a complete check (409 `integrity_check_incomplete` otherwise: repair one workspace at a time). super_admin only (ADR 0138).
+         *
+         *     Answers: 200 the repairs (or, without confirm, what would be repaired).
+         *
+         *     Notable errors: 400 a malformed workspace or confirm; 404 workspace not found; 409 the whole-catalog check did not finish within its budget.
+         *
+         *     super_admin only.
+         */
+        post: operations["repairCatalogIntegrity"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2729,11 +2807,76 @@ export interface components {
                 }[];
             }[];
         };
+        ImportStatusCounts: {
+            awaiting_upload: number;
+            queued: number;
+            running: number;
+            awaiting_plan: number;
+            ready_to_publish: number;
+            publishing: number;
+            published: number;
+            cancelling: number;
+            cancelled: number;
+            failed: number;
+            rolling_back: number;
+            rolled_back: number;
+        };
         /** @description An existing layer (public id or id) whose data this file's layer replaces or appends to, instead of publishing a new layer (ADR 0127). Only layers an import published can be targets; the file's fields must map to the layer's columns, type for type. The layer keeps its id, public id, styles, groups, policies and URLs. The swap is one transaction; rolling the import back restores the previous data (replace) or removes exactly the appended rows (append). */
         ImportTarget: {
             layer: string;
             /** @enum {string} */
             mode: "replace" | "append";
+        };
+        IntegrityFinding: {
+            id: string;
+            /** @enum {string} */
+            kind: "dangling_reference" | "orphaned_marker" | "counter_mismatch" | "missing_source_table" | "orphaned_import_schema";
+            /** @enum {string} */
+            check: "workspace_name_marker" | "service_name_marker" | "public_id_marker" | "claim_mapping_marker" | "layer_service" | "layer_style" | "layer_role" | "claim_mapping_role" | "group_member" | "summary_counters" | "service_layer_count" | "style_layer_refs" | "claim_mapping_count" | "role_refs" | "layer_source" | "import_schema";
+            workspace_id?: string;
+            entity: {
+                type: string;
+                id: string;
+                parent_id?: string;
+            };
+            detail: string;
+            repair: string;
+            repairable: boolean;
+        };
+        IntegrityRepairReport: {
+            dry_run: boolean;
+            report: components["schemas"]["IntegrityReport"];
+            repairs: {
+                finding_id: string;
+                /** @enum {string} */
+                check: "workspace_name_marker" | "service_name_marker" | "public_id_marker" | "claim_mapping_marker" | "layer_service" | "layer_style" | "layer_role" | "claim_mapping_role" | "group_member" | "summary_counters" | "service_layer_count" | "style_layer_refs" | "claim_mapping_count" | "role_refs" | "layer_source" | "import_schema";
+                /** @enum {string} */
+                outcome: "repaired" | "would_repair" | "changed_meanwhile" | "not_repairable" | "failed";
+                detail?: string;
+            }[];
+        };
+        IntegrityReport: {
+            checked_at: string;
+            workspace_id?: string;
+            complete: boolean;
+            counts: {
+                workspaces: number;
+                items: number;
+                layers_probed: number;
+                import_schemas: number;
+            };
+            findings: components["schemas"]["IntegrityFinding"][];
+            unchecked: {
+                /** @enum {string} */
+                check?: "workspace_name_marker" | "service_name_marker" | "public_id_marker" | "claim_mapping_marker" | "layer_service" | "layer_style" | "layer_role" | "claim_mapping_role" | "group_member" | "summary_counters" | "service_layer_count" | "style_layer_refs" | "claim_mapping_count" | "role_refs" | "layer_source" | "import_schema";
+                workspace_id?: string;
+                entity?: {
+                    type: string;
+                    id: string;
+                    parent_id?: string;
+                };
+                reason: string;
+            }[];
         };
         Layer: {
             /** Format: uuid */
@@ -3329,6 +3472,26 @@ export interface components {
         WorkspaceRoleList: {
             roles: components["schemas"]["WorkspaceRole"][];
             next_cursor?: string;
+        };
+        WorkspaceSummary: {
+            workspace_id: string;
+            services: number;
+            layers: {
+                total: number;
+                enabled: number;
+                disabled: number;
+            };
+            styles: number;
+            imports: {
+                total: number;
+                by_status: components["schemas"]["ImportStatusCounts"];
+            };
+            api_keys: {
+                total: number;
+                active: number;
+                revoked: number;
+            };
+            claim_mappings: number;
         };
         WorkspaceTileMatrixSetList: {
             tiles_enabled: boolean;
@@ -4430,6 +4593,82 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["DeletionPlan"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description workspace not found (or being deleted) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWorkspaceSummary: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the counts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "workspace_id": "6a1d3b2e-9c1f-4a57-8e0b-2f4c8d1e7a90",
+                     *       "services": 1,
+                     *       "layers": {
+                     *         "total": 1,
+                     *         "enabled": 1,
+                     *         "disabled": 0
+                     *       },
+                     *       "styles": 1,
+                     *       "imports": {
+                     *         "total": 1,
+                     *         "by_status": {
+                     *           "awaiting_upload": 0,
+                     *           "queued": 0,
+                     *           "running": 0,
+                     *           "awaiting_plan": 0,
+                     *           "ready_to_publish": 0,
+                     *           "publishing": 0,
+                     *           "published": 1,
+                     *           "cancelling": 0,
+                     *           "cancelled": 0,
+                     *           "failed": 0,
+                     *           "rolling_back": 0,
+                     *           "rolled_back": 0
+                     *         }
+                     *       },
+                     *       "api_keys": {
+                     *         "total": 1,
+                     *         "active": 1,
+                     *         "revoked": 0
+                     *       },
+                     *       "claim_mappings": 2
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WorkspaceSummary"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -12621,6 +12860,200 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["WorkspaceNotFound"];
             413: components["responses"]["PayloadTooLarge"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCatalogIntegrity: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Check one workspace (its id or name) instead of the whole catalog.
+                 * @example roads-demo
+                 */
+                workspace?: string;
+                /** @description Report (and repair) only this check’s findings. */
+                check?: "workspace_name_marker" | "service_name_marker" | "public_id_marker" | "claim_mapping_marker" | "layer_service" | "layer_style" | "layer_role" | "claim_mapping_role" | "group_member" | "summary_counters" | "service_layer_count" | "style_layer_refs" | "claim_mapping_count" | "role_refs" | "layer_source" | "import_schema";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description what the check found */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "checked_at": "2026-11-28T12:00:00.000Z",
+                     *       "workspace_id": "6a1d3b2e-9c1f-4a57-8e0b-2f4c8d1e7a90",
+                     *       "complete": true,
+                     *       "counts": {
+                     *         "workspaces": 1,
+                     *         "items": 38,
+                     *         "layers_probed": 2,
+                     *         "import_schemas": 0
+                     *       },
+                     *       "findings": [
+                     *         {
+                     *           "id": "3f9a1c0e5b7d2a4c6e8f0a1b",
+                     *           "kind": "orphaned_marker",
+                     *           "check": "public_id_marker",
+                     *           "workspace_id": "6a1d3b2e-9c1f-4a57-8e0b-2f4c8d1e7a90",
+                     *           "entity": {
+                     *             "type": "public_id",
+                     *             "id": "roads"
+                     *           },
+                     *           "detail": "The public id 'roads' is held for layer 2b7e4f60-1c3d-4e5f-8a9b-0c1d2e3f4a5b, which does not exist.",
+                     *           "repair": "Frees the public id (deletes the marker while it still names that target).",
+                     *           "repairable": true
+                     *         }
+                     *       ],
+                     *       "unchecked": [
+                     *         {
+                     *           "check": "role_refs",
+                     *           "reason": "needs the whole catalog (every workspace’s mappings, layers and imports)"
+                     *         },
+                     *         {
+                     *           "check": "import_schema",
+                     *           "reason": "needs the whole catalog (every workspace’s mappings, layers and imports)"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["IntegrityReport"];
+                };
+            };
+            /** @description a malformed workspace */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WorkspaceNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    repairCatalogIntegrity: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Check one workspace (its id or name) instead of the whole catalog.
+                 * @example roads-demo
+                 */
+                workspace?: string;
+                /** @description Report (and repair) only this check’s findings. */
+                check?: "workspace_name_marker" | "service_name_marker" | "public_id_marker" | "claim_mapping_marker" | "layer_service" | "layer_style" | "layer_role" | "claim_mapping_role" | "group_member" | "summary_counters" | "service_layer_count" | "style_layer_refs" | "claim_mapping_count" | "role_refs" | "layer_source" | "import_schema";
+                /**
+                 * @description `true` repairs; absent or `false` is a dry run that changes nothing.
+                 * @example true
+                 */
+                confirm?: string;
+            };
+            header?: {
+                /** @description Makes a retry safe (ADR 0088): the first 2xx answer is stored for 24 h per caller, operation and key and replayed (with `Idempotent-Replayed: true`) for the same request; the same key with another request answers 422, while the first still runs 409. 1–255 characters (400 otherwise). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the repairs (or, without confirm, what would be repaired) */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "dry_run": false,
+                     *       "report": {
+                     *         "checked_at": "2026-11-28T12:00:00.000Z",
+                     *         "workspace_id": "6a1d3b2e-9c1f-4a57-8e0b-2f4c8d1e7a90",
+                     *         "complete": true,
+                     *         "counts": {
+                     *           "workspaces": 1,
+                     *           "items": 38,
+                     *           "layers_probed": 2,
+                     *           "import_schemas": 0
+                     *         },
+                     *         "findings": [
+                     *           {
+                     *             "id": "3f9a1c0e5b7d2a4c6e8f0a1b",
+                     *             "kind": "orphaned_marker",
+                     *             "check": "public_id_marker",
+                     *             "workspace_id": "6a1d3b2e-9c1f-4a57-8e0b-2f4c8d1e7a90",
+                     *             "entity": {
+                     *               "type": "public_id",
+                     *               "id": "roads"
+                     *             },
+                     *             "detail": "The public id 'roads' is held for layer 2b7e4f60-1c3d-4e5f-8a9b-0c1d2e3f4a5b, which does not exist.",
+                     *             "repair": "Frees the public id (deletes the marker while it still names that target).",
+                     *             "repairable": true
+                     *           }
+                     *         ],
+                     *         "unchecked": [
+                     *           {
+                     *             "check": "role_refs",
+                     *             "reason": "needs the whole catalog (every workspace’s mappings, layers and imports)"
+                     *           },
+                     *           {
+                     *             "check": "import_schema",
+                     *             "reason": "needs the whole catalog (every workspace’s mappings, layers and imports)"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "repairs": [
+                     *         {
+                     *           "finding_id": "3f9a1c0e5b7d2a4c6e8f0a1b",
+                     *           "check": "public_id_marker",
+                     *           "outcome": "repaired"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["IntegrityRepairReport"];
+                };
+            };
+            /** @description a malformed workspace or confirm */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WorkspaceNotFound"];
+            /** @description the whole-catalog check did not finish within its budget; or a request with the same Idempotency-Key is still being processed (reason idempotency_key_in_flight) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];

@@ -34,6 +34,7 @@ const ApiKeysPage = lazy(() => import('./pages/api-keys.tsx').then((m) => m.ApiK
 const RolesPage = lazy(() => import('./pages/roles.tsx').then((m) => m.RolesPage));
 const ClaimMappingsPage = lazy(() => import('./pages/claim-mappings.tsx').then((m) => m.ClaimMappingsPage));
 const AuditPage = lazy(() => import('./pages/audit.tsx').then((m) => m.AuditPage));
+const IntegrityPage = lazy(() => import('./pages/integrity.tsx').then((m) => m.IntegrityPage));
 const SessionsPage = lazy(() => import('./pages/sessions.tsx').then((m) => m.SessionsPage));
 
 function NotFound() {
@@ -77,6 +78,7 @@ function SignedIn() {
         <Route path={`${BASE}/roles`} component={RolesPage} />
         <Route path={`${BASE}/claim-mappings`} component={ClaimMappingsPage} />
         <Route path={`${BASE}/audit`} component={AuditPage} />
+        <Route path={`${BASE}/integrity`} component={IntegrityPage} />
         <Route path={`${BASE}/sessions`} component={SessionsPage} />
         <Route default component={NotFound} />
       </Router>

@@ -31,6 +31,7 @@ export const paths = {
   roles: `${BASE}/roles`,
   globalClaimMappings: `${BASE}/claim-mappings`,
   audit: `${BASE}/audit`,
+  integrity: `${BASE}/integrity`,
   sessions: `${BASE}/sessions`,
 };
 

@@ -85,6 +85,9 @@ export function Shell({ me, children }: { me: Me; children: ComponentChildren })
                   <NavLink href={paths.audit}>Audit</NavLink>
                 </li>
                 <li>
+                  <NavLink href={paths.integrity}>Catalog integrity</NavLink>
+                </li>
+                <li>
                   <NavLink href={paths.sessions}>Browser sessions</NavLink>
                 </li>
               </>

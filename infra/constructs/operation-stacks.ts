@@ -34,7 +34,8 @@ export const operationStackAreas: Readonly<Record<string, readonly string[]>> = 
   Settings: ['settings', 'tile-matrix-sets'],
   Identity: ['auth', 'meta', 'api-keys', 'roles', 'claim-mappings', 'audit'],
   Mosaics: ['mosaics'],
-  Deletions: ['deletions'],
+  // The catalog's lifecycle: recursive deletions and the integrity check and repair (ADR 0138).
+  Deletions: ['deletions', 'catalog'],
   Imports: ['imports'],
 };
 

@@ -113,6 +113,8 @@ const tagDescriptions: Record<string, string> = {
   'style-assets': 'Graphics (PNG, JPEG, GIF, SVG) that styles reference; addressed by name.',
   imports: 'Imports of vector files into a PostGIS service: upload, plan, run, preview, roll back.',
   audit: 'The audit trail: who changed what, and which requests were refused.',
+  catalog:
+    'The catalog as a whole: the integrity check (dangling references, orphaned markers, counters, missing source tables, orphaned import schemas) and its repair.',
 };
 
 /**

@@ -5,6 +5,7 @@ import * as auth from './operations/auth.ts';
 import * as claimMappings from './operations/claim-mappings.ts';
 import * as deletions from './operations/deletions.ts';
 import * as imports from './operations/imports.ts';
+import * as integrity from './operations/integrity.ts';
 import * as layerGroups from './operations/layer-groups.ts';
 import * as layers from './operations/layers.ts';
 import * as meta from './operations/meta.ts';
@@ -39,6 +40,7 @@ export const routes: readonly Operation[] = [
   ...Object.values(styleAssets),
   ...Object.values(imports),
   ...Object.values(audit),
+  ...Object.values(integrity),
 ] as Operation[];
 
 /**

@@ -118,7 +118,7 @@ function poolFor(driver: typeof pg, c: PostgisConnection, key: string): pg.Pool 
   }
   const pool = new driver.Pool({
     ...clientConfig(c, key),
-    max: 3,
+    max: POOL_SIZE,
     idleTimeoutMillis: 10_000,
     // Lambdas and tests must be free to exit with idle connections open.
     allowExitOnIdle: true,
@@ -134,6 +134,60 @@ function poolFor(driver: typeof pg, c: PostgisConnection, key: string): pg.Pool 
   return pool;
 }
 
+/** Connections per pool; a unit of work beyond them waits for one to be free (see `acquireSlot`). */
+const POOL_SIZE = 3;
+
+/** The free connections of each pool and who waits for one, in arrival order. */
+const slots = new Map<string, { free: number; waiting: (() => void)[] }>();
+
+/**
+ * Waits until one of the pool's connections is free, for as long as the unit of work's budget
+ * allows. pg-pool's own wait for a free client shares `connectionTimeoutMillis` with connecting,
+ * so a burst of requests beyond the pool got a 503 after 2 s while the server was fine; the wait
+ * is ours now and `connectionTimeoutMillis` only times a real connect. Returns the release.
+ */
+async function acquireSlot(c: PostgisConnection, key: string, deadline: number): Promise<() => void> {
+  let pool = slots.get(key);
+  if (!pool) {
+    pool = { free: POOL_SIZE, waiting: [] };
+    slots.set(key, pool);
+  }
+  const own = pool;
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    // A waiter takes the connection over; otherwise it is free again.
+    const next = own.waiting.shift();
+    if (next) next();
+    else own.free++;
+  };
+  if (own.free > 0) {
+    own.free--;
+    return release;
+  }
+  await new Promise<void>((resolve, reject) => {
+    const wake = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(
+      () => {
+        own.waiting.splice(own.waiting.indexOf(wake), 1);
+        reject(
+          new UnavailableError(
+            'datasource_busy',
+            `The data source ${c.host}:${c.port}/${c.database} is busy: all ${POOL_SIZE} of its connections stayed in use; retry shortly.`,
+          ),
+        );
+      },
+      Math.max(0, deadline - Date.now()),
+    );
+    own.waiting.push(wake);
+  });
+  return release;
+}
+
 function dropPool(key: string): void {
   const pool = pools.get(key);
   pools.delete(key);
@@ -141,21 +195,27 @@ function dropPool(key: string): void {
 }
 
 /** A pooled connection to the checked address (pools are per identity, the address included). */
-async function checkout(c: PostgisConnection): Promise<pg.PoolClient> {
+async function checkout(
+  c: PostgisConnection,
+  deadline: number,
+): Promise<{ client: pg.PoolClient; release: () => void }> {
+  let release: (() => void) | undefined;
   try {
     const target = await pinned(c);
     const key = identity(target);
     const driver = await loadPg();
+    release = await acquireSlot(c, key, deadline);
     try {
-      return await poolFor(driver, target, key).connect();
+      return { client: await poolFor(driver, target, key).connect(), release };
     } catch (error) {
       if ((c.sslmode ?? 'prefer') !== 'prefer' || plainText.has(key) || !refusesTls(error)) throw error;
       // libpq's `prefer`: the server has no TLS, so talk plain.
       plainText.add(key);
       dropPool(key);
-      return await poolFor(driver, target, key).connect();
+      return { client: await poolFor(driver, target, key).connect(), release };
     }
   } catch (error) {
+    release?.();
     throw connectFailure(c, error);
   }
 }
@@ -341,7 +401,7 @@ async function readOnlyOnce<T>(
   budgetMs: number,
   work: (query: ReadOnlyQuery, session: SessionInfo) => Promise<T>,
 ): Promise<T> {
-  const client = await checkout(c);
+  const { client, release } = await checkout(c, deadline);
   let broken: Error | undefined;
   // A connection that dies while checked out (a restarted backend) must not be an uncaught error.
   const onError = (error: Error) => {
@@ -399,6 +459,7 @@ async function readOnlyOnce<T>(
   } finally {
     client.off('error', onError);
     client.release(broken ?? false);
+    release();
   }
 }
 
@@ -526,6 +587,27 @@ export function relationLookupSql(extra = ''): string {
        AND (n.nspname || '.' || c.relname = $1 OR c.relname = $1)
      ORDER BY n.nspname || '.' || c.relname = $1 DESC, array_position($2::text[], n.nspname::text)
      LIMIT 1`;
+}
+
+/**
+ * Of `sourceLayers`, the ones no relation of the service's schemas answers to (the catalog
+ * integrity check, ADR 0138): one read-only session, one catalog lookup per name. Outages throw
+ * UnavailableError; a refused login RuleViolationError, as every read here.
+ */
+export async function missingRelations(
+  c: PostgisConnection,
+  sourceLayers: readonly string[],
+  budgetMs = PROBE_BUDGET_MS,
+): Promise<string[]> {
+  const schemas = c.schemas?.length ? c.schemas : ['public'];
+  return readOnly(c, budgetMs, async (query) => {
+    const missing: string[] = [];
+    for (const name of new Set(sourceLayers)) {
+      const found = await query(relationLookupSql(), [name, schemas]);
+      if (found.rows.length === 0) missing.push(name);
+    }
+    return missing;
+  });
 }
 
 const READABLE = `pg_catalog.has_schema_privilege(n.oid, 'USAGE') AND pg_catalog.has_table_privilege(c.oid, 'SELECT')`;

@@ -56,6 +56,7 @@ export const EVENT_ENTITIES: Readonly<Record<string, string>> = {
   mosaic_harvest_job: 'Mosaic Harvest Job',
   deletion: 'Deletion',
   import: 'Import',
+  integrity_repair: 'Integrity Repair',
   browser_session: 'Browser Session',
 };
 

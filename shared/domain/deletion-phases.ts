@@ -19,6 +19,7 @@ import { customRoles, usedStyles } from './layers.ts';
 import { customTileMatrixSets, type OGCTilesSettings } from './settings.ts';
 import type { WorkflowLog } from './workflow-log.ts';
 import { TransientError } from './workflows.ts';
+import { type CountedKind, countsOf, type SummaryField } from './workspace-summary.ts';
 
 export const servicePhases: readonly DeletionPhase[] = ['layer_groups', 'layers', 'mosaic', 'target', 'done'];
 export const workspacePhases: readonly DeletionPhase[] = [
@@ -44,6 +45,8 @@ export type StoredItem = Record<string, unknown>;
 export type Reference =
   | { key: string; size: 1; kind: 'style'; style: string }
   | { key: string; size: 1; kind: 'role'; roleId: string }
+  /** The workspace summary's count of the removed item's kind and state (ADR 0137). */
+  | { key: string; size: 1; kind: 'summary'; field: SummaryField }
   /** The set's `ref_count` and the workspace's reference item: two write items. */
   | { key: string; size: 2; kind: 'tile_matrix_set'; id: string };
 
@@ -77,9 +80,18 @@ const style = (s: string): Reference => ({ key: `style:${s}`, size: 1, kind: 'st
 const role = (r: string): Reference => ({ key: `role:${r}`, size: 1, kind: 'role', roleId: r });
 const roles = (item: StoredItem) => customRoles((item.allowed_roles as string[] | undefined) ?? []).map(role);
 
-/** A service's layer releases its styles' layer references and its custom roles. */
+/** The summary counts an item of `kind` held (one reference per counted field). */
+const summaryCounts = (kind: CountedKind, item: StoredItem): Reference[] =>
+  Object.keys(countsOf(kind, item)).map((field) => ({
+    key: `summary:${field}`,
+    size: 1,
+    kind: 'summary',
+    field: field as SummaryField,
+  }));
+
+/** A service's layer releases its styles' layer references, its custom roles and its summary count. */
 export function serviceLayerReleases(layer: StoredItem): Reference[] {
-  return [...usedStyles(layer as never).map(style), ...roles(layer)];
+  return [...usedStyles(layer as never).map(style), ...roles(layer), ...summaryCounts('layer', layer)];
 }
 
 /** A workspace's layers release their custom roles (the styles go with the workspace). */

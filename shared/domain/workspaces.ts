@@ -4,6 +4,7 @@ import { DependencyConflictError, NotFoundError, VersionMismatchError } from './
 import { isConcurrentModification, lastWriterWinsOn } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import type { UsageKeyProvisioner } from './usage-keys.ts';
+import type { SummaryCounts } from './workspace-summary.ts';
 
 /** A workspace: the tenant boundary of the catalog. */
 export interface Workspace {
@@ -41,6 +42,8 @@ export interface WorkspaceRepository {
    * it holds, as a recursive deletion would count it (the workspace is left as it was).
    */
   deleteEmpty(workspace: Workspace): Promise<DeletionPlan | undefined>;
+  /** The summary's counts of the workspace (ADR 0137): its counters, exact; recounted once if older than them. */
+  summaryCounts(workspaceId: string): Promise<SummaryCounts>;
 }
 
 /** Kinds of a workspace's contents that block a plain delete (catalog objects), by plan key. */

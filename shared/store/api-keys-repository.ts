@@ -4,6 +4,7 @@ import { apiKeyExpiry } from '../domain/expiry.ts';
 import type { Page } from '../domain/page.ts';
 import { DynamoRepository, queryPrefixPage, withoutKeys } from './items.ts';
 import { entities, keys } from './keys.ts';
+import { summaryChangeOf } from './summary-counters.ts';
 import { itemExists, tableDefinition } from './table.ts';
 import {
   activeCheck,
@@ -13,6 +14,9 @@ import {
   transact,
   unguarded,
 } from './transactions.ts';
+
+/** The revoke's condition failed without a version: the key is gone, or was revoked meanwhile. */
+class RevokedMeanwhile extends Error {}
 
 const keyFields = [
   'id',
@@ -76,6 +80,7 @@ export class DynamoApiKeyRepository extends DynamoRepository implements ApiKeyRe
         ...credential,
         ...(expiry ? { [ttl]: expiry.credential } : {}),
       }),
+      ...this.counted(key, undefined, key),
     ]);
   }
 
@@ -100,7 +105,8 @@ export class DynamoApiKeyRepository extends DynamoRepository implements ApiKeyRe
             TableName: this.table,
             Key: keys.apiKey(key.workspace_id, key.id),
             UpdateExpression: 'SET revoked = :t, updated_at = :now, #v = #v + :one',
-            ConditionExpression: atVersion ? `${itemExists} AND #v = :v` : itemExists,
+            // Not revoked yet: the summary's counts move once (ADR 0137), however many revokes race.
+            ConditionExpression: `${itemExists} AND (attribute_not_exists(revoked) OR revoked <> :t)${atVersion ? ' AND #v = :v' : ''}`,
             ExpressionAttributeNames: { '#v': 'version' },
             ExpressionAttributeValues: {
               ':t': true,
@@ -110,8 +116,9 @@ export class DynamoApiKeyRepository extends DynamoRepository implements ApiKeyRe
             },
           },
         },
-        // With a version the failed condition may mean changed as well as gone: the domain decides (412).
-        onConditionFailed: atVersion ? concurrentModification('The API key') : gone,
+        // With a version the failed condition may mean changed as well as gone: the domain decides
+        // (412). Without one it means gone, or revoked meanwhile by another request (read below).
+        onConditionFailed: atVersion ? concurrentModification('The API key') : () => new RevokedMeanwhile(),
       },
       {
         item: {
@@ -125,8 +132,27 @@ export class DynamoApiKeyRepository extends DynamoRepository implements ApiKeyRe
         },
         onConditionFailed: gone,
       },
+      ...this.counted(key, key, { ...key, revoked: true }),
     ];
-    await transact(this.db, items);
+    try {
+      await transact(this.db, items);
+    } catch (error) {
+      if (!(error instanceof RevokedMeanwhile)) throw error;
+      // Revoking a revoked key changes nothing (the domain's rule); a key gone meanwhile is 404.
+      if (!(await this.find(key.workspace_id, key.id))?.revoked) throw gone();
+    }
+  }
+
+  /** The summary's count change of a workspace key (ADR 0137); global keys are counted nowhere. */
+  private counted(key: ApiKey, before: ApiKey | undefined, after: ApiKey | undefined): GuardedItem[] {
+    if (!key.workspace_id) return [];
+    return summaryChangeOf(
+      this.table,
+      'api_key',
+      { id: key.id, workspace_id: key.workspace_id },
+      before,
+      after,
+    );
   }
 
   async delete(key: ApiKey): Promise<void> {
@@ -147,6 +173,7 @@ export class DynamoApiKeyRepository extends DynamoRepository implements ApiKeyRe
       },
       // The hash item may be gone already (an expired key's TTL removes it first; ADR 0093).
       unguarded({ Delete: { TableName: this.table, Key: keys.apiKeyHash(key.key_hash) } }),
+      ...this.counted(key, key, undefined),
     ]);
   }
 

@@ -26,6 +26,7 @@ import {
   withoutKeys,
 } from './items.ts';
 import { entities, keys, type RoleReferrer } from './keys.ts';
+import { summaryChangeOf } from './summary-counters.ts';
 import { itemExists } from './table.ts';
 import { concurrentModification, type GuardedItem, putNew, transact, unguarded } from './transactions.ts';
 
@@ -138,6 +139,11 @@ export class DynamoClaimMappingRepository extends DynamoRepository implements Cl
           ]
         : []),
     ];
+    // The workspace summary counts it (ADR 0137).
+    if (ws)
+      items.push(
+        ...summaryChangeOf(this.table, 'claim_mapping', { id: m.id, workspace_id: ws }, undefined, m),
+      );
     await this.withSummary(m.workspace_id, items, {
       adds: 1,
       change: (rules) => {
@@ -225,6 +231,10 @@ export class DynamoClaimMappingRepository extends DynamoRepository implements Cl
           ]
         : []),
     ];
+    if (ws)
+      items.push(
+        ...summaryChangeOf(this.table, 'claim_mapping', { id: m.id, workspace_id: ws }, m, undefined),
+      );
     await this.withSummary(m.workspace_id, items, {
       adds: -1,
       change: (rules) => {

@@ -25,6 +25,7 @@ import { activeDeletionsChange, activeIndexRemoval, toOperation } from './deleti
 import { batchDeleteKeys, batchGetItems } from './items.ts';
 import { keyOf, keys } from './keys.ts';
 import { DynamoSettingsRepository } from './settings-repository.ts';
+import { releaseShard, summaryChangeOnShard } from './summary-counters.ts';
 import { attributes, itemExists } from './table.ts';
 import type { TransactItem } from './transactions.ts';
 
@@ -188,6 +189,11 @@ export class DynamoDeletionWorkflowStore
         ];
       case 'tile_matrix_set':
         return this.settings.tileMatrixSetReferences(op.workspace_id, r.id, -1).map((g) => g.item);
+      case 'summary':
+        // Each field on its own shard (one chunk may release both layer states; ADR 0137).
+        return summaryChangeOnShard(this.table, op.workspace_id, releaseShard(r.field), {
+          [r.field]: -count,
+        }).map((g) => g.item);
     }
   }
 }

@@ -15,6 +15,7 @@ import { getItem, writeUnits } from './items.ts';
 import { keys } from './keys.ts';
 import { DynamoLayerGroupRepository } from './layer-groups-repository.ts';
 import { counterDeletes } from './plan-counters.ts';
+import { summaryChange } from './summary-counters.ts';
 import { type TransactItem, transact, unguarded } from './transactions.ts';
 
 /** Built on first use: a module-level repository would read the configuration at import time. */
@@ -161,6 +162,10 @@ export async function removeService(db: StoreClient, table: string, units: Write
     { Delete: { TableName: table, Key: keys.mosaic(op.workspace_id, op.target_id) } },
     activeDeletionsChange(table, op.workspace_id, -1).item,
     ...counters,
+    // The summary counts one service fewer (ADR 0137); its layers were counted off chunk by chunk.
+    ...(service
+      ? summaryChange(table, op.workspace_id, op.target_id, { services: -1 }).map((g) => g.item)
+      : []),
   ]);
 }
 

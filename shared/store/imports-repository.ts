@@ -23,6 +23,7 @@ import {
   withoutKeys,
 } from './items.ts';
 import { entities, keys } from './keys.ts';
+import { summaryChangeOf } from './summary-counters.ts';
 import {
   concurrentModification,
   type GuardedItem,
@@ -128,6 +129,7 @@ export class DynamoImportRepository extends DynamoRepository implements ImportRe
       workspaceIsActive(this.table, job.workspace_id),
       putNew(this.table, jobItem(job)),
       this.event(job),
+      ...summaryChangeOf(this.table, 'import', job, undefined, job),
     ]);
   }
 
@@ -182,7 +184,13 @@ export class DynamoImportRepository extends DynamoRepository implements ImportRe
     const usage = usageChange(this.table, previous, next, quota);
     await transact(
       this.db,
-      [put, ...(isEventWorthy(previous, next) ? [this.event(next)] : []), ...(usage ? [usage] : [])],
+      [
+        put,
+        ...(isEventWorthy(previous, next) ? [this.event(next)] : []),
+        ...(usage ? [usage] : []),
+        // The summary counts imports by status (ADR 0137): a transition moves the job's count.
+        ...summaryChangeOf(this.table, 'import', next, previous, next),
+      ],
       lostRace,
     );
   }

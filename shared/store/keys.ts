@@ -39,6 +39,7 @@ function fnv1a(text: string): number {
 }
 /** Deletion-plan counters (ADR 0101); no entity prefix of `describeKey` starts like this. */
 const PLAN_COUNT = 'PLANCOUNT#';
+const SUMMARY_COUNT = 'SUMCOUNT#';
 /** The usage-key pool (ADR 0111): its assignment counter and one item per slot. */
 const USAGE_KEYS_PARTITION = 'USAGEKEYS';
 const USAGE_KEY_SLOT = 'SLOT#';
@@ -355,6 +356,15 @@ export const keys = {
     PK: ws(workspaceId),
     SK: `${PLAN_COUNT}${serviceId}#R#${shard}#${bucket}`,
   }),
+  /**
+   * A workspace's summary counters (ADR 0137), under one prefix of its partition so one Query reads
+   * them: the sharded counts and the base (present once their sum is exact).
+   */
+  summaryCountPrefix: SUMMARY_COUNT,
+  summaryCount: (workspaceId: string, shard: number | 'BASE'): Key => ({
+    PK: ws(workspaceId),
+    SK: `${SUMMARY_COUNT}${shard}`,
+  }),
 } as const;
 
 /** The parts of keys that callers need back: ids out of the key strings built above. */
@@ -427,6 +437,7 @@ export const entities = {
   auditRecord: 'AuditRecord',
   auditRefusalTally: 'AuditRefusalTally',
   planCounter: 'PlanCounter',
+  summaryCounter: 'SummaryCounter',
   usageKeyCounter: 'UsageKeyCounter',
   usageKeySlot: 'UsageKeySlot',
 } as const;

@@ -23,6 +23,7 @@ import {
 import { entities, keys } from './keys.ts';
 import { decodeCursor, encodeCursor } from './paging.ts';
 import { layerCountChanges } from './plan-counters.ts';
+import { summaryChangeOf } from './summary-counters.ts';
 import { attributes, itemExists } from './table.ts';
 import {
   activeCheck,
@@ -175,6 +176,7 @@ export class DynamoLayerRepository extends DynamoRepository implements LayerRepo
       ...styleReferences(this.table, l.workspace_id, usedStyles(l), []),
       // The plan's counters change with the layer or not at all (ADR 0101).
       ...layerCountChanges(this.table, undefined, l),
+      ...summaryChangeOf(this.table, 'layer', l, undefined, l),
     ]);
   }
 
@@ -303,6 +305,7 @@ export class DynamoLayerRepository extends DynamoRepository implements LayerRepo
           usedStyles(previous).filter((st) => !usedStyles(next).includes(st)),
         ),
         ...layerCountChanges(this.table, previous, next),
+        ...summaryChangeOf(this.table, 'layer', next, previous, next),
       ],
       concurrentModification('The layer'),
     );
@@ -326,6 +329,7 @@ export class DynamoLayerRepository extends DynamoRepository implements LayerRepo
         ...roleReferences(this.table, l, [], customRoles(l.allowed_roles)),
         ...styleReferences(this.table, l.workspace_id, [], usedStyles(l)),
         ...layerCountChanges(this.table, l, undefined),
+        ...summaryChangeOf(this.table, 'layer', l, l, undefined),
       ],
       concurrentModification('The layer'),
     );

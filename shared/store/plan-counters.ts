@@ -41,7 +41,7 @@ const STYLE = 's:';
 const ROLE = 'r:';
 
 /** FNV-1a (32 bits): a stable, well-spread hash of an id or a name. */
-function hash(text: string): number {
+export function hash(text: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) {
     h ^= text.charCodeAt(i);

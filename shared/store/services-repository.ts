@@ -4,6 +4,7 @@ import type { Service, ServiceRepository } from '../domain/services.ts';
 import { DynamoRepository, queryPrefixPage, withoutKeys } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { newServiceCounters } from './plan-counters.ts';
+import { summaryChangeOf } from './summary-counters.ts';
 import { activeCheck, concurrentModification, putNew, transact } from './transactions.ts';
 
 /** A service from its item. */
@@ -30,6 +31,7 @@ export class DynamoServiceRepository extends DynamoRepository implements Service
       putNew(this.table, { ...keys.service(s.workspace_id, s.id), entity: entities.service, ...s }),
       // Its deletion plan's counters start exact, at zero (ADR 0101).
       newServiceCounters(this.table, s.workspace_id, s.id),
+      ...summaryChangeOf(this.table, 'service', s, undefined, s),
       activeCheck(
         this.table,
         keys.workspace(s.workspace_id),

@@ -4,6 +4,7 @@ import type { Style, StyleRepository, StyleUsage } from '../domain/styles.ts';
 import { ConditionFailed } from './errors.ts';
 import { DynamoRepository, queryPrefixPage, withoutKeys } from './items.ts';
 import { entities, keys } from './keys.ts';
+import { summaryChangeOf } from './summary-counters.ts';
 import { attributes, itemExists } from './table.ts';
 import {
   concurrentModification,
@@ -180,6 +181,7 @@ export class DynamoStyleRepository extends DynamoRepository implements StyleRepo
       this.workspaceActive(s.workspace_id),
       this.put(s),
       ...s.asset_refs.flatMap((a) => [this.count(s.workspace_id, a, 1), this.reference(s, a)]),
+      ...summaryChangeOf(this.table, 'style', s, undefined, s),
     ]);
   }
 
@@ -211,6 +213,7 @@ export class DynamoStyleRepository extends DynamoRepository implements StyleRepo
     return this.run([
       this.remove(s),
       ...s.asset_refs.flatMap((a) => [this.count(s.workspace_id, a, -1), this.unreference(s, a)]),
+      ...summaryChangeOf(this.table, 'style', s, s, undefined),
     ]);
   }
 }

@@ -2,10 +2,12 @@ import type { DeletionPlan } from '../domain/deletion-model.ts';
 import { AlreadyExistsError, StateConflictError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import { customTileMatrixSets, type OGCTilesSettings } from '../domain/settings.ts';
+import type { SummaryCounts } from '../domain/workspace-summary.ts';
 import type { Workspace, WorkspaceRepository } from '../domain/workspaces.ts';
 import { planWorkspace } from './deletion-plans.ts';
 import { DynamoRepository, keyCondition, queryIndexPage, queryInput, queryPages } from './items.ts';
 import { entities, keyOf, keys } from './keys.ts';
+import { newWorkspaceSummary, workspaceCounts } from './summary-counters.ts';
 import { attributes } from './table.ts';
 import {
   concurrentModification,
@@ -58,7 +60,13 @@ export class DynamoWorkspaceRepository extends DynamoRepository implements Works
         () => nameTaken(ws.name),
       ),
       putNew(this.table, workspaceItem(ws)),
+      // Its summary's counters start exact, at zero (ADR 0137).
+      newWorkspaceSummary(this.table, ws.id),
     ]);
+  }
+
+  summaryCounts(workspaceId: string): Promise<SummaryCounts> {
+    return workspaceCounts(this.db, this.table, workspaceId);
   }
 
   async findById(id: string): Promise<Workspace | undefined> {
@@ -181,6 +189,8 @@ export class DynamoWorkspaceRepository extends DynamoRepository implements Works
       entities.planCounter,
       // The imports' quota usage (ADR 0110): the imports themselves decide whether it can go.
       entities.importUsage,
+      // The summary's counters (ADR 0137): they count what is here, and go with it.
+      entities.summaryCounter,
     ]);
     const blocking = children.filter(
       (c) => !auxiliary.has(c.entity as string) && c.SK !== keys.workspaceItemSortKey,

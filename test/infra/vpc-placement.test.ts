@@ -106,7 +106,7 @@ function findings(scope: IConstruct, severity: 'error' | 'warning') {
 }
 
 describe('the functions that open PostgreSQL connections', () => {
-  it('are the service, layer, import-preview and readiness routes, both import tasks and the data plane (the route flags and the tasks)', () => {
+  it('are the service, layer, import-preview, readiness and integrity routes, both import tasks and the data plane (the route flags and the tasks)', () => {
     expect(postgresFunctions).toEqual(
       [
         'createLayer',
@@ -116,6 +116,9 @@ describe('the functions that open PostgreSQL connections', () => {
         'previewImport',
         // Readiness logs in to the import database (ADR 0131).
         'getReadiness',
+        // The integrity check probes source tables and lists import schemas (ADR 0138).
+        'getCatalogIntegrity',
+        'repairCatalogIntegrity',
         'import-recordFailure',
         'import-step',
         'testNewServiceConnection',

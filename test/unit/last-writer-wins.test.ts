@@ -150,6 +150,7 @@ function racingWorkspaces(losses: number, stored = ws(1)) {
     findById: async () => current,
     findByName: async () => current,
     list: async () => ({ items: [] }),
+    summaryCounts: async () => ({}),
     update: async (previous, next) => {
       if (previous.version !== current.version || lost < losses) {
         if (lost < losses) {

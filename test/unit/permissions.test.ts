@@ -131,6 +131,8 @@ const manages = [
   'listWorkspaceRoles',
   'getWorkspaceDeletionPlan',
   'testNewServiceConnection',
+  // ADR 0137.
+  'getWorkspaceSummary',
 ];
 const everything = routes.map((r) => r.operationId).sort();
 

@@ -17,6 +17,7 @@ import { type DeletionPlan, DeletionPlanView } from '../deletion-plan.tsx';
 import { paths } from '../routes.ts';
 import { load as reloadSession } from '../session.ts';
 import { WorkspaceOgcApi } from './ogc-links.tsx';
+import { WorkspaceSummary } from './workspace-summary.tsx';
 
 export function WorkspacePage() {
   const { params } = useRoute();
@@ -99,6 +100,7 @@ export function WorkspacePage() {
             <dt>Created</dt>
             <dd>{new Date(ws.data.created_at).toLocaleString()}</dd>
           </dl>
+          <WorkspaceSummary workspace={ws.data.name} />
           <WorkspaceOgcApi workspace={ws.data.name} />
           <section aria-labelledby="edit-heading">
             <h2 id="edit-heading">Rename or describe</h2>

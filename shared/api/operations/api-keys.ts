@@ -48,7 +48,7 @@ export const createAPIKey = defineOperation({
     },
     response: { ...ex.apiKey, key: 'gpk_q3Zt8WbRk2mXc9LpV4nH7sJ0aF6dG1eY5uT8iO3wQzA' },
   },
-  data: ['GetItem', 'PutItem', 'ConditionCheckItem'],
+  data: ['GetItem', 'PutItem', 'ConditionCheckItem', 'UpdateItem'],
 });
 
 export const listAPIKeys = defineOperation({
@@ -130,5 +130,5 @@ export const deleteAPIKey = defineOperation({
     409: { description: 'the key is not revoked (`api_key_not_revoked`): revoke it first' },
   },
   examples: { params: { workspace: 'roads-demo', keyId: ex.ids.apiKey } },
-  data: ['GetItem', 'DeleteItem'],
+  data: ['GetItem', 'DeleteItem', 'UpdateItem'],
 });

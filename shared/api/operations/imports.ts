@@ -104,7 +104,7 @@ export const createImport = defineOperation({
       },
     },
   },
-  data: ['GetItem', 'Query', 'PutItem', 'ConditionCheckItem'],
+  data: ['GetItem', 'Query', 'PutItem', 'ConditionCheckItem', 'UpdateItem'],
   starts: ['import'],
   uploads: ['presign'],
 });
@@ -177,7 +177,7 @@ export const cancelImport = defineOperation({
     params: { workspace: 'roads-demo', import: ex.ids.import },
     response: { ...ex.importJob, status: 'cancelling', version: 6 },
   },
-  data: ['GetItem', 'PutItem'],
+  data: ['GetItem', 'PutItem', 'UpdateItem'],
   starts: ['import'],
   uploads: ['delete'],
 });
@@ -213,7 +213,7 @@ export const startImport = defineOperation({
       updated_at: ex.importJob.started_at,
     },
   },
-  data: ['GetItem', 'PutItem'],
+  data: ['GetItem', 'PutItem', 'UpdateItem'],
   starts: ['import'],
   uploads: ['head'],
 });
@@ -350,7 +350,7 @@ export const publishImport = defineOperation({
     params: { workspace: 'roads-demo', import: ex.ids.import },
     response: { ...loaded, status: 'publishing', phase: 'publish', version: 10 },
   },
-  data: ['GetItem', 'PutItem'],
+  data: ['GetItem', 'PutItem', 'UpdateItem'],
   starts: ['import'],
 });
 

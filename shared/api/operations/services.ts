@@ -77,7 +77,7 @@ export const createService = defineOperation({
     },
     response: ex.postgisService,
   },
-  data: ['GetItem', 'PutItem', 'ConditionCheckItem'],
+  data: ['GetItem', 'PutItem', 'ConditionCheckItem', 'UpdateItem'],
   secrets: ['encrypt'],
   readsMosaicSources: true,
   postgres: true,

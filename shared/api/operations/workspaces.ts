@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { IMPORT_STATUSES, type ImportStatus } from '../../domain/import-model.ts';
 import {
   DeletionConflictBody,
   DeletionOperationBody,
@@ -219,4 +220,72 @@ export const getWorkspaceDeletionPlan = defineOperation({
   },
   examples: { params: { workspace: 'roads-demo' }, response: workspacePlanExample },
   data: ['Query'],
+});
+
+const count = z.number().check(z.int(), z.nonnegative());
+const importStatusCounts = z
+  .strictObject(
+    Object.fromEntries(IMPORT_STATUSES.map((s) => [s, count])) as Record<ImportStatus, typeof count>,
+  )
+  .check(z.meta({ id: 'ImportStatusCounts' }));
+
+const WorkspaceSummaryBody = z
+  .strictObject({
+    workspace_id: z.string(),
+    services: count,
+    layers: z.strictObject({ total: count, enabled: count, disabled: count }),
+    styles: count,
+    imports: z.strictObject({ total: count, by_status: importStatusCounts }),
+    api_keys: z.strictObject({ total: count, active: count, revoked: count }),
+    claim_mappings: count,
+  })
+  .check(z.meta({ id: 'WorkspaceSummary' }));
+
+export const getWorkspaceSummary = defineOperation({
+  operationId: 'getWorkspaceSummary',
+  method: 'GET',
+  path: '/api/v1/workspaces/{workspace}/summary',
+  handler: 'functions/workspaces/get-workspace-summary.ts',
+  permission: 'manage',
+  summary:
+    'How many services, layers (enabled, disabled), styles, imports by status, API keys and claim mappings a workspace has',
+  description:
+    "Read from counters that every write of those entities keeps in its own transaction (ADR 0137): one Query of a handful of items, whatever the workspace's size — exact at the moment of the read. A workspace older than the counters is counted once, on its first summary. `layers.enabled` counts published layers, `disabled` drafts; `api_keys.active` counts keys not revoked (expired ones included until their record's retention ends), `revoked` the revoked ones. `manage`: it counts the workspace's API keys and claim mappings, which only its admins see.",
+  tags: ['workspaces'],
+  request: { params: WorkspaceParams },
+  responses: {
+    200: { description: 'the counts', schema: WorkspaceSummaryBody },
+    404: { description: 'workspace not found (or being deleted)' },
+  },
+  examples: {
+    params: { workspace: 'roads-demo' },
+    response: {
+      workspace_id: '6a1d3b2e-9c1f-4a57-8e0b-2f4c8d1e7a90',
+      services: 1,
+      layers: { total: 1, enabled: 1, disabled: 0 },
+      styles: 1,
+      imports: {
+        total: 1,
+        by_status: {
+          awaiting_upload: 0,
+          queued: 0,
+          running: 0,
+          awaiting_plan: 0,
+          ready_to_publish: 0,
+          publishing: 0,
+          published: 1,
+          cancelling: 0,
+          cancelled: 0,
+          failed: 0,
+          rolling_back: 0,
+          rolled_back: 0,
+        },
+      },
+      api_keys: { total: 1, active: 1, revoked: 0 },
+      claim_mappings: 2,
+    },
+  },
+  // The first summary of a workspace older than the counters writes their base (a Put under
+  // ConditionChecks that no counted write raced it; ADR 0137).
+  data: ['Query', 'PutItem', 'ConditionCheckItem'],
 });
