@@ -4,6 +4,7 @@ import { bundling } from '../../infra/bundling.ts';
 import type { ApiFunction } from '../../infra/constructs/api-function.ts';
 import { deletionTasks } from '../../infra/constructs/deletion-workflow.ts';
 import { esbuildOptions } from '../../infra/constructs/function-bundles.ts';
+import { harvestTasks } from '../../infra/constructs/harvest-workflow.ts';
 import { uploadPrefix } from '../../infra/constructs/import-uploads.ts';
 import { importTasks } from '../../infra/constructs/import-workflow.ts';
 import { authorizerData } from '../../infra/constructs/management-api.ts';
@@ -93,11 +94,12 @@ describe('GeoPlaneStack', () => {
     it('has one Lambda function per route plus the authorizer, the workflow tasks, the bootstrapAdmins resource, the sweep, the catalog events publisher and the data plane', () => {
       template.resourceCountIs(
         'AWS::Lambda::Function',
-        routes.length + 1 + deletionTasks.length + importTasks.length + 1 + 2 + 1,
+        routes.length + 1 + deletionTasks.length + importTasks.length + harvestTasks.length + 1 + 2 + 1,
       );
       expect(stack.api.functions.size).toBe(routes.length);
       expect(stack.deletionWorkflow.functions.size).toBe(deletionTasks.length);
       expect(stack.importWorkflow.functions.size).toBe(importTasks.length);
+      expect(stack.harvestWorkflow.functions.size).toBe(harvestTasks.length);
     });
 
     it('runs every function on nodejs24.x, arm64, with X-Ray and its own log group', () => {
@@ -113,10 +115,10 @@ describe('GeoPlaneStack', () => {
     it('gives every log group a retention period (30 days by default)', () => {
       template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
       // One per function (bootstrapAdmins', the sweep's, the events publisher's and the data plane's
-      // too), the access logs and each workflow's.
+      // too), the access logs and each of the three workflows'.
       template.resourceCountIs(
         'AWS::Logs::LogGroup',
-        routes.length + 1 + deletionTasks.length + importTasks.length + 1 + 2 + 1 + 3,
+        routes.length + 1 + deletionTasks.length + importTasks.length + harvestTasks.length + 1 + 2 + 1 + 4,
       );
     });
 
@@ -145,6 +147,9 @@ describe('GeoPlaneStack', () => {
           IMPORT_UPLOAD_BUCKET,
           IMPORT_MAX_BYTES,
           IMPORT_STEP_BUDGET_MS,
+          // The harvest step's budget and the state machine createMosaicHarvestJob starts (ADR 0136).
+          HARVEST_STEP_BUDGET_MS,
+          HARVEST_STATE_MACHINE_ARN,
           // The events publisher's bus (ADR 0094); the sweep's settings (ADR 0093).
           EVENT_BUS_NAME,
           SWEEP_STUCK_AFTER_MINUTES,
@@ -169,6 +174,8 @@ describe('GeoPlaneStack', () => {
         if (DELETION_BATCH_BUDGET_MS !== undefined) expect(id).toMatch(/deleteBatch/);
         if (IMPORT_STATE_MACHINE_ARN !== undefined) expect(IMPORT_STATE_MACHINE_ARN).toHaveProperty('Ref');
         if (IMPORT_STEP_BUDGET_MS !== undefined) expect(id).toMatch(/ImportWorkflowTasksstep/);
+        if (HARVEST_STEP_BUDGET_MS !== undefined) expect(id).toMatch(/HarvestWorkflowTasksstep/);
+        if (HARVEST_STATE_MACHINE_ARN !== undefined) expect(id).toMatch(/createMosaicHarvestJob/);
         // The upload bucket and the size limit come together (import routes and tasks).
         expect(IMPORT_MAX_BYTES === undefined, id).toBe(IMPORT_UPLOAD_BUCKET === undefined);
         // Only functions that handle connection secrets learn the key.
@@ -431,6 +438,7 @@ describe('GeoPlaneStack', () => {
       const stateMachineRoles = [
         logicalId(stack.deletionWorkflow.role),
         logicalId(stack.importWorkflow.role),
+        logicalId(stack.harvestWorkflow.role),
       ];
       const uploadObjects = JSON.stringify(`/${uploadPrefix}*`);
       const eventsPublisher = logicalId(stack.catalogEvents.function.role);
@@ -471,6 +479,7 @@ describe('GeoPlaneStack', () => {
         stack.api.authorizerFunction,
         ...stack.deletionWorkflow.functions.values(),
         ...stack.importWorkflow.functions.values(),
+        ...stack.harvestWorkflow.functions.values(),
       ]) {
         const role = roles[logicalId(fn.role)];
         expect(role, fn.node.path).toBeDefined();
@@ -503,7 +512,11 @@ describe('GeoPlaneStack with stage settings in the context', () => {
     const readers = policyDocuments(template).filter(([, statements]) =>
       JSON.stringify(statements).includes(':s3:::rasters-'),
     );
-    const expected = routes.filter((r) => r.readsMosaicSources).map((r) => r.operationId);
+    // The routes that read mosaic sources, and the harvest workflow's step (ADR 0136).
+    const expected = [
+      ...routes.filter((r) => r.readsMosaicSources).map((r) => r.operationId),
+      'HarvestWorkflowTasksstep',
+    ];
     expect(readers.length).toBe(expected.length);
     for (const [id, p] of readers) {
       expect(

@@ -463,10 +463,14 @@ describe('import workflow (default stage: no import database, no import buckets)
       const ops = routes.filter((op) => op.handler.startsWith('functions/imports/'));
       expect(ops.length).toBeGreaterThan(0);
       for (const op of ops) expect(operationStackOf(op)).toBe('Imports');
-      // Outside the imports area only readiness reads the import database (ADR 0131); it stays with meta.
+      // Outside the imports area only readiness (ADR 0131, with meta) and the catalog integrity check
+      // and repair (ADR 0138: import schemas without their job; with deletions) read the import database.
       expect(
-        importRoutes.filter((op) => operationStackOf(op) !== 'Imports').map((op) => op.operationId),
-      ).toEqual(['getReadiness']);
+        importRoutes
+          .filter((op) => operationStackOf(op) !== 'Imports')
+          .map((op) => op.operationId)
+          .sort(),
+      ).toEqual(['getCatalogIntegrity', 'getReadiness', 'repairCatalogIntegrity']);
       const nested = stack.api.stacks.get('Imports');
       expect(nested).toBeDefined();
       const [, imports] = templatesOf(stack).find(([s]) => s === nested) as [Stack, Template];
@@ -494,11 +498,14 @@ describe('import workflow with every import setting', () => {
   const secretStatements = (statements: Statement[]) =>
     statements.filter((s) => asArray(s.Action).some((a) => a.startsWith('secretsmanager:')));
 
-  it('lets previewImport, getReadiness, the step and the failure recorder read the import database secret, nobody else', () => {
+  it('lets previewImport, getReadiness, the integrity check and repair, the step and the failure recorder read the import database secret, nobody else', () => {
     const readers = new Set([
       logicalId(roleOfRoute('previewImport')),
       // Readiness logs in to the import database (ADR 0131).
       logicalId(roleOfRoute('getReadiness')),
+      // The integrity check lists the import schemas, its repair drops orphaned ones (ADR 0138).
+      logicalId(roleOfRoute('getCatalogIntegrity')),
+      logicalId(roleOfRoute('repairCatalogIntegrity')),
       ...importTasks.map((task) => logicalId(stack.importWorkflow.functions.get(task)?.role as never)),
     ]);
     for (const op of routes.filter((r) => r.importDatabase))

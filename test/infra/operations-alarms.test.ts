@@ -192,6 +192,8 @@ describe('OperationsAlarms in the GeoPlane stack', () => {
         'GeoPlane-table-throttles',
         'GeoPlane-deletion-workflow-failures',
         'GeoPlane-import-workflow-failures',
+        // Mosaic harvest jobs (ADR 0136).
+        'GeoPlane-harvest-workflow-failures',
         'GeoPlane-sweep-errors',
         // The catalog events' publisher and its dead-letter queue (ADR 0094).
         'GeoPlane-catalog-events-errors',
@@ -265,6 +267,7 @@ describe('OperationsAlarms in the GeoPlane stack', () => {
       stack.api.authorizerFunction.function,
       ...[...stack.deletionWorkflow.functions.values()].map((fn) => fn.function),
       ...[...stack.importWorkflow.functions.values()].map((fn) => fn.function),
+      ...[...stack.harvestWorkflow.functions.values()].map((fn) => fn.function),
       stack.sweeps.function.function,
       stack.catalogEvents.function.function,
     ];
