@@ -188,7 +188,7 @@ describe('catalog-change events (local feed of the change stream)', () => {
     }
     // Unique event ids: nothing delivered twice.
     expect(new Set(events.map((e) => e.detail.event_id)).size).toBe(events.length);
-  });
+  }, 120_000);
 
   it('names each kind of entity in its detail-type: styles, settings, tile matrix sets, claim mappings, role policies', async () => {
     const ws = await createWorkspace();
