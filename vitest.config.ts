@@ -4,7 +4,10 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
-    testTimeout: 30_000,
+    // A full run on two shared cores (one DynamoDB Local for every file, harvest and import chaos
+    // suites beside the rest) can stretch a test several times over its time alone: tests that
+    // took a few seconds alone timed out at 30 s there. A timeout is not an assertion.
+    testTimeout: 90_000,
     // A poll waits for something to happen (a page to show a change, an operation to finish): on
     // two shared cores during a full run that can take well over vitest's default second.
     expect: { poll: { timeout: 15_000 } },
