@@ -2299,6 +2299,230 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/workspaces/{workspace}/tile-cache/jobs/{job}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a tile cache job: what it covers, its status and its counters
+         * @description Read a tile cache job: what it covers, its status and its counters.
+         *
+         *     Answers: 200 the job.
+         *
+         *     Notable errors: 404 workspace or tile cache job not found.
+         *
+         *     Viewer or above in the workspace.
+         */
+        get: operations["getTileCacheJob"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a queued or running tile cache job; what it already did stays
+         * @description Answers 202 with the job (`cancel_requested: true`); its next chunk ends it `cancelled`. Cancelling again answers the same; a finished job is a 409. With If-Match the job must still be at that version (it moves with the status, not with progress).
+         *
+         *     Answers: 202 the job, asked to stop.
+         *
+         *     Notable errors: 404 workspace or tile cache job not found; 409 the job is already finished (reason tile_cache_job_finished).
+         *
+         *     Admin or above in the workspace.
+         */
+        delete: operations["cancelTileCacheJob"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cache/clear": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Clear every cache: every workspace's tiles miss at once, every instance drops its caches
+         * @description Moves every cache type's epoch (audited; a `Cache Updated` event). Cached tiles carry the tiles epoch in their key, so every one misses from the next request on; what they occupy stays counted until a truncate job removes it. super_admin only.
+         *
+         *     Answers: 200 what was cleared.
+         *
+         *     super_admin only.
+         */
+        post: operations["clearAllCaches"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cache/clear/{cacheType}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Clear one cache type: tiles, descriptions or connections
+         * @description `cacheType` is one of tiles, descriptions, connections (400 otherwise). As clearAllCaches, for that type only. super_admin only.
+         *
+         *     Answers: 200 what was cleared.
+         *
+         *     Notable errors: 400 not a cache type (reason invalid_cache_type).
+         *
+         *     super_admin only.
+         */
+        post: operations["clearCacheByType"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspace}/cache/clear": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Clear a workspace's caches: its tiles miss at once, instances drop what they hold of it
+         * @description Moves the workspace's tile cache generation (audited; a `Tile Cache Updated` event): its cached tiles carry it in their key, so every one misses from the next request on, and each data-plane instance drops its connection and description caches when it next serves the workspace. `stale_entries`/`stale_bytes` is what the earlier generations occupy: a truncate job of the whole workspace removes it.
+         *
+         *     Answers: 200 what was cleared.
+         *
+         *     Notable errors: 404 workspace not found.
+         *
+         *     Admin or above in the workspace.
+         */
+        post: operations["clearWorkspaceCache"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspace}/tile-cache/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the workspace's tile cache jobs in the order they were created
+         * @description List the workspace's tile cache jobs in the order they were created.
+         *
+         *     Answers: 200 a page of jobs.
+         *
+         *     Notable errors: 400 bad limit or cursor; 404 workspace not found.
+         *
+         *     Viewer or above in the workspace.
+         */
+        get: operations["listTileCacheJobs"];
+        put?: never;
+        /**
+         * Seed, reseed or truncate the persistent tile cache as a job (layers, zoom range, bbox)
+         * @description Answers 202 with the queued job and its Location. `seed` renders the tiles that are not stored yet, `reseed` renders every tile again, `truncate` removes stored tiles. `layers` are public ids (default: every enabled layer for seed/reseed; for truncate, the whole workspace including what deleted layers and earlier generations left). `zoom_min`/`zoom_max` (0–24; required for seed/reseed, default 0–24 for truncate) and `bbox` (CRS84 west,south,east,north) narrow it. Seed/reseed cover at most 1000000 tiles (layers × tiles) and need the workspace's vector tiles and tile cache on. Tiles are rendered as the data plane renders them (same budget, same key), in chunks whose progress commits as they go: a stopped run resumes after the last chunk. One unfinished job per workspace (409 naming it).
+         *
+         *     Answers: 202 the job, queued.
+         *
+         *     Notable errors: 400 bad type, zoom range, bbox or layers, or more tiles than a job may cover; 404 workspace or layer not found; 409 a tile cache job of this workspace is not finished (reason tile_cache_job_running); 422 a named layer is disabled, no layer is served, or the tile cache is off.
+         *
+         *     Admin or above in the workspace.
+         */
+        post: operations["createTileCacheJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/cache/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caches: what each holds, its bounds, and when it was last cleared
+         * @description `tiles` is the persistent tile cache (per workspace: getPersistentTileCacheStats). `descriptions` and `connections` live in each data-plane instance's memory (Lambda instances on AWS), so their figures are their bounds, not a count no single instance could give; a clear moves the type's `epoch` and every instance drops that cache on its next request after reading it (within `effective_within_seconds`). super_admin only.
+         *
+         *     Answers: 200 the caches.
+         *
+         *     super_admin only.
+         */
+        get: operations["getCacheStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspace}/tile-cache/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's persistent tile cache: tiles stored, bytes, quota, clear generation
+         * @description O(1): the counts are kept in the workspace's tile cache record as tiles are stored and removed (every generation counted, since what a change left behind occupies the store until a truncate job removes it). `store` says where tiles live (`s3` on AWS, `directory` locally, `none` when no store is configured); `cache_enabled` is the OGC API Tiles settings' switch.
+         *
+         *     Answers: 200 the statistics.
+         *
+         *     Notable errors: 404 workspace not found.
+         *
+         *     Viewer or above in the workspace.
+         */
+        get: operations["getPersistentTileCacheStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/workspaces/{workspace}/tile-cache/jobs/{job}/progress": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How far a tile cache job is: tiles done of total, percent, rate and time left
+         * @description Computed from the job's counters: `percent` and `eta_seconds` only where the total is known (seed/reseed); a truncate counts the stored tiles it looked at.
+         *
+         *     Answers: 200 the progress.
+         *
+         *     Notable errors: 404 workspace or tile cache job not found.
+         *
+         *     Viewer or above in the workspace.
+         */
+        get: operations["getTileCacheJobProgress"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2455,6 +2679,28 @@ export interface components {
             sessions: components["schemas"]["BrowserSession"][];
             next_cursor?: string;
         };
+        CachesCleared: {
+            cleared: ("tiles" | "descriptions" | "connections")[];
+            epochs: {
+                tiles: number;
+                descriptions: number;
+                connections: number;
+            };
+            effective_within_seconds: number;
+        };
+        CacheStats: {
+            caches: {
+                /** @enum {string} */
+                type: "tiles" | "descriptions" | "connections";
+                /** @enum {string} */
+                scope: "persistent" | "instance";
+                holds: string;
+                ttl_seconds?: number;
+                max_entries?: number;
+                epoch: number;
+                cleared_at?: string;
+            }[];
+        };
         ClaimMapping: {
             /** Format: uuid */
             id: string;
@@ -2478,6 +2724,15 @@ export interface components {
         };
         ConsoleConfig: {
             auth: components["schemas"]["AuthConsoleConfig"];
+        };
+        CreateTileCacheJobInput: {
+            /** @enum {string} */
+            type: "seed" | "reseed" | "truncate";
+            layers?: string[];
+            zoom_min?: number;
+            zoom_max?: number;
+            bbox?: number[];
+            tile_matrix_set?: string;
         };
         /** @description The standard error body with the deletion plan. */
         DeletionConflict: {
@@ -3256,6 +3511,68 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
+        TileCacheJob: {
+            id: string;
+            workspace_id: string;
+            /** @enum {string} */
+            type: "seed" | "reseed" | "truncate";
+            /** @constant */
+            tile_matrix_set: "WebMercatorQuad";
+            /** @description public ids; empty: the whole workspace (truncate) */
+            layers: string[];
+            zoom_min: number;
+            zoom_max: number;
+            bbox?: number[];
+            /** @enum {string} */
+            status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+            cancel_requested: boolean;
+            tiles_total?: number;
+            tiles_done: number;
+            tiles_rendered: number;
+            tiles_skipped: number;
+            tiles_removed: number;
+            bytes_written: number;
+            bytes_removed: number;
+            error?: {
+                reason: string;
+                message: string;
+            };
+            version: number;
+            created_at: string;
+            updated_at: string;
+            started_at?: string;
+            finished_at?: string;
+        };
+        TileCacheJobList: {
+            jobs: components["schemas"]["TileCacheJob"][];
+            next_cursor?: string;
+        };
+        TileCacheJobProgress: {
+            job_id: string;
+            /** @enum {string} */
+            type: "seed" | "reseed" | "truncate";
+            /** @enum {string} */
+            status: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+            cancel_requested: boolean;
+            tiles_done: number;
+            tiles_total?: number;
+            percent?: number;
+            tiles_per_second?: number;
+            eta_seconds?: number;
+            updated_at: string;
+        };
+        TileCacheStats: {
+            workspace_id: string;
+            /** @enum {string} */
+            store: "s3" | "directory" | "none";
+            cache_enabled: boolean;
+            generation: number;
+            entries: number;
+            bytes: number;
+            quota_bytes?: number;
+            cleared_at?: string;
+            running_job_id?: string;
+        };
         TileMatrix: {
             id: string;
             title?: string;
@@ -3400,6 +3717,13 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        WorkspaceCacheCleared: {
+            cleared: ("tiles" | "descriptions" | "connections")[];
+            generation: number;
+            effective_within_seconds: number;
+            stale_entries: number;
+            stale_bytes: number;
         };
         WorkspaceLayerList: {
             layers: {
@@ -13054,6 +13378,701 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["IdempotencyKeyReused"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getTileCacheJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+                /**
+                 * @description The tile cache job id (as `id` in the job body; case-insensitive).
+                 * @example 019a6c1e-2f4b-7c3d-9e8f-0a1b2c3d4e5f
+                 */
+                job: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the job */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "019a6c1e-2f4b-7c3d-9e8f-0a1b2c3d4e5f",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "type": "seed",
+                     *       "tile_matrix_set": "WebMercatorQuad",
+                     *       "layers": [
+                     *         "roads"
+                     *       ],
+                     *       "zoom_min": 0,
+                     *       "zoom_max": 8,
+                     *       "bbox": [
+                     *         5.9,
+                     *         45.8,
+                     *         10.5,
+                     *         47.8
+                     *       ],
+                     *       "status": "running",
+                     *       "cancel_requested": false,
+                     *       "tiles_total": 120,
+                     *       "tiles_done": 64,
+                     *       "tiles_rendered": 60,
+                     *       "tiles_skipped": 4,
+                     *       "tiles_removed": 0,
+                     *       "bytes_written": 183220,
+                     *       "bytes_removed": 0,
+                     *       "version": 2,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-04T16:40:12.000Z",
+                     *       "started_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TileCacheJob"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description workspace or tile cache job not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelTileCacheJob: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The ETag of the version you read; a mismatch answers 412. */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+                /**
+                 * @description The tile cache job id (as `id` in the job body; case-insensitive).
+                 * @example 019a6c1e-2f4b-7c3d-9e8f-0a1b2c3d4e5f
+                 */
+                job: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the job, asked to stop */
+            202: {
+                headers: {
+                    /** @description URL of the tile cache job */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "019a6c1e-2f4b-7c3d-9e8f-0a1b2c3d4e5f",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "type": "seed",
+                     *       "tile_matrix_set": "WebMercatorQuad",
+                     *       "layers": [
+                     *         "roads"
+                     *       ],
+                     *       "zoom_min": 0,
+                     *       "zoom_max": 8,
+                     *       "bbox": [
+                     *         5.9,
+                     *         45.8,
+                     *         10.5,
+                     *         47.8
+                     *       ],
+                     *       "status": "running",
+                     *       "cancel_requested": true,
+                     *       "tiles_total": 120,
+                     *       "tiles_done": 64,
+                     *       "tiles_rendered": 60,
+                     *       "tiles_skipped": 4,
+                     *       "tiles_removed": 0,
+                     *       "bytes_written": 183220,
+                     *       "bytes_removed": 0,
+                     *       "version": 3,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-04T16:40:12.000Z",
+                     *       "started_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TileCacheJob"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description workspace or tile cache job not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the job is already finished (reason tile_cache_job_finished) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    clearAllCaches: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (ADR 0088): the first 2xx answer is stored for 24 h per caller, operation and key and replayed (with `Idempotent-Replayed: true`) for the same request; the same key with another request answers 422, while the first still runs 409. 1–255 characters (400 otherwise). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description what was cleared */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "cleared": [
+                     *         "tiles",
+                     *         "descriptions",
+                     *         "connections"
+                     *       ],
+                     *       "epochs": {
+                     *         "tiles": 2,
+                     *         "descriptions": 1,
+                     *         "connections": 1
+                     *       },
+                     *       "effective_within_seconds": 2
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CachesCleared"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["IdempotencyKeyInFlight"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    clearCacheByType: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (ADR 0088): the first 2xx answer is stored for 24 h per caller, operation and key and replayed (with `Idempotent-Replayed: true`) for the same request; the same key with another request answers 422, while the first still runs 409. 1–255 characters (400 otherwise). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The cache to clear: tiles, descriptions, connections.
+                 * @example descriptions
+                 */
+                cacheType: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description what was cleared */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "cleared": [
+                     *         "descriptions"
+                     *       ],
+                     *       "epochs": {
+                     *         "tiles": 1,
+                     *         "descriptions": 2,
+                     *         "connections": 1
+                     *       },
+                     *       "effective_within_seconds": 2
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CachesCleared"];
+                };
+            };
+            /** @description not a cache type (reason invalid_cache_type) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["IdempotencyKeyInFlight"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    clearWorkspaceCache: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (ADR 0088): the first 2xx answer is stored for 24 h per caller, operation and key and replayed (with `Idempotent-Replayed: true`) for the same request; the same key with another request answers 422, while the first still runs 409. 1–255 characters (400 otherwise). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description what was cleared */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "cleared": [
+                     *         "tiles",
+                     *         "descriptions",
+                     *         "connections"
+                     *       ],
+                     *       "generation": 3,
+                     *       "effective_within_seconds": 2,
+                     *       "stale_entries": 5412,
+                     *       "stale_bytes": 48211009
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WorkspaceCacheCleared"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WorkspaceNotFound"];
+            409: components["responses"]["IdempotencyKeyInFlight"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listTileCacheJobs: {
+        parameters: {
+            query?: {
+                /** @description Page size: an integer from 1 to 1000 (the default depends on the list). */
+                limit?: number;
+                /** @description The opaque `next_cursor` of the previous page; omit it for the first page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of jobs */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jobs": [
+                     *         {
+                     *           "id": "019a6c1e-2f4b-7c3d-9e8f-0a1b2c3d4e5f",
+                     *           "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *           "type": "seed",
+                     *           "tile_matrix_set": "WebMercatorQuad",
+                     *           "layers": [
+                     *             "roads"
+                     *           ],
+                     *           "zoom_min": 0,
+                     *           "zoom_max": 8,
+                     *           "bbox": [
+                     *             5.9,
+                     *             45.8,
+                     *             10.5,
+                     *             47.8
+                     *           ],
+                     *           "status": "running",
+                     *           "cancel_requested": false,
+                     *           "tiles_total": 120,
+                     *           "tiles_done": 64,
+                     *           "tiles_rendered": 60,
+                     *           "tiles_skipped": 4,
+                     *           "tiles_removed": 0,
+                     *           "bytes_written": 183220,
+                     *           "bytes_removed": 0,
+                     *           "version": 2,
+                     *           "created_at": "2026-03-02T09:15:00.000Z",
+                     *           "updated_at": "2026-03-04T16:40:12.000Z",
+                     *           "started_at": "2026-03-02T09:15:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TileCacheJobList"];
+                };
+            };
+            400: components["responses"]["BadPage"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WorkspaceNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createTileCacheJob: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe (ADR 0088): the first 2xx answer is stored for 24 h per caller, operation and key and replayed (with `Idempotent-Replayed: true`) for the same request; the same key with another request answers 422, while the first still runs 409. 1–255 characters (400 otherwise). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        /** @description JSON: Content-Type application/json or application/<x>+json, charset utf-8 only (else 415). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "seed",
+                 *       "layers": [
+                 *         "roads"
+                 *       ],
+                 *       "zoom_min": 0,
+                 *       "zoom_max": 8,
+                 *       "bbox": [
+                 *         5.9,
+                 *         45.8,
+                 *         10.5,
+                 *         47.8
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateTileCacheJobInput"];
+            };
+        };
+        responses: {
+            /** @description the job, queued */
+            202: {
+                headers: {
+                    /** @description URL of the tile cache job */
+                    Location?: string;
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "019a6c1e-2f4b-7c3d-9e8f-0a1b2c3d4e5f",
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "type": "seed",
+                     *       "tile_matrix_set": "WebMercatorQuad",
+                     *       "layers": [
+                     *         "roads"
+                     *       ],
+                     *       "zoom_min": 0,
+                     *       "zoom_max": 8,
+                     *       "bbox": [
+                     *         5.9,
+                     *         45.8,
+                     *         10.5,
+                     *         47.8
+                     *       ],
+                     *       "status": "queued",
+                     *       "cancel_requested": false,
+                     *       "tiles_total": 120,
+                     *       "tiles_done": 0,
+                     *       "tiles_rendered": 0,
+                     *       "tiles_skipped": 0,
+                     *       "tiles_removed": 0,
+                     *       "bytes_written": 0,
+                     *       "bytes_removed": 0,
+                     *       "version": 1,
+                     *       "created_at": "2026-03-02T09:15:00.000Z",
+                     *       "updated_at": "2026-03-02T09:15:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TileCacheJob"];
+                };
+            };
+            /** @description bad type, zoom range, bbox or layers, or more tiles than a job may cover */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description workspace or layer not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description a tile cache job of this workspace is not finished (reason tile_cache_job_running); or a request with the same Idempotency-Key is still being processed (reason idempotency_key_in_flight) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            /** @description a named layer is disabled, no layer is served, or the tile cache is off; or the Idempotency-Key was already used with a different request (reason idempotency_key_reused) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCacheStats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the caches */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "caches": [
+                     *         {
+                     *           "type": "tiles",
+                     *           "scope": "persistent",
+                     *           "holds": "vector tiles per layer (the persistent tile cache)",
+                     *           "epoch": 1,
+                     *           "cleared_at": "2026-03-04T16:40:12.000Z"
+                     *         },
+                     *         {
+                     *           "type": "descriptions",
+                     *           "scope": "instance",
+                     *           "holds": "layer source descriptions (columns, SRID, key) read from each layer's database",
+                     *           "ttl_seconds": 5,
+                     *           "max_entries": 512,
+                     *           "epoch": 0
+                     *         },
+                     *         {
+                     *           "type": "connections",
+                     *           "scope": "instance",
+                     *           "holds": "opened service connection details (decrypted passwords), per data-plane instance",
+                     *           "ttl_seconds": 300,
+                     *           "max_entries": 256,
+                     *           "epoch": 0
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CacheStats"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPersistentTileCacheStats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the statistics */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "workspace_id": "5b0e6f0c-3c2a-4d8e-9f6b-1a2b3c4d5e6f",
+                     *       "store": "directory",
+                     *       "cache_enabled": true,
+                     *       "generation": 2,
+                     *       "entries": 5412,
+                     *       "bytes": 48211009,
+                     *       "quota_bytes": 1073741824,
+                     *       "cleared_at": "2026-03-04T16:40:12.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TileCacheStats"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WorkspaceNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            426: components["responses"]["HttpsRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getTileCacheJobProgress: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The workspace: its id (UUID) or its name.
+                 * @example roads-demo
+                 */
+                workspace: string;
+                /**
+                 * @description The tile cache job id (as `id` in the job body; case-insensitive).
+                 * @example 019a6c1e-2f4b-7c3d-9e8f-0a1b2c3d4e5f
+                 */
+                job: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the progress */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "job_id": "019a6c1e-2f4b-7c3d-9e8f-0a1b2c3d4e5f",
+                     *       "type": "seed",
+                     *       "status": "running",
+                     *       "cancel_requested": false,
+                     *       "tiles_done": 64,
+                     *       "tiles_total": 120,
+                     *       "percent": 53.3,
+                     *       "tiles_per_second": 21.3,
+                     *       "eta_seconds": 3,
+                     *       "updated_at": "2026-03-04T16:40:12.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TileCacheJobProgress"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description workspace or tile cache job not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
             426: components["responses"]["HttpsRequired"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];

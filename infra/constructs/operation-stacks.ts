@@ -33,7 +33,8 @@ export const operationStackAreas: Readonly<Record<string, readonly string[]>> = 
   Styles: ['styles', 'style-assets'],
   Settings: ['settings', 'tile-matrix-sets'],
   Identity: ['auth', 'meta', 'api-keys', 'roles', 'claim-mappings', 'audit'],
-  Mosaics: ['mosaics'],
+  // Raster mosaics and the caches (ADR 0139).
+  Mosaics: ['mosaics', 'tile-cache'],
   // The catalog's lifecycle: recursive deletions and the integrity check and repair (ADR 0138).
   Deletions: ['deletions', 'catalog'],
   Imports: ['imports'],
@@ -88,6 +89,7 @@ export const workflowArnVariables: Record<keyof Workflows, string> = {
   deletion: 'DELETION_STATE_MACHINE_ARN',
   import: 'IMPORT_STATE_MACHINE_ARN',
   harvest: 'HARVEST_STATE_MACHINE_ARN',
+  tileCache: 'TILE_CACHE_STATE_MACHINE_ARN',
 };
 
 /** The S3 actions of each `uploads` flag, on `uploads/*` of the upload bucket (ADR 0086). */

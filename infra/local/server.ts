@@ -233,6 +233,9 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
   const uploadDir = join(options.dataDir, 'imports');
   mkdirSync(importRoot, { recursive: true, mode: 0o700 });
   mkdirSync(uploadDir, { recursive: true, mode: 0o700 });
+  // The persistent tile cache (ADR 0139): a directory under the data dir, as S3 is on AWS.
+  const tileCacheDir = join(options.dataDir, 'tile-cache');
+  mkdirSync(tileCacheDir, { recursive: true, mode: 0o700 });
 
   // The HTTPS port first: the local issuer's URL (and so its tokens' `iss`) names it.
   const tls = await localCertificate(options.dataDir);
@@ -268,6 +271,7 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
     GEOPLANE_ALLOWED_DATABASE_HOSTS: allowedDatabaseHosts,
     GEOPLANE_MOSAIC_ROOT: mosaicRoot,
     GEOPLANE_IMPORT_ROOT: importRoot,
+    GEOPLANE_TILE_CACHE_DIR: tileCacheDir,
     // The embedded PostGIS serves one connection at a time: a load step holds it this long at most.
     IMPORT_STEP_BUDGET_MS: process.env.IMPORT_STEP_BUDGET_MS ?? '20000',
     GEOPLANE_IMPORT_UPLOAD_DIR: uploadDir,
@@ -428,6 +432,10 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
       logger.info(`resumed ${resumed.imports} unfinished import(s)`, { count: resumed.imports });
     if (resumed.harvests > 0)
       logger.info(`resumed ${resumed.harvests} unfinished mosaic harvest(s)`, { count: resumed.harvests });
+    if (resumed.tileCacheJobs > 0)
+      logger.info(`resumed ${resumed.tileCacheJobs} unfinished tile cache job(s)`, {
+        count: resumed.tileCacheJobs,
+      });
   }
   // The catalog events (ADR 0094): read from DynamoDB Local's stream into the local feed.
   installCatalogEventBus(eventFeed);

@@ -8,10 +8,12 @@ import { errorFields, logger } from '../../shared/log/logger.ts';
 import { DynamoImportRepository } from '../../shared/store/imports-repository.ts';
 import { DynamoHarvestJobRepository } from '../../shared/store/mosaic-harvest-jobs-repository.ts';
 import { deletionRepository } from '../../shared/store/repositories.ts';
+import { DynamoTileCacheJobRepository } from '../../shared/store/tile-cache-repository.ts';
 import type {
   DeletionWorkflowInput,
   HarvestWorkflowInput,
   ImportWorkflowInput,
+  TileCacheWorkflowInput,
   WorkflowStarters,
 } from '../../shared/workflows/starter.ts';
 import {
@@ -32,6 +34,12 @@ import {
   importTaskStates,
   substitutedImportDefinition,
 } from '../workflows/import-workflow.ts';
+import {
+  substitutedTileCacheDefinition,
+  tileCacheTaskAccess,
+  tileCacheTaskHandlers,
+  tileCacheTaskStates,
+} from '../workflows/tile-cache-workflow.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 type TaskHandler = (input: unknown) => Promise<unknown>;
@@ -77,6 +85,13 @@ const harvestMachine = machine(
   harvestTaskAccess,
 );
 
+const tileCacheMachine = machine(
+  substitutedTileCacheDefinition,
+  tileCacheTaskHandlers,
+  tileCacheTaskStates,
+  tileCacheTaskAccess,
+);
+
 /** How long a Wait state waits locally (the imports' rollback polls): capped so tests stay quick. */
 const LOCAL_WAIT_CAP_MS = 500;
 
@@ -100,6 +115,10 @@ export class LocalWorkflowRunner implements WorkflowStarters {
 
   startHarvest(name: string, input: HarvestWorkflowInput): Promise<void> {
     return this.run(harvestMachine, `harvest:${name}`, name, input);
+  }
+
+  startTileCacheJob(name: string, input: TileCacheWorkflowInput): Promise<void> {
+    return this.run(tileCacheMachine, `tile-cache:${name}`, name, input);
   }
 
   private async run(m: LocalMachine, key: string, name: string, input: unknown): Promise<void> {
@@ -144,8 +163,8 @@ export class LocalWorkflowRunner implements WorkflowStarters {
     return this.running.has(`import:${name}`);
   }
 
-  /** Starts every deletion, import and mosaic harvest that was under way when the host last stopped. */
-  async resume(): Promise<{ deletions: number; imports: number; harvests: number }> {
+  /** Starts every deletion, import, mosaic harvest and tile cache job under way when the host last stopped. */
+  async resume(): Promise<{ deletions: number; imports: number; harvests: number; tileCacheJobs: number }> {
     let deletions = 0;
     let imports = 0;
     let harvests = 0;
@@ -169,7 +188,12 @@ export class LocalWorkflowRunner implements WorkflowStarters {
       });
       harvests++;
     });
-    return { deletions, imports, harvests };
+    let tileCacheJobs = 0;
+    await new DynamoTileCacheJobRepository().working(async (job) => {
+      await this.startTileCacheJob(job.id, { job_id: job.id, workspace_id: job.workspace_id });
+      tileCacheJobs++;
+    });
+    return { deletions, imports, harvests, tileCacheJobs };
   }
 
   /** Waits for the executions in flight (tests). */

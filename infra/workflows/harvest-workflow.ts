@@ -1,5 +1,5 @@
 import type { DataAction } from '../../shared/api/operation.ts';
-import { transientErrors } from './deletion-workflow.ts';
+import { type JobLoopSpec, jobLoopDefinition, substitutedJobLoopDefinition } from './job-loop-workflow.ts';
 
 /**
  * The mosaic harvest state machine, as plain Amazon States Language built in code (ADR 0136):
@@ -44,61 +44,29 @@ export const harvestTaskStates: Record<string, HarvestTask> = {
 /** Time the step spends on chunks per invocation before it returns (well under its timeout). */
 export const harvestStepBudgetMs = 60_000;
 
-const retry = [
-  {
-    ErrorEquals: [...transientErrors],
-    IntervalSeconds: 2,
-    MaxAttempts: 6,
-    BackoffRate: 2,
-    MaxDelaySeconds: 60,
-    JitterStrategy: 'FULL',
+/** The job loop of a harvest (ADR 0136; the loop itself is `job-loop-workflow.ts`). */
+export const harvestWorkflow: JobLoopSpec = {
+  comment: 'GeoPlane: harvests the files under a raster mosaic root into granules, in chunks',
+  handlers: harvestTaskHandlers,
+  access: harvestTaskAccess,
+  placeholders: harvestTaskArnPlaceholders,
+  states: {
+    step: 'Harvest the next chunks of files',
+    finished: 'Is the harvest finished?',
+    record: 'Record why the harvest failed',
+    failed: 'The harvest failed',
+    succeeded: 'The harvest is finished',
   },
-];
-
-const arn = (task: HarvestTask) => `\${${harvestTaskArnPlaceholders[task]}}`;
-const ids = { 'job_id.$': '$.job_id', 'workspace_id.$': '$.workspace_id', 'service_id.$': '$.service_id' };
+  error: 'HarvestFailed',
+  ids: ['workspace_id', 'service_id'],
+};
 
 /** The definition. Execution input: `{job_id, workspace_id, service_id}`; the job item holds the progress. */
 export function harvestWorkflowDefinition() {
-  return {
-    Comment: 'GeoPlane: harvests the files under a raster mosaic root into granules, in chunks',
-    StartAt: 'Harvest the next chunks of files',
-    TimeoutSeconds: 7 * 86400,
-    States: {
-      'Harvest the next chunks of files': {
-        Type: 'Task',
-        Resource: arn('step'),
-        Parameters: ids,
-        TimeoutSeconds: 300,
-        Retry: retry,
-        Catch: [
-          { ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'Record why the harvest failed' },
-        ],
-        Next: 'Is the harvest finished?',
-      },
-      'Is the harvest finished?': {
-        Type: 'Choice',
-        Choices: [{ Variable: '$.done', BooleanEquals: false, Next: 'Harvest the next chunks of files' }],
-        Default: 'The harvest is finished',
-      },
-      'Record why the harvest failed': {
-        Type: 'Task',
-        Resource: arn('recordFailure'),
-        Parameters: { ...ids, 'error.$': '$.error' },
-        Retry: retry,
-        Next: 'The harvest failed',
-      },
-      'The harvest failed': { Type: 'Fail', Error: 'HarvestFailed', Cause: 'See the job error.' },
-      'The harvest is finished': { Type: 'Succeed' },
-    },
-  } as const;
+  return jobLoopDefinition(harvestWorkflow);
 }
 
 /** The definition with the task ARNs filled in (what `definitionSubstitutions` does in AWS). */
 export function substitutedHarvestDefinition(arns: Record<HarvestTask, string>) {
-  let text = JSON.stringify(harvestWorkflowDefinition());
-  for (const [task, placeholder] of Object.entries(harvestTaskArnPlaceholders)) {
-    text = text.replaceAll(`\${${placeholder}}`, arns[task as HarvestTask]);
-  }
-  return JSON.parse(text) as ReturnType<typeof harvestWorkflowDefinition>;
+  return substitutedJobLoopDefinition(harvestWorkflow, arns);
 }

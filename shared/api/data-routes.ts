@@ -66,8 +66,12 @@ const CollectionTileParams = z.strictObject({
 });
 const StyleParams = z.strictObject({ workspace: IdOrName, styleId: Segment });
 
-/** What every data route reads from the catalog: the workspace, settings, layers, services, styles, sets. */
-const catalogReads: readonly DataAction[] = ['GetItem', 'BatchGetItem', 'Query'];
+/**
+ * What every data route does to the table: reads the workspace, settings, layers, services, styles,
+ * sets and the caches' clear counters; updates one item, its workspace's tile cache usage, when
+ * it stores a tile (ADR 0139). One function serves every entry, so every entry says so.
+ */
+const catalogReads: readonly DataAction[] = ['GetItem', 'BatchGetItem', 'Query', 'UpdateItem'];
 
 const json: ResponseSpec = { description: 'the document', mediaTypes: ['application/json'] };
 const geojson = (description: string): ResponseSpec => ({

@@ -106,6 +106,8 @@ const tagDescriptions: Record<string, string> = {
   layers: "Layers published from a service's source layers or SQL views; addressed by id (UUID).",
   'layer-groups': 'Layer groups: ordered trees of layers and groups; addressed by id (UUID) or public_id.',
   mosaics: 'Raster mosaics: the granules of a raster_mosaic service, harvested from allowed S3 locations.',
+  'tile-cache':
+    'The caches: the persistent tile cache (statistics; seed, reseed and truncate jobs) and clearing the caches of a workspace or of every workspace (ADR 0139).',
   settings: 'Per-workspace settings (contact, limits, defaults of the published services).',
   'tile-matrix-sets':
     'Tile matrix sets (OGC TMS 2.0) for tiled services; built-in ones plus custom ones (super_admin).',

@@ -71,7 +71,7 @@ export interface Operation<
   /** `{workspace}` also resolves a workspace hidden by its recursive deletion (deleteWorkspace answers with it). */
   resolvesDeletingWorkspace?: true;
   /** Workflows it starts: CDK grants `states:StartExecution` on that state machine only. */
-  starts?: readonly ('deletion' | 'import' | 'harvest')[];
+  starts?: readonly ('deletion' | 'import' | 'harvest' | 'tileCache')[];
   /** The import upload store: presign a form POST, look at an upload, delete one (S3 on AWS). */
   uploads?: readonly ('presign' | 'head' | 'delete')[];
   /** Reads the import database (preview of staged features). */

@@ -15,6 +15,7 @@ import * as services from './operations/services.ts';
 import * as settings from './operations/settings.ts';
 import * as styleAssets from './operations/style-assets.ts';
 import * as styles from './operations/styles.ts';
+import * as tileCache from './operations/tile-cache.ts';
 import * as tileMatrixSets from './operations/tile-matrix-sets.ts';
 import * as workspaces from './operations/workspaces.ts';
 
@@ -41,6 +42,7 @@ export const routes: readonly Operation[] = [
   ...Object.values(imports),
   ...Object.values(audit),
   ...Object.values(integrity),
+  ...Object.values(tileCache),
 ] as Operation[];
 
 /**

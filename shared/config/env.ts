@@ -126,6 +126,28 @@ export function harvestStepBudgetMs(): number {
   return Number.isFinite(value) && value > 0 ? value : 60000;
 }
 
+/** AWS: the tile cache workflow (`TILE_CACHE_STATE_MACHINE_ARN`, ADR 0139); unset or empty locally. */
+export function tileCacheStateMachineArn(): string | undefined {
+  return process.env.TILE_CACHE_STATE_MACHINE_ARN || undefined;
+}
+
+/** Time one tile cache step invocation may spend on chunks before handing back to the state machine. */
+export function tileCacheStepBudgetMs(): number {
+  const value = Number(process.env.TILE_CACHE_STEP_BUDGET_MS ?? 60000);
+  return Number.isFinite(value) && value > 0 ? value : 60000;
+}
+
+/**
+ * Where the persistent tile cache lives (ADR 0139): `TILE_CACHE_BUCKET` on AWS (objects under
+ * `tiles/`), `GEOPLANE_TILE_CACHE_DIR` locally (the local host sets `<data dir>/tile-cache`).
+ * Neither: no persistent tile cache (every tile is rendered).
+ */
+export function tileCacheLocation(): { bucket: string } | { directory: string } | undefined {
+  if (process.env.TILE_CACHE_BUCKET) return { bucket: process.env.TILE_CACHE_BUCKET };
+  if (process.env.GEOPLANE_TILE_CACHE_DIR) return { directory: process.env.GEOPLANE_TILE_CACHE_DIR };
+  return undefined;
+}
+
 /** Time one import step invocation may spend loading before handing back to the state machine. */
 export function importStepBudgetMs(): number {
   const value = Number(process.env.IMPORT_STEP_BUDGET_MS ?? 600000);

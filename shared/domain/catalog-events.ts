@@ -54,6 +54,9 @@ export const EVENT_ENTITIES: Readonly<Record<string, string>> = {
   claim_mapping: 'Claim Mapping',
   mosaic: 'Mosaic',
   mosaic_harvest_job: 'Mosaic Harvest Job',
+  tile_cache: 'Tile Cache',
+  tile_cache_job: 'Tile Cache Job',
+  cache: 'Cache',
   deletion: 'Deletion',
   import: 'Import',
   integrity_repair: 'Integrity Repair',
@@ -61,7 +64,7 @@ export const EVENT_ENTITIES: Readonly<Record<string, string>> = {
 };
 
 /** Entities whose updates are status changes (their other writes are progress, never events). */
-const STATUS_ENTITIES = new Set(['deletion', 'import', 'mosaic_harvest_job']);
+const STATUS_ENTITIES = new Set(['deletion', 'import', 'mosaic_harvest_job', 'tile_cache_job']);
 
 /** The action part of a `detail-type`. */
 export function eventAction(type: string, action: AuditChange['action']): string {

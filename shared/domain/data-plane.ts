@@ -37,6 +37,13 @@ import type { Service } from './services.ts';
 import { defaultSettings, type OGCAPISettings, type OGCTilesSettings } from './settings.ts';
 import type { Style } from './styles.ts';
 import {
+  type CachedTile,
+  canonicalTile,
+  type TileCachePorts,
+  tileFingerprint,
+  tileKey,
+} from './tile-cache.ts';
+import {
   type TileMatrixSetRecord,
   type TileMatrixSetRepository,
   tileMatrixSetsNamed,
@@ -125,6 +132,8 @@ export interface DataCatalog {
 export interface DataPlanePorts {
   catalog: DataCatalog;
   data: LayerData;
+  /** The persistent tile cache (ADR 0139); absent, every tile is rendered. */
+  tiles?: TileCachePorts;
 }
 
 /** One data-plane request, as the edge hands it over. */
@@ -228,7 +237,7 @@ async function readableCollection(
  * A service whose layers are served: active (one being deleted is not: its deletion is under way)
  * and enabled (a disabled service takes its layers off the data plane, as it refuses new ones).
  */
-function serves(service: Service | undefined): service is Service {
+export function serves(service: Service | undefined): service is Service {
   return service?.status === 'active' && service.enabled && service.type === 'postgis';
 }
 
@@ -575,8 +584,7 @@ export async function collectionTile(
     operation: 'GETTILE',
   });
   await renderedSet(ports, s, tileMatrixSetId);
-  const tile = await ports.data.tile([served], address, budgetOf(s.tiles));
-  return tileAnswer(tile, s.tiles);
+  return tileAnswer(await cachedTile(ports, request, [served], address, s.tiles), s.tiles);
 }
 
 /**
@@ -585,7 +593,7 @@ export async function collectionTile(
  */
 export const MAX_TILE_RESPONSE_BYTES = 4 * 1024 * 1024;
 
-function budgetOf(tiles: OGCTilesSettings): TileBudget {
+export function tileBudgetOf(tiles: OGCTilesSettings): TileBudget {
   return {
     ...(tiles.settings.max_features ? { maxFeatures: tiles.settings.max_features } : {}),
     ...(tiles.settings.max_tile_bytes
@@ -594,7 +602,14 @@ function budgetOf(tiles: OGCTilesSettings): TileBudget {
   };
 }
 
-function tileAnswer(tile: TileAnswer, tiles: OGCTilesSettings): DataAnswer {
+/** How the persistent cache took part in a tile: every layer found, some, none, or not at all. */
+type CacheOutcome = 'hit' | 'partial' | 'miss' | 'off';
+
+function tileAnswer(
+  answer: { tile: TileAnswer; outcome: CacheOutcome },
+  tiles: OGCTilesSettings,
+): DataAnswer {
+  const { tile, outcome } = answer;
   return {
     kind: 'bytes',
     body: tile.bytes,
@@ -602,8 +617,81 @@ function tileAnswer(tile: TileAnswer, tiles: OGCTilesSettings): DataAnswer {
     headers: {
       'GeoPlane-Tile-Features': String(tile.features),
       ...(tile.truncated ? { 'GeoPlane-Tile-Truncated': 'true' } : {}),
+      'GeoPlane-Tile-Cache': outcome,
     },
     cache: tileCache(tiles),
+  };
+}
+
+/** Layers rendered at once when several miss the cache. */
+const RENDER_PARALLELISM = 4;
+
+/**
+ * A tile of `layers` — the layers this caller may read, decided before this is called — each
+ * layer's part from the persistent cache when it is there, else rendered (and stored, within the
+ * workspace's quota). The parts, in the layers' order, are one tile (ADR 0139).
+ */
+async function cachedTile(
+  ports: DataPlanePorts,
+  request: DataRequest,
+  layers: readonly ServedLayer[],
+  address: { z: string; y: string; x: string },
+  tiles: OGCTilesSettings,
+): Promise<{ tile: TileAnswer; outcome: CacheOutcome }> {
+  const budget = tileBudgetOf(tiles);
+  const at = canonicalTile(address);
+  const cache = ports.tiles;
+  if (!cache || !tiles.settings.cache_enabled || !at || layers.length === 0)
+    return { tile: await ports.data.tile(layers, address, budget), outcome: 'off' };
+  const workspaceId = request.workspace.id;
+  const state = await cache.state(workspaceId);
+  const keyOf = (served: ServedLayer) =>
+    tileKey(
+      workspaceId,
+      served.layer.id,
+      tileFingerprint({
+        layerVersion: served.layer.version,
+        serviceVersion: served.service.version,
+        ...(budget.maxFeatures ? { maxFeatures: budget.maxFeatures } : {}),
+        ...(budget.maxBytes ? { maxBytes: budget.maxBytes } : {}),
+        workspaceGeneration: state.generation,
+        tilesEpoch: state.tilesEpoch,
+      }),
+      at,
+    );
+  const keys = layers.map(keyOf);
+  const parts: (CachedTile | undefined)[] = await Promise.all(keys.map((k) => cache.store.get(k)));
+  const missing = parts.flatMap((part, i) => (part ? [] : [i]));
+  const quota = tiles.settings.persistent_cache_quota_bytes;
+  let room = quota ? quota - state.bytes : Number.POSITIVE_INFINITY;
+  for (let i = 0; i < missing.length; i += RENDER_PARALLELISM) {
+    const batch = missing.slice(i, i + RENDER_PARALLELISM);
+    const rendered = await Promise.all(
+      batch.map((index) => ports.data.tile([layers[index] as ServedLayer], address, budget)),
+    );
+    let entries = 0;
+    let bytes = 0;
+    for (const [j, index] of batch.entries()) {
+      const tile = rendered[j] as TileAnswer;
+      parts[index] = tile;
+      if (tile.bytes.byteLength > room) continue;
+      if (await cache.store.putNew(keys[index] as string, tile)) {
+        entries++;
+        bytes += tile.bytes.byteLength;
+        room -= tile.bytes.byteLength;
+      }
+    }
+    if (entries > 0) await cache.stored(workspaceId, entries, bytes);
+  }
+  const found = parts as CachedTile[];
+  const all = Buffer.concat(found.map((p) => p.bytes));
+  return {
+    tile: {
+      bytes: new Uint8Array(all.buffer, all.byteOffset, all.byteLength),
+      features: found.reduce((n, p) => n + p.features, 0),
+      truncated: found.some((p) => p.truncated),
+    },
+    outcome: missing.length === 0 ? 'hit' : missing.length === layers.length ? 'miss' : 'partial',
   };
 }
 
@@ -640,8 +728,7 @@ export async function datasetTile(
   serviceGate(request, s, 'GETTILE', 'ogc-tiles');
   await renderedSet(ports, s, tileMatrixSetId);
   const layers = await tiledLayers(ports, request, s);
-  const tile = await ports.data.tile(layers, address, budgetOf(s.tiles));
-  return tileAnswer(tile, s.tiles);
+  return tileAnswer(await cachedTile(ports, request, layers, address, s.tiles), s.tiles);
 }
 
 /** `/styles`: the workspace's Mapbox GL styles. */

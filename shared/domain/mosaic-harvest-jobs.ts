@@ -9,6 +9,15 @@ import { createHash } from 'node:crypto';
 import { InvalidInputError, NotFoundError, RuleViolationError, StateConflictError } from './errors.ts';
 import { timeOrderedId } from './import-model.ts';
 import {
+  canTransition,
+  isFinished,
+  isStale,
+  JOB_STATUSES,
+  type JobStatus,
+  mapLimited,
+  STALE_JOB_MS,
+} from './jobs.ts';
+import {
   DEFAULT_HARVEST_PATTERN,
   type Granule,
   type GranuleHeader,
@@ -26,35 +35,11 @@ import type { Page } from './page.ts';
 import type { Service } from './services.ts';
 import { checkVersion } from './workspaces.ts';
 
-export type HarvestJobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
-export const HARVEST_JOB_STATUSES: readonly HarvestJobStatus[] = [
-  'queued',
-  'running',
-  'succeeded',
-  'failed',
-  'cancelled',
-];
+export type HarvestJobStatus = JobStatus;
+export const HARVEST_JOB_STATUSES = JOB_STATUSES;
+export { canTransition, isFinished, isStale, STALE_JOB_MS };
 /** `adding` scans the files after the cursor; `removing` (with `remove_missing`) pages the granules. */
 export type HarvestJobPhase = 'adding' | 'removing';
-
-/** The status changes a job may make; the finished statuses are final. */
-const TRANSITIONS: Readonly<Record<HarvestJobStatus, readonly HarvestJobStatus[]>> = {
-  queued: ['running', 'cancelled', 'failed'],
-  running: ['succeeded', 'failed', 'cancelled'],
-  succeeded: [],
-  failed: [],
-  cancelled: [],
-};
-
-/** Whether `from → to` is a status change a job may make. */
-export function canTransition(from: HarvestJobStatus, to: HarvestJobStatus): boolean {
-  return TRANSITIONS[from].includes(to);
-}
-
-/** Whether the job has finished (nothing will change it any more). */
-export function isFinished(status: HarvestJobStatus): boolean {
-  return TRANSITIONS[status].length === 0;
-}
 
 /** Files one chunk looks at, at most (with at most {@link MAX_GRANULES_PER_HARVEST} new granules). */
 export const FILES_PER_CHUNK = 1000;
@@ -232,19 +217,6 @@ export async function createHarvestJob(
 }
 
 /**
- * A job that committed nothing for this long has no live execution (a step commits at least one
- * chunk a minute; its Lambda times out after 3): a cancel then ends it itself, so a lost execution
- * can't hold its mosaic's marker for ever. Its chunk commits are conditioned on `running`, so a
- * late execution changes nothing after that.
- */
-export const STALE_JOB_MS = 15 * 60_000;
-
-/** Whether the job has committed nothing for {@link STALE_JOB_MS}. */
-export function isStale(job: Pick<HarvestJob, 'updated_at'>, now: Date): boolean {
-  return now.getTime() - Date.parse(job.updated_at) > STALE_JOB_MS;
-}
-
-/**
  * Asks an unfinished job to stop: the next chunk sees the flag and the job ends `cancelled` with
  * the progress it had (granules already committed stay). Asking again answers as before; a
  * finished job is a 409. A stale job (no live execution) is ended `cancelled` at once.
@@ -307,19 +279,6 @@ export interface HarvestStepDeps {
   /** The service as it is now (undefined when it is gone). */
   service(workspaceId: string, serviceId: string): Promise<Service | undefined>;
   now?: () => number;
-}
-
-async function mapLimited<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -36,7 +36,12 @@ type Item = Record<string, unknown>;
 const CHANGE_ATTRIBUTES = new Set(['version', 'status', 'generation', 'revision', 'revoked']);
 
 /** Entities whose every write is progress, except the ones that set their status. */
-const STATUS_ONLY = new Set<string>([entities.deletion, entities.importJob, entities.mosaicHarvestJob]);
+const STATUS_ONLY = new Set<string>([
+  entities.deletion,
+  entities.importJob,
+  entities.mosaicHarvestJob,
+  entities.tileCacheJob,
+]);
 
 const num = (value: unknown) => (typeof value === 'number' ? value : undefined);
 const str = (value: unknown) => (typeof value === 'string' ? value : undefined);
@@ -114,6 +119,9 @@ const TYPES: Record<string, string> = {
   [entities.claimMapping]: 'claim_mapping',
   [entities.mosaic]: 'mosaic',
   [entities.mosaicHarvestJob]: 'mosaic_harvest_job',
+  [entities.tileCache]: 'tile_cache',
+  [entities.tileCacheJob]: 'tile_cache_job',
+  [entities.cacheEpochs]: 'cache',
   [entities.deletion]: 'deletion',
   [entities.importJob]: 'import',
   [entities.browserSession]: 'browser_session',

@@ -247,6 +247,21 @@ export const keys = {
   /** GSI1 entry of an unfinished harvest job (the local host resumes them after a restart). */
   mosaicHarvestWorking: (jobId: string) => ({ GSI1PK: 'HARVESTS#WORKING', GSI1SK: jobId }),
   mosaicHarvestWorkingPartition: 'HARVESTS#WORKING',
+  /** A workspace's tile cache record: its clear generation and its tiles' usage (ADR 0139). */
+  workspaceTileCache: (workspaceId: string): Key => ({ PK: ws(workspaceId), SK: 'TILECACHE' }),
+  /** A tile cache job (ids are time-ordered: the prefix lists them by creation; ADR 0139). */
+  tileCacheJob: (workspaceId: string, jobId: string): Key => ({
+    PK: ws(workspaceId),
+    SK: `TILEJOB#${jobId}`,
+  }),
+  tileCacheJobPrefix: 'TILEJOB#',
+  /** The marker of a workspace's unfinished tile cache job: one at a time per workspace. */
+  tileCacheJobLock: (workspaceId: string): Key => ({ PK: ws(workspaceId), SK: 'TILEJOBLOCK' }),
+  /** GSI1 entry of an unfinished tile cache job (the local host resumes them after a restart). */
+  tileCacheJobWorking: (jobId: string) => ({ GSI1PK: 'TILEJOBS#WORKING', GSI1SK: jobId }),
+  tileCacheJobWorkingPartition: 'TILEJOBS#WORKING',
+  /** The global clear counters of the caches (ADR 0139). */
+  cacheEpochs: (): Key => ({ PK: GLOBAL_PARTITION, SK: 'CACHEEPOCHS' }),
   /** A recursive deletion operation (its own partition: it outlives the workspace it deletes). */
   deletion: (id: string): Key => ({ PK: `${DELETION_PARTITION}${id}`, SK: 'DELETION' }),
   /** The plan beside an operation, in its partition (plans are large; operations change often). */
@@ -428,6 +443,10 @@ export const entities = {
   mosaicGranule: 'MosaicGranule',
   mosaicHarvestJob: 'MosaicHarvestJob',
   mosaicHarvestLock: 'MosaicHarvestLock',
+  tileCache: 'TileCache',
+  tileCacheJob: 'TileCacheJob',
+  tileCacheJobLock: 'TileCacheJobLock',
+  cacheEpochs: 'CacheEpochs',
   deletion: 'DeletionOperation',
   activeDeletions: 'ActiveDeletions',
   deletionActiveIndexed: 'DeletionActiveIndexed',
@@ -466,6 +485,7 @@ const WORKSPACE_ENTITIES: ReadonlyArray<readonly [string, string, boolean]> = [
   ['CLAIMMAP#', entities.claimMapping, false],
   ['MOSAIC#', entities.mosaic, false],
   ['HARVESTJOB#', entities.mosaicHarvestJob, true],
+  ['TILEJOB#', entities.tileCacheJob, false],
   ['IMPORT#', entities.importJob, false],
 ];
 
@@ -478,6 +498,7 @@ export function describeKey(key: Key): EntityRef | undefined {
   if (PK.startsWith(WORKSPACE_PARTITION)) {
     const workspaceId = PK.slice(WORKSPACE_PARTITION.length);
     if (SK === 'WORKSPACE') return { entity: entities.workspace, id: workspaceId, workspaceId };
+    if (SK === 'TILECACHE') return { entity: entities.tileCache, id: workspaceId, workspaceId };
     for (const [prefix, entity, nested] of WORKSPACE_ENTITIES) {
       if (!SK.startsWith(prefix)) continue;
       const rest = SK.slice(prefix.length);
@@ -491,6 +512,7 @@ export function describeKey(key: Key): EntityRef | undefined {
     if (SK.startsWith('APIKEY#')) return { entity: entities.apiKey, id: SK.slice('APIKEY#'.length) };
     if (SK.startsWith('CLAIMMAP#'))
       return { entity: entities.claimMapping, id: SK.slice('CLAIMMAP#'.length) };
+    if (SK === 'CACHEEPOCHS') return { entity: entities.cacheEpochs, id: 'global' };
     return undefined;
   }
   if (PK.startsWith(ROLE_PARTITION)) {

@@ -1,9 +1,15 @@
 import { ExecutionAlreadyExists, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
-import { deletionStateMachineArn, harvestStateMachineArn, importStateMachineArn } from '../config/env.ts';
+import {
+  deletionStateMachineArn,
+  harvestStateMachineArn,
+  importStateMachineArn,
+  tileCacheStateMachineArn,
+} from '../config/env.ts';
 import { UnavailableError } from '../domain/errors.ts';
 import type { ImportWorkflowInput } from '../domain/import-model.ts';
 import type { ImportStarter } from '../domain/imports.ts';
 import type { HarvestStarter, HarvestWorkflowInput } from '../domain/mosaic-harvest-jobs.ts';
+import type { TileCacheStarter, TileCacheWorkflowInput } from '../domain/tile-cache-jobs.ts';
 import type { DeletionWorkflowInput, WorkflowStarter } from '../domain/workflows.ts';
 import { captureClient } from '../log/tracer.ts';
 
@@ -13,19 +19,23 @@ export type {
   HarvestWorkflowInput,
   ImportStarter,
   ImportWorkflowInput,
+  TileCacheWorkflowInput,
   WorkflowStarter,
 };
 
 /** Every workflow's starts. */
-export type WorkflowStarters = WorkflowStarter & ImportStarter & HarvestStarter;
+export type WorkflowStarters = WorkflowStarter & ImportStarter & HarvestStarter & TileCacheStarter;
 
 /**
  * Step Functions adapter: `StartExecution` on the state machine named by
- * `DELETION_STATE_MACHINE_ARN` / `IMPORT_STATE_MACHINE_ARN` / `HARVEST_STATE_MACHINE_ARN`.
+ * `DELETION_STATE_MACHINE_ARN` / `IMPORT_STATE_MACHINE_ARN` / `HARVEST_STATE_MACHINE_ARN` /
+ * `TILE_CACHE_STATE_MACHINE_ARN`.
  */
 export class StepFunctionsStarter implements WorkflowStarters {
   private readonly client = captureClient(new SFNClient({}));
-  constructor(private readonly arns: { deletion?: string; import?: string; harvest?: string }) {}
+  constructor(
+    private readonly arns: { deletion?: string; import?: string; harvest?: string; tileCache?: string },
+  ) {}
 
   startDeletion(name: string, input: DeletionWorkflowInput): Promise<void> {
     return this.start(this.arns.deletion, name, input);
@@ -37,6 +47,10 @@ export class StepFunctionsStarter implements WorkflowStarters {
 
   startHarvest(name: string, input: HarvestWorkflowInput): Promise<void> {
     return this.start(this.arns.harvest, name, input);
+  }
+
+  startTileCacheJob(name: string, input: TileCacheWorkflowInput): Promise<void> {
+    return this.start(this.arns.tileCache, name, input);
   }
 
   private async start(stateMachineArn: string | undefined, name: string, input: unknown): Promise<void> {
@@ -70,7 +84,9 @@ export function workflowStarter(): WorkflowStarters {
   const deletion = deletionStateMachineArn();
   const imports = importStateMachineArn();
   const harvest = harvestStateMachineArn();
-  if (deletion || imports || harvest) return new StepFunctionsStarter({ deletion, import: imports, harvest });
+  const tileCache = tileCacheStateMachineArn();
+  if (deletion || imports || harvest || tileCache)
+    return new StepFunctionsStarter({ deletion, import: imports, harvest, tileCache });
   if (local) return local;
   throw new UnavailableError('workflow_unavailable', 'No workflow runner is configured.');
 }

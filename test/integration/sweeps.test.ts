@@ -122,6 +122,9 @@ beforeAll(async () => {
     startHarvest: async (name) => {
       started.push(name);
     },
+    startTileCacheJob: async (name) => {
+      started.push(name);
+    },
   };
   const { installLocalWorkflowStarter } = await import('../../shared/workflows/starter.ts');
   installLocalWorkflowStarter(recorder);

@@ -1,0 +1,167 @@
+/*
+ * The ports of the tile cache (ADR 0139), built once per process on first use: the tile store
+ * (S3 or a directory, by configuration), the cache records in the table, what this instance knows
+ * of them (read at most every EPOCH_READ_SECONDS), the job repository and the workflow starter.
+ */
+import { tileCacheLocation } from '../config/env.ts';
+import { defaultSettings } from '../domain/settings.ts';
+import {
+  type CacheEpochs,
+  type CacheRecords,
+  type CacheType,
+  clearCaches,
+  clearWorkspaceCaches,
+  EPOCH_READ_SECONDS,
+  type TileCachePorts,
+  type TileCacheState,
+  type TileCacheStatsDeps,
+  type TileStore,
+} from '../domain/tile-cache.ts';
+import type {
+  TileCacheJobDeps,
+  TileCacheJobRepository,
+  TileCacheStarter,
+  TileCacheStepDeps,
+} from '../domain/tile-cache-jobs.ts';
+import { DirectoryTileStore, S3TileStore } from '../platform/tile-store.ts';
+import { dynamoDataCatalog } from '../store/data-catalog.ts';
+import { DynamoCacheRecords, DynamoTileCacheJobRepository } from '../store/tile-cache-repository.ts';
+import { workflowStarter } from '../workflows/starter.ts';
+
+let records: CacheRecords | undefined;
+let jobs: TileCacheJobRepository | undefined;
+let store: TileStore | null | undefined;
+
+/** The caches' records in the table. */
+export function cacheRecords(): CacheRecords {
+  records ??= new DynamoCacheRecords();
+  return records;
+}
+
+/** The tile cache job repository. */
+export function tileCacheJobRepository(): TileCacheJobRepository {
+  jobs ??= new DynamoTileCacheJobRepository();
+  return jobs;
+}
+
+/** Starts the tile cache workflow (Step Functions, or the local runner). */
+export function tileCacheStarter(): TileCacheStarter {
+  return workflowStarter();
+}
+
+/** The tile store the configuration names, or undefined (no persistent tile cache). */
+export function tileStore(): TileStore | undefined {
+  if (store === undefined) {
+    const where = tileCacheLocation();
+    store = !where
+      ? null
+      : 'bucket' in where
+        ? new S3TileStore(where.bucket)
+        : new DirectoryTileStore(where.directory);
+  }
+  return store ?? undefined;
+}
+
+const READ_MS = EPOCH_READ_SECONDS * 1000;
+let epochs: { at: number; value: Promise<CacheEpochs> } | undefined;
+const workspaces = new Map<string, { at: number; value: Promise<{ generation: number; bytes: number }> }>();
+const MAX_WORKSPACES = 1024;
+
+function currentEpochs(): Promise<CacheEpochs> {
+  if (!epochs || Date.now() - epochs.at >= READ_MS) {
+    const value = cacheRecords().epochs();
+    epochs = { at: Date.now(), value };
+    value.catch(() => {
+      if (epochs?.value === value) epochs = undefined;
+    });
+  }
+  return epochs.value;
+}
+
+function currentWorkspace(workspaceId: string): Promise<{ generation: number; bytes: number }> {
+  const kept = workspaces.get(workspaceId);
+  if (kept && Date.now() - kept.at < READ_MS) return kept.value;
+  const value = cacheRecords()
+    .workspace(workspaceId)
+    .then((r) => ({ generation: r.generation, bytes: r.bytes }));
+  workspaces.delete(workspaceId);
+  workspaces.set(workspaceId, { at: Date.now(), value });
+  if (workspaces.size > MAX_WORKSPACES) workspaces.delete(workspaces.keys().next().value as string);
+  value.catch(() => {
+    if (workspaces.get(workspaceId)?.value === value) workspaces.delete(workspaceId);
+  });
+  return value;
+}
+
+/** What this instance knows of the caches' records is read again on next use (a clear made here). */
+export function forgetCacheState(): void {
+  epochs = undefined;
+  workspaces.clear();
+}
+
+/** The clear counters in force for a workspace: the global epochs and the workspace's generation. */
+export async function cacheCounters(workspaceId: string) {
+  const [e, w] = await Promise.all([currentEpochs(), currentWorkspace(workspaceId)]);
+  return { epochs: e.epochs, generation: w.generation, bytes: w.bytes };
+}
+
+/** The data plane's and the jobs' view of the tile cache, or undefined without a tile store. */
+export function tileCachePorts(): TileCachePorts | undefined {
+  const tiles = tileStore();
+  if (!tiles) return undefined;
+  return {
+    store: tiles,
+    async state(workspaceId): Promise<TileCacheState> {
+      const c = await cacheCounters(workspaceId);
+      return { generation: c.generation, tilesEpoch: c.epochs.tiles, bytes: c.bytes };
+    },
+    async stored(workspaceId, entries, bytes) {
+      await cacheRecords().addUsage(workspaceId, entries, bytes);
+      const kept = workspaces.get(workspaceId);
+      if (kept) kept.value = kept.value.then((w) => ({ ...w, bytes: w.bytes + bytes }));
+    },
+  };
+}
+
+/** What the statistics of a workspace's tile cache read. */
+export function tileCacheStatsDeps(): TileCacheStatsDeps {
+  const where = tileCacheLocation();
+  const catalog = dynamoDataCatalog();
+  return {
+    records: cacheRecords(),
+    store: !where ? 'none' : 'bucket' in where ? 's3' : 'directory',
+    tilesSettings: async (workspaceId) => {
+      const stored = await catalog.protocolSettings(workspaceId);
+      return (stored.tiles ?? defaultSettings['ogc-tiles']).settings;
+    },
+    runningJob: (workspaceId) => tileCacheJobRepository().runningJob(workspaceId),
+  };
+}
+
+/** What the job routes need: jobs, the catalog's layers and settings, the workflow starter. */
+export function tileCacheJobDeps(): TileCacheJobDeps {
+  return { jobs: tileCacheJobRepository(), catalog: dynamoDataCatalog(), starter: tileCacheStarter() };
+}
+
+/** What the tile cache step needs: jobs, the data plane's catalog and layer data, and the cache. */
+export async function tileCacheStepDeps(): Promise<TileCacheStepDeps> {
+  const { dataPlanePorts } = await import('./data-plane.ts');
+  const ports = dataPlanePorts();
+  const cache = tileCachePorts();
+  if (!cache) throw new Error('No tile store is configured (TILE_CACHE_BUCKET or GEOPLANE_TILE_CACHE_DIR).');
+  return { jobs: tileCacheJobRepository(), catalog: ports.catalog, data: ports.data, cache };
+}
+
+/** Clears cache types; this instance reads the counters again at once (the others within the bound). */
+export async function clearCachesHere(types: readonly CacheType[]) {
+  const out = await clearCaches(cacheRecords(), types);
+  forgetCacheState();
+  return out;
+}
+
+/** Clears a workspace's caches; this instance reads the counters again at once. */
+export async function clearWorkspaceCachesHere(workspaceId: string) {
+  const out = await clearWorkspaceCaches(cacheRecords(), workspaceId);
+  forgetCacheState();
+  return out;
+}
