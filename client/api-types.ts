@@ -2506,7 +2506,7 @@ export interface paths {
         };
         /**
          * How far a tile cache job is: tiles done of total, percent, rate and time left
-         * @description Computed from the job's counters: `percent` and `eta_seconds` only where the total is known (seed/reseed); a truncate counts the stored tiles it looked at.
+         * @description Computed from the job's counters: `percent` only where the total is known (seed/reseed; a truncate counts the stored tiles it looked at), `eta_seconds` while such a job is unfinished.
          *
          *     Answers: 200 the progress.
          *
@@ -14001,9 +14001,7 @@ export interface operations {
                      *       "cache_enabled": true,
                      *       "generation": 2,
                      *       "entries": 5412,
-                     *       "bytes": 48211009,
-                     *       "quota_bytes": 1073741824,
-                     *       "cleared_at": "2026-03-04T16:40:12.000Z"
+                     *       "bytes": 48211009
                      *     }
                      */
                     "application/json": components["schemas"]["TileCacheStats"];
@@ -14048,13 +14046,12 @@ export interface operations {
                      * @example {
                      *       "job_id": "019a6c1e-2f4b-7c3d-9e8f-0a1b2c3d4e5f",
                      *       "type": "seed",
-                     *       "status": "running",
+                     *       "status": "succeeded",
                      *       "cancel_requested": false,
-                     *       "tiles_done": 64,
+                     *       "tiles_done": 120,
                      *       "tiles_total": 120,
-                     *       "percent": 53.3,
+                     *       "percent": 100,
                      *       "tiles_per_second": 21.3,
-                     *       "eta_seconds": 3,
                      *       "updated_at": "2026-03-04T16:40:12.000Z"
                      *     }
                      */

@@ -12,8 +12,8 @@ export interface JobLoopSpec {
   comment: string;
   /** The two task functions' entry modules, relative to the repository root. */
   handlers: { step: string; recordFailure: string };
-  /** What each task function may do to the table (CDK grants exactly this). */
-  access: Record<JobLoopTask, { data: readonly DataAction[] }>;
+  /** What each task function may do to the table (CDK grants exactly this); `postgres`: it opens PostgreSQL connections (ADR 0112). */
+  access: Record<JobLoopTask, { data: readonly DataAction[]; postgres?: true }>;
   /** `definitionSubstitutions` placeholders of the two functions' ARNs. */
   placeholders: Record<JobLoopTask, string>;
   /** State names (sentences). */

@@ -19,7 +19,11 @@ export const tileCacheWorkflow: JobLoopSpec = {
     recordFailure: 'functions/workflow-tasks/record-tile-cache-failure.ts',
   },
   access: {
-    step: { data: ['GetItem', 'BatchGetItem', 'Query', 'UpdateItem', 'DeleteItem', 'PutAuditRecord'] },
+    // It renders tiles from the operator's PostGIS: placed in the VPC with cdk.json `vpc` (ADR 0112).
+    step: {
+      data: ['GetItem', 'BatchGetItem', 'Query', 'UpdateItem', 'DeleteItem', 'PutAuditRecord'],
+      postgres: true,
+    },
     recordFailure: { data: ['GetItem', 'UpdateItem', 'DeleteItem', 'PutAuditRecord'] },
   },
   placeholders: { step: 'TileCacheStepFunctionArn', recordFailure: 'RecordTileCacheFailureFunctionArn' },

@@ -4,8 +4,9 @@ import { secretBox } from '../datasources/secret-box.ts';
 import type { DataPlanePorts } from '../domain/data-plane.ts';
 import { liveConnection, type Service } from '../domain/services.ts';
 import type { CacheType } from '../domain/tile-cache.ts';
+import type { TileCacheStepDeps } from '../domain/tile-cache-jobs.ts';
 import { dynamoDataCatalog } from '../store/data-catalog.ts';
-import { cacheCounters, tileCachePorts } from './tile-cache.ts';
+import { cacheCounters, tileCacheJobRepository, tileCachePorts } from './tile-cache.ts';
 
 /**
  * How long a service's opened connection details (its password decrypted) are reused: keyed by
@@ -85,4 +86,12 @@ export function dataPlanePorts(): DataPlanePorts {
     };
   }
   return ports;
+}
+
+/** What the tile cache step needs: jobs, the data plane's catalog and layer data, and the cache. */
+export function tileCacheStepDeps(): TileCacheStepDeps {
+  const ports = dataPlanePorts();
+  if (!ports.tiles)
+    throw new Error('No tile store is configured (TILE_CACHE_BUCKET or GEOPLANE_TILE_CACHE_DIR).');
+  return { jobs: tileCacheJobRepository(), catalog: ports.catalog, data: ports.data, cache: ports.tiles };
 }

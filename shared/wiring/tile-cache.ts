@@ -21,7 +21,6 @@ import type {
   TileCacheJobDeps,
   TileCacheJobRepository,
   TileCacheStarter,
-  TileCacheStepDeps,
 } from '../domain/tile-cache-jobs.ts';
 import { DirectoryTileStore, S3TileStore } from '../platform/tile-store.ts';
 import { dynamoDataCatalog } from '../store/data-catalog.ts';
@@ -141,15 +140,6 @@ export function tileCacheStatsDeps(): TileCacheStatsDeps {
 /** What the job routes need: jobs, the catalog's layers and settings, the workflow starter. */
 export function tileCacheJobDeps(): TileCacheJobDeps {
   return { jobs: tileCacheJobRepository(), catalog: dynamoDataCatalog(), starter: tileCacheStarter() };
-}
-
-/** What the tile cache step needs: jobs, the data plane's catalog and layer data, and the cache. */
-export async function tileCacheStepDeps(): Promise<TileCacheStepDeps> {
-  const { dataPlanePorts } = await import('./data-plane.ts');
-  const ports = dataPlanePorts();
-  const cache = tileCachePorts();
-  if (!cache) throw new Error('No tile store is configured (TILE_CACHE_BUCKET or GEOPLANE_TILE_CACHE_DIR).');
-  return { jobs: tileCacheJobRepository(), catalog: ports.catalog, data: ports.data, cache };
 }
 
 /** Clears cache types; this instance reads the counters again at once (the others within the bound). */

@@ -3,6 +3,7 @@ import { build } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { appEntries } from '../../infra/stacks/geoplane-stack.ts';
 import { importTaskAccess, importTaskHandlers } from '../../infra/workflows/import-workflow.ts';
+import { tileCacheWorkflow } from '../../infra/workflows/tile-cache-workflow.ts';
 import { dataRoutes } from '../../shared/api/data-routes.ts';
 import { routes } from '../../shared/api/routes.ts';
 
@@ -12,13 +13,16 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const entries = appEntries(routes);
 
 /**
- * The entry points that declare PostgreSQL connections (ADR 0112): routes flagged `postgres` and
- * import tasks whose access says so. These are the functions cdk.json `vpc` places in the VPC.
+ * The entry points that declare PostgreSQL connections (ADR 0112): routes flagged `postgres`, and
+ * import and tile cache tasks whose access says so. These are the functions cdk.json `vpc` places in the VPC.
  */
 const declared = [
   ...new Set([...routes, ...dataRoutes].filter((op) => op.postgres).map((op) => op.handler)),
   ...Object.entries(importTaskHandlers)
     .filter(([task]) => importTaskAccess[task as keyof typeof importTaskHandlers].postgres)
+    .map(([, handler]) => handler),
+  ...Object.entries(tileCacheWorkflow.handlers)
+    .filter(([task]) => tileCacheWorkflow.access[task as keyof typeof tileCacheWorkflow.handlers].postgres)
     .map(([, handler]) => handler),
 ];
 

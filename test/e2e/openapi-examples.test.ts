@@ -58,6 +58,8 @@ const example = (id: string) => (op(id).examples ?? {}) as Required<NonNullable<
  * test fails when an operation is neither replayed nor listed here.
  */
 const notReplayed: Readonly<Record<string, string>> = {
+  cancelTileCacheJob:
+    "the story's seed job finishes before a cancel can land (a finished job is a 409); test/e2e/tile-cache.test.ts cancels a 349,525-tile job mid-way",
   cancelMosaicHarvestJob:
     "the story's two-file harvest job finishes before a cancel can land (a finished job is a 409); test/e2e/mosaic-harvest-jobs.test.ts cancels a 10,000-file job mid-way",
 };
@@ -612,6 +614,35 @@ describe('the route table examples, replayed against the local host', { timeout:
     await replay('createService', { request: onDemoDatabase('createService'), status: 201 });
     story.layer = (await replay('createLayer', { status: 201 })).body.id;
     await replay('createLayerGroup', { status: 201 });
+
+    // The tile cache (ADR 0139): the layer seeded as the example says, the job read, the caches cleared.
+    const seeded = await replay('createTileCacheJob', {
+      status: 202,
+      same: ['type', 'layers', 'zoom_min', 'zoom_max', 'bbox', 'status', 'tile_matrix_set'],
+    });
+    await expect
+      .poll(async () => {
+        const res = await call(
+          'GET',
+          `/workspaces/roads-demo/tile-cache/jobs/${seeded.body.id}`,
+          superAdmin(),
+        );
+        return res.body.status;
+      })
+      .toBe('succeeded');
+    await replay('getTileCacheJob', {
+      ids: { job: seeded.body.id },
+      same: ['type', 'layers', 'zoom_min', 'zoom_max', 'bbox'],
+    });
+    await replay('getTileCacheJobProgress', { ids: { job: seeded.body.id }, same: ['type'] });
+    const jobs = await replay('listTileCacheJobs');
+    expect(jobs.body.jobs.map((j: { id: string }) => j.id)).toEqual([seeded.body.id]);
+    const stats = await replay('getPersistentTileCacheStats', { same: ['store', 'cache_enabled'] });
+    expect(stats.body.entries).toBe(seeded.body.tiles_total);
+    await replay('clearWorkspaceCache', { same: ['cleared'] });
+    await replay('getCacheStats');
+    await replay('clearCacheByType', { same: ['cleared'] });
+    await replay('clearAllCaches', { same: ['cleared'] });
 
     await replay('deleteLayerGroup', { status: 204 });
     await replay('deleteLayer', { ids: { layer: story.layer }, status: 204 });

@@ -77,6 +77,11 @@ const reads = [
   'getImport',
   'listImports',
   'getImportHistory',
+  // ADR 0139.
+  'getPersistentTileCacheStats',
+  'listTileCacheJobs',
+  'getTileCacheJob',
+  'getTileCacheJobProgress',
 ];
 const writes = [
   'deleteMosaicGranule',
@@ -133,6 +138,10 @@ const manages = [
   'testNewServiceConnection',
   // ADR 0137.
   'getWorkspaceSummary',
+  // ADR 0139.
+  'createTileCacheJob',
+  'cancelTileCacheJob',
+  'clearWorkspaceCache',
 ];
 const everything = routes.map((r) => r.operationId).sort();
 
