@@ -2,6 +2,7 @@ import { sweepStuckWork, type WorkflowExecutions } from '../../shared/domain/swe
 import { errorFields, logger } from '../../shared/log/logger.ts';
 import { deleteExpiredItems } from '../../shared/store/sweeps.ts';
 import { sweepPorts } from '../../shared/wiring/sweeps.ts';
+import { sweepOrphanedTiles } from '../../shared/wiring/tile-cache.ts';
 import { sweepData } from '../workflows/sweep-access.ts';
 import { withDataAccess } from './data-access.ts';
 import type { LocalWorkflowRunner } from './workflows.ts';
@@ -28,6 +29,8 @@ export interface LocalSweepResult {
   /** Items removed because their `expires_at_epoch` passed (DynamoDB Local has no TTL). */
   expired: number;
   stuck: Awaited<ReturnType<typeof sweepStuckWork>>;
+  /** Tiles of deleted workspaces removed from the tile store (ADR 0139). */
+  tiles: { workspaces: number; tiles: number };
 }
 
 /**
@@ -45,7 +48,8 @@ export async function sweepOnce(
   const stuck = await withDataAccess('sweep', sweepData, () =>
     sweepStuckWork(sweepPorts(localExecutions(runner)), now),
   );
-  return { expired, stuck };
+  const tiles = await withDataAccess('sweep', sweepData, () => sweepOrphanedTiles());
+  return { expired, stuck, tiles };
 }
 
 /** The host's periodic sweep; `close()` clears its timer (and waits for a sweep in flight). */
@@ -73,10 +77,11 @@ export function startLocalSweeps(
     const expired = now.getTime() - expiredSweptAt >= ttlIntervalMs;
     if (expired) expiredSweptAt = now.getTime();
     inFlight = sweepOnce(runner, now, { expired })
-      .then(({ expired, stuck }) => {
-        if (expired > 0 || stuck.items.length > 0)
+      .then(({ expired, stuck, tiles }) => {
+        if (expired > 0 || stuck.items.length > 0 || tiles.tiles > 0)
           logger.info('local sweep', {
             expired,
+            orphaned_tiles: tiles.tiles,
             examined: stuck.examined,
             ...stuck.counts,
             items: stuck.items,

@@ -6,7 +6,7 @@
  * two requests render at once is counted once.
  */
 import { randomUUID } from 'node:crypto';
-import { link, mkdir, readdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, readdir, readFile, rename, rm, rmdir, stat, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
   DeleteObjectsCommand,
@@ -76,9 +76,17 @@ export class DirectoryTileStore implements TileStore {
   /** Writes a temporary file beside the tile; `commit` moves it into place. */
   private async staged<T>(key: string, tile: CachedTile, commit: (temp: string, path: string) => Promise<T>) {
     const path = this.path(key);
-    await mkdir(dirname(path), { recursive: true });
     const temp = `${path}.${randomUUID()}.tmp`;
-    await writeFile(temp, Buffer.concat([header(tile), tile.bytes]));
+    // A truncate may remove the directory the moment it empties: make it again and retry.
+    for (let attempt = 0; ; attempt++) {
+      await mkdir(dirname(path), { recursive: true });
+      try {
+        await writeFile(temp, Buffer.concat([header(tile), tile.bytes]));
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 3) throw error;
+      }
+    }
     try {
       return await commit(temp, path);
     } finally {
@@ -156,6 +164,20 @@ export class DirectoryTileStore implements TileStore {
     return complete ? { tiles } : { tiles, next: (tiles.at(-1) as StoredTile).key };
   }
 
+  async children(prefix: string, limit: number): Promise<string[]> {
+    const dir = prefix ? join(this.root, checkedKey(prefix)) : this.root;
+    try {
+      return (await readdir(dir, { withFileTypes: true }))
+        .filter((d) => d.isDirectory())
+        .map((d) => d.name)
+        .sort()
+        .slice(0, limit);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+  }
+
   async remove(keys: readonly string[]): Promise<void> {
     await Promise.all(
       keys.map(async (key) => {
@@ -166,6 +188,22 @@ export class DirectoryTileStore implements TileStore {
         }
       }),
     );
+    // Directories left empty go too (as an S3 prefix does), so a gone workspace leaves no trace.
+    const parents = new Set(
+      keys.flatMap((k) =>
+        k
+          .split('/')
+          .slice(0, -1)
+          .map((_, i, a) => a.slice(0, a.length - i).join('/')),
+      ),
+    );
+    for (const dir of [...parents].sort((a, b) => b.length - a.length)) {
+      try {
+        await rmdir(join(this.root, dir));
+      } catch {
+        // Not empty (or gone already): it stays.
+      }
+    }
   }
 }
 
@@ -255,6 +293,19 @@ export class S3TileStore implements TileStore {
     return out.IsTruncated && tiles.length > 0
       ? { tiles, next: (tiles.at(-1) as StoredTile).key }
       : { tiles };
+  }
+
+  async children(prefix: string, limit: number): Promise<string[]> {
+    const base = `${this.prefix}${prefix ? checkedKey(prefix) : ''}`;
+    const out = await this.s3.send(
+      new ListObjectsV2Command({
+        Bucket: this.bucket,
+        Prefix: base,
+        Delimiter: '/',
+        MaxKeys: Math.min(limit, 1000),
+      }),
+    );
+    return (out.CommonPrefixes ?? []).map((p) => (p.Prefix as string).slice(base.length).replace(/\/$/, ''));
   }
 
   async remove(keys: readonly string[]): Promise<void> {

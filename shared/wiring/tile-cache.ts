@@ -12,6 +12,7 @@ import {
   clearCaches,
   clearWorkspaceCaches,
   EPOCH_READ_SECONDS,
+  reclaimOrphanedTiles,
   type TileCachePorts,
   type TileCacheState,
   type TileCacheStatsDeps,
@@ -26,6 +27,7 @@ import { DirectoryTileStore, S3TileStore } from '../platform/tile-store.ts';
 import { dynamoDataCatalog } from '../store/data-catalog.ts';
 import { DynamoCacheRecords, DynamoTileCacheJobRepository } from '../store/tile-cache-repository.ts';
 import { workflowStarter } from '../workflows/starter.ts';
+import { workspaceRepository } from './repositories.ts';
 
 let records: CacheRecords | undefined;
 let jobs: TileCacheJobRepository | undefined;
@@ -154,4 +156,15 @@ export async function clearWorkspaceCachesHere(workspaceId: string) {
   const out = await clearWorkspaceCaches(cacheRecords(), workspaceId);
   forgetCacheState();
   return out;
+}
+
+/** The sweep's reclamation of tiles whose workspace is gone (nothing without a tile store). */
+export async function sweepOrphanedTiles(): Promise<{ workspaces: number; tiles: number }> {
+  const store = tileStore();
+  if (!store) return { workspaces: 0, tiles: 0 };
+  const workspaces = workspaceRepository();
+  return reclaimOrphanedTiles({
+    store,
+    workspaceExists: async (id) => (await workspaces.findById(id)) !== undefined,
+  });
 }
