@@ -35,6 +35,8 @@ const RolesPage = lazy(() => import('./pages/roles.tsx').then((m) => m.RolesPage
 const ClaimMappingsPage = lazy(() => import('./pages/claim-mappings.tsx').then((m) => m.ClaimMappingsPage));
 const AuditPage = lazy(() => import('./pages/audit.tsx').then((m) => m.AuditPage));
 const IntegrityPage = lazy(() => import('./pages/integrity.tsx').then((m) => m.IntegrityPage));
+const TileCachePage = lazy(() => import('./pages/tile-cache.tsx').then((m) => m.TileCachePage));
+const CachesPage = lazy(() => import('./pages/caches.tsx').then((m) => m.CachesPage));
 const SessionsPage = lazy(() => import('./pages/sessions.tsx').then((m) => m.SessionsPage));
 
 function NotFound() {
@@ -67,6 +69,7 @@ function SignedIn() {
         <Route path={`${W}/styles`} component={StylesPage} />
         <Route path={`${W}/style-assets`} component={StyleAssetsPage} />
         <Route path={`${W}/settings`} component={SettingsPage} />
+        <Route path={`${W}/tile-cache`} component={TileCachePage} />
         <Route path={`${W}/imports`} component={ImportsPage} />
         <Route path={`${W}/imports/:import`} component={ImportPage} />
         <Route path={`${W}/apikeys`} component={ApiKeysPage} />
@@ -79,6 +82,7 @@ function SignedIn() {
         <Route path={`${BASE}/claim-mappings`} component={ClaimMappingsPage} />
         <Route path={`${BASE}/audit`} component={AuditPage} />
         <Route path={`${BASE}/integrity`} component={IntegrityPage} />
+        <Route path={`${BASE}/caches`} component={CachesPage} />
         <Route path={`${BASE}/sessions`} component={SessionsPage} />
         <Route default component={NotFound} />
       </Router>

@@ -20,6 +20,7 @@ export const paths = {
   styles: (ws: string) => `${BASE}/workspaces/${enc(ws)}/styles`,
   styleAssets: (ws: string) => `${BASE}/workspaces/${enc(ws)}/style-assets`,
   settings: (ws: string) => `${BASE}/workspaces/${enc(ws)}/settings`,
+  tileCache: (ws: string) => `${BASE}/workspaces/${enc(ws)}/tile-cache`,
   imports: (ws: string) => `${BASE}/workspaces/${enc(ws)}/imports`,
   importJob: (ws: string, id: string) => `${BASE}/workspaces/${enc(ws)}/imports/${enc(id)}`,
   apiKeys: (ws: string) => `${BASE}/workspaces/${enc(ws)}/apikeys`,
@@ -32,6 +33,7 @@ export const paths = {
   globalClaimMappings: `${BASE}/claim-mappings`,
   audit: `${BASE}/audit`,
   integrity: `${BASE}/integrity`,
+  caches: `${BASE}/caches`,
   sessions: `${BASE}/sessions`,
 };
 
@@ -44,6 +46,7 @@ export const workspacePages = [
   ['Styles', paths.styles],
   ['Style assets', paths.styleAssets],
   ['Settings', paths.settings],
+  ['Tile cache', paths.tileCache],
   ['Imports', paths.imports],
   ['API keys', paths.apiKeys],
   ['Claim mappings', paths.claimMappings],

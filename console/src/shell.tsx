@@ -88,6 +88,9 @@ export function Shell({ me, children }: { me: Me; children: ComponentChildren })
                   <NavLink href={paths.integrity}>Catalog integrity</NavLink>
                 </li>
                 <li>
+                  <NavLink href={paths.caches}>Caches</NavLink>
+                </li>
+                <li>
                   <NavLink href={paths.sessions}>Browser sessions</NavLink>
                 </li>
               </>
