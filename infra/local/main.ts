@@ -34,6 +34,7 @@ const host = await startLocalHost({
   postgisPort: env.GEOPLANE_POSTGIS === 'off' ? undefined : int(env.GEOPLANE_POSTGIS_PORT, 5433),
   allowedDatabaseHosts: env.GEOPLANE_ALLOWED_DATABASE_HOSTS,
   mosaicRoot: env.GEOPLANE_MOSAIC_ROOT ? resolve(env.GEOPLANE_MOSAIC_ROOT) : undefined,
+  tileCacheDir: env.GEOPLANE_TILE_CACHE_DIR ? resolve(env.GEOPLANE_TILE_CACHE_DIR) : undefined,
   importRoot: env.GEOPLANE_IMPORT_ROOT ? resolve(env.GEOPLANE_IMPORT_ROOT) : undefined,
   importMaxBytes: env.IMPORT_MAX_BYTES ? int(env.IMPORT_MAX_BYTES, 0) : undefined,
   accessLog: env.GEOPLANE_ACCESS_LOG !== 'off',

@@ -64,6 +64,8 @@ export interface LocalHostOptions {
   allowedDatabaseHosts?: string;
   /** The directory local mosaic roots must lie under; default `<dataDir>/mosaics` (ADR 0074). */
   mosaicRoot?: string;
+  /** The persistent tile cache's directory (ADR 0139); default `<data dir>/tile-cache`. */
+  tileCacheDir?: string;
   /** The directory import URIs (paths, file://) must lie under; default `<dataDir>/import-sources` (ADR 0083). */
   importRoot?: string;
   /** Largest import file in bytes (default 2 GiB). */
@@ -234,7 +236,7 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
   mkdirSync(importRoot, { recursive: true, mode: 0o700 });
   mkdirSync(uploadDir, { recursive: true, mode: 0o700 });
   // The persistent tile cache (ADR 0139): a directory under the data dir, as S3 is on AWS.
-  const tileCacheDir = join(options.dataDir, 'tile-cache');
+  const tileCacheDir = options.tileCacheDir ?? join(options.dataDir, 'tile-cache');
   mkdirSync(tileCacheDir, { recursive: true, mode: 0o700 });
 
   // The HTTPS port first: the local issuer's URL (and so its tokens' `iss`) names it.
