@@ -1,4 +1,4 @@
-import { type CfnResource, Duration, NestedStack, Stack, Validations } from 'aws-cdk-lib';
+import { CfnParameter, type CfnResource, Duration, NestedStack, Stack, Validations } from 'aws-cdk-lib';
 import {
   AuthorizationType,
   AwsIntegration,
@@ -45,6 +45,7 @@ import type { CatalogTable } from './catalog-table.ts';
 import type { ConsoleSite } from './console-site.ts';
 import type { FunctionBundles } from './function-bundles.ts';
 import type { StageConfig } from './stage-config.ts';
+import { grantTileStore } from './tile-cache.ts';
 import type { VpcPlacement } from './vpc-placement.ts';
 
 /** The Lambda entry points of the data plane (one: every route of the data route table, ADR 0122). */
@@ -89,6 +90,32 @@ export const dataPlaneIndexes: readonly string[] = [gsi1];
  * so not the idempotent answers sealed under the same key (ADR 0088), which carry `purpose`.
  */
 export const servicePasswordContextKeys = ['workspace_id', 'service_id'] as const;
+
+/**
+ * Name of the data plane stack's parameter carrying the tile cache bucket's name (ADR 0139): named
+ * here (not left to CDK's generated reference parameters) so the cdk-nag acknowledgment of
+ * `tiles/*` can name it.
+ */
+export const tileCacheBucketParameter = 'TileCacheBucket';
+
+/**
+ * Decrypting (and only with `actions`) service passwords with the connection-secrets key:
+ * ciphertexts whose encryption context has exactly the keys services.ts binds, so not the
+ * idempotent answers sealed under the same key (ADR 0088). The data plane's and the tile cache
+ * step's grant (both open the services' connections).
+ */
+export function servicePasswordDecrypt(key: IKey, actions: readonly string[]): PolicyStatement {
+  return new PolicyStatement({
+    actions: [...actions],
+    resources: [key.keyArn],
+    conditions: {
+      'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': [...servicePasswordContextKeys] },
+      Null: Object.fromEntries(
+        servicePasswordContextKeys.map((k) => [`kms:EncryptionContext:${k}`, 'false']),
+      ),
+    },
+  });
+}
 
 /** Lambda description of the data plane's function (the part before ":" names it). */
 export const dataPlaneDescription = `dataPlane: GET ${DATA_PLANE_ROOT}/… (the OGC API of every workspace)`;
@@ -168,6 +195,8 @@ export interface DataPlaneStackProps {
   publicOrigin: string;
   /** The operator's VPC (cdk.json `vpc`, ADR 0112): the data plane opens PostgreSQL connections. */
   vpc?: VpcPlacement;
+  /** The persistent tile cache's bucket name (ADR 0139), a token of the parent stack. */
+  tileCacheBucketName?: string;
 }
 
 /**
@@ -182,9 +211,21 @@ export class DataPlaneStack extends NestedStack {
   readonly methods = new Map<string, Method>();
 
   constructor(scope: Construct, id: string, props: DataPlaneStackProps) {
-    super(scope, id, { description: 'GeoPlane data plane: the OGC API of every workspace' });
+    super(scope, id, {
+      description: 'GeoPlane data plane: the OGC API of every workspace',
+      ...(props.tileCacheBucketName
+        ? { parameters: { [tileCacheBucketParameter]: props.tileCacheBucketName } }
+        : {}),
+    });
     const { config, table, routes, bundles, api, authorizer, secretsKey } = props;
     const kmsActions = dataPlaneKmsActions(routes);
+    // The tile cache bucket's name, passed in by the parent under a name of ours.
+    const tileCacheBucket = props.tileCacheBucketName
+      ? new CfnParameter(this, tileCacheBucketParameter, {
+          type: 'String',
+          description: 'The persistent tile cache bucket (ADR 0139)',
+        }).valueAsString
+      : undefined;
     this.function = new ApiFunction(this, 'DataPlane', {
       entry: DATA_PLANE_HANDLER,
       bundles,
@@ -196,6 +237,7 @@ export class DataPlaneStack extends NestedStack {
         ...props.environment,
         ...(kmsActions.length ? { KMS_KEY_ID: secretsKey.keyArn } : {}),
         DATA_PLANE_ORIGIN: props.publicOrigin,
+        ...(tileCacheBucket ? { TILE_CACHE_BUCKET: tileCacheBucket } : {}),
       },
       logRetention: config.logRetentionDays as RetentionDays,
       ...(props.vpc && routes.some((route) => route.postgres) ? { vpc: props.vpc } : {}),
@@ -213,18 +255,11 @@ export class DataPlaneStack extends NestedStack {
     }
     if (kmsActions.length) {
       // Only service passwords: ciphertexts whose context has exactly the keys services.ts binds.
-      this.function.role.addToPolicy(
-        new PolicyStatement({
-          actions: kmsActions,
-          resources: [secretsKey.keyArn],
-          conditions: {
-            'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': [...servicePasswordContextKeys] },
-            Null: Object.fromEntries(
-              servicePasswordContextKeys.map((key) => [`kms:EncryptionContext:${key}`, 'false']),
-            ),
-          },
-        }),
-      );
+      this.function.role.addToPolicy(servicePasswordDecrypt(secretsKey, kmsActions));
+    }
+    // The persistent tile cache (ADR 0139): tiles read, stored and replaced under tiles/ only.
+    if (tileCacheBucket) {
+      grantTileStore(this.function.role, this, tileCacheBucket, tileCacheBucketParameter);
     }
 
     const methods = new Construct(this, 'Methods');
@@ -279,6 +314,8 @@ export interface DataPlaneProps {
   /** The nested stack created before the data plane's (ADR 0114: one after the other). */
   after?: NestedStack;
   vpc?: VpcPlacement;
+  /** The persistent tile cache's bucket (ADR 0139): the function reads and writes tiles in it. */
+  tileCacheBucketName?: string;
 }
 
 /**
@@ -371,6 +408,7 @@ export class DataPlane extends Construct {
       secretsKey: props.secretsKey,
       publicOrigin,
       ...(props.vpc ? { vpc: props.vpc } : {}),
+      ...(props.tileCacheBucketName ? { tileCacheBucketName: props.tileCacheBucketName } : {}),
     });
     // After the operations' stacks: API Gateway's control plane refuses methods created in parallel.
     if (props.after?.nestedStackResource) {

@@ -20,6 +20,8 @@ import { ManagementApi, managementApiEntries } from '../constructs/management-ap
 import { OperationsAlarms } from '../constructs/operations-alarms.ts';
 import { type StageConfig, stageConfigOf } from '../constructs/stage-config.ts';
 import { Sweeps, sweepEntry } from '../constructs/sweeps.ts';
+import { TileCache } from '../constructs/tile-cache.ts';
+import { TileCacheWorkflow, tileCacheTaskEntries } from '../constructs/tile-cache-workflow.ts';
 import { interfaceServicesOf, VpcEndpoints, VpcPlacement } from '../constructs/vpc-placement.ts';
 
 /** Every Lambda entry point of the app for a route table: one esbuild run bundles them all (ADR 0017). */
@@ -31,6 +33,7 @@ export function appEntries(routes: readonly Operation[]): string[] {
       ...deletionTaskEntries,
       ...importTaskEntries,
       ...harvestTaskEntries,
+      ...tileCacheTaskEntries,
       bootstrapAdminsEntry,
       sweepEntry,
       catalogEventsEntry,
@@ -64,6 +67,10 @@ export class GeoPlaneStack extends Stack {
   readonly importUploads: ImportUploads;
   readonly importWorkflow: ImportWorkflow;
   readonly harvestWorkflow: HarvestWorkflow;
+  /** The persistent tile cache's bucket (ADR 0139). */
+  readonly tileCache: TileCache;
+  /** Seeds, reseeds and truncates tile caches (ADR 0139). */
+  readonly tileCacheWorkflow: TileCacheWorkflow;
   readonly api: ManagementApi;
   readonly bootstrapAdmins: BootstrapAdmins;
   readonly catalogEvents: CatalogEvents;
@@ -128,6 +135,17 @@ export class GeoPlaneStack extends Stack {
         .map((b) => b.trim())
         .filter(Boolean),
     });
+    // The persistent tile cache (ADR 0139): its bucket, and the jobs that fill and empty it, whose
+    // step renders tiles from PostGIS as the data plane does (in the VPC with cdk.json `vpc`).
+    this.tileCache = new TileCache(this, 'TileCache');
+    this.tileCacheWorkflow = new TileCacheWorkflow(this, 'TileCacheWorkflow', {
+      table: this.table,
+      bundles,
+      environment,
+      logRetention,
+      tileCache: this.tileCache,
+      ...vpc,
+    });
     this.api = new ManagementApi(this, 'Management', {
       config,
       table: this.table,
@@ -137,6 +155,7 @@ export class GeoPlaneStack extends Stack {
         deletion: this.deletionWorkflow.stateMachine,
         import: this.importWorkflow.stateMachine,
         harvest: this.harvestWorkflow.stateMachine,
+        tileCache: this.tileCacheWorkflow.stateMachine,
       },
       imports: {
         uploadBucketName: this.importUploads.bucket.bucketName,
@@ -147,6 +166,7 @@ export class GeoPlaneStack extends Stack {
     });
     // The connection-secrets key lives with the API (its construct path is its identity, ADR 0077).
     this.importWorkflow.useSecretsKey(this.api.secretsKey);
+    this.tileCacheWorkflow.useSecretsKey(this.api.secretsKey);
     // The first administrators (ADR 0089): cdk.json `bootstrapAdmins` as global super_admin mappings.
     this.bootstrapAdmins = new BootstrapAdmins(this, 'BootstrapAdmins', {
       admins: config.bootstrapAdmins,
@@ -215,6 +235,7 @@ export class GeoPlaneStack extends Stack {
       api: this.api.api,
       authorizer: this.api.authorizer,
       secretsKey: this.api.secretsKey,
+      tileCacheBucketName: this.tileCache.bucket.bucketName,
       ...(this.console ? { console: this.console } : {}),
       ...(lastOf(this.api.stacks) ? { after: lastOf(this.api.stacks) } : {}),
       ...vpc,
@@ -241,6 +262,7 @@ export class GeoPlaneStack extends Stack {
         deletion: this.deletionWorkflow.stateMachine,
         import: this.importWorkflow.stateMachine,
         harvest: this.harvestWorkflow.stateMachine,
+        'tile-cache': this.tileCacheWorkflow.stateMachine,
       },
       table: this.table.table,
       tableIndexes: tableDefinition.globalSecondaryIndexes.map((gsi) => gsi.indexName),

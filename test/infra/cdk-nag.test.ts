@@ -5,9 +5,11 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { consoleDeploymentFindings } from '../../infra/constructs/console-site.ts';
+import { tileCacheBucketParameter } from '../../infra/constructs/data-plane.ts';
 import { uploadObjectsFinding } from '../../infra/constructs/import-uploads.ts';
 import { operationStackOf, uploadBucketParameter } from '../../infra/constructs/operation-stacks.ts';
 import { executionsFinding } from '../../infra/constructs/sweeps.ts';
+import { tileObjectsFinding } from '../../infra/constructs/tile-cache.ts';
 import { createGeoPlaneApp, type GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
 import { routes } from '../../shared/api/routes.ts';
 import { logicalId } from './iam.ts';
@@ -67,6 +69,10 @@ describe('cdk-nag AwsSolutions checks', () => {
         'AwsSolutions-S1',
         uploadObjectsFinding(stack.importUploads.bucketLogicalId),
         uploadObjectsFinding(uploadBucketParameter),
+        // Tile keys under tiles/ (ADR 0139): the tile cache step in the parent, the data plane in its
+        // nested stack (the bucket is a parameter there). The tile bucket keeps no access logs (S1).
+        tileObjectsFinding(stack.tileCache.bucketLogicalId),
+        tileObjectsFinding(tileCacheBucketParameter),
         'AwsSolutions-APIG2',
         'AwsSolutions-APIG3',
         'AwsSolutions-APIG4',

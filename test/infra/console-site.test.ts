@@ -492,9 +492,13 @@ describe.each(['false', '0'])('consoleEnabled=%s', (value) => {
       logicalId(stack.dataPlane.distribution),
     ]);
     expect(template.findResources('Custom::CDKBucketDeployment')).toEqual({});
-    // Only the import upload bucket and its access-log bucket.
+    // Only the import upload bucket and its access-log bucket, and the tile cache bucket (ADR 0139).
     expect(Object.keys(template.findResources('AWS::S3::Bucket')).sort()).toEqual(
-      [logicalId(stack.importUploads.bucket), logicalId(stack.importUploads.accessLogs)].sort(),
+      [
+        logicalId(stack.importUploads.bucket),
+        logicalId(stack.importUploads.accessLogs),
+        logicalId(stack.tileCache.bucket),
+      ].sort(),
     );
     expect(Object.keys(template.findOutputs('*'))).not.toContain('ConsoleUrl');
   }, 120_000);

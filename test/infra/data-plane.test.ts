@@ -37,7 +37,7 @@ const vpc = {
   routeTableIds: ['rtb-0aaaaaaaaaaaaaaa1'],
 };
 
-/** Every DynamoDB action that writes (none may reach the data plane). */
+/** Every DynamoDB action that writes (none but UpdateItem, of the tile cache's usage, may reach the data plane). */
 const dynamoWrites = [
   'dynamodb:PutItem',
   'dynamodb:UpdateItem',
@@ -143,6 +143,7 @@ describe('the data plane (ADR 0122), as cdk synth makes it with the console', ()
       const env = fn.Properties.Environment.Variables as Json;
       expect(env.TABLE_NAME).toEqual({ Ref: logicalId(stack.table.table) });
       expect(env.KMS_KEY_ID).toEqual({ 'Fn::GetAtt': [logicalId(stack.api.secretsKey as never), 'Arn'] });
+      expect(env.TILE_CACHE_BUCKET).toEqual({ Ref: stack.tileCache.bucketLogicalId });
       expect(env.DATA_PLANE_ORIGIN).toEqual({
         'Fn::Join': [
           '',
@@ -158,10 +159,17 @@ describe('the data plane (ADR 0122), as cdk synth makes it with the console', ()
   });
 
   describe('least privilege', () => {
-    it('reads the catalog (GetItem, BatchGetItem, Query) and writes nothing', () => {
+    it('reads the catalog (GetItem, BatchGetItem, Query) and writes nothing but the tile cache usage (UpdateItem)', () => {
       const dynamo = actionsIn(statements, 'dynamodb');
-      expect(dynamo).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query']);
-      for (const write of dynamoWrites) expect(dynamo).not.toContain(write);
+      expect(dynamo).toEqual([
+        'dynamodb:BatchGetItem',
+        'dynamodb:GetItem',
+        'dynamodb:Query',
+        // A stored tile adds to its workspace's tile cache usage (ADR 0139).
+        'dynamodb:UpdateItem',
+      ]);
+      for (const write of dynamoWrites.filter((w) => w !== 'dynamodb:UpdateItem'))
+        expect(dynamo).not.toContain(write);
     });
 
     it('queries the table and GSI1 only, and names every DynamoDB resource by ARN', () => {
@@ -212,9 +220,10 @@ describe('the data plane (ADR 0122), as cdk synth makes it with the console', ()
       expect(Object.keys(context ?? {}).sort()).toEqual([...servicePasswordContextKeys].sort());
     });
 
-    it('grants nothing but logs, X-Ray, DynamoDB reads and that one decrypt', () => {
+    it('grants nothing but logs, X-Ray, DynamoDB, that one decrypt and the tile store', () => {
       const services = new Set(statements.flatMap((s) => asArray(s.Action)).map((a) => a.split(':')[0]));
-      expect([...services].sort()).toEqual(['dynamodb', 'kms', 'logs', 'xray']);
+      // S3: tiles/* of the tile cache bucket only (test/infra/tile-cache.test.ts, ADR 0139).
+      expect([...services].sort()).toEqual(['dynamodb', 'kms', 'logs', 's3', 'xray']);
     });
   });
 

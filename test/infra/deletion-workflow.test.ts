@@ -93,9 +93,9 @@ describe('deletion workflow', () => {
 
   describe('state machine', () => {
     it('is a Standard state machine with X-Ray and ALL events logged without execution data', () => {
-      // Three workflows: the deletion, the import (test/infra/import-workflow.test.ts) and the
-      // mosaic harvest workflow (test/infra/harvest-workflow.test.ts).
-      template.resourceCountIs('AWS::StepFunctions::StateMachine', 3);
+      // Four workflows: the deletion, the import (test/infra/import-workflow.test.ts), the mosaic
+      // harvest (test/infra/harvest-workflow.test.ts) and the tile cache workflow (test/infra/tile-cache.test.ts).
+      template.resourceCountIs('AWS::StepFunctions::StateMachine', 4);
       const logGroupId = logicalId(stack.deletionWorkflow.logGroup);
       template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
         StateMachineType: 'STANDARD',
@@ -280,11 +280,13 @@ function checkStartGrants(stack: GeoPlaneStack, template: Template, routeTable: 
     deletion: { Ref: logicalId(stack.deletionWorkflow.stateMachine) },
     import: { Ref: logicalId(stack.importWorkflow.stateMachine) },
     harvest: { Ref: logicalId(stack.harvestWorkflow.stateMachine) },
+    tileCache: { Ref: logicalId(stack.tileCacheWorkflow.stateMachine) },
   };
   const variableOf = {
     deletion: 'DELETION_STATE_MACHINE_ARN',
     import: 'IMPORT_STATE_MACHINE_ARN',
     harvest: 'HARVEST_STATE_MACHINE_ARN',
+    tileCache: 'TILE_CACHE_STATE_MACHINE_ARN',
   };
   const functions = template.findResources('AWS::Lambda::Function');
   const starters = new Set<string>();
@@ -304,12 +306,12 @@ function checkStartGrants(stack: GeoPlaneStack, template: Template, routeTable: 
       .flatMap((st) => asArray(st.Resource as never) as unknown[])
       .map((r) => JSON.stringify(r));
     expect(resources.sort(), op.operationId).toEqual(
-      (['deletion', 'import', 'harvest'] as const)
+      (['deletion', 'import', 'harvest', 'tileCache'] as const)
         .filter((w) => started.has(w))
         .map((w) => JSON.stringify(arnOf[w]))
         .sort(),
     );
-    for (const w of ['deletion', 'import', 'harvest'] as const) {
+    for (const w of ['deletion', 'import', 'harvest', 'tileCache'] as const) {
       expect(env[variableOf[w]], `${op.operationId} ${w}`).toEqual(started.has(w) ? arnOf[w] : undefined);
     }
   }

@@ -8,6 +8,8 @@ import { harvestTasks } from '../../infra/constructs/harvest-workflow.ts';
 import { uploadPrefix } from '../../infra/constructs/import-uploads.ts';
 import { importTasks } from '../../infra/constructs/import-workflow.ts';
 import { authorizerData } from '../../infra/constructs/management-api.ts';
+import { tilePrefix } from '../../infra/constructs/tile-cache.ts';
+import { tileCacheTasks } from '../../infra/constructs/tile-cache-workflow.ts';
 import type { GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
 import { dataRoutes } from '../../shared/api/data-routes.ts';
 import type { Operation } from '../../shared/api/operation.ts';
@@ -94,12 +96,21 @@ describe('GeoPlaneStack', () => {
     it('has one Lambda function per route plus the authorizer, the workflow tasks, the bootstrapAdmins resource, the sweep, the catalog events publisher and the data plane', () => {
       template.resourceCountIs(
         'AWS::Lambda::Function',
-        routes.length + 1 + deletionTasks.length + importTasks.length + harvestTasks.length + 1 + 2 + 1,
+        routes.length +
+          1 +
+          deletionTasks.length +
+          importTasks.length +
+          harvestTasks.length +
+          tileCacheTasks.length +
+          1 +
+          2 +
+          1,
       );
       expect(stack.api.functions.size).toBe(routes.length);
       expect(stack.deletionWorkflow.functions.size).toBe(deletionTasks.length);
       expect(stack.importWorkflow.functions.size).toBe(importTasks.length);
       expect(stack.harvestWorkflow.functions.size).toBe(harvestTasks.length);
+      expect(stack.tileCacheWorkflow.functions.size).toBe(tileCacheTasks.length);
     });
 
     it('runs every function on nodejs24.x, arm64, with X-Ray and its own log group', () => {
@@ -115,10 +126,19 @@ describe('GeoPlaneStack', () => {
     it('gives every log group a retention period (30 days by default)', () => {
       template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
       // One per function (bootstrapAdmins', the sweep's, the events publisher's and the data plane's
-      // too), the access logs and each of the three workflows'.
+      // too), the access logs and each of the four workflows'.
       template.resourceCountIs(
         'AWS::Logs::LogGroup',
-        routes.length + 1 + deletionTasks.length + importTasks.length + harvestTasks.length + 1 + 2 + 1 + 4,
+        routes.length +
+          1 +
+          deletionTasks.length +
+          importTasks.length +
+          harvestTasks.length +
+          tileCacheTasks.length +
+          1 +
+          2 +
+          1 +
+          5,
       );
     });
 
@@ -150,6 +170,11 @@ describe('GeoPlaneStack', () => {
           // The harvest step's budget and the state machine createMosaicHarvestJob starts (ADR 0136).
           HARVEST_STEP_BUDGET_MS,
           HARVEST_STATE_MACHINE_ARN,
+          // The tile store, the tile cache step's budget and the state machine createTileCacheJob
+          // starts (ADR 0139).
+          TILE_CACHE_BUCKET,
+          TILE_CACHE_STEP_BUDGET_MS,
+          TILE_CACHE_STATE_MACHINE_ARN,
           // The events publisher's bus (ADR 0094); the sweep's settings (ADR 0093).
           EVENT_BUS_NAME,
           SWEEP_STUCK_AFTER_MINUTES,
@@ -176,6 +201,10 @@ describe('GeoPlaneStack', () => {
         if (IMPORT_STEP_BUDGET_MS !== undefined) expect(id).toMatch(/ImportWorkflowTasksstep/);
         if (HARVEST_STEP_BUDGET_MS !== undefined) expect(id).toMatch(/HarvestWorkflowTasksstep/);
         if (HARVEST_STATE_MACHINE_ARN !== undefined) expect(id).toMatch(/createMosaicHarvestJob/);
+        if (TILE_CACHE_BUCKET !== undefined)
+          expect(id).toMatch(/^(DataPlaneFunction|TileCacheWorkflowTasksstep)/);
+        if (TILE_CACHE_STEP_BUDGET_MS !== undefined) expect(id).toMatch(/TileCacheWorkflowTasksstep/);
+        if (TILE_CACHE_STATE_MACHINE_ARN !== undefined) expect(id).toMatch(/createTileCacheJob/);
         // The upload bucket and the size limit come together (import routes and tasks).
         expect(IMPORT_MAX_BYTES === undefined, id).toBe(IMPORT_UPLOAD_BUCKET === undefined);
         // Only functions that handle connection secrets learn the key.
@@ -439,8 +468,10 @@ describe('GeoPlaneStack', () => {
         logicalId(stack.deletionWorkflow.role),
         logicalId(stack.importWorkflow.role),
         logicalId(stack.harvestWorkflow.role),
+        logicalId(stack.tileCacheWorkflow.role),
       ];
       const uploadObjects = JSON.stringify(`/${uploadPrefix}*`);
+      const tileObjects = JSON.stringify(`/${tilePrefix}*`);
       const eventsPublisher = logicalId(stack.catalogEvents.function.role);
       for (const [id, statements] of documents) {
         for (const s of statements) {
@@ -460,6 +491,9 @@ describe('GeoPlaneStack', () => {
                   !JSON.stringify(s.Resource).includes('/apikeys/')) ||
                 (actions.every((a) => ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'].includes(a)) &&
                   JSON.stringify(s.Resource).endsWith(`${uploadObjects}]]}`)) ||
+                // Tile keys are made at run time (under tiles/ of the tile cache bucket only, ADR 0139).
+                (actions.every((a) => ['s3:PutObject', 's3:GetObject', 's3:DeleteObject'].includes(a)) &&
+                  JSON.stringify(s.Resource).endsWith(`${tileObjects}]]}`)) ||
                 // dynamodb:ListStreams has no resource-level permission (the stream reader's event source).
                 (id === eventsPublisher &&
                   actions.every((a) => a.startsWith('xray:') || a === 'dynamodb:ListStreams')) ||
@@ -480,6 +514,7 @@ describe('GeoPlaneStack', () => {
         ...stack.deletionWorkflow.functions.values(),
         ...stack.importWorkflow.functions.values(),
         ...stack.harvestWorkflow.functions.values(),
+        ...stack.tileCacheWorkflow.functions.values(),
       ]) {
         const role = roles[logicalId(fn.role)];
         expect(role, fn.node.path).toBeDefined();

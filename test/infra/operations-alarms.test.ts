@@ -194,6 +194,8 @@ describe('OperationsAlarms in the GeoPlane stack', () => {
         'GeoPlane-import-workflow-failures',
         // Mosaic harvest jobs (ADR 0136).
         'GeoPlane-harvest-workflow-failures',
+        // Tile cache jobs (ADR 0139).
+        'GeoPlane-tile-cache-workflow-failures',
         'GeoPlane-sweep-errors',
         // The catalog events' publisher and its dead-letter queue (ADR 0094).
         'GeoPlane-catalog-events-errors',
@@ -330,6 +332,9 @@ describe('OperationsAlarms in the GeoPlane stack', () => {
   it.each([
     ['deletion', (s: GeoPlaneStack) => s.deletionWorkflow.stateMachine],
     ['import', (s: GeoPlaneStack) => s.importWorkflow.stateMachine],
+    ['harvest', (s: GeoPlaneStack) => s.harvestWorkflow.stateMachine],
+    // Tile cache jobs (ADR 0139).
+    ['tile-cache', (s: GeoPlaneStack) => s.tileCacheWorkflow.stateMachine],
   ])('alarms on failed, timed-out and aborted executions of the %s workflow', (name, machineOf) => {
     const alarm = alarmNamed(template, `${name}-workflow-failures`);
     const queries = queriesOf(alarm);

@@ -45,6 +45,8 @@ const pinned: Record<keyof typeof why, readonly string[]> = {
     'GeoPlane/ConsoleLogs223D8CCD',
     'GeoPlane/ImportUploadsAccessLogsAB5637F0',
     'GeoPlane/ImportUploadsBucketECD42D88',
+    // The persistent tile cache (ADR 0139).
+    'GeoPlane/TileCacheBucketD89D757C',
   ],
   'AWS::ApiGateway::UsagePlan': ['GeoPlane/ManagementApiUsagePlan260D8D2D'],
   'AWS::Events::EventBus': ['GeoPlane/CatalogEventsBusD8E60B74'],

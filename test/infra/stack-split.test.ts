@@ -16,6 +16,7 @@ import {
   templateResourceBudget,
 } from '../../infra/constructs/operation-stacks.ts';
 import { stageConfigOf } from '../../infra/constructs/stage-config.ts';
+import { tileCacheTasks } from '../../infra/constructs/tile-cache-workflow.ts';
 import { createGeoPlaneApp, GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
 import { dataRoutes } from '../../shared/api/data-routes.ts';
 import type { Operation } from '../../shared/api/operation.ts';
@@ -99,7 +100,14 @@ describe('the stack split (ADR 0077)', () => {
         // The authorizer, the workflows' tasks, the bootstrapAdmins resource, the sweep (ADR 0093) and
         // the catalog events publisher (ADR 0094): the parent's only functions.
         expect(types.filter((t) => t === 'AWS::Lambda::Function')).toHaveLength(
-          1 + deletionTasks.length + importTasks.length + harvestTasks.length + 1 + 1 + 1,
+          1 +
+            deletionTasks.length +
+            importTasks.length +
+            harvestTasks.length +
+            tileCacheTasks.length +
+            1 +
+            1 +
+            1,
         );
         continue;
       }
@@ -133,9 +141,10 @@ describe('the stack split (ADR 0077)', () => {
     }
     // The connection-secrets key and the alarm topic's key (ADR 0091).
     parent.resourceCountIs('AWS::KMS::Key', 2);
-    // The deletion, the import and the mosaic harvest workflow; the upload bucket and its access-log bucket.
-    parent.resourceCountIs('AWS::StepFunctions::StateMachine', 3);
-    parent.resourceCountIs('AWS::S3::Bucket', 2);
+    // The deletion, the import, the mosaic harvest and the tile cache workflow; the upload bucket and
+    // its access-log bucket, and the tile cache bucket (ADR 0139).
+    parent.resourceCountIs('AWS::StepFunctions::StateMachine', 4);
+    parent.resourceCountIs('AWS::S3::Bucket', 3);
     for (const [s, template] of templates.slice(1)) {
       expect(Object.keys(template.findResources('AWS::ApiGateway::Resource')), s.node.path).toEqual([]);
     }
@@ -211,7 +220,16 @@ describe('the stack split as the route table grows', () => {
     // sweep (ADR 0093), the events publisher (ADR 0094) and the data plane (ADR 0122).
     merged.resourceCountIs(
       'AWS::Lambda::Function',
-      150 + 1 + deletionTasks.length + importTasks.length + harvestTasks.length + 1 + 1 + 1 + 1,
+      150 +
+        1 +
+        deletionTasks.length +
+        importTasks.length +
+        harvestTasks.length +
+        tileCacheTasks.length +
+        1 +
+        1 +
+        1 +
+        1,
     );
   }, 120_000);
 

@@ -8,6 +8,7 @@ import { ApiFunction } from '../../infra/constructs/api-function.ts';
 import { dataPlaneDescription } from '../../infra/constructs/data-plane.ts';
 import { importTaskDescription, importTasks } from '../../infra/constructs/import-workflow.ts';
 import { stageConfigOf } from '../../infra/constructs/stage-config.ts';
+import { tileCacheTaskDescription, tileCacheTasks } from '../../infra/constructs/tile-cache-workflow.ts';
 import {
   eniActions,
   eniDescribeActions,
@@ -19,6 +20,7 @@ import {
 } from '../../infra/constructs/vpc-placement.ts';
 import { createGeoPlaneApp, type GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
 import { importTaskAccess } from '../../infra/workflows/import-workflow.ts';
+import { tileCacheWorkflow } from '../../infra/workflows/tile-cache-workflow.ts';
 import { dataRoutes } from '../../shared/api/data-routes.ts';
 import { routes } from '../../shared/api/routes.ts';
 import { asArray, logicalId, type Statement, statementsOfRole } from './iam.ts';
@@ -51,8 +53,9 @@ const importDatabase = {
 };
 
 /**
- * The functions that open PostgreSQL connections, by the route table, the import tasks' flags and
- * the data route table (one function, ADR 0122).
+ * The functions that open PostgreSQL connections, by the route table, the import and tile cache
+ * tasks' flags (the tile cache step renders tiles, ADR 0139) and the data route table (one
+ * function, ADR 0122).
  */
 const postgresFunctions = [
   ...routes.filter((op) => op.postgres).map((op) => op.operationId),
@@ -60,6 +63,9 @@ const postgresFunctions = [
   ...importTasks
     .filter((task) => importTaskAccess[task].postgres)
     .map((task) => importTaskDescription(task).split(':')[0] as string),
+  ...tileCacheTasks
+    .filter((task) => tileCacheWorkflow.access[task].postgres)
+    .map((task) => tileCacheTaskDescription(task).split(':')[0] as string),
 ].sort();
 
 function synth(context: Record<string, unknown>) {
@@ -106,7 +112,7 @@ function findings(scope: IConstruct, severity: 'error' | 'warning') {
 }
 
 describe('the functions that open PostgreSQL connections', () => {
-  it('are the service, layer, import-preview, readiness and integrity routes, both import tasks and the data plane (the route flags and the tasks)', () => {
+  it('are the service, layer, import-preview, readiness and integrity routes, both import tasks, the data plane and the tile cache step (the route flags and the tasks)', () => {
     expect(postgresFunctions).toEqual(
       [
         'createLayer',
@@ -121,6 +127,8 @@ describe('the functions that open PostgreSQL connections', () => {
         'repairCatalogIntegrity',
         'import-recordFailure',
         'import-step',
+        // The tile cache step renders tiles from PostGIS (ADR 0139).
+        'tile-cache-step',
         'testNewServiceConnection',
         'testExistingServiceConnection',
         'updateLayer',

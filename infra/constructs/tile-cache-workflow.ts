@@ -1,0 +1,95 @@
+import { Duration } from 'aws-cdk-lib';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import {
+  type TileCacheTask,
+  tileCacheStepBudgetMs,
+  tileCacheWorkflow,
+} from '../workflows/tile-cache-workflow.ts';
+import type { ApiFunction } from './api-function.ts';
+import type { CatalogTable } from './catalog-table.ts';
+import { servicePasswordDecrypt } from './data-plane.ts';
+import type { FunctionBundles } from './function-bundles.ts';
+import {
+  JobLoopWorkflow,
+  jobLoopTaskDescription,
+  jobLoopTaskEntries,
+  jobLoopTasks,
+} from './job-loop-workflow.ts';
+import { grantTileStore, type TileCache } from './tile-cache.ts';
+import type { VpcPlacement } from './vpc-placement.ts';
+
+/** Entry points of the tile cache workflow's task functions (bundled with the API's, in one run). */
+export const tileCacheTaskEntries: readonly string[] = jobLoopTaskEntries(tileCacheWorkflow);
+
+/** The tasks of the workflow, in the order of its handlers. */
+export const tileCacheTasks: TileCacheTask[] = jobLoopTasks(tileCacheWorkflow);
+
+/** Lambda timeout of a task: the step renders for its budget plus the chunk in flight. */
+export function tileCacheTaskTimeout(task: TileCacheTask): Duration {
+  return task === 'step' ? Duration.seconds(180) : Duration.seconds(30);
+}
+
+/** Lambda description of a task function; the contract test finds functions by the part before ":". */
+export function tileCacheTaskDescription(task: TileCacheTask): string {
+  return jobLoopTaskDescription(tileCacheWorkflow, 'tile-cache', 'tile cache', task);
+}
+
+export interface TileCacheWorkflowProps {
+  table: CatalogTable;
+  bundles: FunctionBundles;
+  /** The environment of every function (as the API functions get it). */
+  environment: Record<string, string>;
+  logRetention: RetentionDays;
+  tileCache: TileCache;
+  /** The operator's VPC (cdk.json `vpc`, ADR 0112): the step renders tiles from PostGIS. */
+  vpc?: VpcPlacement;
+}
+
+/**
+ * The tile cache job workflow (ADR 0139): a job loop ({@link JobLoopWorkflow}) deployed from the ASL
+ * in `infra/workflows/tile-cache-workflow.ts`. The step renders tiles from the operator's PostGIS
+ * as the data plane does (in the VPC when one is configured; decrypting service passwords once
+ * {@link TileCacheWorkflow.useSecretsKey} is called) and reads, writes and deletes the tile
+ * objects; the failure recorder only touches its job's items.
+ */
+export class TileCacheWorkflow extends JobLoopWorkflow {
+  constructor(scope: Construct, id: string, props: TileCacheWorkflowProps) {
+    const { bucket } = props.tileCache;
+    super(scope, id, {
+      spec: tileCacheWorkflow,
+      name: 'tile-cache',
+      title: 'tile cache',
+      table: props.table,
+      bundles: props.bundles,
+      environment: props.environment,
+      logRetention: props.logRetention,
+      tasks: {
+        step: {
+          timeout: tileCacheTaskTimeout('step'),
+          environment: {
+            TILE_CACHE_BUCKET: bucket.bucketName,
+            TILE_CACHE_STEP_BUDGET_MS: String(tileCacheStepBudgetMs),
+          },
+        },
+        recordFailure: { timeout: tileCacheTaskTimeout('recordFailure') },
+      },
+      // The step (tileCacheWorkflow.access: postgres) renders tiles from the operator's PostGIS.
+      ...(props.vpc ? { vpc: props.vpc } : {}),
+      configure: (task, fn) => {
+        if (task === 'step') grantTileStore(fn.role, fn, bucket.bucketName, props.tileCache.bucketLogicalId);
+      },
+    });
+  }
+
+  /**
+   * The key that encrypts connection passwords (it lives with the API, ADR 0077): the step decrypts
+   * service passwords with it, exactly as the data plane does (service-password contexts only).
+   */
+  useSecretsKey(key: IKey): void {
+    const step = this.functions.get('step') as ApiFunction;
+    step.function.addEnvironment('KMS_KEY_ID', key.keyArn);
+    step.role.addToPolicy(servicePasswordDecrypt(key, ['kms:Decrypt']));
+  }
+}
