@@ -9,7 +9,9 @@ import { sweepData, sweepEntry } from '../workflows/sweep-access.ts';
 import { ApiFunction } from './api-function.ts';
 import type { CatalogTable } from './catalog-table.ts';
 import type { FunctionBundles } from './function-bundles.ts';
+import { bucketArn } from './import-uploads.ts';
 import type { StageConfig } from './stage-config.ts';
+import { tileObjectsArn, tileObjectsFinding } from './tile-cache.ts';
 import { grantUsageKeys } from './usage-keys.ts';
 
 export { sweepData, sweepEntry };
@@ -33,6 +35,8 @@ export interface SweepsProps {
   maxRestarts?: number;
   /** The usage plan whose orphaned pool keys the sweep deletes (ADR 0111). */
   usageKeys?: { usagePlanName: string; config: StageConfig };
+  /** The tile cache bucket whose deleted workspaces' tiles the sweep removes (ADR 0139), with its logical id. */
+  tileCache?: { bucketName: string; bucketRef: string };
 }
 
 /** `arn:…:states:<region>:<account>:execution:<machine>:*`: the executions of one state machine. */
@@ -76,6 +80,7 @@ export class Sweeps extends Construct {
         IMPORT_STATE_MACHINE_ARN: props.importStateMachine.stateMachineArn,
         SWEEP_STUCK_AFTER_MINUTES: String(props.stuckAfterMinutes ?? 15),
         SWEEP_MAX_RESTARTS: String(props.maxRestarts ?? 3),
+        ...(props.tileCache ? { TILE_CACHE_BUCKET: props.tileCache.bucketName } : {}),
       },
       logRetention: props.logRetention,
       timeout: Duration.minutes(2),
@@ -90,6 +95,27 @@ export class Sweeps extends Construct {
         props.usageKeys.usagePlanName,
         props.usageKeys.config,
       );
+    // Tiles of workspaces that are gone (ADR 0139): it lists the tile bucket and deletes under tiles/.
+    if (props.tileCache) {
+      this.function.role.addToPolicy(
+        new PolicyStatement({
+          actions: ['s3:DeleteObject'],
+          resources: [tileObjectsArn(this, props.tileCache.bucketName)],
+        }),
+      );
+      this.function.role.addToPolicy(
+        new PolicyStatement({
+          actions: ['s3:ListBucket'],
+          resources: [bucketArn(this, props.tileCache.bucketName)],
+        }),
+      );
+      Validations.of(this.function.role).acknowledge({
+        id: tileObjectsFinding(props.tileCache.bucketRef),
+        reason:
+          'The tiles of a deleted workspace are any objects under tiles/<workspace>/, named at run time; only ' +
+          'DeleteObject under the tiles/ prefix of the tile cache bucket (ADR 0139).',
+      });
+    }
     this.function.role.addToPolicy(
       new PolicyStatement({
         actions: ['states:DescribeExecution'],

@@ -184,6 +184,10 @@ export class GeoPlaneStack extends Stack {
       deletionStateMachine: this.deletionWorkflow.stateMachine,
       importStateMachine: this.importWorkflow.stateMachine,
       usageKeys: { usagePlanName: this.api.usagePlanName, config },
+      tileCache: {
+        bucketName: this.tileCache.bucket.bucketName,
+        bucketRef: this.getLogicalId(this.tileCache.bucket.node.defaultChild as never),
+      },
     });
 
     // Catalog-change events (ADR 0094): the table's stream → EventBridge, no dual writes.

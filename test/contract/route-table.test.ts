@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { deletionTaskDescription, deletionTasks } from '../../infra/constructs/deletion-workflow.ts';
 import { harvestTaskDescription, harvestTasks } from '../../infra/constructs/harvest-workflow.ts';
 import { importTaskDescription, importTasks } from '../../infra/constructs/import-workflow.ts';
+import { tileCacheTaskDescription, tileCacheTasks } from '../../infra/constructs/tile-cache-workflow.ts';
 import { createGeoPlaneApp } from '../../infra/stacks/geoplane-stack.ts';
 import { dataRoutes } from '../../shared/api/data-routes.ts';
 import { openApiDocument } from '../../shared/api/openapi.ts';
@@ -143,11 +144,12 @@ describe('route table ↔ synthesized template', () => {
     for (const parts of variablesByParent.values()) expect(parts).toHaveLength(1);
   });
 
-  it('has a function per route, plus the authorizer, the deletion, import and harvest workflow tasks, bootstrapAdmins, the sweep and the events publisher', () => {
+  it('has a function per route, plus the authorizer, the deletion, import, harvest and tile cache workflow tasks, bootstrapAdmins, the sweep and the events publisher', () => {
     const tasks = [
       ...deletionTasks.map((task) => deletionTaskDescription(task).split(':')[0]),
       ...importTasks.map((task) => importTaskDescription(task).split(':')[0]),
       ...harvestTasks.map((task) => harvestTaskDescription(task).split(':')[0]),
+      ...tileCacheTasks.map((task) => tileCacheTaskDescription(task).split(':')[0]),
     ];
     expect(functions.map(([operationId]) => operationId).sort()).toEqual(
       [

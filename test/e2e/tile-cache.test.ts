@@ -404,6 +404,20 @@ describe('tile cache jobs', () => {
     );
   });
 
+  it('an Idempotency-Key replays the answer: the same job, not a second one (and not a 409)', async () => {
+    const key = `tile-job-${Date.now()}`;
+    const headers = { ...asSuperAdmin(), 'Idempotency-Key': key };
+    const body = { type: 'truncate', layers: ['places'], zoom_min: 20, zoom_max: 20 };
+    const first = await api('POST', `/workspaces/${s.ws.id}/tile-cache/jobs`, headers, body);
+    expect(first.status, first.text).toBe(202);
+    const again = await api('POST', `/workspaces/${s.ws.id}/tile-cache/jobs`, headers, body);
+    expect(again.status, again.text).toBe(202);
+    expect(again.body.id).toBe(first.body.id);
+    expect((await finished(s.ws.id, first.body.id)).body.status).toBe('succeeded');
+    const jobs = (await api('GET', `/workspaces/${s.ws.id}/tile-cache/jobs?limit=100`)).body.jobs;
+    expect(jobs.filter((j: { id: string }) => j.id === first.body.id).length).toBe(1);
+  });
+
   it('bad input is a clear 4xx and writes nothing', async () => {
     const jobsBefore = (await api('GET', `/workspaces/${s.ws.id}/tile-cache/jobs?limit=100`)).body.jobs
       .length;

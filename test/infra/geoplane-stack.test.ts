@@ -202,7 +202,7 @@ describe('GeoPlaneStack', () => {
         if (HARVEST_STEP_BUDGET_MS !== undefined) expect(id).toMatch(/HarvestWorkflowTasksstep/);
         if (HARVEST_STATE_MACHINE_ARN !== undefined) expect(id).toMatch(/createMosaicHarvestJob/);
         if (TILE_CACHE_BUCKET !== undefined)
-          expect(id).toMatch(/^(DataPlaneFunction|TileCacheWorkflowTasksstep)/);
+          expect(id).toMatch(/^(DataPlaneFunction|TileCacheWorkflowTasksstep|SweepsHandler)/);
         if (TILE_CACHE_STEP_BUDGET_MS !== undefined) expect(id).toMatch(/TileCacheWorkflowTasksstep/);
         if (TILE_CACHE_STATE_MACHINE_ARN !== undefined) expect(id).toMatch(/createTileCacheJob/);
         // The upload bucket and the size limit come together (import routes and tasks).

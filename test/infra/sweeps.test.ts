@@ -94,8 +94,26 @@ describe('the scheduled sweep (ADR 0093)', () => {
         asArray(s.Action).map((a) => a.split(':')[0]),
       ),
     );
-    // API Gateway: the orphaned keys of the usage-key pool (ADR 0111; test/infra/usage-keys.test.ts).
-    expect([...services].sort()).toEqual(['apigateway', 'dynamodb', 'logs', 'states', 'xray']);
+    // API Gateway: the orphaned keys of the usage-key pool (ADR 0111; test/infra/usage-keys.test.ts);
+    // S3: the tiles of deleted workspaces (ADR 0139; below).
+    expect([...services].sort()).toEqual(['apigateway', 'dynamodb', 'logs', 's3', 'states', 'xray']);
+  });
+
+  it('may list the tile cache bucket and delete under its tiles/ prefix, nothing else of S3 (ADR 0139)', () => {
+    const statements = statementsOfRole(template, stack.sweeps.function.role).filter((s) =>
+      asArray(s.Action).some((a) => a.startsWith('s3:')),
+    );
+    expect(actionsIn(statements, 's3')).toEqual(['s3:DeleteObject', 's3:ListBucket']);
+    const bucket = logicalId(stack.tileCache.bucket);
+    const deletes = statements.filter((s) => asArray(s.Action).includes('s3:DeleteObject'));
+    expect(JSON.stringify(deletes.map((s) => s.Resource))).toContain(bucket);
+    expect(JSON.stringify(deletes.map((s) => s.Resource))).toContain('/tiles/*');
+    const lists = statements.filter((s) => asArray(s.Action).includes('s3:ListBucket'));
+    expect(JSON.stringify(lists.map((s) => s.Resource))).toContain(bucket);
+    const env = template.findResources('AWS::Lambda::Function', {
+      Properties: { Description: Match.stringLikeRegexp('^sweep') },
+    });
+    expect(JSON.stringify(env)).toContain('TILE_CACHE_BUCKET');
   });
 
   it('is the only role that may describe executions', () => {

@@ -292,8 +292,12 @@ describe('persistent tile cache (ADR 0139)', () => {
       expect(envOf(fn).TILE_CACHE_BUCKET).toEqual({ Ref: bucketId });
     });
 
-    it('gives no other role any action on the tile bucket, and those two none on another bucket', () => {
-      const holders = [logicalId(fnOf('step').role), logicalId(stack.dataPlane.stack.function.role)];
+    it('gives no other role any action on the tile bucket (the sweep only deletes: test/infra/sweeps.test.ts), and none of them on another bucket', () => {
+      const holders = [
+        logicalId(fnOf('step').role),
+        logicalId(stack.dataPlane.stack.function.role),
+        logicalId(stack.sweeps.function.role),
+      ];
       const bucketRef = JSON.stringify({ Ref: bucketId });
       const onTiles = policyDocuments(template)
         .filter(([, statements]) => JSON.stringify(statements).includes(bucketRef))
