@@ -1,7 +1,7 @@
 import { sweepStuckWork } from '../../shared/domain/sweeps.ts';
 import { errorFields, logger } from '../../shared/log/logger.ts';
 import { sweepPorts } from '../../shared/wiring/sweeps.ts';
-import { sweepOrphanedTiles } from '../../shared/wiring/tile-cache.ts';
+import { sweepTileStore } from '../../shared/wiring/tile-cache.ts';
 import { sweepUsageKeys } from '../../shared/wiring/usage-keys.ts';
 import { asSystemChange } from '../../shared/wiring/workflows.ts';
 
@@ -18,12 +18,12 @@ async function run(): Promise<{ examined: number; restarted: number; failed: num
     return { deleted: 0, failed: 1 };
   });
   if (usageKeys.deleted || usageKeys.failed) logger.warn('Sweep deleted orphaned usage keys', usageKeys);
-  // Tiles of workspaces that are gone (ADR 0139): removed a bounded number per run.
-  const tiles = await sweepOrphanedTiles().catch((error: unknown) => {
+  // Stale and orphaned tiles (ADR 0139): a bounded number per run.
+  const tiles = await sweepTileStore().catch((error: unknown) => {
     logger.error('Sweep could not look through the tile cache', errorFields(error));
-    return { workspaces: 0, tiles: 0 };
+    return undefined;
   });
-  if (tiles.tiles > 0) logger.info('Sweep removed tiles of deleted workspaces', tiles);
+  if (tiles && tiles.tiles > 0) logger.info('Sweep removed stale and orphaned tiles', { ...tiles });
   const summary = { examined: report.examined, ...report.counts, items: report.items };
   if (report.counts.error > 0) logger.error('Sweep could not handle every item', summary);
   else if (report.items.length > 0) logger.warn('Sweep restarted or failed stuck work', summary);

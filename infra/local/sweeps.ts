@@ -1,8 +1,9 @@
 import { sweepStuckWork, type WorkflowExecutions } from '../../shared/domain/sweeps.ts';
+import type { TileSweepReport } from '../../shared/domain/tile-cache-sweep.ts';
 import { errorFields, logger } from '../../shared/log/logger.ts';
 import { deleteExpiredItems } from '../../shared/store/sweeps.ts';
 import { sweepPorts } from '../../shared/wiring/sweeps.ts';
-import { sweepOrphanedTiles } from '../../shared/wiring/tile-cache.ts';
+import { sweepTileStore } from '../../shared/wiring/tile-cache.ts';
 import { sweepData } from '../workflows/sweep-access.ts';
 import { withDataAccess } from './data-access.ts';
 import type { LocalWorkflowRunner } from './workflows.ts';
@@ -29,8 +30,8 @@ export interface LocalSweepResult {
   /** Items removed because their `expires_at_epoch` passed (DynamoDB Local has no TTL). */
   expired: number;
   stuck: Awaited<ReturnType<typeof sweepStuckWork>>;
-  /** Tiles of deleted workspaces removed from the tile store (ADR 0139). */
-  tiles: { workspaces: number; tiles: number };
+  /** Stale and orphaned tiles removed from the tile store (ADR 0139); undefined without one. */
+  tiles: TileSweepReport | undefined;
 }
 
 /**
@@ -48,7 +49,7 @@ export async function sweepOnce(
   const stuck = await withDataAccess('sweep', sweepData, () =>
     sweepStuckWork(sweepPorts(localExecutions(runner)), now),
   );
-  const tiles = await withDataAccess('sweep', sweepData, () => sweepOrphanedTiles());
+  const tiles = await withDataAccess('sweep', sweepData, () => sweepTileStore());
   return { expired, stuck, tiles };
 }
 
@@ -78,10 +79,10 @@ export function startLocalSweeps(
     if (expired) expiredSweptAt = now.getTime();
     inFlight = sweepOnce(runner, now, { expired })
       .then(({ expired, stuck, tiles }) => {
-        if (expired > 0 || stuck.items.length > 0 || tiles.tiles > 0)
+        if (expired > 0 || stuck.items.length > 0 || (tiles?.tiles ?? 0) > 0)
           logger.info('local sweep', {
             expired,
-            orphaned_tiles: tiles.tiles,
+            swept_tiles: tiles?.tiles ?? 0,
             examined: stuck.examined,
             ...stuck.counts,
             items: stuck.items,

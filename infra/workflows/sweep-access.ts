@@ -5,8 +5,10 @@ import type { DataAction } from '../../shared/api/operation.ts';
  * Query (the GSI1 listings of unfinished deletions and working imports), GetItem (an import job, a
  * deletion as its failure is recorded), UpdateItem (a deletion's restart and failure with its
  * workspace counter) and PutItem (an import's restart or failure: the job and its history event).
+ * The tile cache's sweep (ADR 0139) reads each workspace's layers (Query), settings (BatchGetItem),
+ * services and cache records (GetItem) and subtracts what it removed from the usage (UpdateItem).
  */
-export const sweepData: readonly DataAction[] = ['Query', 'GetItem', 'UpdateItem', 'PutItem'];
+export const sweepData: readonly DataAction[] = ['Query', 'GetItem', 'BatchGetItem', 'UpdateItem', 'PutItem'];
 
 /** Entry point of the sweep function, relative to the repository root. */
 export const sweepEntry = 'functions/sweeps/sweep.ts';

@@ -623,6 +623,27 @@ function tileAnswer(
   };
 }
 
+/**
+ * The fingerprint a layer's tiles are kept under now (ADR 0139): its and its service's versions,
+ * the Tiles budget, the workspace's clear generation and the global tiles epoch. The data plane,
+ * the seed jobs and the sweep all compute it here, so a seeded tile is a hit and a stale one is
+ * recognised as such.
+ */
+export function currentFingerprint(
+  served: ServedLayer,
+  budget: TileBudget,
+  state: { generation: number; tilesEpoch: number },
+): string {
+  return tileFingerprint({
+    layerVersion: served.layer.version,
+    serviceVersion: served.service.version,
+    ...(budget.maxFeatures ? { maxFeatures: budget.maxFeatures } : {}),
+    ...(budget.maxBytes ? { maxBytes: budget.maxBytes } : {}),
+    workspaceGeneration: state.generation,
+    tilesEpoch: state.tilesEpoch,
+  });
+}
+
 /** Layers rendered at once when several miss the cache. */
 const RENDER_PARALLELISM = 4;
 
@@ -646,19 +667,7 @@ async function cachedTile(
   const workspaceId = request.workspace.id;
   const state = await cache.state(workspaceId);
   const keyOf = (served: ServedLayer) =>
-    tileKey(
-      workspaceId,
-      served.layer.id,
-      tileFingerprint({
-        layerVersion: served.layer.version,
-        serviceVersion: served.service.version,
-        ...(budget.maxFeatures ? { maxFeatures: budget.maxFeatures } : {}),
-        ...(budget.maxBytes ? { maxBytes: budget.maxBytes } : {}),
-        workspaceGeneration: state.generation,
-        tilesEpoch: state.tilesEpoch,
-      }),
-      at,
-    );
+    tileKey(workspaceId, served.layer.id, currentFingerprint(served, budget, state), at);
   const keys = layers.map(keyOf);
   const parts: (CachedTile | undefined)[] = await Promise.all(keys.map((k) => cache.store.get(k)));
   const missing = parts.flatMap((part, i) => (part ? [] : [i]));

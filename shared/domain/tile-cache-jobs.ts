@@ -6,7 +6,14 @@
  * committed chunk; a chunk re-run renders the same tiles again (a tile is stored once, by key).
  * Cancel sets a flag the next chunk honours. One unfinished job per workspace.
  */
-import { type DataCatalog, type LayerData, type ServedLayer, serves, tileBudgetOf } from './data-plane.ts';
+import {
+  currentFingerprint,
+  type DataCatalog,
+  type LayerData,
+  type ServedLayer,
+  serves,
+  tileBudgetOf,
+} from './data-plane.ts';
 import { InvalidInputError, NotFoundError, RuleViolationError, StateConflictError } from './errors.ts';
 import { timeOrderedId } from './import-model.ts';
 import { isFinished, isStale, JOB_STATUSES, type JobStatus, mapLimited } from './jobs.ts';
@@ -21,7 +28,6 @@ import {
   parseTileKey,
   type TileCachePorts,
   type TileXYZ,
-  tileFingerprint,
   tileIn,
   tileKey,
   tileRange,
@@ -474,19 +480,7 @@ async function seedChunk(
     const { layer, tile } = seedTileAt(job, position);
     const s = served[layer];
     if (!s || !tiles.settings.cache_enabled) return { kind: 'skipped' as const };
-    const key = tileKey(
-      job.workspace_id,
-      s.layer.id,
-      tileFingerprint({
-        layerVersion: s.layer.version,
-        serviceVersion: s.service.version,
-        ...(budget.maxFeatures ? { maxFeatures: budget.maxFeatures } : {}),
-        ...(budget.maxBytes ? { maxBytes: budget.maxBytes } : {}),
-        workspaceGeneration: state.generation,
-        tilesEpoch: state.tilesEpoch,
-      }),
-      tile,
-    );
+    const key = tileKey(job.workspace_id, s.layer.id, currentFingerprint(s, budget, state), tile);
     if (job.type === 'seed' && (await deps.cache.store.get(key))) return { kind: 'skipped' as const };
     const rendered = await deps.data.tile(
       [s],

@@ -313,43 +313,5 @@ export async function tileCacheStats(deps: TileCacheStatsDeps, workspaceId: stri
   };
 }
 
-/** Tiles one sweep removes at most (the rest goes on the next sweep). */
-export const ORPHAN_SWEEP_TILES = 5_000;
-
-/** Ports of the reclamation of tiles no workspace owns any more. */
-export interface OrphanTilePorts {
-  store: TileStore;
-  /** Whether the workspace exists (in any state: one being deleted still owns its tiles until it is gone). */
-  workspaceExists(workspaceId: string): Promise<boolean>;
-}
-
-/**
- * The scheduled sweep's part of the tile cache (ADR 0139): tiles under a workspace that no longer
- * exists — however it went (a recursive deletion, an empty one deleted at once) — are removed,
- * at most {@link ORPHAN_SWEEP_TILES} per run. Its usage record went with the workspace's items.
- */
-export async function reclaimOrphanedTiles(
-  ports: OrphanTilePorts,
-): Promise<{ workspaces: number; tiles: number }> {
-  let tiles = 0;
-  let workspaces = 0;
-  for (const workspaceId of await ports.store.children('', 1000)) {
-    if (tiles >= ORPHAN_SWEEP_TILES) break;
-    if (await ports.workspaceExists(workspaceId)) continue;
-    workspaces++;
-    for (;;) {
-      const page = await ports.store.list(
-        workspaceTilePrefix(workspaceId),
-        undefined,
-        Math.min(1000, ORPHAN_SWEEP_TILES - tiles),
-      );
-      await ports.store.remove(page.tiles.map((t) => t.key));
-      tiles += page.tiles.length;
-      if (!page.next || tiles >= ORPHAN_SWEEP_TILES) break;
-    }
-  }
-  return { workspaces, tiles };
-}
-
 /** How often an instance reads the clear counters (so a clear reaches every instance within it). */
 export const EPOCH_READ_SECONDS = 2;

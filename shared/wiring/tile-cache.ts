@@ -4,6 +4,7 @@
  * of them (read at most every EPOCH_READ_SECONDS), the job repository and the workflow starter.
  */
 import { tileCacheLocation } from '../config/env.ts';
+import { type ServedLayer, serves } from '../domain/data-plane.ts';
 import { defaultSettings } from '../domain/settings.ts';
 import {
   type CacheEpochs,
@@ -12,7 +13,6 @@ import {
   clearCaches,
   clearWorkspaceCaches,
   EPOCH_READ_SECONDS,
-  reclaimOrphanedTiles,
   type TileCachePorts,
   type TileCacheState,
   type TileCacheStatsDeps,
@@ -23,6 +23,7 @@ import type {
   TileCacheJobRepository,
   TileCacheStarter,
 } from '../domain/tile-cache-jobs.ts';
+import { sweepTiles, type TileSweepReport } from '../domain/tile-cache-sweep.ts';
 import { DirectoryTileStore, S3TileStore } from '../platform/tile-store.ts';
 import { dynamoDataCatalog } from '../store/data-catalog.ts';
 import { DynamoCacheRecords, DynamoTileCacheJobRepository } from '../store/tile-cache-repository.ts';
@@ -158,13 +159,46 @@ export async function clearWorkspaceCachesHere(workspaceId: string) {
   return out;
 }
 
-/** The sweep's reclamation of tiles whose workspace is gone (nothing without a tile store). */
-export async function sweepOrphanedTiles(): Promise<{ workspaces: number; tiles: number }> {
+/** Layers of one workspace the sweep reads at most (beyond them, unknown layers' tiles stay). */
+const SWEEP_LAYERS = 5_000;
+
+/** The sweep's removal of stale and orphaned tiles (nothing without a tile store). */
+export async function sweepTileStore(): Promise<TileSweepReport | undefined> {
   const store = tileStore();
-  if (!store) return { workspaces: 0, tiles: 0 };
+  if (!store) return undefined;
   const workspaces = workspaceRepository();
-  return reclaimOrphanedTiles({
+  const catalog = dynamoDataCatalog();
+  const records = cacheRecords();
+  return sweepTiles({
     store,
-    workspaceExists: async (id) => (await workspaces.findById(id)) !== undefined,
+    async workspace(workspaceId) {
+      if (!(await workspaces.findById(workspaceId))) return undefined;
+      const [layers, settings, record, epochs] = await Promise.all([
+        catalog.layers(workspaceId, SWEEP_LAYERS),
+        catalog.protocolSettings(workspaceId),
+        records.workspace(workspaceId),
+        records.epochs(),
+      ]);
+      const serviceIds = [...new Set(layers.map((l) => l.service_id))];
+      const services = new Map(
+        await Promise.all(
+          serviceIds.map(async (id) => [id, await catalog.service(workspaceId, id)] as const),
+        ),
+      );
+      const served = new Map<string, ServedLayer>();
+      for (const layer of layers) {
+        const service = services.get(layer.service_id);
+        if (layer.enabled && serves(service)) served.set(layer.id, { layer, service });
+      }
+      return {
+        served,
+        known: new Set(layers.map((l) => l.id)),
+        complete: layers.length < SWEEP_LAYERS,
+        tiles: settings.tiles ?? defaultSettings['ogc-tiles'],
+        generation: record.generation,
+        tilesEpoch: epochs.epochs.tiles,
+      };
+    },
+    removed: (workspaceId, entries, bytes) => records.addUsage(workspaceId, entries, bytes),
   });
 }

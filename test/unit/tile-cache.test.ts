@@ -2,10 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { currentFingerprint, type ServedLayer, tileBudgetOf } from '../../shared/domain/data-plane.ts';
+import { defaultSettings } from '../../shared/domain/settings.ts';
 import {
   canonicalTile,
   parseTileKey,
-  reclaimOrphanedTiles,
   tileFingerprint,
   tileIn,
   tileKey,
@@ -13,6 +14,7 @@ import {
   tilesIn,
 } from '../../shared/domain/tile-cache.ts';
 import { seedTileAt } from '../../shared/domain/tile-cache-jobs.ts';
+import { type SweptWorkspace, sweepTiles } from '../../shared/domain/tile-cache-sweep.ts';
 import { DirectoryTileStore } from '../../shared/platform/tile-store.ts';
 
 const dirs: string[] = [];
@@ -139,14 +141,60 @@ describe('the directory tile store', () => {
     expect(await store.children('a/', 10)).toEqual(['l1', 'l2', 'l2-x']);
   });
 
-  it('the sweep removes the tiles of workspaces that are gone, and only those', async () => {
+  it('the sweep removes stale fingerprints, gone or unserved layers and gone workspaces, and keeps the current tiles', async () => {
     const store = freshStore();
-    for (const ws of ['kept', 'gone-1', 'gone-2'])
-      for (let y = 0; y < 3; y++) await store.putNew(`${ws}/layer/0123456789abcdef/2/1/${y}.mvt`, tile(5));
-    const out = await reclaimOrphanedTiles({ store, workspaceExists: async (id) => id === 'kept' });
-    expect(out).toEqual({ workspaces: 2, tiles: 6 });
+    const tiles = structuredClone(defaultSettings['ogc-tiles']);
+    const served = { layer: { id: 'l1', version: 3 }, service: { version: 2 } } as unknown as ServedLayer;
+    const state = { generation: 1, tilesEpoch: 4 };
+    const current = currentFingerprint(served, tileBudgetOf(tiles), state);
+    const stale = currentFingerprint(
+      { ...served, layer: { ...served.layer, version: 2 } },
+      tileBudgetOf(tiles),
+      state,
+    );
+    const put = async (prefix: string, n: number, size: number) => {
+      for (let y = 0; y < n; y++) await store.putNew(`${prefix}/2/1/${y}.mvt`, tile(size));
+    };
+    await put(`kept/l1/${current}`, 3, 10);
+    await put(`kept/l1/${stale}`, 2, 7);
+    await put(`kept/l2/${current}`, 1, 5); // known, not served (disabled)
+    await put(`kept/l3/${current}`, 1, 4); // not in the catalog
+    await put(`gone/l1/${current}`, 2, 9);
+    const ws = (complete: boolean): SweptWorkspace => ({
+      served: new Map([['l1', served]]),
+      known: new Set(['l1', 'l2']),
+      complete,
+      tiles,
+      ...state,
+    });
+    // A listing that did not reach every layer: an unknown layer's tiles stay.
+    const removed: [string, number, number][] = [];
+    const partial = await sweepTiles(
+      {
+        store,
+        workspace: async (id) => (id === 'kept' ? ws(false) : undefined),
+        removed: async (id, e, b) => void removed.push([id, e, b]),
+      },
+      1000,
+    );
+    expect(partial).toEqual({ workspaces: 1, layers: 1, generations: 1, tiles: 5, bytes: 2 * 7 + 5 + 2 * 9 });
+    expect(removed).toEqual([['kept', -3, -(2 * 7 + 5)]]);
+    expect((await store.list('kept/l3/', undefined, 10)).tiles.length).toBe(1);
+    const full = await sweepTiles({
+      store,
+      workspace: async (id) => (id === 'kept' ? ws(true) : undefined),
+      removed: async () => {},
+    });
+    expect(full).toEqual({ workspaces: 0, layers: 1, generations: 0, tiles: 1, bytes: 4 });
     expect(await store.children('', 10)).toEqual(['kept']);
-    expect((await store.list('kept/', undefined, 10)).tiles.length).toBe(3);
-    expect((await store.list('gone-1/', undefined, 10)).tiles.length).toBe(0);
+    expect(await store.children('kept/', 10)).toEqual(['l1']);
+    expect((await store.list('kept/', undefined, 10)).tiles.map((t) => t.key)).toEqual(
+      [0, 1, 2].map((y) => `kept/l1/${current}/2/1/${y}.mvt`),
+    );
+    // The limit holds: one tile a run.
+    await put(`gone/l9/${current}`, 3, 1);
+    expect(
+      (await sweepTiles({ store, workspace: async () => undefined, removed: async () => {} }, 1)).tiles,
+    ).toBe(1);
   });
 });
