@@ -20,16 +20,24 @@ const gpkg = (name: string, options: Parameters<typeof writeGeoPackage>[1] = {})
   return writeGeoPackage(join(dir, `${name}.gpkg`), { count: 3, ...options });
 };
 const besides = (path: string) => readdirSync(join(path, '..')).sort();
-/** The readers' scratch dirs that hold a link to `path` (other test files read at the same time). */
+/**
+ * The readers' scratch dirs that hold a link to `path`. Other test files read at the same time:
+ * their scratch dirs come and go while this one looks, and one gone meanwhile is not ours.
+ */
 const scratchOf = (path: string) =>
   readdirSync(tmpdir())
     .filter((n) => n.startsWith('geoplane-read-'))
     .filter((n) => {
       const dir = join(tmpdir(), n);
-      return readdirSync(dir).some((sub) => {
-        const link = join(dir, sub, 'source.gpkg');
-        return existsSync(link) && readlinkSync(link) === path;
-      });
+      try {
+        return readdirSync(dir).some((sub) => {
+          const link = join(dir, sub, 'source.gpkg');
+          return existsSync(link) && readlinkSync(link) === path;
+        });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+        throw error;
+      }
     });
 
 describe('GeoPackage layers GeoPlane leaves out, with a warning', () => {
