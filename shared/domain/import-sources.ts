@@ -89,6 +89,12 @@ export type SourceGeometry =
 export interface SourceFeature {
   properties: Record<string, unknown>;
   geometry: SourceGeometry | null;
+  /**
+   * Where the next feature's bytes begin in the file, from readers that can resume there (ADR
+   * 0143): a load's checkpoint keeps it, and the next run reads on from it instead of re-reading
+   * the features before.
+   */
+  end?: number;
 }
 
 /**

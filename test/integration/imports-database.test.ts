@@ -82,19 +82,25 @@ function discoveryOf(fixtures: Fixture[]): Discovery {
 /** Features from memory; `failAt` throws when the reader reaches that (1-based) feature. */
 function memorySource(
   fixtures: Fixture[],
-  options: { failAt?: number } = {},
-): FeatureSource & { opened: number[] } {
+  options: { failAt?: number; ends?: boolean } = {},
+): FeatureSource & { opened: number[]; offsets: (number | undefined)[] } {
   const opened: number[] = [];
+  const offsets: (number | undefined)[] = [];
   return {
     opened,
-    features(layer, { skip, onBytes }) {
+    offsets,
+    features(layer, { skip, offset, onBytes }) {
       const features = fixtures.find((f) => f.layer.name === layer)?.features ?? [];
       opened.push(skip);
+      offsets.push(offset);
       return (async function* () {
-        for (let i = skip; i < features.length; i++) {
+        // A reader resuming by position: feature i's bytes are [100 i, 100 (i + 1)).
+        const from = offset !== undefined ? offset / 100 : skip;
+        for (let i = from; i < features.length; i++) {
           if (options.failAt === i + 1) throw new Error('the reader failed mid-chunk');
           onBytes((i + 1) * 100);
-          yield features[i] as SourceFeature;
+          const feature = features[i] as SourceFeature;
+          yield options.ends ? { ...feature, end: (i + 1) * 100 } : feature;
         }
       })();
     },
@@ -429,6 +435,39 @@ function importSuite(target: () => ImportTarget): void {
       bytes: 45_000,
       finalized: true,
     });
+  });
+
+  it('resumes by position when the reader says where each feature ends: the next run reads on from there (ADR 0143)', async () => {
+    // Prepare
+    const importId = randomUUID();
+    const a = points(1000, 'positioned');
+    const plan = { layers: [layerPlan(a)] };
+    const source = memorySource([a], { ends: true });
+    const run = () =>
+      loadImport({
+        db,
+        importId,
+        plan,
+        discovery: discoveryOf([a]),
+        source,
+        budgetMs: 0,
+        chunkFeatures: 250,
+      });
+
+    // Act
+    const runs = [await run()];
+    for (let i = 0; i < 10 && !runs.at(-1)?.done; i++) runs.push(await run());
+
+    // Assess
+    expect(runs.at(-1)).toMatchObject({ done: true, processed_features: 1000 });
+    expect(source.opened.slice(0, 4)).toEqual([0, 250, 500, 750]);
+    expect(source.offsets.slice(0, 4)).toEqual([undefined, 25_000, 50_000, 75_000]);
+    const { staging } = db.schemas(importId);
+    const { rows } = await admin().query(
+      `SELECT count(*)::int AS n, count(DISTINCT fid)::int AS fids,
+              count(*) FILTER (WHERE name = 'p' || fid)::int AS aligned FROM ${staging}.positioned`,
+    );
+    expect(rows[0]).toEqual({ n: 1000, fids: 1000, aligned: 1000 });
   });
 
   it('keeps the last committed chunk when the reader fails mid-chunk, and the rerun completes exactly', async () => {

@@ -14,7 +14,14 @@ const IMPORT = '0190f7a2-0000-7000-8000-000000000001';
 
 function fakeDatabase() {
   const written: number[] = [];
-  const empty: Checkpoint = { features: 0, bytes: 0, finalized: false, misfits: {}, result: null };
+  const empty: Checkpoint = {
+    features: 0,
+    bytes: 0,
+    offset: null,
+    finalized: false,
+    misfits: {},
+    result: null,
+  };
   const session = {
     checkpoint: async () => ({ ...empty }),
     prepareLayer: async () => ({ ...empty }),

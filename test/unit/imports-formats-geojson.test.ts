@@ -56,6 +56,39 @@ describe('GeoJSON FeatureCollection', () => {
     expect(rest).toEqual(all.slice(2));
   });
 
+  it('resumes by position: from where the last feature read ended, without reading the features before (ADR 0143)', async () => {
+    // Prepare: the same features as a FeatureCollection and as a bare array
+    const many = Array.from({ length: 50 }, (_, i) => point(i, i / 2, { i }));
+    for (const [name, text] of [
+      ['many', collection(many)],
+      ['bare', JSON.stringify(many, null, 1)],
+    ] as const) {
+      const path = tmp.file(`${name}.geojson`, text);
+      const all = await collect(readFeatures(path, `${name}.geojson`, name));
+      const first = all[0]?.end as number;
+      const at = all[19]?.end as number;
+      // The bytes of features 1–19 broken: a reader that read them again would fail.
+      const broken = Buffer.from(text);
+      broken.fill(0x78, first + 3, at - 3);
+      const brokenPath = tmp.file(`${name}-broken.geojson`, broken);
+
+      // Act
+      const resumed = await collect(
+        readFeatures(brokenPath, `${name}-broken.geojson`, `${name}-broken`, { skip: 20, offset: at }),
+      );
+
+      // Assess
+      expect(all).toHaveLength(50);
+      expect(all.every((f, i) => i === 0 || (f.end as number) > (all[i - 1]?.end as number))).toBe(true);
+      expect(resumed).toEqual(all.slice(20));
+      await expectInputError(
+        () => collect(readFeatures(brokenPath, `${name}-broken.geojson`, `${name}-broken`)),
+        'malformed_json',
+        /feature 1\b/,
+      );
+    }
+  });
+
   it('reports bytes consumed monotonically', async () => {
     const seen: number[] = [];
     await collect(readFeatures(path, 'cities.geojson', 'cities', { onBytes: (b) => seen.push(b) }));

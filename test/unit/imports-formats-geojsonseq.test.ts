@@ -30,6 +30,41 @@ describe('newline-delimited GeoJSON and GeoJSON Text Sequences', () => {
     expect(await collect(readFeatures(path, 'pts.ndjson', 'pts', { skip: 1 }))).toEqual(all.slice(1));
   });
 
+  it('resumes by position without reading the lines before, and still names lines right (ADR 0143)', async () => {
+    // Prepare: 30 lines; the same with line 25 malformed
+    const many = Array.from({ length: 30 }, (_, i) => JSON.stringify(point(i, i, { i })));
+    const text = `${many.join('\n')}\n`;
+    const path = tmp.file('many.ndjson', text);
+    const all = await collect(readFeatures(path, 'many.ndjson', 'many'));
+    const at = all[9]?.end as number;
+    // Lines 2–10 broken (each ':' a ';', lengths kept): a reader that read them again would fail.
+    const broken = (lines: string[]) =>
+      `${lines.map((line, i) => (i >= 1 && i < 10 ? line.replaceAll(':', ';') : line)).join('\n')}\n`;
+    const brokenPath = tmp.file('many-broken.ndjson', broken(many));
+    const bad = [...many];
+    bad[24] = `{"type": "Feature",, "properties": {"i": 24}, "geometry": null}`;
+    const badPath = tmp.file('many-bad.ndjson', broken(bad));
+
+    // Act
+    const resumed = await collect(
+      readFeatures(brokenPath, 'many-broken.ndjson', 'many-broken', { skip: 10, offset: at }),
+    );
+
+    // Assess
+    expect(all).toHaveLength(30);
+    expect(resumed).toEqual(all.slice(10));
+    await expectInputError(
+      () => collect(readFeatures(brokenPath, 'many-broken.ndjson', 'many-broken')),
+      'malformed_json',
+      /line 2\b/,
+    );
+    await expectInputError(
+      () => collect(readFeatures(badPath, 'many-bad.ndjson', 'many-bad', { skip: 10, offset: at })),
+      'malformed_json',
+      /line 25 \(feature 24\)/,
+    );
+  });
+
   it('reads RFC 8142 sequences (records start with 0x1E, may span lines)', async () => {
     const text = features.map((f) => `\x1e${JSON.stringify(f, null, 2)}\n`).join('');
     const path = tmp.file('seq.geojsons', text);

@@ -8,7 +8,10 @@
  * transaction-local settings (the embedded PostGIS shares one backend's session between its
  * connections). Outages throw UnavailableError, bad data ImportInputError.
  */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import { StateConflictError, UnavailableError } from '../../domain/errors.ts';
 import {
   type FieldType,
@@ -62,6 +65,11 @@ export interface FinalizedLayer {
 export interface Checkpoint {
   features: number;
   bytes: number;
+  /**
+   * The file offset where the next feature begins, when the reader said (ADR 0143): a resumed load
+   * reads on from there. Null: it skips `features` features from the top.
+   */
+  offset: number | null;
   finalized: boolean;
   /** Values per column that didn't fit the column type (left NULL), so far. */
   misfits: Record<string, number>;
@@ -96,6 +104,8 @@ export interface ChunkRows {
   geometries: (string | null)[];
   /** This chunk's misfits per column. */
   misfits: Record<string, number>;
+  /** Where the feature after the chunk's last begins in the file; null when a reader didn't say. */
+  end: number | null;
 }
 
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -113,6 +123,7 @@ const MAX_IDENTIFIER_BYTES = 63;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const ident = escapeIdentifier;
 
+/** The unnest path's array types (the embedded PostGIS, which takes no COPY FROM STDIN). */
 const ARRAY_TYPES: Record<FieldType, string> = {
   text: 'text[]',
   integer: 'integer[]',
@@ -169,6 +180,8 @@ export class ImportDatabase {
   readonly #config: ImportDatabaseConfig;
   /** The server refused TLS under sslmode=prefer: plain from then on. */
   #plain = false;
+  /** Whether the server takes COPY FROM STDIN (see takesCopy); undefined until asked. */
+  #copy: boolean | undefined;
 
   constructor(config: ImportDatabaseConfig) {
     this.#config = config;
@@ -367,6 +380,21 @@ export class ImportDatabase {
     );
   }
 
+  /**
+   * True when the server takes COPY … FROM STDIN: PostgreSQL does; the embedded PostGIS (PGlite
+   * behind pglite-socket, `version()` says emscripten) breaks its protocol on it, so chunks go in
+   * as INSERT … unnest there. Asked once per ImportDatabase, on the session's connection.
+   */
+  async takesCopy(session: ImportSession): Promise<boolean> {
+    if (this.#copy === undefined) {
+      const { rows } = await session.query<{ embedded: boolean }>(
+        "SELECT version() LIKE '%emscripten%' AS embedded",
+      );
+      this.#copy = rows[0]?.embedded !== true;
+    }
+    return this.#copy;
+  }
+
   /** Nothing to release: every call ends its own connection. */
   async close(): Promise<void> {}
 
@@ -405,12 +433,20 @@ export function layerTable(layer: LayerPlan, source: SourceLayer): LayerTable {
 interface CheckpointRow {
   features: string;
   bytes: string;
+  resume_offset: string | null;
   finalized: boolean;
   misfits: Record<string, number> | null;
   result: FinalizedLayer | null;
 }
 
-const EMPTY_CHECKPOINT: Checkpoint = { features: 0, bytes: 0, finalized: false, misfits: {}, result: null };
+const EMPTY_CHECKPOINT: Checkpoint = {
+  features: 0,
+  bytes: 0,
+  offset: null,
+  finalized: false,
+  misfits: {},
+  result: null,
+};
 
 /** One connection's work on the import database (see ImportDatabase.session). */
 export class ImportSession {
@@ -524,7 +560,9 @@ export class ImportSession {
     ]);
     if (!exists.rows[0]?.oid) return undefined;
     const { rows } = await this.query<CheckpointRow>(
-      `SELECT features::text, bytes::text, finalized, misfits, result FROM ${ident(staging)}.${ident(CHECKPOINTS)}
+      // resume_offset read through to_jsonb: a checkpoint table from before ADR 0143 has no such column.
+      `SELECT features::text, bytes::text, to_jsonb(c) ->> 'resume_offset' AS resume_offset, finalized, misfits, result
+       FROM ${ident(staging)}.${ident(CHECKPOINTS)} c
        WHERE table_name = $1${forUpdate ? ' FOR UPDATE' : ''}`,
       [table],
     );
@@ -533,6 +571,7 @@ export class ImportSession {
     return {
       features: Number(row.features),
       bytes: Number(row.bytes),
+      offset: row.resume_offset === null ? null : Number(row.resume_offset),
       finalized: row.finalized,
       misfits: row.misfits ?? {},
       result: row.result,
@@ -577,8 +616,11 @@ export class ImportSession {
            bytes bigint NOT NULL DEFAULT 0,
            finalized boolean NOT NULL DEFAULT false,
            misfits jsonb NOT NULL DEFAULT '{}',
-           result jsonb)`,
+           result jsonb,
+           resume_offset bigint)`,
       );
+      // A load begun before ADR 0143 goes on with the column added (NULL: it resumes by skipping).
+      await this.query(`ALTER TABLE ${checkpoints} ADD COLUMN IF NOT EXISTS resume_offset bigint`);
       await this.query(`INSERT INTO ${checkpoints} (table_name) VALUES ($1) ON CONFLICT DO NOTHING`, [
         layer.table,
       ]);
@@ -617,8 +659,45 @@ export class ImportSession {
       ...from,
       features: from.features + rows.count,
       bytes: Math.max(bytes, from.bytes),
+      offset: rows.end,
       misfits,
     };
+    const copy = await this.#db.takesCopy(this);
+    try {
+      await this.tx(STATEMENT_TIMEOUT_MS, async () => {
+        const moved = await this.query(
+          `UPDATE ${ident(staging)}.${ident(CHECKPOINTS)} SET features = $2, bytes = $3, misfits = $4, resume_offset = $6
+           WHERE table_name = $1 AND features = $5 AND NOT finalized`,
+          [layer.table, next.features, next.bytes, JSON.stringify(misfits), from.features, next.offset],
+        );
+        if (moved.rowCount !== 1) {
+          throw new StateConflictError(
+            'import_checkpoint_moved',
+            `layer ${layer.label}: the checkpoint is no longer at feature ${from.features} (another run is loading this import).`,
+          );
+        }
+        if (copy) await this.#copyRows(staging, layer, rows);
+        else await this.#insertRows(staging, layer, rows);
+      });
+    } catch (error) {
+      if (layer.geometryColumn && isDataError(error))
+        await this.#nameBadGeometry(layer, rows, error as Error);
+      throw error;
+    }
+    return next;
+  }
+
+  /** The chunk's rows through COPY … FROM STDIN in its text format (in the caller's transaction). */
+  async #copyRows(staging: string, layer: LayerTable, rows: ChunkRows): Promise<void> {
+    const names = ['fid', ...layer.columns.map((c) => c.name)];
+    if (layer.geometryColumn) names.push(layer.geometryColumn);
+    const copy = `COPY ${ident(staging)}.${ident(layer.table)} (${names.map((n) => ident(n)).join(', ')}) FROM STDIN`;
+    const text = Buffer.from(copyText(rows, layer.geometryColumn !== null), 'utf8');
+    await pipeline(Readable.from([text]), this.#client.query(copyFrom(copy)));
+  }
+
+  /** The chunk's rows as one INSERT … SELECT FROM unnest of one array per column (in the caller's transaction). */
+  async #insertRows(staging: string, layer: LayerTable, rows: ChunkRows): Promise<void> {
     const fids = new Array<string>(rows.count);
     for (let i = 0; i < rows.count; i++) fids[i] = String(rows.firstFid + i);
     const names = ['fid', ...layer.columns.map((c) => c.name)];
@@ -632,31 +711,13 @@ export class ImportSession {
     }
     const aliases = names.map((_, i) => `c${i}`);
     if (layer.geometryColumn) aliases[aliases.length - 1] = 'c_geometry::geometry';
-    const insert = `INSERT INTO ${ident(staging)}.${ident(layer.table)} (${names.map((n) => ident(n)).join(', ')})
-      SELECT ${aliases.join(', ')}
-      FROM unnest(${casts.map((cast, i) => `$${i + 1}::${cast}`).join(', ')})
-        AS u(${names.map((_, i) => (layer.geometryColumn && i === names.length - 1 ? 'c_geometry' : `c${i}`)).join(', ')})`;
-    try {
-      await this.tx(STATEMENT_TIMEOUT_MS, async () => {
-        const moved = await this.query(
-          `UPDATE ${ident(staging)}.${ident(CHECKPOINTS)} SET features = $2, bytes = $3, misfits = $4
-           WHERE table_name = $1 AND features = $5 AND NOT finalized`,
-          [layer.table, next.features, next.bytes, JSON.stringify(misfits), from.features],
-        );
-        if (moved.rowCount !== 1) {
-          throw new StateConflictError(
-            'import_checkpoint_moved',
-            `layer ${layer.label}: the checkpoint is no longer at feature ${from.features} (another run is loading this import).`,
-          );
-        }
-        await this.query(insert, values);
-      });
-    } catch (error) {
-      if (layer.geometryColumn && isDataError(error))
-        await this.#nameBadGeometry(layer, rows, error as Error);
-      throw error;
-    }
-    return next;
+    await this.query(
+      `INSERT INTO ${ident(staging)}.${ident(layer.table)} (${names.map((n) => ident(n)).join(', ')})
+       SELECT ${aliases.join(', ')}
+       FROM unnest(${casts.map((cast, i) => `$${i + 1}::${cast}`).join(', ')})
+         AS u(${names.map((_, i) => (layer.geometryColumn && i === names.length - 1 ? 'c_geometry' : `c${i}`)).join(', ')})`,
+      values,
+    );
   }
 
   /** Finds the first geometry of the chunk PostGIS can't read (bisecting) and throws naming its feature. */
@@ -945,4 +1006,33 @@ function isDataError(error: unknown): boolean {
   if (!isDatabaseError(error)) return false;
   const code = error.code ?? '';
   return code.startsWith('22') || code === 'XX000';
+}
+
+/**
+ * The chunk's rows in COPY's text format: tab-separated, `\\N` for NULL, backslash, tab, newline
+ * and carriage return escaped; fids from `firstFid` on, then the staged columns, then the geometry
+ * text (hex WKB or WKT, which the geometry type's input reads).
+ */
+export function copyText(rows: ChunkRows, geometry: boolean): string {
+  const parts: string[] = [];
+  const columns = rows.values.length;
+  for (let r = 0; r < rows.count; r++) {
+    let line = String(rows.firstFid + r);
+    for (let c = 0; c < columns; c++)
+      line += `\t${copyValue((rows.values[c] as ChunkRows['values'][number])[r])}`;
+    if (geometry) line += `\t${copyValue(rows.geometries[r] ?? null)}`;
+    parts.push(line);
+  }
+  return parts.length > 0 ? `${parts.join('\n')}\n` : '';
+}
+
+const COPY_SPECIAL = /[\\\t\n\r]/;
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+
+/** One value in COPY's text format. */
+function copyValue(value: string | number | boolean | null | undefined): string {
+  if (value === null || value === undefined) return '\\N';
+  if (typeof value === 'boolean') return value ? 't' : 'f';
+  if (typeof value === 'number') return String(value);
+  return COPY_SPECIAL.test(value) ? value.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c] as string) : value;
 }

@@ -32,7 +32,14 @@ export interface FeatureSource {
    */
   features(
     layer: string,
-    options: { skip: number; onBytes: (bytes: number) => void; csv?: CsvGeometry; encoding?: string },
+    options: {
+      skip: number;
+      /** Where feature `skip` begins in the file, when a reader said so (see SourceFeature.end). */
+      offset?: number;
+      onBytes: (bytes: number) => void;
+      csv?: CsvGeometry;
+      encoding?: string;
+    },
   ): AsyncIterable<SourceFeature>;
 }
 
@@ -179,6 +186,8 @@ async function loadLayer(
   let pastSize = false;
   const iterable = args.source.features(plan.source_layer, {
     skip: from.features,
+    // Read on from where the last committed feature ended, not from the top (ADR 0143).
+    ...(from.features > 0 && from.offset !== null ? { offset: from.offset } : {}),
     onBytes: (position) => {
       if (position > bytes) bytes = position;
       // A size of 0 is one discovery didn't measure (only tests build such discoveries).
@@ -259,6 +268,7 @@ function newChunk(table: LayerTable, firstFid: number): ChunkRows {
     values: table.columns.map(() => []),
     geometries: [],
     misfits: {},
+    end: null,
   };
 }
 
@@ -295,6 +305,8 @@ function addFeature(chunk: ChunkRows, table: LayerTable, feature: SourceFeature)
     chunk.geometries.push(text);
   }
   chunk.count += 1;
+  // Every feature must say where it ends for the chunk to: one that doesn't ends resuming by position.
+  chunk.end = feature.end !== undefined && (chunk.count === 1 || chunk.end !== null) ? feature.end : null;
   return size;
 }
 

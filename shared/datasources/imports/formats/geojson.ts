@@ -7,6 +7,7 @@ import { jsonParser, type Token } from 'stream-json/parser.js';
 import type { Discovery, SourceFeature, SourceGeometry } from '../../../domain/import-sources.ts';
 import { ImportInputError } from '../../../domain/import-sources.ts';
 import { asInputError, invalidUtf8, isAbortError, isInvalidUtf8 } from './errors.ts';
+import { ItemSplitter, NotSplittable, SplitError, type TopLevel } from './json-items.ts';
 import { limitsOf } from './limits.ts';
 import { geometryInfo, LayerScan } from './scan.ts';
 import { layerNameOf, readChunks } from './source.ts';
@@ -21,13 +22,6 @@ export const sridOfCrs = (crs: unknown): number | undefined => {
   return match ? Number(match[1]) : undefined;
 };
 
-/** What the top level of the document held besides the features. */
-interface TopLevel {
-  members: Record<string, unknown>;
-  /** True when a `features` array was found (or the document is a bare array). */
-  collection: boolean;
-}
-
 /** stream-chain's end-of-input marker (`none`, a registered symbol): flushes the parser. */
 const FLUSH = Symbol.for('object-stream.none');
 
@@ -36,10 +30,45 @@ const PARSE_SLICE = 64 * 1024;
 
 const STREAMED = new Set(['startString', 'stringChunk', 'endString']);
 
-/** One feature item of the document: its 0-based index and the assembled JSON. */
+/** One feature item of the document: its 0-based index, the assembled JSON, where its bytes end (split items). */
 interface RawItem {
   index: number;
   item: unknown;
+  end?: number;
+}
+
+/**
+ * The raw JSON items of the document's features, in order, after skipping `skip` of them: split at
+ * byte level and each parsed on its own (json-items.ts); a document that isn't an object or an
+ * array at the top is read by the tokenizing walker, and any error is located by it.
+ */
+async function* rawFeatures(path: string, options: ReadOptions, top: TopLevel): AsyncGenerator<RawItem> {
+  const maxBytes = limitsOf(options.limits).maxFeatureBytes;
+  const skip = options.skip ?? 0;
+  const splitter = new ItemSplitter(top, skip, maxBytes);
+  // A resume by position (ADR 0143): feature `skip` of the features array begins at `offset`.
+  const resume = skip > 0 && options.offset !== undefined && options.offset > 0;
+  let offset = resume ? (options.offset as number) : 0;
+  if (resume) splitter.resumeAt(skip, await isBareArray(path, options));
+  let split = true;
+  try {
+    for await (const chunk of readChunks(path, { ...options, start: offset })) {
+      const items = splitter.push(chunk, offset);
+      offset += chunk.length;
+      yield* items;
+    }
+    splitter.finish(offset);
+  } catch (caught) {
+    if (caught instanceof NotSplittable) split = false;
+    else if (caught instanceof SplitError) {
+      const error = caught.reason;
+      const where = await locateError(path, caught.chunkOffset, maxBytes);
+      if (isInvalidUtf8(error)) throw invalidUtf8(where);
+      throw asInputError(error, 'malformed_json', `Malformed JSON in ${where}`);
+    } else throw asInputError(caught, 'malformed_json', 'Malformed GeoJSON');
+  }
+  // Another top level (a string, a number): nothing was read yet; the walker says what it is.
+  if (!split) yield* tokenizedFeatures(path, options, top);
 }
 
 /**
@@ -218,8 +247,32 @@ async function locateError(path: string, failing: number, maxBytes: number): Pro
   return walker.where();
 }
 
-/** The raw JSON items of the document's features, in order, after skipping `skip` of them. */
-async function* rawFeatures(path: string, options: ReadOptions, top: TopLevel): AsyncGenerator<RawItem> {
+/** True when the document's first value is an array (not an object holding `features`). */
+async function isBareArray(path: string, options: ReadOptions): Promise<boolean> {
+  for await (const chunk of readChunks(path, { ...(options.signal ? { signal: options.signal } : {}) })) {
+    for (const byte of chunk) {
+      if (byte === 0x5b) return true;
+      if (
+        byte !== 0x20 &&
+        byte !== 0x0a &&
+        byte !== 0x0d &&
+        byte !== 0x09 &&
+        byte !== 0xef &&
+        byte !== 0xbb &&
+        byte !== 0xbf
+      )
+        return false;
+    }
+  }
+  return false;
+}
+
+/** rawFeatures by the tokenizing walker: each token an object (only for documents the splitter leaves alone). */
+async function* tokenizedFeatures(
+  path: string,
+  options: ReadOptions,
+  top: TopLevel,
+): AsyncGenerator<RawItem> {
   const maxBytes = limitsOf(options.limits).maxFeatureBytes;
   const walker = new DocumentWalker(top, options.skip ?? 0, maxBytes);
   const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -287,9 +340,11 @@ async function* documentFeatures(
   options: ReadOptions,
   top: TopLevel,
 ): AsyncGenerator<{ index: number; feature: SourceFeature }> {
-  for await (const { index, item } of rawFeatures(path, options, top)) {
+  for await (const { index, item, end } of rawFeatures(path, options, top)) {
     options.signal?.throwIfAborted();
-    yield { index, feature: toFeature(item, index) };
+    const feature = toFeature(item, index);
+    if (end !== undefined) feature.end = end;
+    yield { index, feature };
   }
   if (top.collection) return;
   const { type } = top.members;

@@ -13,11 +13,25 @@ import type { DiscoverOptions, ReadOptions } from './types.ts';
 const LF = 0x0a;
 const RS = 0x1e;
 
-/** One non-blank record: its 0-based feature index, 1-based line and bytes. */
+/** One non-blank record: its 0-based feature index, 1-based line, bytes, and the file offset where they end. */
 interface SeqRecord {
   index: number;
   line: number;
   bytes: Buffer;
+  end: number;
+}
+
+/** The lines before file offset `offset` (LFs counted at the speed of Buffer.indexOf, nothing parsed). */
+async function linesBefore(path: string, offset: number, options: ReadOptions): Promise<number> {
+  let lines = 0;
+  let position = 0;
+  for await (const chunk of readChunks(path, options.signal ? { signal: options.signal } : {})) {
+    const upto = Math.min(chunk.length, offset - position);
+    for (let i = chunk.indexOf(LF); i !== -1 && i < upto; i = chunk.indexOf(LF, i + 1)) lines++;
+    position += chunk.length;
+    if (position >= offset) break;
+  }
+  return lines;
 }
 
 const isBlank = (bytes: Buffer): boolean => {
@@ -34,16 +48,25 @@ async function* records(path: string, options: ReadOptions): AsyncGenerator<SeqR
   let line = 1; // line where the pending record starts
   let linesInPending = 0;
   let index = 0;
+  // A resume by position (ADR 0143): record `skip` begins at `offset` (the end of the one before).
+  let position = 0;
+  if ((options.skip ?? 0) > 0 && options.offset !== undefined && options.offset > 0) {
+    position = options.offset;
+    index = options.skip ?? 0;
+    line = 1 + (await linesBefore(path, position, options));
+  }
 
-  const take = (bytes: Buffer): SeqRecord | undefined => {
+  const take = (bytes: Buffer, end: number): SeqRecord | undefined => {
     const startLine = line;
     line += linesInPending;
     linesInPending = 0;
     if (isBlank(bytes)) return undefined;
-    return { index: index++, line: startLine, bytes };
+    return { index: index++, line: startLine, bytes, end };
   };
 
-  for await (const chunk of readChunks(path, options)) {
+  for await (const chunk of readChunks(path, { ...options, start: position })) {
+    const chunkStart = position;
+    position += chunk.length;
     if (separator === undefined) {
       const first = chunk.find(
         (b) => b !== 0x20 && b !== 0x09 && b !== 0x0d && b !== LF && b !== 0xef && b !== 0xbb && b !== 0xbf,
@@ -73,13 +96,13 @@ async function* records(path: string, options: ReadOptions): AsyncGenerator<SeqR
       pending = [];
       pendingBytes = 0;
       if (separator === LF) linesInPending++;
-      const record = take(bytes);
+      const record = take(bytes, chunkStart + at);
       if (record) yield record;
       from = at + 1;
     }
   }
   if (pendingBytes > 0) {
-    const record = take(Buffer.concat(pending));
+    const record = take(Buffer.concat(pending), position);
     if (record) yield record;
   }
 }
@@ -152,6 +175,9 @@ export async function* readGeoJsonSeq(
   const skip = options.skip ?? 0;
   for await (const record of records(path, options)) {
     options.signal?.throwIfAborted();
-    if (record.index >= skip) yield parseRecord(record);
+    if (record.index < skip) continue;
+    const feature = parseRecord(record);
+    feature.end = record.end;
+    yield feature;
   }
 }

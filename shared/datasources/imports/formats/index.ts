@@ -54,6 +54,7 @@ export async function* readFeatures(
     filename,
     layer,
     ...(options.skip !== undefined ? { skip: options.skip } : {}),
+    ...(options.offset !== undefined ? { offset: options.offset } : {}),
     ...(options.csv ? { csv: options.csv } : {}),
     ...(options.encoding !== undefined ? { encoding: options.encoding } : {}),
     ...(options.limits ? { limits: options.limits } : {}),

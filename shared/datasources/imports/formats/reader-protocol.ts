@@ -16,6 +16,7 @@ export type ReaderJob =
       filename: string;
       layer: string;
       skip?: number;
+      offset?: number;
       csv?: CsvGeometry;
       encoding?: string;
       limits?: Partial<ImportLimits>;

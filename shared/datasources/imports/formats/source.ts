@@ -17,13 +17,14 @@ export const useScratchDir = (dir: string | undefined): void => {
   scratch = dir;
 };
 
-/** The file's chunks in order, reporting the bytes consumed so far after each. */
+/** The file's chunks in order from `start` (default 0), reporting the file position reached after each. */
 export async function* readChunks(
   path: string,
-  options: { onBytes?: (bytes: number) => void; signal?: AbortSignal } = {},
+  options: { onBytes?: (bytes: number) => void; signal?: AbortSignal; start?: number } = {},
 ): AsyncGenerator<Buffer> {
-  const stream = createReadStream(path, { highWaterMark: READ_CHUNK_BYTES, signal: options.signal });
-  let bytes = 0;
+  const start = options.start ?? 0;
+  const stream = createReadStream(path, { highWaterMark: READ_CHUNK_BYTES, signal: options.signal, start });
+  let bytes = start;
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       bytes += chunk.length;

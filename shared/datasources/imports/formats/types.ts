@@ -10,6 +10,11 @@ export interface ReadOptions {
   encoding?: string;
   /** Skip this many features of the layer first (resume after a checkpoint) — without yielding them. */
   skip?: number;
+  /**
+   * With `skip`: the file offset where feature `skip` begins (the `end` of the feature before, ADR
+   * 0143). Readers that resume by position start there; the others skip `skip` features.
+   */
+  offset?: number;
   /** Called as the reader advances with the total bytes of the source consumed so far (monotonic, per chunk). */
   onBytes?: (bytes: number) => void;
   signal?: AbortSignal;

@@ -1,0 +1,351 @@
+/**
+ * The GeoJSON document's items found at byte level (ADR 0143): where each member of the top-level
+ * object and each item of `features` (or of a bare top-level array) begins and ends is found by
+ * scanning bytes (strings, escapes, nesting) without tokenizing; each value is then read by one
+ * `JSON.parse` of its own bytes. No object per token, and items before `skip` are not parsed at all.
+ *
+ * It reads the shapes a GeoJSON file has (a top-level object or array). Anything else — another
+ * top level, or bytes that are not JSON or not UTF-8 — is left to the tokenizing walker in
+ * geojson.ts, which says exactly where the file is wrong: `NotSplittable` before the first item,
+ * `SplitError` (with the offset of the chunk the value began in) after.
+ */
+import { isUtf8 } from 'node:buffer';
+import { ImportInputError } from '../../../domain/import-sources.ts';
+
+/** One value of the document: a feature item (`index` ≥ 0) and where its bytes end in the file. */
+export interface SplitItem {
+  index: number;
+  item: unknown;
+  /** The file offset just past the item's last byte. */
+  end: number;
+}
+
+/** The top level isn't an object or an array: the tokenizing walker reads this file. */
+export class NotSplittable extends Error {}
+
+/** A value that is not JSON (or not UTF-8); `chunkOffset` is where the chunk it began in starts. */
+export class SplitError extends Error {
+  constructor(
+    readonly chunkOffset: number,
+    readonly reason: Error,
+  ) {
+    super(reason.message);
+  }
+}
+
+/** What the top level of the document held besides the features. */
+export interface TopLevel {
+  members: Record<string, unknown>;
+  /** True when a `features` array was found (or the document is a bare array). */
+  collection: boolean;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+
+const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+/** The TypeError a fatal TextDecoder throws, so callers treat both alike. */
+function notUtf8(): Error {
+  const error = new TypeError('The encoded data was not valid for encoding utf-8');
+  (error as { code?: string }).code = 'ERR_ENCODING_INVALID_ENCODED_DATA';
+  return error;
+}
+
+type Mode = 'start' | 'top' | 'colon' | 'value' | 'features' | 'end';
+type Capture = 'key' | 'member' | 'item';
+
+/**
+ * Splits a GeoJSON document fed chunk by chunk (`push`, then `finish`). Keeps only the value being
+ * read (at most `maxBytes` of it) between chunks.
+ */
+export class ItemSplitter {
+  mode: Mode = 'start';
+  /** The items of `features` (or a bare array) read so far, skipped ones included. */
+  index = 0;
+  private bare = false;
+  /** A separator (',') was read and a value must follow, or a value was read and one may. */
+  private needValue = false;
+  private afterValue = false;
+  private key = '';
+  // The value being captured.
+  private capture: Capture | null = null;
+  private parts: Buffer[] = [];
+  private partBytes = 0;
+  private startOffset = 0;
+  private startChunk = 0;
+  private nest = 0;
+  private inString = false;
+  private escape = false;
+  private scalar = false;
+
+  constructor(
+    readonly top: TopLevel,
+    private readonly skip: number,
+    private readonly maxBytes: number,
+  ) {}
+
+  /**
+   * Starts in the features array (a bare top-level array when `bare`) at item `index`, fed from
+   * the file offset just past item `index - 1`.
+   */
+  resumeAt(index: number, bare: boolean): void {
+    this.mode = 'features';
+    this.top.collection = true;
+    this.bare = bare;
+    this.key = bare ? '' : 'features';
+    this.index = index;
+    this.needValue = false;
+    this.afterValue = index > 0;
+  }
+
+  /** Where the split is, for messages ("feature 12"), as the tokenizing walker says it. */
+  where(): string {
+    if (this.capture === 'item' || this.mode === 'features') return `feature ${this.index}`;
+    if (this.mode === 'start') return 'the start of the file';
+    if (this.mode === 'end') return 'the end of the file';
+    return this.top.collection
+      ? `the top-level member ${JSON.stringify(this.key)} after feature ${this.index - 1}`
+      : `the top-level member ${JSON.stringify(this.key)}`;
+  }
+
+  /** Feeds the chunk that starts at file offset `offset`; returns the feature items it completed. */
+  push(chunk: Buffer, offset: number): SplitItem[] {
+    const out: SplitItem[] = [];
+    const n = chunk.length;
+    let i = 0;
+    if (this.capture !== null) {
+      const end = this.scan(chunk, 0);
+      if (end < 0) {
+        this.keep(chunk, 0, offset);
+        return out;
+      }
+      this.complete(chunk, 0, end, offset, out);
+      i = end;
+    }
+    while (i < n) {
+      const c = chunk[i] as number;
+      if (isSpace(c)) {
+        i++;
+        continue;
+      }
+      switch (this.mode) {
+        case 'start':
+          if (offset + i === 0 && c === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) {
+            i += 3;
+            continue;
+          }
+          if (c === OPEN_OBJECT) this.mode = 'top';
+          else if (c === OPEN_ARRAY) {
+            this.top.collection = true;
+            this.bare = true;
+            this.mode = 'features';
+          } else throw new NotSplittable();
+          i++;
+          continue;
+        case 'top':
+          if (c === CLOSE_OBJECT && !this.needValue) {
+            this.mode = 'end';
+            i++;
+            continue;
+          }
+          if (c === COMMA && this.afterValue) {
+            this.afterValue = false;
+            this.needValue = true;
+            i++;
+            continue;
+          }
+          if (c !== QUOTE || this.afterValue) throw this.syntax(offset, c);
+          this.begin('key', chunk, i, offset);
+          break;
+        case 'colon':
+          if (c !== COLON) throw this.syntax(offset, c);
+          this.mode = 'value';
+          i++;
+          continue;
+        case 'value':
+          if (this.key === 'features' && c === OPEN_ARRAY && !this.top.collection) {
+            this.top.collection = true;
+            this.mode = 'features';
+            this.needValue = false;
+            this.afterValue = false;
+            i++;
+            continue;
+          }
+          this.begin('member', chunk, i, offset);
+          break;
+        case 'features':
+          if (c === CLOSE_ARRAY && !this.needValue) {
+            this.mode = this.bare ? 'end' : 'top';
+            this.afterValue = !this.bare;
+            this.needValue = false;
+            i++;
+            continue;
+          }
+          if (c === COMMA && this.afterValue) {
+            this.afterValue = false;
+            this.needValue = true;
+            i++;
+            continue;
+          }
+          if (this.afterValue) throw this.syntax(offset, c);
+          this.begin('item', chunk, i, offset);
+          break;
+        case 'end':
+          throw this.syntax(offset, c);
+      }
+      // A value begins at i.
+      const from = i;
+      const end = this.scan(chunk, i + 1);
+      if (end < 0) {
+        this.keep(chunk, from, offset);
+        return out;
+      }
+      this.complete(chunk, from, end, offset, out);
+      i = end;
+    }
+    return out;
+  }
+
+  /** The end of the input: throws when the document isn't complete. */
+  finish(offset: number): void {
+    if (this.capture !== null) {
+      throw new SplitError(this.startChunk, new Error('the file ends before the JSON is complete'));
+    }
+    if (this.mode !== 'end') {
+      throw new SplitError(offset, new Error('the file ends before the JSON is complete'));
+    }
+  }
+
+  private syntax(offset: number, c: number): SplitError {
+    return new SplitError(
+      offset,
+      new Error(`unexpected character ${JSON.stringify(String.fromCharCode(c))}`),
+    );
+  }
+
+  /** Starts capturing a value whose first byte is chunk[i]. */
+  private begin(capture: Capture, chunk: Buffer, i: number, offset: number): void {
+    const c = chunk[i] as number;
+    this.capture = capture;
+    this.parts = [];
+    this.partBytes = 0;
+    this.startOffset = offset + i;
+    this.startChunk = offset;
+    this.escape = false;
+    this.scalar = false;
+    this.inString = false;
+    this.nest = 0;
+    if (c === OPEN_OBJECT || c === OPEN_ARRAY) this.nest = 1;
+    else if (c === QUOTE) this.inString = true;
+    else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY || c === COMMA || c === COLON)
+      throw this.syntax(offset, c);
+    else this.scalar = true;
+  }
+
+  /** Scans the captured value from chunk[i]: the offset just past its end, or -1 when it goes on. */
+  private scan(chunk: Buffer, i: number): number {
+    const n = chunk.length;
+    if (this.scalar) {
+      for (; i < n; i++) {
+        const c = chunk[i] as number;
+        if (c === COMMA || c === CLOSE_OBJECT || c === CLOSE_ARRAY || isSpace(c)) return i;
+      }
+      return -1;
+    }
+    let nest = this.nest;
+    let inString = this.inString;
+    let escaped = this.escape;
+    for (; i < n; i++) {
+      const c = chunk[i] as number;
+      if (inString) {
+        if (escaped) escaped = false;
+        else if (c === BACKSLASH) escaped = true;
+        else if (c === QUOTE) {
+          inString = false;
+          if (nest === 0) {
+            this.inString = false;
+            return i + 1;
+          }
+        }
+      } else if (c === QUOTE) inString = true;
+      else if (c === OPEN_OBJECT || c === OPEN_ARRAY) nest++;
+      else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+        nest--;
+        if (nest === 0) {
+          this.nest = 0;
+          return i + 1;
+        }
+      }
+    }
+    this.nest = nest;
+    this.inString = inString;
+    this.escape = escaped;
+    return -1;
+  }
+
+  /** Keeps the captured value's bytes from chunk[from] on (the chunk ended inside it). */
+  private keep(chunk: Buffer, from: number, offset: number): void {
+    this.partBytes += chunk.length - from;
+    this.checkSize(offset + chunk.length);
+    this.parts.push(Buffer.from(chunk.subarray(from)));
+  }
+
+  private checkSize(endOffset: number): void {
+    if (this.capture === 'key') return;
+    if (endOffset - this.startOffset > this.maxBytes) {
+      throw new ImportInputError(
+        'feature_too_large',
+        `${this.where()} is larger than the limit of ${this.maxBytes} bytes; split or simplify it.`,
+      );
+    }
+  }
+
+  /** The captured value ends at chunk[end - 1]: reads it and moves on. */
+  private complete(chunk: Buffer, from: number, end: number, offset: number, out: SplitItem[]): void {
+    const capture = this.capture as Capture;
+    this.checkSize(offset + end);
+    const skipped = capture === 'item' && this.index < this.skip;
+    let value: unknown;
+    if (!skipped) {
+      const bytes =
+        this.parts.length === 0
+          ? chunk.subarray(from, end)
+          : Buffer.concat([...this.parts, chunk.subarray(from, end)]);
+      if (!isUtf8(bytes)) throw new SplitError(this.startChunk, notUtf8());
+      try {
+        value = JSON.parse(bytes.toString('utf8'));
+      } catch (error) {
+        throw new SplitError(this.startChunk, error as Error);
+      }
+    }
+    this.capture = null;
+    this.parts = [];
+    this.partBytes = 0;
+    switch (capture) {
+      case 'key':
+        if (typeof value !== 'string')
+          throw new SplitError(this.startChunk, new Error('a key must be a string'));
+        this.key = value;
+        this.mode = 'colon';
+        return;
+      case 'member':
+        this.top.members[this.key] = value;
+        this.mode = 'top';
+        this.afterValue = true;
+        this.needValue = false;
+        return;
+      case 'item':
+        if (!skipped) out.push({ index: this.index, item: value, end: offset + end });
+        this.index++;
+        this.afterValue = true;
+        this.needValue = false;
+    }
+  }
+}
