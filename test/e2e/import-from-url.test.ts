@@ -163,7 +163,8 @@ describe('what the fetch refuses: the import fails with a reason and leaves noth
     const started = Date.now();
     const job = await importOf(at('/slow.geojson'));
     expect(job.status, JSON.stringify(job)).toBe('failed');
-    expect(job.error_reason).toBe('source_timeout');
+    // The whole job on a failure: it once failed source_tls_failed under a loaded CI (not reproduced).
+    expect(job.error_reason, JSON.stringify(job)).toBe('source_timeout');
     expect(job.error_message).toMatch(`within ${URL_SOURCE_TIMEOUT_MS / 1000} s`);
     expect(Date.now() - started).toBeLessThan(URL_SOURCE_TIMEOUT_MS + 20_000);
     expect(await relationsOf(job.id)).toEqual([]);

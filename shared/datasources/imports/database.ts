@@ -777,6 +777,8 @@ export class ImportSession {
       let invalid = 0;
       let repaired = 0;
       let firstInvalid: FinalizedLayer['first_invalid'];
+      /** The row count and extent when the validity scan found them (no reprojection). */
+      let known: { rows: number; extent: FinalizedLayer['extent'] } | undefined;
       if (layer.geometryColumn && source.geometry_type) {
         const g = ident(layer.geometryColumn);
         const sourceSrid = plan.source_srid ?? source.srid ?? 0;
@@ -816,10 +818,29 @@ export class ImportSession {
             if (split.rows.length > 0) type = `Multi${type}` as GeometryType;
           }
         }
-        const scan = await this.query<{ invalid: string; first: string | null; z: boolean | null }>(
-          `SELECT count(*) FILTER (WHERE NOT ok)::text AS invalid, min(fid) FILTER (WHERE NOT ok)::text AS first,
-                  bool_or(zm >= 2) AS z
-           FROM (SELECT fid, ST_IsValid(${g}) AS ok, ST_Zmflag(${g}) AS zm FROM ${relation} WHERE ${g} IS NOT NULL) s`,
+        // One pass for validity, Z, the row count and the extent (ADR 0143). A point is valid when
+        // its x and y are finite (GEOS' own rule for points), checked without converting it to GEOS.
+        const scan = await this.query<{
+          invalid: string;
+          first: string | null;
+          z: boolean | null;
+          n: string;
+          min_x: number | null;
+          min_y: number | null;
+          max_x: number | null;
+          max_y: number | null;
+        }>(
+          `SELECT invalid, first, z, n, ST_XMin(e) AS min_x, ST_YMin(e) AS min_y, ST_XMax(e) AS max_x, ST_YMax(e) AS max_y
+           FROM (SELECT count(*) FILTER (WHERE ok IS FALSE)::text AS invalid,
+                        min(fid) FILTER (WHERE ok IS FALSE)::text AS first,
+                        bool_or(zm >= 2) AS z, count(*)::text AS n, ST_Extent(g) AS e
+                 FROM (SELECT fid, ${g} AS g,
+                              CASE WHEN ${g} IS NULL THEN NULL
+                                   WHEN GeometryType(${g}) = 'POINT'
+                                     THEN coalesce(abs(ST_X(${g})) < 'Infinity'::float8 AND abs(ST_Y(${g})) < 'Infinity'::float8, true)
+                                   ELSE ST_IsValid(${g}) END AS ok,
+                              ST_Zmflag(${g}) AS zm
+                       FROM ${relation}) r) s`,
         );
         const stats = scan.rows[0];
         invalid = plan.make_valid ? 0 : Number(stats?.invalid ?? 0);
@@ -834,6 +855,17 @@ export class ImportSession {
           };
         }
         const z = stats?.z === true;
+        // Forcing 2D/3D, Multi or a collection keeps the extent; a reprojection doesn't.
+        if (targetSrid === sourceSrid) {
+          const { min_x, min_y, max_x, max_y } = stats ?? {};
+          known = {
+            rows: Number(stats?.n ?? 0),
+            extent:
+              min_x != null && min_y != null && max_x != null && max_y != null
+                ? [min_x, min_y, max_x, max_y]
+                : null,
+          };
+        }
         let expr = `ST_SetSRID(${z ? 'ST_Force3D' : 'ST_Force2D'}(${g}), ${sourceSrid})`;
         if (type.startsWith('Multi')) expr = `ST_Multi(${expr})`;
         else if (type === 'GeometryCollection') expr = `ST_ForceCollection(${expr})`;
@@ -855,7 +887,7 @@ export class ImportSession {
         await this.query(`CREATE INDEX ON ${relation} USING gist (${g})`);
       }
       await this.query(`ALTER TABLE ${relation} ADD PRIMARY KEY (fid)`);
-      const result = await this.#describe(relation, layer, invalid, repaired);
+      const result = await this.#describe(relation, layer, invalid, repaired, known);
       if (firstInvalid) result.first_invalid = firstInvalid;
       await this.query(
         `UPDATE ${ident(staging)}.${ident(CHECKPOINTS)} SET finalized = true, result = $2 WHERE table_name = $1`,
@@ -866,12 +898,13 @@ export class ImportSession {
     });
   }
 
-  /** Row count, extent, SRID and typmod type of a table. */
+  /** Row count, extent, SRID and typmod type of a table (`known`: count and extent found already). */
   async #describe(
     relation: string,
     layer: LayerTable,
     invalid: number,
     repaired: number,
+    known?: { rows: number; extent: FinalizedLayer['extent'] },
   ): Promise<FinalizedLayer> {
     if (!layer.geometryColumn) {
       const { rows } = await this.query<{ n: string }>(`SELECT count(*)::text AS n FROM ${relation}`);
@@ -882,6 +915,21 @@ export class ImportSession {
         extent: null,
         srid: null,
         geometry_type: null,
+      };
+    }
+    if (known) {
+      const { rows } = await this.query<{ srid: number | null; type: string | null }>(
+        `SELECT postgis_typmod_srid(atttypmod) AS srid, postgis_typmod_type(atttypmod) AS type
+         FROM pg_catalog.pg_attribute WHERE attrelid = $1::regclass AND attname = $2`,
+        [relation, layer.geometryColumn],
+      );
+      return {
+        rows: known.rows,
+        invalid,
+        repaired,
+        extent: known.extent,
+        srid: rows[0]?.srid ? rows[0].srid : null,
+        geometry_type: rows[0]?.type ?? null,
       };
     }
     const g = ident(layer.geometryColumn);
