@@ -48,6 +48,8 @@ describe('CSV', () => {
         zip: '007',
       },
       geometry: { type: 'Point', coordinates: [7.25, 45.5] },
+      // Where the next row begins: just past this row's line end.
+      end: latLon.indexOf('\n', latLon.indexOf('\n') + 1) + 1,
     });
     expect(all[1]?.properties.pop).toBeNull();
     expect(all[2]?.properties.Name).toBe('c, quoted');
@@ -99,6 +101,7 @@ describe('CSV', () => {
     expect((await collect(readFeatures(path, 'table.csv', 'table')))[1]).toEqual({
       properties: { a: '2', b: 'y' },
       geometry: null,
+      end: expect.any(Number),
     });
   });
 
@@ -130,6 +133,43 @@ describe('CSV', () => {
       () => discover(tmp.file('w.csv', 'id,wkt\n1,POINT(1 2)\n2,POINT(1 \n'), 'w.csv'),
       'invalid_geometry',
       /line 3/,
+    );
+  });
+
+  it('resumes by position without parsing the rows before, and still names lines right (ADR 0143)', async () => {
+    // Prepare: a BOM, CRLF line ends, a quoted cell across lines; rows 2–10 made unparseable later
+    const rows = Array.from({ length: 30 }, (_, i) =>
+      i === 3 ? `r${i},"two\r\nlines",${i},${i / 2}` : `r${i},plain ${i},${i},${i / 2}`,
+    );
+    const text = (body: string[]) => `\uFEFFname,note,lon,lat\r\n${body.join('\r\n')}\r\n`;
+    const path = tmp.file('rows.csv', text(rows));
+    const all = await collect(readFeatures(path, 'rows.csv', 'rows'));
+    const at = all[9]?.end as number;
+    // Rows 1–9 given an unclosed quote: a read from the top fails on them; the lengths stay.
+    const broken = rows.map((row, i) => (i >= 1 && i < 10 ? row.replace(/^r/, '"') : row));
+    const brokenPath = tmp.file('rows-broken.csv', text(broken));
+    const bad = [...broken];
+    bad[24] = 'r24,plain 24,east,12';
+    const badPath = tmp.file('rows-bad.csv', text(bad));
+
+    // Act
+    const resumed = await collect(
+      readFeatures(brokenPath, 'rows-broken.csv', 'rows-broken', { skip: 10, offset: at }),
+    );
+
+    // Assess
+    expect(all).toHaveLength(30);
+    expect(all[3]?.properties.note).toBe('two\r\nlines');
+    expect(resumed).toEqual(all.slice(10));
+    await expectInputError(
+      () => collect(readFeatures(brokenPath, 'rows-broken.csv', 'rows-broken')),
+      'malformed_csv',
+    );
+    // Line 27: the header, 24 rows, and the row of two lines before it.
+    await expectInputError(
+      () => collect(readFeatures(badPath, 'rows-bad.csv', 'rows-bad', { skip: 10, offset: at })),
+      'invalid_coordinates',
+      /^Line 27\b/,
     );
   });
 

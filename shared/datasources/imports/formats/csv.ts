@@ -5,6 +5,7 @@
 import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
+import { parse as parseSync } from 'csv-parse/sync';
 import type { CsvGeometry, Discovery, SourceFeature } from '../../../domain/import-sources.ts';
 import { ImportInputError } from '../../../domain/import-sources.ts';
 import { asInputError, invalidUtf8, isAbortError, isInvalidUtf8 } from './errors.ts';
@@ -21,12 +22,32 @@ const WKT_NAME = /^(wkt|geom|geometry|the_geom|wkt_geom|shape)$/i;
 const WKT_VALUE =
   /^\s*(SRID=\d+;\s*)?(MULTI)?(POINT|LINESTRING|POLYGON|GEOMETRYCOLLECTION)\s*(Z|M|ZM)?\s*(\(|EMPTY)/i;
 
-/** One data row: its 0-based index, its line in the file and its cells. */
+/** One data row: its 0-based index, its line in the file, its cells and the file offset just past it. */
 interface CsvRow {
   index: number;
   line: number;
   cells: string[];
+  end: number;
 }
+
+/** Where a read starts when it resumes by position (ADR 0143): row `index` begins at `offset`. */
+interface CsvResume {
+  index: number;
+  offset: number;
+  /** The lines of the file before `offset`. */
+  lines: number;
+  /** The record delimiter the header line ends with (what csv-parse detects on a read from the top). */
+  recordDelimiter: string;
+  /** The header and the first data row (geometry detection may look at it), read from the file's head. */
+  header: string[];
+  first: string[] | undefined;
+}
+
+/** The head read for a resume: the header and first row must lie inside it. */
+const HEAD_BYTES = 64 * 1024;
+
+const LF = 0x0a;
+const CR = 0x0d;
 
 /** Header names made unique and non-empty (`name`, `name_2`; `field_3` for an empty one). */
 const uniqueNames = (header: string[]): string[] => {
@@ -69,11 +90,16 @@ export const detectCsvGeometry = (
   return byValue ? { wkt: byValue } : undefined;
 };
 
-/** The decoded text of the file, each chunk; invalid UTF-8 names its line. */
-async function* textChunks(path: string, options: ReadOptions): AsyncGenerator<string> {
+/** The decoded text of the file from `start`, each chunk; invalid UTF-8 names its line (`lines` before `start`). */
+async function* textChunks(
+  path: string,
+  options: ReadOptions,
+  start = 0,
+  linesBefore = 0,
+): AsyncGenerator<string> {
   const decoder = new TextDecoder('utf-8', { fatal: true });
-  let lines = 0;
-  for await (const chunk of readChunks(path, options)) {
+  let lines = linesBefore;
+  for await (const chunk of readChunks(path, { ...options, start })) {
     let text: string;
     try {
       text = decoder.decode(chunk, { stream: true });
@@ -116,29 +142,104 @@ const delimiterOf = async (path: string): Promise<string> => {
   }
 };
 
-/** The header and the data rows of the file, in order. */
+/** The first bytes of the file (up to 64 KiB). */
+const headOf = async (path: string): Promise<Buffer> => {
+  const handle = await open(path, 'r');
+  try {
+    const buffer = Buffer.alloc(HEAD_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+};
+
+/** The lines before file offset `offset` (LFs counted with Buffer.indexOf, nothing parsed). */
+async function linesBefore(path: string, offset: number, options: ReadOptions): Promise<number> {
+  let lines = 0;
+  let position = 0;
+  for await (const chunk of readChunks(path, options.signal ? { signal: options.signal } : {})) {
+    const upto = Math.min(chunk.length, offset - position);
+    for (let i = chunk.indexOf(LF); i !== -1 && i < upto; i = chunk.indexOf(LF, i + 1)) lines++;
+    position += chunk.length;
+    if (position >= offset) break;
+  }
+  return lines;
+}
+
+/**
+ * Where a read resumes by position: row `skip` at `offset` (the end of the row before), with the
+ * header and first row parsed from the file's head alone (csv-parse's `to`: nothing after them is
+ * parsed). Undefined (a read from the top) without an offset, or when they aren't within the head.
+ */
+async function resumeOf(path: string, options: ReadOptions): Promise<CsvResume | undefined> {
+  const skip = options.skip ?? 0;
+  if (skip === 0 || options.offset === undefined || options.offset <= 0) return undefined;
+  const head = await headOf(path);
+  const lf = head.indexOf(LF);
+  const cr = head.indexOf(CR);
+  let recordDelimiter: string;
+  if (lf !== -1) recordDelimiter = lf > 0 && head[lf - 1] === CR ? '\r\n' : '\n';
+  else if (cr !== -1) recordDelimiter = '\r';
+  else return undefined;
+  if (cr !== -1 && cr < lf - 1) recordDelimiter = '\r';
+  const text = new TextDecoder('utf-8').decode(head);
+  let records: { record: string[]; info: { bytes: number } }[];
+  try {
+    records = parseSync(text, {
+      delimiter: await delimiterOf(path),
+      bom: true,
+      info: true,
+      skip_empty_lines: true,
+      to: 2,
+    }) as unknown as { record: string[]; info: { bytes: number } }[];
+  } catch {
+    return undefined;
+  }
+  const last = records.at(-1);
+  // A head that may have cut the first row short: read from the top instead.
+  if (!last || (head.length === HEAD_BYTES && last.info.bytes >= Buffer.byteLength(text) - 4))
+    return undefined;
+  return {
+    header: uniqueNames(records[0]?.record ?? []),
+    first: records[1]?.record,
+    index: skip,
+    offset: options.offset,
+    lines: await linesBefore(path, options.offset, options),
+    recordDelimiter,
+  };
+}
+
+/** The header and the data rows of the file, in order; with `resume`, the rows from there on. */
 async function* csvRows(
   path: string,
   options: ReadOptions,
   onHeader: (header: string[]) => void,
+  resume?: CsvResume,
 ): AsyncGenerator<CsvRow> {
   const { maxFeatureBytes } = limitsOf(options.limits);
-  let header: string[] | undefined;
-  let index = 0;
+  let header: string[] | undefined = resume?.header;
+  let index = resume?.index ?? 0;
+  // Where the parser's bytes begin in the file: after a BOM (the decoder drops it), or the resume point.
+  const head = resume ? undefined : await headOf(path);
+  const base = resume ? resume.offset : head?.[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
   const parser = parse({
     delimiter: await delimiterOf(path),
     bom: true,
     info: true,
     skip_empty_lines: true,
     max_record_size: maxFeatureBytes,
+    ...(resume ? { record_delimiter: resume.recordDelimiter } : {}),
   });
-  const source = Readable.from(textChunks(path, options), { objectMode: false });
+  const source = Readable.from(textChunks(path, options, resume?.offset ?? 0, resume?.lines ?? 0), {
+    objectMode: false,
+  });
   source.on('error', (error) => parser.destroy(error));
   source.pipe(parser);
   try {
     for await (const { record, info } of parser as AsyncIterable<{
       record: string[];
-      info: { lines: number };
+      info: { lines: number; bytes: number };
     }>) {
       if (header === undefined) {
         header = uniqueNames(record);
@@ -146,7 +247,12 @@ async function* csvRows(
         continue;
       }
       options.signal?.throwIfAborted();
-      yield { index: index++, line: info.lines, cells: record };
+      yield {
+        index: index++,
+        line: (resume?.lines ?? 0) + info.lines,
+        cells: record,
+        end: base + info.bytes,
+      };
     }
   } catch (error) {
     if (error instanceof ImportInputError || isAbortError(error)) throw error;
@@ -245,15 +351,32 @@ export async function discoverCsv(
   };
 }
 
-/** The rows of a CSV file as features, in order (cells as text, empty = null). */
+/**
+ * The rows of a CSV file as features, in order (cells as text, empty = null). With `skip` and an
+ * `offset` (ADR 0143) the rows are read from that offset on; the header and the first row (which
+ * geometry detection may look at) are read from the top first.
+ */
 export async function* readCsv(path: string, options: ReadOptions = {}): AsyncGenerator<SourceFeature> {
   const skip = options.skip ?? 0;
   let header: string[] = [];
   let geometry: CsvGeometry | undefined;
-  for await (const row of csvRows(path, options, (h) => {
-    header = h;
-  })) {
+  const resume = await resumeOf(path, options);
+  if (resume) {
+    header = resume.header;
+    geometry = detectCsvGeometry(header, resume.first, options.csv);
+  }
+  for await (const row of csvRows(
+    path,
+    options,
+    (h) => {
+      header = h;
+    },
+    resume,
+  )) {
     if (row.index === 0) geometry = detectCsvGeometry(header, row.cells, options.csv);
-    if (row.index >= skip) yield toFeature(header, row, geometry);
+    if (row.index < skip) continue;
+    const feature = toFeature(header, row, geometry);
+    feature.end = row.end;
+    yield feature;
   }
 }
