@@ -11,7 +11,7 @@
 import { createHash, createHmac, pbkdf2Sync, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
-import { PGlite } from '@electric-sql/pglite';
+import { type Extension, PGlite } from '@electric-sql/pglite';
 import { postgis } from '@electric-sql/pglite-postgis';
 import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket';
 import { INTERRUPT_HOOK, installStatementDeadlines } from './postgis-deadlines.ts';
@@ -39,6 +39,11 @@ export interface WorkerConfig {
   retiredReader: string;
   /** A watchdog restart of a running host: the every-start statements ran already (keep restarts quick). */
   restarted?: boolean;
+  /**
+   * A warm standby (ADR 0142): load PGlite and PostGIS now, post `standby`, and open the data dir
+   * only when the parent posts `go` (after the worker that had it is gone: one opener at a time).
+   */
+  standby?: boolean;
   /** The DeadlineBoard's buffer, shared with the parent's watchdog. */
   deadlines: SharedArrayBuffer;
 }
@@ -49,6 +54,8 @@ type StatementDeadlines = ReturnType<typeof installStatementDeadlines>;
 export type WorkerMessage =
   | { type: 'progress'; message: string }
   | { type: 'ready'; port: number; database: string; superuser: string }
+  /** A standby has loaded everything but the data dir and waits for `go` (ADR 0142). */
+  | { type: 'standby' }
   | { type: 'failed'; message: string }
   /** The backend can't be trusted any more (an answer lost in native code): restart it (ADR 0108). */
   | { type: 'wedged'; message: string }
@@ -631,13 +638,75 @@ function queryCancelPending(db: PGlite): () => boolean {
   return () => (mod.HEAP32 as Int32Array)[address >> 2] !== 0;
 }
 
+/**
+ * Holds PGlite's start between loading its extensions and opening the data dir (ADR 0142). PGlite
+ * awaits the extension bundles of `pg_extensions` one by one, in order, right before it starts the
+ * backend on the data dir; this one comes after PostGIS's and resolves (to an empty tar) on `open`.
+ * Before that, the data dir is only mounted and stat'ed: a running worker may still own it.
+ * `onWaiting` runs once PGlite has reached it and PostGIS's modules are compiled (no file system
+ * run dependency left).
+ */
+function startGate(open: Promise<void>, onWaiting: () => void): Extension {
+  const name = 'geoplane_start_gate';
+  return {
+    name,
+    setup: async (_pg, emscriptenOpts) => ({
+      emscriptenOpts: {
+        ...emscriptenOpts,
+        preRun: [
+          ...(emscriptenOpts.preRun ?? []),
+          (mod: {
+            pg_extensions?: Record<string, PromiseLike<Blob>>;
+            monitorRunDependencies?: (left: number) => void;
+          }) => {
+            if (!mod.pg_extensions) throw new Error('PGlite has no pg_extensions to hold its start on');
+            // PostGIS's modules compile as run dependencies of the file system: warm once none is left.
+            let left = 0;
+            let settled: (() => void) | undefined;
+            mod.monitorRunDependencies = (n) => {
+              left = n;
+              if (n === 0) settled?.();
+            };
+            const compiled = () =>
+              new Promise<void>((resolve) => {
+                settled = resolve;
+                if (left === 0) resolve();
+              });
+            mod.pg_extensions[name] = {
+              // biome-ignore lint/suspicious/noThenProperty: PGlite awaits this entry like its bundles' promises.
+              then: (resolve, reject) => {
+                void compiled().then(onWaiting);
+                return open.then(() => new Blob([])).then(resolve, reject);
+              },
+            };
+          },
+        ],
+      },
+    }),
+  };
+}
+
+/** Resolves when the parent posts `go` to a standby. */
+function goSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const onMessage = (message: { type: string }) => {
+      if (message.type !== 'go') return;
+      parentPort?.off('message', onMessage);
+      resolve();
+    };
+    parentPort?.on('message', onMessage);
+  });
+}
+
 async function main(config: WorkerConfig): Promise<void> {
   const started = Date.now();
   const seconds = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
   if (config.initialise) {
     post({ type: 'progress', message: 'creating the embedded PostGIS database (first start only)…' });
   }
-  const db = await PGlite.create({ dataDir: config.pgDataDir, extensions: { postgis } });
+  const extensions: Record<string, Extension> = { postgis };
+  if (config.standby) extensions.gate = startGate(goSignal(), () => post({ type: 'standby' }));
+  const db = await PGlite.create({ dataDir: config.pgDataDir, extensions });
   if (config.initialise) {
     post({
       type: 'progress',

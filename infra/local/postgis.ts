@@ -25,6 +25,11 @@ const SEED_VERSION = 1;
 const TICK_MS = 10_000;
 /** A restarted worker must accept logins within this, or it is terminated and tried again. */
 const RESTART_TIMEOUT_MS = 120_000;
+/**
+ * The next warm standby starts loading this long after a restart handed over the last one: after
+ * the probe and the connections held at the door, not beside them (ADR 0142).
+ */
+const STANDBY_AFTER_RESTART_MS = 1_000;
 
 /** Options of {@link startEmbeddedPostgis}. */
 export interface EmbeddedPostgisOptions {
@@ -53,6 +58,8 @@ export interface EmbeddedPostgis {
   startupMs: number;
   /** Statements stopped at their statement_timeout: cancelled in place, or by a restart (ADR 0108). */
   stoppedStatements(): StoppedStatements;
+  /** True while a warm standby waits to take over at the next restart (ADR 0142). */
+  standbyWarm(): boolean;
   /** Closes the port, flushes and closes the database, ends the worker; idempotent. */
   stop(): Promise<void>;
 }
@@ -135,6 +142,44 @@ export async function startEmbeddedPostgis(options: EmbeddedPostgisOptions): Pro
     writeFileSync(markerPath, `${JSON.stringify(marker, null, 2)}\n`, { mode: 0o600 });
   }
 
+  // A restart takes over a warm standby: a worker that has loaded PGlite and PostGIS already and
+  // opens the data dir only once the old worker is gone (ADR 0142). Without one (a second restart
+  // right after the first, or a standby that failed) a new worker starts from scratch.
+  const restartConfig = (): WorkerConfig => ({
+    ...config,
+    port: 0,
+    initialise: false,
+    restarted: true,
+    deadlines: DeadlineBoard.allocate(),
+  });
+  let standby: Standby | undefined;
+  let warming: NodeJS.Timeout | undefined;
+  const warmStandby = () => {
+    warming = undefined;
+    if (stopped === undefined && standby === undefined) {
+      standby = prepareStandby(restartConfig(), progress, () => stopped !== undefined);
+    }
+  };
+  const relaunch = async (): Promise<Running> => {
+    const ready = standby;
+    standby = undefined;
+    let next: Running | undefined;
+    if (ready) {
+      progress(`opening the data dir in the ${ready.warm ? 'warm' : 'still loading'} standby`);
+      next = await ready.start(RESTART_TIMEOUT_MS).catch((error: unknown) => {
+        if (stopped === undefined) {
+          progress(`the warm standby did not start (${error instanceof Error ? error.message : error})`);
+        }
+        return undefined;
+      });
+    }
+    next ??= await launch(restartConfig(), progress, () => stopped !== undefined, RESTART_TIMEOUT_MS);
+    clearTimeout(warming);
+    warming = setTimeout(warmStandby, STANDBY_AFTER_RESTART_MS);
+    warming.unref();
+    return next;
+  };
+
   // A statement past its deadline is interrupted in place, or the worker restarted under it (and
   // after a wedge or a crash), verified by a probe query; clients wait at the door meanwhile (ADR 0108).
   let supervisor: PostgisSupervisor;
@@ -142,13 +187,7 @@ export async function startEmbeddedPostgis(options: EmbeddedPostgisOptions): Pro
     supervisor = await PostgisSupervisor.start({
       port: options.port,
       first: current,
-      relaunch: () =>
-        launch(
-          { ...config, port: 0, initialise: false, restarted: true, deadlines: DeadlineBoard.allocate() },
-          progress,
-          () => stopped !== undefined,
-          RESTART_TIMEOUT_MS,
-        ),
+      relaunch,
       admin: { user: ready.superuser, password: marker.admin_password, database: ready.database },
       progress,
     });
@@ -159,8 +198,13 @@ export async function startEmbeddedPostgis(options: EmbeddedPostgisOptions): Pro
     throw error;
   }
 
+  warmStandby();
+
   const stop = async () => {
     await supervisor.stop();
+    clearTimeout(warming);
+    await standby?.discard();
+    standby = undefined;
     releaseLock();
     process.off('exit', releaseLock);
   };
@@ -175,6 +219,7 @@ export async function startEmbeddedPostgis(options: EmbeddedPostgisOptions): Pro
     firstInit: initialise,
     startupMs: Date.now() - started,
     stoppedStatements: () => supervisor.stoppedStatements(),
+    standbyWarm: () => standby?.warm === true,
     stop: () => {
       stopped ??= stop();
       return stopped;
@@ -182,35 +227,59 @@ export async function startEmbeddedPostgis(options: EmbeddedPostgisOptions): Pro
   };
 }
 
-/** Starts a worker and waits until its port accepts logins (within `timeoutMs`, when given). */
-async function launch(
-  config: WorkerConfig,
-  progress: (message: string) => void,
-  stopping: () => boolean,
-  timeoutMs?: number,
-): Promise<Running> {
+/** A worker on its way to serving: its `ready` message, or why it won't come. */
+interface Spawned {
+  worker: Worker;
+  config: WorkerConfig;
+  ready: Promise<Extract<WorkerMessage, { type: 'ready' }>>;
+}
+
+/** A worker that loaded PGlite and PostGIS and waits to open the data dir (ADR 0142). */
+interface Standby {
+  /** True once PGlite waits at the data dir with PostGIS's bundle unpacked and its modules compiled. */
+  readonly warm: boolean;
+  /** Opens the data dir (its last owner must be gone) and waits until the port accepts logins. */
+  start(timeoutMs: number): Promise<Running>;
+  /** Ends it unused. */
+  discard(): Promise<void>;
+}
+
+/** Spawns a worker and follows its reports until it is ready, fails or exits. */
+function spawn(config: WorkerConfig, progress: (message: string) => void, stopping: () => boolean): Spawned {
   const worker = spawnWorker(config);
+  const ready = new Promise<Extract<WorkerMessage, { type: 'ready' }>>((resolve, reject) => {
+    worker.on('message', (message: WorkerMessage) => {
+      if (message.type === 'ready') resolve(message);
+      else if (message.type === 'progress') progress(message.message);
+      else if (message.type === 'failed') {
+        reject(new Error(`embedded PostGIS failed: ${message.message}`));
+        if (!stopping()) progress(`embedded PostGIS failed: ${message.message}`);
+      }
+    });
+    worker.once('error', reject);
+    worker.once('exit', (code) => {
+      reject(new Error(`embedded PostGIS worker exited with ${code}`));
+      // 1 is a terminate(): the supervisor's restart or stop() says what it does itself.
+      if (!stopping() && code !== 1) progress(`embedded PostGIS worker exited with ${code}`);
+    });
+  });
+  ready.catch(() => {});
+  return { worker, config, ready };
+}
+
+/** Waits until a spawned worker's port accepts logins (within `timeoutMs`, when given); ends it if not. */
+async function serving(spawned: Spawned, timeoutMs?: number): Promise<Running> {
+  const { worker, config } = spawned;
   let timer: NodeJS.Timeout | undefined;
   try {
-    const ready = await new Promise<Extract<WorkerMessage, { type: 'ready' }>>((resolve, reject) => {
-      if (timeoutMs !== undefined) {
-        timer = setTimeout(() => reject(new Error(`no login within ${timeoutMs} ms`)), timeoutMs);
-      }
-      worker.on('message', (message: WorkerMessage) => {
-        if (message.type === 'ready') resolve(message);
-        else if (message.type === 'progress') progress(message.message);
-        else if (message.type === 'failed') {
-          reject(new Error(`embedded PostGIS failed: ${message.message}`));
-          if (!stopping()) progress(`embedded PostGIS failed: ${message.message}`);
+    const ready = await Promise.race([
+      spawned.ready,
+      new Promise<never>((_, reject) => {
+        if (timeoutMs !== undefined) {
+          timer = setTimeout(() => reject(new Error(`no login within ${timeoutMs} ms`)), timeoutMs);
         }
-      });
-      worker.once('error', reject);
-      worker.once('exit', (code) => {
-        reject(new Error(`embedded PostGIS worker exited with ${code}`));
-        // 1 is a terminate(): the supervisor's restart or stop() says what it does itself.
-        if (!stopping() && code !== 1) progress(`embedded PostGIS worker exited with ${code}`);
-      });
-    });
+      }),
+    ]);
     // The owner calls stop(); a process that exits anyway doesn't wait for the database thread.
     worker.unref();
     return { worker, board: new DeadlineBoard(config.deadlines), ready };
@@ -220,6 +289,49 @@ async function launch(
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** Starts a worker and waits until its port accepts logins (within `timeoutMs`, when given). */
+function launch(
+  config: WorkerConfig,
+  progress: (message: string) => void,
+  stopping: () => boolean,
+  timeoutMs?: number,
+): Promise<Running> {
+  return serving(spawn(config, progress, stopping), timeoutMs);
+}
+
+/**
+ * Starts a standby: PGlite's WebAssembly, its file system bundle and PostGIS's (unpacked, its
+ * modules compiled) load now, beside the serving worker; the data dir opens on {@link Standby.start}.
+ */
+function prepareStandby(
+  config: WorkerConfig,
+  progress: (message: string) => void,
+  stopping: () => boolean,
+): Standby {
+  const spawned = spawn({ ...config, standby: true }, progress, stopping);
+  // An idle standby never keeps the process alive.
+  spawned.worker.unref();
+  const begun = Date.now();
+  let warm = false;
+  spawned.worker.on('message', (message: WorkerMessage) => {
+    if (message.type !== 'standby') return;
+    warm = true;
+    progress(`a warm standby waits for the next restart (loaded in ${Date.now() - begun} ms)`);
+  });
+  return {
+    get warm() {
+      return warm;
+    },
+    start: (timeoutMs) => {
+      spawned.worker.postMessage({ type: 'go' });
+      return serving(spawned, timeoutMs);
+    },
+    discard: async () => {
+      await spawned.worker.terminate();
+    },
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { type ApiResponse, call, uniqueName } from '../support/client.ts';
 import { type HostProcess, startHostProcess } from '../support/host-process.ts';
 import { freePort } from '../support/ports.ts';
@@ -49,6 +49,13 @@ async function timed(work: () => Promise<ApiResponse>): Promise<{ res: ApiRespon
 /** CPU-bound, allowed by the guard, never reads the clock: the supervisor's interrupt stops it (ADR 0108). */
 const RUNAWAY =
   'SELECT n.i AS id, ST_MakePoint(0, 0) AS geom FROM (SELECT count(*) AS i FROM generate_series(1, 1e11)) n';
+
+/**
+ * Ignores its cancel: k-means++ seeding (native code, no interrupt check) of 60 000 clusters runs
+ * far past validate-sql's 5 s budget, so only a restart of the PostGIS worker stops it (ADR 0108).
+ */
+const DEAF =
+  'SELECT s.c AS id, s.geom FROM (SELECT ST_ClusterKMeans(p.geom, 60000) OVER () AS c, p.geom FROM (SELECT ST_MakePoint(i % 317, i % 331) AS geom FROM generate_series(1, 60000) i) p) s';
 
 beforeAll(async () => {
   host = await startHostProcess({
@@ -156,6 +163,39 @@ describe('SQL views on a shared data source', () => {
     const layers = await as('GET', `${a}/layers`);
     expect(layers.body.layers).toEqual([]);
   }, 60_000);
+
+  it("serves workspace B's next request, not 503, after workspace A's view that ignores its cancel restarted the PostGIS worker (from its warm standby)", async () => {
+    const [a, b] = await Promise.all([workspaceWithService(), workspaceWithService()]);
+    // The host loads a standby beside the serving worker after it starts (ADR 0142).
+    await vi
+      .waitUntil(() => /a warm standby waits for the next restart/.test(host.output()), {
+        timeout: 120_000,
+        interval: 100,
+      })
+      .catch(() => {
+        throw new Error(`no warm standby logged:\n${host.output().slice(-4_000)}`);
+      });
+    const takeovers = () => host.output().match(/opening the data dir in the warm standby/g)?.length ?? 0;
+    const before = takeovers();
+    const runaway = await as('POST', `${a}/validate-sql`, { sql: DEAF });
+    expect(runaway.status, runaway.text).toBe(200);
+    expect(runaway.body).toEqual({
+      valid: false,
+      error: 'The query did not finish within its 5000 ms budget and was stopped.',
+    });
+    // B asks once, right after A's answer: it waits at the door for the restart within its own
+    // budget instead of being refused, and is answered.
+    const next = await as('POST', `${b}/validate-sql`, { sql: 'SELECT id, geom FROM roads' });
+    expect(next.status, next.text).toBe(200);
+    // Answered, not refused: valid, or — on a machine so loaded that the restart took most of B's
+    // 5 s budget, which its wait at the door counts against — told its budget ran out.
+    expect([
+      { valid: true },
+      { valid: false, error: 'The query did not finish within its 5000 ms budget and was stopped.' },
+    ]).toContainEqual(next.body.valid === true ? { valid: true } : next.body);
+    // A restart stopped A's statement, and it took over the warm standby.
+    expect(takeovers()).toBe(before + 1);
+  }, 180_000);
 
   it('refuses SQL over 64 KiB with a 400 before it reaches the parser', async () => {
     const a = await workspaceWithService();

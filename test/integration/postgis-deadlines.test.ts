@@ -445,6 +445,31 @@ describe('statement_timeout on the embedded PostGIS', () => {
 });
 
 describe('restarts, where a statement ignores its cancel', () => {
+  it('takes over a warm standby, so a unit of work arriving as the runaway is stopped is served within its own budget, not refused', async () => {
+    // After the first start (and 1 s after each restart) a standby loads PGlite and PostGIS (ADR 0142).
+    await vi
+      .waitUntil(() => pgis.standbyWarm(), { timeout: 120_000, interval: 50 })
+      .catch(() => {
+        throw new Error(`no warm standby within 120 s:\n${progress.join('\n')}`);
+      });
+    const takeovers = () => progress.filter((m) => m === 'opening the data dir in the warm standby').length;
+    const before = { restarts: pgis.stoppedStatements().restarts, takeovers: takeovers() };
+    const runaway = admin();
+    await runaway.connect();
+    await runaway.query('BEGIN');
+    await runaway.query(`SELECT set_config('statement_timeout', '${DEAF_TIMEOUT}', true)`);
+    const stopped = await timed(() => runaway.query(DEAF_SQL));
+    await runaway.end().catch(() => {});
+    expect(stopped.error).toBeDefined();
+    // Once, with the budget a SQL view's validation has: it waits at the door for the restart.
+    const next = await timed(() => placesWithin(DESCRIBE_BUDGET_MS));
+    expect(next.error).toBeUndefined();
+    expect(next.value).toBe(300);
+    await restartDone(before.restarts);
+    expect(takeovers()).toBe(before.takeovers + 1);
+    expect(progress.some((m) => /the warm standby did not start/.test(m))).toBe(false);
+  }, 180_000);
+
   it('restarts the worker, holds connections that arrive meanwhile instead of refusing them, and serves them once a probe query answered', async () => {
     const before = pgis.stoppedStatements();
     const seen = restartLines();
