@@ -59,6 +59,8 @@ export const dataAssets: readonly FileAsset[] = [
  * the functions, with the same options, and staged beside every bundle that names it. The module
  * that needs it imports the package when run from source and `./<name>` beside the bundle when
  * bundled (`GEOPLANE_BUNDLE`), on its path only: the bundle neither carries nor evaluates it.
+ * One exception is loaded at init instead: libpg-query's, which `sql-guard.ts` imports when it
+ * loads, so its WebAssembly compiles during a Lambda's init phase (issue #27, ADR 0100's update).
  * Only third-party code goes in a sidecar (no module of this project, so no class is loaded twice).
  */
 export const sidecars: readonly { name: string; entry: string }[] = [

@@ -194,11 +194,11 @@ function dropPool(key: string): void {
   void pool?.end().catch(() => {});
 }
 
+/** A pooled connection and its slot, checked out together and given back together. */
+type Checkout = { client: pg.PoolClient; release: () => void };
+
 /** A pooled connection to the checked address (pools are per identity, the address included). */
-async function checkout(
-  c: PostgisConnection,
-  deadline: number,
-): Promise<{ client: pg.PoolClient; release: () => void }> {
+async function checkout(c: PostgisConnection, deadline: number): Promise<Checkout> {
   let release: (() => void) | undefined;
   try {
     const target = await pinned(c);
@@ -218,6 +218,17 @@ async function checkout(
     release?.();
     throw connectFailure(c, error);
   }
+}
+
+/** Returns a connection opened ahead of a unit of work that will not run (a failed connect needs nothing). */
+function giveBack(connecting: Promise<Checkout>): void {
+  connecting.then(
+    ({ client, release }) => {
+      client.release();
+      release();
+    },
+    () => {},
+  );
 }
 
 function refusesTls(error: unknown): boolean {
@@ -328,9 +339,12 @@ export function readOnly<T>(
   c: PostgisConnection,
   budgetMs: number,
   work: (query: ReadOnlyQuery, session: SessionInfo) => Promise<T>,
+  connecting?: Promise<Checkout>,
 ): Promise<T> {
   // One X-Ray subsegment per unit of work, its retries included (ADR 0092).
-  return inSubsegment(POSTGIS_READ_ONLY, () => readOnlyWithin(c, budgetMs, work), { budget_ms: budgetMs });
+  return inSubsegment(POSTGIS_READ_ONLY, () => readOnlyWithin(c, budgetMs, work, connecting), {
+    budget_ms: budgetMs,
+  });
 }
 
 /** The X-Ray subsegment of a PostGIS unit of work (`readOnly`) and of a connection test (ADR 0092). */
@@ -341,6 +355,7 @@ async function readOnlyWithin<T>(
   c: PostgisConnection,
   budgetMs: number,
   work: (query: ReadOnlyQuery, session: SessionInfo) => Promise<T>,
+  connecting?: Promise<Checkout>,
 ): Promise<T> {
   const started = Date.now();
   const deadline = started + budgetMs;
@@ -350,7 +365,10 @@ async function readOnlyWithin<T>(
   const startingUpUntil = Math.max(recoverUntil, deadline - STARTUP_RESERVE_MS);
   for (let pause = 100; ; pause = Math.min(pause * 2, 400)) {
     try {
-      return await readOnlyOnce(c, deadline, budgetMs, work);
+      // The first attempt takes a connection already on its way (`connecting`); retries open their own.
+      const first = connecting;
+      connecting = undefined;
+      return await readOnlyOnce(c, deadline, budgetMs, work, first);
     } catch (error) {
       // A read-only unit can be run again: a backend that was just restarted (the embedded
       // PostGIS after a runaway statement, a failover) gets retries within the budget, a
@@ -400,8 +418,9 @@ async function readOnlyOnce<T>(
   deadline: number,
   budgetMs: number,
   work: (query: ReadOnlyQuery, session: SessionInfo) => Promise<T>,
+  connecting?: Promise<Checkout>,
 ): Promise<T> {
-  const { client, release } = await checkout(c, deadline);
+  const { client, release } = await (connecting ?? checkout(c, deadline));
   let broken: Error | undefined;
   // A connection that dies while checked out (a restarted backend) must not be an uncaught error.
   const onError = (error: Error) => {
@@ -815,62 +834,80 @@ export function subquery(sql: string): string {
  * `valid: false` with the reason; outages throw UnavailableError.
  */
 export async function describeSql(c: PostgisConnection, sql: string): Promise<SqlDescription> {
-  const guard = await checkSql(sql, c.schemas);
-  if (!guard.ok) return { valid: false, error: guard.error };
+  // The connection opens beside the parse (issue #27): a cold request waits for the longer of the
+  // two, not for both. Nothing runs on it before the guard has said yes; a refusal gives it back.
+  const connecting = checkout(c, Date.now() + DESCRIBE_BUDGET_MS);
+  connecting.catch(() => {});
+  let guard: Awaited<ReturnType<typeof checkSql>>;
   try {
-    return await readOnly(c, DESCRIBE_BUDGET_MS, async (query, session): Promise<SqlDescription> => {
-      if (!session.postgis) return { valid: false, error: noPostgis(c).message };
-      const hidden = await hiddenCallRefusal(query, guard);
-      if (hidden) return { valid: false, error: hidden };
-      const shape = await query(`SELECT * FROM ${subquery(sql)} LIMIT 0`);
-      const fields = shape.fields;
-      if (fields.length === 0) return { valid: false, error: 'The query returns no columns.' };
-      const seen = new Set<string>();
-      for (const field of fields) {
-        if (seen.has(field.name)) {
-          return { valid: false, error: `The query returns the column "${field.name}" more than once.` };
+    guard = await checkSql(sql, c.schemas);
+  } catch (error) {
+    giveBack(connecting);
+    throw error;
+  }
+  if (!guard.ok) {
+    giveBack(connecting);
+    return { valid: false, error: guard.error };
+  }
+  try {
+    return await readOnly(
+      c,
+      DESCRIBE_BUDGET_MS,
+      async (query, session): Promise<SqlDescription> => {
+        if (!session.postgis) return { valid: false, error: noPostgis(c).message };
+        const hidden = await hiddenCallRefusal(query, guard);
+        if (hidden) return { valid: false, error: hidden };
+        const shape = await query(`SELECT * FROM ${subquery(sql)} LIMIT 0`);
+        const fields = shape.fields;
+        if (fields.length === 0) return { valid: false, error: 'The query returns no columns.' };
+        const seen = new Set<string>();
+        for (const field of fields) {
+          if (seen.has(field.name)) {
+            return { valid: false, error: `The query returns the column "${field.name}" more than once.` };
+          }
+          seen.add(field.name);
         }
-        seen.add(field.name);
-      }
-      const types = await query<TypeRow>(
-        `SELECT t.oid::int AS oid, coalesce(b.typname, t.typname) AS name, coalesce(b.typcategory, t.typcategory) AS category
+        const types = await query<TypeRow>(
+          `SELECT t.oid::int AS oid, coalesce(b.typname, t.typname) AS name, coalesce(b.typcategory, t.typcategory) AS category
          FROM pg_catalog.pg_type t LEFT JOIN pg_catalog.pg_type b ON t.typtype = 'd' AND b.oid = t.typbasetype
          WHERE t.oid = ANY($1::oid[])`,
-        [[...new Set(fields.map((f) => f.dataTypeID))]],
-      );
-      const typeOf = new Map(types.rows.map((t) => [t.oid, t]));
-      const isGeometry = (f: pg.FieldDef) => typeOf.get(f.dataTypeID)?.name === 'geometry';
-      const geometry = fields.find(isGeometry);
-      if (!geometry) return { valid: false, error: 'The query must return at least one geometry column.' };
-      const g = `q.${escapeIdentifier(geometry.name)}`;
-      const probe = await query<{ type: string; srid: number }>(
-        `SELECT GeometryType(${g}) AS type, ST_SRID(${g}) AS srid FROM ${subquery(sql)} WHERE ${g} IS NOT NULL LIMIT 1`,
-      );
-      let geometryType = probe.rows[0]?.type;
-      let srid = probe.rows[0]?.srid ?? 0;
-      if (!geometryType) {
-        // No feature: what the column's type modifier says, if anything.
-        const typmod = await query<{ type: string; srid: number }>(
-          'SELECT postgis_typmod_type($1) AS type, postgis_typmod_srid($1) AS srid',
-          [geometry.dataTypeModifier],
+          [[...new Set(fields.map((f) => f.dataTypeID))]],
         );
-        geometryType = geometryTypeName(typmod.rows[0]?.type ?? 'Geometry');
-        srid = typmod.rows[0]?.srid ?? 0;
-      }
-      const columns = fields
-        .filter((f) => !isGeometry(f))
-        .map((f) => ({ name: f.name, type: jsonType(typeOf.get(f.dataTypeID)) }));
-      return {
-        valid: true,
-        discovered: {
-          columns,
-          geometry_column: geometry.name,
-          geometry_type: geometryType,
-          srid: srid || DEFAULT_SRID,
-          suggested_id_column: await suggestIdColumn(query, fields, typeOf),
-        },
-      };
-    });
+        const typeOf = new Map(types.rows.map((t) => [t.oid, t]));
+        const isGeometry = (f: pg.FieldDef) => typeOf.get(f.dataTypeID)?.name === 'geometry';
+        const geometry = fields.find(isGeometry);
+        if (!geometry) return { valid: false, error: 'The query must return at least one geometry column.' };
+        const g = `q.${escapeIdentifier(geometry.name)}`;
+        const probe = await query<{ type: string; srid: number }>(
+          `SELECT GeometryType(${g}) AS type, ST_SRID(${g}) AS srid FROM ${subquery(sql)} WHERE ${g} IS NOT NULL LIMIT 1`,
+        );
+        let geometryType = probe.rows[0]?.type;
+        let srid = probe.rows[0]?.srid ?? 0;
+        if (!geometryType) {
+          // No feature: what the column's type modifier says, if anything.
+          const typmod = await query<{ type: string; srid: number }>(
+            'SELECT postgis_typmod_type($1) AS type, postgis_typmod_srid($1) AS srid',
+            [geometry.dataTypeModifier],
+          );
+          geometryType = geometryTypeName(typmod.rows[0]?.type ?? 'Geometry');
+          srid = typmod.rows[0]?.srid ?? 0;
+        }
+        const columns = fields
+          .filter((f) => !isGeometry(f))
+          .map((f) => ({ name: f.name, type: jsonType(typeOf.get(f.dataTypeID)) }));
+        return {
+          valid: true,
+          discovered: {
+            columns,
+            geometry_column: geometry.name,
+            geometry_type: geometryType,
+            srid: srid || DEFAULT_SRID,
+            suggested_id_column: await suggestIdColumn(query, fields, typeOf),
+          },
+        };
+      },
+      connecting,
+    );
   } catch (error) {
     if (error instanceof BudgetExceededError) {
       return {

@@ -14,23 +14,34 @@ import { MAX_SQL_BYTES } from '../domain/datasource.ts';
 /** Set by `infra/bundling.ts` in the Lambda bundles; undefined when run from source. */
 declare const GEOPLANE_BUNDLE: true | undefined;
 
-let parser: Promise<{ parse: typeof ParseSql }> | undefined;
+type Parser = { parse: typeof ParseSql; loadModule: () => Promise<void> };
+
+let parser: Promise<Parser> | undefined;
 
 /**
- * The parser, loaded on the first parse (ADR 0100): from the sidecar beside the bundle, or the
- * package when run from source. Its WebAssembly compiles then, not at every cold start.
+ * The parser with its WebAssembly compiled and instantiated (ADR 0100): from the sidecar beside
+ * the bundle, or the package when run from source. A failed load is tried again on the next use.
  */
-function sqlParser(): Promise<{ parse: typeof ParseSql }> {
+function sqlParser(): Promise<Parser> {
   parser ??= (
-    typeof GEOPLANE_BUNDLE !== 'undefined'
+    (typeof GEOPLANE_BUNDLE !== 'undefined'
       ? import(new URL('./libpg-query.sidecar.mjs', import.meta.url).href)
-      : import('libpg-query')
-  ).catch((error: unknown) => {
-    parser = undefined;
-    throw error;
-  });
+      : import('libpg-query')) as Promise<Parser>
+  )
+    .then(async (module) => {
+      await module.loadModule();
+      return module;
+    })
+    .catch((error: unknown) => {
+      parser = undefined;
+      throw error;
+    });
   return parser;
 }
+
+// Started at import (issue #27): the module compiles during a Lambda's init phase, beside the
+// handler's first reads, instead of inside its first parse. A failure here surfaces at that parse.
+sqlParser().catch(() => {});
 
 /**
  * What the parse tree can't decide alone (ADR 0035): names that attribute notation may turn into a
