@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchGetCommand, DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { handler } from './floor-handler.ts';
+import { listFloorOf, readListFloor } from './list-floors.ts';
 
 /**
  * THE FLOOR of the latency benchmark: a bare Node HTTPS server with the local host's certificate
@@ -21,6 +22,10 @@ import { handler } from './floor-handler.ts';
  * charges for ExclusiveStartKey (ADR 0021).
  * `GET /floor-batch?ids=<id>,<other id>` reads both workspace items in one BatchGetItem and answers
  * the first: the reference for a read folded into the authorizer's one round trip (ADR 0099).
+ * `GET /floor-auth-list?list=workspaces|services|layers&key=<key hash>&ws=…&svc=…&limit=N` is the
+ * floor of a list's architecture (ADR 0140): the authorizer's read for that API key on the list's
+ * path (a GetItem without a workspace, else its one BatchGetItem), THEN the list's own Query, both
+ * built by bench/list-floors.ts; 401 when the credential item is missing or revoked.
  */
 const dataDir = process.env.BENCH_TLS_DIR;
 if (!dataDir) throw new Error('BENCH_TLS_DIR is not set');
@@ -68,6 +73,15 @@ async function batchGet(ids: string[]): Promise<{ statusCode: number; body: stri
     : { statusCode: 404, body: '{"message":"not found"}' };
 }
 
+/** The authorizer's read, then the list's Query (bench/list-floors.ts): the floor of a list. */
+async function authorizedList(q: URLSearchParams): Promise<{ statusCode: number; body: string }> {
+  const f = listFloorOf(q);
+  const out = await readListFloor(db, process.env.TABLE_NAME ?? 'geoplane', f);
+  return out.authorized
+    ? { statusCode: 200, body: JSON.stringify({ [f.list]: out.items }) }
+    : { statusCode: 401, body: '{"message":"Unauthorized"}' };
+}
+
 /** The Query of `DynamoLayerRepository.list`, or the same page by a key-condition seek. */
 async function layersQuery(q: URLSearchParams): Promise<{ statusCode: number; body: string }> {
   const pk = q.get('pk') ?? '';
@@ -106,14 +120,17 @@ const server = createServer({ ...tls, keepAlive: true }, async (req, res) => {
     if (
       url.pathname === '/floor-list' ||
       url.pathname === '/floor-layers' ||
-      url.pathname === '/floor-batch'
+      url.pathname === '/floor-batch' ||
+      url.pathname === '/floor-auth-list'
     ) {
       const result =
         url.pathname === '/floor-list'
           ? await listQuery(Number(url.searchParams.get('limit') ?? 50))
           : url.pathname === '/floor-batch'
             ? await batchGet((url.searchParams.get('ids') ?? '').split(','))
-            : await layersQuery(url.searchParams);
+            : url.pathname === '/floor-auth-list'
+              ? await authorizedList(url.searchParams)
+              : await layersQuery(url.searchParams);
       res.writeHead(result.statusCode, {
         'Content-Type': 'application/json',
         'Content-Length': Buffer.byteLength(result.body),

@@ -4,16 +4,26 @@
  * discover → defaultPlan (every layer enabled) → loadImport with an unlimited budget. Runs in a
  * process of its own so its peak RSS is the loader's alone:
  *
- *   node --import tsx bench/import-load.ts <file> '<ImportDatabaseConfig as JSON>'
+ *   node --import tsx bench/import-load.ts <file> '<ImportDatabaseConfig as JSON>' [steps]
  *
  * Prints one JSON line on stdout: features, seconds (discover + load), peak_rss_bytes, the phases,
  * and where the rows are (schema, table) so the caller can count them.
  *
+ * With `steps` (N > 1) the load is forced into N runs, as the import workflow resumes one (issue
+ * 27, target 4): discovery once, then each run a fresh ImportDatabase and a fresh loadImport call
+ * from the import's checkpoint, whose `shouldStop` says stop once the import's processed features
+ * reach the run's mark (k/N of the discovered features for run k; checked between chunks, so a
+ * run ends at the first chunk boundary past its mark, and the chunk read ahead is dropped and read
+ * again by the next run, as in the workflow). The last run has no mark: it loads the rest and
+ * finalizes. `runs` is how many loadImport calls it took, `step_seconds` each call's seconds.
+ *
  * Besides the totals it times, without changing what runs: the reader (time inside the feature
- * iterator: file reading, JSON parsing, feature assembly), the chunk writes (`writeChunk`: the
- * INSERT … FROM unnest and the checkpoint update, awaited before the next chunk is read) and
- * `finalizeLayer` (typmod rewrite, validity scan, GiST index, primary key, ANALYZE). What is left
- * of the load is the pipeline's own work per feature (value casts, geometry to text, chunk arrays).
+ * iterator: file reading, parsing, feature assembly), the chunk writes (`writeChunk`: the rows —
+ * COPY, or INSERT … FROM unnest where the server takes no COPY — and the checkpoint update in one
+ * transaction; it runs beside the reading of the next chunk, so its time overlaps the reader's)
+ * and `finalizeLayer`. What is left of the load is the pipeline's own work per feature (value
+ * casts, geometry to text, chunk arrays) and its waits for the write in flight. Over a stepped
+ * load the clocks add up over the runs.
  */
 import { randomUUID } from 'node:crypto';
 import { basename } from 'node:path';
@@ -29,8 +39,14 @@ import type { SourceFeature } from '../shared/domain/import-sources.ts';
 
 /** Time spent inside the named session methods (the session object itself is passed through). */
 class TimedDatabase extends ImportDatabase {
-  readonly ms: Record<string, number> = {};
-  readonly calls: Record<string, number> = {};
+  readonly ms: Record<string, number>;
+  readonly calls: Record<string, number>;
+
+  constructor(config: ImportDatabaseConfig, ms: Record<string, number>, calls: Record<string, number>) {
+    super(config);
+    this.ms = ms;
+    this.calls = calls;
+  }
 
   override session<T>(work: (session: ImportSession) => Promise<T>): Promise<T> {
     return super.session((session) => {
@@ -75,35 +91,56 @@ async function* timedFeatures(
 }
 
 async function main(): Promise<void> {
-  const [path, connection] = process.argv.slice(2);
-  if (!path || !connection) throw new Error('usage: import-load.ts <file> <connection json>');
+  const [path, connection, stepsArg] = process.argv.slice(2);
+  if (!path || !connection) throw new Error('usage: import-load.ts <file> <connection json> [steps]');
+  const steps = Math.max(1, Math.floor(Number(stepsArg ?? 1)));
+  if (!Number.isFinite(steps)) throw new Error(`import-load.ts: steps must be a number, not ${stepsArg}`);
   const config = JSON.parse(connection) as ImportDatabaseConfig;
   const filename = basename(path);
-  const db = new TimedDatabase(config);
   const importId = randomUUID();
+  /** Every run's database: the session clocks add up over the runs. */
+  const ms: Record<string, number> = {};
+  const calls: Record<string, number> = {};
 
   const t0 = performance.now();
   const discovery = await discover(path, filename);
   const t1 = performance.now();
   const plan = defaultPlan(discovery);
+  const total = discovery.layers.reduce((n, l) => n + l.feature_count, 0);
   const reading = { ms: 0 };
   let lastChunkAt = t1;
-  const result = await loadImport({
-    db,
-    importId,
-    plan: { layers: plan.layers.map((l) => ({ ...l, enabled: true })) },
-    discovery,
-    source: {
-      features: (layer, options) => timedFeatures(readFeatures(path, filename, layer, options), reading),
-    },
-    budgetMs: Number.POSITIVE_INFINITY,
-    onProgress: (p) => {
-      if (p.processed_layers === 0) lastChunkAt = performance.now();
-    },
-  });
+  const stepSeconds: number[] = [];
+  let result: Awaited<ReturnType<typeof loadImport>> | undefined;
+  // One run more than the steps at most would be a bug of the marks; a few more than that, a loop.
+  for (let run = 1; !result?.done; run++) {
+    if (run > steps + 3) throw new Error(`the load took more than ${steps + 3} runs`);
+    // Run k stops at k/N of the features (the last has no mark): the workflow's shouldStop, by features.
+    const mark = run < steps ? Math.ceil((run * total) / steps) : Number.POSITIVE_INFINITY;
+    let processed = 0;
+    const db = new TimedDatabase(config, ms, calls);
+    const s0 = performance.now();
+    result = await loadImport({
+      db,
+      importId,
+      plan: { layers: plan.layers.map((l) => ({ ...l, enabled: true })) },
+      discovery,
+      source: {
+        features: (layer, options) => timedFeatures(readFeatures(path, filename, layer, options), reading),
+      },
+      budgetMs: Number.POSITIVE_INFINITY,
+      shouldStop: async () => processed >= mark,
+      onProgress: (p) => {
+        processed = p.processed_features;
+        if (p.processed_layers === 0) lastChunkAt = performance.now();
+      },
+    });
+    await db.close();
+    stepSeconds.push((performance.now() - s0) / 1000);
+    if (steps === 1 && !result.done)
+      throw new Error('loadImport returned done: false with an unlimited budget');
+  }
   const t2 = performance.now();
-  await db.close();
-  if (!result.done) throw new Error('loadImport returned done: false with an unlimited budget');
+  const db = new ImportDatabase(config);
 
   const layer = plan.layers[0];
   process.stdout.write(
@@ -114,11 +151,14 @@ async function main(): Promise<void> {
       discover_seconds: (t1 - t0) / 1000,
       load_seconds: (t2 - t1) / 1000,
       read_seconds: reading.ms / 1000,
-      write_chunk_seconds: (db.ms.writeChunk ?? 0) / 1000,
-      chunks: db.calls.writeChunk ?? 0,
-      finalize_seconds: (db.ms.finalizeLayer ?? 0) / 1000,
+      write_chunk_seconds: (ms.writeChunk ?? 0) / 1000,
+      chunks: calls.writeChunk ?? 0,
+      finalize_seconds: (ms.finalizeLayer ?? 0) / 1000,
       rows_loaded_seconds: (lastChunkAt - t1) / 1000,
-      discovered_features: discovery.layers.reduce((n, l) => n + l.feature_count, 0),
+      discovered_features: total,
+      steps,
+      runs: stepSeconds.length,
+      step_seconds: stepSeconds,
       layers: discovery.layers.length,
       fields: discovery.layers[0]?.fields.map((f) => `${f.name}:${f.type}`) ?? [],
       geometry_type: discovery.layers[0]?.geometry_type ?? null,

@@ -112,7 +112,8 @@ export interface LatencyPlan {
   budgetMs: () => number;
 }
 
-async function once(agent: Agent, c: LatencyCase, retry = true): Promise<Reply> {
+/** One request of a case: its answer, checked for the expected status (one retry on a reset keep-alive socket). */
+export async function once(agent: Agent, c: LatencyCase, retry = true): Promise<Reply> {
   const method = c.method ?? 'GET';
   let reply: Reply;
   try {
