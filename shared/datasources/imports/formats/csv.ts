@@ -12,7 +12,7 @@ import { asInputError, invalidUtf8, isAbortError, isInvalidUtf8 } from './errors
 import { limitsOf } from './limits.ts';
 import { geometryInfo, LayerScan } from './scan.ts';
 import { detectDelimiter } from './sniff.ts';
-import { layerNameOf, readChunks } from './source.ts';
+import { layerNameOf, linesBefore, readChunks } from './source.ts';
 import type { DiscoverOptions, ReadOptions } from './types.ts';
 import { wktInfo } from './wkt.ts';
 
@@ -95,10 +95,10 @@ async function* textChunks(
   path: string,
   options: ReadOptions,
   start = 0,
-  linesBefore = 0,
+  linesAtStart = 0,
 ): AsyncGenerator<string> {
   const decoder = new TextDecoder('utf-8', { fatal: true });
-  let lines = linesBefore;
+  let lines = linesAtStart;
   for await (const chunk of readChunks(path, { ...options, start })) {
     let text: string;
     try {
@@ -154,19 +154,6 @@ const headOf = async (path: string): Promise<Buffer> => {
   }
 };
 
-/** The lines before file offset `offset` (LFs counted with Buffer.indexOf, nothing parsed). */
-async function linesBefore(path: string, offset: number, options: ReadOptions): Promise<number> {
-  let lines = 0;
-  let position = 0;
-  for await (const chunk of readChunks(path, options.signal ? { signal: options.signal } : {})) {
-    const upto = Math.min(chunk.length, offset - position);
-    for (let i = chunk.indexOf(LF); i !== -1 && i < upto; i = chunk.indexOf(LF, i + 1)) lines++;
-    position += chunk.length;
-    if (position >= offset) break;
-  }
-  return lines;
-}
-
 /**
  * Where a read resumes by position: row `skip` at `offset` (the end of the row before), with the
  * header and first row parsed from the file's head alone (csv-parse's `to`: nothing after them is
@@ -205,7 +192,7 @@ async function resumeOf(path: string, options: ReadOptions): Promise<CsvResume |
     first: records[1]?.record,
     index: skip,
     offset: options.offset,
-    lines: await linesBefore(path, options.offset, options),
+    lines: await linesBefore(path, options.offset, options.signal),
     recordDelimiter,
   };
 }

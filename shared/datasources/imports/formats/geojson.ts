@@ -7,7 +7,7 @@ import { jsonParser, type Token } from 'stream-json/parser.js';
 import type { Discovery, SourceFeature, SourceGeometry } from '../../../domain/import-sources.ts';
 import { ImportInputError } from '../../../domain/import-sources.ts';
 import { asInputError, invalidUtf8, isAbortError, isInvalidUtf8 } from './errors.ts';
-import { ItemSplitter, NotSplittable, SplitError, type TopLevel } from './json-items.ts';
+import { ItemSplitter, NotSplittable, placeIn, SplitError, type TopLevel } from './json-items.ts';
 import { limitsOf } from './limits.ts';
 import { geometryInfo, LayerScan } from './scan.ts';
 import { layerNameOf, readChunks } from './source.ts';
@@ -95,12 +95,13 @@ class DocumentWalker {
 
   /** Where the walk is, for messages ("feature 12"). */
   where(): string {
-    if (this.state === 'item' || this.state === 'features') return `feature ${this.index}`;
-    if (this.state === 'start') return 'the start of the file';
-    if (this.state === 'end') return 'the end of the file';
-    return this.top.collection
-      ? `the top-level member ${JSON.stringify(this.key)} after feature ${this.index - 1}`
-      : `the top-level member ${JSON.stringify(this.key)}`;
+    const at =
+      this.state === 'item' || this.state === 'features'
+        ? 'feature'
+        : this.state === 'start' || this.state === 'end'
+          ? this.state
+          : 'member';
+    return placeIn(at, this.top, this.key, this.index);
   }
 
   /** Parses more text (FLUSH at the end) and returns the items it completed. */

@@ -7,7 +7,7 @@ import { ImportInputError } from '../../../domain/import-sources.ts';
 import { asInputError, invalidUtf8, isInvalidUtf8 } from './errors.ts';
 import { limitsOf } from './limits.ts';
 import { geometryInfo, LayerScan } from './scan.ts';
-import { layerNameOf, readChunks } from './source.ts';
+import { layerNameOf, linesBefore, readChunks } from './source.ts';
 import type { DiscoverOptions, ReadOptions } from './types.ts';
 
 const LF = 0x0a;
@@ -19,19 +19,6 @@ interface SeqRecord {
   line: number;
   bytes: Buffer;
   end: number;
-}
-
-/** The lines before file offset `offset` (LFs counted at the speed of Buffer.indexOf, nothing parsed). */
-async function linesBefore(path: string, offset: number, options: ReadOptions): Promise<number> {
-  let lines = 0;
-  let position = 0;
-  for await (const chunk of readChunks(path, options.signal ? { signal: options.signal } : {})) {
-    const upto = Math.min(chunk.length, offset - position);
-    for (let i = chunk.indexOf(LF); i !== -1 && i < upto; i = chunk.indexOf(LF, i + 1)) lines++;
-    position += chunk.length;
-    if (position >= offset) break;
-  }
-  return lines;
 }
 
 const isBlank = (bytes: Buffer): boolean => {
@@ -53,7 +40,7 @@ async function* records(path: string, options: ReadOptions): AsyncGenerator<SeqR
   if ((options.skip ?? 0) > 0 && options.offset !== undefined && options.offset > 0) {
     position = options.offset;
     index = options.skip ?? 0;
-    line = 1 + (await linesBefore(path, position, options));
+    line = 1 + (await linesBefore(path, position, options.signal));
   }
 
   const take = (bytes: Buffer, end: number): SeqRecord | undefined => {

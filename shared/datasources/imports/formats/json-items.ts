@@ -40,6 +40,24 @@ export interface TopLevel {
   collection: boolean;
 }
 
+/**
+ * Where a reading of the document is, in a message's words ("feature 12"): the same for the
+ * splitter and the tokenizing walker, so a located error reads alike whichever found it.
+ */
+export function placeIn(
+  at: 'feature' | 'start' | 'end' | 'member',
+  top: TopLevel,
+  key: string,
+  index: number,
+): string {
+  if (at === 'feature') return `feature ${index}`;
+  if (at === 'start') return 'the start of the file';
+  if (at === 'end') return 'the end of the file';
+  return top.collection
+    ? `the top-level member ${JSON.stringify(key)} after feature ${index - 1}`
+    : `the top-level member ${JSON.stringify(key)}`;
+}
+
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const OPEN_OBJECT = 0x7b;
@@ -107,12 +125,13 @@ export class ItemSplitter {
 
   /** Where the split is, for messages ("feature 12"), as the tokenizing walker says it. */
   where(): string {
-    if (this.capture === 'item' || this.mode === 'features') return `feature ${this.index}`;
-    if (this.mode === 'start') return 'the start of the file';
-    if (this.mode === 'end') return 'the end of the file';
-    return this.top.collection
-      ? `the top-level member ${JSON.stringify(this.key)} after feature ${this.index - 1}`
-      : `the top-level member ${JSON.stringify(this.key)}`;
+    const at =
+      this.capture === 'item' || this.mode === 'features'
+        ? 'feature'
+        : this.mode === 'start' || this.mode === 'end'
+          ? this.mode
+          : 'member';
+    return placeIn(at, this.top, this.key, this.index);
   }
 
   /** Feeds the chunk that starts at file offset `offset`; returns the feature items it completed. */

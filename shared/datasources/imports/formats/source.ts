@@ -36,6 +36,22 @@ export async function* readChunks(
   }
 }
 
+/**
+ * The lines before file offset `offset` (LFs counted with Buffer.indexOf, nothing parsed): the
+ * line numbers of a read that resumes there by position (ADR 0143).
+ */
+export async function linesBefore(path: string, offset: number, signal?: AbortSignal): Promise<number> {
+  let lines = 0;
+  let position = 0;
+  for await (const chunk of readChunks(path, signal ? { signal } : {})) {
+    const upto = Math.min(chunk.length, offset - position);
+    for (let i = chunk.indexOf(0x0a); i !== -1 && i < upto; i = chunk.indexOf(0x0a, i + 1)) lines++;
+    position += chunk.length;
+    if (position >= offset) break;
+  }
+  return lines;
+}
+
 /** The layer name of a single-layer file: the upload's base name without its extension. */
 export const layerNameOf = (filename: string): string => {
   const base = basename(filename.replaceAll('\\', '/'));
