@@ -31,6 +31,8 @@
  * Section 8, the data plane (bench/data-plane.ts: the workspace's OGC API vs its SQL, on the main
  * stack after section 1), runs alone with `npm run bench -- data-plane` (or `BENCH_ONLY=data-plane`)
  * into `.bench/results-data-plane.md`. Every section that runs alone is named either way.
+ * Section 9, the embedded PostGIS's time to a first good answer after a runaway (bench/recovery.ts,
+ * ADR 0142), runs on the main stack after section 8; alone with `npx tsx bench/recovery.ts`.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
