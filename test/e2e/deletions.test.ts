@@ -185,10 +185,12 @@ describe('deleteService', () => {
     const listed = await call('GET', `/workspaces/${ws.id}/services`, su());
     expect(listed.body.services.map((s: { id: string }) => s.id)).toEqual([other.id]);
 
-    // A second recursive delete answers with the same operation.
+    // A second recursive delete answers with the same operation while it runs. Once the operation
+    // has removed the service (30 layers can go before this call on a fast run), there is no
+    // service left to delete: 404. Either way the operation completes below.
     const again = await call('DELETE', `/workspaces/${ws.id}/services/${svc.id}?recurse=1`, su());
-    expect(again.status).toBe(202);
-    expect(again.body.id).toBe(res.body.id);
+    expect([202, 404], again.text).toContain(again.status);
+    if (again.status === 202) expect(again.body.id).toBe(res.body.id);
 
     const done = await poll(res.body.id, (op) => op.status === 'completed');
     expect(done).toMatchObject({ phase: 'done', progress: { total: 33, deleted: 33 } });
