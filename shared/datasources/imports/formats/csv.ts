@@ -38,6 +38,8 @@ interface CsvResume {
   lines: number;
   /** The record delimiter the header line ends with (what csv-parse detects on a read from the top). */
   recordDelimiter: string;
+  /** The field delimiter of the header line. */
+  delimiter: string;
   /** The header and the first data row (geometry detection may look at it), read from the file's head. */
   header: string[];
   first: string[] | undefined;
@@ -126,20 +128,10 @@ async function* textChunks(
   }
 }
 
-/** The delimiter of the header line (from the first 64 KiB), `,` when none is found. */
-const delimiterOf = async (path: string): Promise<string> => {
-  const handle = await open(path, 'r');
-  try {
-    const buffer = Buffer.alloc(64 * 1024);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    const text = buffer
-      .subarray(0, bytesRead)
-      .toString('utf8')
-      .replace(/^\uFEFF/, '');
-    return detectDelimiter(text.split(/\r?\n/, 1)[0] ?? '') ?? ',';
-  } finally {
-    await handle.close();
-  }
+/** The delimiter of the header line in the file's head, `,` when none is found. */
+const delimiterIn = (head: Buffer): string => {
+  const text = head.toString('utf8').replace(/^\uFEFF/, '');
+  return detectDelimiter(text.split(/\r?\n/, 1)[0] ?? '') ?? ',';
 };
 
 /** The first bytes of the file (up to 64 KiB). */
@@ -171,10 +163,11 @@ async function resumeOf(path: string, options: ReadOptions): Promise<CsvResume |
   else return undefined;
   if (cr !== -1 && cr < lf - 1) recordDelimiter = '\r';
   const text = new TextDecoder('utf-8').decode(head);
+  const delimiter = delimiterIn(head);
   let records: { record: string[]; info: { bytes: number } }[];
   try {
     records = parseSync(text, {
-      delimiter: await delimiterOf(path),
+      delimiter,
       bom: true,
       info: true,
       skip_empty_lines: true,
@@ -188,6 +181,7 @@ async function resumeOf(path: string, options: ReadOptions): Promise<CsvResume |
   if (!last || (head.length === HEAD_BYTES && last.info.bytes >= Buffer.byteLength(text) - 4))
     return undefined;
   return {
+    delimiter,
     header: uniqueNames(records[0]?.record ?? []),
     first: records[1]?.record,
     index: skip,
@@ -208,10 +202,11 @@ async function* csvRows(
   let header: string[] | undefined = resume?.header;
   let index = resume?.index ?? 0;
   // Where the parser's bytes begin in the file: after a BOM (the decoder drops it), or the resume point.
+  // One read of the head (a resume read it already): the delimiter and whether a BOM comes first.
   const head = resume ? undefined : await headOf(path);
   const base = resume ? resume.offset : head?.[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf ? 3 : 0;
   const parser = parse({
-    delimiter: await delimiterOf(path),
+    delimiter: resume?.delimiter ?? delimiterIn(head as Buffer),
     bom: true,
     info: true,
     skip_empty_lines: true,
