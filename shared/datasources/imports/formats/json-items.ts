@@ -88,9 +88,8 @@ export class ItemSplitter {
   /** The items of `features` (or a bare array) read so far, skipped ones included. */
   index = 0;
   private bare = false;
-  /** A separator (',') was read and a value must follow, or a value was read and one may. */
-  private needValue = false;
-  private afterValue = false;
+  /** Inside the object or array: just opened, after a value, or after a ',' (a value must follow). */
+  private between: 'open' | 'value' | 'comma' = 'open';
   private key = '';
   // The value being captured.
   private capture: Capture | null = null;
@@ -119,8 +118,7 @@ export class ItemSplitter {
     this.bare = bare;
     this.key = bare ? '' : 'features';
     this.index = index;
-    this.needValue = false;
-    this.afterValue = index > 0;
+    this.between = index > 0 ? 'value' : 'open';
   }
 
   /** Where the split is, for messages ("feature 12"), as the tokenizing walker says it. */
@@ -169,18 +167,16 @@ export class ItemSplitter {
           i++;
           continue;
         case 'top':
-          if (c === CLOSE_OBJECT && !this.needValue) {
+          if (c === CLOSE_OBJECT && this.between !== 'comma') {
             this.mode = 'end';
             i++;
             continue;
           }
-          if (c === COMMA && this.afterValue) {
-            this.afterValue = false;
-            this.needValue = true;
+          if (this.separator(c)) {
             i++;
             continue;
           }
-          if (c !== QUOTE || this.afterValue) throw this.syntax(offset, c);
+          if (c !== QUOTE || this.between === 'value') throw this.syntax(offset, c);
           this.begin('key', chunk, i, offset);
           break;
         case 'colon':
@@ -192,28 +188,24 @@ export class ItemSplitter {
           if (this.key === 'features' && c === OPEN_ARRAY && !this.top.collection) {
             this.top.collection = true;
             this.mode = 'features';
-            this.needValue = false;
-            this.afterValue = false;
+            this.between = 'open';
             i++;
             continue;
           }
           this.begin('member', chunk, i, offset);
           break;
         case 'features':
-          if (c === CLOSE_ARRAY && !this.needValue) {
+          if (c === CLOSE_ARRAY && this.between !== 'comma') {
             this.mode = this.bare ? 'end' : 'top';
-            this.afterValue = !this.bare;
-            this.needValue = false;
+            this.between = 'value';
             i++;
             continue;
           }
-          if (c === COMMA && this.afterValue) {
-            this.afterValue = false;
-            this.needValue = true;
+          if (this.separator(c)) {
             i++;
             continue;
           }
-          if (this.afterValue) throw this.syntax(offset, c);
+          if (this.between === 'value') throw this.syntax(offset, c);
           this.begin('item', chunk, i, offset);
           break;
         case 'end':
@@ -240,6 +232,13 @@ export class ItemSplitter {
     if (this.mode !== 'end') {
       throw new SplitError(offset, new Error('the file ends before the JSON is complete'));
     }
+  }
+
+  /** A ',' after a value: a value must follow. */
+  private separator(c: number): boolean {
+    if (c !== COMMA || this.between !== 'value') return false;
+    this.between = 'comma';
+    return true;
   }
 
   private syntax(offset: number, c: number): SplitError {
@@ -357,14 +356,12 @@ export class ItemSplitter {
       case 'member':
         this.top.members[this.key] = value;
         this.mode = 'top';
-        this.afterValue = true;
-        this.needValue = false;
+        this.between = 'value';
         return;
       case 'item':
         if (!skipped) out.push({ index: this.index, item: value, end: offset + end });
         this.index++;
-        this.afterValue = true;
-        this.needValue = false;
+        this.between = 'value';
     }
   }
 }
