@@ -103,7 +103,9 @@ function App() {
       route(`${paths.login}?next=${encodeURIComponent(path)}`, true);
   }, [me, path, query, route]);
   if (path === paths.callback) return <CallbackPage />;
-  if (me === undefined)
+  // Signed out away from the login page: the effect above is about to move there with `next`; the
+  // login form shows only at its own path, so whatever it reads from the URL is already right.
+  if (me === undefined || (me === null && path !== paths.login))
     return (
       <>
         <RateLimitNotice />

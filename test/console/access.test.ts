@@ -165,7 +165,7 @@ describe.skipIf(!chromiumPath)('console: API keys, roles, claim mappings and aud
     await row.getByRole('link', { name: `Policies of ${id}` }).click();
     await expect.poll(() => heading(page, `Role ${id}`).isVisible()).toBe(true);
     await expect.poll(() => page.getByText('this role grants nothing yet').isVisible()).toBe(true);
-    await page.getByLabel('Workspace').fill(ws.name);
+    await page.getByLabel('Workspace', { exact: true }).fill(ws.name);
     await page.getByLabel('Service').selectOption('management');
     await page.getByLabel('Operation').fill('createLayer');
     // A management operation has one action: the console picks it.

@@ -263,7 +263,7 @@ describe.skipIf(!chromiumPath)('console: imports and deletions', () => {
     await expect
       .poll(() => page.getByRole('heading', { name: 'Deletions', level: 1 }).isVisible())
       .toBe(true);
-    await page.getByLabel('Workspace').fill(ws.name);
+    await page.getByLabel('Workspace', { exact: true }).fill(ws.name);
     await page.getByLabel('Status').selectOption('completed');
     await page.getByRole('button', { name: 'Filter' }).click();
     const row = page.getByRole('row', { name: /service doomed/ });
@@ -273,7 +273,7 @@ describe.skipIf(!chromiumPath)('console: imports and deletions', () => {
     await expectAccessible(page, 'deletions');
 
     // A filter the API refuses (a name over 128 characters), and an operation that doesn't exist: both shown in place.
-    await page.getByLabel('Workspace').fill('w'.repeat(129));
+    await page.getByLabel('Workspace', { exact: true }).fill('w'.repeat(129));
     await page.getByRole('button', { name: 'Filter' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/\(400\)/);
     await page.goto(`/console/deletions/${randomUUID()}`);
