@@ -49,6 +49,29 @@ export function esbuildOptions(): BuildOptions {
   return { ...rest, banner: { js: banner }, mainFields: [...mainFields], external: [...external] };
 }
 
+/**
+ * One script bundled as the Lambdas are (the shared options, its sidecars and worker threads built
+ * beside it and staged as CDK stages them) into `outDir`; the bundle's path. For a bench child that
+ * should run the product's code as deployed rather than from source through tsx.
+ */
+export async function bundleScript(entry: string, outDir: string): Promise<string> {
+  rmSync(outDir, { recursive: true, force: true });
+  mkdirSync(outDir, { recursive: true });
+  const name = entry.replace(/^.*\//, '').replace(/\.ts$/, '');
+  await build({
+    ...esbuildOptions(),
+    absWorkingDir: root,
+    outExtension: { '.js': '.mjs' },
+    write: true,
+    logLevel: 'silent',
+    entryPoints: { [name]: join(root, entry), ...sidecarEntryPoints(root) },
+    outdir: outDir,
+  });
+  const file = join(outDir, `${name}.mjs`);
+  stageBeside(file, outDir, root, outDir);
+  return file;
+}
+
 function fromMetafile(
   t: BundleTarget,
   file: string,

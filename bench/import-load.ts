@@ -11,11 +11,13 @@
  *
  * With `steps` (N > 1) the load is forced into N runs, as the import workflow resumes one (issue
  * 27, target 4): discovery once, then each run a fresh ImportDatabase and a fresh loadImport call
- * from the import's checkpoint, whose `shouldStop` says stop once the import's processed features
- * reach the run's mark (k/N of the discovered features for run k; checked between chunks, so a
- * run ends at the first chunk boundary past its mark, and the chunk read ahead is dropped and read
- * again by the next run, as in the workflow). The last run has no mark: it loads the rest and
- * finalizes. `runs` is how many loadImport calls it took, `step_seconds` each call's seconds.
+ * from the import's checkpoint, whose `shouldStop` says stop once the features committed before
+ * the run plus those it has read reach the run's mark (k/N of the discovered features for run k).
+ * The pipeline asks it before reading each chunk, where it also asks whether its time budget holds
+ * another read and write (ADR 0143): this is that budget counted in features instead of time, so
+ * a run ends at the first chunk boundary at or past its mark and writes every chunk it read. The
+ * last run has no mark: it loads the rest and finalizes. `runs` is how many loadImport calls it
+ * took, `step_seconds` each call's seconds.
  *
  * Besides the totals it times, without changing what runs: the reader (time inside the feature
  * iterator: file reading, parsing, feature assembly), the chunk writes (`writeChunk`: the rows —
@@ -71,10 +73,10 @@ class TimedDatabase extends ImportDatabase {
   }
 }
 
-/** The reader's features, with the time spent producing them added to `clock.ms`. */
+/** The reader's features, with the time spent producing them added to `clock.ms` (and counted in `clock.features`). */
 async function* timedFeatures(
   source: AsyncIterable<SourceFeature>,
-  clock: { ms: number },
+  clock: { ms: number; features: number },
 ): AsyncGenerator<SourceFeature> {
   const iterator = source[Symbol.asyncIterator]();
   try {
@@ -83,6 +85,7 @@ async function* timedFeatures(
       const next = await iterator.next();
       clock.ms += performance.now() - t;
       if (next.done) return;
+      clock.features += 1;
       yield next.value;
     }
   } finally {
@@ -107,16 +110,19 @@ async function main(): Promise<void> {
   const t1 = performance.now();
   const plan = defaultPlan(discovery);
   const total = discovery.layers.reduce((n, l) => n + l.feature_count, 0);
-  const reading = { ms: 0 };
+  const reading = { ms: 0, features: 0 };
   let lastChunkAt = t1;
   const stepSeconds: number[] = [];
   let result: Awaited<ReturnType<typeof loadImport>> | undefined;
   // One run more than the steps at most would be a bug of the marks; a few more than that, a loop.
   for (let run = 1; !result?.done; run++) {
     if (run > steps + 3) throw new Error(`the load took more than ${steps + 3} runs`);
-    // Run k stops at k/N of the features (the last has no mark): the workflow's shouldStop, by features.
+    // Run k stops at k/N of the features (the last has no mark): a budget spent in features read
+    // rather than in time, asked where the pipeline asks about its time budget (before reading the
+    // next chunk), so the runs are the same 20 on every machine.
     const mark = run < steps ? Math.ceil((run * total) / steps) : Number.POSITIVE_INFINITY;
-    let processed = 0;
+    const committed = result?.processed_features ?? 0;
+    const readBefore = reading.features;
     const db = new TimedDatabase(config, ms, calls);
     const s0 = performance.now();
     result = await loadImport({
@@ -128,9 +134,8 @@ async function main(): Promise<void> {
         features: (layer, options) => timedFeatures(readFeatures(path, filename, layer, options), reading),
       },
       budgetMs: Number.POSITIVE_INFINITY,
-      shouldStop: async () => processed >= mark,
+      shouldStop: async () => committed + reading.features - readBefore >= mark,
       onProgress: (p) => {
-        processed = p.processed_features;
         if (p.processed_layers === 0) lastChunkAt = performance.now();
       },
     });

@@ -21,7 +21,8 @@
  *     importer login, sslmode disable, exactly as the local host configures IMPORT_DATABASE;
  *   - resumes: each 1M-feature file loaded in one run and forced into RESUME_STEPS runs
  *     (`bench/import-load.ts <file> <db> <steps>`: each run a fresh loadImport from the checkpoint,
- *     stopped by shouldStop once its 1/N of the features is in), into the real PostgreSQL;
+ *     stopped by shouldStop once its 1/N of the features is read: a budget counted in features,
+ *     asked before each chunk as the pipeline asks its time budget), into the real PostgreSQL;
  *   - after every load the rows in the database are counted: anything but the file's feature
  *     count fails the measurement;
  *   - ROUNDS rounds (BENCH_IMPORTS_ROUNDS, default 3), ours first in odd rounds and ogr2ogr first in
@@ -44,6 +45,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { type EmbeddedPostgis, startEmbeddedPostgis } from '../infra/local/postgis.ts';
+import { bundleScript } from './bundles.ts';
 import { cleanup, installExitHandlers, onCleanup, stopNow, wasInterrupted } from './cleanup.ts';
 import { fixed, median as medianOf, ratio, table, thousands, verdict } from './stats.ts';
 
@@ -98,7 +100,7 @@ interface OurLoad {
   warnings: string[];
   schema: string;
   table: string;
-  /** Wall time of the child process (node + tsx startup included), measured here. */
+  /** Wall time of the child process (node startup and the bundle's import included), measured here. */
   process_seconds: number;
   count: Count;
 }
@@ -540,16 +542,25 @@ function settle(target: LoadTarget, dropSql: string): Promise<void> {
 }
 
 // ---- the loads ----------------------------------------------------------------------------------
+let loader: Promise<string> | undefined;
+
+/**
+ * bench/import-load.ts bundled as the import step's Lambda is (esbuild with infra/bundling.ts's
+ * options, the format reader's worker thread staged beside it): the loader runs the product's code
+ * as deployed, not from source through tsx (whose worker threads compile TypeScript as they start).
+ */
+function loaderBundle(): Promise<string> {
+  if (!loader) {
+    const dir = mkdtempSync(join(tmpdir(), 'geoplane-bench-loader-'));
+    onCleanup(`${PREFIX} loader bundle`, async () => rmSync(dir, { recursive: true, force: true }));
+    loader = bundleScript('bench/import-load.ts', dir);
+  }
+  return loader;
+}
+
 /** Ours: bench/import-load.ts in a child process (forced into `steps` runs when > 1); rows counted, schema dropped. */
 async function loadOurs(target: LoadTarget, file: string, key: string, steps = 1): Promise<OurLoad> {
-  const args = [
-    process.execPath,
-    '--import',
-    'tsx',
-    'bench/import-load.ts',
-    file,
-    JSON.stringify(target.loader),
-  ];
+  const args = [process.execPath, await loaderBundle(), file, JSON.stringify(target.loader)];
   if (steps > 1) args.push(String(steps));
   // Through a shell that forks it (not exec): a process forked straight from this one inherits this
   // one's RSS as its own peak (Linux keeps the high-water mark over fork + exec), and this process
@@ -1168,7 +1179,7 @@ export function importsSection(o: ImportsOutcome, verdicts: string[], heading = 
       `The database: ${o.postgres || 'PostgreSQL'} ` +
       `(fsync off, TLS on; up in ${fixed(o.postgresStartMs / 1000, 1)} s, beside the generation), a fresh database with PostGIS owned by a loader role ` +
       '(both loaders log in as it, sslmode prefer, so both use TLS). ' +
-      '**Ours**: `bench/import-load.ts` in its own `node --import tsx` process per load: `discover` + `defaultPlan` (every layer enabled, as the engine passes it) + ' +
+      '**Ours**: `bench/import-load.ts` bundled as the import step Lambda is (esbuild with the options of infra/bundling.ts, its reader worker staged beside it), in its own `node` process per load: `discover` + `defaultPlan` (every layer enabled, as the engine passes it) + ' +
       '`loadImport` with an unlimited budget into its staging schema (chunks of 5,000 features, each written in one transaction with its checkpoint update, ' +
       "then finalizeLayer), the product's code as it stands in the working tree. Seconds = discover + load by the child's own clock (what a user waits for); " +
       "peak RSS = the child's `process.resourceUsage().maxRSS` (started through a forking `sh`, so it doesn't inherit the bench process's RSS as its peak). " +
@@ -1234,8 +1245,8 @@ export function importsSection(o: ImportsOutcome, verdicts: string[], heading = 
     `**Resumes** (target: a load forced into ${RESUME_STEPS} runs ≤ ${RESUME_MAX}× the same load in one run): ${resumeFiles || 'no files'}, ` +
       `${thousands(o.resumes[0]?.features ?? 0)} points each (the same values; the FeatureCollection is \`points_1m\` above), into the real PostgreSQL. ` +
       `\`bench/import-load.ts <file> <db> ${RESUME_STEPS}\`: discovery once, then run k of ${RESUME_STEPS} a fresh ImportDatabase and a fresh \`loadImport\` ` +
-      "from the import's checkpoint, exactly as the import workflow resumes, with `shouldStop` true once the processed features reach k/" +
-      `${RESUME_STEPS} of the file (checked between chunks: the chunk read ahead is dropped and read again by the next run); the last run loads the rest and finalizes. ` +
+      "from the import's checkpoint, exactly as the import workflow resumes, with `shouldStop` true once the features committed before the run and read by it reach k/" +
+      `${RESUME_STEPS} of the file: a run budget counted in features instead of time, asked before each chunk is read as the pipeline asks its time budget (a chunk read is always written, ADR 0143); the last run loads the rest and finalizes. ` +
       'Seconds: the loadImport calls by the child\'s clock (discovery excluded: it runs once either way), the median round; "runs" counts the loadImport calls. ' +
       `${o.rounds} round${o.rounds === 1 ? '' : 's'}, the one-run load first in odd rounds.`,
     '',
@@ -1264,7 +1275,7 @@ export function importsSection(o: ImportsOutcome, verdicts: string[], heading = 
       '(file reading, parsing, feature assembly); pipeline and waits: the rest of the load loop (value casts, geometry to text, chunk arrays, waiting for the ' +
       "chunk write in flight; for a stepped load also each run's connection, checkpoint and the re-read chunk); writeChunk: the chunk transactions' own duration, " +
       'summed over the chunks and runs: it runs beside the reading of the next chunk, so it overlaps read and pipeline and is not part of their sum; ' +
-      "finalize: finalizeLayer. Discover + read + pipeline and waits + finalize = seconds. Process: the child's wall time, node + tsx startup included.",
+      "finalize: finalizeLayer. Discover + read + pipeline and waits + finalize = seconds. Process: the child's wall time, node startup and the bundle's import included.",
     '',
     table(
       [

@@ -95,6 +95,11 @@ export interface SourceFeature {
    * the features before.
    */
   end?: number;
+  /**
+   * With `end`: the lines before `end` as the reader numbers them (line-based readers: NDJSON, CSV),
+   * kept beside it so a resumed read numbers its lines on from there without counting them again.
+   */
+  lines?: number;
 }
 
 /**

@@ -83,24 +83,37 @@ function discoveryOf(fixtures: Fixture[]): Discovery {
 function memorySource(
   fixtures: Fixture[],
   options: { failAt?: number; ends?: boolean } = {},
-): FeatureSource & { opened: number[]; offsets: (number | undefined)[] } {
+): FeatureSource & {
+  opened: number[];
+  offsets: (number | undefined)[];
+  lines: (number | undefined)[];
+  yielded: number[];
+} {
   const opened: number[] = [];
   const offsets: (number | undefined)[] = [];
+  const lines: (number | undefined)[] = [];
+  /** Features yielded, per open. */
+  const yielded: number[] = [];
   return {
     opened,
     offsets,
-    features(layer, { skip, offset, onBytes }) {
+    lines,
+    yielded,
+    features(layer, { skip, offset, lines: linesBefore, onBytes }) {
       const features = fixtures.find((f) => f.layer.name === layer)?.features ?? [];
       opened.push(skip);
       offsets.push(offset);
+      lines.push(linesBefore);
+      const open = yielded.push(0) - 1;
       return (async function* () {
-        // A reader resuming by position: feature i's bytes are [100 i, 100 (i + 1)).
+        // A reader resuming by position: feature i's bytes are [100 i, 100 (i + 1)), 3 lines each.
         const from = offset !== undefined ? offset / 100 : skip;
         for (let i = from; i < features.length; i++) {
           if (options.failAt === i + 1) throw new Error('the reader failed mid-chunk');
           onBytes((i + 1) * 100);
           const feature = features[i] as SourceFeature;
-          yield options.ends ? { ...feature, end: (i + 1) * 100 } : feature;
+          yielded[open] = (yielded[open] ?? 0) + 1;
+          yield options.ends ? { ...feature, end: (i + 1) * 100, lines: (i + 1) * 3 } : feature;
         }
       })();
     },
@@ -462,10 +475,48 @@ function importSuite(target: () => ImportTarget): void {
     expect(runs.at(-1)).toMatchObject({ done: true, processed_features: 1000 });
     expect(source.opened.slice(0, 4)).toEqual([0, 250, 500, 750]);
     expect(source.offsets.slice(0, 4)).toEqual([undefined, 25_000, 50_000, 75_000]);
+    // The lines before each offset come back with it (a line-based reader counts none again).
+    expect(source.lines.slice(0, 4)).toEqual([undefined, 750, 1500, 2250]);
     const { staging } = db.schemas(importId);
     const { rows } = await admin().query(
       `SELECT count(*)::int AS n, count(DISTINCT fid)::int AS fids,
               count(*) FILTER (WHERE name = 'p' || fid)::int AS aligned FROM ${staging}.positioned`,
+    );
+    expect(rows[0]).toEqual({ n: 1000, fids: 1000, aligned: 1000 });
+  });
+
+  it('stops before reading a chunk when told to then: the chunk in flight is written, nothing read is dropped', async () => {
+    // Prepare: a run told to stop once it has read 300 features (as a budget spent by then would)
+    const importId = randomUUID();
+    const a = points(1000, 'stops_clean');
+    const plan = { layers: [layerPlan(a)] };
+    const source = memorySource([a], { ends: true });
+    const run = () => {
+      const open = source.yielded.length;
+      return loadImport({
+        db,
+        importId,
+        plan,
+        discovery: discoveryOf([a]),
+        source,
+        budgetMs: 60_000,
+        shouldStop: async () => (source.yielded[open] ?? 0) >= 300,
+        chunkFeatures: 100,
+      });
+    };
+
+    // Act
+    const runs = [await run()];
+    for (let i = 0; i < 10 && !runs.at(-1)?.done; i++) runs.push(await run());
+
+    // Assess: each run reads exactly what it writes (300 each, the last the remaining 100)
+    expect(runs.map((r) => r.processed_features)).toEqual([300, 600, 900, 1000]);
+    expect(source.yielded).toEqual([300, 300, 300, 100]);
+    expect(source.opened).toEqual([0, 300, 600, 900]);
+    const { staging } = db.schemas(importId);
+    const { rows } = await admin().query(
+      `SELECT count(*)::int AS n, count(DISTINCT fid)::int AS fids,
+              count(*) FILTER (WHERE name = 'p' || fid)::int AS aligned FROM ${staging}.stops_clean`,
     );
     expect(rows[0]).toEqual({ n: 1000, fids: 1000, aligned: 1000 });
   });

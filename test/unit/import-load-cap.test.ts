@@ -18,6 +18,7 @@ function fakeDatabase() {
     features: 0,
     bytes: 0,
     offset: null,
+    lines: null,
     finalized: false,
     misfits: {},
     result: null,

@@ -50,6 +50,8 @@ describe('CSV', () => {
       geometry: { type: 'Point', coordinates: [7.25, 45.5] },
       // Where the next row begins: just past this row's line end.
       end: latLon.indexOf('\n', latLon.indexOf('\n') + 1) + 1,
+      // The lines before there: the header's and this row's.
+      lines: 2,
     });
     expect(all[1]?.properties.pop).toBeNull();
     expect(all[2]?.properties.Name).toBe('c, quoted');
@@ -102,6 +104,7 @@ describe('CSV', () => {
       properties: { a: '2', b: 'y' },
       geometry: null,
       end: expect.any(Number),
+      lines: 3,
     });
   });
 
@@ -165,11 +168,47 @@ describe('CSV', () => {
       () => collect(readFeatures(brokenPath, 'rows-broken.csv', 'rows-broken')),
       'malformed_csv',
     );
-    // Line 27: the header, 24 rows, and the row of two lines before it.
+    const badFromTop = rows.map((row, i) => (i === 24 ? 'r24,plain 24,east,12' : row));
+    await expectInputError(
+      () =>
+        collect(
+          readFeatures(tmp.file('rows-bad-top.csv', text(badFromTop)), 'rows-bad-top.csv', 'rows-bad-top'),
+        ),
+      'invalid_coordinates',
+      /^Line 27\b/,
+    );
+    // Line 27: the header, 24 rows, and the row of two lines before it (its CR LF one line break,
+    // where csv-parse's own count would say two: a read from the top says the same).
     await expectInputError(
       () => collect(readFeatures(badPath, 'rows-bad.csv', 'rows-bad', { skip: 10, offset: at })),
       'invalid_coordinates',
       /^Line 27\b/,
+    );
+    // Each row says how many lines come before its end (the record delimiter included), and a
+    // resume given them numbers on from there without counting: 100 more, line 127.
+    const lfsBefore = (end: number) =>
+      Buffer.from(text(rows))
+        .subarray(0, end)
+        .filter((b) => b === 0x0a).length;
+    expect(all.map((f) => f.lines)).toEqual(all.map((f) => lfsBefore(f.end as number)));
+    const lines = all[9]?.lines as number;
+    expect(
+      await collect(
+        readFeatures(brokenPath, 'rows-broken.csv', 'rows-broken', { skip: 10, offset: at, lines }),
+      ),
+    ).toEqual(all.slice(10));
+    await expectInputError(
+      () => collect(readFeatures(badPath, 'rows-bad.csv', 'rows-bad', { skip: 10, offset: at, lines })),
+      'invalid_coordinates',
+      /^Line 27\b/,
+    );
+    await expectInputError(
+      () =>
+        collect(
+          readFeatures(badPath, 'rows-bad.csv', 'rows-bad', { skip: 10, offset: at, lines: lines + 100 }),
+        ),
+      'invalid_coordinates',
+      /^Line 127\b/,
     );
   });
 

@@ -63,6 +63,55 @@ describe('newline-delimited GeoJSON and GeoJSON Text Sequences', () => {
       'malformed_json',
       /line 25 \(feature 24\)/,
     );
+    // Each feature says how many lines come before its end: a resume given them counts nothing.
+    const lfsBefore = (end: number) =>
+      Buffer.from(text)
+        .subarray(0, end)
+        .filter((b) => b === 0x0a).length;
+    expect(all.map((f) => f.lines)).toEqual(all.map((f) => lfsBefore(f.end as number)));
+    const lines = all[9]?.lines as number;
+    expect(
+      await collect(
+        readFeatures(brokenPath, 'many-broken.ndjson', 'many-broken', { skip: 10, offset: at, lines }),
+      ),
+    ).toEqual(all.slice(10));
+    await expectInputError(
+      () => collect(readFeatures(badPath, 'many-bad.ndjson', 'many-bad', { skip: 10, offset: at, lines })),
+      'malformed_json',
+      /line 25 \(feature 24\)/,
+    );
+    // The lines given are the ones numbered on from (none recounted): 100 more, line 125.
+    await expectInputError(
+      () =>
+        collect(
+          readFeatures(badPath, 'many-bad.ndjson', 'many-bad', { skip: 10, offset: at, lines: lines + 100 }),
+        ),
+      'malformed_json',
+      /line 125 \(feature 24\)/,
+    );
+  });
+
+  it('says the lines before each record of an RFC 8142 sequence, records across lines included', async () => {
+    const text = features.map((f) => `\x1e${JSON.stringify(f, null, 2)}\n`).join('');
+    const path = tmp.file('seq-lines.geojsons', text);
+    const all = await collect(readFeatures(path, 'seq-lines.geojsons', 'seq-lines'));
+    const lfsBefore = (end: number) =>
+      Buffer.from(text)
+        .subarray(0, end)
+        .filter((b) => b === 0x0a).length;
+    expect(all.length).toBeGreaterThan(1);
+    expect(all.map((f) => f.lines)).toEqual(all.map((f) => lfsBefore(f.end as number)));
+    expect(all[0]?.lines).toBeGreaterThan(1);
+    const from = all[0] as { end: number; lines: number };
+    expect(
+      await collect(
+        readFeatures(path, 'seq-lines.geojsons', 'seq-lines', {
+          skip: 1,
+          offset: from.end,
+          lines: from.lines,
+        }),
+      ),
+    ).toEqual(all.slice(1));
   });
 
   it('reads RFC 8142 sequences (records start with 0x1E, may span lines)', async () => {

@@ -70,6 +70,8 @@ export interface Checkpoint {
    * reads on from there. Null: it skips `features` features from the top.
    */
   offset: number | null;
+  /** With `offset`: the lines before it as the reader numbers them; null: the reader counts them. */
+  lines: number | null;
   finalized: boolean;
   /** Values per column that didn't fit the column type (left NULL), so far. */
   misfits: Record<string, number>;
@@ -106,6 +108,8 @@ export interface ChunkRows {
   misfits: Record<string, number>;
   /** Where the feature after the chunk's last begins in the file; null when a reader didn't say. */
   end: number | null;
+  /** With `end`: the lines before it, when the reader numbered them. */
+  lines: number | null;
 }
 
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -434,6 +438,7 @@ interface CheckpointRow {
   features: string;
   bytes: string;
   resume_offset: string | null;
+  resume_lines: string | null;
   finalized: boolean;
   misfits: Record<string, number> | null;
   result: FinalizedLayer | null;
@@ -443,6 +448,7 @@ const EMPTY_CHECKPOINT: Checkpoint = {
   features: 0,
   bytes: 0,
   offset: null,
+  lines: null,
   finalized: false,
   misfits: {},
   result: null,
@@ -560,8 +566,9 @@ export class ImportSession {
     ]);
     if (!exists.rows[0]?.oid) return undefined;
     const { rows } = await this.query<CheckpointRow>(
-      // resume_offset read through to_jsonb: a checkpoint table from before ADR 0143 has no such column.
-      `SELECT features::text, bytes::text, to_jsonb(c) ->> 'resume_offset' AS resume_offset, finalized, misfits, result
+      // The resume columns read through to_jsonb: a checkpoint table from before ADR 0143 has neither.
+      `SELECT features::text, bytes::text, to_jsonb(c) ->> 'resume_offset' AS resume_offset,
+              to_jsonb(c) ->> 'resume_lines' AS resume_lines, finalized, misfits, result
        FROM ${ident(staging)}.${ident(CHECKPOINTS)} c
        WHERE table_name = $1${forUpdate ? ' FOR UPDATE' : ''}`,
       [table],
@@ -572,6 +579,7 @@ export class ImportSession {
       features: Number(row.features),
       bytes: Number(row.bytes),
       offset: row.resume_offset === null ? null : Number(row.resume_offset),
+      lines: row.resume_lines === null ? null : Number(row.resume_lines),
       finalized: row.finalized,
       misfits: row.misfits ?? {},
       result: row.result,
@@ -617,10 +625,14 @@ export class ImportSession {
            finalized boolean NOT NULL DEFAULT false,
            misfits jsonb NOT NULL DEFAULT '{}',
            result jsonb,
-           resume_offset bigint)`,
+           resume_offset bigint,
+           resume_lines bigint)`,
       );
-      // A load begun before ADR 0143 goes on with the column added (NULL: it resumes by skipping).
-      await this.query(`ALTER TABLE ${checkpoints} ADD COLUMN IF NOT EXISTS resume_offset bigint`);
+      // A load begun before ADR 0143 goes on with the columns added (NULL: it resumes by skipping).
+      await this.query(
+        `ALTER TABLE ${checkpoints} ADD COLUMN IF NOT EXISTS resume_offset bigint,
+           ADD COLUMN IF NOT EXISTS resume_lines bigint`,
+      );
       await this.query(`INSERT INTO ${checkpoints} (table_name) VALUES ($1) ON CONFLICT DO NOTHING`, [
         layer.table,
       ]);
@@ -660,15 +672,25 @@ export class ImportSession {
       features: from.features + rows.count,
       bytes: Math.max(bytes, from.bytes),
       offset: rows.end,
+      lines: rows.end === null ? null : rows.lines,
       misfits,
     };
     const copy = await this.#db.takesCopy(this);
     try {
       await this.tx(STATEMENT_TIMEOUT_MS, async () => {
         const moved = await this.query(
-          `UPDATE ${ident(staging)}.${ident(CHECKPOINTS)} SET features = $2, bytes = $3, misfits = $4, resume_offset = $6
+          `UPDATE ${ident(staging)}.${ident(CHECKPOINTS)} SET features = $2, bytes = $3, misfits = $4, resume_offset = $6,
+             resume_lines = $7
            WHERE table_name = $1 AND features = $5 AND NOT finalized`,
-          [layer.table, next.features, next.bytes, JSON.stringify(misfits), from.features, next.offset],
+          [
+            layer.table,
+            next.features,
+            next.bytes,
+            JSON.stringify(misfits),
+            from.features,
+            next.offset,
+            next.lines,
+          ],
         );
         if (moved.rowCount !== 1) {
           throw new StateConflictError(

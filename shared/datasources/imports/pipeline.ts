@@ -36,6 +36,8 @@ export interface FeatureSource {
       skip: number;
       /** Where feature `skip` begins in the file, when a reader said so (see SourceFeature.end). */
       offset?: number;
+      /** With `offset`: the lines before it, when the reader numbered them (see SourceFeature.lines). */
+      lines?: number;
       onBytes: (bytes: number) => void;
       csv?: CsvGeometry;
       encoding?: string;
@@ -58,8 +60,9 @@ export const CHUNK_BYTES = 8 * 1024 * 1024;
 /**
  * Loads the plan's enabled layers (in plan order) into staging, resuming each from its checkpoint:
  * chunk after chunk, each chunk one transaction that writes its rows AND advances the checkpoint,
- * until done, out of `budgetMs`, or `shouldStop()` says stop (checked between chunks; a run always
- * makes at least one step). Finalises each layer when its features are all loaded. Warnings cover
+ * until done, out of `budgetMs`, or `shouldStop()` says stop (checked before a chunk is read, with
+ * time for its read and its write; a chunk read is always written, and a run always makes at least
+ * one step). Finalises each layer when its features are all loaded. Warnings cover
  * every layer loaded so far (values that didn't fit, invalid or repaired geometries).
  *
  * It never stages more than discovery found (ADR 0110): the import reserved the features discovery
@@ -91,10 +94,21 @@ export async function loadImport(args: {
     const progress = (): LoadProgress => summarise(layers, states);
     let steps = 0;
     let slowestStepMs = 0;
+    let slowestReadMs = 0;
     /** True when the run should end before its next step (the first step always runs). */
     const outOfTime = async () => {
       if (steps === 0) return false;
       if (Date.now() - started + slowestStepMs > args.budgetMs) return true;
+      return (await args.shouldStop?.()) === true;
+    };
+    /**
+     * True when the run should end before reading another chunk, while one is being written (the
+     * run's step, so it never ends without one): reading it and writing it must fit the budget too,
+     * judged by the slowest read and step so far. A chunk once read is always written, so a run
+     * never drops what it read (ADR 0143).
+     */
+    const noTimeToRead = async () => {
+      if (Date.now() - started + slowestReadMs + slowestStepMs > args.budgetMs) return true;
       return (await args.shouldStop?.()) === true;
     };
     const step = async <T>(work: () => Promise<T>): Promise<T> => {
@@ -114,7 +128,10 @@ export async function loadImport(args: {
       if (!state.finalized) {
         const cap = { features: source.feature_count, bytes: args.discovery.size_bytes };
         const loaded = await loadLayer(session, args, table, plan, state, chunkFeatures, cap, {
-          outOfTime,
+          noTimeToRead,
+          read: (ms) => {
+            slowestReadMs = Math.max(slowestReadMs, ms);
+          },
           step,
           onChunk: async (next) => {
             states.set(table.table, next);
@@ -176,7 +193,9 @@ async function loadLayer(
   chunkFeatures: number,
   cap: { features: number; bytes: number },
   run: {
-    outOfTime: () => Promise<boolean>;
+    noTimeToRead: () => Promise<boolean>;
+    /** How long reading (and casting) a chunk took. */
+    read: (ms: number) => void;
     step: <T>(work: () => Promise<T>) => Promise<T>;
     onChunk: (next: Checkpoint) => Promise<void>;
   },
@@ -188,6 +207,7 @@ async function loadLayer(
     skip: from.features,
     // Read on from where the last committed feature ended, not from the top (ADR 0143).
     ...(from.features > 0 && from.offset !== null ? { offset: from.offset } : {}),
+    ...(from.features > 0 && from.offset !== null && from.lines !== null ? { lines: from.lines } : {}),
     onBytes: (position) => {
       if (position > bytes) bytes = position;
       // A size of 0 is one discovery didn't measure (only tests build such discoveries).
@@ -204,6 +224,13 @@ async function loadLayer(
   let nextFid = state.features + 1;
   try {
     for (;;) {
+      // Out of time before reading on: the chunk in flight is the run's last.
+      if (writing && (await run.noTimeToRead())) {
+        state = await writing;
+        writing = undefined;
+        return false;
+      }
+      const readStarted = Date.now();
       const chunk = newChunk(table, nextFid);
       let textBytes = 0;
       while (chunk.count < chunkFeatures && textBytes < CHUNK_BYTES) {
@@ -216,12 +243,11 @@ async function loadLayer(
         textBytes += addFeature(chunk, table, next.value);
       }
       nextFid += chunk.count;
+      run.read(Date.now() - readStarted);
       if (writing) {
         const previous = writing;
         writing = undefined;
         state = await previous;
-        // Out of time: the chunk just read is dropped; the next run reads it again from the checkpoint.
-        if (await run.outOfTime()) return false;
       }
       if (chunk.count > 0) {
         const from = state;
@@ -269,6 +295,7 @@ function newChunk(table: LayerTable, firstFid: number): ChunkRows {
     geometries: [],
     misfits: {},
     end: null,
+    lines: null,
   };
 }
 
@@ -307,6 +334,7 @@ function addFeature(chunk: ChunkRows, table: LayerTable, feature: SourceFeature)
   chunk.count += 1;
   // Every feature must say where it ends for the chunk to: one that doesn't ends resuming by position.
   chunk.end = feature.end !== undefined && (chunk.count === 1 || chunk.end !== null) ? feature.end : null;
+  chunk.lines = chunk.end !== null && feature.lines !== undefined ? feature.lines : null;
   return size;
 }
 

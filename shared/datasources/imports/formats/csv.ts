@@ -22,12 +22,17 @@ const WKT_NAME = /^(wkt|geom|geometry|the_geom|wkt_geom|shape)$/i;
 const WKT_VALUE =
   /^\s*(SRID=\d+;\s*)?(MULTI)?(POINT|LINESTRING|POLYGON|GEOMETRYCOLLECTION)\s*(Z|M|ZM)?\s*(\(|EMPTY)/i;
 
-/** One data row: its 0-based index, its line in the file, its cells and the file offset just past it. */
+/**
+ * One data row: its 0-based index, its line in the file (where it ends), its cells and the file
+ * offset just past it (past its record delimiter: a resume at `end` numbers on from `line`).
+ */
 interface CsvRow {
   index: number;
   line: number;
   cells: string[];
   end: number;
+  /** The LFs before `end`. */
+  lines: number;
 }
 
 /** Where a read starts when it resumes by position (ADR 0143): row `index` begins at `offset`. */
@@ -92,22 +97,64 @@ export const detectCsvGeometry = (
   return byValue ? { wkt: byValue } : undefined;
 };
 
-/** The decoded text of the file from `start`, each chunk; invalid UTF-8 names its line (`lines` before `start`). */
+/**
+ * The line breaks (LF) before a position of the file, counted on from the last position asked
+ * (positions only grow) over the chunks read and not yet passed. csv-parse's own line numbers
+ * count a CR LF inside a quoted cell as two lines; these are the file's lines, as an editor shows
+ * them, and the same whether a read starts at the top or resumes (ADR 0143).
+ */
+class LineCount {
+  readonly #chunks: { start: number; bytes: Buffer }[] = [];
+  #position: number;
+  #lines: number;
+
+  constructor(position: number, lines: number) {
+    this.#position = position;
+    this.#lines = lines;
+  }
+
+  /** A chunk read, starting at file position `start` (chunks come in file order). */
+  add(start: number, bytes: Buffer): void {
+    this.#chunks.push({ start, bytes });
+  }
+
+  /** The LFs before `position` (at least the last position asked). */
+  before(position: number): number {
+    for (let chunk = this.#chunks[0]; chunk && this.#position < position; chunk = this.#chunks[0]) {
+      const chunkEnd = chunk.start + chunk.bytes.length;
+      const upto = Math.min(position, chunkEnd) - chunk.start;
+      const { bytes } = chunk;
+      for (
+        let i = bytes.indexOf(LF, this.#position - chunk.start);
+        i !== -1 && i < upto;
+        i = bytes.indexOf(LF, i + 1)
+      )
+        this.#lines++;
+      this.#position = chunk.start + upto;
+      if (this.#position >= chunkEnd) this.#chunks.shift();
+    }
+    return this.#lines;
+  }
+}
+
+/** The decoded text of the file from `start`, each chunk (also handed to `count`); invalid UTF-8 names its line. */
 async function* textChunks(
   path: string,
   options: ReadOptions,
-  start = 0,
-  linesAtStart = 0,
+  start: number,
+  count: LineCount,
 ): AsyncGenerator<string> {
   const decoder = new TextDecoder('utf-8', { fatal: true });
-  let lines = linesAtStart;
+  let chunkStart = start;
   for await (const chunk of readChunks(path, { ...options, start })) {
+    count.add(chunkStart, chunk);
+    chunkStart += chunk.length;
     let text: string;
     try {
       text = decoder.decode(chunk, { stream: true });
     } catch (error) {
       if (!isInvalidUtf8(error)) throw error;
-      let line = lines + 1;
+      let line = count.before(chunkStart - chunk.length) + 1;
       let from = 0;
       for (;;) {
         const at = chunk.indexOf(0x0a, from);
@@ -123,7 +170,6 @@ async function* textChunks(
       }
       throw invalidUtf8(`line ${line}`);
     }
-    for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) lines++;
     yield text;
   }
 }
@@ -186,7 +232,7 @@ async function resumeOf(path: string, options: ReadOptions): Promise<CsvResume |
     first: records[1]?.record,
     index: skip,
     offset: options.offset,
-    lines: await linesBefore(path, options.offset, options.signal),
+    lines: options.lines ?? (await linesBefore(path, options.offset, options.signal)),
     recordDelimiter,
   };
 }
@@ -213,7 +259,8 @@ async function* csvRows(
     max_record_size: maxFeatureBytes,
     ...(resume ? { record_delimiter: resume.recordDelimiter } : {}),
   });
-  const source = Readable.from(textChunks(path, options, resume?.offset ?? 0, resume?.lines ?? 0), {
+  const count = new LineCount(resume?.offset ?? 0, resume?.lines ?? 0);
+  const source = Readable.from(textChunks(path, options, resume?.offset ?? 0, count), {
     objectMode: false,
   });
   source.on('error', (error) => parser.destroy(error));
@@ -229,12 +276,10 @@ async function* csvRows(
         continue;
       }
       options.signal?.throwIfAborted();
-      yield {
-        index: index++,
-        line: (resume?.lines ?? 0) + info.lines,
-        cells: record,
-        end: base + info.bytes,
-      };
+      const end = base + info.bytes;
+      // The line the row ends on (its last byte's), and the lines before its end for a resume there.
+      const line = count.before(end - 1) + 1;
+      yield { index: index++, line, cells: record, end, lines: count.before(end) };
     }
   } catch (error) {
     if (error instanceof ImportInputError || isAbortError(error)) throw error;
@@ -359,6 +404,7 @@ export async function* readCsv(path: string, options: ReadOptions = {}): AsyncGe
     if (row.index < skip) continue;
     const feature = toFeature(header, row, geometry);
     feature.end = row.end;
+    feature.lines = row.lines;
     yield feature;
   }
 }

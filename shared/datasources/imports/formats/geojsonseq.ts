@@ -13,12 +13,16 @@ import type { DiscoverOptions, ReadOptions } from './types.ts';
 const LF = 0x0a;
 const RS = 0x1e;
 
-/** One non-blank record: its 0-based feature index, 1-based line, bytes, and the file offset where they end. */
+/**
+ * One non-blank record: its 0-based feature index, 1-based line, bytes, the file offset where they
+ * end, and the line breaks before that offset (where a resume at `end` numbers on from).
+ */
 interface SeqRecord {
   index: number;
   line: number;
   bytes: Buffer;
   end: number;
+  lines: number;
 }
 
 const isBlank = (bytes: Buffer): boolean => {
@@ -40,15 +44,16 @@ async function* records(path: string, options: ReadOptions): AsyncGenerator<SeqR
   if ((options.skip ?? 0) > 0 && options.offset !== undefined && options.offset > 0) {
     position = options.offset;
     index = options.skip ?? 0;
-    line = 1 + (await linesBefore(path, position, options.signal));
+    line = 1 + (options.lines ?? (await linesBefore(path, position, options.signal)));
   }
 
-  const take = (bytes: Buffer, end: number): SeqRecord | undefined => {
+  /** `atLf`: the record ends at an LF (its separator), which `end` points at and doesn't count. */
+  const take = (bytes: Buffer, end: number, atLf: boolean): SeqRecord | undefined => {
     const startLine = line;
     line += linesInPending;
     linesInPending = 0;
     if (isBlank(bytes)) return undefined;
-    return { index: index++, line: startLine, bytes, end };
+    return { index: index++, line: startLine, bytes, end, lines: line - 1 - (atLf ? 1 : 0) };
   };
 
   for await (const chunk of readChunks(path, { ...options, start: position })) {
@@ -83,13 +88,13 @@ async function* records(path: string, options: ReadOptions): AsyncGenerator<SeqR
       pending = [];
       pendingBytes = 0;
       if (separator === LF) linesInPending++;
-      const record = take(bytes, chunkStart + at);
+      const record = take(bytes, chunkStart + at, separator === LF);
       if (record) yield record;
       from = at + 1;
     }
   }
   if (pendingBytes > 0) {
-    const record = take(Buffer.concat(pending), position);
+    const record = take(Buffer.concat(pending), position, false);
     if (record) yield record;
   }
 }
@@ -165,6 +170,7 @@ export async function* readGeoJsonSeq(
     if (record.index < skip) continue;
     const feature = parseRecord(record);
     feature.end = record.end;
+    feature.lines = record.lines;
     yield feature;
   }
 }

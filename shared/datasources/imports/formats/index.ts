@@ -55,6 +55,7 @@ export async function* readFeatures(
     layer,
     ...(options.skip !== undefined ? { skip: options.skip } : {}),
     ...(options.offset !== undefined ? { offset: options.offset } : {}),
+    ...(options.lines !== undefined ? { lines: options.lines } : {}),
     ...(options.csv ? { csv: options.csv } : {}),
     ...(options.encoding !== undefined ? { encoding: options.encoding } : {}),
     ...(options.limits ? { limits: options.limits } : {}),

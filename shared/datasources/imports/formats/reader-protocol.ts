@@ -17,6 +17,7 @@ export type ReaderJob =
       layer: string;
       skip?: number;
       offset?: number;
+      lines?: number;
       csv?: CsvGeometry;
       encoding?: string;
       limits?: Partial<ImportLimits>;

@@ -165,6 +165,7 @@ async function run(id: number, job: ReaderJob, scratch: string): Promise<void> {
           onBytes,
           ...(job.skip !== undefined ? { skip: job.skip } : {}),
           ...(job.offset !== undefined ? { offset: job.offset } : {}),
+          ...(job.lines !== undefined ? { lines: job.lines } : {}),
           ...(job.csv ? { csv: job.csv } : {}),
           ...(job.encoding !== undefined ? { encoding: job.encoding } : {}),
           ...(job.limits ? { limits: job.limits } : {}),

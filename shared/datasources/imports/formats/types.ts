@@ -15,6 +15,11 @@ export interface ReadOptions {
    * 0143). Readers that resume by position start there; the others skip `skip` features.
    */
   offset?: number;
+  /**
+   * With `offset`: the lines before it (the `lines` of the feature before). Line-based readers
+   * number on from there; without it they count the line breaks before `offset`.
+   */
+  lines?: number;
   /** Called as the reader advances with the total bytes of the source consumed so far (monotonic, per chunk). */
   onBytes?: (bytes: number) => void;
   signal?: AbortSignal;
