@@ -686,6 +686,9 @@ function startGate(open: Promise<void>, onWaiting: () => void): Extension {
   };
 }
 
+/** The embedded PostgreSQL's shared buffers (see main). */
+const SHARED_BUFFERS = '32MB';
+
 /** Resolves when the parent posts `go` to a standby. */
 function goSignal(): Promise<void> {
   return new Promise((resolve) => {
@@ -706,7 +709,14 @@ async function main(config: WorkerConfig): Promise<void> {
   }
   const extensions: Record<string, Extension> = { postgis };
   if (config.standby) extensions.gate = startGate(goSignal(), () => post({ type: 'standby' }));
-  const db = await PGlite.create({ dataDir: config.pgDataDir, extensions });
+  const db = await PGlite.create({
+    dataDir: config.pgDataDir,
+    extensions,
+    // PostgreSQL's default 128 MB of shared buffers is zeroed at every start, a restart's included
+    // (ADR 0142): 32 MB starts ~0.6 s sooner. The data dir's files stay in the OS page cache, so a
+    // buffer miss costs a copy, not a disk read.
+    startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${SHARED_BUFFERS}`],
+  });
   if (config.initialise) {
     post({
       type: 'progress',
