@@ -159,6 +159,9 @@ async function main(): Promise<void> {
       write_chunk_seconds: (ms.writeChunk ?? 0) / 1000,
       chunks: calls.writeChunk ?? 0,
       finalize_seconds: (ms.finalizeLayer ?? 0) / 1000,
+      // Every session method's milliseconds and calls, summed over the runs.
+      session_ms: Object.fromEntries(Object.entries(ms).map(([k, v]) => [k, Math.round(v)])),
+      session_calls: calls,
       rows_loaded_seconds: (lastChunkAt - t1) / 1000,
       discovered_features: total,
       steps,

@@ -7,7 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EmbeddedPostgis, startEmbeddedPostgis } from '../../infra/local/postgis.ts';
 import { IMPORT_ROLE_NAMES, type ImportRoleNames, importRolesSql } from '../../infra/local/postgis-seed.ts';
 import { ImportDatabase, type ImportDatabaseConfig } from '../../shared/datasources/imports/database.ts';
-import { type FeatureSource, loadImport } from '../../shared/datasources/imports/pipeline.ts';
+import {
+  type FeatureSource,
+  FIRST_CHUNK_FEATURES,
+  loadImport,
+} from '../../shared/datasources/imports/pipeline.ts';
 import {
   type Discovery,
   type FieldType,
@@ -519,6 +523,31 @@ function importSuite(target: () => ImportTarget): void {
               count(*) FILTER (WHERE name = 'p' || fid)::int AS aligned FROM ${staging}.stops_clean`,
     );
     expect(rows[0]).toEqual({ n: 1000, fids: 1000, aligned: 1000 });
+  });
+
+  it('starts each run with a short chunk (nothing is written while it is read), then full ones', async () => {
+    // Prepare: chunks of 2,000 features; a run's first holds FIRST_CHUNK_FEATURES
+    const importId = randomUUID();
+    const a = points(3000, 'short_first');
+    const plan = { layers: [layerPlan(a)] };
+    const source = memorySource([a], { ends: true });
+    const run = (budgetMs: number) =>
+      loadImport({ db, importId, plan, discovery: discoveryOf([a]), source, budgetMs, chunkFeatures: 2000 });
+
+    // Act: a run out of time at once writes its first chunk only; the next one has all the time
+    const first = await run(0);
+    const second = await run(60_000);
+
+    // Assess
+    expect(FIRST_CHUNK_FEATURES).toBeLessThan(2000);
+    expect(first).toMatchObject({ done: false, processed_features: FIRST_CHUNK_FEATURES });
+    expect(second).toMatchObject({ done: true, processed_features: 3000 });
+    expect(source.yielded).toEqual([FIRST_CHUNK_FEATURES, 3000 - FIRST_CHUNK_FEATURES]);
+    const { staging } = db.schemas(importId);
+    const { rows } = await admin().query(
+      `SELECT count(*)::int AS n, count(DISTINCT fid)::int AS fids FROM ${staging}.short_first`,
+    );
+    expect(rows[0]).toEqual({ n: 3000, fids: 3000 });
   });
 
   it('keeps the last committed chunk when the reader fails mid-chunk, and the rerun completes exactly', async () => {

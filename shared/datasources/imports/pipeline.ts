@@ -56,6 +56,11 @@ export interface LoadProgress {
 export const CHUNK_FEATURES = 5_000;
 /** …or at about this many bytes of row text, whichever comes first. */
 export const CHUNK_BYTES = 8 * 1024 * 1024;
+/**
+ * A run's first chunk holds at most this many features: nothing is being written while it is read,
+ * so a short one gets the write of the run going sooner (the next, full chunk is read beside it).
+ */
+export const FIRST_CHUNK_FEATURES = 500;
 
 /**
  * Loads the plan's enabled layers (in plan order) into staging, resuming each from its checkpoint:
@@ -233,7 +238,9 @@ async function loadLayer(
       const readStarted = Date.now();
       const chunk = newChunk(table, nextFid);
       let textBytes = 0;
-      while (chunk.count < chunkFeatures && textBytes < CHUNK_BYTES) {
+      const limit =
+        nextFid === from.features + 1 ? Math.min(chunkFeatures, FIRST_CHUNK_FEATURES) : chunkFeatures;
+      while (chunk.count < limit && textBytes < CHUNK_BYTES) {
         const next = await iterator.next();
         if (next.done) {
           exhausted = true;
