@@ -39,9 +39,16 @@ function sqlParser(): Promise<Parser> {
   return parser;
 }
 
-// Started at import (issue #27): the module compiles during a Lambda's init phase, beside the
-// handler's first reads, instead of inside its first parse. A failure here surfaces at that parse.
-sqlParser().catch(() => {});
+/**
+ * Starts loading the parser now (issue #27, ADR 0100): called at init by the handlers whose
+ * requests parse SQL, so its WebAssembly (1.7 MB) compiles during a Lambda's init phase, beside the
+ * handler's first reads, instead of inside its first parse. The other bundles that contain the
+ * guard (it is in the PostGIS gateway's import graph) never pay for it. A failure here surfaces at
+ * that parse.
+ */
+export function warmSqlParser(): void {
+  sqlParser().catch(() => {});
+}
 
 /**
  * What the parse tree can't decide alone (ADR 0035): names that attribute notation may turn into a

@@ -4,3 +4,5 @@
  */
 export { postgisGateway } from '../datasources/gateway.ts';
 export { secretBox } from '../datasources/secret-box.ts';
+/** For the handlers whose requests parse SQL: load the SQL parser during init (ADR 0100). */
+export { warmSqlParser } from '../datasources/sql-guard.ts';
