@@ -3,12 +3,12 @@ import { getLayer, createLayer as operation } from '../../shared/api/operations/
 import { createLayer, presentLayer } from '../../shared/domain/layers.ts';
 import { requirePostgis, requireService } from '../../shared/domain/services.ts';
 import { created } from '../../shared/http/responses.ts';
-import { postgisGateway, secretBox, warmSqlParser } from '../../shared/wiring/datasources.ts';
+import { postgisGateway, preloadPostgis, secretBox } from '../../shared/wiring/datasources.ts';
 import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { layerRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
 
-// Its requests parse SQL: the parser loads during init.
-warmSqlParser();
+// Its requests reach PostGIS and parse SQL: the driver and the parser load during init.
+preloadPostgis({ sql: true });
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params, body }) => {
   // Layers publish PostGIS tables; a raster mosaic is 422 even for an offline draft.

@@ -4,10 +4,10 @@ import * as plane from '../../shared/domain/data-plane.ts';
 import { type DataOperationFn, makeDataHandler } from '../../shared/http/make-data-handler.ts';
 import { accessPorts } from '../../shared/wiring/access.ts';
 import { dataPlanePorts } from '../../shared/wiring/data-plane.ts';
-import { warmSqlParser } from '../../shared/wiring/datasources.ts';
+import { preloadPostgis } from '../../shared/wiring/datasources.ts';
 
-// A SQL layer's items and tiles parse its SQL: the parser loads during init.
-warmSqlParser();
+// Items and tiles come from PostGIS, and a SQL layer's parse its SQL: both load during init.
+preloadPostgis({ sql: true });
 
 const ports = dataPlanePorts;
 

@@ -3,10 +3,13 @@ import { getService, createService as operation } from '../../shared/api/operati
 import { requireReadableRoot } from '../../shared/domain/mosaics.ts';
 import { createService, presentService } from '../../shared/domain/services.ts';
 import { created } from '../../shared/http/responses.ts';
-import { postgisGateway, secretBox } from '../../shared/wiring/datasources.ts';
+import { postgisGateway, preloadPostgis, secretBox } from '../../shared/wiring/datasources.ts';
 import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { rasterRoots } from '../../shared/wiring/mosaic-roots.ts';
 import { serviceRepository } from '../../shared/wiring/repositories.ts';
+
+// Its requests reach PostGIS: the driver loads during init.
+preloadPostgis();
 
 export const handler = makeChangeHandler(operation, async ({ workspace, body }) => {
   if (body.type === 'raster_mosaic') await requireReadableRoot(rasterRoots, body.connection.root_uri);

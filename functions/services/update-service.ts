@@ -2,10 +2,13 @@ import { updateService as operation } from '../../shared/api/operations/services
 import { requireReadableRoot } from '../../shared/domain/mosaics.ts';
 import { presentService, requireService, updateService } from '../../shared/domain/services.ts';
 import { ok } from '../../shared/http/responses.ts';
-import { postgisGateway, secretBox } from '../../shared/wiring/datasources.ts';
+import { postgisGateway, preloadPostgis, secretBox } from '../../shared/wiring/datasources.ts';
 import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { rasterRoots } from '../../shared/wiring/mosaic-roots.ts';
 import { serviceRepository } from '../../shared/wiring/repositories.ts';
+
+// Its requests reach PostGIS: the driver loads during init.
+preloadPostgis();
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params, body, ifMatch }) => {
   const repo = serviceRepository();
