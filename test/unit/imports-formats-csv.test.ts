@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { discover, readFeatures, sniffFormat } from '../../shared/datasources/imports/formats/index.ts';
-import { collect, expectInputError, tempDir } from '../fixtures/imports/support.ts';
+import { collect, expectInputError, expectLinesAtEnds, tempDir } from '../fixtures/imports/support.ts';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -186,11 +186,7 @@ describe('CSV', () => {
     );
     // Each row says how many lines come before its end (the record delimiter included), and a
     // resume given them numbers on from there without counting: 100 more, line 127.
-    const lfsBefore = (end: number) =>
-      Buffer.from(text(rows))
-        .subarray(0, end)
-        .filter((b) => b === 0x0a).length;
-    expect(all.map((f) => f.lines)).toEqual(all.map((f) => lfsBefore(f.end as number)));
+    expectLinesAtEnds(all, text(rows));
     const lines = all[9]?.lines as number;
     expect(
       await collect(

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { discover, readFeatures, sniffFormat } from '../../shared/datasources/imports/formats/index.ts';
-import { collect, expectInputError, point, tempDir } from '../fixtures/imports/support.ts';
+import { collect, expectInputError, expectLinesAtEnds, point, tempDir } from '../fixtures/imports/support.ts';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
@@ -64,11 +64,7 @@ describe('newline-delimited GeoJSON and GeoJSON Text Sequences', () => {
       /line 25 \(feature 24\)/,
     );
     // Each feature says how many lines come before its end: a resume given them counts nothing.
-    const lfsBefore = (end: number) =>
-      Buffer.from(text)
-        .subarray(0, end)
-        .filter((b) => b === 0x0a).length;
-    expect(all.map((f) => f.lines)).toEqual(all.map((f) => lfsBefore(f.end as number)));
+    expectLinesAtEnds(all, text);
     const lines = all[9]?.lines as number;
     expect(
       await collect(
@@ -95,12 +91,8 @@ describe('newline-delimited GeoJSON and GeoJSON Text Sequences', () => {
     const text = features.map((f) => `\x1e${JSON.stringify(f, null, 2)}\n`).join('');
     const path = tmp.file('seq-lines.geojsons', text);
     const all = await collect(readFeatures(path, 'seq-lines.geojsons', 'seq-lines'));
-    const lfsBefore = (end: number) =>
-      Buffer.from(text)
-        .subarray(0, end)
-        .filter((b) => b === 0x0a).length;
     expect(all.length).toBeGreaterThan(1);
-    expect(all.map((f) => f.lines)).toEqual(all.map((f) => lfsBefore(f.end as number)));
+    expectLinesAtEnds(all, text);
     expect(all[0]?.lines).toBeGreaterThan(1);
     const from = all[0] as { end: number; lines: number };
     expect(
