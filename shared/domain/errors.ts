@@ -1,16 +1,20 @@
+import type { ErrorReason } from './error-reasons.ts';
+
+export type { ErrorReason } from './error-reasons.ts';
+
 /**
  * Domain errors: what went wrong in business terms. They carry no HTTP; `shared/http/errors.ts`
  * maps each class to a status in one table.
  */
 export abstract class DomainError extends Error {
-  /** Stable snake_case machine code, returned as `reason`. */
-  readonly reason: string;
+  /** Stable snake_case machine code, returned as `reason` (one of ERROR_REASONS). */
+  readonly reason: ErrorReason;
   /** Extra fields merged into the error body (e.g. a deletion plan). */
   readonly extra?: Record<string, unknown>;
 
   /** `options.cause`: what went wrong underneath (logged, never answered; ADR 0090). */
   constructor(
-    reason: string,
+    reason: ErrorReason,
     detail: string,
     extra?: Record<string, unknown>,
     options?: { cause?: unknown },

@@ -1,4 +1,4 @@
-import { InvalidInputError } from './errors.ts';
+import { type ErrorReason, InvalidInputError } from './errors.ts';
 import { lastWriterWins } from './last-writer-wins.ts';
 import {
   isBuiltInTileMatrixSet,
@@ -219,7 +219,7 @@ function duplicates(values: readonly string[]): string[] {
   return values.filter((v, i) => values.indexOf(v) !== i);
 }
 
-function invalid(reason: string, detail: string): never {
+function invalid(reason: ErrorReason, detail: string): never {
   throw new InvalidInputError(reason, detail);
 }
 

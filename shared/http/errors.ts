@@ -4,6 +4,7 @@ import {
   CredentialRequiredError,
   DependencyConflictError,
   DomainError,
+  type ErrorReason,
   InvalidInputError,
   NotFoundError,
   RuleViolationError,
@@ -26,7 +27,7 @@ export abstract class HttpEdgeError extends DomainError {}
 /** Malformed JSON or a schema violation. */
 export class BadRequestError extends HttpEdgeError {
   readonly issues?: Issue[];
-  constructor(reason: string, detail: string, issues?: Issue[]) {
+  constructor(reason: ErrorReason, detail: string, issues?: Issue[]) {
     super(reason, detail);
     this.issues = issues;
   }
@@ -114,7 +115,7 @@ export interface ErrorBody {
   code: number;
   message: string;
   detail: string;
-  reason: string;
+  reason: ErrorReason;
   request_id: string;
   issues?: Issue[];
   [extra: string]: unknown;

@@ -114,7 +114,9 @@ describe('the one error table', () => {
   it('adds the headers each status needs', () => {
     expect(toErrorResponse(new HttpsRequiredError(), 'r').headers).toEqual({ Upgrade: 'TLS/1.2, HTTP/1.1' });
     expect(toErrorResponse(new RateLimitedError(7), 'r').headers).toEqual({ 'Retry-After': '7' });
-    expect(toErrorResponse(new UnavailableError('down', 'x'), 'r').headers).toEqual({ 'Retry-After': '1' });
+    expect(toErrorResponse(new UnavailableError('store_unavailable', 'x'), 'r').headers).toEqual({
+      'Retry-After': '1',
+    });
     expect(toErrorResponse(new UnsupportedMediaTypeError('x', 'application/json'), 'r').headers).toEqual({
       Accept: 'application/json',
     });

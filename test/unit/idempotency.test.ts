@@ -224,11 +224,11 @@ describe('Idempotency-Key on POST', () => {
   it('frees the key when the first request fails, so that a retry runs again (errors are not stored)', async () => {
     let fail = true;
     const handler = creating(operation('createThing'), async () => {
-      if (fail) throw new StateConflictError('busy', 'try later');
+      if (fail) throw new StateConflictError('datasource_busy', 'try later');
       return created({ name: 'ok', version: 1 }, '/api/v1/things/1');
     });
     const failed = await handler(event({ name: 'a' }, { 'Idempotency-Key': 'k' }), context);
-    expectErrorBody(failed, 409, 'busy');
+    expectErrorBody(failed, 409, 'datasource_busy');
     expect(store.items.size).toBe(0);
     fail = false;
     const retry = await handler(event({ name: 'a' }, { 'Idempotency-Key': 'k' }), context);

@@ -94,7 +94,7 @@ describe('lastWriterWins', () => {
 
   it.each([
     ['a 412', new VersionMismatchError('version_mismatch', 'stale')],
-    ['a 404', new NotFoundError('gone', 'gone')],
+    ['a 404', new NotFoundError('layer_not_found', 'gone')],
     ['a 503', new UnavailableError('store_unavailable', 'down')],
     ['another 409', new StateConflictError('built_in_tile_matrix_set', 'fixed')],
     ['a bug', new TypeError('x is undefined')],
@@ -273,7 +273,7 @@ describe('transact: a transaction conflict is a lost race on update paths', () =
   });
 
   it('a failed condition still wins over a conflict on another item', async () => {
-    const guarded = { ...item, onConditionFailed: () => new NotFoundError('gone', 'gone') };
+    const guarded = { ...item, onConditionFailed: () => new NotFoundError('layer_not_found', 'gone') };
     await expect(
       transact(
         failingClient(cancelled('ConditionalCheckFailed', 'TransactionConflict')),

@@ -133,14 +133,14 @@ describe('makeHandler', () => {
   });
 
   it.each([
-    [new InvalidInputError('r', 'd'), 400],
-    [new NotFoundError('r', 'd'), 404],
-    [new AlreadyExistsError('r', 'd'), 409],
-    [new DependencyConflictError('r', 'd', { plan: [1] }), 409],
-    [new StateConflictError('r', 'd'), 409],
-    [new VersionMismatchError('r', 'd'), 412],
-    [new RuleViolationError('r', 'd'), 422],
-    [new UnavailableError('r', 'd'), 503],
+    [new InvalidInputError('invalid_parameter', 'd'), 400],
+    [new NotFoundError('invalid_parameter', 'd'), 404],
+    [new AlreadyExistsError('invalid_parameter', 'd'), 409],
+    [new DependencyConflictError('invalid_parameter', 'd', { plan: [1] }), 409],
+    [new StateConflictError('invalid_parameter', 'd'), 409],
+    [new VersionMismatchError('invalid_parameter', 'd'), 412],
+    [new RuleViolationError('invalid_parameter', 'd'), 422],
+    [new UnavailableError('invalid_parameter', 'd'), 503],
   ])('maps %o to %i with the standard body', async (error, status) => {
     const result = await handlerThrowing(error)(event(), context);
     expect(result.statusCode).toBe(status);
@@ -149,7 +149,7 @@ describe('makeHandler', () => {
     expect(body).toMatchObject({
       code: status,
       detail: 'd',
-      reason: 'r',
+      reason: 'invalid_parameter',
       request_id: fixture.requestContext.requestId,
     });
   });
@@ -167,10 +167,9 @@ describe('makeHandler', () => {
   });
 
   it('merges extra fields of a domain error into the body', async () => {
-    const result = await handlerThrowing(new DependencyConflictError('r', 'd', { plan: [1] }))(
-      event(),
-      context,
-    );
+    const result = await handlerThrowing(
+      new DependencyConflictError('invalid_parameter', 'd', { plan: [1] }),
+    )(event(), context);
     expect(parsed(result).plan).toEqual([1]);
   });
 
