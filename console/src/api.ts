@@ -159,3 +159,11 @@ export async function call<T>(pending: Promise<Result<T>>): Promise<T> {
     base.status === 429 ? retryAfterSeconds(result.response) : undefined,
   );
 }
+
+/**
+ * Every value of a closed set the API's types name, in the order written: a type has no values at
+ * run time, so they are written out once, as the keys of a record the generated type checks both
+ * ways. A value the API adds or drops is then a compile error here, not a console that drifts
+ * (issue #28).
+ */
+export const allOf = <T extends string>(set: Record<T, true>): T[] => Object.keys(set) as T[];

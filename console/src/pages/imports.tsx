@@ -9,7 +9,7 @@
 import './imports.css';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { api, ConsoleApiError, call, type Schemas } from '../api.ts';
+import { allOf, api, ConsoleApiError, call, type Schemas } from '../api.ts';
 import {
   Confirm,
   ErrorNote,
@@ -40,20 +40,20 @@ type ImportStatus = ImportJob['status'];
 type ImportPlan = Schemas['ImportPlan'];
 type LayerPlan = ImportPlan['layers'][number];
 
-const STATUSES: ImportStatus[] = [
-  'awaiting_upload',
-  'queued',
-  'running',
-  'awaiting_plan',
-  'ready_to_publish',
-  'publishing',
-  'published',
-  'cancelling',
-  'cancelled',
-  'failed',
-  'rolling_back',
-  'rolled_back',
-];
+const STATUSES = allOf<ImportStatus>({
+  awaiting_upload: true,
+  queued: true,
+  running: true,
+  awaiting_plan: true,
+  ready_to_publish: true,
+  publishing: true,
+  published: true,
+  cancelling: true,
+  cancelled: true,
+  failed: true,
+  rolling_back: true,
+  rolled_back: true,
+});
 /** A workflow owns the job: its status and counters move on their own. */
 const WORKING: ImportStatus[] = ['queued', 'running', 'publishing', 'cancelling', 'rolling_back'];
 /** Features are staged (or published) and can be previewed. */

@@ -9,7 +9,7 @@ import './settings.css';
 import type { ComponentChildren } from 'preact';
 import { useEffect, useId, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { api, ConsoleApiError, call, type Schemas } from '../api.ts';
+import { allOf, api, ConsoleApiError, call, type Schemas } from '../api.ts';
 import {
   ErrorNote,
   Field,
@@ -48,17 +48,19 @@ const CEILINGS = {
   },
 } as const;
 
-const WMS_EXTENSIONS = [
-  'dynamic-raster',
-  'advanced-labels',
-  'rendering-transformations',
-  'compositing',
-  'z-order',
-  'dynamic-style',
-  'remote-graphics',
-] as const;
+type WmsExtension = NonNullable<WMSSettings['extensions']>[number];
+const WMS_EXTENSIONS = allOf<WmsExtension>({
+  'dynamic-raster': true,
+  'advanced-labels': true,
+  'rendering-transformations': true,
+  compositing: true,
+  'z-order': true,
+  'dynamic-style': true,
+  'remote-graphics': true,
+});
 const MVT = 'application/vnd.mapbox-vector-tile';
-const MAP_TILE_FORMATS = ['image/png', 'image/jpeg', 'image/webp'] as const;
+type MapTileFormat = NonNullable<OGCTilesSettings['settings']['map_tiles']['formats']>[number];
+const MAP_TILE_FORMATS = allOf<MapTileFormat>({ 'image/png': true, 'image/jpeg': true, 'image/webp': true });
 const TILES_VERSIONS = ['1.0.0'] as const;
 
 const number = new Intl.NumberFormat('en');
@@ -728,8 +730,6 @@ function OGCAPISettingsForm({ workspace }: { workspace: string }) {
 }
 
 // ---- OGC API Tiles ----
-
-type MapTileFormat = (typeof MAP_TILE_FORMATS)[number];
 
 interface TilesForm extends CommonForm {
   versions: '1.0.0'[];
