@@ -300,3 +300,35 @@ export const importJob = {
   updated_at: '2026-03-02T09:16:52.000Z',
   started_at: '2026-03-02T09:16:40.000Z',
 };
+
+/** A custom tile matrix set (OGC 2D-TMS 2.0 JSON): the Swiss LV95 grid, one matrix. */
+export const tileMatrixSetDefinition = {
+  id: 'SwissLV95',
+  title: 'Swiss LV95 grid',
+  crs: 'http://www.opengis.net/def/crs/EPSG/0/2056',
+  orderedAxes: ['E', 'N'],
+  tileMatrices: [
+    {
+      id: '0',
+      scaleDenominator: 14285714.2857,
+      cellSize: 4000,
+      cornerOfOrigin: 'topLeft',
+      pointOfOrigin: [2420000, 1350000],
+      tileWidth: 256,
+      tileHeight: 256,
+      matrixWidth: 1,
+      matrixHeight: 1,
+    },
+  ],
+};
+
+/** That set as stored: its definition, revision and digest. */
+export const tileMatrixSet = {
+  id: 'SwissLV95',
+  built_in: false,
+  definition: tileMatrixSetDefinition,
+  revision: 1,
+  digest: '5f1fbce4539268696009e40a68980b92d308a35c10f772fb442e74b03abfabca',
+  created_at: created,
+  updated_at: created,
+};
