@@ -40,3 +40,32 @@ export function escapeIdentifier(name: string): string {
 export function isDatabaseError(error: unknown): error is pg.DatabaseError {
   return driver !== undefined && error instanceof driver.DatabaseError;
 }
+
+const OUTAGE_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'EPIPE',
+]);
+
+/**
+ * True when an error of the driver says the server can't be reached or dropped the connection
+ * (ADR 0034): a socket errno, SQLSTATE class 08 (connection_exception), an admin or crash shutdown,
+ * cannot_connect_now, too_many_connections, any of an AggregateError's errors (a connect tried on
+ * several addresses), or the driver's own words for it, which differ by caller (`messages`).
+ */
+export function isPostgresOutage(error: unknown, messages: RegExp): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (OUTAGE_ERRNOS.has(code)) return true;
+    if (code.startsWith('08') || ['57P01', '57P02', '57P03', '53300'].includes(code)) return true;
+  }
+  const nested = (error as { errors?: unknown }).errors;
+  if (Array.isArray(nested) && nested.some((e) => isPostgresOutage(e, messages))) return true;
+  return messages.test(error.message);
+}

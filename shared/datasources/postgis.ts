@@ -14,7 +14,7 @@ import { DomainError, RuleViolationError, UnavailableError } from '../domain/err
 import { CONNECTION_TARGET_NOT_ALLOWED } from '../domain/services.ts';
 import { inSubsegment } from '../log/tracer.ts';
 import { connectionTargets } from './network-policy.ts';
-import { escapeIdentifier, isDatabaseError, loadPg } from './pg-driver.ts';
+import { escapeIdentifier, isDatabaseError, isPostgresOutage, loadPg } from './pg-driver.ts';
 import { checkSql, type HiddenCalls, hiddenCallsQuery, refuseHiddenCalls } from './sql-guard.ts';
 
 /** How to reach a PostGIS database: a service's connection info plus its decrypted password. */
@@ -235,34 +235,15 @@ function refusesTls(error: unknown): boolean {
   return error instanceof Error && /does not support SSL/i.test(error.message);
 }
 
-const OUTAGE_ERRNOS = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'ENOTFOUND',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EAI_AGAIN',
-  'EPIPE',
-]);
 /** Refusals that mean "we may not read", not "it is down": the login, the database, TLS setup. */
 const REFUSAL_SQLSTATES = new Set(['28P01', '28000', '3D000', '42501']);
 
 /** True when the error says the data source can't be reached (ADR 0034). */
-function isOutage(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string') {
-    if (OUTAGE_ERRNOS.has(code)) return true;
-    // connection_exception, admin/crash shutdown, cannot_connect_now, too_many_connections
-    if (code.startsWith('08') || ['57P01', '57P02', '57P03', '53300'].includes(code)) return true;
-  }
-  const nested = (error as { errors?: unknown }).errors;
-  if (Array.isArray(nested) && nested.some(isOutage)) return true;
-  return /timeout exceeded when trying to connect|connection timeout|Connection terminated/i.test(
-    error.message,
+const isOutage = (error: unknown): boolean =>
+  isPostgresOutage(
+    error,
+    /timeout exceeded when trying to connect|connection timeout|Connection terminated/i,
   );
-}
 
 /**
  * A connect failure as a domain error (ADRs 0034, 0074). Only what a PostgreSQL server itself

@@ -22,7 +22,7 @@ import {
 } from '../../domain/import-sources.ts';
 import type { TargetOutcome, TargetTable } from '../../domain/import-targets.ts';
 import { inSubsegment } from '../../log/tracer.ts';
-import { escapeIdentifier, isDatabaseError, loadPg } from '../pg-driver.ts';
+import { escapeIdentifier, isDatabaseError, isPostgresOutage, loadPg } from '../pg-driver.ts';
 import { applyTargets, expireGenerations, revertTargets } from './generations.ts';
 import { importHex, READER_ROLES_SCHEMA, readerLogin, readerPassword, scramVerifier } from './readers.ts';
 
@@ -139,29 +139,12 @@ const ARRAY_TYPES: Record<FieldType, string> = {
   jsonb: 'jsonb[]',
 };
 
-const OUTAGE_ERRNOS = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'ENOTFOUND',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EAI_AGAIN',
-  'EPIPE',
-]);
-
 /** True when the error says the database can't be reached or dropped the connection. */
-function isOutage(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
-  if (typeof code === 'string') {
-    if (OUTAGE_ERRNOS.has(code)) return true;
-    if (code.startsWith('08') || ['57P01', '57P02', '57P03', '53300'].includes(code)) return true;
-  }
-  return /timeout exceeded when trying to connect|connection timeout|Connection terminated|Query read timeout|not queryable/i.test(
-    error.message,
+const isOutage = (error: unknown): boolean =>
+  isPostgresOutage(
+    error,
+    /timeout exceeded when trying to connect|connection timeout|Connection terminated|Query read timeout|not queryable/i,
   );
-}
 
 /**
  * The database's address, logins and the driver's words stay in the logs (the cause): an import's
