@@ -1,14 +1,10 @@
-import { asSystemChange, deletionSteps } from '../../shared/wiring/workflows.ts';
-import { type TaskInput, taskFailure } from '../../shared/workflows/deletion-tasks.ts';
+import { asWorkflowTask, deletionSteps } from '../../shared/wiring/workflows.ts';
+import type { TaskInput } from '../../shared/workflows/deletion-tasks.ts';
 
 /** "Mark the operation running": pending|running → running (a completed one is left alone). */
 async function run(event: TaskInput): Promise<TaskInput> {
-  try {
-    await deletionSteps().begin(event.operation_id, event.attempt);
-    return { operation_id: event.operation_id, attempt: event.attempt };
-  } catch (error) {
-    throw taskFailure(error);
-  }
+  await deletionSteps().begin(event.operation_id, event.attempt);
+  return { operation_id: event.operation_id, attempt: event.attempt };
 }
 
-export const handler = asSystemChange('deletion', (e) => e.operation_id, run);
+export const handler = asWorkflowTask('deletion', (e) => e.operation_id, run);

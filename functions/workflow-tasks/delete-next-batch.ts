@@ -1,14 +1,10 @@
-import { asSystemChange, deletionSteps } from '../../shared/wiring/workflows.ts';
-import { batchBudgetMs, type TaskInput, taskFailure } from '../../shared/workflows/deletion-tasks.ts';
+import { asWorkflowTask, deletionSteps } from '../../shared/wiring/workflows.ts';
+import { batchBudgetMs, type TaskInput } from '../../shared/workflows/deletion-tasks.ts';
 
 /** "Delete the next batch of dependents": pages of deletions until done or out of time. */
 async function run(event: TaskInput): Promise<TaskInput & { done: boolean }> {
-  try {
-    const { done } = await deletionSteps().runBatch(event.operation_id, event.attempt, batchBudgetMs());
-    return { operation_id: event.operation_id, attempt: event.attempt, done };
-  } catch (error) {
-    throw taskFailure(error);
-  }
+  const { done } = await deletionSteps().runBatch(event.operation_id, event.attempt, batchBudgetMs());
+  return { operation_id: event.operation_id, attempt: event.attempt, done };
 }
 
-export const handler = asSystemChange('deletion', (e) => e.operation_id, run);
+export const handler = asWorkflowTask('deletion', (e) => e.operation_id, run);

@@ -1,18 +1,13 @@
 import { harvestStepBudgetMs } from '../../shared/config/env.ts';
 import { type HarvestWorkflowInput, runHarvestStep } from '../../shared/domain/mosaic-harvest-jobs.ts';
 import { harvestStepDeps } from '../../shared/wiring/mosaic-harvest-jobs.ts';
-import { asSystemChange } from '../../shared/wiring/workflows.ts';
-import { taskFailure } from '../../shared/workflows/deletion-tasks.ts';
+import { asWorkflowTask } from '../../shared/wiring/workflows.ts';
 
 /** "Harvest the next chunks of files": chunks until the job is finished or the budget is spent. */
 async function run(event: HarvestWorkflowInput): Promise<HarvestWorkflowInput & { done: boolean }> {
   const input = { job_id: event.job_id, workspace_id: event.workspace_id, service_id: event.service_id };
-  try {
-    const { done } = await runHarvestStep(await harvestStepDeps(), input, harvestStepBudgetMs());
-    return { ...input, done };
-  } catch (error) {
-    throw taskFailure(error);
-  }
+  const { done } = await runHarvestStep(await harvestStepDeps(), input, harvestStepBudgetMs());
+  return { ...input, done };
 }
 
-export const handler = asSystemChange('harvest', (e) => e.job_id, run);
+export const handler = asWorkflowTask('harvest', (e) => e.job_id, run);

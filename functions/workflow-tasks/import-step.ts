@@ -1,17 +1,18 @@
 import { publicTaskError, runImportStep, type StepResult } from '../../shared/domain/import-steps.ts';
 import { importStepDeps } from '../../shared/wiring/import-engine.ts';
-import { asSystemChange } from '../../shared/wiring/workflows.ts';
+import { asWorkflowTask } from '../../shared/wiring/workflows.ts';
 import { type ImportTaskInput, stepBudgetMs, taskFailure } from '../../shared/workflows/import-tasks.ts';
 
 /** "Take the next step of the import": one piece of work, then whether (and when) to come back. */
 async function run(event: ImportTaskInput): Promise<ImportTaskInput & StepResult> {
   const input = { import_id: event.import_id, workspace_id: event.workspace_id, run: event.run };
-  try {
-    return { ...input, ...(await runImportStep(importStepDeps(), input, stepBudgetMs())) };
-  } catch (error) {
-    // Logged in full by taskFailure; the state machine and the failure recorder get the reason only.
-    throw publicTaskError(taskFailure(error), error);
-  }
+  return { ...input, ...(await runImportStep(importStepDeps(), input, stepBudgetMs())) };
 }
 
-export const handler = asSystemChange('import', (e) => e.import_id, run);
+// Logged in full by taskFailure; the state machine and the failure recorder get the reason only.
+export const handler = asWorkflowTask(
+  'import',
+  (e) => e.import_id,
+  run,
+  (error) => publicTaskError(taskFailure(error), error),
+);

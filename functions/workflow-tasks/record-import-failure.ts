@@ -1,8 +1,8 @@
 import { taskFailureOf } from '../../shared/domain/import-model.ts';
 import { fail } from '../../shared/domain/import-steps.ts';
 import { importStepDeps } from '../../shared/wiring/import-engine.ts';
-import { asSystemChange } from '../../shared/wiring/workflows.ts';
-import { type ImportTaskInput, taskFailure } from '../../shared/workflows/import-tasks.ts';
+import { asWorkflowTask } from '../../shared/wiring/workflows.ts';
+import type { ImportTaskInput } from '../../shared/workflows/import-tasks.ts';
 
 /**
  * "Record why the import failed": the job becomes `failed` (retryable; a load's staging dropped)
@@ -12,12 +12,8 @@ async function run(
   event: ImportTaskInput & { error?: { Error?: string; Cause?: string } },
 ): Promise<ImportTaskInput> {
   const input = { import_id: event.import_id, workspace_id: event.workspace_id, run: event.run };
-  try {
-    await fail(importStepDeps(), input, taskFailureOf(event.error));
-    return input;
-  } catch (error) {
-    throw taskFailure(error);
-  }
+  await fail(importStepDeps(), input, taskFailureOf(event.error));
+  return input;
 }
 
-export const handler = asSystemChange('import', (e) => e.import_id, run);
+export const handler = asWorkflowTask('import', (e) => e.import_id, run);

@@ -1,19 +1,15 @@
 import { failTileCacheJob, type TileCacheWorkflowInput } from '../../shared/domain/tile-cache-jobs.ts';
 import { tileCacheJobRepository } from '../../shared/wiring/tile-cache.ts';
-import { asSystemChange } from '../../shared/wiring/workflows.ts';
-import { failureMessage, taskFailure } from '../../shared/workflows/deletion-tasks.ts';
+import { asWorkflowTask } from '../../shared/wiring/workflows.ts';
+import { failureMessage } from '../../shared/workflows/deletion-tasks.ts';
 
 /** "Record why the tile cache job failed": the job ends `failed` with the reason; its chunks stay done. */
 async function run(
   event: TileCacheWorkflowInput & { error?: { Error?: string; Cause?: string } },
 ): Promise<TileCacheWorkflowInput> {
   const input = { job_id: event.job_id, workspace_id: event.workspace_id };
-  try {
-    await failTileCacheJob(tileCacheJobRepository(), input, failureMessage(event.error));
-    return input;
-  } catch (error) {
-    throw taskFailure(error);
-  }
+  await failTileCacheJob(tileCacheJobRepository(), input, failureMessage(event.error));
+  return input;
 }
 
-export const handler = asSystemChange('tile-cache', (e) => e.job_id, run);
+export const handler = asWorkflowTask('tile-cache', (e) => e.job_id, run);

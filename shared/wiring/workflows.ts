@@ -4,6 +4,7 @@ import { logger } from '../log/logger.ts';
 import { recordWorkflowOutcome } from '../log/metrics.ts';
 import { runInChange } from '../store/change-context.ts';
 import { DeletionSteps } from '../store/deletion-steps.ts';
+import { taskFailure } from '../workflows/deletion-tasks.ts';
 import { workflowStarter as configuredStarter } from '../workflows/starter.ts';
 
 /** The configured workflow starter: Step Functions when deployed, else the local runner. */
@@ -49,4 +50,24 @@ export function asSystemChange<E, R>(
       },
       () => fn(event),
     );
+}
+
+/**
+ * A workflow task's entry point: a system change (above) whose failure reaches the state machine
+ * as `toTaskError` makes it — by default `taskFailure`: an outage becomes a TransientError the
+ * state machine retries with backoff, anything else is logged and fails the task.
+ */
+export function asWorkflowTask<E, R>(
+  name: string,
+  runOf: (event: E) => string,
+  fn: (event: E) => Promise<R>,
+  toTaskError: (error: unknown) => Error = taskFailure,
+): (event: E) => Promise<R> {
+  return asSystemChange(name, runOf, async (event) => {
+    try {
+      return await fn(event);
+    } catch (error) {
+      throw toTaskError(error);
+    }
+  });
 }
