@@ -655,7 +655,7 @@ export class ImportSession {
       features: from.features + rows.count,
       bytes: Math.max(bytes, from.bytes),
       offset: rows.end,
-      lines: rows.end === null ? null : rows.lines,
+      lines: rows.lines,
       misfits,
     };
     const copy = await this.#db.takesCopy(this);

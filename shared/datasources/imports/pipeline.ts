@@ -100,22 +100,18 @@ export async function loadImport(args: {
     let steps = 0;
     let slowestStepMs = 0;
     let slowestReadMs = 0;
+    /** True when `aheadMs` more would pass the budget, or `shouldStop` says stop. */
+    const mustStop = async (aheadMs: number) =>
+      Date.now() - started + aheadMs > args.budgetMs || (await args.shouldStop?.()) === true;
     /** True when the run should end before its next step (the first step always runs). */
-    const outOfTime = async () => {
-      if (steps === 0) return false;
-      if (Date.now() - started + slowestStepMs > args.budgetMs) return true;
-      return (await args.shouldStop?.()) === true;
-    };
+    const outOfTime = async () => steps > 0 && (await mustStop(slowestStepMs));
     /**
      * True when the run should end before reading another chunk, while one is being written (the
      * run's step, so it never ends without one): reading it and writing it must fit the budget too,
      * judged by the slowest read and step so far. A chunk once read is always written, so a run
      * never drops what it read (ADR 0143).
      */
-    const noTimeToRead = async () => {
-      if (Date.now() - started + slowestReadMs + slowestStepMs > args.budgetMs) return true;
-      return (await args.shouldStop?.()) === true;
-    };
+    const noTimeToRead = () => mustStop(slowestReadMs + slowestStepMs);
     const step = async <T>(work: () => Promise<T>): Promise<T> => {
       const begun = Date.now();
       const result = await work();
@@ -211,8 +207,9 @@ async function loadLayer(
   const iterable = args.source.features(plan.source_layer, {
     skip: from.features,
     // Read on from where the last committed feature ended, not from the top (ADR 0143).
-    ...(from.features > 0 && from.offset !== null ? { offset: from.offset } : {}),
-    ...(from.features > 0 && from.offset !== null && from.lines !== null ? { lines: from.lines } : {}),
+    ...(from.features > 0 && from.offset !== null
+      ? { offset: from.offset, ...(from.lines !== null ? { lines: from.lines } : {}) }
+      : {}),
     onBytes: (position) => {
       if (position > bytes) bytes = position;
       // A size of 0 is one discovery didn't measure (only tests build such discoveries).
