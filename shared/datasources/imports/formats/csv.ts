@@ -12,7 +12,7 @@ import { asInputError, invalidUtf8, isAbortError, isInvalidUtf8 } from './errors
 import { limitsOf } from './limits.ts';
 import { geometryInfo, LayerScan } from './scan.ts';
 import { detectDelimiter } from './sniff.ts';
-import { layerNameOf, linesBefore, readChunks } from './source.ts';
+import { LineCount, layerNameOf, linesBefore, readChunks } from './source.ts';
 import type { DiscoverOptions, ReadOptions } from './types.ts';
 import { wktInfo } from './wkt.ts';
 
@@ -96,46 +96,6 @@ export const detectCsvGeometry = (
   const byValue = first ? header.find((_h, i) => WKT_VALUE.test(first[i] ?? '')) : undefined;
   return byValue ? { wkt: byValue } : undefined;
 };
-
-/**
- * The line breaks (LF) before a position of the file, counted on from the last position asked
- * (positions only grow) over the chunks read and not yet passed. csv-parse's own line numbers
- * count a CR LF inside a quoted cell as two lines; these are the file's lines, as an editor shows
- * them, and the same whether a read starts at the top or resumes (ADR 0143).
- */
-class LineCount {
-  readonly #chunks: { start: number; bytes: Buffer }[] = [];
-  #position: number;
-  #lines: number;
-
-  constructor(position: number, lines: number) {
-    this.#position = position;
-    this.#lines = lines;
-  }
-
-  /** A chunk read, starting at file position `start` (chunks come in file order). */
-  add(start: number, bytes: Buffer): void {
-    this.#chunks.push({ start, bytes });
-  }
-
-  /** The LFs before `position` (at least the last position asked). */
-  before(position: number): number {
-    for (let chunk = this.#chunks[0]; chunk && this.#position < position; chunk = this.#chunks[0]) {
-      const chunkEnd = chunk.start + chunk.bytes.length;
-      const upto = Math.min(position, chunkEnd) - chunk.start;
-      const { bytes } = chunk;
-      for (
-        let i = bytes.indexOf(LF, this.#position - chunk.start);
-        i !== -1 && i < upto;
-        i = bytes.indexOf(LF, i + 1)
-      )
-        this.#lines++;
-      this.#position = chunk.start + upto;
-      if (this.#position >= chunkEnd) this.#chunks.shift();
-    }
-    return this.#lines;
-  }
-}
 
 /** The decoded text of the file from `start`, each chunk (also handed to `count`); invalid UTF-8 names its line. */
 async function* textChunks(

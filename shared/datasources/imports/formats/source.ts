@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { basename } from 'node:path';
 import { READ_CHUNK_BYTES } from './limits.ts';
 
+const LF = 0x0a;
+
 let scratch: string | undefined;
 
 /**
@@ -37,19 +39,58 @@ export async function* readChunks(
 }
 
 /**
- * The lines before file offset `offset` (LFs counted with Buffer.indexOf, nothing parsed): the
- * line numbers of a read that resumes there by position (ADR 0143).
+ * The line breaks (LF) before a position of the file, counted on from the last position asked
+ * (positions only grow) over the chunks read and not yet passed: the file's lines, as an editor
+ * shows them (CSV's rows are numbered by it: csv-parse's own count takes a CR LF inside a quoted
+ * cell for two lines), the same whether a read starts at the top or resumes (ADR 0143).
+ */
+export class LineCount {
+  readonly #chunks: { start: number; bytes: Buffer }[] = [];
+  #position: number;
+  #lines: number;
+
+  constructor(position: number, lines: number) {
+    this.#position = position;
+    this.#lines = lines;
+  }
+
+  /** A chunk read, starting at file position `start` (chunks come in file order). */
+  add(start: number, bytes: Buffer): void {
+    this.#chunks.push({ start, bytes });
+  }
+
+  /** The LFs before `position` (at least the last position asked). */
+  before(position: number): number {
+    for (let chunk = this.#chunks[0]; chunk && this.#position < position; chunk = this.#chunks[0]) {
+      const chunkEnd = chunk.start + chunk.bytes.length;
+      const upto = Math.min(position, chunkEnd) - chunk.start;
+      const { bytes } = chunk;
+      for (
+        let i = bytes.indexOf(LF, this.#position - chunk.start);
+        i !== -1 && i < upto;
+        i = bytes.indexOf(LF, i + 1)
+      )
+        this.#lines++;
+      this.#position = chunk.start + upto;
+      if (this.#position >= chunkEnd) this.#chunks.shift();
+    }
+    return this.#lines;
+  }
+}
+
+/**
+ * The lines before file offset `offset` (LFs counted, nothing parsed): the line numbers of a read
+ * that resumes there by position when its checkpoint has no line count (ADR 0143).
  */
 export async function linesBefore(path: string, offset: number, signal?: AbortSignal): Promise<number> {
-  let lines = 0;
+  const count = new LineCount(0, 0);
   let position = 0;
   for await (const chunk of readChunks(path, signal ? { signal } : {})) {
-    const upto = Math.min(chunk.length, offset - position);
-    for (let i = chunk.indexOf(0x0a); i !== -1 && i < upto; i = chunk.indexOf(0x0a, i + 1)) lines++;
+    count.add(position, chunk);
     position += chunk.length;
     if (position >= offset) break;
   }
-  return lines;
+  return count.before(offset);
 }
 
 /** The layer name of a single-layer file: the upload's base name without its extension. */
