@@ -49,6 +49,18 @@ export function esbuildOptions(): BuildOptions {
   return { ...rest, banner: { js: banner }, mainFields: [...mainFields], external: [...external] };
 }
 
+/** What every bench build shares: the Lambdas' options, written to disk as `.mjs` beside the sources' root. */
+function buildOptions(): BuildOptions {
+  return {
+    ...esbuildOptions(),
+    absWorkingDir: root,
+    outExtension: { '.js': '.mjs' },
+    metafile: true,
+    write: true,
+    logLevel: 'silent',
+  };
+}
+
 /**
  * One script bundled as the Lambdas are (the shared options, its sidecars and worker threads built
  * beside it and staged as CDK stages them) into `outDir`; the bundle's path. For a bench child that
@@ -59,11 +71,7 @@ export async function bundleScript(entry: string, outDir: string): Promise<strin
   mkdirSync(outDir, { recursive: true });
   const name = entry.replace(/^.*\//, '').replace(/\.ts$/, '');
   await build({
-    ...esbuildOptions(),
-    absWorkingDir: root,
-    outExtension: { '.js': '.mjs' },
-    write: true,
-    logLevel: 'silent',
+    ...buildOptions(),
     entryPoints: { [name]: join(root, entry), ...sidecarEntryPoints(root) },
     outdir: outDir,
   });
@@ -114,14 +122,7 @@ function recordSidecars(metafile: Metafile | undefined): void {
 export async function buildBundles(targets: readonly BundleTarget[], outDir: string): Promise<Bundle[]> {
   rmSync(outDir, { recursive: true, force: true });
   mkdirSync(outDir, { recursive: true });
-  const common: BuildOptions = {
-    ...esbuildOptions(),
-    absWorkingDir: root,
-    outExtension: { '.js': '.mjs' },
-    metafile: true,
-    write: true,
-    logLevel: 'silent',
-  };
+  const common = buildOptions();
   builtSidecars.clear();
   try {
     const result = await build({
