@@ -31,6 +31,7 @@ const host = await startLocalHost({
   stageRateLimitBurst: int(env.GEOPLANE_STAGE_RATE_LIMIT_BURST, 2000),
   maxBodyBytes: env.MAX_BODY_BYTES ? int(env.MAX_BODY_BYTES, 1048576) : undefined,
   skipBootstrap: env.GEOPLANE_SKIP_BOOTSTRAP === '1',
+  resumeWork: env.GEOPLANE_RESUME_WORK !== 'off',
   postgisPort: env.GEOPLANE_POSTGIS === 'off' ? undefined : int(env.GEOPLANE_POSTGIS_PORT, 5433),
   allowedDatabaseHosts: env.GEOPLANE_ALLOWED_DATABASE_HOSTS,
   mosaicRoot: env.GEOPLANE_MOSAIC_ROOT ? resolve(env.GEOPLANE_MOSAIC_ROOT) : undefined,

@@ -55,6 +55,12 @@ export interface LocalHostOptions {
   maxBodyBytes?: number;
   /** Skip creating the table and bootstrap data (used to simulate a store outage). */
   skipBootstrap?: boolean;
+  /**
+   * Resume the unfinished work found in the table at start, and sweep stuck work (default true).
+   * False for a second host on a table another host serves: that host's executions are its own,
+   * and a second runner would run them again with its own data dir and settings.
+   */
+  resumeWork?: boolean;
   /** Port of the embedded PostGIS (0 = any free port); undefined = don't start it. */
   postgisPort?: number;
   /**
@@ -426,7 +432,8 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
   // Workflows run in this process from the deployed ASL; unfinished deletions resume now (DESIGN §9).
   const workflows = new LocalWorkflowRunner();
   installLocalWorkflowStarter(workflows);
-  if (!options.skipBootstrap) {
+  const resumeWork = !options.skipBootstrap && options.resumeWork !== false;
+  if (resumeWork) {
     const resumed = await workflows.resume();
     if (resumed.deletions > 0)
       logger.info(`resumed ${resumed.deletions} unfinished deletion(s)`, { count: resumed.deletions });
@@ -447,7 +454,7 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
     region: process.env.AWS_REGION ?? 'us-east-1',
   });
   // The scheduled sweep (ADR 0093): expired items (DynamoDB Local has no TTL) and stuck work.
-  const sweeps = startLocalSweeps(workflows, options.skipBootstrap ? 0 : undefined);
+  const sweeps = startLocalSweeps(workflows, resumeWork ? undefined : 0);
   // What the upload bucket's lifecycle rules remove on AWS, removed here too (ADR 0106).
   const uploadExpiry = startUploadExpiry(uploadDir);
 

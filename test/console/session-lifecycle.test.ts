@@ -7,14 +7,13 @@ import {
   signInWithToken,
   watchConsoleErrors,
 } from '../support/browser.ts';
-import { type HostProcess, startHostProcess } from '../support/host-process.ts';
+import { type HostProcess, onSharedTable, startHostProcess } from '../support/host-process.ts';
 
 /** A host of its own (same DynamoDB Local as the suite's) with the given environment. */
 async function hostWith(env: Record<string, string>): Promise<HostProcess> {
   const shared = inject('host');
   return startHostProcess({
-    GEOPLANE_DYNAMODB_ENDPOINT: shared.dynamoEndpoint,
-    GEOPLANE_TABLE_NAME: shared.tableName,
+    ...onSharedTable(shared),
     ...env,
   });
 }

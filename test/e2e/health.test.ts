@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call } from '../support/client.ts';
 import { bearer, expectError, token, withKey } from '../support/fixtures.ts';
-import { type HostProcess, startHostProcess } from '../support/host-process.ts';
+import { type HostProcess, onSharedTable, startHostProcess } from '../support/host-process.ts';
 import { freePort } from '../support/ports.ts';
 
 /** Nothing about the server in an answer: no host, port, version, driver or error text. */
@@ -62,8 +62,7 @@ describe('getReadiness (GET /ready)', () => {
       [noImportDb, noCatalog] = await Promise.all([
         // The shared catalog, an import database nobody listens for.
         startHostProcess({
-          GEOPLANE_DYNAMODB_ENDPOINT: shared.dynamoEndpoint,
-          GEOPLANE_TABLE_NAME: shared.tableName,
+          ...onSharedTable(shared),
           GEOPLANE_SKIP_BOOTSTRAP: '1',
           IMPORT_DATABASE: JSON.stringify({
             host: '127.0.0.1',

@@ -120,6 +120,23 @@ describe('import chaos', () => {
     first.child.kill('SIGKILL');
     await new Promise((r) => first.child.once('exit', r));
 
+    // A second host on the table with GEOPLANE_RESUME_WORK=off leaves the import alone: it
+    // neither logs a resume nor moves the job (the test hosts sharing the run's table rely on it).
+    const bystander = await startHostProcess({
+      GEOPLANE_DYNAMODB_ENDPOINT: inject('host').dynamoEndpoint,
+      GEOPLANE_TABLE_NAME: TABLE,
+      GEOPLANE_RESUME_WORK: 'off',
+    });
+    hosts.push(bystander);
+    const before = await until(on(bystander), path, () => true);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(bystander.output()).not.toMatch(/resumed \d+ unfinished/);
+    const after = await until(on(bystander), path, () => true);
+    expect(after.status, JSON.stringify(after)).toBe('running');
+    expect(after.version).toBe(before.version);
+    expect(after.processed_features).toBe(before.processed_features);
+    await bystander.stop();
+
     const second = await startHost(dataDir);
     expect(second.output()).toMatch(/resumed 1 unfinished import/);
     api = on(second);

@@ -2,7 +2,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { AuthConsoleConfig, AuthMe } from '../../shared/api/schemas.ts';
 import { type ApiResponse, asSuperAdmin, call } from '../support/client.ts';
 import { createKey, createWorkspace, expectError, token, withKey } from '../support/fixtures.ts';
-import { startHostProcess } from '../support/host-process.ts';
+import { onSharedTable, startHostProcess } from '../support/host-process.ts';
 
 /** Cookie name → value from Set-Cookie headers. */
 function jar(res: ApiResponse): Record<string, string> {
@@ -232,8 +232,7 @@ describe('with token login switched off and a low failure limit', () => {
   it('refuses login with 403 (disabled login)', async () => {
     const host = inject('host');
     const other = await startHostProcess({
-      GEOPLANE_DYNAMODB_ENDPOINT: host.dynamoEndpoint,
-      GEOPLANE_TABLE_NAME: host.tableName,
+      ...onSharedTable(host),
       CONSOLE_TOKEN_LOGIN: 'false',
     });
     try {
@@ -254,8 +253,7 @@ describe('with token login switched off and a low failure limit', () => {
   it('limits failed logins per client address (429 with Retry-After), while other requests still work', async () => {
     const host = inject('host');
     const other = await startHostProcess({
-      GEOPLANE_DYNAMODB_ENDPOINT: host.dynamoEndpoint,
-      GEOPLANE_TABLE_NAME: `${host.tableName}`,
+      ...onSharedTable(host),
       LOGIN_FAILURE_LIMIT: '3',
     });
     try {

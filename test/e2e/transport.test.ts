@@ -5,7 +5,7 @@ import { routes } from '../../shared/api/routes.ts';
 import { ROLES_CLAIM } from '../../shared/auth/authenticate.ts';
 import { type ApiResponse, asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { bearer, createKey, createWorkspace, expectError, token, withKey } from '../support/fixtures.ts';
-import { type HostProcess, startHostProcess } from '../support/host-process.ts';
+import { type HostProcess, onSharedTable, startHostProcess } from '../support/host-process.ts';
 
 const MiB = 1024 * 1024;
 
@@ -254,8 +254,7 @@ describe('a host with a low rate limit and a small body limit', () => {
   beforeAll(async () => {
     const shared = inject('host');
     host = await startHostProcess({
-      GEOPLANE_DYNAMODB_ENDPOINT: shared.dynamoEndpoint,
-      GEOPLANE_TABLE_NAME: shared.tableName,
+      ...onSharedTable(shared),
       GEOPLANE_RATE_LIMIT_RPS: '1',
       GEOPLANE_RATE_LIMIT_BURST: '3',
       MAX_BODY_BYTES: '4096',
@@ -332,8 +331,7 @@ describe('a host whose usage plan refills once in 100 s (ADR 0111)', () => {
     const shared = inject('host');
     // No refill within a test: every bucket holds exactly its burst of 3.
     host = await startHostProcess({
-      GEOPLANE_DYNAMODB_ENDPOINT: shared.dynamoEndpoint,
-      GEOPLANE_TABLE_NAME: shared.tableName,
+      ...onSharedTable(shared),
       GEOPLANE_RATE_LIMIT_RPS: '0.01',
       GEOPLANE_RATE_LIMIT_BURST: '3',
     });

@@ -3,7 +3,7 @@ import { localIssuer } from '../../infra/local/files.ts';
 import { GLOBAL_ROLE_CLAIM } from '../../shared/auth/authenticate.ts';
 import { asSuperAdmin, call } from './client.ts';
 import { expectError } from './fixtures.ts';
-import { type HostProcess, startHostProcess } from './host-process.ts';
+import { type HostProcess, onSharedTable, startHostProcess } from './host-process.ts';
 import { freePort } from './ports.ts';
 
 /** One request of an operation, as the common-status suite sends it. */
@@ -46,8 +46,7 @@ export function describeCommonStatuses(title: string, probes: Probe[]) {
       const shared = inject('host');
       [throttled, outage] = await Promise.all([
         startHostProcess({
-          GEOPLANE_DYNAMODB_ENDPOINT: shared.dynamoEndpoint,
-          GEOPLANE_TABLE_NAME: shared.tableName,
+          ...onSharedTable(shared),
           GEOPLANE_SKIP_BOOTSTRAP: '1',
           GEOPLANE_RATE_LIMIT_RPS: '1',
           GEOPLANE_RATE_LIMIT_BURST: '1',

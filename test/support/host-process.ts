@@ -14,6 +14,19 @@ const root = resolve(import.meta.dirname, '../..');
  */
 export const FAULT_HOST = '127.0.0.2';
 
+/**
+ * The environment of a second host on the run's shared table (its DynamoDB Local and table): it
+ * neither resumes nor sweeps the shared host's work. Resumed there, an import would run a second
+ * time with this host's data dir — another certificate, another upload folder — and fail.
+ */
+export function onSharedTable(shared: { dynamoEndpoint: string; tableName: string }): Record<string, string> {
+  return {
+    GEOPLANE_DYNAMODB_ENDPOINT: shared.dynamoEndpoint,
+    GEOPLANE_TABLE_NAME: shared.tableName,
+    GEOPLANE_RESUME_WORK: 'off',
+  };
+}
+
 /** How much of a host's output a test keeps (the last megabyte or so). */
 const OUTPUT_CAP = 1_000_000;
 
