@@ -4,14 +4,11 @@ import {
   cancelMosaicHarvestJob as operation,
 } from '../../shared/api/operations/mosaics.ts';
 import { cancelHarvestJob, presentHarvestJob } from '../../shared/domain/mosaic-harvest-jobs.ts';
-import { requireService } from '../../shared/domain/services.ts';
 import { accepted } from '../../shared/http/responses.ts';
 import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { harvestJobRepository } from '../../shared/wiring/mosaic-harvest-jobs.ts';
-import { serviceRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeChangeHandler(operation, async ({ workspace, params, ifMatch }) => {
-  const service = await requireService(serviceRepository(), workspace.id, params.service);
+export const handler = makeChangeHandler(operation, async ({ workspace, service, params, ifMatch }) => {
   const job = await cancelHarvestJob(harvestJobRepository(), service, params.job, ifMatch);
   return accepted(
     presentHarvestJob(job),

@@ -4,14 +4,11 @@ import {
   createMosaicHarvestJob as operation,
 } from '../../shared/api/operations/mosaics.ts';
 import { createHarvestJob, presentHarvestJob } from '../../shared/domain/mosaic-harvest-jobs.ts';
-import { requireService } from '../../shared/domain/services.ts';
 import { accepted } from '../../shared/http/responses.ts';
 import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { harvestJobRepository, harvestStarter } from '../../shared/wiring/mosaic-harvest-jobs.ts';
-import { serviceRepository } from '../../shared/wiring/repositories.ts';
 
-export const handler = makeChangeHandler(operation, async ({ workspace, params, body }) => {
-  const service = await requireService(serviceRepository(), workspace.id, params.service);
+export const handler = makeChangeHandler(operation, async ({ workspace, service, body }) => {
   const job = await createHarvestJob(
     { jobs: harvestJobRepository(), starter: harvestStarter() },
     service,

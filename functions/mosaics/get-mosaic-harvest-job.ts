@@ -3,12 +3,7 @@ import { presentHarvestJob, requireHarvestJob } from '../../shared/domain/mosaic
 import { ok } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
 import { harvestJobRepository } from '../../shared/wiring/mosaic-harvest-jobs.ts';
-import { pathService } from '../../shared/wiring/path-service.ts';
 
 export const handler = makeHandler(operation, async (request) =>
-  ok(
-    presentHarvestJob(
-      await requireHarvestJob(harvestJobRepository(), await pathService(request), request.params.job),
-    ),
-  ),
+  ok(presentHarvestJob(await requireHarvestJob(harvestJobRepository(), request.service, request.params.job))),
 );

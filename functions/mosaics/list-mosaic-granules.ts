@@ -2,12 +2,11 @@ import { listMosaicGranules as operation } from '../../shared/api/operations/mos
 import { parseGranuleFilter, presentGranule, requireMosaic } from '../../shared/domain/mosaics.ts';
 import { ok } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
-import { pathService } from '../../shared/wiring/path-service.ts';
 import { mosaicRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async (request) => {
   const { workspace, query } = request;
-  const mosaic = requireMosaic(await pathService(request));
+  const mosaic = requireMosaic(request.service);
   const filter = parseGranuleFilter(query);
   const repo = mosaicRepository();
   // One generation for the whole page: read it first, then only granules alive in it (ADR 0060).

@@ -4,10 +4,9 @@ import { requireMosaic } from '../../shared/domain/mosaics.ts';
 import { ok } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
 import { harvestJobRepository } from '../../shared/wiring/mosaic-harvest-jobs.ts';
-import { pathService } from '../../shared/wiring/path-service.ts';
 
 export const handler = makeHandler(operation, async (request) => {
-  const mosaic = requireMosaic(await pathService(request));
+  const mosaic = requireMosaic(request.service);
   const page = await harvestJobRepository().list(
     mosaic.workspace_id,
     mosaic.id,

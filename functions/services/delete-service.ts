@@ -3,17 +3,15 @@ import { getDeletionOperation } from '../../shared/api/operations/deletions.ts';
 import { deleteService as operation } from '../../shared/api/operations/services.ts';
 import { deleteService, presentDeletion } from '../../shared/domain/deletions.ts';
 import { refuseImportOwnedService } from '../../shared/domain/imports.ts';
-import { requireService } from '../../shared/domain/services.ts';
 import { accepted, noContent } from '../../shared/http/responses.ts';
 import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { importRepository } from '../../shared/wiring/imports.ts';
-import { deletionRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
+import { deletionRepository } from '../../shared/wiring/repositories.ts';
 import { workflowStarter } from '../../shared/wiring/workflows.ts';
 
 export const handler = makeChangeHandler(
   operation,
-  async ({ workspace, params, query, principal, ifMatch }) => {
-    const service = await requireService(serviceRepository(), workspace.id, params.service, true);
+  async ({ workspace, service, query, principal, ifMatch }) => {
     if (service.status === 'active')
       await refuseImportOwnedService(importRepository(), workspace.id, service.id);
     const outcome = await deleteService(

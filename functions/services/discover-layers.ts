@@ -1,14 +1,12 @@
 import { discoverLayers as operation } from '../../shared/api/operations/services.ts';
-import { liveConnection, requireService } from '../../shared/domain/services.ts';
+import { liveConnection } from '../../shared/domain/services.ts';
 import { ok } from '../../shared/http/responses.ts';
 import { postgisGateway, preloadPostgis, secretBox } from '../../shared/wiring/datasources.ts';
 import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { serviceRepository } from '../../shared/wiring/repositories.ts';
 
 // Its requests reach PostGIS: the driver loads during init.
 preloadPostgis();
 
-export const handler = makeChangeHandler(operation, async ({ workspace, params }) => {
-  const service = await requireService(serviceRepository(), workspace.id, params.service);
+export const handler = makeChangeHandler(operation, async ({ service }) => {
   return ok({ layers: await postgisGateway.discoverLayers(await liveConnection(secretBox(), service)) });
 });

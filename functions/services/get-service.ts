@@ -2,8 +2,5 @@ import { getService as operation } from '../../shared/api/operations/services.ts
 import { presentService } from '../../shared/domain/services.ts';
 import { ok } from '../../shared/http/responses.ts';
 import { makeHandler } from '../../shared/wiring/handler.ts';
-import { pathService } from '../../shared/wiring/path-service.ts';
 
-export const handler = makeHandler(operation, async (request) =>
-  ok(presentService(await pathService(request))),
-);
+export const handler = makeHandler(operation, async (request) => ok(presentService(request.service)));

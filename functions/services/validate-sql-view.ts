@@ -1,16 +1,14 @@
 import { validateSQLView as operation } from '../../shared/api/operations/services.ts';
 import { sqlValidationBody } from '../../shared/domain/datasource.ts';
-import { liveConnection, requireService } from '../../shared/domain/services.ts';
+import { liveConnection } from '../../shared/domain/services.ts';
 import { ok } from '../../shared/http/responses.ts';
 import { postgisGateway, preloadPostgis, secretBox } from '../../shared/wiring/datasources.ts';
 import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { serviceRepository } from '../../shared/wiring/repositories.ts';
 
 // Its requests reach PostGIS and parse SQL: the driver and the parser load during init.
 preloadPostgis({ sql: true });
 
-export const handler = makeChangeHandler(operation, async ({ workspace, params, body }) => {
-  const service = await requireService(serviceRepository(), workspace.id, params.service);
+export const handler = makeChangeHandler(operation, async ({ service, body }) => {
   const connection = await liveConnection(secretBox(), service);
   return ok(sqlValidationBody(await postgisGateway.describeSql(connection, body.sql)));
 });

@@ -70,6 +70,8 @@ export interface Operation<
   readsMosaicSources?: true;
   /** `{workspace}` also resolves a workspace hidden by its recursive deletion (deleteWorkspace answers with it). */
   resolvesDeletingWorkspace?: true;
+  /** `{service}` also resolves a service being deleted (deleteService answers with its deletion). */
+  resolvesDeletingService?: true;
   /** Workflows it starts: CDK grants `states:StartExecution` on that state machine only. */
   starts?: readonly ('deletion' | 'import' | 'harvest' | 'tileCache')[];
   /** The import upload store: presign a form POST, look at an upload, delete one (S3 on AWS). */

@@ -1,19 +1,22 @@
 import { type ClaimMappingRepository, resolveRole } from '../domain/claim-mappings.ts';
 import { dictionary } from '../domain/dictionary.ts';
 import type { RoleRepository } from '../domain/roles.ts';
+import type { ServiceRepository } from '../domain/services.ts';
 import type { Workspace, WorkspaceRepository } from '../domain/workspaces.ts';
 import { authorize, type PolicyLoader } from './permissions.ts';
 import type { Principal } from './principal.ts';
 import type { KnownClaimRole } from './request-target.ts';
 
 /**
- * The ports workspace access reads: the workspace lookup, the workspaces' claim mappings and
- * custom roles' policies. `shared/wiring` builds them; auth imports no repository.
+ * The ports workspace access reads: the workspace lookup, the workspaces' claim mappings, custom
+ * roles' policies and the `{service}` lookup of service routes. `shared/wiring` builds them; auth
+ * imports no repository.
  */
 export interface AccessPorts {
   workspaces: WorkspaceRepository;
   claimMappings: Pick<ClaimMappingRepository, 'all'>;
   roles: Pick<RoleRepository, 'listPolicies'>;
+  services: Pick<ServiceRepository, 'findById' | 'findByName'>;
 }
 
 /** Custom roles' policies, read when a caller's role is not built in. */

@@ -75,7 +75,7 @@ export function serviceCandidates(idOrName: string): { id?: string; name: string
  * the same parameter in the same workspace saves the reads (reads only: its password is withheld).
  */
 export async function requireService(
-  repo: ServiceRepository,
+  repo: Pick<ServiceRepository, 'findById' | 'findByName'>,
   workspaceId: string,
   idOrName: string,
   includeDeleting = false,

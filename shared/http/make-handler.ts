@@ -13,7 +13,7 @@ import { config } from '../config/env.ts';
 import type { RefusalLog } from '../domain/audit.ts';
 import { dictionary } from '../domain/dictionary.ts';
 import { NotFoundError, UnavailableError } from '../domain/errors.ts';
-import type { KnownService } from '../domain/services.ts';
+import { type KnownService, requireService, type Service } from '../domain/services.ts';
 import { resolveWorkspace, type Workspace } from '../domain/workspaces.ts';
 import { errorFields, type RequestLog, requestLogger } from '../log/logger.ts';
 import { isThrottled, recordRequest } from '../log/metrics.ts';
@@ -52,10 +52,11 @@ export interface HandlerRequest<Op extends Operation> {
   /** The resolved `{workspace}` of workspace routes (throws on routes without one). */
   workspace: Workspace;
   /**
-   * The `{service}` as the authorizer read it with the credential (ADR 0099), for `requireService`
-   * of reads that never decrypt (its password is withheld); absent when it was not read.
+   * The resolved `{service}` of service routes (throws on routes without one): active, or also
+   * being deleted where the operation says so. Reads take the one the authorizer carried (its
+   * password withheld); changes read it afresh (ADR 0099).
    */
-  knownService?: KnownService;
+  service: Service;
   ifMatch?: string;
   requestId: string;
   /** The client address as API Gateway saw it. */
@@ -93,8 +94,10 @@ interface RequestState {
   measured?: boolean;
   /** The parsed JSON body, on routes that take one. */
   json?: unknown;
-  /** The validated request; its `workspace` is set by `workspaceAccess`. */
+  /** The validated request; its `workspace` is set by `workspaceAccess`, its `service` by `serviceAccess`. */
   input?: HandlerRequest<Operation>;
+  /** The `{service}` as the authorizer read it with the credential (ADR 0099), when it did. */
+  knownService?: KnownService;
   /** This request's claim on its Idempotency-Key (ADR 0088). */
   claim?: IdempotencyClaim;
   /** The stored first answer to replay instead of running the operation again. */
@@ -392,11 +395,7 @@ function workspaceAccess(op: Operation, accessPorts: () => AccessPorts): Middlew
       const decidedFirst = workspaceParam === undefined || op.permission === 'global';
       if (decidedFirst) await authorize(caller, op, undefined, loadPolicies);
       if (workspaceParam === undefined) {
-        Object.defineProperty(input, 'workspace', {
-          get() {
-            throw new Error(`${op.operationId} has no {workspace} parameter`);
-          },
-        });
+        absent(input, 'workspace', op);
         return;
       }
       // What the authorizer read with the credential (ADR 0099); what it did not read is read here.
@@ -428,7 +427,46 @@ function workspaceAccess(op: Operation, accessPorts: () => AccessPorts): Middlew
         }
       }
       input.workspace = workspace;
-      if (known.service?.workspaceId === workspace.id) input.knownService = known.service;
+      if (known.service?.workspaceId === workspace.id) state.knownService = known.service;
+    },
+  };
+}
+
+/** A property of the request that its route doesn't have: reading it is a bug of the handler. */
+function absent(input: object, name: string, op: Operation): void {
+  Object.defineProperty(input, name, {
+    get() {
+      throw new Error(`${op.operationId} has no {${name}} parameter`);
+    },
+  });
+}
+
+/**
+ * The `{service}` of service routes, once the caller may call the operation (so a caller without
+ * a role learns nothing of services) and after an idempotent replay (which answers as the first
+ * request did, whatever happened to the service since): 404 `service_not_found` unless it is
+ * active, or being deleted on operations that resolve such a service (deleteService). A read takes
+ * the service the authorizer carried for this very parameter and workspace (ADR 0099); a change
+ * reads it afresh, with its sealed password and its current version.
+ */
+function serviceAccess(op: Operation, accessPorts: () => AccessPorts): Middleware {
+  return {
+    before: async ({ context }) => {
+      const state = stateOf(context);
+      if (state.replay) return;
+      const input = state.input as HandlerRequest<Operation>;
+      const serviceParam = (input.params as { service?: string } | undefined)?.service;
+      if (serviceParam === undefined) {
+        absent(input, 'service', op);
+        return;
+      }
+      input.service = await requireService(
+        accessPorts().services,
+        input.workspace.id,
+        serviceParam,
+        op.resolvesDeletingService === true,
+        op.method === 'GET' ? state.knownService : undefined,
+      );
     },
   };
 }
@@ -578,6 +616,7 @@ export function makeHandler<Op extends Operation>(
     .use(validated(op))
     .use(workspaceAccess(op, accessPorts))
     .use(idempotent(op, idempotencyPorts))
+    .use(serviceAccess(op, accessPorts))
     .use(errorMapper(op, refusals))
     .handler(async (_event, context) => {
       const state = stateOf(context);

@@ -4,12 +4,13 @@ import {
   apiKeyRepository,
   claimMappingRepository,
   roleRepository,
+  serviceRepository,
   sessionRepository,
   workspaceRepository,
 } from './repositories.ts';
 
 /**
- * The ports of workspace access (makeHandler, the deletions' `mayManageWorkspace`). Getters, so a
+ * The ports of workspace and service access (makeHandler, the deletions' `mayManageWorkspace`). Getters, so a
  * repository is only built when a request reads it.
  */
 const access: AccessPorts = {
@@ -21,6 +22,9 @@ const access: AccessPorts = {
   },
   get roles() {
     return roleRepository();
+  },
+  get services() {
+    return serviceRepository();
   },
 };
 

@@ -342,6 +342,7 @@ export const deleteService = defineOperation({
   description:
     'An empty service is deleted at once (204). One with dependents (layers, the layer groups that contain them — transitively — and mosaic granules) answers 409 with the deletion plan unless `recurse=true`; with it the service is hidden at once and a durable workflow removes everything (202 with the DeletionOperation and its Location). A service already being deleted answers with its operation.',
   tags: ['services'],
+  resolvesDeletingService: true,
   request: {
     params: ServiceParams,
     query: z.strictObject({ recurse: RecurseFlag }),
