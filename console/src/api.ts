@@ -5,6 +5,7 @@
  * the operator back to the login page; every other error reaches the page that caused it.
  */
 import operations from 'virtual:operations';
+import type { operations as Operations } from '../../client/api-types.ts';
 import {
   apiErrorOf,
   createGeoPlaneClient,
@@ -167,3 +168,12 @@ export async function call<T>(pending: Promise<Result<T>>): Promise<T> {
  * (issue #28).
  */
 export const allOf = <T extends string>(set: Record<T, true>): T[] => Object.keys(set) as T[];
+
+/** A built-in workspace role, as an API key or a claim mapping gives it. */
+export type WorkspaceRole =
+  Operations['createAPIKey']['requestBody']['content']['application/json']['role_id'];
+/** The built-in workspace roles, weakest first. */
+export const WORKSPACE_ROLES = allOf<WorkspaceRole>({ viewer: true, editor: true, admin: true });
+
+/** The quoted ETag of a version, for If-Match. */
+export const etag = (version: number) => `"${version}"`;

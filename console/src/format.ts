@@ -58,3 +58,19 @@ export function bytesOf(value: number, max: number): string {
 export function countOf(value: number, max: number): string {
   return `${formatCount(Math.min(value, max))} of ${formatCount(max)}`;
 }
+
+/** A `datetime-local` value (the operator's time zone) as RFC 3339, or undefined when empty. */
+export function isoOf(local: string): string | undefined {
+  if (!local) return undefined;
+  const date = new Date(local);
+  return Number.isNaN(date.getTime()) ? local : date.toISOString();
+}
+
+/** A name from a file name: its stem, with what a name may not contain replaced. */
+export function nameFromFile(file: string): string {
+  return file
+    .replace(/\.[^.]+$/, '')
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^[^A-Za-z0-9]+/, '')
+    .slice(0, 64);
+}

@@ -4,43 +4,16 @@
  */
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { api, ConsoleApiError, call, type Schemas } from '../api.ts';
-import {
-  AskButton,
-  Confirm,
-  CopyButton,
-  ErrorNote,
-  Field,
-  issueFor,
-  Notice,
-  PagedTable,
-  PageTitle,
-  TextInput,
-  useAction,
-  useConfirmed,
-  usePagedList,
-  When,
-} from '../components.tsx';
+import { api, call, etag, type Schemas, WORKSPACE_ROLES, type WorkspaceRole } from '../api.ts';
+import { useAction } from '../components/data.tsx';
+import { AskButton, Confirm, useConfirmed } from '../components/dialogs.tsx';
+import { ErrorNote, issueFor, Notice, reasonFor, SelectInput, TextInput } from '../components/forms.tsx';
+import { PagedTable, usePagedList } from '../components/lists.tsx';
+import { CopyButton, PageTitle, When } from '../components/page-parts.tsx';
+import { isoOf } from '../format.ts';
 
 type ApiKey = Schemas['APIKey'];
 type ApiKeyWithSecret = Schemas['APIKeyWithSecret'];
-
-const ROLES = ['viewer', 'editor', 'admin'] as const;
-type KeyRole = (typeof ROLES)[number];
-
-/** A `datetime-local` value (the operator's time zone) as RFC 3339, or undefined when empty. */
-function isoOf(local: string): string | undefined {
-  if (!local) return undefined;
-  const date = new Date(local);
-  return Number.isNaN(date.getTime()) ? local : date.toISOString();
-}
-
-/** A refusal the API gives without an issue path, shown beside the field it is about. */
-function reasonFor(error: unknown, reasons: string[]): string | undefined {
-  if (!(error instanceof ConsoleApiError) || !error.reason || !reasons.includes(error.reason))
-    return undefined;
-  return error.body?.detail || error.message;
-}
 
 function statusOf(key: ApiKey): string {
   if (key.revoked) return 'Revoked';
@@ -78,7 +51,7 @@ function CreateKey({
   onCreated: (key: ApiKeyWithSecret) => void;
 }) {
   const [name, setName] = useState('');
-  const [role, setRole] = useState<KeyRole>('viewer');
+  const [role, setRole] = useState<WorkspaceRole>('viewer');
   const [expires, setExpires] = useState('');
   const [ownerName, setOwnerName] = useState('');
   const [ownerEmail, setOwnerEmail] = useState('');
@@ -116,21 +89,14 @@ function CreateKey({
           value={name}
           onInput={setName}
         />
-        <Field
+        <SelectInput
           label="Role"
           hint="What the key may do in this workspace."
           error={issueFor(create.error, 'body.role_id')}
-        >
-          {(props) => (
-            <select {...props} value={role} onChange={(e) => setRole(e.currentTarget.value as KeyRole)}>
-              {ROLES.map((r) => (
-                <option key={r} value={r}>
-                  {r}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+          value={role}
+          options={WORKSPACE_ROLES}
+          onChange={setRole}
+        />
         <TextInput
           label="Expires"
           hint="Optional, in your time zone; empty: the key never expires."
@@ -182,7 +148,7 @@ export function ApiKeysPage() {
   const revoke = useConfirmed(async (key: ApiKey) => {
     await call(
       api.DELETE('/api/v1/workspaces/{workspace}/apikeys/{keyId}', {
-        params: { path: { workspace, keyId: key.id }, header: { 'If-Match': `"${key.version}"` } },
+        params: { path: { workspace, keyId: key.id }, header: { 'If-Match': etag(key.version) } },
       }),
     );
     setNotice(`Key ${key.name} (${key.key_prefix}…) revoked: it no longer authenticates.`);

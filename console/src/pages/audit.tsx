@@ -6,15 +6,19 @@
 import operations from 'virtual:operations';
 import { useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
-import { api, call, type Schemas } from '../api.ts';
-import { ErrorNote, Field, issueFor, Pager, PageTitle, TextInput, useLoad, When } from '../components.tsx';
-import { statusText } from '../format.ts';
+import { allOf, api, call, type Schemas } from '../api.ts';
+import { useLoad } from '../components/data.tsx';
+import { ErrorNote, issueFor, SelectInput, TextInput } from '../components/forms.tsx';
+import { Pager } from '../components/lists.tsx';
+import { PageTitle, When } from '../components/page-parts.tsx';
+import { isoOf, statusText } from '../format.ts';
 import { paths } from '../routes.ts';
 import './audit.css';
 
 type AuditRecord = Schemas['AuditRecord'];
 
 const FILTERS = ['operation', 'principal', 'outcome', 'since', 'until'] as const;
+const OUTCOMES = allOf<AuditRecord['outcome']>({ succeeded: true, refused: true });
 type Filter = (typeof FILTERS)[number];
 type Filters = Partial<Record<Filter, string>>;
 
@@ -28,13 +32,6 @@ function localOf(iso: string | undefined): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return '';
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
-}
-
-/** A `datetime-local` value as RFC 3339 (UTC). */
-function isoOf(local: string): string | undefined {
-  if (!local) return undefined;
-  const d = new Date(local);
-  return Number.isNaN(d.getTime()) ? local : d.toISOString();
 }
 
 function filtersOf(query: Record<string, string>): Filters {
@@ -98,15 +95,14 @@ function FilterForm({ base, filters, error }: { base: string; filters: Filters; 
             value={principal}
             onInput={setPrincipal}
           />
-          <Field label="Outcome" error={issueFor(error, 'query.outcome')}>
-            {(props) => (
-              <select {...props} value={outcome} onChange={(e) => setOutcome(e.currentTarget.value)}>
-                <option value="">any</option>
-                <option value="succeeded">succeeded</option>
-                <option value="refused">refused</option>
-              </select>
-            )}
-          </Field>
+          <SelectInput
+            label="Outcome"
+            error={issueFor(error, 'query.outcome')}
+            value={outcome}
+            options={OUTCOMES}
+            onChange={setOutcome}
+            empty="any"
+          />
           <TextInput
             label="Since"
             hint="Your time zone; inclusive."

@@ -5,7 +5,10 @@
  */
 import { useState } from 'preact/hooks';
 import { api, call, type Schemas } from '../api.ts';
-import { Confirm, ErrorNote, Loaded, Notice, PageTitle, useAction, useLoad, When } from '../components.tsx';
+import { Loaded, useAction, useLoad } from '../components/data.tsx';
+import { Confirm } from '../components/dialogs.tsx';
+import { ErrorNote, Notice } from '../components/forms.tsx';
+import { PageTitle, When } from '../components/page-parts.tsx';
 import { formatCount } from '../format.ts';
 
 type CacheType = Schemas['CacheStats']['caches'][number]['type'];

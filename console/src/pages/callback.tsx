@@ -1,7 +1,8 @@
 /** Where the issuer sends the browser back: redeem the code, start the session, go on. */
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { ErrorNote, PageTitle } from '../components.tsx';
+import { ErrorNote } from '../components/forms.tsx';
+import { PageTitle } from '../components/page-parts.tsx';
 import { completeOidcLogin } from '../oidc.ts';
 import { paths } from '../routes.ts';
 

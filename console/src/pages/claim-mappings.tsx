@@ -5,36 +5,17 @@
  */
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { api, ConsoleApiError, call, type Schemas } from '../api.ts';
-import {
-  AskButton,
-  Confirm,
-  ErrorNote,
-  issueFor,
-  Notice,
-  PagedTable,
-  PageTitle,
-  TextInput,
-  useAction,
-  useConfirmed,
-  useLoad,
-  usePagedList,
-  When,
-} from '../components.tsx';
+import { api, call, etag, type Schemas, WORKSPACE_ROLES } from '../api.ts';
+import { useAction, useLoad } from '../components/data.tsx';
+import { AskButton, Confirm, useConfirmed } from '../components/dialogs.tsx';
+import { ErrorNote, issueFor, Notice, reasonFor, TextInput } from '../components/forms.tsx';
+import { PagedTable, usePagedList } from '../components/lists.tsx';
+import { PageTitle, When } from '../components/page-parts.tsx';
 import { paths } from '../routes.ts';
 import { useSession } from '../session.ts';
 
 type Mapping = Schemas['ClaimMapping'];
 type MappingInput = { claim_name: string; claim_value: string; role_id: string; priority?: number };
-
-const BUILT_IN = ['viewer', 'editor', 'admin'];
-
-/** A refusal the API gives without an issue path, shown beside the field it is about. */
-function reasonFor(error: unknown, reasons: string[]): string | undefined {
-  if (!(error instanceof ConsoleApiError) || !error.reason || !reasons.includes(error.reason))
-    return undefined;
-  return error.body?.detail || error.message;
-}
 
 /** The roles to suggest: the built-ins, and the custom ones when the operator may list them. */
 function useRoleSuggestions(global: boolean) {
@@ -48,7 +29,7 @@ function useRoleSuggestions(global: boolean) {
         : Promise.resolve([] as string[]),
     [me?.super_admin],
   );
-  return [...BUILT_IN, ...(global ? ['super_admin'] : []), ...(custom.data ?? [])];
+  return [...WORKSPACE_ROLES, ...(global ? ['super_admin'] : []), ...(custom.data ?? [])];
 }
 
 function CreateMapping({
@@ -159,7 +140,7 @@ export function ClaimMappingsPage() {
   );
   const [notice, setNotice] = useState<string>();
   const remove = useConfirmed(async (mapping: Mapping) => {
-    const header = { 'If-Match': `"${mapping.version}"` };
+    const header = { 'If-Match': etag(mapping.version) };
     if (workspace) {
       await call(
         api.DELETE('/api/v1/workspaces/{workspace}/claim-mappings/{mappingId}', {

@@ -7,19 +7,18 @@
 import './deletions.css';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { api, call, type Schemas } from '../api.ts';
+import { allOf, api, call, type Schemas } from '../api.ts';
+import { useAction, usePolled } from '../components/data.tsx';
+import { ErrorNote, Field, Notice, SelectInput } from '../components/forms.tsx';
+import { PagedTable, useCursor } from '../components/lists.tsx';
 import {
-  ErrorNote,
-  Field,
-  Notice,
-  PagedTable,
+  FailureAlert,
   PageTitle,
   Progress,
-  useAction,
-  useCursor,
+  StatusBadge,
   useMonotone,
   When,
-} from '../components.tsx';
+} from '../components/page-parts.tsx';
 import { DeletionPlanView } from '../deletion-plan.tsx';
 import { countOf, statusText } from '../format.ts';
 import { paths } from '../routes.ts';
@@ -28,68 +27,11 @@ import { useSession } from '../session.ts';
 export type Deletion = Schemas['DeletionOperation'];
 type DeletionStatus = Deletion['status'];
 
-const STATUSES: DeletionStatus[] = ['pending', 'running', 'failed', 'completed'];
+const STATUSES = allOf<DeletionStatus>({ pending: true, running: true, failed: true, completed: true });
 
 /** True while the deletion workflow still works on the operation. */
 export function deletionActive(op: Deletion): boolean {
   return op.status === 'pending' || op.status === 'running';
-}
-
-/**
- * Loads data and loads it again every `intervalMs` while `active(data)` holds; `current` says the data
- * shown was loaded for the present deps. An error after
- * data was shown keeps the data (and the error beside it) and keeps polling, more slowly;
- * `reload()` starts again (after an action), `set(data)` shows an action's answer at once.
- */
-export function usePolled<T>(
-  load: () => Promise<T>,
-  deps: unknown[],
-  active: (data: T) => boolean,
-  intervalMs = 1000,
-) {
-  const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean; settledFor?: string }>({
-    loading: true,
-  });
-  const [tick, setTick] = useState(0);
-  const key = JSON.stringify(deps);
-  const lastKey = useRef(key);
-  const hasData = useRef(false);
-  useEffect(() => {
-    let stopped = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    if (lastKey.current !== key) {
-      lastKey.current = key;
-      hasData.current = false;
-      setState({ loading: true });
-    } else setState((s) => ({ ...s, loading: true }));
-    const step = async () => {
-      try {
-        const data = await load();
-        if (stopped) return;
-        hasData.current = true;
-        setState({ data, loading: false, settledFor: key });
-        if (active(data)) timer = setTimeout(step, intervalMs);
-      } catch (error) {
-        if (stopped) return;
-        setState((s) => ({ ...s, error, loading: false, settledFor: key }));
-        if (hasData.current) timer = setTimeout(step, intervalMs * 3);
-      }
-    };
-    void step();
-    return () => {
-      stopped = true;
-      clearTimeout(timer);
-    };
-  }, [key, tick]);
-  return {
-    data: state.data,
-    error: state.error,
-    loading: state.loading,
-    // What is shown was loaded for these deps (a poll of the same page keeps it current).
-    current: state.settledFor === key,
-    reload: () => setTick((t) => t + 1),
-    set: (data: T) => setState({ data, loading: false, settledFor: key }),
-  };
 }
 
 const workspaceNames = new Map<string, Promise<string | undefined>>();
@@ -177,10 +119,6 @@ function TargetOf({ op }: { op: Deletion }) {
   );
 }
 
-export function StatusBadge({ status }: { status: string }) {
-  return <span class={`badge status-${status}`}>{statusText(status)}</span>;
-}
-
 function DeletionFilters({
   workspace,
   status,
@@ -203,18 +141,13 @@ function DeletionFilters({
       <Field label="Workspace" hint="Its name or id; empty: all you may see.">
         {(props) => <input {...props} value={ws} onInput={(e) => setWs(e.currentTarget.value)} />}
       </Field>
-      <Field label="Status">
-        {(props) => (
-          <select {...props} value={st} onChange={(e) => setSt(e.currentTarget.value)}>
-            <option value="">Any</option>
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {statusText(s)}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <SelectInput
+        label="Status"
+        value={st}
+        options={STATUSES.map((s) => ({ value: s, label: statusText(s) }))}
+        onChange={setSt}
+        empty="Any"
+      />
       <button type="submit">Filter</button>
     </form>
   );
@@ -371,14 +304,14 @@ export function DeletionPage() {
             <DeletionProgress op={data} label="Deletion progress" />
             <Notice>{notice}</Notice>
             {data.status === 'failed' ? (
-              <div class="error" role="alert">
-                <p class="error-title">
-                  <strong>The deletion failed</strong> in phase {data.phase}
-                  {data.attempt_count > 1 ? ` after ${data.attempt_count} attempts` : ''}.
-                </p>
-                {data.last_error ? <p class="error-detail">{data.last_error}</p> : null}
+              <FailureAlert
+                title="The deletion failed"
+                phase={data.phase}
+                after={data.attempt_count > 1 ? ` after ${data.attempt_count} attempts` : ''}
+                detail={data.last_error}
+              >
                 <p>Retrying resumes it where it stopped.</p>
-              </div>
+              </FailureAlert>
             ) : null}
             {data.status === 'failed' ? (
               <div class="actions">

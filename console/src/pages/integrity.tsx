@@ -5,7 +5,10 @@
  */
 import { useState } from 'preact/hooks';
 import { api, call, type Schemas } from '../api.ts';
-import { Confirm, ErrorNote, Notice, PageTitle, useAction } from '../components.tsx';
+import { useAction } from '../components/data.tsx';
+import { Confirm } from '../components/dialogs.tsx';
+import { ErrorNote, Notice } from '../components/forms.tsx';
+import { PageTitle } from '../components/page-parts.tsx';
 import { plural, statusText } from '../format.ts';
 
 type Report = Schemas['IntegrityReport'];

@@ -5,30 +5,17 @@
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { api, call, type Schemas } from '../api.ts';
-import {
-  Confirm,
-  ErrorNote,
-  Field,
-  issueFor,
-  Notice,
-  PagedTable,
-  PageTitle,
-  RowError,
-  TextInput,
-  useAction,
-  useConfirmed,
-  useLoad,
-  usePagedList,
-  When,
-} from '../components.tsx';
+import { api, call, etag, type Schemas } from '../api.ts';
+import { useAction, useLoad } from '../components/data.tsx';
+import { Confirm, useConfirmed } from '../components/dialogs.tsx';
+import { ErrorNote, Field, issueFor, Notice, TextInput } from '../components/forms.tsx';
+import { PagedTable, RowError, usePagedList } from '../components/lists.tsx';
+import { PageTitle, When } from '../components/page-parts.tsx';
 import { paths } from '../routes.ts';
 import './services.css';
 
 type Group = Schemas['LayerGroup'];
 type Member = Group['members'][number];
-
-const etag = (version: number) => `"${version}"`;
 
 /** Pages of 1000 read per list when gathering what a group can hold. */
 const MAX_PAGES = 10;

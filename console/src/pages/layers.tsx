@@ -5,33 +5,18 @@
  */
 import { useId, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
-import { api, call, type Schemas } from '../api.ts';
-import {
-  Confirm,
-  DeleteSection,
-  ErrorNote,
-  Field,
-  issueFor,
-  Notice,
-  PagedTable,
-  PageTitle,
-  RowError,
-  SaveActions,
-  TextInput,
-  useAction,
-  useConfirmed,
-  useLoad,
-  usePagedList,
-  When,
-} from '../components.tsx';
+import { api, call, etag, type Schemas } from '../api.ts';
+import { useAction, useLoad } from '../components/data.tsx';
+import { Confirm, DeleteSection, useConfirmed } from '../components/dialogs.tsx';
+import { ErrorNote, Field, issueFor, Notice, SaveActions, SearchForm } from '../components/forms.tsx';
+import { PagedTable, RowError, usePagedList } from '../components/lists.tsx';
+import { PageTitle, When } from '../components/page-parts.tsx';
 import { paths } from '../routes.ts';
 import { LayerMap } from './map-preview.tsx';
 import { LayerOgcLinks } from './ogc-links.tsx';
 import './services.css';
 
 type Layer = Schemas['Layer'];
-
-const etag = (version: number) => `"${version}"`;
 
 /** Pages read for a search (listLayers has no filter, so the console reads them and filters here). */
 const SEARCH_PAGES = 20;
@@ -126,7 +111,6 @@ export function LayersPage() {
   const { params } = useRoute();
   const workspace = params.workspace as string;
   const service = params.service as string;
-  const [text, setText] = useState('');
   const [search, setSearch] = useState('');
   const list = usePagedList(
     async (page) => {
@@ -178,34 +162,15 @@ export function LayersPage() {
         <a href={paths.service(workspace, service)}>Service {service}</a> (discover its tables and publish
         them, or publish an SQL view) · <a href={paths.services(workspace)}>Services of {workspace}</a>
       </p>
-      <form
-        class="row search"
-        onSubmit={(event) => {
-          event.preventDefault();
+      <SearchForm
+        label="Search layers"
+        hint="Public id, title or source table. The API has no search filter: the console reads the service's layers and filters them here."
+        search={search}
+        onSearch={(text) => {
           list.firstPage();
-          setSearch(text.trim());
+          setSearch(text);
         }}
-      >
-        <TextInput
-          label="Search layers"
-          hint="Public id, title or source table. The API has no search filter: the console reads the service's layers and filters them here."
-          type="search"
-          value={text}
-          onInput={setText}
-        />
-        <button type="submit">Search</button>
-        {search ? (
-          <button
-            type="button"
-            onClick={() => {
-              setText('');
-              setSearch('');
-            }}
-          >
-            Clear search
-          </button>
-        ) : null}
-      </form>
+      />
       <section aria-labelledby="layers-heading">
         <h2 id="layers-heading">{search ? `Layers matching “${search}”` : 'Layers'}</h2>
         <Notice>{deleted}</Notice>

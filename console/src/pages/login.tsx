@@ -1,7 +1,9 @@
 /** Sign-in as AuthConsoleConfig says: an API key or JWT pasted in, and/or OIDC code + PKCE. */
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { ErrorNote, Field, PageTitle, useAction, useLoad } from '../components.tsx';
+import { useAction, useLoad } from '../components/data.tsx';
+import { ErrorNote, Field } from '../components/forms.tsx';
+import { PageTitle } from '../components/page-parts.tsx';
 import { beginOidcLogin } from '../oidc.ts';
 import { paths } from '../routes.ts';
 import { consoleConfig, loginWithToken } from '../session.ts';

@@ -7,24 +7,12 @@ import { Fragment } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import type { operations } from '../../../client/api-types.ts';
-import { api, call, type Schemas } from '../api.ts';
-import {
-  Confirm,
-  ErrorNote,
-  Field,
-  issueFor,
-  Loaded,
-  Notice,
-  PagedTable,
-  PageTitle,
-  Progress,
-  RowError,
-  useAction,
-  useConfirmed,
-  useLoad,
-  usePagedList,
-  When,
-} from '../components.tsx';
+import { api, call, etag, type Schemas } from '../api.ts';
+import { Loaded, useAction, useLoad } from '../components/data.tsx';
+import { Confirm, useConfirmed } from '../components/dialogs.tsx';
+import { ErrorNote, Field, issueFor, Notice } from '../components/forms.tsx';
+import { PagedTable, RowError, usePagedList } from '../components/lists.tsx';
+import { PageTitle, Progress, When } from '../components/page-parts.tsx';
 import { paths } from '../routes.ts';
 import './services.css';
 
@@ -33,7 +21,6 @@ type Harvest = Schemas['MosaicHarvest'];
 type HarvestInput = operations['harvestMosaicGranules']['requestBody']['content']['application/json'];
 type HarvestJob = Schemas['MosaicHarvestJob'];
 
-const etag = (version: number) => `"${version}"`;
 const num = (n: number) => (Math.abs(n) >= 1000 ? n.toFixed(1) : n.toFixed(4));
 
 function HarvestForm({

@@ -5,32 +5,28 @@
 import operations from 'virtual:operations';
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { api, call, type Schemas } from '../api.ts';
-import {
-  AskButton,
-  Confirm,
-  ErrorNote,
-  Field,
-  issueFor,
-  Loaded,
-  Notice,
-  PagedTable,
-  PageTitle,
-  TextInput,
-  useAction,
-  useConfirmed,
-  useLoad,
-  usePagedList,
-  When,
-} from '../components.tsx';
+import { allOf, api, call, etag, type Schemas } from '../api.ts';
+import { Loaded, useAction, useLoad } from '../components/data.tsx';
+import { AskButton, Confirm, useConfirmed } from '../components/dialogs.tsx';
+import { ErrorNote, Field, issueFor, Notice, SelectInput, TextInput } from '../components/forms.tsx';
+import { PagedTable, usePagedList } from '../components/lists.tsx';
+import { PageTitle, When } from '../components/page-parts.tsx';
 import { paths } from '../routes.ts';
 
 type Role = Schemas['Role'];
 type Policy = Schemas['StoredRolePolicy'];
 type PolicyInput = Schemas['RolePolicy'];
 
-const SERVICES: PolicyInput['service'][] = ['management', 'wms', 'wfs', 'wcs', 'wmts', 'ogcapi', 'ogc-tiles'];
-const ACTIONS: PolicyInput['action'][] = ['read', 'write', 'delete', 'manage'];
+const SERVICES = allOf<PolicyInput['service']>({
+  management: true,
+  wms: true,
+  wfs: true,
+  wcs: true,
+  wmts: true,
+  ogcapi: true,
+  'ogc-tiles': true,
+});
+const ACTIONS = allOf<PolicyInput['action']>({ read: true, write: true, delete: true, manage: true });
 
 /** The management operations a custom role can be granted (not the super_admin-only ones), by id. */
 const grantable = new Map(
@@ -139,21 +135,13 @@ function AddPolicy({ roleId, onAdded }: { roleId: string; onAdded: () => Promise
         value={workspace}
         onInput={setWorkspace}
       />
-      <Field label="Service" error={issueFor(add.error, 'body.service')}>
-        {(props) => (
-          <select
-            {...props}
-            value={service}
-            onChange={(e) => setService(e.currentTarget.value as PolicyInput['service'])}
-          >
-            {SERVICES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <SelectInput
+        label="Service"
+        error={issueFor(add.error, 'body.service')}
+        value={service}
+        options={SERVICES}
+        onChange={setService}
+      />
       <TextInput
         label="Operation"
         hint={
@@ -177,7 +165,7 @@ function AddPolicy({ roleId, onAdded }: { roleId: string; onAdded: () => Promise
           <option key={id} value={id} />
         ))}
       </datalist>
-      <Field
+      <SelectInput
         label="Action"
         hint={
           service === 'management'
@@ -185,21 +173,10 @@ function AddPolicy({ roleId, onAdded }: { roleId: string; onAdded: () => Promise
             : 'The action the protocol operation uses.'
         }
         error={issueFor(add.error, 'body.action')}
-      >
-        {(props) => (
-          <select
-            {...props}
-            value={action}
-            onChange={(e) => setAction(e.currentTarget.value as PolicyInput['action'])}
-          >
-            {ACTIONS.map((a) => (
-              <option key={a} value={a}>
-                {a}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+        value={action}
+        options={ACTIONS}
+        onChange={setAction}
+      />
       <button type="submit" class="primary" disabled={add.busy}>
         Add policy
       </button>
@@ -219,7 +196,7 @@ function RolePolicies({ role }: { role: Role }) {
       api.DELETE('/api/v1/roles/{roleId}/policies/{policyId}', {
         params: {
           path: { roleId: role.id, policyId: policy.id },
-          header: { 'If-Match': `"${policy.version}"` },
+          header: { 'If-Match': etag(policy.version) },
         },
       }),
     );
@@ -345,7 +322,7 @@ function RoleList() {
       api.DELETE('/api/v1/roles/{roleId}', {
         params: {
           path: { roleId: role.id },
-          ...(role.version !== undefined ? { header: { 'If-Match': `"${role.version}"` } } : {}),
+          ...(role.version !== undefined ? { header: { 'If-Match': etag(role.version) } } : {}),
         },
       }),
     );

@@ -6,22 +6,12 @@
 import { useId, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import type { operations } from '../../../client/api-types.ts';
-import { api, call, type Schemas } from '../api.ts';
-import {
-  Confirm,
-  DeleteSection,
-  ErrorNote,
-  Field,
-  issueFor,
-  PagedTable,
-  PageTitle,
-  SaveActions,
-  TextInput,
-  useAction,
-  useLoad,
-  usePagedList,
-  When,
-} from '../components.tsx';
+import { allOf, api, call, etag, type Schemas } from '../api.ts';
+import { useAction, useLoad } from '../components/data.tsx';
+import { Confirm, DeleteSection } from '../components/dialogs.tsx';
+import { ErrorNote, Field, issueFor, SaveActions, SelectInput, TextInput } from '../components/forms.tsx';
+import { PagedTable, usePagedList } from '../components/lists.tsx';
+import { PageTitle, When } from '../components/page-parts.tsx';
 import { type DeletionPlan, DeletionPlanView } from '../deletion-plan.tsx';
 import { paths } from '../routes.ts';
 import './services.css';
@@ -32,16 +22,13 @@ type Validation = Schemas['ValidateSQLResponse'];
 type ServiceInput = operations['createService']['requestBody']['content']['application/json'];
 type LayerInput = operations['createLayer']['requestBody']['content']['application/json'];
 
-const SSL_MODES = ['disable', 'prefer', 'require', 'verify-full'] as const;
-type SslMode = (typeof SSL_MODES)[number];
-
-/** The quoted ETag of a version, for If-Match. */
-const etag = (version: number) => `"${version}"`;
+type SslMode = NonNullable<Extract<Service['connection'], { host: string }>['sslmode']>;
+const SSL_MODES = allOf<SslMode>({ disable: true, prefer: true, require: true, 'verify-full': true });
 
 /** The fields of the register and edit forms, as the operator types them. */
 interface ServiceForm {
   name: string;
-  type: 'postgis' | 'raster_mosaic';
+  type: Service['type'];
   host: string;
   port: string;
   database: string;
@@ -214,22 +201,14 @@ function ServiceFields({
             value={form.password}
             onInput={(text) => set({ password: text })}
           />
-          <Field label="SSL mode" error={issueFor(error, `${c}.sslmode`)}>
-            {(props) => (
-              <select
-                {...props}
-                value={form.sslmode}
-                onChange={(e) => set({ sslmode: e.currentTarget.value as ServiceForm['sslmode'] })}
-              >
-                <option value="">(server default)</option>
-                {SSL_MODES.map((mode) => (
-                  <option key={mode} value={mode}>
-                    {mode}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
+          <SelectInput<ServiceForm['sslmode']>
+            label="SSL mode"
+            error={issueFor(error, `${c}.sslmode`)}
+            value={form.sslmode}
+            options={SSL_MODES}
+            onChange={(sslmode) => set({ sslmode })}
+            empty="(server default)"
+          />
           <TextInput
             label="Schemas"
             hint="Comma-separated; empty means every schema the user can read."

@@ -3,18 +3,11 @@
  * each and when it ends, and revoking one after confirming (its next request is refused).
  */
 import { useState } from 'preact/hooks';
-import { api, call, type Schemas } from '../api.ts';
-import {
-  AskButton,
-  Confirm,
-  ErrorNote,
-  Notice,
-  PagedTable,
-  PageTitle,
-  useConfirmed,
-  usePagedList,
-  When,
-} from '../components.tsx';
+import { api, call, etag, type Schemas } from '../api.ts';
+import { AskButton, Confirm, useConfirmed } from '../components/dialogs.tsx';
+import { ErrorNote, Notice } from '../components/forms.tsx';
+import { PagedTable, usePagedList } from '../components/lists.tsx';
+import { PageTitle, When } from '../components/page-parts.tsx';
 import { useSession } from '../session.ts';
 
 type BrowserSession = Schemas['BrowserSession'];
@@ -38,7 +31,7 @@ export function SessionsPage() {
   const revoke = useConfirmed(async (s: BrowserSession) => {
     await call(
       api.DELETE('/api/v1/auth/sessions/{session}', {
-        params: { path: { session: s.id }, header: { 'If-Match': `"${s.version}"` } },
+        params: { path: { session: s.id }, header: { 'If-Match': etag(s.version) } },
       }),
     );
     setNotice(`Session of ${s.principal} revoked: its next request is refused.`);

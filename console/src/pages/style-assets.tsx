@@ -7,22 +7,12 @@ import './style-assets.css';
 import { useEffect, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { api, ConsoleApiError, call, type Schemas } from '../api.ts';
-import {
-  AskButton,
-  Confirm,
-  ErrorNote,
-  Field,
-  issueFor,
-  Notice,
-  PagedTable,
-  PageTitle,
-  TextInput,
-  useAction,
-  useConfirmed,
-  usePagedList,
-  When,
-} from '../components.tsx';
-import { formatBytes } from '../format.ts';
+import { useAction } from '../components/data.tsx';
+import { AskButton, Confirm, useConfirmed } from '../components/dialogs.tsx';
+import { ErrorNote, Field, issueFor, Notice, TextInput } from '../components/forms.tsx';
+import { PagedTable, usePagedList } from '../components/lists.tsx';
+import { PageTitle, When } from '../components/page-parts.tsx';
+import { formatBytes, nameFromFile } from '../format.ts';
 import { paths } from '../routes.ts';
 
 type StyleAsset = Schemas['StyleAsset'];
@@ -33,15 +23,6 @@ const ACCEPTED = 'image/png,image/jpeg,image/gif,image/svg+xml';
 
 /** The ETag of an asset: the quoted SHA-256 of its bytes (what If-Match compares). */
 const tagOf = (asset: Pick<StyleAsset, 'sha256'>) => `"${asset.sha256}"`;
-
-/** An asset name from a file name: its stem, with what a name may not contain replaced. */
-function nameFromFile(file: string): string {
-  return file
-    .replace(/\.[^.]+$/, '')
-    .replace(/[^A-Za-z0-9._-]+/g, '-')
-    .replace(/^[^A-Za-z0-9]+/, '')
-    .slice(0, 64);
-}
 
 /** The asset's image, loaded through the API (the session cookie) and shown from a blob: URL. */
 function AssetPreview({ workspace, asset }: { workspace: string; asset: StyleAsset }) {

@@ -7,35 +7,29 @@
 import './styles.css';
 import { useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
-import { api, ConsoleApiError, call, type Schemas } from '../api.ts';
-import {
-  Confirm,
-  DeleteSection,
-  ErrorNote,
-  Field,
-  issueFor,
-  Notice,
-  PagedTable,
-  PageTitle,
-  TextInput,
-  useAction,
-  useConfirmed,
-  useLoad,
-  usePagedList,
-  When,
-} from '../components.tsx';
-import { formatBytes } from '../format.ts';
+import { api, ConsoleApiError, call, etag, type Schemas } from '../api.ts';
+import { useAction, useLoad } from '../components/data.tsx';
+import { Confirm, DeleteSection, useConfirmed } from '../components/dialogs.tsx';
+import { ErrorNote, Field, issueFor, Notice, SelectInput, TextInput } from '../components/forms.tsx';
+import { PagedTable, usePagedList } from '../components/lists.tsx';
+import { PageTitle, When } from '../components/page-parts.tsx';
+import { formatBytes, nameFromFile } from '../format.ts';
 import { paths } from '../routes.ts';
 
 type Style = Schemas['Style'];
 type StyleFormat = Style['format'];
 
-const FORMATS: { value: StyleFormat; label: string }[] = [
-  { value: 'mapbox', label: 'MapLibre / Mapbox style (JSON)' },
-  { value: 'sld_1.0.0', label: 'SLD 1.0.0 (XML)' },
-  { value: 'sld_1.1.0', label: 'SLD 1.1.0 (XML)' },
-  { value: 'se_1.1.0', label: 'Symbology Encoding 1.1.0 (XML)' },
-];
+/** Every style format, in the order of the form's choices, with its label. */
+const FORMAT_LABELS: Record<StyleFormat, string> = {
+  mapbox: 'MapLibre / Mapbox style (JSON)',
+  'sld_1.0.0': 'SLD 1.0.0 (XML)',
+  'sld_1.1.0': 'SLD 1.1.0 (XML)',
+  'se_1.1.0': 'Symbology Encoding 1.1.0 (XML)',
+};
+const FORMATS = (Object.keys(FORMAT_LABELS) as StyleFormat[]).map((value) => ({
+  value,
+  label: FORMAT_LABELS[value],
+}));
 
 const formatLabel = (format: StyleFormat) => FORMATS.find((f) => f.value === format)?.label ?? format;
 
@@ -53,15 +47,6 @@ function guessFormat(text: string): StyleFormat | undefined {
   if (!root) return undefined;
   if (root[1] !== 'StyledLayerDescriptor') return 'se_1.1.0';
   return /\bversion\s*=\s*["']1\.1\.0["']/.test(root[2] ?? '') ? 'sld_1.1.0' : 'sld_1.0.0';
-}
-
-/** A style name from a file name: its stem, with what a name may not contain replaced. */
-function nameFromFile(file: string): string {
-  const stem = file.replace(/\.[^.]+$/, '');
-  return stem
-    .replace(/[^A-Za-z0-9._-]+/g, '-')
-    .replace(/^[^A-Za-z0-9]+/, '')
-    .slice(0, 64);
 }
 
 /** The body as the editor shows it: XML as is, a MapLibre style as indented JSON. */
@@ -131,21 +116,13 @@ function StyleFields({
         value={draft.name}
         onInput={(text) => setDraft({ name: text })}
       />
-      <Field label="Format" error={issueFor(error, 'body.format')}>
-        {(props) => (
-          <select
-            {...props}
-            value={draft.format}
-            onChange={(e) => setDraft({ format: e.currentTarget.value as StyleFormat })}
-          >
-            {FORMATS.map((f) => (
-              <option key={f.value} value={f.value}>
-                {f.label}
-              </option>
-            ))}
-          </select>
-        )}
-      </Field>
+      <SelectInput
+        label="Format"
+        error={issueFor(error, 'body.format')}
+        value={draft.format}
+        options={FORMATS}
+        onChange={(format) => setDraft({ format })}
+      />
       <TextInput
         label="Title"
         hint="At most 256 characters."
@@ -311,7 +288,7 @@ function OneStyle({ workspace, name }: { workspace: string; name: string }) {
       api.PUT('/api/v1/workspaces/{workspace}/styles/{style}', {
         params: {
           path: { workspace, style: current.name },
-          header: { 'If-Match': `"${current.version}"` },
+          header: { 'If-Match': etag(current.version) },
         },
         body: inputOf(draft),
       }),
@@ -328,7 +305,7 @@ function OneStyle({ workspace, name }: { workspace: string; name: string }) {
       api.DELETE('/api/v1/workspaces/{workspace}/styles/{style}', {
         params: {
           path: { workspace, style: style.name },
-          header: { 'If-Match': `"${style.version}"` },
+          header: { 'If-Match': etag(style.version) },
         },
       }),
     );

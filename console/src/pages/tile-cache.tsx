@@ -9,21 +9,11 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import type { operations } from '../../../client/api-types.ts';
-import { api, call, type Schemas } from '../api.ts';
-import {
-  Confirm,
-  ErrorNote,
-  Field,
-  issueFor,
-  Loaded,
-  Notice,
-  PageTitle,
-  Progress,
-  TextInput,
-  useAction,
-  useLoad,
-  When,
-} from '../components.tsx';
+import { allOf, api, call, type Schemas } from '../api.ts';
+import { Loaded, useAction, useLoad } from '../components/data.tsx';
+import { Confirm } from '../components/dialogs.tsx';
+import { ErrorNote, Field, issueFor, Notice, SelectInput, TextInput } from '../components/forms.tsx';
+import { PageTitle, Progress, When } from '../components/page-parts.tsx';
 import { formatBytes, formatCount, plural, statusText } from '../format.ts';
 import { paths } from '../routes.ts';
 import { roleIn, useSession } from '../session.ts';
@@ -35,8 +25,8 @@ type JobInput = operations['createTileCacheJob']['requestBody']['content']['appl
 type Cleared = Schemas['WorkspaceCacheCleared'];
 
 const base = '/api/v1/workspaces/{workspace}/tile-cache/jobs' as const;
-const TYPES = ['seed', 'reseed', 'truncate'] as const;
-const TYPE_HINT: Record<(typeof TYPES)[number], string> = {
+const TYPES = allOf<JobInput['type']>({ seed: true, reseed: true, truncate: true });
+const TYPE_HINT: Record<JobInput['type'], string> = {
   seed: 'renders the tiles not stored yet',
   reseed: 'renders every tile again',
   truncate: 'removes stored tiles',
@@ -150,21 +140,14 @@ function StartJob({
         tiles and tile cache on; one job runs at a time per workspace.
       </p>
       <form onSubmit={(event) => void start.run(event)}>
-        <Field label="Job type" hint={TYPE_HINT[type]} error={issueFor(start.error, 'type')}>
-          {(props) => (
-            <select
-              {...props}
-              value={type}
-              onChange={(e) => setType(e.currentTarget.value as JobInput['type'])}
-            >
-              {TYPES.map((t) => (
-                <option key={t} value={t}>
-                  {t}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <SelectInput
+          label="Job type"
+          hint={TYPE_HINT[type]}
+          error={issueFor(start.error, 'type')}
+          value={type}
+          options={TYPES}
+          onChange={setType}
+        />
         <Field
           label="Layers"
           hint={

@@ -6,22 +6,12 @@
 import './tile-matrix-sets.css';
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { api, ConsoleApiError, call, type Schemas } from '../api.ts';
-import {
-  Confirm,
-  DeleteSection,
-  ErrorNote,
-  Field,
-  Loaded,
-  Notice,
-  PagedTable,
-  PageTitle,
-  useAction,
-  useConfirmed,
-  useLoad,
-  usePagedList,
-  When,
-} from '../components.tsx';
+import { api, ConsoleApiError, call, etag, type Schemas } from '../api.ts';
+import { Loaded, useAction, useLoad } from '../components/data.tsx';
+import { Confirm, DeleteSection, useConfirmed } from '../components/dialogs.tsx';
+import { ErrorNote, Field, Notice } from '../components/forms.tsx';
+import { PagedTable, usePagedList } from '../components/lists.tsx';
+import { PageTitle, When } from '../components/page-parts.tsx';
 import { paths } from '../routes.ts';
 import { useSession } from '../session.ts';
 
@@ -212,7 +202,7 @@ function OneSet({ id, superAdmin }: { id: string; superAdmin: boolean }) {
   const remove = useConfirmed(async (record: TileMatrixSetRecord) => {
     await call(
       api.DELETE('/api/v1/tile-matrix-sets/{tileMatrixSet}', {
-        params: { path: { tileMatrixSet: id }, header: { 'If-Match': `"${record.revision}"` } },
+        params: { path: { tileMatrixSet: id }, header: { 'If-Match': etag(record.revision) } },
       }),
     );
     route(paths.tileMatrixSets);
@@ -283,7 +273,7 @@ function OneSet({ id, superAdmin }: { id: string; superAdmin: boolean }) {
                         api.PUT('/api/v1/tile-matrix-sets/{tileMatrixSet}', {
                           params: {
                             path: { tileMatrixSet: id },
-                            header: { 'If-Match': `"${record.revision}"` },
+                            header: { 'If-Match': etag(record.revision) },
                           },
                           body: definition,
                         }),

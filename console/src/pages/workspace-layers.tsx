@@ -7,7 +7,9 @@
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { api, call } from '../api.ts';
-import { PagedTable, PageTitle, TextInput, usePagedList } from '../components.tsx';
+import { SearchForm } from '../components/forms.tsx';
+import { PagedTable, usePagedList } from '../components/lists.tsx';
+import { PageTitle } from '../components/page-parts.tsx';
 import { formatCount } from '../format.ts';
 import { paths } from '../routes.ts';
 import './services.css';
@@ -15,7 +17,6 @@ import './services.css';
 export function WorkspaceLayersPage() {
   const { params } = useRoute();
   const workspace = params.workspace as string;
-  const [text, setText] = useState('');
   const [search, setSearch] = useState('');
   const list = usePagedList(
     (page) =>
@@ -33,35 +34,15 @@ export function WorkspaceLayersPage() {
         Every layer of every service of the workspace. To publish one, open its service:{' '}
         <a href={paths.services(workspace)}>Services of {workspace}</a>.
       </p>
-      <form
-        class="row search"
-        onSubmit={(event) => {
-          event.preventDefault();
+      <SearchForm
+        label="Search by name"
+        hint="Part of a layer's public id or title, in any case."
+        search={search}
+        onSearch={(text) => {
           list.firstPage();
-          setSearch(text.trim());
+          setSearch(text);
         }}
-      >
-        <TextInput
-          label="Search by name"
-          hint="Part of a layer's public id or title, in any case."
-          type="search"
-          value={text}
-          onInput={setText}
-        />
-        <button type="submit">Search</button>
-        {search ? (
-          <button
-            type="button"
-            onClick={() => {
-              setText('');
-              list.firstPage();
-              setSearch('');
-            }}
-          >
-            Clear search
-          </button>
-        ) : null}
-      </form>
+      />
       <section aria-labelledby="layers-heading">
         <h2 id="layers-heading">{search ? `Layers matching “${search}”` : 'Layers'}</h2>
         <PagedTable

@@ -1,6 +1,7 @@
 /** A workspace's counts on its overview (getWorkspaceSummary, ADR 0137), for its admins. */
 import { api, call, GeoPlaneApiError } from '../api.ts';
-import { ErrorNote, useLoad } from '../components.tsx';
+import { useLoad } from '../components/data.tsx';
+import { ErrorNote } from '../components/forms.tsx';
 import { formatCount, plural, statusText } from '../format.ts';
 
 export function WorkspaceSummary({ workspace }: { workspace: string }) {

@@ -1,18 +1,11 @@
 /** One workspace: describe, rename (If-Match), delete — with the plan shown before a recursive delete. */
 import { useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
-import { api, call } from '../api.ts';
-import {
-  Confirm,
-  DeleteSection,
-  ErrorNote,
-  issueFor,
-  PageTitle,
-  SaveActions,
-  TextInput,
-  useAction,
-  useLoad,
-} from '../components.tsx';
+import { api, call, etag } from '../api.ts';
+import { useAction, useLoad } from '../components/data.tsx';
+import { Confirm, DeleteSection } from '../components/dialogs.tsx';
+import { ErrorNote, issueFor, SaveActions, TextInput } from '../components/forms.tsx';
+import { PageTitle } from '../components/page-parts.tsx';
 import { type DeletionPlan, DeletionPlanView } from '../deletion-plan.tsx';
 import { paths } from '../routes.ts';
 import { load as reloadSession } from '../session.ts';
@@ -40,7 +33,7 @@ export function WorkspacePage() {
     setSaved(undefined);
     const updated = await call(
       api.PUT('/api/v1/workspaces/{workspace}', {
-        params: { path: { workspace }, header: { 'If-Match': `"${ws.data.version}"` } },
+        params: { path: { workspace }, header: { 'If-Match': etag(ws.data.version) } },
         body: {
           ...(name !== undefined && name !== ws.data.name ? { name: name.trim() } : {}),
           ...(description !== undefined ? { description } : {}),

@@ -2,15 +2,10 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, call } from '../api.ts';
-import {
-  ErrorNote,
-  issueFor,
-  PagedTable,
-  PageTitle,
-  TextInput,
-  useAction,
-  usePagedList,
-} from '../components.tsx';
+import { useAction } from '../components/data.tsx';
+import { ErrorNote, issueFor, TextInput } from '../components/forms.tsx';
+import { PagedTable, usePagedList } from '../components/lists.tsx';
+import { PageTitle } from '../components/page-parts.tsx';
 import { paths } from '../routes.ts';
 import { useSession } from '../session.ts';
 

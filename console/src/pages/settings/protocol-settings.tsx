@@ -1,68 +1,55 @@
 /**
- * The WFS, WCS and WMTS settings forms of the settings page (ADR 0133), built from the page's own
- * parts (settings.tsx): the same load / If-Match save / refusal-beside-the-field behaviour as the
- * WMS form. GeoPlane does not serve these protocols yet, and each form says so: what is saved is
- * stored and validated, and changes no response until it does.
- *
- * settings.tsx renders these forms and this module uses its parts: the cycle is safe because
- * nothing here reads an import while the modules load (only when a form renders).
+ * The WFS, WCS and WMTS settings forms of the settings page (ADR 0133), built from the same parts
+ * as the WMS form: the same load / If-Match save / refusal-beside-the-field behaviour. GeoPlane does
+ * not serve these protocols yet, and each form says so: what is saved is stored and validated, and
+ * changes no response until it does.
  */
-import { Field, TextInput } from '../components.tsx';
-import { paths } from '../routes.ts';
+import { allOf } from '../../api.ts';
+import { Field, TextInput } from '../../components/forms.tsx';
+import { paths } from '../../routes.ts';
+import { CEILINGS } from './ceilings.ts';
 import {
   Check,
   Choices,
+  defined,
+  type Limit,
+  LimitFields,
+  limitNumbers,
+  limitTexts,
+  optionalText,
+} from './fields.tsx';
+import {
   type CommonForm,
   commonDoc,
   commonForm,
-  defined,
-  limitHint,
-  NumberField,
-  numberOf,
-  optionalText,
   type SettingsDocuments,
   SettingsSection,
-  textOf,
   useSettingsForm,
-} from './settings.tsx';
+} from './settings-form.tsx';
 
 type WFSSettings = SettingsDocuments['wfs'];
 type WCSSettings = SettingsDocuments['wcs'];
 type WMTSSettings = SettingsDocuments['wmts'];
 
-/**
- * The server ceilings of these documents' limits (shared/domain/settings.ts `ceilings.wfs` and
- * `ceilings.wcs`; the console test compares the inputs' max with them).
- */
-const CEILINGS = {
-  wfs: { max_features: 10_000, default_count: 10_000, max_offset: 1_000_000, count_timeout_ms: 10_000 },
-  wcs: {
-    max_cells: 4096 * 4096,
-    max_output_bytes: 10 * 1024 * 1024,
-    processing_timeout_ms: 15_000,
-    max_dimensions: 16,
-    max_axis_values: 10_000,
-    max_source_granules: 1_000,
-    max_temporary_bytes: 512 * 1024 * 1024,
-  },
-} as const;
-
-const WCS_EXTENSIONS = [
-  'xml-post',
-  'range-subsetting',
-  'scaling',
-  'crs',
-  'interpolation',
-  'multidimensional',
-] as const;
-const WCS_FORMATS = [
-  'image/tiff',
-  'application/gml+xml',
-  'multipart/related',
-  'application/netcdf',
-  'image/jp2',
-] as const;
-const WCS_INTERPOLATIONS = ['nearest-neighbor', 'linear'] as const;
+type WcsExtension = NonNullable<WCSSettings['extensions']>[number];
+const WCS_EXTENSIONS = allOf<WcsExtension>({
+  'xml-post': true,
+  'range-subsetting': true,
+  scaling: true,
+  crs: true,
+  interpolation: true,
+  multidimensional: true,
+});
+type WcsFormat = NonNullable<WCSSettings['output_formats']>[number];
+const WCS_FORMATS = allOf<WcsFormat>({
+  'image/tiff': true,
+  'application/gml+xml': true,
+  'multipart/related': true,
+  'application/netcdf': true,
+  'image/jp2': true,
+});
+type WcsInterpolation = NonNullable<WCSSettings['interpolation_methods']>[number];
+const WCS_INTERPOLATIONS = allOf<WcsInterpolation>({ 'nearest-neighbor': true, linear: true });
 
 /** What each of these forms says first. */
 function NotServed({ service }: { service: string }) {
@@ -76,79 +63,47 @@ function NotServed({ service }: { service: string }) {
 
 // ---- WFS ----
 
-interface WFSForm extends CommonForm {
-  max_features: string;
-  default_count: string;
-  max_offset: string;
-  count_timeout_ms: string;
-}
+type WfsLimit = keyof typeof CEILINGS.wfs;
 
-const WFS_FIELDS = ['max_features', 'default_count', 'max_offset', 'count_timeout_ms'];
+const WFS_LIMITS: Limit<WfsLimit>[] = [
+  {
+    field: 'max_features',
+    label: 'Max features per GetFeature',
+    unit: 'features',
+    extra: 'The largest count a client may ask for.',
+  },
+  {
+    field: 'default_count',
+    label: 'Default GetFeature count',
+    unit: 'features',
+    extra: 'When a client names no count; at most the max.',
+  },
+  { field: 'max_offset', label: 'Max start index', unit: 'features', extra: 'How deep paging may go.' },
+  {
+    field: 'count_timeout_ms',
+    label: 'Count timeout',
+    unit: 'milliseconds',
+    extra: 'Time spent counting numberMatched.',
+  },
+];
 
-const wfsForm = (d: WFSSettings): WFSForm => ({
-  ...commonForm(d),
-  max_features: textOf(d.max_features),
-  default_count: textOf(d.default_count),
-  max_offset: textOf(d.max_offset),
-  count_timeout_ms: textOf(d.count_timeout_ms),
-});
+interface WFSForm extends CommonForm, Record<WfsLimit, string> {}
 
-const wfsDoc = (f: WFSForm): WFSSettings =>
-  defined({
-    ...commonDoc(f),
-    max_features: numberOf(f.max_features),
-    default_count: numberOf(f.default_count),
-    max_offset: numberOf(f.max_offset),
-    count_timeout_ms: numberOf(f.count_timeout_ms),
-  });
+const WFS_FIELDS = WFS_LIMITS.map((limit) => limit.field);
+
+const wfsForm = (d: WFSSettings): WFSForm => ({ ...commonForm(d), ...limitTexts(d, WFS_LIMITS) });
+
+const wfsDoc = (f: WFSForm): WFSSettings => defined({ ...commonDoc(f), ...limitNumbers(f, WFS_LIMITS) });
 
 /** The WFS settings: GetFeature's limits. */
 export function WFSSettingsForm({ workspace }: { workspace: string }) {
   const s = useSettingsForm(workspace, 'wfs', wfsForm, wfsDoc);
-  const c = CEILINGS.wfs;
   return (
     <SettingsSection id="wfs" service="WFS" state={s} fields={WFS_FIELDS}>
       {(form, update, err) => (
         <>
           <NotServed service="WFS" />
-          <div class="limits">
-            <NumberField
-              label="Max features per GetFeature"
-              hint={limitHint(c.max_features, 'features', 'The largest count a client may ask for.')}
-              min={1}
-              max={c.max_features}
-              value={form.max_features}
-              onInput={(max_features) => update({ max_features })}
-              error={err('max_features')}
-            />
-            <NumberField
-              label="Default GetFeature count"
-              hint={limitHint(c.default_count, 'features', 'When a client names no count; at most the max.')}
-              min={1}
-              max={c.default_count}
-              value={form.default_count}
-              onInput={(default_count) => update({ default_count })}
-              error={err('default_count')}
-            />
-            <NumberField
-              label="Max start index"
-              hint={limitHint(c.max_offset, 'features', 'How deep paging may go.')}
-              min={1}
-              max={c.max_offset}
-              value={form.max_offset}
-              onInput={(max_offset) => update({ max_offset })}
-              error={err('max_offset')}
-            />
-            <NumberField
-              label="Count timeout"
-              hint={limitHint(c.count_timeout_ms, 'milliseconds', 'Time spent counting numberMatched.')}
-              min={1}
-              max={c.count_timeout_ms}
-              value={form.count_timeout_ms}
-              onInput={(count_timeout_ms) => update({ count_timeout_ms })}
-              error={err('count_timeout_ms')}
-            />
-          </div>
+          <LimitFields limits={WFS_LIMITS} ceilings={CEILINGS.wfs} values={form} onInput={update} err={err} />
         </>
       )}
     </SettingsSection>
@@ -157,38 +112,55 @@ export function WFSSettingsForm({ workspace }: { workspace: string }) {
 
 // ---- WCS ----
 
-type Extension = (typeof WCS_EXTENSIONS)[number];
-type Format = (typeof WCS_FORMATS)[number];
-type Interpolation = (typeof WCS_INTERPOLATIONS)[number];
+type WcsLimit = keyof typeof CEILINGS.wcs;
 
-interface WCSForm extends CommonForm {
-  max_cells: string;
-  max_output_bytes: string;
-  processing_timeout_ms: string;
-  max_dimensions: string;
-  max_axis_values: string;
-  max_source_granules: string;
-  max_temporary_bytes: string;
-  extensions: Extension[];
-  output_formats: Format[];
-  interpolation_methods: Interpolation[];
+/** Each WCS limit's label, unit and what it bounds. */
+const WCS_LIMITS: Limit<WcsLimit>[] = [
+  {
+    field: 'max_cells',
+    label: 'Max cells per coverage',
+    unit: 'cells',
+    extra: 'Width × height of one response.',
+  },
+  { field: 'max_output_bytes', label: 'Max response size', unit: 'bytes' },
+  { field: 'processing_timeout_ms', label: 'Processing timeout', unit: 'milliseconds' },
+  {
+    field: 'max_dimensions',
+    label: 'Max dimensions',
+    unit: 'dimensions',
+    extra: 'Beyond the two spatial axes.',
+  },
+  {
+    field: 'max_axis_values',
+    label: 'Max values per axis',
+    unit: 'values',
+    extra: 'Of a time or elevation axis.',
+  },
+  {
+    field: 'max_source_granules',
+    label: 'Max source granules',
+    unit: 'granules',
+    extra: 'Read for one request.',
+  },
+  {
+    field: 'max_temporary_bytes',
+    label: 'Max temporary storage',
+    unit: 'bytes',
+    extra: 'Scratch space for one request.',
+  },
+];
+
+interface WCSForm extends CommonForm, Record<WcsLimit, string> {
+  extensions: WcsExtension[];
+  output_formats: WcsFormat[];
+  interpolation_methods: WcsInterpolation[];
   /** One CRS per line. */
   allowed_subsetting_crs: string;
   allowed_output_crs: string;
 }
 
-const WCS_LIMITS = [
-  'max_cells',
-  'max_output_bytes',
-  'processing_timeout_ms',
-  'max_dimensions',
-  'max_axis_values',
-  'max_source_granules',
-  'max_temporary_bytes',
-] as const;
-
 const WCS_FIELDS = [
-  ...WCS_LIMITS,
+  ...WCS_LIMITS.map((limit) => limit.field),
   'extensions',
   'output_formats',
   'interpolation_methods',
@@ -209,13 +181,7 @@ const some = <T,>(list: T[]) => (list.length ? list : undefined);
 
 const wcsForm = (d: WCSSettings): WCSForm => ({
   ...commonForm(d),
-  max_cells: textOf(d.max_cells),
-  max_output_bytes: textOf(d.max_output_bytes),
-  processing_timeout_ms: textOf(d.processing_timeout_ms),
-  max_dimensions: textOf(d.max_dimensions),
-  max_axis_values: textOf(d.max_axis_values),
-  max_source_granules: textOf(d.max_source_granules),
-  max_temporary_bytes: textOf(d.max_temporary_bytes),
+  ...limitTexts(d, WCS_LIMITS),
   extensions: d.extensions ?? [],
   output_formats: d.output_formats ?? [],
   interpolation_methods: d.interpolation_methods ?? [],
@@ -226,30 +192,13 @@ const wcsForm = (d: WCSSettings): WCSForm => ({
 const wcsDoc = (f: WCSForm): WCSSettings =>
   defined({
     ...commonDoc(f),
-    max_cells: numberOf(f.max_cells),
-    max_output_bytes: numberOf(f.max_output_bytes),
-    processing_timeout_ms: numberOf(f.processing_timeout_ms),
-    max_dimensions: numberOf(f.max_dimensions),
-    max_axis_values: numberOf(f.max_axis_values),
-    max_source_granules: numberOf(f.max_source_granules),
-    max_temporary_bytes: numberOf(f.max_temporary_bytes),
+    ...limitNumbers(f, WCS_LIMITS),
     extensions: some(f.extensions),
     output_formats: some(f.output_formats),
     interpolation_methods: some(f.interpolation_methods),
     allowed_subsetting_crs: listOf(f.allowed_subsetting_crs),
     allowed_output_crs: listOf(f.allowed_output_crs),
   });
-
-/** Each WCS limit's label, unit and what it bounds. */
-const WCS_LIMIT_LABELS: Record<(typeof WCS_LIMITS)[number], [string, string, string]> = {
-  max_cells: ['Max cells per coverage', 'cells', 'Width × height of one response.'],
-  max_output_bytes: ['Max response size', 'bytes', ''],
-  processing_timeout_ms: ['Processing timeout', 'milliseconds', ''],
-  max_dimensions: ['Max dimensions', 'dimensions', 'Beyond the two spatial axes.'],
-  max_axis_values: ['Max values per axis', 'values', 'Of a time or elevation axis.'],
-  max_source_granules: ['Max source granules', 'granules', 'Read for one request.'],
-  max_temporary_bytes: ['Max temporary storage', 'bytes', 'Scratch space for one request.'],
-};
 
 /** A list of CRS names, one per line. */
 function CrsField({
@@ -285,29 +234,12 @@ function CrsField({
 /** The WCS settings: GetCoverage's limits, extensions, formats and CRSs. */
 export function WCSSettingsForm({ workspace }: { workspace: string }) {
   const s = useSettingsForm(workspace, 'wcs', wcsForm, wcsDoc);
-  const c = CEILINGS.wcs;
   return (
     <SettingsSection id="wcs" service="WCS" state={s} fields={WCS_FIELDS}>
       {(form, update, err) => (
         <>
           <NotServed service="WCS" />
-          <div class="limits">
-            {WCS_LIMITS.map((field) => {
-              const [label, unit, extra] = WCS_LIMIT_LABELS[field];
-              return (
-                <NumberField
-                  key={field}
-                  label={label}
-                  hint={limitHint(c[field], unit, extra || undefined)}
-                  min={1}
-                  max={c[field]}
-                  value={form[field]}
-                  onInput={(value) => update({ [field]: value } as Partial<WCSForm>)}
-                  error={err(field)}
-                />
-              );
-            })}
-          </div>
+          <LimitFields limits={WCS_LIMITS} ceilings={CEILINGS.wcs} values={form} onInput={update} err={err} />
           <Choices
             legend="WCS extensions"
             hint="The WCS 2.0 extensions this workspace's WCS would answer."
