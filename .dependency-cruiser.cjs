@@ -1,6 +1,7 @@
 /**
  * The layering of DESIGN §3 and CONVENTIONS "Layers and wiring" as rules (ADR 0079), checked by
- * `npm run lint` over `functions/` and `shared/`. Imports point down only:
+ * `npm run lint` over `shared/`, `functions/`, `infra/`, `cli/` and `bench/` (the console's TSX has a
+ * configuration of its own, `.dependency-cruiser.console.cjs`). Imports point down only:
  *
  *   functions ─▶ wiring ─▶ http ─▶ auth ─▶ api ─▶ domain ◀─ store, datasources, workflows, platform
  *                   └──────────────────────────────────────────▶ (the adapters)
@@ -109,6 +110,46 @@ module.exports = {
         'shared/log is the logger (ADR 0090): every room but the domain and the route table may use it; it imports nothing of the project.',
       from: { path: '^shared/log/' },
       to: { path: '^(shared/(?!log/)|functions/)' },
+    },
+    {
+      name: 'product-not-to-tools',
+      severity: 'error',
+      comment:
+        'Product code (shared, functions, infra, the CLI, the client) never imports the tests or the bench; they import it.',
+      from: { path: '^(shared|functions|infra|cli|client)/' },
+      to: { path: '^(test|bench)/' },
+    },
+    {
+      name: 'lambda-code-stays-inside',
+      severity: 'error',
+      comment:
+        'shared/ and functions/ are what the Lambdas run: they import no host, CDK, CLI, console, client or build script.',
+      from: { path: '^(shared|functions)/' },
+      to: { path: '^(infra|cli|bench|console|client|test)/' },
+    },
+    {
+      name: 'cli-through-the-client',
+      severity: 'error',
+      comment:
+        'The CLI talks to the API through the generated client (ADR 0096); only `geoplane bootstrap`, which runs before any key exists, writes the table itself.',
+      from: { path: '^cli/', pathNot: '^cli/commands/bootstrap[.]ts$' },
+      to: { path: '^(shared|functions|infra)/' },
+    },
+    {
+      name: 'nothing-imports-the-local-host',
+      severity: 'error',
+      comment:
+        'infra/local is the local host: nothing of the product imports it (the tests and the bench start it).',
+      from: { path: '^(shared|functions|cli|client|infra/(?!local/))' },
+      to: { path: '^infra/local/' },
+    },
+    {
+      name: 'cdk-reads-definitions',
+      severity: 'error',
+      comment:
+        'CDK (infra/app.ts, stacks, constructs) reads definitions (the route table, the table layout, the ASL), never the composition root or a running adapter.',
+      from: { path: '^infra/(app[.]ts$|stacks/|constructs/)' },
+      to: { path: '^shared/(wiring|platform|workflows)/' },
     },
     {
       name: 'config-at-the-bottom',

@@ -29,11 +29,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { basename } from 'node:path';
-import {
-  ImportDatabase,
-  type ImportDatabaseConfig,
-  type ImportSession,
-} from '../shared/datasources/imports/database.ts';
+import { ImportDatabase } from '../shared/datasources/imports/database.ts';
+import type { ImportDatabaseConfig } from '../shared/datasources/imports/database-connection.ts';
+import type { ImportSession } from '../shared/datasources/imports/database-session.ts';
 import { discover, readFeatures } from '../shared/datasources/imports/formats/index.ts';
 import { loadImport } from '../shared/datasources/imports/pipeline.ts';
 import { defaultPlan } from '../shared/domain/import-plans.ts';

@@ -48,14 +48,10 @@ export async function draftLayer(
       kept = layer;
     },
   } as unknown as LayerRepository;
-  const service = { id: serviceId, workspace_id: workspaceId } as Service;
+  const service = { id: serviceId, workspace_id: workspaceId, type: 'postgis' } as Service;
   await createLayer(
-    keep,
-    untouchable as DataSourceGateway,
-    untouchable as SecretBox,
-    service,
-    { source_layer: sourceLayer, public_id: publicId, enabled: false },
-    now,
+    { layers: keep, gateway: untouchable as DataSourceGateway, secrets: untouchable as SecretBox },
+    { service, body: { source_layer: sourceLayer, public_id: publicId, enabled: false }, now },
   );
   if (!kept) throw new Error('createLayer stored nothing');
   return kept;

@@ -2256,7 +2256,7 @@ export interface paths {
         };
         /**
          * Check the catalog’s integrity (nothing is changed)
-         * @description Dangling references (layers of missing services, styles or roles; mappings to missing roles; group members), orphaned markers (service names, public ids, claim mappings; a workspace name unclaimed), counters that disagree with the items (workspace summary, service layer counts, styles’ and roles’ reference counts, claim mapping counts), enabled layers whose source table is gone, and import schemas without their job. Reads every workspace's partition once (strongly consistent) and each service's database once, within a 20 s budget: a catalog too big for it answers `complete: false` and lists what it did not read — check one workspace at a time with `workspace`. What could not be looked at (a database that is down, a disabled service) is listed under `unchecked`, never reported as damage. Roles' counts and import schemas are checked only over the whole catalog. super_admin only (ADR 0138).
+         * @description Dangling references (layers of missing services, styles or roles; mappings to missing roles; group members), orphaned markers (service names, public ids, claim mappings; a workspace name unclaimed), counters that disagree with the items (workspace summary, service layer counts, styles’ and roles’ reference counts, claim mapping counts; a workspace’s tile cache usage against the tiles its store holds), enabled layers whose source table is gone, and import schemas without their job. Reads every workspace's partition once (strongly consistent) and each service's database once, within a 20 s budget: a catalog too big for it answers `complete: false` and lists what it did not read — check one workspace at a time with `workspace`. What could not be looked at (a database that is down, a disabled service) is listed under `unchecked`, never reported as damage. Roles' counts and import schemas are checked only over the whole catalog. super_admin only (ADR 0138).
          *
          *     Answers: 200 what the check found.
          *
@@ -3087,7 +3087,7 @@ export interface components {
             /** @enum {string} */
             kind: "dangling_reference" | "orphaned_marker" | "counter_mismatch" | "missing_source_table" | "orphaned_import_schema";
             /** @enum {string} */
-            check: "workspace_name_marker" | "service_name_marker" | "public_id_marker" | "claim_mapping_marker" | "layer_service" | "layer_style" | "layer_role" | "claim_mapping_role" | "group_member" | "summary_counters" | "service_layer_count" | "style_layer_refs" | "claim_mapping_count" | "role_refs" | "layer_source" | "import_schema";
+            check: "workspace_name_marker" | "service_name_marker" | "public_id_marker" | "claim_mapping_marker" | "layer_service" | "layer_style" | "layer_role" | "claim_mapping_role" | "group_member" | "summary_counters" | "service_layer_count" | "style_layer_refs" | "claim_mapping_count" | "role_refs" | "tile_cache_usage" | "layer_source" | "import_schema";
             workspace_id?: string;
             entity: {
                 type: string;
@@ -3104,7 +3104,7 @@ export interface components {
             repairs: {
                 finding_id: string;
                 /** @enum {string} */
-                check: "workspace_name_marker" | "service_name_marker" | "public_id_marker" | "claim_mapping_marker" | "layer_service" | "layer_style" | "layer_role" | "claim_mapping_role" | "group_member" | "summary_counters" | "service_layer_count" | "style_layer_refs" | "claim_mapping_count" | "role_refs" | "layer_source" | "import_schema";
+                check: "workspace_name_marker" | "service_name_marker" | "public_id_marker" | "claim_mapping_marker" | "layer_service" | "layer_style" | "layer_role" | "claim_mapping_role" | "group_member" | "summary_counters" | "service_layer_count" | "style_layer_refs" | "claim_mapping_count" | "role_refs" | "tile_cache_usage" | "layer_source" | "import_schema";
                 /** @enum {string} */
                 outcome: "repaired" | "would_repair" | "changed_meanwhile" | "not_repairable" | "failed";
                 detail?: string;
@@ -3123,7 +3123,7 @@ export interface components {
             findings: components["schemas"]["IntegrityFinding"][];
             unchecked: {
                 /** @enum {string} */
-                check?: "workspace_name_marker" | "service_name_marker" | "public_id_marker" | "claim_mapping_marker" | "layer_service" | "layer_style" | "layer_role" | "claim_mapping_role" | "group_member" | "summary_counters" | "service_layer_count" | "style_layer_refs" | "claim_mapping_count" | "role_refs" | "layer_source" | "import_schema";
+                check?: "workspace_name_marker" | "service_name_marker" | "public_id_marker" | "claim_mapping_marker" | "layer_service" | "layer_style" | "layer_role" | "claim_mapping_role" | "group_member" | "summary_counters" | "service_layer_count" | "style_layer_refs" | "claim_mapping_count" | "role_refs" | "tile_cache_usage" | "layer_source" | "import_schema";
                 workspace_id?: string;
                 entity?: {
                     type: string;
@@ -13198,7 +13198,7 @@ export interface operations {
                  */
                 workspace?: string;
                 /** @description Report (and repair) only this check’s findings. */
-                check?: "workspace_name_marker" | "service_name_marker" | "public_id_marker" | "claim_mapping_marker" | "layer_service" | "layer_style" | "layer_role" | "claim_mapping_role" | "group_member" | "summary_counters" | "service_layer_count" | "style_layer_refs" | "claim_mapping_count" | "role_refs" | "layer_source" | "import_schema";
+                check?: "workspace_name_marker" | "service_name_marker" | "public_id_marker" | "claim_mapping_marker" | "layer_service" | "layer_style" | "layer_role" | "claim_mapping_role" | "group_member" | "summary_counters" | "service_layer_count" | "style_layer_refs" | "claim_mapping_count" | "role_refs" | "tile_cache_usage" | "layer_source" | "import_schema";
             };
             header?: never;
             path?: never;
@@ -13280,7 +13280,7 @@ export interface operations {
                  */
                 workspace?: string;
                 /** @description Report (and repair) only this check’s findings. */
-                check?: "workspace_name_marker" | "service_name_marker" | "public_id_marker" | "claim_mapping_marker" | "layer_service" | "layer_style" | "layer_role" | "claim_mapping_role" | "group_member" | "summary_counters" | "service_layer_count" | "style_layer_refs" | "claim_mapping_count" | "role_refs" | "layer_source" | "import_schema";
+                check?: "workspace_name_marker" | "service_name_marker" | "public_id_marker" | "claim_mapping_marker" | "layer_service" | "layer_style" | "layer_role" | "claim_mapping_role" | "group_member" | "summary_counters" | "service_layer_count" | "style_layer_refs" | "claim_mapping_count" | "role_refs" | "tile_cache_usage" | "layer_source" | "import_schema";
                 /**
                  * @description `true` repairs; absent or `false` is a dry run that changes nothing.
                  * @example true

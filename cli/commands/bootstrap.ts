@@ -102,7 +102,7 @@ export function registerBootstrap(program: Command): void {
           const found = /^[0-9a-f-]{36}$/.test(id) ? await apiKeyRepository().find(undefined, id) : undefined;
           if (!found) throw new CliError(`no global API key with id '${options.revoke}' in table ${table}`);
           const already = found.revoked;
-          await revokeApiKey(apiKeyRepository(), found);
+          await revokeApiKey({ keys: apiKeyRepository() }, { workspaceId: undefined, keyId: found.id });
           if (options.json) {
             printJson({
               id: found.id,

@@ -1,9 +1,8 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import { IMPORT_STATUSES } from '../../shared/domain/import-model.ts';
 import { followImport, followRollback } from '../follow.ts';
 import { formatCount } from '../progress.ts';
 import { line, writeErr, writeOut } from '../terminal.ts';
-import type { ImportStatus } from '../types.ts';
+import { IMPORT_STATUSES, type ImportStatus } from '../types.ts';
 import {
   action,
   type CommonOptions,

@@ -1,6 +1,6 @@
 import { locationOf } from '../../shared/api/operation.ts';
 import { getImport, rollbackImport as operation } from '../../shared/api/operations/imports.ts';
-import { presentImport, requireImport, rollbackImport } from '../../shared/domain/imports.ts';
+import { presentImport, rollbackImport } from '../../shared/domain/imports.ts';
 import { accepted } from '../../shared/http/responses.ts';
 import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { importRepository, importStarter } from '../../shared/wiring/imports.ts';
@@ -8,19 +8,15 @@ import { deletionRepository, serviceRepository } from '../../shared/wiring/repos
 import { workflowStarter } from '../../shared/wiring/workflows.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params, principal }) => {
-  const repo = importRepository();
-  const job = await requireImport(repo, workspace.id, params.import);
   const next = await rollbackImport(
     {
-      repo,
+      repo: importRepository(),
       starter: importStarter(),
       services: serviceRepository(),
       deletions: deletionRepository(),
       deletionStarter: workflowStarter(),
     },
-    workspace,
-    job,
-    principal.id,
+    { workspaceId: workspace.id, import: params.import, workspace, principalId: principal.id },
   );
-  return accepted(presentImport(next), locationOf(getImport, { workspace: workspace.id, import: job.id }));
+  return accepted(presentImport(next), locationOf(getImport, { workspace: workspace.id, import: next.id }));
 });

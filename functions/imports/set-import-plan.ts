@@ -1,5 +1,5 @@
 import { setImportPlan as operation } from '../../shared/api/operations/imports.ts';
-import { presentImport, requireImport, setImportPlan } from '../../shared/domain/imports.ts';
+import { presentImport, setImportPlan } from '../../shared/domain/imports.ts';
 import { ok } from '../../shared/http/responses.ts';
 import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { importLimits, importRepository, importStarter } from '../../shared/wiring/imports.ts';
@@ -7,15 +7,12 @@ import { layerRepository, serviceRepository } from '../../shared/wiring/reposito
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params, body, ifMatch }) => {
   const repo = importRepository();
-  const job = await requireImport(repo, workspace.id, params.import);
   const names = { layers: layerRepository(), services: serviceRepository() };
   return ok(
     presentImport(
       await setImportPlan(
         { repo, starter: importStarter(), limits: importLimits(), names, targets: { ...names, repo } },
-        job,
-        body,
-        ifMatch,
+        { workspaceId: workspace.id, import: params.import, body, ifMatch },
       ),
     ),
   );

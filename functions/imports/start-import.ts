@@ -1,13 +1,14 @@
 import { locationOf } from '../../shared/api/operation.ts';
 import { getImport, startImport as operation } from '../../shared/api/operations/imports.ts';
-import { presentImport, requireImport, startImport } from '../../shared/domain/imports.ts';
+import { presentImport, startImport } from '../../shared/domain/imports.ts';
 import { accepted } from '../../shared/http/responses.ts';
 import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { importRepository, importStarter, importUploads } from '../../shared/wiring/imports.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params }) => {
-  const repo = importRepository();
-  const job = await requireImport(repo, workspace.id, params.import);
-  const next = await startImport({ repo, uploads: importUploads(), starter: importStarter() }, job);
-  return accepted(presentImport(next), locationOf(getImport, { workspace: workspace.id, import: job.id }));
+  const next = await startImport(
+    { repo: importRepository(), uploads: importUploads(), starter: importStarter() },
+    { workspaceId: workspace.id, import: params.import },
+  );
+  return accepted(presentImport(next), locationOf(getImport, { workspace: workspace.id, import: next.id }));
 });

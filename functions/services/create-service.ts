@@ -1,6 +1,5 @@
 import { locationOf } from '../../shared/api/operation.ts';
 import { getService, createService as operation } from '../../shared/api/operations/services.ts';
-import { requireReadableRoot } from '../../shared/domain/mosaics.ts';
 import { createService, presentService } from '../../shared/domain/services.ts';
 import { created } from '../../shared/http/responses.ts';
 import { postgisGateway, preloadPostgis, secretBox } from '../../shared/wiring/datasources.ts';
@@ -12,8 +11,10 @@ import { serviceRepository } from '../../shared/wiring/repositories.ts';
 preloadPostgis();
 
 export const handler = makeChangeHandler(operation, async ({ workspace, body }) => {
-  if (body.type === 'raster_mosaic') await requireReadableRoot(rasterRoots, body.connection.root_uri);
-  const service = await createService(serviceRepository(), postgisGateway, secretBox(), workspace.id, body);
+  const service = await createService(
+    { services: serviceRepository(), gateway: postgisGateway, secrets: secretBox(), roots: rasterRoots },
+    { workspaceId: workspace.id, body },
+  );
   return created(
     presentService(service),
     locationOf(getService, { workspace: workspace.id, service: service.id }),

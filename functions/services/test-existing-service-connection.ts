@@ -7,6 +7,6 @@ import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 // Its requests reach PostGIS: the driver loads during init.
 preloadPostgis();
 
-export const handler = makeChangeHandler(operation, async ({ service }) => {
-  return ok(await testExistingServiceConnection(postgisGateway, secretBox(), service));
-});
+export const handler = makeChangeHandler(operation, async ({ service }) =>
+  ok(await testExistingServiceConnection({ gateway: postgisGateway, secrets: secretBox() }, { service })),
+);

@@ -1,5 +1,4 @@
 import { updateService as operation } from '../../shared/api/operations/services.ts';
-import { requireReadableRoot } from '../../shared/domain/mosaics.ts';
 import { presentService, updateService } from '../../shared/domain/services.ts';
 import { ok } from '../../shared/http/responses.ts';
 import { postgisGateway, preloadPostgis, secretBox } from '../../shared/wiring/datasources.ts';
@@ -10,10 +9,13 @@ import { serviceRepository } from '../../shared/wiring/repositories.ts';
 // Its requests reach PostGIS: the driver loads during init.
 preloadPostgis();
 
-export const handler = makeChangeHandler(operation, async ({ service, body, ifMatch }) => {
-  const repo = serviceRepository();
-  if (body.type === 'raster_mosaic' && service.type === 'raster_mosaic') {
-    await requireReadableRoot(rasterRoots, body.connection.root_uri);
-  }
-  return ok(presentService(await updateService(repo, postgisGateway, secretBox(), service, body, ifMatch)));
-});
+export const handler = makeChangeHandler(operation, async ({ service, body, ifMatch }) =>
+  ok(
+    presentService(
+      await updateService(
+        { services: serviceRepository(), gateway: postgisGateway, secrets: secretBox(), roots: rasterRoots },
+        { service, body, ifMatch },
+      ),
+    ),
+  ),
+);

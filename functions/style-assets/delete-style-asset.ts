@@ -1,11 +1,13 @@
 import { deleteStyleAsset as operation } from '../../shared/api/operations/style-assets.ts';
-import { deleteStyleAsset, requireStyleAsset } from '../../shared/domain/style-assets.ts';
+import { deleteStyleAsset } from '../../shared/domain/style-assets.ts';
 import { noContent } from '../../shared/http/responses.ts';
 import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { styleAssetRepository } from '../../shared/wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params, ifMatch }) => {
-  const assets = styleAssetRepository();
-  await deleteStyleAsset(assets, await requireStyleAsset(assets, workspace.id, params.asset), ifMatch);
+  await deleteStyleAsset(
+    { assets: styleAssetRepository() },
+    { workspaceId: workspace.id, asset: params.asset, ifMatch },
+  );
   return noContent();
 });

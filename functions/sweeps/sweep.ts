@@ -6,8 +6,9 @@ import { sweepUsageKeys } from '../../shared/wiring/usage-keys.ts';
 import { asSystemChange } from '../../shared/wiring/workflows.ts';
 
 /**
- * The scheduled sweep (ADR 0093), invoked by an EventBridge rule: deletions and imports that made
- * no progress for a while and whose execution no longer runs are restarted, or failed once
+ * The scheduled sweep (ADR 0093), invoked by an EventBridge rule: deletions, imports, harvest and
+ * tile cache jobs that made no progress for a while and whose execution no longer runs are
+ * restarted, or failed once
  * restarts stop helping. Expired sessions and keys need nothing here: the table's TTL removes them.
  */
 async function run(): Promise<{ examined: number; restarted: number; failed: number }> {

@@ -1,10 +1,8 @@
 import { locationOf } from '../../shared/api/operation.ts';
 import { getDeletionOperation } from '../../shared/api/operations/deletions.ts';
 import { deleteWorkspace as operation } from '../../shared/api/operations/workspaces.ts';
-import { deleteWorkspaceRecursively, presentDeletion } from '../../shared/domain/deletions.ts';
-import { NotFoundError } from '../../shared/domain/errors.ts';
-import { refuseWorkspaceWithImports } from '../../shared/domain/imports.ts';
-import { checkVersion, deleteWorkspace } from '../../shared/domain/workspaces.ts';
+import { requestWorkspaceDeletion } from '../../shared/domain/deletion-requests.ts';
+import { presentDeletion } from '../../shared/domain/deletions.ts';
 import { accepted, noContent } from '../../shared/http/responses.ts';
 import { makeChangeHandler } from '../../shared/wiring/handler.ts';
 import { importRepository } from '../../shared/wiring/imports.ts';
@@ -12,23 +10,18 @@ import { deletionRepository, workspaceRepository } from '../../shared/wiring/rep
 import { workflowStarter } from '../../shared/wiring/workflows.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, ifMatch, query, principal }) => {
-  if (query.recurse) {
-    if (workspace.status === 'active') {
-      checkVersion(workspace, ifMatch);
-      await refuseWorkspaceWithImports(importRepository(), workspace.id);
-    }
-    const { operation: op, plan } = await deleteWorkspaceRecursively(
-      deletionRepository(),
-      workflowStarter(),
-      workspace,
-      principal.id,
-    );
-    return accepted(presentDeletion(op, plan), locationOf(getDeletionOperation, { id: op.id }));
-  }
-  // Without recurse a workspace being deleted is as gone as for every other route.
-  if (workspace.status !== 'active') {
-    throw new NotFoundError('workspace_not_found', `Workspace '${workspace.name}' does not exist.`);
-  }
-  await deleteWorkspace(workspaceRepository(), workspace, ifMatch);
-  return noContent();
+  const outcome = await requestWorkspaceDeletion(
+    {
+      deletions: deletionRepository(),
+      starter: workflowStarter(),
+      imports: importRepository(),
+      workspaces: workspaceRepository(),
+    },
+    { workspace, recurse: query.recurse ?? false, principalId: principal.id, ifMatch },
+  );
+  if ('deleted' in outcome) return noContent();
+  return accepted(
+    presentDeletion(outcome.operation, outcome.plan),
+    locationOf(getDeletionOperation, { id: outcome.operation.id }),
+  );
 });

@@ -57,6 +57,8 @@ export interface ManagementApiProps {
   imports?: ImportResources;
   /** The operator's VPC (cdk.json `vpc`, ADR 0112): the routes flagged `postgres` run in it. */
   vpc?: VpcPlacement;
+  /** The tile cache bucket's name (ADR 0139), for the routes flagged `listsTileStore`. */
+  tileCacheBucketName?: string;
 }
 
 /**
@@ -174,6 +176,7 @@ export class ManagementApi extends Construct {
         ...(workflows ? { workflows } : {}),
         ...(imports ? { imports } : {}),
         ...(props.vpc ? { vpc: props.vpc } : {}),
+        ...(props.tileCacheBucketName ? { tileCacheBucketName: props.tileCacheBucketName } : {}),
       });
       if (previous)
         stack.nestedStackResource?.addResourceDependency(previous.nestedStackResource as CfnResource);

@@ -15,8 +15,9 @@ import type { Operation } from '../../shared/api/operation.ts';
 import { dataAccessOf, secretsAccessOf } from '../../shared/api/routes.ts';
 import { ApiFunction } from './api-function.ts';
 import type { CatalogTable } from './catalog-table.ts';
+import { tileCacheBucketParameter } from './data-plane.ts';
 import type { FunctionBundles } from './function-bundles.ts';
-import { grantImportDatabaseSecret, grantUploads } from './import-uploads.ts';
+import { bucketArn, grantImportDatabaseSecret, grantUploads } from './import-uploads.ts';
 import type { StageConfig } from './stage-config.ts';
 import { grantUsageKeys } from './usage-keys.ts';
 import type { VpcPlacement } from './vpc-placement.ts';
@@ -145,6 +146,8 @@ export interface OperationsStackProps {
   imports?: ImportResources;
   /** The operator's VPC (cdk.json `vpc`, ADR 0112): the routes flagged `postgres` run in it. */
   vpc?: VpcPlacement;
+  /** The tile cache bucket's name (a token of the parent), for the routes flagged `listsTileStore`. */
+  tileCacheBucketName?: string;
 }
 
 /**
@@ -168,9 +171,19 @@ export class OperationsStack extends NestedStack {
       );
     }
     const imports = importRoutes.length > 0 ? props.imports : undefined;
+    const tileBucketName = props.routes.some((op) => op.listsTileStore)
+      ? props.tileCacheBucketName
+      : undefined;
     super(scope, id, {
       description: `GeoPlane management API: operations of ${areas.join(', ')}`,
-      ...(imports ? { parameters: { [uploadBucketParameter]: imports.uploadBucketName } } : {}),
+      ...(imports || tileBucketName
+        ? {
+            parameters: {
+              ...(imports ? { [uploadBucketParameter]: imports.uploadBucketName } : {}),
+              ...(tileBucketName ? { [tileCacheBucketParameter]: tileBucketName } : {}),
+            },
+          }
+        : {}),
     });
     if (props.routes.length > maxOperationsPerStack) {
       throw new Error(
@@ -189,6 +202,13 @@ export class OperationsStack extends NestedStack {
       ? new CfnParameter(this, uploadBucketParameter, {
           type: 'String',
           description: 'The import upload bucket (ADR 0086)',
+        }).valueAsString
+      : undefined;
+    // The tile cache bucket's name, passed in by the parent (ADR 0139), as the data plane's stack has it.
+    const tileBucket = tileBucketName
+      ? new CfnParameter(this, tileCacheBucketParameter, {
+          type: 'String',
+          description: 'The tile cache bucket (ADR 0139)',
         }).valueAsString
       : undefined;
     const importEnvironment = imports
@@ -259,6 +279,13 @@ export class OperationsStack extends NestedStack {
       }
       if (op.importDatabase && imports?.databaseSecretArn) {
         grantImportDatabaseSecret(fn.role, imports.databaseSecretArn);
+      }
+      if (op.listsTileStore && tileBucket) {
+        // Listing only (the integrity check counts the stored tiles): no object action.
+        fn.function.addEnvironment('TILE_CACHE_BUCKET', tileBucket);
+        fn.role.addToPolicy(
+          new PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucketArn(this, tileBucket)] }),
+        );
       }
       if (op.readsMosaicSources && buckets.length > 0) {
         // Only reads, only of the buckets the stage names for raster mosaics.

@@ -17,7 +17,8 @@ import { grantUsageKeys } from './usage-keys.ts';
 export { sweepData, sweepEntry };
 
 /** Lambda description of the sweep function; the contract test finds functions by the part before ":". */
-export const sweepDescription = 'sweep: restarts or fails stuck deletions and imports, on a schedule';
+export const sweepDescription =
+  'sweep: restarts or fails stuck deletions, imports, harvest and tile cache jobs, on a schedule';
 
 export interface SweepsProps {
   table: CatalogTable;
@@ -27,6 +28,10 @@ export interface SweepsProps {
   logRetention: RetentionDays;
   deletionStateMachine: StateMachine;
   importStateMachine: StateMachine;
+  /** The mosaic harvest jobs' state machine (ADR 0136): lost executions are restarted too. */
+  harvestStateMachine: StateMachine;
+  /** The tile cache jobs' state machine (ADR 0139): lost executions are restarted too. */
+  tileCacheStateMachine: StateMachine;
   /** How often the sweep runs (default every 5 minutes). */
   every?: Duration;
   /** No progress for this many minutes (and no running execution): stuck (default 15). */
@@ -56,9 +61,10 @@ export function executionsFinding(machineRef: string): string {
 
 /**
  * The scheduled sweep (ADR 0093): an EventBridge rule invokes one function every few minutes that
- * restarts (or, after `maxRestarts`, fails) deletions and imports without progress whose execution
- * no longer runs. Its role holds its table actions, StartExecution on the two state machines and
- * DescribeExecution on their executions — nothing else. Expired sessions and keys are DynamoDB
+ * restarts (or, after `maxRestarts`, fails) deletions, imports, mosaic harvest jobs and tile cache
+ * jobs without progress whose execution no longer runs. Its role holds its table actions,
+ * StartExecution on those four state machines and DescribeExecution on their executions — nothing
+ * else. Expired sessions and keys are DynamoDB
  * TTL's work (the table's `expires_at_epoch`), not this function's.
  */
 export class Sweeps extends Construct {
@@ -67,7 +73,12 @@ export class Sweeps extends Construct {
 
   constructor(scope: Construct, id: string, props: SweepsProps) {
     super(scope, id);
-    const machines = [props.deletionStateMachine, props.importStateMachine];
+    const machines = [
+      props.deletionStateMachine,
+      props.importStateMachine,
+      props.harvestStateMachine,
+      props.tileCacheStateMachine,
+    ];
     this.function = new ApiFunction(this, 'Handler', {
       entry: sweepEntry,
       bundles: props.bundles,
@@ -78,6 +89,8 @@ export class Sweeps extends Construct {
         ...props.environment,
         DELETION_STATE_MACHINE_ARN: props.deletionStateMachine.stateMachineArn,
         IMPORT_STATE_MACHINE_ARN: props.importStateMachine.stateMachineArn,
+        HARVEST_STATE_MACHINE_ARN: props.harvestStateMachine.stateMachineArn,
+        TILE_CACHE_STATE_MACHINE_ARN: props.tileCacheStateMachine.stateMachineArn,
         SWEEP_STUCK_AFTER_MINUTES: String(props.stuckAfterMinutes ?? 15),
         SWEEP_MAX_RESTARTS: String(props.maxRestarts ?? 3),
         ...(props.tileCache ? { TILE_CACHE_BUCKET: props.tileCache.bucketName } : {}),
@@ -123,7 +136,7 @@ export class Sweeps extends Construct {
       }),
     );
     this.rule = new Rule(this, 'Schedule', {
-      description: 'Runs the GeoPlane sweep of stuck deletions and imports',
+      description: 'Runs the GeoPlane sweep of stuck deletions, imports and jobs',
       schedule: Schedule.rate(props.every ?? Duration.minutes(5)),
       // A missed run is made up by the next one: no retries of an old sweep.
       targets: [new LambdaFunction(this.function.function, { retryAttempts: 0 })],
@@ -135,7 +148,7 @@ export class Sweeps extends Construct {
         id: executionsFinding(ref),
         reason:
           'states:DescribeExecution acts on executions, whose names are made at run time (an operation id and ' +
-          'attempt, an import id and run): the grant names every execution of this one state machine, nothing ' +
+          'attempt, an import or job id and run): the grant names every execution of this one state machine, nothing ' +
           'else; test/infra/sweeps.test.ts asserts it.',
       });
     }

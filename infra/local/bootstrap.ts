@@ -29,11 +29,10 @@ export interface Bootstrap {
 async function demoService(postgis: DemoPostgis): Promise<void> {
   const demo = await resolveWorkspace(workspaceRepository(), 'demo');
   if (!demo || (await serviceRepository().findByName(demo.id, 'demo-postgis'))) return;
-  await createService(serviceRepository(), postgisGateway, secretBox(), demo.id, {
-    name: 'demo-postgis',
-    type: 'postgis',
-    connection: postgis,
-  });
+  await createService(
+    { services: serviceRepository(), gateway: postgisGateway, secrets: secretBox() },
+    { workspaceId: demo.id, body: { name: 'demo-postgis', type: 'postgis', connection: postgis } },
+  );
 }
 
 function save(path: string, value: Bootstrap): void {

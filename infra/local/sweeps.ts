@@ -22,6 +22,8 @@ export function localExecutions(runner: LocalWorkflowRunner): WorkflowExecutions
   return {
     deletionRunning: async (_name, input) => runner.deletionRunning(input),
     importRunning: async (name) => runner.importRunning(name),
+    harvestRunning: async (name) => runner.harvestRunning(name),
+    tileCacheJobRunning: async (name) => runner.tileCacheJobRunning(name),
   };
 }
 

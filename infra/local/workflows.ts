@@ -4,6 +4,7 @@ import { withDataAccess } from './data-access.ts';
 import './promise-with-resolvers.ts';
 import type { DataAction } from '../../shared/api/operation.ts';
 import { importExecutionName } from '../../shared/domain/import-model.ts';
+import { jobExecutionName } from '../../shared/domain/jobs.ts';
 import { errorFields, logger } from '../../shared/log/logger.ts';
 import { DynamoImportRepository } from '../../shared/store/imports-repository.ts';
 import { DynamoHarvestJobRepository } from '../../shared/store/mosaic-harvest-jobs-repository.ts';
@@ -163,6 +164,16 @@ export class LocalWorkflowRunner implements WorkflowStarters {
     return this.running.has(`import:${name}`);
   }
 
+  /** Whether the named harvest execution is in flight (the sweep's liveness check, ADR 0093). */
+  harvestRunning(name: string): boolean {
+    return this.running.has(`harvest:${name}`);
+  }
+
+  /** Whether the named tile cache job execution is in flight (the sweep's liveness check, ADR 0093). */
+  tileCacheJobRunning(name: string): boolean {
+    return this.running.has(`tile-cache:${name}`);
+  }
+
   /** Starts every deletion, import, mosaic harvest and tile cache job under way when the host last stopped. */
   async resume(): Promise<{ deletions: number; imports: number; harvests: number; tileCacheJobs: number }> {
     let deletions = 0;
@@ -181,7 +192,8 @@ export class LocalWorkflowRunner implements WorkflowStarters {
       imports++;
     });
     await new DynamoHarvestJobRepository().working(async (job) => {
-      await this.startHarvest(job.id, {
+      // Under its current run's name, the one the sweep checks (ADR 0093).
+      await this.startHarvest(jobExecutionName(job), {
         job_id: job.id,
         workspace_id: job.workspace_id,
         service_id: job.service_id,
@@ -190,7 +202,7 @@ export class LocalWorkflowRunner implements WorkflowStarters {
     });
     let tileCacheJobs = 0;
     await new DynamoTileCacheJobRepository().working(async (job) => {
-      await this.startTileCacheJob(job.id, { job_id: job.id, workspace_id: job.workspace_id });
+      await this.startTileCacheJob(jobExecutionName(job), { job_id: job.id, workspace_id: job.workspace_id });
       tileCacheJobs++;
     });
     return { deletions, imports, harvests, tileCacheJobs };

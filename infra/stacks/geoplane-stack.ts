@@ -162,6 +162,8 @@ export class GeoPlaneStack extends Stack {
         environment: imports,
         ...(config.importDatabase ? { databaseSecretArn: config.importDatabase.secretArn } : {}),
       },
+      // The integrity check counts the stored tiles against each workspace's usage (ADR 0138).
+      tileCacheBucketName: this.tileCache.bucket.bucketName,
       ...vpc,
     });
     // The connection-secrets key lives with the API (its construct path is its identity, ADR 0077).
@@ -175,7 +177,7 @@ export class GeoPlaneStack extends Stack {
       environment,
       logRetention,
     });
-    // The scheduled sweep of stuck deletions and imports (ADR 0093).
+    // The scheduled sweep of stuck deletions, imports, harvest and tile cache jobs (ADR 0093).
     this.sweeps = new Sweeps(this, 'Sweeps', {
       table: this.table,
       bundles,
@@ -183,6 +185,8 @@ export class GeoPlaneStack extends Stack {
       logRetention,
       deletionStateMachine: this.deletionWorkflow.stateMachine,
       importStateMachine: this.importWorkflow.stateMachine,
+      harvestStateMachine: this.harvestWorkflow.stateMachine,
+      tileCacheStateMachine: this.tileCacheWorkflow.stateMachine,
       usageKeys: { usagePlanName: this.api.usagePlanName, config },
       tileCache: {
         bucketName: this.tileCache.bucket.bucketName,

@@ -66,6 +66,11 @@ export interface Operation<
   secrets?: readonly ('encrypt' | 'decrypt')[];
   /** API Gateway usage keys of the pool it creates or deletes (ADR 0111; AWS only): CDK grants them, tag-scoped. */
   usageKeys?: readonly ('create' | 'delete')[];
+  /**
+   * Lists the persistent tile cache's store (ADR 0139; the integrity check counts its tiles): CDK
+   * grants `s3:ListBucket` on the tile bucket, nothing of its objects, and sets TILE_CACHE_BUCKET.
+   */
+  listsTileStore?: true;
   /** Reads raster sources from the S3 buckets the stage allows (cdk.json `mosaicBuckets`). */
   readsMosaicSources?: true;
   /** `{workspace}` also resolves a workspace hidden by its recursive deletion (deleteWorkspace answers with it). */

@@ -98,7 +98,7 @@ export async function createApiKey(
 /** Reads a key of a workspace; a key of another workspace is not found. */
 export async function requireApiKey(
   repo: ApiKeyRepository,
-  workspaceId: string,
+  workspaceId: string | undefined,
   keyId: string,
 ): Promise<ApiKey> {
   // Key ids are stored lower case; UUIDs compare case-insensitively, as workspace ids do.
@@ -113,11 +113,21 @@ export async function requireApiKey(
  * key's version (its ETag); the write is conditioned on it, so a concurrent revoke is a 412 too.
  */
 export async function revokeApiKey(
-  repo: ApiKeyRepository,
-  key: ApiKey,
-  now = new Date(),
-  ifMatch?: string,
+  { keys: repo }: { keys: ApiKeyRepository },
+  {
+    workspaceId,
+    keyId,
+    ifMatch,
+    now = new Date(),
+  }: {
+    /** The key's workspace; undefined for a global key (the CLI's bootstrap --revoke). */
+    workspaceId: string | undefined;
+    keyId: string;
+    ifMatch?: string;
+    now?: Date;
+  },
 ): Promise<void> {
+  const key = await requireApiKey(repo, workspaceId, keyId);
   checkVersion(key, ifMatch);
   if (key.revoked) return;
   const version = ifMatch === undefined ? undefined : key.version;

@@ -6,6 +6,7 @@
  */
 import { RuleViolationError } from './errors.ts';
 import type { Service } from './services.ts';
+import { type TileStore, workspaceTilePrefix } from './tile-cache.ts';
 import { requireWorkspace, type WorkspaceRepository } from './workspaces.ts';
 
 /** The five kinds of damage the issue names. */
@@ -46,6 +47,8 @@ export type CheckCode =
   | 'claim_mapping_count'
   /** A custom role's count of the mappings and layers naming it. */
   | 'role_refs'
+  /** A workspace's tile cache usage (entries, bytes; ADR 0139) against the tiles its store holds. */
+  | 'tile_cache_usage'
   /** An enabled layer whose source table is gone from its database. */
   | 'layer_source'
   /** An import schema in the import database without its import job. */
@@ -67,6 +70,7 @@ export const KIND_OF: Readonly<Record<CheckCode, FindingKind>> = {
   style_layer_refs: 'counter_mismatch',
   claim_mapping_count: 'counter_mismatch',
   role_refs: 'counter_mismatch',
+  tile_cache_usage: 'counter_mismatch',
   layer_source: 'missing_source_table',
   import_schema: 'orphaned_import_schema',
 };
@@ -156,6 +160,39 @@ export interface ImportSchemas {
   list(): Promise<{ schema: string; importId: string }[]>;
   /** Drops an import's schemas and its reader login (idempotent). */
   drop(importId: string): Promise<void>;
+}
+
+/** A workspace's tile cache usage: tiles stored and their bytes (every generation and layer). */
+export interface TileUsage {
+  entries: number;
+  bytes: number;
+}
+
+/** Tiles listed per page when the usage is counted. */
+const TILE_LISTING_PAGE = 1000;
+
+/**
+ * What the tile store holds under a workspace — the truth its `TILECACHE` usage should say (ADR
+ * 0139) — or undefined when the listing did not finish by `deadline` (epoch ms).
+ */
+export async function storedTileUsage(
+  store: Pick<TileStore, 'list'>,
+  workspaceId: string,
+  deadline: number,
+  now: () => number = Date.now,
+): Promise<TileUsage | undefined> {
+  const usage: TileUsage = { entries: 0, bytes: 0 };
+  let after: string | undefined;
+  do {
+    if (now() > deadline) return undefined;
+    const page = await store.list(workspaceTilePrefix(workspaceId), after, TILE_LISTING_PAGE);
+    for (const t of page.tiles) {
+      usage.entries++;
+      usage.bytes += t.bytes;
+    }
+    after = page.next;
+  } while (after !== undefined);
+  return usage;
 }
 
 /** What the check reads the catalog through (the store, the data sources, the import database). */

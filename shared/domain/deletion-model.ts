@@ -9,13 +9,15 @@ export type DeletionScope = 'service' | 'workspace';
 export type DeletionStatus = 'pending' | 'running' | 'failed' | 'completed';
 
 /**
- * Where a deletion stands. A service goes `layer_groups → layers → mosaic → target`; a workspace
+ * Where a deletion stands. A service goes `layer_groups → layers → mosaic → mosaic_jobs → target`
+ * (`mosaic_jobs`: its harvest jobs, ADR 0136); a workspace
  * `layers → api_keys → claim_mappings → settings → workspace_items → target`. `done` at the end.
  */
 export type DeletionPhase =
   | 'layer_groups'
   | 'layers'
   | 'mosaic'
+  | 'mosaic_jobs'
   | 'api_keys'
   | 'claim_mappings'
   | 'settings'

@@ -21,7 +21,14 @@ import type { WorkflowLog } from './workflow-log.ts';
 import { TransientError } from './workflows.ts';
 import { type CountedKind, countsOf, type SummaryField } from './workspace-summary.ts';
 
-export const servicePhases: readonly DeletionPhase[] = ['layer_groups', 'layers', 'mosaic', 'target', 'done'];
+export const servicePhases: readonly DeletionPhase[] = [
+  'layer_groups',
+  'layers',
+  'mosaic',
+  'mosaic_jobs',
+  'target',
+  'done',
+];
 export const workspacePhases: readonly DeletionPhase[] = [
   'layers',
   'api_keys',
@@ -55,6 +62,7 @@ export type DeletionCollection =
   | 'service_layers'
   | 'workspace_layers'
   | 'mosaic_granules'
+  | 'mosaic_harvest_jobs'
   | 'api_keys'
   | 'claim_mappings'
   | 'settings'
@@ -134,6 +142,9 @@ function chunks(op: DeletionRun, store: DeletionWorkflowStore): Chunks | undefin
         : { collection: 'workspace_layers', chunk: 500, counted: all, releases: workspaceLayerReleases };
     case 'mosaic':
       return { collection: 'mosaic_granules', chunk: 500, counted: all };
+    case 'mosaic_jobs':
+      // Side items, as in a workspace's sweep: not in the plan, so not counted (ADR 0136).
+      return { collection: 'mosaic_harvest_jobs', chunk: 500, counted: () => false };
     case 'api_keys':
       return { collection: 'api_keys', chunk: 200, counted: all };
     case 'claim_mappings':

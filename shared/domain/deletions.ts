@@ -295,3 +295,41 @@ export async function listVisibleDeletions(
     ...(page.nextCursor ? { next_cursor: page.nextCursor } : {}),
   };
 }
+
+/** Whether the caller may manage a workspace (its admins; `shared/auth` decides, ADR 0109). */
+type MayManage = (workspaceId: string) => Promise<boolean>;
+
+/**
+ * retryDeletionOperation: an operation the caller may see (404 otherwise) is started again — a
+ * failed or stalled one from where it stopped; a completed one answers as it is.
+ */
+export async function retryDeletionOperation(
+  {
+    deletions,
+    starter,
+    mayManage,
+  }: { deletions: DeletionRepository; starter: WorkflowStarter; mayManage: MayManage },
+  { id, principal, now = new Date() }: { id: string; principal: { superAdmin: boolean }; now?: Date },
+): Promise<StartedDeletion> {
+  const { operation, plan } = await requireVisibleDeletion(deletions, id, principal, mayManage);
+  return { operation: await retry(deletions, starter, operation, now), plan };
+}
+
+/** listDeletionOperations: one page of the operations the caller may see, filtered as asked. */
+export async function listDeletionOperations(
+  {
+    deletions,
+    workspaces,
+    mayManage,
+  }: { deletions: DeletionRepository; workspaces: WorkspaceRepository; mayManage: MayManage },
+  {
+    principal,
+    query,
+  }: {
+    principal: { superAdmin: boolean; roles: Record<string, string> };
+    query: { workspace?: string; status?: DeletionStatus; limit: number; cursor?: string };
+  },
+) {
+  const filter = await deletionFilter(principal, query, workspaces);
+  return listVisibleDeletions(deletions, filter, query.limit, query.cursor, principal, mayManage);
+}

@@ -2,8 +2,8 @@
  * Every `reason` an error body may carry (DESIGN §7): one typed list, so a reason is spelled in one
  * place and a new one is a deliberate addition here, not a string typed at a throw site (issue
  * #28). `DomainError` and the error body take only these (`internal_error`: the 500's). Import
- * failures have their own codes (`ImportInputError`), and a job's stored failure reason is its
- * record's. `test/unit/error-reasons.test.ts` keeps the list free of reasons nothing gives.
+ * failures have their own codes besides (IMPORT_FAILURE_REASONS below). `test/unit/error-reasons.test.ts`
+ * keeps both lists free of reasons nothing gives.
  */
 export const ERROR_REASONS = [
   'ambiguous_source',
@@ -187,3 +187,71 @@ export const ERROR_REASONS = [
 
 /** A reason an error body may carry. */
 export type ErrorReason = (typeof ERROR_REASONS)[number];
+
+/**
+ * The reasons an import job fails with besides ERROR_REASONS (issue #28): a file, source or plan
+ * the import can't take (`ImportInputError`'s codes) and the failures its workflow records (a
+ * step out of time, an outage with no reason of its own). Listed once: a reason both lists would
+ * hold stays in ERROR_REASONS.
+ */
+export const IMPORT_FAILURE_REASONS = [
+  'coordinates_out_of_range',
+  'dependency_unavailable',
+  'empty_file',
+  'encoding_unknown',
+  'encoding_unsupported',
+  'feature_too_large',
+  'file_too_complex',
+  'import_failed',
+  'import_source_changed',
+  'import_step_timeout',
+  'invalid_coordinates',
+  'invalid_csv_geometry',
+  'invalid_feature',
+  'invalid_file',
+  'invalid_flatgeobuf',
+  'invalid_geojson',
+  'invalid_geometry',
+  'invalid_geopackage',
+  'invalid_shapefile',
+  'invalid_utf8',
+  'invalid_zip',
+  'malformed_csv',
+  'missing_sidecar',
+  'mixed_geometry_types',
+  'no_features',
+  'rollback_failed',
+  'source_http_status',
+  'source_not_found',
+  'source_timeout',
+  'source_tls_failed',
+  'srid_required',
+  'too_many_fields',
+  'too_many_layers',
+  'truncated_file',
+  'unknown_column',
+  'unknown_layer',
+  'unknown_srid',
+  'unreadable_file',
+  'unsafe_zip_entry',
+  'unsupported_format',
+  'upload_changed',
+  'zip_limits',
+] as const;
+
+/** A reason of IMPORT_FAILURE_REASONS. */
+export type ImportFailureReason = (typeof IMPORT_FAILURE_REASONS)[number];
+
+/**
+ * A failed import job's `error_reason` and an ImportInputError's code: an import failure's own
+ * reason, or the reason of the domain error that ended it (a name taken, a target refused, an
+ * outage).
+ */
+export type JobFailureReason = ImportFailureReason | ErrorReason;
+
+const JOB_FAILURE_REASONS: ReadonlySet<string> = new Set([...ERROR_REASONS, ...IMPORT_FAILURE_REASONS]);
+
+/** True when `reason` is a listed JobFailureReason (a reason read back from a workflow or a reader's thread). */
+export function isJobFailureReason(reason: string): reason is JobFailureReason {
+  return JOB_FAILURE_REASONS.has(reason);
+}

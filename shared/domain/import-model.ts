@@ -3,6 +3,7 @@
  * allow which request, what is presented. `imports.ts` holds the use cases.
  */
 import { randomBytes } from 'node:crypto';
+import { isJobFailureReason, type JobFailureReason } from './error-reasons.ts';
 import { DomainError } from './errors.ts';
 import { type Discovery, ImportInputError, type ImportPlan, type LayerTarget } from './import-sources.ts';
 
@@ -126,7 +127,11 @@ export interface ImportJob {
   warnings?: string[];
   /** Why the import failed, for a user: never an internal detail (ADR 0110). */
   error_message?: string;
-  /** The stable snake_case code of the failure (an `ImportFailure` reason). */
+  /**
+   * The stable snake_case code of the failure (an `ImportFailure` reason). Written as a
+   * JobFailureReason (`advance` takes only those); read back as the record holds it, since a
+   * record of an older version may hold a reason since renamed.
+   */
   error_reason?: string;
   /**
    * What the import holds of its workspace's import quota (ADR 0110): reserved when a load starts,
@@ -282,7 +287,7 @@ export function presentEvent(event: ImportEvent): ImportEvent {
  * the log.
  */
 export interface ImportFailure {
-  reason: string;
+  reason: JobFailureReason;
   message: string;
   detail?: string;
 }
@@ -324,7 +329,7 @@ export function publicErrorText(text: string): string {
 const REASON = /^[a-z][a-z0-9_]{0,63}$/;
 
 /** The user's message for failures whose own message may hold internal details, by reason. */
-const FAILURE_MESSAGES: Record<string, string> = {
+const FAILURE_MESSAGES: Partial<Record<JobFailureReason, string>> = {
   import_database_unavailable:
     'The import database stayed unavailable, so the import stopped. Retry it once the database is back.',
   source_unavailable:
@@ -373,7 +378,7 @@ const TIMEOUTS = new Set(['States.Timeout', 'States.HeartbeatTimeout', 'Sandbox.
 
 /** The failure of `reason` with its fixed message (a reason without one reads as an internal error). */
 function failureOfReason(reason: string, unavailable: boolean, detail?: string): ImportFailure {
-  const known = REASON.test(reason) ? reason : undefined;
+  const known = REASON.test(reason) && isJobFailureReason(reason) ? reason : undefined;
   const code = known ?? (unavailable ? 'dependency_unavailable' : 'internal_error');
   const message =
     FAILURE_MESSAGES[code] ??

@@ -2,6 +2,7 @@
  * What an import finds in a file and how it is loaded: the types the domain, the format readers
  * and the import database share (ADR 0083). Pure types and small pure helpers only.
  */
+import type { JobFailureReason } from './error-reasons.ts';
 
 /** Formats the importer reads; the type is sniffed from the bytes, not taken from the name. */
 export type ImportFormat = 'geojson' | 'geojsonseq' | 'csv' | 'shapefile' | 'geopackage' | 'flatgeobuf';
@@ -146,12 +147,13 @@ export interface ImportPlan {
 
 /**
  * A failure caused by the file itself (malformed, unsafe, unsupported, over a limit): the import
- * ends `failed` with this message, which names what to fix (feature index, line, entry).
+ * ends `failed` with this message, which names what to fix (feature index, line, entry). Its code
+ * is a listed reason (IMPORT_FAILURE_REASONS, or a domain error's it carries).
  */
 export class ImportInputError extends Error {
   override name = 'ImportInputError';
   constructor(
-    public readonly code: string,
+    public readonly code: JobFailureReason,
     message: string,
   ) {
     super(message);

@@ -43,6 +43,7 @@ import {
   admitLoad,
   advance,
   heldBy,
+  type ImportChange,
   type ImportRepository,
   isQuotaRefusal,
   reservation,
@@ -266,7 +267,7 @@ export async function fail(
     });
     if (undone) job = undone;
   }
-  const { reason, message, detail } =
+  const { reason, message, detail }: ImportFailure =
     typeof failure === 'string' ? { reason: 'import_failed', message: failure, detail: failure } : failure;
   const keepsData = ['publishing', 'rolling_back', 'cancelling'].includes(job.status);
   // Only a load stages tables: before it (acquire, discover) there is nothing to drop, and the
@@ -458,7 +459,7 @@ async function admitted(
   job: ImportJob,
   plan: ImportPlan,
   discovery: Discovery,
-  common: Partial<ImportJob>,
+  common: ImportChange,
   now: () => Date,
 ): Promise<StepResult> {
   const refused = (error: DomainError) =>
@@ -630,11 +631,13 @@ async function publishCatalog(
   if (!service) {
     const { password, ...connection } = serving;
     try {
-      service = await createService(deps.services, deps.gateway, deps.box, job.workspace_id, {
-        name: job.service_name,
-        type: 'postgis',
-        connection: { ...connection, password },
-      });
+      service = await createService(
+        { services: deps.services, gateway: deps.gateway, secrets: deps.box },
+        {
+          workspaceId: job.workspace_id,
+          body: { name: job.service_name, type: 'postgis', connection: { ...connection, password } },
+        },
+      );
     } catch (error) {
       if (!(error instanceof AlreadyExistsError)) throw asInputError(error);
       service = await deps.services.findByName(job.workspace_id, job.service_name);
@@ -650,17 +653,23 @@ async function publishCatalog(
     const marker = await deps.layers.findPublicId(job.workspace_id, layer.public_id);
     if (marker?.service_id === service.id) continue;
     try {
-      await createLayer(deps.layers, deps.gateway, deps.box, service, {
-        source_layer: `${schema}.${deps.engine.tableName(layer.public_id)}`,
-        public_id: layer.public_id,
-        title: layer.title ?? layer.source_layer,
-        enabled: layer.enabled,
-        public: layer.public,
-        allowed_roles: layer.allowed_roles ?? [],
-        ...((layer.target_srid ?? layer.source_srid)
-          ? { crs_default: layer.target_srid ?? layer.source_srid }
-          : {}),
-      });
+      await createLayer(
+        { layers: deps.layers, gateway: deps.gateway, secrets: deps.box },
+        {
+          service,
+          body: {
+            source_layer: `${schema}.${deps.engine.tableName(layer.public_id)}`,
+            public_id: layer.public_id,
+            title: layer.title ?? layer.source_layer,
+            enabled: layer.enabled,
+            public: layer.public,
+            allowed_roles: layer.allowed_roles ?? [],
+            ...((layer.target_srid ?? layer.source_srid)
+              ? { crs_default: layer.target_srid ?? layer.source_srid }
+              : {}),
+          },
+        },
+      );
     } catch (error) {
       if (error instanceof AlreadyExistsError) throw error;
       throw asInputError(error, layer.public_id);

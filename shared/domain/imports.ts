@@ -3,7 +3,9 @@
  * rollback. Every change is a version-conditioned write of the job with its history event; the
  * work itself runs in the import workflow (`import-steps.ts`).
  */
+
 import { type DeletionRepository, deleteService } from './deletions.ts';
+import type { JobFailureReason } from './error-reasons.ts';
 import {
   AlreadyExistsError,
   InvalidInputError,
@@ -162,10 +164,13 @@ export function startRun(starter: ImportStarter, job: ImportJob): Promise<void> 
   });
 }
 
+/** Fields of a job a transition sets: a failure's reason only from the list (JobFailureReason). */
+export type ImportChange = Omit<Partial<ImportJob>, 'error_reason'> & { error_reason?: JobFailureReason };
+
 /** A copy of `job` moved to `status`/`phase` with the next version, run and timestamps as given. */
 export function advance(
   job: ImportJob,
-  change: Partial<ImportJob> & { status: ImportStatus },
+  change: ImportChange & { status: ImportStatus },
   now = new Date(),
 ): ImportJob {
   const next = { ...job, ...change, version: job.version + 1, updated_at: now.toISOString() } as ImportJob;
@@ -334,7 +339,7 @@ function transition(
  * file over the limit fails the job). Any later status: the job as it is (idempotent); a cancelled
  * import can't start (409).
  */
-export async function startImport(
+export async function startJob(
   deps: { repo: ImportRepository; uploads: ImportUploads; starter: ImportStarter },
   job: ImportJob,
   now = new Date(),
@@ -451,7 +456,7 @@ async function withinQuota<T>(
  * checked (400), and so are one import's limits (422); a plan that loads now also reserves its
  * rows and bytes of the workspace's quota (422 `workspace_import_quota`), in the same write.
  */
-export async function setImportPlan(
+export async function planJob(
   deps: {
     repo: ImportRepository;
     starter: ImportStarter;
@@ -581,7 +586,7 @@ async function refuseTakenNames(
 }
 
 /** publishImport: ready_to_publish → publishing. */
-export async function publishImport(
+export async function publishJob(
   deps: { repo: ImportRepository; starter: ImportStarter },
   job: ImportJob,
   now = new Date(),
@@ -601,7 +606,7 @@ export async function publishImport(
  * drops the import's schema. A rollback already running answers with the job (and resumes its
  * deletion, should its start have been lost).
  */
-export async function rollbackImport(
+export async function rollbackJob(
   deps: {
     repo: ImportRepository;
     starter: ImportStarter;
@@ -682,7 +687,7 @@ async function refuseTargetRollback(repo: ImportRepository, job: ImportJob, now:
  * work in progress or staged data → cancelling, the workflow drops the staging and ends
  * `cancelled`. Refused once publishing, published or rolling back. Repeated: the job as it is.
  */
-export async function cancelImport(
+export async function cancelJob(
   deps: { repo: ImportRepository; uploads: ImportUploads; starter: ImportStarter },
   job: ImportJob,
   ifMatch?: string,
@@ -710,7 +715,7 @@ export async function cancelImport(
  * over from the file (its staging was dropped when it failed) — reserving its plan's rows and
  * bytes again (422 when over a limit or the workspace's quota). Repeated on a running job: as is.
  */
-export async function retryImport(
+export async function retryJob(
   deps: { repo: ImportRepository; starter: ImportStarter; limits: ImportQuotas },
   job: ImportJob,
   now = new Date(),
@@ -790,7 +795,7 @@ export interface ImportPreviews {
 }
 
 /** previewImport: features of one plan layer (by public id or source layer; default the first). */
-export async function previewImport(
+export async function previewJob(
   previews: ImportPreviews,
   job: ImportJob,
   layer: string | undefined,
@@ -866,4 +871,67 @@ export async function refuseWorkspaceWithImports(repo: ImportRepository, workspa
       { import_id: live.id },
     );
   }
+}
+
+/** The import a request names: its workspace and its id (the `{import}` of the path). */
+export interface ImportCommand {
+  workspaceId: string;
+  import: string;
+}
+
+/**
+ * The import use cases of the API: each resolves `{import}` (404 `import_not_found`) and takes the
+ * job's step above (ADR 0145).
+ */
+export async function startImport(deps: Parameters<typeof startJob>[0], command: ImportCommand) {
+  return startJob(deps, await requireImport(deps.repo, command.workspaceId, command.import));
+}
+
+export async function setImportPlan(
+  deps: Parameters<typeof planJob>[0],
+  command: ImportCommand & { body: ImportPlanInput; ifMatch?: string },
+) {
+  const job = await requireImport(deps.repo, command.workspaceId, command.import);
+  return planJob(deps, job, command.body, command.ifMatch);
+}
+
+export async function publishImport(deps: Parameters<typeof publishJob>[0], command: ImportCommand) {
+  return publishJob(deps, await requireImport(deps.repo, command.workspaceId, command.import));
+}
+
+export async function rollbackImport(
+  deps: Parameters<typeof rollbackJob>[0],
+  command: ImportCommand & { workspace: Workspace; principalId: string },
+) {
+  const job = await requireImport(deps.repo, command.workspaceId, command.import);
+  return rollbackJob(deps, command.workspace, job, command.principalId);
+}
+
+export async function cancelImport(
+  deps: Parameters<typeof cancelJob>[0],
+  command: ImportCommand & { ifMatch?: string },
+) {
+  const job = await requireImport(deps.repo, command.workspaceId, command.import);
+  return cancelJob(deps, job, command.ifMatch);
+}
+
+export async function retryImport(deps: Parameters<typeof retryJob>[0], command: ImportCommand) {
+  return retryJob(deps, await requireImport(deps.repo, command.workspaceId, command.import));
+}
+
+export async function previewImport(
+  deps: { repo: ImportRepository; previews: ImportPreviews },
+  command: ImportCommand & { layer?: string; limit: number },
+) {
+  const job = await requireImport(deps.repo, command.workspaceId, command.import);
+  return previewJob(deps.previews, job, command.layer, command.limit);
+}
+
+/** One page of an import's history (getImportHistory): 404 for a missing import. */
+export async function importHistory(
+  { repo }: { repo: ImportRepository },
+  command: ImportCommand & { limit: number; cursor?: string },
+) {
+  const job = await requireImport(repo, command.workspaceId, command.import);
+  return repo.history(command.workspaceId, job.id, command.limit, command.cursor);
 }

@@ -39,6 +39,20 @@ export function isStale(job: { updated_at: string }, now: Date): boolean {
   return now.getTime() - Date.parse(job.updated_at) > STALE_JOB_MS;
 }
 
+/** The run of a job's current execution: 1 until the scheduled sweep restarts it (ADR 0093). */
+export function jobRun(job: { run?: number }): number {
+  return job.run ?? 1;
+}
+
+/**
+ * The execution name of a job's current run: its id, then `<id>-run-<n>` — a restart needs a new
+ * name, since Step Functions refuses a closed execution's name (ExecutionAlreadyExists).
+ */
+export function jobExecutionName(job: { id: string; run?: number }): string {
+  const run = jobRun(job);
+  return run <= 1 ? job.id : `${job.id}-run-${run}`;
+}
+
 /** `fn` over `items`, at most `limit` at a time, results in order. */
 export async function mapLimited<T, R>(
   items: readonly T[],

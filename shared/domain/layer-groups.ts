@@ -136,15 +136,31 @@ async function reachableGroups(
   return [...visited.values()];
 }
 
-/** Replaces a group's title and members (PUT); cycles are refused. */
+/** The ports of the layer group use cases: the groups, and the layers (public ids, members). */
+export interface LayerGroupDeps {
+  groups: LayerGroupRepository;
+  layers: LayerRepository;
+}
+
+/** The group a change names: its workspace and its id or public id (the `{group}` of the path). */
+export interface LayerGroupCommand {
+  workspaceId: string;
+  group: string;
+  ifMatch?: string;
+}
+
+/** Replaces a group's title and members (PUT): 404 for a missing group; cycles are refused. */
 export async function updateLayerGroup(
-  repo: LayerGroupRepository,
-  layers: LayerRepository,
-  current: LayerGroup,
-  input: LayerGroupInput,
-  ifMatch: string | undefined,
-  now = new Date(),
+  { groups: repo, layers }: LayerGroupDeps,
+  {
+    workspaceId,
+    group,
+    body: input,
+    ifMatch,
+    now = new Date(),
+  }: LayerGroupCommand & { body: LayerGroupInput; now?: Date },
 ): Promise<LayerGroup> {
+  const current = await requireLayerGroup(repo, layers, workspaceId, group);
   checkMembers(input.public_id, input.members);
   // Without If-Match a lost race (this group or a nested one changed) is walked and written again.
   return lastWriterWinsOn(
@@ -180,12 +196,15 @@ async function rereadGroup(repo: LayerGroupRepository, group: LayerGroup): Promi
   return found;
 }
 
-/** Deletes a group (409 while another group contains it); without If-Match a concurrent update doesn't stop it. */
+/**
+ * Deletes a group: 404 for a missing one, 409 while another group contains it; without If-Match a
+ * concurrent update doesn't stop it.
+ */
 export async function deleteLayerGroup(
-  repo: LayerGroupRepository,
-  current: LayerGroup,
-  ifMatch: string | undefined,
-) {
+  { groups: repo, layers }: LayerGroupDeps,
+  { workspaceId, group, ifMatch }: LayerGroupCommand,
+): Promise<void> {
+  const current = await requireLayerGroup(repo, layers, workspaceId, group);
   await lastWriterWinsOn(
     current,
     () => rereadGroup(repo, current),

@@ -5,7 +5,7 @@ import { lastWriterWinsOn } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import { isSystemRole } from './roles.ts';
 import type { SecretBox } from './secrets.ts';
-import { liveConnection, type Service, type ServiceRepository } from './services.ts';
+import { liveConnection, requirePostgis, type Service, type ServiceRepository } from './services.ts';
 import { checkVersion } from './workspaces.ts';
 
 /** A dimension of a layer (time, elevation, …). */
@@ -272,18 +272,30 @@ async function guardView(gateway: DataSourceGateway, service: Service, layer: Pi
     throw new RuleViolationError('source_unreadable', `The SQL view is not allowed: ${verdict.error}`);
 }
 
+/** The ports the layer use cases take: the store, the service's data source and the key service. */
+export interface LayerDeps {
+  layers: LayerRepository;
+  gateway: DataSourceGateway;
+  secrets: SecretBox;
+}
+
+/** The layer a change names: the service the request resolved and the `{layer}` of the path. */
+export interface LayerCommand {
+  service: Service;
+  layer: string;
+  ifMatch?: string;
+}
+
 /**
  * Publishes a layer (spec 4.1, §3): an enabled layer is validated against its source first
  * (422 unreadable, 503 source down); `enabled: false` stores an offline draft untouched.
  */
 export async function createLayer(
-  repo: LayerRepository,
-  gateway: DataSourceGateway,
-  box: SecretBox,
-  service: Service,
-  input: LayerInput,
-  now = new Date(),
+  { layers: repo, gateway, secrets: box }: LayerDeps,
+  { service: named, body: input, now = new Date() }: { service: Service; body: LayerInput; now?: Date },
 ): Promise<Layer> {
+  // Layers publish PostGIS tables; a raster mosaic is 422 even for an offline draft.
+  const service = requirePostgis(named);
   const shaped = shape(input);
   await guardView(gateway, service, shaped);
   const validated = shaped.enabled ? await validateSource(gateway, box, service, shaped) : {};
@@ -319,15 +331,10 @@ export async function requireLayer(
  * source of an enabled layer, validates the source first.
  */
 export async function updateLayer(
-  repo: LayerRepository,
-  gateway: DataSourceGateway,
-  box: SecretBox,
-  service: Service,
-  current: Layer,
-  input: LayerInput,
-  ifMatch: string | undefined,
-  now = new Date(),
+  { layers: repo, gateway, secrets: box }: LayerDeps,
+  { service, layer, body: input, ifMatch, now = new Date() }: LayerCommand & { body: LayerInput; now?: Date },
 ): Promise<Layer> {
+  const current = await requireLayer(repo, service, layer);
   // Without If-Match a lost race is applied again to the layer as it now is (ADR 0075).
   return lastWriterWinsOn(
     current,
@@ -373,10 +380,10 @@ export async function updateLayer(
 
 /** Deletes a layer (409 while a layer group contains it); without If-Match a concurrent update doesn't stop it. */
 export async function deleteLayer(
-  repo: LayerRepository,
-  current: Layer,
-  ifMatch: string | undefined,
+  { layers: repo }: Pick<LayerDeps, 'layers'>,
+  { service, layer, ifMatch }: LayerCommand,
 ): Promise<void> {
+  const current = await requireLayer(repo, service, layer);
   await lastWriterWinsOn(
     current,
     () => requireLayer(repo, { workspace_id: current.workspace_id, id: current.service_id }, current.id),

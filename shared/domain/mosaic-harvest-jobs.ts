@@ -81,6 +81,8 @@ export interface HarvestJob extends HarvestJobProgress {
   failures: HarvestFailure[];
   /** The mosaic generation the job last committed. */
   generation?: number;
+  /** The run the scheduled sweep last started (a lost execution restarted; ADR 0093); 1 when absent. */
+  run?: number;
   error?: { reason: string; message: string };
   /** Changes with the status and a cancel request, not with progress (its ETag for If-Match). */
   version: number;
@@ -533,4 +535,13 @@ export function presentHarvestJob(job: HarvestJob) {
     ...(job.started_at ? { started_at: job.started_at } : {}),
     ...(job.finished_at ? { finished_at: job.finished_at } : {}),
   };
+}
+
+/** listMosaicHarvestJobs: one page of a raster mosaic's harvest jobs, newest first (422 for another type). */
+export async function listHarvestJobs(
+  { jobs }: { jobs: HarvestJobRepository },
+  { service, limit, cursor }: { service: Service; limit: number; cursor?: string },
+): Promise<Page<HarvestJob>> {
+  const mosaic = requireMosaic(service);
+  return jobs.list(mosaic.workspace_id, mosaic.id, limit, cursor);
 }

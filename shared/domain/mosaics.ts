@@ -365,15 +365,6 @@ export function presentGranule(g: Granule) {
   return { ...rest, version: IMMUTABLE_VERSION };
 }
 
-/** Refuses a mosaic root that can't be read (400), when a raster_mosaic service is created or updated. */
-export async function requireReadableRoot(
-  sources: Pick<RasterSources, 'checkRoot'>,
-  rootUri: string,
-): Promise<void> {
-  const problem = await sources.checkRoot(rootUri);
-  if (problem) throw new InvalidInputError('root_unreadable', `root_uri can't be read: ${problem}`);
-}
-
 const badFilter = (detail: string) => new InvalidInputError('invalid_filter', detail);
 
 function instant(value: string, what: string): string {
@@ -423,4 +414,38 @@ export function presentMosaic(mosaic: MosaicService, state: MosaicState) {
     granule_count: state.granule_count,
     ...(state.updated_at ? { updated_at: state.updated_at } : {}),
   };
+}
+
+/**
+ * One page of a mosaic's granules (listMosaicGranules): one generation for the whole page — read
+ * first, then only granules alive in it (ADR 0060); the filter as the query gave it (400 when bad).
+ */
+export async function listGranules(
+  { mosaics }: { mosaics: MosaicRepository },
+  {
+    service,
+    query,
+  }: { service: Service; query: { bbox?: string; time?: string; limit: number; cursor?: string } },
+): Promise<{ generation: number; page: Page<Granule> }> {
+  const mosaic = requireMosaic(service);
+  const filter = parseGranuleFilter(query);
+  const { generation } = await mosaics.state(mosaic.workspace_id, mosaic.id);
+  const page = await mosaics.listGranules(
+    mosaic.workspace_id,
+    mosaic.id,
+    generation,
+    filter,
+    query.limit,
+    query.cursor,
+  );
+  return { generation, page };
+}
+
+/** getMosaic: a raster mosaic service (422 for another type) with its current generation. */
+export async function getMosaic(
+  { mosaics }: { mosaics: MosaicRepository },
+  { service }: { service: Service },
+): Promise<ReturnType<typeof presentMosaic>> {
+  const mosaic = requireMosaic(service);
+  return presentMosaic(mosaic, await mosaics.state(mosaic.workspace_id, mosaic.id));
 }

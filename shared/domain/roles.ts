@@ -188,6 +188,15 @@ export async function requireCustomRole(repo: RoleRepository, id: string): Promi
   return role;
 }
 
+/** A custom role's policies: 404 for a built-in, missing or deleted role. */
+export async function listRolePolicies(
+  { roles }: { roles: RoleRepository },
+  { roleId }: { roleId: string },
+): Promise<StoredPolicy[]> {
+  await requireCustomRole(roles, roleId);
+  return roles.listPolicies(roleId);
+}
+
 /** Retires a custom role forever; built-ins can't be deleted. */
 export async function deleteRole(
   repo: RoleRepository,

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { DataSourceGateway, PostgisConnectionInfo } from './datasource.ts';
+import {
+  type DataSourceGateway,
+  type DiscoveredLayer,
+  type PostgisConnectionInfo,
+  type SqlValidation,
+  sqlValidationBody,
+} from './datasource.ts';
 import { InvalidInputError, NotFoundError, RuleViolationError } from './errors.ts';
 import { lastWriterWinsOn } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
@@ -183,18 +189,35 @@ export type ServiceInput =
     }
   | { name: string; type: 'raster_mosaic'; connection: MosaicConnectionInfo; enabled?: boolean };
 
+/** The ports the service use cases take: the store, the data source, the key service, mosaic roots. */
+export interface ServiceDeps {
+  services: ServiceRepository;
+  gateway: ServiceGateway;
+  secrets: SecretBox;
+  /**
+   * Whether a raster mosaic's root can be read (the raster sources' `checkRoot`); absent where only
+   * PostGIS services are made (an import's publish, the local host's demo service).
+   */
+  roots?: { checkRoot(rootUri: string): Promise<string | undefined> };
+}
+
+/** Refuses a mosaic root that can't be read (400), when a raster_mosaic service is created or updated. */
+async function requireReadableRoot(roots: ServiceDeps['roots'], input: ServiceInput): Promise<void> {
+  if (input.type !== 'raster_mosaic') return;
+  if (!roots) throw new Error('a raster mosaic service is made without the raster sources');
+  const problem = await roots.checkRoot(input.connection.root_uri);
+  if (problem) throw new InvalidInputError('root_unreadable', `root_uri can't be read: ${problem}`);
+}
+
 /**
- * Creates a service; an enabled PostGIS one must connect first. The password is stored encrypted
- * only. A raster mosaic's root is checked by the caller (`requireReadableRoot`, ADR 0060).
+ * Creates a service; an enabled PostGIS one must connect first, a raster mosaic's root must be
+ * readable (ADR 0060). The password is stored encrypted only.
  */
 export async function createService(
-  repo: ServiceRepository,
-  gateway: ServiceGateway,
-  box: SecretBox,
-  workspaceId: string,
-  input: ServiceInput,
-  now = new Date(),
+  { services: repo, gateway, secrets: box, roots }: ServiceDeps,
+  { workspaceId, body: input, now = new Date() }: { workspaceId: string; body: ServiceInput; now?: Date },
 ): Promise<Service> {
+  await requireReadableRoot(roots, input);
   const enabled = input.enabled ?? true;
   const ts = now.toISOString();
   const base = {
@@ -284,22 +307,42 @@ async function replaceService(
   return next;
 }
 
-/** Replaces a service (PUT); an omitted password keeps the stored one. */
+/**
+ * Replaces a service (PUT; `service` as the request resolved it): an omitted password keeps the
+ * stored one; a raster mosaic's new root must be readable.
+ */
 export async function updateService(
-  repo: ServiceRepository,
-  gateway: ServiceGateway,
-  box: SecretBox,
-  current: Service,
-  input: ServiceInput,
-  ifMatch: string | undefined,
-  now = new Date(),
+  { services: repo, gateway, secrets: box, roots }: ServiceDeps,
+  {
+    service: current,
+    body: input,
+    ifMatch,
+    now = new Date(),
+  }: { service: Service; body: ServiceInput; ifMatch?: string; now?: Date },
 ): Promise<Service> {
+  if (current.type === 'raster_mosaic') await requireReadableRoot(roots, input);
   // Without If-Match a lost race is applied again to the service as it now is (ADR 0075).
   return lastWriterWinsOn(
     current,
     () => requireService(repo, current.workspace_id, current.id),
     (previous) => replaceService(repo, gateway, box, previous, input, ifMatch, now),
   );
+}
+
+/** The tables and views a PostGIS service's connection can publish (discoverLayers). */
+export async function discoverLayers(
+  { gateway, secrets }: Pick<ServiceDeps, 'gateway' | 'secrets'>,
+  { service }: { service: Service },
+): Promise<DiscoveredLayer[]> {
+  return gateway.discoverLayers(await liveConnection(secrets, service));
+}
+
+/** Whether a SQL view would publish on this service's connection, and what it returns (validateSQLView). */
+export async function validateSqlView(
+  { gateway, secrets }: Pick<ServiceDeps, 'gateway' | 'secrets'>,
+  { service, sql }: { service: Service; sql: string },
+): Promise<SqlValidation> {
+  return sqlValidationBody(await gateway.describeSql(await liveConnection(secrets, service), sql));
 }
 
 /**
@@ -309,11 +352,10 @@ export async function updateService(
  * service). A target the network policy forbids is a 422 `connection_target_not_allowed` (ADR 0074).
  */
 export async function testExistingServiceConnection(
-  gateway: DataSourceGateway,
-  box: SecretBox,
-  service: Service,
+  { gateway, secrets }: { gateway: DataSourceGateway; secrets: SecretBox },
+  { service }: { service: Service },
 ) {
-  return gateway.testConnection(await liveConnection(box, service));
+  return gateway.testConnection(await liveConnection(secrets, service));
 }
 
 /**

@@ -307,17 +307,37 @@ export function assetDeleteRefusal(asset: StyleAsset, found: AssetReferences | u
   );
 }
 
+/** The asset a request names: its workspace and its name (the `{asset}` of the path). */
+export interface StyleAssetCommand {
+  workspaceId: string;
+  asset: string;
+}
+
 /**
  * Deletes an asset no style references (409 naming one that does, 404 when gone). Honours If-Match
  * on its ETag; the delete is conditioned on the version read, so a concurrent upload is a 412 too.
  */
 export async function deleteStyleAsset(
-  repo: StyleAssetRepository,
-  asset: StyleAsset,
-  ifMatch?: string,
+  { assets }: { assets: StyleAssetRepository },
+  { workspaceId, asset: name, ifMatch }: StyleAssetCommand & { ifMatch?: string },
 ): Promise<void> {
+  const asset = await requireStyleAsset(assets, workspaceId, name);
   checkTag(assetTag(asset), ifMatch);
-  if (await repo.remove(asset)) return;
-  const refusal = assetDeleteRefusal(asset, await repo.referencesOf(asset));
+  if (await assets.remove(asset)) return;
+  const refusal = assetDeleteRefusal(asset, await assets.referencesOf(asset));
   await underIfMatch(ifMatch, () => Promise.reject(refusal));
+}
+
+/**
+ * An asset's bytes, or only its tag when the caller already has them (`If-None-Match` naming its
+ * ETag, or `*`): 404 for a missing asset.
+ */
+export async function readStyleAsset(
+  { assets }: { assets: StyleAssetRepository },
+  { workspaceId, asset: name, ifNoneMatch }: StyleAssetCommand & { ifNoneMatch?: string },
+): Promise<{ notModified: string } | { asset: StyleAsset; bytes: Buffer }> {
+  const meta = await requireStyleAsset(assets, workspaceId, name);
+  const tags = ifNoneMatch?.split(',').map((t) => t.trim().replace(/^W\//, ''));
+  if (tags?.includes(assetTag(meta)) || tags?.includes('*')) return { notModified: assetTag(meta) };
+  return assets.read(meta);
 }

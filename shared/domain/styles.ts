@@ -338,28 +338,37 @@ async function replaceStyle(
   return next;
 }
 
-/** Replaces a style (PUT: the whole document; a different `name` renames it). Honours If-Match. */
+/** The style a change names: its workspace and its name (the `{style}` of the path). */
+export interface StyleCommand {
+  workspaceId: string;
+  style: string;
+  ifMatch?: string;
+}
+
+/**
+ * Replaces a style (PUT: the whole document; a different `name` renames it): 404 for a missing
+ * style; honours If-Match.
+ */
 export async function updateStyle(
-  repo: StyleRepository,
-  current: Style,
-  input: StyleInput,
-  ifMatch: string | undefined,
-  now = new Date(),
+  { styles }: { styles: StyleRepository },
+  { workspaceId, style, body, ifMatch, now = new Date() }: StyleCommand & { body: StyleInput; now?: Date },
 ): Promise<Style> {
+  const current = await requireStyle(styles, workspaceId, style);
   // Without If-Match a lost race is applied again to the style as it now is (ADR 0075).
   return lastWriterWinsOn(
     current,
-    () => requireStyle(repo, current.workspace_id, current.name),
-    (previous) => replaceStyle(repo, previous, input, ifMatch, now),
+    () => requireStyle(styles, current.workspace_id, current.name),
+    (previous) => replaceStyle(styles, previous, body, ifMatch, now),
   );
 }
 
-/** Deletes a style (409 while layers use it). Honours If-Match. */
+/** Deletes a style: 404 for a missing one, 409 while layers use it; honours If-Match. */
 export async function deleteStyle(
-  repo: StyleRepository,
-  current: Style,
-  ifMatch: string | undefined,
+  { styles }: { styles: StyleRepository },
+  { workspaceId, style, ifMatch }: StyleCommand,
 ): Promise<void> {
+  const current = await requireStyle(styles, workspaceId, style);
   checkVersion(current, ifMatch);
-  if (!(await repo.delete(current))) throw styleChangeRefusal(current, 'deleted', await repo.usage(current));
+  if (!(await styles.delete(current)))
+    throw styleChangeRefusal(current, 'deleted', await styles.usage(current));
 }

@@ -1,6 +1,7 @@
 /**
- * Scheduled sweeps (ADR 0093): work a workflow owns but no longer advances is restarted, and
- * failed with a clear `last_error` once restarts stop helping (when items expire: `expiry.ts`).
+ * Scheduled sweeps (ADR 0093): work a workflow owns but no longer advances — a deletion, an
+ * import, a mosaic harvest job, a tile cache job — is restarted, and failed with a clear error once
+ * restarts stop helping (when items expire: `expiry.ts`).
  * Pure rules over ports: the store lists and changes the items, the workflow adapters say whether
  * an execution still runs and start new ones.
  */
@@ -8,7 +9,10 @@ import { type DeletionOperation, executionName, isActive } from './deletion-mode
 import type { ImportWorkflowInput } from './import-model.ts';
 import { importExecutionName, WORKING_STATUSES } from './import-model.ts';
 import { advance, type ImportJob, type ImportRepository, type ImportStarter, startRun } from './imports.ts';
+import { isFinished, type JobStatus, jobExecutionName, jobRun } from './jobs.ts';
 import { isConcurrentModification } from './last-writer-wins.ts';
+import type { HarvestJob, HarvestStarter, HarvestWorkflowInput } from './mosaic-harvest-jobs.ts';
+import type { TileCacheJob, TileCacheStarter, TileCacheWorkflowInput } from './tile-cache-jobs.ts';
 import type { DeletionWorkflowInput, DeletionWorkflowSteps, WorkflowStarter } from './workflows.ts';
 
 /**
@@ -39,6 +43,35 @@ export interface WorkflowExecutions {
   /** False when it finished, failed, timed out, was aborted or never started. */
   deletionRunning(name: string, input: DeletionWorkflowInput): Promise<boolean>;
   importRunning(name: string, input: ImportWorkflowInput): Promise<boolean>;
+  harvestRunning(name: string, input: HarvestWorkflowInput): Promise<boolean>;
+  tileCacheJobRunning(name: string, input: TileCacheWorkflowInput): Promise<boolean>;
+}
+
+/** A job of the job loop (ADR 0136, 0139) as the sweep sees it. */
+export interface LoopJob {
+  id: string;
+  workspace_id: string;
+  status: JobStatus;
+  run?: number;
+  updated_at: string;
+}
+
+/** Port: the jobs of one job-loop workflow (mosaic harvests, tile cache jobs) in the store. */
+export interface StuckJobStore<J extends LoopJob> {
+  /** Visits every queued or running job. */
+  working(visit: (job: Swept<J>) => Promise<void>): Promise<void>;
+  /**
+   * The job in the same status with run + 1 and `mark`, only while it is as read (unfinished, same
+   * run, same `updated_at`); undefined when it changed meanwhile.
+   */
+  restart(job: J, mark: SweepMark, now: string): Promise<J | undefined>;
+  /** Unfinished → `status`, its marker released (the job's own transition); false when it had finished. */
+  finish(
+    job: J,
+    status: JobStatus,
+    now: string,
+    error?: { reason: string; message: string },
+  ): Promise<boolean>;
 }
 
 /** Port: the deletions side of the sweep (the store). */
@@ -62,6 +95,10 @@ export interface SweepPorts {
   deletionStarter: WorkflowStarter;
   imports: Pick<ImportRepository, 'working' | 'save'>;
   importStarter: ImportStarter;
+  harvests: StuckJobStore<HarvestJob>;
+  harvestStarter: HarvestStarter;
+  tileCacheJobs: StuckJobStore<TileCacheJob>;
+  tileCacheStarter: TileCacheStarter;
 }
 
 /** What the sweep did with one item. */
@@ -69,7 +106,7 @@ export type SweepOutcome = 'progressing' | 'running' | 'restarted' | 'failed' | 
 
 /** One swept item and what became of it. */
 export interface SweptItem {
-  kind: 'deletion' | 'import';
+  kind: 'deletion' | 'import' | 'harvest' | 'tile_cache_job';
   id: string;
   outcome: SweepOutcome;
   /** `restarted`: the attempt or run started; `error`: why the item was skipped. */
@@ -105,6 +142,16 @@ export function importProgress(job: ImportJob): string {
   return `${job.status}:${job.phase}:${job.processed_bytes}:${job.processed_features}:${job.processed_layers}`;
 }
 
+/** A harvest job's progress signature: its status, phase, cursor and counters. */
+export function harvestProgress(job: HarvestJob): string {
+  return `${job.status}:${job.phase}:${job.cursor ?? ''}:${job.files_scanned}:${job.granules_removed}`;
+}
+
+/** A tile cache job's progress signature: its status, cursor and counters. */
+export function tileCacheJobProgress(job: TileCacheJob): string {
+  return `${job.status}:${job.cursor ?? ''}:${job.tiles_done}:${job.tiles_removed}`;
+}
+
 /** True when the work made no progress for `stuckAfterMs`. */
 export function isStuck(work: Pick<Work, 'updatedAt'>, now: Date, settings: SweepSettings): boolean {
   return now.getTime() - Date.parse(work.updatedAt) > settings.stuckAfterMs;
@@ -126,15 +173,20 @@ export function decide(work: Work, settings: SweepSettings): 'restart' | 'fail' 
 
 /** The `last_error` of work the sweep gives up on. */
 export function stuckMessage(
-  what: 'deletion' | 'import',
+  what: SweptItem['kind'],
   work: Work,
   settings: SweepSettings,
   now: Date,
 ): string {
   const minutes = Math.round((now.getTime() - Date.parse(work.updatedAt)) / 60_000);
   const restarts = restartsWithoutProgress(work);
-  const again =
-    what === 'deletion' ? 'retry the deletion' : 'retry the import (or cancel it to drop what it staged)';
+  const again = {
+    deletion: 'retry the deletion',
+    import: 'retry the import (or cancel it to drop what it staged)',
+    // A job has no retry: what it committed stays, and a new job goes on from there.
+    harvest: 'create a new harvest job (files already harvested are skipped)',
+    tile_cache_job: 'create a new tile cache job',
+  }[what];
   return (
     `Stopped by the scheduled sweep: no progress for ${minutes} minute(s) (since ${work.updatedAt}) ` +
     `and its workflow is no longer running, after ${restarts} automatic restart(s) without progress ` +
@@ -215,8 +267,81 @@ async function sweepImport(ports: SweepPorts, job: Swept<ImportJob>, now: Date):
   }
 }
 
+/** How the sweep handles the jobs of one job-loop workflow. */
+interface JobKind<J extends LoopJob> {
+  kind: 'harvest' | 'tile_cache_job';
+  store: StuckJobStore<J>;
+  progress(job: J): string;
+  running(name: string, job: J): Promise<boolean>;
+  start(name: string, job: J): Promise<void>;
+  /** The `error.reason` of a job the sweep gives up on (the one its workflow's failure records). */
+  failureReason: string;
+}
+
 /**
- * sweepStuckWork: every deletion and import a workflow owns whose `updated_at` is older than
+ * A stuck harvest or tile cache job, by the imports' rule: a new run (execution `<id>-run-<n>`)
+ * whose step goes on after the job's committed cursor — the cursor conditions keep a chunk from
+ * committing twice —, or `failed` with its marker released once the budget is spent.
+ */
+async function sweepJob<J extends LoopJob>(
+  k: JobKind<J>,
+  ports: SweepPorts,
+  job: Swept<J>,
+  now: Date,
+): Promise<SweptItem> {
+  const item = { kind: k.kind, id: job.id };
+  const work: Work = {
+    updatedAt: job.updated_at,
+    attempt: jobRun(job),
+    progress: k.progress(job),
+    ...(job.sweep ? { sweep: job.sweep } : {}),
+  };
+  if (isFinished(job.status) || !isStuck(work, now, ports.settings))
+    return { ...item, outcome: 'progressing' };
+  if (await k.running(jobExecutionName(job), job)) return { ...item, outcome: 'running' };
+  if (decide(work, ports.settings) === 'fail') {
+    const failed = await k.store.finish(job, 'failed', now.toISOString(), {
+      reason: k.failureReason,
+      message: stuckMessage(k.kind, work, ports.settings, now),
+    });
+    return { ...item, outcome: failed ? 'failed' : 'changed' };
+  }
+  const next = await k.store.restart(job, markOf(work, jobRun(job) + 1, now), now.toISOString());
+  if (!next) return { ...item, outcome: 'changed' };
+  await k.start(jobExecutionName(next), next);
+  return { ...item, outcome: 'restarted', detail: `run ${jobRun(next)}` };
+}
+
+function harvestKind(ports: SweepPorts): JobKind<HarvestJob> {
+  const input = (job: HarvestJob) => ({
+    job_id: job.id,
+    workspace_id: job.workspace_id,
+    service_id: job.service_id,
+  });
+  return {
+    kind: 'harvest',
+    store: ports.harvests,
+    progress: harvestProgress,
+    running: (name, job) => ports.executions.harvestRunning(name, input(job)),
+    start: (name, job) => ports.harvestStarter.startHarvest(name, input(job)),
+    failureReason: 'harvest_failed',
+  };
+}
+
+function tileCacheKind(ports: SweepPorts): JobKind<TileCacheJob> {
+  const input = (job: TileCacheJob) => ({ job_id: job.id, workspace_id: job.workspace_id });
+  return {
+    kind: 'tile_cache_job',
+    store: ports.tileCacheJobs,
+    progress: tileCacheJobProgress,
+    running: (name, job) => ports.executions.tileCacheJobRunning(name, input(job)),
+    start: (name, job) => ports.tileCacheStarter.startTileCacheJob(name, input(job)),
+    failureReason: 'tile_cache_job_failed',
+  };
+}
+
+/**
+ * sweepStuckWork: every deletion, import, harvest job and tile cache job a workflow owns whose `updated_at` is older than
  * `stuckAfterMs` and whose execution no longer runs is restarted (a new attempt or run, a new
  * execution); after `maxRestarts` restarts in a row without progress it is failed with a
  * `last_error` that says why (a user's retry starts afresh). Work whose execution still runs is left
@@ -242,6 +367,12 @@ export async function sweepStuckWork(ports: SweepPorts, now = new Date()): Promi
   await ports.deletions.unfinished((op) => record('deletion', op.id, () => sweepDeletion(ports, op, now)));
   await ports.imports.working((job) =>
     record('import', job.id, () => sweepImport(ports, job as Swept<ImportJob>, now)),
+  );
+  const harvests = harvestKind(ports);
+  await ports.harvests.working((job) => record('harvest', job.id, () => sweepJob(harvests, ports, job, now)));
+  const tileJobs = tileCacheKind(ports);
+  await ports.tileCacheJobs.working((job) =>
+    record('tile_cache_job', job.id, () => sweepJob(tileJobs, ports, job, now)),
   );
   return report;
 }

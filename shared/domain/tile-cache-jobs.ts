@@ -84,6 +84,8 @@ export interface TileCacheJob extends TileCacheJobProgress {
   cancel_requested: boolean;
   /** Seed/reseed: the next tile position; truncate: `<layer index>:<last key>`. */
   cursor?: string;
+  /** The run the scheduled sweep last started (a lost execution restarted; ADR 0093); 1 when absent. */
+  run?: number;
   error?: { reason: string; message: string };
   /** Changes with the status and a cancel request, not with progress (its ETag for If-Match). */
   version: number;

@@ -1,5 +1,10 @@
 import { DescribeExecutionCommand, ExecutionDoesNotExist, SFNClient } from '@aws-sdk/client-sfn';
-import { deletionStateMachineArn, importStateMachineArn } from '../config/env.ts';
+import {
+  deletionStateMachineArn,
+  harvestStateMachineArn,
+  importStateMachineArn,
+  tileCacheStateMachineArn,
+} from '../config/env.ts';
 import { UnavailableError } from '../domain/errors.ts';
 import type { WorkflowExecutions } from '../domain/sweeps.ts';
 
@@ -18,7 +23,9 @@ export function executionArn(stateMachineArn: string, name: string): string {
  */
 export class StepFunctionsExecutions implements WorkflowExecutions {
   private readonly client = new SFNClient({});
-  constructor(private readonly arns: { deletion?: string; import?: string }) {}
+  constructor(
+    private readonly arns: { deletion?: string; import?: string; harvest?: string; tileCache?: string },
+  ) {}
 
   deletionRunning(name: string): Promise<boolean> {
     return this.running(this.arns.deletion, name);
@@ -26,6 +33,14 @@ export class StepFunctionsExecutions implements WorkflowExecutions {
 
   importRunning(name: string): Promise<boolean> {
     return this.running(this.arns.import, name);
+  }
+
+  harvestRunning(name: string): Promise<boolean> {
+    return this.running(this.arns.harvest, name);
+  }
+
+  tileCacheJobRunning(name: string): Promise<boolean> {
+    return this.running(this.arns.tileCache, name);
   }
 
   private async running(stateMachineArn: string | undefined, name: string): Promise<boolean> {
@@ -52,5 +67,7 @@ export function stepFunctionsExecutions(): WorkflowExecutions {
   return new StepFunctionsExecutions({
     deletion: deletionStateMachineArn(),
     import: importStateMachineArn(),
+    harvest: harvestStateMachineArn(),
+    tileCache: tileCacheStateMachineArn(),
   });
 }

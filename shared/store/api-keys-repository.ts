@@ -1,8 +1,10 @@
-import type { ApiKey, ApiKeyCredential, ApiKeyRepository } from '../domain/api-keys.ts';
+import * as z from 'zod/mini';
+import type { ApiKey, ApiKeyCredential, ApiKeyRepository, KeyRole } from '../domain/api-keys.ts';
 import { NotFoundError } from '../domain/errors.ts';
 import { apiKeyExpiry } from '../domain/expiry.ts';
 import type { Page } from '../domain/page.ts';
-import { DynamoRepository, queryPrefixPage, withoutKeys } from './items.ts';
+import { decoder, text } from './decode.ts';
+import { DynamoRepository, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { summaryChangeOf } from './summary-counters.ts';
 import { itemExists, tableDefinition } from './table.ts';
@@ -18,29 +20,47 @@ import {
 /** The revoke's condition failed without a version: the key is gone, or was revoked meanwhile. */
 class RevokedMeanwhile extends Error {}
 
-const keyFields = [
-  'id',
-  'workspace_id',
-  'name',
-  'role_id',
-  'key_prefix',
-  'key_hash',
-  'revoked',
-  'expires_at',
-  'owner_email',
-  'owner_name',
-  'version',
-  'created_at',
-  'updated_at',
-] as const;
-
 const ttl = tableDefinition.timeToLiveAttribute;
 
-function toApiKey(item: Record<string, unknown>): ApiKey {
-  const out: Record<string, unknown> = {};
-  for (const f of keyFields) if (item[f] !== undefined) out[f] = item[f];
-  return out as unknown as ApiKey;
-}
+const keyRole = () => text<KeyRole>();
+
+/** An API key from its item: the fields of the domain type only (`z.object` drops the rest). */
+export const toApiKey = /* @__PURE__ */ decoder<ApiKey>('API key', () =>
+  z.object({
+    id: z.string(),
+    workspace_id: z.optional(z.string()),
+    name: z.string(),
+    role_id: keyRole(),
+    key_prefix: z.string(),
+    key_hash: z.string(),
+    revoked: z.boolean(),
+    expires_at: z.optional(z.string()),
+    owner_email: z.optional(z.string()),
+    owner_name: z.optional(z.string()),
+    version: z.number(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  }),
+);
+
+/** The credential item of a key, read by its hash (the authorizer's read too); its key names the key's id, never the hash. */
+export const toApiKeyCredential = /* @__PURE__ */ decoder<ApiKeyCredential>(
+  'API key credential',
+  () =>
+    z.looseObject({
+      key_id: z.string(),
+      workspace_id: z.optional(z.string()),
+      role_id: keyRole(),
+      revoked: z.boolean(),
+      expires_at: z.optional(z.string()),
+      name: z.string(),
+      owner_name: z.optional(z.string()),
+    }),
+  {
+    strip: [ttl],
+    describe: (item) => (typeof item.key_id === 'string' ? `of key ${item.key_id}` : undefined),
+  },
+);
 
 /** DynamoDB implementation of the API key port. */
 export class DynamoApiKeyRepository extends DynamoRepository implements ApiKeyRepository {
@@ -179,6 +199,6 @@ export class DynamoApiKeyRepository extends DynamoRepository implements ApiKeyRe
 
   async findCredentialByHash(hashHex: string): Promise<ApiKeyCredential | undefined> {
     const out = await this.get(keys.apiKeyHash(hashHex));
-    return out ? (withoutKeys(out, ttl) as unknown as ApiKeyCredential) : undefined;
+    return out ? toApiKeyCredential(out) : undefined;
   }
 }

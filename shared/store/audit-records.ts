@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod/mini';
 import {
   type AuditChange,
   type AuditFilter,
@@ -16,8 +17,9 @@ import {
 import type { Page } from '../domain/page.ts';
 import { type ChangeContext, currentChange } from './change-context.ts';
 import { documentClient, type StoreClient, tableName } from './client.ts';
+import { decoder, text } from './decode.ts';
 import { ConditionFailed, storeCall } from './errors.ts';
-import { type Expression, getItem, listingPage, withoutKeys } from './items.ts';
+import { type Expression, getItem, listingPage } from './items.ts';
 import { describeKey, type EntityRef, entities, type Key, keys, parseKey } from './keys.ts';
 import { mergedIndexPage } from './merged-listing.ts';
 import { decodeCursor, encodeCursor } from './paging.ts';
@@ -300,9 +302,40 @@ const TALLY_ATTEMPTS = 5;
 const TALLY_TTL_SECONDS = 3600;
 
 /** An audit record as stored, without its keys. */
-export function readAuditRecord(item: Item): AuditRecord {
-  return withoutKeys(item, 'expires_at_epoch') as unknown as AuditRecord;
-}
+export const readAuditRecord = /* @__PURE__ */ decoder<AuditRecord>(
+  'audit record',
+  () =>
+    z.looseObject({
+      id: z.string(),
+      at: z.string(),
+      workspace_id: z.optional(z.string()),
+      operation: z.string(),
+      principal: z.looseObject({
+        id: z.string(),
+        auth_method: z.string(),
+        subject: z.optional(z.string()),
+      }),
+      request_id: z.string(),
+      outcome: text<AuditRecord['outcome']>(),
+      status: z.optional(z.number()),
+      reason: z.optional(z.string()),
+      changes: z.array(
+        z.looseObject({
+          type: z.string(),
+          id: z.string(),
+          workspace_id: z.optional(z.string()),
+          parent_id: z.optional(z.string()),
+          action: text<ChangeAction>(),
+          version: z.optional(z.number()),
+          status: z.optional(z.string()),
+        }) satisfies z.ZodMiniType<AuditChange>,
+      ),
+      count: z.optional(z.number()),
+      last_at: z.optional(z.string()),
+      last_request_id: z.optional(z.string()),
+    }),
+  { strip: ['expires_at_epoch'] },
+);
 
 /** The filter of a listing as a FilterExpression (undefined when there is nothing to filter). */
 function filterOf(filter: AuditFilter): Expression | undefined {

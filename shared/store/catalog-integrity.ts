@@ -17,11 +17,12 @@ import {
   KIND_OF,
   REPORT_ONLY,
   type SourceTables,
+  storedTileUsage,
   type Unchecked,
 } from '../domain/catalog-integrity.ts';
 import { UnavailableError } from '../domain/errors.ts';
 import { customRoles, type Layer, usedStyles } from '../domain/layers.ts';
-import type { Service } from '../domain/services.ts';
+import type { TileStore } from '../domain/tile-cache.ts';
 import {
   addCounts,
   type CountedKind,
@@ -33,9 +34,11 @@ import { auditItem, changesOf } from './audit-records.ts';
 import { currentChange } from './change-context.ts';
 import type { StoreClient } from './client.ts';
 import { ConditionFailed, storeCall } from './errors.ts';
-import { keyCondition, queryInput, queryPages, withoutKeys } from './items.ts';
+import { keyCondition, queryInput, queryPages } from './items.ts';
 import { entities, type Key, keyOf, keys } from './keys.ts';
+import { toLayer } from './layers-repository.ts';
 import { layerCountChanges, readPlanCounters } from './plan-counters.ts';
+import { toService } from './services-repository.ts';
 import { readSummaryCounters, resetSummaryBase, summaryChangeOf } from './summary-counters.ts';
 import { itemAbsent, itemExists } from './table.ts';
 import { type TransactItem, transact } from './transactions.ts';
@@ -83,7 +86,13 @@ export class DynamoIntegrityInspector implements IntegrityInspector {
   constructor(
     private readonly db: StoreClient,
     private readonly table: string,
-    private readonly ports: { sources?: SourceTables; importSchemas?: ImportSchemas; now?: () => Date } = {},
+    private readonly ports: {
+      sources?: SourceTables;
+      importSchemas?: ImportSchemas;
+      /** The persistent tile cache's store (ADR 0139), whose tiles the usage records count. */
+      tiles?: TileStore;
+      now?: () => Date;
+    } = {},
   ) {}
 
   async inspect(scope: { workspaceId?: string; check?: CheckCode; deadline: number }) {
@@ -132,6 +141,8 @@ export class DynamoIntegrityInspector implements IntegrityInspector {
         counts.workspaces++;
         counts.items += items.length;
         await this.inspectWorkspace(workspaceId, items, report, unchecked, roleRefs, jobIds, counts, wants);
+        if (wants('tile_cache_usage'))
+          await this.inspectTileUsage(workspaceId, items, report, unchecked, scope.deadline);
       }
     };
     await Promise.all(Array.from({ length: WALKERS }, worker));
@@ -325,7 +336,7 @@ export class DynamoIntegrityInspector implements IntegrityInspector {
     const layersByService = new Map<string, Item[]>();
     for (const layer of layers) {
       const serviceId = layer.service_id as string;
-      const l = layer as unknown as Layer;
+      const l = toLayer(layer);
       for (const s of usedStyles(l)) styleRefs.set(s, (styleRefs.get(s) ?? 0) + 1);
       for (const r of customRoles(l.allowed_roles ?? [])) roleRefs.set(r, (roleRefs.get(r) ?? 0) + 1);
       if (!services.has(serviceId)) {
@@ -537,7 +548,7 @@ export class DynamoIntegrityInspector implements IntegrityInspector {
       let missing: string[];
       try {
         missing = await this.ports.sources.missing(
-          withoutKeys(service) as unknown as Service,
+          toService(service),
           probed.map((l) => l.source_layer as string),
         );
       } catch (error) {
@@ -553,7 +564,7 @@ export class DynamoIntegrityInspector implements IntegrityInspector {
       }
       counts.layers_probed += probed.length;
       for (const layer of probed.filter((l) => missing.includes(l.source_layer as string))) {
-        const l = withoutKeys(layer) as unknown as Layer;
+        const l = toLayer(layer);
         const next: Layer = {
           ...l,
           enabled: false,
@@ -668,6 +679,84 @@ export class DynamoIntegrityInspector implements IntegrityInspector {
 
   private now(): Date {
     return (this.ports.now ?? (() => new Date()))();
+  }
+
+  /**
+   * The workspace's tile cache usage record (ADR 0139) against a listing of its tiles in the store.
+   * The record is read before the listing (in the walk): a tile stored or removed meanwhile moves
+   * the record, so the fix — conditioned on both values read — then changes nothing.
+   */
+  private async inspectTileUsage(
+    workspaceId: string,
+    items: Item[],
+    report: (d: Damage) => void,
+    unchecked: Unchecked[],
+    deadline: number,
+  ) {
+    if (items.find((i) => i.entity === entities.workspace)?.status !== 'active') return;
+    const store = this.ports.tiles;
+    const check = 'tile_cache_usage' as const;
+    if (!store) {
+      unchecked.push({ check, workspace_id: workspaceId, reason: 'no persistent tile cache on this stage' });
+      return;
+    }
+    const record = items.find((i) => i.SK === keys.workspaceTileCache(workspaceId).SK);
+    let truth: Awaited<ReturnType<typeof storedTileUsage>>;
+    try {
+      truth = await storedTileUsage(store, workspaceId, deadline);
+    } catch {
+      unchecked.push({ check, workspace_id: workspaceId, reason: 'the tile store could not be listed' });
+      return;
+    }
+    if (!truth) {
+      unchecked.push({
+        check,
+        workspace_id: workspaceId,
+        reason: 'the time budget was spent listing its tiles',
+      });
+      return;
+    }
+    const seen = { entries: record?.entries, bytes: record?.bytes };
+    if (num(seen.entries) === truth.entries && num(seen.bytes) === truth.bytes) return;
+    const { entries, bytes } = truth;
+    report({
+      check,
+      workspaceId,
+      entity: { type: 'tile_cache', id: workspaceId },
+      detail: `The tile cache counts ${num(seen.entries)} tile(s) of ${num(seen.bytes)} byte(s); its store holds ${entries} of ${bytes}.`,
+      repair: `Sets the usage to ${entries} tile(s) of ${bytes} byte(s).`,
+      fix: (id) => this.commit(workspaceId, check, id, [this.setUsage(workspaceId, seen, truth)]),
+    });
+  }
+
+  /** Sets a workspace's tile cache usage while both counts still hold what the check read (absent: none). */
+  private setUsage(
+    workspaceId: string,
+    seen: { entries: unknown; bytes: unknown },
+    truth: { entries: number; bytes: number },
+  ): TransactItem {
+    const values: Record<string, unknown> = {
+      ':entries': truth.entries,
+      ':bytes': truth.bytes,
+      ':e': entities.tileCache,
+      ':ws': workspaceId,
+    };
+    const held = (name: 'entries' | 'bytes', attribute: string) => {
+      if (typeof seen[name] !== 'number') return `attribute_not_exists(${attribute})`;
+      values[`:seen_${name}`] = seen[name];
+      return `${attribute} = :seen_${name}`;
+    };
+    return {
+      Update: {
+        TableName: this.table,
+        Key: keys.workspaceTileCache(workspaceId),
+        // The record may not exist yet (tiles stored, the usage write lost): it is created as usage adds do.
+        UpdateExpression: 'SET entries = :entries, #b = :bytes, entity = :e, workspace_id = :ws',
+        ConditionExpression: `${held('entries', 'entries')} AND ${held('bytes', '#b')}`,
+        ExpressionAttributeNames: { '#b': 'bytes' },
+        ExpressionAttributeValues: values,
+      },
+    };
   }
 
   /** A Delete of a marker while `attribute` still holds `value` (absent allowed with `mayBeGone`). */

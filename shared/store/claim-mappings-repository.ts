@@ -1,3 +1,4 @@
+import * as z from 'zod/mini';
 import {
   type ClaimMapping,
   type ClaimMappingRepository,
@@ -15,6 +16,7 @@ import {
 } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import { ruleOf, summaryMappings } from './claim-summaries.ts';
+import { decoder, text } from './decode.ts';
 import {
   DynamoRepository,
   indexCondition,
@@ -23,7 +25,6 @@ import {
   queryPage,
   queryPages,
   queryPrefixPage,
-  withoutKeys,
 } from './items.ts';
 import { entities, keys, type RoleReferrer } from './keys.ts';
 import { summaryChangeOf } from './summary-counters.ts';
@@ -40,9 +41,20 @@ function scopeWorkspace(scope: string): string | undefined {
   return scope === GLOBAL_SCOPE ? undefined : scope;
 }
 
-function toMapping(item: Record<string, unknown>): ClaimMapping {
-  return withoutKeys(item) as unknown as ClaimMapping;
-}
+/** A stored claim mapping (a workspace's, or a global one with `workspace_id` `*`). */
+export const toMapping = /* @__PURE__ */ decoder<ClaimMapping>('claim mapping', () =>
+  z.looseObject({
+    id: z.string(),
+    workspace_id: z.string(),
+    claim_name: z.string(),
+    claim_value: z.string(),
+    role_id: z.string(),
+    priority: z.number(),
+    custom_role: z.boolean(),
+    created_by: z.optional(text<NonNullable<ClaimMapping['created_by']>>()),
+    created_at: z.string(),
+  }),
+);
 
 /**
  * The most bytes of rules a scope's summary holds (ADR 0103): ~300 typical mappings, ~25 of the

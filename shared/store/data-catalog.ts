@@ -3,12 +3,12 @@
  * domain's DataCatalog port. Nothing is cached: every request reads the catalog as it is.
  */
 import type { DataCatalog, StoredSettings } from '../domain/data-plane.ts';
-import type { Layer } from '../domain/layers.ts';
 import type { OGCAPISettings, OGCTilesSettings } from '../domain/settings.ts';
 import type { Style } from '../domain/styles.ts';
 import { documentClient, tableName } from './client.ts';
-import { batchGetItems, withoutKeys } from './items.ts';
+import { batchGetItems } from './items.ts';
 import { keys } from './keys.ts';
+import { toLayer } from './layers-repository.ts';
 import {
   layerRepository,
   serviceRepository,
@@ -59,7 +59,7 @@ export function dynamoDataCatalog(): DataCatalog {
       const service = second.find((i) => i.SK === serviceKey.SK);
       return {
         settings,
-        ...(layer ? { layer: withoutKeys(layer) as unknown as Layer } : {}),
+        ...(layer ? { layer: toLayer(layer) } : {}),
         ...(service ? { service: toService(service) } : {}),
       };
     },

@@ -14,6 +14,7 @@ import {
   queryPages,
 } from './items.ts';
 import { entities, keys, parseKey } from './keys.ts';
+import { toGroup } from './layer-groups-repository.ts';
 import {
   emptyTallies,
   type PlanTallies,
@@ -66,7 +67,7 @@ export async function dependentGroupClosure(
     db,
     queryInput(table, keyCondition(partition, range), { consistent: true }),
     (items) => {
-      for (const i of items) groups.push(i as unknown as LayerGroup);
+      for (const i of items) groups.push(toGroup(i));
       return true;
     },
     { seek: { partition, range } },

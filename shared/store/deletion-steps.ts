@@ -110,6 +110,8 @@ export class DynamoDeletionWorkflowStore
         return plain(keys.layerPrefixAll);
       case 'mosaic_granules':
         return plain(keys.mosaicGranulePrefix(op.target_id));
+      case 'mosaic_harvest_jobs':
+        return plain(keys.mosaicHarvestJobPrefix(op.target_id));
       case 'api_keys':
         // The hash lookup first: a key whose hash is gone can't authenticate any more.
         return {

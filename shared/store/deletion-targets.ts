@@ -133,7 +133,7 @@ async function finish(
   }
 }
 
-/** The service, its name marker, its mosaic state and its count in the workspace's running deletions. */
+/** The service, its name marker, its mosaic state and harvest marker, its count in the workspace's running deletions. */
 export async function removeService(db: StoreClient, table: string, units: WriteUnits, op: DeletionRun) {
   const service = await getItem(db, table, keys.service(op.workspace_id, op.target_id));
   // Its plan counters go with it (ADR 0101).
@@ -160,6 +160,8 @@ export async function removeService(db: StoreClient, table: string, units: Write
         ]
       : []),
     { Delete: { TableName: table, Key: keys.mosaic(op.workspace_id, op.target_id) } },
+    // The harvest marker of a job whose execution was lost (its job items went in `mosaic_jobs`).
+    { Delete: { TableName: table, Key: keys.mosaicHarvestLock(op.workspace_id, op.target_id) } },
     activeDeletionsChange(table, op.workspace_id, -1).item,
     ...counters,
     // The summary counts one service fewer (ADR 0137); its layers were counted off chunk by chunk.

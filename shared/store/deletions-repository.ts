@@ -1,4 +1,5 @@
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod/mini';
 import {
   type DeletionFilter,
   type DeletionOperation,
@@ -11,20 +12,21 @@ import { NotFoundError, StateConflictError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import type { Service } from '../domain/services.ts';
 import type { Workspace } from '../domain/workspaces.ts';
+import { decoder, text } from './decode.ts';
 import { planService, planWorkspace } from './deletion-plans.ts';
 import { ConditionFailed, conditionalWrite, storeCall } from './errors.ts';
 import {
   batchGetItems,
   DynamoRepository,
+  forEachPrefixPage,
   indexCondition,
   keyCondition,
   queryIndexPage,
   queryInput,
   queryPage,
   queryPages,
-  withoutKeys,
 } from './items.ts';
-import { entities, type Key, keys, parseKey } from './keys.ts';
+import { entities, type Key, keyOf, keys, parseKey } from './keys.ts';
 import { counterDeletes } from './plan-counters.ts';
 import { attributes, gsi2, itemAbsent, itemExists } from './table.ts';
 import {
@@ -51,9 +53,27 @@ const LEGACY_GRACE_MS = 24 * 3600_000;
 /** How far before that moment the check reaches (a previous version's function still serving). */
 const LEGACY_LOOKBACK_MS = 3600_000;
 
-export function toOperation(item: Record<string, unknown>): DeletionOperation {
-  return withoutKeys(item) as unknown as DeletionOperation;
-}
+/** A stored deletion operation (the workflow's own attributes, a checkpoint, kept beside its fields). */
+export const toOperation = /* @__PURE__ */ decoder<DeletionOperation>('deletion operation', () =>
+  z.looseObject({
+    id: z.string(),
+    scope: text<DeletionOperation['scope']>(),
+    workspace_id: z.string(),
+    workspace_name: z.string(),
+    target_id: z.string(),
+    target_name: z.string(),
+    status: text<DeletionOperation['status']>(),
+    phase: text<DeletionOperation['phase']>(),
+    progress: z.looseObject({ total: z.number(), deleted: z.number() }),
+    attempt_count: z.number(),
+    last_error: z.optional(z.string()),
+    created_at: z.string(),
+    updated_at: z.string(),
+    completed_at: z.optional(z.string()),
+    created_by: z.string(),
+    write_units: z.optional(z.number()),
+  }),
+);
 
 /**
  * The change of a workspace's count of running service deletions (a workspace deletion waits for
@@ -159,6 +179,7 @@ export class DynamoDeletionRepository extends DynamoRepository implements Deleti
   async removeHiddenService(service: Service): Promise<void> {
     // Its plan counters (ADR 0101) go with it.
     const counters = await counterDeletes(this.db, this.table, service.workspace_id, service.id);
+    await this.removeHarvestJobs(service);
     await transact(this.db, [
       {
         item: {
@@ -183,8 +204,41 @@ export class DynamoDeletionRepository extends DynamoRepository implements Deleti
       },
       // A mosaic that was harvested and emptied leaves its state item; it goes too.
       { item: { Delete: { TableName: this.table, Key: keys.mosaic(service.workspace_id, service.id) } } },
+      // And the harvest marker of a job that has not finished (ADR 0136).
+      {
+        item: {
+          Delete: { TableName: this.table, Key: keys.mosaicHarvestLock(service.workspace_id, service.id) },
+        },
+      },
       ...counters.map(unguarded),
     ]);
+  }
+
+  /**
+   * A hidden mosaic's harvest job items (ADR 0136), before the service goes: none can be added
+   * any more (a job's create checks the service is active), and a job's later writes are
+   * conditioned on its status, so none comes back. Few per mosaic: one DeleteItem each.
+   */
+  private async removeHarvestJobs(service: Service): Promise<void> {
+    if (service.type !== 'raster_mosaic') return;
+    const jobs: Key[] = [];
+    await forEachPrefixPage(
+      this.db,
+      this.table,
+      keys.workspacePartition(service.workspace_id),
+      keys.mosaicHarvestJobPrefix(service.id),
+      (items) => {
+        for (const i of items) jobs.push(keyOf(i));
+      },
+      { expression: `${attributes.pk}, ${attributes.sk}` },
+    );
+    for (let i = 0; i < jobs.length; i += 10) {
+      await Promise.all(
+        jobs
+          .slice(i, i + 10)
+          .map((Key) => storeCall(() => this.db.send(new DeleteCommand({ TableName: this.table, Key })))),
+      );
+    }
   }
 
   /** Hides a service or workspace for this operation (only while it is `active`, and at `version` when given). */

@@ -1,17 +1,22 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod/mini';
 import { RuleViolationError } from '../domain/errors.ts';
 import type { ImportUsage } from '../domain/import-plans.ts';
 import {
   eventOf,
+  IMPORT_PHASES,
+  IMPORT_STATUSES,
   type ImportEvent,
   type ImportJob,
   type ImportProgress,
   type ImportRepository,
   type ImportStatus,
   isEventWorthy,
+  type NameClash,
   WORKING_STATUSES,
 } from '../domain/imports.ts';
 import type { Page } from '../domain/page.ts';
+import { decoder, record, text } from './decode.ts';
 import { conditionalWrite } from './errors.ts';
 import {
   DynamoRepository,
@@ -20,7 +25,6 @@ import {
   queryInput,
   queryPages,
   queryPrefixPage,
-  withoutKeys,
 } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { summaryChangeOf } from './summary-counters.ts';
@@ -32,6 +36,84 @@ import {
   versionIs,
   workspaceIsActive,
 } from './transactions.ts';
+
+/** A name clash as a job and its events record it (ADR 0126). */
+const clashes = () =>
+  z.optional(
+    z.array(
+      z.looseObject({
+        kind: text<NameClash['kind']>(),
+        name: z.string(),
+        proposed: z.string(),
+        source_layer: z.optional(z.string()),
+        renamed: z.optional(z.boolean()),
+      }) satisfies z.ZodMiniType<NameClash>,
+    ),
+  );
+
+/** A stored import job; its plan, discovery and requested names are checked as objects (the domain reads them). */
+export const toJob = /* @__PURE__ */ decoder<ImportJob>('import job', () =>
+  z.looseObject({
+    id: z.string(),
+    workspace_id: z.string(),
+    name: z.string(),
+    source_kind: text<ImportJob['source_kind']>(),
+    source_filename: z.optional(z.string()),
+    source_uri: z.optional(z.string()),
+    source_location: z.string(),
+    source_etag: z.optional(z.string()),
+    status: z.enum(IMPORT_STATUSES),
+    phase: z.enum(IMPORT_PHASES),
+    plan: z.optional(record<NonNullable<ImportJob['plan']>>()),
+    discovery: z.optional(record<NonNullable<ImportJob['discovery']>>()),
+    service_name: z.string(),
+    requested_layers: z.optional(z.array(record<NonNullable<ImportJob['requested_layers']>[number]>())),
+    clashes: clashes(),
+    service_id: z.optional(z.string()),
+    rollback_operation_id: z.optional(z.string()),
+    rollback_until: z.optional(z.string()),
+    teardown_to: z.optional(text<NonNullable<ImportJob['teardown_to']>>()),
+    auto_publish: z.boolean(),
+    max_bytes: z.number(),
+    upload_expires_at: z.optional(z.string()),
+    processed_bytes: z.number(),
+    processed_features: z.number(),
+    processed_layers: z.number(),
+    total_layers: z.number(),
+    retry_count: z.number(),
+    warnings: z.optional(z.array(z.string())),
+    error_message: z.optional(z.string()),
+    error_reason: z.optional(z.string()),
+    reserved_rows: z.optional(z.number()),
+    reserved_bytes: z.optional(z.number()),
+    reload: z.optional(z.boolean()),
+    run: z.number(),
+    version: z.number(),
+    created_by: z.string(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    started_at: z.optional(z.string()),
+    completed_at: z.optional(z.string()),
+  }),
+);
+
+/** A stored history event of an import. */
+export const toEvent = /* @__PURE__ */ decoder<ImportEvent>('import event', () =>
+  z.looseObject({
+    id: z.string(),
+    import_id: z.string(),
+    status: z.enum(IMPORT_STATUSES),
+    phase: z.enum(IMPORT_PHASES),
+    created_at: z.string(),
+    processed_bytes: z.number(),
+    processed_features: z.number(),
+    processed_layers: z.number(),
+    warnings: z.optional(z.array(z.string())),
+    clashes: clashes(),
+    error_message: z.optional(z.string()),
+    error_reason: z.optional(z.string()),
+  }),
+);
 
 /** The stored item of a job: its key, and the working-set index entry while a workflow owns it. */
 function jobItem(job: ImportJob): Record<string, unknown> {
@@ -135,7 +217,7 @@ export class DynamoImportRepository extends DynamoRepository implements ImportRe
 
   async find(workspaceId: string, id: string): Promise<ImportJob | undefined> {
     const item = await this.get(keys.importJob(workspaceId, id));
-    return item ? (withoutKeys(item) as unknown as ImportJob) : undefined;
+    return item ? toJob(item) : undefined;
   }
 
   async list(
@@ -156,7 +238,7 @@ export class DynamoImportRepository extends DynamoRepository implements ImportRe
         : {},
     );
     return {
-      items: page.items.map((i) => withoutKeys(i) as unknown as ImportJob),
+      items: page.items.map(toJob),
       nextCursor: page.nextCursor,
     };
   }
@@ -171,7 +253,7 @@ export class DynamoImportRepository extends DynamoRepository implements ImportRe
       cursor,
     );
     return {
-      items: page.items.map((i) => withoutKeys(i) as unknown as ImportEvent),
+      items: page.items.map(toEvent),
       nextCursor: page.nextCursor,
     };
   }
@@ -241,7 +323,7 @@ export class DynamoImportRepository extends DynamoRepository implements ImportRe
         },
       ),
       (items) => {
-        found = items.map((i) => withoutKeys(i) as unknown as ImportJob).find(test);
+        found = items.map(toJob).find(test);
         return found === undefined;
       },
     );

@@ -1,3 +1,4 @@
+import * as z from 'zod/mini';
 import {
   AlreadyExistsError,
   DependencyConflictError,
@@ -7,7 +8,8 @@ import {
 import type { LayerGroup, LayerGroupRepository, VisitedGroup } from '../domain/layer-groups.ts';
 import type { PublicIdMarker } from '../domain/layers.ts';
 import type { Page } from '../domain/page.ts';
-import { batchGetItems, DynamoRepository, queryPrefixPage, withoutKeys } from './items.ts';
+import { decoder } from './decode.ts';
+import { batchGetItems, DynamoRepository, queryPrefixPage } from './items.ts';
 import { entities, keys, parseKey } from './keys.ts';
 import { attributes, itemAbsent, itemExists } from './table.ts';
 import {
@@ -19,9 +21,21 @@ import {
   versionIs,
 } from './transactions.ts';
 
-function toGroup(item: Record<string, unknown>): LayerGroup {
-  return withoutKeys(item) as unknown as LayerGroup;
-}
+/** A stored layer group. */
+export const toGroup = /* @__PURE__ */ decoder<LayerGroup>('layer group', () =>
+  z.looseObject({
+    id: z.string(),
+    workspace_id: z.string(),
+    public_id: z.string(),
+    title: z.string(),
+    members: z.array(
+      z.looseObject({ resource: z.string(), style: z.optional(z.string()), opacity: z.optional(z.number()) }),
+    ),
+    version: z.number(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  }),
+);
 
 /** DynamoDB implementation of the layer group port. Membership is counted on the members' public id markers. */
 export class DynamoLayerGroupRepository extends DynamoRepository implements LayerGroupRepository {

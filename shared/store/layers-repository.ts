@@ -1,3 +1,4 @@
+import * as z from 'zod/mini';
 import {
   AlreadyExistsError,
   DependencyConflictError,
@@ -12,14 +13,8 @@ import {
   usedStyles,
 } from '../domain/layers.ts';
 import type { Page } from '../domain/page.ts';
-import {
-  DynamoRepository,
-  keyCondition,
-  queryInput,
-  queryPages,
-  queryPrefixPage,
-  withoutKeys,
-} from './items.ts';
+import { decoder, text } from './decode.ts';
+import { DynamoRepository, keyCondition, queryInput, queryPages, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { decodeCursor, encodeCursor } from './paging.ts';
 import { layerCountChanges } from './plan-counters.ts';
@@ -34,6 +29,72 @@ import {
   unguarded,
   versionIs,
 } from './transactions.ts';
+
+/** A stored layer (every field it was ever written with: `styles` is absent on older layers). */
+export const toLayer = /* @__PURE__ */ decoder<Layer>('layer', () => {
+  const dimension = z.looseObject({
+    name: z.string(),
+    units: z.string(),
+    extent: z.string(),
+    default: z.optional(z.string()),
+    source_property: z.optional(z.string()),
+    end_property: z.optional(z.string()),
+    multiple_values: z.optional(z.boolean()),
+    nearest_value: z.optional(z.boolean()),
+    current: z.optional(z.boolean()),
+  });
+  const sqlView = z.looseObject({
+    sql: z.string(),
+    geometry_column: z.string(),
+    geometry_type: z.optional(z.string()),
+    srid: z.optional(z.number()),
+    id_column: z.string(),
+    properties: z.optional(z.array(z.looseObject({ name: z.string(), type: z.string() }))),
+    read_only: z.literal(true),
+  });
+  return z.looseObject({
+    id: z.string(),
+    workspace_id: z.string(),
+    service_id: z.string(),
+    source_layer: z.string(),
+    public_id: z.string(),
+    title: z.string(),
+    description: z.optional(z.string()),
+    crs_default: z.number(),
+    enabled: z.boolean(),
+    public: z.boolean(),
+    allowed_roles: z.array(z.string()),
+    dimensions: z.array(dimension),
+    default_style: z.optional(z.string()),
+    styles: z.optional(z.array(z.string())),
+    is_sql_view: z.boolean(),
+    sql_view: z.optional(sqlView),
+    geometry_type: z.optional(z.string()),
+    native_extent: z.optional(
+      z.looseObject({
+        min_x: z.number(),
+        min_y: z.number(),
+        max_x: z.number(),
+        max_y: z.number(),
+        srid: z.number(),
+      }),
+    ),
+    version: z.number(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  });
+});
+
+/** A stored public id marker (a layer's or a group's). */
+export const toPublicIdMarker = /* @__PURE__ */ decoder<PublicIdMarker>('public id marker', () =>
+  z.looseObject({
+    kind: text<PublicIdMarker['kind']>(),
+    target_id: z.string(),
+    service_id: z.optional(z.string()),
+    // Absent reads as 0, as the release's condition reads it (`attribute_not_exists(member_of_count)`).
+    member_of_count: z._default(z.number(), 0),
+  }),
+);
 
 /**
  * Role reference count changes of a layer's `allowed_roles` (each added role must be active), each
@@ -182,7 +243,7 @@ export class DynamoLayerRepository extends DynamoRepository implements LayerRepo
 
   async find(workspaceId: string, serviceId: string, layerId: string): Promise<Layer | undefined> {
     const out = await this.get(keys.layer(workspaceId, serviceId, layerId));
-    return out ? (withoutKeys(out) as unknown as Layer) : undefined;
+    return out ? toLayer(out) : undefined;
   }
 
   async list(workspaceId: string, serviceId: string, limit: number, cursor?: string): Promise<Page<Layer>> {
@@ -194,7 +255,7 @@ export class DynamoLayerRepository extends DynamoRepository implements LayerRepo
       limit,
       cursor,
     );
-    return { items: page.items.map((i) => withoutKeys(i) as unknown as Layer), nextCursor: page.nextCursor };
+    return { items: page.items.map(toLayer), nextCursor: page.nextCursor };
   }
 
   /**
@@ -215,7 +276,7 @@ export class DynamoLayerRepository extends DynamoRepository implements LayerRepo
     if (!keep) {
       const page = await queryPrefixPage(this.db, this.table, partition, prefix, limit, cursor);
       return {
-        items: page.items.map((i) => withoutKeys(i) as unknown as Layer),
+        items: page.items.map(toLayer),
         nextCursor: page.nextCursor,
       };
     }
@@ -233,7 +294,7 @@ export class DynamoLayerRepository extends DynamoRepository implements LayerRepo
       (page) => {
         for (const item of page) {
           scanned += 1;
-          const layer = withoutKeys(item) as unknown as Layer;
+          const layer = toLayer(item);
           if (keep(layer)) items.push(layer);
           if (items.length >= limit && item !== page[page.length - 1]) {
             stoppedAt = { [attributes.pk]: item[attributes.pk], [attributes.sk]: item[attributes.sk] };
@@ -264,7 +325,7 @@ export class DynamoLayerRepository extends DynamoRepository implements LayerRepo
         Math.min(1000, limit - out.length),
         cursor,
       );
-      out.push(...page.items.map((i) => withoutKeys(i) as unknown as Layer));
+      out.push(...page.items.map(toLayer));
       cursor = page.nextCursor;
     } while (cursor && out.length < limit);
     return out;
@@ -337,6 +398,6 @@ export class DynamoLayerRepository extends DynamoRepository implements LayerRepo
 
   async findPublicId(workspaceId: string, publicId: string): Promise<PublicIdMarker | undefined> {
     const out = await this.get(keys.publicId(workspaceId, publicId));
-    return out ? (withoutKeys(out) as unknown as PublicIdMarker) : undefined;
+    return out ? toPublicIdMarker(out) : undefined;
   }
 }

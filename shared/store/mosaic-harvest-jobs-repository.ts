@@ -1,4 +1,4 @@
-import { CorruptItemError } from '../domain/chunked-workflow.ts';
+import * as z from 'zod/mini';
 import { StateConflictError } from '../domain/errors.ts';
 import {
   HARVEST_JOB_STATUSES,
@@ -10,33 +10,49 @@ import {
 import type { Granule } from '../domain/mosaics.ts';
 import type { Page } from '../domain/page.ts';
 import type { Service } from '../domain/services.ts';
-import {
-  DynamoRepository,
-  indexCondition,
-  queryInput,
-  queryPages,
-  queryPrefixPage,
-  withoutKeys,
-} from './items.ts';
+import { decoder, text } from './decode.ts';
+import { DynamoRepository, indexCondition, queryInput, queryPages, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { attributes, itemAbsent, itemExists } from './table.ts';
-import { type GuardedItem, putNew, transactOr, unguarded } from './transactions.ts';
+import { type GuardedItem, putNew, transactOr, unguarded, workspaceIsActive } from './transactions.ts';
 
 const WORKING: readonly HarvestJobStatus[] = ['queued', 'running'];
 
 /** Decodes a stored job; an item that isn't one is a clear error, never an unchecked cast. */
-function toJob(item: Record<string, unknown>): HarvestJob {
-  const job = withoutKeys(item, 'entity', attributes.gsi1pk, attributes.gsi1sk) as unknown as HarvestJob;
-  if (
-    item.entity !== entities.mosaicHarvestJob ||
-    typeof job.id !== 'string' ||
-    !HARVEST_JOB_STATUSES.includes(job.status) ||
-    typeof job.version !== 'number'
-  ) {
-    throw new CorruptItemError(`Item ${String(item.SK)} is not a mosaic harvest job.`);
-  }
-  return { ...job, failures: job.failures ?? [] };
-}
+export const toJob = /* @__PURE__ */ decoder<HarvestJob>(
+  'mosaic harvest job',
+  () =>
+    z.looseObject({
+      id: z.string(),
+      workspace_id: z.string(),
+      service_id: z.string(),
+      status: z.enum(HARVEST_JOB_STATUSES),
+      phase: text<HarvestJob['phase']>(),
+      pattern: z.string(),
+      remove_missing: z.boolean(),
+      cancel_requested: z.boolean(),
+      cursor: z.optional(z.string()),
+      // Absent on jobs stored before failures were listed: none.
+      failures: z._default(
+        z.array(z.looseObject({ path: z.string(), reason: z.string(), message: z.string() })),
+        () => [],
+      ),
+      generation: z.optional(z.number()),
+      error: z.optional(z.looseObject({ reason: z.string(), message: z.string() })),
+      version: z.number(),
+      created_at: z.string(),
+      updated_at: z.string(),
+      started_at: z.optional(z.string()),
+      finished_at: z.optional(z.string()),
+      files_scanned: z.number(),
+      files_total: z.optional(z.number()),
+      granules_added: z.number(),
+      granules_removed: z.number(),
+      files_skipped: z.number(),
+      files_failed: z.number(),
+    }),
+  { tag: entities.mosaicHarvestJob },
+);
 
 /** The attributes of a job a chunk or a transition rewrites (everything but its identity). */
 function jobFields(job: HarvestJob) {
@@ -206,12 +222,20 @@ export class DynamoHarvestJobRepository extends DynamoRepository implements Harv
     if (chunk.remove) {
       items.push(...this.removeItems(chunk.remove.service, chunk.remove.base, chunk.remove.granuleIds, now));
     }
+    // Granules land only in an active workspace: a workspace deletion (whose services stay active
+    // until its sweep reaches them) must not get granules behind its sweep (ADR 0136).
+    const workspaceAt = items.length;
+    if (chunk.add || chunk.remove) items.push(workspaceIsActive(this.table, job.workspace_id));
     const answer = await transactOr<'job_changed' | 'generation_moved'>(this.db, items, (codes) => {
       if (codes[0] === 'ConditionalCheckFailed') return 'job_changed';
+      if (codes[workspaceAt] === 'ConditionalCheckFailed') {
+        throw new StateConflictError('service_not_found', 'The mosaic service no longer exists.');
+      }
       if (codes[1] === 'ConditionalCheckFailed' || codes.includes('TransactionConflict'))
         return 'generation_moved';
       // A granule already removed by another writer: the generation moved under us too.
-      if (chunk.remove && codes.slice(3).includes('ConditionalCheckFailed')) return 'generation_moved';
+      if (chunk.remove && codes.slice(3, workspaceAt).includes('ConditionalCheckFailed'))
+        return 'generation_moved';
       if (codes[2] === 'ConditionalCheckFailed') {
         throw new StateConflictError('service_not_found', 'The mosaic service no longer exists.');
       }

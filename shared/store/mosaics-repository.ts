@@ -1,3 +1,4 @@
+import * as z from 'zod/mini';
 import { NotFoundError } from '../domain/errors.ts';
 import {
   type Granule,
@@ -8,14 +9,35 @@ import {
 } from '../domain/mosaics.ts';
 import type { Page } from '../domain/page.ts';
 import type { Service } from '../domain/services.ts';
-import { DynamoRepository, forEachPrefixPage, queryPrefixPage, withoutKeys } from './items.ts';
+import { decoder } from './decode.ts';
+import { DynamoRepository, forEachPrefixPage, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { itemAbsent, itemExists } from './table.ts';
 import { putNew, transactOr, unguarded } from './transactions.ts';
 
-function toGranule(item: Record<string, unknown>): Granule {
-  return withoutKeys(item) as unknown as Granule;
-}
+/** A stored mosaic granule (its header as read from the file, and the generations it is in). */
+export const toGranule = /* @__PURE__ */ decoder<Granule>('mosaic granule', () =>
+  z.looseObject({
+    id: z.string(),
+    workspace_id: z.string(),
+    service_id: z.string(),
+    source_uri: z.string(),
+    time: z.optional(z.string()),
+    elevation: z.optional(z.number()),
+    added_generation: z.number(),
+    removed_generation: z.optional(z.number()),
+    created_at: z.string(),
+    crs: z.string(),
+    srid: z.optional(z.number()),
+    bbox: z.tuple([z.number(), z.number(), z.number(), z.number()]),
+    width: z.number(),
+    height: z.number(),
+    band_count: z.number(),
+    data_type: z.string(),
+    resolution_x: z.number(),
+    resolution_y: z.number(),
+  }),
+);
 
 /** True when a cancelled transaction lost to a concurrent writer (condition on `generation`, or a conflict). */
 function lostRace(codes: string[], mosaicIndex: number): boolean {

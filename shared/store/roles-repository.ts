@@ -1,13 +1,17 @@
+import * as z from 'zod/mini';
 import { AlreadyExistsError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
-import type {
-  RecordedReference,
-  Role,
-  RoleReference,
-  RoleRepository,
-  StoredPolicy,
+import {
+  policyActions,
+  policyServices,
+  type RecordedReference,
+  type Role,
+  type RoleReference,
+  type RoleRepository,
+  type StoredPolicy,
 } from '../domain/roles.ts';
-import { batchGetItems, DynamoRepository, forEachPrefixPage, queryIndexPage, withoutKeys } from './items.ts';
+import { decoder, text } from './decode.ts';
+import { batchGetItems, DynamoRepository, forEachPrefixPage, queryIndexPage } from './items.ts';
 import { entities, type Key, keys, parseKey, type RoleReferrer } from './keys.ts';
 import { attributes, itemExists } from './table.ts';
 import { putNew, transact, transactOr, unguarded } from './transactions.ts';
@@ -15,7 +19,19 @@ import { putNew, transact, transactOr, unguarded } from './transactions.ts';
 /** A cancellation whose first reason is the failed condition of the only item: an answer, not an error. */
 const conditionFailed = (codes: string[]) => (codes[0] === 'ConditionalCheckFailed' ? true : undefined);
 
-const toRole = (item: Record<string, unknown>) => withoutKeys(item) as unknown as Role;
+/** A stored role (a retired one keeps its item, so its id stays taken). */
+export const toRole = /* @__PURE__ */ decoder<Role>('role', () =>
+  z.looseObject({
+    id: z.string(),
+    name: z.string(),
+    description: z.optional(z.string()),
+    status: text<Role['status']>(),
+    ref_count: z.number(),
+    version: z.number(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  }),
+);
 
 /** A reference record's key as the domain names the referrer (ADR 0135). */
 function referenceOf(r: RoleReferrer): RoleReference {
@@ -30,7 +46,17 @@ function referrerKey(r: RoleReference): Key {
     ? keys.claimMapping(r.workspace_id, r.id)
     : keys.layer(r.workspace_id, r.service_id, r.id);
 }
-const toPolicy = (item: Record<string, unknown>) => withoutKeys(item) as unknown as StoredPolicy;
+/** A stored policy of a role; its `operation` may name an operation id since renamed (ADR 0132). */
+export const toPolicy = /* @__PURE__ */ decoder<StoredPolicy>('role policy', () =>
+  z.looseObject({
+    id: z.string(),
+    workspace: z.string(),
+    service: z.enum(policyServices),
+    operation: z.string(),
+    action: z.enum(policyActions),
+    created_at: z.string(),
+  }),
+);
 
 /** DynamoDB implementation of the role port. A retired role keeps its item forever, so its id stays taken. */
 export class DynamoRoleRepository extends DynamoRepository implements RoleRepository {

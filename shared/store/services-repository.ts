@@ -1,16 +1,49 @@
+import * as z from 'zod/mini';
+import type { PostgisConnectionInfo } from '../domain/datasource.ts';
 import { AlreadyExistsError, NotFoundError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import type { Service, ServiceRepository } from '../domain/services.ts';
-import { DynamoRepository, queryPrefixPage, withoutKeys } from './items.ts';
+import { decoder, text } from './decode.ts';
+import { DynamoRepository, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { newServiceCounters } from './plan-counters.ts';
 import { summaryChangeOf } from './summary-counters.ts';
 import { activeCheck, concurrentModification, putNew, transact } from './transactions.ts';
 
-/** A service from its item. */
-export function toService(item: Record<string, unknown>): Service {
-  return withoutKeys(item) as unknown as Service;
-}
+/** A service from its item (a PostGIS service or a raster mosaic, by `type`). */
+export const toService = /* @__PURE__ */ decoder<Service>('service', () => {
+  const base = {
+    id: z.string(),
+    workspace_id: z.string(),
+    name: z.string(),
+    password_enc: z.optional(z.string()),
+    enabled: z.boolean(),
+    status: text<Service['status']>(),
+    deletion_id: z.optional(z.string()),
+    version: z.number(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  };
+  return z.discriminatedUnion('type', [
+    z.looseObject({
+      ...base,
+      type: z.literal('postgis'),
+      connection: z.looseObject({
+        host: z.string(),
+        port: z.number(),
+        database: z.string(),
+        user: z.string(),
+        sslmode: z.optional(text<NonNullable<PostgisConnectionInfo['sslmode']>>()),
+        schemas: z.optional(z.array(z.string())),
+      }),
+    }),
+    z.looseObject({
+      ...base,
+      type: z.literal('raster_mosaic'),
+      connection: z.looseObject({ root_uri: z.string() }),
+    }),
+  ]);
+});
 
 function nameTaken(name: string) {
   return new AlreadyExistsError(

@@ -1,10 +1,12 @@
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod/mini';
 import { NotFoundError, StateConflictError } from '../domain/errors.ts';
 import { expiryEpoch } from '../domain/expiry.ts';
 import type { Page } from '../domain/page.ts';
 import type { ListedSession, Session, SessionHolder, SessionRepository } from '../domain/sessions.ts';
+import { decoder, record, text } from './decode.ts';
 import { storeCall } from './errors.ts';
-import { DynamoRepository, queryIndexPage, withoutKeys } from './items.ts';
+import { DynamoRepository, queryIndexPage } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { attributes, itemExists } from './table.ts';
 import { type GuardedItem, putNew, transact } from './transactions.ts';
@@ -19,13 +21,56 @@ function item(s: Session) {
   };
 }
 
-function toSession(raw: Record<string, unknown>): Session {
-  return withoutKeys(raw, 'expires_at_epoch') as unknown as Session;
-}
+/** Its key is the token's hash: an error names the session by its public id instead. */
+const sessionId = (item: Record<string, unknown>) =>
+  typeof item.session_id === 'string' ? `of session ${item.session_id}` : undefined;
 
-function toListed(raw: Record<string, unknown>): ListedSession {
-  return withoutKeys(raw, 'expires_at_epoch', 'entity') as unknown as ListedSession;
-}
+/** A stored session pair (hashes only); what it stands on is checked as an API key's or a token's. */
+export const toSession = /* @__PURE__ */ decoder<Session>(
+  'session',
+  () =>
+    z.looseObject({
+      session_id: z.string(),
+      token_hash: z.string(),
+      csrf_hash: z.string(),
+      credential: z.discriminatedUnion('type', [
+        z.looseObject({ type: z.literal('apikey'), key_hash: z.string(), key_id: z.string() }),
+        z.looseObject({ type: z.literal('jwt'), sub: z.string(), claims: record() }),
+      ]),
+      expires_at: z.string(),
+      idle_expires_at: z.string(),
+      created_at: z.string(),
+      rotated_at: z.optional(z.string()),
+      grace_until: z.optional(z.string()),
+      previous_token_hash: z.optional(z.string()),
+      next_token_hash: z.optional(z.string()),
+    }),
+  { strip: ['expires_at_epoch'], describe: sessionId },
+);
+
+/** A stored listing entry of a session (ADR 0134). */
+export const toListed = /* @__PURE__ */ decoder<ListedSession>(
+  'browser session',
+  () =>
+    z.looseObject({
+      session_id: z.string(),
+      token_hash: z.string(),
+      rotations: z.number(),
+      created_at: z.string(),
+      refreshed_at: z.optional(z.string()),
+      expires_at: z.string(),
+      idle_expires_at: z.string(),
+      principal: z.string(),
+      principal_id: z.string(),
+      auth_method: text<ListedSession['auth_method']>(),
+      api_key_id: z.optional(z.string()),
+      issuer: z.optional(z.string()),
+      super_admin: z.boolean(),
+      workspace_roles: z.array(z.looseObject({ workspace: z.string(), role: z.string() })),
+      workspace_role_count: z.number(),
+    }),
+  { strip: ['expires_at_epoch'], describe: sessionId },
+);
 
 /** The holder's attributes (absent optional ones left out: DynamoDB stores no undefined). */
 function holderAttributes(holder: SessionHolder): Record<string, unknown> {

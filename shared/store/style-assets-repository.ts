@@ -1,7 +1,9 @@
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod/mini';
 import { NotFoundError, StateConflictError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import type { AssetReferences, StyleAsset, StyleAssetRepository } from '../domain/style-assets.ts';
+import { decoder, text } from './decode.ts';
 import { ConditionFailed, storeCall } from './errors.ts';
 import { DynamoRepository, keyCondition, queryInput, queryPage, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';
@@ -10,21 +12,20 @@ import { type GuardedItem, putNew, transact, unguarded, workspaceIsActive } from
 /** Bytes per chunk item: under DynamoDB's 400 KB item limit with room for keys (ADR 0053). */
 export const CHUNK_BYTES = 300_000;
 
-const fields = [
-  'id',
-  'workspace_id',
-  'name',
-  'content_type',
-  'size_bytes',
-  'sha256',
-  'version',
-  'created_at',
-  'updated_at',
-] as const;
-
-function toAsset(item: Record<string, unknown>): StyleAsset {
-  return Object.fromEntries(fields.map((f) => [f, item[f]])) as unknown as StyleAsset;
-}
+/** A style asset from its item: the fields of the domain type only (`z.object` drops the rest). */
+export const toAsset = /* @__PURE__ */ decoder<StyleAsset>('style asset', () =>
+  z.object({
+    id: z.string(),
+    workspace_id: z.string(),
+    name: z.string(),
+    content_type: text<StyleAsset['content_type']>(),
+    size_bytes: z.number(),
+    sha256: z.string(),
+    version: z.number(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  }),
+);
 
 const chunkCount = (size: number) => Math.max(1, Math.ceil(size / CHUNK_BYTES));
 

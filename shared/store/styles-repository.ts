@@ -1,8 +1,10 @@
+import * as z from 'zod/mini';
 import { AlreadyExistsError, InvalidInputError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import type { Style, StyleRepository, StyleUsage } from '../domain/styles.ts';
+import { decoder, text } from './decode.ts';
 import { ConditionFailed } from './errors.ts';
-import { DynamoRepository, queryPrefixPage, withoutKeys } from './items.ts';
+import { DynamoRepository, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { summaryChangeOf } from './summary-counters.ts';
 import { attributes, itemExists } from './table.ts';
@@ -15,9 +17,33 @@ import {
   workspaceIsActive,
 } from './transactions.ts';
 
-function toStyle(item: Record<string, unknown>): Style {
-  return withoutKeys(item, 'layer_ref_count') as unknown as Style;
-}
+/** A style's fields but its body (what a listing reads). */
+const styleFields = () => ({
+  id: z.string(),
+  workspace_id: z.string(),
+  name: z.string(),
+  format: text<Style['format']>(),
+  title: z.optional(z.string()),
+  description: z.optional(z.string()),
+  asset_refs: z.array(z.string()),
+  version: z.number(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+/** A stored style, without the count of layers using it (the store's, not the domain's). */
+export const toStyle = /* @__PURE__ */ decoder<Style>(
+  'style',
+  () => z.looseObject({ ...styleFields(), body: z.string() }),
+  {
+    strip: ['layer_ref_count'],
+  },
+);
+
+/** A style as a listing reads it (projected without its body). */
+export const toListedStyle = /* @__PURE__ */ decoder<Omit<Style, 'body'>>('style', () =>
+  z.looseObject(styleFields()),
+);
 
 /**
  * DynamoDB implementation of the style port. Styles are keyed by name in the workspace partition.
@@ -47,7 +73,7 @@ export class DynamoStyleRepository extends DynamoRepository implements StyleRepo
         },
       },
     );
-    return { items: page.items.map(toStyle), nextCursor: page.nextCursor };
+    return { items: page.items.map(toListedStyle), nextCursor: page.nextCursor };
   }
 
   private workspaceActive(workspaceId: string): GuardedItem {

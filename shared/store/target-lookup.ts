@@ -1,12 +1,11 @@
-import type { ApiKeyCredential } from '../domain/api-keys.ts';
 import type { TargetLookup, TargetQuery, TargetRecords } from '../domain/request-targets.ts';
 import { type KnownService, type Service, serviceCandidates } from '../domain/services.ts';
 import { type KnownWorkspace, pickWorkspace, workspaceCandidates } from '../domain/workspaces.ts';
+import { toApiKeyCredential } from './api-keys-repository.ts';
 import { summaryRules } from './claim-summaries.ts';
-import { batchGetItems, DynamoRepository, withoutKeys } from './items.ts';
+import { batchGetItems, DynamoRepository } from './items.ts';
 import { type Key, keys } from './keys.ts';
 import { toService } from './services-repository.ts';
-import { tableDefinition } from './table.ts';
 import { toWorkspace } from './workspaces-repository.ts';
 
 type Item = Record<string, unknown>;
@@ -81,14 +80,7 @@ export class DynamoTargetLookup extends DynamoRepository implements TargetLookup
       if (rules) records.workspaceRules = { workspaceId, rules };
     };
     const credentialItem = round1(credentialKey);
-    const records: TargetRecords = credentialItem
-      ? {
-          credential: withoutKeys(
-            credentialItem,
-            tableDefinition.timeToLiveAttribute,
-          ) as unknown as ApiKeyCredential,
-        }
-      : {};
+    const records: TargetRecords = credentialItem ? { credential: toApiKeyCredential(credentialItem) } : {};
     const globalRules = summaryRules(round1(globalSummaryKey));
     if (globalRules) records.globalRules = globalRules;
     if (query.workspace === undefined) return records;

@@ -1,25 +1,24 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { CorruptItemError } from '../domain/chunked-workflow.ts';
+import * as z from 'zod/mini';
 import { NotFoundError, StateConflictError } from '../domain/errors.ts';
 import { JOB_STATUSES, type JobStatus } from '../domain/jobs.ts';
 import type { Page } from '../domain/page.ts';
 import {
   CACHE_TYPES,
+  CACHED_TILE_MATRIX_SET,
   type CacheEpochs,
   type CacheRecords,
   type CacheType,
   type WorkspaceTileCache,
 } from '../domain/tile-cache.ts';
-import type { TileCacheJob, TileCacheJobRepository } from '../domain/tile-cache-jobs.ts';
-import { storeCall } from './errors.ts';
 import {
-  DynamoRepository,
-  indexCondition,
-  queryInput,
-  queryPages,
-  queryPrefixPage,
-  withoutKeys,
-} from './items.ts';
+  TILE_CACHE_JOB_TYPES,
+  type TileCacheJob,
+  type TileCacheJobRepository,
+} from '../domain/tile-cache-jobs.ts';
+import { decoder } from './decode.ts';
+import { storeCall } from './errors.ts';
+import { DynamoRepository, indexCondition, queryInput, queryPages, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { attributes, itemAbsent } from './table.ts';
 import { putNew, transactOr, unguarded, workspaceIsActive } from './transactions.ts';
@@ -140,18 +139,37 @@ export class DynamoCacheRecords extends DynamoRepository implements CacheRecords
 const WORKING: readonly JobStatus[] = ['queued', 'running'];
 
 /** Decodes a stored job; an item that isn't one is a clear error, never an unchecked cast. */
-function toJob(item: Record<string, unknown>): TileCacheJob {
-  const job = withoutKeys(item, 'entity', attributes.gsi1pk, attributes.gsi1sk) as unknown as TileCacheJob;
-  if (
-    item.entity !== entities.tileCacheJob ||
-    typeof job.id !== 'string' ||
-    !JOB_STATUSES.includes(job.status) ||
-    typeof job.version !== 'number' ||
-    !Array.isArray(job.layers)
-  )
-    throw new CorruptItemError(`Item ${String(item.SK)} is not a tile cache job.`);
-  return job;
-}
+export const toJob = /* @__PURE__ */ decoder<TileCacheJob>(
+  'tile cache job',
+  () =>
+    z.looseObject({
+      id: z.string(),
+      workspace_id: z.string(),
+      type: z.enum(TILE_CACHE_JOB_TYPES),
+      tile_matrix_set: z.literal(CACHED_TILE_MATRIX_SET),
+      layers: z.array(z.looseObject({ id: z.string(), public_id: z.string(), service_id: z.string() })),
+      zoom_min: z.number(),
+      zoom_max: z.number(),
+      bbox: z.optional(z.tuple([z.number(), z.number(), z.number(), z.number()])),
+      status: z.enum(JOB_STATUSES),
+      cancel_requested: z.boolean(),
+      cursor: z.optional(z.string()),
+      error: z.optional(z.looseObject({ reason: z.string(), message: z.string() })),
+      version: z.number(),
+      created_at: z.string(),
+      updated_at: z.string(),
+      started_at: z.optional(z.string()),
+      finished_at: z.optional(z.string()),
+      tiles_total: z.optional(z.number()),
+      tiles_done: z.number(),
+      tiles_rendered: z.number(),
+      tiles_skipped: z.number(),
+      tiles_removed: z.number(),
+      bytes_written: z.number(),
+      bytes_removed: z.number(),
+    }),
+  { tag: entities.tileCacheJob },
+);
 
 /**
  * Tile cache jobs (ADR 0139): a `TILEJOB#<job>` item in the workspace partition, a `TILEJOBLOCK`

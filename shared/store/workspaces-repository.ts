@@ -1,9 +1,11 @@
+import * as z from 'zod/mini';
 import type { DeletionPlan } from '../domain/deletion-model.ts';
 import { AlreadyExistsError, StateConflictError } from '../domain/errors.ts';
 import type { Page } from '../domain/page.ts';
 import { customTileMatrixSets, type OGCTilesSettings } from '../domain/settings.ts';
 import type { SummaryCounts } from '../domain/workspace-summary.ts';
 import type { Workspace, WorkspaceRepository } from '../domain/workspaces.ts';
+import { decoder, text } from './decode.ts';
 import { planWorkspace } from './deletion-plans.ts';
 import { DynamoRepository, keyCondition, queryIndexPage, queryInput, queryPages } from './items.ts';
 import { entities, keyOf, keys } from './keys.ts';
@@ -18,26 +20,22 @@ import {
   unguarded,
 } from './transactions.ts';
 
-const workspaceFields = [
-  'claim_mapping_count',
-  'deletion_id',
-  'usage_slot',
-  'usage_key',
-  'id',
-  'name',
-  'description',
-  'status',
-  'version',
-  'created_at',
-  'updated_at',
-] as const;
-
-/** A workspace from its item (the fields of the domain type only). */
-export function toWorkspace(item: Record<string, unknown>): Workspace {
-  const ws: Record<string, unknown> = {};
-  for (const f of workspaceFields) if (item[f] !== undefined) ws[f] = item[f];
-  return ws as unknown as Workspace;
-}
+/** A workspace from its item (the fields of the domain type only: `z.object` drops the rest). */
+export const toWorkspace = /* @__PURE__ */ decoder<Workspace>('workspace', () =>
+  z.object({
+    claim_mapping_count: z.optional(z.number()),
+    deletion_id: z.optional(z.string()),
+    usage_slot: z.optional(z.number()),
+    usage_key: z.optional(z.string()),
+    id: z.string(),
+    name: z.string(),
+    description: z.optional(z.string()),
+    status: text<Workspace['status']>(),
+    version: z.number(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  }),
+);
 
 function workspaceItem(ws: Workspace) {
   return { ...keys.workspace(ws.id), ...keys.workspaceListing(ws.name), entity: entities.workspace, ...ws };

@@ -2,12 +2,13 @@ import { sweepConfig } from '../config/env.ts';
 import type { SweepPorts, WorkflowExecutions } from '../domain/sweeps.ts';
 import { stepFunctionsExecutions } from '../platform/workflow-executions.ts';
 import { DynamoImportRepository } from '../store/imports-repository.ts';
-import { DynamoStuckDeletions } from '../store/sweeps.ts';
+import { DynamoStuckDeletions, stuckHarvests, stuckTileCacheJobs } from '../store/sweeps.ts';
 import { workflowStarter } from '../workflows/starter.ts';
 import { deletionSteps } from './workflows.ts';
 
 /**
- * The ports of the scheduled sweep of stuck work (ADR 0093): the store's deletions and imports,
+ * The ports of the scheduled sweep of stuck work (ADR 0093): the store's deletions, imports,
+ * harvest jobs and tile cache jobs,
  * the configured workflow starter (Step Functions, or the local runner) and the liveness check —
  * Step Functions' DescribeExecution unless the host passes its own (the local runner).
  */
@@ -21,5 +22,9 @@ export function sweepPorts(executions?: WorkflowExecutions): SweepPorts {
     deletionStarter: starter,
     imports: new DynamoImportRepository(),
     importStarter: starter,
+    harvests: stuckHarvests(),
+    harvestStarter: starter,
+    tileCacheJobs: stuckTileCacheJobs(),
+    tileCacheStarter: starter,
   };
 }

@@ -408,3 +408,49 @@ describe('catalog integrity: check and repair', () => {
     );
   });
 });
+
+describe('catalog integrity: the tile cache usage (ADR 0139)', () => {
+  it('finds a usage record that disagrees with the tile store, and sets it to what the store holds', async () => {
+    const ws = await createWorkspace();
+    // No tile stored, yet the record counts some: a lost subtraction, a hand edit, a partial restore.
+    await db().send(
+      new PutCommand({
+        TableName: table(),
+        Item: {
+          PK: pk(ws.id),
+          SK: 'TILECACHE',
+          entity: 'TileCache',
+          workspace_id: ws.id,
+          generation: 2,
+          entries: 7,
+          bytes: 700,
+        },
+      }),
+    );
+    const report = await check(`?workspace=${ws.id}&check=tile_cache_usage`);
+    expect(report.unchecked.filter((u) => u.check === 'tile_cache_usage')).toEqual([]);
+    expect(report.findings).toEqual([
+      expect.objectContaining({
+        kind: 'counter_mismatch',
+        check: 'tile_cache_usage',
+        workspace_id: ws.id,
+        entity: { type: 'tile_cache', id: ws.id },
+        repairable: true,
+      }),
+    ]);
+
+    const fixed = await repair(`?workspace=${ws.id}&check=tile_cache_usage&confirm=true`);
+    expect(fixed.repairs.map((r) => [r.check, r.outcome])).toEqual([['tile_cache_usage', 'repaired']]);
+    // The usage is the store's; the clear generation stays.
+    expect(await item({ PK: pk(ws.id), SK: 'TILECACHE' })).toMatchObject({
+      entries: 0,
+      bytes: 0,
+      generation: 2,
+    });
+    expect((await check(`?workspace=${ws.id}`)).findings).toEqual([]);
+    // What getPersistentTileCacheStats answers from that record.
+    const stats = await call('GET', `/workspaces/${ws.id}/tile-cache/stats`, { headers: asSuperAdmin() });
+    expect(stats.status, stats.text).toBe(200);
+    expect(stats.body).toMatchObject({ entries: 0, bytes: 0 });
+  });
+});

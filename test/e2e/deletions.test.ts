@@ -19,7 +19,7 @@ import { describeCommonStatuses } from '../support/common-statuses.ts';
 import { bearer, createKey, createWorkspace, expectError, token, withKey } from '../support/fixtures.ts';
 import { writeTiff } from '../support/geotiff.ts';
 import { mosaicRoot } from '../support/mosaic-roots.ts';
-import { hostDynamo } from '../support/store.ts';
+import { hostDynamo, useHostStore } from '../support/store.ts';
 
 let postgis: { host: string; port: number; database: string; user: string; password?: string };
 let db: DynamoDBDocumentClient;
@@ -895,6 +895,94 @@ describe('raster_mosaic service deletion', () => {
     expect(await mosaicItems()).toEqual([]);
     expect(await itemsMentioning([svc.id])).toEqual([]);
     expectError(await call('GET', `/workspaces/${ws.id}/services/${svc.id}/mosaic`, su()), 404);
+  });
+
+  /** A mosaic of `tiffs` files with one finished harvest job, and a job whose execution was lost (its marker held). */
+  async function harvestedMosaic(tiffs: number) {
+    const ws = await createWorkspace();
+    const root = mosaicRoot('mosaic-jobs-del-');
+    roots.push(root);
+    for (let i = 0; i < tiffs; i++) writeTiff(root, `g${i}.tif`, i * 10, 10);
+    const created = await call('POST', `/workspaces/${ws.id}/services`, {
+      headers: asSuperAdmin(),
+      body: { name: 'mosaic', type: 'raster_mosaic', connection: { root_uri: root } },
+    });
+    expect(created.status, created.text).toBe(201);
+    const svc = created.body as { id: string };
+    const jobs = `/workspaces/${ws.id}/services/${svc.id}/mosaic/harvest-jobs`;
+    const job = await call('POST', jobs, { headers: asSuperAdmin(), body: {} });
+    expect(job.status, job.text).toBe(202);
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const got = await call('GET', `${jobs}/${job.body.id}`, su());
+      if (got.body.status === 'succeeded') break;
+      expect(['queued', 'running'], got.text).toContain(got.body.status);
+      if (Date.now() > deadline) throw new Error(`harvest job still ${got.body.status}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    // A job left running by a lost execution, with the mosaic's marker (ADR 0136).
+    const lost = randomUUID();
+    const at = new Date().toISOString();
+    await db.send(
+      new PutCommand({
+        TableName: table,
+        Item: {
+          ...keys.mosaicHarvestJob(ws.id, svc.id, lost),
+          entity: 'MosaicHarvestJob',
+          ...{ id: lost, workspace_id: ws.id, service_id: svc.id, status: 'running', phase: 'adding' },
+          ...{ pattern: '**/*.tif', remove_missing: false, cancel_requested: false, failures: [] },
+          ...{ files_scanned: 0, granules_added: 0, granules_removed: 0, files_skipped: 0, files_failed: 0 },
+          ...{ version: 2, created_at: at, updated_at: at },
+        },
+      }),
+    );
+    await db.send(
+      new PutCommand({
+        TableName: table,
+        Item: { ...keys.mosaicHarvestLock(ws.id, svc.id), entity: 'MosaicHarvestLock', job_id: lost },
+      }),
+    );
+    const harvestItems = async () =>
+      (await itemsMentioning([svc.id])).filter((i) => /^HARVEST(JOB|LOCK)#/.test(String(i.SK)));
+    expect(await harvestItems()).toHaveLength(3);
+    return { ws, svc, lost, harvestItems };
+  }
+
+  it('a recursive deletion removes the harvest jobs and the harvest marker', async () => {
+    const { ws, svc, harvestItems } = await harvestedMosaic(2);
+    const res = await call('DELETE', `/workspaces/${ws.id}/services/${svc.id}?recurse=true`, su());
+    expect(res.status, res.text).toBe(202);
+    const done = await poll(res.body.id, (op) => op.status === 'completed');
+    // Side items: not in the plan's count (as in a workspace's deletion).
+    expect(done.progress).toEqual({ total: 3, deleted: 3 });
+    expect(await harvestItems()).toEqual([]);
+    expect(await itemsMentioning([svc.id])).toEqual([]);
+  });
+
+  it('deleting an empty mosaic removes its harvest jobs and marker, and a late harvest write brings none back', async () => {
+    const { ws, svc, lost, harvestItems } = await harvestedMosaic(0);
+    const res = await call('DELETE', `/workspaces/${ws.id}/services/${svc.id}`, su());
+    expect(res.status, res.text).toBe(204);
+    expect(await harvestItems()).toEqual([]);
+    // The lost execution's writes, had it come back: each is conditioned on the job's status.
+    useHostStore();
+    const { DynamoHarvestJobRepository } = await import(
+      '../../shared/store/mosaic-harvest-jobs-repository.ts'
+    );
+    const jobs = new DynamoHarvestJobRepository();
+    const job = {
+      id: lost,
+      workspace_id: ws.id,
+      service_id: svc.id,
+      status: 'running',
+      phase: 'adding',
+      version: 2,
+    } as never;
+    const now = new Date().toISOString();
+    expect(await jobs.finish(job, 'failed', now)).toBe(false);
+    expect(await jobs.markRunning(job, now)).toBe(false);
+    expect(await jobs.requestCancel(job, now)).toBe(false);
+    expect(await itemsMentioning([svc.id])).toEqual([]);
   });
 });
 

@@ -86,9 +86,11 @@ describe('cdk-nag AwsSolutions checks', () => {
         'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/usageplans/*/keys]',
         // Tags given on CreateApiKey, only the deployment's (ADR 0111).
         'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:apigateway:<AWS::Region>::/tags/*]',
-        // The sweep describes executions of the two state machines (names made at run time), ADR 0093.
+        // The sweep describes executions of the four state machines (names made at run time), ADR 0093.
         executionsFinding(logicalId(stack.deletionWorkflow.stateMachine)),
         executionsFinding(logicalId(stack.importWorkflow.stateMachine)),
+        executionsFinding(logicalId(stack.harvestWorkflow.stateMachine)),
+        executionsFinding(logicalId(stack.tileCacheWorkflow.stateMachine)),
         // The console's distribution (issue #14): no geo restriction, no WAF, the default certificate.
         'AwsSolutions-CFR1',
         'AwsSolutions-CFR2',

@@ -200,11 +200,15 @@ describe('GeoPlaneStack', () => {
         if (IMPORT_STATE_MACHINE_ARN !== undefined) expect(IMPORT_STATE_MACHINE_ARN).toHaveProperty('Ref');
         if (IMPORT_STEP_BUDGET_MS !== undefined) expect(id).toMatch(/ImportWorkflowTasksstep/);
         if (HARVEST_STEP_BUDGET_MS !== undefined) expect(id).toMatch(/HarvestWorkflowTasksstep/);
-        if (HARVEST_STATE_MACHINE_ARN !== undefined) expect(id).toMatch(/createMosaicHarvestJob/);
+        // The routes that start the job loops; the sweep restarts their lost executions (ADR 0093).
+        if (HARVEST_STATE_MACHINE_ARN !== undefined) expect(id).toMatch(/createMosaicHarvestJob|Sweeps/);
+        // The integrity check and repair list the tile store (their usage check, ADR 0138).
         if (TILE_CACHE_BUCKET !== undefined)
-          expect(id).toMatch(/^(DataPlaneFunction|TileCacheWorkflowTasksstep|SweepsHandler)/);
+          expect(id).toMatch(
+            /^(DataPlaneFunction|TileCacheWorkflowTasksstep|SweepsHandler|Operations(get|repair)CatalogIntegrity)/,
+          );
         if (TILE_CACHE_STEP_BUDGET_MS !== undefined) expect(id).toMatch(/TileCacheWorkflowTasksstep/);
-        if (TILE_CACHE_STATE_MACHINE_ARN !== undefined) expect(id).toMatch(/createTileCacheJob/);
+        if (TILE_CACHE_STATE_MACHINE_ARN !== undefined) expect(id).toMatch(/createTileCacheJob|Sweeps/);
         // The upload bucket and the size limit come together (import routes and tasks).
         expect(IMPORT_MAX_BYTES === undefined, id).toBe(IMPORT_UPLOAD_BUCKET === undefined);
         // Only functions that handle connection secrets learn the key.

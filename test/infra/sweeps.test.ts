@@ -45,7 +45,7 @@ describe('the scheduled sweep (ADR 0093)', () => {
     });
   });
 
-  it('bundles functions/sweeps/sweep.ts and tells it both state machines and the sweep settings', () => {
+  it('bundles functions/sweeps/sweep.ts and tells it the four state machines and the sweep settings', () => {
     expect(sweepEntry).toBe('functions/sweeps/sweep.ts');
     template.hasResourceProperties('AWS::Lambda::Function', {
       Description: Match.stringLikeRegexp('^sweep: '),
@@ -54,6 +54,8 @@ describe('the scheduled sweep (ADR 0093)', () => {
           TABLE_NAME: { Ref: logicalId(stack.table.table) },
           DELETION_STATE_MACHINE_ARN: { Ref: logicalId(stack.deletionWorkflow.stateMachine) },
           IMPORT_STATE_MACHINE_ARN: { Ref: logicalId(stack.importWorkflow.stateMachine) },
+          HARVEST_STATE_MACHINE_ARN: { Ref: logicalId(stack.harvestWorkflow.stateMachine) },
+          TILE_CACHE_STATE_MACHINE_ARN: { Ref: logicalId(stack.tileCacheWorkflow.stateMachine) },
           SWEEP_STUCK_AFTER_MINUTES: '15',
           SWEEP_MAX_RESTARTS: '3',
         }),
@@ -63,7 +65,10 @@ describe('the scheduled sweep (ADR 0093)', () => {
 
   it("grants exactly the sweep's table actions, on the table and its index only", () => {
     const statements = statementsOfRole(template, stack.sweeps.function.role);
-    expect(actionsIn(statements, 'dynamodb')).toEqual(sweepData.map((a) => `dynamodb:${a}`).sort());
+    // PutAuditRecord is PutItem on the audit partitions (ADR 0094).
+    expect(actionsIn(statements, 'dynamodb')).toEqual(
+      [...new Set(sweepData.map((a) => `dynamodb:${a === 'PutAuditRecord' ? 'PutItem' : a}`))].sort(),
+    );
     for (const statement of statements.filter((s) =>
       asArray(s.Action).some((a) => a.startsWith('dynamodb:')),
     ))
@@ -73,16 +78,22 @@ describe('the scheduled sweep (ADR 0093)', () => {
     expect(actionsIn(statements, 'dynamodb')).not.toContain('dynamodb:Scan');
   });
 
-  it('may start executions of the two state machines and describe their executions, nothing else of Step Functions', () => {
+  it('may start executions of the four state machines and describe their executions, nothing else of Step Functions', () => {
     const statements = statementsOfRole(template, stack.sweeps.function.role).filter((s) =>
       asArray(s.Action).some((a) => a.startsWith('states:')),
     );
-    const machines = [stack.deletionWorkflow.stateMachine, stack.importWorkflow.stateMachine].map(logicalId);
+    // Deletions and imports, and the job loops' harvest and tile cache jobs (ADR 0136, 0139).
+    const machines = [
+      stack.deletionWorkflow.stateMachine,
+      stack.importWorkflow.stateMachine,
+      stack.harvestWorkflow.stateMachine,
+      stack.tileCacheWorkflow.stateMachine,
+    ].map(logicalId);
     const start = statements.filter((s) => asArray(s.Action).includes('states:StartExecution'));
     expect(start.flatMap((s) => asArray(s.Resource))).toEqual(
       expect.arrayContaining(machines.map((id) => ({ Ref: id }))),
     );
-    expect(start.flatMap((s) => asArray(s.Resource))).toHaveLength(2);
+    expect(start.flatMap((s) => asArray(s.Resource))).toHaveLength(4);
     const describe = statements.filter((s) => asArray(s.Action).includes('states:DescribeExecution'));
     expect(describe).toHaveLength(1);
     const resources = JSON.stringify(describe[0]?.Resource);

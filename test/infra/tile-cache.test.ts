@@ -293,10 +293,14 @@ describe('persistent tile cache (ADR 0139)', () => {
     });
 
     it('gives no other role any action on the tile bucket (the sweep only deletes: test/infra/sweeps.test.ts), and none of them on another bucket', () => {
+      // The integrity check and its repair list the bucket, nothing more (ADR 0138: below).
+      const lister = (id: string) => logicalId((stack.api.functions.get(id) as ApiFunction).role);
       const holders = [
         logicalId(fnOf('step').role),
         logicalId(stack.dataPlane.stack.function.role),
         logicalId(stack.sweeps.function.role),
+        lister('getCatalogIntegrity'),
+        lister('repairCatalogIntegrity'),
       ];
       const bucketRef = JSON.stringify({ Ref: bucketId });
       const onTiles = policyDocuments(template)
@@ -308,6 +312,16 @@ describe('persistent tile cache (ADR 0139)', () => {
         for (const s of s3Statements(statements)) expect(JSON.stringify(s.Resource), id).toContain(bucketRef);
       }
     });
+  });
+
+  it('lets the integrity check and repair list the tile bucket (their usage check), and nothing else of S3', () => {
+    for (const id of ['getCatalogIntegrity', 'repairCatalogIntegrity']) {
+      const fn = stack.api.functions.get(id);
+      expect(fn, id).toBeDefined();
+      const statements = statementsOfRole(template, (fn as NonNullable<typeof fn>).role);
+      expect(actionsIn(statements, 's3'), id).toEqual(['s3:ListBucket']);
+      expect(JSON.stringify(s3Statements(statements).map((s) => s.Resource)), id).not.toContain('/*');
+    }
   });
 
   describe("the state machine's role", () => {

@@ -6,7 +6,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type EmbeddedPostgis, startEmbeddedPostgis } from '../../infra/local/postgis.ts';
 import { IMPORT_ROLE_NAMES, type ImportRoleNames, importRolesSql } from '../../infra/local/postgis-seed.ts';
-import { ImportDatabase, type ImportDatabaseConfig } from '../../shared/datasources/imports/database.ts';
+import { ImportDatabase } from '../../shared/datasources/imports/database.ts';
+import type { ImportDatabaseConfig } from '../../shared/datasources/imports/database-connection.ts';
 import {
   type FeatureSource,
   FIRST_CHUNK_FEATURES,

@@ -104,3 +104,104 @@ describe('store outage', () => {
     }
   });
 });
+
+describe('mosaic harvest jobs in a workspace being deleted', () => {
+  it("refuses a chunk's granules once the workspace is hidden, so none lands behind its deletion's sweep", async () => {
+    const { GetCommand, PutCommand, UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
+    const { keys } = await import('../../shared/store/keys.ts');
+    const { DynamoHarvestJobRepository } = await import(
+      '../../shared/store/mosaic-harvest-jobs-repository.ts'
+    );
+    const { documentClient, tableName } = await import('../../shared/store/client.ts');
+    const db = documentClient();
+    const TableName = tableName();
+    const ws = await domain.createWorkspace(workspaces, { name: name() });
+    const at = new Date().toISOString();
+    const service = {
+      id: randomUUID(),
+      workspace_id: ws.id,
+      name: 'mosaic',
+      type: 'raster_mosaic',
+      connection: { root_uri: 'file:///nowhere' },
+      status: 'active',
+      version: 1,
+      created_at: at,
+      updated_at: at,
+    } as never as import('../../shared/domain/services.ts').Service;
+    await db.send(
+      new PutCommand({
+        TableName,
+        Item: { ...keys.service(ws.id, service.id), entity: 'Service', ...service },
+      }),
+    );
+    const jobs = new DynamoHarvestJobRepository();
+    const job = {
+      id: randomUUID(),
+      workspace_id: ws.id,
+      service_id: service.id,
+      status: 'queued',
+      phase: 'adding',
+      pattern: '**/*.tif',
+      remove_missing: false,
+      cancel_requested: false,
+      files_scanned: 0,
+      granules_added: 0,
+      granules_removed: 0,
+      files_skipped: 0,
+      files_failed: 0,
+      failures: [],
+      version: 1,
+      created_at: at,
+      updated_at: at,
+    } as import('../../shared/domain/mosaic-harvest-jobs.ts').HarvestJob;
+    await jobs.create(job, service);
+    expect(await jobs.markRunning(job, at)).toBe(true);
+    // A workspace deletion hides the workspace; its services stay active until its sweep reaches them.
+    await db.send(
+      new UpdateCommand({
+        TableName,
+        Key: keys.workspace(ws.id),
+        UpdateExpression: 'SET #s = :deleting',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':deleting': 'deleting' },
+      }),
+    );
+    const running = { ...job, status: 'running' as const, version: 2 };
+    const granule = {
+      id: randomUUID(),
+      workspace_id: ws.id,
+      service_id: service.id,
+      source_uri: 'file:///nowhere/a.tif',
+      crs: 'EPSG:4326',
+      bbox: [0, 0, 1, 1] as [number, number, number, number],
+      width: 1,
+      height: 1,
+      band_count: 1,
+      data_type: 'uint8',
+      resolution_x: 1,
+      resolution_y: 1,
+      added_generation: 1,
+      created_at: at,
+    };
+    await expect(
+      jobs.commitChunk(
+        running,
+        {
+          previous: undefined,
+          phase: 'adding',
+          next: { ...running, cursor: 'a.tif', files_scanned: 1, granules_added: 1, generation: 1 },
+          add: { service, base: { generation: 0, granule_count: 0 }, granules: [granule] },
+        },
+        at,
+      ),
+    ).rejects.toMatchObject({ reason: 'service_not_found' });
+    const stored = await db.send(
+      new GetCommand({
+        TableName,
+        Key: keys.mosaicGranule(ws.id, service.id, granule.id),
+        ConsistentRead: true,
+      }),
+    );
+    expect(stored.Item).toBeUndefined();
+  });
+});

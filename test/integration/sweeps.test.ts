@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalWorkflowRunner } from '../../infra/local/workflows.ts';
 import type { DeletionOperation } from '../../shared/domain/deletion-model.ts';
@@ -30,6 +36,8 @@ function runner(running: string[] = []): LocalWorkflowRunner {
     deletionRunning: (input: { operation_id: string; attempt: number }) =>
       running.includes(`${input.operation_id}#${input.attempt}`),
     importRunning: (name: string) => running.includes(name),
+    harvestRunning: (name: string) => running.includes(name),
+    tileCacheJobRunning: (name: string) => running.includes(name),
   } as unknown as LocalWorkflowRunner;
 }
 
@@ -98,6 +106,72 @@ async function plantImport(now: Date, updatedMinutesAgo: number): Promise<Import
     }),
   );
   return job;
+}
+
+/** A harvest job and a tile cache job left `running` by lost executions, each holding its marker. */
+async function plantJobs(now: Date, updatedMinutesAgo: number) {
+  const workspaceId = randomUUID();
+  const serviceId = randomUUID();
+  const common = {
+    workspace_id: workspaceId,
+    status: 'running',
+    cancel_requested: false,
+    version: 2,
+    created_at: ago(now, 120),
+    updated_at: ago(now, updatedMinutesAgo),
+  };
+  const harvest = { ...common, id: randomUUID(), service_id: serviceId, phase: 'adding', cursor: 'a.tif' };
+  await db.send(
+    new PutCommand({
+      TableName: table,
+      Item: {
+        ...keys.mosaicHarvestJob(workspaceId, serviceId, harvest.id),
+        ...keys.mosaicHarvestWorking(harvest.id),
+        entity: entities.mosaicHarvestJob,
+        ...harvest,
+        pattern: '**/*.tif',
+        remove_missing: false,
+        failures: [],
+        ...{ files_scanned: 10, granules_added: 10, granules_removed: 0, files_skipped: 0, files_failed: 0 },
+      },
+    }),
+  );
+  await db.send(
+    new PutCommand({
+      TableName: table,
+      Item: {
+        ...keys.mosaicHarvestLock(workspaceId, serviceId),
+        entity: entities.mosaicHarvestLock,
+        job_id: harvest.id,
+      },
+    }),
+  );
+  const tiles = { ...common, id: randomUUID(), cursor: '3' };
+  await db.send(
+    new PutCommand({
+      TableName: table,
+      Item: {
+        ...keys.tileCacheJob(workspaceId, tiles.id),
+        ...keys.tileCacheJobWorking(tiles.id),
+        entity: entities.tileCacheJob,
+        ...tiles,
+        type: 'seed',
+        tile_matrix_set: 'WebMercatorQuad',
+        layers: [],
+        zoom_min: 0,
+        zoom_max: 2,
+        ...{ tiles_done: 3, tiles_rendered: 3, tiles_skipped: 0, tiles_removed: 0, bytes_written: 30 },
+        bytes_removed: 0,
+      },
+    }),
+  );
+  await db.send(
+    new PutCommand({
+      TableName: table,
+      Item: { ...keys.tileCacheJobLock(workspaceId), entity: entities.tileCacheJobLock, job_id: tiles.id },
+    }),
+  );
+  return { workspaceId, serviceId, harvest, tiles };
 }
 
 const read = async (key: Key) =>
@@ -197,6 +271,74 @@ describe('the local sweep of stuck work (DynamoDB Local)', () => {
     expect(events.Items?.map((e) => e.status)).toEqual(['failed']);
   });
 
+  it('restarts a stuck harvest and tile cache job as a new run, then fails them and releases their markers', async () => {
+    const now = new Date();
+    const { workspaceId, serviceId, harvest, tiles } = await plantJobs(now, 60);
+    const harvestKey = keys.mosaicHarvestJob(workspaceId, serviceId, harvest.id);
+    const tilesKey = keys.tileCacheJob(workspaceId, tiles.id);
+
+    const first = await sweeps.sweepOnce(runner(), now);
+    expect(first.stuck.items).toEqual(
+      expect.arrayContaining([
+        { kind: 'harvest', id: harvest.id, outcome: 'restarted', detail: 'run 2' },
+        { kind: 'tile_cache_job', id: tiles.id, outcome: 'restarted', detail: 'run 2' },
+      ]),
+    );
+    expect(started).toEqual(expect.arrayContaining([`${harvest.id}-run-2`, `${tiles.id}-run-2`]));
+    // Same status, cursor and version; still on the working index the host resumes from.
+    expect(await read(harvestKey)).toMatchObject({
+      status: 'running',
+      cursor: 'a.tif',
+      version: 2,
+      run: 2,
+      updated_at: now.toISOString(),
+      sweep: { restarts: 1, attempt: 2 },
+      GSI1PK: 'HARVESTS#WORKING',
+    });
+    expect(await read(tilesKey)).toMatchObject({
+      status: 'running',
+      run: 2,
+      version: 2,
+      GSI1PK: 'TILEJOBS#WORKING',
+    });
+
+    // Their new runs' executions are gone too and nothing moved: the budget (1) is spent.
+    const later = new Date(now.getTime() + 20 * 60_000);
+    const second = await sweeps.sweepOnce(runner(), later);
+    expect(second.stuck.items).toEqual(
+      expect.arrayContaining([
+        { kind: 'harvest', id: harvest.id, outcome: 'failed' },
+        { kind: 'tile_cache_job', id: tiles.id, outcome: 'failed' },
+      ]),
+    );
+    const failed = await read(harvestKey);
+    expect(failed).toMatchObject({ status: 'failed', version: 3, error: { reason: 'harvest_failed' } });
+    expect(failed?.error).toMatchObject({
+      message: expect.stringMatching(/scheduled sweep.*create a new harvest job/),
+    });
+    expect(failed?.GSI1PK).toBeUndefined();
+    expect(await read(tilesKey)).toMatchObject({
+      status: 'failed',
+      error: { reason: 'tile_cache_job_failed' },
+    });
+    // The markers are released, so the next job of the mosaic or workspace can start.
+    expect(await read(keys.mosaicHarvestLock(workspaceId, serviceId))).toBeUndefined();
+    expect(await read(keys.tileCacheJobLock(workspaceId))).toBeUndefined();
+  });
+
+  it('leaves a job alone whose current run still runs', async () => {
+    const now = new Date();
+    const { workspaceId, serviceId, harvest, tiles } = await plantJobs(now, 60);
+    const ids: string[] = [harvest.id, tiles.id];
+    const result = await sweeps.sweepOnce(runner(ids), now);
+    expect(result.stuck.items.filter((i) => ids.includes(i.id))).toEqual([]);
+    const harvestKey = keys.mosaicHarvestJob(workspaceId, serviceId, harvest.id);
+    expect((await read(harvestKey))?.run).toBeUndefined();
+    // Gone again, so the next sweeps here don't find them stuck.
+    for (const Key of [harvestKey, keys.tileCacheJob(workspaceId, tiles.id)])
+      await db.send(new DeleteCommand({ TableName: table, Key }));
+  });
+
   it('leaves work alone that progresses, or whose execution still runs', async () => {
     const now = new Date();
     const fresh = await plantDeletion(now, 2);
@@ -219,9 +361,10 @@ describe('the local stand-in for TTL', () => {
     const { DynamoApiKeyRepository } = await import('../../shared/store/api-keys-repository.ts');
     const sessions = new DynamoSessionRepository();
     const session = (hash: string, expiresAt: string) => ({
+      session_id: randomUUID(),
       token_hash: hash,
       csrf_hash: 'c',
-      principal_id: 'p',
+      credential: { type: 'apikey' as const, key_hash: 'k', key_id: randomUUID() },
       created_at: ago(now, 120),
       expires_at: expiresAt,
       idle_expires_at: expiresAt,
@@ -271,9 +414,10 @@ describe('the local stand-in for TTL', () => {
     const hash = randomUUID();
     const past = new Date(Date.now() - 60_000).toISOString();
     await sessions.create({
+      session_id: randomUUID(),
       token_hash: hash,
       csrf_hash: 'c',
-      principal_id: 'p',
+      credential: { type: 'apikey', key_hash: 'k', key_id: randomUUID() },
       created_at: past,
       expires_at: past,
       idle_expires_at: past,

@@ -5,6 +5,7 @@ import {
   KIND_OF,
   REPORT_ONLY,
   repairCatalog,
+  storedTileUsage,
 } from '../../shared/domain/catalog-integrity.ts';
 import { RuleViolationError } from '../../shared/domain/errors.ts';
 import type { WorkspaceRepository } from '../../shared/domain/workspaces.ts';
@@ -120,5 +121,52 @@ describe('repairCatalog', () => {
 
   it('never repairs what would change who may read or sign in', () => {
     expect([...REPORT_ONLY].sort()).toEqual(['claim_mapping_role', 'group_member', 'layer_role']);
+  });
+});
+
+describe('the tile cache usage check (ADR 0139)', () => {
+  /** A tile store of `n` tiles of 10 bytes under `ws-1/`, one under `ws-10/`, listed `limit` at a time. */
+  function store(n: number) {
+    const keys = [...Array.from({ length: n }, (_, i) => `ws-1/l/f/0/0/${String(i).padStart(5, '0')}.mvt`)];
+    const prefixes: string[] = [];
+    return {
+      prefixes,
+      async list(prefix: string, after: string | undefined, limit: number) {
+        prefixes.push(prefix);
+        const all = [...keys, 'ws-10/l/f/0/0/0.mvt'].filter(
+          (k) => k.startsWith(prefix) && (!after || k > after),
+        );
+        const tiles = all.slice(0, limit).map((key) => ({ key, bytes: 10 }));
+        return { tiles, ...(all.length > limit ? { next: tiles.at(-1)?.key } : {}) };
+      },
+    };
+  }
+
+  it('counts every tile under the workspace prefix, page after page', async () => {
+    const s = store(2500);
+    expect(await storedTileUsage(s, 'ws-1', Date.now() + 60_000)).toEqual({ entries: 2500, bytes: 25_000 });
+    // Three pages of one prefix, with its trailing slash: another workspace's tiles (ws-10) stay out.
+    expect(s.prefixes).toEqual(['ws-1/', 'ws-1/', 'ws-1/']);
+  });
+
+  it('answers nothing (unchecked, not damage) when the listing outlives the deadline', async () => {
+    let t = 0;
+    expect(await storedTileUsage(store(2500), 'ws-1', 1, () => t++)).toBeUndefined();
+  });
+
+  it('is a counter check: repaired after references, from the second walk', async () => {
+    expect(KIND_OF.tile_cache_usage).toBe('counter_mismatch');
+    expect(REPORT_ONLY.has('tile_cache_usage')).toBe(false);
+    const fixed: string[] = [];
+    const fix = (id: string) => async () => {
+      fixed.push(id);
+      return true;
+    };
+    const walks = [
+      [damage('public_id_marker', 'm1', fix('m1')), damage('tile_cache_usage', 'stale', fix('stale'))],
+      [damage('tile_cache_usage', 'fresh', fix('fresh'))],
+    ];
+    await repairCatalog({ inspector: inspector(walks).inspector, workspaces }, { confirm: true });
+    expect(fixed).toEqual(['m1', 'fresh']);
   });
 });

@@ -99,19 +99,22 @@ describe('deleteStyleAsset', () => {
         calls.push('referencesOf');
         return references;
       },
+      find: async () => asset,
     } as unknown as StyleAssetRepository;
     return { repo, calls };
   }
 
   it('reads nothing more when the delete went through', async () => {
     const { repo, calls } = assets(true);
-    await deleteStyleAsset(repo, asset);
+    await deleteStyleAsset({ assets: repo }, { workspaceId: asset.workspace_id, asset: asset.name });
     expect(calls).toEqual(['remove']);
   });
 
   it('explains a refused delete from the references read afterwards', async () => {
     const { repo, calls } = assets(false);
-    await expect(deleteStyleAsset(repo, asset)).rejects.toBeInstanceOf(DependencyConflictError);
+    await expect(
+      deleteStyleAsset({ assets: repo }, { workspaceId: asset.workspace_id, asset: asset.name }),
+    ).rejects.toBeInstanceOf(DependencyConflictError);
     expect(calls).toEqual(['remove', 'referencesOf']);
   });
 });
@@ -166,10 +169,14 @@ describe('styleChangeRefusal', () => {
 describe('deleteStyle', () => {
   it('explains a refused delete from the usage read afterwards', async () => {
     const repo = {
+      find: async () => style,
       delete: async () => false,
       usage: async () => ({ version: 4, layers: 1 }),
     } as unknown as StyleRepository;
-    const error = await deleteStyle(repo, style, undefined).catch((e: unknown) => e);
+    const error = await deleteStyle(
+      { styles: repo },
+      { workspaceId: style.workspace_id, style: style.name },
+    ).catch((e: unknown) => e);
     expect(shape(error)).toMatchObject({ reason: 'style_in_use' });
   });
 });

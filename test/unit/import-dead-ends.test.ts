@@ -21,10 +21,10 @@ import { type ImportEngine, type ImportStepDeps, runImportStep } from '../../sha
 import {
   type ImportRepository,
   type ImportUploads,
-  retryImport,
-  rollbackImport,
-  setImportPlan,
-  startImport,
+  planJob,
+  retryJob,
+  rollbackJob,
+  startJob,
 } from '../../shared/domain/imports.ts';
 import { CONCURRENT_MODIFICATION } from '../../shared/domain/last-writer-wins.ts';
 
@@ -33,7 +33,7 @@ import { CONCURRENT_MODIFICATION } from '../../shared/domain/last-writer-wins.ts
  * read from the source (a new one fails this file until it is classified below), and its message
  * must name the way out: a plan change (PUT …/plan) and a retry, a retry, or — when the failure is
  * final — what to do instead (a new import, split the file). Then, for a failed import in every
- * phase, with and without discovery and service, exactly what setImportPlan and retryImport allow,
+ * phase, with and without discovery and service, exactly what planJob and retryJob allow,
  * and that a refusal always says why and where to go.
  */
 
@@ -171,7 +171,7 @@ const DYNAMIC_CODES: { site: string; message?: RegExp; codes: string[] }[] = [
 function phasesOf(file: string, code: string): ImportPhase[] {
   if (file.includes('/formats/')) return ['discover', 'transform'];
   if (/https-source|\/sources\.ts/.test(file)) return ['discover'];
-  if (/pipeline|database\.ts/.test(file)) return ['transform'];
+  if (/pipeline|database(-[a-z]+)?\.ts/.test(file)) return ['transform'];
   if (file.endsWith('generations.ts')) return code === 'import_target_invalid' ? ['publish'] : ['rollback'];
   if (file.endsWith('import-steps.ts')) return code === 'rollback_failed' ? ['rollback'] : ['publish'];
   throw new Error(`${file}: no phase known for its failures; add it to phasesOf`);
@@ -426,7 +426,7 @@ describe('every reason an import fails with names its way out (issue 25)', () =>
     expect(failed.error_message).toBe(
       "The file is JSON but not a GeoJSON object. A plan can't change the file: correct it and create a new import with it.",
     );
-    const plan = await refusal(setImportPlan({ repo, starter, limits }, failed, planOf('a')));
+    const plan = await refusal(planJob({ repo, starter, limits }, failed, planOf('a')));
     expect(plan).toMatchObject({ reason: 'import_not_discovered' });
     expect(plan.message).toMatch(/no plan to change yet.*Retry the import.*create a new import/);
   });
@@ -482,6 +482,7 @@ describe('every reason an import fails with names its way out (issue 25)', () =>
         expect(shown(phase, failure.message), `${reason} ${phase}`).toMatch(wayOutOf(way, phase));
     }
     expect(taskFailureOf({ Error: 'States.Timeout' }).message).toMatch(/Retry the import/);
+    // @ts-expect-error a code outside the list (a misspelling) is a compile error; at run time it reads as invalid_file
     expect(importFailureOf(new ImportInputError('Not A Reason', 'The file is bad.'))).toMatchObject({
       reason: 'invalid_file',
     });
@@ -506,9 +507,9 @@ describe('every reason an import fails with names its way out (issue 25)', () =>
       expect(failed.error_message).toMatch(way);
       // Repairable ones: a smaller plan is taken, then the retry.
       if (reason !== 'import_byte_limit' && reason !== 'workspace_import_quota') {
-        const smaller = await setImportPlan({ repo, starter, limits }, failed, planOf('a'));
+        const smaller = await planJob({ repo, starter, limits }, failed, planOf('a'));
         expect(smaller.status).toBe('failed');
-        expect(await retryImport({ repo, starter, limits }, smaller)).toMatchObject({
+        expect(await retryJob({ repo, starter, limits }, smaller)).toMatchObject({
           status: 'queued',
           phase: 'transform',
         });
@@ -543,7 +544,7 @@ describe('every reason an import fails with names its way out (issue 25)', () =>
       expect(failed.error_message).toMatch(
         /PUT the plan with .* '(a|svc)_2' \(free now\).*Then retry the import\./,
       );
-      const replanned = await setImportPlan(
+      const replanned = await planJob(
         { repo, starter, limits },
         failed,
         kind === 'public_id'
@@ -551,7 +552,7 @@ describe('every reason an import fails with names its way out (issue 25)', () =>
           : { layers: planOf('a').layers, service_name: 'svc_2' },
       );
       expect(replanned).toMatchObject({ status: 'failed', reload: true });
-      expect(await retryImport({ repo, starter, limits }, replanned)).toMatchObject({
+      expect(await retryJob({ repo, starter, limits }, replanned)).toMatchObject({
         status: 'queued',
         phase: 'transform',
       });
@@ -566,14 +567,14 @@ describe('every reason an import fails with names its way out (issue 25)', () =>
       seal: async () => ({ size: 20_000, location: 'sealed', etag: 'e' }),
     } as unknown as ImportUploads;
 
-    const failed = await startImport({ repo, uploads: uploadStore, starter }, j);
+    const failed = await startJob({ repo, uploads: uploadStore, starter }, j);
 
     expect(failed).toMatchObject({ status: 'failed', phase: 'upload', error_reason: 'file_too_large' });
     expect(failed.error_message).toMatch(/Split the file, or create a new import with a smaller one\./);
-    expect((await refusal(retryImport({ repo, starter, limits }, failed))).message).toMatch(
+    expect((await refusal(retryJob({ repo, starter, limits }, failed))).message).toMatch(
       /upload the file again with a new import/,
     );
-    expect((await refusal(setImportPlan({ repo, starter, limits }, failed, planOf('a')))).message).toMatch(
+    expect((await refusal(planJob({ repo, starter, limits }, failed, planOf('a')))).message).toMatch(
       /failed at its upload.*create a new import and upload the file again/,
     );
   });
@@ -585,7 +586,7 @@ describe('every reason an import fails with names its way out (issue 25)', () =>
         { ...(planOf('a').layers[0] as ImportPlan['layers'][0]), target: { layer: 'l', mode: 'replace' } },
       ],
     };
-    // rollbackImport's refusals (409, not failures) name the way too.
+    // rollbackJob's refusals (409, not failures) name the way too.
     const expired = job({
       status: 'published',
       phase: 'publish',
@@ -594,7 +595,7 @@ describe('every reason an import fails with names its way out (issue 25)', () =>
     });
     await repo.create(expired);
     const refusedRollback = await refusal(
-      rollbackImport({ repo, starter } as never, { id: WS } as never, expired, 'u'),
+      rollbackJob({ repo, starter } as never, { id: WS } as never, expired, 'u'),
     );
     expect(refusedRollback).toMatchObject({ reason: 'import_generation_expired' });
     expect(refusedRollback.message).toMatch(/Import the earlier file again with mode 'replace' instead/);
@@ -658,7 +659,7 @@ type Outcome =
   | { accepted: { status: string; phase?: string } }
   | { refused: { reason: string; message: RegExp } };
 
-/** What setImportPlan does with a failed import (issue 25, ADR 0126). */
+/** What planJob does with a failed import (issue 25, ADR 0126). */
 function planOutcome(phase: ImportPhase, discovered: boolean, service: boolean): Outcome {
   if (service || phase === 'rollback') {
     return {
@@ -685,7 +686,7 @@ function planOutcome(phase: ImportPhase, discovered: boolean, service: boolean):
   return { accepted: { status: 'failed', phase } };
 }
 
-/** What retryImport does with a failed import (ADR 0083, 0126). */
+/** What retryJob does with a failed import (ADR 0083, 0126). */
 function retryOutcome(phase: ImportPhase, discovered: boolean): Outcome {
   if (phase === 'rollback') return { accepted: { status: 'rolling_back', phase } };
   if (phase === 'publish') return { accepted: { status: 'publishing', phase } };
@@ -744,7 +745,7 @@ describe('a failed import in every phase has a way on (issue 25)', () => {
       const j = failedJob();
       await repo.create(j);
       const plan = await attempt(
-        setImportPlan({ repo, starter, limits }, j, {
+        planJob({ repo, starter, limits }, j, {
           layers: [{ source_layer: 'a', public_id: 'a2', enabled: true, public: false }],
         }),
       );
@@ -753,7 +754,7 @@ describe('a failed import in every phase has a way on (issue 25)', () => {
       const fresh = new MemoryImports();
       const k = failedJob();
       await fresh.create(k);
-      const retry = await attempt(retryImport({ repo: fresh, starter, limits }, k));
+      const retry = await attempt(retryJob({ repo: fresh, starter, limits }, k));
       check('retryImport', retry, retryOutcome(phase, discovered));
       if (retry.job) {
         expect(retry.job).toMatchObject({ retry_count: 1, run: k.run + 1 });
@@ -762,7 +763,7 @@ describe('a failed import in every phase has a way on (issue 25)', () => {
 
       // A plan accepted is taken by the retry: the load starts over with it (but a rollback resumes).
       if (plan.job) {
-        const after = await attempt(retryImport({ repo, starter, limits }, plan.job));
+        const after = await attempt(retryJob({ repo, starter, limits }, plan.job));
         if (phase === 'upload') check('retry after the plan', after, retryOutcome(phase, discovered));
         else if (phase === 'rollback') expect(after.job).toMatchObject({ status: 'rolling_back' });
         else {

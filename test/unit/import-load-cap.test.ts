@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { Checkpoint, ChunkRows, ImportDatabase } from '../../shared/datasources/imports/database.ts';
+import type { ImportDatabase } from '../../shared/datasources/imports/database.ts';
+import type { Checkpoint } from '../../shared/datasources/imports/database-checkpoints.ts';
+import type { ChunkRows } from '../../shared/datasources/imports/database-staging.ts';
 import { type FeatureSource, loadImport } from '../../shared/datasources/imports/pipeline.ts';
 import type { Discovery, ImportPlan, SourceFeature } from '../../shared/domain/import-sources.ts';
 

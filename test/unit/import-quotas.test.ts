@@ -24,12 +24,12 @@ import {
   runImportStep,
 } from '../../shared/domain/import-steps.ts';
 import {
-  cancelImport,
+  cancelJob,
   type ImportRepository,
   type ImportUploads,
-  previewImport,
-  retryImport,
-  setImportPlan,
+  planJob,
+  previewJob,
+  retryJob,
 } from '../../shared/domain/imports.ts';
 import { CONCURRENT_MODIFICATION } from '../../shared/domain/last-writer-wins.ts';
 
@@ -179,7 +179,7 @@ async function refusal(work: Promise<unknown>) {
   throw new Error('not refused');
 }
 
-describe('setImportPlan and retryImport reserve the plan against the limits (ADR 0110)', () => {
+describe('setImportPlan and retryJob reserve the plan against the limits (ADR 0110)', () => {
   it("reserves a plan's rows and the file's bytes, and refuses the plan that would pass the workspace's quota (422)", async () => {
     const repo = new MemoryImports();
     const first = job({ discovery: discoveryOf({ a: 80, b: 60 }) });
@@ -187,11 +187,11 @@ describe('setImportPlan and retryImport reserve the plan against the limits (ADR
     await repo.create(first);
     await repo.create(second);
 
-    const queued = await setImportPlan({ repo, starter, limits }, first, planOf('a'));
+    const queued = await planJob({ repo, starter, limits }, first, planOf('a'));
 
     expect(queued).toMatchObject({ status: 'queued', reserved_rows: 80, reserved_bytes: 1000 });
     expect(repo.used).toEqual({ rows: 80, bytes: 1000 });
-    const error = await refusal(setImportPlan({ repo, starter, limits }, second, planOf('c')));
+    const error = await refusal(planJob({ repo, starter, limits }, second, planOf('c')));
     expect(error).toMatchObject({ name: 'RuleViolationError', reason: 'workspace_import_quota' });
     expect(error.message).toMatch(/hold 80 of its 150 import rows; this import needs 90/);
     expect(await stored(repo, second)).toMatchObject({ status: 'awaiting_plan', version: 1 });
@@ -202,7 +202,7 @@ describe('setImportPlan and retryImport reserve the plan against the limits (ADR
     const repo = new MemoryImports();
     const j = job({ discovery: discoveryOf({ a: 60, b: 50, c: 1 }) });
     await repo.create(j);
-    const put = (plan: ImportPlan) => refusal(setImportPlan({ repo, starter, limits }, j, plan));
+    const put = (plan: ImportPlan) => refusal(planJob({ repo, starter, limits }, j, plan));
 
     expect(await put(planOf('a', 'b', 'c'))).toMatchObject({ reason: 'import_layer_limit' });
     expect(await put(planOf('a', 'b'))).toMatchObject({ reason: 'import_row_limit' });
@@ -229,7 +229,7 @@ describe('setImportPlan and retryImport reserve the plan against the limits (ADR
     });
     await repo.create(j);
 
-    const next = await setImportPlan({ repo, starter, limits }, j, planOf('b'));
+    const next = await planJob({ repo, starter, limits }, j, planOf('b'));
 
     expect(next).toMatchObject({ status: 'queued', reserved_rows: 20, reserved_bytes: 1000 });
     expect(repo.used).toEqual({ rows: 80, bytes: 1000 });
@@ -243,7 +243,7 @@ describe('setImportPlan and retryImport reserve the plan against the limits (ADR
       repo.used = { rows: 100, bytes: 0 };
     };
 
-    const error = await refusal(setImportPlan({ repo, starter, limits }, j, planOf('a')));
+    const error = await refusal(planJob({ repo, starter, limits }, j, planOf('a')));
 
     expect(error).toMatchObject({ reason: 'workspace_import_quota' });
     expect(error.message).toMatch(/hold 100 of its 150 import rows; this import needs 60/);
@@ -262,11 +262,11 @@ describe('setImportPlan and retryImport reserve the plan against the limits (ADR
     });
     await repo.create(j);
 
-    expect(await refusal(retryImport({ repo, starter, limits }, j))).toMatchObject({
+    expect(await refusal(retryJob({ repo, starter, limits }, j))).toMatchObject({
       reason: 'workspace_import_quota',
     });
     repo.used = { rows: 0, bytes: 0 };
-    const retried = await retryImport({ repo, starter, limits }, j);
+    const retried = await retryJob({ repo, starter, limits }, j);
     expect(retried).toMatchObject({ status: 'queued', reserved_rows: 60, reserved_bytes: 1000 });
     expect(retried).not.toHaveProperty('error_reason');
     expect(repo.used).toEqual({ rows: 60, bytes: 1000 });
@@ -352,10 +352,10 @@ describe('the import step reserves before loading and releases what it drops (AD
     expect(repo.used).toEqual({ rows: 0, bytes: 0 });
     expect(eng.dropped).toEqual([]);
 
-    const smaller = await setImportPlan({ repo, starter, limits }, failed, planOf('a'));
+    const smaller = await planJob({ repo, starter, limits }, failed, planOf('a'));
     expect(smaller.status).toBe('failed');
     expect(smaller).not.toHaveProperty('reserved_rows');
-    const retried = await retryImport({ repo, starter, limits }, smaller);
+    const retried = await retryJob({ repo, starter, limits }, smaller);
     expect(retried).toMatchObject({ status: 'queued', phase: 'transform', reserved_rows: 70 });
   });
 
@@ -423,7 +423,7 @@ describe('the import step reserves before loading and releases what it drops (AD
     expect(await stored(repo, j)).toMatchObject({ status: 'failed', reserved_rows: 10 });
     expect(repo.used).toEqual({ rows: 10, bytes: 1000 });
 
-    const { job: cancelling } = await cancelImport({ repo, uploads, starter }, await stored(repo, j));
+    const { job: cancelling } = await cancelJob({ repo, uploads, starter }, await stored(repo, j));
     await runImportStep(deps, inputOf(cancelling), 1000);
     expect(await stored(repo, j)).toMatchObject({ status: 'cancelled' });
     expect(await stored(repo, j)).not.toHaveProperty('reserved_rows');
@@ -551,9 +551,7 @@ describe('an internal failure reaches the job as a reason and a fixed message on
     };
     const staged = job({ status: 'ready_to_publish', plan: planOf('a') });
 
-    const error = (await refusal(
-      previewImport(previews, staged, undefined, 10),
-    )) as unknown as UnavailableError;
+    const error = (await refusal(previewJob(previews, staged, undefined, 10))) as unknown as UnavailableError;
 
     expect(error).toMatchObject({ name: 'UnavailableError', reason: 'import_database_unavailable' });
     expect(error.message).not.toMatch(INTERNAL);
@@ -771,7 +769,7 @@ describe('names first, clashes early (ADR 0126)', () => {
     expect(layers).toEqual([]);
     // Without a target nothing is reverted in the import database (its tables stay for a retry).
     expect(reverted).toEqual([]);
-    const replanned = await setImportPlan({ repo, starter: { startImport: async () => {} }, limits }, after, {
+    const replanned = await planJob({ repo, starter: { startImport: async () => {} }, limits }, after, {
       layers: [{ source_layer: 'a', public_id: 'a2', enabled: true, public: false }],
     });
     expect(replanned).toMatchObject({ status: 'failed', reload: true });

@@ -230,11 +230,8 @@ describe('the largest accepted body of every entity stays under its item budget'
     } as unknown as Service;
     // Act
     await createLayer(
-      new DynamoLayerRepository(),
-      gateway,
-      new AesGcmSecretBox(randomBytes(32)),
-      service,
-      accepted<LayerInput>(layerOps.createLayer, body),
+      { layers: new DynamoLayerRepository(), gateway, secrets: new AesGcmSecretBox(randomBytes(32)) },
+      { service, body: accepted<LayerInput>(layerOps.createLayer, body) },
     );
     // Assess
     expect(largestPut()).toBeLessThan(BUDGET);
@@ -376,13 +373,14 @@ describe('the largest accepted body of every entity stays under its item budget'
     // A disabled service is stored without connecting; whatever the gateway is asked, it agrees.
     const gateway = new Proxy({}, { get: () => async () => ({ ok: true }) }) as Parameters<
       typeof createService
-    >[1];
+    >[0]['gateway'];
     await createService(
-      new DynamoServiceRepository(),
-      gateway,
-      new AesGcmSecretBox(randomBytes(32)),
-      WS,
-      accepted(serviceOps.createService, body),
+      {
+        services: new DynamoServiceRepository(),
+        gateway,
+        secrets: new AesGcmSecretBox(randomBytes(32)),
+      },
+      { workspaceId: WS, body: accepted(serviceOps.createService, body) },
     );
     expect(largestPut()).toBeLessThan(BUDGET);
   });

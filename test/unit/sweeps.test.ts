@@ -7,7 +7,16 @@ import {
   isExpired,
 } from '../../shared/domain/expiry.ts';
 import type { ImportJob } from '../../shared/domain/import-model.ts';
-import { type SweepMark, type SweepPorts, type Swept, sweepStuckWork } from '../../shared/domain/sweeps.ts';
+import type { HarvestJob } from '../../shared/domain/mosaic-harvest-jobs.ts';
+import {
+  type LoopJob,
+  type StuckJobStore,
+  type SweepMark,
+  type SweepPorts,
+  type Swept,
+  sweepStuckWork,
+} from '../../shared/domain/sweeps.ts';
+import type { TileCacheJob } from '../../shared/domain/tile-cache-jobs.ts';
 
 const NOW = new Date('2026-11-24T12:00:00.000Z');
 const minutesAgo = (m: number) => new Date(NOW.getTime() - m * 60_000).toISOString();
@@ -59,22 +68,108 @@ function importJob(over: Partial<Swept<ImportJob>> = {}): Swept<ImportJob> {
   };
 }
 
-/** In-memory ports: the deletions and imports as stored, the executions that run, what was started. */
+function harvestJob(over: Partial<Swept<HarvestJob>> = {}): Swept<HarvestJob> {
+  return {
+    id: 'h1',
+    workspace_id: 'ws',
+    service_id: 'm',
+    status: 'running',
+    phase: 'adding',
+    pattern: '**/*.tif',
+    remove_missing: false,
+    cancel_requested: false,
+    cursor: 'd001/t00100.tif',
+    files_scanned: 100,
+    granules_added: 90,
+    granules_removed: 0,
+    files_skipped: 10,
+    files_failed: 0,
+    failures: [],
+    version: 2,
+    created_at: minutesAgo(120),
+    updated_at: minutesAgo(60),
+    ...over,
+  };
+}
+
+function tileJob(over: Partial<Swept<TileCacheJob>> = {}): Swept<TileCacheJob> {
+  return {
+    id: 't1',
+    workspace_id: 'ws',
+    type: 'seed',
+    tile_matrix_set: 'WebMercatorQuad',
+    layers: [],
+    zoom_min: 0,
+    zoom_max: 3,
+    status: 'queued',
+    cancel_requested: false,
+    tiles_done: 0,
+    tiles_rendered: 0,
+    tiles_skipped: 0,
+    tiles_removed: 0,
+    bytes_written: 0,
+    bytes_removed: 0,
+    version: 1,
+    created_at: minutesAgo(60),
+    updated_at: minutesAgo(60),
+    ...over,
+  } as Swept<TileCacheJob>;
+}
+
+/** An in-memory job store: restart conditioned on the run and updated_at read, finish on unfinished. */
+function fakeJobs<J extends LoopJob>(list: Swept<J>[]) {
+  const jobs = new Map(list.map((j) => [j.id, j]));
+  const store: StuckJobStore<J> = {
+    working: async (visit) => {
+      for (const j of [...jobs.values()])
+        if (j.status === 'queued' || j.status === 'running') await visit({ ...j });
+    },
+    restart: async (job, mark, now) => {
+      const stored = jobs.get(job.id);
+      if (
+        !stored ||
+        !['queued', 'running'].includes(stored.status) ||
+        stored.updated_at !== job.updated_at ||
+        (stored.run ?? 1) !== (job.run ?? 1)
+      )
+        return undefined;
+      const next = { ...stored, run: (job.run ?? 1) + 1, updated_at: now, sweep: mark };
+      jobs.set(job.id, next);
+      return next;
+    },
+    finish: async (job, status, now, error) => {
+      const stored = jobs.get(job.id);
+      if (!stored || !['queued', 'running'].includes(stored.status)) return false;
+      jobs.set(job.id, { ...stored, status, updated_at: now, ...(error ? { error } : {}) });
+      return true;
+    },
+  };
+  return { store, jobs };
+}
+
+/** In-memory ports: the deletions, imports and jobs as stored, the executions that run, what was started. */
 function fakePorts(state: {
   deletions?: Swept<DeletionOperation>[];
   imports?: Swept<ImportJob>[];
+  harvests?: Swept<HarvestJob>[];
+  tileJobs?: Swept<TileCacheJob>[];
   running?: string[];
   maxRestarts?: number;
 }) {
   const deletions = new Map((state.deletions ?? []).map((d) => [d.id, d]));
   const imports = new Map((state.imports ?? []).map((j) => [j.id, j]));
+  const harvests = fakeJobs(state.harvests ?? []);
+  const tileJobs = fakeJobs(state.tileJobs ?? []);
   const started: string[] = [];
+  const inputs: unknown[] = [];
   const failures: { id: string; attempt: number; message: string }[] = [];
   const ports: SweepPorts = {
     settings: { ...settings, maxRestarts: state.maxRestarts ?? settings.maxRestarts },
     executions: {
       deletionRunning: async (name) => (state.running ?? []).includes(name),
       importRunning: async (name) => (state.running ?? []).includes(name),
+      harvestRunning: async (name) => (state.running ?? []).includes(name),
+      tileCacheJobRunning: async (name) => (state.running ?? []).includes(name),
     },
     deletions: {
       unfinished: async (visit) => {
@@ -127,8 +222,31 @@ function fakePorts(state: {
         started.push(name);
       },
     },
+    harvests: harvests.store,
+    harvestStarter: {
+      startHarvest: async (name, input) => {
+        started.push(name);
+        inputs.push(input);
+      },
+    },
+    tileCacheJobs: tileJobs.store,
+    tileCacheStarter: {
+      startTileCacheJob: async (name, input) => {
+        started.push(name);
+        inputs.push(input);
+      },
+    },
   };
-  return { ports, deletions, imports, started, failures };
+  return {
+    ports,
+    deletions,
+    imports,
+    harvests: harvests.jobs,
+    tileJobs: tileJobs.jobs,
+    started,
+    inputs,
+    failures,
+  };
 }
 
 describe('sweepStuckWork: deletions', () => {
@@ -286,6 +404,121 @@ describe('sweepStuckWork: imports', () => {
   it('treats a job changed meanwhile as not stuck', async () => {
     const f = fakePorts({ imports: [importJob()] });
     f.ports.imports.working = async (fn) => fn({ ...importJob(), version: 3 });
+    const report = await sweepStuckWork(f.ports, NOW);
+    expect(report.counts.changed).toBe(1);
+    expect(f.started).toEqual([]);
+  });
+});
+
+describe('sweepStuckWork: mosaic harvest and tile cache jobs', () => {
+  it('leaves a progressing job and one whose execution runs alone', async () => {
+    const f = fakePorts({
+      harvests: [harvestJob({ updated_at: minutesAgo(2) }), harvestJob({ id: 'h2' })],
+      tileJobs: [tileJob({ run: 2 })],
+      running: ['h2', 't1-run-2'],
+    });
+    const report = await sweepStuckWork(f.ports, NOW);
+    expect(report.counts).toMatchObject({ progressing: 1, running: 2, restarted: 0 });
+    expect(f.started).toEqual([]);
+  });
+
+  it('restarts a stuck harvest whose execution is gone as a new run, under a new execution name', async () => {
+    const f = fakePorts({ harvests: [harvestJob()] });
+    const report = await sweepStuckWork(f.ports, NOW);
+    expect(report.items).toEqual([{ kind: 'harvest', id: 'h1', outcome: 'restarted', detail: 'run 2' }]);
+    expect(f.started).toEqual(['h1-run-2']);
+    expect(f.inputs).toEqual([{ job_id: 'h1', workspace_id: 'ws', service_id: 'm' }]);
+    const stored = f.harvests.get('h1');
+    // Same status, cursor and version (its ETag): the new run goes on after the committed cursor.
+    expect(stored).toMatchObject({ status: 'running', cursor: 'd001/t00100.tif', version: 2, run: 2 });
+    expect(stored?.sweep).toEqual({
+      restarts: 1,
+      attempt: 2,
+      progress: 'running:adding:d001/t00100.tif:100:0',
+      at: NOW.toISOString(),
+    });
+  });
+
+  it('restarts a tile cache job whose start was lost (queued, no execution)', async () => {
+    const f = fakePorts({ tileJobs: [tileJob()] });
+    const report = await sweepStuckWork(f.ports, NOW);
+    expect(report.items).toEqual([
+      { kind: 'tile_cache_job', id: 't1', outcome: 'restarted', detail: 'run 2' },
+    ]);
+    expect(f.started).toEqual(['t1-run-2']);
+    expect(f.inputs).toEqual([{ job_id: 't1', workspace_id: 'ws' }]);
+    expect(f.tileJobs.get('t1')).toMatchObject({ status: 'queued', run: 2, updated_at: NOW.toISOString() });
+  });
+
+  it.each([
+    ['harvest', 'h1', /create a new harvest job/, 'harvest_failed'],
+    ['tile_cache_job', 't1', /create a new tile cache job/, 'tile_cache_job_failed'],
+  ] as const)(
+    'fails a stuck %s once the budget is spent, with an error that says what to do',
+    async (kind, id, hint, reason) => {
+      const f =
+        kind === 'harvest'
+          ? fakePorts({
+              harvests: [
+                harvestJob({
+                  run: 3,
+                  sweep: {
+                    restarts: 2,
+                    attempt: 3,
+                    progress: 'running:adding:d001/t00100.tif:100:0',
+                    at: minutesAgo(60),
+                  },
+                }),
+              ],
+            })
+          : fakePorts({
+              tileJobs: [
+                tileJob({
+                  run: 3,
+                  sweep: { restarts: 2, attempt: 3, progress: 'queued::0:0', at: minutesAgo(60) },
+                }),
+              ],
+            });
+      const report = await sweepStuckWork(f.ports, NOW);
+      expect(report.items).toEqual([{ kind, id, outcome: 'failed' }]);
+      expect(f.started).toEqual([]);
+      const stored = (kind === 'harvest' ? f.harvests : f.tileJobs).get(id) as LoopJob & {
+        error?: { reason: string; message: string };
+      };
+      expect(stored.status).toBe('failed');
+      expect(stored.error?.reason).toBe(reason);
+      expect(stored.error?.message).toMatch(/scheduled sweep: no progress for 60 minute\(s\)/);
+      expect(stored.error?.message).toMatch(hint);
+    },
+  );
+
+  it('counts the budget afresh after progress since the last restart', async () => {
+    const f = fakePorts({
+      harvests: [
+        harvestJob({
+          run: 3,
+          files_scanned: 200,
+          sweep: {
+            restarts: 2,
+            attempt: 3,
+            progress: 'running:adding:d001/t00100.tif:100:0',
+            at: minutesAgo(90),
+          },
+        }),
+      ],
+    });
+    await sweepStuckWork(f.ports, NOW);
+    expect(f.started).toEqual(['h1-run-4']);
+    expect(f.harvests.get('h1')?.sweep?.restarts).toBe(1);
+  });
+
+  it('skips a job that changed between the read and the restart', async () => {
+    const f = fakePorts({ harvests: [harvestJob()] });
+    const store = f.ports.harvests;
+    f.ports.harvests = {
+      ...store,
+      working: async (visit) => visit({ ...harvestJob(), updated_at: minutesAgo(59) }),
+    };
     const report = await sweepStuckWork(f.ports, NOW);
     expect(report.counts.changed).toBe(1);
     expect(f.started).toEqual([]);

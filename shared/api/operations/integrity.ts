@@ -17,6 +17,7 @@ const checks = [
   'style_layer_refs',
   'claim_mapping_count',
   'role_refs',
+  'tile_cache_usage',
   'layer_source',
   'import_schema',
 ] as const;
@@ -118,7 +119,7 @@ const exampleReport = {
 };
 
 const what =
-  'Dangling references (layers of missing services, styles or roles; mappings to missing roles; group members), orphaned markers (service names, public ids, claim mappings; a workspace name unclaimed), counters that disagree with the items (workspace summary, service layer counts, styles’ and roles’ reference counts, claim mapping counts), enabled layers whose source table is gone, and import schemas without their job.';
+  'Dangling references (layers of missing services, styles or roles; mappings to missing roles; group members), orphaned markers (service names, public ids, claim mappings; a workspace name unclaimed), counters that disagree with the items (workspace summary, service layer counts, styles’ and roles’ reference counts, claim mapping counts; a workspace’s tile cache usage against the tiles its store holds), enabled layers whose source table is gone, and import schemas without their job.';
 
 export const getCatalogIntegrity = defineOperation({
   operationId: 'getCatalogIntegrity',
@@ -140,6 +141,7 @@ export const getCatalogIntegrity = defineOperation({
   secrets: ['decrypt'],
   importDatabase: true,
   postgres: true,
+  listsTileStore: true,
 });
 
 export const repairCatalogIntegrity = defineOperation({
@@ -185,4 +187,5 @@ export const repairCatalogIntegrity = defineOperation({
   secrets: ['decrypt'],
   importDatabase: true,
   postgres: true,
+  listsTileStore: true,
 });

@@ -2,7 +2,8 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { importConfig } from '../../config/env.ts';
 import { UnavailableError } from '../../domain/errors.ts';
 import { captureClient } from '../../log/tracer.ts';
-import { ImportDatabase, type ImportDatabaseConfig } from './database.ts';
+import { ImportDatabase } from './database.ts';
+import type { ImportDatabaseConfig } from './database-connection.ts';
 
 /**
  * The import database's loader login (owns the schemas). Each published import is read by a login

@@ -13,14 +13,10 @@ import type {
   SourceLayer,
 } from '../../domain/import-sources.ts';
 import { ImportInputError } from '../../domain/import-sources.ts';
-import {
-  type Checkpoint,
-  type ChunkRows,
-  type ImportDatabase,
-  type ImportSession,
-  type LayerTable,
-  layerTable,
-} from './database.ts';
+import type { ImportDatabase } from './database.ts';
+import type { Checkpoint } from './database-checkpoints.ts';
+import type { ImportSession } from './database-session.ts';
+import { type ChunkRows, type LayerTable, layerTable } from './database-staging.ts';
 import { castValue, MISFIT } from './database-values.ts';
 import { GeometryShapeError, geometryText } from './geometry-text.ts';
 

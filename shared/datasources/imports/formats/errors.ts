@@ -9,7 +9,7 @@ export const isAbortError = (error: unknown): boolean =>
  * Rethrows ImportInputErrors and AbortErrors as they are; anything else (a library's Error or
  * TypeError) becomes ImportInputError(code, "<what>: <the library's message>").
  */
-export const asInputError = (error: unknown, code: string, what: string): Error => {
+export const asInputError = (error: unknown, code: ImportInputError['code'], what: string): Error => {
   if (error instanceof ImportInputError || isAbortError(error)) return error as Error;
   const message = error instanceof Error ? error.message : String(error);
   return new ImportInputError(code, `${what}: ${message}`);

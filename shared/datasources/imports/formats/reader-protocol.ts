@@ -36,7 +36,7 @@ export type ToReader =
 export interface WireError {
   name: string;
   message: string;
-  code?: string;
+  code?: ImportInputError['code'];
 }
 
 /** Worker → client. */

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { clientTypes } from '../../client/codegen/generate.ts';
-import { catalogEventJsonSchema } from './event-schemas.ts';
-import { openApiDocument } from './openapi.ts';
-import { routes } from './routes.ts';
+import { catalogEventJsonSchema } from '../../shared/api/event-schemas.ts';
+import { openApiDocument } from '../../shared/api/openapi.ts';
+import { routes } from '../../shared/api/routes.ts';
+import { clientTypes } from './generate.ts';
 
 /**
  * `npm run openapi` writes docs/openapi.json from the route table (and the catalog events' JSON
@@ -13,10 +13,10 @@ const document = `${JSON.stringify(openApiDocument(), null, 2)}\n`;
 const outputs: [URL, string][] = [
   [new URL('../../docs/openapi.json', import.meta.url), document],
   // The typed client's types, generated from the document itself (ADR 0096).
-  [new URL('../../client/api-types.ts', import.meta.url), await clientTypes(document)],
+  [new URL('../api-types.ts', import.meta.url), await clientTypes(document)],
   // operationId → permission without any schema, for handlers that need the catalog (small bundles).
   [
-    new URL('./operation-permissions.json', import.meta.url),
+    new URL('../../shared/api/operation-permissions.json', import.meta.url),
     `${JSON.stringify(Object.fromEntries(routes.map((r) => [r.operationId, r.permission])), null, 2)}\n`,
   ],
   // The catalog-change events' schema (ADR 0094).

@@ -1,0 +1,283 @@
+/**
+ * Staging an import's layers (ADR 0085): the staging schema and a layer's table, then chunks of
+ * rows written through COPY (or INSERT … unnest on the embedded PostGIS), each committed together
+ * with the checkpoint it advances.
+ */
+import { StateConflictError } from '../../domain/errors.ts';
+import {
+  type FieldType,
+  ImportInputError,
+  type LayerPlan,
+  type SourceLayer,
+} from '../../domain/import-sources.ts';
+import { escapeIdentifier as ident } from '../pg-driver.ts';
+import {
+  advanceCheckpoint,
+  type Checkpoint,
+  checkpointIn,
+  ensureCheckpoint,
+  locate,
+} from './database-checkpoints.ts';
+import { type ImportConnection, isDataError, STATEMENT_TIMEOUT_MS } from './database-connection.ts';
+import { checkFence } from './database-fences.ts';
+import { importSchemas, layerTableName } from './database-names.ts';
+
+/** A staged column: `name` is the plan's target. */
+export interface StagedColumn {
+  name: string;
+  /** The property name in the source. */
+  source: string;
+  type: FieldType;
+}
+
+/** The staging table of one plan layer. */
+export interface LayerTable {
+  /** The layer's public id, for messages. */
+  label: string;
+  table: string;
+  columns: StagedColumn[];
+  /** The geometry column; null when the layer has none. */
+  geometryColumn: string | null;
+}
+
+/** One chunk's rows, column-wise; fids run from `firstFid` on. */
+export interface ChunkRows {
+  firstFid: number;
+  count: number;
+  /** One array per staged column (same order as LayerTable.columns). */
+  values: (string | number | boolean | null)[][];
+  /** Geometry text per row (hex WKB or WKT), null for no geometry. */
+  geometries: (string | null)[];
+  /** This chunk's misfits per column. */
+  misfits: Record<string, number>;
+  /** Where the feature after the chunk's last begins in the file; null when a reader didn't say. */
+  end: number | null;
+  /** With `end`: the lines before it, when the reader numbered them. */
+  lines: number | null;
+}
+
+/** The unnest path's array types (the embedded PostGIS, which takes no COPY FROM STDIN). */
+const ARRAY_TYPES: Record<FieldType, string> = {
+  text: 'text[]',
+  integer: 'integer[]',
+  bigint: 'bigint[]',
+  'double precision': 'double precision[]',
+  boolean: 'boolean[]',
+  date: 'date[]',
+  timestamptz: 'timestamptz[]',
+  jsonb: 'jsonb[]',
+};
+
+/** The staging table of a plan layer: included fields as columns, the geometry column when the layer has one. */
+export function layerTable(layer: LayerPlan, source: SourceLayer): LayerTable {
+  const geometryColumn = source.geometry_type ? (layer.geometry_column ?? 'geom') : null;
+  const columns: StagedColumn[] = [];
+  const seen = new Set<string>(['fid', ...(geometryColumn ? [geometryColumn] : [])]);
+  for (const field of layer.fields) {
+    if (!field.include) continue;
+    if (seen.has(field.target)) {
+      throw new ImportInputError(
+        'invalid_plan',
+        `layer ${layer.public_id}: the column name '${field.target}' is used twice (fid and the geometry column are taken).`,
+      );
+    }
+    seen.add(field.target);
+    const discovered = source.fields.find((f) => f.name === field.source)?.type;
+    columns.push({ name: field.target, source: field.source, type: field.type ?? discovered ?? 'text' });
+  }
+  return {
+    label: layer.public_id,
+    table: layerTableName(layer.public_id),
+    columns,
+    geometryColumn,
+  };
+}
+
+/**
+ * Creates the staging schema, the checkpoint table and row, and the layer's table (re-created
+ * while no row is staged, so a changed plan starts clean). Returns the checkpoint.
+ */
+export function prepareLayer(
+  s: ImportConnection,
+  importId: string,
+  layer: LayerTable,
+  run?: number,
+): Promise<Checkpoint> {
+  const { staging } = importSchemas(importId);
+  return s.tx(STATEMENT_TIMEOUT_MS, async () => {
+    await checkFence(s, importId, run);
+    if ((await locate(s, importId, layer.table)) === 'published') {
+      return checkpointIn(s, importId, layer.table);
+    }
+    await s.query(`CREATE SCHEMA IF NOT EXISTS ${ident(staging)}`);
+    const checkpoint = await ensureCheckpoint(s, importId, layer.table);
+    if (checkpoint.features === 0 && !checkpoint.finalized) {
+      const columns = [
+        'fid bigint NOT NULL',
+        ...layer.columns.map((c) => `${ident(c.name)} ${c.type}`),
+        ...(layer.geometryColumn ? [`${ident(layer.geometryColumn)} geometry`] : []),
+      ];
+      const relation = `${ident(staging)}.${ident(layer.table)}`;
+      await s.query(`DROP TABLE IF EXISTS ${relation}`);
+      await s.query(`CREATE TABLE ${relation} (${columns.join(', ')})`);
+    }
+    return checkpoint;
+  });
+}
+
+/**
+ * Writes one chunk and advances the checkpoint from `from` in one transaction. The checkpoint
+ * row is updated first, only when it still says `from.features`: a second loader of the same
+ * import waits for the row lock, then finds it moved and fails instead of duplicating rows.
+ * `copy`: through COPY FROM STDIN (see ImportDatabase.takesCopy). A geometry PostGIS can't read
+ * throws ImportInputError naming the feature.
+ */
+export async function writeChunk(
+  s: ImportConnection,
+  importId: string,
+  layer: LayerTable,
+  from: Checkpoint,
+  rows: ChunkRows,
+  bytes: number,
+  copy: boolean,
+): Promise<Checkpoint> {
+  const { staging } = importSchemas(importId);
+  const misfits = { ...from.misfits };
+  for (const [column, n] of Object.entries(rows.misfits)) misfits[column] = (misfits[column] ?? 0) + n;
+  const next: Checkpoint = {
+    ...from,
+    features: from.features + rows.count,
+    bytes: Math.max(bytes, from.bytes),
+    offset: rows.end,
+    lines: rows.lines,
+    misfits,
+  };
+  try {
+    await s.tx(STATEMENT_TIMEOUT_MS, async () => {
+      if (!(await advanceCheckpoint(s, importId, layer.table, from.features, next))) {
+        throw new StateConflictError(
+          'import_checkpoint_moved',
+          `layer ${layer.label}: the checkpoint is no longer at feature ${from.features} (another run is loading this import).`,
+        );
+      }
+      if (copy) await copyRows(s, staging, layer, rows);
+      else await insertRows(s, staging, layer, rows);
+    });
+  } catch (error) {
+    if (layer.geometryColumn && isDataError(error)) await nameBadGeometry(s, layer, rows, error as Error);
+    throw error;
+  }
+  return next;
+}
+
+/** The chunk's rows through COPY … FROM STDIN in its text format (in the caller's transaction). */
+async function copyRows(
+  s: ImportConnection,
+  staging: string,
+  layer: LayerTable,
+  rows: ChunkRows,
+): Promise<void> {
+  const names = ['fid', ...layer.columns.map((c) => c.name)];
+  if (layer.geometryColumn) names.push(layer.geometryColumn);
+  const copy = `COPY ${ident(staging)}.${ident(layer.table)} (${names.map((n) => ident(n)).join(', ')}) FROM STDIN`;
+  await s.copyIn(copy, Buffer.from(copyText(rows, layer.geometryColumn !== null), 'utf8'));
+}
+
+/** The chunk's rows as one INSERT … SELECT FROM unnest of one array per column (in the caller's transaction). */
+async function insertRows(
+  s: ImportConnection,
+  staging: string,
+  layer: LayerTable,
+  rows: ChunkRows,
+): Promise<void> {
+  const fids = new Array<string>(rows.count);
+  for (let i = 0; i < rows.count; i++) fids[i] = String(rows.firstFid + i);
+  const names = ['fid', ...layer.columns.map((c) => c.name)];
+  const casts = ['bigint[]', ...layer.columns.map((c) => ARRAY_TYPES[c.type])];
+  const values: unknown[] = [fids, ...rows.values];
+  if (layer.geometryColumn) {
+    names.push(layer.geometryColumn);
+    // text[]: PostGIS' geometry uses ':' as its array delimiter, so each element is cast instead.
+    casts.push('text[]');
+    values.push(rows.geometries);
+  }
+  const aliases = names.map((_, i) => `c${i}`);
+  if (layer.geometryColumn) aliases[aliases.length - 1] = 'c_geometry::geometry';
+  await s.query(
+    `INSERT INTO ${ident(staging)}.${ident(layer.table)} (${names.map((n) => ident(n)).join(', ')})
+     SELECT ${aliases.join(', ')}
+     FROM unnest(${casts.map((cast, i) => `$${i + 1}::${cast}`).join(', ')})
+       AS u(${names.map((_, i) => (layer.geometryColumn && i === names.length - 1 ? 'c_geometry' : `c${i}`)).join(', ')})`,
+    values,
+  );
+}
+
+/** Finds the first geometry of the chunk PostGIS can't read (bisecting) and throws naming its feature. */
+async function nameBadGeometry(
+  s: ImportConnection,
+  layer: LayerTable,
+  rows: ChunkRows,
+  cause: Error,
+): Promise<void> {
+  const fails = async (from: number, to: number): Promise<string | undefined> => {
+    try {
+      await s.tx(STATEMENT_TIMEOUT_MS, () =>
+        s.query('SELECT count(g::geometry) FROM unnest($1::text[]) AS u(g)', [
+          rows.geometries.slice(from, to),
+        ]),
+      );
+      return undefined;
+    } catch (error) {
+      if (!isDataError(error)) throw error;
+      return (error as Error).message;
+    }
+  };
+  let from = 0;
+  let to = rows.count;
+  let message = await fails(from, to);
+  if (message === undefined) return;
+  while (to - from > 1) {
+    const middle = Math.floor((from + to) / 2);
+    const left = await fails(from, middle);
+    if (left !== undefined) {
+      to = middle;
+      message = left;
+    } else {
+      from = middle;
+    }
+  }
+  if (to - from === 1 && (await fails(from, to)) === undefined) return;
+  throw new ImportInputError(
+    'invalid_geometry',
+    `layer ${layer.label}: feature ${rows.firstFid + from} has a geometry PostGIS can't read (${message ?? cause.message}).`,
+  );
+}
+
+/**
+ * The chunk's rows in COPY's text format: tab-separated, `\\N` for NULL, backslash, tab, newline
+ * and carriage return escaped; fids from `firstFid` on, then the staged columns, then the geometry
+ * text (hex WKB or WKT, which the geometry type's input reads).
+ */
+export function copyText(rows: ChunkRows, geometry: boolean): string {
+  const parts: string[] = [];
+  const columns = rows.values.length;
+  for (let r = 0; r < rows.count; r++) {
+    let line = String(rows.firstFid + r);
+    for (let c = 0; c < columns; c++)
+      line += `\t${copyValue((rows.values[c] as ChunkRows['values'][number])[r])}`;
+    if (geometry) line += `\t${copyValue(rows.geometries[r] ?? null)}`;
+    parts.push(line);
+  }
+  return parts.length > 0 ? `${parts.join('\n')}\n` : '';
+}
+
+const COPY_SPECIAL = /[\\\t\n\r]/;
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' };
+
+/** One value in COPY's text format. */
+function copyValue(value: string | number | boolean | null | undefined): string {
+  if (value === null || value === undefined) return '\\N';
+  if (typeof value === 'boolean') return value ? 't' : 'f';
+  if (typeof value === 'number') return String(value);
+  return COPY_SPECIAL.test(value) ? value.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c] as string) : value;
+}
