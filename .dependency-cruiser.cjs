@@ -112,6 +112,14 @@ module.exports = {
       to: { path: '^(shared/(?!log/)|functions/)' },
     },
     {
+      name: 'rooms-by-name',
+      severity: 'error',
+      comment:
+        "An import into another room of shared/ names the room (#domain/…, package.json `imports`) instead of climbing to it with ../ (issue #28).",
+      from: { path: '^(shared/([^/]+)/|functions/|infra/|cli/|bench/|test/)' },
+      to: { path: '^shared/', pathNot: '^shared/$2/', dependencyTypesNot: ['aliased-subpath-import'] },
+    },
+    {
       name: 'product-not-to-tools',
       severity: 'error',
       comment:

@@ -1,7 +1,7 @@
 /** Section 2 of `npm run bench`: minified bundle size and import time of every Lambda, next to the FLOOR handler. */
 import { join } from 'node:path';
 import { version as esbuildVersion } from 'esbuild';
-import { routes } from '../shared/api/routes.ts';
+import { routes } from '#api/routes.ts';
 import {
   type Bundle,
   type BundleTarget,

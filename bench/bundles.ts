@@ -3,13 +3,7 @@ import { mkdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type BuildOptions, build, type Metafile } from 'esbuild';
-import {
-  bundling,
-  SIDECAR_DIR,
-  type StagedAsset,
-  sidecarEntryPoints,
-  stageBeside,
-} from '../infra/bundling.ts';
+import { bundling, SIDECAR_DIR, type StagedAsset, sidecarEntryPoints, stageBeside } from '#infra/bundling.ts';
 import { kb, median, table } from './stats.ts';
 
 export const root = resolve(import.meta.dirname, '..');

@@ -1,8 +1,8 @@
 /** What the cold requests' preparation makes things from: files, bodies, and the shapes of what it made. */
 import { randomUUID } from 'node:crypto';
 import { writeArrayBuffer } from 'geotiff';
-import { mapboxStyleBody } from '../shared/api/examples.ts';
-import { routes } from '../shared/api/routes.ts';
+import { mapboxStyleBody } from '#api/examples.ts';
+import { routes } from '#api/routes.ts';
 
 export const PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',

@@ -9,10 +9,10 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { localIssuer, localSecretKey } from '../infra/local/files.ts';
-import { LOCAL_ISSUER_PATH } from '../infra/local/oidc-provider.ts';
-import { LOCAL_UPLOAD_PATH } from '../infra/local/uploads.ts';
-import type { Operation } from '../shared/api/operation.ts';
+import type { Operation } from '#api/operation.ts';
+import { localIssuer, localSecretKey } from '#infra/local/files.ts';
+import { LOCAL_ISSUER_PATH } from '#infra/local/oidc-provider.ts';
+import { LOCAL_UPLOAD_PATH } from '#infra/local/uploads.ts';
 import { lambdaBaseEnv, runFresh } from './bundles.ts';
 import type { RouteRequest } from './cold-request-kit.ts';
 

@@ -5,8 +5,8 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { localIssuer } from '../infra/local/files.ts';
-import { routes } from '../shared/api/routes.ts';
+import { routes } from '#api/routes.ts';
+import { localIssuer } from '#infra/local/files.ts';
 import {
   type Fixed,
   type PerRun,

@@ -1,7 +1,7 @@
 /** The requests of section 2's cold requests: their shape, and the kit each area's requests are written with. */
 
-import type { Operation } from '../shared/api/operation.ts';
-import { routes } from '../shared/api/routes.ts';
+import type { Operation } from '#api/operation.ts';
+import { routes } from '#api/routes.ts';
 import type { Fixed, PerRun } from './cold-fixtures.ts';
 
 /** One request to a route, as the proxy event carries it. */

@@ -1,5 +1,5 @@
-import type { Operation } from '../shared/api/operation.ts';
-import { routes } from '../shared/api/routes.ts';
+import type { Operation } from '#api/operation.ts';
+import { routes } from '#api/routes.ts';
 import type { Bundle } from './bundles.ts';
 import type { Fixed, PerRun } from './cold-fixtures.ts';
 import { hostClient } from './cold-host-client.ts';

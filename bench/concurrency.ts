@@ -13,7 +13,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:https';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { keys } from '../shared/store/keys.ts';
+import { keys } from '#store/keys.ts';
 import { FAULT_HOST } from '../test/support/host-process.ts';
 import { root } from './bundles.ts';
 import { cleanup, installExitHandlers, onCleanup } from './cleanup.ts';

@@ -27,9 +27,8 @@ import { readFileSync } from 'node:fs';
 import { Agent } from 'node:https';
 import { join } from 'node:path';
 import pg from 'pg';
-import { DEMO_USER } from '../infra/local/postgis.ts';
-import { builtInPolicies } from '../shared/auth/permissions.ts';
-import { config } from '../shared/config/env.ts';
+import { builtInPolicies } from '#auth/permissions.ts';
+import { config } from '#config/env.ts';
 import {
   describeFeatureSource,
   type FeatureLayer,
@@ -37,20 +36,21 @@ import {
   featureQueryContext,
   itemsStatement,
   readFeatureItems,
-} from '../shared/datasources/feature-items.ts';
-import { postgisLayerData } from '../shared/datasources/layer-data.ts';
-import type { PostgisConnection } from '../shared/datasources/postgis.ts';
-import { type RenderedTile, renderTile, type TileLayerSource } from '../shared/datasources/vector-tiles.ts';
-import type { DataCaller } from '../shared/domain/data-access.ts';
-import { collectionTile, type DataPlanePorts, dataItems } from '../shared/domain/data-plane.ts';
-import { parseFeatureQuery } from '../shared/domain/feature-query.ts';
-import type { Layer } from '../shared/domain/layers.ts';
-import { dataLinks } from '../shared/domain/ogc-documents.ts';
-import type { Service } from '../shared/domain/services.ts';
-import type { OGCAPISettings, OGCTilesSettings } from '../shared/domain/settings.ts';
-import type { Workspace } from '../shared/domain/workspaces.ts';
-import { documentClient } from '../shared/store/client.ts';
-import { dynamoDataCatalog } from '../shared/store/data-catalog.ts';
+} from '#datasources/feature-items.ts';
+import { postgisLayerData } from '#datasources/layer-data.ts';
+import type { PostgisConnection } from '#datasources/postgis.ts';
+import { type RenderedTile, renderTile, type TileLayerSource } from '#datasources/vector-tiles.ts';
+import type { DataCaller } from '#domain/data-access.ts';
+import { collectionTile, type DataPlanePorts, dataItems } from '#domain/data-plane.ts';
+import { parseFeatureQuery } from '#domain/feature-query.ts';
+import type { Layer } from '#domain/layers.ts';
+import { dataLinks } from '#domain/ogc-documents.ts';
+import type { Service } from '#domain/services.ts';
+import type { OGCAPISettings, OGCTilesSettings } from '#domain/settings.ts';
+import type { Workspace } from '#domain/workspaces.ts';
+import { DEMO_USER } from '#infra/local/postgis.ts';
+import { documentClient } from '#store/client.ts';
+import { dynamoDataCatalog } from '#store/data-catalog.ts';
 import { onCleanup } from './cleanup.ts';
 import { call, type Reply, send } from './latency.ts';
 import { fixed, mean, percentile, ratio, table, thousands, verdict } from './stats.ts';

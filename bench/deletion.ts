@@ -23,9 +23,9 @@ import {
   QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { startDynamoLocal } from '../infra/local/dynamodb.ts';
-import { usedStyles } from '../shared/domain/layers.ts';
-import { keys } from '../shared/store/keys.ts';
+import { usedStyles } from '#domain/layers.ts';
+import { startDynamoLocal } from '#infra/local/dynamodb.ts';
+import { keys } from '#store/keys.ts';
 import { FAULT_HOST, startHostProcess } from '../test/support/host-process.ts';
 import { freePort } from '../test/support/ports.ts';
 import { cleanup, installExitHandlers, onCleanup, stopStarting } from './cleanup.ts';

@@ -29,13 +29,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { basename } from 'node:path';
-import { ImportDatabase } from '../shared/datasources/imports/database.ts';
-import type { ImportDatabaseConfig } from '../shared/datasources/imports/database-connection.ts';
-import type { ImportSession } from '../shared/datasources/imports/database-session.ts';
-import { discover, readFeatures } from '../shared/datasources/imports/formats/index.ts';
-import { loadImport } from '../shared/datasources/imports/pipeline.ts';
-import { defaultPlan } from '../shared/domain/import-plans.ts';
-import type { SourceFeature } from '../shared/domain/import-sources.ts';
+import { ImportDatabase } from '#datasources/imports/database.ts';
+import type { ImportDatabaseConfig } from '#datasources/imports/database-connection.ts';
+import type { ImportSession } from '#datasources/imports/database-session.ts';
+import { discover, readFeatures } from '#datasources/imports/formats/index.ts';
+import { loadImport } from '#datasources/imports/pipeline.ts';
+import { defaultPlan } from '#domain/import-plans.ts';
+import type { SourceFeature } from '#domain/import-sources.ts';
 
 /** Time spent inside the named session methods (the session object itself is passed through). */
 class TimedDatabase extends ImportDatabase {

@@ -44,7 +44,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { type EmbeddedPostgis, startEmbeddedPostgis } from '../infra/local/postgis.ts';
+import { type EmbeddedPostgis, startEmbeddedPostgis } from '#infra/local/postgis.ts';
 import { bundleScript } from './bundles.ts';
 import { cleanup, installExitHandlers, onCleanup, stopNow, wasInterrupted } from './cleanup.ts';
 import { fixed, median as medianOf, ratio, table, thousands, verdict } from './stats.ts';

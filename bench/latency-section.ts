@@ -2,10 +2,11 @@
  * Section 1 of `npm run bench`: request latency against the local host next to THE FLOOR — the
  * data and cases, the margin targets measured paired (ADR 0140) and the lists' phase profile.
  */
-import { localIssuer } from '../infra/local/files.ts';
-import { ROLES_CLAIM } from '../shared/auth/authenticate.ts';
-import { hashApiKey } from '../shared/domain/api-keys.ts';
-import { keys } from '../shared/store/keys.ts';
+
+import { ROLES_CLAIM } from '#auth/authenticate.ts';
+import { hashApiKey } from '#domain/api-keys.ts';
+import { localIssuer } from '#infra/local/files.ts';
+import { keys } from '#store/keys.ts';
 import { call, type LatencyCase, type LatencyResult, measureLatency } from './latency.ts';
 import { type ListFloor, listFloorParams } from './list-floors.ts';
 import { measureListPhases } from './list-phases.ts';

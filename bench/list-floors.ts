@@ -5,9 +5,9 @@ import {
   QueryCommand,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { serviceCandidates } from '../shared/domain/services.ts';
-import { workspaceCandidates } from '../shared/domain/workspaces.ts';
-import { type Key, keys } from '../shared/store/keys.ts';
+import { serviceCandidates } from '#domain/services.ts';
+import { workspaceCandidates } from '#domain/workspaces.ts';
+import { type Key, keys } from '#store/keys.ts';
 
 /**
  * The floor of a list's architecture (issue #27, ADR 0140): what the REQUEST authorizer reads for

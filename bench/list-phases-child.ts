@@ -13,7 +13,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { localSecretKey } from '../infra/local/files.ts';
+import { localSecretKey } from '#infra/local/files.ts';
 import { authorizerRead, type ListFloor, listQuery, readListFloor } from './list-floors.ts';
 import { median } from './stats.ts';
 
@@ -77,9 +77,9 @@ Object.assign(process.env, {
   GEOPLANE_SECRET_KEY: localSecretKey(input.dataDir),
   GLOBAL_USAGE_KEY: 'geoplane-local-global-usage-key',
 });
-const { documentClient } = await import('../shared/store/client.ts');
-const { installDataAccessCheck } = await import('../infra/local/data-access.ts');
-const { handleRequest } = await import('../infra/local/gateway.ts');
+const { documentClient } = await import('#store/client.ts');
+const { installDataAccessCheck } = await import('#infra/local/data-access.ts');
+const { handleRequest } = await import('#infra/local/gateway.ts');
 
 const calls: Call[] = [];
 /** The gateway's `withDataAccess` scopes (`{ name, allowed }`) of the current request: start and end. */

@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type DynamoLocal, startDynamoLocal } from '../infra/local/dynamodb.ts';
+import { type DynamoLocal, startDynamoLocal } from '#infra/local/dynamodb.ts';
 import { type HostProcess, startHostProcess } from '../test/support/host-process.ts';
 import { freePort } from '../test/support/ports.ts';
 import { onCleanup, stopStarting } from './cleanup.ts';

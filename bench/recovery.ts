@@ -15,7 +15,7 @@ import { Agent, request } from 'node:https';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { startDynamoLocal } from '../infra/local/dynamodb.ts';
+import { startDynamoLocal } from '#infra/local/dynamodb.ts';
 import { type HostProcess, startHostProcess } from '../test/support/host-process.ts';
 import { freePort } from '../test/support/ports.ts';
 import { cleanup, installExitHandlers, onCleanup, stopStarting } from './cleanup.ts';

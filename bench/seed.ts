@@ -1,15 +1,10 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { DataSourceGateway } from '../shared/domain/datasource.ts';
-import {
-  createLayer,
-  type Layer,
-  type LayerRepository,
-  type PublicIdMarker,
-} from '../shared/domain/layers.ts';
-import type { SecretBox } from '../shared/domain/secrets.ts';
-import type { Service } from '../shared/domain/services.ts';
-import { entities, keys } from '../shared/store/keys.ts';
+import type { DataSourceGateway } from '#domain/datasource.ts';
+import { createLayer, type Layer, type LayerRepository, type PublicIdMarker } from '#domain/layers.ts';
+import type { SecretBox } from '#domain/secrets.ts';
+import type { Service } from '#domain/services.ts';
+import { entities, keys } from '#store/keys.ts';
 
 /**
  * Seeding of the scaling run (ADR 0021): layers written straight into DynamoDB Local, because

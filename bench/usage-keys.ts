@@ -5,7 +5,7 @@
  * per workspace, plus the conditional put of the slot's first workspace.
  */
 import { performance } from 'node:perf_hooks';
-import { ensureTable, startDynamoLocal } from '../infra/local/dynamodb.ts';
+import { ensureTable, startDynamoLocal } from '#infra/local/dynamodb.ts';
 import { freePort } from '../test/support/ports.ts';
 import { onCleanup } from './cleanup.ts';
 import { fixed, median, percentile, table } from './stats.ts';
@@ -34,9 +34,9 @@ export async function measureUsageKeys(progress: (text: string) => void): Promis
     AWS_SECRET_ACCESS_KEY: 'local',
     AWS_REGION: 'us-east-1',
   });
-  const { assignUsageKey } = await import('../shared/domain/usage-keys.ts');
-  const { localUsageKeys } = await import('../shared/platform/usage-keys.ts');
-  const { usageKeySlotRepository } = await import('../shared/store/repositories.ts');
+  const { assignUsageKey } = await import('#domain/usage-keys.ts');
+  const { localUsageKeys } = await import('#platform/usage-keys.ts');
+  const { usageKeySlotRepository } = await import('#store/repositories.ts');
   const slots = usageKeySlotRepository();
   const run: UsageKeyRun = { firstOfSlot: [], reuse: [], concurrentRounds: [], distinct: true };
   progress(`usage keys: ${SEQUENTIAL} assignments one after the other on a pool of ${POOL}`);

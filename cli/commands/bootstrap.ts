@@ -93,8 +93,8 @@ export function registerBootstrap(program: Command): void {
         process.env.AWS_REGION = region;
         if (options.endpoint) process.env.DYNAMODB_ENDPOINT = options.endpoint;
         else delete process.env.DYNAMODB_ENDPOINT;
-        const { createApiKey, revokeApiKey } = await import('../../shared/domain/api-keys.ts');
-        const { apiKeyRepository } = await import('../../shared/store/repositories.ts');
+        const { createApiKey, revokeApiKey } = await import('#domain/api-keys.ts');
+        const { apiKeyRepository } = await import('#store/repositories.ts');
 
         if (options.revoke !== undefined) {
           // Global keys live outside every workspace: find(undefined, id) reads only those.

@@ -1,8 +1,8 @@
-import { getAPIKey as operation } from '../../shared/api/operations/api-keys.ts';
-import { publicApiKey, requireApiKey } from '../../shared/domain/api-keys.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { apiKeyRepository } from '../../shared/wiring/repositories.ts';
+import { getAPIKey as operation } from '#api/operations/api-keys.ts';
+import { publicApiKey, requireApiKey } from '#domain/api-keys.ts';
+import { ok } from '#http/responses.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { apiKeyRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, params }) => {
   const key = await requireApiKey(apiKeyRepository(), workspace.id, params.keyId);

@@ -1,8 +1,8 @@
-import { listAuditEvents as operation } from '../../shared/api/operations/audit.ts';
-import { listAudit } from '../../shared/domain/audit.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { auditTrail } from '../../shared/wiring/repositories.ts';
+import { listAuditEvents as operation } from '#api/operations/audit.ts';
+import { listAudit } from '#domain/audit.ts';
+import { ok } from '#http/responses.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { auditTrail } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ query }) =>
   ok(await listAudit(auditTrail(), 'all', query)),

@@ -1,8 +1,8 @@
-import { listBrowserSessions as operation } from '../../shared/api/operations/auth.ts';
-import { presentBrowserSession } from '../../shared/api/present.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { sessionRepository } from '../../shared/wiring/repositories.ts';
+import { listBrowserSessions as operation } from '#api/operations/auth.ts';
+import { presentBrowserSession } from '#api/present.ts';
+import { ok } from '#http/responses.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { sessionRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ query }) => {
   const page = await sessionRepository().listListed(query.limit, query.cursor, new Date().toISOString());

@@ -1,10 +1,10 @@
-import { login as operation } from '../../shared/api/operations/auth.ts';
-import { sessionCookies } from '../../shared/auth/cookies.ts';
-import { signIn } from '../../shared/auth/session-requests.ts';
-import { sessionCreated } from '../../shared/http/responses.ts';
-import { authPorts } from '../../shared/wiring/access.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { workspaceRepository } from '../../shared/wiring/repositories.ts';
+import { login as operation } from '#api/operations/auth.ts';
+import { sessionCookies } from '#auth/cookies.ts';
+import { signIn } from '#auth/session-requests.ts';
+import { sessionCreated } from '#http/responses.ts';
+import { authPorts } from '#wiring/access.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { workspaceRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ body, sourceIp }) => {
   const { issued, me } = await signIn(

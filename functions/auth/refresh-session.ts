@@ -1,10 +1,10 @@
-import { refreshSession as operation } from '../../shared/api/operations/auth.ts';
-import { parseCookies, SESSION_COOKIE, sessionCookies } from '../../shared/auth/cookies.ts';
-import { renewSession } from '../../shared/auth/session-requests.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { authPorts } from '../../shared/wiring/access.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { workspaceRepository } from '../../shared/wiring/repositories.ts';
+import { refreshSession as operation } from '#api/operations/auth.ts';
+import { parseCookies, SESSION_COOKIE, sessionCookies } from '#auth/cookies.ts';
+import { renewSession } from '#auth/session-requests.ts';
+import { ok } from '#http/responses.ts';
+import { authPorts } from '#wiring/access.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { workspaceRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ principal, headers }) => {
   const { issued, me } = await renewSession(

@@ -1,6 +1,6 @@
-import { bootstrapAdminsOf, reconcileBootstrapAdmins } from '../../shared/domain/bootstrap-admins.ts';
-import { makeCustomResourceHandler } from '../../shared/wiring/custom-resource.ts';
-import { claimMappingRepository, roleRepository } from '../../shared/wiring/repositories.ts';
+import { bootstrapAdminsOf, reconcileBootstrapAdmins } from '#domain/bootstrap-admins.ts';
+import { makeCustomResourceHandler } from '#wiring/custom-resource.ts';
+import { claimMappingRepository, roleRepository } from '#wiring/repositories.ts';
 
 /** One per stack: the resource never changes identity, so an Update is never a replacement. */
 const PHYSICAL_ID = 'geoplane-bootstrap-admins';

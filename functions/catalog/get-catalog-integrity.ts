@@ -1,8 +1,8 @@
-import { getCatalogIntegrity as operation } from '../../shared/api/operations/integrity.ts';
-import { checkCatalog } from '../../shared/domain/catalog-integrity.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { integrityDeps } from '../../shared/wiring/integrity.ts';
+import { getCatalogIntegrity as operation } from '#api/operations/integrity.ts';
+import { checkCatalog } from '#domain/catalog-integrity.ts';
+import { ok } from '#http/responses.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { integrityDeps } from '#wiring/integrity.ts';
 
 export const handler = makeHandler(operation, async ({ query }) =>
   ok(await checkCatalog(integrityDeps(), query)),

@@ -1,8 +1,8 @@
-import { repairCatalogIntegrity as operation } from '../../shared/api/operations/integrity.ts';
-import { repairCatalog } from '../../shared/domain/catalog-integrity.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { integrityDeps } from '../../shared/wiring/integrity.ts';
+import { repairCatalogIntegrity as operation } from '#api/operations/integrity.ts';
+import { repairCatalog } from '#domain/catalog-integrity.ts';
+import { ok } from '#http/responses.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { integrityDeps } from '#wiring/integrity.ts';
 
 export const handler = makeChangeHandler(operation, async ({ query }) =>
   ok(await repairCatalog(integrityDeps(), { ...query, confirm: query.confirm === true })),

@@ -1,12 +1,9 @@
-import { locationOf } from '../../shared/api/operation.ts';
-import {
-  deleteClaimMapping,
-  createClaimMapping as operation,
-} from '../../shared/api/operations/claim-mappings.ts';
-import { createClaimMapping, presentClaimMapping } from '../../shared/domain/claim-mappings.ts';
-import { created } from '../../shared/http/responses.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { claimMappingRepository, roleRepository } from '../../shared/wiring/repositories.ts';
+import { locationOf } from '#api/operation.ts';
+import { deleteClaimMapping, createClaimMapping as operation } from '#api/operations/claim-mappings.ts';
+import { createClaimMapping, presentClaimMapping } from '#domain/claim-mappings.ts';
+import { created } from '#http/responses.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { claimMappingRepository, roleRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, body }) => {
   const mapping = await createClaimMapping(claimMappingRepository(), roleRepository(), workspace.id, body);

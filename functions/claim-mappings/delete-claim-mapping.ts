@@ -1,8 +1,8 @@
-import { deleteClaimMapping as operation } from '../../shared/api/operations/claim-mappings.ts';
-import { deleteClaimMapping } from '../../shared/domain/claim-mappings.ts';
-import { noContent } from '../../shared/http/responses.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { claimMappingRepository } from '../../shared/wiring/repositories.ts';
+import { deleteClaimMapping as operation } from '#api/operations/claim-mappings.ts';
+import { deleteClaimMapping } from '#domain/claim-mappings.ts';
+import { noContent } from '#http/responses.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { claimMappingRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params, ifMatch }) => {
   await deleteClaimMapping(claimMappingRepository(), workspace.id, params.mappingId, ifMatch);

@@ -1,8 +1,8 @@
-import { listClaimMappings as operation } from '../../shared/api/operations/claim-mappings.ts';
-import { presentClaimMapping } from '../../shared/domain/claim-mappings.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { claimMappingRepository } from '../../shared/wiring/repositories.ts';
+import { listClaimMappings as operation } from '#api/operations/claim-mappings.ts';
+import { presentClaimMapping } from '#domain/claim-mappings.ts';
+import { ok } from '#http/responses.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { claimMappingRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, query }) => {
   const page = await claimMappingRepository().list(workspace.id, query.limit, query.cursor);

@@ -1,8 +1,8 @@
-import { listGlobalClaimMappings as operation } from '../../shared/api/operations/claim-mappings.ts';
-import { GLOBAL_SCOPE, presentClaimMapping } from '../../shared/domain/claim-mappings.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { claimMappingRepository } from '../../shared/wiring/repositories.ts';
+import { listGlobalClaimMappings as operation } from '#api/operations/claim-mappings.ts';
+import { GLOBAL_SCOPE, presentClaimMapping } from '#domain/claim-mappings.ts';
+import { ok } from '#http/responses.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { claimMappingRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ query }) => {
   const page = await claimMappingRepository().list(GLOBAL_SCOPE, query.limit, query.cursor);

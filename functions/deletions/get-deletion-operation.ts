@@ -1,10 +1,10 @@
-import { getDeletionOperation as operation } from '../../shared/api/operations/deletions.ts';
-import { mayManageWorkspace } from '../../shared/auth/workspace-access.ts';
-import { presentDeletion, requireVisibleDeletion } from '../../shared/domain/deletions.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { accessPorts } from '../../shared/wiring/access.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { deletionRepository } from '../../shared/wiring/repositories.ts';
+import { getDeletionOperation as operation } from '#api/operations/deletions.ts';
+import { mayManageWorkspace } from '#auth/workspace-access.ts';
+import { presentDeletion, requireVisibleDeletion } from '#domain/deletions.ts';
+import { ok } from '#http/responses.ts';
+import { accessPorts } from '#wiring/access.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { deletionRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ params, principal }) => {
   const { operation: op, plan } = await requireVisibleDeletion(

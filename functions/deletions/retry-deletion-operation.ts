@@ -1,15 +1,12 @@
-import { locationOf } from '../../shared/api/operation.ts';
-import {
-  getDeletionOperation,
-  retryDeletionOperation as operation,
-} from '../../shared/api/operations/deletions.ts';
-import { mayManageWorkspace } from '../../shared/auth/workspace-access.ts';
-import { presentDeletion, retryDeletionOperation } from '../../shared/domain/deletions.ts';
-import { accepted } from '../../shared/http/responses.ts';
-import { accessPorts } from '../../shared/wiring/access.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { deletionRepository } from '../../shared/wiring/repositories.ts';
-import { workflowStarter } from '../../shared/wiring/workflows.ts';
+import { locationOf } from '#api/operation.ts';
+import { getDeletionOperation, retryDeletionOperation as operation } from '#api/operations/deletions.ts';
+import { mayManageWorkspace } from '#auth/workspace-access.ts';
+import { presentDeletion, retryDeletionOperation } from '#domain/deletions.ts';
+import { accepted } from '#http/responses.ts';
+import { accessPorts } from '#wiring/access.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { deletionRepository } from '#wiring/repositories.ts';
+import { workflowStarter } from '#wiring/workflows.ts';
 
 export const handler = makeChangeHandler(operation, async ({ params, principal }) => {
   const { operation: next, plan } = await retryDeletionOperation(

@@ -1,7 +1,7 @@
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
-import { publishCatalogEvents } from '../../shared/domain/catalog-events.ts';
-import { errorFields, logger } from '../../shared/log/logger.ts';
-import { auditRecordOf, catalogEventBus } from '../../shared/wiring/events.ts';
+import { publishCatalogEvents } from '#domain/catalog-events.ts';
+import { errorFields, logger } from '#log/logger.ts';
+import { auditRecordOf, catalogEventBus } from '#wiring/events.ts';
 
 /**
  * The table's stream → EventBridge (ADR 0094): each audit record of a committed change becomes

@@ -1,16 +1,16 @@
-import { locationOf } from '../../shared/api/operation.ts';
-import { getImport, createImport as operation } from '../../shared/api/operations/imports.ts';
-import { createImport, presentImport } from '../../shared/domain/imports.ts';
-import { created } from '../../shared/http/responses.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
+import { locationOf } from '#api/operation.ts';
+import { getImport, createImport as operation } from '#api/operations/imports.ts';
+import { createImport, presentImport } from '#domain/imports.ts';
+import { created } from '#http/responses.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
 import {
   importLimits,
   importRepository,
   importStarter,
   importUploads,
   importUriPolicy,
-} from '../../shared/wiring/imports.ts';
-import { layerRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
+} from '#wiring/imports.ts';
+import { layerRepository, serviceRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, body, principal }) => {
   const repo = importRepository();

@@ -1,8 +1,8 @@
-import { getImportHistory as operation } from '../../shared/api/operations/imports.ts';
-import { importHistory, presentEvent } from '../../shared/domain/imports.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { importRepository } from '../../shared/wiring/imports.ts';
+import { getImportHistory as operation } from '#api/operations/imports.ts';
+import { importHistory, presentEvent } from '#domain/imports.ts';
+import { ok } from '#http/responses.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { importRepository } from '#wiring/imports.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, params, query }) => {
   const page = await importHistory(

@@ -1,9 +1,9 @@
-import { previewImport as operation } from '../../shared/api/operations/imports.ts';
-import { previewImport } from '../../shared/domain/imports.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { importPreviews } from '../../shared/wiring/import-engine.ts';
-import { importRepository } from '../../shared/wiring/imports.ts';
+import { previewImport as operation } from '#api/operations/imports.ts';
+import { previewImport } from '#domain/imports.ts';
+import { ok } from '#http/responses.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { importPreviews } from '#wiring/import-engine.ts';
+import { importRepository } from '#wiring/imports.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, params, query }) =>
   ok(

@@ -1,11 +1,11 @@
-import { locationOf } from '../../shared/api/operation.ts';
-import { getImport, rollbackImport as operation } from '../../shared/api/operations/imports.ts';
-import { presentImport, rollbackImport } from '../../shared/domain/imports.ts';
-import { accepted } from '../../shared/http/responses.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { importRepository, importStarter } from '../../shared/wiring/imports.ts';
-import { deletionRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
-import { workflowStarter } from '../../shared/wiring/workflows.ts';
+import { locationOf } from '#api/operation.ts';
+import { getImport, rollbackImport as operation } from '#api/operations/imports.ts';
+import { presentImport, rollbackImport } from '#domain/imports.ts';
+import { accepted } from '#http/responses.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { importRepository, importStarter } from '#wiring/imports.ts';
+import { deletionRepository, serviceRepository } from '#wiring/repositories.ts';
+import { workflowStarter } from '#wiring/workflows.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params, principal }) => {
   const next = await rollbackImport(

@@ -1,9 +1,9 @@
-import { setImportPlan as operation } from '../../shared/api/operations/imports.ts';
-import { presentImport, setImportPlan } from '../../shared/domain/imports.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { importLimits, importRepository, importStarter } from '../../shared/wiring/imports.ts';
-import { layerRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
+import { setImportPlan as operation } from '#api/operations/imports.ts';
+import { presentImport, setImportPlan } from '#domain/imports.ts';
+import { ok } from '#http/responses.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { importLimits, importRepository, importStarter } from '#wiring/imports.ts';
+import { layerRepository, serviceRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params, body, ifMatch }) => {
   const repo = importRepository();

@@ -1,9 +1,9 @@
-import { locationOf } from '../../shared/api/operation.ts';
-import { getImport, startImport as operation } from '../../shared/api/operations/imports.ts';
-import { presentImport, startImport } from '../../shared/domain/imports.ts';
-import { accepted } from '../../shared/http/responses.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { importRepository, importStarter, importUploads } from '../../shared/wiring/imports.ts';
+import { locationOf } from '#api/operation.ts';
+import { getImport, startImport as operation } from '#api/operations/imports.ts';
+import { presentImport, startImport } from '#domain/imports.ts';
+import { accepted } from '#http/responses.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { importRepository, importStarter, importUploads } from '#wiring/imports.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params }) => {
   const next = await startImport(

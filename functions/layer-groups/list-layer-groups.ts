@@ -1,7 +1,7 @@
-import { listLayerGroups as operation } from '../../shared/api/operations/layer-groups.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { layerGroupRepository } from '../../shared/wiring/repositories.ts';
+import { listLayerGroups as operation } from '#api/operations/layer-groups.ts';
+import { ok } from '#http/responses.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { layerGroupRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, query }) => {
   const page = await layerGroupRepository().list(workspace.id, query.limit, query.cursor);

@@ -1,8 +1,8 @@
-import { updateLayerGroup as operation } from '../../shared/api/operations/layer-groups.ts';
-import { updateLayerGroup } from '../../shared/domain/layer-groups.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { layerGroupRepository, layerRepository } from '../../shared/wiring/repositories.ts';
+import { updateLayerGroup as operation } from '#api/operations/layer-groups.ts';
+import { updateLayerGroup } from '#domain/layer-groups.ts';
+import { ok } from '#http/responses.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { layerGroupRepository, layerRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params, body, ifMatch }) =>
   ok(

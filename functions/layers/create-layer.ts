@@ -1,10 +1,10 @@
-import { locationOf } from '../../shared/api/operation.ts';
-import { getLayer, createLayer as operation } from '../../shared/api/operations/layers.ts';
-import { createLayer, presentLayer } from '../../shared/domain/layers.ts';
-import { created } from '../../shared/http/responses.ts';
-import { postgisGateway, preloadPostgis, secretBox } from '../../shared/wiring/datasources.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { layerRepository } from '../../shared/wiring/repositories.ts';
+import { locationOf } from '#api/operation.ts';
+import { getLayer, createLayer as operation } from '#api/operations/layers.ts';
+import { createLayer, presentLayer } from '#domain/layers.ts';
+import { created } from '#http/responses.ts';
+import { postgisGateway, preloadPostgis, secretBox } from '#wiring/datasources.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { layerRepository } from '#wiring/repositories.ts';
 
 // Its requests reach PostGIS and parse SQL: the driver and the parser load during init.
 preloadPostgis({ sql: true });

@@ -1,8 +1,8 @@
-import { listWorkspaceLayers as operation } from '../../shared/api/operations/layers.ts';
-import { listWorkspaceLayers, presentLayer } from '../../shared/domain/layers.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { layerRepository, serviceRepository } from '../../shared/wiring/repositories.ts';
+import { listWorkspaceLayers as operation } from '#api/operations/layers.ts';
+import { listWorkspaceLayers, presentLayer } from '#domain/layers.ts';
+import { ok } from '#http/responses.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { layerRepository, serviceRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, query }) => {
   const page = await listWorkspaceLayers(

@@ -1,9 +1,9 @@
-import { updateLayer as operation } from '../../shared/api/operations/layers.ts';
-import { presentLayer, updateLayer } from '../../shared/domain/layers.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { postgisGateway, preloadPostgis, secretBox } from '../../shared/wiring/datasources.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { layerRepository } from '../../shared/wiring/repositories.ts';
+import { updateLayer as operation } from '#api/operations/layers.ts';
+import { presentLayer, updateLayer } from '#domain/layers.ts';
+import { ok } from '#http/responses.ts';
+import { postgisGateway, preloadPostgis, secretBox } from '#wiring/datasources.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { layerRepository } from '#wiring/repositories.ts';
 
 // Its requests reach PostGIS and parse SQL: the driver and the parser load during init.
 preloadPostgis({ sql: true });

@@ -1,12 +1,9 @@
-import { locationOf } from '../../shared/api/operation.ts';
-import {
-  getMosaicHarvestJob,
-  createMosaicHarvestJob as operation,
-} from '../../shared/api/operations/mosaics.ts';
-import { createHarvestJob, presentHarvestJob } from '../../shared/domain/mosaic-harvest-jobs.ts';
-import { accepted } from '../../shared/http/responses.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { harvestJobRepository, harvestStarter } from '../../shared/wiring/mosaic-harvest-jobs.ts';
+import { locationOf } from '#api/operation.ts';
+import { getMosaicHarvestJob, createMosaicHarvestJob as operation } from '#api/operations/mosaics.ts';
+import { createHarvestJob, presentHarvestJob } from '#domain/mosaic-harvest-jobs.ts';
+import { accepted } from '#http/responses.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { harvestJobRepository, harvestStarter } from '#wiring/mosaic-harvest-jobs.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, service, body }) => {
   const job = await createHarvestJob(

@@ -1,8 +1,8 @@
-import { listMosaicHarvestJobs as operation } from '../../shared/api/operations/mosaics.ts';
-import { listHarvestJobs, presentHarvestJob } from '../../shared/domain/mosaic-harvest-jobs.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { harvestJobRepository } from '../../shared/wiring/mosaic-harvest-jobs.ts';
+import { listMosaicHarvestJobs as operation } from '#api/operations/mosaics.ts';
+import { listHarvestJobs, presentHarvestJob } from '#domain/mosaic-harvest-jobs.ts';
+import { ok } from '#http/responses.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { harvestJobRepository } from '#wiring/mosaic-harvest-jobs.ts';
 
 export const handler = makeHandler(operation, async ({ service, query }) => {
   const page = await listHarvestJobs(

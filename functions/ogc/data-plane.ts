@@ -1,10 +1,10 @@
-import { dataOpenApi } from '../../shared/api/data-openapi.ts';
-import { dataRoutes } from '../../shared/api/data-routes.ts';
-import * as plane from '../../shared/domain/data-plane.ts';
-import { type DataOperationFn, makeDataHandler } from '../../shared/http/make-data-handler.ts';
-import { accessPorts } from '../../shared/wiring/access.ts';
-import { dataPlanePorts } from '../../shared/wiring/data-plane.ts';
-import { preloadPostgis } from '../../shared/wiring/datasources.ts';
+import { dataOpenApi } from '#api/data-openapi.ts';
+import { dataRoutes } from '#api/data-routes.ts';
+import * as plane from '#domain/data-plane.ts';
+import { type DataOperationFn, makeDataHandler } from '#http/make-data-handler.ts';
+import { accessPorts } from '#wiring/access.ts';
+import { dataPlanePorts } from '#wiring/data-plane.ts';
+import { preloadPostgis } from '#wiring/datasources.ts';
 
 // Items and tiles come from PostGIS, and a SQL layer's parse its SQL: both load during init.
 preloadPostgis({ sql: true });

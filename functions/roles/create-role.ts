@@ -1,10 +1,10 @@
-import { locationOf } from '../../shared/api/operation.ts';
-import { getRole, createRole as operation } from '../../shared/api/operations/roles.ts';
-import { presentRole } from '../../shared/api/present.ts';
-import { createRole } from '../../shared/domain/roles.ts';
-import { created } from '../../shared/http/responses.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { roleRepository } from '../../shared/wiring/repositories.ts';
+import { locationOf } from '#api/operation.ts';
+import { getRole, createRole as operation } from '#api/operations/roles.ts';
+import { presentRole } from '#api/present.ts';
+import { createRole } from '#domain/roles.ts';
+import { created } from '#http/responses.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { roleRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ body }) => {
   const role = await createRole(roleRepository(), body);

@@ -1,9 +1,9 @@
-import { getRoleDeletionPlan as operation } from '../../shared/api/operations/roles.ts';
-import { presentRoleDeletionPlan } from '../../shared/api/present.ts';
-import { roleDeletionPlan } from '../../shared/domain/roles.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { roleRepository } from '../../shared/wiring/repositories.ts';
+import { getRoleDeletionPlan as operation } from '#api/operations/roles.ts';
+import { presentRoleDeletionPlan } from '#api/present.ts';
+import { roleDeletionPlan } from '#domain/roles.ts';
+import { ok } from '#http/responses.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { roleRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ params }) =>
   ok(presentRoleDeletionPlan(await roleDeletionPlan(roleRepository(), params.roleId))),

@@ -1,9 +1,9 @@
-import { getRole as operation } from '../../shared/api/operations/roles.ts';
-import { presentRole, systemRoles } from '../../shared/api/present.ts';
-import { requireCustomRole } from '../../shared/domain/roles.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { roleRepository } from '../../shared/wiring/repositories.ts';
+import { getRole as operation } from '#api/operations/roles.ts';
+import { presentRole, systemRoles } from '#api/present.ts';
+import { requireCustomRole } from '#domain/roles.ts';
+import { ok } from '#http/responses.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { roleRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ params }) => {
   const system = systemRoles.find((r) => r.id === params.roleId);

@@ -1,8 +1,8 @@
-import { listRoles as operation } from '../../shared/api/operations/roles.ts';
-import { presentRole, systemRoles } from '../../shared/api/present.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { roleRepository } from '../../shared/wiring/repositories.ts';
+import { listRoles as operation } from '#api/operations/roles.ts';
+import { presentRole, systemRoles } from '#api/present.ts';
+import { ok } from '#http/responses.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { roleRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ query }) => {
   const page = await roleRepository().list(query.limit, query.cursor);

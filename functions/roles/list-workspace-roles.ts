@@ -1,9 +1,9 @@
-import { listWorkspaceRoles as operation } from '../../shared/api/operations/roles.ts';
-import { presentWorkspaceRoles } from '../../shared/api/present.ts';
-import { listWorkspaceRoles } from '../../shared/domain/roles.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { roleRepository } from '../../shared/wiring/repositories.ts';
+import { listWorkspaceRoles as operation } from '#api/operations/roles.ts';
+import { presentWorkspaceRoles } from '#api/present.ts';
+import { listWorkspaceRoles } from '#domain/roles.ts';
+import { ok } from '#http/responses.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { roleRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ query }) =>
   ok(presentWorkspaceRoles(await listWorkspaceRoles(roleRepository(), query.limit, query.cursor))),

@@ -1,11 +1,11 @@
-import { locationOf } from '../../shared/api/operation.ts';
-import { getService, createService as operation } from '../../shared/api/operations/services.ts';
-import { createService, presentService } from '../../shared/domain/services.ts';
-import { created } from '../../shared/http/responses.ts';
-import { postgisGateway, preloadPostgis, secretBox } from '../../shared/wiring/datasources.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { rasterRoots } from '../../shared/wiring/mosaic-roots.ts';
-import { serviceRepository } from '../../shared/wiring/repositories.ts';
+import { locationOf } from '#api/operation.ts';
+import { getService, createService as operation } from '#api/operations/services.ts';
+import { createService, presentService } from '#domain/services.ts';
+import { created } from '#http/responses.ts';
+import { postgisGateway, preloadPostgis, secretBox } from '#wiring/datasources.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { rasterRoots } from '#wiring/mosaic-roots.ts';
+import { serviceRepository } from '#wiring/repositories.ts';
 
 // Its requests reach PostGIS: the driver loads during init.
 preloadPostgis();

@@ -1,7 +1,7 @@
-import { getServiceDeletionPlan as operation } from '../../shared/api/operations/services.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { deletionRepository } from '../../shared/wiring/repositories.ts';
+import { getServiceDeletionPlan as operation } from '#api/operations/services.ts';
+import { ok } from '#http/responses.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { deletionRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ service }) => {
   return ok(await deletionRepository().servicePlan(service));

@@ -1,8 +1,8 @@
-import { listServices as operation } from '../../shared/api/operations/services.ts';
-import { presentService } from '../../shared/domain/services.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { serviceRepository } from '../../shared/wiring/repositories.ts';
+import { listServices as operation } from '#api/operations/services.ts';
+import { presentService } from '#domain/services.ts';
+import { ok } from '#http/responses.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { serviceRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, query }) => {
   const page = await serviceRepository().list(workspace.id, query.limit, query.cursor);

@@ -1,8 +1,8 @@
-import { testNewServiceConnection as operation } from '../../shared/api/operations/services.ts';
-import { testNewServiceConnection } from '../../shared/domain/services.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { postgisGateway, preloadPostgis } from '../../shared/wiring/datasources.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
+import { testNewServiceConnection as operation } from '#api/operations/services.ts';
+import { testNewServiceConnection } from '#domain/services.ts';
+import { ok } from '#http/responses.ts';
+import { postgisGateway, preloadPostgis } from '#wiring/datasources.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
 
 // Its requests reach PostGIS: the driver loads during init.
 preloadPostgis();

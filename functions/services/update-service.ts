@@ -1,10 +1,10 @@
-import { updateService as operation } from '../../shared/api/operations/services.ts';
-import { presentService, updateService } from '../../shared/domain/services.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { postgisGateway, preloadPostgis, secretBox } from '../../shared/wiring/datasources.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { rasterRoots } from '../../shared/wiring/mosaic-roots.ts';
-import { serviceRepository } from '../../shared/wiring/repositories.ts';
+import { updateService as operation } from '#api/operations/services.ts';
+import { presentService, updateService } from '#domain/services.ts';
+import { ok } from '#http/responses.ts';
+import { postgisGateway, preloadPostgis, secretBox } from '#wiring/datasources.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { rasterRoots } from '#wiring/mosaic-roots.ts';
+import { serviceRepository } from '#wiring/repositories.ts';
 
 // Its requests reach PostGIS: the driver loads during init.
 preloadPostgis();

@@ -1,8 +1,8 @@
-import { getWMSSettings as operation } from '../../shared/api/operations/settings.ts';
-import { getSettings } from '../../shared/domain/settings.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { settingsRepository } from '../../shared/wiring/repositories.ts';
+import { getWMSSettings as operation } from '#api/operations/settings.ts';
+import { getSettings } from '#domain/settings.ts';
+import { ok } from '#http/responses.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { settingsRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace }) => {
   const settings = await getSettings(settingsRepository(), workspace.id, 'wms');

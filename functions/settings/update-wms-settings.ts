@@ -1,8 +1,8 @@
-import { updateWMSSettings as operation } from '../../shared/api/operations/settings.ts';
-import { updateSettings } from '../../shared/domain/settings.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { settingsRepository } from '../../shared/wiring/repositories.ts';
+import { updateWMSSettings as operation } from '#api/operations/settings.ts';
+import { updateSettings } from '#domain/settings.ts';
+import { ok } from '#http/responses.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { settingsRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, body, ifMatch }) => {
   const settings = await updateSettings(settingsRepository(), workspace.id, 'wms', body, ifMatch);

@@ -1,8 +1,8 @@
-import { deleteStyleAsset as operation } from '../../shared/api/operations/style-assets.ts';
-import { deleteStyleAsset } from '../../shared/domain/style-assets.ts';
-import { noContent } from '../../shared/http/responses.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { styleAssetRepository } from '../../shared/wiring/repositories.ts';
+import { deleteStyleAsset as operation } from '#api/operations/style-assets.ts';
+import { deleteStyleAsset } from '#domain/style-assets.ts';
+import { noContent } from '#http/responses.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { styleAssetRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params, ifMatch }) => {
   await deleteStyleAsset(

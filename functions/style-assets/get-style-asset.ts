@@ -1,8 +1,8 @@
-import { getStyleAsset as operation } from '../../shared/api/operations/style-assets.ts';
-import { assetTag, readStyleAsset } from '../../shared/domain/style-assets.ts';
-import { type HandlerResult, notModified, ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { styleAssetRepository } from '../../shared/wiring/repositories.ts';
+import { getStyleAsset as operation } from '#api/operations/style-assets.ts';
+import { assetTag, readStyleAsset } from '#domain/style-assets.ts';
+import { type HandlerResult, notModified, ok } from '#http/responses.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { styleAssetRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(
   operation,

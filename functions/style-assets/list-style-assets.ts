@@ -1,7 +1,7 @@
-import { listStyleAssets as operation } from '../../shared/api/operations/style-assets.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { styleAssetRepository } from '../../shared/wiring/repositories.ts';
+import { listStyleAssets as operation } from '#api/operations/style-assets.ts';
+import { ok } from '#http/responses.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { styleAssetRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, query }) => {
   const page = await styleAssetRepository().list(workspace.id, query.limit, query.cursor);

@@ -1,9 +1,9 @@
-import { locationOf } from '../../shared/api/operation.ts';
-import { getStyleAsset, putStyleAsset as operation } from '../../shared/api/operations/style-assets.ts';
-import { assetTag, putStyleAsset } from '../../shared/domain/style-assets.ts';
-import { created, ok } from '../../shared/http/responses.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { styleAssetRepository } from '../../shared/wiring/repositories.ts';
+import { locationOf } from '#api/operation.ts';
+import { getStyleAsset, putStyleAsset as operation } from '#api/operations/style-assets.ts';
+import { assetTag, putStyleAsset } from '#domain/style-assets.ts';
+import { created, ok } from '#http/responses.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { styleAssetRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params, rawBody, ifMatch }) => {
   const { asset, created: isNew } = await putStyleAsset(

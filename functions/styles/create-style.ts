@@ -1,9 +1,9 @@
-import { locationOf } from '../../shared/api/operation.ts';
-import { getStyle, createStyle as operation } from '../../shared/api/operations/styles.ts';
-import { createStyle, presentStyle } from '../../shared/domain/styles.ts';
-import { created } from '../../shared/http/responses.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { styleRepository } from '../../shared/wiring/repositories.ts';
+import { locationOf } from '#api/operation.ts';
+import { getStyle, createStyle as operation } from '#api/operations/styles.ts';
+import { createStyle, presentStyle } from '#domain/styles.ts';
+import { created } from '#http/responses.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { styleRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, body }) => {
   const style = await createStyle(styleRepository(), workspace.id, body);

@@ -1,8 +1,8 @@
-import { deleteStyle as operation } from '../../shared/api/operations/styles.ts';
-import { deleteStyle } from '../../shared/domain/styles.ts';
-import { noContent } from '../../shared/http/responses.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { styleRepository } from '../../shared/wiring/repositories.ts';
+import { deleteStyle as operation } from '#api/operations/styles.ts';
+import { deleteStyle } from '#domain/styles.ts';
+import { noContent } from '#http/responses.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { styleRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params, ifMatch }) => {
   await deleteStyle(

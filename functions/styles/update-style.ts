@@ -1,8 +1,8 @@
-import { updateStyle as operation } from '../../shared/api/operations/styles.ts';
-import { presentStyle, updateStyle } from '../../shared/domain/styles.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { styleRepository } from '../../shared/wiring/repositories.ts';
+import { updateStyle as operation } from '#api/operations/styles.ts';
+import { presentStyle, updateStyle } from '#domain/styles.ts';
+import { ok } from '#http/responses.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { styleRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params, body, ifMatch }) =>
   ok(

@@ -1,9 +1,9 @@
-import { sweepStuckWork } from '../../shared/domain/sweeps.ts';
-import { errorFields, logger } from '../../shared/log/logger.ts';
-import { sweepPorts } from '../../shared/wiring/sweeps.ts';
-import { sweepTileStore } from '../../shared/wiring/tile-cache.ts';
-import { sweepUsageKeys } from '../../shared/wiring/usage-keys.ts';
-import { asSystemChange } from '../../shared/wiring/workflows.ts';
+import { sweepStuckWork } from '#domain/sweeps.ts';
+import { errorFields, logger } from '#log/logger.ts';
+import { sweepPorts } from '#wiring/sweeps.ts';
+import { sweepTileStore } from '#wiring/tile-cache.ts';
+import { sweepUsageKeys } from '#wiring/usage-keys.ts';
+import { asSystemChange } from '#wiring/workflows.ts';
 
 /**
  * The scheduled sweep (ADR 0093), invoked by an EventBridge rule: deletions, imports, harvest and

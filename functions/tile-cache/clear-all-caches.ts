@@ -1,7 +1,7 @@
-import { clearAllCaches as operation } from '../../shared/api/operations/tile-cache.ts';
-import { CACHE_TYPES } from '../../shared/domain/tile-cache.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { clearCachesHere } from '../../shared/wiring/tile-cache.ts';
+import { clearAllCaches as operation } from '#api/operations/tile-cache.ts';
+import { CACHE_TYPES } from '#domain/tile-cache.ts';
+import { ok } from '#http/responses.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { clearCachesHere } from '#wiring/tile-cache.ts';
 
 export const handler = makeChangeHandler(operation, async () => ok(await clearCachesHere(CACHE_TYPES)));

@@ -1,8 +1,8 @@
-import { getPersistentTileCacheStats as operation } from '../../shared/api/operations/tile-cache.ts';
-import { tileCacheStats } from '../../shared/domain/tile-cache.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { tileCacheStatsDeps } from '../../shared/wiring/tile-cache.ts';
+import { getPersistentTileCacheStats as operation } from '#api/operations/tile-cache.ts';
+import { tileCacheStats } from '#domain/tile-cache.ts';
+import { ok } from '#http/responses.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { tileCacheStatsDeps } from '#wiring/tile-cache.ts';
 
 export const handler = makeHandler(operation, async ({ workspace }) =>
   ok(await tileCacheStats(tileCacheStatsDeps(), workspace.id)),

@@ -1,8 +1,8 @@
-import { getTileCacheJobProgress as operation } from '../../shared/api/operations/tile-cache.ts';
-import { requireTileCacheJob, tileCacheJobProgress } from '../../shared/domain/tile-cache-jobs.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { tileCacheJobRepository } from '../../shared/wiring/tile-cache.ts';
+import { getTileCacheJobProgress as operation } from '#api/operations/tile-cache.ts';
+import { requireTileCacheJob, tileCacheJobProgress } from '#domain/tile-cache-jobs.ts';
+import { ok } from '#http/responses.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { tileCacheJobRepository } from '#wiring/tile-cache.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, params }) =>
   ok(tileCacheJobProgress(await requireTileCacheJob(tileCacheJobRepository(), workspace.id, params.job))),

@@ -1,8 +1,8 @@
-import { listTileMatrixSets as operation } from '../../shared/api/operations/tile-matrix-sets.ts';
-import { listTileMatrixSets } from '../../shared/domain/tile-matrix-sets.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { tileMatrixSetRepository } from '../../shared/wiring/repositories.ts';
+import { listTileMatrixSets as operation } from '#api/operations/tile-matrix-sets.ts';
+import { listTileMatrixSets } from '#domain/tile-matrix-sets.ts';
+import { ok } from '#http/responses.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { tileMatrixSetRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ query }) =>
   ok(await listTileMatrixSets(tileMatrixSetRepository(), query.limit, query.cursor)),

@@ -1,12 +1,9 @@
-import { locationOf } from '../../shared/api/operation.ts';
-import {
-  getTileMatrixSet,
-  putTileMatrixSet as operation,
-} from '../../shared/api/operations/tile-matrix-sets.ts';
-import { putTileMatrixSet } from '../../shared/domain/tile-matrix-sets.ts';
-import { created, ok } from '../../shared/http/responses.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { tileMatrixSetRepository } from '../../shared/wiring/repositories.ts';
+import { locationOf } from '#api/operation.ts';
+import { getTileMatrixSet, putTileMatrixSet as operation } from '#api/operations/tile-matrix-sets.ts';
+import { putTileMatrixSet } from '#domain/tile-matrix-sets.ts';
+import { created, ok } from '#http/responses.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { tileMatrixSetRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ params, body, ifMatch }) => {
   const { record, created: isNew } = await putTileMatrixSet(

@@ -1,5 +1,5 @@
-import { asWorkflowTask, deletionSteps } from '../../shared/wiring/workflows.ts';
-import type { TaskInput } from '../../shared/workflows/deletion-tasks.ts';
+import { asWorkflowTask, deletionSteps } from '#wiring/workflows.ts';
+import type { TaskInput } from '#workflows/deletion-tasks.ts';
 
 /** "Mark the operation running": pending|running → running (a completed one is left alone). */
 async function run(event: TaskInput): Promise<TaskInput> {

@@ -1,7 +1,7 @@
-import { harvestStepBudgetMs } from '../../shared/config/env.ts';
-import { type HarvestWorkflowInput, runHarvestStep } from '../../shared/domain/mosaic-harvest-jobs.ts';
-import { harvestStepDeps } from '../../shared/wiring/mosaic-harvest-jobs.ts';
-import { asWorkflowTask } from '../../shared/wiring/workflows.ts';
+import { harvestStepBudgetMs } from '#config/env.ts';
+import { type HarvestWorkflowInput, runHarvestStep } from '#domain/mosaic-harvest-jobs.ts';
+import { harvestStepDeps } from '#wiring/mosaic-harvest-jobs.ts';
+import { asWorkflowTask } from '#wiring/workflows.ts';
 
 /** "Harvest the next chunks of files": chunks until the job is finished or the budget is spent. */
 async function run(event: HarvestWorkflowInput): Promise<HarvestWorkflowInput & { done: boolean }> {

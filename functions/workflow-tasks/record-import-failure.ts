@@ -1,8 +1,8 @@
-import { taskFailureOf } from '../../shared/domain/import-model.ts';
-import { fail } from '../../shared/domain/import-steps.ts';
-import { importStepDeps } from '../../shared/wiring/import-engine.ts';
-import { asWorkflowTask } from '../../shared/wiring/workflows.ts';
-import type { ImportTaskInput } from '../../shared/workflows/import-tasks.ts';
+import { taskFailureOf } from '#domain/import-model.ts';
+import { fail } from '#domain/import-steps.ts';
+import { importStepDeps } from '#wiring/import-engine.ts';
+import { asWorkflowTask } from '#wiring/workflows.ts';
+import type { ImportTaskInput } from '#workflows/import-tasks.ts';
 
 /**
  * "Record why the import failed": the job becomes `failed` (retryable; a load's staging dropped)

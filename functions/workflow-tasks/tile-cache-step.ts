@@ -1,7 +1,7 @@
-import { tileCacheStepBudgetMs } from '../../shared/config/env.ts';
-import { runTileCacheStep, type TileCacheWorkflowInput } from '../../shared/domain/tile-cache-jobs.ts';
-import { tileCacheStepDeps } from '../../shared/wiring/data-plane.ts';
-import { asWorkflowTask } from '../../shared/wiring/workflows.ts';
+import { tileCacheStepBudgetMs } from '#config/env.ts';
+import { runTileCacheStep, type TileCacheWorkflowInput } from '#domain/tile-cache-jobs.ts';
+import { tileCacheStepDeps } from '#wiring/data-plane.ts';
+import { asWorkflowTask } from '#wiring/workflows.ts';
 
 /** "Run the next chunks of tiles": chunks until the job is finished or the budget is spent. */
 async function run(event: TileCacheWorkflowInput): Promise<TileCacheWorkflowInput & { done: boolean }> {

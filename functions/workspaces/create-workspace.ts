@@ -1,11 +1,11 @@
-import { locationOf } from '../../shared/api/operation.ts';
-import { getWorkspace, createWorkspace as operation } from '../../shared/api/operations/workspaces.ts';
-import { presentWorkspace } from '../../shared/api/present.ts';
-import { createWorkspace } from '../../shared/domain/workspaces.ts';
-import { created } from '../../shared/http/responses.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { workspaceRepository } from '../../shared/wiring/repositories.ts';
-import { usageKeys } from '../../shared/wiring/usage-keys.ts';
+import { locationOf } from '#api/operation.ts';
+import { getWorkspace, createWorkspace as operation } from '#api/operations/workspaces.ts';
+import { presentWorkspace } from '#api/present.ts';
+import { createWorkspace } from '#domain/workspaces.ts';
+import { created } from '#http/responses.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { workspaceRepository } from '#wiring/repositories.ts';
+import { usageKeys } from '#wiring/usage-keys.ts';
 
 export const handler = makeChangeHandler(operation, async ({ body }) => {
   const workspace = await createWorkspace(workspaceRepository(), body, new Date(), usageKeys());

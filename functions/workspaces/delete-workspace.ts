@@ -1,13 +1,13 @@
-import { locationOf } from '../../shared/api/operation.ts';
-import { getDeletionOperation } from '../../shared/api/operations/deletions.ts';
-import { deleteWorkspace as operation } from '../../shared/api/operations/workspaces.ts';
-import { requestWorkspaceDeletion } from '../../shared/domain/deletion-requests.ts';
-import { presentDeletion } from '../../shared/domain/deletions.ts';
-import { accepted, noContent } from '../../shared/http/responses.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
-import { importRepository } from '../../shared/wiring/imports.ts';
-import { deletionRepository, workspaceRepository } from '../../shared/wiring/repositories.ts';
-import { workflowStarter } from '../../shared/wiring/workflows.ts';
+import { locationOf } from '#api/operation.ts';
+import { getDeletionOperation } from '#api/operations/deletions.ts';
+import { deleteWorkspace as operation } from '#api/operations/workspaces.ts';
+import { requestWorkspaceDeletion } from '#domain/deletion-requests.ts';
+import { presentDeletion } from '#domain/deletions.ts';
+import { accepted, noContent } from '#http/responses.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
+import { importRepository } from '#wiring/imports.ts';
+import { deletionRepository, workspaceRepository } from '#wiring/repositories.ts';
+import { workflowStarter } from '#wiring/workflows.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, ifMatch, query, principal }) => {
   const outcome = await requestWorkspaceDeletion(

@@ -1,8 +1,8 @@
-import { getWorkspaceSummary as operation } from '../../shared/api/operations/workspaces.ts';
-import { workspaceSummary } from '../../shared/domain/workspace-summary.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { workspaceRepository } from '../../shared/wiring/repositories.ts';
+import { getWorkspaceSummary as operation } from '#api/operations/workspaces.ts';
+import { workspaceSummary } from '#domain/workspace-summary.ts';
+import { ok } from '#http/responses.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { workspaceRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace }) =>
   ok(await workspaceSummary({ workspaces: workspaceRepository() }, { workspace })),

@@ -1,8 +1,8 @@
-import { listWorkspaces as operation } from '../../shared/api/operations/workspaces.ts';
-import { presentWorkspace } from '../../shared/api/present.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { makeHandler } from '../../shared/wiring/handler.ts';
-import { workspaceRepository } from '../../shared/wiring/repositories.ts';
+import { listWorkspaces as operation } from '#api/operations/workspaces.ts';
+import { presentWorkspace } from '#api/present.ts';
+import { ok } from '#http/responses.ts';
+import { makeHandler } from '#wiring/handler.ts';
+import { workspaceRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ query }) => {
   const page = await workspaceRepository().list(query.limit, query.cursor);

@@ -12,8 +12,8 @@ import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-l
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import type { DataAction } from '../../shared/api/operation.ts';
-import { keys } from '../../shared/store/keys.ts';
+import type { DataAction } from '#api/operation.ts';
+import { keys } from '#store/keys.ts';
 import type { CatalogTable } from './catalog-table.ts';
 import type { FunctionBundles } from './function-bundles.ts';
 import { hostAndPort, type StageConfig } from './stage-config.ts';

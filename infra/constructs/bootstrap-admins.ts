@@ -1,8 +1,8 @@
 import { CustomResource, Duration } from 'aws-cdk-lib';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import type { DataAction } from '../../shared/api/operation.ts';
-import type { BootstrapAdmin } from '../../shared/domain/bootstrap-admins.ts';
+import type { DataAction } from '#api/operation.ts';
+import type { BootstrapAdmin } from '#domain/bootstrap-admins.ts';
 import { ApiFunction } from './api-function.ts';
 import type { CatalogTable } from './catalog-table.ts';
 import type { FunctionBundles } from './function-bundles.ts';

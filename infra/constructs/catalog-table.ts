@@ -1,7 +1,7 @@
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { tableDefinition } from '../../shared/store/table.ts';
+import { tableDefinition } from '#store/table.ts';
 
 /**
  * The single table, created from the key schema in `shared/store/table.ts` (the same definition the

@@ -43,7 +43,7 @@ import {
 } from 'aws-cdk-lib/aws-s3';
 import { BucketDeployment, CacheControl, Source } from 'aws-cdk-lib/aws-s3-deployment';
 import { Construct } from 'constructs';
-import { consoleSecurityHeaders, originOf } from '../../shared/http/console-headers.ts';
+import { consoleSecurityHeaders, originOf } from '#http/console-headers.ts';
 import type { StageConfig } from './stage-config.ts';
 
 /** Where the console lives, in the bucket and on the distribution (as on the local host). */

@@ -29,17 +29,12 @@ import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import {
-  DATA_PLANE_HANDLER,
-  DATA_PLANE_ROOT,
-  type DataRoute,
-  dataRoutes,
-} from '../../shared/api/data-routes.ts';
-import type { DataAction } from '../../shared/api/operation.ts';
-import { isBinaryMediaType } from '../../shared/api/payload-limits.ts';
-import { dataAccessOf, secretsAccessOf } from '../../shared/api/routes.ts';
-import { SESSION_COOKIE } from '../../shared/auth/cookies.ts';
-import { gsi1 } from '../../shared/store/table.ts';
+import { DATA_PLANE_HANDLER, DATA_PLANE_ROOT, type DataRoute, dataRoutes } from '#api/data-routes.ts';
+import type { DataAction } from '#api/operation.ts';
+import { isBinaryMediaType } from '#api/payload-limits.ts';
+import { dataAccessOf, secretsAccessOf } from '#api/routes.ts';
+import { SESSION_COOKIE } from '#auth/cookies.ts';
+import { gsi1 } from '#store/table.ts';
 import { ApiFunction } from './api-function.ts';
 import type { CatalogTable } from './catalog-table.ts';
 import type { ConsoleSite } from './console-site.ts';

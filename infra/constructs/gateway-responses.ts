@@ -1,6 +1,6 @@
 import { ResponseType, type RestApi } from 'aws-cdk-lib/aws-apigateway';
-import { type GatewayError, gatewayErrorBody, gatewayErrors } from '../../shared/http/gateway-responses.ts';
-import { securityHeaders } from '../../shared/http/responses.ts';
+import { type GatewayError, gatewayErrorBody, gatewayErrors } from '#http/gateway-responses.ts';
+import { securityHeaders } from '#http/responses.ts';
 
 /** API Gateway's request id, substituted when the gateway renders the template. */
 const requestIdVariable = '$context.requestId';

@@ -14,10 +14,10 @@ import {
 import { type IKey, Key } from 'aws-cdk-lib/aws-kms';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import type { Operation } from '../../shared/api/operation.ts';
-import { BINARY_MEDIA_TYPES } from '../../shared/api/payload-limits.ts';
-import { authorizerDataAccess } from '../../shared/api/routes.ts';
-import { USAGE_KEY_TAG } from '../../shared/domain/usage-keys.ts';
+import type { Operation } from '#api/operation.ts';
+import { BINARY_MEDIA_TYPES } from '#api/payload-limits.ts';
+import { authorizerDataAccess } from '#api/routes.ts';
+import { USAGE_KEY_TAG } from '#domain/usage-keys.ts';
 import { ApiFunction, functionEnvironment } from './api-function.ts';
 import type { CatalogTable } from './catalog-table.ts';
 import type { FunctionBundles } from './function-bundles.ts';

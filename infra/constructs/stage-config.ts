@@ -1,8 +1,8 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
 import { z } from 'zod';
-import { parseAllowList } from '../../shared/datasources/network-policy.ts';
-import { bootstrapAdminsOf } from '../../shared/domain/bootstrap-admins.ts';
+import { parseAllowList } from '#datasources/network-policy.ts';
+import { bootstrapAdminsOf } from '#domain/bootstrap-admins.ts';
 import { objectOrJsonText, vpcContextSchema } from './vpc-config.ts';
 
 const retentionValues = new Set<number>(

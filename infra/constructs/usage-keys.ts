@@ -1,7 +1,7 @@
 import { ArnFormat, Stack, Validations } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
-import { USAGE_KEY_TAG } from '../../shared/domain/usage-keys.ts';
+import { USAGE_KEY_TAG } from '#domain/usage-keys.ts';
 import type { ApiFunction } from './api-function.ts';
 import type { StageConfig } from './stage-config.ts';
 

@@ -1,18 +1,18 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { postgisGateway } from '../../shared/datasources/gateway.ts';
-import { secretBox } from '../../shared/datasources/secret-box.ts';
-import { createApiKey } from '../../shared/domain/api-keys.ts';
-import { GLOBAL_SCOPE } from '../../shared/domain/claim-mappings.ts';
-import type { PostgisConnectionInfo } from '../../shared/domain/datasource.ts';
-import { createService } from '../../shared/domain/services.ts';
-import { createWorkspace, resolveWorkspace } from '../../shared/domain/workspaces.ts';
+import { postgisGateway } from '#datasources/gateway.ts';
+import { secretBox } from '#datasources/secret-box.ts';
+import { createApiKey } from '#domain/api-keys.ts';
+import { GLOBAL_SCOPE } from '#domain/claim-mappings.ts';
+import type { PostgisConnectionInfo } from '#domain/datasource.ts';
+import { createService } from '#domain/services.ts';
+import { createWorkspace, resolveWorkspace } from '#domain/workspaces.ts';
 import {
   apiKeyRepository,
   claimMappingRepository,
   serviceRepository,
   workspaceRepository,
-} from '../../shared/store/repositories.ts';
+} from '#store/repositories.ts';
 
 /** Connection of the embedded PostGIS as the demo service uses it. */
 export type DemoPostgis = PostgisConnectionInfo & { password: string };

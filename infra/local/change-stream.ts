@@ -5,9 +5,9 @@ import {
   GetRecordsCommand,
   GetShardIteratorCommand,
 } from '@aws-sdk/client-dynamodb-streams';
-import { publishCatalogEvents } from '../../shared/domain/catalog-events.ts';
-import { errorFields, logger } from '../../shared/log/logger.ts';
-import { auditRecordOf, catalogEventBus } from '../../shared/wiring/events.ts';
+import { publishCatalogEvents } from '#domain/catalog-events.ts';
+import { errorFields, logger } from '#log/logger.ts';
+import { auditRecordOf, catalogEventBus } from '#wiring/events.ts';
 
 /** How often an idle shard is asked for records. */
 const IDLE_POLL_MS = 100;

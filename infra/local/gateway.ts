@@ -8,15 +8,15 @@ import type {
   APIGatewayRequestAuthorizerEvent,
   Context,
 } from 'aws-lambda';
-import { dataRoutes } from '../../shared/api/data-routes.ts';
-import type { Operation } from '../../shared/api/operation.ts';
-import { isBinaryMediaType, LAMBDA_INVOKE_PAYLOAD_BYTES } from '../../shared/api/payload-limits.ts';
-import { authorizerDataAccess, dataAccessOf, routes } from '../../shared/api/routes.ts';
-import { dictionary } from '../../shared/domain/dictionary.ts';
-import { HttpsRequiredError, toErrorResponse } from '../../shared/http/errors.ts';
-import { type GatewayError, gatewayErrorBody, gatewayErrors } from '../../shared/http/gateway-responses.ts';
-import { securityHeaders } from '../../shared/http/responses.ts';
-import { errorFields, logger } from '../../shared/log/logger.ts';
+import { dataRoutes } from '#api/data-routes.ts';
+import type { Operation } from '#api/operation.ts';
+import { isBinaryMediaType, LAMBDA_INVOKE_PAYLOAD_BYTES } from '#api/payload-limits.ts';
+import { authorizerDataAccess, dataAccessOf, routes } from '#api/routes.ts';
+import { dictionary } from '#domain/dictionary.ts';
+import { HttpsRequiredError, toErrorResponse } from '#http/errors.ts';
+import { type GatewayError, gatewayErrorBody, gatewayErrors } from '#http/gateway-responses.ts';
+import { securityHeaders } from '#http/responses.ts';
+import { errorFields, logger } from '#log/logger.ts';
 import { REQUEST_ID_HEADER } from './access-log.ts';
 import { withDataAccess } from './data-access.ts';
 import { listLocalEvents } from './event-feed.ts';

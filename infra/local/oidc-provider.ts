@@ -7,8 +7,8 @@
  * challenge it carries. It signs with the same key as `npm run token`.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { GLOBAL_ROLE_CLAIM, ROLES_CLAIM } from '../../shared/auth/authenticate.ts';
-import { errorFields, logger } from '../../shared/log/logger.ts';
+import { GLOBAL_ROLE_CLAIM, ROLES_CLAIM } from '#auth/authenticate.ts';
+import { errorFields, logger } from '#log/logger.ts';
 import type { LocalIssuer } from './files.ts';
 import type { OutgoingResponse } from './gateway.ts';
 

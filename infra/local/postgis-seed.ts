@@ -3,11 +3,7 @@
  * PostGIS by the tests that run the PostGIS suite against one. Statements only: the caller wraps
  * them in its transaction.
  */
-import {
-  READER_LOGIN_PREFIX,
-  READER_ROLES_SCHEMA,
-  scramVerifier,
-} from '../../shared/datasources/imports/readers.ts';
+import { READER_LOGIN_PREFIX, READER_ROLES_SCHEMA, scramVerifier } from '#datasources/imports/readers.ts';
 
 const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
 

@@ -1,9 +1,9 @@
-import { sweepStuckWork, type WorkflowExecutions } from '../../shared/domain/sweeps.ts';
-import type { TileSweepReport } from '../../shared/domain/tile-cache-sweep.ts';
-import { errorFields, logger } from '../../shared/log/logger.ts';
-import { deleteExpiredItems } from '../../shared/store/sweeps.ts';
-import { sweepPorts } from '../../shared/wiring/sweeps.ts';
-import { sweepTileStore } from '../../shared/wiring/tile-cache.ts';
+import { sweepStuckWork, type WorkflowExecutions } from '#domain/sweeps.ts';
+import type { TileSweepReport } from '#domain/tile-cache-sweep.ts';
+import { errorFields, logger } from '#log/logger.ts';
+import { deleteExpiredItems } from '#store/sweeps.ts';
+import { sweepPorts } from '#wiring/sweeps.ts';
+import { sweepTileStore } from '#wiring/tile-cache.ts';
 import { sweepData } from '../workflows/sweep-access.ts';
 import { withDataAccess } from './data-access.ts';
 import type { LocalWorkflowRunner } from './workflows.ts';

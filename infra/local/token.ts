@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { GLOBAL_ROLE_CLAIM, ROLES_CLAIM } from '../../shared/auth/authenticate.ts';
+import { GLOBAL_ROLE_CLAIM, ROLES_CLAIM } from '#auth/authenticate.ts';
 import { localIssuer } from './files.ts';
 
 /** `npm run token -- --role super_admin` or `--workspace W --role admin|editor|viewer`: a local JWT. */

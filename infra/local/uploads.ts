@@ -5,13 +5,13 @@ import { dirname, join } from 'node:path';
 import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import busboy from 'busboy';
-import { errorFields, logger } from '../../shared/log/logger.ts';
+import { errorFields, logger } from '#log/logger.ts';
 import {
   LOCAL_INCOMING_DIR,
   localIncomingPath,
   localUploadPath,
   verifyLocalUpload,
-} from '../../shared/platform/import-uploads.ts';
+} from '#platform/import-uploads.ts';
 
 /** Where the local host takes import uploads (the stand-in for S3's presigned POST). */
 export const LOCAL_UPLOAD_PATH = '/local-uploads';

@@ -2,21 +2,21 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { withDataAccess } from './data-access.ts';
 import './promise-with-resolvers.ts';
-import type { DataAction } from '../../shared/api/operation.ts';
-import { importExecutionName } from '../../shared/domain/import-model.ts';
-import { jobExecutionName } from '../../shared/domain/jobs.ts';
-import { errorFields, logger } from '../../shared/log/logger.ts';
-import { DynamoImportRepository } from '../../shared/store/imports-repository.ts';
-import { DynamoHarvestJobRepository } from '../../shared/store/mosaic-harvest-jobs-repository.ts';
-import { deletionRepository } from '../../shared/store/repositories.ts';
-import { DynamoTileCacheJobRepository } from '../../shared/store/tile-cache-repository.ts';
+import type { DataAction } from '#api/operation.ts';
+import { importExecutionName } from '#domain/import-model.ts';
+import { jobExecutionName } from '#domain/jobs.ts';
+import { errorFields, logger } from '#log/logger.ts';
+import { DynamoImportRepository } from '#store/imports-repository.ts';
+import { DynamoHarvestJobRepository } from '#store/mosaic-harvest-jobs-repository.ts';
+import { deletionRepository } from '#store/repositories.ts';
+import { DynamoTileCacheJobRepository } from '#store/tile-cache-repository.ts';
 import type {
   DeletionWorkflowInput,
   HarvestWorkflowInput,
   ImportWorkflowInput,
   TileCacheWorkflowInput,
   WorkflowStarters,
-} from '../../shared/workflows/starter.ts';
+} from '#workflows/starter.ts';
 import {
   deletionTaskAccess,
   deletionTaskHandlers,

@@ -2,9 +2,9 @@ import { App, CfnOutput, Stack, type StackProps, Validations } from 'aws-cdk-lib
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { Construct } from 'constructs';
-import type { Operation } from '../../shared/api/operation.ts';
-import { routes as routeTable } from '../../shared/api/routes.ts';
-import { tableDefinition } from '../../shared/store/table.ts';
+import type { Operation } from '#api/operation.ts';
+import { routes as routeTable } from '#api/routes.ts';
+import { tableDefinition } from '#store/table.ts';
 import { functionEnvironment, repositoryRoot } from '../constructs/api-function.ts';
 import { BootstrapAdmins, bootstrapAdminsEntry } from '../constructs/bootstrap-admins.ts';
 import { CatalogEvents, catalogEventsEntry } from '../constructs/catalog-events.ts';

@@ -1,4 +1,4 @@
-import type { DataAction } from '../../shared/api/operation.ts';
+import type { DataAction } from '#api/operation.ts';
 
 /**
  * The recursive-deletion state machine, as plain Amazon States Language built in code (ADR 0070).

@@ -1,4 +1,4 @@
-import type { DataAction } from '../../shared/api/operation.ts';
+import type { DataAction } from '#api/operation.ts';
 import { transientErrors } from './deletion-workflow.ts';
 
 /**

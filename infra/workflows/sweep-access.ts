@@ -1,4 +1,4 @@
-import type { DataAction } from '../../shared/api/operation.ts';
+import type { DataAction } from '#api/operation.ts';
 
 /**
  * The table actions of the scheduled sweep (ADR 0093), granted by CDK and checked locally:

@@ -1,4 +1,4 @@
-import type { ManagementCatalog } from '../domain/roles.ts';
+import type { ManagementCatalog } from '#domain/roles.ts';
 import permissions from './operation-permissions.json' with { type: 'json' };
 
 let catalog: ManagementCatalog | undefined;

@@ -6,8 +6,8 @@
  * as (ADR 0120's mapping); the access decision itself is `shared/domain/data-access.ts`.
  */
 import * as z from 'zod/mini';
-import type { DataOperation } from '../domain/data-access.ts';
-import { MVT } from '../domain/settings.ts';
+import type { DataOperation } from '#domain/data-access.ts';
+import { MVT } from '#domain/settings.ts';
 import type { DataAction, Operation, ResponseSpec } from './operation.ts';
 import { IdOrName } from './schemas.ts';
 

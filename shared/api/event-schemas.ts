@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { EVENT_ENTITIES, EVENT_SOURCE, eventAction } from '../domain/catalog-events.ts';
+import { EVENT_ENTITIES, EVENT_SOURCE, eventAction } from '#domain/catalog-events.ts';
 import { DateTime } from './schemas.ts';
 
 /** Every `detail-type` a catalog event can have: `<Entity> <Action>` (ADR 0094). */

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
-import { FIELD_TYPES, type FieldType } from '../domain/import-sources.ts';
-import { IMPORT_PHASES, IMPORT_STATUSES, type ImportPhase, type ImportStatus } from '../domain/imports.ts';
+import { FIELD_TYPES, type FieldType } from '#domain/import-sources.ts';
+import { IMPORT_PHASES, IMPORT_STATUSES, type ImportPhase, type ImportStatus } from '#domain/imports.ts';
 import { DateTime, Name, Uuid } from './schemas.ts';
 
 export const ImportStatusEnum = z.enum(

@@ -1,8 +1,8 @@
-import { presentPolicy } from '../domain/role-policies.ts';
-import type { Role, RoleDeletionPlan, WorkspaceRolesPage } from '../domain/roles.ts';
-import { systemRoleIds } from '../domain/roles.ts';
-import { type ListedSession, listedSessionVersion } from '../domain/sessions.ts';
-import type { Workspace } from '../domain/workspaces.ts';
+import { presentPolicy } from '#domain/role-policies.ts';
+import type { Role, RoleDeletionPlan, WorkspaceRolesPage } from '#domain/roles.ts';
+import { systemRoleIds } from '#domain/roles.ts';
+import { type ListedSession, listedSessionVersion } from '#domain/sessions.ts';
+import type { Workspace } from '#domain/workspaces.ts';
 
 /** The API view of a workspace (internal `status` left out). */
 export function presentWorkspace(ws: Workspace) {

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { MAX_SQL_BYTES } from '../domain/datasource.ts';
+import { MAX_SQL_BYTES } from '#domain/datasource.ts';
 
 /** Workspace and service names (DESIGN §5). */
 export const Name = z.string().check(

@@ -1,6 +1,6 @@
 /** Schemas of styles and style assets. */
 import * as z from 'zod/mini';
-import { MAX_STYLE_TEXT_BYTES } from '../domain/styles.ts';
+import { MAX_STYLE_TEXT_BYTES } from '#domain/styles.ts';
 import { DateTime, Name, Uuid } from './schemas.ts';
 
 /** Largest style request body (413 above it): the style must fit one DynamoDB item (ADR 0052, 0073). */

@@ -1,26 +1,21 @@
 import { timingSafeEqual } from 'node:crypto';
-import { config } from '../config/env.ts';
-import {
-  type ApiKeyCredential,
-  type ApiKeyRepository,
-  apiKeyPattern,
-  hashApiKey,
-} from '../domain/api-keys.ts';
+import { config } from '#config/env.ts';
+import { type ApiKeyCredential, type ApiKeyRepository, apiKeyPattern, hashApiKey } from '#domain/api-keys.ts';
 import {
   type ClaimMappingRepository,
   GLOBAL_SCOPE,
   type RoleRule,
   resolveRole,
-} from '../domain/claim-mappings.ts';
-import { dictionary, own } from '../domain/dictionary.ts';
-import type { TargetLookup, TargetRecords } from '../domain/request-targets.ts';
+} from '#domain/claim-mappings.ts';
+import { dictionary, own } from '#domain/dictionary.ts';
+import type { TargetLookup, TargetRecords } from '#domain/request-targets.ts';
 import {
   hashSecret,
   type Session,
   type SessionCredential,
   type SessionRepository,
   sessionUsable,
-} from '../domain/sessions.ts';
+} from '#domain/sessions.ts';
 import { CSRF_HEADER, parseCookies, SESSION_COOKIE } from './cookies.ts';
 import { UnauthenticatedError } from './errors.ts';
 import { verifyBearer } from './jwt.ts';

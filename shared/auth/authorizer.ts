@@ -1,7 +1,7 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
-import { isDataPlaneResource } from '../api/data-routes.ts';
-import { config } from '../config/env.ts';
-import type { TargetLookup, TargetRecords } from '../domain/request-targets.ts';
+import { isDataPlaneResource } from '#api/data-routes.ts';
+import { config } from '#config/env.ts';
+import type { TargetLookup, TargetRecords } from '#domain/request-targets.ts';
 import { type AuthPorts, authenticate, authenticateWithTarget, type RequestTarget } from './authenticate.ts';
 import { UnauthenticatedError } from './errors.ts';
 import { ANONYMOUS_PRINCIPAL, carriesCredential, toContext } from './principal.ts';

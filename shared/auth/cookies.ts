@@ -1,4 +1,4 @@
-import { dictionary } from '../domain/dictionary.ts';
+import { dictionary } from '#domain/dictionary.ts';
 
 /** Cookie names of browser sessions (DESIGN §6). */
 export const SESSION_COOKIE = '__Host-session';

@@ -2,7 +2,7 @@
  * The data plane's edge of the access decision (ADR 0120): builds the domain's caller from the
  * principal the authorizer produced (the refusals are the domain's `requireDataAccess`).
  */
-import type { DataCaller } from '../domain/data-access.ts';
+import type { DataCaller } from '#domain/data-access.ts';
 import { type PolicyLoader, policiesOf, roleIn } from './permissions.ts';
 import type { Principal } from './principal.ts';
 

@@ -1,4 +1,4 @@
-import { DomainError } from '../domain/errors.ts';
+import { DomainError } from '#domain/errors.ts';
 
 /**
  * The errors of authentication and authorization. They carry no HTTP: `shared/http/errors.ts`

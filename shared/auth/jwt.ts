@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createLocalJWKSet, createRemoteJWKSet, type JWTPayload, jwtVerify } from 'jose';
-import { config } from '../config/env.ts';
+import { config } from '#config/env.ts';
 
 /** Asymmetric algorithms only: `none` and HMAC (e.g. HS256 signed with a public key) are refused. */
 export const acceptedAlgorithms = [

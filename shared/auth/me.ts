@@ -3,9 +3,9 @@ import {
   claimPairs,
   GLOBAL_SCOPE,
   resolveRole,
-} from '../domain/claim-mappings.ts';
-import { own } from '../domain/dictionary.ts';
-import { resolveWorkspace, type WorkspaceRepository } from '../domain/workspaces.ts';
+} from '#domain/claim-mappings.ts';
+import { own } from '#domain/dictionary.ts';
+import { resolveWorkspace, type WorkspaceRepository } from '#domain/workspaces.ts';
 import type { Principal } from './principal.ts';
 
 const MAX_WORKSPACES = 100;

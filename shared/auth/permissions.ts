@@ -1,7 +1,7 @@
-import type { Permission } from '../api/operation.ts';
-import { own } from '../domain/dictionary.ts';
-import { currentOperationId } from '../domain/renamed-operations.ts';
-import type { Policy, PolicyAction } from '../domain/roles.ts';
+import type { Permission } from '#api/operation.ts';
+import { own } from '#domain/dictionary.ts';
+import { currentOperationId } from '#domain/renamed-operations.ts';
+import type { Policy, PolicyAction } from '#domain/roles.ts';
 import { ForbiddenError } from './errors.ts';
 import type { Principal } from './principal.ts';
 

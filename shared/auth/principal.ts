@@ -1,5 +1,5 @@
-import { dictionary } from '../domain/dictionary.ts';
-import { logger } from '../log/logger.ts';
+import { dictionary } from '#domain/dictionary.ts';
+import { logger } from '#log/logger.ts';
 import { SESSION_COOKIE } from './cookies.ts';
 
 /** Built-in workspace roles. */

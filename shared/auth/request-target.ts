@@ -1,7 +1,7 @@
-import { resolveRole } from '../domain/claim-mappings.ts';
-import type { TargetRecords } from '../domain/request-targets.ts';
-import { type KnownService, type Service, WITHHELD_SECRET } from '../domain/services.ts';
-import type { KnownWorkspace, Workspace } from '../domain/workspaces.ts';
+import { resolveRole } from '#domain/claim-mappings.ts';
+import type { TargetRecords } from '#domain/request-targets.ts';
+import { type KnownService, type Service, WITHHELD_SECRET } from '#domain/services.ts';
+import type { KnownWorkspace, Workspace } from '#domain/workspaces.ts';
 import type { RequestTarget } from './authenticate.ts';
 
 /** Context keys of the targets the authorizer resolved (ADR 0099). */

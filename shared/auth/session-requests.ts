@@ -1,4 +1,4 @@
-import type { WorkspaceRepository } from '../domain/workspaces.ts';
+import type { WorkspaceRepository } from '#domain/workspaces.ts';
 import type { AuthPorts } from './authenticate.ts';
 import { describePrincipal } from './me.ts';
 import type { Principal } from './principal.ts';

@@ -1,6 +1,6 @@
-import { config } from '../config/env.ts';
-import { apiKeyPattern, hashApiKey } from '../domain/api-keys.ts';
-import { InvalidInputError, StateConflictError } from '../domain/errors.ts';
+import { config } from '#config/env.ts';
+import { apiKeyPattern, hashApiKey } from '#domain/api-keys.ts';
+import { InvalidInputError, StateConflictError } from '#domain/errors.ts';
 import {
   endSessionAndListing,
   hashSecret,
@@ -12,7 +12,7 @@ import {
   type SessionCredential,
   type SessionHolder,
   sessionUsable,
-} from '../domain/sessions.ts';
+} from '#domain/sessions.ts';
 import {
   type AuthPorts,
   principalFromApiKey,

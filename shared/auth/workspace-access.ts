@@ -1,8 +1,8 @@
-import { type ClaimMappingRepository, resolveRole } from '../domain/claim-mappings.ts';
-import { dictionary } from '../domain/dictionary.ts';
-import type { RoleRepository } from '../domain/roles.ts';
-import type { ServiceRepository } from '../domain/services.ts';
-import type { Workspace, WorkspaceRepository } from '../domain/workspaces.ts';
+import { type ClaimMappingRepository, resolveRole } from '#domain/claim-mappings.ts';
+import { dictionary } from '#domain/dictionary.ts';
+import type { RoleRepository } from '#domain/roles.ts';
+import type { ServiceRepository } from '#domain/services.ts';
+import type { Workspace, WorkspaceRepository } from '#domain/workspaces.ts';
 import { authorize, type PolicyLoader } from './permissions.ts';
 import type { Principal } from './principal.ts';
 import type { KnownClaimRole } from './request-target.ts';

@@ -8,7 +8,7 @@
  * transaction, statement budget, client-side deadline); a SQL view passes the SQL gate first, as
  * validate-sql does. Identifiers are quoted with `escapeIdentifier`; values travel as parameters.
  */
-import { InvalidInputError, NotFoundError, RuleViolationError } from '../domain/errors.ts';
+import { InvalidInputError, NotFoundError, RuleViolationError } from '#domain/errors.ts';
 import {
   CRS84,
   type Crs,
@@ -20,9 +20,9 @@ import {
   type Queryable,
   type QueryBox,
   timeDimension,
-} from '../domain/feature-query.ts';
-import type { Layer } from '../domain/layers.ts';
-import type { OGCAPISettings } from '../domain/settings.ts';
+} from '#domain/feature-query.ts';
+import type { Layer } from '#domain/layers.ts';
+import type { OGCAPISettings } from '#domain/settings.ts';
 import { escapeIdentifier, isDatabaseError } from './pg-driver.ts';
 import {
   BudgetExceededError,

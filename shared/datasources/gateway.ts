@@ -1,7 +1,7 @@
-import { importConfig } from '../config/env.ts';
-import type { PostgisConnectionInfo } from '../domain/datasource.ts';
-import { DomainError, InvalidInputError } from '../domain/errors.ts';
-import { CONNECTION_LOGIN_RESERVED, type ServiceGateway } from '../domain/services.ts';
+import { importConfig } from '#config/env.ts';
+import type { PostgisConnectionInfo } from '#domain/datasource.ts';
+import { DomainError, InvalidInputError } from '#domain/errors.ts';
+import { CONNECTION_LOGIN_RESERVED, type ServiceGateway } from '#domain/services.ts';
 import { isForeignReaderLogin } from './imports/readers.ts';
 import { connectionTargets } from './network-policy.ts';
 import { checkIdColumn, describeSql, discoverLayers, probeLayer, testConnection } from './postgis.ts';

@@ -6,10 +6,10 @@ import {
   type ListObjectsV2CommandOutput,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { config, runsInLambda } from '../config/env.ts';
-import { InvalidInputError, RuleViolationError, UnavailableError } from '../domain/errors.ts';
-import { localRootPath, normaliseRoot, ROOT_NOT_ALLOWED } from '../domain/mosaics.ts';
-import { captureClient } from '../log/tracer.ts';
+import { config, runsInLambda } from '#config/env.ts';
+import { InvalidInputError, RuleViolationError, UnavailableError } from '#domain/errors.ts';
+import { localRootPath, normaliseRoot, ROOT_NOT_ALLOWED } from '#domain/mosaics.ts';
+import { captureClient } from '#log/tracer.ts';
 
 /** Port: byte ranges of one raster source (a local file or an S3 object). */
 export interface ByteRangeReader {

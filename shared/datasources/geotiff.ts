@@ -1,6 +1,6 @@
 import type { GeoTIFF } from 'geotiff';
-import { DomainError, RuleViolationError } from '../domain/errors.ts';
-import type { GranuleHeader, RasterSources } from '../domain/mosaics.ts';
+import { DomainError, RuleViolationError } from '#domain/errors.ts';
+import type { GranuleHeader, RasterSources } from '#domain/mosaics.ts';
 import { type ByteRangeReader, rootStore } from './geotiff-readers.ts';
 
 /** Set by `infra/bundling.ts` in the Lambda bundles; undefined when run from source. */

@@ -1,5 +1,5 @@
-import { importConfig } from '../config/env.ts';
-import type { DependencyProbe } from '../domain/health.ts';
+import { importConfig } from '#config/env.ts';
+import type { DependencyProbe } from '#domain/health.ts';
 import { withDatabase } from './imports/logins.ts';
 
 /** The import database's readiness probe: a login and `SELECT 1` as the loader (ADR 0131). */

@@ -2,10 +2,10 @@
  * The catalog integrity check's ports onto PostgreSQL (ADR 0138): the source tables of a
  * service's layers, read with the service's own login, and the import database's schemas.
  */
-import { importConfig } from '../config/env.ts';
-import type { ImportSchemas, SourceTables } from '../domain/catalog-integrity.ts';
-import type { SecretBox } from '../domain/secrets.ts';
-import { liveConnection, type Service } from '../domain/services.ts';
+import { importConfig } from '#config/env.ts';
+import type { ImportSchemas, SourceTables } from '#domain/catalog-integrity.ts';
+import type { SecretBox } from '#domain/secrets.ts';
+import { liveConnection, type Service } from '#domain/services.ts';
 import { withDatabase } from './imports/logins.ts';
 import { missingRelations } from './postgis.ts';
 

@@ -3,10 +3,10 @@
  * from its data source's catalog on every request (no cache: a changed table is served as it is
  * now), its items read by `feature-items.ts`, its tiles rendered by `vector-tiles.ts`.
  */
-import type { ItemsAnswer, LayerData, ServedLayer, TileAnswer, TileBudget } from '../domain/data-plane.ts';
-import { CRS84, type Crs, featureCrs, parseFeatureQuery } from '../domain/feature-query.ts';
-import type { CollectionShape } from '../domain/ogc-documents.ts';
-import type { Service } from '../domain/services.ts';
+import type { ItemsAnswer, LayerData, ServedLayer, TileAnswer, TileBudget } from '#domain/data-plane.ts';
+import { CRS84, type Crs, featureCrs, parseFeatureQuery } from '#domain/feature-query.ts';
+import type { CollectionShape } from '#domain/ogc-documents.ts';
+import type { Service } from '#domain/services.ts';
 import {
   describeFeatureSource,
   type FeatureSource,

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { SecretBox } from '../domain/secrets.ts';
+import type { SecretBox } from '#domain/secrets.ts';
 
 function aad(context: Record<string, string>): Buffer {
   const sorted = Object.keys(context)

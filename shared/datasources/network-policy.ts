@@ -12,9 +12,9 @@
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import ipaddr from 'ipaddr.js';
-import { config } from '../config/env.ts';
-import { RuleViolationError } from '../domain/errors.ts';
-import { CONNECTION_TARGET_NOT_ALLOWED } from '../domain/services.ts';
+import { config } from '#config/env.ts';
+import { RuleViolationError } from '#domain/errors.ts';
+import { CONNECTION_TARGET_NOT_ALLOWED } from '#domain/services.ts';
 
 type Address = ipaddr.IPv4 | ipaddr.IPv6;
 type Ports = { from: number; to: number };

@@ -1,5 +1,5 @@
-import { config } from '../config/env.ts';
-import type { SecretBox } from '../domain/secrets.ts';
+import { config } from '#config/env.ts';
+import type { SecretBox } from '#domain/secrets.ts';
 import { kmsDecrypt, kmsEncrypt } from './kms-secret-box.ts';
 import { AesGcmSecretBox } from './local-secret-box.ts';
 

@@ -9,7 +9,7 @@
  * statement_timeout are the second.
  */
 import type { parse as ParseSql } from 'libpg-query';
-import { MAX_SQL_BYTES } from '../domain/datasource.ts';
+import { MAX_SQL_BYTES } from '#domain/datasource.ts';
 
 /** Set by `infra/bundling.ts` in the Lambda bundles; undefined when run from source. */
 declare const GEOPLANE_BUNDLE: true | undefined;

@@ -8,7 +8,7 @@
  * transaction, statement budget, client-side deadline); a SQL view passes the SQL gate first.
  */
 import { fromVectorTileJs, type VectorTileFeatureLike, type VectorTileLayerLike } from '@maplibre/vt-pbf';
-import { InvalidInputError, NotFoundError, RuleViolationError } from '../domain/errors.ts';
+import { InvalidInputError, NotFoundError, RuleViolationError } from '#domain/errors.ts';
 import { escapeIdentifier, isDatabaseError } from './pg-driver.ts';
 import {
   BudgetExceededError,

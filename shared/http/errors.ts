@@ -1,4 +1,4 @@
-import { ForbiddenError, RateLimitedError, UnauthenticatedError } from '../auth/errors.ts';
+import { ForbiddenError, RateLimitedError, UnauthenticatedError } from '#auth/errors.ts';
 import {
   AlreadyExistsError,
   CredentialRequiredError,
@@ -11,7 +11,7 @@ import {
   StateConflictError,
   UnavailableError,
   VersionMismatchError,
-} from '../domain/errors.ts';
+} from '#domain/errors.ts';
 
 // Authentication's errors live in auth (auth never imports http); they are mapped below.
 export { ForbiddenError, RateLimitedError, UnauthenticatedError };

@@ -1,4 +1,4 @@
-import { UnavailableError } from '../domain/errors.ts';
+import { UnavailableError } from '#domain/errors.ts';
 import {
   BadRequestError,
   ForbiddenError,

@@ -1,9 +1,9 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { APIGatewayProxyResult } from 'aws-lambda';
-import { RuleViolationError, StateConflictError } from '../domain/errors.ts';
-import type { IdempotencyScope, IdempotencyStore } from '../domain/idempotency.ts';
-import type { SecretBox } from '../domain/secrets.ts';
-import { errorFields, logger } from '../log/logger.ts';
+import { RuleViolationError, StateConflictError } from '#domain/errors.ts';
+import type { IdempotencyScope, IdempotencyStore } from '#domain/idempotency.ts';
+import type { SecretBox } from '#domain/secrets.ts';
+import { errorFields, logger } from '#log/logger.ts';
 import { BadRequestError } from './errors.ts';
 
 /** The request header of every POST (ADR 0088). */

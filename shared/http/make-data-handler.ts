@@ -9,19 +9,19 @@
  */
 import { createHash } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
-import type { DataRoute } from '../api/data-routes.ts';
-import { dataCaller } from '../auth/data-access.ts';
-import { fromContext } from '../auth/principal.ts';
-import { knownTargets } from '../auth/request-target.ts';
-import { type AccessPorts, policyLoader, rolesInWorkspace } from '../auth/workspace-access.ts';
-import { config } from '../config/env.ts';
-import type { DataAnswer, DataRequest } from '../domain/data-plane.ts';
-import { dictionary } from '../domain/dictionary.ts';
-import { InvalidInputError, NotFoundError } from '../domain/errors.ts';
-import { dataLinks } from '../domain/ogc-documents.ts';
-import { resolveWorkspace } from '../domain/workspaces.ts';
-import { errorFields, requestLogger } from '../log/logger.ts';
-import { isThrottled, recordRequest } from '../log/metrics.ts';
+import type { DataRoute } from '#api/data-routes.ts';
+import { dataCaller } from '#auth/data-access.ts';
+import { fromContext } from '#auth/principal.ts';
+import { knownTargets } from '#auth/request-target.ts';
+import { type AccessPorts, policyLoader, rolesInWorkspace } from '#auth/workspace-access.ts';
+import { config } from '#config/env.ts';
+import type { DataAnswer, DataRequest } from '#domain/data-plane.ts';
+import { dictionary } from '#domain/dictionary.ts';
+import { InvalidInputError, NotFoundError } from '#domain/errors.ts';
+import { dataLinks } from '#domain/ogc-documents.ts';
+import { resolveWorkspace } from '#domain/workspaces.ts';
+import { errorFields, requestLogger } from '#log/logger.ts';
+import { isThrottled, recordRequest } from '#log/metrics.ts';
 import { HttpsRequiredError, RouteNotFoundError, toErrorResponse } from './errors.ts';
 import { securityHeaders } from './responses.ts';
 

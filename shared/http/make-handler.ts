@@ -2,22 +2,22 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
-import { acceptsContentType, JSON_MEDIA_TYPES } from '../api/content-types.ts';
-import type { InputOf, Operation, Schema } from '../api/operation.ts';
-import { bodyLimitOf } from '../api/payload-limits.ts';
-import { authorize } from '../auth/permissions.ts';
-import { fromContext, type Principal } from '../auth/principal.ts';
-import { knownTargets } from '../auth/request-target.ts';
-import { type AccessPorts, policyLoader, rolesInWorkspace } from '../auth/workspace-access.ts';
-import { config } from '../config/env.ts';
-import type { RefusalLog } from '../domain/audit.ts';
-import { dictionary } from '../domain/dictionary.ts';
-import { NotFoundError, UnavailableError } from '../domain/errors.ts';
-import { type KnownService, requireService, type Service } from '../domain/services.ts';
-import { resolveWorkspace, type Workspace } from '../domain/workspaces.ts';
-import { errorFields, type RequestLog, requestLogger } from '../log/logger.ts';
-import { isThrottled, recordRequest } from '../log/metrics.ts';
-import { type RequestTrace, traceRequest } from '../log/tracer.ts';
+import { acceptsContentType, JSON_MEDIA_TYPES } from '#api/content-types.ts';
+import type { InputOf, Operation, Schema } from '#api/operation.ts';
+import { bodyLimitOf } from '#api/payload-limits.ts';
+import { authorize } from '#auth/permissions.ts';
+import { fromContext, type Principal } from '#auth/principal.ts';
+import { knownTargets } from '#auth/request-target.ts';
+import { type AccessPorts, policyLoader, rolesInWorkspace } from '#auth/workspace-access.ts';
+import { config } from '#config/env.ts';
+import type { RefusalLog } from '#domain/audit.ts';
+import { dictionary } from '#domain/dictionary.ts';
+import { NotFoundError, UnavailableError } from '#domain/errors.ts';
+import { type KnownService, requireService, type Service } from '#domain/services.ts';
+import { resolveWorkspace, type Workspace } from '#domain/workspaces.ts';
+import { errorFields, type RequestLog, requestLogger } from '#log/logger.ts';
+import { isThrottled, recordRequest } from '#log/metrics.ts';
+import { type RequestTrace, traceRequest } from '#log/tracer.ts';
 import {
   BadRequestError,
   ForbiddenError,

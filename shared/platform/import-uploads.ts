@@ -4,10 +4,10 @@ import { copyFile, link, mkdir, rm, rmdir, stat } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { DeleteObjectCommand, HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
-import { config, importConfig } from '../config/env.ts';
-import { UnavailableError } from '../domain/errors.ts';
-import type { ImportUploads, ImportUploadTicket, SealedUpload } from '../domain/imports.ts';
-import { captureClient } from '../log/tracer.ts';
+import { config, importConfig } from '#config/env.ts';
+import { UnavailableError } from '#domain/errors.ts';
+import type { ImportUploads, ImportUploadTicket, SealedUpload } from '#domain/imports.ts';
+import { captureClient } from '#log/tracer.ts';
 
 /**
  * The upload store of imports (ADR 0083, 0106). On AWS an S3 presigned POST whose policy pins the

@@ -17,8 +17,8 @@ import {
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
-import type { CachedTile, StoredTile, TileStore } from '../domain/tile-cache.ts';
-import { captureClient } from '../log/tracer.ts';
+import type { CachedTile, StoredTile, TileStore } from '#domain/tile-cache.ts';
+import { captureClient } from '#log/tracer.ts';
 
 /** A key is ours only when it is a relative path of plain segments (never `..`, never absolute). */
 function checkedKey(key: string): string {

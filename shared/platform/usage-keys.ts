@@ -7,17 +7,17 @@ import {
   GetApiKeysCommand,
   GetUsagePlansCommand,
 } from '@aws-sdk/client-api-gateway';
-import { config } from '../config/env.ts';
-import { UnavailableError } from '../domain/errors.ts';
+import { config } from '#config/env.ts';
+import { UnavailableError } from '#domain/errors.ts';
 import {
   type FoundKey,
   USAGE_KEY_TAG,
   type UsageKey,
   type UsageKeyInventory,
   type UsageKeyMaker,
-} from '../domain/usage-keys.ts';
-import { errorFields, logger } from '../log/logger.ts';
-import { captureClient } from '../log/tracer.ts';
+} from '#domain/usage-keys.ts';
+import { errorFields, logger } from '#log/logger.ts';
+import { captureClient } from '#log/tracer.ts';
 
 /** The name of the key made for a slot of the pool: `<plan>-slot-<n>`. */
 export function slotKeyName(usagePlanName: string, slot: number): string {

@@ -4,9 +4,9 @@ import {
   harvestStateMachineArn,
   importStateMachineArn,
   tileCacheStateMachineArn,
-} from '../config/env.ts';
-import { UnavailableError } from '../domain/errors.ts';
-import type { WorkflowExecutions } from '../domain/sweeps.ts';
+} from '#config/env.ts';
+import { UnavailableError } from '#domain/errors.ts';
+import type { WorkflowExecutions } from '#domain/sweeps.ts';
 
 /**
  * The ARN of an execution of a state machine: `arn:…:stateMachine:<machine>` →

@@ -1,8 +1,8 @@
 import * as z from 'zod/mini';
-import type { ApiKey, ApiKeyCredential, ApiKeyRepository, KeyRole } from '../domain/api-keys.ts';
-import { NotFoundError } from '../domain/errors.ts';
-import { apiKeyExpiry } from '../domain/expiry.ts';
-import type { Page } from '../domain/page.ts';
+import type { ApiKey, ApiKeyCredential, ApiKeyRepository, KeyRole } from '#domain/api-keys.ts';
+import { NotFoundError } from '#domain/errors.ts';
+import { apiKeyExpiry } from '#domain/expiry.ts';
+import type { Page } from '#domain/page.ts';
 import { decoder, text } from './decode.ts';
 import { DynamoRepository, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';

@@ -13,8 +13,8 @@ import {
   type RefusalLog,
   refusalKind,
   refusalWindow,
-} from '../domain/audit.ts';
-import type { Page } from '../domain/page.ts';
+} from '#domain/audit.ts';
+import type { Page } from '#domain/page.ts';
 import { type ChangeContext, currentChange } from './change-context.ts';
 import { documentClient, type StoreClient, tableName } from './client.ts';
 import { decoder, text } from './decode.ts';

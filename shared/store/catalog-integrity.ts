@@ -7,8 +7,8 @@
  */
 import { createHash } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '../config/env.ts';
-import type { AuditChange } from '../domain/audit.ts';
+import { config } from '#config/env.ts';
+import type { AuditChange } from '#domain/audit.ts';
 import {
   type CheckCode,
   type FoundDamage,
@@ -19,17 +19,17 @@ import {
   type SourceTables,
   storedTileUsage,
   type Unchecked,
-} from '../domain/catalog-integrity.ts';
-import { UnavailableError } from '../domain/errors.ts';
-import { customRoles, type Layer, usedStyles } from '../domain/layers.ts';
-import type { TileStore } from '../domain/tile-cache.ts';
+} from '#domain/catalog-integrity.ts';
+import { UnavailableError } from '#domain/errors.ts';
+import { customRoles, type Layer, usedStyles } from '#domain/layers.ts';
+import type { TileStore } from '#domain/tile-cache.ts';
 import {
   addCounts,
   type CountedKind,
   countsAt,
   countsOf,
   type SummaryCounts,
-} from '../domain/workspace-summary.ts';
+} from '#domain/workspace-summary.ts';
 import { auditItem, changesOf } from './audit-records.ts';
 import { currentChange } from './change-context.ts';
 import type { StoreClient } from './client.ts';

@@ -1,6 +1,6 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import type { AuditRecord } from '../domain/audit.ts';
+import type { AuditRecord } from '#domain/audit.ts';
 import { readAuditRecord } from './audit-records.ts';
 import { entities } from './keys.ts';
 

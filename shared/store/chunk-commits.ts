@@ -10,9 +10,9 @@ import type {
   OperationLedger,
   Release,
   WorkflowOperation,
-} from '../domain/chunked-workflow.ts';
-import { UnavailableError } from '../domain/errors.ts';
-import { TransientError } from '../domain/workflows.ts';
+} from '#domain/chunked-workflow.ts';
+import { UnavailableError } from '#domain/errors.ts';
+import { TransientError } from '#domain/workflows.ts';
 import type { StoreClient } from './client.ts';
 import { ConditionFailed, storeCall } from './errors.ts';
 import { getItem, keyCondition, queryInput, queryPage, queryPages, writeUnits } from './items.ts';

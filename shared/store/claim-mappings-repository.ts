@@ -6,15 +6,15 @@ import {
   GLOBAL_SCOPE,
   mappingTriple,
   type RoleRule,
-} from '../domain/claim-mappings.ts';
+} from '#domain/claim-mappings.ts';
 import {
   AlreadyExistsError,
   InvalidInputError,
   NotFoundError,
   RuleViolationError,
   StateConflictError,
-} from '../domain/errors.ts';
-import type { Page } from '../domain/page.ts';
+} from '#domain/errors.ts';
+import type { Page } from '#domain/page.ts';
 import { ruleOf, summaryMappings } from './claim-summaries.ts';
 import { decoder, text } from './decode.ts';
 import {

@@ -2,7 +2,7 @@
  * A scope's claim mapping summary as the readers see it (ADR 0103): the rules role resolution
  * reads, kept apart from the repository so the authorizer's lookup needs nothing else of it.
  */
-import type { RoleRule } from '../domain/claim-mappings.ts';
+import type { RoleRule } from '#domain/claim-mappings.ts';
 
 /** The summary's rule of a mapping: only what role resolution reads. */
 export function ruleOf(m: RoleRule): RoleRule {

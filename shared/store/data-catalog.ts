@@ -2,9 +2,9 @@
  * The data plane's catalog reads (ADR 0123): the repositories' own reads, composed into the
  * domain's DataCatalog port. Nothing is cached: every request reads the catalog as it is.
  */
-import type { DataCatalog, StoredSettings } from '../domain/data-plane.ts';
-import type { OGCAPISettings, OGCTilesSettings } from '../domain/settings.ts';
-import type { Style } from '../domain/styles.ts';
+import type { DataCatalog, StoredSettings } from '#domain/data-plane.ts';
+import type { OGCAPISettings, OGCTilesSettings } from '#domain/settings.ts';
+import type { Style } from '#domain/styles.ts';
 import { documentClient, tableName } from './client.ts';
 import { batchGetItems } from './items.ts';
 import { keys } from './keys.ts';

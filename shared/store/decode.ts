@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { CorruptItemError } from '../domain/chunked-workflow.ts';
+import { CorruptItemError } from '#domain/chunked-workflow.ts';
 import { withoutKeys } from './items.ts';
 import { attributes } from './table.ts';
 

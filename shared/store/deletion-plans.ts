@@ -1,9 +1,9 @@
-import type { DeletionPlan, PlanEntry, PlanSection } from '../domain/deletions.ts';
-import { PLAN_LIST_LIMIT } from '../domain/deletions.ts';
-import type { LayerGroup } from '../domain/layer-groups.ts';
-import { customRoles } from '../domain/layers.ts';
-import type { Service } from '../domain/services.ts';
-import type { Workspace } from '../domain/workspaces.ts';
+import type { DeletionPlan, PlanEntry, PlanSection } from '#domain/deletions.ts';
+import { PLAN_LIST_LIMIT } from '#domain/deletions.ts';
+import type { LayerGroup } from '#domain/layer-groups.ts';
+import { customRoles } from '#domain/layers.ts';
+import type { Service } from '#domain/services.ts';
+import type { Workspace } from '#domain/workspaces.ts';
 import type { StoreClient } from './client.ts';
 import {
   batchGetItems,

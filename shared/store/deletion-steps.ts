@@ -5,7 +5,7 @@
  * reference changes. The operation item's transitions and the checkpoint commit are in
  * `chunk-commits.ts`, the target's final transaction and the group removal in `deletion-targets.ts`.
  */
-import { beginAttempt, CorruptItemError, recordFailure, runBatch } from '../domain/chunked-workflow.ts';
+import { beginAttempt, CorruptItemError, recordFailure, runBatch } from '#domain/chunked-workflow.ts';
 import {
   type DeletionCollection,
   type DeletionRun,
@@ -13,10 +13,10 @@ import {
   deletionWorkflow,
   type Reference,
   type StoredItem,
-} from '../domain/deletion-phases.ts';
-import type { LayerGroup } from '../domain/layer-groups.ts';
-import type { WorkflowLog } from '../domain/workflow-log.ts';
-import type { DeletionWorkflowSteps } from '../domain/workflows.ts';
+} from '#domain/deletion-phases.ts';
+import type { LayerGroup } from '#domain/layer-groups.ts';
+import type { WorkflowLog } from '#domain/workflow-log.ts';
+import type { DeletionWorkflowSteps } from '#domain/workflows.ts';
 import { DynamoOperationLedger, prefixChunks, WriteUnits } from './chunk-commits.ts';
 import { documentClient, tableName } from './client.ts';
 import { countedWorkspaceEntities, dependentGroupClosure } from './deletion-plans.ts';
@@ -30,9 +30,9 @@ import { attributes, itemExists } from './table.ts';
 import type { TransactItem } from './transactions.ts';
 
 // Kept at their old path (the chaos test reads LAYER_CHUNK here).
-export { CorruptItemError, StaleExecutionError } from '../domain/chunked-workflow.ts';
-export { LAYER_CHUNK } from '../domain/deletion-phases.ts';
-export { TransientError } from '../domain/workflows.ts';
+export { CorruptItemError, StaleExecutionError } from '#domain/chunked-workflow.ts';
+export { LAYER_CHUNK } from '#domain/deletion-phases.ts';
+export { TransientError } from '#domain/workflows.ts';
 
 /** The domain's deletion store port over the table; one per task invocation (it counts its write units). */
 export class DynamoDeletionWorkflowStore

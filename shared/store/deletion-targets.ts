@@ -3,10 +3,10 @@
  * a step of progress, and the final transaction that deletes the target and completes the
  * operation. Each is fenced by the operation's phase and status.
  */
-import { CorruptItemError, StaleExecutionError } from '../domain/chunked-workflow.ts';
-import type { DeletionRun } from '../domain/deletion-phases.ts';
-import type { LayerGroup } from '../domain/layer-groups.ts';
-import { TransientError } from '../domain/workflows.ts';
+import { CorruptItemError, StaleExecutionError } from '#domain/chunked-workflow.ts';
+import type { DeletionRun } from '#domain/deletion-phases.ts';
+import type { LayerGroup } from '#domain/layer-groups.ts';
+import { TransientError } from '#domain/workflows.ts';
 import { transient, type WriteUnits } from './chunk-commits.ts';
 import type { StoreClient } from './client.ts';
 import { activeDeletionsChange, activeIndexRemoval, toOperation } from './deletions-repository.ts';

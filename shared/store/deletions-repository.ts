@@ -7,11 +7,11 @@ import {
   type DeletionRepository,
   STALLED_AFTER_MS,
   type StartedDeletion,
-} from '../domain/deletions.ts';
-import { NotFoundError, StateConflictError } from '../domain/errors.ts';
-import type { Page } from '../domain/page.ts';
-import type { Service } from '../domain/services.ts';
-import type { Workspace } from '../domain/workspaces.ts';
+} from '#domain/deletions.ts';
+import { NotFoundError, StateConflictError } from '#domain/errors.ts';
+import type { Page } from '#domain/page.ts';
+import type { Service } from '#domain/services.ts';
+import type { Workspace } from '#domain/workspaces.ts';
 import { decoder, text } from './decode.ts';
 import { planService, planWorkspace } from './deletion-plans.ts';
 import { ConditionFailed, conditionalWrite, storeCall } from './errors.ts';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { IdempotencyRecord, IdempotencyScope, IdempotencyStore } from '../domain/idempotency.ts';
+import type { IdempotencyRecord, IdempotencyScope, IdempotencyStore } from '#domain/idempotency.ts';
 import { conditionalWrite } from './errors.ts';
 import { DynamoRepository } from './items.ts';
 import { entities, type Key, keys } from './keys.ts';

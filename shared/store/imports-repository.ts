@@ -1,7 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { RuleViolationError } from '../domain/errors.ts';
-import type { ImportUsage } from '../domain/import-plans.ts';
+import { RuleViolationError } from '#domain/errors.ts';
+import type { ImportUsage } from '#domain/import-plans.ts';
 import {
   eventOf,
   IMPORT_PHASES,
@@ -14,8 +14,8 @@ import {
   isEventWorthy,
   type NameClash,
   WORKING_STATUSES,
-} from '../domain/imports.ts';
-import type { Page } from '../domain/page.ts';
+} from '#domain/imports.ts';
+import type { Page } from '#domain/page.ts';
 import { decoder, record, text } from './decode.ts';
 import { conditionalWrite } from './errors.ts';
 import {

@@ -4,10 +4,10 @@ import {
   DependencyConflictError,
   InvalidInputError,
   StateConflictError,
-} from '../domain/errors.ts';
-import type { LayerGroup, LayerGroupRepository, VisitedGroup } from '../domain/layer-groups.ts';
-import type { PublicIdMarker } from '../domain/layers.ts';
-import type { Page } from '../domain/page.ts';
+} from '#domain/errors.ts';
+import type { LayerGroup, LayerGroupRepository, VisitedGroup } from '#domain/layer-groups.ts';
+import type { PublicIdMarker } from '#domain/layers.ts';
+import type { Page } from '#domain/page.ts';
 import { decoder } from './decode.ts';
 import { batchGetItems, DynamoRepository, queryPrefixPage } from './items.ts';
 import { entities, keys, parseKey } from './keys.ts';

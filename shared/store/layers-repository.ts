@@ -4,15 +4,15 @@ import {
   DependencyConflictError,
   InvalidInputError,
   NotFoundError,
-} from '../domain/errors.ts';
+} from '#domain/errors.ts';
 import {
   customRoles,
   type Layer,
   type LayerRepository,
   type PublicIdMarker,
   usedStyles,
-} from '../domain/layers.ts';
-import type { Page } from '../domain/page.ts';
+} from '#domain/layers.ts';
+import type { Page } from '#domain/page.ts';
 import { decoder, text } from './decode.ts';
 import { DynamoRepository, keyCondition, queryInput, queryPages, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';

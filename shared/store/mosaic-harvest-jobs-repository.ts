@@ -1,15 +1,15 @@
 import * as z from 'zod/mini';
-import { StateConflictError } from '../domain/errors.ts';
+import { StateConflictError } from '#domain/errors.ts';
 import {
   HARVEST_JOB_STATUSES,
   type HarvestChunk,
   type HarvestJob,
   type HarvestJobRepository,
   type HarvestJobStatus,
-} from '../domain/mosaic-harvest-jobs.ts';
-import type { Granule } from '../domain/mosaics.ts';
-import type { Page } from '../domain/page.ts';
-import type { Service } from '../domain/services.ts';
+} from '#domain/mosaic-harvest-jobs.ts';
+import type { Granule } from '#domain/mosaics.ts';
+import type { Page } from '#domain/page.ts';
+import type { Service } from '#domain/services.ts';
 import { decoder, text } from './decode.ts';
 import { DynamoRepository, indexCondition, queryInput, queryPages, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';

@@ -1,14 +1,14 @@
 import * as z from 'zod/mini';
-import { NotFoundError } from '../domain/errors.ts';
+import { NotFoundError } from '#domain/errors.ts';
 import {
   type Granule,
   type GranuleFilter,
   isActive,
   type MosaicRepository,
   type MosaicState,
-} from '../domain/mosaics.ts';
-import type { Page } from '../domain/page.ts';
-import type { Service } from '../domain/services.ts';
+} from '#domain/mosaics.ts';
+import type { Page } from '#domain/page.ts';
+import type { Service } from '#domain/services.ts';
 import { decoder } from './decode.ts';
 import { DynamoRepository, forEachPrefixPage, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';

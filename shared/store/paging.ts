@@ -1,5 +1,5 @@
-import { own } from '../domain/dictionary.ts';
-import { InvalidInputError } from '../domain/errors.ts';
+import { own } from '#domain/dictionary.ts';
+import { InvalidInputError } from '#domain/errors.ts';
 
 /** Encodes DynamoDB's LastEvaluatedKey as an opaque cursor. */
 export function encodeCursor(lastKey: Record<string, unknown> | undefined): string | undefined {

@@ -14,8 +14,8 @@
  *   by the first plan of a service older than the counters (a walk, then a transaction
  *   conditioned on no counted write having committed since the counters were read).
  */
-import type { Layer } from '../domain/layers.ts';
-import { customRoles, usedStyles } from '../domain/layers.ts';
+import type { Layer } from '#domain/layers.ts';
+import { customRoles, usedStyles } from '#domain/layers.ts';
 import type { StoreClient } from './client.ts';
 import { ConditionFailed } from './errors.ts';
 import { keyCondition, queryInput, queryPages, type SortKeyRange } from './items.ts';

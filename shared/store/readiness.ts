@@ -1,4 +1,4 @@
-import type { DependencyProbe } from '../domain/health.ts';
+import type { DependencyProbe } from '#domain/health.ts';
 import { DynamoRepository } from './items.ts';
 import { keys } from './keys.ts';
 

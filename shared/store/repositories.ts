@@ -1,4 +1,4 @@
-import { config } from '../config/env.ts';
+import { config } from '#config/env.ts';
 import { DynamoApiKeyRepository } from './api-keys-repository.ts';
 import { DynamoAuditTrail } from './audit-records.ts';
 import { DynamoClaimMappingRepository } from './claim-mappings-repository.ts';

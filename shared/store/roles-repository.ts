@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
-import { AlreadyExistsError } from '../domain/errors.ts';
-import type { Page } from '../domain/page.ts';
+import { AlreadyExistsError } from '#domain/errors.ts';
+import type { Page } from '#domain/page.ts';
 import {
   policyActions,
   policyServices,
@@ -9,7 +9,7 @@ import {
   type RoleReference,
   type RoleRepository,
   type StoredPolicy,
-} from '../domain/roles.ts';
+} from '#domain/roles.ts';
 import { decoder, text } from './decode.ts';
 import { batchGetItems, DynamoRepository, forEachPrefixPage, queryIndexPage } from './items.ts';
 import { entities, type Key, keys, parseKey, type RoleReferrer } from './keys.ts';

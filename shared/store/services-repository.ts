@@ -1,8 +1,8 @@
 import * as z from 'zod/mini';
-import type { PostgisConnectionInfo } from '../domain/datasource.ts';
-import { AlreadyExistsError, NotFoundError } from '../domain/errors.ts';
-import type { Page } from '../domain/page.ts';
-import type { Service, ServiceRepository } from '../domain/services.ts';
+import type { PostgisConnectionInfo } from '#domain/datasource.ts';
+import { AlreadyExistsError, NotFoundError } from '#domain/errors.ts';
+import type { Page } from '#domain/page.ts';
+import type { Service, ServiceRepository } from '#domain/services.ts';
 import { decoder, text } from './decode.ts';
 import { DynamoRepository, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';

@@ -1,9 +1,9 @@
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { NotFoundError, StateConflictError } from '../domain/errors.ts';
-import { expiryEpoch } from '../domain/expiry.ts';
-import type { Page } from '../domain/page.ts';
-import type { ListedSession, Session, SessionHolder, SessionRepository } from '../domain/sessions.ts';
+import { NotFoundError, StateConflictError } from '#domain/errors.ts';
+import { expiryEpoch } from '#domain/expiry.ts';
+import type { Page } from '#domain/page.ts';
+import type { ListedSession, Session, SessionHolder, SessionRepository } from '#domain/sessions.ts';
 import { decoder, record, text } from './decode.ts';
 import { storeCall } from './errors.ts';
 import { DynamoRepository, queryIndexPage } from './items.ts';

@@ -1,4 +1,4 @@
-import { InvalidInputError } from '../domain/errors.ts';
+import { InvalidInputError } from '#domain/errors.ts';
 import {
   customTileMatrixSets,
   type OGCTilesSettings,
@@ -6,7 +6,7 @@ import {
   type SettingsKinds,
   type SettingsRepository,
   type Versioned,
-} from '../domain/settings.ts';
+} from '#domain/settings.ts';
 import { batchGetItems, DynamoRepository } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { itemAbsent, itemExists } from './table.ts';

@@ -1,8 +1,8 @@
 import { BatchGetCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { NotFoundError, StateConflictError } from '../domain/errors.ts';
-import type { Page } from '../domain/page.ts';
-import type { AssetReferences, StyleAsset, StyleAssetRepository } from '../domain/style-assets.ts';
+import { NotFoundError, StateConflictError } from '#domain/errors.ts';
+import type { Page } from '#domain/page.ts';
+import type { AssetReferences, StyleAsset, StyleAssetRepository } from '#domain/style-assets.ts';
 import { decoder, text } from './decode.ts';
 import { ConditionFailed, storeCall } from './errors.ts';
 import { DynamoRepository, keyCondition, queryInput, queryPage, queryPrefixPage } from './items.ts';

@@ -1,7 +1,7 @@
 import * as z from 'zod/mini';
-import { AlreadyExistsError, InvalidInputError } from '../domain/errors.ts';
-import type { Page } from '../domain/page.ts';
-import type { Style, StyleRepository, StyleUsage } from '../domain/styles.ts';
+import { AlreadyExistsError, InvalidInputError } from '#domain/errors.ts';
+import type { Page } from '#domain/page.ts';
+import type { Style, StyleRepository, StyleUsage } from '#domain/styles.ts';
 import { decoder, text } from './decode.ts';
 import { ConditionFailed } from './errors.ts';
 import { DynamoRepository, queryPrefixPage } from './items.ts';

@@ -20,7 +20,7 @@ import {
   isSummaryField,
   type SummaryCounts,
   type SummaryField,
-} from '../domain/workspace-summary.ts';
+} from '#domain/workspace-summary.ts';
 import type { StoreClient } from './client.ts';
 import { ConditionFailed, storeCall } from './errors.ts';
 import { keyCondition, queryInput, queryPages } from './items.ts';

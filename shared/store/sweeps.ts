@@ -3,11 +3,11 @@
  * for the local host only — the removal of expired items that DynamoDB's TTL does by itself on AWS.
  */
 import { DeleteCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { DeletionOperation } from '../domain/deletion-model.ts';
-import type { JobStatus } from '../domain/jobs.ts';
-import type { HarvestJob } from '../domain/mosaic-harvest-jobs.ts';
-import type { LoopJob, StuckDeletionStore, StuckJobStore, SweepMark, Swept } from '../domain/sweeps.ts';
-import type { TileCacheJob } from '../domain/tile-cache-jobs.ts';
+import type { DeletionOperation } from '#domain/deletion-model.ts';
+import type { JobStatus } from '#domain/jobs.ts';
+import type { HarvestJob } from '#domain/mosaic-harvest-jobs.ts';
+import type { LoopJob, StuckDeletionStore, StuckJobStore, SweepMark, Swept } from '#domain/sweeps.ts';
+import type { TileCacheJob } from '#domain/tile-cache-jobs.ts';
 import { documentClient, tableName } from './client.ts';
 import { DynamoDeletionRepository } from './deletions-repository.ts';
 import { conditionalWrite, storeCall } from './errors.ts';

@@ -1,6 +1,6 @@
-import type { TargetLookup, TargetQuery, TargetRecords } from '../domain/request-targets.ts';
-import { type KnownService, type Service, serviceCandidates } from '../domain/services.ts';
-import { type KnownWorkspace, pickWorkspace, workspaceCandidates } from '../domain/workspaces.ts';
+import type { TargetLookup, TargetQuery, TargetRecords } from '#domain/request-targets.ts';
+import { type KnownService, type Service, serviceCandidates } from '#domain/services.ts';
+import { type KnownWorkspace, pickWorkspace, workspaceCandidates } from '#domain/workspaces.ts';
 import { toApiKeyCredential } from './api-keys-repository.ts';
 import { summaryRules } from './claim-summaries.ts';
 import { batchGetItems, DynamoRepository } from './items.ts';

@@ -1,8 +1,8 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
-import { NotFoundError, StateConflictError } from '../domain/errors.ts';
-import { JOB_STATUSES, type JobStatus } from '../domain/jobs.ts';
-import type { Page } from '../domain/page.ts';
+import { NotFoundError, StateConflictError } from '#domain/errors.ts';
+import { JOB_STATUSES, type JobStatus } from '#domain/jobs.ts';
+import type { Page } from '#domain/page.ts';
 import {
   CACHE_TYPES,
   CACHED_TILE_MATRIX_SET,
@@ -10,12 +10,12 @@ import {
   type CacheRecords,
   type CacheType,
   type WorkspaceTileCache,
-} from '../domain/tile-cache.ts';
+} from '#domain/tile-cache.ts';
 import {
   TILE_CACHE_JOB_TYPES,
   type TileCacheJob,
   type TileCacheJobRepository,
-} from '../domain/tile-cache-jobs.ts';
+} from '#domain/tile-cache-jobs.ts';
 import { decoder } from './decode.ts';
 import { storeCall } from './errors.ts';
 import { DynamoRepository, indexCondition, queryInput, queryPages, queryPrefixPage } from './items.ts';

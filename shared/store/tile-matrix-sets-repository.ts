@@ -1,11 +1,11 @@
-import { StateConflictError } from '../domain/errors.ts';
-import type { Page } from '../domain/page.ts';
+import { StateConflictError } from '#domain/errors.ts';
+import type { Page } from '#domain/page.ts';
 import type {
   TileMatrixSetDefinition,
   TileMatrixSetRecord,
   TileMatrixSetReferences,
   TileMatrixSetRepository,
-} from '../domain/tile-matrix-sets.ts';
+} from '#domain/tile-matrix-sets.ts';
 import { ConditionFailed } from './errors.ts';
 import {
   batchGetItems,

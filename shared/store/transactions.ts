@@ -1,7 +1,7 @@
 import { PutCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { config } from '../config/env.ts';
-import { NotFoundError, StateConflictError } from '../domain/errors.ts';
-import { CONCURRENT_MODIFICATION } from '../domain/last-writer-wins.ts';
+import { config } from '#config/env.ts';
+import { NotFoundError, StateConflictError } from '#domain/errors.ts';
+import { CONCURRENT_MODIFICATION } from '#domain/last-writer-wins.ts';
 import { type AuditRetention, auditPutFor } from './audit-records.ts';
 import type { StoreClient } from './client.ts';
 import { isTransactionConflict, storeCall } from './errors.ts';

@@ -1,5 +1,5 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { UsageKeySlot, UsageKeySlotRepository } from '../domain/usage-keys.ts';
+import type { UsageKeySlot, UsageKeySlotRepository } from '#domain/usage-keys.ts';
 import { storeCall } from './errors.ts';
 import { DynamoRepository, keyCondition, queryInput, queryPages } from './items.ts';
 import { entities, keys } from './keys.ts';

@@ -1,10 +1,10 @@
 import * as z from 'zod/mini';
-import type { DeletionPlan } from '../domain/deletion-model.ts';
-import { AlreadyExistsError, StateConflictError } from '../domain/errors.ts';
-import type { Page } from '../domain/page.ts';
-import { customTileMatrixSets, type OGCTilesSettings } from '../domain/settings.ts';
-import type { SummaryCounts } from '../domain/workspace-summary.ts';
-import type { Workspace, WorkspaceRepository } from '../domain/workspaces.ts';
+import type { DeletionPlan } from '#domain/deletion-model.ts';
+import { AlreadyExistsError, StateConflictError } from '#domain/errors.ts';
+import type { Page } from '#domain/page.ts';
+import { customTileMatrixSets, type OGCTilesSettings } from '#domain/settings.ts';
+import type { SummaryCounts } from '#domain/workspace-summary.ts';
+import type { Workspace, WorkspaceRepository } from '#domain/workspaces.ts';
 import { decoder, text } from './decode.ts';
 import { planWorkspace } from './deletion-plans.ts';
 import { DynamoRepository, keyCondition, queryIndexPage, queryInput, queryPages } from './items.ts';

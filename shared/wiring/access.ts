@@ -1,5 +1,5 @@
-import type { AuthPorts } from '../auth/authenticate.ts';
-import type { AccessPorts } from '../auth/workspace-access.ts';
+import type { AuthPorts } from '#auth/authenticate.ts';
+import type { AccessPorts } from '#auth/workspace-access.ts';
 import {
   apiKeyRepository,
   claimMappingRepository,

@@ -3,7 +3,7 @@ import type {
   CloudFormationCustomResourceResponse,
   Context,
 } from 'aws-lambda';
-import { errorFields, logger } from '../log/logger.ts';
+import { errorFields, logger } from '#log/logger.ts';
 
 /** What a custom resource's work returns: its physical id and the attributes `Fn::GetAtt` reads. */
 export interface CustomResourceResult {

@@ -1,11 +1,11 @@
-import { postgisLayerData } from '../datasources/layer-data.ts';
-import type { PostgisConnection } from '../datasources/postgis.ts';
-import { secretBox } from '../datasources/secret-box.ts';
-import type { DataPlanePorts } from '../domain/data-plane.ts';
-import { liveConnection, type Service } from '../domain/services.ts';
-import type { CacheType } from '../domain/tile-cache.ts';
-import type { TileCacheStepDeps } from '../domain/tile-cache-jobs.ts';
-import { dynamoDataCatalog } from '../store/data-catalog.ts';
+import { postgisLayerData } from '#datasources/layer-data.ts';
+import type { PostgisConnection } from '#datasources/postgis.ts';
+import { secretBox } from '#datasources/secret-box.ts';
+import type { DataPlanePorts } from '#domain/data-plane.ts';
+import { liveConnection, type Service } from '#domain/services.ts';
+import type { CacheType } from '#domain/tile-cache.ts';
+import type { TileCacheStepDeps } from '#domain/tile-cache-jobs.ts';
+import { dynamoDataCatalog } from '#store/data-catalog.ts';
 import { cacheCounters, tileCacheJobRepository, tileCachePorts } from './tile-cache.ts';
 
 /**

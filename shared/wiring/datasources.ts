@@ -2,11 +2,11 @@
  * The data-source ports (the PostGIS gateway, the secret box). Kept apart from the raster readers
  * so a handler that reaches PostGIS doesn't bundle the GeoTIFF parser, and the other way round.
  */
-export { postgisGateway } from '../datasources/gateway.ts';
-export { secretBox } from '../datasources/secret-box.ts';
+export { postgisGateway } from '#datasources/gateway.ts';
+export { secretBox } from '#datasources/secret-box.ts';
 
-import { loadPg } from '../datasources/pg-driver.ts';
-import { warmSqlParser } from '../datasources/sql-guard.ts';
+import { loadPg } from '#datasources/pg-driver.ts';
+import { warmSqlParser } from '#datasources/sql-guard.ts';
 
 /**
  * Called at init by a handler whose requests reach PostGIS (ADR 0100): the driver (a sidecar

@@ -1,11 +1,11 @@
-import type { Operation } from '../api/operation.ts';
-import type { Principal } from '../auth/principal.ts';
-import { secretBox } from '../datasources/secret-box.ts';
-import type { IdempotencyPorts } from '../http/idempotency.ts';
-import { type HandlerRequest, makeHandler as makeHttpHandler } from '../http/make-handler.ts';
-import type { HandlerResult } from '../http/responses.ts';
-import { type ChangeContext, runInChange } from '../store/change-context.ts';
-import { auditTrail, idempotencyStore } from '../store/repositories.ts';
+import type { Operation } from '#api/operation.ts';
+import type { Principal } from '#auth/principal.ts';
+import { secretBox } from '#datasources/secret-box.ts';
+import type { IdempotencyPorts } from '#http/idempotency.ts';
+import { type HandlerRequest, makeHandler as makeHttpHandler } from '#http/make-handler.ts';
+import type { HandlerResult } from '#http/responses.ts';
+import { type ChangeContext, runInChange } from '#store/change-context.ts';
+import { auditTrail, idempotencyStore } from '#store/repositories.ts';
 import { accessPorts } from './access.ts';
 
 /** The idempotency records and the secret box that seals their answers (ADR 0088). */

@@ -1,6 +1,6 @@
-import { importDatabaseProbe } from '../datasources/import-database-probe.ts';
-import type { ReadinessDeps } from '../domain/health.ts';
-import { DynamoCatalogProbe } from '../store/readiness.ts';
+import { importDatabaseProbe } from '#datasources/import-database-probe.ts';
+import type { ReadinessDeps } from '#domain/health.ts';
+import { DynamoCatalogProbe } from '#store/readiness.ts';
 
 let catalog: DynamoCatalogProbe | undefined;
 

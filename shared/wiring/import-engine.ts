@@ -1,12 +1,12 @@
-import { importConfig } from '../config/env.ts';
-import { postgisGateway } from '../datasources/gateway.ts';
-import { PostgisImportEngine } from '../datasources/imports/engine.ts';
-import { PostgisImportPreviews } from '../datasources/imports/previews.ts';
-import { secretBox } from '../datasources/secret-box.ts';
-import type { ImportStepDeps } from '../domain/import-steps.ts';
-import type { ImportPreviews } from '../domain/imports.ts';
-import * as store from '../store/repositories.ts';
-import { workflowStarter } from '../workflows/starter.ts';
+import { importConfig } from '#config/env.ts';
+import { postgisGateway } from '#datasources/gateway.ts';
+import { PostgisImportEngine } from '#datasources/imports/engine.ts';
+import { PostgisImportPreviews } from '#datasources/imports/previews.ts';
+import { secretBox } from '#datasources/secret-box.ts';
+import type { ImportStepDeps } from '#domain/import-steps.ts';
+import type { ImportPreviews } from '#domain/imports.ts';
+import * as store from '#store/repositories.ts';
+import { workflowStarter } from '#workflows/starter.ts';
 import { importLimits, importRepository, importUploads } from './imports.ts';
 import { workflowLog } from './workflows.ts';
 

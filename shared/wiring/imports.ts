@@ -1,15 +1,15 @@
-import { importConfig } from '../config/env.ts';
-import { ConfiguredUriPolicy } from '../datasources/imports/sources.ts';
+import { importConfig } from '#config/env.ts';
+import { ConfiguredUriPolicy } from '#datasources/imports/sources.ts';
 import type {
   ImportLimits,
   ImportRepository,
   ImportStarter,
   ImportUploads,
   ImportUriPolicy,
-} from '../domain/imports.ts';
-import { importUploads as uploadStore } from '../platform/import-uploads.ts';
-import { DynamoImportRepository } from '../store/imports-repository.ts';
-import { workflowStarter } from '../workflows/starter.ts';
+} from '#domain/imports.ts';
+import { importUploads as uploadStore } from '#platform/import-uploads.ts';
+import { DynamoImportRepository } from '#store/imports-repository.ts';
+import { workflowStarter } from '#workflows/starter.ts';
 
 /*
  * The ports of the import lifecycle's requests (ADR 0083), built once per process on first use.

@@ -1,8 +1,8 @@
-import { importSchemas, PostgisSourceTables } from '../datasources/integrity-ports.ts';
-import { secretBox } from '../datasources/secret-box.ts';
-import type { IntegrityDeps } from '../domain/catalog-integrity.ts';
-import { DynamoIntegrityInspector } from '../store/catalog-integrity.ts';
-import { documentClient, tableName } from '../store/client.ts';
+import { importSchemas, PostgisSourceTables } from '#datasources/integrity-ports.ts';
+import { secretBox } from '#datasources/secret-box.ts';
+import type { IntegrityDeps } from '#domain/catalog-integrity.ts';
+import { DynamoIntegrityInspector } from '#store/catalog-integrity.ts';
+import { documentClient, tableName } from '#store/client.ts';
 import { workspaceRepository } from './repositories.ts';
 import { tileStore } from './tile-cache.ts';
 

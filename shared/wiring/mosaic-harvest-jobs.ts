@@ -2,9 +2,9 @@
  * The ports of mosaic harvest jobs (ADR 0136), built once per process on first use: the routes
  * need the job repository and the starter; the workflow step also the raster sources.
  */
-import type { HarvestJobRepository, HarvestStarter, HarvestStepDeps } from '../domain/mosaic-harvest-jobs.ts';
-import { DynamoHarvestJobRepository } from '../store/mosaic-harvest-jobs-repository.ts';
-import { workflowStarter } from '../workflows/starter.ts';
+import type { HarvestJobRepository, HarvestStarter, HarvestStepDeps } from '#domain/mosaic-harvest-jobs.ts';
+import { DynamoHarvestJobRepository } from '#store/mosaic-harvest-jobs-repository.ts';
+import { workflowStarter } from '#workflows/starter.ts';
 
 let repo: HarvestJobRepository | undefined;
 

@@ -1,20 +1,20 @@
-import type { ApiKeyRepository } from '../domain/api-keys.ts';
-import type { AuditTrail, RefusalLog } from '../domain/audit.ts';
-import type { ClaimMappingRepository } from '../domain/claim-mappings.ts';
-import type { DeletionRepository } from '../domain/deletions.ts';
-import type { LayerGroupRepository } from '../domain/layer-groups.ts';
-import type { LayerRepository } from '../domain/layers.ts';
-import type { MosaicRepository } from '../domain/mosaics.ts';
-import type { TargetLookup } from '../domain/request-targets.ts';
-import type { RoleRepository } from '../domain/roles.ts';
-import type { ServiceRepository } from '../domain/services.ts';
-import type { SessionRepository } from '../domain/sessions.ts';
-import type { SettingsRepository } from '../domain/settings.ts';
-import type { StyleAssetRepository } from '../domain/style-assets.ts';
-import type { StyleRepository } from '../domain/styles.ts';
-import type { TileMatrixSetRepository } from '../domain/tile-matrix-sets.ts';
-import type { WorkspaceRepository } from '../domain/workspaces.ts';
-import * as store from '../store/repositories.ts';
+import type { ApiKeyRepository } from '#domain/api-keys.ts';
+import type { AuditTrail, RefusalLog } from '#domain/audit.ts';
+import type { ClaimMappingRepository } from '#domain/claim-mappings.ts';
+import type { DeletionRepository } from '#domain/deletions.ts';
+import type { LayerGroupRepository } from '#domain/layer-groups.ts';
+import type { LayerRepository } from '#domain/layers.ts';
+import type { MosaicRepository } from '#domain/mosaics.ts';
+import type { TargetLookup } from '#domain/request-targets.ts';
+import type { RoleRepository } from '#domain/roles.ts';
+import type { ServiceRepository } from '#domain/services.ts';
+import type { SessionRepository } from '#domain/sessions.ts';
+import type { SettingsRepository } from '#domain/settings.ts';
+import type { StyleAssetRepository } from '#domain/style-assets.ts';
+import type { StyleRepository } from '#domain/styles.ts';
+import type { TileMatrixSetRepository } from '#domain/tile-matrix-sets.ts';
+import type { WorkspaceRepository } from '#domain/workspaces.ts';
+import * as store from '#store/repositories.ts';
 
 /*
  * The repositories, as the domain's ports. One accessor per port, each a plain function, so

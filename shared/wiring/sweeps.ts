@@ -1,9 +1,9 @@
-import { sweepConfig } from '../config/env.ts';
-import type { SweepPorts, WorkflowExecutions } from '../domain/sweeps.ts';
-import { stepFunctionsExecutions } from '../platform/workflow-executions.ts';
-import { DynamoImportRepository } from '../store/imports-repository.ts';
-import { DynamoStuckDeletions, stuckHarvests, stuckTileCacheJobs } from '../store/sweeps.ts';
-import { workflowStarter } from '../workflows/starter.ts';
+import { sweepConfig } from '#config/env.ts';
+import type { SweepPorts, WorkflowExecutions } from '#domain/sweeps.ts';
+import { stepFunctionsExecutions } from '#platform/workflow-executions.ts';
+import { DynamoImportRepository } from '#store/imports-repository.ts';
+import { DynamoStuckDeletions, stuckHarvests, stuckTileCacheJobs } from '#store/sweeps.ts';
+import { workflowStarter } from '#workflows/starter.ts';
 import { deletionSteps } from './workflows.ts';
 
 /**

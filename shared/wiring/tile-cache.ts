@@ -3,9 +3,9 @@
  * (S3 or a directory, by configuration), the cache records in the table, what this instance knows
  * of them (read at most every EPOCH_READ_SECONDS), the job repository and the workflow starter.
  */
-import { tileCacheLocation } from '../config/env.ts';
-import { type ServedLayer, serves } from '../domain/data-plane.ts';
-import { defaultSettings } from '../domain/settings.ts';
+import { tileCacheLocation } from '#config/env.ts';
+import { type ServedLayer, serves } from '#domain/data-plane.ts';
+import { defaultSettings } from '#domain/settings.ts';
 import {
   type CacheEpochs,
   type CacheRecords,
@@ -17,17 +17,13 @@ import {
   type TileCacheState,
   type TileCacheStatsDeps,
   type TileStore,
-} from '../domain/tile-cache.ts';
-import type {
-  TileCacheJobDeps,
-  TileCacheJobRepository,
-  TileCacheStarter,
-} from '../domain/tile-cache-jobs.ts';
-import { sweepTiles, type TileSweepReport } from '../domain/tile-cache-sweep.ts';
-import { DirectoryTileStore, S3TileStore } from '../platform/tile-store.ts';
-import { dynamoDataCatalog } from '../store/data-catalog.ts';
-import { DynamoCacheRecords, DynamoTileCacheJobRepository } from '../store/tile-cache-repository.ts';
-import { workflowStarter } from '../workflows/starter.ts';
+} from '#domain/tile-cache.ts';
+import type { TileCacheJobDeps, TileCacheJobRepository, TileCacheStarter } from '#domain/tile-cache-jobs.ts';
+import { sweepTiles, type TileSweepReport } from '#domain/tile-cache-sweep.ts';
+import { DirectoryTileStore, S3TileStore } from '#platform/tile-store.ts';
+import { dynamoDataCatalog } from '#store/data-catalog.ts';
+import { DynamoCacheRecords, DynamoTileCacheJobRepository } from '#store/tile-cache-repository.ts';
+import { workflowStarter } from '#workflows/starter.ts';
 import { workspaceRepository } from './repositories.ts';
 
 let records: CacheRecords | undefined;

@@ -1,6 +1,6 @@
-import { deletionBatchBudgetMs } from '../config/env.ts';
-import { TransientError } from '../domain/workflows.ts';
-import { errorFields, logger } from '../log/logger.ts';
+import { deletionBatchBudgetMs } from '#config/env.ts';
+import { TransientError } from '#domain/workflows.ts';
+import { errorFields, logger } from '#log/logger.ts';
 
 /** What every deletion task receives and returns. */
 export interface TaskInput {

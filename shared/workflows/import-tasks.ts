@@ -1,5 +1,5 @@
-import { importStepBudgetMs } from '../config/env.ts';
-import type { ImportWorkflowInput } from '../domain/import-model.ts';
+import { importStepBudgetMs } from '#config/env.ts';
+import type { ImportWorkflowInput } from '#domain/import-model.ts';
 import { failureMessage, taskFailure } from './deletion-tasks.ts';
 
 /** What the import tasks receive (and return, with the step's answer). */

@@ -4,14 +4,14 @@ import {
   harvestStateMachineArn,
   importStateMachineArn,
   tileCacheStateMachineArn,
-} from '../config/env.ts';
-import { UnavailableError } from '../domain/errors.ts';
-import type { ImportWorkflowInput } from '../domain/import-model.ts';
-import type { ImportStarter } from '../domain/imports.ts';
-import type { HarvestStarter, HarvestWorkflowInput } from '../domain/mosaic-harvest-jobs.ts';
-import type { TileCacheStarter, TileCacheWorkflowInput } from '../domain/tile-cache-jobs.ts';
-import type { DeletionWorkflowInput, WorkflowStarter } from '../domain/workflows.ts';
-import { captureClient } from '../log/tracer.ts';
+} from '#config/env.ts';
+import { UnavailableError } from '#domain/errors.ts';
+import type { ImportWorkflowInput } from '#domain/import-model.ts';
+import type { ImportStarter } from '#domain/imports.ts';
+import type { HarvestStarter, HarvestWorkflowInput } from '#domain/mosaic-harvest-jobs.ts';
+import type { TileCacheStarter, TileCacheWorkflowInput } from '#domain/tile-cache-jobs.ts';
+import type { DeletionWorkflowInput, WorkflowStarter } from '#domain/workflows.ts';
+import { captureClient } from '#log/tracer.ts';
 
 // The ports live in the domain; re-exported for the local host's runner.
 export type {

@@ -5,7 +5,7 @@
 import { crc32, deflateSync } from 'node:zlib';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ceilings } from '../../shared/domain/settings.ts';
+import { ceilings } from '#domain/settings.ts';
 import {
   chromiumPath,
   expectAccessible,

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { stageContextKeys } from '../../infra/constructs/stage-config.ts';
+import { stageContextKeys } from '#infra/constructs/stage-config.ts';
 
 const root = join(import.meta.dirname, '../..');
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { routes } from '../../shared/api/routes.ts';
+import { routes } from '#api/routes.ts';
 
 const root = join(import.meta.dirname, '../..');
 

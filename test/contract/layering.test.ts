@@ -69,6 +69,7 @@ describe('layering (dependency-cruiser)', () => {
         'nothing-imports-the-local-host: infra/constructs/orders-api.ts → infra/local/host.ts',
         'cdk-reads-definitions: infra/constructs/orders-api.ts → shared/wiring/ports.ts',
         'console-through-the-client: console/src/page.tsx → shared/domain/orders.ts',
+        'rooms-by-name: functions/orders/get-order.ts → shared/store/orders-table.ts',
       ]),
     );
     expect(

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
-import { successWithSchema } from '../../shared/api/openapi.ts';
-import type { Operation } from '../../shared/api/operation.ts';
-import { routes } from '../../shared/api/routes.ts';
+import { successWithSchema } from '#api/openapi.ts';
+import type { Operation } from '#api/operation.ts';
+import { routes } from '#api/routes.ts';
 
 /**
  * The examples of the route table (issue #14, ADR 0095): every operation declares example path

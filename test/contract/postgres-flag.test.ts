@@ -1,11 +1,11 @@
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { appEntries } from '../../infra/stacks/geoplane-stack.ts';
-import { importTaskAccess, importTaskHandlers } from '../../infra/workflows/import-workflow.ts';
-import { tileCacheWorkflow } from '../../infra/workflows/tile-cache-workflow.ts';
-import { dataRoutes } from '../../shared/api/data-routes.ts';
-import { routes } from '../../shared/api/routes.ts';
+import { dataRoutes } from '#api/data-routes.ts';
+import { routes } from '#api/routes.ts';
+import { appEntries } from '#infra/stacks/geoplane-stack.ts';
+import { importTaskAccess, importTaskHandlers } from '#infra/workflows/import-workflow.ts';
+import { tileCacheWorkflow } from '#infra/workflows/tile-cache-workflow.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 

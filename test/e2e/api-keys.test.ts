@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, inject, it } from 'vitest';
-import { APIKey, APIKeyWithSecret } from '../../shared/api/schemas.ts';
+import { APIKey, APIKeyWithSecret } from '#api/schemas.ts';
 import { asSuperAdmin, call } from '../support/client.ts';
 import { createKey, createWorkspace, expectError, withKey } from '../support/fixtures.ts';
 import { hostDynamo } from '../support/store.ts';

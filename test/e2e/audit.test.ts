@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { AuditList } from '../../shared/api/audit-schemas.ts';
+import { AuditList } from '#api/audit-schemas.ts';
 import { asSuperAdmin, call } from '../support/client.ts';
 import { createKey, createWorkspace, expectError, withKey } from '../support/fixtures.ts';
 

@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { exportJWK, importJWK, type JWK, type JWTPayload, SignJWT, UnsecuredJWT } from 'jose';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { LOCAL_AUDIENCE, localIssuerUrl } from '../../infra/local/files.ts';
-import { AuthMe } from '../../shared/api/schemas.ts';
-import { GLOBAL_ROLE_CLAIM } from '../../shared/auth/authenticate.ts';
+import { AuthMe } from '#api/schemas.ts';
+import { GLOBAL_ROLE_CLAIM } from '#auth/authenticate.ts';
+import { LOCAL_AUDIENCE, localIssuerUrl } from '#infra/local/files.ts';
 import { type ApiResponse, asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { bearer, createKey, createWorkspace, expectError, token, withKey } from '../support/fixtures.ts';
 

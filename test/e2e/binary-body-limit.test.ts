@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { LAMBDA_INVOKE_PAYLOAD_BYTES, MAX_BINARY_BODY_BYTES } from '../../shared/api/payload-limits.ts';
-import { MAX_ASSET_BYTES } from '../../shared/domain/style-assets.ts';
+import { LAMBDA_INVOKE_PAYLOAD_BYTES, MAX_BINARY_BODY_BYTES } from '#api/payload-limits.ts';
+import { MAX_ASSET_BYTES } from '#domain/style-assets.ts';
 import { asSuperAdmin, call } from '../support/client.ts';
 import { createWorkspace, expectError } from '../support/fixtures.ts';
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { keys } from '../../shared/store/keys.ts';
+import { keys } from '#store/keys.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { hostDynamo } from '../support/store.ts';
 

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, inject, it } from 'vitest';
-import { BrowserSession } from '../../shared/api/schemas.ts';
-import { keys } from '../../shared/store/keys.ts';
+import { BrowserSession } from '#api/schemas.ts';
+import { keys } from '#store/keys.ts';
 import { type ApiResponse, asSuperAdmin, call } from '../support/client.ts';
 import { createKey, createWorkspace, expectError, token, withKey } from '../support/fixtures.ts';
 import { hostDynamo } from '../support/store.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CatalogEventBody } from '../../shared/api/event-schemas.ts';
+import { CatalogEventBody } from '#api/event-schemas.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { createKey, createWorkspace, withKey } from '../support/fixtures.ts';
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { LayerBody, LayerGroupBody, ServiceBody, ValidateSQLResponse } from '../../shared/api/schemas.ts';
+import { LayerBody, LayerGroupBody, ServiceBody, ValidateSQLResponse } from '#api/schemas.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { createKey, createWorkspace, expectError, withKey } from '../support/fixtures.ts';
 import { FAULT_HOST } from '../support/host-process.ts';

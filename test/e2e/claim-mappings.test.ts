@@ -1,6 +1,6 @@
 import { describe, expect, inject, it } from 'vitest';
-import { localIssuer } from '../../infra/local/files.ts';
-import { ClaimMappingBody } from '../../shared/api/schemas.ts';
+import { ClaimMappingBody } from '#api/schemas.ts';
+import { localIssuer } from '#infra/local/files.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { bearer, createKey, createWorkspace, expectError, withKey } from '../support/fixtures.ts';
 

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { describe, expect, inject, it } from 'vitest';
-import { localIssuerUrl } from '../../infra/local/files.ts';
-import { consoleContentSecurityPolicy } from '../../shared/http/console-headers.ts';
+import { consoleContentSecurityPolicy } from '#http/console-headers.ts';
+import { localIssuerUrl } from '#infra/local/files.ts';
 import { type ApiResponse, call } from '../support/client.ts';
 
 const origin = () => inject('host').url.replace(/\/api\/v1$/, '');

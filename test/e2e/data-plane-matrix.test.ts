@@ -8,8 +8,8 @@
 import { VectorTile } from '@mapbox/vector-tile';
 import { PbfReader } from 'pbf';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { localIssuer } from '../../infra/local/files.ts';
-import { type DataRoute, dataRoutes } from '../../shared/api/data-routes.ts';
+import { type DataRoute, dataRoutes } from '#api/data-routes.ts';
+import { localIssuer } from '#infra/local/files.ts';
 import { type ApiResponse, asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import {
   changeLayer,

@@ -1,9 +1,9 @@
 import { type DynamoDBDocumentClient, GetCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type DynamoLocal, startDynamoLocal } from '#infra/local/dynamodb.ts';
+import { LAYER_CHUNK } from '#store/deletion-steps.ts';
+import { keys } from '#store/keys.ts';
 import { layerTemplate, seedLayerCopies } from '../../bench/deletion.ts';
-import { type DynamoLocal, startDynamoLocal } from '../../infra/local/dynamodb.ts';
-import { LAYER_CHUNK } from '../../shared/store/deletion-steps.ts';
-import { keys } from '../../shared/store/keys.ts';
 import { type ApiResponse, call, uniqueName } from '../support/client.ts';
 import { FAULT_HOST, type HostProcess, startHostProcess } from '../support/host-process.ts';
 import { freePort } from '../support/ports.ts';

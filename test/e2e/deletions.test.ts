@@ -12,8 +12,8 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { DeletionOperationBody, DeletionPlanBody } from '../../shared/api/deletion-schemas.ts';
-import { keys } from '../../shared/store/keys.ts';
+import { DeletionOperationBody, DeletionPlanBody } from '#api/deletion-schemas.ts';
+import { keys } from '#store/keys.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { describeCommonStatuses } from '../support/common-statuses.ts';
 import { bearer, createKey, createWorkspace, expectError, token, withKey } from '../support/fixtures.ts';
@@ -966,9 +966,7 @@ describe('raster_mosaic service deletion', () => {
     expect(await harvestItems()).toEqual([]);
     // The lost execution's writes, had it come back: each is conditioned on the job's status.
     useHostStore();
-    const { DynamoHarvestJobRepository } = await import(
-      '../../shared/store/mosaic-harvest-jobs-repository.ts'
-    );
+    const { DynamoHarvestJobRepository } = await import('#store/mosaic-harvest-jobs-repository.ts');
     const jobs = new DynamoHarvestJobRepository();
     const job = {
       id: lost,

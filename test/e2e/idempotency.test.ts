@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createAPIKey } from '../../shared/api/operations/api-keys.ts';
-import { requestFingerprint } from '../../shared/http/idempotency.ts';
+import { createAPIKey } from '#api/operations/api-keys.ts';
+import { requestFingerprint } from '#http/idempotency.ts';
 import { asSuperAdmin, call } from '../support/client.ts';
 import { createKey, createWorkspace, expectError, withKey } from '../support/fixtures.ts';
 import { hostDynamo, useHostStore } from '../support/store.ts';
@@ -193,7 +193,7 @@ describe('Idempotency-Key: refusals', () => {
 
   it('answers 409 idempotency_key_in_flight while the first request holds the key, and runs once its claim expired', async () => {
     useHostStore();
-    const { idempotencyStore } = await import('../../shared/store/repositories.ts');
+    const { idempotencyStore } = await import('#store/repositories.ts');
     const ws = await createWorkspace();
     const admin = await createKey(ws.id, 'admin');
     const key = randomUUID();
@@ -322,7 +322,7 @@ describe('Idempotency-Key: answers that hand out a session are never replayed (A
 describe('DynamoIdempotencyStore (the records behind the host)', () => {
   it('replays a completed record until its expiry, then lets the key be claimed again; only the owner completes', async () => {
     useHostStore();
-    const { idempotencyStore } = await import('../../shared/store/repositories.ts');
+    const { idempotencyStore } = await import('#store/repositories.ts');
     const store = idempotencyStore();
     const scope = { principalId: `jwt:${randomUUID()}`, operationId: 'createThing', key: 'k#1' };
     const now = Date.now();

@@ -1,8 +1,8 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { Operation } from '../../shared/api/operation.ts';
-import { routes } from '../../shared/api/routes.ts';
+import type { Operation } from '#api/operation.ts';
+import { routes } from '#api/routes.ts';
 import { type ApiResponse, asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { createWorkspace, expectError } from '../support/fixtures.ts';
 import { writeTiff } from '../support/geotiff.ts';

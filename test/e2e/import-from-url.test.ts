@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { urlNotAllowedMessage } from '../../shared/datasources/imports/https-source.ts';
+import { urlNotAllowedMessage } from '#datasources/imports/https-source.ts';
 import { uniqueName } from '../support/client.ts';
 import { createWorkspace, expectError } from '../support/fixtures.ts';
 import { adminQuery, importsOf, pointsGeoJson, relationsOf } from '../support/imports.ts';

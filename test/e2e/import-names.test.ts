@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ImportHistoryBody, ImportJobBody } from '../../shared/api/import-schemas.ts';
-import { tableNameOf } from '../../shared/domain/import-plans.ts';
+import { ImportHistoryBody, ImportJobBody } from '#api/import-schemas.ts';
+import { tableNameOf } from '#domain/import-plans.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { createWorkspace, expectError } from '../support/fixtures.ts';
 import { importsOf, pointsGeoJson, relationsOf } from '../support/imports.ts';

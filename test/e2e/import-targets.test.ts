@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ImportJobBody } from '../../shared/api/import-schemas.ts';
+import { ImportJobBody } from '#api/import-schemas.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { ogc, publishLayer, servedWorkspace } from '../support/data-plane.ts';
 import { createWorkspace, expectError } from '../support/fixtures.ts';

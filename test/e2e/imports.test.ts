@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { geojson as flatgeobuf } from 'flatgeobuf';
 import { beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { ImportHistoryBody, ImportJobBody } from '../../shared/api/import-schemas.ts';
+import { ImportHistoryBody, ImportJobBody } from '#api/import-schemas.ts';
 import { zipOf } from '../fixtures/imports/zip-writer.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { createKey, createWorkspace, expectError, withKey } from '../support/fixtures.ts';

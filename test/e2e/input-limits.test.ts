@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { MAX_SQL_BYTES } from '../../shared/api/schemas.ts';
-import { MAX_XML_DEPTH } from '../../shared/domain/xml.ts';
+import { MAX_SQL_BYTES } from '#api/schemas.ts';
+import { MAX_XML_DEPTH } from '#domain/xml.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { createWorkspace, expectError } from '../support/fixtures.ts';
 

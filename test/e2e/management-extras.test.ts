@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ClaimMappingBody } from '../../shared/api/schemas.ts';
+import { ClaimMappingBody } from '#api/schemas.ts';
 import { asSuperAdmin, call } from '../support/client.ts';
 import { createKey, createWorkspace, expectError, withKey } from '../support/fixtures.ts';
 

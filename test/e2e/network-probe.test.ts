@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { keys } from '../../shared/store/keys.ts';
+import { keys } from '#store/keys.ts';
 import { asSuperAdmin, call } from '../support/client.ts';
 import { createWorkspace, expectError } from '../support/fixtures.ts';
 import { writeTiff } from '../support/geotiff.ts';

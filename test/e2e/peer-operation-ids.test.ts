@@ -15,8 +15,8 @@ const roleId = () => `r-${Math.random().toString(36).slice(2, 10)}`;
 
 /** Writes a management policy exactly as addRolePolicy stored it before the rename. */
 async function plantLegacyPolicy(role: string, workspace: string, operation: string, action: string) {
-  const { keys, entities } = await import('../../shared/store/keys.ts');
-  const { policyId } = await import('../../shared/domain/roles.ts');
+  const { keys, entities } = await import('#store/keys.ts');
+  const { policyId } = await import('#domain/roles.ts');
   const rule = { workspace, service: 'management' as const, operation, action: action as 'manage' };
   const id = policyId(rule);
   await hostDynamo().send(

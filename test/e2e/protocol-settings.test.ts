@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  WCSSettingsSchema,
-  WFSSettingsSchema,
-  WMTSSettingsSchema,
-} from '../../shared/api/settings-schemas.ts';
+import { WCSSettingsSchema, WFSSettingsSchema, WMTSSettingsSchema } from '#api/settings-schemas.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { describeCommonStatuses } from '../support/common-statuses.ts';
 import { createKey, createWorkspace, expectError, withKey } from '../support/fixtures.ts';

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { localIssuer } from '../../infra/local/files.ts';
-import { routes } from '../../shared/api/routes.ts';
+import { routes } from '#api/routes.ts';
+import { localIssuer } from '#infra/local/files.ts';
 import { type ApiResponse, agentFor, asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { bearer, createKey, createWorkspace, expectError, token, withKey } from '../support/fixtures.ts';
 

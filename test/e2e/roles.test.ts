@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RoleBody } from '../../shared/api/schemas.ts';
+import { RoleBody } from '#api/schemas.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { bearer, createKey, createWorkspace, expectError, token, withKey } from '../support/fixtures.ts';
 

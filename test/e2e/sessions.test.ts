@@ -1,5 +1,5 @@
 import { describe, expect, inject, it } from 'vitest';
-import { AuthConsoleConfig, AuthMe } from '../../shared/api/schemas.ts';
+import { AuthConsoleConfig, AuthMe } from '#api/schemas.ts';
 import { type ApiResponse, asSuperAdmin, call } from '../support/client.ts';
 import { createKey, createWorkspace, expectError, token, withKey } from '../support/fixtures.ts';
 import { onSharedTable, startHostProcess } from '../support/host-process.ts';

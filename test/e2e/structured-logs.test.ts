@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localIssuer } from '../../infra/local/files.ts';
-import { GLOBAL_ROLE_CLAIM } from '../../shared/auth/authenticate.ts';
+import { GLOBAL_ROLE_CLAIM } from '#auth/authenticate.ts';
+import { localIssuer } from '#infra/local/files.ts';
 import { type ApiResponse, call, uniqueName } from '../support/client.ts';
 import { FAULT_HOST, type HostProcess, startHostProcess } from '../support/host-process.ts';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { StyleAssetBody } from '../../shared/api/style-schemas.ts';
+import { StyleAssetBody } from '#api/style-schemas.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { describeCommonStatuses } from '../support/common-statuses.ts';
 import { createKey, createWorkspace, expectError, withKey } from '../support/fixtures.ts';

@@ -1,7 +1,7 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, inject, it } from 'vitest';
-import { StyleBody, StyleSummary } from '../../shared/api/style-schemas.ts';
-import { keys } from '../../shared/store/keys.ts';
+import { StyleBody, StyleSummary } from '#api/style-schemas.ts';
+import { keys } from '#store/keys.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { describeCommonStatuses } from '../support/common-statuses.ts';
 import { createKey, createWorkspace, expectError, withKey } from '../support/fixtures.ts';

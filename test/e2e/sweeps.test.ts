@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { entities, type Key, keys } from '../../shared/store/keys.ts';
+import { entities, type Key, keys } from '#store/keys.ts';
 import { type HostProcess, startHostProcess } from '../support/host-process.ts';
 import { hostDynamo } from '../support/store.ts';
 

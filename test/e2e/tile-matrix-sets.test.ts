@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TileMatrixSetRecord, TileMatrixSetSummary } from '../../shared/api/tile-matrix-set-schemas.ts';
+import { TileMatrixSetRecord, TileMatrixSetSummary } from '#api/tile-matrix-set-schemas.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { describeCommonStatuses } from '../support/common-statuses.ts';
 import { createKey, createWorkspace, expectError, withKey } from '../support/fixtures.ts';

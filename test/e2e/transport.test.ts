@@ -1,8 +1,8 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { localIssuer } from '../../infra/local/files.ts';
-import { routes } from '../../shared/api/routes.ts';
-import { ROLES_CLAIM } from '../../shared/auth/authenticate.ts';
+import { routes } from '#api/routes.ts';
+import { ROLES_CLAIM } from '#auth/authenticate.ts';
+import { localIssuer } from '#infra/local/files.ts';
 import { type ApiResponse, asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { bearer, createKey, createWorkspace, expectError, token, withKey } from '../support/fixtures.ts';
 import { type HostProcess, onSharedTable, startHostProcess } from '../support/host-process.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DeletionPlanBody } from '../../shared/api/deletion-schemas.ts';
+import { DeletionPlanBody } from '#api/deletion-schemas.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { createKey, createWorkspace, expectError, withKey } from '../support/fixtures.ts';
 

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { deleteWorkspace as deleteWorkspaceOperation } from '../../shared/api/operations/workspaces.ts';
-import { Workspace } from '../../shared/api/schemas.ts';
+import { deleteWorkspace as deleteWorkspaceOperation } from '#api/operations/workspaces.ts';
+import { Workspace } from '#api/schemas.ts';
 import { asSuperAdmin, call, uniqueName } from '../support/client.ts';
 import { createKey, createWorkspace, expectError, withKey } from '../support/fixtures.ts';
 import { writeTiff } from '../support/geotiff.ts';

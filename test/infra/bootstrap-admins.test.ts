@@ -2,9 +2,9 @@ import { App } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bootstrapAdminsData } from '../../infra/constructs/bootstrap-admins.ts';
-import { stageConfigOf } from '../../infra/constructs/stage-config.ts';
-import type { GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
+import { bootstrapAdminsData } from '#infra/constructs/bootstrap-admins.ts';
+import { stageConfigOf } from '#infra/constructs/stage-config.ts';
+import type { GeoPlaneStack } from '#infra/stacks/geoplane-stack.ts';
 import { actionsIn, asArray, logicalId, statementsOfRole } from './iam.ts';
 import { cdkContext, synthesize } from './templates.ts';
 

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createGeoPlaneApp, type GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
-import type { Operation } from '../../shared/api/operation.ts';
-import { routes } from '../../shared/api/routes.ts';
+import type { Operation } from '#api/operation.ts';
+import { routes } from '#api/routes.ts';
+import { createGeoPlaneApp, type GeoPlaneStack } from '#infra/stacks/geoplane-stack.ts';
 import { actionsIn, asArray, logicalId, statementsOfRole } from './iam.ts';
 import { deploymentTemplate } from './templates.ts';
 

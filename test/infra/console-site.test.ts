@@ -6,18 +6,18 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import { CachePolicy, OriginRequestPolicy } from 'aws-cdk-lib/aws-cloudfront';
 import { Asset } from 'aws-cdk-lib/aws-s3-assets';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { CONSOLE_DIST } from '../../console/build.ts';
+import { routes } from '#api/routes.ts';
+import { consoleContentSecurityPolicy, consoleSecurityHeaders } from '#http/console-headers.ts';
 import {
   apiPathPattern,
   distributionLogPrefix,
   responseHeadersOf,
   standardLogRegions,
-} from '../../infra/constructs/console-site.ts';
-import { dataPlanePathPattern } from '../../infra/constructs/data-plane.ts';
-import { templateResourceBudget } from '../../infra/constructs/operation-stacks.ts';
-import type { GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
-import { routes } from '../../shared/api/routes.ts';
-import { consoleContentSecurityPolicy, consoleSecurityHeaders } from '../../shared/http/console-headers.ts';
+} from '#infra/constructs/console-site.ts';
+import { dataPlanePathPattern } from '#infra/constructs/data-plane.ts';
+import { templateResourceBudget } from '#infra/constructs/operation-stacks.ts';
+import type { GeoPlaneStack } from '#infra/stacks/geoplane-stack.ts';
+import { CONSOLE_DIST } from '../../console/build.ts';
 import { logicalId } from './iam.ts';
 import { appWithConsole, deploymentTemplate, resourceCount, templatesOf } from './templates.ts';
 

@@ -2,6 +2,12 @@ import { runInNewContext } from 'node:vm';
 import { Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { DATA_PLANE_HANDLER, DATA_PLANE_ROOT, dataRoutes } from '#api/data-routes.ts';
+import { routes } from '#api/routes.ts';
+import { SESSION_COOKIE } from '#auth/cookies.ts';
+import type { SecretBox } from '#domain/secrets.ts';
+import { liveConnection, type Service } from '#domain/services.ts';
+import { MVT } from '#domain/settings.ts';
 import {
   binaryRoutes,
   DataPlaneStack,
@@ -12,16 +18,10 @@ import {
   dataPlanePathPattern,
   servicePasswordContextKeys,
   uncachedErrorCodes,
-} from '../../infra/constructs/data-plane.ts';
-import { OperationsStack, templateResourceBudget } from '../../infra/constructs/operation-stacks.ts';
-import type { GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
-import { DATA_PLANE_HANDLER, DATA_PLANE_ROOT, dataRoutes } from '../../shared/api/data-routes.ts';
-import { routes } from '../../shared/api/routes.ts';
-import { SESSION_COOKIE } from '../../shared/auth/cookies.ts';
-import type { SecretBox } from '../../shared/domain/secrets.ts';
-import { liveConnection, type Service } from '../../shared/domain/services.ts';
-import { MVT } from '../../shared/domain/settings.ts';
-import { gsi1 } from '../../shared/store/table.ts';
+} from '#infra/constructs/data-plane.ts';
+import { OperationsStack, templateResourceBudget } from '#infra/constructs/operation-stacks.ts';
+import type { GeoPlaneStack } from '#infra/stacks/geoplane-stack.ts';
+import { gsi1 } from '#store/table.ts';
 import { actionsIn, asArray, logicalId, type Statement, statementsOfRole } from './iam.ts';
 import { appWithConsole, cdkContext, deploymentTemplate, resourceCount, synthesize } from './templates.ts';
 

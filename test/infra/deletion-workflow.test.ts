@@ -2,17 +2,19 @@ import { readFileSync } from 'node:fs';
 import { App, Stack } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { repositoryRoot } from '../../infra/constructs/api-function.ts';
-import { CatalogTable } from '../../infra/constructs/catalog-table.ts';
+import type { Operation } from '#api/operation.ts';
+import { routes } from '#api/routes.ts';
+import { repositoryRoot } from '#infra/constructs/api-function.ts';
+import { CatalogTable } from '#infra/constructs/catalog-table.ts';
 import {
   deletionBatchBudgetMs,
   deletionTaskEntries,
   deletionTasks,
-} from '../../infra/constructs/deletion-workflow.ts';
-import { FunctionBundles } from '../../infra/constructs/function-bundles.ts';
-import { ManagementApi, managementApiEntries } from '../../infra/constructs/management-api.ts';
-import { stageConfigOf } from '../../infra/constructs/stage-config.ts';
-import { createGeoPlaneApp, GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
+} from '#infra/constructs/deletion-workflow.ts';
+import { FunctionBundles } from '#infra/constructs/function-bundles.ts';
+import { ManagementApi, managementApiEntries } from '#infra/constructs/management-api.ts';
+import { stageConfigOf } from '#infra/constructs/stage-config.ts';
+import { createGeoPlaneApp, GeoPlaneStack } from '#infra/stacks/geoplane-stack.ts';
 import {
   type DeletionTask,
   deletionTaskAccess,
@@ -21,9 +23,7 @@ import {
   deletionTaskStates,
   substitutedDeletionDefinition,
   transientErrors,
-} from '../../infra/workflows/deletion-workflow.ts';
-import type { Operation } from '../../shared/api/operation.ts';
-import { routes } from '../../shared/api/routes.ts';
+} from '#infra/workflows/deletion-workflow.ts';
 import { actionsIn, asArray, logicalId, policyDocuments, type Statement, statementsOfRole } from './iam.ts';
 import { deploymentTemplate } from './templates.ts';
 

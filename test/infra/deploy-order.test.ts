@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { CfnResource } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { stackNameOf } from '../../infra/stacks/geoplane-stack.ts';
+import { stackNameOf } from '#infra/stacks/geoplane-stack.ts';
 import { appWithConsole, deploymentTemplate, templatesOf } from './templates.ts';
 
 /*

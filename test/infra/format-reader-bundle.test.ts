@@ -4,10 +4,10 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildSync } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sidecarEntryPoints, stageBeside } from '../../infra/bundling.ts';
-import { repositoryRoot } from '../../infra/constructs/api-function.ts';
-import { esbuildOptions } from '../../infra/constructs/function-bundles.ts';
-import type * as Formats from '../../shared/datasources/imports/formats/index.ts';
+import type * as Formats from '#datasources/imports/formats/index.ts';
+import { sidecarEntryPoints, stageBeside } from '#infra/bundling.ts';
+import { repositoryRoot } from '#infra/constructs/api-function.ts';
+import { esbuildOptions } from '#infra/constructs/function-bundles.ts';
 import { writeGeoPackage } from '../fixtures/imports/generate.ts';
 
 /**

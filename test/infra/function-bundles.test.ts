@@ -5,9 +5,9 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bundling } from '../../infra/bundling.ts';
-import { repositoryRoot } from '../../infra/constructs/api-function.ts';
-import { FunctionBundles } from '../../infra/constructs/function-bundles.ts';
+import { bundling } from '#infra/bundling.ts';
+import { repositoryRoot } from '#infra/constructs/api-function.ts';
+import { FunctionBundles } from '#infra/constructs/function-bundles.ts';
 
 // Two entry points of one folder: CDK caches assets by their props, so they must not collide.
 const entries = ['functions/workspaces/get-workspace.ts', 'functions/workspaces/list-workspaces.ts'];

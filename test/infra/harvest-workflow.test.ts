@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { harvestTaskEntries, harvestTasks } from '../../infra/constructs/harvest-workflow.ts';
-import { createGeoPlaneApp, type GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
-import { transientErrors } from '../../infra/workflows/deletion-workflow.ts';
+import { routes } from '#api/routes.ts';
+import { harvestTaskEntries, harvestTasks } from '#infra/constructs/harvest-workflow.ts';
+import { createGeoPlaneApp, type GeoPlaneStack } from '#infra/stacks/geoplane-stack.ts';
+import { transientErrors } from '#infra/workflows/deletion-workflow.ts';
 import {
   type HarvestTask,
   harvestStepBudgetMs,
@@ -12,8 +13,7 @@ import {
   harvestTaskHandlers,
   harvestTaskStates,
   substitutedHarvestDefinition,
-} from '../../infra/workflows/harvest-workflow.ts';
-import { routes } from '../../shared/api/routes.ts';
+} from '#infra/workflows/harvest-workflow.ts';
 import { actionsIn, asArray, logicalId, type Statement, statementsOfRole } from './iam.ts';
 import { deploymentTemplate } from './templates.ts';
 

@@ -4,11 +4,11 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildSync } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sidecarEntryPoints, stageBeside } from '../../infra/bundling.ts';
-import { repositoryRoot } from '../../infra/constructs/api-function.ts';
-import { esbuildOptions } from '../../infra/constructs/function-bundles.ts';
-import { importTaskHandlers } from '../../infra/workflows/import-workflow.ts';
-import { routes } from '../../shared/api/routes.ts';
+import { routes } from '#api/routes.ts';
+import { sidecarEntryPoints, stageBeside } from '#infra/bundling.ts';
+import { repositoryRoot } from '#infra/constructs/api-function.ts';
+import { esbuildOptions } from '#infra/constructs/function-bundles.ts';
+import { importTaskHandlers } from '#infra/workflows/import-workflow.ts';
 
 /**
  * The import functions in one esbuild run with the deployed options, WebAssembly and sidecars staged

@@ -2,10 +2,12 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { allowedDatabaseHosts, repositoryRoot } from '../../infra/constructs/api-function.ts';
-import { CatalogTable } from '../../infra/constructs/catalog-table.ts';
-import { FunctionBundles } from '../../infra/constructs/function-bundles.ts';
-import { uploadPrefix } from '../../infra/constructs/import-uploads.ts';
+import type { Operation } from '#api/operation.ts';
+import { routes } from '#api/routes.ts';
+import { allowedDatabaseHosts, repositoryRoot } from '#infra/constructs/api-function.ts';
+import { CatalogTable } from '#infra/constructs/catalog-table.ts';
+import { FunctionBundles } from '#infra/constructs/function-bundles.ts';
+import { uploadPrefix } from '#infra/constructs/import-uploads.ts';
 import {
   importStepBudgetMs,
   importStepEphemeralStorage,
@@ -14,17 +16,17 @@ import {
   importTaskEntries,
   importTasks,
   recordImportFailureTimeout,
-} from '../../infra/constructs/import-workflow.ts';
-import { ManagementApi, managementApiEntries } from '../../infra/constructs/management-api.ts';
+} from '#infra/constructs/import-workflow.ts';
+import { ManagementApi, managementApiEntries } from '#infra/constructs/management-api.ts';
 import {
   handlesImports,
   maxOperationsPerStack,
   operationStackOf,
   resourcesPerOperation,
   uploadActions,
-} from '../../infra/constructs/operation-stacks.ts';
-import { stageConfigOf } from '../../infra/constructs/stage-config.ts';
-import type { GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
+} from '#infra/constructs/operation-stacks.ts';
+import { stageConfigOf } from '#infra/constructs/stage-config.ts';
+import type { GeoPlaneStack } from '#infra/stacks/geoplane-stack.ts';
 import {
   type ImportTask,
   importTaskAccess,
@@ -32,9 +34,7 @@ import {
   importTaskHandlers,
   importTaskStates,
   substitutedImportDefinition,
-} from '../../infra/workflows/import-workflow.ts';
-import type { Operation } from '../../shared/api/operation.ts';
-import { routes } from '../../shared/api/routes.ts';
+} from '#infra/workflows/import-workflow.ts';
 import { actionsIn, asArray, logicalId, policyDocuments, type Statement, statementsOfRole } from './iam.ts';
 import { cdkContext, resourceCount, synthesize, templatesOf } from './templates.ts';
 

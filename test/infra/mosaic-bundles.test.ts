@@ -4,9 +4,9 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildSync } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sidecarEntryPoints, stageBeside } from '../../infra/bundling.ts';
-import { repositoryRoot } from '../../infra/constructs/api-function.ts';
-import { esbuildOptions } from '../../infra/constructs/function-bundles.ts';
+import { sidecarEntryPoints, stageBeside } from '#infra/bundling.ts';
+import { repositoryRoot } from '#infra/constructs/api-function.ts';
+import { esbuildOptions } from '#infra/constructs/function-bundles.ts';
 
 // The mosaic functions in one esbuild run with the deployed options (ADR 0017): geotiff and the S3
 // client must bundle as ESM and load, and only the harvest loads the GeoTIFF parser (ADR 0060), from

@@ -13,10 +13,10 @@ import {
   iteratorAgeThreshold,
   maxMetricsPerAlarm,
   OperationsAlarms,
-} from '../../infra/constructs/operations-alarms.ts';
-import { stageConfigOf } from '../../infra/constructs/stage-config.ts';
-import { createGeoPlaneApp, type GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
-import { tableDefinition } from '../../shared/store/table.ts';
+} from '#infra/constructs/operations-alarms.ts';
+import { stageConfigOf } from '#infra/constructs/stage-config.ts';
+import { createGeoPlaneApp, type GeoPlaneStack } from '#infra/stacks/geoplane-stack.ts';
+import { tableDefinition } from '#store/table.ts';
 import { logicalId } from './iam.ts';
 import { templatesOf } from './templates.ts';
 

@@ -2,9 +2,12 @@ import { readFileSync } from 'node:fs';
 import { App, Stack } from 'aws-cdk-lib';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { deletionTasks } from '../../infra/constructs/deletion-workflow.ts';
-import { harvestTasks } from '../../infra/constructs/harvest-workflow.ts';
-import { importTasks } from '../../infra/constructs/import-workflow.ts';
+import { dataRoutes } from '#api/data-routes.ts';
+import type { Operation } from '#api/operation.ts';
+import { routes } from '#api/routes.ts';
+import { deletionTasks } from '#infra/constructs/deletion-workflow.ts';
+import { harvestTasks } from '#infra/constructs/harvest-workflow.ts';
+import { importTasks } from '#infra/constructs/import-workflow.ts';
 import {
   areaOf,
   maxOperationsPerStack,
@@ -14,13 +17,10 @@ import {
   operationsByStack,
   resourcesPerOperation,
   templateResourceBudget,
-} from '../../infra/constructs/operation-stacks.ts';
-import { stageConfigOf } from '../../infra/constructs/stage-config.ts';
-import { tileCacheTasks } from '../../infra/constructs/tile-cache-workflow.ts';
-import { createGeoPlaneApp, GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
-import { dataRoutes } from '../../shared/api/data-routes.ts';
-import type { Operation } from '../../shared/api/operation.ts';
-import { routes } from '../../shared/api/routes.ts';
+} from '#infra/constructs/operation-stacks.ts';
+import { stageConfigOf } from '#infra/constructs/stage-config.ts';
+import { tileCacheTasks } from '#infra/constructs/tile-cache-workflow.ts';
+import { createGeoPlaneApp, GeoPlaneStack } from '#infra/stacks/geoplane-stack.ts';
 import { logicalId } from './iam.ts';
 import { deploymentTemplate, resourceCount, templatesOf } from './templates.ts';
 

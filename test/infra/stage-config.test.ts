@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { App } from 'aws-cdk-lib';
 import { describe, expect, it, vi } from 'vitest';
-import { stageBooleanKeys, stageConfigOf } from '../../infra/constructs/stage-config.ts';
-import { GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
-import { routes } from '../../shared/api/routes.ts';
+import { routes } from '#api/routes.ts';
+import { stageBooleanKeys, stageConfigOf } from '#infra/constructs/stage-config.ts';
+import { GeoPlaneStack } from '#infra/stacks/geoplane-stack.ts';
 import { deploymentTemplate } from './templates.ts';
 
 const cdkContext = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'))
@@ -91,7 +91,7 @@ describe('boolean environment variables (shared/config/env.ts)', () => {
     vi.resetModules();
     vi.stubEnv(name, value);
     try {
-      const { config } = await import('../../shared/config/env.ts');
+      const { config } = await import('#config/env.ts');
       return config();
     } finally {
       vi.unstubAllEnvs();

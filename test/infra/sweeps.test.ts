@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { sweepData, sweepEntry } from '../../infra/constructs/sweeps.ts';
-import { createGeoPlaneApp, type GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
+import { sweepData, sweepEntry } from '#infra/constructs/sweeps.ts';
+import { createGeoPlaneApp, type GeoPlaneStack } from '#infra/stacks/geoplane-stack.ts';
 import { actionsIn, asArray, logicalId, policyDocuments, statementsOfRole } from './iam.ts';
 import { deploymentTemplate } from './templates.ts';
 

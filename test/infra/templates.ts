@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { NestedStack, type Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import { createGeoPlaneApp, type GeoPlaneAppOptions } from '#infra/stacks/geoplane-stack.ts';
 import { CONSOLE_DIST, ensureConsoleBuilt } from '../../console/build.ts';
-import { createGeoPlaneApp, type GeoPlaneAppOptions } from '../../infra/stacks/geoplane-stack.ts';
 
 type Json = Record<string, any>;
 

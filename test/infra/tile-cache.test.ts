@@ -1,16 +1,17 @@
 import { readFileSync } from 'node:fs';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { ApiFunction } from '../../infra/constructs/api-function.ts';
-import { tileObjectActions, tilePrefix } from '../../infra/constructs/tile-cache.ts';
+import { routes } from '#api/routes.ts';
+import type { ApiFunction } from '#infra/constructs/api-function.ts';
+import { tileObjectActions, tilePrefix } from '#infra/constructs/tile-cache.ts';
 import {
   tileCacheTaskDescription,
   tileCacheTaskEntries,
   tileCacheTasks,
-} from '../../infra/constructs/tile-cache-workflow.ts';
-import { eniActions, eniDescribeActions } from '../../infra/constructs/vpc-placement.ts';
-import { appEntries, createGeoPlaneApp, type GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
-import { transientErrors } from '../../infra/workflows/deletion-workflow.ts';
+} from '#infra/constructs/tile-cache-workflow.ts';
+import { eniActions, eniDescribeActions } from '#infra/constructs/vpc-placement.ts';
+import { appEntries, createGeoPlaneApp, type GeoPlaneStack } from '#infra/stacks/geoplane-stack.ts';
+import { transientErrors } from '#infra/workflows/deletion-workflow.ts';
 import {
   substitutedTileCacheDefinition,
   type TileCacheTask,
@@ -19,8 +20,7 @@ import {
   tileCacheTaskHandlers,
   tileCacheTaskStates,
   tileCacheWorkflow,
-} from '../../infra/workflows/tile-cache-workflow.ts';
-import { routes } from '../../shared/api/routes.ts';
+} from '#infra/workflows/tile-cache-workflow.ts';
 import { actionsIn, asArray, logicalId, policyDocuments, type Statement, statementsOfRole } from './iam.ts';
 import { deploymentTemplate } from './templates.ts';
 

@@ -1,8 +1,8 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
-import { routes } from '../../shared/api/routes.ts';
-import { USAGE_KEY_TAG } from '../../shared/domain/usage-keys.ts';
+import { routes } from '#api/routes.ts';
+import { USAGE_KEY_TAG } from '#domain/usage-keys.ts';
+import type { GeoPlaneStack } from '#infra/stacks/geoplane-stack.ts';
 import { asArray, logicalId, type Statement, statementsOfRole } from './iam.ts';
 import { synthesize } from './templates.ts';
 

@@ -4,11 +4,13 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ApiFunction } from '../../infra/constructs/api-function.ts';
-import { dataPlaneDescription } from '../../infra/constructs/data-plane.ts';
-import { importTaskDescription, importTasks } from '../../infra/constructs/import-workflow.ts';
-import { stageConfigOf } from '../../infra/constructs/stage-config.ts';
-import { tileCacheTaskDescription, tileCacheTasks } from '../../infra/constructs/tile-cache-workflow.ts';
+import { dataRoutes } from '#api/data-routes.ts';
+import { routes } from '#api/routes.ts';
+import { ApiFunction } from '#infra/constructs/api-function.ts';
+import { dataPlaneDescription } from '#infra/constructs/data-plane.ts';
+import { importTaskDescription, importTasks } from '#infra/constructs/import-workflow.ts';
+import { stageConfigOf } from '#infra/constructs/stage-config.ts';
+import { tileCacheTaskDescription, tileCacheTasks } from '#infra/constructs/tile-cache-workflow.ts';
 import {
   eniActions,
   eniDescribeActions,
@@ -17,12 +19,10 @@ import {
   networkInterfacesFinding,
   onePerZone,
   reachedWithoutTheVpc,
-} from '../../infra/constructs/vpc-placement.ts';
-import { createGeoPlaneApp, type GeoPlaneStack } from '../../infra/stacks/geoplane-stack.ts';
-import { importTaskAccess } from '../../infra/workflows/import-workflow.ts';
-import { tileCacheWorkflow } from '../../infra/workflows/tile-cache-workflow.ts';
-import { dataRoutes } from '../../shared/api/data-routes.ts';
-import { routes } from '../../shared/api/routes.ts';
+} from '#infra/constructs/vpc-placement.ts';
+import { createGeoPlaneApp, type GeoPlaneStack } from '#infra/stacks/geoplane-stack.ts';
+import { importTaskAccess } from '#infra/workflows/import-workflow.ts';
+import { tileCacheWorkflow } from '#infra/workflows/tile-cache-workflow.ts';
 import { asArray, logicalId, type Statement, statementsOfRole } from './iam.ts';
 import { deploymentTemplate } from './templates.ts';
 

@@ -12,8 +12,8 @@ import {
   PutCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuditRecord } from '../../shared/domain/audit.ts';
-import type { DeletionOperation } from '../../shared/domain/deletion-model.ts';
+import type { AuditRecord } from '#domain/audit.ts';
+import type { DeletionOperation } from '#domain/deletion-model.ts';
 import { ownTable, plantDeletion } from '../support/store.ts';
 
 /*
@@ -27,10 +27,10 @@ const table = `audit-shards-${randomUUID().slice(0, 8)}`;
 let raw: DynamoDBClient;
 let own: Awaited<ReturnType<typeof ownTable>> | undefined;
 let db: DynamoDBDocumentClient;
-let keys: typeof import('../../shared/store/keys.ts').keys;
-let entities: typeof import('../../shared/store/keys.ts').entities;
-let audit: typeof import('../../shared/store/audit-records.ts');
-let trail: import('../../shared/store/audit-records.ts').DynamoAuditTrail;
+let keys: typeof import('#store/keys.ts').keys;
+let entities: typeof import('#store/keys.ts').entities;
+let audit: typeof import('#store/audit-records.ts');
+let trail: import('#store/audit-records.ts').DynamoAuditTrail;
 
 async function put(...list: Item[]): Promise<void> {
   for (let i = 0; i < list.length; i += 25) {
@@ -65,7 +65,7 @@ const legacy = (item: Item): Item => ({ ...item, GSI1PK: keys.auditUnshardedPart
 
 /** Every page of the global listing from the start, with a hook between pages. */
 async function walk(
-  filter: import('../../shared/domain/audit.ts').AuditFilter,
+  filter: import('#domain/audit.ts').AuditFilter,
   limit: number,
   between?: (page: number) => Promise<void>,
 ): Promise<{ ids: string[]; pages: number }> {
@@ -89,8 +89,8 @@ const newestFirst = (items: Item[]) =>
 beforeAll(async () => {
   own = await ownTable(table);
   ({ raw, db } = own);
-  ({ keys, entities } = await import('../../shared/store/keys.ts'));
-  audit = await import('../../shared/store/audit-records.ts');
+  ({ keys, entities } = await import('#store/keys.ts'));
+  audit = await import('#store/audit-records.ts');
   trail = new audit.DynamoAuditTrail({ days: 90 }, db, table);
 });
 
@@ -245,7 +245,7 @@ describe('the sparse index of active deletions (ADR 0113)', () => {
     (await db.send(new GetCommand({ TableName: table, Key: keys.deletion(id), ConsistentRead: true }))).Item;
 
   it('puts the active operations an older version left on the index once, then reads only the index', async () => {
-    const { DynamoDeletionRepository } = await import('../../shared/store/deletions-repository.ts');
+    const { DynamoDeletionRepository } = await import('#store/deletions-repository.ts');
     const repository = new DynamoDeletionRepository();
     const running = operation('running', ago(600));
     const pending = operation('pending', ago(500));
@@ -285,7 +285,7 @@ describe('the sparse index of active deletions (ADR 0113)', () => {
   });
 
   it('indexes, within a day of the mark, what a previous version started during the deploy', async () => {
-    const { DynamoDeletionRepository } = await import('../../shared/store/deletions-repository.ts');
+    const { DynamoDeletionRepository } = await import('#store/deletions-repository.ts');
     await db.send(
       new PutCommand({
         TableName: table,
@@ -305,9 +305,9 @@ describe('the sparse index of active deletions (ADR 0113)', () => {
   });
 
   it('comes off the index in the write that fails it, and back on with a retry', async () => {
-    const { DynamoDeletionRepository } = await import('../../shared/store/deletions-repository.ts');
-    const { DynamoOperationLedger, WriteUnits } = await import('../../shared/store/chunk-commits.ts');
-    const { activeIndexRemoval, toOperation } = await import('../../shared/store/deletions-repository.ts');
+    const { DynamoDeletionRepository } = await import('#store/deletions-repository.ts');
+    const { DynamoOperationLedger, WriteUnits } = await import('#store/chunk-commits.ts');
+    const { activeIndexRemoval, toOperation } = await import('#store/deletions-repository.ts');
     // A workspace's deletion: a service's retry would also need its workspace to exist.
     const op = { ...operation('running', ago(20)), scope: 'workspace' as const };
     await plantDeletion(db, table, op);
@@ -337,8 +337,8 @@ describe('the sparse index of active deletions (ADR 0113)', () => {
 
 describe('the local table gains the index it lacks (ADR 0113)', () => {
   it('adds GSI2 to a table created before it', async () => {
-    const { ensureTable } = await import('../../infra/local/dynamodb.ts');
-    const { createTableInput } = await import('../../shared/store/table.ts');
+    const { ensureTable } = await import('#infra/local/dynamodb.ts');
+    const { createTableInput } = await import('#store/table.ts');
     const old = `audit-shards-old-${randomUUID().slice(0, 8)}`;
     const input = createTableInput(old);
     await raw.send(

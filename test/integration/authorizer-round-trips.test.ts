@@ -10,9 +10,9 @@ import type {
 } from 'aws-lambda';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiKey } from '../../shared/domain/api-keys.ts';
-import type { Service } from '../../shared/domain/services.ts';
-import type { Workspace } from '../../shared/domain/workspaces.ts';
+import type { ApiKey } from '#domain/api-keys.ts';
+import type { Service } from '#domain/services.ts';
+import type { Workspace } from '#domain/workspaces.ts';
 import { hostDynamo, serviceRecord, useHostStore } from '../support/store.ts';
 
 // How many DynamoDB round trips a read makes after authentication (ADR 0099): the authorizer and
@@ -26,9 +26,9 @@ const sent: string[] = [];
 const batchKeys: string[][] = [];
 let authorizer: Handler<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>;
 let handlers: Record<string, Handler<APIGatewayProxyEvent, APIGatewayProxyResult>>;
-let repos: typeof import('../../shared/store/repositories.ts');
-let apiKeys: typeof import('../../shared/domain/api-keys.ts');
-let workspaces: typeof import('../../shared/domain/workspaces.ts');
+let repos: typeof import('#store/repositories.ts');
+let apiKeys: typeof import('#domain/api-keys.ts');
+let workspaces: typeof import('#domain/workspaces.ts');
 
 const fixture = JSON.parse(
   readFileSync(new URL('../fixtures/rest-proxy-event.json', import.meta.url), 'utf8'),
@@ -42,8 +42,8 @@ const AUDIENCE = 'geoplane-round-trips';
 const OIDC_ENV = ['OIDC_ISSUER', 'OIDC_AUDIENCE', 'OIDC_JWKS'] as const;
 const savedEnv = Object.fromEntries(OIDC_ENV.map((k) => [k, process.env[k]]));
 let signToken: (claims: Record<string, unknown>) => Promise<string>;
-let claimMappings: typeof import('../../shared/domain/claim-mappings.ts');
-let keys: typeof import('../../shared/store/keys.ts').keys;
+let claimMappings: typeof import('#domain/claim-mappings.ts');
+let keys: typeof import('#store/keys.ts').keys;
 const db = hostDynamo();
 
 afterAll(() => {
@@ -72,12 +72,12 @@ beforeAll(async () => {
       .setIssuedAt()
       .setExpirationTime('10m')
       .sign(privateKey);
-  claimMappings = await import('../../shared/domain/claim-mappings.ts');
-  keys = (await import('../../shared/store/keys.ts')).keys;
-  const { documentClient } = await import('../../shared/store/client.ts');
+  claimMappings = await import('#domain/claim-mappings.ts');
+  keys = (await import('#store/keys.ts')).keys;
+  const { documentClient } = await import('#store/client.ts');
   // The local host's IAM stand-in too: the authorizer's BatchGetItem must be declared in its data.
-  const { installDataAccessCheck, withDataAccess } = await import('../../infra/local/data-access.ts');
-  const { authorizerDataAccess, dataAccessOf, routes } = await import('../../shared/api/routes.ts');
+  const { installDataAccessCheck, withDataAccess } = await import('#infra/local/data-access.ts');
+  const { authorizerDataAccess, dataAccessOf, routes } = await import('#api/routes.ts');
   installDataAccessCheck(documentClient());
   documentClient().middlewareStack.add(
     (next, ctx) => async (args) => {
@@ -91,9 +91,9 @@ beforeAll(async () => {
     },
     { step: 'initialize', name: 'countRoundTrips' },
   );
-  repos = await import('../../shared/store/repositories.ts');
-  apiKeys = await import('../../shared/domain/api-keys.ts');
-  workspaces = await import('../../shared/domain/workspaces.ts');
+  repos = await import('#store/repositories.ts');
+  apiKeys = await import('#domain/api-keys.ts');
+  workspaces = await import('#domain/workspaces.ts');
   await repos.claimMappingRepository().summarize(claimMappings.GLOBAL_SCOPE);
   const auth = (await import('../../functions/authorizer/index.ts')).handler;
   authorizer = (event) => withDataAccess('authorizer', authorizerDataAccess, () => auth(event));
@@ -350,7 +350,7 @@ describe('round trips of a read after authentication (ADR 0099)', () => {
 
   it('a session made from an API key reads no claim mapping summary; a token’s session reads both (ADR 0103)', async () => {
     const { ws, secret, key } = await fixtureWorkspace();
-    const { newSession } = await import('../../shared/domain/sessions.ts');
+    const { newSession } = await import('#domain/sessions.ts');
     const path = `/api/v1/workspaces/${ws.id}`;
     const viaSession = async (credential: Parameters<typeof newSession>[0]) => {
       const issued = newSession(credential, 3600, 3600, new Date());

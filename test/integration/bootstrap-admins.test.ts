@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ClaimMapping, ClaimMappingRepository } from '../../shared/domain/claim-mappings.ts';
+import type { ClaimMapping, ClaimMappingRepository } from '#domain/claim-mappings.ts';
 import { asSuperAdmin, call } from '../support/client.ts';
 import { useHostStore } from '../support/store.ts';
 
@@ -23,7 +23,7 @@ type Answer = {
 
 let handler: (event: CloudFormationCustomResourceEvent) => Promise<void>;
 let mappings: ClaimMappingRepository;
-let domain: typeof import('../../shared/domain/claim-mappings.ts');
+let domain: typeof import('#domain/claim-mappings.ts');
 let server: Server;
 let responseUrl = '';
 const answers = new Map<string, Answer>();
@@ -32,8 +32,8 @@ const contentTypes = new Map<string, string | undefined>();
 beforeAll(async () => {
   useHostStore();
   ({ handler } = await import('../../functions/bootstrap/bootstrap-admins.ts'));
-  mappings = (await import('../../shared/store/repositories.ts')).claimMappingRepository();
-  domain = await import('../../shared/domain/claim-mappings.ts');
+  mappings = (await import('#store/repositories.ts')).claimMappingRepository();
+  domain = await import('#domain/claim-mappings.ts');
   server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));

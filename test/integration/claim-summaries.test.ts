@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ClaimMapping } from '../../shared/domain/claim-mappings.ts';
-import type { Workspace } from '../../shared/domain/workspaces.ts';
+import type { ClaimMapping } from '#domain/claim-mappings.ts';
+import type { Workspace } from '#domain/workspaces.ts';
 import { hostDynamo, useHostStore } from '../support/store.ts';
 
 // The claim mapping summaries (ADR 0103) against the run's DynamoDB Local: every create and delete
@@ -10,14 +10,14 @@ import { hostDynamo, useHostStore } from '../support/store.ts';
 // whose mappings are older than summaries gets one from them; a scope too large overflows.
 
 type Modules = {
-  keys: typeof import('../../shared/store/keys.ts');
-  summaries: typeof import('../../shared/store/claim-summaries.ts');
-  repo: typeof import('../../shared/store/claim-mappings-repository.ts');
-  mappings: import('../../shared/store/claim-mappings-repository.ts').DynamoClaimMappingRepository;
-  roles: import('../../shared/store/roles-repository.ts').DynamoRoleRepository;
-  workspaces: import('../../shared/store/workspaces-repository.ts').DynamoWorkspaceRepository;
-  domain: typeof import('../../shared/domain/claim-mappings.ts');
-  workspaceDomain: typeof import('../../shared/domain/workspaces.ts');
+  keys: typeof import('#store/keys.ts');
+  summaries: typeof import('#store/claim-summaries.ts');
+  repo: typeof import('#store/claim-mappings-repository.ts');
+  mappings: import('#store/claim-mappings-repository.ts').DynamoClaimMappingRepository;
+  roles: import('#store/roles-repository.ts').DynamoRoleRepository;
+  workspaces: import('#store/workspaces-repository.ts').DynamoWorkspaceRepository;
+  domain: typeof import('#domain/claim-mappings.ts');
+  workspaceDomain: typeof import('#domain/workspaces.ts');
 };
 let m: Modules;
 let table: string;
@@ -26,16 +26,16 @@ const db = hostDynamo();
 beforeAll(async () => {
   useHostStore();
   table = process.env.TABLE_NAME as string;
-  const repo = await import('../../shared/store/claim-mappings-repository.ts');
+  const repo = await import('#store/claim-mappings-repository.ts');
   m = {
-    keys: await import('../../shared/store/keys.ts'),
-    summaries: await import('../../shared/store/claim-summaries.ts'),
+    keys: await import('#store/keys.ts'),
+    summaries: await import('#store/claim-summaries.ts'),
     repo,
     mappings: new repo.DynamoClaimMappingRepository(),
-    roles: new (await import('../../shared/store/roles-repository.ts')).DynamoRoleRepository(),
-    workspaces: new (await import('../../shared/store/workspaces-repository.ts')).DynamoWorkspaceRepository(),
-    domain: await import('../../shared/domain/claim-mappings.ts'),
-    workspaceDomain: await import('../../shared/domain/workspaces.ts'),
+    roles: new (await import('#store/roles-repository.ts')).DynamoRoleRepository(),
+    workspaces: new (await import('#store/workspaces-repository.ts')).DynamoWorkspaceRepository(),
+    domain: await import('#domain/claim-mappings.ts'),
+    workspaceDomain: await import('#domain/workspaces.ts'),
   };
 });
 

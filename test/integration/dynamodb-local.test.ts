@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type DynamoLocal, dynamoLocalArgs, startDynamoLocal } from '../../infra/local/dynamodb.ts';
+import { type DynamoLocal, dynamoLocalArgs, startDynamoLocal } from '#infra/local/dynamodb.ts';
 import { freePort } from '../support/ports.ts';
 
 const root = resolve(import.meta.dirname, '../..');

@@ -9,14 +9,9 @@ import {
   itemsStatement,
   readFeatureItem,
   readFeatureItems,
-} from '../../shared/datasources/feature-items.ts';
-import { InvalidInputError, NotFoundError, RuleViolationError } from '../../shared/domain/errors.ts';
-import {
-  CRS84,
-  type FeatureQuery,
-  parseFeatureQuery,
-  type QueryParams,
-} from '../../shared/domain/feature-query.ts';
+} from '#datasources/feature-items.ts';
+import { InvalidInputError, NotFoundError, RuleViolationError } from '#domain/errors.ts';
+import { CRS84, type FeatureQuery, parseFeatureQuery, type QueryParams } from '#domain/feature-query.ts';
 import { onBothTargets, type SeededTarget } from '../support/seeded-targets.ts';
 
 // The items query core (ADR 0121) on both PostGIS targets: the embedded PostGIS always, Debian's

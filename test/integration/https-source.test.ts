@@ -3,10 +3,10 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchUrlToFile, type UrlFetchOptions } from '../../shared/datasources/imports/https-source.ts';
-import { parseAllowList, TargetPolicy } from '../../shared/datasources/network-policy.ts';
-import { UnavailableError } from '../../shared/domain/errors.ts';
-import { ImportInputError } from '../../shared/domain/import-sources.ts';
+import { fetchUrlToFile, type UrlFetchOptions } from '#datasources/imports/https-source.ts';
+import { parseAllowList, TargetPolicy } from '#datasources/network-policy.ts';
+import { UnavailableError } from '#domain/errors.ts';
+import { ImportInputError } from '#domain/import-sources.ts';
 import { startFileServer, type UrlSourceTls, urlSourceTls } from '../support/url-source.ts';
 
 /**

@@ -4,14 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { type EmbeddedPostgis, startEmbeddedPostgis } from '../../infra/local/postgis.ts';
-import { type ImportRoleNames, importRolesSql } from '../../infra/local/postgis-seed.ts';
-import { ImportDatabase } from '../../shared/datasources/imports/database.ts';
-import { PostgisImportEngine } from '../../shared/datasources/imports/engine.ts';
-import { forgetLogins, withDatabase } from '../../shared/datasources/imports/logins.ts';
-import { loadImport } from '../../shared/datasources/imports/pipeline.ts';
-import type { Discovery, ImportPlan, SourceFeature } from '../../shared/domain/import-sources.ts';
-import type { ImportJob } from '../../shared/domain/imports.ts';
+import { ImportDatabase } from '#datasources/imports/database.ts';
+import { PostgisImportEngine } from '#datasources/imports/engine.ts';
+import { forgetLogins, withDatabase } from '#datasources/imports/logins.ts';
+import { loadImport } from '#datasources/imports/pipeline.ts';
+import type { Discovery, ImportPlan, SourceFeature } from '#domain/import-sources.ts';
+import type { ImportJob } from '#domain/imports.ts';
+import { type EmbeddedPostgis, startEmbeddedPostgis } from '#infra/local/postgis.ts';
+import { type ImportRoleNames, importRolesSql } from '#infra/local/postgis-seed.ts';
 import {
   dropImportRoles,
   REAL_POSTGRES_SKIP_REASON,

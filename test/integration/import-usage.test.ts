@@ -1,20 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ImportJob } from '../../shared/domain/import-model.ts';
-import type { Workspace } from '../../shared/domain/workspaces.ts';
+import type { ImportJob } from '#domain/import-model.ts';
+import type { Workspace } from '#domain/workspaces.ts';
 import { hostDynamo, useHostStore } from '../support/store.ts';
 
 // The workspace's import usage (ADR 0110) against the run's DynamoDB Local: it changes in the
 // transaction that changes a job's reservation, never past the quota, never without the job.
 
 type Modules = {
-  keys: typeof import('../../shared/store/keys.ts');
-  imports: import('../../shared/store/imports-repository.ts').DynamoImportRepository;
-  workspaces: import('../../shared/store/workspaces-repository.ts').DynamoWorkspaceRepository;
-  model: typeof import('../../shared/domain/import-model.ts');
-  domain: typeof import('../../shared/domain/imports.ts');
-  workspaceDomain: typeof import('../../shared/domain/workspaces.ts');
+  keys: typeof import('#store/keys.ts');
+  imports: import('#store/imports-repository.ts').DynamoImportRepository;
+  workspaces: import('#store/workspaces-repository.ts').DynamoWorkspaceRepository;
+  model: typeof import('#domain/import-model.ts');
+  domain: typeof import('#domain/imports.ts');
+  workspaceDomain: typeof import('#domain/workspaces.ts');
 };
 let m: Modules;
 let table: string;
@@ -24,12 +24,12 @@ beforeAll(async () => {
   useHostStore();
   table = process.env.TABLE_NAME as string;
   m = {
-    keys: await import('../../shared/store/keys.ts'),
-    imports: new (await import('../../shared/store/imports-repository.ts')).DynamoImportRepository(),
-    workspaces: new (await import('../../shared/store/workspaces-repository.ts')).DynamoWorkspaceRepository(),
-    model: await import('../../shared/domain/import-model.ts'),
-    domain: await import('../../shared/domain/imports.ts'),
-    workspaceDomain: await import('../../shared/domain/workspaces.ts'),
+    keys: await import('#store/keys.ts'),
+    imports: new (await import('#store/imports-repository.ts')).DynamoImportRepository(),
+    workspaces: new (await import('#store/workspaces-repository.ts')).DynamoWorkspaceRepository(),
+    model: await import('#domain/import-model.ts'),
+    domain: await import('#domain/imports.ts'),
+    workspaceDomain: await import('#domain/workspaces.ts'),
   };
 });
 

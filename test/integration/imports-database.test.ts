@@ -4,15 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EmbeddedPostgis, startEmbeddedPostgis } from '../../infra/local/postgis.ts';
-import { IMPORT_ROLE_NAMES, type ImportRoleNames, importRolesSql } from '../../infra/local/postgis-seed.ts';
-import { ImportDatabase } from '../../shared/datasources/imports/database.ts';
-import type { ImportDatabaseConfig } from '../../shared/datasources/imports/database-connection.ts';
-import {
-  type FeatureSource,
-  FIRST_CHUNK_FEATURES,
-  loadImport,
-} from '../../shared/datasources/imports/pipeline.ts';
+import { ImportDatabase } from '#datasources/imports/database.ts';
+import type { ImportDatabaseConfig } from '#datasources/imports/database-connection.ts';
+import { type FeatureSource, FIRST_CHUNK_FEATURES, loadImport } from '#datasources/imports/pipeline.ts';
 import {
   type Discovery,
   type FieldType,
@@ -22,7 +16,9 @@ import {
   type LayerPlan,
   type SourceFeature,
   type SourceLayer,
-} from '../../shared/domain/import-sources.ts';
+} from '#domain/import-sources.ts';
+import { type EmbeddedPostgis, startEmbeddedPostgis } from '#infra/local/postgis.ts';
+import { IMPORT_ROLE_NAMES, type ImportRoleNames, importRolesSql } from '#infra/local/postgis-seed.ts';
 import {
   dropImportRoles,
   REAL_POSTGRES_SKIP_REASON,

@@ -41,7 +41,7 @@ beforeAll(async () => {
     OIDC_JWKS_COOLDOWN_MS: '1500',
   });
   delete process.env.OIDC_JWKS;
-  ({ verifyBearer } = await import('../../shared/auth/jwt.ts'));
+  ({ verifyBearer } = await import('#auth/jwt.ts'));
 });
 
 afterAll(() => new Promise<void>((r) => server.close(() => r())));

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, inject, it } from 'vitest';
-import { actionsOf } from '../../infra/local/data-access.ts';
+import { actionsOf } from '#infra/local/data-access.ts';
 
 describe('local data access check: the IAM actions of a DynamoDB command', () => {
   it.each([
@@ -32,7 +32,7 @@ describe('local data access check against DynamoDB Local', () => {
   it('refuses an undeclared action inside a handler scope and allows declared ones (and calls outside any scope)', async () => {
     const { DynamoDBClient } = await import('@aws-sdk/client-dynamodb');
     const { DynamoDBDocumentClient, GetCommand, PutCommand } = await import('@aws-sdk/lib-dynamodb');
-    const { installDataAccessCheck, withDataAccess } = await import('../../infra/local/data-access.ts');
+    const { installDataAccessCheck, withDataAccess } = await import('#infra/local/data-access.ts');
     const host = inject('host');
     const client = DynamoDBDocumentClient.from(
       new DynamoDBClient({

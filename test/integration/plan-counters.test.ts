@@ -1,31 +1,31 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeletionPlan } from '../../shared/domain/deletions.ts';
-import { AlreadyExistsError, InvalidInputError } from '../../shared/domain/errors.ts';
-import type { Layer } from '../../shared/domain/layers.ts';
-import type { Service } from '../../shared/domain/services.ts';
-import type { Workspace } from '../../shared/domain/workspaces.ts';
+import type { DeletionPlan } from '#domain/deletions.ts';
+import { AlreadyExistsError, InvalidInputError } from '#domain/errors.ts';
+import type { Layer } from '#domain/layers.ts';
+import type { Service } from '#domain/services.ts';
+import type { Workspace } from '#domain/workspaces.ts';
 import { hostDynamo, serviceRecord, useHostStore } from '../support/store.ts';
 
 // The deletion plan's counters (ADR 0101) against the run's DynamoDB Local: exact across every
 // write that adds, changes or removes a layer, and for services older than the counters.
 
 type Stores = {
-  keys: typeof import('../../shared/store/keys.ts');
-  counters: typeof import('../../shared/store/plan-counters.ts');
-  audit: typeof import('../../shared/store/audit-records.ts');
-  layers: import('../../shared/store/layers-repository.ts').DynamoLayerRepository;
-  services: import('../../shared/store/services-repository.ts').DynamoServiceRepository;
-  deletions: import('../../shared/store/deletions-repository.ts').DynamoDeletionRepository;
-  styles: import('../../shared/store/styles-repository.ts').DynamoStyleRepository;
-  roles: import('../../shared/store/roles-repository.ts').DynamoRoleRepository;
-  workspaces: import('../../shared/store/workspaces-repository.ts').DynamoWorkspaceRepository;
-  steps: typeof import('../../shared/store/deletion-steps.ts');
-  deletionDomain: typeof import('../../shared/domain/deletions.ts');
-  workspaceDomain: typeof import('../../shared/domain/workspaces.ts');
-  styleDomain: typeof import('../../shared/domain/styles.ts');
-  roleDomain: typeof import('../../shared/domain/roles.ts');
+  keys: typeof import('#store/keys.ts');
+  counters: typeof import('#store/plan-counters.ts');
+  audit: typeof import('#store/audit-records.ts');
+  layers: import('#store/layers-repository.ts').DynamoLayerRepository;
+  services: import('#store/services-repository.ts').DynamoServiceRepository;
+  deletions: import('#store/deletions-repository.ts').DynamoDeletionRepository;
+  styles: import('#store/styles-repository.ts').DynamoStyleRepository;
+  roles: import('#store/roles-repository.ts').DynamoRoleRepository;
+  workspaces: import('#store/workspaces-repository.ts').DynamoWorkspaceRepository;
+  steps: typeof import('#store/deletion-steps.ts');
+  deletionDomain: typeof import('#domain/deletions.ts');
+  workspaceDomain: typeof import('#domain/workspaces.ts');
+  styleDomain: typeof import('#domain/styles.ts');
+  roleDomain: typeof import('#domain/roles.ts');
 };
 let s: Stores;
 const db = () => hostDynamo();
@@ -35,20 +35,20 @@ beforeAll(async () => {
   useHostStore();
   table = process.env.TABLE_NAME as string;
   s = {
-    keys: await import('../../shared/store/keys.ts'),
-    counters: await import('../../shared/store/plan-counters.ts'),
-    audit: await import('../../shared/store/audit-records.ts'),
-    layers: new (await import('../../shared/store/layers-repository.ts')).DynamoLayerRepository(),
-    services: new (await import('../../shared/store/services-repository.ts')).DynamoServiceRepository(),
-    deletions: new (await import('../../shared/store/deletions-repository.ts')).DynamoDeletionRepository(),
-    styles: new (await import('../../shared/store/styles-repository.ts')).DynamoStyleRepository(),
-    roles: new (await import('../../shared/store/roles-repository.ts')).DynamoRoleRepository(),
-    workspaces: new (await import('../../shared/store/workspaces-repository.ts')).DynamoWorkspaceRepository(),
-    steps: await import('../../shared/store/deletion-steps.ts'),
-    deletionDomain: await import('../../shared/domain/deletions.ts'),
-    workspaceDomain: await import('../../shared/domain/workspaces.ts'),
-    styleDomain: await import('../../shared/domain/styles.ts'),
-    roleDomain: await import('../../shared/domain/roles.ts'),
+    keys: await import('#store/keys.ts'),
+    counters: await import('#store/plan-counters.ts'),
+    audit: await import('#store/audit-records.ts'),
+    layers: new (await import('#store/layers-repository.ts')).DynamoLayerRepository(),
+    services: new (await import('#store/services-repository.ts')).DynamoServiceRepository(),
+    deletions: new (await import('#store/deletions-repository.ts')).DynamoDeletionRepository(),
+    styles: new (await import('#store/styles-repository.ts')).DynamoStyleRepository(),
+    roles: new (await import('#store/roles-repository.ts')).DynamoRoleRepository(),
+    workspaces: new (await import('#store/workspaces-repository.ts')).DynamoWorkspaceRepository(),
+    steps: await import('#store/deletion-steps.ts'),
+    deletionDomain: await import('#domain/deletions.ts'),
+    workspaceDomain: await import('#domain/workspaces.ts'),
+    styleDomain: await import('#domain/styles.ts'),
+    roleDomain: await import('#domain/roles.ts'),
   };
 });
 

@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type EmbeddedPostgis, startEmbeddedPostgis } from '../../infra/local/postgis.ts';
 import {
   checkIdColumn,
   DESCRIBE_BUDGET_MS,
@@ -12,8 +11,9 @@ import {
   ID_CHECK_BUDGET_MS,
   type PostgisConnection,
   readOnly,
-} from '../../shared/datasources/postgis.ts';
-import { RuleViolationError } from '../../shared/domain/errors.ts';
+} from '#datasources/postgis.ts';
+import { RuleViolationError } from '#domain/errors.ts';
+import { type EmbeddedPostgis, startEmbeddedPostgis } from '#infra/local/postgis.ts';
 
 // statement_timeout on the embedded PostGIS (ADR 0031, 0033, 0108): PGlite ignores it on its own.
 let dataDir: string;

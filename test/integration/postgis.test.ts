@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type EmbeddedPostgis, startEmbeddedPostgis } from '../../infra/local/postgis.ts';
-import type { PostgisConnection } from '../../shared/datasources/postgis.ts';
+import type { PostgisConnection } from '#datasources/postgis.ts';
+import { type EmbeddedPostgis, startEmbeddedPostgis } from '#infra/local/postgis.ts';
 import { freePort } from '../support/ports.ts';
 import { addSlowSchema, type PostgisTarget, postgisAdapterSuite } from '../support/postgis-suite.ts';
 

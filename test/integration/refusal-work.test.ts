@@ -9,7 +9,7 @@ import type {
 } from 'aws-lambda';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Workspace } from '../../shared/domain/workspaces.ts';
+import type { Workspace } from '#domain/workspaces.ts';
 import { serviceRecord, useHostStore } from '../support/store.ts';
 
 /*
@@ -30,9 +30,9 @@ interface Sent {
 const sent: Sent[] = [];
 let authorizer: Handler<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>;
 const handlers: Record<string, Handler<APIGatewayProxyEvent, APIGatewayProxyResult>> = {};
-let repos: typeof import('../../shared/store/repositories.ts');
-let apiKeys: typeof import('../../shared/domain/api-keys.ts');
-let workspaces: typeof import('../../shared/domain/workspaces.ts');
+let repos: typeof import('#store/repositories.ts');
+let apiKeys: typeof import('#domain/api-keys.ts');
+let workspaces: typeof import('#domain/workspaces.ts');
 
 const fixture = JSON.parse(
   readFileSync(new URL('../fixtures/rest-proxy-event.json', import.meta.url), 'utf8'),
@@ -69,9 +69,9 @@ beforeAll(async () => {
     .setIssuedAt()
     .setExpirationTime('10m')
     .sign(privateKey);
-  const { documentClient } = await import('../../shared/store/client.ts');
-  const { installDataAccessCheck, withDataAccess } = await import('../../infra/local/data-access.ts');
-  const { authorizerDataAccess, dataAccessOf, routes } = await import('../../shared/api/routes.ts');
+  const { documentClient } = await import('#store/client.ts');
+  const { installDataAccessCheck, withDataAccess } = await import('#infra/local/data-access.ts');
+  const { authorizerDataAccess, dataAccessOf, routes } = await import('#api/routes.ts');
   installDataAccessCheck(documentClient());
   documentClient().middlewareStack.add(
     (next, ctx) => async (args) => {
@@ -87,10 +87,10 @@ beforeAll(async () => {
     },
     { step: 'initialize', name: 'recordRefusalWork' },
   );
-  repos = await import('../../shared/store/repositories.ts');
-  apiKeys = await import('../../shared/domain/api-keys.ts');
-  workspaces = await import('../../shared/domain/workspaces.ts');
-  const { GLOBAL_SCOPE } = await import('../../shared/domain/claim-mappings.ts');
+  repos = await import('#store/repositories.ts');
+  apiKeys = await import('#domain/api-keys.ts');
+  workspaces = await import('#domain/workspaces.ts');
+  const { GLOBAL_SCOPE } = await import('#domain/claim-mappings.ts');
   await repos.claimMappingRepository().summarize(GLOBAL_SCOPE);
   const auth = (await import('../../functions/authorizer/index.ts')).handler;
   authorizer = (event) => withDataAccess('authorizer', authorizerDataAccess, () => auth(event));

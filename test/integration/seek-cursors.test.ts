@@ -5,9 +5,9 @@ import { useHostStore } from '../support/store.ts';
 
 // Listings page by key condition (ADR 0097): store-level paging against the run's DynamoDB Local,
 // each test in partitions of its own.
-type Items = typeof import('../../shared/store/items.ts');
-type Paging = typeof import('../../shared/store/paging.ts');
-type Client = import('../../shared/store/client.ts').StoreClient;
+type Items = typeof import('#store/items.ts');
+type Paging = typeof import('#store/paging.ts');
+type Client = import('#store/client.ts').StoreClient;
 type Item = Record<string, unknown>;
 
 let items: Items;
@@ -17,9 +17,9 @@ let table: string;
 
 beforeAll(async () => {
   useHostStore();
-  items = await import('../../shared/store/items.ts');
-  paging = await import('../../shared/store/paging.ts');
-  const client = await import('../../shared/store/client.ts');
+  items = await import('#store/items.ts');
+  paging = await import('#store/paging.ts');
+  const client = await import('#store/client.ts');
   db = client.documentClient();
   table = client.tableName();
 });
@@ -275,9 +275,9 @@ describe('seek cursors', () => {
 describe('seek cursors of a repository', () => {
   it('lists API keys created between pages without skips or repeats', async () => {
     useHostStore();
-    const repos = await import('../../shared/store/repositories.ts');
-    const wsDomain = await import('../../shared/domain/workspaces.ts');
-    const keysDomain = await import('../../shared/domain/api-keys.ts');
+    const repos = await import('#store/repositories.ts');
+    const wsDomain = await import('#domain/workspaces.ts');
+    const keysDomain = await import('#domain/api-keys.ts');
     const workspaces = repos.workspaceRepository();
     const apiKeys = repos.apiKeyRepository();
     const ws = await wsDomain.createWorkspace(workspaces, { name: `it-${randomUUID().slice(0, 13)}` });

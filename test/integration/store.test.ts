@@ -1,28 +1,28 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { ApiKeyRepository } from '../../shared/domain/api-keys.ts';
+import type { ApiKeyRepository } from '#domain/api-keys.ts';
 import {
   AlreadyExistsError,
   DependencyConflictError,
   NotFoundError,
   UnavailableError,
-} from '../../shared/domain/errors.ts';
-import type { WorkspaceRepository } from '../../shared/domain/workspaces.ts';
+} from '#domain/errors.ts';
+import type { WorkspaceRepository } from '#domain/workspaces.ts';
 import { useHostStore } from '../support/store.ts';
 
 // Repositories against the real DynamoDB Local of the run (unique names per test, no truncation).
 let workspaces: WorkspaceRepository;
 let apiKeys: ApiKeyRepository;
-let domain: typeof import('../../shared/domain/workspaces.ts');
-let keysDomain: typeof import('../../shared/domain/api-keys.ts');
+let domain: typeof import('#domain/workspaces.ts');
+let keysDomain: typeof import('#domain/api-keys.ts');
 
 beforeAll(async () => {
   useHostStore();
-  const repos = await import('../../shared/store/repositories.ts');
+  const repos = await import('#store/repositories.ts');
   workspaces = repos.workspaceRepository();
   apiKeys = repos.apiKeyRepository();
-  domain = await import('../../shared/domain/workspaces.ts');
-  keysDomain = await import('../../shared/domain/api-keys.ts');
+  domain = await import('#domain/workspaces.ts');
+  keysDomain = await import('#domain/api-keys.ts');
 });
 
 const name = () => `it-${randomUUID().slice(0, 13)}`;
@@ -87,8 +87,8 @@ describe('workspace repository', () => {
 
 describe('store outage', () => {
   it('turns a refused connection into UnavailableError (503), not a bug', async () => {
-    const { DynamoWorkspaceRepository } = await import('../../shared/store/workspaces-repository.ts');
-    const { documentClient } = await import('../../shared/store/client.ts');
+    const { DynamoWorkspaceRepository } = await import('#store/workspaces-repository.ts');
+    const { documentClient } = await import('#store/client.ts');
     const client = documentClient();
     const original = client.config.endpoint;
     // Point the shared client at a closed port for one call.
@@ -108,11 +108,9 @@ describe('store outage', () => {
 describe('mosaic harvest jobs in a workspace being deleted', () => {
   it("refuses a chunk's granules once the workspace is hidden, so none lands behind its deletion's sweep", async () => {
     const { GetCommand, PutCommand, UpdateCommand } = await import('@aws-sdk/lib-dynamodb');
-    const { keys } = await import('../../shared/store/keys.ts');
-    const { DynamoHarvestJobRepository } = await import(
-      '../../shared/store/mosaic-harvest-jobs-repository.ts'
-    );
-    const { documentClient, tableName } = await import('../../shared/store/client.ts');
+    const { keys } = await import('#store/keys.ts');
+    const { DynamoHarvestJobRepository } = await import('#store/mosaic-harvest-jobs-repository.ts');
+    const { documentClient, tableName } = await import('#store/client.ts');
     const db = documentClient();
     const TableName = tableName();
     const ws = await domain.createWorkspace(workspaces, { name: name() });
@@ -127,7 +125,7 @@ describe('mosaic harvest jobs in a workspace being deleted', () => {
       version: 1,
       created_at: at,
       updated_at: at,
-    } as never as import('../../shared/domain/services.ts').Service;
+    } as never as import('#domain/services.ts').Service;
     await db.send(
       new PutCommand({
         TableName,
@@ -153,7 +151,7 @@ describe('mosaic harvest jobs in a workspace being deleted', () => {
       version: 1,
       created_at: at,
       updated_at: at,
-    } as import('../../shared/domain/mosaic-harvest-jobs.ts').HarvestJob;
+    } as import('#domain/mosaic-harvest-jobs.ts').HarvestJob;
     await jobs.create(job, service);
     expect(await jobs.markRunning(job, at)).toBe(true);
     // A workspace deletion hides the workspace; its services stay active until its sweep reaches them.

@@ -7,11 +7,11 @@ import {
   QueryCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { LocalWorkflowRunner } from '../../infra/local/workflows.ts';
-import type { DeletionOperation } from '../../shared/domain/deletion-model.ts';
-import type { ImportJob } from '../../shared/domain/import-model.ts';
-import type { Key } from '../../shared/store/keys.ts';
-import type { WorkflowStarters } from '../../shared/workflows/starter.ts';
+import type { DeletionOperation } from '#domain/deletion-model.ts';
+import type { ImportJob } from '#domain/import-model.ts';
+import type { LocalWorkflowRunner } from '#infra/local/workflows.ts';
+import type { Key } from '#store/keys.ts';
+import type { WorkflowStarters } from '#workflows/starter.ts';
 import { ownTable, plantDeletion as plantStored } from '../support/store.ts';
 
 /*
@@ -24,10 +24,10 @@ import { ownTable, plantDeletion as plantStored } from '../support/store.ts';
 const table = `sweeps-${randomUUID().slice(0, 8)}`;
 let db: DynamoDBDocumentClient;
 let own: Awaited<ReturnType<typeof ownTable>> | undefined;
-let keys: typeof import('../../shared/store/keys.ts').keys;
-let entities: typeof import('../../shared/store/keys.ts').entities;
-let sweeps: typeof import('../../infra/local/sweeps.ts');
-let store: typeof import('../../shared/store/sweeps.ts');
+let keys: typeof import('#store/keys.ts').keys;
+let entities: typeof import('#store/keys.ts').entities;
+let sweeps: typeof import('#infra/local/sweeps.ts');
+let store: typeof import('#store/sweeps.ts');
 const started: string[] = [];
 
 /** The local runner as the sweep sees it: these executions run, no others. */
@@ -182,9 +182,9 @@ beforeAll(async () => {
   process.env.SWEEP_MAX_RESTARTS = '1';
   own = await ownTable(table);
   ({ db } = own);
-  ({ keys, entities } = await import('../../shared/store/keys.ts'));
-  sweeps = await import('../../infra/local/sweeps.ts');
-  store = await import('../../shared/store/sweeps.ts');
+  ({ keys, entities } = await import('#store/keys.ts'));
+  sweeps = await import('#infra/local/sweeps.ts');
+  store = await import('#store/sweeps.ts');
   // Starts are recorded, not run (the planted operations have no catalog behind them).
   const recorder: WorkflowStarters = {
     startDeletion: async (name) => {
@@ -200,16 +200,16 @@ beforeAll(async () => {
       started.push(name);
     },
   };
-  const { installLocalWorkflowStarter } = await import('../../shared/workflows/starter.ts');
+  const { installLocalWorkflowStarter } = await import('#workflows/starter.ts');
   installLocalWorkflowStarter(recorder);
   // The sweep's table grants, checked as the local host checks them (ADR 0071).
-  const { installDataAccessCheck } = await import('../../infra/local/data-access.ts');
-  const { documentClient } = await import('../../shared/store/client.ts');
+  const { installDataAccessCheck } = await import('#infra/local/data-access.ts');
+  const { documentClient } = await import('#store/client.ts');
   installDataAccessCheck(documentClient());
 });
 
 afterAll(async () => {
-  const { installLocalWorkflowStarter } = await import('../../shared/workflows/starter.ts');
+  const { installLocalWorkflowStarter } = await import('#workflows/starter.ts');
   installLocalWorkflowStarter(undefined);
   await own?.drop();
 });
@@ -357,8 +357,8 @@ describe('the local sweep of stuck work (DynamoDB Local)', () => {
 describe('the local stand-in for TTL', () => {
   it('removes expired sessions, login windows and API key lookups, keeping live items and the retained key record', async () => {
     const now = new Date();
-    const { DynamoSessionRepository } = await import('../../shared/store/sessions-repository.ts');
-    const { DynamoApiKeyRepository } = await import('../../shared/store/api-keys-repository.ts');
+    const { DynamoSessionRepository } = await import('#store/sessions-repository.ts');
+    const { DynamoApiKeyRepository } = await import('#store/api-keys-repository.ts');
     const sessions = new DynamoSessionRepository();
     const session = (hash: string, expiresAt: string) => ({
       session_id: randomUUID(),
@@ -409,7 +409,7 @@ describe('the local stand-in for TTL', () => {
   });
 
   it('runs on the host timer and stops when closed', async () => {
-    const { DynamoSessionRepository } = await import('../../shared/store/sessions-repository.ts');
+    const { DynamoSessionRepository } = await import('#store/sessions-repository.ts');
     const sessions = new DynamoSessionRepository();
     const hash = randomUUID();
     const past = new Date(Date.now() - 60_000).toISOString();

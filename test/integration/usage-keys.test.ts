@@ -5,22 +5,22 @@ import type {
   UsageKeyMaker,
   UsageKeyProvisioner,
   UsageKeySlotRepository,
-} from '../../shared/domain/usage-keys.ts';
-import type { WorkspaceRepository } from '../../shared/domain/workspaces.ts';
+} from '#domain/usage-keys.ts';
+import type { WorkspaceRepository } from '#domain/workspaces.ts';
 import { useHostStore } from '../support/store.ts';
 
 let workspaces: WorkspaceRepository;
 let slots: UsageKeySlotRepository;
-let domain: typeof import('../../shared/domain/workspaces.ts');
-let pool: typeof import('../../shared/domain/usage-keys.ts');
+let domain: typeof import('#domain/workspaces.ts');
+let pool: typeof import('#domain/usage-keys.ts');
 
 beforeAll(async () => {
   useHostStore();
-  const repos = await import('../../shared/store/repositories.ts');
+  const repos = await import('#store/repositories.ts');
   workspaces = repos.workspaceRepository();
   slots = repos.usageKeySlotRepository();
-  domain = await import('../../shared/domain/workspaces.ts');
-  pool = await import('../../shared/domain/usage-keys.ts');
+  domain = await import('#domain/workspaces.ts');
+  pool = await import('#domain/usage-keys.ts');
 });
 
 /** Records what API Gateway would be asked (the AWS adapter can't run here); `made` lists live keys. */
@@ -118,7 +118,7 @@ describe('the usage-key pool in the table (ADR 0111)', () => {
     expect(ws.usage_key).toBe(recorded?.value);
     const stored = await domain.resolveWorkspace(workspaces, ws.id);
     expect(stored).toMatchObject({ usage_slot: ws.usage_slot, usage_key: ws.usage_key });
-    const { presentWorkspace } = await import('../../shared/api/present.ts');
+    const { presentWorkspace } = await import('#api/present.ts');
     expect(presentWorkspace(stored as NonNullable<typeof stored>)).not.toHaveProperty('usage_key');
     expect(presentWorkspace(stored as NonNullable<typeof stored>)).not.toHaveProperty('usage_slot');
     const live = made.size;

@@ -10,8 +10,8 @@ import {
   type TileAddress,
   type TileLayerSource,
   type TileOptions,
-} from '../../shared/datasources/vector-tiles.ts';
-import { InvalidInputError, NotFoundError, RuleViolationError } from '../../shared/domain/errors.ts';
+} from '#datasources/vector-tiles.ts';
+import { InvalidInputError, NotFoundError, RuleViolationError } from '#domain/errors.ts';
 import { REAL_POSTGRES_URL } from '../support/real-postgres.ts';
 import { onBothTargets, type SeededTarget } from '../support/seeded-targets.ts';
 

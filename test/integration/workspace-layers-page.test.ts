@@ -1,23 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Layer } from '../../shared/domain/layers.ts';
+import type { Layer } from '#domain/layers.ts';
 import { hostDynamo, useHostStore } from '../support/store.ts';
 
 // listWorkspaceLayers' store query (ADR 0130) against the run's DynamoDB Local: a filtered page
 // reads at most its budget, may come back short or empty with a cursor, and following the cursors
 // yields every match once — also when a page fills in the middle of a Query page.
 
-type Repo = import('../../shared/store/layers-repository.ts').DynamoLayerRepository;
+type Repo = import('#store/layers-repository.ts').DynamoLayerRepository;
 let repo: Repo;
-let keys: typeof import('../../shared/store/keys.ts');
+let keys: typeof import('#store/keys.ts');
 const client = hostDynamo();
 afterAll(() => client.destroy());
 
 beforeAll(async () => {
   useHostStore();
-  keys = await import('../../shared/store/keys.ts');
-  repo = new (await import('../../shared/store/layers-repository.ts')).DynamoLayerRepository();
+  keys = await import('#store/keys.ts');
+  repo = new (await import('#store/layers-repository.ts')).DynamoLayerRepository();
 });
 
 /** A workspace of `n` layer items over three services, written straight to the table. */

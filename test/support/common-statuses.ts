@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { localIssuer } from '../../infra/local/files.ts';
-import { GLOBAL_ROLE_CLAIM } from '../../shared/auth/authenticate.ts';
+import { GLOBAL_ROLE_CLAIM } from '#auth/authenticate.ts';
+import { localIssuer } from '#infra/local/files.ts';
 import { asSuperAdmin, call } from './client.ts';
 import { expectError } from './fixtures.ts';
 import { type HostProcess, onSharedTable, startHostProcess } from './host-process.ts';

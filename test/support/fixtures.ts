@@ -1,7 +1,7 @@
 import { expect, inject } from 'vitest';
-import { localIssuer } from '../../infra/local/files.ts';
-import { ErrorBody } from '../../shared/api/schemas.ts';
-import { GLOBAL_ROLE_CLAIM, ROLES_CLAIM } from '../../shared/auth/authenticate.ts';
+import { ErrorBody } from '#api/schemas.ts';
+import { GLOBAL_ROLE_CLAIM, ROLES_CLAIM } from '#auth/authenticate.ts';
+import { localIssuer } from '#infra/local/files.ts';
 import { asSuperAdmin, call, uniqueName } from './client.ts';
 
 /** Asserts a response is an error with the standard body of DESIGN §5 and the given status. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import type { TestProject } from 'vitest/node';
-import { startDynamoLocal } from '../../infra/local/dynamodb.ts';
+import { startDynamoLocal } from '#infra/local/dynamodb.ts';
 import { startHostProcess } from './host-process.ts';
 import { leftoversOfRun } from './leftovers.ts';
 import { freePort } from './ports.ts';

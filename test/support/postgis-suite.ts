@@ -9,8 +9,8 @@ import {
   probeLayer,
   readOnly,
   testConnection,
-} from '../../shared/datasources/postgis.ts';
-import { RuleViolationError, UnavailableError } from '../../shared/domain/errors.ts';
+} from '#datasources/postgis.ts';
+import { RuleViolationError, UnavailableError } from '#domain/errors.ts';
 import { freePort } from './ports.ts';
 
 /**

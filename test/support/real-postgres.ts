@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { demoSeedSql, serviceRoleHardeningSql } from '../../infra/local/postgis-seed.ts';
+import { demoSeedSql, serviceRoleHardeningSql } from '#infra/local/postgis-seed.ts';
 import type { PostgisTarget } from './postgis-suite.ts';
 
 /** Where the PostGIS suite finds a real PostgreSQL + PostGIS (a superuser URL); `.ci/run` sets it. */

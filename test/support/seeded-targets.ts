@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe } from 'vitest';
-import { startEmbeddedPostgis } from '../../infra/local/postgis.ts';
-import type { PostgisConnection } from '../../shared/datasources/postgis.ts';
+import type { PostgisConnection } from '#datasources/postgis.ts';
+import { startEmbeddedPostgis } from '#infra/local/postgis.ts';
 import { freePort } from './ports.ts';
 import { REAL_POSTGRES_SKIP_REASON, REAL_POSTGRES_URL, startRealPostgis } from './real-postgres.ts';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
-import type { Service } from '../../shared/domain/services.ts';
+import type { Service } from '#domain/services.ts';
 
 /**
  * A document client on the run's DynamoDB Local (or the one at `endpoint`), for tests that look
@@ -65,7 +65,7 @@ export async function ownTable(table: string) {
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
   const db = DynamoDBDocumentClient.from(raw, { marshallOptions: { removeUndefinedValues: true } });
-  const { createTableInput } = await import('../../shared/store/table.ts');
+  const { createTableInput } = await import('#store/table.ts');
   await raw.send(new CreateTableCommand(createTableInput(table)));
   return {
     raw,
@@ -88,7 +88,7 @@ export async function plantDeletion(
   op: { id: string; created_at: string },
   { active = true } = {},
 ): Promise<void> {
-  const { keys, entities } = await import('../../shared/store/keys.ts');
+  const { keys, entities } = await import('#store/keys.ts');
   await db.send(
     new PutCommand({
       TableName: table,

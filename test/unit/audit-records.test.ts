@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { AuditRecord } from '../../shared/domain/audit.ts';
-import { catalogEventsOf } from '../../shared/domain/catalog-events.ts';
-import { auditPutFor, changesOf } from '../../shared/store/audit-records.ts';
-import { runInChange } from '../../shared/store/change-context.ts';
-import { auditRecordOf } from '../../shared/store/change-stream.ts';
-import { describeKey, entities, keys } from '../../shared/store/keys.ts';
-import { itemAbsent } from '../../shared/store/table.ts';
+import type { AuditRecord } from '#domain/audit.ts';
+import { catalogEventsOf } from '#domain/catalog-events.ts';
+import { auditPutFor, changesOf } from '#store/audit-records.ts';
+import { runInChange } from '#store/change-context.ts';
+import { auditRecordOf } from '#store/change-stream.ts';
+import { describeKey, entities, keys } from '#store/keys.ts';
+import { itemAbsent } from '#store/table.ts';
 
 const T = 'geoplane';
 const WS = '6a1d3b2e-0000-4000-8000-000000000001';

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { type AuthPorts, authenticate } from '../../shared/auth/authenticate.ts';
+import { type AuthPorts, authenticate } from '#auth/authenticate.ts';
 import {
   type ApiKeyCredential,
   type ApiKeyRepository,
   hashApiKey,
   newApiKeySecret,
-} from '../../shared/domain/api-keys.ts';
-import type { ClaimMappingRepository } from '../../shared/domain/claim-mappings.ts';
-import type { SessionRepository } from '../../shared/domain/sessions.ts';
-import { UnauthenticatedError } from '../../shared/http/errors.ts';
+} from '#domain/api-keys.ts';
+import type { ClaimMappingRepository } from '#domain/claim-mappings.ts';
+import type { SessionRepository } from '#domain/sessions.ts';
+import { UnauthenticatedError } from '#http/errors.ts';
 
 function repoWith(secret: string, credential: Partial<ApiKeyCredential>): AuthPorts {
   const stored: ApiKeyCredential = {

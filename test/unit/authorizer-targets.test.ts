@@ -1,25 +1,21 @@
 import type { APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import type { AuthPorts } from '../../shared/auth/authenticate.ts';
-import { authorizeRequest } from '../../shared/auth/authorizer.ts';
-import { SESSION_COOKIE } from '../../shared/auth/cookies.ts';
-import { fromContext } from '../../shared/auth/principal.ts';
-import { knownTargets, MAX_TARGET_JSON, targetContext, targetOf } from '../../shared/auth/request-target.ts';
+import type { AuthPorts } from '#auth/authenticate.ts';
+import { authorizeRequest } from '#auth/authorizer.ts';
+import { SESSION_COOKIE } from '#auth/cookies.ts';
+import { fromContext } from '#auth/principal.ts';
+import { knownTargets, MAX_TARGET_JSON, targetContext, targetOf } from '#auth/request-target.ts';
 import {
   type ApiKeyCredential,
   type ApiKeyRepository,
   hashApiKey,
   newApiKeySecret,
-} from '../../shared/domain/api-keys.ts';
-import type { ClaimMappingRepository } from '../../shared/domain/claim-mappings.ts';
-import type { TargetLookup, TargetQuery, TargetRecords } from '../../shared/domain/request-targets.ts';
-import { requireService, type Service, WITHHELD_SECRET } from '../../shared/domain/services.ts';
-import { hashSecret, type Session, type SessionRepository } from '../../shared/domain/sessions.ts';
-import {
-  resolveWorkspace,
-  type Workspace,
-  type WorkspaceRepository,
-} from '../../shared/domain/workspaces.ts';
+} from '#domain/api-keys.ts';
+import type { ClaimMappingRepository } from '#domain/claim-mappings.ts';
+import type { TargetLookup, TargetQuery, TargetRecords } from '#domain/request-targets.ts';
+import { requireService, type Service, WITHHELD_SECRET } from '#domain/services.ts';
+import { hashSecret, type Session, type SessionRepository } from '#domain/sessions.ts';
+import { resolveWorkspace, type Workspace, type WorkspaceRepository } from '#domain/workspaces.ts';
 
 const WS_ID = '6f1c1d3e-8b0e-4a57-9f6c-1f5d2e1b7a10';
 const SVC_ID = '7a2d2e4f-9c1f-4b68-8a7d-2a6e3f2c8b21';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
 import * as z from 'zod/mini';
-import { defineOperation } from '../../shared/api/operation.ts';
+import { defineOperation } from '#api/operation.ts';
 import {
   BINARY_MEDIA_TYPES,
   bodyLimitOf,
@@ -10,15 +10,15 @@ import {
   LAMBDA_INVOKE_PAYLOAD_BYTES,
   MAX_BINARY_BODY_BYTES,
   PROXY_EVENT_HEADROOM_BYTES,
-} from '../../shared/api/payload-limits.ts';
-import { ErrorBody } from '../../shared/api/schemas.ts';
-import { created } from '../../shared/http/responses.ts';
-import { makeChangeHandler } from '../../shared/wiring/handler.ts';
+} from '#api/payload-limits.ts';
+import { ErrorBody } from '#api/schemas.ts';
+import { created } from '#http/responses.ts';
+import { makeChangeHandler } from '#wiring/handler.ts';
 
 // The stage's ceiling at its highest (5 MiB, stage-config.ts): the binary cap must still win (ADR 0116).
 vi.stubEnv('MAX_BODY_BYTES', String(5 * 1024 * 1024));
-vi.mock('../../shared/store/repositories.ts', async (original) => ({
-  ...(await original<typeof import('../../shared/store/repositories.ts')>()),
+vi.mock('#store/repositories.ts', async (original) => ({
+  ...(await original<typeof import('#store/repositories.ts')>()),
   auditTrail: () => ({ recordRefusal: async () => {}, list: async () => ({ items: [] }) }),
 }));
 

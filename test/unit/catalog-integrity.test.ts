@@ -6,9 +6,9 @@ import {
   REPORT_ONLY,
   repairCatalog,
   storedTileUsage,
-} from '../../shared/domain/catalog-integrity.ts';
-import { RuleViolationError } from '../../shared/domain/errors.ts';
-import type { WorkspaceRepository } from '../../shared/domain/workspaces.ts';
+} from '#domain/catalog-integrity.ts';
+import { RuleViolationError } from '#domain/errors.ts';
+import type { WorkspaceRepository } from '#domain/workspaces.ts';
 
 /* The integrity repair's rules over an inspector that answers what each walk finds (ADR 0138). */
 

@@ -13,7 +13,7 @@ import {
   runBatch,
   StaleExecutionError,
   type WorkflowOperation,
-} from '../../shared/domain/chunked-workflow.ts';
+} from '#domain/chunked-workflow.ts';
 
 type Phase = 'items' | 'target' | 'done';
 type Op = WorkflowOperation<Phase>;

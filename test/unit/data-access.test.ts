@@ -4,9 +4,9 @@
  * computed — so each row can fail on its own.
  */
 import { describe, expect, it } from 'vitest';
-import { dataCaller } from '../../shared/auth/data-access.ts';
-import { builtInPolicies, type PolicyLoader } from '../../shared/auth/permissions.ts';
-import type { Principal } from '../../shared/auth/principal.ts';
+import { dataCaller } from '#auth/data-access.ts';
+import { builtInPolicies, type PolicyLoader } from '#auth/permissions.ts';
+import type { Principal } from '#auth/principal.ts';
 import {
   allowedRolesAdmit,
   type DataAccessDecision,
@@ -23,12 +23,12 @@ import {
   type ProtocolSwitches,
   readableCollections,
   requireDataAccess,
-} from '../../shared/domain/data-access.ts';
-import { dictionary } from '../../shared/domain/dictionary.ts';
-import { CredentialRequiredError, NotFoundError } from '../../shared/domain/errors.ts';
-import { type Policy, protocolOperations } from '../../shared/domain/roles.ts';
-import { defaultSettings } from '../../shared/domain/settings.ts';
-import { toErrorResponse } from '../../shared/http/errors.ts';
+} from '#domain/data-access.ts';
+import { dictionary } from '#domain/dictionary.ts';
+import { CredentialRequiredError, NotFoundError } from '#domain/errors.ts';
+import { type Policy, protocolOperations } from '#domain/roles.ts';
+import { defaultSettings } from '#domain/settings.ts';
+import { toErrorResponse } from '#http/errors.ts';
 
 const WS = { id: '7b0c5c1e-0000-4000-8000-000000000001', name: 'alpha' };
 const OTHER = { id: '7b0c5c1e-0000-4000-8000-000000000002', name: 'beta' };

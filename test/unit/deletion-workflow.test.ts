@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import '../../infra/local/promise-with-resolvers.ts';
+import '#infra/local/promise-with-resolvers.ts';
+import { executionName } from '#domain/deletions.ts';
+import { TransientError } from '#domain/workflows.ts';
 import {
   deletionTaskArnPlaceholders,
   deletionTaskHandlers,
@@ -7,10 +9,8 @@ import {
   deletionWorkflowDefinition,
   substitutedDeletionDefinition,
   transientErrors,
-} from '../../infra/workflows/deletion-workflow.ts';
-import { executionName } from '../../shared/domain/deletions.ts';
-import { TransientError } from '../../shared/domain/workflows.ts';
-import { failureMessage, taskFailure } from '../../shared/workflows/deletion-tasks.ts';
+} from '#infra/workflows/deletion-workflow.ts';
+import { failureMessage, taskFailure } from '#workflows/deletion-tasks.ts';
 
 const arns = {
   begin: 'arn:aws:lambda:us-east-1:000000000000:function:begin',

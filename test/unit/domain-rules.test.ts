@@ -8,25 +8,17 @@ import {
   type DomainError,
   NotFoundError,
   StateConflictError,
-} from '../../shared/domain/errors.ts';
-import { type Role, roleRetireRefusal } from '../../shared/domain/roles.ts';
+} from '#domain/errors.ts';
+import { type Role, roleRetireRefusal } from '#domain/roles.ts';
 import {
   assetDeleteRefusal,
   deleteStyleAsset,
   type StyleAsset,
   type StyleAssetRepository,
-} from '../../shared/domain/style-assets.ts';
-import {
-  deleteStyle,
-  type Style,
-  type StyleRepository,
-  styleChangeRefusal,
-} from '../../shared/domain/styles.ts';
-import {
-  type TileMatrixSetRecord,
-  tileMatrixSetDeleteRefusal,
-} from '../../shared/domain/tile-matrix-sets.ts';
-import { workspaceNotEmpty } from '../../shared/domain/workspaces.ts';
+} from '#domain/style-assets.ts';
+import { deleteStyle, type Style, type StyleRepository, styleChangeRefusal } from '#domain/styles.ts';
+import { type TileMatrixSetRecord, tileMatrixSetDeleteRefusal } from '#domain/tile-matrix-sets.ts';
+import { workspaceNotEmpty } from '#domain/workspaces.ts';
 
 const at = '2024-01-01T00:00:00.000Z';
 

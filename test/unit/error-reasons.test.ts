@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ERROR_REASONS, IMPORT_FAILURE_REASONS } from '../../shared/domain/error-reasons.ts';
+import { ERROR_REASONS, IMPORT_FAILURE_REASONS } from '#domain/error-reasons.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 const LIST = join('shared', 'domain', 'error-reasons.ts');

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { NotFoundError, UnavailableError } from '../../shared/domain/errors.ts';
+import { NotFoundError, UnavailableError } from '#domain/errors.ts';
 import {
   HttpsRequiredError,
   RateLimitedError,
   statusOf,
   toErrorResponse,
   UnsupportedMediaTypeError,
-} from '../../shared/http/errors.ts';
-import { gatewayErrors } from '../../shared/http/gateway-responses.ts';
+} from '#http/errors.ts';
+import { gatewayErrors } from '#http/gateway-responses.ts';
 
 describe('the one error table', () => {
   it('gives API Gateway its own answers with the statuses and texts of the table', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../shared/domain/errors.ts';
+import { InvalidInputError } from '#domain/errors.ts';
 import {
   CRS84,
   checkFeatureId,
@@ -12,7 +12,7 @@ import {
   parseFeatureQuery,
   type QueryParams,
   timeDimension,
-} from '../../shared/domain/feature-query.ts';
+} from '#domain/feature-query.ts';
 
 const EPSG = (code: number) => `http://www.opengis.net/def/crs/EPSG/0/${code}`;
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { UnavailableError } from '../../shared/domain/errors.ts';
-import { type DependencyProbe, liveness, readiness } from '../../shared/domain/health.ts';
+import { UnavailableError } from '#domain/errors.ts';
+import { type DependencyProbe, liveness, readiness } from '#domain/health.ts';
 
 const up: DependencyProbe = { ping: async () => {} };
 const down = (message: string): DependencyProbe => ({

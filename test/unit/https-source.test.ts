@@ -5,11 +5,11 @@ import {
   redirectTarget,
   statusFailure,
   urlNotAllowedMessage,
-} from '../../shared/datasources/imports/https-source.ts';
-import { ConfiguredUriPolicy } from '../../shared/datasources/imports/sources.ts';
-import { parseAllowList, TargetPolicy } from '../../shared/datasources/network-policy.ts';
-import { InvalidInputError, UnavailableError } from '../../shared/domain/errors.ts';
-import { ImportInputError } from '../../shared/domain/import-sources.ts';
+} from '#datasources/imports/https-source.ts';
+import { ConfiguredUriPolicy } from '#datasources/imports/sources.ts';
+import { parseAllowList, TargetPolicy } from '#datasources/network-policy.ts';
+import { InvalidInputError, UnavailableError } from '#domain/errors.ts';
+import { ImportInputError } from '#domain/import-sources.ts';
 
 /** A resolver of fixed answers: names it doesn't know don't resolve. */
 function resolver(answers: Record<string, string[]>) {

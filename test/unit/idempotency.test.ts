@@ -2,24 +2,20 @@ import { readFileSync } from 'node:fs';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { beforeEach, describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
-import { defineOperation, type Operation } from '../../shared/api/operation.ts';
-import { ErrorBody } from '../../shared/api/schemas.ts';
-import type { AccessPorts } from '../../shared/auth/workspace-access.ts';
-import { AesGcmSecretBox } from '../../shared/datasources/local-secret-box.ts';
-import { StateConflictError } from '../../shared/domain/errors.ts';
-import type {
-  IdempotencyRecord,
-  IdempotencyScope,
-  IdempotencyStore,
-} from '../../shared/domain/idempotency.ts';
+import { defineOperation, type Operation } from '#api/operation.ts';
+import { ErrorBody } from '#api/schemas.ts';
+import type { AccessPorts } from '#auth/workspace-access.ts';
+import { AesGcmSecretBox } from '#datasources/local-secret-box.ts';
+import { StateConflictError } from '#domain/errors.ts';
+import type { IdempotencyRecord, IdempotencyScope, IdempotencyStore } from '#domain/idempotency.ts';
 import {
   IDEMPOTENCY_TTL_SECONDS,
   type IdempotencyPorts,
   IN_PROGRESS_MARGIN_MS,
   requestFingerprint,
-} from '../../shared/http/idempotency.ts';
-import { makeHandler, TIME_LIMIT_MARGIN_MS } from '../../shared/http/make-handler.ts';
-import { created, type HandlerResult, ok } from '../../shared/http/responses.ts';
+} from '#http/idempotency.ts';
+import { makeHandler, TIME_LIMIT_MARGIN_MS } from '#http/make-handler.ts';
+import { created, type HandlerResult, ok } from '#http/responses.ts';
 
 /**
  * An in-memory store with the DynamoDB store's rules (ADR 0088): a claim wins over an absent

@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { urlNotAllowedMessage } from '../../shared/datasources/imports/https-source.ts';
-import { IMPORT_LIMIT_REASONS, RuleViolationError, StateConflictError } from '../../shared/domain/errors.ts';
+import { urlNotAllowedMessage } from '#datasources/imports/https-source.ts';
+import { IMPORT_LIMIT_REASONS, RuleViolationError, StateConflictError } from '#domain/errors.ts';
 import {
   IMPORT_PHASES,
   type ImportEvent,
@@ -14,10 +14,10 @@ import {
   taskFailureOf,
   timeOrderedId,
   withWayOut,
-} from '../../shared/domain/import-model.ts';
-import type { ImportQuotas, ImportUsage } from '../../shared/domain/import-plans.ts';
-import { type Discovery, ImportInputError, type ImportPlan } from '../../shared/domain/import-sources.ts';
-import { type ImportEngine, type ImportStepDeps, runImportStep } from '../../shared/domain/import-steps.ts';
+} from '#domain/import-model.ts';
+import type { ImportQuotas, ImportUsage } from '#domain/import-plans.ts';
+import { type Discovery, ImportInputError, type ImportPlan } from '#domain/import-sources.ts';
+import { type ImportEngine, type ImportStepDeps, runImportStep } from '#domain/import-steps.ts';
 import {
   type ImportRepository,
   type ImportUploads,
@@ -25,8 +25,8 @@ import {
   retryJob,
   rollbackJob,
   startJob,
-} from '../../shared/domain/imports.ts';
-import { CONCURRENT_MODIFICATION } from '../../shared/domain/last-writer-wins.ts';
+} from '#domain/imports.ts';
+import { CONCURRENT_MODIFICATION } from '#domain/last-writer-wins.ts';
 
 /**
  * Issue 25: no state of an import is a dead end. Every reason an import can end `failed` with is

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { ImportDatabase } from '../../shared/datasources/imports/database.ts';
-import type { Checkpoint } from '../../shared/datasources/imports/database-checkpoints.ts';
-import type { ChunkRows } from '../../shared/datasources/imports/database-staging.ts';
-import { type FeatureSource, loadImport } from '../../shared/datasources/imports/pipeline.ts';
-import type { Discovery, ImportPlan, SourceFeature } from '../../shared/domain/import-sources.ts';
+import type { ImportDatabase } from '#datasources/imports/database.ts';
+import type { Checkpoint } from '#datasources/imports/database-checkpoints.ts';
+import type { ChunkRows } from '#datasources/imports/database-staging.ts';
+import { type FeatureSource, loadImport } from '#datasources/imports/pipeline.ts';
+import type { Discovery, ImportPlan, SourceFeature } from '#domain/import-sources.ts';
 
 /**
  * The loader never stages more than discovery found (ADR 0110): the import reserved the features

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RuleViolationError, StateConflictError, UnavailableError } from '../../shared/domain/errors.ts';
+import { RuleViolationError, StateConflictError, UnavailableError } from '#domain/errors.ts';
 import {
   type ImportEvent,
   type ImportJob,
@@ -7,22 +7,17 @@ import {
   REASON_MARK,
   taskFailureOf,
   timeOrderedId,
-} from '../../shared/domain/import-model.ts';
-import { findClashes, withProposals } from '../../shared/domain/import-names.ts';
-import {
-  completePlan,
-  type ImportQuotas,
-  type ImportUsage,
-  planWithNames,
-} from '../../shared/domain/import-plans.ts';
-import { type Discovery, ImportInputError, type ImportPlan } from '../../shared/domain/import-sources.ts';
+} from '#domain/import-model.ts';
+import { findClashes, withProposals } from '#domain/import-names.ts';
+import { completePlan, type ImportQuotas, type ImportUsage, planWithNames } from '#domain/import-plans.ts';
+import { type Discovery, ImportInputError, type ImportPlan } from '#domain/import-sources.ts';
 import {
   fail,
   type ImportEngine,
   type ImportStepDeps,
   publicTaskError,
   runImportStep,
-} from '../../shared/domain/import-steps.ts';
+} from '#domain/import-steps.ts';
 import {
   cancelJob,
   type ImportRepository,
@@ -30,8 +25,8 @@ import {
   planJob,
   previewJob,
   retryJob,
-} from '../../shared/domain/imports.ts';
-import { CONCURRENT_MODIFICATION } from '../../shared/domain/last-writer-wins.ts';
+} from '#domain/imports.ts';
+import { CONCURRENT_MODIFICATION } from '#domain/last-writer-wins.ts';
 
 /**
  * The import quota's bookkeeping in the domain (ADR 0110): which transitions reserve a plan's rows

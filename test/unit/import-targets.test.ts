@@ -1,15 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import type { ImportJob } from '#domain/import-model.ts';
+import { defaultPlan, planWithNames, validatePlan } from '#domain/import-plans.ts';
+import type { Discovery, SourceLayer } from '#domain/import-sources.ts';
+import { outcomeNote, resolveTargets, type TargetLookups, targetLayerPlan } from '#domain/import-targets.ts';
+import type { Layer } from '#domain/layers.ts';
 import { layerEntries } from '../../cli/commands/import.ts';
-import type { ImportJob } from '../../shared/domain/import-model.ts';
-import { defaultPlan, planWithNames, validatePlan } from '../../shared/domain/import-plans.ts';
-import type { Discovery, SourceLayer } from '../../shared/domain/import-sources.ts';
-import {
-  outcomeNote,
-  resolveTargets,
-  type TargetLookups,
-  targetLayerPlan,
-} from '../../shared/domain/import-targets.ts';
-import type { Layer } from '../../shared/domain/layers.ts';
 
 const hex = '0123456789abcdef0123456789abcdef';
 const ownerId = '01234567-89ab-cdef-0123-456789abcdef';

@@ -4,9 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { handleUpload } from '../../infra/local/uploads.ts';
-import { ImportDatabase } from '../../shared/datasources/imports/database.ts';
-import { StateConflictError, UnavailableError } from '../../shared/domain/errors.ts';
+import { ImportDatabase } from '#datasources/imports/database.ts';
+import { StateConflictError, UnavailableError } from '#domain/errors.ts';
 import {
   type ImportEvent,
   importExecutionName,
@@ -18,7 +17,7 @@ import {
   REASON_MARK,
   taskFailureOf,
   timeOrderedId,
-} from '../../shared/domain/import-model.ts';
+} from '#domain/import-model.ts';
 import {
   columnName,
   defaultPlan,
@@ -30,15 +29,16 @@ import {
   tableNameOf,
   validatePlan,
   workspaceQuotaRefusal,
-} from '../../shared/domain/import-plans.ts';
+} from '#domain/import-plans.ts';
 import {
   type Discovery,
   ImportInputError,
   type LayerPlan,
   type SourceLayer,
-} from '../../shared/domain/import-sources.ts';
-import { advance, type ImportJob } from '../../shared/domain/imports.ts';
-import { LocalUploads, verifyLocalUpload } from '../../shared/platform/import-uploads.ts';
+} from '#domain/import-sources.ts';
+import { advance, type ImportJob } from '#domain/imports.ts';
+import { handleUpload } from '#infra/local/uploads.ts';
+import { LocalUploads, verifyLocalUpload } from '#platform/import-uploads.ts';
 import { formBody } from '../support/imports.ts';
 
 const discovery: Discovery = {

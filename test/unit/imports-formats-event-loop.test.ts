@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { discover, readFeatures } from '../../shared/datasources/imports/formats/index.ts';
-import type { SourceFeature } from '../../shared/domain/import-sources.ts';
+import { discover, readFeatures } from '#datasources/imports/formats/index.ts';
+import type { SourceFeature } from '#domain/import-sources.ts';
 import {
   type Generated,
   writeCsv,

@@ -1,7 +1,7 @@
 import { geojson } from 'flatgeobuf';
 import type { FeatureCollection } from 'geojson';
 import { afterAll, describe, expect, it } from 'vitest';
-import { discover, readFeatures, sniffFormat } from '../../shared/datasources/imports/formats/index.ts';
+import { discover, readFeatures, sniffFormat } from '#datasources/imports/formats/index.ts';
 import { collect, expectInputError, point, tempDir } from '../fixtures/imports/support.ts';
 
 const tmp = tempDir();

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { discover, readFeatures, sniffFormat } from '../../shared/datasources/imports/formats/index.ts';
+import { discover, readFeatures, sniffFormat } from '#datasources/imports/formats/index.ts';
 import { collect, expectInputError, point, tempDir } from '../fixtures/imports/support.ts';
 
 const tmp = tempDir();

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { discover, readFeatures } from '../../shared/datasources/imports/formats/index.ts';
+import { discover, readFeatures } from '#datasources/imports/formats/index.ts';
 import { registerLayer, writeGeoPackage } from '../fixtures/imports/generate.ts';
 import { collect, expectInputError, tempDir } from '../fixtures/imports/support.ts';
 

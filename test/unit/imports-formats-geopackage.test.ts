@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import sqlite from 'node-sqlite3-wasm';
 import { afterAll, describe, expect, it } from 'vitest';
 import wkx from 'wkx';
-import { discover, readFeatures, sniffFormat } from '../../shared/datasources/imports/formats/index.ts';
+import { discover, readFeatures, sniffFormat } from '#datasources/imports/formats/index.ts';
 import { collect, expectInputError, tempDir } from '../fixtures/imports/support.ts';
 
 const tmp = tempDir();

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readFeatures } from '../../shared/datasources/imports/formats/index.ts';
+import { readFeatures } from '#datasources/imports/formats/index.ts';
 import { tempDir } from '../fixtures/imports/support.ts';
 
 const tmp = tempDir();

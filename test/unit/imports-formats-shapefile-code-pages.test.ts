@@ -6,15 +6,15 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { discover, readFeatures } from '../../shared/datasources/imports/formats/index.ts';
+import { discover, readFeatures } from '#datasources/imports/formats/index.ts';
 import {
   chooseCodePage,
   codePageOfLdid,
   codePageOfName,
   LDID_CODE_PAGES,
   notUtf8Error,
-} from '../../shared/datasources/imports/formats/shapefile-code-pages.ts';
-import { ImportInputError } from '../../shared/domain/import-sources.ts';
+} from '#datasources/imports/formats/shapefile-code-pages.ts';
+import { ImportInputError } from '#domain/import-sources.ts';
 import { collect, expectInputError, tempDir } from '../fixtures/imports/support.ts';
 import { type ZipEntrySpec, zipOf } from '../fixtures/imports/zip-writer.ts';
 

@@ -2,8 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { discover, readFeatures, sniffFormat } from '../../shared/datasources/imports/formats/index.ts';
-import { sridOfPrj } from '../../shared/datasources/imports/formats/prj.ts';
+import { discover, readFeatures, sniffFormat } from '#datasources/imports/formats/index.ts';
+import { sridOfPrj } from '#datasources/imports/formats/prj.ts';
 import { collect, expectInputError, tempDir } from '../fixtures/imports/support.ts';
 import { type ZipEntrySpec, zipOf } from '../fixtures/imports/zip-writer.ts';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import wkx from 'wkx';
-import { geometryInfo } from '../../shared/datasources/imports/formats/scan.ts';
-import { wktInfo } from '../../shared/datasources/imports/formats/wkt.ts';
+import { geometryInfo } from '#datasources/imports/formats/scan.ts';
+import { wktInfo } from '#datasources/imports/formats/wkt.ts';
 import { expectInputError } from '../fixtures/imports/support.ts';
 
 /** CSV discovery scans WKT in one linear pass (ADR 0107); it agrees with wkx on what wkx reads. */

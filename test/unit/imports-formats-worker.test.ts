@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { discover, readFeatures } from '../../shared/datasources/imports/formats/index.ts';
+import { discover, readFeatures } from '#datasources/imports/formats/index.ts';
 import { writeGeoJson, writeGeoPackage, writeNdjson } from '../fixtures/imports/generate.ts';
 import { collect, expectInputError, tempDir } from '../fixtures/imports/support.ts';
 

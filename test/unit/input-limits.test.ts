@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../shared/domain/errors.ts';
-import { checkStyleBody, loadStyleValidator, MAX_STYLE_JSON_DEPTH } from '../../shared/domain/styles.ts';
-import { canonicalJson } from '../../shared/domain/tile-matrix-sets.ts';
-import { MAX_XML_DEPTH, parseXml } from '../../shared/domain/xml.ts';
-import { toErrorResponse } from '../../shared/http/errors.ts';
-import { isItemTooDeep, isItemTooLarge, translateStoreError } from '../../shared/store/errors.ts';
+import { InvalidInputError } from '#domain/errors.ts';
+import { checkStyleBody, loadStyleValidator, MAX_STYLE_JSON_DEPTH } from '#domain/styles.ts';
+import { canonicalJson } from '#domain/tile-matrix-sets.ts';
+import { MAX_XML_DEPTH, parseXml } from '#domain/xml.ts';
+import { toErrorResponse } from '#http/errors.ts';
+import { isItemTooDeep, isItemTooLarge, translateStoreError } from '#store/errors.ts';
 
 // Mapbox bodies are checked by the MapLibre validator, loaded on first use (ADR 0100).
 beforeAll(async () => {

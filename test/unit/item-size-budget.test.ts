@@ -1,52 +1,52 @@
 import { randomBytes } from 'node:crypto';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import * as z from 'zod/mini';
-import type { Schema } from '../../shared/api/operation.ts';
-import * as apiKeyOps from '../../shared/api/operations/api-keys.ts';
-import * as claimMappingOps from '../../shared/api/operations/claim-mappings.ts';
-import * as groupOps from '../../shared/api/operations/layer-groups.ts';
-import * as layerOps from '../../shared/api/operations/layers.ts';
-import * as roleOps from '../../shared/api/operations/roles.ts';
-import * as serviceOps from '../../shared/api/operations/services.ts';
-import * as settingsOps from '../../shared/api/operations/settings.ts';
-import * as styleOps from '../../shared/api/operations/styles.ts';
-import * as tmsOps from '../../shared/api/operations/tile-matrix-sets.ts';
-import * as workspaceOps from '../../shared/api/operations/workspaces.ts';
-import { MAX_SQL_BYTES } from '../../shared/api/schemas.ts';
-import { AesGcmSecretBox } from '../../shared/datasources/local-secret-box.ts';
-import { createApiKey } from '../../shared/domain/api-keys.ts';
-import { createClaimMapping } from '../../shared/domain/claim-mappings.ts';
-import type { DataSourceGateway } from '../../shared/domain/datasource.ts';
-import { InvalidInputError } from '../../shared/domain/errors.ts';
-import { createLayerGroup } from '../../shared/domain/layer-groups.ts';
-import { createLayer, type LayerInput } from '../../shared/domain/layers.ts';
-import { createRole } from '../../shared/domain/roles.ts';
-import { createService, type Service } from '../../shared/domain/services.ts';
-import { type SettingsKind, updateSettings } from '../../shared/domain/settings.ts';
-import { createStyle, MAX_STYLE_TEXT_BYTES, type StyleInput } from '../../shared/domain/styles.ts';
+import type { Schema } from '#api/operation.ts';
+import * as apiKeyOps from '#api/operations/api-keys.ts';
+import * as claimMappingOps from '#api/operations/claim-mappings.ts';
+import * as groupOps from '#api/operations/layer-groups.ts';
+import * as layerOps from '#api/operations/layers.ts';
+import * as roleOps from '#api/operations/roles.ts';
+import * as serviceOps from '#api/operations/services.ts';
+import * as settingsOps from '#api/operations/settings.ts';
+import * as styleOps from '#api/operations/styles.ts';
+import * as tmsOps from '#api/operations/tile-matrix-sets.ts';
+import * as workspaceOps from '#api/operations/workspaces.ts';
+import { MAX_SQL_BYTES } from '#api/schemas.ts';
+import { AesGcmSecretBox } from '#datasources/local-secret-box.ts';
+import { createApiKey } from '#domain/api-keys.ts';
+import { createClaimMapping } from '#domain/claim-mappings.ts';
+import type { DataSourceGateway } from '#domain/datasource.ts';
+import { InvalidInputError } from '#domain/errors.ts';
+import { createLayerGroup } from '#domain/layer-groups.ts';
+import { createLayer, type LayerInput } from '#domain/layers.ts';
+import { createRole } from '#domain/roles.ts';
+import { createService, type Service } from '#domain/services.ts';
+import { type SettingsKind, updateSettings } from '#domain/settings.ts';
+import { createStyle, MAX_STYLE_TEXT_BYTES, type StyleInput } from '#domain/styles.ts';
 import {
   MAX_DEFINITION_BYTES,
   putTileMatrixSet,
   type TileMatrixSetDefinition,
-} from '../../shared/domain/tile-matrix-sets.ts';
-import { createWorkspace } from '../../shared/domain/workspaces.ts';
-import { DynamoApiKeyRepository } from '../../shared/store/api-keys-repository.ts';
-import { DynamoClaimMappingRepository } from '../../shared/store/claim-mappings-repository.ts';
-import { DynamoLayerGroupRepository } from '../../shared/store/layer-groups-repository.ts';
-import { DynamoLayerRepository } from '../../shared/store/layers-repository.ts';
-import { DynamoRoleRepository } from '../../shared/store/roles-repository.ts';
-import { DynamoServiceRepository } from '../../shared/store/services-repository.ts';
-import { DynamoSettingsRepository } from '../../shared/store/settings-repository.ts';
-import { DynamoStyleRepository } from '../../shared/store/styles-repository.ts';
-import { DynamoTileMatrixSetRepository } from '../../shared/store/tile-matrix-sets-repository.ts';
-import { DynamoWorkspaceRepository } from '../../shared/store/workspaces-repository.ts';
+} from '#domain/tile-matrix-sets.ts';
+import { createWorkspace } from '#domain/workspaces.ts';
+import { DynamoApiKeyRepository } from '#store/api-keys-repository.ts';
+import { DynamoClaimMappingRepository } from '#store/claim-mappings-repository.ts';
+import { DynamoLayerGroupRepository } from '#store/layer-groups-repository.ts';
+import { DynamoLayerRepository } from '#store/layers-repository.ts';
+import { DynamoRoleRepository } from '#store/roles-repository.ts';
+import { DynamoServiceRepository } from '#store/services-repository.ts';
+import { DynamoSettingsRepository } from '#store/settings-repository.ts';
+import { DynamoStyleRepository } from '#store/styles-repository.ts';
+import { DynamoTileMatrixSetRepository } from '#store/tile-matrix-sets-repository.ts';
+import { DynamoWorkspaceRepository } from '#store/workspaces-repository.ts';
 
 /**
  * Every write the real repositories send is captured (no DynamoDB): the test measures the items
  * they would store for the largest bodies the API accepts (ADR 0073).
  */
 const sent = vi.hoisted(() => [] as { name: string; input: Record<string, any> }[]);
-vi.mock('../../shared/store/client.ts', () => ({
+vi.mock('#store/client.ts', () => ({
   documentClient: () => ({
     send: async (command: { constructor: { name: string }; input: Record<string, any> }) => {
       sent.push({ name: command.constructor.name, input: command.input });

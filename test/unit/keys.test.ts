@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Key, keyOf, keys, parseKey } from '../../shared/store/keys.ts';
+import { type Key, keyOf, keys, parseKey } from '#store/keys.ts';
 import {
   attributes,
   gsi1,
@@ -8,7 +8,7 @@ import {
   itemExists,
   keyAttributes,
   tableDefinition,
-} from '../../shared/store/table.ts';
+} from '#store/table.ts';
 
 /** Ids and names as the API lets them through: UUIDs, names with dots, dashes, unicode, and empty. */
 const ids = ['7c1e4a52-2f0e-4b7e-9b6f-0d2c8e7f1a00', 'roads', 'a.b-c_d', 'straße', ''];

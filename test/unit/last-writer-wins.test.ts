@@ -1,31 +1,26 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it, vi } from 'vitest';
-import {
-  NotFoundError,
-  StateConflictError,
-  UnavailableError,
-  VersionMismatchError,
-} from '../../shared/domain/errors.ts';
+import { NotFoundError, StateConflictError, UnavailableError, VersionMismatchError } from '#domain/errors.ts';
 import {
   defaultRetryPolicy,
   isConcurrentModification,
   lastWriterWins,
   lastWriterWinsOn,
   type RetryPolicy,
-} from '../../shared/domain/last-writer-wins.ts';
+} from '#domain/last-writer-wins.ts';
 import {
   defaultSettings,
   type SettingsKinds,
   type SettingsRepository,
   updateSettings,
-} from '../../shared/domain/settings.ts';
+} from '#domain/settings.ts';
 import {
   deleteWorkspace,
   updateWorkspace,
   type Workspace,
   type WorkspaceRepository,
-} from '../../shared/domain/workspaces.ts';
-import { concurrentModification, isTransactionConflict, transact } from '../../shared/store/transactions.ts';
+} from '#domain/workspaces.ts';
+import { concurrentModification, isTransactionConflict, transact } from '#store/transactions.ts';
 
 const conflict = () => new StateConflictError('concurrent_modification', 'lost a race');
 

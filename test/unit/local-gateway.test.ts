@@ -1,7 +1,7 @@
 import type { APIGatewayAuthorizerResult } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { handleRequest, policyAllows } from '../../infra/local/gateway.ts';
-import { tokenBuckets } from '../../infra/local/rate-limit.ts';
+import { handleRequest, policyAllows } from '#infra/local/gateway.ts';
+import { tokenBuckets } from '#infra/local/rate-limit.ts';
 
 const arn = 'arn:aws:execute-api:local:000000000000:local/v1/GET/api/v1/workspaces';
 

@@ -16,21 +16,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { stageConfigOf } from '../../infra/constructs/stage-config.ts';
-import { expireUploads, handleUpload, LOCAL_UPLOAD_EXPIRY_DAYS } from '../../infra/local/uploads.ts';
-import {
-  ConfiguredUriPolicy,
-  releaseSourceFile,
-  sourceFile,
-} from '../../shared/datasources/imports/sources.ts';
-import { UnavailableError } from '../../shared/domain/errors.ts';
-import { ImportInputError } from '../../shared/domain/import-sources.ts';
-import {
-  LocalUploads,
-  localUploadPath,
-  S3Uploads,
-  verifyLocalUpload,
-} from '../../shared/platform/import-uploads.ts';
+import { ConfiguredUriPolicy, releaseSourceFile, sourceFile } from '#datasources/imports/sources.ts';
+import { UnavailableError } from '#domain/errors.ts';
+import { ImportInputError } from '#domain/import-sources.ts';
+import { stageConfigOf } from '#infra/constructs/stage-config.ts';
+import { expireUploads, handleUpload, LOCAL_UPLOAD_EXPIRY_DAYS } from '#infra/local/uploads.ts';
+import { LocalUploads, localUploadPath, S3Uploads, verifyLocalUpload } from '#platform/import-uploads.ts';
 import { formBody } from '../support/imports.ts';
 
 const WS = '0b8f2a4e-1c3d-4e5f-8a9b-0c1d2e3f4a5b';

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
 import * as z from 'zod/mini';
-import { defineOperation } from '../../shared/api/operation.ts';
-import { ErrorBody } from '../../shared/api/schemas.ts';
+import { defineOperation } from '#api/operation.ts';
+import { ErrorBody } from '#api/schemas.ts';
 import {
   AlreadyExistsError,
   DependencyConflictError,
@@ -13,16 +13,16 @@ import {
   StateConflictError,
   UnavailableError,
   VersionMismatchError,
-} from '../../shared/domain/errors.ts';
-import { UnsupportedMediaTypeError } from '../../shared/http/errors.ts';
-import { TIME_LIMIT_MARGIN_MS } from '../../shared/http/make-handler.ts';
-import { created, noContent } from '../../shared/http/responses.ts';
-import { makeChangeHandler, makeHandler as makeReadHandler } from '../../shared/wiring/handler.ts';
+} from '#domain/errors.ts';
+import { UnsupportedMediaTypeError } from '#http/errors.ts';
+import { TIME_LIMIT_MARGIN_MS } from '#http/make-handler.ts';
+import { created, noContent } from '#http/responses.ts';
+import { makeChangeHandler, makeHandler as makeReadHandler } from '#wiring/handler.ts';
 
 /** The wired factory of the operation's kind (reads and changes have their own; ADR 0094). */
 // No table here: a refusal's audit record (ADR 0094) goes nowhere (test/e2e/audit.test.ts covers it).
-vi.mock('../../shared/store/repositories.ts', async (original) => ({
-  ...(await original<typeof import('../../shared/store/repositories.ts')>()),
+vi.mock('#store/repositories.ts', async (original) => ({
+  ...(await original<typeof import('#store/repositories.ts')>()),
   auditTrail: () => ({ recordRefusal: async () => {}, list: async () => ({ items: [] }) }),
 }));
 

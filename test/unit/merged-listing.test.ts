@@ -1,7 +1,7 @@
 import type { QueryCommand, QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import type { StoreClient } from '../../shared/store/client.ts';
-import { mergedIndexPage } from '../../shared/store/merged-listing.ts';
+import type { StoreClient } from '#store/client.ts';
+import { mergedIndexPage } from '#store/merged-listing.ts';
 
 type Item = Record<string, unknown>;
 

@@ -2,31 +2,31 @@ import { readFileSync } from 'node:fs';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import * as z from 'zod/mini';
-import { defineOperation } from '../../shared/api/operation.ts';
+import { defineOperation } from '#api/operation.ts';
 import {
   type ChunkedWorkflow,
   type OperationLedger,
   recordFailure,
   runBatch,
   type WorkflowOperation,
-} from '../../shared/domain/chunked-workflow.ts';
-import type { ImportJob } from '../../shared/domain/import-model.ts';
-import { fail, type ImportStepDeps, runImportStep } from '../../shared/domain/import-steps.ts';
-import { created } from '../../shared/http/responses.ts';
-import { storeCall } from '../../shared/store/errors.ts';
-import { makeChangeHandler, makeHandler as makeReadHandler } from '../../shared/wiring/handler.ts';
+} from '#domain/chunked-workflow.ts';
+import type { ImportJob } from '#domain/import-model.ts';
+import { fail, type ImportStepDeps, runImportStep } from '#domain/import-steps.ts';
+import { created } from '#http/responses.ts';
+import { storeCall } from '#store/errors.ts';
+import { makeChangeHandler, makeHandler as makeReadHandler } from '#wiring/handler.ts';
 
 /** The wired factory of the operation's kind (reads and changes have their own; ADR 0094). */
 // No table here: a refusal's audit record (ADR 0094) goes nowhere (test/e2e/audit.test.ts covers it).
-vi.mock('../../shared/store/repositories.ts', async (original) => ({
-  ...(await original<typeof import('../../shared/store/repositories.ts')>()),
+vi.mock('#store/repositories.ts', async (original) => ({
+  ...(await original<typeof import('#store/repositories.ts')>()),
   auditTrail: () => ({ recordRefusal: async () => {}, list: async () => ({ items: [] }) }),
 }));
 
 const makeHandler: typeof makeReadHandler = (op, fn) =>
   op.method === 'GET' ? makeReadHandler(op, fn) : makeChangeHandler(op, fn);
 
-import { workflowLog } from '../../shared/wiring/workflows.ts';
+import { workflowLog } from '#wiring/workflows.ts';
 
 // As a Lambda with measurements on (ADR 0092, 0115): the setting is read on every line.
 vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');
@@ -276,7 +276,7 @@ describe('workflow outcome lines (ADR 0092, 0115)', () => {
 describe('where the lines are written', () => {
   async function freshMetrics() {
     vi.resetModules();
-    return import('../../shared/log/metrics.ts');
+    return import('#log/metrics.ts');
   }
   const outcome = { operation: 'x', status: 200, latencyMs: 1, throttled: false };
 

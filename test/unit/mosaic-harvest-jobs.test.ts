@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RuleViolationError, StateConflictError } from '../../shared/domain/errors.ts';
+import { RuleViolationError, StateConflictError } from '#domain/errors.ts';
 import {
   cancelHarvestJob,
   canTransition,
@@ -13,14 +13,9 @@ import {
   isFinished,
   MAX_RECORDED_FAILURES,
   runHarvestStep,
-} from '../../shared/domain/mosaic-harvest-jobs.ts';
-import {
-  type Granule,
-  isActive,
-  type MosaicRepository,
-  type MosaicState,
-} from '../../shared/domain/mosaics.ts';
-import type { Service } from '../../shared/domain/services.ts';
+} from '#domain/mosaic-harvest-jobs.ts';
+import { type Granule, isActive, type MosaicRepository, type MosaicState } from '#domain/mosaics.ts';
+import type { Service } from '#domain/services.ts';
 
 const service = {
   id: '11111111-1111-4111-8111-111111111111',

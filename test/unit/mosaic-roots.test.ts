@@ -2,15 +2,15 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InvalidInputError, RuleViolationError } from '../../shared/domain/errors.ts';
-import { localRootPath } from '../../shared/domain/mosaics.ts';
+import { InvalidInputError, RuleViolationError } from '#domain/errors.ts';
+import { localRootPath } from '#domain/mosaics.ts';
 
 // ADR 0074: local mosaic roots lie under the configured mosaic directory, as written and once
 // symlinks are resolved; only plain absolute paths are read.
 const sandbox = realpathSync(mkdtempSync(join(tmpdir(), 'geoplane-roots-')));
 const mosaics = join(sandbox, 'mosaics');
 const secrets = join(sandbox, 'data');
-let localRoot: typeof import('../../shared/datasources/geotiff-readers.ts').localRoot;
+let localRoot: typeof import('#datasources/geotiff-readers.ts').localRoot;
 
 beforeAll(async () => {
   mkdirSync(join(mosaics, 'a', 'sub'), { recursive: true });
@@ -21,7 +21,7 @@ beforeAll(async () => {
   symlinkSync(join(secrets, 'issuer-key.json'), join(mosaics, 'a', 'key.tif'));
   // The configuration is read once, on first use, in this worker.
   process.env.GEOPLANE_MOSAIC_ROOT = mosaics;
-  ({ localRoot } = await import('../../shared/datasources/geotiff-readers.ts'));
+  ({ localRoot } = await import('#datasources/geotiff-readers.ts'));
 });
 
 afterAll(() => rmSync(sandbox, { recursive: true, force: true }));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError, RuleViolationError } from '../../shared/domain/errors.ts';
+import { InvalidInputError, RuleViolationError } from '#domain/errors.ts';
 import {
   globToRegExp,
   isActive,
@@ -7,8 +7,8 @@ import {
   relativeSource,
   requireMosaic,
   sourceUri,
-} from '../../shared/domain/mosaics.ts';
-import type { Service } from '../../shared/domain/services.ts';
+} from '#domain/mosaics.ts';
+import type { Service } from '#domain/services.ts';
 
 describe('granule lifetimes', () => {
   it.each([

@@ -4,8 +4,8 @@ import {
   parseAllowList,
   parseIpLiteral,
   TargetPolicy,
-} from '../../shared/datasources/network-policy.ts';
-import { RuleViolationError } from '../../shared/domain/errors.ts';
+} from '#datasources/network-policy.ts';
+import { RuleViolationError } from '#domain/errors.ts';
 
 // ADR 0074: connection targets are public unicast addresses unless the operator allows more;
 // names are resolved first and every address must pass. No test here opens a socket.

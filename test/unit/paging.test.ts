@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../shared/domain/errors.ts';
-import { decodeCursor, encodeCursor } from '../../shared/store/paging.ts';
+import { InvalidInputError } from '#domain/errors.ts';
+import { decodeCursor, encodeCursor } from '#store/paging.ts';
 
 describe('cursors', () => {
   it('round-trips a LastEvaluatedKey', () => {

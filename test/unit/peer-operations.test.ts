@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { routes } from '../../shared/api/routes.ts';
-import { renamedOperationIds } from '../../shared/domain/renamed-operations.ts';
+import { routes } from '#api/routes.ts';
+import { renamedOperationIds } from '#domain/renamed-operations.ts';
 
 /**
  * The peer server's operations (issue #26, ADR 0132): every row of its table that this project

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { managementCatalog } from '../../shared/api/catalog.ts';
-import { routes } from '../../shared/api/routes.ts';
-import { authorize, builtInPolicies, type PolicyLoader } from '../../shared/auth/permissions.ts';
-import type { Principal } from '../../shared/auth/principal.ts';
-import { normalisePolicy, type Policy } from '../../shared/domain/roles.ts';
-import { ForbiddenError } from '../../shared/http/errors.ts';
+import { managementCatalog } from '#api/catalog.ts';
+import { routes } from '#api/routes.ts';
+import { authorize, builtInPolicies, type PolicyLoader } from '#auth/permissions.ts';
+import type { Principal } from '#auth/principal.ts';
+import { normalisePolicy, type Policy } from '#domain/roles.ts';
+import { ForbiddenError } from '#http/errors.ts';
 
 const ws = { id: '6a1d3b2e-0000-4000-8000-000000000001', name: 'alpha' };
 const other = { id: '6a1d3b2e-0000-4000-8000-000000000002', name: 'beta' };

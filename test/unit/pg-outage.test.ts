@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isPostgresOutage } from '../../shared/datasources/pg-driver.ts';
+import { isPostgresOutage } from '#datasources/pg-driver.ts';
 
 const coded = (code: string, message = 'x') => Object.assign(new Error(message), { code });
 const WORDS = /Connection terminated/i;

@@ -1,6 +1,6 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Door, HOLD_MS } from '../../infra/local/postgis-supervisor.ts';
+import { Door, HOLD_MS } from '#infra/local/postgis-supervisor.ts';
 
 // The embedded PostGIS's public port (ADR 0108): relays to the current worker, holds connections
 // while a worker restarts, never leaves one half-open. Fake workers here: TCP servers on loopback.

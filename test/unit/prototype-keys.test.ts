@@ -2,22 +2,22 @@ import { readFileSync } from 'node:fs';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
 import * as z from 'zod/mini';
-import { defineOperation } from '../../shared/api/operation.ts';
-import { parseCookies } from '../../shared/auth/cookies.ts';
-import { authorize, roleIn } from '../../shared/auth/permissions.ts';
-import { fromContext, type Principal, toContext } from '../../shared/auth/principal.ts';
-import { type ClaimMapping, claimValues, resolveRole } from '../../shared/domain/claim-mappings.ts';
-import { dictionary, own } from '../../shared/domain/dictionary.ts';
-import { InvalidInputError } from '../../shared/domain/errors.ts';
-import { ForbiddenError } from '../../shared/http/errors.ts';
-import { ok } from '../../shared/http/responses.ts';
-import { decodeCursor } from '../../shared/store/paging.ts';
-import { makeChangeHandler, makeHandler as makeReadHandler } from '../../shared/wiring/handler.ts';
+import { defineOperation } from '#api/operation.ts';
+import { parseCookies } from '#auth/cookies.ts';
+import { authorize, roleIn } from '#auth/permissions.ts';
+import { fromContext, type Principal, toContext } from '#auth/principal.ts';
+import { type ClaimMapping, claimValues, resolveRole } from '#domain/claim-mappings.ts';
+import { dictionary, own } from '#domain/dictionary.ts';
+import { InvalidInputError } from '#domain/errors.ts';
+import { ForbiddenError } from '#http/errors.ts';
+import { ok } from '#http/responses.ts';
+import { decodeCursor } from '#store/paging.ts';
+import { makeChangeHandler, makeHandler as makeReadHandler } from '#wiring/handler.ts';
 
 /** The wired factory of the operation's kind (reads and changes have their own; ADR 0094). */
 // No table here: a refusal's audit record (ADR 0094) goes nowhere (test/e2e/audit.test.ts covers it).
-vi.mock('../../shared/store/repositories.ts', async (original) => ({
-  ...(await original<typeof import('../../shared/store/repositories.ts')>()),
+vi.mock('#store/repositories.ts', async (original) => ({
+  ...(await original<typeof import('#store/repositories.ts')>()),
   auditTrail: () => ({ recordRefusal: async () => {}, list: async () => ({ items: [] }) }),
 }));
 

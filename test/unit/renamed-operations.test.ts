@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { managementCatalog } from '../../shared/api/catalog.ts';
-import { routes } from '../../shared/api/routes.ts';
-import { authorize, type PolicyLoader } from '../../shared/auth/permissions.ts';
-import type { Principal } from '../../shared/auth/principal.ts';
-import { mayManageWorkspace } from '../../shared/auth/workspace-access.ts';
-import { currentOperationId, renamedOperationIds } from '../../shared/domain/renamed-operations.ts';
-import { presentPolicy } from '../../shared/domain/role-policies.ts';
-import { normalisePolicy, type Policy, policyId, type StoredPolicy } from '../../shared/domain/roles.ts';
-import type { Workspace } from '../../shared/domain/workspaces.ts';
-import { ForbiddenError } from '../../shared/http/errors.ts';
+import { managementCatalog } from '#api/catalog.ts';
+import { routes } from '#api/routes.ts';
+import { authorize, type PolicyLoader } from '#auth/permissions.ts';
+import type { Principal } from '#auth/principal.ts';
+import { mayManageWorkspace } from '#auth/workspace-access.ts';
+import { currentOperationId, renamedOperationIds } from '#domain/renamed-operations.ts';
+import { presentPolicy } from '#domain/role-policies.ts';
+import { normalisePolicy, type Policy, policyId, type StoredPolicy } from '#domain/roles.ts';
+import type { Workspace } from '#domain/workspaces.ts';
+import { ForbiddenError } from '#http/errors.ts';
 
 /*
  * The peer's operation ids (ADR 0132): role policies stored before the rename name the old ids and

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { locationOf } from '../../shared/api/operation.ts';
-import { listMosaicGranules } from '../../shared/api/operations/mosaics.ts';
-import { listRoles, removeRolePolicy } from '../../shared/api/operations/roles.ts';
-import { getStyle } from '../../shared/api/operations/styles.ts';
-import { listWorkspaces } from '../../shared/api/operations/workspaces.ts';
+import { locationOf } from '#api/operation.ts';
+import { listMosaicGranules } from '#api/operations/mosaics.ts';
+import { listRoles, removeRolePolicy } from '#api/operations/roles.ts';
+import { getStyle } from '#api/operations/styles.ts';
+import { listWorkspaces } from '#api/operations/workspaces.ts';
 
 describe('Location from the route table', () => {
   it("fills a route's {parameters}, URI-encoded", () => {

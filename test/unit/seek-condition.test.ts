@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { seekCondition } from '../../shared/store/items.ts';
+import { seekCondition } from '#store/items.ts';
 
 // The key condition of the page after a cursor (ADR 0097); no network.
 describe('seekCondition', () => {

@@ -2,13 +2,13 @@ import { readFileSync } from 'node:fs';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { beforeEach, describe, expect, it } from 'vitest';
 import * as z from 'zod/mini';
-import { defineOperation, type Operation } from '../../shared/api/operation.ts';
-import { targetContext } from '../../shared/auth/request-target.ts';
-import type { AccessPorts } from '../../shared/auth/workspace-access.ts';
-import type { Service } from '../../shared/domain/services.ts';
-import type { Workspace } from '../../shared/domain/workspaces.ts';
-import { type HandlerRequest, makeHandler } from '../../shared/http/make-handler.ts';
-import { ok } from '../../shared/http/responses.ts';
+import { defineOperation, type Operation } from '#api/operation.ts';
+import { targetContext } from '#auth/request-target.ts';
+import type { AccessPorts } from '#auth/workspace-access.ts';
+import type { Service } from '#domain/services.ts';
+import type { Workspace } from '#domain/workspaces.ts';
+import { type HandlerRequest, makeHandler } from '#http/make-handler.ts';
+import { ok } from '#http/responses.ts';
 
 /**
  * `{service}` is resolved by the middleware stack, as `{workspace}` is (issue #28): the handler

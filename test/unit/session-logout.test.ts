@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { endSession, MAX_LOGOUT_PAIRS, type Session } from '../../shared/domain/sessions.ts';
+import { endSession, MAX_LOGOUT_PAIRS, type Session } from '#domain/sessions.ts';
 
 /*
  * Logout ends the whole session (ADR 0109): the pair of the cookie, the pairs a refresh replaced

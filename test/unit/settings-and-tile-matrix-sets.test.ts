@@ -4,16 +4,16 @@ import {
   WCSSettingsSchema,
   WFSSettingsSchema,
   WMTSSettingsSchema,
-} from '../../shared/api/settings-schemas.ts';
-import { TileMatrixSetDefinition } from '../../shared/api/tile-matrix-set-schemas.ts';
-import { InvalidInputError, RuleViolationError } from '../../shared/domain/errors.ts';
-import { customTileMatrixSets, defaultSettings, validateSettings } from '../../shared/domain/settings.ts';
+} from '#api/settings-schemas.ts';
+import { TileMatrixSetDefinition } from '#api/tile-matrix-set-schemas.ts';
+import { InvalidInputError, RuleViolationError } from '#domain/errors.ts';
+import { customTileMatrixSets, defaultSettings, validateSettings } from '#domain/settings.ts';
 import {
   builtInTileMatrixSets,
   canonicalJson,
   digestOf,
   validateDefinition,
-} from '../../shared/domain/tile-matrix-sets.ts';
+} from '#domain/tile-matrix-sets.ts';
 
 describe('tile matrix sets', () => {
   it('ships built-ins that pass their own schema and validation', () => {

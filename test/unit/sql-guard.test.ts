@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkSql, MAX_SQL_BYTES, refuseHiddenCalls } from '../../shared/datasources/sql-guard.ts';
+import { checkSql, MAX_SQL_BYTES, refuseHiddenCalls } from '#datasources/sql-guard.ts';
 
 /** [case, SQL, what the error must say] */
 const hostile: [string, string, RegExp][] = [

@@ -1,23 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { toApiKey, toApiKeyCredential } from '../../shared/store/api-keys-repository.ts';
-import { readAuditRecord } from '../../shared/store/audit-records.ts';
-import { toMapping } from '../../shared/store/claim-mappings-repository.ts';
-import { StoredItemError } from '../../shared/store/decode.ts';
-import { toOperation } from '../../shared/store/deletions-repository.ts';
-import { toEvent, toJob as toImportJob } from '../../shared/store/imports-repository.ts';
-import { withoutKeys } from '../../shared/store/items.ts';
-import { entities, keys } from '../../shared/store/keys.ts';
-import { toGroup } from '../../shared/store/layer-groups-repository.ts';
-import { toLayer, toPublicIdMarker } from '../../shared/store/layers-repository.ts';
-import { toJob as toHarvestJob } from '../../shared/store/mosaic-harvest-jobs-repository.ts';
-import { toGranule } from '../../shared/store/mosaics-repository.ts';
-import { toPolicy, toRole } from '../../shared/store/roles-repository.ts';
-import { toService } from '../../shared/store/services-repository.ts';
-import { toListed, toSession } from '../../shared/store/sessions-repository.ts';
-import { toAsset } from '../../shared/store/style-assets-repository.ts';
-import { toListedStyle, toStyle } from '../../shared/store/styles-repository.ts';
-import { toJob as toTileCacheJob } from '../../shared/store/tile-cache-repository.ts';
-import { toWorkspace } from '../../shared/store/workspaces-repository.ts';
+import { toApiKey, toApiKeyCredential } from '#store/api-keys-repository.ts';
+import { readAuditRecord } from '#store/audit-records.ts';
+import { toMapping } from '#store/claim-mappings-repository.ts';
+import { StoredItemError } from '#store/decode.ts';
+import { toOperation } from '#store/deletions-repository.ts';
+import { toEvent, toJob as toImportJob } from '#store/imports-repository.ts';
+import { withoutKeys } from '#store/items.ts';
+import { entities, keys } from '#store/keys.ts';
+import { toGroup } from '#store/layer-groups-repository.ts';
+import { toLayer, toPublicIdMarker } from '#store/layers-repository.ts';
+import { toJob as toHarvestJob } from '#store/mosaic-harvest-jobs-repository.ts';
+import { toGranule } from '#store/mosaics-repository.ts';
+import { toPolicy, toRole } from '#store/roles-repository.ts';
+import { toService } from '#store/services-repository.ts';
+import { toListed, toSession } from '#store/sessions-repository.ts';
+import { toAsset } from '#store/style-assets-repository.ts';
+import { toListedStyle, toStyle } from '#store/styles-repository.ts';
+import { toJob as toTileCacheJob } from '#store/tile-cache-repository.ts';
+import { toWorkspace } from '#store/workspaces-repository.ts';
 
 type Item = Record<string, unknown>;
 
@@ -703,7 +703,7 @@ describe('stored item errors', () => {
   });
 
   it('are not domain errors: the request answers the generic 500, not a 4xx or a 503 (ADR 0144)', async () => {
-    const { toErrorResponse } = await import('../../shared/http/errors.ts');
+    const { toErrorResponse } = await import('#http/errors.ts');
     const { title: _t, ...broken } = layer;
     let error: unknown;
     try {

@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import * as z from 'zod/mini';
-import { defineOperation } from '../../shared/api/operation.ts';
-import { NotFoundError, UnavailableError } from '../../shared/domain/errors.ts';
-import { throttledProgress, type WorkflowLog } from '../../shared/domain/workflow-log.ts';
-import { created } from '../../shared/http/responses.ts';
+import { defineOperation } from '#api/operation.ts';
+import { NotFoundError, UnavailableError } from '#domain/errors.ts';
+import { throttledProgress, type WorkflowLog } from '#domain/workflow-log.ts';
+import { created } from '#http/responses.ts';
 import {
   errorFields,
   isSensitiveKey,
@@ -14,12 +14,12 @@ import {
   redact,
   redactText,
   requestLogger,
-} from '../../shared/log/logger.ts';
-import { makeChangeHandler as makeHandler } from '../../shared/wiring/handler.ts';
+} from '#log/logger.ts';
+import { makeChangeHandler as makeHandler } from '#wiring/handler.ts';
 
 // No table here: a refusal's audit record (ADR 0094) goes nowhere (test/e2e/audit.test.ts covers it).
-vi.mock('../../shared/store/repositories.ts', async (original) => ({
-  ...(await original<typeof import('../../shared/store/repositories.ts')>()),
+vi.mock('#store/repositories.ts', async (original) => ({
+  ...(await original<typeof import('#store/repositories.ts')>()),
   auditTrail: () => ({ recordRefusal: async () => {}, list: async () => ({ items: [] }) }),
 }));
 

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../shared/domain/errors.ts';
-import { sniffContentType } from '../../shared/domain/style-assets.ts';
-import { checkStyleBody, loadStyleValidator } from '../../shared/domain/styles.ts';
+import { InvalidInputError } from '#domain/errors.ts';
+import { sniffContentType } from '#domain/style-assets.ts';
+import { checkStyleBody, loadStyleValidator } from '#domain/styles.ts';
 
 // Mapbox bodies are checked by the MapLibre validator, loaded on first use (ADR 0100).
 beforeAll(async () => {

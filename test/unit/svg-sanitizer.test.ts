@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../shared/domain/errors.ts';
-import { checkSvg } from '../../shared/domain/style-assets.ts';
+import { InvalidInputError } from '#domain/errors.ts';
+import { checkSvg } from '#domain/style-assets.ts';
 
 // ADR 0074: the SVG sanitizer refuses script and data: URLs in any attribute after entity
 // decoding, whatever the casing, and SMIL animations that would set a link or a handler.

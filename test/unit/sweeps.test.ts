@@ -1,13 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { DeletionOperation } from '../../shared/domain/deletion-model.ts';
-import {
-  apiKeyExpiry,
-  EXPIRED_API_KEY_RETENTION_SECONDS,
-  expiryEpoch,
-  isExpired,
-} from '../../shared/domain/expiry.ts';
-import type { ImportJob } from '../../shared/domain/import-model.ts';
-import type { HarvestJob } from '../../shared/domain/mosaic-harvest-jobs.ts';
+import type { DeletionOperation } from '#domain/deletion-model.ts';
+import { apiKeyExpiry, EXPIRED_API_KEY_RETENTION_SECONDS, expiryEpoch, isExpired } from '#domain/expiry.ts';
+import type { ImportJob } from '#domain/import-model.ts';
+import type { HarvestJob } from '#domain/mosaic-harvest-jobs.ts';
 import {
   type LoopJob,
   type StuckJobStore,
@@ -15,8 +10,8 @@ import {
   type SweepPorts,
   type Swept,
   sweepStuckWork,
-} from '../../shared/domain/sweeps.ts';
-import type { TileCacheJob } from '../../shared/domain/tile-cache-jobs.ts';
+} from '#domain/sweeps.ts';
+import type { TileCacheJob } from '#domain/tile-cache-jobs.ts';
 
 const NOW = new Date('2026-11-24T12:00:00.000Z');
 const minutesAgo = (m: number) => new Date(NOW.getTime() - m * 60_000).toISOString();
@@ -211,7 +206,7 @@ function fakePorts(state: {
       save: async (previous, next) => {
         const stored = imports.get(previous.id);
         if (!stored || stored.version !== previous.version) {
-          const { StateConflictError } = await import('../../shared/domain/errors.ts');
+          const { StateConflictError } = await import('#domain/errors.ts');
           throw new StateConflictError('concurrent_modification', 'changed');
         }
         imports.set(next.id, next);

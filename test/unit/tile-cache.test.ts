@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { currentFingerprint, type ServedLayer, tileBudgetOf } from '../../shared/domain/data-plane.ts';
-import { defaultSettings } from '../../shared/domain/settings.ts';
+import { currentFingerprint, type ServedLayer, tileBudgetOf } from '#domain/data-plane.ts';
+import { defaultSettings } from '#domain/settings.ts';
 import {
   canonicalTile,
   parseTileKey,
@@ -12,10 +12,10 @@ import {
   tileKey,
   tileRange,
   tilesIn,
-} from '../../shared/domain/tile-cache.ts';
-import { seedTileAt } from '../../shared/domain/tile-cache-jobs.ts';
-import { type SweptWorkspace, sweepTiles } from '../../shared/domain/tile-cache-sweep.ts';
-import { DirectoryTileStore } from '../../shared/platform/tile-store.ts';
+} from '#domain/tile-cache.ts';
+import { seedTileAt } from '#domain/tile-cache-jobs.ts';
+import { type SweptWorkspace, sweepTiles } from '#domain/tile-cache-sweep.ts';
+import { DirectoryTileStore } from '#platform/tile-store.ts';
 
 const dirs: string[] = [];
 afterAll(() => {

@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { apiKeyExpiry } from '../../shared/domain/expiry.ts';
-import {
-  countChange,
-  countsAt,
-  countsOf,
-  isSummaryField,
-  summaryOf,
-} from '../../shared/domain/workspace-summary.ts';
+import { apiKeyExpiry } from '#domain/expiry.ts';
+import { countChange, countsAt, countsOf, isSummaryField, summaryOf } from '#domain/workspace-summary.ts';
 
 /* The workspace summary's counting rules (ADR 0137). */
 

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { IMPORT_LIMIT_REASONS } from '../../domain/errors.ts';
+import { IMPORT_LIMIT_REASONS } from '#domain/errors.ts';
 import * as ex from '../examples.ts';
 import {
   CreateImportInput,

@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
-import { CACHE_TYPES } from '../../domain/tile-cache.ts';
-import { MAX_JOB_LAYERS, MAX_SEED_TILES, TILE_CACHE_JOB_TYPES } from '../../domain/tile-cache-jobs.ts';
+import { CACHE_TYPES } from '#domain/tile-cache.ts';
+import { MAX_JOB_LAYERS, MAX_SEED_TILES, TILE_CACHE_JOB_TYPES } from '#domain/tile-cache-jobs.ts';
 import * as ex from '../examples.ts';
 import { defineOperation } from '../operation.ts';
 import { IdOrName, pageQuery } from '../schemas.ts';

@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { MAX_DEFINITION_BYTES } from '../../domain/tile-matrix-sets.ts';
+import { MAX_DEFINITION_BYTES } from '#domain/tile-matrix-sets.ts';
 import * as ex from '../examples.ts';
 import { defineOperation } from '../operation.ts';
 import { IdOrName, PageQuery } from '../schemas.ts';

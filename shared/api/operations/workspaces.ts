@@ -1,5 +1,5 @@
 import * as z from 'zod/mini';
-import { IMPORT_STATUSES, type ImportStatus } from '../../domain/import-model.ts';
+import { IMPORT_STATUSES, type ImportStatus } from '#domain/import-model.ts';
 import {
   DeletionConflictBody,
   DeletionOperationBody,

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { UnavailableError } from '../../domain/errors.ts';
+import { UnavailableError } from '#domain/errors.ts';
 import { escapeIdentifier as ident, isDatabaseError, isPostgresOutage, loadPg } from '../pg-driver.ts';
 
 /**

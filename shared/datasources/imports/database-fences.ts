@@ -5,7 +5,7 @@
  * orphan). Table locks need no function privileges (advisory locks are revoked from PUBLIC by the
  * hardening).
  */
-import { StateConflictError } from '../../domain/errors.ts';
+import { StateConflictError } from '#domain/errors.ts';
 import type { ImportConnection } from './database-connection.ts';
 
 const FENCE_SCHEMA = 'geoplane_imports';

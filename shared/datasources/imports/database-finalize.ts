@@ -3,13 +3,13 @@
  * reprojection), invalid geometries counted or repaired, the primary key, the GiST index and the
  * statistics, in one transaction; what it found is recorded with the checkpoint.
  */
-import { StateConflictError } from '../../domain/errors.ts';
+import { StateConflictError } from '#domain/errors.ts';
 import {
   type GeometryType,
   ImportInputError,
   type LayerPlan,
   type SourceLayer,
-} from '../../domain/import-sources.ts';
+} from '#domain/import-sources.ts';
 import { escapeIdentifier as ident } from '../pg-driver.ts';
 import { type FinalizedLayer, locate, readCheckpoint, recordFinalized } from './database-checkpoints.ts';
 import { FINALIZE_TIMEOUT_MS, type ImportConnection, isDataError } from './database-connection.ts';

@@ -2,7 +2,7 @@
  * Publishing an import (ADR 0085, ADR 0105): its finalised tables move from the staging schema
  * into `import_<hex>`, which the import's own reader login may read.
  */
-import { StateConflictError } from '../../domain/errors.ts';
+import { StateConflictError } from '#domain/errors.ts';
 import { escapeIdentifier as ident } from '../pg-driver.ts';
 import { locate, readCheckpoint } from './database-checkpoints.ts';
 import { type ImportConnection, STATEMENT_TIMEOUT_MS } from './database-connection.ts';

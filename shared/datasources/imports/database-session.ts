@@ -4,7 +4,7 @@
  * and previews — each written in the module named for it.
  */
 import type pg from 'pg';
-import type { LayerPlan, SourceLayer } from '../../domain/import-sources.ts';
+import type { LayerPlan, SourceLayer } from '#domain/import-sources.ts';
 import { type Checkpoint, checkpoint, type FinalizedLayer } from './database-checkpoints.ts';
 import { ImportConnection } from './database-connection.ts';
 import { fence } from './database-fences.ts';

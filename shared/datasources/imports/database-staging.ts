@@ -3,13 +3,13 @@
  * rows written through COPY (or INSERT … unnest on the embedded PostGIS), each committed together
  * with the checkpoint it advances.
  */
-import { StateConflictError } from '../../domain/errors.ts';
+import { StateConflictError } from '#domain/errors.ts';
 import {
   type FieldType,
   ImportInputError,
   type LayerPlan,
   type SourceLayer,
-} from '../../domain/import-sources.ts';
+} from '#domain/import-sources.ts';
 import { escapeIdentifier as ident } from '../pg-driver.ts';
 import {
   advanceCheckpoint,

@@ -2,7 +2,7 @@
  * Property values cast in JS to the text of their staged column's type (ADR 0085): a value that
  * doesn't fit becomes NULL and is counted, texts lose their NUL bytes (PostgreSQL refuses them).
  */
-import type { FieldType } from '../../domain/import-sources.ts';
+import type { FieldType } from '#domain/import-sources.ts';
 
 /** Marks a value that does not fit its column type. */
 export const MISFIT = Symbol('misfit');

@@ -10,10 +10,10 @@
  * the module named for it (database-staging, -finalize, -publish, -cleanup, …); this class opens
  * the sessions they run in.
  */
-import type { LayerPlan, SourceLayer } from '../../domain/import-sources.ts';
-import { ImportInputError } from '../../domain/import-sources.ts';
-import type { TargetOutcome, TargetTable } from '../../domain/import-targets.ts';
-import { inSubsegment } from '../../log/tracer.ts';
+import type { LayerPlan, SourceLayer } from '#domain/import-sources.ts';
+import { ImportInputError } from '#domain/import-sources.ts';
+import type { TargetOutcome, TargetTable } from '#domain/import-targets.ts';
+import { inSubsegment } from '#log/tracer.ts';
 import type { FinalizedLayer } from './database-checkpoints.ts';
 import { dropAll, dropStaging, importRelations } from './database-cleanup.ts';
 import {

@@ -1,8 +1,8 @@
-import type { PostgisConnectionInfo } from '../../domain/datasource.ts';
-import type { Discovery, ImportPlan } from '../../domain/import-sources.ts';
-import type { ImportEngine, LoadResult } from '../../domain/import-steps.ts';
-import type { TargetOutcome, TargetTable } from '../../domain/import-targets.ts';
-import type { ImportJob } from '../../domain/imports.ts';
+import type { PostgisConnectionInfo } from '#domain/datasource.ts';
+import type { Discovery, ImportPlan } from '#domain/import-sources.ts';
+import type { ImportEngine, LoadResult } from '#domain/import-steps.ts';
+import type { TargetOutcome, TargetTable } from '#domain/import-targets.ts';
+import type { ImportJob } from '#domain/imports.ts';
 import { ImportDatabase } from './database.ts';
 import { discover, readFeatures } from './formats/index.ts';
 import { logins, withDatabase } from './logins.ts';

@@ -12,8 +12,8 @@
  */
 
 import type pg from 'pg';
-import { ImportInputError } from '../../domain/import-sources.ts';
-import type { TargetOutcome, TargetTable } from '../../domain/import-targets.ts';
+import { ImportInputError } from '#domain/import-sources.ts';
+import type { TargetOutcome, TargetTable } from '#domain/import-targets.ts';
 import { escapeIdentifier as ident, isDatabaseError } from '../pg-driver.ts';
 import { readerLogin } from './readers.ts';
 

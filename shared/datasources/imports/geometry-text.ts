@@ -5,7 +5,7 @@
  * are never transformed here; PostGIS does that.
  */
 import wkx from 'wkx';
-import type { SourceGeometry } from '../../domain/import-sources.ts';
+import type { SourceGeometry } from '#domain/import-sources.ts';
 
 /** A geometry object whose shape can't be written (the message says what is wrong). */
 export class GeometryShapeError extends Error {}

@@ -15,9 +15,9 @@ import { dirname } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { rootCertificates } from 'node:tls';
-import { importConfig } from '../../config/env.ts';
-import { DomainError, InvalidInputError, UnavailableError } from '../../domain/errors.ts';
-import { ImportInputError } from '../../domain/import-sources.ts';
+import { importConfig } from '#config/env.ts';
+import { DomainError, InvalidInputError, UnavailableError } from '#domain/errors.ts';
+import { ImportInputError } from '#domain/import-sources.ts';
 import { type CheckedTarget, parseAllowList, TargetPolicy } from '../network-policy.ts';
 
 /** Redirects followed at most (each one checked like the first URL). */

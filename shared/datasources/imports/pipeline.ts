@@ -11,8 +11,8 @@ import type {
   LayerPlan,
   SourceFeature,
   SourceLayer,
-} from '../../domain/import-sources.ts';
-import { ImportInputError } from '../../domain/import-sources.ts';
+} from '#domain/import-sources.ts';
+import { ImportInputError } from '#domain/import-sources.ts';
 import type { ImportDatabase } from './database.ts';
 import type { Checkpoint } from './database-checkpoints.ts';
 import type { ImportSession } from './database-session.ts';

@@ -1,4 +1,4 @@
-import type { ImportPreviews } from '../../domain/imports.ts';
+import type { ImportPreviews } from '#domain/imports.ts';
 import { ImportDatabase } from './database.ts';
 import { withDatabase } from './logins.ts';
 

@@ -6,11 +6,11 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { importConfig } from '../../config/env.ts';
-import { InvalidInputError, UnavailableError } from '../../domain/errors.ts';
-import { ImportInputError } from '../../domain/import-sources.ts';
-import type { ImportJob, ImportUriPolicy } from '../../domain/imports.ts';
-import { captureClient } from '../../log/tracer.ts';
+import { importConfig } from '#config/env.ts';
+import { InvalidInputError, UnavailableError } from '#domain/errors.ts';
+import { ImportInputError } from '#domain/import-sources.ts';
+import type { ImportJob, ImportUriPolicy } from '#domain/imports.ts';
+import { captureClient } from '#log/tracer.ts';
 import { admitUrl, configuredFetchOptions, fetchUrlToFile, importUrlTargets } from './https-source.ts';
 
 /**

@@ -3,8 +3,8 @@
  * (ADR 0107): everyone else goes through index.ts, which runs them off the event loop.
  */
 import { stat } from 'node:fs/promises';
-import type { Discovery, ImportFormat, SourceFeature } from '../../../domain/import-sources.ts';
-import { ImportInputError } from '../../../domain/import-sources.ts';
+import type { Discovery, ImportFormat, SourceFeature } from '#domain/import-sources.ts';
+import { ImportInputError } from '#domain/import-sources.ts';
 import { discoverCsv, readCsv } from './csv.ts';
 import { asInputError } from './errors.ts';
 import { discoverFlatGeobuf, readFlatGeobuf } from './flatgeobuf.ts';

@@ -1,5 +1,5 @@
 /** Turning whatever a library throws into an ImportInputError the user can act on. */
-import { ImportInputError } from '../../../domain/import-sources.ts';
+import { ImportInputError } from '#domain/import-sources.ts';
 
 /** True for the error an aborted signal raises (passed through untouched). */
 export const isAbortError = (error: unknown): boolean =>

@@ -15,8 +15,8 @@ import type {
   SourceFeature,
   SourceField,
   SourceGeometry,
-} from '../../../domain/import-sources.ts';
-import { ImportInputError } from '../../../domain/import-sources.ts';
+} from '#domain/import-sources.ts';
+import { ImportInputError } from '#domain/import-sources.ts';
 import { asInputError } from './errors.ts';
 import { limitsOf, READ_CHUNK_BYTES } from './limits.ts';
 import { geometryInfo, LayerScan } from './scan.ts';

@@ -4,8 +4,8 @@
  */
 import { Assembler } from 'stream-json/assembler.js';
 import { jsonParser, type Token } from 'stream-json/parser.js';
-import type { Discovery, SourceFeature, SourceGeometry } from '../../../domain/import-sources.ts';
-import { ImportInputError } from '../../../domain/import-sources.ts';
+import type { Discovery, SourceFeature, SourceGeometry } from '#domain/import-sources.ts';
+import { ImportInputError } from '#domain/import-sources.ts';
 import { asInputError, invalidUtf8, isAbortError, isInvalidUtf8 } from './errors.ts';
 import { ItemSplitter, NotSplittable, placeIn, SplitError, type TopLevel } from './json-items.ts';
 import { limitsOf } from './limits.ts';

@@ -2,8 +2,8 @@
  * Newline-delimited GeoJSON (one Feature per line) and GeoJSON Text Sequences (RFC 8142: each
  * record starts with 0x1E): split into records on the bytes, each record parsed on its own.
  */
-import type { Discovery, SourceFeature, SourceGeometry } from '../../../domain/import-sources.ts';
-import { ImportInputError } from '../../../domain/import-sources.ts';
+import type { Discovery, SourceFeature, SourceGeometry } from '#domain/import-sources.ts';
+import { ImportInputError } from '#domain/import-sources.ts';
 import { asInputError, invalidUtf8, isInvalidUtf8 } from './errors.ts';
 import { limitsOf } from './limits.ts';
 import { geometryInfo, LayerScan } from './scan.ts';

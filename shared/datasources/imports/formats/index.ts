@@ -5,7 +5,7 @@
  * in a worker thread (ADR 0107), so no file, however hostile, holds up the caller's event loop: a
  * reader stuck in one step, too slow or too greedy is stopped as 'file_too_complex'.
  */
-import type { Discovery, ImportFormat, SourceFeature } from '../../../domain/import-sources.ts';
+import type { Discovery, ImportFormat, SourceFeature } from '#domain/import-sources.ts';
 import { jobValue, runJob } from './reader-thread.ts';
 import type { DiscoverOptions, ReadOptions } from './types.ts';
 

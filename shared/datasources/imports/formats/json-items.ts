@@ -10,7 +10,7 @@
  * `SplitError` (with the offset of the chunk the value began in) after.
  */
 import { isUtf8 } from 'node:buffer';
-import { ImportInputError } from '../../../domain/import-sources.ts';
+import { ImportInputError } from '#domain/import-sources.ts';
 
 /** One value of the document: a feature item (`index` ≥ 0) and where its bytes end in the file. */
 export interface SplitItem {

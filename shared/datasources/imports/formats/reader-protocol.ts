@@ -1,6 +1,6 @@
 /** The messages between the format readers' client (reader-thread.ts) and their worker (ADR 0107). */
-import type { CsvGeometry, SourceFeature } from '../../../domain/import-sources.ts';
-import { ImportInputError } from '../../../domain/import-sources.ts';
+import type { CsvGeometry, SourceFeature } from '#domain/import-sources.ts';
+import { ImportInputError } from '#domain/import-sources.ts';
 import type { ImportLimits } from './limits.ts';
 
 /** Batches of features the worker may send before the client takes one. */

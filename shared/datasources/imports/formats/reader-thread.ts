@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { setImmediate as turn } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { threadId, Worker } from 'node:worker_threads';
-import { ImportInputError } from '../../../domain/import-sources.ts';
+import { ImportInputError } from '#domain/import-sources.ts';
 import { type ImportLimits, limitsOf } from './limits.ts';
 import { CREDITS, type FromReader, fromWire, type ReaderJob, type ToReader } from './reader-protocol.ts';
 

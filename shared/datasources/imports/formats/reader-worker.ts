@@ -11,7 +11,7 @@
  * copied.
  */
 import { type MessagePort, parentPort } from 'node:worker_threads';
-import type { SourceFeature, SourceGeometry } from '../../../domain/import-sources.ts';
+import type { SourceFeature, SourceGeometry } from '#domain/import-sources.ts';
 import { geometryText } from '../geometry-text.ts';
 import { discover, readFeatures, sniffFormat } from './direct.ts';
 import { CREDITS, type FromReader, type ReaderJob, type ToReader, toWire } from './reader-protocol.ts';

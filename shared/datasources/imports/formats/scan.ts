@@ -2,8 +2,8 @@
  * What discovery accumulates over one layer while it streams the features: field types, the
  * geometry type (one per layer), bbox, counts, and the first coordinate outside lon/lat range.
  */
-import type { FieldType, GeometryType, SourceField, SourceLayer } from '../../../domain/import-sources.ts';
-import { ImportInputError } from '../../../domain/import-sources.ts';
+import type { FieldType, GeometryType, SourceField, SourceLayer } from '#domain/import-sources.ts';
+import { ImportInputError } from '#domain/import-sources.ts';
 import { MAX_FIELDS } from './limits.ts';
 
 /** [min_x, min_y, max_x, max_y]. */

@@ -4,7 +4,7 @@
  * UTF-8 if the text is valid UTF-8. If none of them gives a page GeoPlane can decode, the text is
  * refused with a message that names the way out.
  */
-import { ImportInputError } from '../../../domain/import-sources.ts';
+import { ImportInputError } from '#domain/import-sources.ts';
 
 /**
  * The Windows code page each LDID stands for. These are GDAL's values (`ConvertCodePage` in its

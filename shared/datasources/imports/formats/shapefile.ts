@@ -13,8 +13,8 @@ import type {
   SourceFeature,
   SourceField,
   SourceGeometry,
-} from '../../../domain/import-sources.ts';
-import { ImportInputError } from '../../../domain/import-sources.ts';
+} from '#domain/import-sources.ts';
+import { ImportInputError } from '#domain/import-sources.ts';
 import { asInputError } from './errors.ts';
 import { type ImportLimits, limitsOf } from './limits.ts';
 import { sridOfPrj } from './prj.ts';

@@ -1,7 +1,7 @@
 /** Telling the format from the file's bytes (the name is only a hint for messages). */
 import { open } from 'node:fs/promises';
-import type { ImportFormat } from '../../../domain/import-sources.ts';
-import { ImportInputError } from '../../../domain/import-sources.ts';
+import type { ImportFormat } from '#domain/import-sources.ts';
+import { ImportInputError } from '#domain/import-sources.ts';
 import { type ImportLimits, limitsOf } from './limits.ts';
 import { openZip } from './zip.ts';
 

@@ -1,5 +1,5 @@
 /** The options every reader takes (re-exported by index.ts). */
-import type { CsvGeometry } from '../../../domain/import-sources.ts';
+import type { CsvGeometry } from '#domain/import-sources.ts';
 import type { ImportLimits } from './limits.ts';
 
 /** How one read of a file runs. */

@@ -4,8 +4,8 @@
  * MULTIPOINT, minutes for a 16 MB one), so a single legit but detailed geometry would stall
  * the reader. The loader hands the text to PostGIS as it is; this only checks its shape.
  */
-import type { GeometryType } from '../../../domain/import-sources.ts';
-import { ImportInputError } from '../../../domain/import-sources.ts';
+import type { GeometryType } from '#domain/import-sources.ts';
+import { ImportInputError } from '#domain/import-sources.ts';
 import type { Box } from './scan.ts';
 
 /** GEOMETRYCOLLECTIONs nested at most this deep (as geometry-text.ts allows). */

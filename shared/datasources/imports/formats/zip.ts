@@ -6,7 +6,7 @@ import { createWriteStream } from 'node:fs';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import yauzl, { type Entry, type ZipFile } from 'yauzl';
-import { ImportInputError } from '../../../domain/import-sources.ts';
+import { ImportInputError } from '#domain/import-sources.ts';
 import { asInputError } from './errors.ts';
 import type { ImportLimits } from './limits.ts';
 
