@@ -115,7 +115,7 @@ module.exports = {
       name: 'rooms-by-name',
       severity: 'error',
       comment:
-        "An import into another room of shared/ names the room (#domain/…, package.json `imports`) instead of climbing to it with ../ (issue #28).",
+        'An import into another room of shared/ names the room (#domain/…, package.json `imports`) instead of climbing to it with ../ (issue #28).',
       from: { path: '^(shared/([^/]+)/|functions/|infra/|cli/|bench/|test/)' },
       to: { path: '^shared/', pathNot: '^shared/$2/', dependencyTypesNot: ['aliased-subpath-import'] },
     },
