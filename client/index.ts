@@ -15,6 +15,30 @@ export type Schemas = components['schemas'];
 /** The one error body of every 4xx/5xx (DESIGN §5). */
 export type ErrorBody = Schemas['Error'];
 
+/** An import's status (`ImportJob.status`). */
+export type ImportStatus = Schemas['ImportJob']['status'];
+
+/**
+ * Every import status, in the order of an import's life, for the CLI's `--status` and the
+ * console's filter. Written out once, as the keys of a record the generated type checks both ways:
+ * a status the API adds or drops is a compile error here (issue #28).
+ */
+const importStatuses: Record<ImportStatus, true> = {
+  awaiting_upload: true,
+  queued: true,
+  running: true,
+  awaiting_plan: true,
+  ready_to_publish: true,
+  publishing: true,
+  published: true,
+  cancelling: true,
+  cancelled: true,
+  failed: true,
+  rolling_back: true,
+  rolled_back: true,
+};
+export const IMPORT_STATUSES = Object.keys(importStatuses) as ImportStatus[];
+
 /** A client of every operation of the document, typed by path and method. */
 export type GeoPlaneClient = Client<paths>;
 

@@ -1,8 +1,9 @@
 import { type Command, InvalidArgumentError } from 'commander';
+import { IMPORT_STATUSES } from '../../client/index.ts';
 import { followImport, followRollback } from '../follow.ts';
 import { formatCount } from '../progress.ts';
 import { line, writeErr, writeOut } from '../terminal.ts';
-import { IMPORT_STATUSES, type ImportStatus } from '../types.ts';
+import type { ImportStatus } from '../types.ts';
 import {
   action,
   type CommonOptions,

@@ -11,11 +11,12 @@ import {
   createGeoPlaneClient,
   type ErrorBody,
   GeoPlaneApiError,
+  IMPORT_STATUSES,
   type Schemas,
 } from '../../client/index.ts';
 
 export type { Schemas };
-export { GeoPlaneApiError };
+export { GeoPlaneApiError, IMPORT_STATUSES };
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const RETRIES_ON_429 = 3;

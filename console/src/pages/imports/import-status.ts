@@ -1,25 +1,12 @@
 /** What an import's status and phase say: whether a workflow owns it, what can be previewed, cancelled. */
-import { allOf, type Schemas } from '../../api.ts';
+import { IMPORT_STATUSES, type Schemas } from '../../api.ts';
 
 export type ImportJob = Schemas['ImportJob'];
 export type ImportStatus = ImportJob['status'];
 export type ImportPlan = Schemas['ImportPlan'];
 export type LayerPlan = ImportPlan['layers'][number];
 
-export const STATUSES = allOf<ImportStatus>({
-  awaiting_upload: true,
-  queued: true,
-  running: true,
-  awaiting_plan: true,
-  ready_to_publish: true,
-  publishing: true,
-  published: true,
-  cancelling: true,
-  cancelled: true,
-  failed: true,
-  rolling_back: true,
-  rolled_back: true,
-});
+export const STATUSES = IMPORT_STATUSES;
 /** A workflow owns the job: its status and counters move on their own. */
 export const WORKING: ImportStatus[] = ['queued', 'running', 'publishing', 'cancelling', 'rolling_back'];
 /** Features are staged (or published) and can be previewed. */
