@@ -12,7 +12,7 @@ import {
   claimMappingRepository,
   serviceRepository,
   workspaceRepository,
-} from '#store/repositories.ts';
+} from '#wiring/repositories.ts';
 
 /** Connection of the embedded PostGIS as the demo service uses it. */
 export type DemoPostgis = PostgisConnectionInfo & { password: string };

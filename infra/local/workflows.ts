@@ -1,15 +1,15 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { deletionRepository } from '#store/repositories.ts';
+import { importRepository } from '#wiring/imports.ts';
+import { harvestJobRepository } from '#wiring/mosaic-harvest-jobs.ts';
+import { tileCacheJobRepository } from '#wiring/tile-cache.ts';
 import { withDataAccess } from './data-access.ts';
 import './promise-with-resolvers.ts';
 import type { DataAction } from '#api/operation.ts';
 import { importExecutionName } from '#domain/import-model.ts';
 import { jobExecutionName } from '#domain/jobs.ts';
 import { errorFields, logger } from '#log/logger.ts';
-import { DynamoImportRepository } from '#store/imports-repository.ts';
-import { DynamoHarvestJobRepository } from '#store/mosaic-harvest-jobs-repository.ts';
-import { deletionRepository } from '#store/repositories.ts';
-import { DynamoTileCacheJobRepository } from '#store/tile-cache-repository.ts';
 import type {
   DeletionWorkflowInput,
   HarvestWorkflowInput,
@@ -183,7 +183,7 @@ export class LocalWorkflowRunner implements WorkflowStarters {
       await this.startDeletion(op.id, { operation_id: op.id, attempt: Number(op.attempt_count ?? 1) });
       deletions++;
     });
-    await new DynamoImportRepository().working(async (job) => {
+    await importRepository().working(async (job) => {
       await this.startImport(importExecutionName(job), {
         import_id: job.id,
         workspace_id: job.workspace_id,
@@ -191,7 +191,7 @@ export class LocalWorkflowRunner implements WorkflowStarters {
       });
       imports++;
     });
-    await new DynamoHarvestJobRepository().working(async (job) => {
+    await harvestJobRepository().working(async (job) => {
       // Under its current run's name, the one the sweep checks (ADR 0093).
       await this.startHarvest(jobExecutionName(job), {
         job_id: job.id,
@@ -201,7 +201,7 @@ export class LocalWorkflowRunner implements WorkflowStarters {
       harvests++;
     });
     let tileCacheJobs = 0;
-    await new DynamoTileCacheJobRepository().working(async (job) => {
+    await tileCacheJobRepository().working(async (job) => {
       await this.startTileCacheJob(jobExecutionName(job), { job_id: job.id, workspace_id: job.workspace_id });
       tileCacheJobs++;
     });
