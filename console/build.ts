@@ -30,6 +30,7 @@ export function consoleSourceHash(): string {
     join(here, 'vite.config.ts'),
     join(repo, 'client/index.ts'),
     join(repo, 'client/api-types.ts'),
+    join(repo, 'client/settings-limits.ts'),
     join(repo, 'docs/openapi.json'),
     join(repo, 'shared/api/operation-permissions.json'),
     join(repo, 'package-lock.json'),

@@ -243,3 +243,58 @@ export function Notice({ children }: { children?: ComponentChildren }) {
     </p>
   );
 }
+
+/** The values a text input suggests (its `list`): a <datalist> of `id`. */
+export function Suggestions({ id, values }: { id: string; values: readonly string[] }) {
+  return (
+    <datalist id={id}>
+      {values.map((value) => (
+        <option key={value} value={value} />
+      ))}
+    </datalist>
+  );
+}
+
+/** A form's actions: its submit button (`label`), and its Cancel button when `onCancel` is given. */
+export function SubmitActions({
+  label,
+  busy,
+  onCancel,
+}: {
+  label: ComponentChildren;
+  busy: boolean;
+  onCancel?: () => void;
+}) {
+  return (
+    <div class="actions">
+      <button type="submit" class="primary" disabled={busy}>
+        {label}
+      </button>
+      {onCancel ? (
+        <button type="button" onClick={onCancel}>
+          Cancel
+        </button>
+      ) : null}
+    </div>
+  );
+}
+
+/** A section holding one form under its heading; submitting the form calls `onSubmit` (an action's run). */
+export function FormSection({
+  id,
+  heading,
+  onSubmit,
+  children,
+}: {
+  id: string;
+  heading: ComponentChildren;
+  onSubmit: (event: Event) => unknown;
+  children: ComponentChildren;
+}) {
+  return (
+    <section aria-labelledby={id}>
+      <h2 id={id}>{heading}</h2>
+      <form onSubmit={(event) => void onSubmit(event)}>{children}</form>
+    </section>
+  );
+}

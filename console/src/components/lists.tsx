@@ -2,7 +2,7 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { Loaded, useLoad } from './data.tsx';
-import { ErrorNote } from './forms.tsx';
+import { ErrorNote, SearchForm } from './forms.tsx';
 
 /**
  * "Next page" for a cursor-paged list. While a page loads (`busy`) both buttons wait: the shown
@@ -67,10 +67,51 @@ export function usePagedList<T extends { next_cursor?: string | null }>(
   return { ...list, pager: page.pager(list.data?.next_cursor, !list.current), firstPage: page.first };
 }
 
+/** A table under its column headings (and its caption); `children` are the rows of its body. */
+export function Table({
+  columns,
+  caption,
+  children,
+}: {
+  columns: readonly string[];
+  caption?: ComponentChildren;
+  children: ComponentChildren;
+}) {
+  return (
+    <table>
+      {caption ? <caption>{caption}</caption> : null}
+      <thead>
+        <tr>
+          {columns.map((column) => (
+            <th scope="col" key={column}>
+              {column}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>{children}</tbody>
+    </table>
+  );
+}
+
+/** What <PagedTable> shows: a load's state, its pager, and how its data becomes rows. */
+interface PagedTableProps<D, T> {
+  state: { data?: D; error?: unknown; loading: boolean };
+  pager: Parameters<typeof Pager>[0] | null;
+  items: (data: D) => readonly T[];
+  columns: readonly string[];
+  caption?: (data: D) => ComponentChildren;
+  empty: ComponentChildren;
+  after?: (data: D) => ComponentChildren;
+  /** One item's row (or rows), keyed. */
+  children: (item: T) => ComponentChildren;
+}
+
 /**
  * A page of a cursor-paged list as a table, in a load's place (as <Loaded>): the page's rows under
- * their column headings (and the `caption` of the page), `empty` instead of the table when the page has none, `after` below it,
- * then the <Pager> (none when `pager` is null, e.g. for a search that is not paged).
+ * their column headings (and the `caption` of the page), `empty` instead of the table when the page
+ * has none, `after` below it, then the <Pager> (none when `pager` is null, e.g. for a search that is
+ * not paged).
  */
 export function PagedTable<D, T>({
   state,
@@ -81,17 +122,7 @@ export function PagedTable<D, T>({
   empty,
   after,
   children,
-}: {
-  state: { data?: D; error?: unknown; loading: boolean };
-  pager: Parameters<typeof Pager>[0] | null;
-  items: (data: D) => readonly T[];
-  columns: readonly string[];
-  caption?: (data: D) => ComponentChildren;
-  empty: ComponentChildren;
-  after?: (data: D) => ComponentChildren;
-  /** One item's row (or rows), keyed. */
-  children: (item: T) => ComponentChildren;
-}) {
+}: PagedTableProps<D, T>) {
   return (
     <Loaded state={state}>
       {(data) => {
@@ -101,19 +132,9 @@ export function PagedTable<D, T>({
             {rows.length === 0 ? (
               empty
             ) : (
-              <table>
-                {caption ? <caption>{caption(data)}</caption> : null}
-                <thead>
-                  <tr>
-                    {columns.map((column) => (
-                      <th scope="col" key={column}>
-                        {column}
-                      </th>
-                    ))}
-                  </tr>
-                </thead>
-                <tbody>{rows.map(children)}</tbody>
-              </table>
+              <Table columns={columns} caption={caption?.(data)}>
+                {rows.map(children)}
+              </Table>
             )}
             {after?.(data)}
             {pager ? <Pager {...pager} /> : null}
@@ -121,6 +142,25 @@ export function PagedTable<D, T>({
         );
       }}
     </Loaded>
+  );
+}
+
+/** A section headed `heading` holding a `usePagedList` list as a <PagedTable> with its pager. */
+export function PagedSection<D, T>({
+  id,
+  heading,
+  list,
+  ...table
+}: {
+  id: string;
+  heading: ComponentChildren;
+  list: PagedTableProps<D, T>['state'] & { pager: Parameters<typeof Pager>[0] };
+} & Omit<PagedTableProps<D, T>, 'state' | 'pager'>) {
+  return (
+    <section aria-labelledby={id}>
+      <h2 id={id}>{heading}</h2>
+      <PagedTable state={list} pager={list.pager} {...table} />
+    </section>
   );
 }
 
@@ -133,5 +173,47 @@ export function RowError({ error, colSpan }: { error: unknown; colSpan: number }
         <ErrorNote error={error} />
       </td>
     </tr>
+  );
+}
+
+/**
+ * A searchable list: its <SearchForm> (a new search starts again at the list's first page) and the
+ * section below it, headed `noun`, or "`noun` matching “…”" while a search holds.
+ */
+export function SearchedSection({
+  id,
+  noun,
+  label,
+  hint,
+  search,
+  setSearch,
+  list,
+  children,
+}: {
+  id: string;
+  noun: string;
+  label: string;
+  hint: string;
+  search: string;
+  setSearch: (text: string) => void;
+  list: { firstPage: () => void };
+  children: ComponentChildren;
+}) {
+  return (
+    <>
+      <SearchForm
+        label={label}
+        hint={hint}
+        search={search}
+        onSearch={(text) => {
+          list.firstPage();
+          setSearch(text);
+        }}
+      />
+      <section aria-labelledby={id}>
+        <h2 id={id}>{search ? `${noun} matching “${search}”` : noun}</h2>
+        {children}
+      </section>
+    </>
   );
 }

@@ -140,3 +140,59 @@ export function When({ at }: { at?: string | null }) {
   if (!at) return <span>—</span>;
   return <time dateTime={at}>{new Date(at).toLocaleString()}</time>;
 }
+
+/** An item's record in its facts (inside a <dl class="facts">): its id, version, creation and update, those given. */
+export function RecordFacts({
+  id,
+  version,
+  created,
+  updated,
+}: {
+  id?: string;
+  version: number;
+  created?: string;
+  updated: string;
+}) {
+  return (
+    <>
+      {id === undefined ? null : (
+        <>
+          <dt>Id</dt>
+          <dd>
+            <code>{id}</code>
+          </dd>
+        </>
+      )}
+      <dt>Version</dt>
+      <dd>{version}</dd>
+      {created === undefined ? null : <TimeFact label="Created" at={created} />}
+      <TimeFact label="Updated" at={updated} />
+    </>
+  );
+}
+
+/** A time among an item's facts (inside a <dl class="facts">): its label, then the time for people. */
+export function TimeFact({ label, at }: { label: string; at?: string | null }) {
+  return (
+    <>
+      <dt>{label}</dt>
+      <dd>
+        <When at={at} />
+      </dd>
+    </>
+  );
+}
+
+/** A workflow's status (as a badge) and phase among its facts (an import's, a deletion's). */
+export function StatusFacts({ status, phase }: { status: string; phase: string }) {
+  return (
+    <>
+      <dt>Status</dt>
+      <dd>
+        <StatusBadge status={status} />
+      </dd>
+      <dt>Phase</dt>
+      <dd>{phase}</dd>
+    </>
+  );
+}

@@ -7,7 +7,15 @@ import { useRoute } from 'preact-iso';
 import { api, call, etag, type Schemas, WORKSPACE_ROLES, type WorkspaceRole } from '../api.ts';
 import { useAction } from '../components/data.tsx';
 import { AskButton, Confirm, useConfirmed } from '../components/dialogs.tsx';
-import { ErrorNote, issueFor, Notice, reasonFor, SelectInput, TextInput } from '../components/forms.tsx';
+import {
+  ErrorNote,
+  FormSection,
+  issueFor,
+  Notice,
+  reasonFor,
+  SelectInput,
+  TextInput,
+} from '../components/forms.tsx';
 import { PagedTable, usePagedList } from '../components/lists.tsx';
 import { CopyButton, PageTitle, When } from '../components/page-parts.tsx';
 import { isoOf } from '../format.ts';
@@ -77,55 +85,52 @@ function CreateKey({
     onCreated(created);
   });
   return (
-    <section aria-labelledby="create-heading">
-      <h2 id="create-heading">Create an API key</h2>
-      <form onSubmit={(event) => void create.run(event)}>
-        <TextInput
-          label="Name"
-          hint="What the key is for, e.g. ci-publisher."
-          error={issueFor(create.error, 'body.name')}
-          required
-          maxLength={128}
-          value={name}
-          onInput={setName}
-        />
-        <SelectInput
-          label="Role"
-          hint="What the key may do in this workspace."
-          error={issueFor(create.error, 'body.role_id')}
-          value={role}
-          options={WORKSPACE_ROLES}
-          onChange={setRole}
-        />
-        <TextInput
-          label="Expires"
-          hint="Optional, in your time zone; empty: the key never expires."
-          error={issueFor(create.error, 'body.expires_at') ?? reasonFor(create.error, ['expires_at_in_past'])}
-          type="datetime-local"
-          value={expires}
-          onInput={setExpires}
-        />
-        <TextInput
-          label="Owner name"
-          hint="Optional."
-          error={issueFor(create.error, 'body.owner_name')}
-          value={ownerName}
-          onInput={setOwnerName}
-        />
-        <TextInput
-          label="Owner email"
-          hint="Optional."
-          error={issueFor(create.error, 'body.owner_email')}
-          type="email"
-          value={ownerEmail}
-          onInput={setOwnerEmail}
-        />
-        <button type="submit" class="primary" disabled={create.busy}>
-          Create key
-        </button>
-        <ErrorNote error={create.error} />
-      </form>
-    </section>
+    <FormSection id="create-heading" heading="Create an API key" onSubmit={create.run}>
+      <TextInput
+        label="Name"
+        hint="What the key is for, e.g. ci-publisher."
+        error={issueFor(create.error, 'body.name')}
+        required
+        maxLength={128}
+        value={name}
+        onInput={setName}
+      />
+      <SelectInput
+        label="Role"
+        hint="What the key may do in this workspace."
+        error={issueFor(create.error, 'body.role_id')}
+        value={role}
+        options={WORKSPACE_ROLES}
+        onChange={setRole}
+      />
+      <TextInput
+        label="Expires"
+        hint="Optional, in your time zone; empty: the key never expires."
+        error={issueFor(create.error, 'body.expires_at') ?? reasonFor(create.error, ['expires_at_in_past'])}
+        type="datetime-local"
+        value={expires}
+        onInput={setExpires}
+      />
+      <TextInput
+        label="Owner name"
+        hint="Optional."
+        error={issueFor(create.error, 'body.owner_name')}
+        value={ownerName}
+        onInput={setOwnerName}
+      />
+      <TextInput
+        label="Owner email"
+        hint="Optional."
+        error={issueFor(create.error, 'body.owner_email')}
+        type="email"
+        value={ownerEmail}
+        onInput={setOwnerEmail}
+      />
+      <button type="submit" class="primary" disabled={create.busy}>
+        Create key
+      </button>
+      <ErrorNote error={create.error} />
+    </FormSection>
   );
 }
 

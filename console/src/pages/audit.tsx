@@ -8,7 +8,7 @@ import { useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { allOf, api, call, type Schemas } from '../api.ts';
 import { useLoad } from '../components/data.tsx';
-import { ErrorNote, issueFor, SelectInput, TextInput } from '../components/forms.tsx';
+import { ErrorNote, issueFor, SelectInput, Suggestions, TextInput } from '../components/forms.tsx';
 import { Pager } from '../components/lists.tsx';
 import { PageTitle, When } from '../components/page-parts.tsx';
 import { isoOf, statusText } from '../format.ts';
@@ -83,11 +83,7 @@ function FilterForm({ base, filters, error }: { base: string; filters: Filters; 
             value={operation}
             onInput={setOperation}
           />
-          <datalist id="audit-operations">
-            {operationIds.map((id) => (
-              <option key={id} value={id} />
-            ))}
-          </datalist>
+          <Suggestions id="audit-operations" values={operationIds} />
           <TextInput
             label="Principal"
             hint="As in the records: apikey:<id>, jwt:<subject>, system…"

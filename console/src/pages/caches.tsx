@@ -8,6 +8,7 @@ import { api, call, type Schemas } from '../api.ts';
 import { Loaded, useAction, useLoad } from '../components/data.tsx';
 import { Confirm } from '../components/dialogs.tsx';
 import { ErrorNote, Notice } from '../components/forms.tsx';
+import { Table } from '../components/lists.tsx';
 import { PageTitle, When } from '../components/page-parts.tsx';
 import { formatCount } from '../format.ts';
 
@@ -47,52 +48,39 @@ export function CachesPage() {
       </p>
       <Loaded state={stats}>
         {(data) => (
-          <table>
-            <caption>The caches</caption>
-            <thead>
-              <tr>
-                <th scope="col">Cache</th>
-                <th scope="col">Holds</th>
-                <th scope="col">Scope</th>
-                <th scope="col">Bounds</th>
-                <th scope="col">Epoch</th>
-                <th scope="col">Last cleared</th>
-                <th scope="col">Actions</th>
+          <Table
+            columns={['Cache', 'Holds', 'Scope', 'Bounds', 'Epoch', 'Last cleared', 'Actions']}
+            caption="The caches"
+          >
+            {data.caches.map((c) => (
+              <tr key={c.type}>
+                <th scope="row">{c.type}</th>
+                <td>{c.holds}</td>
+                <td>{c.scope === 'persistent' ? 'persistent (tile store)' : 'per instance (memory)'}</td>
+                <td>
+                  {[
+                    c.ttl_seconds !== undefined ? `${formatCount(c.ttl_seconds)} s TTL` : undefined,
+                    c.max_entries !== undefined ? `at most ${formatCount(c.max_entries)} entries` : undefined,
+                  ]
+                    .filter(Boolean)
+                    .join(', ') || '—'}
+                </td>
+                <td>{formatCount(c.epoch)}</td>
+                <td>{c.cleared_at ? <When at={c.cleared_at} /> : 'never'}</td>
+                <td>
+                  <button
+                    type="button"
+                    class="danger"
+                    disabled={clear.busy}
+                    aria-label={`Clear ${c.type}`}
+                    onClick={() => setAsking(c.type)}
+                  >
+                    Clear…
+                  </button>
+                </td>
               </tr>
-            </thead>
-            <tbody>
-              {data.caches.map((c) => (
-                <tr key={c.type}>
-                  <th scope="row">{c.type}</th>
-                  <td>{c.holds}</td>
-                  <td>{c.scope === 'persistent' ? 'persistent (tile store)' : 'per instance (memory)'}</td>
-                  <td>
-                    {[
-                      c.ttl_seconds !== undefined ? `${formatCount(c.ttl_seconds)} s TTL` : undefined,
-                      c.max_entries !== undefined
-                        ? `at most ${formatCount(c.max_entries)} entries`
-                        : undefined,
-                    ]
-                      .filter(Boolean)
-                      .join(', ') || '—'}
-                  </td>
-                  <td>{formatCount(c.epoch)}</td>
-                  <td>{c.cleared_at ? <When at={c.cleared_at} /> : 'never'}</td>
-                  <td>
-                    <button
-                      type="button"
-                      class="danger"
-                      disabled={clear.busy}
-                      aria-label={`Clear ${c.type}`}
-                      onClick={() => setAsking(c.type)}
-                    >
-                      Clear…
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+            ))}
+          </Table>
         )}
       </Loaded>
       <div class="actions">

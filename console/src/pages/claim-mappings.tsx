@@ -8,7 +8,15 @@ import { useRoute } from 'preact-iso';
 import { api, call, etag, type Schemas, WORKSPACE_ROLES } from '../api.ts';
 import { useAction, useLoad } from '../components/data.tsx';
 import { AskButton, Confirm, useConfirmed } from '../components/dialogs.tsx';
-import { ErrorNote, issueFor, Notice, reasonFor, TextInput } from '../components/forms.tsx';
+import {
+  ErrorNote,
+  FormSection,
+  issueFor,
+  Notice,
+  reasonFor,
+  Suggestions,
+  TextInput,
+} from '../components/forms.tsx';
 import { PagedTable, usePagedList } from '../components/lists.tsx';
 import { PageTitle, When } from '../components/page-parts.tsx';
 import { paths } from '../routes.ts';
@@ -64,61 +72,53 @@ function CreateMapping({
     onCreated(created);
   });
   return (
-    <section aria-labelledby="create-heading">
-      <h2 id="create-heading">Add a claim mapping</h2>
-      <form onSubmit={(event) => void create.run(event)}>
-        <TextInput
-          label="Claim name"
-          hint="A claim of the token, or a dotted path such as realm_access.roles; an array matches on any element."
-          error={issueFor(create.error, 'body.claim_name')}
-          required
-          value={claimName}
-          onInput={setClaimName}
-        />
-        <TextInput
-          label="Claim value"
-          hint="The value it must equal."
-          error={issueFor(create.error, 'body.claim_value')}
-          required
-          value={claimValue}
-          onInput={setClaimValue}
-        />
-        <TextInput
-          label="Role"
-          hint={
-            workspace
-              ? `The role it earns in ${workspace}: a built-in or a custom role id.`
-              : 'The role it earns in every workspace, or super_admin.'
-          }
-          error={
-            issueFor(create.error, 'body.role_id') ??
-            reasonFor(create.error, ['unknown_role', 'invalid_role'])
-          }
-          required
-          list="claim-mapping-roles"
-          value={role}
-          onInput={setRole}
-        />
-        <datalist id="claim-mapping-roles">
-          {roles.map((r) => (
-            <option key={r} value={r} />
-          ))}
-        </datalist>
-        <TextInput
-          label="Priority"
-          hint="Optional whole number; higher is checked first (default 0)."
-          error={issueFor(create.error, 'body.priority')}
-          type="number"
-          step={1}
-          value={priority}
-          onInput={setPriority}
-        />
-        <button type="submit" class="primary" disabled={create.busy}>
-          Add mapping
-        </button>
-        <ErrorNote error={create.error} />
-      </form>
-    </section>
+    <FormSection id="create-heading" heading="Add a claim mapping" onSubmit={create.run}>
+      <TextInput
+        label="Claim name"
+        hint="A claim of the token, or a dotted path such as realm_access.roles; an array matches on any element."
+        error={issueFor(create.error, 'body.claim_name')}
+        required
+        value={claimName}
+        onInput={setClaimName}
+      />
+      <TextInput
+        label="Claim value"
+        hint="The value it must equal."
+        error={issueFor(create.error, 'body.claim_value')}
+        required
+        value={claimValue}
+        onInput={setClaimValue}
+      />
+      <TextInput
+        label="Role"
+        hint={
+          workspace
+            ? `The role it earns in ${workspace}: a built-in or a custom role id.`
+            : 'The role it earns in every workspace, or super_admin.'
+        }
+        error={
+          issueFor(create.error, 'body.role_id') ?? reasonFor(create.error, ['unknown_role', 'invalid_role'])
+        }
+        required
+        list="claim-mapping-roles"
+        value={role}
+        onInput={setRole}
+      />
+      <Suggestions id="claim-mapping-roles" values={roles} />
+      <TextInput
+        label="Priority"
+        hint="Optional whole number; higher is checked first (default 0)."
+        error={issueFor(create.error, 'body.priority')}
+        type="number"
+        step={1}
+        value={priority}
+        onInput={setPriority}
+      />
+      <button type="submit" class="primary" disabled={create.busy}>
+        Add mapping
+      </button>
+      <ErrorNote error={create.error} />
+    </FormSection>
   );
 }
 

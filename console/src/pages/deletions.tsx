@@ -16,6 +16,8 @@ import {
   PageTitle,
   Progress,
   StatusBadge,
+  StatusFacts,
+  TimeFact,
   useMonotone,
   When,
 } from '../components/page-parts.tsx';
@@ -272,30 +274,16 @@ export function DeletionPage() {
           <section aria-labelledby="progress-heading">
             <h2 id="progress-heading">Progress</h2>
             <dl class="facts">
-              <dt>Status</dt>
-              <dd>
-                <StatusBadge status={data.status} />
-              </dd>
-              <dt>Phase</dt>
-              <dd>{data.phase}</dd>
+              <StatusFacts status={data.status} phase={data.phase} />
               <dt>Attempts</dt>
               <dd>{data.attempt_count}</dd>
               <dt>Workspace</dt>
               <dd>
                 <WorkspaceOf op={data} names={names} />
               </dd>
-              <dt>Started</dt>
-              <dd>
-                <When at={data.created_at} />
-              </dd>
-              <dt>Updated</dt>
-              <dd>
-                <When at={data.updated_at} />
-              </dd>
-              <dt>Completed</dt>
-              <dd>
-                <When at={data.completed_at} />
-              </dd>
+              <TimeFact label="Started" at={data.created_at} />
+              <TimeFact label="Updated" at={data.updated_at} />
+              <TimeFact label="Completed" at={data.completed_at} />
               <dt>Operation id</dt>
               <dd>
                 <code>{data.id}</code>

@@ -8,7 +8,7 @@ import { useRoute } from 'preact-iso';
 import { api, call, etag, type Schemas } from '../api.ts';
 import { useAction, useLoad } from '../components/data.tsx';
 import { Confirm, useConfirmed } from '../components/dialogs.tsx';
-import { ErrorNote, Field, issueFor, Notice, TextInput } from '../components/forms.tsx';
+import { ErrorNote, Field, issueFor, Notice, SubmitActions, TextInput } from '../components/forms.tsx';
 import { PagedTable, RowError, usePagedList } from '../components/lists.tsx';
 import { PageTitle, When } from '../components/page-parts.tsx';
 import { paths } from '../routes.ts';
@@ -185,16 +185,7 @@ function GroupForm({
       {box('group', 'Layer groups')}
       {membersIssue ? <ErrorNote id={`${prefix}-members-error`} error={`Members: ${membersIssue}`} /> : null}
       {members.length ? <p>Members, in order: {members.map((m) => m.resource).join(', ')}</p> : null}
-      <div class="actions">
-        <button type="submit" class="primary" disabled={save.busy}>
-          {group ? 'Save group' : 'Create group'}
-        </button>
-        {onCancel ? (
-          <button type="button" onClick={onCancel}>
-            Cancel
-          </button>
-        ) : null}
-      </div>
+      <SubmitActions label={group ? 'Save group' : 'Create group'} busy={save.busy} onCancel={onCancel} />
       <ErrorNote error={save.error} />
     </form>
   );

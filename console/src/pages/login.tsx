@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { useAction, useLoad } from '../components/data.tsx';
-import { ErrorNote, Field } from '../components/forms.tsx';
+import { ErrorNote, Field, FormSection } from '../components/forms.tsx';
 import { PageTitle } from '../components/page-parts.tsx';
 import { beginOidcLogin } from '../oidc.ts';
 import { paths } from '../routes.ts';
@@ -48,30 +48,27 @@ export function LoginPage() {
         </section>
       ) : null}
       {auth?.enabled && auth.token_login ? (
-        <section aria-labelledby="token-heading">
-          <h2 id="token-heading">API key or token</h2>
-          <form onSubmit={(event) => void tokenLogin.run(event)}>
-            <Field
-              label="API key or JWT"
-              hint="Sent once to start a browser session; it is not stored in the browser."
-            >
-              {(props) => (
-                <input
-                  {...props}
-                  type="password"
-                  autoComplete="off"
-                  required
-                  value={token}
-                  onInput={(event) => setToken(event.currentTarget.value)}
-                />
-              )}
-            </Field>
-            <button type="submit" class="primary" disabled={tokenLogin.busy || token.trim() === ''}>
-              Sign in
-            </button>
-            <ErrorNote error={tokenLogin.error} />
-          </form>
-        </section>
+        <FormSection id="token-heading" heading="API key or token" onSubmit={tokenLogin.run}>
+          <Field
+            label="API key or JWT"
+            hint="Sent once to start a browser session; it is not stored in the browser."
+          >
+            {(props) => (
+              <input
+                {...props}
+                type="password"
+                autoComplete="off"
+                required
+                value={token}
+                onInput={(event) => setToken(event.currentTarget.value)}
+              />
+            )}
+          </Field>
+          <button type="submit" class="primary" disabled={tokenLogin.busy || token.trim() === ''}>
+            Sign in
+          </button>
+          <ErrorNote error={tokenLogin.error} />
+        </FormSection>
       ) : null}
     </main>
   );

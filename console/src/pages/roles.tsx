@@ -8,8 +8,16 @@ import { useLocation } from 'preact-iso';
 import { allOf, api, call, etag, type Schemas } from '../api.ts';
 import { Loaded, useAction, useLoad } from '../components/data.tsx';
 import { AskButton, Confirm, useConfirmed } from '../components/dialogs.tsx';
-import { ErrorNote, Field, issueFor, Notice, SelectInput, TextInput } from '../components/forms.tsx';
-import { PagedTable, usePagedList } from '../components/lists.tsx';
+import {
+  ErrorNote,
+  Field,
+  issueFor,
+  Notice,
+  SelectInput,
+  Suggestions,
+  TextInput,
+} from '../components/forms.tsx';
+import { PagedTable, Table, usePagedList } from '../components/lists.tsx';
 import { PageTitle, When } from '../components/page-parts.tsx';
 import { paths } from '../routes.ts';
 
@@ -160,11 +168,7 @@ function AddPolicy({ roleId, onAdded }: { roleId: string; onAdded: () => Promise
           if (needed && (ACTIONS as string[]).includes(needed)) setAction(needed as PolicyInput['action']);
         }}
       />
-      <datalist id={listId}>
-        {[...grantable.keys()].map((id) => (
-          <option key={id} value={id} />
-        ))}
-      </datalist>
+      <Suggestions id={listId} values={[...grantable.keys()]} />
       <SelectInput
         label="Action"
         hint={
@@ -209,44 +213,32 @@ function RolePolicies({ role }: { role: Role }) {
       <Loaded state={policies}>
         {(data) => (
           <>
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Workspace</th>
-                  <th scope="col">Service</th>
-                  <th scope="col">Operation</th>
-                  <th scope="col">Action</th>
-                  <th scope="col">Added</th>
-                  <th scope="col">Actions</th>
+            <Table columns={['Workspace', 'Service', 'Operation', 'Action', 'Added', 'Actions']}>
+              {data.policies.map((p) => (
+                <tr key={p.id}>
+                  <td>
+                    <WorkspaceOf id={p.workspace} />
+                  </td>
+                  <td>{p.service}</td>
+                  <td>
+                    <code>{p.operation}</code>
+                  </td>
+                  <td>{p.action}</td>
+                  <td>
+                    <When at={p.created_at} />
+                  </td>
+                  <td>
+                    <AskButton
+                      action={remove}
+                      subject={p}
+                      label={`Remove policy ${p.service} ${p.operation} ${p.action}`}
+                    >
+                      Remove
+                    </AskButton>
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {data.policies.map((p) => (
-                  <tr key={p.id}>
-                    <td>
-                      <WorkspaceOf id={p.workspace} />
-                    </td>
-                    <td>{p.service}</td>
-                    <td>
-                      <code>{p.operation}</code>
-                    </td>
-                    <td>{p.action}</td>
-                    <td>
-                      <When at={p.created_at} />
-                    </td>
-                    <td>
-                      <AskButton
-                        action={remove}
-                        subject={p}
-                        label={`Remove policy ${p.service} ${p.operation} ${p.action}`}
-                      >
-                        Remove
-                      </AskButton>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </Table>
             {data.policies.length === 0 ? <p>No policies: this role grants nothing yet.</p> : null}
           </>
         )}

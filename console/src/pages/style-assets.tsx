@@ -9,8 +9,8 @@ import { useRoute } from 'preact-iso';
 import { api, ConsoleApiError, call, type Schemas } from '../api.ts';
 import { useAction } from '../components/data.tsx';
 import { AskButton, Confirm, useConfirmed } from '../components/dialogs.tsx';
-import { ErrorNote, Field, issueFor, Notice, TextInput } from '../components/forms.tsx';
-import { PagedTable, usePagedList } from '../components/lists.tsx';
+import { ErrorNote, Field, FormSection, issueFor, Notice, TextInput } from '../components/forms.tsx';
+import { PagedSection, usePagedList } from '../components/lists.tsx';
 import { PageTitle, When } from '../components/page-parts.tsx';
 import { formatBytes, nameFromFile } from '../format.ts';
 import { paths } from '../routes.ts';
@@ -102,55 +102,52 @@ function Upload({
       ? upload.error
       : undefined);
   return (
-    <section aria-labelledby="upload-heading">
-      <h2 id="upload-heading">Upload an asset</h2>
-      <form onSubmit={(event) => void upload.run(event)}>
-        <Field
-          label="Image file"
-          hint="PNG, JPEG, GIF or SVG (no scripts, event handlers or external references), at most 512 KiB. The type is read from the bytes."
-          error={fileIssue}
-        >
-          {(props) => (
-            <input
-              {...props}
-              type="file"
-              accept={ACCEPTED}
-              required
-              onChange={(e) => {
-                const chosen = e.currentTarget.files?.[0];
-                setFileError(undefined);
-                upload.setError(undefined);
-                setFile(chosen);
-                if (chosen && chosen.size > MAX_ASSET_BYTES)
-                  setFileError(
-                    new Error(
-                      `${chosen.name} is ${formatBytes(chosen.size)}; an asset may have at most ${formatBytes(MAX_ASSET_BYTES)}.`,
-                    ),
-                  );
-                if (chosen && name === '') setName(nameFromFile(chosen.name));
-              }}
-            />
-          )}
-        </Field>
-        <TextInput
-          label="Asset name"
-          hint={
-            existing
-              ? `Replaces the existing asset ${existing.name} (styles referencing asset:${existing.name} get the new image).`
-              : "1–64 letters, digits, '.', '_' and '-'; styles reference it as asset:<name>."
-          }
-          error={nameIssue}
-          required
-          maxLength={64}
-          value={name}
-          onInput={setName}
-        />
-        <button type="submit" class="primary" disabled={upload.busy}>
-          {existing ? 'Replace asset' : 'Upload asset'}
-        </button>
-        {fileIssue === upload.error ? null : <ErrorNote error={upload.error} />}
-      </form>
-    </section>
+    <FormSection id="upload-heading" heading="Upload an asset" onSubmit={upload.run}>
+      <Field
+        label="Image file"
+        hint="PNG, JPEG, GIF or SVG (no scripts, event handlers or external references), at most 512 KiB. The type is read from the bytes."
+        error={fileIssue}
+      >
+        {(props) => (
+          <input
+            {...props}
+            type="file"
+            accept={ACCEPTED}
+            required
+            onChange={(e) => {
+              const chosen = e.currentTarget.files?.[0];
+              setFileError(undefined);
+              upload.setError(undefined);
+              setFile(chosen);
+              if (chosen && chosen.size > MAX_ASSET_BYTES)
+                setFileError(
+                  new Error(
+                    `${chosen.name} is ${formatBytes(chosen.size)}; an asset may have at most ${formatBytes(MAX_ASSET_BYTES)}.`,
+                  ),
+                );
+              if (chosen && name === '') setName(nameFromFile(chosen.name));
+            }}
+          />
+        )}
+      </Field>
+      <TextInput
+        label="Asset name"
+        hint={
+          existing
+            ? `Replaces the existing asset ${existing.name} (styles referencing asset:${existing.name} get the new image).`
+            : "1–64 letters, digits, '.', '_' and '-'; styles reference it as asset:<name>."
+        }
+        error={nameIssue}
+        required
+        maxLength={64}
+        value={name}
+        onInput={setName}
+      />
+      <button type="submit" class="primary" disabled={upload.busy}>
+        {existing ? 'Replace asset' : 'Upload asset'}
+      </button>
+      {fileIssue === upload.error ? null : <ErrorNote error={upload.error} />}
+    </FormSection>
   );
 }
 
@@ -219,28 +216,26 @@ export function StyleAssetsPage() {
         <code>asset:&lt;name&gt;</code>.
       </p>
       <Notice>{notice}</Notice>
-      <section aria-labelledby="list-heading">
-        <h2 id="list-heading">Assets</h2>
-        <PagedTable
-          state={list}
-          pager={list.pager}
-          items={(data) => data.assets}
-          columns={['Preview', 'Name', 'Type', 'Size', 'Version', 'Updated', 'Actions']}
-          empty={<p>No assets yet.</p>}
-        >
-          {(asset) => (
-            <AssetRow
-              key={asset.id}
-              workspace={workspace}
-              asset={asset}
-              onDeleted={(name) => {
-                setNotice(`Deleted ${name}.`);
-                void list.reload();
-              }}
-            />
-          )}
-        </PagedTable>
-      </section>
+      <PagedSection
+        id="list-heading"
+        heading="Assets"
+        list={list}
+        items={(data) => data.assets}
+        columns={['Preview', 'Name', 'Type', 'Size', 'Version', 'Updated', 'Actions']}
+        empty={<p>No assets yet.</p>}
+      >
+        {(asset) => (
+          <AssetRow
+            key={asset.id}
+            workspace={workspace}
+            asset={asset}
+            onDeleted={(name) => {
+              setNotice(`Deleted ${name}.`);
+              void list.reload();
+            }}
+          />
+        )}
+      </PagedSection>
       <Upload
         workspace={workspace}
         listed={list.data?.assets ?? []}

@@ -10,7 +10,7 @@ import { api, ConsoleApiError, call, etag, type Schemas } from '../api.ts';
 import { Loaded, useAction, useLoad } from '../components/data.tsx';
 import { Confirm, DeleteSection, useConfirmed } from '../components/dialogs.tsx';
 import { ErrorNote, Field, Notice } from '../components/forms.tsx';
-import { PagedTable, usePagedList } from '../components/lists.tsx';
+import { PagedSection, Table, usePagedList } from '../components/lists.tsx';
 import { PageTitle, When } from '../components/page-parts.tsx';
 import { paths } from '../routes.ts';
 import { useSession } from '../session.ts';
@@ -94,29 +94,27 @@ function SetList() {
     [],
   );
   return (
-    <section aria-labelledby="list-heading">
-      <h2 id="list-heading">Tile matrix sets</h2>
-      <PagedTable
-        state={list}
-        pager={list.pager}
-        items={(data) => data.tile_matrix_sets}
-        columns={['Id', 'Title', 'CRS', 'Kind']}
-        empty={<p>No tile matrix sets.</p>}
-      >
-        {(set) => (
-          <tr key={set.id}>
-            <td>
-              <a href={setUrl(set.id)}>{set.id}</a>
-            </td>
-            <td>{set.title ?? ''}</td>
-            <td>
-              <code>{set.crs}</code>
-            </td>
-            <td>{set.built_in ? 'built-in' : 'custom'}</td>
-          </tr>
-        )}
-      </PagedTable>
-    </section>
+    <PagedSection
+      id="list-heading"
+      heading="Tile matrix sets"
+      list={list}
+      items={(data) => data.tile_matrix_sets}
+      columns={['Id', 'Title', 'CRS', 'Kind']}
+      empty={<p>No tile matrix sets.</p>}
+    >
+      {(set) => (
+        <tr key={set.id}>
+          <td>
+            <a href={setUrl(set.id)}>{set.id}</a>
+          </td>
+          <td>{set.title ?? ''}</td>
+          <td>
+            <code>{set.crs}</code>
+          </td>
+          <td>{set.built_in ? 'built-in' : 'custom'}</td>
+        </tr>
+      )}
+    </PagedSection>
   );
 }
 
@@ -154,38 +152,35 @@ function Matrices({ set }: { set: TileMatrixSetRecord }) {
     <section aria-labelledby="matrices-heading">
       <h2 id="matrices-heading">Tile matrices ({matrices.length})</h2>
       <div class="table-scroll">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Id</th>
-              <th scope="col">Scale denominator</th>
-              <th scope="col">Cell size</th>
-              <th scope="col">Corner of origin</th>
-              <th scope="col">Point of origin</th>
-              <th scope="col">Tile size (px)</th>
-              <th scope="col">Matrix size (tiles)</th>
+        <Table
+          columns={[
+            'Id',
+            'Scale denominator',
+            'Cell size',
+            'Corner of origin',
+            'Point of origin',
+            'Tile size (px)',
+            'Matrix size (tiles)',
+          ]}
+        >
+          {matrices.map((m) => (
+            <tr key={m.id}>
+              <td>{m.id}</td>
+              <td class="num">{m.scaleDenominator}</td>
+              <td class="num">{m.cellSize}</td>
+              <td>{m.cornerOfOrigin ?? 'topLeft'}</td>
+              <td>
+                <code>{m.pointOfOrigin.join(', ')}</code>
+              </td>
+              <td class="num">
+                {m.tileWidth} × {m.tileHeight}
+              </td>
+              <td class="num">
+                {m.matrixWidth} × {m.matrixHeight}
+              </td>
             </tr>
-          </thead>
-          <tbody>
-            {matrices.map((m) => (
-              <tr key={m.id}>
-                <td>{m.id}</td>
-                <td class="num">{m.scaleDenominator}</td>
-                <td class="num">{m.cellSize}</td>
-                <td>{m.cornerOfOrigin ?? 'topLeft'}</td>
-                <td>
-                  <code>{m.pointOfOrigin.join(', ')}</code>
-                </td>
-                <td class="num">
-                  {m.tileWidth} × {m.tileHeight}
-                </td>
-                <td class="num">
-                  {m.matrixWidth} × {m.matrixHeight}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+          ))}
+        </Table>
       </div>
     </section>
   );

@@ -7,8 +7,7 @@
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { api, call } from '../api.ts';
-import { SearchForm } from '../components/forms.tsx';
-import { PagedTable, usePagedList } from '../components/lists.tsx';
+import { PagedTable, SearchedSection, usePagedList } from '../components/lists.tsx';
 import { PageTitle } from '../components/page-parts.tsx';
 import { formatCount } from '../format.ts';
 import { paths } from '../routes.ts';
@@ -34,17 +33,15 @@ export function WorkspaceLayersPage() {
         Every layer of every service of the workspace. To publish one, open its service:{' '}
         <a href={paths.services(workspace)}>Services of {workspace}</a>.
       </p>
-      <SearchForm
+      <SearchedSection
+        id="layers-heading"
+        noun="Layers"
         label="Search by name"
         hint="Part of a layer's public id or title, in any case."
         search={search}
-        onSearch={(text) => {
-          list.firstPage();
-          setSearch(text);
-        }}
-      />
-      <section aria-labelledby="layers-heading">
-        <h2 id="layers-heading">{search ? `Layers matching “${search}”` : 'Layers'}</h2>
+        setSearch={setSearch}
+        list={list}
+      >
         <PagedTable
           state={list}
           pager={list.pager}
@@ -76,7 +73,7 @@ export function WorkspaceLayersPage() {
             </tr>
           )}
         </PagedTable>
-      </section>
+      </SearchedSection>
     </>
   );
 }

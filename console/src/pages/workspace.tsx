@@ -4,7 +4,7 @@ import { useLocation, useRoute } from 'preact-iso';
 import { api, call, etag } from '../api.ts';
 import { useAction, useLoad } from '../components/data.tsx';
 import { Confirm, DeleteSection } from '../components/dialogs.tsx';
-import { ErrorNote, issueFor, SaveActions, TextInput } from '../components/forms.tsx';
+import { ErrorNote, FormSection, issueFor, SaveActions, TextInput } from '../components/forms.tsx';
 import { PageTitle } from '../components/page-parts.tsx';
 import { type DeletionPlan, DeletionPlanView } from '../deletion-plan.tsx';
 import { paths } from '../routes.ts';
@@ -95,26 +95,23 @@ export function WorkspacePage() {
           </dl>
           <WorkspaceSummary workspace={ws.data.name} />
           <WorkspaceOgcApi workspace={ws.data.name} />
-          <section aria-labelledby="edit-heading">
-            <h2 id="edit-heading">Rename or describe</h2>
-            <form onSubmit={(event) => void save.run(event)}>
-              <TextInput
-                label="Name"
-                error={issueFor(save.error, 'name')}
-                required
-                value={name ?? ws.data?.name}
-                onInput={setName}
-              />
-              <TextInput
-                label="Description"
-                hint="Empty clears it."
-                error={issueFor(save.error, 'description')}
-                value={description ?? ws.data?.description ?? ''}
-                onInput={setDescription}
-              />
-              <SaveActions action={save} saved={saved} />
-            </form>
-          </section>
+          <FormSection id="edit-heading" heading="Rename or describe" onSubmit={save.run}>
+            <TextInput
+              label="Name"
+              error={issueFor(save.error, 'name')}
+              required
+              value={name ?? ws.data?.name}
+              onInput={setName}
+            />
+            <TextInput
+              label="Description"
+              hint="Empty clears it."
+              error={issueFor(save.error, 'description')}
+              value={description ?? ws.data?.description ?? ''}
+              onInput={setDescription}
+            />
+            <SaveActions action={save} saved={saved} />
+          </FormSection>
           <DeleteSection
             label="Delete workspace…"
             busy={remove.busy}

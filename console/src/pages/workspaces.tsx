@@ -3,8 +3,8 @@ import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, call } from '../api.ts';
 import { useAction } from '../components/data.tsx';
-import { ErrorNote, issueFor, TextInput } from '../components/forms.tsx';
-import { PagedTable, usePagedList } from '../components/lists.tsx';
+import { ErrorNote, FormSection, issueFor, TextInput } from '../components/forms.tsx';
+import { PagedSection, Table, usePagedList } from '../components/lists.tsx';
 import { PageTitle } from '../components/page-parts.tsx';
 import { paths } from '../routes.ts';
 import { useSession } from '../session.ts';
@@ -23,29 +23,26 @@ function CreateWorkspace() {
     route(paths.workspace(created.name));
   });
   return (
-    <section aria-labelledby="create-heading">
-      <h2 id="create-heading">Create a workspace</h2>
-      <form onSubmit={(event) => void create.run(event)}>
-        <TextInput
-          label="Name"
-          hint="Letters, digits, '-' and '_'; it names the workspace in every URL."
-          error={issueFor(create.error, 'name')}
-          required
-          value={name}
-          onInput={setName}
-        />
-        <TextInput
-          label="Description"
-          error={issueFor(create.error, 'description')}
-          value={description}
-          onInput={setDescription}
-        />
-        <button type="submit" class="primary" disabled={create.busy}>
-          Create workspace
-        </button>
-        <ErrorNote error={create.error} />
-      </form>
-    </section>
+    <FormSection id="create-heading" heading="Create a workspace" onSubmit={create.run}>
+      <TextInput
+        label="Name"
+        hint="Letters, digits, '-' and '_'; it names the workspace in every URL."
+        error={issueFor(create.error, 'name')}
+        required
+        value={name}
+        onInput={setName}
+      />
+      <TextInput
+        label="Description"
+        error={issueFor(create.error, 'description')}
+        value={description}
+        onInput={setDescription}
+      />
+      <button type="submit" class="primary" disabled={create.busy}>
+        Create workspace
+      </button>
+      <ErrorNote error={create.error} />
+    </FormSection>
   );
 }
 
@@ -55,26 +52,24 @@ function AllWorkspaces() {
     [],
   );
   return (
-    <section aria-labelledby="list-heading">
-      <h2 id="list-heading">All workspaces</h2>
-      <PagedTable
-        state={list}
-        pager={list.pager}
-        items={(data) => data.workspaces}
-        columns={['Name', 'Description', 'Updated']}
-        empty={<p>No workspaces yet.</p>}
-      >
-        {(w) => (
-          <tr key={w.id}>
-            <td>
-              <a href={paths.workspace(w.name)}>{w.name}</a>
-            </td>
-            <td>{w.description ?? ''}</td>
-            <td>{new Date(w.updated_at).toLocaleString()}</td>
-          </tr>
-        )}
-      </PagedTable>
-    </section>
+    <PagedSection
+      id="list-heading"
+      heading="All workspaces"
+      list={list}
+      items={(data) => data.workspaces}
+      columns={['Name', 'Description', 'Updated']}
+      empty={<p>No workspaces yet.</p>}
+    >
+      {(w) => (
+        <tr key={w.id}>
+          <td>
+            <a href={paths.workspace(w.name)}>{w.name}</a>
+          </td>
+          <td>{w.description ?? ''}</td>
+          <td>{new Date(w.updated_at).toLocaleString()}</td>
+        </tr>
+      )}
+    </PagedSection>
   );
 }
 
@@ -95,24 +90,16 @@ export function WorkspacesPage() {
           {me.workspaces.length === 0 ? (
             <p>You have no role in any workspace yet; an administrator can give you one.</p>
           ) : (
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Your role</th>
+            <Table columns={['Name', 'Your role']}>
+              {me.workspaces.map((w) => (
+                <tr key={w.id}>
+                  <td>
+                    <a href={paths.workspace(w.name)}>{w.name}</a>
+                  </td>
+                  <td>{w.role}</td>
                 </tr>
-              </thead>
-              <tbody>
-                {me.workspaces.map((w) => (
-                  <tr key={w.id}>
-                    <td>
-                      <a href={paths.workspace(w.name)}>{w.name}</a>
-                    </td>
-                    <td>{w.role}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+              ))}
+            </Table>
           )}
         </section>
       )}

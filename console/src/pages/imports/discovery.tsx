@@ -3,8 +3,9 @@ import { useState } from 'preact/hooks';
 import { api, ConsoleApiError, call } from '../../api.ts';
 import { useLoad } from '../../components/data.tsx';
 import { ErrorNote, Field } from '../../components/forms.tsx';
+import { Table } from '../../components/lists.tsx';
 import { formatCount as count, formatBytes, statusText } from '../../format.ts';
-import { FeaturesMap } from '../map-preview.tsx';
+import { FeaturesMap } from '../map-preview/features-map.tsx';
 import { type ImportJob, reading, STAGED } from './import-status.ts';
 
 /** What the file's reading or the load warned about, when anything. */
@@ -30,28 +31,17 @@ export function Discovery({ job }: { job: ImportJob }) {
       <p>
         Format <strong>{discovery.format}</strong>, {formatBytes(discovery.size_bytes)}.
       </p>
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Layer</th>
-            <th scope="col">Geometry</th>
-            <th scope="col">SRID</th>
-            <th scope="col">Features</th>
-            <th scope="col">Fields</th>
+      <Table columns={['Layer', 'Geometry', 'SRID', 'Features', 'Fields']}>
+        {discovery.layers.map((layer) => (
+          <tr key={layer.name}>
+            <td>{layer.name}</td>
+            <td>{layer.geometry_type ?? 'none'}</td>
+            <td>{layer.srid ?? 'unknown'}</td>
+            <td>{count(layer.feature_count)}</td>
+            <td>{layer.fields.map((f) => `${f.name} (${f.type})`).join(', ')}</td>
           </tr>
-        </thead>
-        <tbody>
-          {discovery.layers.map((layer) => (
-            <tr key={layer.name}>
-              <td>{layer.name}</td>
-              <td>{layer.geometry_type ?? 'none'}</td>
-              <td>{layer.srid ?? 'unknown'}</td>
-              <td>{count(layer.feature_count)}</td>
-              <td>{layer.fields.map((f) => `${f.name} (${f.type})`).join(', ')}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+        ))}
+      </Table>
       <Warnings warnings={discovery.warnings} />
     </>
   );

@@ -9,7 +9,7 @@ import { api, call, etag } from '../../api.ts';
 import { useAction, usePolled } from '../../components/data.tsx';
 import { Confirm } from '../../components/dialogs.tsx';
 import { ErrorNote, Notice } from '../../components/forms.tsx';
-import { FailureAlert, PageTitle, StatusBadge, When } from '../../components/page-parts.tsx';
+import { FailureAlert, PageTitle, StatusFacts, TimeFact, When } from '../../components/page-parts.tsx';
 import { statusText } from '../../format.ts';
 import { paths } from '../../routes.ts';
 
@@ -114,12 +114,7 @@ export function ImportPage() {
           <section aria-labelledby="status-heading">
             <h2 id="status-heading">Status</h2>
             <dl class="facts">
-              <dt>Status</dt>
-              <dd>
-                <StatusBadge status={data.status} />
-              </dd>
-              <dt>Phase</dt>
-              <dd>{data.phase}</dd>
+              <StatusFacts status={data.status} phase={data.phase} />
               <dt>Source</dt>
               <dd>{data.source_filename ?? data.source_uri}</dd>
               <dt>Service</dt>
@@ -140,14 +135,8 @@ export function ImportPage() {
               <dd>
                 <When at={data.created_at} /> by <code>{data.created_by}</code>
               </dd>
-              <dt>Started</dt>
-              <dd>
-                <When at={data.started_at} />
-              </dd>
-              <dt>Completed</dt>
-              <dd>
-                <When at={data.completed_at} />
-              </dd>
+              <TimeFact label="Started" at={data.started_at} />
+              <TimeFact label="Completed" at={data.completed_at} />
               <dt>Retries</dt>
               <dd>{data.retry_count}</dd>
               <dt>Version</dt>

@@ -4,6 +4,7 @@
  */
 import type { ComponentChildren } from 'preact';
 import { useId } from 'preact/hooks';
+import { SETTINGS_CEILINGS } from '../../../../client/settings-limits.ts';
 import { ErrorNote, TextInput } from '../../components/forms.tsx';
 
 const number = new Intl.NumberFormat('en');
@@ -86,7 +87,7 @@ export function Check({
   );
 }
 
-/** A set of choices (checkboxes) in a fieldset with its legend. */
+/** A set of choices (checkboxes) in a fieldset with its legend; a value shown as itself, or with its label. */
 export function Choices<T extends string>({
   legend,
   hint,
@@ -99,7 +100,7 @@ export function Choices<T extends string>({
 }: {
   legend: string;
   hint?: string;
-  options: readonly { value: T; label: string }[];
+  options: readonly (T | { value: T; label: string })[];
   selected: readonly T[];
   onChange: (selected: T[]) => void;
   error?: string;
@@ -122,27 +123,47 @@ export function Choices<T extends string>({
       ) : null}
       {lead}
       <div class="choice-list">
-        {options.map((option) => (
-          <label key={option.value} class="choice">
-            <input
-              type="checkbox"
-              checked={selected.includes(option.value)}
-              onChange={(e) =>
-                onChange(
-                  e.currentTarget.checked
-                    ? [...selected, option.value]
-                    : selected.filter((value) => value !== option.value),
-                )
-              }
-            />{' '}
-            {option.label}
-          </label>
-        ))}
+        {options
+          .map((choice) => (typeof choice === 'string' ? { value: choice, label: choice } : choice))
+          .map((option) => (
+            <label key={option.value} class="choice">
+              <input
+                type="checkbox"
+                checked={selected.includes(option.value)}
+                onChange={(e) =>
+                  onChange(
+                    e.currentTarget.checked
+                      ? [...selected, option.value]
+                      : selected.filter((value) => value !== option.value),
+                  )
+                }
+              />{' '}
+              {option.label}
+            </label>
+          ))}
       </div>
       {children}
       {error ? <ErrorNote error={error} /> : null}
     </fieldset>
   );
+}
+
+/**
+ * The <Choices> props bound to one list field of a settings form: what is selected, the change, and
+ * the refusal's message for it (`at`: where the field sits in the document, as a refusal names it).
+ */
+export function choicesOf<F, K extends keyof F & string>(
+  field: K,
+  form: F,
+  update: (patch: Partial<F>) => void,
+  err: (path: string) => string | undefined,
+  at = '',
+) {
+  return {
+    selected: form[field],
+    onChange: (selected: F[K]) => update({ [field]: selected } as unknown as Partial<F>),
+    error: err(`${at}${field}`),
+  };
 }
 
 /** "" → undefined; otherwise the number typed (NaN stays NaN: the API refuses it in place). */
@@ -184,25 +205,33 @@ export function limitNumbers<K extends string>(
   >;
 }
 
+/** A settings document with limits, as the client's ceilings name it (`wms`, `tiles`, …). */
+type LimitedDocument = keyof typeof SETTINGS_CEILINGS;
+
 /**
- * A form's limits in their grid: one number input each, from 1 to its server ceiling. `at` is
- * where the limits sit in the document, as a refusal names them ("settings.").
+ * A form's limits in their grid: one number input each, from 1 to its server ceiling (the
+ * ceilings of document `of`). `at` is where the limits sit in the document, as a refusal names them
+ * ("settings.").
  */
-export function LimitFields<K extends string>({
+export function LimitFields<
+  D extends LimitedDocument,
+  K extends keyof (typeof SETTINGS_CEILINGS)[D] & string,
+>({
+  of,
   limits,
-  ceilings,
   values,
   onInput,
   err,
   at = '',
 }: {
+  of: D;
   limits: readonly Limit<K>[];
-  ceilings: Record<K, number>;
   values: Record<K, string>;
   onInput: (patch: Partial<Record<K, string>>) => void;
   err: (path: string) => string | undefined;
   at?: string;
 }) {
+  const ceilings = SETTINGS_CEILINGS[of] as Record<K, number>;
   return (
     <div class="limits">
       {limits.map(({ field, label, unit, extra }) => (

@@ -1,9 +1,10 @@
 /** The OGC API Features settings form (paging limits) and the OGC API Tiles one (sets, formats, limits). */
+
+import type { SETTINGS_CEILINGS } from '../../../../client/settings-limits.ts';
 import { allOf, api, call, type Schemas } from '../../api.ts';
 import { useLoad } from '../../components/data.tsx';
 import { ErrorNote } from '../../components/forms.tsx';
 import { paths } from '../../routes.ts';
-import { CEILINGS } from './ceilings.ts';
 import { Check, Choices, defined, type Limit, LimitFields, limitNumbers, limitTexts } from './fields.tsx';
 import {
   type CommonForm,
@@ -25,7 +26,7 @@ const MAP_TILE_FORMATS = allOf<MapTileFormat>({ 'image/png': true, 'image/jpeg':
 
 // ---- OGC API Features ----
 
-type OGCAPILimit = keyof typeof CEILINGS.ogcapi;
+type OGCAPILimit = keyof typeof SETTINGS_CEILINGS.ogcapi;
 
 const OGCAPI_LIMITS: Limit<OGCAPILimit>[] = [
   {
@@ -57,13 +58,7 @@ export function OGCAPISettingsForm({ workspace }: { workspace: string }) {
   return (
     <SettingsSection id="ogcapi" service="OGC API Features" state={s} fields={OGCAPI_FIELDS}>
       {(form, update, err) => (
-        <LimitFields
-          limits={OGCAPI_LIMITS}
-          ceilings={CEILINGS.ogcapi}
-          values={form}
-          onInput={update}
-          err={err}
-        />
+        <LimitFields of="ogcapi" limits={OGCAPI_LIMITS} values={form} onInput={update} err={err} />
       )}
     </SettingsSection>
   );
@@ -71,7 +66,7 @@ export function OGCAPISettingsForm({ workspace }: { workspace: string }) {
 
 // ---- OGC API Tiles ----
 
-type TilesLimit = keyof typeof CEILINGS.tiles;
+type TilesLimit = keyof typeof SETTINGS_CEILINGS.tiles;
 
 const TILES_LIMITS: Limit<TilesLimit>[] = [
   { field: 'max_features', label: 'Max features per tile', unit: 'features' },
@@ -152,7 +147,7 @@ export function TilesSettingsForm({ workspace }: { workspace: string }) {
           <Choices
             legend="OGC API Tiles versions"
             hint="At least one."
-            options={TILES_VERSIONS.map((value) => ({ value, label: value }))}
+            options={TILES_VERSIONS}
             selected={form.versions}
             onChange={(versions) => update({ versions })}
             error={err('versions')}
@@ -207,8 +202,8 @@ export function TilesSettingsForm({ workspace }: { workspace: string }) {
             error={err('settings.cache_enabled')}
           />
           <LimitFields
+            of="tiles"
             limits={TILES_LIMITS}
-            ceilings={CEILINGS.tiles}
             values={form}
             onInput={update}
             err={err}

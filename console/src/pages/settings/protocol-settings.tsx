@@ -4,13 +4,15 @@
  * not serve these protocols yet, and each form says so: what is saved is stored and validated, and
  * changes no response until it does.
  */
+
+import type { SETTINGS_CEILINGS } from '../../../../client/settings-limits.ts';
 import { allOf } from '../../api.ts';
 import { Field, TextInput } from '../../components/forms.tsx';
 import { paths } from '../../routes.ts';
-import { CEILINGS } from './ceilings.ts';
 import {
   Check,
   Choices,
+  choicesOf,
   defined,
   type Limit,
   LimitFields,
@@ -63,7 +65,7 @@ function NotServed({ service }: { service: string }) {
 
 // ---- WFS ----
 
-type WfsLimit = keyof typeof CEILINGS.wfs;
+type WfsLimit = keyof typeof SETTINGS_CEILINGS.wfs;
 
 const WFS_LIMITS: Limit<WfsLimit>[] = [
   {
@@ -103,7 +105,7 @@ export function WFSSettingsForm({ workspace }: { workspace: string }) {
       {(form, update, err) => (
         <>
           <NotServed service="WFS" />
-          <LimitFields limits={WFS_LIMITS} ceilings={CEILINGS.wfs} values={form} onInput={update} err={err} />
+          <LimitFields of="wfs" limits={WFS_LIMITS} values={form} onInput={update} err={err} />
         </>
       )}
     </SettingsSection>
@@ -112,7 +114,7 @@ export function WFSSettingsForm({ workspace }: { workspace: string }) {
 
 // ---- WCS ----
 
-type WcsLimit = keyof typeof CEILINGS.wcs;
+type WcsLimit = keyof typeof SETTINGS_CEILINGS.wcs;
 
 /** Each WCS limit's label, unit and what it bounds. */
 const WCS_LIMITS: Limit<WcsLimit>[] = [
@@ -239,28 +241,22 @@ export function WCSSettingsForm({ workspace }: { workspace: string }) {
       {(form, update, err) => (
         <>
           <NotServed service="WCS" />
-          <LimitFields limits={WCS_LIMITS} ceilings={CEILINGS.wcs} values={form} onInput={update} err={err} />
+          <LimitFields of="wcs" limits={WCS_LIMITS} values={form} onInput={update} err={err} />
           <Choices
             legend="WCS extensions"
             hint="The WCS 2.0 extensions this workspace's WCS would answer."
-            options={WCS_EXTENSIONS.map((value) => ({ value, label: value }))}
-            selected={form.extensions}
-            onChange={(extensions) => update({ extensions })}
-            error={err('extensions')}
+            options={WCS_EXTENSIONS}
+            {...choicesOf('extensions', form, update, err)}
           />
           <Choices
             legend="WCS output formats"
-            options={WCS_FORMATS.map((value) => ({ value, label: value }))}
-            selected={form.output_formats}
-            onChange={(output_formats) => update({ output_formats })}
-            error={err('output_formats')}
+            options={WCS_FORMATS}
+            {...choicesOf('output_formats', form, update, err)}
           />
           <Choices
             legend="WCS interpolation methods"
-            options={WCS_INTERPOLATIONS.map((value) => ({ value, label: value }))}
-            selected={form.interpolation_methods}
-            onChange={(interpolation_methods) => update({ interpolation_methods })}
-            error={err('interpolation_methods')}
+            options={WCS_INTERPOLATIONS}
+            {...choicesOf('interpolation_methods', form, update, err)}
           />
           <CrsField
             label="Subsetting CRSs"

@@ -1,12 +1,13 @@
 /** The WMS settings form: its default style, image and rendering limits, simplification, extensions. */
 import { useId } from 'preact/hooks';
+import type { SETTINGS_CEILINGS } from '../../../../client/settings-limits.ts';
 import { allOf, api, call, type Schemas } from '../../api.ts';
 import { useLoad } from '../../components/data.tsx';
-import { Field, TextInput } from '../../components/forms.tsx';
+import { Field, Suggestions, TextInput } from '../../components/forms.tsx';
 import { paths } from '../../routes.ts';
-import { CEILINGS } from './ceilings.ts';
 import {
   Choices,
+  choicesOf,
   defined,
   type Limit,
   LimitFields,
@@ -38,7 +39,7 @@ const WMS_EXTENSIONS = allOf<WmsExtension>({
   'remote-graphics': true,
 });
 
-type WmsLimit = keyof typeof CEILINGS.wms;
+type WmsLimit = keyof typeof SETTINGS_CEILINGS.wms;
 
 /** The WMS limits, in the order of the form. */
 const WMS_LIMITS: Limit<WmsLimit>[] = [
@@ -113,12 +114,8 @@ export function WMSSettingsForm({ workspace }: { workspace: string }) {
             value={form.default_style}
             onInput={(text) => update({ default_style: text })}
           />
-          <datalist id={listId}>
-            {(styles.data?.styles ?? []).map((style) => (
-              <option key={style.id} value={style.name} />
-            ))}
-          </datalist>
-          <LimitFields limits={WMS_LIMITS} ceilings={CEILINGS.wms} values={form} onInput={update} err={err} />
+          <Suggestions id={listId} values={(styles.data?.styles ?? []).map((style) => style.name)} />
+          <LimitFields of="wms" limits={WMS_LIMITS} values={form} onInput={update} err={err} />
           <Field label="Simplify geometries" error={err('simplify_enabled')}>
             {(props) => (
               <select
@@ -147,10 +144,8 @@ export function WMSSettingsForm({ workspace }: { workspace: string }) {
           <Choices
             legend="WMS extensions"
             hint="The vendor extensions this workspace's WMS answers."
-            options={WMS_EXTENSIONS.map((value) => ({ value, label: value }))}
-            selected={form.extensions}
-            onChange={(extensions) => update({ extensions })}
-            error={err('extensions')}
+            options={WMS_EXTENSIONS}
+            {...choicesOf('extensions', form, update, err)}
           />
         </>
       )}
