@@ -3,9 +3,9 @@
  * `npm run lint` over `shared/`, `functions/`, `infra/`, `cli/` and `bench/` (the console's TSX has a
  * configuration of its own, `.dependency-cruiser.console.cjs`). Imports point down only:
  *
- *   functions ─▶ wiring ─▶ http ─▶ auth ─▶ api ─▶ domain ◀─ store, datasources, workflows, platform
- *                   └──────────────────────────────────────────▶ (the adapters)
- *   config and log at the bottom (used by all but the domain and the route table).
+ *   functions ─▶ entry ─▶ wiring ─▶ http ─▶ auth ─▶ api ─▶ domain ◀─ store, datasources, workflows, platform
+ *                            └──────────────────────────────────────────▶ (the adapters)
+ *   config, log and telemetry at the bottom (used by all but the domain and the route table).
  *
  * Type-only imports count like any other: a type that points up is an upward import too.
  * TypeScript is parsed by swc (dependency-cruiser's TypeScript support needs the compiler API,
@@ -35,26 +35,27 @@ module.exports = {
     {
       name: 'shared-not-to-functions',
       severity: 'error',
-      comment: 'functions/ holds entry points only; nothing imports them.',
-      from: { path: '^shared/' },
-      to: { path: '^functions/' },
+      comment:
+        'functions/ holds entry points only, and shared/entry their handler factories: nothing else imports them.',
+      from: { path: '^shared/([^/]+)/' },
+      to: { path: '^(functions|shared/entry)/', pathNot: '^shared/$1/' },
     },
     {
       name: 'only-functions-use-wiring',
       severity: 'error',
       comment:
-        'shared/wiring is the composition root: only entry points (and the hosts and tests) take ports from it.',
-      from: { path: '^shared/', pathNot: '^shared/wiring/' },
+        'shared/wiring is the composition root: only entry points, their handler factories (shared/entry) and the hosts and tests take ports from it.',
+      from: { path: '^shared/', pathNot: '^shared/(wiring|entry)/' },
       to: { path: '^shared/wiring/' },
     },
     {
       name: 'functions-not-to-adapters',
       severity: 'error',
       comment:
-        'Handlers take their ports from shared/wiring, never from store, datasources, platform or a workflow adapter. ' +
-        "shared/workflows/deletion-tasks.ts is the workflow tasks' edge (task input, failure → retry), like http for the API.",
-      from: { path: '^functions/' },
-      to: { path: ADAPTERS, pathNot: '^shared/workflows/(deletion|import)-tasks[.]ts$' },
+        'Handlers and their factories (shared/entry) take their ports from shared/wiring, never from store, datasources, platform or a workflow adapter. ' +
+        "shared/workflows/tasks.ts is the workflow tasks' edge (task input, budgets, failure → retry), like http for the API.",
+      from: { path: '^(functions|shared/entry)/' },
+      to: { path: ADAPTERS, pathNot: '^shared/workflows/tasks[.]ts$' },
     },
     {
       name: 'edge-not-to-adapters',
@@ -99,17 +100,20 @@ module.exports = {
       name: 'adapters-only-down',
       severity: 'error',
       comment:
-        'An adapter room imports itself, the domain and config only: not the edge, the route table, the wiring nor another adapter room.',
+        'An adapter room imports itself, the domain, config, log and telemetry only: not the edge, the route table, the wiring nor another adapter room.',
       from: { path: '^shared/(store|datasources|platform|workflows)/' },
-      to: { path: '^(shared/|functions/)', pathNot: ['^shared/$1/', '^shared/(domain|config|log)/'] },
+      to: {
+        path: '^(shared/|functions/)',
+        pathNot: ['^shared/$1/', '^shared/(domain|config|log|telemetry)/'],
+      },
     },
     {
       name: 'log-at-the-bottom',
       severity: 'error',
       comment:
-        'shared/log is the logger (ADR 0090): every room but the domain and the route table may use it; it imports nothing of the project.',
-      from: { path: '^shared/log/' },
-      to: { path: '^(shared/(?!log/)|functions/)' },
+        'shared/log is the logger (ADR 0090), shared/telemetry the tracer and the metrics (ADR 0092): every room but the domain and the route table may use them; the logger imports nothing of the project, telemetry the logger only.',
+      from: { path: '^shared/(log|telemetry)/' },
+      to: { path: '^(shared/|functions/)', pathNot: ['^shared/$1/', '^shared/log/'] },
     },
     {
       name: 'rooms-by-name',
@@ -157,7 +161,7 @@ module.exports = {
       comment:
         'CDK (infra/app.ts, stacks, constructs) reads definitions (the route table, the table layout, the ASL), never the composition root or a running adapter.',
       from: { path: '^infra/(app[.]ts$|stacks/|constructs/)' },
-      to: { path: '^shared/(wiring|platform|workflows)/' },
+      to: { path: '^shared/(wiring|entry|platform|workflows)/' },
     },
     {
       name: 'config-at-the-bottom',

@@ -50,7 +50,7 @@ import type { OGCAPISettings, OGCTilesSettings } from '#domain/settings.ts';
 import type { Workspace } from '#domain/workspaces.ts';
 import { DEMO_USER } from '#infra/local/postgis.ts';
 import { documentClient } from '#store/client.ts';
-import { dynamoDataCatalog } from '#store/data-catalog.ts';
+import { dataCatalog } from '#wiring/repositories.ts';
 import { onCleanup } from './cleanup.ts';
 import { call, type Reply, send } from './latency.ts';
 import { fixed, mean, percentile, ratio, table, thousands, verdict } from './stats.ts';
@@ -526,7 +526,7 @@ export async function measureDataPlane(
     });
     if (!rendered || rendered.features === 0)
       throw new Error(`the z${TILE_ZOOM} tile ${tile.x}/${tile.y} is empty`);
-    const catalog = dynamoDataCatalog();
+    const catalog = dataCatalog();
     // One items request and one tile request of the use case, in-process, counted.
     const ports: DataPlanePorts = { catalog, data: postgisLayerData(async () => c) };
     const caller: DataCaller = {

@@ -36,7 +36,7 @@ export async function measureUsageKeys(progress: (text: string) => void): Promis
   });
   const { assignUsageKey } = await import('#domain/usage-keys.ts');
   const { localUsageKeys } = await import('#platform/usage-keys.ts');
-  const { usageKeySlotRepository } = await import('#store/repositories.ts');
+  const { usageKeySlotRepository } = await import('#wiring/repositories.ts');
   const slots = usageKeySlotRepository();
   const run: UsageKeyRun = { firstOfSlot: [], reuse: [], concurrentRounds: [], distinct: true };
   progress(`usage keys: ${SEQUENTIAL} assignments one after the other on a pool of ${POOL}`);

@@ -64,7 +64,7 @@ export const dataAssets: readonly FileAsset[] = [
  * Only third-party code goes in a sidecar (no module of this project, so no class is loaded twice).
  */
 export const sidecars: readonly { name: string; entry: string }[] = [
-  { name: 'tracer.sidecar.mjs', entry: 'shared/log/tracer-sidecar.ts' },
+  { name: 'tracer.sidecar.mjs', entry: 'shared/telemetry/tracer-sidecar.ts' },
   { name: 'libpg-query.sidecar.mjs', entry: 'shared/datasources/libpg-query-sidecar.ts' },
   { name: 'pg.sidecar.mjs', entry: 'shared/datasources/pg-sidecar.ts' },
   { name: 'geotiff.sidecar.mjs', entry: 'shared/datasources/geotiff-sidecar.ts' },

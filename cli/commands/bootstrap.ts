@@ -94,7 +94,7 @@ export function registerBootstrap(program: Command): void {
         if (options.endpoint) process.env.DYNAMODB_ENDPOINT = options.endpoint;
         else delete process.env.DYNAMODB_ENDPOINT;
         const { createApiKey, revokeApiKey } = await import('#domain/api-keys.ts');
-        const { apiKeyRepository } = await import('#store/repositories.ts');
+        const { apiKeyRepository } = await import('#wiring/repositories.ts');
 
         if (options.revoke !== undefined) {
           // Global keys live outside every workspace: find(undefined, id) reads only those.
@@ -121,11 +121,17 @@ export function registerBootstrap(program: Command): void {
           return 0;
         }
 
-        const { key, secret } = await createApiKey(apiKeyRepository(), undefined, {
-          name: options.name,
-          role_id: 'super_admin',
-          owner_name: 'geoplane bootstrap',
-        });
+        const { key, secret } = await createApiKey(
+          { keys: apiKeyRepository() },
+          {
+            workspaceId: undefined,
+            body: {
+              name: options.name,
+              role_id: 'super_admin',
+              owner_name: 'geoplane bootstrap',
+            },
+          },
+        );
         if (options.json) {
           writeErr('Store the key now: it is shown only this once and cannot be recovered.\n');
           printJson({ id: key.id, name: key.name, role_id: key.role_id, key: secret });

@@ -1,10 +1,13 @@
 import { getAPIKey as operation } from '#api/operations/api-keys.ts';
-import { publicApiKey, requireApiKey } from '#domain/api-keys.ts';
+import { getApiKey, publicApiKey } from '#domain/api-keys.ts';
+import { makeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
-import { makeHandler } from '#wiring/handler.ts';
 import { apiKeyRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, params }) => {
-  const key = await requireApiKey(apiKeyRepository(), workspace.id, params.keyId);
+  const key = await getApiKey(
+    { keys: apiKeyRepository() },
+    { workspaceId: workspace.id, keyId: params.keyId },
+  );
   return ok(publicApiKey(key));
 });

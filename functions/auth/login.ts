@@ -1,9 +1,9 @@
 import { login as operation } from '#api/operations/auth.ts';
 import { sessionCookies } from '#auth/cookies.ts';
 import { signIn } from '#auth/session-requests.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { sessionCreated } from '#http/responses.ts';
 import { authPorts } from '#wiring/access.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 import { workspaceRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ body, sourceIp }) => {

@@ -1,9 +1,9 @@
 import { refreshSession as operation } from '#api/operations/auth.ts';
 import { parseCookies, SESSION_COOKIE, sessionCookies } from '#auth/cookies.ts';
 import { renewSession } from '#auth/session-requests.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
 import { authPorts } from '#wiring/access.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 import { workspaceRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ principal, headers }) => {

@@ -1,5 +1,5 @@
 import { bootstrapAdminsOf, reconcileBootstrapAdmins } from '#domain/bootstrap-admins.ts';
-import { makeCustomResourceHandler } from '#wiring/custom-resource.ts';
+import { makeCustomResourceHandler } from '#entry/custom-resource.ts';
 import { claimMappingRepository, roleRepository } from '#wiring/repositories.ts';
 
 /** One per stack: the resource never changes identity, so an Update is never a replacement. */
@@ -12,7 +12,10 @@ const PHYSICAL_ID = 'geoplane-bootstrap-admins';
 export const handler = makeCustomResourceHandler(async (event) => {
   const admins =
     event.RequestType === 'Delete' ? [] : bootstrapAdminsOf(event.ResourceProperties.Admins ?? []);
-  const outcome = await reconcileBootstrapAdmins(claimMappingRepository(), roleRepository(), admins);
+  const outcome = await reconcileBootstrapAdmins(
+    { mappings: claimMappingRepository(), roles: roleRepository() },
+    { admins },
+  );
   return {
     physicalResourceId: PHYSICAL_ID,
     data: {

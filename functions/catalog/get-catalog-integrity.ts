@@ -1,7 +1,7 @@
 import { getCatalogIntegrity as operation } from '#api/operations/integrity.ts';
 import { checkCatalog } from '#domain/catalog-integrity.ts';
+import { makeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
-import { makeHandler } from '#wiring/handler.ts';
 import { integrityDeps } from '#wiring/integrity.ts';
 
 export const handler = makeHandler(operation, async ({ query }) =>

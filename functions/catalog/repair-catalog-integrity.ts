@@ -1,7 +1,7 @@
 import { repairCatalogIntegrity as operation } from '#api/operations/integrity.ts';
 import { repairCatalog } from '#domain/catalog-integrity.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 import { integrityDeps } from '#wiring/integrity.ts';
 
 export const handler = makeChangeHandler(operation, async ({ query }) =>

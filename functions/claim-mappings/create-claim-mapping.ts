@@ -1,12 +1,15 @@
 import { locationOf } from '#api/operation.ts';
 import { deleteClaimMapping, createClaimMapping as operation } from '#api/operations/claim-mappings.ts';
 import { createClaimMapping, presentClaimMapping } from '#domain/claim-mappings.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { created } from '#http/responses.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 import { claimMappingRepository, roleRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, body }) => {
-  const mapping = await createClaimMapping(claimMappingRepository(), roleRepository(), workspace.id, body);
+  const mapping = await createClaimMapping(
+    { mappings: claimMappingRepository(), roles: roleRepository() },
+    { scope: workspace.id, body },
+  );
   return created(
     presentClaimMapping(mapping),
     locationOf(deleteClaimMapping, { workspace: workspace.id, mappingId: mapping.id }),

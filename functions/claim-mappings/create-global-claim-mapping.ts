@@ -4,12 +4,15 @@ import {
   createGlobalClaimMapping as operation,
 } from '#api/operations/claim-mappings.ts';
 import { createClaimMapping, GLOBAL_SCOPE, presentClaimMapping } from '#domain/claim-mappings.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { created } from '#http/responses.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 import { claimMappingRepository, roleRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ body }) => {
-  const mapping = await createClaimMapping(claimMappingRepository(), roleRepository(), GLOBAL_SCOPE, body);
+  const mapping = await createClaimMapping(
+    { mappings: claimMappingRepository(), roles: roleRepository() },
+    { scope: GLOBAL_SCOPE, body },
+  );
   return created(
     presentClaimMapping(mapping),
     locationOf(deleteGlobalClaimMapping, { mappingId: mapping.id }),

@@ -2,9 +2,9 @@ import { locationOf } from '#api/operation.ts';
 import { getDeletionOperation, retryDeletionOperation as operation } from '#api/operations/deletions.ts';
 import { mayManageWorkspace } from '#auth/workspace-access.ts';
 import { presentDeletion, retryDeletionOperation } from '#domain/deletions.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { accepted } from '#http/responses.ts';
 import { accessPorts } from '#wiring/access.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 import { deletionRepository } from '#wiring/repositories.ts';
 import { workflowStarter } from '#wiring/workflows.ts';
 

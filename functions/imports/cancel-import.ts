@@ -1,8 +1,8 @@
 import { locationOf } from '#api/operation.ts';
 import { getImport, cancelImport as operation } from '#api/operations/imports.ts';
 import { cancelImport, presentImport } from '#domain/imports.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { accepted, noContent } from '#http/responses.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 import { importRepository, importStarter, importUploads } from '#wiring/imports.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params, ifMatch }) => {

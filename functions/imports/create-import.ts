@@ -1,8 +1,8 @@
 import { locationOf } from '#api/operation.ts';
 import { getImport, createImport as operation } from '#api/operations/imports.ts';
 import { createImport, presentImport } from '#domain/imports.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { created } from '#http/responses.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 import {
   importLimits,
   importRepository,
@@ -25,9 +25,7 @@ export const handler = makeChangeHandler(operation, async ({ workspace, body, pr
       limits: importLimits(),
       targets: { layers: layerRepository(), services, repo },
     },
-    workspace,
-    body,
-    principal.id,
+    { workspace, body, principalId: principal.id },
   );
   return created(
     presentImport(job, upload),

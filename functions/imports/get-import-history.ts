@@ -1,7 +1,7 @@
 import { getImportHistory as operation } from '#api/operations/imports.ts';
 import { importHistory, presentEvent } from '#domain/imports.ts';
+import { makeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
-import { makeHandler } from '#wiring/handler.ts';
 import { importRepository } from '#wiring/imports.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, params, query }) => {

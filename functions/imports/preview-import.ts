@@ -1,7 +1,7 @@
 import { previewImport as operation } from '#api/operations/imports.ts';
 import { previewImport } from '#domain/imports.ts';
+import { makeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
-import { makeHandler } from '#wiring/handler.ts';
 import { importPreviews } from '#wiring/import-engine.ts';
 import { importRepository } from '#wiring/imports.ts';
 

@@ -1,8 +1,8 @@
 import { locationOf } from '#api/operation.ts';
 import { getImport, publishImport as operation } from '#api/operations/imports.ts';
 import { presentImport, publishImport } from '#domain/imports.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { accepted } from '#http/responses.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 import { importRepository, importStarter } from '#wiring/imports.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params }) => {

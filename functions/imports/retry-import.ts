@@ -1,8 +1,8 @@
 import { locationOf } from '#api/operation.ts';
 import { getImport, retryImport as operation } from '#api/operations/imports.ts';
 import { presentImport, retryImport } from '#domain/imports.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { accepted } from '#http/responses.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 import { importLimits, importRepository, importStarter } from '#wiring/imports.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params }) => {

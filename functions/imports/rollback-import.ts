@@ -1,11 +1,10 @@
 import { locationOf } from '#api/operation.ts';
 import { getImport, rollbackImport as operation } from '#api/operations/imports.ts';
 import { presentImport, rollbackImport } from '#domain/imports.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { accepted } from '#http/responses.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 import { importRepository, importStarter } from '#wiring/imports.ts';
 import { deletionRepository, serviceRepository } from '#wiring/repositories.ts';
-import { workflowStarter } from '#wiring/workflows.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params, principal }) => {
   const next = await rollbackImport(
@@ -14,7 +13,6 @@ export const handler = makeChangeHandler(operation, async ({ workspace, params, 
       starter: importStarter(),
       services: serviceRepository(),
       deletions: deletionRepository(),
-      deletionStarter: workflowStarter(),
     },
     { workspaceId: workspace.id, import: params.import, workspace, principalId: principal.id },
   );

@@ -1,7 +1,7 @@
 import { setImportPlan as operation } from '#api/operations/imports.ts';
 import { presentImport, setImportPlan } from '#domain/imports.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 import { importLimits, importRepository, importStarter } from '#wiring/imports.ts';
 import { layerRepository, serviceRepository } from '#wiring/repositories.ts';
 

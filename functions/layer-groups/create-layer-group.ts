@@ -1,11 +1,14 @@
 import { locationOf } from '#api/operation.ts';
 import { getLayerGroup, createLayerGroup as operation } from '#api/operations/layer-groups.ts';
 import { createLayerGroup } from '#domain/layer-groups.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { created } from '#http/responses.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 import { layerGroupRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, body }) => {
-  const group = await createLayerGroup(layerGroupRepository(), workspace.id, body);
+  const group = await createLayerGroup(
+    { groups: layerGroupRepository() },
+    { workspaceId: workspace.id, body },
+  );
   return created(group, locationOf(getLayerGroup, { workspace: workspace.id, group: group.id }));
 });

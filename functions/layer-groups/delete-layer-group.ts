@@ -1,7 +1,7 @@
 import { deleteLayerGroup as operation } from '#api/operations/layer-groups.ts';
 import { deleteLayerGroup } from '#domain/layer-groups.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { noContent } from '#http/responses.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 import { layerGroupRepository, layerRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params, ifMatch }) => {

@@ -1,9 +1,9 @@
 import { locationOf } from '#api/operation.ts';
 import { getLayer, createLayer as operation } from '#api/operations/layers.ts';
 import { createLayer, presentLayer } from '#domain/layers.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { created } from '#http/responses.ts';
 import { postgisGateway, preloadPostgis, secretBox } from '#wiring/datasources.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 import { layerRepository } from '#wiring/repositories.ts';
 
 // Its requests reach PostGIS and parse SQL: the driver and the parser load during init.

@@ -1,9 +1,9 @@
 import { getLayer as operation } from '#api/operations/layers.ts';
-import { presentLayer, requireLayer } from '#domain/layers.ts';
+import { getLayer, presentLayer } from '#domain/layers.ts';
+import { makeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
-import { makeHandler } from '#wiring/handler.ts';
 import { layerRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ service, params }) => {
-  return ok(presentLayer(await requireLayer(layerRepository(), service, params.layer)));
+  return ok(presentLayer(await getLayer({ layers: layerRepository() }, { service, layer: params.layer })));
 });

@@ -1,7 +1,7 @@
 import { listWorkspaceLayers as operation } from '#api/operations/layers.ts';
 import { listWorkspaceLayers, presentLayer } from '#domain/layers.ts';
+import { makeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
-import { makeHandler } from '#wiring/handler.ts';
 import { layerRepository, serviceRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, query }) => {

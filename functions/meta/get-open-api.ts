@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { getOpenAPI as operation } from '#api/operations/meta.ts';
+import { makeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
-import { makeHandler } from '#wiring/handler.ts';
 
 /** Set by `infra/bundling.ts` in the Lambda bundles; undefined when run from source. */
 declare const GEOPLANE_BUNDLE: true | undefined;

@@ -1,15 +1,14 @@
 import { locationOf } from '#api/operation.ts';
 import { getMosaicHarvestJob, createMosaicHarvestJob as operation } from '#api/operations/mosaics.ts';
 import { createHarvestJob, presentHarvestJob } from '#domain/mosaic-harvest-jobs.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { accepted } from '#http/responses.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 import { harvestJobRepository, harvestStarter } from '#wiring/mosaic-harvest-jobs.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, service, body }) => {
   const job = await createHarvestJob(
     { jobs: harvestJobRepository(), starter: harvestStarter() },
-    service,
-    body ?? {},
+    { service, body: body ?? {} },
   );
   return accepted(
     presentHarvestJob(job),

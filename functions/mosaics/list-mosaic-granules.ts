@@ -1,7 +1,7 @@
 import { listMosaicGranules as operation } from '#api/operations/mosaics.ts';
 import { listGranules, presentGranule } from '#domain/mosaics.ts';
+import { makeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
-import { makeHandler } from '#wiring/handler.ts';
 import { mosaicRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ service, query }) => {

@@ -1,7 +1,7 @@
 import { listMosaicHarvestJobs as operation } from '#api/operations/mosaics.ts';
 import { listHarvestJobs, presentHarvestJob } from '#domain/mosaic-harvest-jobs.ts';
+import { makeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
-import { makeHandler } from '#wiring/handler.ts';
 import { harvestJobRepository } from '#wiring/mosaic-harvest-jobs.ts';
 
 export const handler = makeHandler(operation, async ({ service, query }) => {

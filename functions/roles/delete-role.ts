@@ -1,10 +1,10 @@
 import { deleteRole as operation } from '#api/operations/roles.ts';
 import { deleteRole } from '#domain/roles.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { noContent } from '#http/responses.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 import { roleRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ params, ifMatch }) => {
-  await deleteRole(roleRepository(), params.roleId, new Date(), ifMatch);
+  await deleteRole({ roles: roleRepository() }, { roleId: params.roleId, ifMatch });
   return noContent();
 });

@@ -1,8 +1,8 @@
 import { listRolePolicies as operation } from '#api/operations/roles.ts';
 import { presentPolicy } from '#domain/role-policies.ts';
 import { listRolePolicies } from '#domain/roles.ts';
+import { makeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
-import { makeHandler } from '#wiring/handler.ts';
 import { roleRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ params }) =>

@@ -1,10 +1,14 @@
 import { listWorkspaceRoles as operation } from '#api/operations/roles.ts';
 import { presentWorkspaceRoles } from '#api/present.ts';
 import { listWorkspaceRoles } from '#domain/roles.ts';
+import { makeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
-import { makeHandler } from '#wiring/handler.ts';
 import { roleRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ query }) =>
-  ok(presentWorkspaceRoles(await listWorkspaceRoles(roleRepository(), query.limit, query.cursor))),
+  ok(
+    presentWorkspaceRoles(
+      await listWorkspaceRoles({ roles: roleRepository() }, { limit: query.limit, cursor: query.cursor }),
+    ),
+  ),
 );

@@ -1,9 +1,9 @@
 import { locationOf } from '#api/operation.ts';
 import { getService, createService as operation } from '#api/operations/services.ts';
 import { createService, presentService } from '#domain/services.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { created } from '#http/responses.ts';
 import { postgisGateway, preloadPostgis, secretBox } from '#wiring/datasources.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 import { rasterRoots } from '#wiring/mosaic-roots.ts';
 import { serviceRepository } from '#wiring/repositories.ts';
 

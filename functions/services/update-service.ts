@@ -1,8 +1,8 @@
 import { updateService as operation } from '#api/operations/services.ts';
 import { presentService, updateService } from '#domain/services.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
 import { postgisGateway, preloadPostgis, secretBox } from '#wiring/datasources.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 import { rasterRoots } from '#wiring/mosaic-roots.ts';
 import { serviceRepository } from '#wiring/repositories.ts';
 

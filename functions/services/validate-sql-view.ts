@@ -1,8 +1,8 @@
 import { validateSQLView as operation } from '#api/operations/services.ts';
 import { validateSqlView } from '#domain/services.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
 import { postgisGateway, preloadPostgis, secretBox } from '#wiring/datasources.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 
 // Its requests reach PostGIS and parse SQL: the driver and the parser load during init.
 preloadPostgis({ sql: true });

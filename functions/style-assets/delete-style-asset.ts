@@ -1,7 +1,7 @@
 import { deleteStyleAsset as operation } from '#api/operations/style-assets.ts';
 import { deleteStyleAsset } from '#domain/style-assets.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { noContent } from '#http/responses.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 import { styleAssetRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params, ifMatch }) => {

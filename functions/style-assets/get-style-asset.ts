@@ -1,7 +1,7 @@
 import { getStyleAsset as operation } from '#api/operations/style-assets.ts';
 import { assetTag, readStyleAsset } from '#domain/style-assets.ts';
+import { makeHandler } from '#entry/handler.ts';
 import { type HandlerResult, notModified, ok } from '#http/responses.ts';
-import { makeHandler } from '#wiring/handler.ts';
 import { styleAssetRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(

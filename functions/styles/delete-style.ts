@@ -1,7 +1,7 @@
 import { deleteStyle as operation } from '#api/operations/styles.ts';
 import { deleteStyle } from '#domain/styles.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { noContent } from '#http/responses.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 import { styleRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params, ifMatch }) => {

@@ -1,12 +1,12 @@
 import { locationOf } from '#api/operation.ts';
 import { getTileCacheJob, createTileCacheJob as operation } from '#api/operations/tile-cache.ts';
 import { createTileCacheJob, presentTileCacheJob } from '#domain/tile-cache-jobs.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { accepted } from '#http/responses.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 import { tileCacheJobDeps } from '#wiring/tile-cache.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, body }) => {
-  const job = await createTileCacheJob(tileCacheJobDeps(), workspace.id, body);
+  const job = await createTileCacheJob(tileCacheJobDeps(), { workspaceId: workspace.id, body });
   return accepted(
     presentTileCacheJob(job),
     locationOf(getTileCacheJob, { workspace: workspace.id, job: job.id }),

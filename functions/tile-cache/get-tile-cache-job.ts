@@ -1,9 +1,16 @@
 import { getTileCacheJob as operation } from '#api/operations/tile-cache.ts';
 import { presentTileCacheJob, requireTileCacheJob } from '#domain/tile-cache-jobs.ts';
+import { makeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
-import { makeHandler } from '#wiring/handler.ts';
 import { tileCacheJobRepository } from '#wiring/tile-cache.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, params }) =>
-  ok(presentTileCacheJob(await requireTileCacheJob(tileCacheJobRepository(), workspace.id, params.job))),
+  ok(
+    presentTileCacheJob(
+      await requireTileCacheJob(
+        { jobs: tileCacheJobRepository() },
+        { workspaceId: workspace.id, job: params.job },
+      ),
+    ),
+  ),
 );

@@ -1,9 +1,14 @@
 import { listTileMatrixSets as operation } from '#api/operations/tile-matrix-sets.ts';
 import { listTileMatrixSets } from '#domain/tile-matrix-sets.ts';
+import { makeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
-import { makeHandler } from '#wiring/handler.ts';
 import { tileMatrixSetRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ query }) =>
-  ok(await listTileMatrixSets(tileMatrixSetRepository(), query.limit, query.cursor)),
+  ok(
+    await listTileMatrixSets(
+      { tileMatrixSets: tileMatrixSetRepository() },
+      { limit: query.limit, cursor: query.cursor },
+    ),
+  ),
 );

@@ -1,16 +1,14 @@
 import { locationOf } from '#api/operation.ts';
 import { getTileMatrixSet, putTileMatrixSet as operation } from '#api/operations/tile-matrix-sets.ts';
 import { putTileMatrixSet } from '#domain/tile-matrix-sets.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { created, ok } from '#http/responses.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 import { tileMatrixSetRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ params, body, ifMatch }) => {
   const { record, created: isNew } = await putTileMatrixSet(
-    tileMatrixSetRepository(),
-    params.tileMatrixSet,
-    body,
-    ifMatch,
+    { tileMatrixSets: tileMatrixSetRepository() },
+    { tileMatrixSet: params.tileMatrixSet, body, ifMatch },
   );
   const etag = { ETag: `"${record.revision}"` };
   if (!isNew) return ok(record, etag);

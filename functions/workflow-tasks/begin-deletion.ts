@@ -1,5 +1,5 @@
 import { asWorkflowTask, deletionSteps } from '#wiring/workflows.ts';
-import type { TaskInput } from '#workflows/deletion-tasks.ts';
+import type { TaskInput } from '#workflows/tasks.ts';
 
 /** "Mark the operation running": pending|running → running (a completed one is left alone). */
 async function run(event: TaskInput): Promise<TaskInput> {

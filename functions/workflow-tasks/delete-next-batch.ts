@@ -1,5 +1,5 @@
 import { asWorkflowTask, deletionSteps } from '#wiring/workflows.ts';
-import { batchBudgetMs, type TaskInput } from '#workflows/deletion-tasks.ts';
+import { batchBudgetMs, type TaskInput } from '#workflows/tasks.ts';
 
 /** "Delete the next batch of dependents": pages of deletions until done or out of time. */
 async function run(event: TaskInput): Promise<TaskInput & { done: boolean }> {

@@ -1,7 +1,7 @@
 import { publicTaskError, runImportStep, type StepResult } from '#domain/import-steps.ts';
 import { importStepDeps } from '#wiring/import-engine.ts';
 import { asWorkflowTask } from '#wiring/workflows.ts';
-import { type ImportTaskInput, stepBudgetMs, taskFailure } from '#workflows/import-tasks.ts';
+import { type ImportTaskInput, stepBudgetMs, taskFailure } from '#workflows/tasks.ts';
 
 /** "Take the next step of the import": one piece of work, then whether (and when) to come back. */
 async function run(event: ImportTaskInput): Promise<ImportTaskInput & StepResult> {

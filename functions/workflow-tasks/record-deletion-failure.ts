@@ -1,5 +1,5 @@
 import { asWorkflowTask, deletionSteps } from '#wiring/workflows.ts';
-import { failureMessage, type TaskInput } from '#workflows/deletion-tasks.ts';
+import { failureMessage, type TaskInput } from '#workflows/tasks.ts';
 
 /** "Record why the deletion failed": the operation becomes `failed` with `last_error` (retryable). */
 async function run(event: TaskInput & { error?: { Error?: string; Cause?: string } }): Promise<TaskInput> {

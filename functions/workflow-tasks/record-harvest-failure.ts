@@ -1,7 +1,7 @@
 import { failHarvestJob, type HarvestWorkflowInput } from '#domain/mosaic-harvest-jobs.ts';
 import { harvestJobRepository } from '#wiring/mosaic-harvest-jobs.ts';
 import { asWorkflowTask } from '#wiring/workflows.ts';
-import { failureMessage } from '#workflows/deletion-tasks.ts';
+import { failureMessage } from '#workflows/tasks.ts';
 
 /** "Record why the harvest failed": the job ends `failed` with the reason; its committed chunks stay. */
 async function run(

@@ -2,7 +2,7 @@ import { taskFailureOf } from '#domain/import-model.ts';
 import { fail } from '#domain/import-steps.ts';
 import { importStepDeps } from '#wiring/import-engine.ts';
 import { asWorkflowTask } from '#wiring/workflows.ts';
-import type { ImportTaskInput } from '#workflows/import-tasks.ts';
+import type { ImportTaskInput } from '#workflows/tasks.ts';
 
 /**
  * "Record why the import failed": the job becomes `failed` (retryable; a load's staging dropped)

@@ -1,7 +1,7 @@
 import { failTileCacheJob, type TileCacheWorkflowInput } from '#domain/tile-cache-jobs.ts';
 import { tileCacheJobRepository } from '#wiring/tile-cache.ts';
 import { asWorkflowTask } from '#wiring/workflows.ts';
-import { failureMessage } from '#workflows/deletion-tasks.ts';
+import { failureMessage } from '#workflows/tasks.ts';
 
 /** "Record why the tile cache job failed": the job ends `failed` with the reason; its chunks stay done. */
 async function run(

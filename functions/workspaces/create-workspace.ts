@@ -2,12 +2,15 @@ import { locationOf } from '#api/operation.ts';
 import { getWorkspace, createWorkspace as operation } from '#api/operations/workspaces.ts';
 import { presentWorkspace } from '#api/present.ts';
 import { createWorkspace } from '#domain/workspaces.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { created } from '#http/responses.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 import { workspaceRepository } from '#wiring/repositories.ts';
 import { usageKeys } from '#wiring/usage-keys.ts';
 
 export const handler = makeChangeHandler(operation, async ({ body }) => {
-  const workspace = await createWorkspace(workspaceRepository(), body, new Date(), usageKeys());
+  const workspace = await createWorkspace(
+    { workspaces: workspaceRepository(), usageKeys: usageKeys() },
+    { body, now: new Date() },
+  );
   return created(presentWorkspace(workspace), locationOf(getWorkspace, { workspace: workspace.id }));
 });

@@ -1,7 +1,7 @@
 import { getWorkspaceDeletionPlan as operation } from '#api/operations/workspaces.ts';
 import { workspaceDeletionPlan } from '#domain/deletions.ts';
+import { makeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
-import { makeHandler } from '#wiring/handler.ts';
 import { deletionRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace }) =>

@@ -1,7 +1,7 @@
 import { getWorkspaceSummary as operation } from '#api/operations/workspaces.ts';
 import { workspaceSummary } from '#domain/workspace-summary.ts';
+import { makeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
-import { makeHandler } from '#wiring/handler.ts';
 import { workspaceRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace }) =>

@@ -1,40 +1,28 @@
-import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Stack, Validations } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
-import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import {
-  type HarvestTask,
-  harvestStepBudgetMs,
-  harvestTaskHandlers,
-  harvestWorkflow,
-} from '../workflows/harvest-workflow.ts';
+import { type HarvestTask, harvestWorkflow } from '../workflows/harvest-workflow.ts';
 import type { ApiFunction } from './api-function.ts';
-import type { CatalogTable } from './catalog-table.ts';
-import type { FunctionBundles } from './function-bundles.ts';
-import { JobLoopWorkflow, jobLoopTaskDescription } from './job-loop-workflow.ts';
+import {
+  type JobLoopHostProps,
+  JobLoopWorkflow,
+  jobLoopTaskDescription,
+  jobLoopTaskEntries,
+  jobLoopTasks,
+} from './job-loop-workflow.ts';
 
 /** Entry points of the harvest workflow's task functions (bundled with the API's, in one run). */
-export const harvestTaskEntries: readonly string[] = Object.values(harvestTaskHandlers);
+export const harvestTaskEntries: readonly string[] = jobLoopTaskEntries(harvestWorkflow);
 
-/** The tasks of the workflow, in the order of {@link harvestTaskHandlers}. */
-export const harvestTasks = Object.keys(harvestTaskHandlers) as HarvestTask[];
-
-/** Lambda timeout of a task: the step chunks for its budget plus the chunk in flight (header reads). */
-export function harvestTaskTimeout(task: HarvestTask): Duration {
-  return task === 'step' ? Duration.seconds(180) : Duration.seconds(30);
-}
+/** The tasks of the workflow, in the order of its handlers. */
+export const harvestTasks: HarvestTask[] = jobLoopTasks(harvestWorkflow);
 
 /** Lambda description of a task function; the contract test finds functions by the part before ":". */
 export function harvestTaskDescription(task: HarvestTask): string {
-  return jobLoopTaskDescription(harvestWorkflow, 'harvest', 'mosaic harvest', task);
+  return jobLoopTaskDescription(harvestWorkflow, task);
 }
 
-export interface HarvestWorkflowProps {
-  table: CatalogTable;
-  bundles: FunctionBundles;
-  /** The environment of every function (as the API functions get it). */
-  environment: Record<string, string>;
-  logRetention: RetentionDays;
+export interface HarvestWorkflowProps extends JobLoopHostProps {
   /** The S3 buckets raster mosaics may read (cdk.json `mosaicBuckets`). */
   mosaicBuckets: readonly string[];
 }
@@ -48,20 +36,8 @@ export interface HarvestWorkflowProps {
 export class HarvestWorkflow extends JobLoopWorkflow {
   constructor(scope: Construct, id: string, props: HarvestWorkflowProps) {
     super(scope, id, {
+      ...props,
       spec: harvestWorkflow,
-      name: 'harvest',
-      title: 'mosaic harvest',
-      table: props.table,
-      bundles: props.bundles,
-      environment: props.environment,
-      logRetention: props.logRetention,
-      tasks: {
-        step: {
-          timeout: harvestTaskTimeout('step'),
-          environment: { HARVEST_STEP_BUDGET_MS: String(harvestStepBudgetMs) },
-        },
-        recordFailure: { timeout: harvestTaskTimeout('recordFailure') },
-      },
       configure: (task, fn) => {
         if (task === 'step' && props.mosaicBuckets.length > 0) grantMosaicReads(fn, props.mosaicBuckets);
       },

@@ -1,17 +1,12 @@
-import { Duration, RemovalPolicy, Size, Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, type CfnElement, Duration, RemovalPolicy, Size, Stack, Validations } from 'aws-cdk-lib';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { CfnFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
-import {
-  DefinitionBody,
-  type IStateMachine,
-  LogLevel,
-  StateMachine,
-  StateMachineType,
-} from 'aws-cdk-lib/aws-stepfunctions';
+import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import {
+  deletionMachinePlaceholder,
   type ImportTask,
   importTaskAccess,
   importTaskArnPlaceholders,
@@ -80,20 +75,55 @@ export interface ImportWorkflowProps {
   importEnvironment: Record<string, string>;
   uploads: ImportUploads;
   /** Rolling a published import back deletes its service through the deletion workflow. */
-  deletionStateMachine: IStateMachine;
+  deletionStateMachine: StateMachine;
   logRetention: RetentionDays;
   /** The operator's VPC (cdk.json `vpc`, ADR 0112): the tasks that open PostgreSQL connections run in it. */
   vpc?: VpcPlacement;
 }
 
 /**
+ * What a state machine needs to run `deletion` as a nested execution and wait for it
+ * (`states:startExecution.sync:2`, as AWS documents it for nested workflows): start that machine,
+ * describe and stop its executions, and the managed EventBridge rule through which Step Functions
+ * learns that the execution ended.
+ */
+export function nestedDeletionStatements(scope: Construct, deletion: StateMachine): PolicyStatement[] {
+  const stack = Stack.of(scope);
+  return [
+    new PolicyStatement({ actions: ['states:StartExecution'], resources: [deletion.stateMachineArn] }),
+    new PolicyStatement({
+      actions: ['states:DescribeExecution', 'states:StopExecution'],
+      resources: [
+        stack.formatArn({
+          service: 'states',
+          resource: 'execution',
+          resourceName: `${deletion.stateMachineName}:*`,
+          arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+        }),
+      ],
+    }),
+    new PolicyStatement({
+      actions: ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'],
+      resources: [
+        stack.formatArn({
+          service: 'events',
+          resource: 'rule',
+          resourceName: 'StepFunctionsGetEventsForStepFunctionsExecutionRule',
+        }),
+      ],
+    }),
+  ];
+}
+
+/**
  * The import workflow (ADR 0083, infrastructure in ADR 0086): a Standard state machine deployed from
  * the ASL in `infra/workflows/import-workflow.ts`, one Lambda function per task with exactly the
  * table actions the workflow declares for it plus what the task touches outside the table, and a
- * role that may invoke those two functions and nothing else.
+ * role that may invoke those two functions and run the deletion workflow as its nested execution
+ * (a rollback), and nothing else.
  *
  * The step reads the upload (`uploads/*` of the upload bucket) or an allowed bucket's object, reads
- * the import database's secret, starts the deletion workflow (rollback) and, once
+ * the import database's secret and, once
  * {@link ImportWorkflow.useSecretsKey} is called, encrypts the published service's password.
  * The failure recorder reads the secret (it drops the staged tables) and its table items.
  */
@@ -123,7 +153,6 @@ export class ImportWorkflow extends Construct {
       environment: {
         ...environment,
         IMPORT_STEP_BUDGET_MS: String(importStepBudgetMs),
-        DELETION_STATE_MACHINE_ARN: this.deletionStateMachineArn,
       },
       logRetention: props.logRetention,
       timeout: importStepTimeout,
@@ -159,10 +188,6 @@ export class ImportWorkflow extends Construct {
         });
       }
     }
-    // Rollback: the published service goes through the deletion workflow (start only, this one machine).
-    step.role.addToPolicy(
-      new PolicyStatement({ actions: ['states:StartExecution'], resources: [this.deletionStateMachineArn] }),
-    );
     // At most `importStepConcurrency` imports load at once (ADR 0115): 15-minute steps can't take
     // the account's concurrency from the API. Reserved concurrency is also taken out of the
     // account's unreserved pool, which must keep 100; unset by default.
@@ -172,16 +197,15 @@ export class ImportWorkflow extends Construct {
     }
     this.functions.set('step', step);
 
-    // The shared wiring of both tasks (importStepDeps) builds the secret box and the workflow
-    // starter eagerly, and those refuse to start unconfigured: the recorder gets the key's id and
-    // the deletion machine's ARN without any permission on them (it neither encrypts nor starts).
+    // The shared wiring of both tasks (importStepDeps) builds the secret box eagerly, and it
+    // refuses to start unconfigured: the recorder gets the key's id without any permission on it.
     const recordFailure = new ApiFunction(tasks, 'recordFailure', {
       entry: importTaskHandlers.recordFailure,
       bundles: props.bundles,
       description: importTaskDescription('recordFailure'),
       table: props.table,
       data: importTaskAccess.recordFailure.data,
-      environment: { ...environment, DELETION_STATE_MACHINE_ARN: this.deletionStateMachineArn },
+      environment,
       logRetention: props.logRetention,
       timeout: recordImportFailureTimeout,
       ...placement('recordFailure'),
@@ -212,18 +236,31 @@ export class ImportWorkflow extends Construct {
       }),
     );
 
+    for (const statement of nestedDeletionStatements(this, props.deletionStateMachine))
+      this.role.addToPolicy(statement);
+
     this.stateMachine = new StateMachine(this, 'StateMachine', {
       stateMachineType: StateMachineType.STANDARD,
       definitionBody: DefinitionBody.fromString(JSON.stringify(importWorkflowDefinition())),
-      definitionSubstitutions: Object.fromEntries(
-        importTasks.map((task) => [importTaskArnPlaceholders[task], fnOf(task).function.functionArn]),
-      ),
+      definitionSubstitutions: {
+        ...Object.fromEntries(
+          importTasks.map((task) => [importTaskArnPlaceholders[task], fnOf(task).function.functionArn]),
+        ),
+        [deletionMachinePlaceholder]: this.deletionStateMachineArn,
+      },
       role: this.role,
       // ALL events for the audit trail (AwsSolutions-SF1), but never the payloads.
       logs: { destination: this.logGroup, level: LogLevel.ALL, includeExecutionData: false },
       tracingEnabled: true,
     });
 
+    Validations.of(this.role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:<${Stack.of(this).getLogicalId(props.deletionStateMachine.node.defaultChild as CfnElement)}.Name>:*]`,
+      reason:
+        "A nested execution's executions: DescribeExecution and StopExecution on the executions of the " +
+        'deletion state machine only, whose names are the operations’ ids (known at run time); AWS documents ' +
+        'this resource for .sync nested workflows. test/infra asserts it.',
+    });
     Validations.of(this.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
       reason:

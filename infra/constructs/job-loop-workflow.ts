@@ -1,4 +1,4 @@
-import { type Duration, RemovalPolicy, type Size, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, type Size, Stack, Validations } from 'aws-cdk-lib';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { DefinitionBody, LogLevel, StateMachine, StateMachineType } from 'aws-cdk-lib/aws-stepfunctions';
@@ -24,39 +24,42 @@ export function jobLoopTasks(spec: JobLoopSpec): JobLoopTask[] {
   return Object.keys(spec.handlers) as JobLoopTask[];
 }
 
-/**
- * Lambda description of a task function of a job loop named `name` (`harvest`, `tile-cache`) and
- * titled `title` (`mosaic harvest`); the contract test finds functions by the part before ":".
- */
-export function jobLoopTaskDescription(spec: JobLoopSpec, name: string, title: string, task: JobLoopTask) {
+/** Lambda description of a task function; the contract test finds functions by the part before ":". */
+export function jobLoopTaskDescription(spec: JobLoopSpec, task: JobLoopTask): string {
   const state = Object.entries(jobLoopTaskStates(spec)).find(([, t]) => t === task)?.[0] ?? task;
-  return `${name}-${task}: "${state}" of the ${title} workflow`;
+  return `${spec.name}-${task}: "${state}" of the ${spec.title} workflow`;
+}
+
+/**
+ * Lambda timeout of a task: the step works for its budget plus the chunk in flight (the ASL's
+ * task timeout covers it); recording a failure is one small transaction.
+ */
+export function jobLoopTaskTimeout(task: JobLoopTask): Duration {
+  return task === 'step' ? Duration.seconds(180) : Duration.seconds(30);
 }
 
 /** What one task function gets beyond its table actions (which the spec declares). */
 export interface JobLoopTaskOptions {
-  /** Lambda timeout; the ASL's task timeout must cover it. */
-  timeout: Duration;
-  /** Added to the environment every function gets (e.g. the step's budget). */
+  /** Added to the environment every function gets (the step gets its budget without asking). */
   environment?: Record<string, string>;
   /** Default 1024 MB. */
   memorySize?: number;
   ephemeralStorageSize?: Size;
 }
 
-export interface JobLoopWorkflowProps {
-  /** The loop: handlers, table access, placeholders, state names (infra/workflows/job-loop-workflow.ts). */
-  spec: JobLoopSpec;
-  /** Short name: function descriptions (`<name>-<task>: …`) and the log group (`…-<name>`). */
-  name: string;
-  /** What the workflow does, in words: "… of the <title> workflow", "Runs the GeoPlane <title> workflow". */
-  title: string;
+/** What the stack hands every job loop's construct. */
+export interface JobLoopHostProps {
   table: CatalogTable;
   bundles: FunctionBundles;
   /** The environment of every function (as the API functions get it). */
   environment: Record<string, string>;
   logRetention: RetentionDays;
-  tasks: Record<JobLoopTask, JobLoopTaskOptions>;
+}
+
+export interface JobLoopWorkflowProps extends JobLoopHostProps {
+  /** The loop: names, handlers, table access, placeholders, state names (infra/workflows/job-loop-workflow.ts). */
+  spec: JobLoopSpec;
+  tasks?: Partial<Record<JobLoopTask, JobLoopTaskOptions>>;
   /**
    * The operator's VPC (cdk.json `vpc`, ADR 0112): the tasks whose access says `postgres` (they open
    * PostgreSQL connections) run in it; the others never do.
@@ -87,18 +90,17 @@ export class JobLoopWorkflow extends Construct {
     this.spec = spec;
     const tasks = new Construct(this, 'Tasks');
     for (const task of jobLoopTasks(spec)) {
-      const options = props.tasks[task];
+      const options = props.tasks?.[task] ?? {};
+      const budget = task === 'step' ? { [spec.stepBudget.variable]: String(spec.stepBudget.ms) } : {};
       const fn = new ApiFunction(tasks, task, {
         entry: spec.handlers[task],
         bundles: props.bundles,
-        description: jobLoopTaskDescription(spec, props.name, props.title, task),
+        description: jobLoopTaskDescription(spec, task),
         table: props.table,
         data: spec.access[task].data,
-        environment: options.environment
-          ? { ...props.environment, ...options.environment }
-          : props.environment,
+        environment: { ...props.environment, ...options.environment, ...budget },
         logRetention: props.logRetention,
-        timeout: options.timeout,
+        timeout: jobLoopTaskTimeout(task),
         ...(options.memorySize ? { memorySize: options.memorySize } : {}),
         ...(options.ephemeralStorageSize ? { ephemeralStorageSize: options.ephemeralStorageSize } : {}),
         ...(props.vpc && spec.access[task].postgres ? { vpc: props.vpc } : {}),
@@ -110,14 +112,14 @@ export class JobLoopWorkflow extends Construct {
 
     // Vended-logs prefix: Step Functions then needs no entry in the account's CloudWatch Logs resource policy.
     this.logGroup = new LogGroup(this, 'Logs', {
-      logGroupName: `/aws/vendedlogs/states/${Stack.of(this).stackName}-${props.name}`,
+      logGroupName: `/aws/vendedlogs/states/${Stack.of(this).stackName}-${spec.name}`,
       retention: props.logRetention,
       removalPolicy: RemovalPolicy.DESTROY,
     });
     // Our own role, so that its only Lambda permission is invoking the two task functions.
     this.role = new InlinePolicyRole(this, 'Role', {
       assumedBy: new ServicePrincipal('states.amazonaws.com'),
-      description: `Runs the GeoPlane ${props.title} workflow`,
+      description: `Runs the GeoPlane ${spec.title} workflow`,
     });
     this.role.addToPolicy(
       new PolicyStatement({

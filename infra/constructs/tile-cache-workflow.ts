@@ -1,17 +1,10 @@
-import { Duration } from 'aws-cdk-lib';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
-import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import {
-  type TileCacheTask,
-  tileCacheStepBudgetMs,
-  tileCacheWorkflow,
-} from '../workflows/tile-cache-workflow.ts';
+import { type TileCacheTask, tileCacheWorkflow } from '../workflows/tile-cache-workflow.ts';
 import type { ApiFunction } from './api-function.ts';
-import type { CatalogTable } from './catalog-table.ts';
 import { servicePasswordDecrypt } from './data-plane.ts';
-import type { FunctionBundles } from './function-bundles.ts';
 import {
+  type JobLoopHostProps,
   JobLoopWorkflow,
   jobLoopTaskDescription,
   jobLoopTaskEntries,
@@ -26,22 +19,12 @@ export const tileCacheTaskEntries: readonly string[] = jobLoopTaskEntries(tileCa
 /** The tasks of the workflow, in the order of its handlers. */
 export const tileCacheTasks: TileCacheTask[] = jobLoopTasks(tileCacheWorkflow);
 
-/** Lambda timeout of a task: the step renders for its budget plus the chunk in flight. */
-export function tileCacheTaskTimeout(task: TileCacheTask): Duration {
-  return task === 'step' ? Duration.seconds(180) : Duration.seconds(30);
-}
-
 /** Lambda description of a task function; the contract test finds functions by the part before ":". */
 export function tileCacheTaskDescription(task: TileCacheTask): string {
-  return jobLoopTaskDescription(tileCacheWorkflow, 'tile-cache', 'tile cache', task);
+  return jobLoopTaskDescription(tileCacheWorkflow, task);
 }
 
-export interface TileCacheWorkflowProps {
-  table: CatalogTable;
-  bundles: FunctionBundles;
-  /** The environment of every function (as the API functions get it). */
-  environment: Record<string, string>;
-  logRetention: RetentionDays;
+export interface TileCacheWorkflowProps extends JobLoopHostProps {
   tileCache: TileCache;
   /** The operator's VPC (cdk.json `vpc`, ADR 0112): the step renders tiles from PostGIS. */
   vpc?: VpcPlacement;
@@ -58,23 +41,12 @@ export class TileCacheWorkflow extends JobLoopWorkflow {
   constructor(scope: Construct, id: string, props: TileCacheWorkflowProps) {
     const { bucket } = props.tileCache;
     super(scope, id, {
-      spec: tileCacheWorkflow,
-      name: 'tile-cache',
-      title: 'tile cache',
       table: props.table,
       bundles: props.bundles,
       environment: props.environment,
       logRetention: props.logRetention,
-      tasks: {
-        step: {
-          timeout: tileCacheTaskTimeout('step'),
-          environment: {
-            TILE_CACHE_BUCKET: bucket.bucketName,
-            TILE_CACHE_STEP_BUDGET_MS: String(tileCacheStepBudgetMs),
-          },
-        },
-        recordFailure: { timeout: tileCacheTaskTimeout('recordFailure') },
-      },
+      spec: tileCacheWorkflow,
+      tasks: { step: { environment: { TILE_CACHE_BUCKET: bucket.bucketName } } },
       // The step (tileCacheWorkflow.access: postgres) renders tiles from the operator's PostGIS.
       ...(props.vpc ? { vpc: props.vpc } : {}),
       configure: (task, fn) => {

@@ -39,7 +39,6 @@ export const networkInterfacesFinding =
 export const interfaceEndpointServices = {
   kms: InterfaceVpcEndpointAwsService.KMS,
   secretsmanager: InterfaceVpcEndpointAwsService.SECRETS_MANAGER,
-  states: InterfaceVpcEndpointAwsService.STEP_FUNCTIONS,
   xray: InterfaceVpcEndpointAwsService.XRAY,
 } as const;
 
@@ -59,13 +58,13 @@ export const reachedWithoutTheVpc = ['logs', 'ec2'] as const;
 
 /**
  * The APIs the PostgreSQL functions call (ADR 0112), so the interface endpoints of mode `interface`:
- * KMS (connection passwords), Step Functions (the import step's rollback starts the deletion
- * workflow), X-Ray (active tracing sends the SDK's subsegments from the function) and, when an
- * import database is configured, Secrets Manager (its secret). test/infra/vpc-placement.test.ts
- * holds this list to the placed functions' IAM grants.
+ * KMS (connection passwords), X-Ray (active tracing sends the SDK's subsegments from the function)
+ * and, when an import database is configured, Secrets Manager (its secret). No placed function
+ * calls Step Functions: a rollback's deletion is run by the import state machine itself (ADR
+ * 0146). test/infra/vpc-placement.test.ts holds this list to the placed functions' IAM grants.
  */
 export function interfaceServicesOf(options: { importDatabase: boolean }): InterfaceEndpointService[] {
-  return ['kms', ...(options.importDatabase ? (['secretsmanager'] as const) : []), 'states', 'xray'];
+  return ['kms', ...(options.importDatabase ? (['secretsmanager'] as const) : []), 'xray'];
 }
 
 /** The operator's VPC as CDK objects, in one stack (imported by id; nothing is looked up). */

@@ -61,14 +61,23 @@ export async function bootstrap(
   }
   const workspaces = workspaceRepository();
   if (!(await resolveWorkspace(workspaces, 'demo'))) {
-    await createWorkspace(workspaces, { name: 'demo', description: 'Demo workspace created on first start' });
+    await createWorkspace(
+      { workspaces },
+      { body: { name: 'demo', description: 'Demo workspace created on first start' } },
+    );
   }
   if (postgis) await demoService(postgis);
-  const { secret } = await createApiKey(apiKeyRepository(), undefined, {
-    name: 'bootstrap',
-    role_id: 'super_admin',
-    owner_name: 'local-bootstrap',
-  });
+  const { secret } = await createApiKey(
+    { keys: apiKeyRepository() },
+    {
+      workspaceId: undefined,
+      body: {
+        name: 'bootstrap',
+        role_id: 'super_admin',
+        owner_name: 'local-bootstrap',
+      },
+    },
+  );
   const result: Bootstrap = { url, api_key: secret, ...(postgis ? { postgis } : {}) };
   save(path, result);
   return { bootstrap: result, created: true };

@@ -1,6 +1,6 @@
 import { InvalidInputError } from '#domain/errors.ts';
+import { makeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
-import { makeHandler } from '#wiring/handler.ts';
 import { eventFeed, listLocalEvents } from './event-feed.ts';
 
 /** `GET /api/v1/events` of the local host (ADR 0094): a page of the feed from the cursor. */

@@ -9,10 +9,8 @@ import { parseAllowList } from '#datasources/network-policy.ts';
 import { originOf } from '#http/console-headers.ts';
 import { gatewayErrorBody, gatewayErrors } from '#http/gateway-responses.ts';
 import { errorFields, logger } from '#log/logger.ts';
-import { installCatalogEventBus } from '#platform/event-bus.ts';
 import { localUploadSecret } from '#platform/import-uploads.ts';
-import { documentClient } from '#store/client.ts';
-import { installLocalWorkflowStarter } from '#workflows/starter.ts';
+import { stopLocalWorkflows, useLocalAdapters } from '#wiring/local-mode.ts';
 import { CONSOLE_DIST } from '../../console/build.ts';
 import { accessLog, REQUEST_ID_HEADER } from './access-log.ts';
 import { bootstrap } from './bootstrap.ts';
@@ -259,7 +257,11 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
   const origin = `https://127.0.0.1:${(https.address() as AddressInfo).port}`;
   const issuer = await localIssuer(options.dataDir, `${origin}${LOCAL_ISSUER_PATH}`);
   const consoleCallback = `${origin}/console/callback`;
-  Object.assign(process.env, {
+  // Local mode, switched in one call (ARCHITECTURE §6): this environment names no AWS resource, so
+  // every port takes its local adapter; workflows run in this process from the deployed ASL, and
+  // the catalog events (ADR 0094) go to the local feed (read from DynamoDB Local's stream below).
+  const workflows = new LocalWorkflowRunner();
+  const env: Record<string, string> = {
     TABLE_NAME: options.tableName,
     DYNAMODB_ENDPOINT: endpoint,
     AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
@@ -283,6 +285,7 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
     // The embedded PostGIS serves one connection at a time: a load step holds it this long at most.
     IMPORT_STEP_BUDGET_MS: process.env.IMPORT_STEP_BUDGET_MS ?? '20000',
     GEOPLANE_IMPORT_UPLOAD_DIR: uploadDir,
+    GEOPLANE_IMPORT_UPLOAD_URL: `${origin}${LOCAL_UPLOAD_PATH}`,
     ...(options.importMaxBytes ? { IMPORT_MAX_BYTES: String(options.importMaxBytes) } : {}),
     // The import database: the embedded PostGIS, loaded by its importer login; each published import has a login of its own.
     ...(postgis
@@ -298,10 +301,14 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
         }
       : {}),
     ...(options.maxBodyBytes ? { MAX_BODY_BYTES: String(options.maxBodyBytes) } : {}),
+  };
+  useLocalAdapters({
+    env,
+    workflows,
+    eventBus: eventFeed,
+    // Each handler may use only the DynamoDB actions its route declares (IAM's least privilege, locally).
+    checkDataAccess: installDataAccessCheck,
   });
-
-  // Each handler may use only the DynamoDB actions its route declares (IAM's least privilege, locally).
-  installDataAccessCheck(documentClient());
 
   const throttle = tokenBuckets(options.rateLimitRps, options.rateLimitBurst);
   const methodThrottle = tokenBuckets(options.stageRateLimitRps, options.stageRateLimitBurst);
@@ -407,7 +414,6 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
   });
   await new Promise<void>((r) => http.listen(options.httpPort, '127.0.0.1', r));
   const url = `https://127.0.0.1:${(https.address() as AddressInfo).port}/api/v1`;
-  process.env.GEOPLANE_IMPORT_UPLOAD_URL = `https://127.0.0.1:${(https.address() as AddressInfo).port}${LOCAL_UPLOAD_PATH}`;
   const httpUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}/api/v1`;
 
   let apiKey: string | undefined;
@@ -429,9 +435,7 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
     bootstrapCreated = result.created;
   }
 
-  // Workflows run in this process from the deployed ASL; unfinished deletions resume now (DESIGN §9).
-  const workflows = new LocalWorkflowRunner();
-  installLocalWorkflowStarter(workflows);
+  // Unfinished work resumes now (DESIGN §9).
   const resumeWork = !options.skipBootstrap && options.resumeWork !== false;
   if (resumeWork) {
     const resumed = await workflows.resume();
@@ -447,7 +451,6 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
       });
   }
   // The catalog events (ADR 0094): read from DynamoDB Local's stream into the local feed.
-  installCatalogEventBus(eventFeed);
   const changeStream = startChangeStream({
     endpoint,
     tableName: options.tableName,
@@ -469,7 +472,7 @@ export async function startLocalHost(options: LocalHostOptions): Promise<LocalHo
       await uploadExpiry.close();
       await changeStream.close();
       workflows.close();
-      installLocalWorkflowStarter(undefined);
+      stopLocalWorkflows();
       https.closeAllConnections();
       http.closeAllConnections();
       await Promise.all([new Promise((r) => https.close(r)), new Promise((r) => http.close(r))]);

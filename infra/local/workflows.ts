@@ -1,8 +1,8 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { deletionRepository } from '#store/repositories.ts';
 import { importRepository } from '#wiring/imports.ts';
 import { harvestJobRepository } from '#wiring/mosaic-harvest-jobs.ts';
+import { deletionRepository } from '#wiring/repositories.ts';
 import { tileCacheJobRepository } from '#wiring/tile-cache.ts';
 import { withDataAccess } from './data-access.ts';
 import './promise-with-resolvers.ts';
@@ -33,6 +33,7 @@ import {
   importTaskAccess,
   importTaskHandlers,
   importTaskStates,
+  nestedDeletionState,
   substitutedImportDefinition,
 } from '../workflows/import-workflow.ts';
 import {
@@ -72,8 +73,12 @@ const deletionMachine = machine(
   deletionTaskStates,
   deletionTaskAccess,
 );
+/** Local stand-in for the deletion state machine's ARN, which the import's nested state names. */
+const localDeletionMachineArn = 'arn:aws:states:us-east-1:000000000000:stateMachine:geoplane-local-deletion';
+
 const importMachine = machine(
-  substitutedImportDefinition,
+  (arns: Record<keyof typeof importTaskHandlers, string>) =>
+    substitutedImportDefinition(arns, localDeletionMachineArn),
   importTaskHandlers,
   importTaskStates,
   importTaskAccess,
@@ -93,6 +98,9 @@ const tileCacheMachine = machine(
   tileCacheTaskAccess,
 );
 
+/** The key of a deletion attempt's execution (one at a time, as its execution name is one). */
+const deletionKey = (input: DeletionWorkflowInput) => `deletion:${input.operation_id}#${input.attempt}`;
+
 /** How long a Wait state waits locally (the imports' rollback polls): capped so tests stay quick. */
 const LOCAL_WAIT_CAP_MS = 500;
 
@@ -103,27 +111,55 @@ const LOCAL_WAIT_CAP_MS = 500;
  * deletion left pending or running and every import a workflow owned.
  */
 export class LocalWorkflowRunner implements WorkflowStarters {
-  private readonly running = new Map<string, { abort: () => void; result: Promise<unknown> }>();
+  /** The executions in flight by key; `result` is whether it succeeded. */
+  private readonly running = new Map<string, { abort: () => void; result: Promise<boolean> }>();
   private closed = false;
 
-  startDeletion(name: string, input: DeletionWorkflowInput): Promise<void> {
-    return this.run(deletionMachine, `deletion:${input.operation_id}#${input.attempt}`, name, input);
+  async startDeletion(name: string, input: DeletionWorkflowInput): Promise<void> {
+    await this.run(deletionMachine, deletionKey(input), name, input);
   }
 
-  startImport(name: string, input: ImportWorkflowInput): Promise<void> {
-    return this.run(importMachine, `import:${name}`, name, input);
+  /**
+   * The import's nested "Delete the import's service" (`states:startExecution.sync:2`): starts the
+   * deletion attempt — or joins its execution in flight, as StartExecution does for the same name
+   * and input — and ends as it ends: a failed deletion fails the state (its Catch takes over).
+   */
+  private async runNestedDeletion(parameters: unknown): Promise<unknown> {
+    const { Name, Input } = parameters as { Name: string; Input: DeletionWorkflowInput };
+    const { result } = await this.run(deletionMachine, deletionKey(Input), Name, Input);
+    if (!(await result)) {
+      const error = new Error(`The nested deletion execution ${Name} failed.`);
+      error.name = 'States.TaskFailed';
+      throw error;
+    }
+    return {};
   }
 
-  startHarvest(name: string, input: HarvestWorkflowInput): Promise<void> {
-    return this.run(harvestMachine, `harvest:${name}`, name, input);
+  async startImport(name: string, input: ImportWorkflowInput): Promise<void> {
+    await this.run(importMachine, `import:${name}`, name, input);
   }
 
-  startTileCacheJob(name: string, input: TileCacheWorkflowInput): Promise<void> {
-    return this.run(tileCacheMachine, `tile-cache:${name}`, name, input);
+  async startHarvest(name: string, input: HarvestWorkflowInput): Promise<void> {
+    await this.run(harvestMachine, `harvest:${name}`, name, input);
   }
 
-  private async run(m: LocalMachine, key: string, name: string, input: unknown): Promise<void> {
-    if (this.closed || this.running.has(key)) return;
+  async startTileCacheJob(name: string, input: TileCacheWorkflowInput): Promise<void> {
+    await this.run(tileCacheMachine, `tile-cache:${name}`, name, input);
+  }
+
+  /**
+   * Starts an execution, or joins the one in flight under `key`: resolves once it runs, with
+   * `result`, whether it succeeded.
+   */
+  private async run(
+    m: LocalMachine,
+    key: string,
+    name: string,
+    input: unknown,
+  ): Promise<{ result: Promise<boolean> }> {
+    const inFlight = this.running.get(key);
+    if (inFlight) return { result: inFlight.result };
+    if (this.closed) return { result: Promise.resolve(false) };
     const { StateMachine } = await import('aws-local-stepfunctions');
     const handlers: Record<string, TaskHandler> = {};
     for (const [state, task] of Object.entries(m.states)) {
@@ -133,6 +169,8 @@ export class LocalWorkflowRunner implements WorkflowStarters {
       const grants = (m.access[task] as { data: readonly DataAction[] }).data;
       handlers[state] = (taskInput) => withDataAccess(`task:${task}`, grants, () => mod.handler(taskInput));
     }
+    if (m === importMachine)
+      handlers[nestedDeletionState] = (parameters) => this.runNestedDeletion(parameters);
     const sm = new StateMachine(m.definition as never, {
       validationOptions: { checkArn: true, checkPaths: true },
     });
@@ -145,18 +183,23 @@ export class LocalWorkflowRunner implements WorkflowStarters {
       overrides: { taskResourceLocalHandlers: handlers as never, waitTimeOverrides: waits },
       noThrowOnAbort: true,
     });
-    const result = execution.result.catch((error: unknown) => {
-      // A failed execution already recorded its reason (its Fail state).
-      if ((error as Error)?.name !== 'ExecutionError')
-        logger.error('workflow execution failed', { execution: name, ...errorFields(error) });
-    });
+    const result = execution.result.then(
+      () => true,
+      (error: unknown) => {
+        // A failed execution already recorded its reason (its Fail state).
+        if ((error as Error)?.name !== 'ExecutionError')
+          logger.error('workflow execution failed', { execution: name, ...errorFields(error) });
+        return false;
+      },
+    );
     this.running.set(key, { abort: execution.abort, result });
     void result.finally(() => this.running.delete(key));
+    return { result };
   }
 
   /** Whether the execution of this deletion attempt is in flight (the sweep's liveness check, ADR 0093). */
   deletionRunning(input: DeletionWorkflowInput): boolean {
-    return this.running.has(`deletion:${input.operation_id}#${input.attempt}`);
+    return this.running.has(deletionKey(input));
   }
 
   /** Whether the named import execution is in flight (the sweep's liveness check, ADR 0093). */

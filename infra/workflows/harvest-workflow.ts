@@ -1,5 +1,10 @@
-import type { DataAction } from '#api/operation.ts';
-import { type JobLoopSpec, jobLoopDefinition, substitutedJobLoopDefinition } from './job-loop-workflow.ts';
+import {
+  type JobLoopSpec,
+  type JobLoopTask,
+  jobLoopDefinition,
+  jobLoopTaskStates,
+  substitutedJobLoopDefinition,
+} from './job-loop-workflow.ts';
 
 /**
  * The mosaic harvest state machine, as plain Amazon States Language built in code (ADR 0136):
@@ -10,46 +15,32 @@ import { type JobLoopSpec, jobLoopDefinition, substitutedJobLoopDefinition } fro
  * loop turns at a few history events each, far below 25,000.
  */
 
-/** The Lambda task functions of the workflow: entry modules relative to the repository root. */
-export const harvestTaskHandlers = {
-  step: 'functions/workflow-tasks/harvest-step.ts',
-  recordFailure: 'functions/workflow-tasks/record-harvest-failure.ts',
-} as const;
-
-export type HarvestTask = keyof typeof harvestTaskHandlers;
-
-/**
- * What each task function may do to the table (CDK grants exactly this); the step also reads the
- * stage's mosaic buckets (granted by the construct). Their transactions carry audit records.
- */
-export const harvestTaskAccess: Record<HarvestTask, { data: readonly DataAction[] }> = {
-  step: {
-    data: ['GetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem', 'PutAuditRecord'],
-  },
-  recordFailure: { data: ['GetItem', 'UpdateItem', 'DeleteItem', 'PutAuditRecord'] },
-};
-
-/** The `definitionSubstitutions` placeholder of each task's function ARN. */
-export const harvestTaskArnPlaceholders: Record<HarvestTask, string> = {
-  step: 'HarvestStepFunctionArn',
-  recordFailure: 'RecordHarvestFailureFunctionArn',
-};
-
-/** State names (sentences) of the task states, and the task each runs. */
-export const harvestTaskStates: Record<string, HarvestTask> = {
-  'Harvest the next chunks of files': 'step',
-  'Record why the harvest failed': 'recordFailure',
-};
-
-/** Time the step spends on chunks per invocation before it returns (well under its timeout). */
-export const harvestStepBudgetMs = 60_000;
-
 /** The job loop of a harvest (ADR 0136; the loop itself is `job-loop-workflow.ts`). */
 export const harvestWorkflow: JobLoopSpec = {
   comment: 'GeoPlane: harvests the files under a raster mosaic root into granules, in chunks',
-  handlers: harvestTaskHandlers,
-  access: harvestTaskAccess,
-  placeholders: harvestTaskArnPlaceholders,
+  name: 'harvest',
+  title: 'mosaic harvest',
+  stepBudget: { ms: 60_000, variable: 'HARVEST_STEP_BUDGET_MS' },
+  handlers: {
+    step: 'functions/workflow-tasks/harvest-step.ts',
+    recordFailure: 'functions/workflow-tasks/record-harvest-failure.ts',
+  },
+  // The step also reads the stage's mosaic buckets (granted by the construct).
+  access: {
+    step: {
+      data: [
+        'GetItem',
+        'Query',
+        'PutItem',
+        'UpdateItem',
+        'DeleteItem',
+        'ConditionCheckItem',
+        'PutAuditRecord',
+      ],
+    },
+    recordFailure: { data: ['GetItem', 'UpdateItem', 'DeleteItem', 'PutAuditRecord'] },
+  },
+  placeholders: { step: 'HarvestStepFunctionArn', recordFailure: 'RecordHarvestFailureFunctionArn' },
   states: {
     step: 'Harvest the next chunks of files',
     finished: 'Is the harvest finished?',
@@ -60,6 +51,18 @@ export const harvestWorkflow: JobLoopSpec = {
   error: 'HarvestFailed',
   ids: ['workspace_id', 'service_id'],
 };
+
+export type HarvestTask = JobLoopTask;
+/** The Lambda task functions of the workflow: entry modules relative to the repository root. */
+export const harvestTaskHandlers = harvestWorkflow.handlers;
+/** What each task function may do to the table (CDK grants exactly this); their transactions carry audit records. */
+export const harvestTaskAccess = harvestWorkflow.access;
+/** The `definitionSubstitutions` placeholder of each task's function ARN. */
+export const harvestTaskArnPlaceholders = harvestWorkflow.placeholders;
+/** State names (sentences) of the task states, and the task each runs. */
+export const harvestTaskStates = jobLoopTaskStates(harvestWorkflow);
+/** Time the step spends on chunks per invocation before it returns (well under its timeout). */
+export const harvestStepBudgetMs = harvestWorkflow.stepBudget.ms;
 
 /** The definition. Execution input: `{job_id, workspace_id, service_id}`; the job item holds the progress. */
 export function harvestWorkflowDefinition() {

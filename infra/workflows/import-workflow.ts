@@ -8,6 +8,13 @@ import { transientErrors } from './deletion-workflow.ts';
  * a budget's worth of chunks, publish, tear down) and says whether to come back, after how long.
  * A 10-minute budget per load step keeps a multi-GB file inside Lambda's 15 minutes and the
  * history at a few events per step, far below 25,000.
+ *
+ * A rollback's teardown composes the deletion workflow: the step names the service's deletion
+ * (its execution name and input) and "Delete the import's service" runs it as a nested execution
+ * (`states:startExecution.sync:2`), the next step coming once it has ended — no start by hand, no
+ * polling. The same name and input as any other start of that attempt make the start idempotent
+ * (StartExecution joins a running execution of that name and input); when it can't be run (the
+ * attempt's execution ended, a sweep runs a newer attempt), the import waits and looks again.
  */
 
 /** The Lambda task functions of the workflow: entry modules relative to the repository root. */
@@ -40,6 +47,12 @@ export const importTaskArnPlaceholders: Record<ImportTask, string> = {
   step: 'ImportStepFunctionArn',
   recordFailure: 'RecordImportFailureFunctionArn',
 };
+
+/** The `definitionSubstitutions` placeholder of the deletion state machine's ARN (the nested execution). */
+export const deletionMachinePlaceholder = 'DeletionStateMachineArn';
+
+/** The state that runs the deletion workflow as a nested execution (the local runner's override). */
+export const nestedDeletionState = "Delete the import's service";
 
 /** State names (sentences) of the task states, and the task each runs. */
 export const importTaskStates: Record<string, ImportTask> = {
@@ -81,9 +94,36 @@ export function importWorkflowDefinition() {
         Type: 'Choice',
         Choices: [
           { Variable: '$.done', BooleanEquals: true, Next: 'The import is at rest' },
+          { Variable: '$.deletion', IsPresent: true, Next: nestedDeletionState },
           { Variable: '$.wait_seconds', NumericGreaterThan: 0, Next: 'Wait before looking again' },
         ],
         Default: 'Take the next step of the import',
+      },
+      [nestedDeletionState]: {
+        Type: 'Task',
+        Resource: 'arn:aws:states:::states:startExecution.sync:2',
+        Parameters: {
+          StateMachineArn: `\${${deletionMachinePlaceholder}}`,
+          'Name.$': '$.deletion.name',
+          'Input.$': '$.deletion.input',
+        },
+        // The deletion records its own outcome; the next step reads it.
+        ResultPath: null,
+        Retry: [
+          {
+            ErrorEquals: ['StepFunctions.SdkClientException', 'StepFunctions.ServiceUnavailableException'],
+            IntervalSeconds: 2,
+            MaxAttempts: 6,
+            BackoffRate: 2,
+            MaxDelaySeconds: 60,
+            JitterStrategy: 'FULL',
+          },
+        ],
+        // A failed deletion, or one this attempt can't run: the step decides after a wait.
+        Catch: [
+          { ErrorEquals: ['States.ALL'], ResultPath: '$.deletion_error', Next: 'Wait before looking again' },
+        ],
+        Next: 'Take the next step of the import',
       },
       'Wait before looking again': {
         Type: 'Wait',
@@ -103,9 +143,15 @@ export function importWorkflowDefinition() {
   } as const;
 }
 
-/** The definition with the task ARNs filled in (what `definitionSubstitutions` does in AWS). */
-export function substitutedImportDefinition(arns: Record<ImportTask, string>) {
-  let text = JSON.stringify(importWorkflowDefinition());
+/**
+ * The definition with the task ARNs and the deletion state machine's ARN filled in (what
+ * `definitionSubstitutions` does in AWS).
+ */
+export function substitutedImportDefinition(arns: Record<ImportTask, string>, deletionMachineArn: string) {
+  let text = JSON.stringify(importWorkflowDefinition()).replaceAll(
+    `\${${deletionMachinePlaceholder}}`,
+    deletionMachineArn,
+  );
   for (const [task, placeholder] of Object.entries(importTaskArnPlaceholders)) {
     text = text.replaceAll(`\${${placeholder}}`, arns[task as ImportTask]);
   }

@@ -10,6 +10,12 @@ import { transientErrors } from './deletion-workflow.ts';
  */
 export interface JobLoopSpec {
   comment: string;
+  /** Short name: function descriptions (`<name>-<task>: …`) and the log group (`…-<name>`). */
+  name: string;
+  /** What the workflow does, in words: "… of the <title> workflow", "Runs the GeoPlane <title> workflow". */
+  title: string;
+  /** The step's time budget per invocation (well under its timeout) and the variable that gives it to the step. */
+  stepBudget: { ms: number; variable: string };
   /** The two task functions' entry modules, relative to the repository root. */
   handlers: { step: string; recordFailure: string };
   /** What each task function may do to the table (CDK grants exactly this); `postgres`: it opens PostgreSQL connections (ADR 0112). */

@@ -14,6 +14,9 @@ import {
  */
 export const tileCacheWorkflow: JobLoopSpec = {
   comment: "GeoPlane: seeds, reseeds or truncates a workspace's persistent tile cache, in chunks",
+  name: 'tile-cache',
+  title: 'tile cache',
+  stepBudget: { ms: 60_000, variable: 'TILE_CACHE_STEP_BUDGET_MS' },
   handlers: {
     step: 'functions/workflow-tasks/tile-cache-step.ts',
     recordFailure: 'functions/workflow-tasks/record-tile-cache-failure.ts',
@@ -43,7 +46,7 @@ export const tileCacheTaskHandlers = tileCacheWorkflow.handlers;
 export const tileCacheTaskAccess = tileCacheWorkflow.access;
 export const tileCacheTaskStates = jobLoopTaskStates(tileCacheWorkflow);
 /** Time the step spends on chunks per invocation before it returns (well under its timeout). */
-export const tileCacheStepBudgetMs = 60_000;
+export const tileCacheStepBudgetMs = tileCacheWorkflow.stepBudget.ms;
 
 export function tileCacheWorkflowDefinition() {
   return jobLoopDefinition(tileCacheWorkflow);

@@ -74,6 +74,7 @@ const StyleParams = z.strictObject({ workspace: IdOrName, styleId: Segment });
 const catalogReads: readonly DataAction[] = ['GetItem', 'BatchGetItem', 'Query', 'UpdateItem'];
 
 const json: ResponseSpec = { description: 'the document', mediaTypes: ['application/json'] };
+const mvtTile: ResponseSpec = { description: 'the tile', mediaTypes: [MVT] };
 const geojson = (description: string): ResponseSpec => ({
   description,
   mediaTypes: ['application/geo+json'],
@@ -235,7 +236,7 @@ export const getDataTile = dataRoute({
   summary: 'A vector tile of every readable collection (one MVT layer each)',
   access: { protocols: tiles, operation: 'GETTILE' },
   params: TileParams,
-  ok: { description: 'the tile', mediaTypes: [MVT] },
+  ok: mvtTile,
 });
 
 export const listCollectionTilesets = dataRoute({
@@ -262,7 +263,7 @@ export const getCollectionTile = dataRoute({
   summary: 'A vector tile of the collection',
   access: { protocols: tiles, operation: 'GETTILE' },
   params: CollectionTileParams,
-  ok: { description: 'the tile', mediaTypes: [MVT] },
+  ok: mvtTile,
 });
 
 export const listDataStyles = dataRoute({

@@ -1,5 +1,6 @@
 /** Schemas of the workspace settings documents (WMS, WFS, WCS, WMTS, OGC API Features, OGC API Tiles). */
 import * as z from 'zod/mini';
+import { mapTileFormats } from '#domain/settings.ts';
 import { TileMatrixSetId } from './tile-matrix-set-schemas.ts';
 
 const Text = (max: number) => z.optional(z.string().check(z.maxLength(max)));
@@ -66,7 +67,7 @@ export const OGCTilesSettingsSchema = z
     settings: z.strictObject({
       tile_matrix_sets: z.array(TileMatrixSetId).check(z.maxLength(16)),
       vector_tiles: TileFormats(['application/vnd.mapbox-vector-tile']),
-      map_tiles: TileFormats(['image/png', 'image/jpeg', 'image/webp']),
+      map_tiles: TileFormats(mapTileFormats),
       cache_enabled: z.boolean(),
       max_features: Limit,
       max_vertices: Limit,

@@ -1,5 +1,6 @@
 /** Schemas of styles and style assets. */
 import * as z from 'zod/mini';
+import { assetContentTypes } from '#domain/style-assets.ts';
 import { MAX_STYLE_TEXT_BYTES } from '#domain/styles.ts';
 import { DateTime, Name, Uuid } from './schemas.ts';
 
@@ -51,7 +52,7 @@ export const StyleAssetBody = z
     id: Uuid,
     workspace_id: Uuid,
     name: z.string(),
-    content_type: z.enum(['image/png', 'image/jpeg', 'image/gif', 'image/svg+xml']),
+    content_type: z.enum(assetContentTypes),
     size_bytes: z.int(),
     sha256: z.string().check(z.regex(/^[0-9a-f]{64}$/)),
     version: z.int(),

@@ -15,9 +15,8 @@ const MAX_WORKSPACES = 100;
  * from its key or trusted claims, and from the workspace claim mappings its token matches.
  */
 export async function describePrincipal(
-  workspaces: WorkspaceRepository,
-  claimMappings: ClaimMappingRepository,
-  principal: Principal,
+  { workspaces, claimMappings }: { workspaces: WorkspaceRepository; claimMappings: ClaimMappingRepository },
+  { principal }: { principal: Principal },
 ) {
   const roles = new Map<string, string>();
   for (const [idOrName, role] of Object.entries(principal.roles))

@@ -19,11 +19,7 @@ export interface SessionAnswer {
 }
 
 async function answer(deps: SessionRequestDeps, issued: IssuedSession, principal: Principal) {
-  const me = await describePrincipal(
-    deps.workspaces,
-    deps.claimMappings,
-    withSession(principal, issued.session),
-  );
+  const me = await describePrincipal(deps, { principal: withSession(principal, issued.session) });
   return { issued, me };
 }
 

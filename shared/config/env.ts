@@ -94,9 +94,36 @@ export function config(): Config {
  * (ADR 0079).
  */
 
+/** The AWS resources a port's adapter runs on: CDK sets each variable on the functions that use it. */
+export type AwsResource =
+  | 'KMS_KEY_ID'
+  | 'USAGE_PLAN_NAME'
+  | 'IMPORT_UPLOAD_BUCKET'
+  | 'TILE_CACHE_BUCKET'
+  | 'DELETION_STATE_MACHINE_ARN'
+  | 'IMPORT_STATE_MACHINE_ARN'
+  | 'HARVEST_STATE_MACHINE_ARN'
+  | 'TILE_CACHE_STATE_MACHINE_ARN';
+
+/**
+ * THE local/AWS switch (issue #28, ARCHITECTURE §6): the AWS resource this function has for a
+ * port, or undefined (unset or empty), in which case the port's adapter is the local one. Every
+ * adapter that has an AWS and a local form decides here. `KMS_KEY_ID` and `USAGE_PLAN_NAME` come
+ * from the configuration parsed once; the others are read on every call (see above).
+ */
+export function awsResource(name: AwsResource): string | undefined {
+  if (name === 'KMS_KEY_ID' || name === 'USAGE_PLAN_NAME') return config()[name] || undefined;
+  return process.env[name] || undefined;
+}
+
+/** Sets variables of the environment: the local host's switch to local mode (`shared/wiring/local-mode.ts`) only. */
+export function setEnvironment(values: Readonly<Record<string, string>>): void {
+  Object.assign(process.env, values);
+}
+
 /** AWS: the deletion state machine (`DELETION_STATE_MACHINE_ARN`); unset or empty locally. */
 export function deletionStateMachineArn(): string | undefined {
-  return process.env.DELETION_STATE_MACHINE_ARN || undefined;
+  return awsResource('DELETION_STATE_MACHINE_ARN');
 }
 
 /** Time one deletion batch invocation may spend before handing back to the state machine. */
@@ -112,12 +139,12 @@ export function eventBusName(): string {
 
 /** AWS: the import state machine (`IMPORT_STATE_MACHINE_ARN`); unset or empty locally. */
 export function importStateMachineArn(): string | undefined {
-  return process.env.IMPORT_STATE_MACHINE_ARN || undefined;
+  return awsResource('IMPORT_STATE_MACHINE_ARN');
 }
 
 /** AWS: the mosaic harvest state machine (`HARVEST_STATE_MACHINE_ARN`, ADR 0136); unset or empty locally. */
 export function harvestStateMachineArn(): string | undefined {
-  return process.env.HARVEST_STATE_MACHINE_ARN || undefined;
+  return awsResource('HARVEST_STATE_MACHINE_ARN');
 }
 
 /** Time one harvest step invocation may spend on chunks before handing back to the state machine. */
@@ -128,7 +155,7 @@ export function harvestStepBudgetMs(): number {
 
 /** AWS: the tile cache workflow (`TILE_CACHE_STATE_MACHINE_ARN`, ADR 0139); unset or empty locally. */
 export function tileCacheStateMachineArn(): string | undefined {
-  return process.env.TILE_CACHE_STATE_MACHINE_ARN || undefined;
+  return awsResource('TILE_CACHE_STATE_MACHINE_ARN');
 }
 
 /** Time one tile cache step invocation may spend on chunks before handing back to the state machine. */
@@ -143,7 +170,8 @@ export function tileCacheStepBudgetMs(): number {
  * Neither: no persistent tile cache (every tile is rendered).
  */
 export function tileCacheLocation(): { bucket: string } | { directory: string } | undefined {
-  if (process.env.TILE_CACHE_BUCKET) return { bucket: process.env.TILE_CACHE_BUCKET };
+  const bucket = awsResource('TILE_CACHE_BUCKET');
+  if (bucket) return { bucket };
   if (process.env.GEOPLANE_TILE_CACHE_DIR) return { directory: process.env.GEOPLANE_TILE_CACHE_DIR };
   return undefined;
 }
@@ -220,7 +248,7 @@ export function importConfig(): ImportConfig {
     }
   }
   return {
-    uploadBucket: env.IMPORT_UPLOAD_BUCKET || undefined,
+    uploadBucket: awsResource('IMPORT_UPLOAD_BUCKET'),
     localUploadDir: env.GEOPLANE_IMPORT_UPLOAD_DIR || undefined,
     localUploadUrl: env.GEOPLANE_IMPORT_UPLOAD_URL || undefined,
     allowedBuckets: (env.IMPORT_BUCKETS ?? '')

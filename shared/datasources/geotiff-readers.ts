@@ -9,7 +9,7 @@ import {
 import { config, runsInLambda } from '#config/env.ts';
 import { InvalidInputError, RuleViolationError, UnavailableError } from '#domain/errors.ts';
 import { localRootPath, normaliseRoot, ROOT_NOT_ALLOWED } from '#domain/mosaics.ts';
-import { captureClient } from '#log/tracer.ts';
+import { captureClient } from '#telemetry/tracer.ts';
 
 /** Port: byte ranges of one raster source (a local file or an S3 object). */
 export interface ByteRangeReader {

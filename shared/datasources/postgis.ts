@@ -12,7 +12,7 @@ import type pg from 'pg';
 import type { DiscoveredLayer, PostgisConnectionInfo, SqlValidation } from '#domain/datasource.ts';
 import { DomainError, RuleViolationError, UnavailableError } from '#domain/errors.ts';
 import { CONNECTION_TARGET_NOT_ALLOWED } from '#domain/services.ts';
-import { inSubsegment } from '#log/tracer.ts';
+import { inSubsegment } from '#telemetry/tracer.ts';
 import { connectionTargets } from './network-policy.ts';
 import { escapeIdentifier, isDatabaseError, isPostgresOutage, loadPg } from './pg-driver.ts';
 import { checkSql, type HiddenCalls, hiddenCallsQuery, refuseHiddenCalls } from './sql-guard.ts';

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { InvalidInputError, NotFoundError, StateConflictError } from './errors.ts';
-import type { Page } from './page.ts';
+import type { Page, WorkspacePageQuery } from './page.ts';
 import { checkVersion, underIfMatch } from './workspaces.ts';
 
 /** Roles an API key may carry. `super_admin` exists only for global bootstrap keys. */
@@ -66,10 +66,17 @@ export function newApiKeySecret(): string {
 
 /** Creates a key; returns the stored record and the secret, which is never available again. */
 export async function createApiKey(
-  repo: ApiKeyRepository,
-  workspaceId: string | undefined,
-  input: { name: string; role_id: KeyRole; expires_at?: string; owner_email?: string; owner_name?: string },
-  now = new Date(),
+  { keys: repo }: ApiKeyDeps,
+  {
+    workspaceId,
+    body: input,
+    now = new Date(),
+  }: {
+    /** The key's workspace; none for a global key (the bootstraps' super_admin). */
+    workspaceId: string | undefined;
+    body: { name: string; role_id: KeyRole; expires_at?: string; owner_email?: string; owner_name?: string };
+    now?: Date;
+  },
 ): Promise<{ key: ApiKey; secret: string }> {
   if (input.expires_at !== undefined && Date.parse(input.expires_at) <= now.getTime()) {
     throw new InvalidInputError('expires_at_in_past', 'expires_at must be in the future.');
@@ -108,24 +115,36 @@ export async function requireApiKey(
   return key;
 }
 
+/** Ports of the API key use cases. */
+export interface ApiKeyDeps {
+  keys: ApiKeyRepository;
+}
+
+/** What a use case on one key is asked: the key the path names in its workspace. */
+export interface ApiKeyCommand {
+  /** The key's workspace; undefined for a global key (the CLI's bootstrap --revoke). */
+  workspaceId: string | undefined;
+  keyId: string;
+  ifMatch?: string;
+}
+
+/** Reads a key of a workspace (getAPIKey): 404 for a key of another workspace. */
+export function getApiKey({ keys }: ApiKeyDeps, { workspaceId, keyId }: ApiKeyCommand): Promise<ApiKey> {
+  return requireApiKey(keys, workspaceId, keyId);
+}
+
+/** A page of the workspace's keys (listAPIKeys). */
+export function listApiKeys({ keys }: ApiKeyDeps, query: WorkspacePageQuery): Promise<Page<ApiKey>> {
+  return keys.list(query.workspaceId, query.limit, query.cursor);
+}
+
 /**
  * Revokes a key (idempotent: revoking a revoked key changes nothing). Honours If-Match on the
  * key's version (its ETag); the write is conditioned on it, so a concurrent revoke is a 412 too.
  */
 export async function revokeApiKey(
-  { keys: repo }: { keys: ApiKeyRepository },
-  {
-    workspaceId,
-    keyId,
-    ifMatch,
-    now = new Date(),
-  }: {
-    /** The key's workspace; undefined for a global key (the CLI's bootstrap --revoke). */
-    workspaceId: string | undefined;
-    keyId: string;
-    ifMatch?: string;
-    now?: Date;
-  },
+  { keys: repo }: ApiKeyDeps,
+  { workspaceId, keyId, ifMatch, now = new Date() }: ApiKeyCommand & { now?: Date },
 ): Promise<void> {
   const key = await requireApiKey(repo, workspaceId, keyId);
   checkVersion(key, ifMatch);
@@ -140,10 +159,8 @@ export async function revokeApiKey(
  * included: revoke it first). Honours If-Match on the key's version. Audited as the key's deletion.
  */
 export async function deleteApiKey(
-  repo: ApiKeyRepository,
-  workspaceId: string,
-  keyId: string,
-  ifMatch?: string,
+  { keys: repo }: ApiKeyDeps,
+  { workspaceId, keyId, ifMatch }: ApiKeyCommand & { workspaceId: string },
 ): Promise<void> {
   const key = await requireApiKey(repo, workspaceId, keyId);
   checkVersion(key, ifMatch);

@@ -130,9 +130,8 @@ export function auditFilter(query: AuditFilter): AuditFilter {
 
 /** A page of the trail, newest first, as the API answers it. */
 export async function listAudit(
-  trail: AuditTrail,
-  scope: AuditScope,
-  query: AuditFilter & { limit: number; cursor?: string },
+  { trail }: { trail: AuditTrail },
+  { scope, query }: { scope: AuditScope; query: AuditFilter & { limit: number; cursor?: string } },
 ): Promise<{ records: AuditRecord[]; next_cursor?: string }> {
   const page = await trail.list(scope, auditFilter(query), query.limit, query.cursor);
   return { records: page.items, ...(page.nextCursor ? { next_cursor: page.nextCursor } : {}) };

@@ -72,10 +72,8 @@ async function globalMappings(repo: ClaimMappingRepository): Promise<ClaimMappin
  * removed. An empty list removes everything the bootstrap made (its stack's deletion).
  */
 export async function reconcileBootstrapAdmins(
-  repo: ClaimMappingRepository,
-  roles: RoleRepository,
-  admins: readonly BootstrapAdmin[],
-  now = new Date(),
+  { mappings: repo, roles }: { mappings: ClaimMappingRepository; roles: RoleRepository },
+  { admins, now = new Date() }: { admins: readonly BootstrapAdmin[]; now?: Date },
 ): Promise<BootstrapOutcome> {
   const outcome: BootstrapOutcome = { created: [], existing: [], removed: [] };
   const current = (await globalMappings(repo)).filter((m) => m.role_id === ROLE);
@@ -93,11 +91,8 @@ export async function reconcileBootstrapAdmins(
     try {
       outcome.created.push(
         await createClaimMapping(
-          repo,
-          roles,
-          GLOBAL_SCOPE,
-          { ...admin, role_id: ROLE, created_by: 'bootstrap' },
-          now,
+          { mappings: repo, roles },
+          { scope: GLOBAL_SCOPE, body: { ...admin, role_id: ROLE, created_by: 'bootstrap' }, now },
         ),
       );
     } catch (error) {

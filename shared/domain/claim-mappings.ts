@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { own } from './dictionary.ts';
 import { InvalidInputError, NotFoundError } from './errors.ts';
-import type { Page } from './page.ts';
+import type { Page, PageQuery } from './page.ts';
 import { isSystemRole, type RoleRepository } from './roles.ts';
 import { checkVersion, IMMUTABLE_VERSION } from './workspaces.ts';
 
@@ -83,19 +83,31 @@ export function mappingTriple(m: { claim_name: string; claim_value: string; role
   return createHash('sha256').update(`${m.claim_name}\u0000${m.claim_value}\u0000${m.role_id}`).digest('hex');
 }
 
+/** What a use case on one mapping is asked: the scope (a workspace's id or the global one) and the mapping. */
+export interface ClaimMappingCommand {
+  scope: string;
+  mappingId: string;
+  ifMatch?: string;
+}
+
 /** Creates a mapping (spec 4.9). super_admin can only be granted by a global mapping. */
 export async function createClaimMapping(
-  repo: ClaimMappingRepository,
-  roles: RoleRepository,
-  scope: string,
-  input: {
-    claim_name: string;
-    claim_value: string;
-    role_id: string;
-    priority?: number;
-    created_by?: 'bootstrap';
+  { mappings: repo, roles }: { mappings: ClaimMappingRepository; roles: Pick<RoleRepository, 'find'> },
+  {
+    scope,
+    body: input,
+    now = new Date(),
+  }: {
+    scope: string;
+    body: {
+      claim_name: string;
+      claim_value: string;
+      role_id: string;
+      priority?: number;
+      created_by?: 'bootstrap';
+    };
+    now?: Date;
   },
-  now = new Date(),
 ): Promise<ClaimMapping> {
   const system = isSystemRole(input.role_id);
   if (input.role_id === 'super_admin' && scope !== GLOBAL_SCOPE) {
@@ -127,9 +139,8 @@ export async function createClaimMapping(
 
 /** Reads a mapping of the scope; one of another scope (a workspace's or the global one) is not found. */
 export async function getClaimMapping(
-  repo: ClaimMappingRepository,
-  scope: string,
-  id: string,
+  { mappings: repo }: { mappings: ClaimMappingRepository },
+  { scope, mappingId: id }: Omit<ClaimMappingCommand, 'ifMatch'>,
 ): Promise<ClaimMapping> {
   // Ids are stored lower case; UUIDs compare case-insensitively, as API key ids do.
   const mapping = await repo.find(scope, id.toLowerCase());
@@ -138,15 +149,21 @@ export async function getClaimMapping(
   return mapping;
 }
 
+/** A page of the scope's mappings (listClaimMappings, listGlobalClaimMappings). */
+export function listClaimMappings(
+  { mappings }: { mappings: ClaimMappingRepository },
+  { scope, limit, cursor }: PageQuery & { scope: string },
+): Promise<Page<ClaimMapping>> {
+  return mappings.list(scope, limit, cursor);
+}
+
 /**
  * Deletes a mapping of the scope; one of another scope is not found (spec 4.10). A mapping never
  * changes: its ETag is `"1"` for its whole life, and If-Match is checked against that (ADR 0087).
  */
 export async function deleteClaimMapping(
-  repo: ClaimMappingRepository,
-  scope: string,
-  id: string,
-  ifMatch?: string,
+  { mappings: repo }: { mappings: ClaimMappingRepository },
+  { scope, mappingId: id, ifMatch }: ClaimMappingCommand,
 ): Promise<void> {
   const mapping = await repo.find(scope, id);
   if (!mapping)

@@ -99,6 +99,14 @@ export function executionName(op: Pick<DeletionOperation, 'id' | 'attempt_count'
   return op.attempt_count <= 1 ? op.id : `${op.id}-attempt-${op.attempt_count}`;
 }
 
+/** The execution input of the attempt (`DeletionWorkflowInput`): the same for whoever starts it, so a start is idempotent. */
+export function deletionInput(op: Pick<DeletionOperation, 'id' | 'attempt_count'>): {
+  operation_id: string;
+  attempt: number;
+} {
+  return { operation_id: op.id, attempt: op.attempt_count };
+}
+
 export function isActive(op: DeletionOperation): boolean {
   return op.status === 'pending' || op.status === 'running';
 }

@@ -44,14 +44,15 @@ export async function requestServiceDeletion(
   const { workspace, service } = command;
   if (service.status === 'active') await refuseImportOwnedService(imports, workspace.id, service.id);
   return deleteService(
-    deletions,
-    starter,
-    workspace,
-    service,
-    command.recurse,
-    command.principalId,
-    command.now ?? new Date(),
-    command.ifMatch,
+    { deletions, starter },
+    {
+      workspace,
+      service,
+      recurse: command.recurse,
+      createdBy: command.principalId,
+      now: command.now,
+      ifMatch: command.ifMatch,
+    },
   );
 }
 
@@ -71,7 +72,7 @@ export async function requestWorkspaceDeletion(
       checkVersion(workspace, ifMatch);
       await refuseWorkspaceWithImports(deps.imports, workspace.id);
     }
-    return deleteWorkspaceRecursively(deps.deletions, deps.starter, workspace, command.principalId);
+    return deleteWorkspaceRecursively(deps, { workspace, createdBy: command.principalId });
   }
   if (workspace.status !== 'active') {
     throw new NotFoundError('workspace_not_found', `Workspace '${workspace.name}' does not exist.`);

@@ -5,6 +5,7 @@ import {
   type DeletionPlan,
   type DeletionScope,
   type DeletionStatus,
+  deletionInput,
   dependencyConflict,
   executionName,
   hasDependents,
@@ -68,9 +69,13 @@ export interface DeletionRepository {
   markRetry(op: DeletionOperation, now: string): Promise<DeletionOperation>;
 }
 
-/** Starts (or re-starts, idempotently) the execution of the operation's current attempt. */
-function startAttempt(starter: WorkflowStarter, op: DeletionOperation): Promise<void> {
-  return starter.startDeletion(executionName(op), { operation_id: op.id, attempt: op.attempt_count });
+/**
+ * Starts (or re-starts, idempotently) the execution of the operation's current attempt. Without a
+ * starter the operation is only recorded: the caller runs it (the import workflow's rollback runs
+ * it as its nested execution, under the same name and input, ADR 0083).
+ */
+function startAttempt(starter: WorkflowStarter | undefined, op: DeletionOperation): Promise<void> {
+  return starter ? starter.startDeletion(executionName(op), deletionInput(op)) : Promise.resolve();
 }
 
 function newOperation(
@@ -105,7 +110,7 @@ export type ServiceDeletionOutcome = { deleted: true } | StartedDeletion;
 /** The operation that hid a target, (re)started as `retry` would; undefined when there is none. */
 async function resumeExisting(
   repo: DeletionRepository,
-  starter: WorkflowStarter,
+  starter: WorkflowStarter | undefined,
   deletionId: string | undefined,
   now: Date,
 ): Promise<StartedDeletion | undefined> {
@@ -129,10 +134,19 @@ async function deleteEmptyService(repo: DeletionRepository, service: Service): P
 }
 
 /** Records a new operation with the transaction that hides its target, then starts its workflow. */
-async function start(starter: WorkflowStarter, stored: Promise<StartedDeletion>): Promise<StartedDeletion> {
+async function start(
+  starter: WorkflowStarter | undefined,
+  stored: Promise<StartedDeletion>,
+): Promise<StartedDeletion> {
   const started = await stored;
   if (isActive(started.operation)) await startAttempt(starter, started.operation);
   return started;
+}
+
+/** What a deletion works with: the store, and the workflow that runs it (absent: recorded only, see `startAttempt`). */
+export interface DeletionDeps {
+  deletions: DeletionRepository;
+  starter?: WorkflowStarter;
 }
 
 /**
@@ -141,15 +155,18 @@ async function start(starter: WorkflowStarter, stored: Promise<StartedDeletion>)
  * already being deleted answers with its operation.
  */
 export async function deleteService(
-  repo: DeletionRepository,
-  starter: WorkflowStarter,
-  workspace: Workspace,
-  service: Service,
-  recurse: boolean,
-  createdBy: string,
-  now = new Date(),
-  ifMatch?: string,
+  { deletions: repo, starter }: DeletionDeps,
+  command: {
+    workspace: Workspace;
+    service: Service;
+    recurse: boolean;
+    createdBy: string;
+    now?: Date;
+    ifMatch?: string;
+  },
 ): Promise<ServiceDeletionOutcome> {
+  const { workspace, service, recurse, createdBy, ifMatch } = command;
+  const now = command.now ?? new Date();
   if (service.status === 'deleting') {
     const existing = recurse ? await resumeExisting(repo, starter, service.deletion_id, now) : undefined;
     if (!existing) {
@@ -179,12 +196,11 @@ export async function deleteService(
 
 /** deleteWorkspace with `recurse=true`: hides the workspace and starts the workflow. */
 export async function deleteWorkspaceRecursively(
-  repo: DeletionRepository,
-  starter: WorkflowStarter,
-  workspace: Workspace,
-  createdBy: string,
-  now = new Date(),
+  { deletions: repo, starter }: DeletionDeps,
+  command: { workspace: Workspace; createdBy: string; now?: Date },
 ): Promise<StartedDeletion> {
+  const { workspace, createdBy } = command;
+  const now = command.now ?? new Date();
   if (workspace.status === 'deleting') {
     const existing = await resumeExisting(repo, starter, workspace.deletion_id, now);
     if (!existing) {
@@ -216,7 +232,7 @@ export function workspaceDeletionPlan(repo: DeletionRepository, workspace: Works
  */
 export async function retry(
   repo: DeletionRepository,
-  starter: WorkflowStarter,
+  starter: WorkflowStarter | undefined,
   op: DeletionOperation,
   now = new Date(),
 ): Promise<DeletionOperation> {
@@ -313,6 +329,14 @@ export async function retryDeletionOperation(
 ): Promise<StartedDeletion> {
   const { operation, plan } = await requireVisibleDeletion(deletions, id, principal, mayManage);
   return { operation: await retry(deletions, starter, operation, now), plan };
+}
+
+/** getDeletionOperation: an operation the caller may see, with its plan (404 otherwise). */
+export function getDeletionOperation(
+  { deletions, mayManage }: { deletions: DeletionRepository; mayManage: MayManage },
+  { id, principal }: { id: string; principal: { superAdmin: boolean } },
+): Promise<StartedDeletion> {
+  return requireVisibleDeletion(deletions, id, principal, mayManage);
 }
 
 /** listDeletionOperations: one page of the operations the caller may see, filtered as asked. */

@@ -5,8 +5,7 @@
  * come back. Every write is fenced by the job's run: a step of an older execution stops.
  */
 import type { DataSourceGateway, PostgisConnectionInfo } from './datasource.ts';
-import type { DeletionRepository } from './deletions.ts';
-import { deleteService } from './deletions.ts';
+import { type DeletionRepository, deleteService, deletionInput, executionName } from './deletions.ts';
 import { AlreadyExistsError, DomainError, RuleViolationError, StateConflictError } from './errors.ts';
 import {
   type ImportFailure,
@@ -54,7 +53,7 @@ import { createLayer, type LayerRepository, refreshLayerSource } from './layers.
 import type { SecretBox } from './secrets.ts';
 import { createService, type ServiceGateway, type ServiceRepository } from './services.ts';
 import { silentLog, throttledProgress, type WorkflowLog } from './workflow-log.ts';
-import type { WorkflowStarter } from './workflows.ts';
+import type { DeletionWorkflowInput } from './workflows.ts';
 import type { WorkspaceRepository } from './workspaces.ts';
 
 /** What a load run reports. */
@@ -104,7 +103,6 @@ export interface ImportStepDeps {
   gateway: ServiceGateway & DataSourceGateway;
   box: SecretBox;
   deletions: DeletionRepository;
-  deletionStarter: WorkflowStarter;
   workspaces: WorkspaceRepository;
   /** One import's and the workspace's limits (ADR 0110): checked, and reserved, before a load. */
   limits: ImportQuotas;
@@ -118,18 +116,24 @@ export interface ImportStepDeps {
 
 const DEFAULT_RETENTION_HOURS = 168;
 
-/** What the state machine does next: stop, or come back (after `wait_seconds`). */
+/**
+ * What the state machine does next: stop, or come back (after `wait_seconds`) — or first run the
+ * service's `deletion` as its nested execution (a rollback's teardown, ADR 0083), coming back when
+ * it ends, or after `wait_seconds` when it could not be run.
+ */
 export interface StepResult {
   done: boolean;
   wait_seconds: number;
+  deletion?: { name: string; input: DeletionWorkflowInput };
 }
 
 const DONE: StepResult = { done: true, wait_seconds: 0 };
 const AGAIN: StepResult = { done: false, wait_seconds: 0 };
 /**
- * How long a teardown waits between looks at its deletion operation: 2 s at first, a tenth of the
- * time waited so far later, at most a minute — so a deletion that runs for days stays far below
- * Step Functions' 25,000 history events (~5 per look).
+ * How long a teardown waits before it looks at its deletion again when the nested execution could
+ * not be run (its attempt's execution ended, a sweep runs a newer one): 2 s at first, a tenth of
+ * the time waited so far later, at most a minute — so the history stays far below Step Functions'
+ * 25,000 events.
  */
 function pollSeconds(job: ImportJob, now: Date): number {
   const waited = (now.getTime() - Date.parse(job.updated_at)) / 1000;
@@ -790,12 +794,8 @@ export async function undoPublish(
     const workspace = await deps.workspaces.findById(current.workspace_id);
     if (!workspace) throw new StateConflictError('workspace_not_found', 'The workspace is gone.');
     const outcome = await deleteService(
-      deps.deletions,
-      deps.deletionStarter,
-      workspace,
-      service,
-      false,
-      `import:${current.id}`,
+      { deletions: deps.deletions },
+      { workspace, service, recurse: false, createdBy: `import:${current.id}` },
     );
     if (!('deleted' in outcome)) throw new Error('the service was not deleted');
   }
@@ -851,34 +851,41 @@ function asInputError(error: unknown, publicId?: string): unknown {
  */
 async function teardown(deps: ImportStepDeps, job: ImportJob, now: () => Date): Promise<StepResult> {
   const service = job.service_id ? await deps.services.findById(job.workspace_id, job.service_id) : undefined;
-  if (service && !job.rollback_operation_id) {
-    const workspace = await deps.workspaces.findById(job.workspace_id);
-    if (!workspace) throw new StateConflictError('workspace_not_found', 'The workspace is gone.');
-    const outcome = await deleteService(
-      deps.deletions,
-      deps.deletionStarter,
-      workspace,
-      service,
-      true,
-      `import:${job.id}`,
-    );
-    if ('operation' in outcome) {
-      const next = advance(job, { status: job.status, rollback_operation_id: outcome.operation.id }, now());
-      return (await save(deps, job, next)) ? { done: false, wait_seconds: 2 } : DONE;
-    }
-  } else if (service && job.rollback_operation_id) {
-    const found = await deps.deletions.find(job.rollback_operation_id);
-    const status = found?.operation.status;
-    if (status === 'failed') {
+  if (service) {
+    const found = job.rollback_operation_id
+      ? await deps.deletions.find(job.rollback_operation_id)
+      : undefined;
+    if (found?.operation.status === 'failed') {
       // The deletion's own error may be internal (ADR 0110): it is logged, not shown.
       const failure = new ImportInputError(
         'rollback_failed',
         `Deleting the service failed (deletion operation ${job.rollback_operation_id}). Retry the import to resume the rollback.`,
       );
-      failure.cause = found?.operation.last_error;
+      failure.cause = found.operation.last_error;
       throw failure;
     }
-    if (status !== 'completed' && found) return { done: false, wait_seconds: pollSeconds(job, now()) };
+    if (found?.operation.status !== 'completed') {
+      // The rollback's request recorded the deletion (and a retry resumes it): asked again, it
+      // answers with that operation, which the state machine then runs as its nested execution.
+      const workspace = await deps.workspaces.findById(job.workspace_id);
+      if (!workspace) throw new StateConflictError('workspace_not_found', 'The workspace is gone.');
+      const outcome = await deleteService(
+        { deletions: deps.deletions },
+        { workspace, service, recurse: true, createdBy: `import:${job.id}`, now: now() },
+      );
+      if ('operation' in outcome) {
+        const { operation } = outcome;
+        if (operation.id !== job.rollback_operation_id) {
+          const next = advance(job, { status: job.status, rollback_operation_id: operation.id }, now());
+          if (!(await save(deps, job, next))) return DONE;
+        }
+        return {
+          done: false,
+          wait_seconds: pollSeconds(job, now()),
+          deletion: { name: executionName(operation), input: deletionInput(operation) },
+        };
+      }
+    }
   }
   const undone = await revertTargets(deps, job);
   await deps.engine.dropAll(job.id, job.run);

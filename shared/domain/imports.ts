@@ -48,7 +48,6 @@ import {
 import { lastWriterWinsOn } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import type { ServiceRepository } from './services.ts';
-import type { WorkflowStarter } from './workflows.ts';
 import { checkVersion, type Workspace } from './workspaces.ts';
 
 export * from './import-model.ts';
@@ -196,10 +195,12 @@ export async function createImport(
     limits: ImportLimits;
     targets: TargetLookups;
   },
-  workspace: Workspace,
-  input: CreateImportInput,
-  createdBy: string,
-  now = new Date(),
+  {
+    workspace,
+    body: input,
+    principalId: createdBy,
+    now = new Date(),
+  }: { workspace: Workspace; body: CreateImportInput; principalId: string; now?: Date },
 ): Promise<{ job: ImportJob; upload?: ImportUploadTicket }> {
   const id = timeOrderedId(now.getTime());
   const { source } = input;
@@ -612,7 +613,6 @@ export async function rollbackJob(
     starter: ImportStarter;
     services: ServiceRepository;
     deletions: DeletionRepository;
-    deletionStarter: WorkflowStarter;
   },
   workspace: Workspace,
   job: ImportJob,
@@ -635,15 +635,11 @@ export async function rollbackJob(
       ? await deps.services.findById(next.workspace_id, next.service_id)
       : undefined;
   if (service) {
-    // The same deletion the workflow's teardown asks for: it resumes this operation (one per service).
+    // The service is hidden and its deletion recorded now (the answer names it); the import
+    // workflow's teardown runs it, as its nested execution (one operation per service).
     const outcome = await deleteService(
-      deps.deletions,
-      deps.deletionStarter,
-      workspace,
-      service,
-      true,
-      createdBy,
-      now,
+      { deletions: deps.deletions },
+      { workspace, service, recurse: true, createdBy, now },
     );
     if ('operation' in outcome) operationId = outcome.operation.id;
   }
@@ -897,6 +893,19 @@ export async function setImportPlan(
 
 export async function publishImport(deps: Parameters<typeof publishJob>[0], command: ImportCommand) {
   return publishJob(deps, await requireImport(deps.repo, command.workspaceId, command.import));
+}
+
+/** getImport: the job (404 when the workspace has no such import). */
+export function getImport({ repo }: { repo: ImportRepository }, command: ImportCommand): Promise<ImportJob> {
+  return requireImport(repo, command.workspaceId, command.import);
+}
+
+/** listImports: one page of the workspace's imports, newest first, optionally of one status. */
+export function listImports(
+  { repo }: { repo: ImportRepository },
+  command: { workspaceId: string; status?: ImportStatus; limit: number; cursor?: string },
+): Promise<Page<ImportJob>> {
+  return repo.list(command.workspaceId, command.status, command.limit, command.cursor);
 }
 
 export async function rollbackImport(

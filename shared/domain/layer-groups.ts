@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { InvalidInputError, NotFoundError, RuleViolationError } from './errors.ts';
 import { lastWriterWinsOn } from './last-writer-wins.ts';
 import type { LayerRepository } from './layers.ts';
-import type { Page } from './page.ts';
+import type { Page, WorkspacePageQuery } from './page.ts';
 import { checkVersion } from './workspaces.ts';
 
 /** One member of a group: a layer or another group, by public id. */
@@ -65,10 +65,8 @@ function checkMembers(publicId: string, members: GroupMember[]): void {
 
 /** Creates a group; every member must exist (400 naming the first that doesn't). */
 export async function createLayerGroup(
-  repo: LayerGroupRepository,
-  workspaceId: string,
-  input: LayerGroupInput,
-  now = new Date(),
+  { groups: repo }: Pick<LayerGroupDeps, 'groups'>,
+  { workspaceId, body: input, now = new Date() }: { workspaceId: string; body: LayerGroupInput; now?: Date },
 ): Promise<LayerGroup> {
   checkMembers(input.public_id, input.members);
   const ts = now.toISOString();
@@ -147,6 +145,19 @@ export interface LayerGroupCommand {
   workspaceId: string;
   group: string;
   ifMatch?: string;
+}
+
+/** A page of the workspace's groups (listLayerGroups). */
+export function listLayerGroups({ groups }: Pick<LayerGroupDeps, 'groups'>, query: WorkspacePageQuery) {
+  return groups.list(query.workspaceId, query.limit, query.cursor);
+}
+
+/** Reads a group by its id or public id (getLayerGroup): 404 for a missing one. */
+export function getLayerGroup(
+  { groups, layers }: LayerGroupDeps,
+  { workspaceId, group }: Omit<LayerGroupCommand, 'ifMatch'>,
+): Promise<LayerGroup> {
+  return requireLayerGroup(groups, layers, workspaceId, group);
 }
 
 /** Replaces a group's title and members (PUT): 404 for a missing group; cycles are refused. */

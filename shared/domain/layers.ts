@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { DataSourceGateway, DiscoveredLayer } from './datasource.ts';
 import { InvalidInputError, NotFoundError, RuleViolationError } from './errors.ts';
 import { lastWriterWinsOn } from './last-writer-wins.ts';
-import type { Page } from './page.ts';
+import type { Page, PageQuery } from './page.ts';
 import { isSystemRole } from './roles.ts';
 import type { SecretBox } from './secrets.ts';
 import { liveConnection, requirePostgis, type Service, type ServiceRepository } from './services.ts';
@@ -284,6 +284,22 @@ export interface LayerCommand {
   service: Service;
   layer: string;
   ifMatch?: string;
+}
+
+/** A page of the layers of the service the request resolved (listLayers). */
+export function listLayers(
+  { layers }: Pick<LayerDeps, 'layers'>,
+  { service, limit, cursor }: PageQuery & { service: Pick<Service, 'workspace_id' | 'id'> },
+): Promise<Page<Layer>> {
+  return layers.list(service.workspace_id, service.id, limit, cursor);
+}
+
+/** Reads a layer of the service the request resolved (getLayer): 404 for a missing one. */
+export function getLayer(
+  { layers }: Pick<LayerDeps, 'layers'>,
+  { service, layer }: Omit<LayerCommand, 'ifMatch'>,
+): Promise<Layer> {
+  return requireLayer(layers, service, layer);
 }
 
 /**

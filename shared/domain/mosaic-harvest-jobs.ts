@@ -6,16 +6,23 @@
  * and never adds a file twice. Cancel sets a flag the next chunk honours.
  */
 import { createHash } from 'node:crypto';
-import { InvalidInputError, NotFoundError, RuleViolationError, StateConflictError } from './errors.ts';
+import { InvalidInputError, NotFoundError, RuleViolationError } from './errors.ts';
 import { timeOrderedId } from './import-model.ts';
 import {
+  cancelJob,
   canTransition,
+  failJob,
   isFinished,
   isStale,
   JOB_STATUSES,
+  type JobNames,
+  type JobRecord,
   type JobStatus,
+  type JobTransitions,
   mapLimited,
   STALE_JOB_MS,
+  startedJob,
+  startJob,
 } from './jobs.ts';
 import {
   DEFAULT_HARVEST_PATTERN,
@@ -33,7 +40,6 @@ import {
 } from './mosaics.ts';
 import type { Page } from './page.ts';
 import type { Service } from './services.ts';
-import { checkVersion } from './workspaces.ts';
 
 export type HarvestJobStatus = JobStatus;
 export const HARVEST_JOB_STATUSES = JOB_STATUSES;
@@ -67,29 +73,16 @@ export interface HarvestFailure {
   message: string;
 }
 
-export interface HarvestJob extends HarvestJobProgress {
-  id: string;
-  workspace_id: string;
+export interface HarvestJob extends JobRecord, HarvestJobProgress {
   service_id: string;
-  status: HarvestJobStatus;
   phase: HarvestJobPhase;
   pattern: string;
   remove_missing: boolean;
-  cancel_requested: boolean;
   /** `adding`: the last root-relative path committed; `removing`: the granule page cursor. */
   cursor?: string;
   failures: HarvestFailure[];
   /** The mosaic generation the job last committed. */
   generation?: number;
-  /** The run the scheduled sweep last started (a lost execution restarted; ADR 0093); 1 when absent. */
-  run?: number;
-  error?: { reason: string; message: string };
-  /** Changes with the status and a cancel request, not with progress (its ETag for If-Match). */
-  version: number;
-  created_at: string;
-  updated_at: string;
-  started_at?: string;
-  finished_at?: string;
 }
 
 /** What one chunk commits with the job's cursor and counters (in one transaction). */
@@ -106,16 +99,12 @@ export interface HarvestChunk {
 }
 
 /** Port: harvest jobs and their transitions (each one transaction). */
-export interface HarvestJobRepository {
+export interface HarvestJobRepository extends JobTransitions<HarvestJob> {
   /** Writes a queued job with the mosaic's harvest marker; a StateConflictError names an unfinished job. */
   create(job: HarvestJob, service: Service): Promise<void>;
   find(workspaceId: string, serviceId: string, jobId: string): Promise<HarvestJob | undefined>;
   /** The mosaic's jobs, newest first. */
   list(workspaceId: string, serviceId: string, limit: number, cursor?: string): Promise<Page<HarvestJob>>;
-  /** Sets `cancel_requested` IF the job is unfinished at `version`; false when that condition failed. */
-  requestCancel(job: HarvestJob, now: string): Promise<boolean>;
-  /** queued → running IF still queued; false otherwise. */
-  markRunning(job: HarvestJob, now: string): Promise<boolean>;
   /**
    * The chunk's granules, the job's cursor and counters in one transaction conditioned on the
    * job (running, not cancelled, cursor = previous) and the mosaic (generation = base):
@@ -126,15 +115,6 @@ export interface HarvestJobRepository {
     chunk: HarvestChunk,
     now: string,
   ): Promise<'ok' | 'job_changed' | 'generation_moved'>;
-  /** Unfinished → `status` (final), the marker released; false when the job was already finished. */
-  finish(
-    job: HarvestJob,
-    status: HarvestJobStatus,
-    now: string,
-    error?: { reason: string; message: string },
-  ): Promise<boolean>;
-  /** Every queued or running job (the local host resumes them after a restart). */
-  working(fn: (job: HarvestJob) => Promise<void>): Promise<void>;
 }
 
 /** What a harvest execution receives: the job it runs. */
@@ -154,13 +134,27 @@ export interface CreateHarvestJobInput {
   remove_missing?: boolean;
 }
 
+/** How a harvest job is named in answers and failures. */
+export const HARVEST_JOB: JobNames = {
+  name: 'Harvest job',
+  finished: 'harvest_job_finished',
+  workflow: 'harvest',
+  failed: 'harvest_failed',
+};
+
 const notFound = (id: string) => new NotFoundError('harvest_job_not_found', `Harvest job '${id}' not found.`);
 
-/** A job of the mosaic (404 otherwise). */
+/** What a use case on one harvest job is asked: the mosaic the request resolved and the `{job}` of the path. */
+export interface HarvestJobCommand {
+  service: Service;
+  job: string;
+  ifMatch?: string;
+}
+
+/** A job of the mosaic (getMosaicHarvestJob; 404 otherwise). */
 export async function requireHarvestJob(
-  repo: HarvestJobRepository,
-  service: Service,
-  jobId: string,
+  { jobs: repo }: { jobs: HarvestJobRepository },
+  { service, job: jobId }: HarvestJobCommand,
 ): Promise<HarvestJob> {
   const mosaic = requireMosaic(service);
   const job = await repo.find(mosaic.workspace_id, mosaic.id, jobId.toLowerCase());
@@ -174,9 +168,7 @@ export async function requireHarvestJob(
  */
 export async function createHarvestJob(
   deps: { jobs: HarvestJobRepository; starter: HarvestStarter },
-  service: Service,
-  input: CreateHarvestJobInput,
-  now = new Date(),
+  { service, body: input, now = new Date() }: { service: Service; body: CreateHarvestJobInput; now?: Date },
 ): Promise<HarvestJob> {
   const mosaic = requireMosaic(service);
   const pattern = input.pattern ?? DEFAULT_HARVEST_PATTERN;
@@ -202,20 +194,13 @@ export async function createHarvestJob(
     updated_at: ts,
   };
   await deps.jobs.create(job, mosaic);
-  try {
-    await deps.starter.startHarvest(job.id, {
+  return startJob(deps.jobs, HARVEST_JOB, job, () =>
+    deps.starter.startHarvest(job.id, {
       job_id: job.id,
       workspace_id: job.workspace_id,
       service_id: job.service_id,
-    });
-  } catch (error) {
-    await deps.jobs.finish(job, 'failed', new Date().toISOString(), {
-      reason: 'workflow_unavailable',
-      message: 'The harvest workflow could not be started.',
-    });
-    throw error;
-  }
-  return job;
+    }),
+  );
 }
 
 /**
@@ -224,33 +209,19 @@ export async function createHarvestJob(
  * finished job is a 409. A stale job (no live execution) is ended `cancelled` at once.
  */
 export async function cancelHarvestJob(
-  repo: HarvestJobRepository,
-  service: Service,
-  jobId: string,
-  ifMatch?: string,
-  now = new Date(),
+  { jobs: repo }: { jobs: HarvestJobRepository },
+  { service, job: jobId, ifMatch, now = new Date() }: HarvestJobCommand & { now?: Date },
 ): Promise<HarvestJob> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const job = await requireHarvestJob(repo, service, jobId);
-    checkVersion(job, ifMatch);
-    if (isFinished(job.status)) {
-      throw new StateConflictError(
-        'harvest_job_finished',
-        `Harvest job '${job.id}' is already ${job.status}; only a queued or running job can be cancelled.`,
-      );
-    }
-    if (isStale(job, now)) {
-      if (await repo.finish(job, 'cancelled', now.toISOString())) {
-        return (await repo.find(job.workspace_id, job.service_id, job.id)) ?? job;
-      }
-      continue;
-    }
-    if (job.cancel_requested) return job;
-    if (await repo.requestCancel(job, now.toISOString())) {
-      return { ...job, cancel_requested: true, version: job.version + 1, updated_at: now.toISOString() };
-    }
-  }
-  throw new StateConflictError('concurrent_modification', 'The harvest job kept changing; retry.');
+  return cancelJob(
+    repo,
+    HARVEST_JOB,
+    {
+      read: () => requireHarvestJob({ jobs: repo }, { service, job: jobId }),
+      reload: (job) => repo.find(job.workspace_id, job.service_id, job.id),
+    },
+    ifMatch,
+    now,
+  );
 }
 
 /** A deterministic granule id per (job, file): a re-run of a chunk writes the same items. */
@@ -309,16 +280,9 @@ export async function runHarvestStep(
     return { done: true };
   }
   const service = requireMosaic(current);
-  if (job.status === 'queued') {
-    if (job.cancel_requested) {
-      await deps.jobs.finish(job, 'cancelled', iso(now()));
-      return { done: true };
-    }
-    await deps.jobs.markRunning(job, iso(now()));
-    const started = await load();
-    if (!started || isFinished(started.status)) return { done: true };
-    job = started;
-  }
+  const started = await startedJob(deps.jobs, job, load, () => iso(now()));
+  if (!started) return { done: true };
+  job = started;
   const root = service.connection.root_uri;
   const pattern = globToRegExp(job.pattern);
   // Listed once per task; the sort order is the cursor's (code-unit order).
@@ -500,11 +464,7 @@ export async function failHarvestJob(
   now = new Date(),
 ): Promise<void> {
   const job = await repo.find(input.workspace_id, input.service_id, input.job_id);
-  if (!job || isFinished(job.status)) return;
-  await repo.finish(job, 'failed', now.toISOString(), {
-    reason: 'harvest_failed',
-    message: message.slice(0, 1000),
-  });
+  await failJob(repo, HARVEST_JOB, job, message, now);
 }
 
 /** The API view of a job. */

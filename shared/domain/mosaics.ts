@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { posix } from 'node:path';
 import { InvalidInputError, NotFoundError, RuleViolationError, UnavailableError } from './errors.ts';
+import { mapLimited } from './jobs.ts';
 import type { Page } from './page.ts';
 import type { MosaicService, Service } from './services.ts';
 import { checkVersion, IMMUTABLE_VERSION } from './workspaces.ts';
@@ -221,19 +222,6 @@ export interface HarvestResult {
   skipped: string[];
 }
 
-async function mapLimited<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
-
 /** Retries exhausted: a transient condition like a throttled table (503 with Retry-After), not a conflict of the caller's. */
 const lostRace = () =>
   new UnavailableError('mosaic_busy', 'The mosaic kept changing under concurrent writers; retry shortly.');
@@ -243,11 +231,8 @@ const lostRace = () =>
  * conditioned on N. Any unreadable source fails the whole harvest (422) and nothing changes.
  */
 export async function harvestGranules(
-  repo: MosaicRepository,
-  sources: RasterSources,
-  service: Service,
-  input: HarvestInput,
-  now = new Date(),
+  { mosaics: repo, sources }: { mosaics: MosaicRepository; sources: RasterSources },
+  { service, body: input, now = new Date() }: { service: Service; body: HarvestInput; now?: Date },
 ): Promise<HarvestResult> {
   const mosaic = requireMosaic(service);
   const root = mosaic.connection.root_uri;
@@ -318,8 +303,11 @@ export async function harvestGranules(
 const granuleNotFound = (id: string) =>
   new NotFoundError('granule_not_found', `Granule '${id}' is not in the mosaic's current generation.`);
 
-/** A granule of the active generation (404 otherwise). */
-export async function requireGranule(repo: MosaicRepository, service: Service, granuleId: string) {
+/** A granule of the active generation (getMosaicGranule; 404 otherwise). */
+export async function requireGranule(
+  { mosaics: repo }: { mosaics: MosaicRepository },
+  { service, granule: granuleId }: GranuleCommand,
+) {
   const mosaic = requireMosaic(service);
   const state = await repo.state(mosaic.workspace_id, mosaic.id);
   const granule = await repo.findGranule(mosaic.workspace_id, mosaic.id, granuleId.toLowerCase());
@@ -327,16 +315,20 @@ export async function requireGranule(repo: MosaicRepository, service: Service, g
   return granule;
 }
 
+/** What a use case on one granule is asked: the mosaic the request resolved and the `{granule}` of the path. */
+export interface GranuleCommand {
+  service: Service;
+  granule: string;
+  ifMatch?: string;
+}
+
 /**
  * Removes a granule by committing generation N+1 in one transaction conditioned on N (spec
  * 4.17). The last granule stays (422); a lost race re-reads N and tries again, a bounded number of times.
  */
 export async function removeGranule(
-  repo: MosaicRepository,
-  service: Service,
-  granuleId: string,
-  now = new Date(),
-  ifMatch?: string,
+  { mosaics: repo }: { mosaics: MosaicRepository },
+  { service, granule: granuleId, ifMatch, now = new Date() }: GranuleCommand & { now?: Date },
 ): Promise<void> {
   const mosaic = requireMosaic(service);
   const id = granuleId.toLowerCase();

@@ -7,6 +7,7 @@ import {
   type PolicyAction,
   type PolicyService,
   policyId,
+  type RoleCommand,
   type RoleRepository,
   requireCustomRole,
   type StoredPolicy,
@@ -18,12 +19,19 @@ import { checkVersion, IMMUTABLE_VERSION, resolveWorkspace, type WorkspaceReposi
  * workspace or an impossible service/operation/action combination is a 422.
  */
 export async function addRolePolicy(
-  roles: RoleRepository,
-  workspaces: WorkspaceRepository,
-  catalog: ManagementCatalog,
-  roleId: string,
-  input: { workspace: string; service: PolicyService; operation?: string; action: PolicyAction },
-  now = new Date(),
+  {
+    roles,
+    workspaces,
+    catalog,
+  }: { roles: RoleRepository; workspaces: WorkspaceRepository; catalog: ManagementCatalog },
+  {
+    roleId,
+    body: input,
+    now = new Date(),
+  }: RoleCommand & {
+    body: { workspace: string; service: PolicyService; operation?: string; action: PolicyAction };
+    now?: Date;
+  },
 ): Promise<StoredPolicy> {
   if (isSystemRole(roleId)) {
     throw new InvalidInputError('system_role', `'${roleId}' is a built-in role; its policies are fixed.`);
@@ -59,10 +67,8 @@ export const policyTag = `"${IMMUTABLE_VERSION}"`;
  * its ETag is `"1"` for its whole life, and If-Match is checked against that (ADR 0087).
  */
 export async function removeRolePolicy(
-  roles: RoleRepository,
-  roleId: string,
-  id: string,
-  ifMatch?: string,
+  { roles }: { roles: RoleRepository },
+  { roleId, policyId: id, ifMatch }: RoleCommand & { policyId: string; ifMatch?: string },
 ): Promise<void> {
   await requireCustomRole(roles, roleId);
   checkVersion({ version: IMMUTABLE_VERSION }, ifMatch);

@@ -8,7 +8,7 @@ import {
   RuleViolationError,
   StateConflictError,
 } from './errors.ts';
-import type { Page } from './page.ts';
+import type { Page, PageQuery } from './page.ts';
 import { currentOperationId } from './renamed-operations.ts';
 import { checkVersion } from './workspaces.ts';
 
@@ -132,6 +132,16 @@ export function stillRefers(recorded: RecordedReference, roleId: string): boolea
   return Array.isArray(current.allowed_roles) && current.allowed_roles.includes(roleId);
 }
 
+/** Ports of the role use cases. */
+export interface RoleDeps {
+  roles: RoleRepository;
+}
+
+/** What a use case on one role is asked: the role the path names. */
+export interface RoleCommand {
+  roleId: string;
+}
+
 /**
  * The deletion plan of a custom role: the claim mappings and layers whose references make up its
  * `ref_count` (deleteRole is refused while it is above 0), read from its reference records, each
@@ -140,7 +150,10 @@ export function stillRefers(recorded: RecordedReference, roleId: string): boolea
  * will meet. Its policies go with it. API keys can't carry a custom role and sessions hold roles
  * resolved per request, so neither refers to it.
  */
-export async function roleDeletionPlan(repo: RoleRepository, id: string): Promise<RoleDeletionPlan> {
+export async function roleDeletionPlan(
+  { roles: repo }: RoleDeps,
+  { roleId: id }: RoleCommand,
+): Promise<RoleDeletionPlan> {
   if (isSystemRole(id))
     throw new InvalidInputError('system_role', `'${id}' is a built-in role and can't be deleted.`);
   const role = await requireCustomRole(repo, id);
@@ -159,9 +172,11 @@ export type ManagementCatalog = ReadonlyMap<string, PolicyAction | 'global'>;
 
 /** Creates a custom role; the id must never have been used (built-ins, existing or retired). */
 export async function createRole(
-  repo: RoleRepository,
-  input: { id: string; name?: string; description?: string },
-  now = new Date(),
+  { roles: repo }: RoleDeps,
+  {
+    body: input,
+    now = new Date(),
+  }: { body: { id: string; name?: string; description?: string }; now?: Date },
 ): Promise<Role> {
   if (isSystemRole(input.id)) {
     throw new AlreadyExistsError('role_id_unavailable', `'${input.id}' is a built-in role.`);
@@ -188,10 +203,20 @@ export async function requireCustomRole(repo: RoleRepository, id: string): Promi
   return role;
 }
 
+/** A page of the custom roles, retired ones included (listRoles). */
+export function listRoles({ roles }: RoleDeps, { limit, cursor }: PageQuery): Promise<Page<Role>> {
+  return roles.list(limit, cursor);
+}
+
+/** Reads an active custom role (getRole of a role that isn't built in): 404 otherwise. */
+export function getCustomRole({ roles }: RoleDeps, { roleId }: RoleCommand): Promise<Role> {
+  return requireCustomRole(roles, roleId);
+}
+
 /** A custom role's policies: 404 for a built-in, missing or deleted role. */
 export async function listRolePolicies(
-  { roles }: { roles: RoleRepository },
-  { roleId }: { roleId: string },
+  { roles }: RoleDeps,
+  { roleId }: RoleCommand,
 ): Promise<StoredPolicy[]> {
   await requireCustomRole(roles, roleId);
   return roles.listPolicies(roleId);
@@ -199,10 +224,8 @@ export async function listRolePolicies(
 
 /** Retires a custom role forever; built-ins can't be deleted. */
 export async function deleteRole(
-  repo: RoleRepository,
-  id: string,
-  now = new Date(),
-  ifMatch?: string,
+  { roles: repo }: RoleDeps,
+  { roleId: id, ifMatch, now = new Date() }: RoleCommand & { ifMatch?: string; now?: Date },
 ): Promise<void> {
   if (isSystemRole(id))
     throw new InvalidInputError('system_role', `'${id}' is a built-in role and can't be deleted.`);
@@ -256,9 +279,8 @@ export interface WorkspaceRolesPage {
  * workspace lists the same ones: one Query of the role listing, as listRoles reads it.
  */
 export async function listWorkspaceRoles(
-  repo: RoleRepository,
-  limit: number,
-  cursor?: string,
+  { roles: repo }: RoleDeps,
+  { limit, cursor }: PageQuery,
 ): Promise<WorkspaceRolesPage> {
   const page = await repo.list(limit, cursor);
   return {

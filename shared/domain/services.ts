@@ -8,7 +8,7 @@ import {
 } from './datasource.ts';
 import { InvalidInputError, NotFoundError, RuleViolationError } from './errors.ts';
 import { lastWriterWinsOn } from './last-writer-wins.ts';
-import type { Page } from './page.ts';
+import type { Page, WorkspacePageQuery } from './page.ts';
 import type { SecretBox } from './secrets.ts';
 import { checkVersion, uuidPattern } from './workspaces.ts';
 
@@ -329,6 +329,11 @@ export async function updateService(
   );
 }
 
+/** A page of the workspace's services (listServices). */
+export function listServices({ services }: { services: ServiceRepository }, query: WorkspacePageQuery) {
+  return services.list(query.workspaceId, query.limit, query.cursor);
+}
+
 /** The tables and views a PostGIS service's connection can publish (discoverLayers). */
 export async function discoverLayers(
   { gateway, secrets }: Pick<ServiceDeps, 'gateway' | 'secrets'>,
@@ -366,8 +371,8 @@ export async function testExistingServiceConnection(
  * refuses, times out or isn't PostgreSQL.
  */
 export async function testNewServiceConnection(
-  gateway: ServiceGateway,
-  connection: PostgisConnectionInfo & { password?: string },
+  { gateway }: { gateway: ServiceGateway },
+  { connection }: { connection: PostgisConnectionInfo & { password?: string } },
 ) {
   await asBadRequest(() => gateway.checkTarget(connection));
   return asBadRequest(() => gateway.testConnection(connection));

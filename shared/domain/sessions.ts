@@ -1,6 +1,6 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { NotFoundError } from './errors.ts';
-import type { Page } from './page.ts';
+import type { Page, PageQuery } from './page.ts';
 import { checkVersion } from './workspaces.ts';
 
 /** What a session stands on: re-checked on every request, so revoking the key ends the session. */
@@ -159,6 +159,14 @@ export async function requireListedSession(
   return listed;
 }
 
+/** A page of the browser sessions not yet expired at `now`, newest first (listBrowserSessions). */
+export function listBrowserSessions(
+  { sessions }: { sessions: Pick<SessionRepository, 'listListed'> },
+  { limit, cursor, now = new Date() }: PageQuery & { now?: Date },
+): Promise<Page<ListedSession>> {
+  return sessions.listListed(limit, cursor, now.toISOString());
+}
+
 /**
  * Revokes a browser session by its public id (ADR 0134): every pair of it — the newest, the ones
  * it replaced still in their grace, any a concurrent refresh added (their links are read as they
@@ -167,10 +175,8 @@ export async function requireListedSession(
  * so once they are gone nothing can point the entry at a new one.
  */
 export async function revokeBrowserSession(
-  sessions: Pick<SessionRepository, 'delete' | 'findListed' | 'revokeListed'>,
-  sessionId: string,
-  now: Date,
-  ifMatch?: string,
+  { sessions }: { sessions: Pick<SessionRepository, 'delete' | 'findListed' | 'revokeListed'> },
+  { session: sessionId, ifMatch, now = new Date() }: { session: string; ifMatch?: string; now?: Date },
 ): Promise<void> {
   const listed = await requireListedSession(sessions, sessionId);
   checkVersion({ version: listedSessionVersion(listed) }, ifMatch);

@@ -204,11 +204,21 @@ export interface SettingsRepository {
   missingTileMatrixSets(ids: string[]): Promise<string[]>;
 }
 
+/** Ports of the settings use cases. */
+export interface SettingsDeps {
+  settings: SettingsRepository;
+}
+
+/** What a settings use case is asked: one kind of document of a workspace. */
+export interface SettingsCommand<K extends SettingsKind> {
+  workspaceId: string;
+  kind: K;
+}
+
 /** Reads a settings document; a workspace that never saved one gets the defaults at version 0. */
 export async function getSettings<K extends SettingsKind>(
-  repo: SettingsRepository,
-  workspaceId: string,
-  kind: K,
+  { settings: repo }: SettingsDeps,
+  { workspaceId, kind }: SettingsCommand<K>,
 ): Promise<Versioned<SettingsKinds[K]>> {
   return (
     (await repo.find(workspaceId, kind)) ?? { document: structuredClone(defaultSettings[kind]), version: 0 }
@@ -318,11 +328,13 @@ export function customTileMatrixSets(doc: OGCTilesSettings): string[] {
  * Without If-Match a concurrent writer is retried, so the last complete document wins (ADR 0075).
  */
 export async function updateSettings<K extends SettingsKind>(
-  repo: SettingsRepository,
-  workspaceId: string,
-  kind: K,
-  doc: SettingsKinds[K],
-  ifMatch: string | undefined,
+  { settings: repo }: SettingsDeps,
+  {
+    workspaceId,
+    kind,
+    body: doc,
+    ifMatch,
+  }: SettingsCommand<K> & { body: SettingsKinds[K]; ifMatch?: string },
 ): Promise<Versioned<SettingsKinds[K]>> {
   validateSettings(kind, doc);
   if (kind === 'ogc-tiles') {
@@ -332,7 +344,7 @@ export async function updateSettings<K extends SettingsKind>(
     }
   }
   return lastWriterWins(async () => {
-    const previous = await getSettings(repo, workspaceId, kind);
+    const previous = await getSettings({ settings: repo }, { workspaceId, kind });
     checkVersion(previous, ifMatch);
     const next = { document: doc, version: previous.version + 1 };
     await repo.save(workspaceId, kind, next, previous);
@@ -347,10 +359,10 @@ export async function updateSettings<K extends SettingsKind>(
  * Not paged: the settings name at most 16 sets.
  */
 export async function listWorkspaceTileMatrixSets(
-  deps: { settings: SettingsRepository; tileMatrixSets: Pick<TileMatrixSetRepository, 'find'> },
-  workspaceId: string,
+  deps: SettingsDeps & { tileMatrixSets: Pick<TileMatrixSetRepository, 'find'> },
+  { workspaceId }: { workspaceId: string },
 ): Promise<{ tiles_enabled: boolean; tile_matrix_sets: TileMatrixSetSummary[] }> {
-  const { document } = await getSettings(deps.settings, workspaceId, 'ogc-tiles');
+  const { document } = await getSettings(deps, { workspaceId, kind: 'ogc-tiles' });
   const sets = await tileMatrixSetsNamed(deps.tileMatrixSets, document.settings.tile_matrix_sets);
   return { tiles_enabled: document.enabled, tile_matrix_sets: sets.map(summaryOf) };
 }

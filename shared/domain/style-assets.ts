@@ -1,14 +1,17 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { DependencyConflictError, InvalidInputError, NotFoundError, StateConflictError } from './errors.ts';
 import { lastWriterWins } from './last-writer-wins.ts';
-import type { Page } from './page.ts';
+import type { Page, WorkspacePageQuery } from './page.ts';
 import { checkTag, underIfMatch } from './workspaces.ts';
 import { parseXml, type XmlNode } from './xml.ts';
 
 /** Largest asset accepted (413 above it): two DynamoDB chunks (ADR 0053). */
 export const MAX_ASSET_BYTES = 512 * 1024;
 
-export type AssetContentType = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/svg+xml';
+/** The formats an asset may have (sniffed from its bytes), as media types. */
+export const assetContentTypes = ['image/png', 'image/jpeg', 'image/gif', 'image/svg+xml'] as const;
+
+export type AssetContentType = (typeof assetContentTypes)[number];
 
 /** A style asset's metadata (the bytes are stored apart, in chunks). */
 export interface StyleAsset {
@@ -259,12 +262,14 @@ export function assetTag(asset: Pick<StyleAsset, 'sha256'>): string {
  * write is conditioned on the version read, so a concurrent upload is retried and then a 412.
  */
 export async function putStyleAsset(
-  repo: StyleAssetRepository,
-  workspaceId: string,
-  name: string,
-  bytes: Buffer,
-  now = new Date(),
-  ifMatch?: string,
+  { assets: repo }: { assets: StyleAssetRepository },
+  {
+    workspaceId,
+    asset: name,
+    bytes,
+    ifMatch,
+    now = new Date(),
+  }: StyleAssetCommand & { bytes: Buffer; ifMatch?: string; now?: Date },
 ): Promise<{ asset: StyleAsset; created: boolean }> {
   if (bytes.length === 0) throw new InvalidInputError('body_required', 'The asset bytes are required.');
   const content_type = sniffContentType(bytes);
@@ -311,6 +316,11 @@ export function assetDeleteRefusal(asset: StyleAsset, found: AssetReferences | u
 export interface StyleAssetCommand {
   workspaceId: string;
   asset: string;
+}
+
+/** A page of the workspace's assets (listStyleAssets). */
+export function listStyleAssets({ assets }: { assets: StyleAssetRepository }, query: WorkspacePageQuery) {
+  return assets.list(query.workspaceId, query.limit, query.cursor);
 }
 
 /**

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { validateStyleMin as ValidateStyle } from '@maplibre/maplibre-gl-style-spec';
 import { DependencyConflictError, InvalidInputError, NotFoundError, StateConflictError } from './errors.ts';
 import { lastWriterWinsOn } from './last-writer-wins.ts';
-import type { Page } from './page.ts';
+import type { Page, WorkspacePageQuery } from './page.ts';
 import { checkVersion } from './workspaces.ts';
 import { parseXml, type XmlNode } from './xml.ts';
 
@@ -282,10 +282,8 @@ export function presentStyle(
 
 /** Creates a style; references to assets are recorded with it. */
 export async function createStyle(
-  repo: StyleRepository,
-  workspaceId: string,
-  input: StyleInput,
-  now = new Date(),
+  { styles: repo }: { styles: StyleRepository },
+  { workspaceId, body: input, now = new Date() }: { workspaceId: string; body: StyleInput; now?: Date },
 ): Promise<Style> {
   if (input.format === 'mapbox') await loadStyleValidator();
   const { text, assets } = checkStyleBody(input.format, input.body);
@@ -343,6 +341,19 @@ export interface StyleCommand {
   workspaceId: string;
   style: string;
   ifMatch?: string;
+}
+
+/** A page of the workspace's styles, without their bodies (listStyles). */
+export function listStyles({ styles }: { styles: StyleRepository }, query: WorkspacePageQuery) {
+  return styles.list(query.workspaceId, query.limit, query.cursor);
+}
+
+/** Reads a style (getStyle): 404 for a missing one. */
+export function getStyle(
+  { styles }: { styles: StyleRepository },
+  { workspaceId, style }: Omit<StyleCommand, 'ifMatch'>,
+): Promise<Style> {
+  return requireStyle(styles, workspaceId, style);
 }
 
 /**

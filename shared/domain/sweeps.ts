@@ -5,14 +5,24 @@
  * Pure rules over ports: the store lists and changes the items, the workflow adapters say whether
  * an execution still runs and start new ones.
  */
-import { type DeletionOperation, executionName, isActive } from './deletion-model.ts';
+import { type DeletionOperation, deletionInput, executionName, isActive } from './deletion-model.ts';
 import type { ImportWorkflowInput } from './import-model.ts';
 import { importExecutionName, WORKING_STATUSES } from './import-model.ts';
 import { advance, type ImportJob, type ImportRepository, type ImportStarter, startRun } from './imports.ts';
-import { isFinished, type JobStatus, jobExecutionName, jobRun } from './jobs.ts';
+import { isFinished, type JobRecord, type JobTransitions, jobExecutionName, jobRun } from './jobs.ts';
 import { isConcurrentModification } from './last-writer-wins.ts';
-import type { HarvestJob, HarvestStarter, HarvestWorkflowInput } from './mosaic-harvest-jobs.ts';
-import type { TileCacheJob, TileCacheStarter, TileCacheWorkflowInput } from './tile-cache-jobs.ts';
+import {
+  HARVEST_JOB,
+  type HarvestJob,
+  type HarvestStarter,
+  type HarvestWorkflowInput,
+} from './mosaic-harvest-jobs.ts';
+import {
+  TILE_CACHE_JOB,
+  type TileCacheJob,
+  type TileCacheStarter,
+  type TileCacheWorkflowInput,
+} from './tile-cache-jobs.ts';
 import type { DeletionWorkflowInput, DeletionWorkflowSteps, WorkflowStarter } from './workflows.ts';
 
 /**
@@ -48,30 +58,19 @@ export interface WorkflowExecutions {
 }
 
 /** A job of the job loop (ADR 0136, 0139) as the sweep sees it. */
-export interface LoopJob {
-  id: string;
-  workspace_id: string;
-  status: JobStatus;
-  run?: number;
-  updated_at: string;
-}
+export type LoopJob = Pick<JobRecord, 'id' | 'workspace_id' | 'status' | 'run' | 'updated_at'>;
 
-/** Port: the jobs of one job-loop workflow (mosaic harvests, tile cache jobs) in the store. */
-export interface StuckJobStore<J extends LoopJob> {
-  /** Visits every queued or running job. */
-  working(visit: (job: Swept<J>) => Promise<void>): Promise<void>;
+/**
+ * Port: the jobs of one job-loop workflow (mosaic harvests, tile cache jobs) in the store — the
+ * job store's own `working` and `finish`, and the sweep's restart.
+ */
+export interface StuckJobStore<J extends LoopJob>
+  extends Pick<JobTransitions<Swept<J>>, 'working' | 'finish'> {
   /**
    * The job in the same status with run + 1 and `mark`, only while it is as read (unfinished, same
    * run, same `updated_at`); undefined when it changed meanwhile.
    */
   restart(job: J, mark: SweepMark, now: string): Promise<J | undefined>;
-  /** Unfinished → `status`, its marker released (the job's own transition); false when it had finished. */
-  finish(
-    job: J,
-    status: JobStatus,
-    now: string,
-    error?: { reason: string; message: string },
-  ): Promise<boolean>;
 }
 
 /** Port: the deletions side of the sweep (the store). */
@@ -194,6 +193,11 @@ export function stuckMessage(
   );
 }
 
+/** The rule's view of a stored item in its `attempt` (a deletion's attempt, a job's run) at `progress`. */
+function workOf(item: Swept<{ updated_at: string }>, attempt: number, progress: string): Work {
+  return { updatedAt: item.updated_at, attempt, progress, ...(item.sweep ? { sweep: item.sweep } : {}) };
+}
+
 function markOf(work: Work, nextAttempt: number, now: Date): SweepMark {
   return {
     restarts: restartsWithoutProgress(work) + 1,
@@ -205,15 +209,9 @@ function markOf(work: Work, nextAttempt: number, now: Date): SweepMark {
 
 async function sweepDeletion(ports: SweepPorts, op: Swept<DeletionOperation>, now: Date): Promise<SweptItem> {
   const item = { kind: 'deletion' as const, id: op.id };
-  const work: Work = {
-    updatedAt: op.updated_at,
-    attempt: op.attempt_count,
-    progress: deletionProgress(op),
-    ...(op.sweep ? { sweep: op.sweep } : {}),
-  };
+  const work = workOf(op, op.attempt_count, deletionProgress(op));
   if (!isActive(op) || !isStuck(work, now, ports.settings)) return { ...item, outcome: 'progressing' };
-  const input = { operation_id: op.id, attempt: op.attempt_count };
-  if (await ports.executions.deletionRunning(executionName(op), input))
+  if (await ports.executions.deletionRunning(executionName(op), deletionInput(op)))
     return { ...item, outcome: 'running' };
   if (decide(work, ports.settings) === 'fail') {
     await ports.deletionSteps.recordFailure(
@@ -226,21 +224,13 @@ async function sweepDeletion(ports: SweepPorts, op: Swept<DeletionOperation>, no
   // A new attempt, as retryDeletionOperation gives a stalled operation (ADR 0070): an older execution stops at its next step.
   const next = await ports.deletions.restart(op, markOf(work, op.attempt_count + 1, now), now.toISOString());
   if (!next) return { ...item, outcome: 'changed' };
-  await ports.deletionStarter.startDeletion(executionName(next), {
-    operation_id: next.id,
-    attempt: next.attempt_count,
-  });
+  await ports.deletionStarter.startDeletion(executionName(next), deletionInput(next));
   return { ...item, outcome: 'restarted', detail: `attempt ${next.attempt_count}` };
 }
 
 async function sweepImport(ports: SweepPorts, job: Swept<ImportJob>, now: Date): Promise<SweptItem> {
   const item = { kind: 'import' as const, id: job.id };
-  const work: Work = {
-    updatedAt: job.updated_at,
-    attempt: job.run,
-    progress: importProgress(job),
-    ...(job.sweep ? { sweep: job.sweep } : {}),
-  };
+  const work = workOf(job, job.run, importProgress(job));
   if (!WORKING_STATUSES.includes(job.status) || !isStuck(work, now, ports.settings))
     return { ...item, outcome: 'progressing' };
   const input = { import_id: job.id, workspace_id: job.workspace_id, run: job.run };
@@ -290,12 +280,7 @@ async function sweepJob<J extends LoopJob>(
   now: Date,
 ): Promise<SweptItem> {
   const item = { kind: k.kind, id: job.id };
-  const work: Work = {
-    updatedAt: job.updated_at,
-    attempt: jobRun(job),
-    progress: k.progress(job),
-    ...(job.sweep ? { sweep: job.sweep } : {}),
-  };
+  const work = workOf(job, jobRun(job), k.progress(job));
   if (isFinished(job.status) || !isStuck(work, now, ports.settings))
     return { ...item, outcome: 'progressing' };
   if (await k.running(jobExecutionName(job), job)) return { ...item, outcome: 'running' };
@@ -324,7 +309,7 @@ function harvestKind(ports: SweepPorts): JobKind<HarvestJob> {
     progress: harvestProgress,
     running: (name, job) => ports.executions.harvestRunning(name, input(job)),
     start: (name, job) => ports.harvestStarter.startHarvest(name, input(job)),
-    failureReason: 'harvest_failed',
+    failureReason: HARVEST_JOB.failed,
   };
 }
 
@@ -336,7 +321,7 @@ function tileCacheKind(ports: SweepPorts): JobKind<TileCacheJob> {
     progress: tileCacheJobProgress,
     running: (name, job) => ports.executions.tileCacheJobRunning(name, input(job)),
     start: (name, job) => ports.tileCacheStarter.startTileCacheJob(name, input(job)),
-    failureReason: 'tile_cache_job_failed',
+    failureReason: TILE_CACHE_JOB.failed,
   };
 }
 

@@ -14,11 +14,22 @@ import {
   serves,
   tileBudgetOf,
 } from './data-plane.ts';
-import { InvalidInputError, NotFoundError, RuleViolationError, StateConflictError } from './errors.ts';
+import { InvalidInputError, NotFoundError, RuleViolationError } from './errors.ts';
 import { timeOrderedId } from './import-model.ts';
-import { isFinished, isStale, JOB_STATUSES, type JobStatus, mapLimited } from './jobs.ts';
+import {
+  cancelJob,
+  failJob,
+  isFinished,
+  JOB_STATUSES,
+  type JobNames,
+  type JobRecord,
+  type JobTransitions,
+  mapLimited,
+  startedJob,
+  startJob,
+} from './jobs.ts';
 import type { Layer } from './layers.ts';
-import type { Page } from './page.ts';
+import type { Page, WorkspacePageQuery } from './page.ts';
 import { defaultSettings } from './settings.ts';
 import {
   type Bbox,
@@ -34,7 +45,6 @@ import {
   tilesIn,
   workspaceTilePrefix,
 } from './tile-cache.ts';
-import { checkVersion } from './workspaces.ts';
 
 export type TileCacheJobType = 'seed' | 'reseed' | 'truncate';
 export const TILE_CACHE_JOB_TYPES: readonly TileCacheJobType[] = ['seed', 'reseed', 'truncate'];
@@ -70,9 +80,7 @@ export interface TileCacheJobProgress {
   bytes_removed: number;
 }
 
-export interface TileCacheJob extends TileCacheJobProgress {
-  id: string;
-  workspace_id: string;
+export interface TileCacheJob extends JobRecord, TileCacheJobProgress {
   type: TileCacheJobType;
   tile_matrix_set: typeof CACHED_TILE_MATRIX_SET;
   /** The layers named; empty for a truncate of the whole workspace (every layer, gone ones too). */
@@ -80,43 +88,19 @@ export interface TileCacheJob extends TileCacheJobProgress {
   zoom_min: number;
   zoom_max: number;
   bbox?: [number, number, number, number];
-  status: JobStatus;
-  cancel_requested: boolean;
   /** Seed/reseed: the next tile position; truncate: `<layer index>:<last key>`. */
   cursor?: string;
-  /** The run the scheduled sweep last started (a lost execution restarted; ADR 0093); 1 when absent. */
-  run?: number;
-  error?: { reason: string; message: string };
-  /** Changes with the status and a cancel request, not with progress (its ETag for If-Match). */
-  version: number;
-  created_at: string;
-  updated_at: string;
-  started_at?: string;
-  finished_at?: string;
 }
 
 /** Port: tile cache jobs and their transitions. */
-export interface TileCacheJobRepository {
+export interface TileCacheJobRepository extends JobTransitions<TileCacheJob> {
   /** Writes a queued job with the workspace's job marker; a StateConflictError names an unfinished job. */
   create(job: TileCacheJob): Promise<void>;
   find(workspaceId: string, jobId: string): Promise<TileCacheJob | undefined>;
   /** The workspace's jobs in the order they were created. */
   list(workspaceId: string, limit: number, cursor?: string): Promise<Page<TileCacheJob>>;
-  /** Sets `cancel_requested` IF the job is unfinished at `version`; false when that condition failed. */
-  requestCancel(job: TileCacheJob, now: string): Promise<boolean>;
-  /** queued → running IF still queued; false otherwise. */
-  markRunning(job: TileCacheJob, now: string): Promise<boolean>;
   /** The job's cursor and counters IF it is running, not cancelled and its cursor is `previous`. */
   commitProgress(previous: TileCacheJob, next: TileCacheJob, now: string): Promise<boolean>;
-  /** Unfinished → `status` (final), the marker released; false when the job was already finished. */
-  finish(
-    job: TileCacheJob,
-    status: JobStatus,
-    now: string,
-    error?: { reason: string; message: string },
-  ): Promise<boolean>;
-  /** Every queued or running job (the local host resumes them after a restart). */
-  working(fn: (job: TileCacheJob) => Promise<void>): Promise<void>;
   /** The id of the workspace's unfinished job (its marker), if any. */
   runningJob(workspaceId: string): Promise<string | undefined>;
 }
@@ -141,14 +125,28 @@ export interface CreateTileCacheJobInput {
   tile_matrix_set?: string;
 }
 
+/** How a tile cache job is named in answers and failures. */
+export const TILE_CACHE_JOB: JobNames = {
+  name: 'Tile cache job',
+  finished: 'tile_cache_job_finished',
+  workflow: 'tile cache',
+  failed: 'tile_cache_job_failed',
+};
+
 const notFound = (id: string) =>
   new NotFoundError('tile_cache_job_not_found', `Tile cache job '${id.slice(0, 64)}' not found.`);
 
-/** A job of the workspace (404 otherwise). */
+/** What a use case on one job is asked: its workspace and the `{job}` of the path. */
+export interface TileCacheJobCommand {
+  workspaceId: string;
+  job: string;
+  ifMatch?: string;
+}
+
+/** A job of the workspace (getTileCacheJob, its progress; 404 otherwise). */
 export async function requireTileCacheJob(
-  repo: TileCacheJobRepository,
-  workspaceId: string,
-  jobId: string,
+  { jobs: repo }: { jobs: TileCacheJobRepository },
+  { workspaceId, job: jobId }: TileCacheJobCommand,
 ): Promise<TileCacheJob> {
   const job = await repo.find(workspaceId, jobId.toLowerCase());
   if (!job) throw notFound(jobId);
@@ -193,9 +191,11 @@ function servable(layer: Layer): boolean {
  */
 export async function createTileCacheJob(
   deps: TileCacheJobDeps,
-  workspaceId: string,
-  input: CreateTileCacheJobInput,
-  now = new Date(),
+  {
+    workspaceId,
+    body: input,
+    now = new Date(),
+  }: { workspaceId: string; body: CreateTileCacheJobInput; now?: Date },
 ): Promise<TileCacheJob> {
   if (input.tile_matrix_set !== undefined && input.tile_matrix_set !== CACHED_TILE_MATRIX_SET)
     throw invalid(`Only ${CACHED_TILE_MATRIX_SET} tiles are rendered and cached.`, 'tile_matrix_set');
@@ -280,16 +280,9 @@ export async function createTileCacheJob(
     updated_at: ts,
   };
   await deps.jobs.create(job);
-  try {
-    await deps.starter.startTileCacheJob(job.id, { job_id: job.id, workspace_id: workspaceId });
-  } catch (error) {
-    await deps.jobs.finish(job, 'failed', new Date().toISOString(), {
-      reason: 'workflow_unavailable',
-      message: 'The tile cache workflow could not be started.',
-    });
-    throw error;
-  }
-  return job;
+  return startJob(deps.jobs, TILE_CACHE_JOB, job, () =>
+    deps.starter.startTileCacheJob(job.id, { job_id: job.id, workspace_id: workspaceId }),
+  );
 }
 
 /**
@@ -298,30 +291,19 @@ export async function createTileCacheJob(
  * live execution) is ended at once.
  */
 export async function cancelTileCacheJob(
-  repo: TileCacheJobRepository,
-  workspaceId: string,
-  jobId: string,
-  ifMatch?: string,
-  now = new Date(),
+  { jobs: repo }: { jobs: TileCacheJobRepository },
+  { workspaceId, job: jobId, ifMatch, now = new Date() }: TileCacheJobCommand & { now?: Date },
 ): Promise<TileCacheJob> {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const job = await requireTileCacheJob(repo, workspaceId, jobId);
-    checkVersion(job, ifMatch);
-    if (isFinished(job.status))
-      throw new StateConflictError(
-        'tile_cache_job_finished',
-        `Tile cache job '${job.id}' is already ${job.status}; only a queued or running job can be cancelled.`,
-      );
-    if (isStale(job, now)) {
-      if (await repo.finish(job, 'cancelled', now.toISOString()))
-        return (await repo.find(job.workspace_id, job.id)) ?? job;
-      continue;
-    }
-    if (job.cancel_requested) return job;
-    if (await repo.requestCancel(job, now.toISOString()))
-      return { ...job, cancel_requested: true, version: job.version + 1, updated_at: now.toISOString() };
-  }
-  throw new StateConflictError('concurrent_modification', 'The tile cache job kept changing; retry.');
+  return cancelJob(
+    repo,
+    TILE_CACHE_JOB,
+    {
+      read: () => requireTileCacheJob({ jobs: repo }, { workspaceId, job: jobId }),
+      reload: (job) => repo.find(job.workspace_id, job.id),
+    },
+    ifMatch,
+    now,
+  );
 }
 
 /** The job as the API shows it. */
@@ -332,10 +314,8 @@ export function presentTileCacheJob(job: TileCacheJob) {
 
 /** A page of the workspace's jobs as the API shows them. */
 export async function listTileCacheJobs(
-  repo: TileCacheJobRepository,
-  workspaceId: string,
-  limit: number,
-  cursor?: string,
+  { jobs: repo }: { jobs: TileCacheJobRepository },
+  { workspaceId, limit, cursor }: WorkspacePageQuery,
 ) {
   const page = await repo.list(workspaceId, limit, cursor);
   return {
@@ -411,19 +391,12 @@ export async function runTileCacheStep(
 ): Promise<{ done: boolean }> {
   const clock = deps.now ?? Date.now;
   const deadline = clock() + budgetMs;
-  const found = await deps.jobs.find(input.workspace_id, input.job_id);
+  const load = () => deps.jobs.find(input.workspace_id, input.job_id);
+  const found = await load();
   if (!found || isFinished(found.status)) return { done: true };
-  let job: TileCacheJob = found;
-  if (job.status === 'queued') {
-    if (job.cancel_requested) {
-      await deps.jobs.finish(job, 'cancelled', iso(clock()));
-      return { done: true };
-    }
-    await deps.jobs.markRunning(job, iso(clock()));
-    const running = await deps.jobs.find(input.workspace_id, input.job_id);
-    if (!running || isFinished(running.status)) return { done: true };
-    job = running;
-  }
+  const started = await startedJob(deps.jobs, found, load, () => iso(clock()));
+  if (!started) return { done: true };
+  let job: TileCacheJob = started;
   const served = job.type === 'truncate' ? undefined : await servedLayers(deps, job);
   while (clock() < deadline) {
     if (job.cancel_requested) {
@@ -438,7 +411,7 @@ export async function runTileCacheStep(
     }
     if (!(await deps.jobs.commitProgress(job, next, iso(clock())))) {
       // Cancelled, finished elsewhere, or another run moved it: read it again and go on from there.
-      const again = await deps.jobs.find(input.workspace_id, input.job_id);
+      const again = await load();
       if (!again || isFinished(again.status)) return { done: true };
       job = again;
       continue;
@@ -570,10 +543,5 @@ export async function failTileCacheJob(
   message: string,
   now = new Date(),
 ): Promise<void> {
-  const job = await repo.find(input.workspace_id, input.job_id);
-  if (!job || isFinished(job.status)) return;
-  await repo.finish(job, 'failed', now.toISOString(), {
-    reason: 'tile_cache_job_failed',
-    message: message.slice(0, 1000),
-  });
+  await failJob(repo, TILE_CACHE_JOB, await repo.find(input.workspace_id, input.job_id), message, now);
 }

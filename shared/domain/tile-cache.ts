@@ -294,7 +294,7 @@ export interface TileCacheStatsDeps {
 }
 
 /** `getPersistentTileCacheStats`: O(1) from the workspace's tile cache record. */
-export async function tileCacheStats(deps: TileCacheStatsDeps, workspaceId: string) {
+export async function tileCacheStats(deps: TileCacheStatsDeps, { workspaceId }: { workspaceId: string }) {
   const [record, settings, running] = await Promise.all([
     deps.records.workspace(workspaceId),
     deps.tilesSettings(workspaceId),

@@ -7,7 +7,7 @@ import {
   StateConflictError,
 } from './errors.ts';
 import { lastWriterWins } from './last-writer-wins.ts';
-import type { Page } from './page.ts';
+import type { Page, PageQuery } from './page.ts';
 import { checkVersion } from './workspaces.ts';
 
 /** One tile matrix of an OGC Two Dimensional Tile Matrix Set 2.0 document. */
@@ -270,6 +270,17 @@ export function validateDefinition(pathId: string, def: TileMatrixSetDefinition)
   }
 }
 
+/** Ports of the tile matrix set use cases. */
+export interface TileMatrixSetDeps {
+  tileMatrixSets: TileMatrixSetRepository;
+}
+
+/** What a use case on one set is asked: the set the path names. */
+export interface TileMatrixSetCommand {
+  tileMatrixSet: string;
+  ifMatch?: string;
+}
+
 /** A set by id: a built-in or a stored custom set (404 otherwise). */
 export async function requireTileMatrixSet(
   repo: TileMatrixSetRepository,
@@ -280,6 +291,14 @@ export async function requireTileMatrixSet(
   const found = await repo.find(id);
   if (!found) throw new NotFoundError('tile_matrix_set_not_found', `Tile matrix set '${id}' does not exist.`);
   return found;
+}
+
+/** Reads a set (getTileMatrixSet): a built-in or a stored custom one, 404 otherwise. */
+export function getTileMatrixSet(
+  { tileMatrixSets }: TileMatrixSetDeps,
+  { tileMatrixSet }: Pick<TileMatrixSetCommand, 'tileMatrixSet'>,
+): Promise<TileMatrixSetRecord> {
+  return requireTileMatrixSet(tileMatrixSets, tileMatrixSet);
 }
 
 function refuseBuiltIn(id: string): void {
@@ -293,11 +312,13 @@ function refuseBuiltIn(id: string): void {
 
 /** Creates or replaces a custom set; `created` tells which. Honours If-Match on the revision. */
 export async function putTileMatrixSet(
-  repo: TileMatrixSetRepository,
-  id: string,
-  definition: TileMatrixSetDefinition,
-  ifMatch: string | undefined,
-  now = new Date(),
+  { tileMatrixSets: repo }: TileMatrixSetDeps,
+  {
+    tileMatrixSet: id,
+    body: definition,
+    ifMatch,
+    now = new Date(),
+  }: TileMatrixSetCommand & { body: TileMatrixSetDefinition; now?: Date },
 ): Promise<{ record: TileMatrixSetRecord; created: boolean }> {
   refuseBuiltIn(id);
   validateDefinition(id, definition);
@@ -330,9 +351,8 @@ export async function putTileMatrixSet(
 
 /** Deletes a custom set: built-ins 409, unknown 404, referenced by tiles settings 409. */
 export async function deleteTileMatrixSet(
-  repo: TileMatrixSetRepository,
-  id: string,
-  ifMatch: string | undefined,
+  { tileMatrixSets: repo }: TileMatrixSetDeps,
+  { tileMatrixSet: id, ifMatch }: TileMatrixSetCommand,
 ): Promise<void> {
   refuseBuiltIn(id);
   await lastWriterWins(async () => {
@@ -373,9 +393,8 @@ export function summaryOf(r: TileMatrixSetRecord): TileMatrixSetSummary {
 
 /** A page of sets: the built-ins lead the first page, followed by up to `limit` custom sets. */
 export async function listTileMatrixSets(
-  repo: TileMatrixSetRepository,
-  limit: number,
-  cursor?: string,
+  { tileMatrixSets: repo }: TileMatrixSetDeps,
+  { limit, cursor }: PageQuery,
 ): Promise<{ tile_matrix_sets: TileMatrixSetSummary[]; next_cursor?: string }> {
   const page = await repo.list(limit, cursor);
   const items = [...(cursor === undefined ? builtInTileMatrixSets : []), ...page.items].map(summaryOf);

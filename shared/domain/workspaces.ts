@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { DeletionPlan } from './deletion-model.ts';
 import { DependencyConflictError, NotFoundError, VersionMismatchError } from './errors.ts';
 import { isConcurrentModification, lastWriterWinsOn } from './last-writer-wins.ts';
-import type { Page } from './page.ts';
+import type { Page, PageQuery } from './page.ts';
 import type { UsageKeyProvisioner } from './usage-keys.ts';
 import type { SummaryCounts } from './workspace-summary.ts';
 
@@ -212,12 +212,18 @@ export async function underIfMatch<T>(ifMatch: string | undefined, write: () => 
   }
 }
 
+/** A page of the workspaces (listWorkspaces). */
+export function listWorkspaces(
+  { workspaces }: { workspaces: WorkspaceRepository },
+  { limit, cursor }: PageQuery,
+): Promise<Page<Workspace>> {
+  return workspaces.list(limit, cursor);
+}
+
 /** Creates a workspace; the name's uniqueness is enforced by the repository's transaction. */
 export async function createWorkspace(
-  repo: WorkspaceRepository,
-  input: { name: string; description?: string | null },
-  now = new Date(),
-  usageKeys?: UsageKeyProvisioner,
+  { workspaces: repo, usageKeys }: { workspaces: WorkspaceRepository; usageKeys?: UsageKeyProvisioner },
+  { body: input, now = new Date() }: { body: { name: string; description?: string | null }; now?: Date },
 ): Promise<Workspace> {
   const ts = now.toISOString();
   const id = randomUUID();
@@ -243,11 +249,19 @@ export async function createWorkspace(
  * clears it.
  */
 export async function updateWorkspace(
-  repo: WorkspaceRepository,
-  current: Workspace,
-  input: { name?: string; description?: string | null },
-  ifMatch: string | undefined,
-  now = new Date(),
+  { workspaces: repo }: { workspaces: WorkspaceRepository },
+  {
+    workspace: current,
+    body: input,
+    ifMatch,
+    now = new Date(),
+  }: {
+    /** The workspace as the middleware resolved it. */
+    workspace: Workspace;
+    body: { name?: string; description?: string | null };
+    ifMatch?: string;
+    now?: Date;
+  },
 ): Promise<Workspace> {
   return lastWriterWinsOn(
     current,

@@ -21,7 +21,7 @@ import { InvalidInputError, NotFoundError } from '#domain/errors.ts';
 import { dataLinks } from '#domain/ogc-documents.ts';
 import { resolveWorkspace } from '#domain/workspaces.ts';
 import { errorFields, requestLogger } from '#log/logger.ts';
-import { isThrottled, recordRequest } from '#log/metrics.ts';
+import { isThrottled, recordRequest } from '#telemetry/metrics.ts';
 import { HttpsRequiredError, RouteNotFoundError, toErrorResponse } from './errors.ts';
 import { securityHeaders } from './responses.ts';
 

@@ -16,8 +16,8 @@ import { NotFoundError, UnavailableError } from '#domain/errors.ts';
 import { type KnownService, requireService, type Service } from '#domain/services.ts';
 import { resolveWorkspace, type Workspace } from '#domain/workspaces.ts';
 import { errorFields, type RequestLog, requestLogger } from '#log/logger.ts';
-import { isThrottled, recordRequest } from '#log/metrics.ts';
-import { type RequestTrace, traceRequest } from '#log/tracer.ts';
+import { isThrottled, recordRequest } from '#telemetry/metrics.ts';
+import { type RequestTrace, traceRequest } from '#telemetry/tracer.ts';
 import {
   BadRequestError,
   ForbiddenError,

@@ -2,7 +2,7 @@ import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from 
 import { config, eventBusName } from '#config/env.ts';
 import type { CatalogEvent, CatalogEventBus } from '#domain/catalog-events.ts';
 import { logger } from '#log/logger.ts';
-import { captureClient } from '#log/tracer.ts';
+import { captureClient } from '#telemetry/tracer.ts';
 
 /** PutEvents takes at most 10 entries per call. */
 const ENTRIES_PER_CALL = 10;

@@ -7,7 +7,7 @@ import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { config, importConfig } from '#config/env.ts';
 import { UnavailableError } from '#domain/errors.ts';
 import type { ImportUploads, ImportUploadTicket, SealedUpload } from '#domain/imports.ts';
-import { captureClient } from '#log/tracer.ts';
+import { captureClient } from '#telemetry/tracer.ts';
 
 /**
  * The upload store of imports (ADR 0083, 0106). On AWS an S3 presigned POST whose policy pins the

@@ -18,7 +18,7 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import type { CachedTile, StoredTile, TileStore } from '#domain/tile-cache.ts';
-import { captureClient } from '#log/tracer.ts';
+import { captureClient } from '#telemetry/tracer.ts';
 
 /** A key is ours only when it is a relative path of plain segments (never `..`, never absolute). */
 function checkedKey(key: string): string {

@@ -7,7 +7,7 @@ import {
   GetApiKeysCommand,
   GetUsagePlansCommand,
 } from '@aws-sdk/client-api-gateway';
-import { config } from '#config/env.ts';
+import { awsResource } from '#config/env.ts';
 import { UnavailableError } from '#domain/errors.ts';
 import {
   type FoundKey,
@@ -17,7 +17,7 @@ import {
   type UsageKeyMaker,
 } from '#domain/usage-keys.ts';
 import { errorFields, logger } from '#log/logger.ts';
-import { captureClient } from '#log/tracer.ts';
+import { captureClient } from '#telemetry/tracer.ts';
 
 /** The name of the key made for a slot of the pool: `<plan>-slot-<n>`. */
 export function slotKeyName(usagePlanName: string, slot: number): string {
@@ -130,12 +130,12 @@ export const localUsageKeys: UsageKeyMaker = {
 
 /** The key maker of this deployment. */
 export function usageKeyMaker(): UsageKeyMaker {
-  const planName = config().USAGE_PLAN_NAME;
+  const planName = awsResource('USAGE_PLAN_NAME');
   return planName ? new ApiGatewayUsageKeys(planName) : localUsageKeys;
 }
 
 /** The keys the sweep looks through: API Gateway's, or none where there are no usage plans. */
 export function usageKeyInventory(): UsageKeyInventory {
-  const planName = config().USAGE_PLAN_NAME;
+  const planName = awsResource('USAGE_PLAN_NAME');
   return planName ? new ApiGatewayUsageKeys(planName) : { list: async () => [], discard: async () => {} };
 }

@@ -33,7 +33,7 @@ import {
 import { auditItem, changesOf } from './audit-records.ts';
 import { currentChange } from './change-context.ts';
 import type { StoreClient } from './client.ts';
-import { ConditionFailed, storeCall } from './errors.ts';
+import { storeCall } from './errors.ts';
 import { keyCondition, queryInput, queryPages } from './items.ts';
 import { entities, type Key, keyOf, keys } from './keys.ts';
 import { toLayer } from './layers-repository.ts';
@@ -41,7 +41,7 @@ import { layerCountChanges, readPlanCounters } from './plan-counters.ts';
 import { toService } from './services-repository.ts';
 import { readSummaryCounters, resetSummaryBase, summaryChangeOf } from './summary-counters.ts';
 import { itemAbsent, itemExists } from './table.ts';
-import { type TransactItem, transact } from './transactions.ts';
+import { type TransactItem, transactUnlessRaced, versionIs } from './transactions.ts';
 
 type Item = Record<string, unknown>;
 
@@ -61,6 +61,22 @@ function findingId(check: CheckCode, workspaceId: string | undefined, entityId: 
     .update(`${check}\u0000${workspaceId ?? ''}\u0000${entityId}`)
     .digest('hex')
     .slice(0, 24);
+}
+
+/** The stored layer written back as `next`, only while it is still at the version the check read. */
+function layerRewrite(
+  table: string,
+  stored: Record<string, unknown>,
+  next: Layer,
+  version: number,
+): TransactItem {
+  return {
+    Put: {
+      TableName: table,
+      Item: { ...keyOf(stored), entity: entities.layer, ...next },
+      ...versionIs(version),
+    },
+  };
 }
 
 const num = (v: unknown) => (typeof v === 'number' ? v : 0);
@@ -350,13 +366,7 @@ export class DynamoIntegrityInspector implements IntegrityInspector {
           fix: (id) =>
             this.commit(workspaceId, 'layer_service', id, [
               {
-                Delete: {
-                  TableName: this.table,
-                  Key: keyOf(layer),
-                  ConditionExpression: '#v = :v',
-                  ExpressionAttributeNames: { '#v': 'version' },
-                  ExpressionAttributeValues: { ':v': l.version },
-                },
+                Delete: { TableName: this.table, Key: keyOf(layer), ...versionIs(l.version) },
               },
               ...(publicIds.has(l.public_id)
                 ? [this.deleteIf(keys.publicId(workspaceId, l.public_id), 'target_id', l.id, true)]
@@ -383,15 +393,7 @@ export class DynamoIntegrityInspector implements IntegrityInspector {
           repair: 'Takes the missing style names off the layer (its other styles stay).',
           fix: (id) =>
             this.commit(workspaceId, 'layer_style', id, [
-              {
-                Put: {
-                  TableName: this.table,
-                  Item: { ...keyOf(layer), entity: entities.layer, ...next },
-                  ConditionExpression: '#v = :v',
-                  ExpressionAttributeNames: { '#v': 'version' },
-                  ExpressionAttributeValues: { ':v': l.version },
-                },
-              },
+              layerRewrite(this.table, layer, next, l.version),
               // Plan and summary counts don't change: the layer keeps its state and its styles that exist.
             ]),
         });
@@ -579,15 +581,7 @@ export class DynamoIntegrityInspector implements IntegrityInspector {
           repair: 'Disables the layer (a draft keeps its settings; enable it again once its table is back).',
           fix: (id) =>
             this.commit(workspaceId, 'layer_source', id, [
-              {
-                Put: {
-                  TableName: this.table,
-                  Item: { ...keyOf(layer), entity: entities.layer, ...next },
-                  ConditionExpression: '#v = :v',
-                  ExpressionAttributeNames: { '#v': 'version' },
-                  ExpressionAttributeValues: { ':v': l.version },
-                },
-              },
+              layerRewrite(this.table, layer, next, l.version),
               ...layerCountChanges(this.table, l, next).map((g) => g.item),
               ...summaryChangeOf(this.table, 'layer', l, l, next).map((g) => g.item),
             ]),
@@ -838,25 +832,11 @@ export class DynamoIntegrityInspector implements IntegrityInspector {
     id: string,
     writes: TransactItem[],
   ): Promise<boolean> {
-    const record = this.auditPut(workspaceId, check, id, changesOf(writes));
-    try {
-      await transact(
-        this.db,
-        [...writes, record].map((item) => ({ item })),
-        undefined,
-        {
-          unaudited: true,
-          onCancelled: (codes, error) =>
-            codes.some((c) => c === 'ConditionalCheckFailed' || c === 'TransactionConflict')
-              ? new ConditionFailed()
-              : (error as Error),
-        },
-      );
-      return true;
-    } catch (error) {
-      if (error instanceof ConditionFailed) return false;
-      throw error;
-    }
+    // Its own audit record rides along (the repair's), so the transaction adds none.
+    return transactUnlessRaced(this.db, [
+      ...writes,
+      this.auditPut(workspaceId, check, id, changesOf(writes)),
+    ]);
   }
 
   /** Runs a repair made outside one transaction, then writes its audit record when it did repair. */

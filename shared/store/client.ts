@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '#config/env.ts';
-import { captureClient } from '#log/tracer.ts';
+import { captureClient } from '#telemetry/tracer.ts';
 
 let client: DynamoDBDocumentClient | undefined;
 

@@ -3,18 +3,14 @@
  * domain's DataCatalog port. Nothing is cached: every request reads the catalog as it is.
  */
 import type { DataCatalog, StoredSettings } from '#domain/data-plane.ts';
+import type { ServiceRepository } from '#domain/services.ts';
 import type { OGCAPISettings, OGCTilesSettings } from '#domain/settings.ts';
-import type { Style } from '#domain/styles.ts';
+import type { Style, StyleRepository } from '#domain/styles.ts';
+import type { TileMatrixSetRepository } from '#domain/tile-matrix-sets.ts';
 import { documentClient, tableName } from './client.ts';
 import { batchGetItems } from './items.ts';
 import { keys } from './keys.ts';
-import { toLayer } from './layers-repository.ts';
-import {
-  layerRepository,
-  serviceRepository,
-  styleRepository,
-  tileMatrixSetRepository,
-} from './repositories.ts';
+import { type DynamoLayerRepository, toLayer } from './layers-repository.ts';
 import { toService } from './services-repository.ts';
 
 /** The keys of a workspace's two protocol settings documents. */
@@ -34,8 +30,22 @@ function settingsOf(workspaceId: string, items: readonly Record<string, unknown>
 /** The most styles `/styles` lists. */
 const MAX_STYLES = 1000;
 
+/** The repositories the catalog reads through, as accessors (the wiring's: each built on first use). */
+export interface DataCatalogRepositories {
+  /** The store's own layer repository: the catalog lists a workspace's layers, which no domain port declares. */
+  layerRepository: () => DynamoLayerRepository;
+  serviceRepository: () => ServiceRepository;
+  styleRepository: () => StyleRepository;
+  tileMatrixSetRepository: () => TileMatrixSetRepository;
+}
+
 /** The data plane's catalog over the single table. */
-export function dynamoDataCatalog(): DataCatalog {
+export function dynamoDataCatalog({
+  layerRepository,
+  serviceRepository,
+  styleRepository,
+  tileMatrixSetRepository,
+}: DataCatalogRepositories): DataCatalog {
   const layers = layerRepository();
   return {
     layers: (workspaceId, limit) => layers.listInWorkspace(workspaceId, limit),

@@ -1,5 +1,5 @@
 import { InvalidInputError, UnavailableError } from '#domain/errors.ts';
-import { markThrottled } from '#log/metrics.ts';
+import { markThrottled } from '#telemetry/metrics.ts';
 
 /** Reasons DynamoDB gave for each item of a cancelled transaction (`None` when that item passed). */
 export function cancellationCodes(error: unknown): string[] | undefined {

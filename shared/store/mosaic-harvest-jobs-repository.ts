@@ -1,22 +1,19 @@
 import * as z from 'zod/mini';
 import { StateConflictError } from '#domain/errors.ts';
-import {
-  HARVEST_JOB_STATUSES,
-  type HarvestChunk,
-  type HarvestJob,
-  type HarvestJobRepository,
-  type HarvestJobStatus,
-} from '#domain/mosaic-harvest-jobs.ts';
-import type { Granule } from '#domain/mosaics.ts';
+import type { HarvestChunk, HarvestJob, HarvestJobRepository } from '#domain/mosaic-harvest-jobs.ts';
+import type { MosaicState } from '#domain/mosaics.ts';
 import type { Page } from '#domain/page.ts';
 import type { Service } from '#domain/services.ts';
 import { decoder, text } from './decode.ts';
-import { DynamoRepository, indexCondition, queryInput, queryPages, queryPrefixPage } from './items.ts';
+import { cursorIs, DynamoJobRepository, type JobItems, jobStateShape } from './job-items.ts';
 import { entities, keys } from './keys.ts';
-import { attributes, itemAbsent, itemExists } from './table.ts';
-import { type GuardedItem, putNew, transactOr, unguarded, workspaceIsActive } from './transactions.ts';
-
-const WORKING: readonly HarvestJobStatus[] = ['queued', 'running'];
+import {
+  addedGeneration,
+  mosaicServiceCheck,
+  removedGranule,
+  shrunkGeneration,
+} from './mosaics-repository.ts';
+import { type GuardedItem, transactOr, unguarded, workspaceIsActive } from './transactions.ts';
 
 /** Decodes a stored job; an item that isn't one is a clear error, never an unchecked cast. */
 export const toJob = /* @__PURE__ */ decoder<HarvestJob>(
@@ -26,24 +23,16 @@ export const toJob = /* @__PURE__ */ decoder<HarvestJob>(
       id: z.string(),
       workspace_id: z.string(),
       service_id: z.string(),
-      status: z.enum(HARVEST_JOB_STATUSES),
       phase: text<HarvestJob['phase']>(),
       pattern: z.string(),
       remove_missing: z.boolean(),
-      cancel_requested: z.boolean(),
-      cursor: z.optional(z.string()),
       // Absent on jobs stored before failures were listed: none.
       failures: z._default(
         z.array(z.looseObject({ path: z.string(), reason: z.string(), message: z.string() })),
         () => [],
       ),
       generation: z.optional(z.number()),
-      error: z.optional(z.looseObject({ reason: z.string(), message: z.string() })),
-      version: z.number(),
-      created_at: z.string(),
-      updated_at: z.string(),
-      started_at: z.optional(z.string()),
-      finished_at: z.optional(z.string()),
+      ...jobStateShape(),
       files_scanned: z.number(),
       files_total: z.optional(z.number()),
       granules_added: z.number(),
@@ -66,113 +55,36 @@ function jobFields(job: HarvestJob) {
  * time per mosaic), a GSI1 entry while it is unfinished (resume after a restart). A chunk is one
  * transaction: the job's cursor and counters, the mosaic's generation and the chunk's granules.
  */
-export class DynamoHarvestJobRepository extends DynamoRepository implements HarvestJobRepository {
-  async create(job: HarvestJob, service: Service): Promise<void> {
-    const locked = await transactOr(
-      this.db,
-      [
-        putNew(this.table, {
-          ...keys.mosaicHarvestJob(job.workspace_id, job.service_id, job.id),
-          ...keys.mosaicHarvestWorking(job.id),
-          entity: entities.mosaicHarvestJob,
-          ...job,
-        }),
-        unguarded({
-          Put: {
-            TableName: this.table,
-            Item: {
-              ...keys.mosaicHarvestLock(job.workspace_id, job.service_id),
-              entity: entities.mosaicHarvestLock,
-              job_id: job.id,
-              created_at: job.created_at,
-            },
-            ConditionExpression: itemAbsent,
-          },
-        }),
-        this.serviceCheck(service),
-      ],
-      (codes) => (codes[1] === 'ConditionalCheckFailed' ? true : undefined),
-    );
-    if (locked) {
-      const lock = await this.get(keys.mosaicHarvestLock(job.workspace_id, job.service_id));
-      const running = (lock?.job_id as string | undefined) ?? 'unknown';
-      throw new StateConflictError(
+export class DynamoHarvestJobRepository
+  extends DynamoJobRepository<HarvestJob>
+  implements HarvestJobRepository
+{
+  protected readonly items: JobItems<HarvestJob> = {
+    key: (j) => keys.mosaicHarvestJob(j.workspace_id, j.service_id, j.id),
+    lock: (j) => keys.mosaicHarvestLock(j.workspace_id, j.service_id),
+    working: keys.mosaicHarvestWorking,
+    workingPartition: keys.mosaicHarvestWorkingPartition,
+    entity: entities.mosaicHarvestJob,
+    lockEntity: entities.mosaicHarvestLock,
+    decode: toJob,
+    running: (id) =>
+      new StateConflictError(
         'harvest_job_running',
-        `Harvest job '${running}' of this mosaic is not finished yet; cancel it or wait for it.`,
-        { job_id: running },
-      );
-    }
+        `Harvest job '${id}' of this mosaic is not finished yet; cancel it or wait for it.`,
+        { job_id: id },
+      ),
+  };
+
+  create(job: HarvestJob, service: Service): Promise<void> {
+    return this.createLocked(job, mosaicServiceCheck(this.table, service));
   }
 
-  async find(workspaceId: string, serviceId: string, jobId: string): Promise<HarvestJob | undefined> {
-    const item = await this.get(keys.mosaicHarvestJob(workspaceId, serviceId, jobId));
-    return item ? toJob(item) : undefined;
+  find(workspaceId: string, serviceId: string, jobId: string): Promise<HarvestJob | undefined> {
+    return this.findAt(keys.mosaicHarvestJob(workspaceId, serviceId, jobId));
   }
 
-  async list(
-    workspaceId: string,
-    serviceId: string,
-    limit: number,
-    cursor?: string,
-  ): Promise<Page<HarvestJob>> {
-    const page = await queryPrefixPage(
-      this.db,
-      this.table,
-      keys.workspacePartition(workspaceId),
-      keys.mosaicHarvestJobPrefix(serviceId),
-      limit,
-      cursor,
-    );
-    return { items: page.items.map(toJob), nextCursor: page.nextCursor };
-  }
-
-  async requestCancel(job: HarvestJob, now: string): Promise<boolean> {
-    const lost = await transactOr(
-      this.db,
-      [
-        unguarded({
-          Update: {
-            TableName: this.table,
-            Key: keys.mosaicHarvestJob(job.workspace_id, job.service_id, job.id),
-            UpdateExpression: 'SET cancel_requested = :yes, #st = :status, #v = :next, updated_at = :now',
-            ConditionExpression: '#v = :v AND #st IN (:queued, :running)',
-            ExpressionAttributeNames: { '#st': 'status', '#v': 'version' },
-            ExpressionAttributeValues: {
-              ':yes': true,
-              // The status it has (the version condition holds it): the audit records the request.
-              ':status': job.status,
-              ':v': job.version,
-              ':next': job.version + 1,
-              ':now': now,
-              ':queued': 'queued',
-              ':running': 'running',
-            },
-          },
-        }),
-      ],
-      (codes) => (codes[0] === 'ConditionalCheckFailed' ? true : undefined),
-    );
-    return !lost;
-  }
-
-  async markRunning(job: HarvestJob, now: string): Promise<boolean> {
-    const lost = await transactOr(
-      this.db,
-      [
-        unguarded({
-          Update: {
-            TableName: this.table,
-            Key: keys.mosaicHarvestJob(job.workspace_id, job.service_id, job.id),
-            UpdateExpression: 'SET #st = :running, #v = #v + :one, started_at = :now, updated_at = :now',
-            ConditionExpression: '#st = :queued',
-            ExpressionAttributeNames: { '#st': 'status', '#v': 'version' },
-            ExpressionAttributeValues: { ':running': 'running', ':queued': 'queued', ':one': 1, ':now': now },
-          },
-        }),
-      ],
-      (codes) => (codes[0] === 'ConditionalCheckFailed' ? true : undefined),
-    );
-    return !lost;
+  list(workspaceId: string, serviceId: string, limit: number, cursor?: string): Promise<Page<HarvestJob>> {
+    return this.listUnder(workspaceId, keys.mosaicHarvestJobPrefix(serviceId), limit, cursor);
   }
 
   async commitChunk(
@@ -200,17 +112,12 @@ export class DynamoHarvestJobRepository extends DynamoRepository implements Harv
       values[':cur'] = cursor;
       sets.push('#cur = :cur');
     }
-    let condition = '#st = :running AND #ph = :phase AND cancel_requested = :no';
-    if (chunk.previous === undefined) condition += ' AND attribute_not_exists(#cur)';
-    else {
-      values[':prev'] = chunk.previous;
-      condition += ' AND #cur = :prev';
-    }
+    const condition = `#st = :running AND #ph = :phase AND cancel_requested = :no AND ${cursorIs(chunk.previous, values)}`;
     const items: GuardedItem[] = [
       unguarded({
         Update: {
           TableName: this.table,
-          Key: keys.mosaicHarvestJob(job.workspace_id, job.service_id, job.id),
+          Key: this.items.key(job),
           UpdateExpression: `SET ${sets.join(', ')}${cursor === undefined ? ' REMOVE #cur' : ''}`,
           ConditionExpression: condition,
           ExpressionAttributeNames: names,
@@ -218,7 +125,8 @@ export class DynamoHarvestJobRepository extends DynamoRepository implements Harv
         },
       }),
     ];
-    if (chunk.add) items.push(...this.addItems(chunk.add.service, chunk.add.base, chunk.add.granules, now));
+    if (chunk.add)
+      items.push(...addedGeneration(this.table, chunk.add.service, chunk.add.base, chunk.add.granules, now));
     if (chunk.remove) {
       items.push(...this.removeItems(chunk.remove.service, chunk.remove.base, chunk.remove.granuleIds, now));
     }
@@ -244,160 +152,12 @@ export class DynamoHarvestJobRepository extends DynamoRepository implements Harv
     return answer ?? 'ok';
   }
 
-  /** The generation flip to base+1 with the granules (the mosaic item and the service check first). */
-  private addItems(
-    service: Service,
-    base: { generation: number; granule_count: number },
-    granules: Granule[],
-    now: string,
-  ) {
-    const first = base.generation === 0;
+  /** The generation flip to base+1 without the granules (the mosaic item and the service check first). */
+  private removeItems(service: Service, base: MosaicState, granuleIds: string[], now: string) {
     return [
-      unguarded({
-        Update: {
-          TableName: this.table,
-          Key: keys.mosaic(service.workspace_id, service.id),
-          UpdateExpression:
-            'SET #g = :next, granule_count = :count, updated_at = :now, entity = :e, service_id = :sid',
-          ConditionExpression: first ? itemAbsent : '#g = :g',
-          ExpressionAttributeNames: { '#g': 'generation' },
-          ExpressionAttributeValues: {
-            ':next': base.generation + 1,
-            ':count': base.granule_count + granules.length,
-            ':now': now,
-            ':e': entities.mosaic,
-            ':sid': service.id,
-            ...(first ? {} : { ':g': base.generation }),
-          },
-        },
-      }),
-      this.serviceCheck(service),
-      ...granules.map((g) =>
-        putNew(this.table, {
-          ...keys.mosaicGranule(g.workspace_id, g.service_id, g.id),
-          entity: entities.mosaicGranule,
-          ...g,
-        }),
-      ),
+      shrunkGeneration(this.table, service, base, granuleIds.length, now),
+      mosaicServiceCheck(this.table, service),
+      ...granuleIds.map((id) => removedGranule(this.table, service, id, base.generation + 1)),
     ];
-  }
-
-  /** The generation flip to base+1 without the granules; the count stays at least 1. */
-  private removeItems(
-    service: Service,
-    base: { generation: number; granule_count: number },
-    granuleIds: string[],
-    now: string,
-  ) {
-    const next = base.generation + 1;
-    return [
-      unguarded({
-        Update: {
-          TableName: this.table,
-          Key: keys.mosaic(service.workspace_id, service.id),
-          UpdateExpression: 'SET #g = :next, granule_count = granule_count - :k, updated_at = :now',
-          ConditionExpression: '#g = :g AND granule_count > :k',
-          ExpressionAttributeNames: { '#g': 'generation' },
-          ExpressionAttributeValues: {
-            ':next': next,
-            ':g': base.generation,
-            ':k': granuleIds.length,
-            ':now': now,
-          },
-        },
-      }),
-      this.serviceCheck(service),
-      ...granuleIds.map((id) =>
-        unguarded({
-          Update: {
-            TableName: this.table,
-            Key: keys.mosaicGranule(service.workspace_id, service.id, id),
-            UpdateExpression: 'SET removed_generation = :next',
-            ConditionExpression: `${itemExists} AND attribute_not_exists(removed_generation)`,
-            ExpressionAttributeValues: { ':next': next },
-          },
-        }),
-      ),
-    ];
-  }
-
-  private serviceCheck(service: Service) {
-    return unguarded({
-      ConditionCheck: {
-        TableName: this.table,
-        Key: keys.service(service.workspace_id, service.id),
-        ConditionExpression: '#st = :active AND #ty = :mosaic',
-        ExpressionAttributeNames: { '#st': 'status', '#ty': 'type' },
-        ExpressionAttributeValues: { ':active': 'active', ':mosaic': 'raster_mosaic' },
-      },
-    });
-  }
-
-  async finish(
-    job: HarvestJob,
-    status: HarvestJobStatus,
-    now: string,
-    error?: { reason: string; message: string },
-  ): Promise<boolean> {
-    const lost = await transactOr(
-      this.db,
-      [
-        unguarded({
-          Update: {
-            TableName: this.table,
-            Key: keys.mosaicHarvestJob(job.workspace_id, job.service_id, job.id),
-            UpdateExpression: `SET #st = :status, #v = #v + :one, finished_at = :now, updated_at = :now${
-              error ? ', #err = :err' : ''
-            } REMOVE ${attributes.gsi1pk}, ${attributes.gsi1sk}`,
-            ConditionExpression: '#st IN (:queued, :running)',
-            ExpressionAttributeNames: {
-              '#st': 'status',
-              '#v': 'version',
-              ...(error ? { '#err': 'error' } : {}),
-            },
-            ExpressionAttributeValues: {
-              ':status': status,
-              ':one': 1,
-              ':now': now,
-              ':queued': 'queued',
-              ':running': 'running',
-              ...(error ? { ':err': error } : {}),
-            },
-          },
-        }),
-        unguarded({
-          Delete: {
-            TableName: this.table,
-            Key: keys.mosaicHarvestLock(job.workspace_id, job.service_id),
-            ConditionExpression: 'attribute_not_exists(job_id) OR job_id = :id',
-            ExpressionAttributeValues: { ':id': job.id },
-          },
-        }),
-      ],
-      (codes) => (codes[0] === 'ConditionalCheckFailed' ? true : undefined),
-    );
-    return !lost;
-  }
-
-  async working(fn: (job: HarvestJob) => Promise<void>): Promise<void> {
-    const found: { workspace_id: string; service_id: string; id: string }[] = [];
-    await queryPages(
-      this.db,
-      queryInput(this.table, indexCondition(keys.mosaicHarvestWorkingPartition)),
-      (items) => {
-        for (const i of items) {
-          found.push({
-            workspace_id: i.workspace_id as string,
-            service_id: i.service_id as string,
-            id: i.id as string,
-          });
-        }
-        return true;
-      },
-    );
-    for (const f of found) {
-      const job = await this.find(f.workspace_id, f.service_id, f.id);
-      if (job && WORKING.includes(job.status)) await fn(job);
-    }
   }
 }

@@ -13,7 +13,7 @@ import { decoder } from './decode.ts';
 import { DynamoRepository, forEachPrefixPage, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { itemAbsent, itemExists } from './table.ts';
-import { putNew, transactOr, unguarded } from './transactions.ts';
+import { type GuardedItem, putNew, transactOr, unguarded } from './transactions.ts';
 
 /** A stored mosaic granule (its header as read from the file, and the generations it is in). */
 export const toGranule = /* @__PURE__ */ decoder<Granule>('mosaic granule', () =>
@@ -42,6 +42,102 @@ export const toGranule = /* @__PURE__ */ decoder<Granule>('mosaic granule', () =
 /** True when a cancelled transaction lost to a concurrent writer (condition on `generation`, or a conflict). */
 function lostRace(codes: string[], mosaicIndex: number): boolean {
   return codes[mosaicIndex] === 'ConditionalCheckFailed' || codes.includes('TransactionConflict');
+}
+
+/** The service must still be an active raster mosaic when a generation commits. */
+export function mosaicServiceCheck(table: string, service: Service): GuardedItem {
+  return unguarded({
+    ConditionCheck: {
+      TableName: table,
+      Key: keys.service(service.workspace_id, service.id),
+      ConditionExpression: '#st = :active AND #ty = :mosaic',
+      ExpressionAttributeNames: { '#st': 'status', '#ty': 'type' },
+      ExpressionAttributeValues: { ':active': 'active', ':mosaic': 'raster_mosaic' },
+    },
+  });
+}
+
+/**
+ * A generation that adds `granules`: the mosaic's flip from `base` to base+1 (the first one creates
+ * it), the service check, then the granules — in that order, the indexes a caller's codes read.
+ */
+export function addedGeneration(
+  table: string,
+  service: Service,
+  base: MosaicState,
+  granules: Granule[],
+  now: string,
+): GuardedItem[] {
+  const first = base.generation === 0;
+  return [
+    unguarded({
+      Update: {
+        TableName: table,
+        Key: keys.mosaic(service.workspace_id, service.id),
+        UpdateExpression:
+          'SET #g = :next, granule_count = :count, updated_at = :now, entity = :e, service_id = :sid',
+        ConditionExpression: first ? itemAbsent : '#g = :g',
+        ExpressionAttributeNames: { '#g': 'generation' },
+        ExpressionAttributeValues: {
+          ':next': base.generation + 1,
+          ':count': base.granule_count + granules.length,
+          ':now': now,
+          ':e': entities.mosaic,
+          ':sid': service.id,
+          ...(first ? {} : { ':g': base.generation }),
+        },
+      },
+    }),
+    mosaicServiceCheck(table, service),
+    ...granules.map((g) =>
+      putNew(table, {
+        ...keys.mosaicGranule(g.workspace_id, g.service_id, g.id),
+        entity: entities.mosaicGranule,
+        ...g,
+      }),
+    ),
+  ];
+}
+
+/**
+ * The mosaic's flip from `base` to base+1 that removes `count` granules. The last granule stays
+ * (spec 4.17): the count condition holds even if a read was stale.
+ */
+export function shrunkGeneration(
+  table: string,
+  service: Service,
+  base: MosaicState,
+  count: number,
+  now: string,
+) {
+  return unguarded({
+    Update: {
+      TableName: table,
+      Key: keys.mosaic(service.workspace_id, service.id),
+      UpdateExpression: 'SET #g = :next, granule_count = granule_count - :k, updated_at = :now',
+      ConditionExpression: '#g = :g AND granule_count > :k',
+      ExpressionAttributeNames: { '#g': 'generation' },
+      ExpressionAttributeValues: {
+        ':next': base.generation + 1,
+        ':g': base.generation,
+        ':k': count,
+        ':now': now,
+      },
+    },
+  });
+}
+
+/** A granule's removal as of generation `next` (it must exist and not be removed yet). */
+export function removedGranule(table: string, service: Service, granuleId: string, next: number) {
+  return unguarded({
+    Update: {
+      TableName: table,
+      Key: keys.mosaicGranule(service.workspace_id, service.id, granuleId),
+      UpdateExpression: 'SET removed_generation = :next',
+      ConditionExpression: `${itemExists} AND attribute_not_exists(removed_generation)`,
+      ExpressionAttributeValues: { ':next': next },
+    },
+  });
 }
 
 /**
@@ -119,19 +215,6 @@ export class DynamoMosaicRepository extends DynamoRepository implements MosaicRe
     return sources;
   }
 
-  /** The service must still be an active raster mosaic when a generation commits. */
-  private serviceCheck(service: Service) {
-    return unguarded({
-      ConditionCheck: {
-        TableName: this.table,
-        Key: keys.service(service.workspace_id, service.id),
-        ConditionExpression: '#st = :active AND #ty = :mosaic',
-        ExpressionAttributeNames: { '#st': 'status', '#ty': 'type' },
-        ExpressionAttributeValues: { ':active': 'active', ':mosaic': 'raster_mosaic' },
-      },
-    });
-  }
-
   private serviceGone(service: Service) {
     return new NotFoundError('service_not_found', `Service '${service.name}' no longer exists.`);
   }
@@ -142,37 +225,9 @@ export class DynamoMosaicRepository extends DynamoRepository implements MosaicRe
     granules: Granule[],
     now: string,
   ): Promise<boolean> {
-    const first = base.generation === 0;
     const lost = await transactOr(
       this.db,
-      [
-        unguarded({
-          Update: {
-            TableName: this.table,
-            Key: keys.mosaic(service.workspace_id, service.id),
-            UpdateExpression:
-              'SET #g = :next, granule_count = :count, updated_at = :now, entity = :e, service_id = :sid',
-            ConditionExpression: first ? itemAbsent : '#g = :g',
-            ExpressionAttributeNames: { '#g': 'generation' },
-            ExpressionAttributeValues: {
-              ':next': base.generation + 1,
-              ':count': base.granule_count + granules.length,
-              ':now': now,
-              ':e': entities.mosaic,
-              ':sid': service.id,
-              ...(first ? {} : { ':g': base.generation }),
-            },
-          },
-        }),
-        this.serviceCheck(service),
-        ...granules.map((g) =>
-          putNew(this.table, {
-            ...keys.mosaicGranule(g.workspace_id, g.service_id, g.id),
-            entity: entities.mosaicGranule,
-            ...g,
-          }),
-        ),
-      ],
+      addedGeneration(this.table, service, base, granules, now),
       (codes) => {
         if (lostRace(codes, 0)) return true;
         if (codes[1] === 'ConditionalCheckFailed') throw this.serviceGone(service);
@@ -188,31 +243,12 @@ export class DynamoMosaicRepository extends DynamoRepository implements MosaicRe
     granuleId: string,
     now: string,
   ): Promise<'ok' | 'retry' | 'gone'> {
-    const next = base.generation + 1;
     const answer = await transactOr<'retry' | 'gone'>(
       this.db,
       [
-        unguarded({
-          Update: {
-            TableName: this.table,
-            Key: keys.mosaic(service.workspace_id, service.id),
-            UpdateExpression: 'SET #g = :next, granule_count = granule_count - :one, updated_at = :now',
-            // The last granule stays (spec 4.17): the count condition holds even if a read was stale.
-            ConditionExpression: '#g = :g AND granule_count > :one',
-            ExpressionAttributeNames: { '#g': 'generation' },
-            ExpressionAttributeValues: { ':next': next, ':g': base.generation, ':one': 1, ':now': now },
-          },
-        }),
-        unguarded({
-          Update: {
-            TableName: this.table,
-            Key: keys.mosaicGranule(service.workspace_id, service.id, granuleId),
-            UpdateExpression: 'SET removed_generation = :next',
-            ConditionExpression: `${itemExists} AND attribute_not_exists(removed_generation)`,
-            ExpressionAttributeValues: { ':next': next },
-          },
-        }),
-        this.serviceCheck(service),
+        shrunkGeneration(this.table, service, base, 1, now),
+        removedGranule(this.table, service, granuleId, base.generation + 1),
+        mosaicServiceCheck(this.table, service),
       ],
       (codes) => {
         if (codes[1] === 'ConditionalCheckFailed') return 'gone';

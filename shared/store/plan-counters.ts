@@ -17,11 +17,10 @@
 import type { Layer } from '#domain/layers.ts';
 import { customRoles, usedStyles } from '#domain/layers.ts';
 import type { StoreClient } from './client.ts';
-import { ConditionFailed } from './errors.ts';
 import { keyCondition, queryInput, queryPages, type SortKeyRange } from './items.ts';
 import { entities, type Key, keyOf, keys } from './keys.ts';
 import { attributes } from './table.ts';
-import { type GuardedItem, putNew, type TransactItem, transact } from './transactions.ts';
+import { type GuardedItem, putNew, type TransactItem, transactUnlessRaced } from './transactions.ts';
 
 /** Layer-count shards per service (a hot item takes ~1,000 writes/s; this many take that many times more). */
 export const SHARDS = 4;
@@ -284,24 +283,7 @@ export async function writeBase(
     },
     ...buckets.map((Item): TransactItem => ({ Put: { TableName: table, Item } })),
   ];
-  try {
-    await transact(
-      db,
-      items.map((item) => ({ item })),
-      undefined,
-      {
-        unaudited: true,
-        onCancelled: (codes, error) =>
-          codes.some((c) => c === 'ConditionalCheckFailed' || c === 'TransactionConflict')
-            ? new ConditionFailed()
-            : (error as Error),
-      },
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+  return transactUnlessRaced(db, items);
 }
 
 /**

@@ -22,12 +22,12 @@ import {
   type SummaryField,
 } from '#domain/workspace-summary.ts';
 import type { StoreClient } from './client.ts';
-import { ConditionFailed, storeCall } from './errors.ts';
+import { storeCall } from './errors.ts';
 import { keyCondition, queryInput, queryPages } from './items.ts';
 import { entities, keys } from './keys.ts';
 import { hash, prefixRange } from './plan-counters.ts';
 import { attributes } from './table.ts';
-import { type GuardedItem, putNew, type TransactItem, transact } from './transactions.ts';
+import { type GuardedItem, putNew, type TransactItem, transactUnlessRaced } from './transactions.ts';
 
 /** Counter shards per workspace (a hot item takes ~1,000 writes/s; this many take that many times more). */
 export const SUMMARY_SHARDS = 4;
@@ -259,24 +259,7 @@ export async function writeSummaryBase(
       },
     },
   ];
-  try {
-    await transact(
-      db,
-      items.map((item) => ({ item })),
-      undefined,
-      {
-        unaudited: true,
-        onCancelled: (codes, error) =>
-          codes.some((c) => c === 'ConditionalCheckFailed' || c === 'TransactionConflict')
-            ? new ConditionFailed()
-            : (error as Error),
-      },
-    );
-    return true;
-  } catch (error) {
-    if (error instanceof ConditionFailed) return false;
-    throw error;
-  }
+  return transactUnlessRaced(db, items);
 }
 
 /** How many times a summary recounts when writes keep racing its recount. */

@@ -4,15 +4,14 @@
  */
 import { DeleteCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { DeletionOperation } from '#domain/deletion-model.ts';
-import type { JobStatus } from '#domain/jobs.ts';
 import type { HarvestJob } from '#domain/mosaic-harvest-jobs.ts';
-import type { LoopJob, StuckDeletionStore, StuckJobStore, SweepMark, Swept } from '#domain/sweeps.ts';
+import type { StuckDeletionStore, StuckJobStore, SweepMark, Swept } from '#domain/sweeps.ts';
 import type { TileCacheJob } from '#domain/tile-cache-jobs.ts';
 import { documentClient, tableName } from './client.ts';
 import { DynamoDeletionRepository } from './deletions-repository.ts';
 import { conditionalWrite, storeCall } from './errors.ts';
 import { DynamoRepository } from './items.ts';
-import { type Key, keys } from './keys.ts';
+import { keys } from './keys.ts';
 import { DynamoHarvestJobRepository } from './mosaic-harvest-jobs-repository.ts';
 import { attributes, tableDefinition } from './table.ts';
 import { DynamoTileCacheJobRepository } from './tile-cache-repository.ts';
@@ -59,81 +58,14 @@ export class DynamoStuckDeletions extends DynamoRepository implements StuckDelet
   }
 }
 
-/** What the sweep uses of a job repository: its unfinished jobs and its own finishing transition. */
-interface JobTransitions<J> {
-  working(visit: (job: J) => Promise<void>): Promise<void>;
-  finish(
-    job: J,
-    status: JobStatus,
-    now: string,
-    error?: { reason: string; message: string },
-  ): Promise<boolean>;
-}
-
-/** The jobs of one job-loop workflow a sweep looks at, restarts and fails (harvests, tile cache jobs). */
-class DynamoStuckJobs<J extends LoopJob> extends DynamoRepository implements StuckJobStore<J> {
-  constructor(
-    private readonly jobs: JobTransitions<J>,
-    private readonly key: (job: J) => Key,
-  ) {
-    super();
-  }
-
-  working(visit: (job: Swept<J>) => Promise<void>): Promise<void> {
-    return this.jobs.working(visit);
-  }
-
-  finish(
-    job: J,
-    status: JobStatus,
-    now: string,
-    error?: { reason: string; message: string },
-  ): Promise<boolean> {
-    return this.jobs.finish(job, status, now, error);
-  }
-
-  async restart(job: J, mark: SweepMark, now: string): Promise<J | undefined> {
-    const run = job.run ?? 1;
-    const written = await conditionalWrite(() =>
-      this.db.send(
-        new UpdateCommand({
-          TableName: this.table,
-          Key: this.key(job),
-          // Still unfinished, in the run read and without progress since (updated_at unchanged);
-          // the status and version stay (nothing a user sees changed: no audit, no event).
-          UpdateExpression: 'SET #run = :next, updated_at = :now, sweep = :mark',
-          ConditionExpression: `#s IN (:queued, :running) AND updated_at = :seen AND ${
-            run <= 1 ? '(attribute_not_exists(#run) OR #run = :prev)' : '#run = :prev'
-          }`,
-          ExpressionAttributeNames: { '#s': 'status', '#run': 'run' },
-          ExpressionAttributeValues: {
-            ':queued': 'queued',
-            ':running': 'running',
-            ':seen': job.updated_at,
-            ':prev': run,
-            ':next': run + 1,
-            ':now': now,
-            ':mark': mark,
-          },
-        }),
-      ),
-    );
-    return written ? { ...job, run: run + 1, updated_at: now, sweep: mark } : undefined;
-  }
-}
-
-/** The mosaic harvest jobs a sweep restarts (ADR 0136). */
+/** The mosaic harvest jobs a sweep restarts (ADR 0136): the job store is the sweep's store. */
 export function stuckHarvests(): StuckJobStore<HarvestJob> {
-  return new DynamoStuckJobs<HarvestJob>(new DynamoHarvestJobRepository(), (j) =>
-    keys.mosaicHarvestJob(j.workspace_id, j.service_id, j.id),
-  );
+  return new DynamoHarvestJobRepository();
 }
 
-/** The tile cache jobs a sweep restarts (ADR 0139). */
+/** The tile cache jobs a sweep restarts (ADR 0139): the job store is the sweep's store. */
 export function stuckTileCacheJobs(): StuckJobStore<TileCacheJob> {
-  return new DynamoStuckJobs<TileCacheJob>(new DynamoTileCacheJobRepository(), (j) =>
-    keys.tileCacheJob(j.workspace_id, j.id),
-  );
+  return new DynamoTileCacheJobRepository();
 }
 
 /**

@@ -1,7 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod/mini';
 import { NotFoundError, StateConflictError } from '#domain/errors.ts';
-import { JOB_STATUSES, type JobStatus } from '#domain/jobs.ts';
 import type { Page } from '#domain/page.ts';
 import {
   CACHE_TYPES,
@@ -18,10 +17,10 @@ import {
 } from '#domain/tile-cache-jobs.ts';
 import { decoder } from './decode.ts';
 import { storeCall } from './errors.ts';
-import { DynamoRepository, indexCondition, queryInput, queryPages, queryPrefixPage } from './items.ts';
+import { DynamoRepository } from './items.ts';
+import { cursorIs, DynamoJobRepository, type JobItems, jobStateShape } from './job-items.ts';
 import { entities, keys } from './keys.ts';
-import { attributes, itemAbsent } from './table.ts';
-import { putNew, transactOr, unguarded, workspaceIsActive } from './transactions.ts';
+import { transactOr, unguarded, workspaceIsActive } from './transactions.ts';
 
 const num = (v: unknown) => (typeof v === 'number' ? v : 0);
 
@@ -136,8 +135,6 @@ export class DynamoCacheRecords extends DynamoRepository implements CacheRecords
   }
 }
 
-const WORKING: readonly JobStatus[] = ['queued', 'running'];
-
 /** Decodes a stored job; an item that isn't one is a clear error, never an unchecked cast. */
 export const toJob = /* @__PURE__ */ decoder<TileCacheJob>(
   'tile cache job',
@@ -151,15 +148,7 @@ export const toJob = /* @__PURE__ */ decoder<TileCacheJob>(
       zoom_min: z.number(),
       zoom_max: z.number(),
       bbox: z.optional(z.tuple([z.number(), z.number(), z.number(), z.number()])),
-      status: z.enum(JOB_STATUSES),
-      cancel_requested: z.boolean(),
-      cursor: z.optional(z.string()),
-      error: z.optional(z.looseObject({ reason: z.string(), message: z.string() })),
-      version: z.number(),
-      created_at: z.string(),
-      updated_at: z.string(),
-      started_at: z.optional(z.string()),
-      finished_at: z.optional(z.string()),
+      ...jobStateShape(),
       tiles_total: z.optional(z.number()),
       tiles_done: z.number(),
       tiles_rendered: z.number(),
@@ -175,101 +164,40 @@ export const toJob = /* @__PURE__ */ decoder<TileCacheJob>(
  * Tile cache jobs (ADR 0139): a `TILEJOB#<job>` item in the workspace partition, a `TILEJOBLOCK`
  * marker while one is unfinished, a GSI1 entry while it is unfinished (resume after a restart).
  */
-export class DynamoTileCacheJobRepository extends DynamoRepository implements TileCacheJobRepository {
-  async create(job: TileCacheJob): Promise<void> {
-    const locked = await transactOr(
-      this.db,
-      [
-        putNew(this.table, {
-          ...keys.tileCacheJob(job.workspace_id, job.id),
-          ...keys.tileCacheJobWorking(job.id),
-          entity: entities.tileCacheJob,
-          ...job,
-        }),
-        unguarded({
-          Put: {
-            TableName: this.table,
-            Item: {
-              ...keys.tileCacheJobLock(job.workspace_id),
-              entity: entities.tileCacheJobLock,
-              job_id: job.id,
-              created_at: job.created_at,
-            },
-            ConditionExpression: itemAbsent,
-          },
-        }),
-        workspaceIsActive(this.table, job.workspace_id),
-      ],
-      (codes) => {
-        if (codes[2] === 'ConditionalCheckFailed')
-          throw new NotFoundError('workspace_not_found', `Workspace '${job.workspace_id}' not found.`);
-        return codes[1] === 'ConditionalCheckFailed' ? true : undefined;
-      },
-    );
-    if (locked) {
-      const lock = await this.get(keys.tileCacheJobLock(job.workspace_id));
-      const running = (lock?.job_id as string | undefined) ?? 'unknown';
-      throw new StateConflictError(
+export class DynamoTileCacheJobRepository
+  extends DynamoJobRepository<TileCacheJob>
+  implements TileCacheJobRepository
+{
+  protected readonly items: JobItems<TileCacheJob> = {
+    key: (j) => keys.tileCacheJob(j.workspace_id, j.id),
+    lock: (j) => keys.tileCacheJobLock(j.workspace_id),
+    working: keys.tileCacheJobWorking,
+    workingPartition: keys.tileCacheJobWorkingPartition,
+    entity: entities.tileCacheJob,
+    lockEntity: entities.tileCacheJobLock,
+    decode: toJob,
+    running: (id) =>
+      new StateConflictError(
         'tile_cache_job_running',
-        `Tile cache job '${running}' of this workspace is not finished yet; cancel it or wait for it.`,
-        { job_id: running },
-      );
-    }
-  }
+        `Tile cache job '${id}' of this workspace is not finished yet; cancel it or wait for it.`,
+        { job_id: id },
+      ),
+  };
 
-  async find(workspaceId: string, jobId: string): Promise<TileCacheJob | undefined> {
-    const item = await this.get(keys.tileCacheJob(workspaceId, jobId));
-    return item ? toJob(item) : undefined;
-  }
-
-  async list(workspaceId: string, limit: number, cursor?: string): Promise<Page<TileCacheJob>> {
-    const page = await queryPrefixPage(
-      this.db,
-      this.table,
-      keys.workspacePartition(workspaceId),
-      keys.tileCacheJobPrefix,
-      limit,
-      cursor,
+  create(job: TileCacheJob): Promise<void> {
+    return this.createLocked(
+      job,
+      workspaceIsActive(this.table, job.workspace_id),
+      () => new NotFoundError('workspace_not_found', `Workspace '${job.workspace_id}' not found.`),
     );
-    return { items: page.items.map(toJob), nextCursor: page.nextCursor };
   }
 
-  /** One conditional update (its audit record rides along when it sets the status); false when the condition failed. */
-  private async conditional(update: Record<string, unknown>): Promise<boolean> {
-    const lost = await transactOr(
-      this.db,
-      [unguarded({ Update: { TableName: this.table, ...update } as never })],
-      (codes) => (codes[0] === 'ConditionalCheckFailed' ? true : undefined),
-    );
-    return !lost;
+  find(workspaceId: string, jobId: string): Promise<TileCacheJob | undefined> {
+    return this.findAt(keys.tileCacheJob(workspaceId, jobId));
   }
 
-  requestCancel(job: TileCacheJob, now: string): Promise<boolean> {
-    return this.conditional({
-      Key: keys.tileCacheJob(job.workspace_id, job.id),
-      UpdateExpression: 'SET cancel_requested = :yes, #st = :status, #v = :next, updated_at = :now',
-      ConditionExpression: '#v = :v AND #st IN (:queued, :running)',
-      ExpressionAttributeNames: { '#st': 'status', '#v': 'version' },
-      ExpressionAttributeValues: {
-        ':yes': true,
-        ':status': job.status,
-        ':v': job.version,
-        ':next': job.version + 1,
-        ':now': now,
-        ':queued': 'queued',
-        ':running': 'running',
-      },
-    });
-  }
-
-  markRunning(job: TileCacheJob, now: string): Promise<boolean> {
-    return this.conditional({
-      Key: keys.tileCacheJob(job.workspace_id, job.id),
-      UpdateExpression: 'SET #st = :running, #v = #v + :one, started_at = :now, updated_at = :now',
-      ConditionExpression: '#st = :queued',
-      ExpressionAttributeNames: { '#st': 'status', '#v': 'version' },
-      ExpressionAttributeValues: { ':running': 'running', ':queued': 'queued', ':one': 1, ':now': now },
-    });
+  list(workspaceId: string, limit: number, cursor?: string): Promise<Page<TileCacheJob>> {
+    return this.listUnder(workspaceId, keys.tileCacheJobPrefix, limit, cursor);
   }
 
   commitProgress(previous: TileCacheJob, next: TileCacheJob, now: string): Promise<boolean> {
@@ -292,14 +220,8 @@ export class DynamoTileCacheJobRepository extends DynamoRepository implements Ti
       values[`:${f}`] = next[f];
       sets.push(`${f} = :${f}`);
     }
-    let condition = '#st = :running AND cancel_requested = :no';
-    if (previous.cursor === undefined) condition += ' AND attribute_not_exists(#cur)';
-    else {
-      values[':prev'] = previous.cursor;
-      condition += ' AND #cur = :prev';
-    }
-    return this.conditional({
-      Key: keys.tileCacheJob(previous.workspace_id, previous.id),
+    const condition = `#st = :running AND cancel_requested = :no AND ${cursorIs(previous.cursor, values)}`;
+    return this.conditional(previous, {
       UpdateExpression: `SET ${sets.join(', ')}`,
       ConditionExpression: condition,
       ExpressionAttributeNames: { '#st': 'status', '#cur': 'cursor' },
@@ -307,70 +229,7 @@ export class DynamoTileCacheJobRepository extends DynamoRepository implements Ti
     });
   }
 
-  async finish(
-    job: TileCacheJob,
-    status: JobStatus,
-    now: string,
-    error?: { reason: string; message: string },
-  ): Promise<boolean> {
-    const lost = await transactOr(
-      this.db,
-      [
-        unguarded({
-          Update: {
-            TableName: this.table,
-            Key: keys.tileCacheJob(job.workspace_id, job.id),
-            UpdateExpression: `SET #st = :status, #v = #v + :one, finished_at = :now, updated_at = :now${
-              error ? ', #err = :err' : ''
-            } REMOVE ${attributes.gsi1pk}, ${attributes.gsi1sk}`,
-            ConditionExpression: '#st IN (:queued, :running)',
-            ExpressionAttributeNames: {
-              '#st': 'status',
-              '#v': 'version',
-              ...(error ? { '#err': 'error' } : {}),
-            },
-            ExpressionAttributeValues: {
-              ':status': status,
-              ':one': 1,
-              ':now': now,
-              ':queued': 'queued',
-              ':running': 'running',
-              ...(error ? { ':err': error } : {}),
-            },
-          },
-        }),
-        unguarded({
-          Delete: {
-            TableName: this.table,
-            Key: keys.tileCacheJobLock(job.workspace_id),
-            ConditionExpression: 'attribute_not_exists(job_id) OR job_id = :id',
-            ExpressionAttributeValues: { ':id': job.id },
-          },
-        }),
-      ],
-      (codes) => (codes[0] === 'ConditionalCheckFailed' ? true : undefined),
-    );
-    return !lost;
-  }
-
-  async runningJob(workspaceId: string): Promise<string | undefined> {
-    const lock = await this.get(keys.tileCacheJobLock(workspaceId));
-    return typeof lock?.job_id === 'string' ? lock.job_id : undefined;
-  }
-
-  async working(fn: (job: TileCacheJob) => Promise<void>): Promise<void> {
-    const found: { workspace_id: string; id: string }[] = [];
-    await queryPages(
-      this.db,
-      queryInput(this.table, indexCondition(keys.tileCacheJobWorkingPartition)),
-      (items) => {
-        for (const i of items) found.push({ workspace_id: i.workspace_id as string, id: i.id as string });
-        return true;
-      },
-    );
-    for (const f of found) {
-      const job = await this.find(f.workspace_id, f.id);
-      if (job && WORKING.includes(job.status)) await fn(job);
-    }
+  runningJob(workspaceId: string): Promise<string | undefined> {
+    return this.lockHolder(keys.tileCacheJobLock(workspaceId));
   }
 }

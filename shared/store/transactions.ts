@@ -95,9 +95,11 @@ export async function transactOr<T>(
   db: StoreClient,
   items: GuardedItem[],
   interpret: (codes: string[]) => T | undefined,
+  options: Pick<TransactOptions, 'unaudited'> = {},
 ): Promise<T | undefined> {
   try {
     await transact(db, items, undefined, {
+      ...options,
       onCancelled: (codes) => {
         const value = interpret(codes);
         return value === undefined ? undefined : new Answer(value);
@@ -108,6 +110,21 @@ export async function transactOr<T>(
     if (error instanceof Answer) return error.value as T;
     throw error;
   }
+}
+
+/**
+ * An unaudited transaction (bookkeeping, ADR 0094) that may lose a race: true when written, false
+ * when a condition failed or a concurrent transaction conflicted — what it checked changed, and the
+ * caller reads again (the counters' bases, the integrity check's repairs).
+ */
+export async function transactUnlessRaced(db: StoreClient, items: TransactItem[]): Promise<boolean> {
+  const raced = await transactOr(
+    db,
+    items.map((item) => ({ item })),
+    (codes) => codes.some((c) => c === 'ConditionalCheckFailed' || c === 'TransactionConflict') || undefined,
+    { unaudited: true },
+  );
+  return raced !== true;
 }
 
 /** An item of a transaction whose failed condition means nothing more than a bug (or a 503). */

@@ -5,7 +5,7 @@ import type { DataPlanePorts } from '#domain/data-plane.ts';
 import { liveConnection, type Service } from '#domain/services.ts';
 import type { CacheType } from '#domain/tile-cache.ts';
 import type { TileCacheStepDeps } from '#domain/tile-cache-jobs.ts';
-import { dynamoDataCatalog } from '#store/data-catalog.ts';
+import { dataCatalog } from './repositories.ts';
 import { cacheCounters, tileCacheJobRepository, tileCachePorts } from './tile-cache.ts';
 
 /**
@@ -62,7 +62,7 @@ async function freshen(workspaceId: string): Promise<void> {
  */
 export function dataPlanePorts(): DataPlanePorts {
   if (!ports) {
-    const catalog = dynamoDataCatalog();
+    const catalog = dataCatalog();
     const tiles = tileCachePorts();
     ports = {
       catalog: {

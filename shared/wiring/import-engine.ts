@@ -5,9 +5,8 @@ import { PostgisImportPreviews } from '#datasources/imports/previews.ts';
 import { secretBox } from '#datasources/secret-box.ts';
 import type { ImportStepDeps } from '#domain/import-steps.ts';
 import type { ImportPreviews } from '#domain/imports.ts';
-import * as store from '#store/repositories.ts';
-import { workflowStarter } from '#workflows/starter.ts';
 import { importLimits, importRepository, importUploads } from './imports.ts';
+import * as store from './repositories.ts';
 import { workflowLog } from './workflows.ts';
 
 /*
@@ -40,7 +39,6 @@ export function importStepDeps(): ImportStepDeps {
       decrypt: (...args) => secretBox().decrypt(...args),
     },
     deletions: store.deletionRepository(),
-    deletionStarter: workflowStarter(),
     workspaces: store.workspaceRepository(),
     // Resolved on use: the step's other work needs no upload store.
     uploads: { remove: (key) => importUploads().remove(key) },

@@ -1,7 +1,10 @@
+import { config } from '#config/env.ts';
 import type { ApiKeyRepository } from '#domain/api-keys.ts';
 import type { AuditTrail, RefusalLog } from '#domain/audit.ts';
 import type { ClaimMappingRepository } from '#domain/claim-mappings.ts';
+import type { DataCatalog } from '#domain/data-plane.ts';
 import type { DeletionRepository } from '#domain/deletions.ts';
+import type { IdempotencyStore } from '#domain/idempotency.ts';
 import type { LayerGroupRepository } from '#domain/layer-groups.ts';
 import type { LayerRepository } from '#domain/layers.ts';
 import type { MosaicRepository } from '#domain/mosaics.ts';
@@ -13,91 +16,192 @@ import type { SettingsRepository } from '#domain/settings.ts';
 import type { StyleAssetRepository } from '#domain/style-assets.ts';
 import type { StyleRepository } from '#domain/styles.ts';
 import type { TileMatrixSetRepository } from '#domain/tile-matrix-sets.ts';
+import type { UsageKeySlotRepository } from '#domain/usage-keys.ts';
 import type { WorkspaceRepository } from '#domain/workspaces.ts';
-import * as store from '#store/repositories.ts';
+import { DynamoApiKeyRepository } from '#store/api-keys-repository.ts';
+import { DynamoAuditTrail } from '#store/audit-records.ts';
+import { DynamoClaimMappingRepository } from '#store/claim-mappings-repository.ts';
+import { dynamoDataCatalog } from '#store/data-catalog.ts';
+import { DynamoDeletionRepository } from '#store/deletions-repository.ts';
+import { DynamoIdempotencyStore } from '#store/idempotency-repository.ts';
+import { DynamoLayerGroupRepository } from '#store/layer-groups-repository.ts';
+import { DynamoLayerRepository } from '#store/layers-repository.ts';
+import { DynamoMosaicRepository } from '#store/mosaics-repository.ts';
+import { DynamoRoleRepository } from '#store/roles-repository.ts';
+import { DynamoServiceRepository } from '#store/services-repository.ts';
+import { DynamoSessionRepository } from '#store/sessions-repository.ts';
+import { DynamoSettingsRepository } from '#store/settings-repository.ts';
+import { DynamoStyleAssetRepository } from '#store/style-assets-repository.ts';
+import { DynamoStyleRepository } from '#store/styles-repository.ts';
+import { DynamoTargetLookup } from '#store/target-lookup.ts';
+import { DynamoTileMatrixSetRepository } from '#store/tile-matrix-sets-repository.ts';
+import { DynamoUsageKeySlotRepository } from '#store/usage-key-slots-repository.ts';
+import { DynamoWorkspaceRepository } from '#store/workspaces-repository.ts';
 
 /*
- * The repositories, as the domain's ports. One accessor per port, each a plain function, so
- * esbuild keeps only the accessors a handler calls (and the store builds each repository once per
- * process, on first use).
+ * The repositories, as the domain's ports: the one place that builds them (issue #28). One
+ * accessor per port, each a plain function over a module variable, so esbuild keeps only the
+ * repositories a handler calls, and each is built once per process, on first use.
  */
+
+let workspaces: DynamoWorkspaceRepository | undefined;
 
 /** The workspace repository. */
 export function workspaceRepository(): WorkspaceRepository {
-  return store.workspaceRepository();
+  workspaces ??= new DynamoWorkspaceRepository();
+  return workspaces;
 }
+
+let apiKeys: DynamoApiKeyRepository | undefined;
 
 /** The API key repository. */
 export function apiKeyRepository(): ApiKeyRepository {
-  return store.apiKeyRepository();
+  apiKeys ??= new DynamoApiKeyRepository();
+  return apiKeys;
 }
 
-/** The authorizer's lookup of the credential and the path's workspace and service (ADR 0099). */
+let targets: DynamoTargetLookup | undefined;
+
+/** The authorizer's one-round-trip lookup of the credential and the path's workspace and service (ADR 0099). */
 export function targetLookup(): TargetLookup {
-  return store.targetLookup();
+  targets ??= new DynamoTargetLookup();
+  return targets;
 }
+
+let roles: DynamoRoleRepository | undefined;
 
 /** The role and policy repository. */
 export function roleRepository(): RoleRepository {
-  return store.roleRepository();
+  roles ??= new DynamoRoleRepository();
+  return roles;
 }
+
+let claimMappings: DynamoClaimMappingRepository | undefined;
 
 /** The claim mapping repository. */
 export function claimMappingRepository(): ClaimMappingRepository {
-  return store.claimMappingRepository();
+  claimMappings ??= new DynamoClaimMappingRepository();
+  return claimMappings;
 }
+
+let sessions: DynamoSessionRepository | undefined;
 
 /** The session repository. */
 export function sessionRepository(): SessionRepository {
-  return store.sessionRepository();
+  sessions ??= new DynamoSessionRepository();
+  return sessions;
 }
+
+let services: DynamoServiceRepository | undefined;
 
 /** The service repository. */
 export function serviceRepository(): ServiceRepository {
-  return store.serviceRepository();
+  services ??= new DynamoServiceRepository();
+  return services;
+}
+
+let layers: DynamoLayerRepository | undefined;
+
+/** The store's layer repository, with the reads the data catalog makes beyond the port. */
+function dynamoLayerRepository(): DynamoLayerRepository {
+  layers ??= new DynamoLayerRepository();
+  return layers;
 }
 
 /** The layer repository. */
 export function layerRepository(): LayerRepository {
-  return store.layerRepository();
+  return dynamoLayerRepository();
 }
+
+let layerGroups: DynamoLayerGroupRepository | undefined;
 
 /** The layer group repository. */
 export function layerGroupRepository(): LayerGroupRepository {
-  return store.layerGroupRepository();
+  layerGroups ??= new DynamoLayerGroupRepository();
+  return layerGroups;
 }
+
+let settings: DynamoSettingsRepository | undefined;
 
 /** The workspace settings repository. */
 export function settingsRepository(): SettingsRepository {
-  return store.settingsRepository();
+  settings ??= new DynamoSettingsRepository();
+  return settings;
 }
+
+let tileMatrixSets: DynamoTileMatrixSetRepository | undefined;
 
 /** The tile matrix set repository. */
 export function tileMatrixSetRepository(): TileMatrixSetRepository {
-  return store.tileMatrixSetRepository();
+  tileMatrixSets ??= new DynamoTileMatrixSetRepository();
+  return tileMatrixSets;
 }
+
+let styles: DynamoStyleRepository | undefined;
 
 /** The style repository. */
 export function styleRepository(): StyleRepository {
-  return store.styleRepository();
+  styles ??= new DynamoStyleRepository();
+  return styles;
 }
+
+let styleAssets: DynamoStyleAssetRepository | undefined;
 
 /** The style asset repository. */
 export function styleAssetRepository(): StyleAssetRepository {
-  return store.styleAssetRepository();
+  styleAssets ??= new DynamoStyleAssetRepository();
+  return styleAssets;
 }
+
+let mosaics: DynamoMosaicRepository | undefined;
 
 /** The raster mosaic repository. */
 export function mosaicRepository(): MosaicRepository {
-  return store.mosaicRepository();
+  mosaics ??= new DynamoMosaicRepository();
+  return mosaics;
 }
 
-/** Recursive deletion operations, their plans and the hide transactions. */
-export function deletionRepository(): DeletionRepository {
-  return store.deletionRepository();
+let deletions: DynamoDeletionRepository | undefined;
+
+/**
+ * Recursive deletion operations, their plans and the hide transactions; with the store's resume
+ * scan (`unfinished`), which only the local host's workflow runner calls and no domain port declares.
+ */
+export function deletionRepository(): DeletionRepository & Pick<DynamoDeletionRepository, 'unfinished'> {
+  deletions ??= new DynamoDeletionRepository();
+  return deletions;
 }
 
-/** The audit trail (ADR 0094). */
+let idempotency: DynamoIdempotencyStore | undefined;
+
+/** The idempotency records of POSTs (ADR 0088). */
+export function idempotencyStore(): IdempotencyStore {
+  idempotency ??= new DynamoIdempotencyStore();
+  return idempotency;
+}
+
+let audit: DynamoAuditTrail | undefined;
+
+/** The audit trail (ADR 0094): the listings and the records of refused requests. */
 export function auditTrail(): AuditTrail & RefusalLog {
-  return store.auditTrail();
+  audit ??= new DynamoAuditTrail({ days: config().AUDIT_RETENTION_DAYS });
+  return audit;
+}
+
+let usageKeySlots: DynamoUsageKeySlotRepository | undefined;
+
+/** The slots of the usage-key pool (ADR 0111). */
+export function usageKeySlotRepository(): UsageKeySlotRepository {
+  usageKeySlots ??= new DynamoUsageKeySlotRepository();
+  return usageKeySlots;
+}
+
+/** The data plane's catalog (ADR 0123): the repositories' reads, composed by the store. */
+export function dataCatalog(): DataCatalog {
+  return dynamoDataCatalog({
+    layerRepository: dynamoLayerRepository,
+    serviceRepository,
+    styleRepository,
+    tileMatrixSetRepository,
+  });
 }

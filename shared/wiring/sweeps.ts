@@ -1,8 +1,8 @@
 import { sweepConfig } from '#config/env.ts';
 import type { SweepPorts, WorkflowExecutions } from '#domain/sweeps.ts';
-import { stepFunctionsExecutions } from '#platform/workflow-executions.ts';
 import { DynamoImportRepository } from '#store/imports-repository.ts';
 import { DynamoStuckDeletions, stuckHarvests, stuckTileCacheJobs } from '#store/sweeps.ts';
+import { stepFunctionsExecutions } from '#workflows/executions.ts';
 import { workflowStarter } from '#workflows/starter.ts';
 import { deletionSteps } from './workflows.ts';
 

@@ -21,10 +21,9 @@ import {
 import type { TileCacheJobDeps, TileCacheJobRepository, TileCacheStarter } from '#domain/tile-cache-jobs.ts';
 import { sweepTiles, type TileSweepReport } from '#domain/tile-cache-sweep.ts';
 import { DirectoryTileStore, S3TileStore } from '#platform/tile-store.ts';
-import { dynamoDataCatalog } from '#store/data-catalog.ts';
 import { DynamoCacheRecords, DynamoTileCacheJobRepository } from '#store/tile-cache-repository.ts';
 import { workflowStarter } from '#workflows/starter.ts';
-import { workspaceRepository } from './repositories.ts';
+import { dataCatalog, workspaceRepository } from './repositories.ts';
 
 let records: CacheRecords | undefined;
 let jobs: TileCacheJobRepository | undefined;
@@ -124,7 +123,7 @@ export function tileCachePorts(): TileCachePorts | undefined {
 /** What the statistics of a workspace's tile cache read. */
 export function tileCacheStatsDeps(): TileCacheStatsDeps {
   const where = tileCacheLocation();
-  const catalog = dynamoDataCatalog();
+  const catalog = dataCatalog();
   return {
     records: cacheRecords(),
     store: !where ? 'none' : 'bucket' in where ? 's3' : 'directory',
@@ -138,7 +137,7 @@ export function tileCacheStatsDeps(): TileCacheStatsDeps {
 
 /** What the job routes need: jobs, the catalog's layers and settings, the workflow starter. */
 export function tileCacheJobDeps(): TileCacheJobDeps {
-  return { jobs: tileCacheJobRepository(), catalog: dynamoDataCatalog(), starter: tileCacheStarter() };
+  return { jobs: tileCacheJobRepository(), catalog: dataCatalog(), starter: tileCacheStarter() };
 }
 
 /** Clears cache types; this instance reads the counters again at once (the others within the bound). */
@@ -163,7 +162,7 @@ export async function sweepTileStore(): Promise<TileSweepReport | undefined> {
   const store = tileStore();
   if (!store) return undefined;
   const workspaces = workspaceRepository();
-  const catalog = dynamoDataCatalog();
+  const catalog = dataCatalog();
   const records = cacheRecords();
   return sweepTiles({
     store,

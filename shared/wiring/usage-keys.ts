@@ -1,7 +1,7 @@
 import { config } from '#config/env.ts';
 import { assignUsageKey, sweepOrphanedKeys, type UsageKeyProvisioner } from '#domain/usage-keys.ts';
 import { usageKeyInventory, usageKeyMaker } from '#platform/usage-keys.ts';
-import { usageKeySlotRepository } from '#store/repositories.ts';
+import { usageKeySlotRepository } from './repositories.ts';
 
 /** The usage-key pool of this deployment (ADR 0111): API Gateway keys on AWS, values alone locally. */
 export function usageKeys(): UsageKeyProvisioner {

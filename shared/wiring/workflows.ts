@@ -1,11 +1,11 @@
 import type { WorkflowLog } from '#domain/workflow-log.ts';
 import type { DeletionWorkflowSteps, WorkflowStarter } from '#domain/workflows.ts';
 import { logger } from '#log/logger.ts';
-import { recordWorkflowOutcome } from '#log/metrics.ts';
 import { runInChange } from '#store/change-context.ts';
 import { DeletionSteps } from '#store/deletion-steps.ts';
-import { taskFailure } from '#workflows/deletion-tasks.ts';
+import { recordWorkflowOutcome } from '#telemetry/metrics.ts';
 import { workflowStarter as configuredStarter } from '#workflows/starter.ts';
+import { taskFailure } from '#workflows/tasks.ts';
 
 /** The configured workflow starter: Step Functions when deployed, else the local runner. */
 export function workflowStarter(): WorkflowStarter {

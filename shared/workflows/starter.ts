@@ -11,7 +11,7 @@ import type { ImportStarter } from '#domain/imports.ts';
 import type { HarvestStarter, HarvestWorkflowInput } from '#domain/mosaic-harvest-jobs.ts';
 import type { TileCacheStarter, TileCacheWorkflowInput } from '#domain/tile-cache-jobs.ts';
 import type { DeletionWorkflowInput, WorkflowStarter } from '#domain/workflows.ts';
-import { captureClient } from '#log/tracer.ts';
+import { captureClient } from '#telemetry/tracer.ts';
 
 // The ports live in the domain; re-exported for the local host's runner.
 export type {

@@ -70,6 +70,15 @@ describe('layering (dependency-cruiser)', () => {
         'cdk-reads-definitions: infra/constructs/orders-api.ts → shared/wiring/ports.ts',
         'console-through-the-client: console/src/page.tsx → shared/domain/orders.ts',
         'rooms-by-name: functions/orders/get-order.ts → shared/store/orders-table.ts',
+        'log-at-the-bottom: shared/telemetry/metrics.ts → shared/store/orders-table.ts',
+        'functions-not-to-adapters: shared/entry/handler.ts → shared/store/orders-table.ts',
+        'shared-not-to-functions: shared/http/stack.ts → shared/entry/handler.ts',
+        'only-functions-use-wiring: shared/http/stack.ts → shared/wiring/ports.ts',
+        'edge-not-to-adapters: shared/http/stack.ts → shared/store/orders-table.ts',
+        'api-not-up: shared/api/routes.ts → shared/http/errors.ts',
+        'adapters-only-down: shared/platform/bus.ts → shared/http/errors.ts',
+        'config-at-the-bottom: shared/config/env.ts → shared/domain/orders.ts',
+        'not-to-unresolvable: shared/config/env.ts → ./missing.ts',
       ]),
     );
     expect(

@@ -193,7 +193,7 @@ describe('Idempotency-Key: refusals', () => {
 
   it('answers 409 idempotency_key_in_flight while the first request holds the key, and runs once its claim expired', async () => {
     useHostStore();
-    const { idempotencyStore } = await import('#store/repositories.ts');
+    const { idempotencyStore } = await import('#wiring/repositories.ts');
     const ws = await createWorkspace();
     const admin = await createKey(ws.id, 'admin');
     const key = randomUUID();
@@ -322,7 +322,7 @@ describe('Idempotency-Key: answers that hand out a session are never replayed (A
 describe('DynamoIdempotencyStore (the records behind the host)', () => {
   it('replays a completed record until its expiry, then lets the key be claimed again; only the owner completes', async () => {
     useHostStore();
-    const { idempotencyStore } = await import('#store/repositories.ts');
+    const { idempotencyStore } = await import('#wiring/repositories.ts');
     const store = idempotencyStore();
     const scope = { principalId: `jwt:${randomUUID()}`, operationId: 'createThing', key: 'k#1' };
     const now = Date.now();

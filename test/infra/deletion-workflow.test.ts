@@ -24,7 +24,16 @@ import {
   substitutedDeletionDefinition,
   transientErrors,
 } from '#infra/workflows/deletion-workflow.ts';
-import { actionsIn, asArray, logicalId, policyDocuments, type Statement, statementsOfRole } from './iam.ts';
+import {
+  actionsIn,
+  asArray,
+  logDelivery,
+  logicalId,
+  policyDocuments,
+  type Statement,
+  statementsOfRole,
+  xray,
+} from './iam.ts';
 import { deploymentTemplate } from './templates.ts';
 
 const cdkContext = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'))
@@ -55,23 +64,6 @@ const syntheticRoutes: Operation[] = routes.map((op) =>
 );
 
 const startsDeletion = (op: Operation) => op.starts?.includes('deletion') === true;
-
-const logDelivery = [
-  'logs:CreateLogDelivery',
-  'logs:DeleteLogDelivery',
-  'logs:DescribeLogGroups',
-  'logs:DescribeResourcePolicies',
-  'logs:GetLogDelivery',
-  'logs:ListLogDeliveries',
-  'logs:PutResourcePolicy',
-  'logs:UpdateLogDelivery',
-];
-const xray = [
-  'xray:GetSamplingRules',
-  'xray:GetSamplingTargets',
-  'xray:PutTelemetryRecords',
-  'xray:PutTraceSegments',
-];
 
 const taskOfState = (name: string) => deletionTaskStates[name] as DeletionTask;
 const failureState = Object.keys(deletionTaskStates).find((name) => taskOfState(name) === 'recordFailure');
@@ -272,8 +264,8 @@ describe('deletion workflow', () => {
 
 /**
  * Routes with `starts: ['deletion']` may start the deletion state machine (and routes starting
- * imports the import one, checked alike here), and nothing else may — except the import workflow's
- * step, which starts deletions when it rolls an import back (test/infra/import-workflow.test.ts).
+ * imports the import one, checked alike here), and nothing else may — except the import state
+ * machine, which runs a rollback's deletion as its nested execution (test/infra/import-workflow.test.ts).
  */
 function checkStartGrants(stack: GeoPlaneStack, template: Template, routeTable: readonly Operation[]) {
   const arnOf = {
@@ -315,15 +307,23 @@ function checkStartGrants(stack: GeoPlaneStack, template: Template, routeTable: 
       expect(env[variableOf[w]], `${op.operationId} ${w}`).toEqual(started.has(w) ? arnOf[w] : undefined);
     }
   }
-  const importStep = logicalId(stack.importWorkflow.functions.get('step')?.role as never);
+  const importMachine = logicalId(stack.importWorkflow.role);
   const sweep = logicalId(stack.sweeps.function.role);
   // No other role (authorizer, tasks, the state machines' own) has any Step Functions action.
   for (const [id, statements] of policyDocuments(template)) {
     if (starters.has(id)) continue;
-    if (id === importStep) {
+    // The import state machine runs a rollback's deletion as its nested execution (ADR 0083).
+    if (id === importMachine) {
       const states = statements.filter((s) => asArray(s.Action).some((a) => a.startsWith('states:')));
-      expect(states, id).toEqual([
-        { Effect: 'Allow', Action: 'states:StartExecution', Resource: arnOf.deletion },
+      expect(states[0], id).toEqual({
+        Effect: 'Allow',
+        Action: 'states:StartExecution',
+        Resource: arnOf.deletion,
+      });
+      expect(actionsIn(statements, 'states'), id).toEqual([
+        'states:DescribeExecution',
+        'states:StartExecution',
+        'states:StopExecution',
       ]);
       continue;
     }

@@ -58,3 +58,23 @@ export function actionsIn(statements: Statement[], service: string): string[] {
     ...new Set(statements.flatMap((s) => asArray(s.Action)).filter((a) => a.startsWith(`${service}:`))),
   ].sort();
 }
+
+/** The actions Step Functions' logging configuration adds to a state machine's role. */
+export const logDelivery = [
+  'logs:CreateLogDelivery',
+  'logs:DeleteLogDelivery',
+  'logs:DescribeLogGroups',
+  'logs:DescribeResourcePolicies',
+  'logs:GetLogDelivery',
+  'logs:ListLogDeliveries',
+  'logs:PutResourcePolicy',
+  'logs:UpdateLogDelivery',
+];
+
+/** The actions a state machine's tracing adds to its role. */
+export const xray = [
+  'xray:GetSamplingRules',
+  'xray:GetSamplingTargets',
+  'xray:PutTelemetryRecords',
+  'xray:PutTraceSegments',
+];

@@ -28,14 +28,25 @@ import {
 import { stageConfigOf } from '#infra/constructs/stage-config.ts';
 import type { GeoPlaneStack } from '#infra/stacks/geoplane-stack.ts';
 import {
+  deletionMachinePlaceholder,
   type ImportTask,
   importTaskAccess,
   importTaskArnPlaceholders,
   importTaskHandlers,
   importTaskStates,
+  nestedDeletionState,
   substitutedImportDefinition,
 } from '#infra/workflows/import-workflow.ts';
-import { actionsIn, asArray, logicalId, policyDocuments, type Statement, statementsOfRole } from './iam.ts';
+import {
+  actionsIn,
+  asArray,
+  logDelivery,
+  logicalId,
+  policyDocuments,
+  type Statement,
+  statementsOfRole,
+  xray,
+} from './iam.ts';
 import { cdkContext, resourceCount, synthesize, templatesOf } from './templates.ts';
 
 const secretArn = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:geoplane/import-db-AbC123';
@@ -54,23 +65,6 @@ const configured = {
   importUploadOrigins: 'https://console.example.com',
   allowedDatabaseHosts: '10.0.0.0/16:5432',
 };
-
-const logDelivery = [
-  'logs:CreateLogDelivery',
-  'logs:DeleteLogDelivery',
-  'logs:DescribeLogGroups',
-  'logs:DescribeResourcePolicies',
-  'logs:GetLogDelivery',
-  'logs:ListLogDeliveries',
-  'logs:PutResourcePolicy',
-  'logs:UpdateLogDelivery',
-];
-const xray = [
-  'xray:GetSamplingRules',
-  'xray:GetSamplingTargets',
-  'xray:PutTelemetryRecords',
-  'xray:PutTraceSegments',
-];
 
 const byOperationId = (id: string) => routes.find((op) => op.operationId === id) as Operation;
 const importRoutes = routes.filter(handlesImports);
@@ -116,9 +110,13 @@ describe('import workflow (default stage: no import database, no import buckets)
       ]?.Properties;
       let text = stateMachine.DefinitionString as string;
       for (const [placeholder, value] of Object.entries(
-        stateMachine.DefinitionSubstitutions as Record<string, { 'Fn::GetAtt': [string, string] }>,
+        stateMachine.DefinitionSubstitutions as Record<
+          string,
+          { 'Fn::GetAtt': [string, string] } | { Ref: string }
+        >,
       )) {
-        text = text.replaceAll(`\${${placeholder}}`, `arn-of:${value['Fn::GetAtt'][0]}`);
+        const id = 'Ref' in value ? value.Ref : value['Fn::GetAtt'][0];
+        text = text.replaceAll(`\${${placeholder}}`, `arn-of:${id}`);
       }
       expect(text).not.toContain('${');
       definition = JSON.parse(text);
@@ -147,12 +145,39 @@ describe('import workflow (default stage: no import database, no import buckets)
       });
     });
 
-    it("maps each task's placeholder to exactly its own function's ARN", () => {
-      expect(stateMachine.DefinitionSubstitutions).toEqual(
-        Object.fromEntries(
+    it("maps each task's placeholder to exactly its own function's ARN, and the nested one to the deletion machine", () => {
+      expect(stateMachine.DefinitionSubstitutions).toEqual({
+        ...Object.fromEntries(
           importTasks.map((task) => [importTaskArnPlaceholders[task], { 'Fn::GetAtt': [fnId(task), 'Arn'] }]),
         ),
-      );
+        [deletionMachinePlaceholder]: { Ref: logicalId(stack.deletionWorkflow.stateMachine) },
+      });
+    });
+
+    it("runs a rollback's deletion as a nested execution of the deletion machine, and comes back to the step", () => {
+      const states = definition.States as Record<string, any>;
+      const nested = states[nestedDeletionState];
+      expect(nested).toMatchObject({
+        Type: 'Task',
+        Resource: 'arn:aws:states:::states:startExecution.sync:2',
+        Parameters: {
+          StateMachineArn: `arn-of:${logicalId(stack.deletionWorkflow.stateMachine)}`,
+          'Name.$': '$.deletion.name',
+          'Input.$': '$.deletion.input',
+        },
+        ResultPath: null,
+        Next: Object.keys(importTaskStates).find((name) => taskOfState(name) === 'step'),
+      });
+      // A deletion that fails or can't be run: the step looks again after a wait (no loop without one).
+      expect(nested.Catch).toEqual([expect.objectContaining({ ErrorEquals: ['States.ALL'] })]);
+      expect(states[nested.Catch[0].Next]?.Type).toBe('Wait');
+      // The step's answer routes there only when it names a deletion, and only when not done.
+      const choice = Object.values(states).find((state: any) =>
+        state.Choices?.some((c: any) => c.Next === nestedDeletionState),
+      ) as { Choices: { Variable: string; Next: string }[] };
+      const order = choice.Choices.map((c) => c.Variable);
+      expect(order.indexOf('$.done')).toBeLessThan(order.indexOf('$.deletion'));
+      expect(order.indexOf('$.deletion')).toBeLessThan(order.indexOf('$.wait_seconds'));
     });
 
     it('is the definition of infra/workflows/import-workflow.ts, the one the local host runs', () => {
@@ -162,6 +187,7 @@ describe('import workflow (default stage: no import database, no import buckets)
             ImportTask,
             string
           >,
+          `arn-of:${logicalId(stack.deletionWorkflow.stateMachine)}`,
         ),
       );
     });
@@ -218,7 +244,8 @@ describe('import workflow (default stage: no import database, no import buckets)
       expect(env.IMPORT_UPLOAD_BUCKET).toEqual({ Ref: bucketId });
       expect(env.IMPORT_MAX_BYTES).toBe(String(2 * 1024 ** 3));
       expect(env.KMS_KEY_ID).toEqual({ 'Fn::GetAtt': [logicalId(stack.api.secretsKey), 'Arn'] });
-      expect(env.DELETION_STATE_MACHINE_ARN).toEqual({ Ref: logicalId(stack.deletionWorkflow.stateMachine) });
+      // Neither starts a workflow: the state machine runs a rollback's deletion itself.
+      expect(env.DELETION_STATE_MACHINE_ARN).toBeUndefined();
       // Nothing configured: no database, no buckets (imports answer 503 until one is).
       expect(env.IMPORT_DATABASE).toBeUndefined();
       expect(env.IMPORT_DATABASE_SECRET_ARN).toBeUndefined();
@@ -239,17 +266,8 @@ describe('import workflow (default stage: no import database, no import buckets)
       ]);
     });
 
-    it('lets the step start the deletion workflow (rollback), nothing else in Step Functions', () => {
-      const statements = statementsOfRole(template, fnOf('step').role).filter((s) =>
-        asArray(s.Action).some((a) => a.startsWith('states:')),
-      );
-      expect(statements).toEqual([
-        {
-          Effect: 'Allow',
-          Action: 'states:StartExecution',
-          Resource: { Ref: logicalId(stack.deletionWorkflow.stateMachine) },
-        },
-      ]);
+    it("gives the step nothing in Step Functions (the state machine runs the rollback's deletion)", () => {
+      expect(actionsIn(statementsOfRole(template, fnOf('step').role), 'states')).toEqual([]);
     });
 
     it('lets the step encrypt and decrypt with the connection-secrets key only (publishing a service)', () => {
@@ -299,9 +317,47 @@ describe('import workflow (default stage: no import database, no import buckets)
       );
     });
 
+    it('may run the deletion machine as a nested execution: start it, describe and stop its executions, the managed rule', () => {
+      const deletion = logicalId(stack.deletionWorkflow.stateMachine);
+      const nested = statements.filter((s) =>
+        asArray(s.Action).some((a) => a.startsWith('states:') || a.startsWith('events:')),
+      );
+      expect(nested).toHaveLength(3);
+      expect(nested[0]).toEqual({
+        Effect: 'Allow',
+        Action: 'states:StartExecution',
+        Resource: { Ref: deletion },
+      });
+      expect(asArray(nested[1]?.Action).sort()).toEqual(['states:DescribeExecution', 'states:StopExecution']);
+      const executions = JSON.stringify(nested[1]?.Resource);
+      expect(executions).toContain(':execution:');
+      expect(executions).toContain(deletion);
+      expect(executions).toMatch(/:\*"/);
+      expect(asArray(nested[2]?.Action).sort()).toEqual([
+        'events:DescribeRule',
+        'events:PutRule',
+        'events:PutTargets',
+      ]);
+      expect(JSON.stringify(nested[2]?.Resource)).toContain(
+        ':rule/StepFunctionsGetEventsForStepFunctionsExecutionRule',
+      );
+    });
+
     it('may otherwise only deliver its logs and traces', () => {
       const all = [...new Set(statements.flatMap((s) => asArray(s.Action)))].sort();
-      expect(all).toEqual(['lambda:InvokeFunction', ...logDelivery, ...xray].sort());
+      expect(all).toEqual(
+        [
+          'lambda:InvokeFunction',
+          'states:StartExecution',
+          'states:DescribeExecution',
+          'states:StopExecution',
+          'events:PutTargets',
+          'events:PutRule',
+          'events:DescribeRule',
+          ...logDelivery,
+          ...xray,
+        ].sort(),
+      );
     });
   });
 

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '#api/routes.ts';
@@ -10,48 +9,22 @@ import {
   tileCacheTasks,
 } from '#infra/constructs/tile-cache-workflow.ts';
 import { eniActions, eniDescribeActions } from '#infra/constructs/vpc-placement.ts';
-import { appEntries, createGeoPlaneApp, type GeoPlaneStack } from '#infra/stacks/geoplane-stack.ts';
-import { transientErrors } from '#infra/workflows/deletion-workflow.ts';
+import { appEntries, type GeoPlaneStack } from '#infra/stacks/geoplane-stack.ts';
 import {
-  substitutedTileCacheDefinition,
   type TileCacheTask,
   tileCacheStepBudgetMs,
-  tileCacheTaskAccess,
   tileCacheTaskHandlers,
-  tileCacheTaskStates,
   tileCacheWorkflow,
 } from '#infra/workflows/tile-cache-workflow.ts';
+import {
+  describeJobLoopRole,
+  describeJobLoopStateMachine,
+  itGrantsEachTaskItsTableActions,
+  itIsStartedOnlyBy,
+  synthesize,
+  taskFunction,
+} from '../support/job-loop-workflow.ts';
 import { actionsIn, asArray, logicalId, policyDocuments, type Statement, statementsOfRole } from './iam.ts';
-import { deploymentTemplate } from './templates.ts';
-
-const cdkContext = JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8'))
-  .context as Record<string, unknown>;
-
-function synthesize(context: Record<string, unknown> = {}) {
-  const { stack } = createGeoPlaneApp({
-    context: { ...cdkContext, ...context },
-    bundling: false,
-    builtinCloudFormationValidation: false,
-  });
-  return { stack, template: deploymentTemplate(stack) };
-}
-
-const logDelivery = [
-  'logs:CreateLogDelivery',
-  'logs:DeleteLogDelivery',
-  'logs:DescribeLogGroups',
-  'logs:DescribeResourcePolicies',
-  'logs:GetLogDelivery',
-  'logs:ListLogDeliveries',
-  'logs:PutResourcePolicy',
-  'logs:UpdateLogDelivery',
-];
-const xray = [
-  'xray:GetSamplingRules',
-  'xray:GetSamplingTargets',
-  'xray:PutTelemetryRecords',
-  'xray:PutTraceSegments',
-];
 
 /** How a statement names the tile objects / the bucket itself (merged template: the bucket's Ref). */
 const tileObjects = (bucketId: string) => ({
@@ -69,15 +42,13 @@ describe('persistent tile cache (ADR 0139)', () => {
   let stack: GeoPlaneStack;
   let template: Template;
   let bucketId: string;
-  const fnOf = (task: TileCacheTask): ApiFunction => {
-    const fn = stack.tileCacheWorkflow.functions.get(task);
-    if (!fn) throw new Error(`no function for ${task}`);
-    return fn;
-  };
+  const fnOf = (task: TileCacheTask): ApiFunction => taskFunction(stack.tileCacheWorkflow, task);
   const fnId = (task: TileCacheTask) => logicalId(fnOf(task).function);
   const envOf = (fn: ApiFunction) =>
     template.findResources('AWS::Lambda::Function')[logicalId(fn.function)]?.Properties.Environment
       .Variables as Record<string, unknown>;
+
+  const deployed = () => ({ stack, template, workflow: stack.tileCacheWorkflow });
 
   beforeAll(() => {
     ({ stack, template } = synthesize());
@@ -140,67 +111,9 @@ describe('persistent tile cache (ADR 0139)', () => {
     });
   });
 
-  describe('state machine', () => {
-    let definition: ReturnType<typeof substitutedTileCacheDefinition>;
-    let props: Record<string, any>;
-    const arnMarker = (task: TileCacheTask) => `arn-of:${fnId(task)}`;
-
-    beforeAll(() => {
-      props = template.findResources('AWS::StepFunctions::StateMachine')[
-        logicalId(stack.tileCacheWorkflow.stateMachine)
-      ]?.Properties;
-      let text = props.DefinitionString as string;
-      for (const [placeholder, value] of Object.entries(
-        props.DefinitionSubstitutions as Record<string, { 'Fn::GetAtt': [string, string] }>,
-      )) {
-        text = text.replaceAll(`\${${placeholder}}`, `arn-of:${value['Fn::GetAtt'][0]}`);
-      }
-      expect(text).not.toContain('${');
-      definition = JSON.parse(text);
-    });
-
-    it('is a Standard state machine with X-Ray and ALL events logged without execution data', () => {
-      expect(props.StateMachineType).toBe('STANDARD');
-      expect(props.TracingConfiguration).toEqual({ Enabled: true });
-      expect(props.LoggingConfiguration).toMatchObject({ Level: 'ALL', IncludeExecutionData: false });
-    });
-
-    it("maps each task's placeholder to exactly its own function's ARN", () => {
-      expect(props.DefinitionSubstitutions).toEqual(
-        Object.fromEntries(
-          tileCacheTasks.map((task) => [
-            tileCacheWorkflow.placeholders[task],
-            { 'Fn::GetAtt': [fnId(task), 'Arn'] },
-          ]),
-        ),
-      );
-    });
-
-    it('is the definition of infra/workflows/tile-cache-workflow.ts, the one the local host runs', () => {
-      expect(definition).toEqual(
-        substitutedTileCacheDefinition(
-          Object.fromEntries(tileCacheTasks.map((task) => [task, arnMarker(task)])) as Record<
-            TileCacheTask,
-            string
-          >,
-        ),
-      );
-    });
-
-    it.each(Object.keys(tileCacheTaskStates))(
-      'runs "%s" on its task function, retrying transient errors',
-      (name) => {
-        const state = (definition.States as Record<string, any>)[name];
-        expect(state?.Type).toBe('Task');
-        expect(state.Resource).toBe(arnMarker(tileCacheTaskStates[name] as TileCacheTask));
-        const retried = state.Retry.flatMap((r: { ErrorEquals: string[] }) => r.ErrorEquals);
-        for (const error of transientErrors) expect(retried).toContain(error);
-        expect(retried).not.toContain('States.ALL');
-      },
-    );
-
+  describeJobLoopStateMachine(tileCacheWorkflow, deployed, (definitionOf) => {
     it("covers the step's Lambda timeout with the ASL's task timeout", () => {
-      const step = (definition.States as Record<string, any>)[tileCacheWorkflow.states.step];
+      const step = (definitionOf().States as Record<string, any>)[tileCacheWorkflow.states.step];
       expect(step.TimeoutSeconds).toBeGreaterThanOrEqual(180);
     });
   });
@@ -230,16 +143,7 @@ describe('persistent tile cache (ADR 0139)', () => {
       expect(tileCacheStepBudgetMs).toBeLessThanOrEqual(180_000 / 2);
     });
 
-    it.each(tileCacheTasks)('grants %s exactly its DynamoDB actions from tileCacheTaskAccess', (task) => {
-      const statements = statementsOfRole(template, fnOf(task).role);
-      expect(actionsIn(statements, 'dynamodb')).toEqual(
-        [
-          ...new Set(
-            tileCacheTaskAccess[task].data.map((a) => `dynamodb:${a === 'PutAuditRecord' ? 'PutItem' : a}`),
-          ),
-        ].sort(),
-      );
-    });
+    itGrantsEachTaskItsTableActions(tileCacheWorkflow, 'tileCacheTaskAccess', deployed);
 
     it('lets the step decrypt service passwords with the secrets key (only), as the data plane does', () => {
       const key = { 'Fn::GetAtt': [logicalId(stack.api.secretsKey as never), 'Arn'] };
@@ -324,46 +228,12 @@ describe('persistent tile cache (ADR 0139)', () => {
     }
   });
 
-  describe("the state machine's role", () => {
-    let statements: Statement[];
-    beforeAll(() => {
-      statements = statementsOfRole(template, stack.tileCacheWorkflow.role);
-    });
+  describeJobLoopRole(tileCacheWorkflow, deployed);
 
-    it('may invoke the two task functions and no other function', () => {
-      const invoke = statements.filter((s) => asArray(s.Action).some((a) => a.startsWith('lambda:')));
-      expect(invoke).toHaveLength(1);
-      const resources = asArray(invoke[0]?.Resource as unknown[]);
-      expect(resources).toHaveLength(tileCacheTasks.length);
-      expect(resources).toEqual(
-        expect.arrayContaining(tileCacheTasks.map((task) => ({ 'Fn::GetAtt': [fnId(task), 'Arn'] }))),
-      );
-    });
-
-    it('may otherwise only deliver its logs and traces', () => {
-      const all = [...new Set(statements.flatMap((s) => asArray(s.Action)))].sort();
-      expect(all).toEqual(['lambda:InvokeFunction', ...logDelivery, ...xray].sort());
-    });
-  });
-
-  it('lets createTileCacheJob (only) start it, through TILE_CACHE_STATE_MACHINE_ARN', () => {
-    const starters = routes.filter((op) => op.starts?.includes('tileCache')).map((op) => op.operationId);
-    expect(starters).toEqual(['createTileCacheJob']);
-    const fn = stack.api.functions.get('createTileCacheJob');
-    if (!fn) throw new Error('no createTileCacheJob function');
-    const states = statementsOfRole(template, fn.role).filter((s) =>
-      asArray(s.Action).some((a) => a.startsWith('states:')),
-    );
-    expect(states).toEqual([
-      {
-        Effect: 'Allow',
-        Action: 'states:StartExecution',
-        Resource: { Ref: logicalId(stack.tileCacheWorkflow.stateMachine) },
-      },
-    ]);
-    expect(envOf(fn).TILE_CACHE_STATE_MACHINE_ARN).toEqual({
-      Ref: logicalId(stack.tileCacheWorkflow.stateMachine),
-    });
+  itIsStartedOnlyBy(deployed, {
+    operationId: 'createTileCacheJob',
+    starts: 'tileCache',
+    variable: 'TILE_CACHE_STATE_MACHINE_ARN',
   });
 });
 

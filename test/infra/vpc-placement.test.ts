@@ -266,7 +266,6 @@ describe('with cdk.json vpc, endpoints "interface" and an import database', () =
     expect(interfaces.map(([, r]) => r.Properties.ServiceName['Fn::Join'][1][2]).sort()).toEqual([
       '.kms',
       '.secretsmanager',
-      '.states',
       '.xray',
     ]);
     const securityGroup = logicalId(stack.vpcEndpoints?.securityGroup as never);
@@ -300,9 +299,10 @@ describe('with cdk.json vpc, endpoints "interface" and an import database', () =
 
   it('keeps the endpoints and their security group in the parent stack, once', () => {
     const parent = Template.fromStack(stack);
-    expect(resourcesOf(parent, 'AWS::EC2::VPCEndpoint')).toHaveLength(6);
+    // Two gateways (DynamoDB, S3) and three interfaces (KMS, Secrets Manager, X-Ray).
+    expect(resourcesOf(parent, 'AWS::EC2::VPCEndpoint')).toHaveLength(5);
     expect(resourcesOf(parent, 'AWS::EC2::SecurityGroup')).toHaveLength(1);
-    expect(resourcesOf(template, 'AWS::EC2::VPCEndpoint')).toHaveLength(6);
+    expect(resourcesOf(template, 'AWS::EC2::VPCEndpoint')).toHaveLength(5);
   });
 
   it('stays cdk-nag clean, acknowledging network-interface/* only on the placed roles', () => {
@@ -356,13 +356,8 @@ describe('with cdk.json vpc and endpoints "none"', () => {
 
 describe('interface endpoints', () => {
   it('include Secrets Manager only with an import database (the only secret the functions read)', () => {
-    expect(interfaceServicesOf({ importDatabase: false })).toEqual(['kms', 'states', 'xray']);
-    expect(interfaceServicesOf({ importDatabase: true })).toEqual([
-      'kms',
-      'secretsmanager',
-      'states',
-      'xray',
-    ]);
+    expect(interfaceServicesOf({ importDatabase: false })).toEqual(['kms', 'xray']);
+    expect(interfaceServicesOf({ importDatabase: true })).toEqual(['kms', 'secretsmanager', 'xray']);
   });
 
   it('take the first subnet of each zone', () => {

@@ -26,7 +26,7 @@ const sent: string[] = [];
 const batchKeys: string[][] = [];
 let authorizer: Handler<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>;
 let handlers: Record<string, Handler<APIGatewayProxyEvent, APIGatewayProxyResult>>;
-let repos: typeof import('#store/repositories.ts');
+let repos: typeof import('#wiring/repositories.ts');
 let apiKeys: typeof import('#domain/api-keys.ts');
 let workspaces: typeof import('#domain/workspaces.ts');
 
@@ -91,7 +91,7 @@ beforeAll(async () => {
     },
     { step: 'initialize', name: 'countRoundTrips' },
   );
-  repos = await import('#store/repositories.ts');
+  repos = await import('#wiring/repositories.ts');
   apiKeys = await import('#domain/api-keys.ts');
   workspaces = await import('#domain/workspaces.ts');
   await repos.claimMappingRepository().summarize(claimMappings.GLOBAL_SCOPE);
@@ -113,14 +113,31 @@ beforeAll(async () => {
 const name = () => `rt-${randomUUID().slice(0, 13)}`;
 
 async function fixtureWorkspace(): Promise<{ ws: Workspace; service: Service; secret: string; key: ApiKey }> {
-  const ws = await workspaces.createWorkspace(repos.workspaceRepository(), { name: name() });
+  const ws = await workspaces.createWorkspace(
+    { workspaces: repos.workspaceRepository() },
+    { body: { name: name() } },
+  );
   const service = serviceRecord(ws.id, name());
   await repos.serviceRepository().create(service);
-  const { key, secret } = await apiKeys.createApiKey(repos.apiKeyRepository(), ws.id, {
-    name: 'reader',
-    role_id: 'viewer',
-  });
+  const { key, secret } = await apiKeys.createApiKey(
+    { keys: repos.apiKeyRepository() },
+    {
+      workspaceId: ws.id,
+      body: {
+        name: 'reader',
+        role_id: 'viewer',
+      },
+    },
+  );
   return { ws, service, secret, key };
+}
+
+/** Maps the `groups` claim's `value` to `role` in the workspace. */
+function mapGroup(ws: Workspace, value: string, role: string) {
+  return claimMappings.createClaimMapping(
+    { mappings: repos.claimMappingRepository(), roles: repos.roleRepository() },
+    { scope: ws.id, body: { claim_name: 'groups', claim_value: value, role_id: role } },
+  );
 }
 
 /** One request through the authorizer and the handler; the commands each sent. */
@@ -322,12 +339,7 @@ describe('round trips of a read after authentication (ADR 0099)', () => {
   it('getWorkspace by a token whose workspace mapping makes it a viewer: one BatchGetItem, nothing in the handler (ADR 0103)', async () => {
     const { ws } = await fixtureWorkspace();
     const group = `rt-viewers-${randomUUID().slice(0, 8)}`;
-    const mapping = await claimMappings.createClaimMapping(
-      repos.claimMappingRepository(),
-      repos.roleRepository(),
-      ws.id,
-      { claim_name: 'groups', claim_value: group, role_id: 'viewer' },
-    );
+    const mapping = await mapGroup(ws, group, 'viewer');
     const token = await signToken({ groups: ['someone-else', group] });
     const path = `/api/v1/workspaces/${ws.id}`;
     const r = await request('getWorkspace', path, { workspace: ws.id }, { Authorization: `Bearer ${token}` });
@@ -337,7 +349,10 @@ describe('round trips of a read after authentication (ADR 0099)', () => {
     expect(r.handler).toEqual([]);
 
     // The mapping's deletion is in the summary read by the very next request.
-    await claimMappings.deleteClaimMapping(repos.claimMappingRepository(), ws.id, mapping.id);
+    await claimMappings.deleteClaimMapping(
+      { mappings: repos.claimMappingRepository() },
+      { scope: ws.id, mappingId: mapping.id },
+    );
     const after = await request(
       'getWorkspace',
       path,
@@ -371,11 +386,7 @@ describe('round trips of a read after authentication (ADR 0099)', () => {
     expect(byKey.keys).not.toContain('CLAIMMAPS');
 
     const group = `rt-session-${randomUUID().slice(0, 8)}`;
-    await claimMappings.createClaimMapping(repos.claimMappingRepository(), repos.roleRepository(), ws.id, {
-      claim_name: 'groups',
-      claim_value: group,
-      role_id: 'viewer',
-    });
+    await mapGroup(ws, group, 'viewer');
     const byToken = await viaSession({ type: 'jwt', sub: 'rt-session-user', claims: { groups: [group] } });
     expect(byToken.status).toBe(200);
     expect(byToken.keys.filter((k) => k === 'CLAIMMAPS')).toHaveLength(2);
@@ -384,11 +395,7 @@ describe('round trips of a read after authentication (ADR 0099)', () => {
 
   it('a token whose claims match no mapping of the workspace: 403 from the same single read', async () => {
     const { ws } = await fixtureWorkspace();
-    await claimMappings.createClaimMapping(repos.claimMappingRepository(), repos.roleRepository(), ws.id, {
-      claim_name: 'groups',
-      claim_value: `rt-${randomUUID().slice(0, 8)}`,
-      role_id: 'admin',
-    });
+    await mapGroup(ws, `rt-${randomUUID().slice(0, 8)}`, 'admin');
     const token = await signToken({ groups: ['not-mapped'] });
     const r = await request(
       'getWorkspace',
@@ -404,11 +411,7 @@ describe('round trips of a read after authentication (ADR 0099)', () => {
   it('a workspace without its summary (mappings older than summaries): the handler queries them, with the same answer', async () => {
     const { ws } = await fixtureWorkspace();
     const group = `rt-editors-${randomUUID().slice(0, 8)}`;
-    await claimMappings.createClaimMapping(repos.claimMappingRepository(), repos.roleRepository(), ws.id, {
-      claim_name: 'groups',
-      claim_value: group,
-      role_id: 'editor',
-    });
+    await mapGroup(ws, group, 'editor');
     await db.send(
       new DeleteCommand({
         TableName: process.env.TABLE_NAME,

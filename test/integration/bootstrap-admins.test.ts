@@ -32,7 +32,7 @@ const contentTypes = new Map<string, string | undefined>();
 beforeAll(async () => {
   useHostStore();
   ({ handler } = await import('../../functions/bootstrap/bootstrap-admins.ts'));
-  mappings = (await import('#store/repositories.ts')).claimMappingRepository();
+  mappings = (await import('#wiring/repositories.ts')).claimMappingRepository();
   domain = await import('#domain/claim-mappings.ts');
   server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -119,10 +119,10 @@ describe('bootstrapAdmins custom resource', () => {
 
   it('on Create makes each listed claim a global super_admin mapping it marks as its own', async () => {
     // Prepare: an administrator already mapped `manual` by hand.
-    await domain.createClaimMapping(mappings, { find: async () => undefined } as never, '*', {
-      ...manual,
-      role_id: 'super_admin',
-    });
+    await domain.createClaimMapping(
+      { mappings, roles: { find: async () => undefined } as never },
+      { scope: '*', body: { ...manual, role_id: 'super_admin' } },
+    );
 
     // Act
     const answer = await send('Create', [alice, bob, manual]);

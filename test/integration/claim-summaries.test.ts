@@ -42,15 +42,16 @@ beforeAll(async () => {
 afterAll(() => db.destroy());
 
 const workspace = (): Promise<Workspace> =>
-  m.workspaceDomain.createWorkspace(m.workspaces, { name: `cs-${randomUUID().slice(0, 13)}` });
+  m.workspaceDomain.createWorkspace(
+    { workspaces: m.workspaces },
+    { body: { name: `cs-${randomUUID().slice(0, 13)}` } },
+  );
 
 function create(ws: Workspace, value: string, role = 'viewer', priority = 0): Promise<ClaimMapping> {
-  return m.domain.createClaimMapping(m.mappings, m.roles, ws.id, {
-    claim_name: 'groups',
-    claim_value: value,
-    role_id: role,
-    priority,
-  });
+  return m.domain.createClaimMapping(
+    { mappings: m.mappings, roles: m.roles },
+    { scope: ws.id, body: { claim_name: 'groups', claim_value: value, role_id: role, priority } },
+  );
 }
 
 async function summaryItem(ws: Workspace) {
@@ -98,8 +99,8 @@ describe('claim mapping summaries (ADR 0103)', () => {
       m.domain.resolveRole(await m.mappings.all(ws.id), claims),
     );
 
-    await m.domain.deleteClaimMapping(m.mappings, ws.id, b.id);
-    await m.domain.deleteClaimMapping(m.mappings, ws.id, a.id);
+    await m.domain.deleteClaimMapping({ mappings: m.mappings }, { scope: ws.id, mappingId: b.id });
+    await m.domain.deleteClaimMapping({ mappings: m.mappings }, { scope: ws.id, mappingId: a.id });
     state = await compare(ws);
     expect(state.summary).toEqual(state.mappings);
     expect(state.summary).toEqual(['owners/admin/1']);
@@ -113,7 +114,11 @@ describe('claim mapping summaries (ADR 0103)', () => {
     let state = await compare(ws);
     expect(state.summary).toHaveLength(12);
     expect(state.summary).toEqual(state.mappings);
-    await Promise.all(made.slice(0, 6).map((x) => m.domain.deleteClaimMapping(m.mappings, ws.id, x.id)));
+    await Promise.all(
+      made
+        .slice(0, 6)
+        .map((x) => m.domain.deleteClaimMapping({ mappings: m.mappings }, { scope: ws.id, mappingId: x.id })),
+    );
     state = await compare(ws);
     expect(state.summary).toHaveLength(6);
     expect(state.summary).toEqual(state.mappings);
@@ -151,7 +156,8 @@ describe('claim mapping summaries (ADR 0103)', () => {
     expect(item?.overflow).toBe(true);
     expect(item?.mappings).toBeUndefined();
     expect(m.summaries.summaryRules(item)).toBeUndefined();
-    for (const x of made.slice(0, 10)) await m.domain.deleteClaimMapping(m.mappings, ws.id, x.id);
+    for (const x of made.slice(0, 10))
+      await m.domain.deleteClaimMapping({ mappings: m.mappings }, { scope: ws.id, mappingId: x.id });
     const state = await compare(ws);
     expect(state.summary).toHaveLength(count - 10);
     expect(state.summary).toEqual(state.mappings);
@@ -171,7 +177,7 @@ describe('claim mapping summaries (ADR 0103)', () => {
     const a = await create(ws, 'c-1');
     await create(ws, 'c-2');
     expect((await summaryItem(ws))?.count).toBe(2);
-    await m.domain.deleteClaimMapping(m.mappings, ws.id, a.id);
+    await m.domain.deleteClaimMapping({ mappings: m.mappings }, { scope: ws.id, mappingId: a.id });
     expect((await summaryItem(ws))?.count).toBe(1);
 
     // The scope is full (its count set as 500 creates would have left it: writing 500 takes long).

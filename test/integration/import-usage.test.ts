@@ -36,7 +36,10 @@ beforeAll(async () => {
 afterAll(() => db.destroy());
 
 const workspace = (): Promise<Workspace> =>
-  m.workspaceDomain.createWorkspace(m.workspaces, { name: `iu-${randomUUID().slice(0, 13)}` });
+  m.workspaceDomain.createWorkspace(
+    { workspaces: m.workspaces },
+    { body: { name: `iu-${randomUUID().slice(0, 13)}` } },
+  );
 
 async function newJob(ws: Workspace): Promise<ImportJob> {
   const ts = new Date().toISOString();

@@ -58,7 +58,10 @@ afterAll(() => client.destroy());
 const name = (prefix = 'pc') => `${prefix}-${randomUUID().slice(0, 13)}`;
 
 async function fixture(): Promise<{ ws: Workspace; service: Service }> {
-  const ws = await s.workspaceDomain.createWorkspace(s.workspaces, { name: name() });
+  const ws = await s.workspaceDomain.createWorkspace(
+    { workspaces: s.workspaces },
+    { body: { name: name() } },
+  );
   const service = serviceRecord(ws.id, name());
   await s.services.create(service);
   return { ws, service };
@@ -90,17 +93,19 @@ function layer(service: Service, over: Partial<Layer> = {}): Layer {
 
 async function style(ws: Workspace): Promise<string> {
   const n = name('st');
-  await s.styleDomain.createStyle(s.styles, ws.id, {
-    name: n,
-    format: 'mapbox',
-    body: { version: 8, sources: {}, layers: [] },
-  });
+  await s.styleDomain.createStyle(
+    { styles: s.styles },
+    {
+      workspaceId: ws.id,
+      body: { name: n, format: 'mapbox', body: { version: 8, sources: {}, layers: [] } },
+    },
+  );
   return n;
 }
 
 async function role(): Promise<string> {
   const id = name('role');
-  await s.roleDomain.createRole(s.roles, { id });
+  await s.roleDomain.createRole({ roles: s.roles }, { body: { id } });
   return id;
 }
 
@@ -319,12 +324,8 @@ describe('deletion plan counters', () => {
     await s.layers.create(l);
     await s.layers.delete(l);
     const outcome = await s.deletionDomain.deleteService(
-      s.deletions,
-      starter,
-      empty.ws,
-      empty.service,
-      false,
-      'test',
+      { deletions: s.deletions, starter },
+      { workspace: empty.ws, service: empty.service, recurse: false, createdBy: 'test' },
     );
     expect(outcome).toEqual({ deleted: true });
     expect(await counterItems(empty.service)).toEqual([]);
@@ -335,9 +336,15 @@ describe('deletion plan counters', () => {
       Array.from({ length: 12 }, () => s.layers.create(layer(service, { default_style: red }))),
     );
     await expect(
-      s.deletionDomain.deleteService(s.deletions, starter, ws, service, false, 'test'),
+      s.deletionDomain.deleteService(
+        { deletions: s.deletions, starter },
+        { workspace: ws, service, recurse: false, createdBy: 'test' },
+      ),
     ).rejects.toMatchObject({ extra: { plan: { layers: { count: 12 } } } });
-    const started = await s.deletionDomain.deleteService(s.deletions, starter, ws, service, true, 'test');
+    const started = await s.deletionDomain.deleteService(
+      { deletions: s.deletions, starter },
+      { workspace: ws, service, recurse: true, createdBy: 'test' },
+    );
     if (!('operation' in started)) throw new Error('expected an operation');
     expect(started.plan.layers.count).toBe(12);
     const steps = new s.steps.DeletionSteps();

@@ -30,7 +30,7 @@ interface Sent {
 const sent: Sent[] = [];
 let authorizer: Handler<APIGatewayRequestAuthorizerEvent, APIGatewayAuthorizerResult>;
 const handlers: Record<string, Handler<APIGatewayProxyEvent, APIGatewayProxyResult>> = {};
-let repos: typeof import('#store/repositories.ts');
+let repos: typeof import('#wiring/repositories.ts');
 let apiKeys: typeof import('#domain/api-keys.ts');
 let workspaces: typeof import('#domain/workspaces.ts');
 
@@ -87,7 +87,7 @@ beforeAll(async () => {
     },
     { step: 'initialize', name: 'recordRefusalWork' },
   );
-  repos = await import('#store/repositories.ts');
+  repos = await import('#wiring/repositories.ts');
   apiKeys = await import('#domain/api-keys.ts');
   workspaces = await import('#domain/workspaces.ts');
   const { GLOBAL_SCOPE } = await import('#domain/claim-mappings.ts');
@@ -110,14 +110,26 @@ const name = () => `rw-${randomUUID().slice(0, 13)}`;
 
 /** A workspace with a service, and a viewer key of another workspace (no role in this one). */
 async function stranger(): Promise<{ ws: Workspace; service: string; secret: string }> {
-  const ws = await workspaces.createWorkspace(repos.workspaceRepository(), { name: name() });
+  const ws = await workspaces.createWorkspace(
+    { workspaces: repos.workspaceRepository() },
+    { body: { name: name() } },
+  );
   const service = serviceRecord(ws.id, name());
   await repos.serviceRepository().create(service);
-  const home = await workspaces.createWorkspace(repos.workspaceRepository(), { name: name() });
-  const { secret } = await apiKeys.createApiKey(repos.apiKeyRepository(), home.id, {
-    name: 'stranger',
-    role_id: 'admin',
-  });
+  const home = await workspaces.createWorkspace(
+    { workspaces: repos.workspaceRepository() },
+    { body: { name: name() } },
+  );
+  const { secret } = await apiKeys.createApiKey(
+    { keys: repos.apiKeyRepository() },
+    {
+      workspaceId: home.id,
+      body: {
+        name: 'stranger',
+        role_id: 'admin',
+      },
+    },
+  );
   return { ws, service: service.name, secret };
 }
 

@@ -275,14 +275,20 @@ describe('seek cursors', () => {
 describe('seek cursors of a repository', () => {
   it('lists API keys created between pages without skips or repeats', async () => {
     useHostStore();
-    const repos = await import('#store/repositories.ts');
+    const repos = await import('#wiring/repositories.ts');
     const wsDomain = await import('#domain/workspaces.ts');
     const keysDomain = await import('#domain/api-keys.ts');
     const workspaces = repos.workspaceRepository();
     const apiKeys = repos.apiKeyRepository();
-    const ws = await wsDomain.createWorkspace(workspaces, { name: `it-${randomUUID().slice(0, 13)}` });
+    const ws = await wsDomain.createWorkspace(
+      { workspaces: workspaces },
+      { body: { name: `it-${randomUUID().slice(0, 13)}` } },
+    );
     for (let i = 0; i < 9; i++)
-      await keysDomain.createApiKey(apiKeys, ws.id, { name: `k${i}`, role_id: 'viewer' });
+      await keysDomain.createApiKey(
+        { keys: apiKeys },
+        { workspaceId: ws.id, body: { name: `k${i}`, role_id: 'viewer' } },
+      );
     const before = (await apiKeys.list(ws.id, 100)).items.map((k) => k.id);
 
     const seen: string[] = [];
@@ -293,7 +299,10 @@ describe('seek cursors of a repository', () => {
       seen.push(...page.items.map((k) => k.id));
       cursor = page.nextCursor;
       if (cursor && added < 2) {
-        await keysDomain.createApiKey(apiKeys, ws.id, { name: `late${added++}`, role_id: 'viewer' });
+        await keysDomain.createApiKey(
+          { keys: apiKeys },
+          { workspaceId: ws.id, body: { name: `late${added++}`, role_id: 'viewer' } },
+        );
       }
     } while (cursor);
 

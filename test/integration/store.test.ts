@@ -18,7 +18,7 @@ let keysDomain: typeof import('#domain/api-keys.ts');
 
 beforeAll(async () => {
   useHostStore();
-  const repos = await import('#store/repositories.ts');
+  const repos = await import('#wiring/repositories.ts');
   workspaces = repos.workspaceRepository();
   apiKeys = repos.apiKeyRepository();
   domain = await import('#domain/workspaces.ts');
@@ -29,19 +29,19 @@ const name = () => `it-${randomUUID().slice(0, 13)}`;
 
 describe('workspace repository', () => {
   it('resolves by id and by name, and hides nothing else', async () => {
-    const ws = await domain.createWorkspace(workspaces, { name: name() });
+    const ws = await domain.createWorkspace({ workspaces: workspaces }, { body: { name: name() } });
     expect((await domain.resolveWorkspace(workspaces, ws.id))?.name).toBe(ws.name);
     expect((await domain.resolveWorkspace(workspaces, ws.name))?.id).toBe(ws.id);
     expect(await domain.resolveWorkspace(workspaces, name())).toBeUndefined();
   });
 
   it('keeps exactly one of two concurrent renames to the same name', async () => {
-    const a = await domain.createWorkspace(workspaces, { name: name() });
-    const b = await domain.createWorkspace(workspaces, { name: name() });
+    const a = await domain.createWorkspace({ workspaces: workspaces }, { body: { name: name() } });
+    const b = await domain.createWorkspace({ workspaces: workspaces }, { body: { name: name() } });
     const target = name();
     const results = await Promise.allSettled([
-      domain.updateWorkspace(workspaces, a, { name: target }, undefined),
-      domain.updateWorkspace(workspaces, b, { name: target }, undefined),
+      domain.updateWorkspace({ workspaces }, { workspace: a, body: { name: target }, ifMatch: undefined }),
+      domain.updateWorkspace({ workspaces }, { workspace: b, body: { name: target }, ifMatch: undefined }),
     ]);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     const rejected = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
@@ -51,11 +51,14 @@ describe('workspace repository', () => {
   });
 
   it('refuses a key for a workspace being deleted, so deletion never orphans keys', async () => {
-    const ws = await domain.createWorkspace(workspaces, { name: name() });
+    const ws = await domain.createWorkspace({ workspaces: workspaces }, { body: { name: name() } });
     const results = await Promise.allSettled([
       domain.deleteWorkspace(workspaces, ws, undefined),
       ...Array.from({ length: 5 }, () =>
-        keysDomain.createApiKey(apiKeys, ws.id, { name: 'k', role_id: 'viewer' }),
+        keysDomain.createApiKey(
+          { keys: apiKeys },
+          { workspaceId: ws.id, body: { name: 'k', role_id: 'viewer' } },
+        ),
       ),
     ]);
     expect(results[0]?.status).toBe('fulfilled');
@@ -72,10 +75,13 @@ describe('workspace repository', () => {
   });
 
   it('refuses to delete a workspace whose keys do not fit one transaction and restores it', async () => {
-    const ws = await domain.createWorkspace(workspaces, { name: name() });
+    const ws = await domain.createWorkspace({ workspaces: workspaces }, { body: { name: name() } });
     await Promise.all(
       Array.from({ length: 50 }, () =>
-        keysDomain.createApiKey(apiKeys, ws.id, { name: 'k', role_id: 'viewer' }),
+        keysDomain.createApiKey(
+          { keys: apiKeys },
+          { workspaceId: ws.id, body: { name: 'k', role_id: 'viewer' } },
+        ),
       ),
     );
     await expect(domain.deleteWorkspace(workspaces, ws, undefined)).rejects.toBeInstanceOf(
@@ -113,7 +119,7 @@ describe('mosaic harvest jobs in a workspace being deleted', () => {
     const { documentClient, tableName } = await import('#store/client.ts');
     const db = documentClient();
     const TableName = tableName();
-    const ws = await domain.createWorkspace(workspaces, { name: name() });
+    const ws = await domain.createWorkspace({ workspaces: workspaces }, { body: { name: name() } });
     const at = new Date().toISOString();
     const service = {
       id: randomUUID(),

@@ -16,7 +16,7 @@ let pool: typeof import('#domain/usage-keys.ts');
 
 beforeAll(async () => {
   useHostStore();
-  const repos = await import('#store/repositories.ts');
+  const repos = await import('#wiring/repositories.ts');
   workspaces = repos.workspaceRepository();
   slots = repos.usageKeySlotRepository();
   domain = await import('#domain/workspaces.ts');
@@ -108,10 +108,8 @@ describe('the usage-key pool in the table (ADR 0111)', () => {
       assign: () => pool.assignUsageKey(slots, maker, 1000),
     };
     const ws = await domain.createWorkspace(
-      workspaces,
-      { name: `uk-${randomUUID().slice(0, 8)}` },
-      new Date(),
-      provisioner,
+      { workspaces, usageKeys: provisioner },
+      { body: { name: `uk-${randomUUID().slice(0, 8)}` }, now: new Date() },
     );
     expect(ws.usage_slot).toBeGreaterThanOrEqual(0);
     const recorded = await slots.find(ws.usage_slot as number);

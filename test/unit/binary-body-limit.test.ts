@@ -12,13 +12,13 @@ import {
   PROXY_EVENT_HEADROOM_BYTES,
 } from '#api/payload-limits.ts';
 import { ErrorBody } from '#api/schemas.ts';
+import { makeChangeHandler } from '#entry/handler.ts';
 import { created } from '#http/responses.ts';
-import { makeChangeHandler } from '#wiring/handler.ts';
 
 // The stage's ceiling at its highest (5 MiB, stage-config.ts): the binary cap must still win (ADR 0116).
 vi.stubEnv('MAX_BODY_BYTES', String(5 * 1024 * 1024));
-vi.mock('#store/repositories.ts', async (original) => ({
-  ...(await original<typeof import('#store/repositories.ts')>()),
+vi.mock('#wiring/repositories.ts', async (original) => ({
+  ...(await original<typeof import('#wiring/repositories.ts')>()),
   auditTrail: () => ({ recordRefusal: async () => {}, list: async () => ({ items: [] }) }),
 }));
 

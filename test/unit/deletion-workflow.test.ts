@@ -10,7 +10,7 @@ import {
   substitutedDeletionDefinition,
   transientErrors,
 } from '#infra/workflows/deletion-workflow.ts';
-import { failureMessage, taskFailure } from '#workflows/deletion-tasks.ts';
+import { failureMessage, taskFailure } from '#workflows/tasks.ts';
 
 const arns = {
   begin: 'arn:aws:lambda:us-east-1:000000000000:function:begin',

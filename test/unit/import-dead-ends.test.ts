@@ -953,7 +953,6 @@ function stepDeps(
     gateway: {} as never,
     box: { encrypt: async () => 'x', decrypt: async () => 'p' } as never,
     deletions: {} as never,
-    deletionStarter: {} as never,
     workspaces: {} as never,
     limits,
     ...over,

@@ -310,7 +310,6 @@ function stepDeps(
     gateway: {} as never,
     box: { encrypt: async () => 'x', decrypt: async () => 'p' } as never,
     deletions: {} as never,
-    deletionStarter: {} as never,
     workspaces: {} as never,
     limits,
     ...over,
@@ -318,6 +317,10 @@ function stepDeps(
 }
 
 const inputOf = (j: ImportJob) => ({ import_id: j.id, workspace_id: j.workspace_id, run: j.run });
+
+/** A job whose rollback runs, its service `svc-1` still there. */
+const rollingBack = (over: Partial<ImportJob> = {}) =>
+  job({ status: 'rolling_back', phase: 'rollback', service_id: 'svc-1', ...over });
 
 describe('the import step reserves before loading and releases what it drops (ADR 0110)', () => {
   it('a discovered file within the limits reserves its default plan as the load starts', async () => {
@@ -465,14 +468,62 @@ describe('an internal failure reaches the job as a reason and a fixed message on
     expect(repo.events.at(-1)?.error_message).toBe(failed.error_message);
   });
 
+  it("a rollback's teardown names its deletion for the state machine to run (nested), saves its id and drops nothing yet", async () => {
+    const repo = new MemoryImports();
+    const j = rollingBack();
+    await repo.create(j);
+    const operation = {
+      id: 'op-1',
+      status: 'running',
+      attempt_count: 2,
+      updated_at: new Date().toISOString(),
+    };
+    const eng = engine();
+    const deps = stepDeps(repo, eng, {
+      services: {
+        findById: async () => ({ id: 'svc-1', name: 'roads', status: 'deleting', deletion_id: 'op-1' }),
+      } as never,
+      workspaces: { findById: async () => ({ id: WS, name: 'ws', status: 'active' }) } as never,
+      deletions: {
+        find: async (id: string) => (id === 'op-1' ? { operation, plan: {} } : undefined),
+        markRetry: async () => {
+          throw new Error('a running deletion is not retried');
+        },
+      } as never,
+    });
+
+    const result = await runImportStep(deps, inputOf(j), 1000);
+
+    expect(result).toMatchObject({
+      done: false,
+      deletion: { name: 'op-1-attempt-2', input: { operation_id: 'op-1', attempt: 2 } },
+    });
+    expect(result.wait_seconds).toBeGreaterThanOrEqual(2);
+    expect(await stored(repo, j)).toMatchObject({ status: 'rolling_back', rollback_operation_id: 'op-1' });
+    expect(eng.dropped).toEqual([]);
+  });
+
+  it("a rollback's teardown goes on once its deletion completed: tables dropped, rolled_back", async () => {
+    const repo = new MemoryImports();
+    const j = rollingBack({ rollback_operation_id: 'op-1' });
+    await repo.create(j);
+    const eng = engine();
+    const deps = stepDeps(repo, eng, {
+      services: { findById: async () => ({ id: 'svc-1', status: 'deleting', deletion_id: 'op-1' }) } as never,
+      deletions: {
+        find: async () => ({ operation: { id: 'op-1', status: 'completed' }, plan: {} }),
+      } as never,
+    });
+
+    expect(await runImportStep(deps, inputOf(j), 1000)).toEqual({ done: true, wait_seconds: 0 });
+
+    expect(await stored(repo, j)).toMatchObject({ status: 'rolled_back' });
+    expect(eng.dropped).toContain(`all:${j.id}`);
+  });
+
   it("a rollback whose deletion failed doesn't show the deletion's internal error", async () => {
     const repo = new MemoryImports();
-    const j = job({
-      status: 'rolling_back',
-      phase: 'rollback',
-      service_id: 'svc-1',
-      rollback_operation_id: 'op-1',
-    });
+    const j = rollingBack({ rollback_operation_id: 'op-1' });
     await repo.create(j);
     const deps = stepDeps(repo, engine(), {
       services: { findById: async () => ({ id: 'svc-1' }) } as never,

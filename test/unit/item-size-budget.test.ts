@@ -265,7 +265,7 @@ describe('the largest accepted body of every entity stays under its item budget'
       description: wide(4096),
     });
     // Act
-    await createStyle(new DynamoStyleRepository(), WS, input);
+    await createStyle({ styles: new DynamoStyleRepository() }, { workspaceId: WS, body: input });
     // Assess
     expect(Buffer.byteLength(text)).toBeGreaterThan(MAX_STYLE_TEXT_BYTES - 20_000);
     expect(largestPut()).toBeLessThan(BUDGET);
@@ -276,7 +276,10 @@ describe('the largest accepted body of every entity stays under its item budget'
     const text = `{"name":"inflated","format":"mapbox","body":{"version":8,"sources":{},"layers":[],"metadata":{"a":[${Array.from({ length: 50_000 }, () => '1e20').join(',')}]}}}`;
     const input = accepted<StyleInput>(styleOps.createStyle, JSON.parse(text), text);
     // Act
-    const error = await createStyle(new DynamoStyleRepository(), WS, input).catch((e) => e);
+    const error = await createStyle(
+      { styles: new DynamoStyleRepository() },
+      { workspaceId: WS, body: input },
+    ).catch((e) => e);
     // Assess
     expect(error).toBeInstanceOf(InvalidInputError);
     expect(error.reason).toBe('style_too_large');
@@ -310,10 +313,12 @@ describe('the largest accepted body of every entity stays under its item budget'
     while (Buffer.byteLength(JSON.stringify(definition(units + 8))) <= MAX_DEFINITION_BYTES) units += 8;
     // Act
     await putTileMatrixSet(
-      new DynamoTileMatrixSetRepository(),
-      'Largest',
-      accepted<TileMatrixSetDefinition>(tmsOps.putTileMatrixSet, definition(units)),
-      undefined,
+      { tileMatrixSets: new DynamoTileMatrixSetRepository() },
+      {
+        tileMatrixSet: 'Largest',
+        body: accepted<TileMatrixSetDefinition>(tmsOps.putTileMatrixSet, definition(units)),
+        ifMatch: undefined,
+      },
     );
     // Assess
     expect(largestPut()).toBeLessThan(BUDGET);
@@ -328,10 +333,8 @@ describe('the largest accepted body of every entity stays under its item budget'
     const definition = accepted<TileMatrixSetDefinition>(tmsOps.putTileMatrixSet, JSON.parse(text), text);
     // Act
     const error = await putTileMatrixSet(
-      new DynamoTileMatrixSetRepository(),
-      'TooLarge',
-      definition,
-      undefined,
+      { tileMatrixSets: new DynamoTileMatrixSetRepository() },
+      { tileMatrixSet: 'TooLarge', body: definition, ifMatch: undefined },
     ).catch((e) => e);
     // Assess
     expect(error).toBeInstanceOf(InvalidInputError);
@@ -350,7 +353,10 @@ describe('the largest accepted body of every entity stays under its item budget'
         opacity: 0.123456789,
       })),
     };
-    await createLayerGroup(new DynamoLayerGroupRepository(), WS, accepted(groupOps.createLayerGroup, body));
+    await createLayerGroup(
+      { groups: new DynamoLayerGroupRepository() },
+      { workspaceId: WS, body: accepted(groupOps.createLayerGroup, body) },
+    );
     expect(largestPut()).toBeLessThan(BUDGET);
   });
 
@@ -452,44 +458,50 @@ describe('the largest accepted body of every entity stays under its item budget'
     ],
   ] as const)('the %s settings document with every text at its maximum', async (kind, op, body) => {
     await updateSettings(
-      new DynamoSettingsRepository(),
-      WS,
-      kind as SettingsKind,
-      accepted(op, body),
-      undefined,
+      { settings: new DynamoSettingsRepository() },
+      { workspaceId: WS, kind: kind as SettingsKind, body: accepted(op, body), ifMatch: undefined },
     );
     expect(largestPut()).toBeLessThan(BUDGET);
   });
 
   it('a workspace, an API key, a role and a claim mapping with every text at its maximum', async () => {
     await createWorkspace(
-      new DynamoWorkspaceRepository(),
-      accepted(workspaceOps.createWorkspace, { name: name(64), description: wide(1024) }),
+      { workspaces: new DynamoWorkspaceRepository() },
+      { body: accepted(workspaceOps.createWorkspace, { name: name(64), description: wide(1024) }) },
     );
     await createApiKey(
-      new DynamoApiKeyRepository(),
-      WS,
-      accepted(apiKeyOps.createAPIKey, {
-        name: wide(128),
-        role_id: 'admin',
-        owner_email: `${'a'.repeat(64)}@${'b'.repeat(180)}.example`,
-        owner_name: wide(256),
-      }),
+      { keys: new DynamoApiKeyRepository() },
+      {
+        workspaceId: WS,
+        body: accepted(apiKeyOps.createAPIKey, {
+          name: wide(128),
+          role_id: 'admin',
+          owner_email: `${'a'.repeat(64)}@${'b'.repeat(180)}.example`,
+          owner_name: wide(256),
+        }),
+      },
     );
     await createRole(
-      new DynamoRoleRepository(),
-      accepted(roleOps.createRole, { id: `r${'x'.repeat(63)}`, name: wide(128), description: wide(1024) }),
+      { roles: new DynamoRoleRepository() },
+      {
+        body: accepted(roleOps.createRole, {
+          id: `r${'x'.repeat(63)}`,
+          name: wide(128),
+          description: wide(1024),
+        }),
+      },
     );
     await createClaimMapping(
-      new DynamoClaimMappingRepository(),
-      new DynamoRoleRepository(),
-      WS,
-      accepted(claimMappingOps.createClaimMapping, {
-        claim_name: wide(256),
-        claim_value: wide(1024),
-        role_id: 'viewer',
-        priority: 1000000,
-      }),
+      { mappings: new DynamoClaimMappingRepository(), roles: new DynamoRoleRepository() },
+      {
+        scope: WS,
+        body: accepted(claimMappingOps.createClaimMapping, {
+          claim_name: wide(256),
+          claim_value: wide(1024),
+          role_id: 'viewer',
+          priority: 1000000,
+        }),
+      },
     );
     expect(putItems().length).toBeGreaterThanOrEqual(4);
     expect(largestPut()).toBeLessThan(16 * 1024);

@@ -170,7 +170,10 @@ describe('updateWorkspace over a repository that loses races', () => {
     // Prepare
     const repo = racingWorkspaces(3);
     // Act
-    const updated = await updateWorkspace(repo, ws(1), { name: 'renamed' }, undefined);
+    const updated = await updateWorkspace(
+      { workspaces: repo },
+      { workspace: ws(1), body: { name: 'renamed' }, ifMatch: undefined },
+    );
     // Assess: applied on top of the third winner's version, keeping what that winner wrote.
     expect(updated).toMatchObject({ name: 'renamed', version: 5, description: 'winner 3' });
     expect(repo.updates).toEqual([updated]);
@@ -178,26 +181,29 @@ describe('updateWorkspace over a repository that loses races', () => {
 
   it('with a matching If-Match, a lost race is the 412 it is (never a 409)', async () => {
     const repo = racingWorkspaces(1);
-    await expect(updateWorkspace(repo, ws(1), { description: 'x' }, '"1"')).rejects.toBeInstanceOf(
-      VersionMismatchError,
-    );
+    await expect(
+      updateWorkspace({ workspaces: repo }, { workspace: ws(1), body: { description: 'x' }, ifMatch: '"1"' }),
+    ).rejects.toBeInstanceOf(VersionMismatchError);
     expect(repo.updates).toEqual([]);
   });
 
   it('with a stale If-Match is 412 before any write', async () => {
     const repo = racingWorkspaces(0, ws(4));
-    await expect(updateWorkspace(repo, ws(4), { description: 'x' }, '"3"')).rejects.toBeInstanceOf(
-      VersionMismatchError,
-    );
+    await expect(
+      updateWorkspace({ workspaces: repo }, { workspace: ws(4), body: { description: 'x' }, ifMatch: '"3"' }),
+    ).rejects.toBeInstanceOf(VersionMismatchError);
     expect(repo.updates).toEqual([]);
   });
 
   it('is 404 when the workspace went away (or is being deleted) during the race', async () => {
     const repo = racingWorkspaces(1);
     repo.findById = async () => ws(9, { status: 'deleting' });
-    await expect(updateWorkspace(repo, ws(1), { description: 'x' }, undefined)).rejects.toBeInstanceOf(
-      NotFoundError,
-    );
+    await expect(
+      updateWorkspace(
+        { workspaces: repo },
+        { workspace: ws(1), body: { description: 'x' }, ifMatch: undefined },
+      ),
+    ).rejects.toBeInstanceOf(NotFoundError);
   });
 
   it('deleteWorkspace without If-Match is not stopped by a concurrent update', async () => {
@@ -226,9 +232,13 @@ describe('updateSettings over a repository that loses races', () => {
       missingTileMatrixSets: async () => [],
     } as unknown as SettingsRepository;
     const doc = structuredClone(defaultSettings.wms) as SettingsKinds['wms'];
-    await expect(updateSettings(repo, 'w', 'wms', doc, undefined)).resolves.toMatchObject({ version: 3 });
+    await expect(
+      updateSettings({ settings: repo }, { workspaceId: 'w', kind: 'wms', body: doc, ifMatch: undefined }),
+    ).resolves.toMatchObject({ version: 3 });
     losses = 1;
-    await expect(updateSettings(repo, 'w', 'wms', doc, '"3"')).rejects.toBeInstanceOf(VersionMismatchError);
+    await expect(
+      updateSettings({ settings: repo }, { workspaceId: 'w', kind: 'wms', body: doc, ifMatch: '"3"' }),
+    ).rejects.toBeInstanceOf(VersionMismatchError);
     expect(saved).toEqual([3]);
   });
 });

@@ -14,15 +14,15 @@ import {
   UnavailableError,
   VersionMismatchError,
 } from '#domain/errors.ts';
+import { makeChangeHandler, makeHandler as makeReadHandler } from '#entry/handler.ts';
 import { UnsupportedMediaTypeError } from '#http/errors.ts';
 import { TIME_LIMIT_MARGIN_MS } from '#http/make-handler.ts';
 import { created, noContent } from '#http/responses.ts';
-import { makeChangeHandler, makeHandler as makeReadHandler } from '#wiring/handler.ts';
 
 /** The wired factory of the operation's kind (reads and changes have their own; ADR 0094). */
 // No table here: a refusal's audit record (ADR 0094) goes nowhere (test/e2e/audit.test.ts covers it).
-vi.mock('#store/repositories.ts', async (original) => ({
-  ...(await original<typeof import('#store/repositories.ts')>()),
+vi.mock('#wiring/repositories.ts', async (original) => ({
+  ...(await original<typeof import('#wiring/repositories.ts')>()),
   auditTrail: () => ({ recordRefusal: async () => {}, list: async () => ({ items: [] }) }),
 }));
 

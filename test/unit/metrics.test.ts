@@ -12,14 +12,14 @@ import {
 } from '#domain/chunked-workflow.ts';
 import type { ImportJob } from '#domain/import-model.ts';
 import { fail, type ImportStepDeps, runImportStep } from '#domain/import-steps.ts';
+import { makeChangeHandler, makeHandler as makeReadHandler } from '#entry/handler.ts';
 import { created } from '#http/responses.ts';
 import { storeCall } from '#store/errors.ts';
-import { makeChangeHandler, makeHandler as makeReadHandler } from '#wiring/handler.ts';
 
 /** The wired factory of the operation's kind (reads and changes have their own; ADR 0094). */
 // No table here: a refusal's audit record (ADR 0094) goes nowhere (test/e2e/audit.test.ts covers it).
-vi.mock('#store/repositories.ts', async (original) => ({
-  ...(await original<typeof import('#store/repositories.ts')>()),
+vi.mock('#wiring/repositories.ts', async (original) => ({
+  ...(await original<typeof import('#wiring/repositories.ts')>()),
   auditTrail: () => ({ recordRefusal: async () => {}, list: async () => ({ items: [] }) }),
 }));
 
@@ -276,7 +276,7 @@ describe('workflow outcome lines (ADR 0092, 0115)', () => {
 describe('where the lines are written', () => {
   async function freshMetrics() {
     vi.resetModules();
-    return import('#log/metrics.ts');
+    return import('#telemetry/metrics.ts');
   }
   const outcome = { operation: 'x', status: 200, latencyMs: 1, throttled: false };
 

@@ -3,13 +3,13 @@ import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
 import * as z from 'zod/mini';
 import { defineOperation } from '#api/operation.ts';
+import { makeChangeHandler, makeHandler as makeReadHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
-import { makeChangeHandler, makeHandler as makeReadHandler } from '#wiring/handler.ts';
 
 /** The wired factory of the operation's kind (reads and changes have their own; ADR 0094). */
 // No table here: a refusal's audit record (ADR 0094) goes nowhere (test/e2e/audit.test.ts covers it).
-vi.mock('#store/repositories.ts', async (original) => ({
-  ...(await original<typeof import('#store/repositories.ts')>()),
+vi.mock('#wiring/repositories.ts', async (original) => ({
+  ...(await original<typeof import('#wiring/repositories.ts')>()),
   auditTrail: () => ({ recordRefusal: async () => {}, list: async () => ({ items: [] }) }),
 }));
 

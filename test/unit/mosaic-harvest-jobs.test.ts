@@ -237,20 +237,22 @@ describe('harvest job helpers', () => {
 describe('harvest job use cases', () => {
   it('creates one queued job per mosaic and starts its workflow; a second is a 409', async () => {
     const { deps, starter, starts } = setup(names(3));
-    const job = await createHarvestJob({ jobs: deps.jobs, starter }, service, {});
+    const job = await createHarvestJob({ jobs: deps.jobs, starter }, { service, body: {} });
     expect(job).toMatchObject({ status: 'queued', pattern: '**/*.{tif,tiff,TIF,TIFF}', version: 1 });
     expect(starts).toEqual([job.id]);
-    await expect(createHarvestJob({ jobs: deps.jobs, starter }, service, {})).rejects.toMatchObject({
-      reason: 'harvest_job_running',
-    });
+    await expect(createHarvestJob({ jobs: deps.jobs, starter }, { service, body: {} })).rejects.toMatchObject(
+      {
+        reason: 'harvest_job_running',
+      },
+    );
   });
 
   it('fails the job (and frees the mosaic) when its workflow cannot be started', async () => {
     const { deps } = setup(names(3));
     const broken = { startHarvest: async () => Promise.reject(new Error('no workflow')) };
-    await expect(createHarvestJob({ jobs: deps.jobs, starter: broken }, service, {})).rejects.toThrow(
-      'no workflow',
-    );
+    await expect(
+      createHarvestJob({ jobs: deps.jobs, starter: broken }, { service, body: {} }),
+    ).rejects.toThrow('no workflow');
     const [job] = [...deps.jobs.jobs.values()];
     expect(job?.status).toBe('failed');
     expect(deps.jobs.lock).toBeUndefined();
@@ -259,7 +261,7 @@ describe('harvest job use cases', () => {
   it('harvests in chunks of at most 90 new granules, in name order, and records the first failures', async () => {
     const broken = Array.from({ length: 25 }, (_, i) => `b/x${String(i).padStart(2, '0')}.tif`);
     const { deps, starter, mosaic } = setup(names(500), broken);
-    const job = await createHarvestJob({ jobs: deps.jobs, starter }, service, {});
+    const job = await createHarvestJob({ jobs: deps.jobs, starter }, { service, body: {} });
     const result = await runHarvestStep(deps, input(job), 60_000);
     expect(result.done).toBe(true);
     const end = deps.jobs.jobs.get(job.id) as HarvestJob;
@@ -280,7 +282,7 @@ describe('harvest job use cases', () => {
 
   it('resumes after the last committed chunk: a rerun adds every file exactly once', async () => {
     const { deps, starter, mosaic } = setup(names(400));
-    const job = await createHarvestJob({ jobs: deps.jobs, starter }, service, {});
+    const job = await createHarvestJob({ jobs: deps.jobs, starter }, { service, body: {} });
     // The first run dies while committing its third chunk (as a kill -9 would).
     deps.jobs.beforeCommit = (n) => {
       if (n === 2) throw new Error('killed');
@@ -300,7 +302,7 @@ describe('harvest job use cases', () => {
 
   it('hands back when its budget is spent and goes on from its cursor next time', async () => {
     const { deps, starter } = setup(names(300));
-    const job = await createHarvestJob({ jobs: deps.jobs, starter }, service, {});
+    const job = await createHarvestJob({ jobs: deps.jobs, starter }, { service, body: {} });
     let t = 0;
     const clock = { ...deps, now: () => (t += 10) };
     const first = await runHarvestStep(clock, input(job), 45);
@@ -314,7 +316,7 @@ describe('harvest job use cases', () => {
 
   it('honours a cancel at the next chunk: the job ends cancelled with the granules it committed', async () => {
     const { deps, starter, mosaic } = setup(names(500));
-    const job = await createHarvestJob({ jobs: deps.jobs, starter }, service, {});
+    const job = await createHarvestJob({ jobs: deps.jobs, starter }, { service, body: {} });
     deps.jobs.beforeCommit = (n) => {
       // The cancel lands while the third chunk is about to commit (what requestCancel writes).
       if (n === 2)
@@ -325,20 +327,24 @@ describe('harvest job use cases', () => {
     expect(end).toMatchObject({ status: 'cancelled', cancel_requested: true, granules_added: 180 });
     expect(mosaic.current.granule_count).toBe(180);
     expect(mosaic.granules).toHaveLength(180);
-    await expect(cancelHarvestJob(deps.jobs, service, job.id)).rejects.toMatchObject({
+    await expect(cancelHarvestJob({ jobs: deps.jobs }, { service, job: job.id })).rejects.toMatchObject({
       reason: 'harvest_job_finished',
     });
   });
 
   it('ends a job whose execution is gone (nothing committed for 15 minutes) at once on cancel, freeing the mosaic', async () => {
     const { deps, starter } = setup(names(5));
-    const job = await createHarvestJob({ jobs: deps.jobs, starter }, service, {});
+    const job = await createHarvestJob({ jobs: deps.jobs, starter }, { service, body: {} });
     const soon = new Date(Date.parse(job.updated_at) + 14 * 60_000);
-    expect((await cancelHarvestJob(deps.jobs, service, job.id, undefined, soon)).status).toBe('queued');
+    expect((await cancelHarvestJob({ jobs: deps.jobs }, { service, job: job.id, now: soon })).status).toBe(
+      'queued',
+    );
     // The request was a change (updated_at): stale 15 minutes after it.
-    expect((await cancelHarvestJob(deps.jobs, service, job.id, undefined, soon)).status).toBe('queued');
+    expect((await cancelHarvestJob({ jobs: deps.jobs }, { service, job: job.id, now: soon })).status).toBe(
+      'queued',
+    );
     const later = new Date(soon.getTime() + 16 * 60_000);
-    const ended = await cancelHarvestJob(deps.jobs, service, job.id, undefined, later);
+    const ended = await cancelHarvestJob({ jobs: deps.jobs }, { service, job: job.id, now: later });
     expect(ended).toMatchObject({ status: 'cancelled', cancel_requested: true });
     expect(deps.jobs.lock).toBeUndefined();
     // A late execution finds it finished and does nothing.
@@ -348,8 +354,10 @@ describe('harvest job use cases', () => {
 
   it('refuses a stale If-Match on cancel (412) and changes nothing', async () => {
     const { deps, starter } = setup(names(5));
-    const job = await createHarvestJob({ jobs: deps.jobs, starter }, service, {});
-    await expect(cancelHarvestJob(deps.jobs, service, job.id, '"7"')).rejects.toMatchObject({
+    const job = await createHarvestJob({ jobs: deps.jobs, starter }, { service, body: {} });
+    await expect(
+      cancelHarvestJob({ jobs: deps.jobs }, { service, job: job.id, ifMatch: '"7"' }),
+    ).rejects.toMatchObject({
       name: 'VersionMismatchError',
     });
     expect(deps.jobs.jobs.get(job.id)?.cancel_requested).toBe(false);
@@ -358,12 +366,15 @@ describe('harvest job use cases', () => {
   it('skips files already in the mosaic and, with remove_missing, removes granules whose file is gone (keeping one)', async () => {
     const files = names(200);
     const { deps, starter, mosaic, src } = setup(files);
-    const first = await createHarvestJob({ jobs: deps.jobs, starter }, service, {});
+    const first = await createHarvestJob({ jobs: deps.jobs, starter }, { service, body: {} });
     await runHarvestStep(deps, input(first), 60_000);
     // 150 files disappear; 10 new ones arrive.
     const now = [...files.slice(0, 50), ...names(210).slice(200)];
     deps.sources = { ...src, list: async () => [...now] };
-    const second = await createHarvestJob({ jobs: deps.jobs, starter }, service, { remove_missing: true });
+    const second = await createHarvestJob(
+      { jobs: deps.jobs, starter },
+      { service, body: { remove_missing: true } },
+    );
     expect((await runHarvestStep(deps, input(second), 60_000)).done).toBe(true);
     expect(deps.jobs.jobs.get(second.id)).toMatchObject({
       status: 'succeeded',
@@ -379,7 +390,7 @@ describe('harvest job use cases', () => {
 
   it('fails the job when the mosaic service is gone', async () => {
     const { deps, starter } = setup(names(5));
-    const job = await createHarvestJob({ jobs: deps.jobs, starter }, service, {});
+    const job = await createHarvestJob({ jobs: deps.jobs, starter }, { service, body: {} });
     const gone = { ...deps, service: async () => undefined };
     expect((await runHarvestStep(gone, input(job), 60_000)).done).toBe(true);
     expect(deps.jobs.jobs.get(job.id)).toMatchObject({

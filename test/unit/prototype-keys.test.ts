@@ -9,15 +9,15 @@ import { fromContext, type Principal, toContext } from '#auth/principal.ts';
 import { type ClaimMapping, claimValues, resolveRole } from '#domain/claim-mappings.ts';
 import { dictionary, own } from '#domain/dictionary.ts';
 import { InvalidInputError } from '#domain/errors.ts';
+import { makeChangeHandler, makeHandler as makeReadHandler } from '#entry/handler.ts';
 import { ForbiddenError } from '#http/errors.ts';
 import { ok } from '#http/responses.ts';
 import { decodeCursor } from '#store/paging.ts';
-import { makeChangeHandler, makeHandler as makeReadHandler } from '#wiring/handler.ts';
 
 /** The wired factory of the operation's kind (reads and changes have their own; ADR 0094). */
 // No table here: a refusal's audit record (ADR 0094) goes nowhere (test/e2e/audit.test.ts covers it).
-vi.mock('#store/repositories.ts', async (original) => ({
-  ...(await original<typeof import('#store/repositories.ts')>()),
+vi.mock('#wiring/repositories.ts', async (original) => ({
+  ...(await original<typeof import('#wiring/repositories.ts')>()),
   auditTrail: () => ({ recordRefusal: async () => {}, list: async () => ({ items: [] }) }),
 }));
 

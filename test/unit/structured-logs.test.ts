@@ -5,6 +5,7 @@ import * as z from 'zod/mini';
 import { defineOperation } from '#api/operation.ts';
 import { NotFoundError, UnavailableError } from '#domain/errors.ts';
 import { throttledProgress, type WorkflowLog } from '#domain/workflow-log.ts';
+import { makeChangeHandler as makeHandler } from '#entry/handler.ts';
 import { created } from '#http/responses.ts';
 import {
   errorFields,
@@ -15,11 +16,10 @@ import {
   redactText,
   requestLogger,
 } from '#log/logger.ts';
-import { makeChangeHandler as makeHandler } from '#wiring/handler.ts';
 
 // No table here: a refusal's audit record (ADR 0094) goes nowhere (test/e2e/audit.test.ts covers it).
-vi.mock('#store/repositories.ts', async (original) => ({
-  ...(await original<typeof import('#store/repositories.ts')>()),
+vi.mock('#wiring/repositories.ts', async (original) => ({
+  ...(await original<typeof import('#wiring/repositories.ts')>()),
   auditTrail: () => ({ recordRefusal: async () => {}, list: async () => ({ items: [] }) }),
 }));
 

@@ -12,8 +12,8 @@ import { POSTGIS_READ_ONLY, readOnly } from '#datasources/postgis.ts';
 import type { Workspace } from '#domain/workspaces.ts';
 import { makeHandler } from '#http/make-handler.ts';
 import { ok } from '#http/responses.ts';
-import { tracer } from '#log/tracer.ts';
 import { documentClient } from '#store/client.ts';
+import { tracer } from '#telemetry/tracer.ts';
 
 // As Lambda sets it up (ADR 0092): Powertools turns tracing on in a Lambda execution environment.
 // Every AWS endpoint is a closed loopback port: calls fail fast, without a network.
@@ -199,7 +199,7 @@ describe('traces where tracing is off', () => {
   it('loads no tracer outside Lambda, and leaves clients as they are', async () => {
     vi.stubEnv('AWS_EXECUTION_ENV', undefined);
     vi.resetModules();
-    const off = await import('#log/tracer.ts');
+    const off = await import('#telemetry/tracer.ts');
     const client = { middlewareStack: { use: () => {}, remove: () => {} } };
 
     expect(off.tracer).toBeUndefined();
@@ -212,7 +212,7 @@ describe('traces where tracing is off', () => {
   it('is also off in Lambda when POWERTOOLS_TRACE_ENABLED=false', async () => {
     vi.stubEnv('POWERTOOLS_TRACE_ENABLED', 'false');
     vi.resetModules();
-    const off = await import('#log/tracer.ts');
+    const off = await import('#telemetry/tracer.ts');
 
     expect(off.tracer).toBeUndefined();
     vi.stubEnv('POWERTOOLS_TRACE_ENABLED', undefined);

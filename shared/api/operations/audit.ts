@@ -9,6 +9,37 @@ const WorkspaceParams = z.strictObject({ workspace: IdOrName });
 const description =
   'Newest first. Filters: `operation`, `principal` (a principal id), `outcome`, and the window `since`/`until` (inclusive). A page may hold fewer than `limit` records while `next_cursor` says more may follow. Records are kept `auditRetentionDays` (default 90).';
 
+/** The answers both listings share. */
+const recordsResponses = {
+  200: { description: 'the records', schema: AuditList },
+  400: { description: 'bad filter, limit or cursor' },
+};
+
+/** One page of one record: a layer updated in the demo workspace. */
+const recordsExample = {
+  records: [
+    {
+      id: '01955a7e-3f40-7b2e-9c1d-3e4f5a6b7c8d',
+      at: ex.updated,
+      workspace_id: ex.ids.workspace,
+      operation: 'updateLayer',
+      principal: { id: 'jwt:4f1c2b7e-alice', auth_method: 'jwt', subject: '4f1c2b7e-alice' },
+      request_id: '9c5b1e0a-7f7e-4a55-9d0c-3f1d2e4b5a6c',
+      outcome: 'succeeded',
+      changes: [
+        {
+          type: 'layer',
+          id: ex.ids.layer,
+          parent_id: ex.ids.service,
+          workspace_id: ex.ids.workspace,
+          action: 'updated',
+          version: 2,
+        },
+      ],
+    },
+  ],
+};
+
 export const listWorkspaceAudit = defineOperation({
   operationId: 'listWorkspaceAudit',
   method: 'GET',
@@ -20,36 +51,13 @@ export const listWorkspaceAudit = defineOperation({
   tags: ['audit'],
   request: { params: WorkspaceParams, query: AuditQuery },
   responses: {
-    200: { description: 'the records', schema: AuditList },
-    400: { description: 'bad filter, limit or cursor' },
+    ...recordsResponses,
     404: { description: 'workspace not found' },
   },
   examples: {
     params: { workspace: 'roads-demo' },
     query: { outcome: 'succeeded', since: '2026-03-01T00:00:00Z' },
-    response: {
-      records: [
-        {
-          id: '01955a7e-3f40-7b2e-9c1d-3e4f5a6b7c8d',
-          at: ex.updated,
-          workspace_id: ex.ids.workspace,
-          operation: 'updateLayer',
-          principal: { id: 'jwt:4f1c2b7e-alice', auth_method: 'jwt', subject: '4f1c2b7e-alice' },
-          request_id: '9c5b1e0a-7f7e-4a55-9d0c-3f1d2e4b5a6c',
-          outcome: 'succeeded',
-          changes: [
-            {
-              type: 'layer',
-              id: ex.ids.layer,
-              parent_id: ex.ids.service,
-              workspace_id: ex.ids.workspace,
-              action: 'updated',
-              version: 2,
-            },
-          ],
-        },
-      ],
-    },
+    response: recordsExample,
   },
   data: ['Query'],
 });
@@ -65,34 +73,11 @@ export const listAuditEvents = defineOperation({
   tags: ['audit'],
   request: { query: AuditQuery },
   responses: {
-    200: { description: 'the records', schema: AuditList },
-    400: { description: 'bad filter, limit or cursor' },
+    ...recordsResponses,
   },
   examples: {
     query: { operation: 'updateLayer' },
-    response: {
-      records: [
-        {
-          id: '01955a7e-3f40-7b2e-9c1d-3e4f5a6b7c8d',
-          at: ex.updated,
-          workspace_id: ex.ids.workspace,
-          operation: 'updateLayer',
-          principal: { id: 'jwt:4f1c2b7e-alice', auth_method: 'jwt', subject: '4f1c2b7e-alice' },
-          request_id: '9c5b1e0a-7f7e-4a55-9d0c-3f1d2e4b5a6c',
-          outcome: 'succeeded',
-          changes: [
-            {
-              type: 'layer',
-              id: ex.ids.layer,
-              parent_id: ex.ids.service,
-              workspace_id: ex.ids.workspace,
-              action: 'updated',
-              version: 2,
-            },
-          ],
-        },
-      ],
-    },
+    response: recordsExample,
   },
   data: ['Query'],
 });

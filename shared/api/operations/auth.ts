@@ -7,6 +7,14 @@ const cookieHeaders = {
   'Set-Cookie': '`__Host-session` (HttpOnly) and `csrf_token` (readable), both Secure, SameSite=Lax, Path=/',
 };
 
+/** The caller with its new session (login, refresh), idle until `idleExpiresAt`. */
+const signedInExample = (idleExpiresAt: string) => ({
+  ...ex.authMe,
+  session_id: '2f9c41d8-5a7e-4c3b-9e1f-6d0a8b7c5e42',
+  session_expires_at: '2026-03-02T21:15:00.000Z',
+  session_idle_expires_at: idleExpiresAt,
+});
+
 export const getAuthMe = defineOperation({
   operationId: 'getAuthMe',
   method: 'GET',
@@ -40,12 +48,7 @@ export const login = defineOperation({
   },
   examples: {
     request: { token: 'eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl' },
-    response: {
-      ...ex.authMe,
-      session_id: '2f9c41d8-5a7e-4c3b-9e1f-6d0a8b7c5e42',
-      session_expires_at: '2026-03-02T21:15:00.000Z',
-      session_idle_expires_at: '2026-03-02T10:15:00.000Z',
-    },
+    response: signedInExample('2026-03-02T10:15:00.000Z'),
   },
   data: ['GetItem', 'Query', 'PutItem', 'UpdateItem'],
 });
@@ -67,12 +70,7 @@ export const refreshSession = defineOperation({
     409: { description: 'the session was already refreshed by another request' },
   },
   examples: {
-    response: {
-      ...ex.authMe,
-      session_id: '2f9c41d8-5a7e-4c3b-9e1f-6d0a8b7c5e42',
-      session_expires_at: '2026-03-02T21:15:00.000Z',
-      session_idle_expires_at: '2026-03-02T10:45:00.000Z',
-    },
+    response: signedInExample('2026-03-02T10:45:00.000Z'),
   },
   data: ['GetItem', 'Query', 'PutItem', 'UpdateItem'],
 });

@@ -13,6 +13,27 @@ import {
 const WorkspaceParams = z.strictObject({ workspace: IdOrName });
 const MappingParams = z.strictObject({ workspace: IdOrName, mappingId: Uuid });
 
+/** What creating a mapping answers in either scope (a workspace's adds its 404). */
+const mappingCreated = {
+  201: {
+    description: 'created mapping',
+    schema: ClaimMappingBody,
+    headers: { Location: 'URL of the mapping' },
+  },
+  400: { description: 'missing field or unknown role' },
+  409: { description: 'the same claim, value and role are already mapped' },
+  422: { description: 'the scope already has the most claim mappings it may have (500)' },
+};
+
+/** The example global mapping: a realm role made super_admin everywhere. */
+const globalMappingInput = {
+  claim_name: 'realm_access.roles',
+  claim_value: 'gis-admin',
+  role_id: 'super_admin',
+  priority: 100,
+};
+const globalMapping = { ...ex.claimMapping, workspace_id: '*', ...globalMappingInput };
+
 export const createClaimMapping = defineOperation({
   operationId: 'createClaimMapping',
   method: 'POST',
@@ -24,17 +45,7 @@ export const createClaimMapping = defineOperation({
     'A token whose claim `claim_name` (a name or dotted path; arrays match on any element) equals `claim_value` gets `role_id` in this workspace. Higher `priority` is checked first.',
   tags: ['claim-mappings'],
   request: { params: WorkspaceParams, body: ClaimMappingInput },
-  responses: {
-    201: {
-      description: 'created mapping',
-      schema: ClaimMappingBody,
-      headers: { Location: 'URL of the mapping' },
-    },
-    400: { description: 'missing field or unknown role' },
-    404: { description: 'workspace not found' },
-    409: { description: 'the same claim, value and role are already mapped' },
-    422: { description: 'the scope already has the most claim mappings it may have (500)' },
-  },
+  responses: { ...mappingCreated, 404: { description: 'workspace not found' } },
   examples: {
     params: { workspace: 'roads-demo' },
     request: { claim_name: 'groups', claim_value: 'gis-editors', role_id: 'editor', priority: 10 },
@@ -119,31 +130,10 @@ export const createGlobalClaimMapping = defineOperation({
   summary: 'Map a claim to a role in every workspace, or to super_admin (super_admin)',
   tags: ['claim-mappings'],
   request: { body: ClaimMappingInput },
-  responses: {
-    201: {
-      description: 'created mapping',
-      schema: ClaimMappingBody,
-      headers: { Location: 'URL of the mapping' },
-    },
-    400: { description: 'missing field or unknown role' },
-    409: { description: 'the same claim, value and role are already mapped' },
-    422: { description: 'the scope already has the most claim mappings it may have (500)' },
-  },
+  responses: mappingCreated,
   examples: {
-    request: {
-      claim_name: 'realm_access.roles',
-      claim_value: 'gis-admin',
-      role_id: 'super_admin',
-      priority: 100,
-    },
-    response: {
-      ...ex.claimMapping,
-      workspace_id: '*',
-      claim_name: 'realm_access.roles',
-      claim_value: 'gis-admin',
-      role_id: 'super_admin',
-      priority: 100,
-    },
+    request: globalMappingInput,
+    response: globalMapping,
   },
   data: ['GetItem', 'Query', 'PutItem', 'UpdateItem'],
 });
@@ -163,16 +153,7 @@ export const listGlobalClaimMappings = defineOperation({
   },
   examples: {
     response: {
-      claim_mappings: [
-        {
-          ...ex.claimMapping,
-          workspace_id: '*',
-          claim_name: 'realm_access.roles',
-          claim_value: 'gis-admin',
-          role_id: 'super_admin',
-          priority: 100,
-        },
-      ],
+      claim_mappings: [globalMapping],
     },
   },
   data: ['Query'],

@@ -407,7 +407,8 @@ export const rollbackImport = defineOperation({
       'the import is not published; a later import changed a layer this one replaced or appended to (`import_rollback_order`); the previous data is no longer kept (`import_generation_expired`)',
     ),
   },
-  // It starts the service's recursive deletion (as deleteService?recurse=true does) and the import workflow.
+  // It records the service's recursive deletion (as deleteService?recurse=true does) and starts the
+  // import workflow, which runs that deletion as its nested execution (ADR 0083).
   examples: {
     params: { workspace: 'roads-demo', import: ex.ids.import },
     response: {
@@ -421,5 +422,5 @@ export const rollbackImport = defineOperation({
     },
   },
   data: ['GetItem', 'Query', 'BatchGetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
-  starts: ['deletion', 'import'],
+  starts: ['import'],
 });

@@ -41,6 +41,8 @@ const ConnectionTest = z
   .check(z.meta({ id: 'ConnectionTest' }));
 const notPostgis = { 422: { description: 'the service is not a PostGIS service' } };
 const notFound = { description: 'workspace or service not found' };
+/** The path of the example service. */
+const serviceExample = { workspace: 'roads-demo', service: 'roads-db' };
 const unavailable = { 503: { description: 'data source unavailable' } };
 
 export const createService = defineOperation({
@@ -121,7 +123,7 @@ export const getService = defineOperation({
   request: { params: ServiceParams },
   responses: { 200: { description: 'the service', schema: ServiceBody }, 404: notFound },
   examples: {
-    params: { workspace: 'roads-demo', service: 'roads-db' },
+    params: serviceExample,
     response: ex.postgisService,
   },
   data: ['GetItem'],
@@ -144,7 +146,7 @@ export const updateService = defineOperation({
     412: { description: 'If-Match does not match the current version' },
   },
   examples: {
-    params: { workspace: 'roads-demo', service: 'roads-db' },
+    params: serviceExample,
     request: {
       name: 'roads-db',
       type: 'postgis',
@@ -192,7 +194,7 @@ export const testExistingServiceConnection = defineOperation({
     },
   },
   examples: {
-    params: { workspace: 'roads-demo', service: 'roads-db' },
+    params: serviceExample,
     response: { ok: true, duration_ms: 42, message: 'Connected to PostgreSQL 16.4 with PostGIS 3.4.2.' },
   },
   data: ['GetItem'],
@@ -267,7 +269,7 @@ export const discoverLayers = defineOperation({
     ...unavailable,
   },
   examples: {
-    params: { workspace: 'roads-demo', service: 'roads-db' },
+    params: serviceExample,
     response: {
       layers: [
         {
@@ -311,7 +313,7 @@ export const validateSQLView = defineOperation({
     },
   },
   examples: {
-    params: { workspace: 'roads-demo', service: 'roads-db' },
+    params: serviceExample,
     request: { sql: "SELECT id, name, geom FROM public.roads WHERE class = 'motorway'" },
     response: {
       valid: true,
@@ -362,7 +364,7 @@ export const deleteService = defineOperation({
     },
   },
   examples: {
-    params: { workspace: 'roads-demo', service: 'roads-db' },
+    params: serviceExample,
     query: { recurse: 'true' },
     response: ex.deletion,
   },
@@ -381,7 +383,7 @@ export const getServiceDeletionPlan = defineOperation({
   request: { params: ServiceParams },
   responses: { 200: { description: 'the plan', schema: DeletionPlanBody }, 404: notFound },
   examples: {
-    params: { workspace: 'roads-demo', service: 'roads-db' },
+    params: serviceExample,
     response: ex.deletionPlan,
   },
   data: ['GetItem', 'Query', 'BatchGetItem'],

@@ -1,13 +1,9 @@
 import * as z from 'zod/mini';
+import { assetContentTypes, MAX_ASSET_BYTES } from '#domain/style-assets.ts';
 import * as ex from '../examples.ts';
 import { defineOperation } from '../operation.ts';
 import { IdOrName, Name, PageQuery } from '../schemas.ts';
 import { StyleAssetBody } from '../style-schemas.ts';
-
-/** Largest asset (413 above it), mirrored from the domain so handlers don't import it twice. */
-const MAX_ASSET_BYTES = 512 * 1024;
-/** The formats an asset may have (sniffed from its bytes), as documented media types. */
-const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/svg+xml'] as const;
 
 const WorkspaceParams = z.strictObject({ workspace: IdOrName });
 const AssetParams = z.strictObject({ workspace: IdOrName, asset: Name });
@@ -38,7 +34,7 @@ export const putStyleAsset = defineOperation({
   },
   data: ['GetItem', 'PutItem', 'UpdateItem', 'DeleteItem', 'ConditionCheckItem'],
   rawBody: true,
-  requestMediaTypes: [...IMAGE_TYPES, 'application/octet-stream'],
+  requestMediaTypes: [...assetContentTypes, 'application/octet-stream'],
   maxBodyBytes: MAX_ASSET_BYTES,
 });
 
@@ -56,7 +52,7 @@ export const getStyleAsset = defineOperation({
     200: {
       description: 'the bytes (image/png, image/jpeg, image/gif or image/svg+xml)',
       headers: { ETag: 'quoted SHA-256 hex of the bytes' },
-      mediaTypes: IMAGE_TYPES,
+      mediaTypes: assetContentTypes,
     },
     304: { description: 'If-None-Match matches the ETag' },
     404: notFound,

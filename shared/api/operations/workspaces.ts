@@ -120,6 +120,29 @@ export const updateWorkspace = defineOperation({
   data: ['GetItem', 'UpdateItem', 'PutItem', 'DeleteItem'],
 });
 
+/**
+ * The example plan of a workspace (deleteWorkspace's 202 carries the same): it counts its other
+ * items and lists every layer with its service.
+ */
+const workspacePlanExample = {
+  ...ex.deletionPlan,
+  target: { scope: 'workspace', id: ex.ids.workspace, name: 'roads-demo' },
+  layers: {
+    ...ex.deletionPlan.layers,
+    items: [{ id: ex.ids.layer, public_id: 'roads', service_id: ex.ids.service }],
+  },
+  style_references: [],
+  workspace_items: {
+    api_keys: 1,
+    claim_mappings: 1,
+    services: 1,
+    settings: 3,
+    style_assets: 1,
+    styles: 1,
+  },
+  total: 11,
+};
+
 export const deleteWorkspace = defineOperation({
   operationId: 'deleteWorkspace',
   method: 'DELETE',
@@ -156,25 +179,7 @@ export const deleteWorkspace = defineOperation({
       target_id: ex.ids.workspace,
       target_name: 'roads-demo',
       phase: 'layers',
-      // A workspace's plan counts its other items and lists every layer with its service.
-      plan: {
-        ...ex.deletionPlan,
-        target: { scope: 'workspace', id: ex.ids.workspace, name: 'roads-demo' },
-        layers: {
-          ...ex.deletionPlan.layers,
-          items: [{ id: ex.ids.layer, public_id: 'roads', service_id: ex.ids.service }],
-        },
-        style_references: [],
-        workspace_items: {
-          api_keys: 1,
-          claim_mappings: 1,
-          services: 1,
-          settings: 3,
-          style_assets: 1,
-          styles: 1,
-        },
-        total: 11,
-      },
+      plan: workspacePlanExample,
       progress: { total: 11, deleted: 0 },
     },
   },
@@ -182,26 +187,6 @@ export const deleteWorkspace = defineOperation({
   starts: ['deletion'],
   resolvesDeletingWorkspace: true,
 });
-
-/** The example plan of a workspace (deleteWorkspace's 202 carries the same). */
-const workspacePlanExample = {
-  ...ex.deletionPlan,
-  target: { scope: 'workspace', id: ex.ids.workspace, name: 'roads-demo' },
-  layers: {
-    ...ex.deletionPlan.layers,
-    items: [{ id: ex.ids.layer, public_id: 'roads', service_id: ex.ids.service }],
-  },
-  style_references: [],
-  workspace_items: {
-    api_keys: 1,
-    claim_mappings: 1,
-    services: 1,
-    settings: 3,
-    style_assets: 1,
-    styles: 1,
-  },
-  total: 11,
-};
 
 export const getWorkspaceDeletionPlan = defineOperation({
   operationId: 'getWorkspaceDeletionPlan',

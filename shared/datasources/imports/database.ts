@@ -13,7 +13,7 @@
 import type { LayerPlan, SourceLayer } from '#domain/import-sources.ts';
 import { ImportInputError } from '#domain/import-sources.ts';
 import type { TargetOutcome, TargetTable } from '#domain/import-targets.ts';
-import { inSubsegment } from '#log/tracer.ts';
+import { inSubsegment } from '#telemetry/tracer.ts';
 import type { FinalizedLayer } from './database-checkpoints.ts';
 import { dropAll, dropStaging, importRelations } from './database-cleanup.ts';
 import {

@@ -1,7 +1,7 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { importConfig } from '#config/env.ts';
 import { UnavailableError } from '#domain/errors.ts';
-import { captureClient } from '#log/tracer.ts';
+import { captureClient } from '#telemetry/tracer.ts';
 import { ImportDatabase } from './database.ts';
 import type { ImportDatabaseConfig } from './database-connection.ts';
 

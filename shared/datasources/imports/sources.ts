@@ -10,7 +10,7 @@ import { importConfig } from '#config/env.ts';
 import { InvalidInputError, UnavailableError } from '#domain/errors.ts';
 import { ImportInputError } from '#domain/import-sources.ts';
 import type { ImportJob, ImportUriPolicy } from '#domain/imports.ts';
-import { captureClient } from '#log/tracer.ts';
+import { captureClient } from '#telemetry/tracer.ts';
 import { admitUrl, configuredFetchOptions, fetchUrlToFile, importUrlTargets } from './https-source.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { getStringFromEnv, isRunningInLambda } from '@aws-lambda-powertools/commons/utils/env';
-import { logger } from './logger.ts';
+import { logger } from '#log/logger.ts';
 
 /*
  * Request and workflow measurements (ADR 0092, amended by ADR 0115): one structured log line each,

@@ -1,6 +1,13 @@
-import { deletionBatchBudgetMs } from '#config/env.ts';
+import { deletionBatchBudgetMs, importStepBudgetMs } from '#config/env.ts';
+import type { ImportWorkflowInput } from '#domain/import-model.ts';
 import { TransientError } from '#domain/workflows.ts';
 import { errorFields, logger } from '#log/logger.ts';
+
+/*
+ * The workflow tasks' edge (ADR 0079): what each workflow's tasks receive, their time budgets, and
+ * how a task's failure reaches the state machine — for the deletion, import, harvest and tile-cache
+ * tasks alike.
+ */
 
 /** What every deletion task receives and returns. */
 export interface TaskInput {
@@ -8,9 +15,17 @@ export interface TaskInput {
   attempt: number;
 }
 
-/** Time one batch invocation may spend before handing back to the state machine. */
+/** What the import tasks receive (and return, with the step's answer). */
+export type ImportTaskInput = ImportWorkflowInput;
+
+/** Time one deletion batch invocation may spend before handing back to the state machine. */
 export function batchBudgetMs(): number {
   return deletionBatchBudgetMs();
+}
+
+/** Time one import step may spend loading before handing back to the state machine. */
+export function stepBudgetMs(): number {
+  return importStepBudgetMs();
 }
 
 /**
