@@ -5,5 +5,5 @@ import { ok } from '#http/responses.ts';
 import { deletionRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace }) =>
-  ok(await workspaceDeletionPlan(deletionRepository(), workspace)),
+  ok(await workspaceDeletionPlan({ deletions: deletionRepository() }, { workspace })),
 );

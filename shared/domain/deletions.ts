@@ -220,8 +220,22 @@ export async function deleteWorkspaceRecursively(
  * getWorkspaceDeletionPlan (ADR 0131): what a recursive deletion of the workspace would remove —
  * the plan deleteWorkspace's 409 reports and a recursive deletion stores, from the same reading.
  */
-export function workspaceDeletionPlan(repo: DeletionRepository, workspace: Workspace): Promise<DeletionPlan> {
-  return repo.workspacePlan(workspace);
+export function workspaceDeletionPlan(
+  { deletions }: { deletions: DeletionRepository },
+  { workspace }: { workspace: Workspace },
+): Promise<DeletionPlan> {
+  return deletions.workspacePlan(workspace);
+}
+
+/**
+ * getServiceDeletionPlan: what a recursive deletion of the service would remove — the plan
+ * deleteService's 409 reports and a recursive deletion stores, from the same reading.
+ */
+export function serviceDeletionPlan(
+  { deletions }: { deletions: DeletionRepository },
+  { service }: { service: Service },
+): Promise<DeletionPlan> {
+  return deletions.servicePlan(service);
 }
 
 /**
