@@ -7,6 +7,7 @@ import { tileCacheJobRepository } from '#wiring/tile-cache.ts';
 import { withDataAccess } from './data-access.ts';
 import './promise-with-resolvers.ts';
 import type { DataAction } from '#api/operation.ts';
+import { deletionInput, executionName } from '#domain/deletion-model.ts';
 import { importExecutionName } from '#domain/import-model.ts';
 import { jobExecutionName } from '#domain/jobs.ts';
 import { errorFields, logger } from '#log/logger.ts';
@@ -223,7 +224,8 @@ export class LocalWorkflowRunner implements WorkflowStarters {
     let imports = 0;
     let harvests = 0;
     await deletionRepository().unfinished(async (op) => {
-      await this.startDeletion(op.id, { operation_id: op.id, attempt: Number(op.attempt_count ?? 1) });
+      // The name and input every starter gives this attempt (ADR 0146).
+      await this.startDeletion(executionName(op), deletionInput(op));
       deletions++;
     });
     await importRepository().working(async (job) => {
