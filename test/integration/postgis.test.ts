@@ -77,6 +77,29 @@ describe('embedded PostGIS', () => {
     expect(timings.reopenMs).toBeLessThan(timings.firstInitMs);
   });
 
+  it('checkpoints while idle, so a restart after a runaway replays a bounded WAL (ADR 0142)', async () => {
+    const behind = async () =>
+      Number(
+        (
+          await admin.query<{ behind: string }>(
+            'SELECT (pg_current_wal_insert_lsn() - (pg_control_checkpoint()).redo_lsn)::text AS behind',
+          )
+        ).rows[0]?.behind,
+      );
+    await admin.query('CREATE TABLE public.wal_fill (id int, pad text)');
+    await admin.query(`INSERT INTO public.wal_fill SELECT g, repeat('x', 200) FROM generate_series(1, 100000) g`);
+    // PGlite has no checkpointer: without the worker's own checkpoints this stays above 16 MB.
+    expect(await behind()).toBeGreaterThan(16 * 1024 * 1024);
+    const deadline = Date.now() + 20_000;
+    let last = await behind();
+    while (last > 16 * 1024 * 1024 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      last = await behind();
+    }
+    await admin.query('DROP TABLE public.wal_fill');
+    expect(last).toBeLessThanOrEqual(16 * 1024 * 1024);
+  }, 60_000);
+
   it('refuses a wrong password, an unknown role and an unknown database like PostgreSQL does', async () => {
     const login = async (overrides: Partial<pg.ClientConfig>) => {
       const client = new pg.Client({ ...demo, connectionTimeoutMillis: 2000, ...overrides });
