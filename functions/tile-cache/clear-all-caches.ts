@@ -1,7 +1,9 @@
 import { clearAllCaches as operation } from '#api/operations/tile-cache.ts';
-import { CACHE_TYPES } from '#domain/tile-cache.ts';
+import { CACHE_TYPES, clearCaches } from '#domain/tile-cache.ts';
 import { makeChangeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
-import { clearCachesHere } from '#wiring/tile-cache.ts';
+import { cacheClearDeps } from '#wiring/tile-cache.ts';
 
-export const handler = makeChangeHandler(operation, async () => ok(await clearCachesHere(CACHE_TYPES)));
+export const handler = makeChangeHandler(operation, async () =>
+  ok(await clearCaches(cacheClearDeps(), { types: CACHE_TYPES })),
+);

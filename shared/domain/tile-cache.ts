@@ -258,9 +258,21 @@ export async function cacheStats(records: CacheRecords) {
   };
 }
 
-/** `clearAllCaches` / `clearCacheByType`: every instance drops them within the epoch read interval. */
-export async function clearCaches(records: CacheRecords, types: readonly CacheType[], now = new Date()) {
-  const epochs = await records.bumpEpochs(types, now.toISOString());
+/** Ports of the cache clears: the records, and this instance's own cache state, dropped at once. */
+export interface CacheClearDeps {
+  records: CacheRecords;
+  /** This instance reads the counters again at once (the others within {@link EPOCH_READ_SECONDS}). */
+  forgetLocalState(): void;
+}
+
+/** `clearAllCaches`: every instance drops them within the epoch read interval. */
+export async function clearCaches(
+  deps: CacheClearDeps,
+  command: { types: readonly CacheType[]; now?: Date },
+) {
+  const { types, now = new Date() } = command;
+  const epochs = await deps.records.bumpEpochs(types, now.toISOString());
+  deps.forgetLocalState();
   return {
     cleared: [...types],
     epochs: epochs.epochs,
@@ -268,9 +280,19 @@ export async function clearCaches(records: CacheRecords, types: readonly CacheTy
   };
 }
 
+/** `clearCacheByType`: the type named in the path (an unknown one is refused), as {@link clearCaches}. */
+export function clearCacheByType(deps: CacheClearDeps, command: { cacheType: string; now?: Date }) {
+  return clearCaches(deps, { types: [parseCacheType(command.cacheType)], now: command.now });
+}
+
 /** `clearWorkspaceCache`: the workspace's tiles miss at once, its instance caches are dropped. */
-export async function clearWorkspaceCaches(records: CacheRecords, workspaceId: string, now = new Date()) {
-  const record = await records.bumpWorkspace(workspaceId, now.toISOString());
+export async function clearWorkspaceCaches(
+  deps: CacheClearDeps,
+  command: { workspaceId: string; now?: Date },
+) {
+  const { workspaceId, now = new Date() } = command;
+  const record = await deps.records.bumpWorkspace(workspaceId, now.toISOString());
+  deps.forgetLocalState();
   return {
     cleared: [...CACHE_TYPES],
     generation: record.generation,

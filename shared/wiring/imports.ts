@@ -9,7 +9,7 @@ import type {
 } from '#domain/imports.ts';
 import { importUploads as uploadStore } from '#platform/import-uploads.ts';
 import { DynamoImportRepository } from '#store/imports-repository.ts';
-import { workflowStarter } from '#workflows/starter.ts';
+import { workflowStarter } from './workflows.ts';
 
 /*
  * The ports of the import lifecycle's requests (ADR 0083), built once per process on first use.

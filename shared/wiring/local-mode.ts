@@ -3,7 +3,8 @@ import { setEnvironment } from '#config/env.ts';
 import type { CatalogEventBus } from '#domain/catalog-events.ts';
 import { installCatalogEventBus } from '#platform/event-bus.ts';
 import { documentClient } from '#store/client.ts';
-import { installLocalWorkflowStarter, type WorkflowStarters } from '#workflows/starter.ts';
+import type { WorkflowStarters } from '#workflows/starter.ts';
+import { installLocalWorkflowStarter } from './workflows.ts';
 
 /** What the local host puts in place of AWS (ARCHITECTURE §6). */
 export interface LocalAdapters {

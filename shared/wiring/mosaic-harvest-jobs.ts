@@ -4,7 +4,7 @@
  */
 import type { HarvestJobRepository, HarvestStarter, HarvestStepDeps } from '#domain/mosaic-harvest-jobs.ts';
 import { DynamoHarvestJobRepository } from '#store/mosaic-harvest-jobs-repository.ts';
-import { workflowStarter } from '#workflows/starter.ts';
+import { workflowStarter } from './workflows.ts';
 
 let repo: HarvestJobRepository | undefined;
 

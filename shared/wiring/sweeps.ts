@@ -3,8 +3,7 @@ import type { SweepPorts, WorkflowExecutions } from '#domain/sweeps.ts';
 import { DynamoImportRepository } from '#store/imports-repository.ts';
 import { DynamoStuckDeletions, stuckHarvests, stuckTileCacheJobs } from '#store/sweeps.ts';
 import { stepFunctionsExecutions } from '#workflows/executions.ts';
-import { workflowStarter } from '#workflows/starter.ts';
-import { deletionSteps } from './workflows.ts';
+import { deletionSteps, workflowStarter } from './workflows.ts';
 
 /**
  * The ports of the scheduled sweep of stuck work (ADR 0093): the store's deletions, imports,

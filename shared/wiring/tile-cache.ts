@@ -7,11 +7,9 @@ import { tileCacheLocation } from '#config/env.ts';
 import { type ServedLayer, serves } from '#domain/data-plane.ts';
 import { defaultSettings } from '#domain/settings.ts';
 import {
+  type CacheClearDeps,
   type CacheEpochs,
   type CacheRecords,
-  type CacheType,
-  clearCaches,
-  clearWorkspaceCaches,
   EPOCH_READ_SECONDS,
   type TileCachePorts,
   type TileCacheState,
@@ -22,8 +20,8 @@ import type { TileCacheJobDeps, TileCacheJobRepository, TileCacheStarter } from 
 import { sweepTiles, type TileSweepReport } from '#domain/tile-cache-sweep.ts';
 import { DirectoryTileStore, S3TileStore } from '#platform/tile-store.ts';
 import { DynamoCacheRecords, DynamoTileCacheJobRepository } from '#store/tile-cache-repository.ts';
-import { workflowStarter } from '#workflows/starter.ts';
 import { dataCatalog, workspaceRepository } from './repositories.ts';
+import { workflowStarter } from './workflows.ts';
 
 let records: CacheRecords | undefined;
 let jobs: TileCacheJobRepository | undefined;
@@ -140,18 +138,9 @@ export function tileCacheJobDeps(): TileCacheJobDeps {
   return { jobs: tileCacheJobRepository(), catalog: dataCatalog(), starter: tileCacheStarter() };
 }
 
-/** Clears cache types; this instance reads the counters again at once (the others within the bound). */
-export async function clearCachesHere(types: readonly CacheType[]) {
-  const out = await clearCaches(cacheRecords(), types);
-  forgetCacheState();
-  return out;
-}
-
-/** Clears a workspace's caches; this instance reads the counters again at once. */
-export async function clearWorkspaceCachesHere(workspaceId: string) {
-  const out = await clearWorkspaceCaches(cacheRecords(), workspaceId);
-  forgetCacheState();
-  return out;
+/** What the cache clears need: the records, and this instance's cache state to drop at once. */
+export function cacheClearDeps(): CacheClearDeps {
+  return { records: cacheRecords(), forgetLocalState: forgetCacheState };
 }
 
 /** Layers of one workspace the sweep reads at most (beyond them, unknown layers' tiles stay). */

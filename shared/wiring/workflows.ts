@@ -1,15 +1,36 @@
+import {
+  deletionStateMachineArn,
+  harvestStateMachineArn,
+  importStateMachineArn,
+  tileCacheStateMachineArn,
+} from '#config/env.ts';
+import { UnavailableError } from '#domain/errors.ts';
 import type { WorkflowLog } from '#domain/workflow-log.ts';
-import type { DeletionWorkflowSteps, WorkflowStarter } from '#domain/workflows.ts';
+import type { DeletionWorkflowSteps } from '#domain/workflows.ts';
 import { logger } from '#log/logger.ts';
 import { runInChange } from '#store/change-context.ts';
 import { DeletionSteps } from '#store/deletion-steps.ts';
 import { recordWorkflowOutcome } from '#telemetry/metrics.ts';
-import { workflowStarter as configuredStarter } from '#workflows/starter.ts';
+import { StepFunctionsStarter, type WorkflowStarters } from '#workflows/starter.ts';
 import { taskFailure } from '#workflows/tasks.ts';
 
-/** The configured workflow starter: Step Functions when deployed, else the local runner. */
-export function workflowStarter(): WorkflowStarter {
-  return configuredStarter();
+let local: WorkflowStarters | undefined;
+
+/** The local host installs its in-process runner here (it runs the same ASL; `useLocalAdapters`). */
+export function installLocalWorkflowStarter(starter: WorkflowStarters | undefined): void {
+  local = starter;
+}
+
+/** The configured starter: Step Functions when a state machine is configured, else the local runner. */
+export function workflowStarter(): WorkflowStarters {
+  const deletion = deletionStateMachineArn();
+  const imports = importStateMachineArn();
+  const harvest = harvestStateMachineArn();
+  const tileCache = tileCacheStateMachineArn();
+  if (deletion || imports || harvest || tileCache)
+    return new StepFunctionsStarter({ deletion, import: imports, harvest, tileCache });
+  if (local) return local;
+  throw new UnavailableError('workflow_unavailable', 'No workflow runner is configured.');
 }
 
 /**

@@ -1,10 +1,4 @@
 import { ExecutionAlreadyExists, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
-import {
-  deletionStateMachineArn,
-  harvestStateMachineArn,
-  importStateMachineArn,
-  tileCacheStateMachineArn,
-} from '#config/env.ts';
 import { UnavailableError } from '#domain/errors.ts';
 import type { ImportWorkflowInput } from '#domain/import-model.ts';
 import type { ImportStarter } from '#domain/imports.ts';
@@ -70,23 +64,4 @@ export class StepFunctionsStarter implements WorkflowStarters {
       );
     }
   }
-}
-
-let local: WorkflowStarters | undefined;
-
-/** The local host installs its in-process runner here (it runs the same ASL). */
-export function installLocalWorkflowStarter(starter: WorkflowStarters | undefined): void {
-  local = starter;
-}
-
-/** The configured starter: Step Functions when deployed, else the local runner. */
-export function workflowStarter(): WorkflowStarters {
-  const deletion = deletionStateMachineArn();
-  const imports = importStateMachineArn();
-  const harvest = harvestStateMachineArn();
-  const tileCache = tileCacheStateMachineArn();
-  if (deletion || imports || harvest || tileCache)
-    return new StepFunctionsStarter({ deletion, import: imports, harvest, tileCache });
-  if (local) return local;
-  throw new UnavailableError('workflow_unavailable', 'No workflow runner is configured.');
 }

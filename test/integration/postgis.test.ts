@@ -87,7 +87,9 @@ describe('embedded PostGIS', () => {
         ).rows[0]?.behind,
       );
     await admin.query('CREATE TABLE public.wal_fill (id int, pad text)');
-    await admin.query(`INSERT INTO public.wal_fill SELECT g, repeat('x', 200) FROM generate_series(1, 100000) g`);
+    await admin.query(
+      `INSERT INTO public.wal_fill SELECT g, repeat('x', 200) FROM generate_series(1, 100000) g`,
+    );
     // PGlite has no checkpointer: without the worker's own checkpoints this stays above 16 MB.
     expect(await behind()).toBeGreaterThan(16 * 1024 * 1024);
     const deadline = Date.now() + 20_000;

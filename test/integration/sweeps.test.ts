@@ -200,7 +200,7 @@ beforeAll(async () => {
       started.push(name);
     },
   };
-  const { installLocalWorkflowStarter } = await import('#workflows/starter.ts');
+  const { installLocalWorkflowStarter } = await import('#wiring/workflows.ts');
   installLocalWorkflowStarter(recorder);
   // The sweep's table grants, checked as the local host checks them (ADR 0071).
   const { installDataAccessCheck } = await import('#infra/local/data-access.ts');
@@ -209,7 +209,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  const { installLocalWorkflowStarter } = await import('#workflows/starter.ts');
+  const { installLocalWorkflowStarter } = await import('#wiring/workflows.ts');
   installLocalWorkflowStarter(undefined);
   await own?.drop();
 });
