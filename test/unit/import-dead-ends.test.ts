@@ -5,28 +5,31 @@ import { urlNotAllowedMessage } from '#datasources/imports/https-source.ts';
 import { IMPORT_LIMIT_REASONS, RuleViolationError, StateConflictError } from '#domain/errors.ts';
 import {
   IMPORT_PHASES,
-  type ImportEvent,
   type ImportJob,
   type ImportPhase,
   importFailureOf,
-  isEventWorthy,
   REASON_MARK,
   taskFailureOf,
-  timeOrderedId,
   withWayOut,
 } from '#domain/import-model.ts';
-import type { ImportQuotas, ImportUsage } from '#domain/import-plans.ts';
+import type { ImportUsage } from '#domain/import-plans.ts';
 import { type Discovery, ImportInputError, type ImportPlan } from '#domain/import-sources.ts';
-import { type ImportEngine, type ImportStepDeps, runImportStep } from '#domain/import-steps.ts';
+import { runImportStep } from '#domain/import-steps.ts';
+import { type ImportUploads, planJob, retryJob, rollbackJob, startJob } from '#domain/imports.ts';
 import {
-  type ImportRepository,
-  type ImportUploads,
-  planJob,
-  retryJob,
-  rollbackJob,
-  startJob,
-} from '#domain/imports.ts';
-import { CONCURRENT_MODIFICATION } from '#domain/last-writer-wins.ts';
+  discoveryOf,
+  engine,
+  inputOf,
+  job,
+  limits,
+  MemoryImports,
+  planOf,
+  refusal,
+  starter,
+  stepDeps,
+  stored,
+  WS,
+} from '../support/memory-imports.ts';
 
 /**
  * Issue 25: no state of an import is a dead end. Every reason an import can end `failed` with is
@@ -37,7 +40,6 @@ import { CONCURRENT_MODIFICATION } from '#domain/last-writer-wins.ts';
  * and that a refusal always says why and where to go.
  */
 
-const WS = 'ws-1';
 const ROOT = join(import.meta.dirname, '../..');
 
 // ─── The reasons, from the source ──────────────────────────────────────────────────────────────
@@ -786,177 +788,3 @@ describe('a failed import in every phase has a way on (issue 25)', () => {
     },
   );
 });
-
-// ─── In-memory fakes (as test/unit/import-quotas.test.ts) ──────────────────────────────────────
-
-/** An in-memory ImportRepository that keeps the workspace's usage as the DynamoDB store does. */
-class MemoryImports implements ImportRepository {
-  readonly jobs = new Map<string, ImportJob>();
-  readonly events: ImportEvent[] = [];
-  used: ImportUsage = { rows: 0, bytes: 0 };
-
-  async create(job: ImportJob): Promise<void> {
-    this.jobs.set(job.id, structuredClone(job));
-  }
-  async find(_ws: string, id: string): Promise<ImportJob | undefined> {
-    const job = this.jobs.get(id);
-    return job && structuredClone(job);
-  }
-  async list() {
-    return { items: [...this.jobs.values()] };
-  }
-  async history() {
-    return { items: this.events };
-  }
-  async save(previous: ImportJob, next: ImportJob, quota?: ImportUsage): Promise<void> {
-    const stored = this.jobs.get(previous.id);
-    if (stored?.version !== previous.version)
-      throw new StateConflictError(CONCURRENT_MODIFICATION, 'The import was changed by another request.');
-    const delta = {
-      rows: (next.reserved_rows ?? 0) - (previous.reserved_rows ?? 0),
-      bytes: (next.reserved_bytes ?? 0) - (previous.reserved_bytes ?? 0),
-    };
-    for (const part of ['rows', 'bytes'] as const) {
-      if (delta[part] <= 0) continue;
-      if (!quota) throw new Error('a growing reservation without a quota');
-      if (this.used[part] + delta[part] > quota[part])
-        throw new RuleViolationError('workspace_import_quota', 'no room');
-    }
-    this.used = { rows: this.used.rows + delta.rows, bytes: this.used.bytes + delta.bytes };
-    this.jobs.set(next.id, structuredClone(next));
-    if (isEventWorthy(previous, next)) this.events.push(next as unknown as ImportEvent);
-  }
-  async usage(): Promise<ImportUsage> {
-    return { ...this.used };
-  }
-  async progress(): Promise<boolean> {
-    return true;
-  }
-  async findByService() {
-    return undefined;
-  }
-  async firstWhere() {
-    return undefined;
-  }
-  async working() {}
-}
-
-const limits: ImportQuotas = {
-  maxLayers: 2,
-  maxRows: 100,
-  maxBytes: 10_000,
-  workspaceMaxRows: 150,
-  workspaceMaxBytes: 100_000,
-};
-
-function discoveryOf(counts: Record<string, number>, size = 1000): Discovery {
-  return {
-    format: 'geopackage',
-    size_bytes: size,
-    warnings: [],
-    layers: Object.entries(counts).map(([name, n]) => ({
-      name,
-      fields: [{ name: 'name', type: 'text' as const }],
-      geometry_type: 'Point' as const,
-      srid: 4326,
-      feature_count: n,
-      bbox: null,
-    })),
-  };
-}
-
-const planOf = (...layers: string[]): ImportPlan => ({
-  layers: layers.map((name) => ({
-    source_layer: name,
-    public_id: name,
-    enabled: true,
-    public: false,
-    fields: [{ source: 'name', target: 'name', include: true }],
-  })),
-});
-
-function job(over: Partial<ImportJob> = {}): ImportJob {
-  const ts = '2026-03-01T00:00:00.000Z';
-  return {
-    id: timeOrderedId(),
-    workspace_id: WS,
-    name: 'f',
-    source_kind: 'upload',
-    source_location: 'uploads/f.gpkg',
-    status: 'awaiting_plan',
-    phase: 'transform',
-    service_name: 'svc',
-    auto_publish: false,
-    max_bytes: 10_000,
-    processed_bytes: 0,
-    processed_features: 0,
-    processed_layers: 0,
-    total_layers: 0,
-    retry_count: 0,
-    run: 1,
-    version: 1,
-    created_by: 'u',
-    created_at: ts,
-    updated_at: ts,
-    ...over,
-  };
-}
-
-const starter = { startImport: async () => {} };
-
-async function stored(repo: MemoryImports, j: ImportJob): Promise<ImportJob> {
-  return (await repo.find(WS, j.id)) as ImportJob;
-}
-
-async function refusal(work: Promise<unknown>) {
-  try {
-    await work;
-  } catch (error) {
-    return error as { name: string; reason: string; message: string };
-  }
-  throw new Error('not refused');
-}
-
-/** An engine whose behaviour each test sets. */
-function engine(over: Partial<ImportEngine> = {}): ImportEngine {
-  return {
-    discover: async () => discoveryOf({ a: 10 }),
-    load: async () => ({
-      done: true,
-      processed_bytes: 0,
-      processed_features: 0,
-      processed_layers: 0,
-      warnings: [],
-    }),
-    publishTables: async () => {},
-    applyTargets: async () => [],
-    revertTargets: async () => [],
-    dropStaging: async () => {},
-    dropAll: async () => {},
-    tableName: (id: string) => id.toLowerCase(),
-    servingConnection: async () =>
-      ({ host: 'h', port: 1, database: 'd', user: 'u', password: 'p', schemas: ['import_1'] }) as never,
-    ...over,
-  };
-}
-
-function stepDeps(
-  repo: MemoryImports,
-  eng: ImportEngine,
-  over: Partial<ImportStepDeps> = {},
-): ImportStepDeps {
-  return {
-    repo,
-    engine: eng,
-    services: { findByName: async () => undefined, findById: async () => undefined } as never,
-    layers: { findPublicId: async () => undefined } as never,
-    gateway: {} as never,
-    box: { encrypt: async () => 'x', decrypt: async () => 'p' } as never,
-    deletions: {} as never,
-    workspaces: {} as never,
-    limits,
-    ...over,
-  };
-}
-
-const inputOf = (j: ImportJob) => ({ import_id: j.id, workspace_id: j.workspace_id, run: j.run });
