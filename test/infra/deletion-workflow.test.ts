@@ -27,6 +27,7 @@ import {
 import {
   actionsIn,
   asArray,
+  expectTaskInvokerRole,
   logDelivery,
   logicalId,
   policyDocuments,
@@ -236,23 +237,8 @@ describe('deletion workflow', () => {
       statements = statementsOfRole(template, stack.deletionWorkflow.role);
     });
 
-    it('is assumed by Step Functions only', () => {
-      const role = template.findResources('AWS::IAM::Role')[logicalId(stack.deletionWorkflow.role)];
-      expect(role?.Properties.AssumeRolePolicyDocument.Statement).toEqual([
-        { Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'states.amazonaws.com' } },
-      ]);
-      expect(role?.Properties.ManagedPolicyArns).toBeUndefined();
-    });
-
-    it('may invoke the three task functions and no other function', () => {
-      const invoke = statements.filter((s) => asArray(s.Action).some((a) => a.startsWith('lambda:')));
-      expect(invoke).toHaveLength(1);
-      expect(asArray(invoke[0]?.Action)).toEqual(['lambda:InvokeFunction']);
-      const resources = asArray(invoke[0]?.Resource as unknown[]);
-      expect(resources).toHaveLength(deletionTasks.length);
-      expect(resources).toEqual(
-        expect.arrayContaining(deletionTasks.map((task) => ({ 'Fn::GetAtt': [fnId(task), 'Arn'] }))),
-      );
+    it('is assumed by Step Functions only, with no managed policy, and may invoke the three task functions and no other function', () => {
+      expectTaskInvokerRole(template, stack.deletionWorkflow.role, deletionTasks.map(fnId));
     });
 
     it('may otherwise only deliver its logs and traces', () => {

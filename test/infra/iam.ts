@@ -1,5 +1,6 @@
 import { type CfnResource, Stack } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { expect } from 'vitest';
 
 /** An IAM policy statement as synthesized. */
 export type Statement = { Effect: string; Action: string | string[]; Resource: unknown };
@@ -78,3 +79,30 @@ export const xray = [
   'xray:PutTelemetryRecords',
   'xray:PutTraceSegments',
 ];
+
+/**
+ * A workflow's state machine role as both workflows have it: assumed by Step Functions only, with
+ * no managed policy, and `lambda:InvokeFunction` in one statement on exactly its task functions
+ * (their logical ids) and on no other function.
+ */
+export function expectTaskInvokerRole(
+  template: Template,
+  role: { node: { defaultChild?: unknown } },
+  taskFunctionIds: readonly string[],
+): void {
+  const resource = (template.findResources('AWS::IAM::Role') as Record<string, Resource>)[logicalId(role)];
+  expect(resource?.Properties.AssumeRolePolicyDocument.Statement).toEqual([
+    { Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'states.amazonaws.com' } },
+  ]);
+  expect(resource?.Properties.ManagedPolicyArns).toBeUndefined();
+  const invoke = statementsOfRole(template, role).filter((s) =>
+    asArray(s.Action).some((a) => a.startsWith('lambda:')),
+  );
+  expect(invoke).toHaveLength(1);
+  expect(asArray(invoke[0]?.Action)).toEqual(['lambda:InvokeFunction']);
+  const resources = asArray(invoke[0]?.Resource as unknown[]);
+  expect(resources).toHaveLength(taskFunctionIds.length);
+  expect(resources).toEqual(
+    expect.arrayContaining(taskFunctionIds.map((id) => ({ 'Fn::GetAtt': [id, 'Arn'] }))),
+  );
+}

@@ -40,6 +40,7 @@ import {
 import {
   actionsIn,
   asArray,
+  expectTaskInvokerRole,
   logDelivery,
   logicalId,
   policyDocuments,
@@ -298,23 +299,8 @@ describe('import workflow (default stage: no import database, no import buckets)
       statements = statementsOfRole(template, stack.importWorkflow.role);
     });
 
-    it('is assumed by Step Functions only, with no managed policy', () => {
-      const role = template.findResources('AWS::IAM::Role')[logicalId(stack.importWorkflow.role)];
-      expect(role?.Properties.AssumeRolePolicyDocument.Statement).toEqual([
-        { Action: 'sts:AssumeRole', Effect: 'Allow', Principal: { Service: 'states.amazonaws.com' } },
-      ]);
-      expect(role?.Properties.ManagedPolicyArns).toBeUndefined();
-    });
-
-    it('may invoke the two task functions and no other function', () => {
-      const invoke = statements.filter((s) => asArray(s.Action).some((a) => a.startsWith('lambda:')));
-      expect(invoke).toHaveLength(1);
-      expect(asArray(invoke[0]?.Action)).toEqual(['lambda:InvokeFunction']);
-      const resources = asArray(invoke[0]?.Resource as unknown[]);
-      expect(resources).toHaveLength(importTasks.length);
-      expect(resources).toEqual(
-        expect.arrayContaining(importTasks.map((task) => ({ 'Fn::GetAtt': [fnId(task), 'Arn'] }))),
-      );
+    it('is assumed by Step Functions only, with no managed policy, and may invoke the two task functions and no other function', () => {
+      expectTaskInvokerRole(template, stack.importWorkflow.role, importTasks.map(fnId));
     });
 
     it('may run the deletion machine as a nested execution: start it, describe and stop its executions, the managed rule', () => {
