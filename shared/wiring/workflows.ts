@@ -21,14 +21,29 @@ export function installLocalWorkflowStarter(starter: WorkflowStarters | undefine
   local = starter;
 }
 
-/** The configured starter: Step Functions when a state machine is configured, else the local runner. */
+/** The Step Functions starter, built once per process for the state machines it was given. */
+let stepFunctions: { arns: string; starter: StepFunctionsStarter } | undefined;
+
+/**
+ * The configured starter: Step Functions when a state machine is configured, else the local
+ * runner. The Step Functions starter (its SDK client and connections) is built once, as the other
+ * adapters are, not on every request that starts a workflow.
+ */
 export function workflowStarter(): WorkflowStarters {
   const deletion = deletionStateMachineArn();
   const imports = importStateMachineArn();
   const harvest = harvestStateMachineArn();
   const tileCache = tileCacheStateMachineArn();
-  if (deletion || imports || harvest || tileCache)
-    return new StepFunctionsStarter({ deletion, import: imports, harvest, tileCache });
+  if (deletion || imports || harvest || tileCache) {
+    const arns = [deletion, imports, harvest, tileCache].join(' ');
+    if (stepFunctions?.arns !== arns) {
+      stepFunctions = {
+        arns,
+        starter: new StepFunctionsStarter({ deletion, import: imports, harvest, tileCache }),
+      };
+    }
+    return stepFunctions.starter;
+  }
   if (local) return local;
   throw new UnavailableError('workflow_unavailable', 'No workflow runner is configured.');
 }
