@@ -1,7 +1,6 @@
 import type { DeletionPlan, PlanEntry, PlanSection } from '#domain/deletions.ts';
 import { PLAN_LIST_LIMIT } from '#domain/deletions.ts';
 import type { LayerGroup } from '#domain/layer-groups.ts';
-import { customRoles } from '#domain/layers.ts';
 import type { Service } from '#domain/services.ts';
 import type { Workspace } from '#domain/workspaces.ts';
 import type { StoreClient } from './client.ts';
@@ -16,10 +15,12 @@ import {
 import { entities, keys, parseKey } from './keys.ts';
 import { toGroup } from './layer-groups-repository.ts';
 import {
+  type CounterReading,
   emptyTallies,
   type PlanTallies,
   prefixRange,
   readPlanCounters,
+  readWorkspacePlanCounters,
   tallyLayer,
   writeBase,
 } from './plan-counters.ts';
@@ -104,49 +105,70 @@ export async function dependentGroupClosure(
 }
 
 /**
- * A service's layer tallies: its counters (one Query; ADR 0101), or — for a service whose counters
- * have no base yet (older than them) — a walk over its layers, which then writes the base when
- * `recordBase` (deleteService's plans: a read-only route never writes), so the next plan reads the
- * counters. Exact either way.
+ * A service's layer tallies from its counters' `reading` (ADR 0101), or — for a service whose
+ * counters have no base yet (older than them) — a walk over its layers, which then writes the
+ * base when `recordBase` (deleteService's plans: a read-only route never writes), so the next plan
+ * reads the counters. Exact either way.
  */
 async function serviceTallies(
   db: StoreClient,
   table: string,
-  service: Service,
+  workspaceId: string,
+  serviceId: string,
+  reading: CounterReading,
   recordBase: boolean,
 ): Promise<PlanTallies> {
-  const reading = await readPlanCounters(db, table, service.workspace_id, service.id);
   if (reading.exact) return reading.tallies;
   const truth = emptyTallies();
   await forEachPrefixPage(
     db,
     table,
-    keys.workspacePartition(service.workspace_id),
-    keys.layerPrefix(service.id),
+    keys.workspacePartition(workspaceId),
+    keys.layerPrefix(serviceId),
     (items) => {
       for (const l of items) tallyLayer(truth, l);
     },
     layerProjection,
   );
-  if (recordBase) await writeBase(db, table, service.workspace_id, service.id, reading, truth);
+  if (recordBase) await writeBase(db, table, workspaceId, serviceId, reading, truth);
   return truth;
 }
 
-/** The first `PLAN_LIST_LIMIT` layers of a service, in key order (one Query). */
-async function firstLayers(db: StoreClient, table: string, service: Service): Promise<PlanEntry[]> {
+/** What a service without any counter item reads as: nothing counted, nothing written since. */
+const NO_COUNTERS: CounterReading = { exact: false, counted: emptyTallies(), writes: new Map() };
+
+/**
+ * The first `PLAN_LIST_LIMIT` layers under `prefix` (a service's, or the workspace's), in key
+ * order (one Query); with their service when `withService`.
+ */
+async function firstLayers(
+  db: StoreClient,
+  table: string,
+  workspaceId: string,
+  prefix: string,
+  withService = false,
+): Promise<PlanEntry[]> {
   const items = await queryPage(
     db,
-    queryInput(
-      table,
-      keyCondition(keys.workspacePartition(service.workspace_id), { prefix: keys.layerPrefix(service.id) }),
-      {
-        consistent: true,
-        limit: PLAN_LIST_LIMIT,
-        projection: { expression: '#id, public_id', names: { '#id': 'id' } },
+    queryInput(table, keyCondition(keys.workspacePartition(workspaceId), prefixRange(prefix)), {
+      consistent: true,
+      limit: PLAN_LIST_LIMIT,
+      projection: {
+        expression: withService ? '#id, public_id, service_id' : '#id, public_id',
+        names: { '#id': 'id' },
       },
-    ),
+    }),
   );
-  return items.map((l) => ({ id: l.id as string, public_id: l.public_id as string }));
+  return items.map((l) => ({
+    id: l.id as string,
+    public_id: l.public_id as string,
+    ...(withService ? { service_id: l.service_id as string } : {}),
+  }));
+}
+
+/** Custom-role or style references as the plan lists them: by name. */
+function byName(tallies: Map<string, number>): [string, number][] {
+  return [...tallies].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
 }
 
 /**
@@ -164,8 +186,10 @@ export async function planService(
   const partition = keys.workspacePartition(service.workspace_id);
   let granules = 0;
   const [tallies, first, groups] = await Promise.all([
-    serviceTallies(db, table, service, recordBase),
-    firstLayers(db, table, service),
+    readPlanCounters(db, table, service.workspace_id, service.id).then((reading) =>
+      serviceTallies(db, table, service.workspace_id, service.id, reading, recordBase),
+    ),
+    firstLayers(db, table, service.workspace_id, keys.layerPrefix(service.id)),
     dependentGroupClosure(db, table, service.workspace_id, new Set([service.id])),
     // Only a raster mosaic holds granules (and a service's type never changes): no read for the rest.
     service.type === 'raster_mosaic'
@@ -185,16 +209,13 @@ export async function planService(
   for (const g of groups) groupSection.add({ id: g.id, public_id: g.public_id });
   // The list and the count are two reads: a layer written between them may show in one only.
   const count = Math.max(tallies.layers, first.length);
-  const byName = (a: [string, number], b: [string, number]) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
   return {
     target: { scope: 'service', id: service.id, name: service.name, type: service.type },
     layers: { count, items: first, truncated: count > first.length },
     layer_groups: groupSection.build(),
     mosaic_granules: granules,
-    style_references: [...tallies.styles].sort(byName).map(([style, references]) => ({ style, references })),
-    role_references: [...tallies.roles]
-      .sort(byName)
-      .map(([role_id, references]) => ({ role_id, references })),
+    style_references: byName(tallies.styles).map(([style, references]) => ({ style, references })),
+    role_references: byName(tallies.roles).map(([role_id, references]) => ({ role_id, references })),
     total: count + groupSection.count + granules + 1,
   };
 }
@@ -211,54 +232,109 @@ export const countedWorkspaceEntities: Readonly<Record<string, string>> = {
   [entities.mosaicGranule]: 'mosaic_granules',
 };
 
-/** The plan of a workspace's recursive deletion: one pass over its partition. */
+/** The key prefixes of the entities a workspace plan lists or counts, beside its layers. */
+const WORKSPACE_PLAN_PREFIXES: readonly string[] = [
+  keys.servicePrefix,
+  keys.layerGroupPrefix,
+  keys.stylePrefix,
+  keys.styleAssetPrefix,
+  keys.apiKeyPrefix,
+  keys.claimMappingPrefix,
+  keys.settingsPrefix,
+  keys.mosaicGranulePrefixAll,
+];
+
+/** How many services without counters a workspace plan walks at once. */
+const WALKS_AT_ONCE = 8;
+
+/** Every item of a workspace under `prefix` (a closed range: ADR 0101), page by page. */
+async function forEachUnder(
+  db: StoreClient,
+  table: string,
+  workspaceId: string,
+  prefix: string,
+  visit: (items: Record<string, unknown>[]) => void,
+): Promise<void> {
+  const partition = keys.workspacePartition(workspaceId);
+  const range = prefixRange(prefix);
+  await queryPages(
+    db,
+    queryInput(table, keyCondition(partition, range), {
+      consistent: true,
+      projection: {
+        expression: `#id, ${attributes.sk}, entity, public_id, custom_role, role_id, #status`,
+        names: { '#id': 'id', '#status': 'status' },
+      },
+    }),
+    (items) => {
+      visit(items);
+      return true;
+    },
+    { seek: { partition, range } },
+  );
+}
+
+/**
+ * The plan of a workspace's recursive deletion. Its layers are counted by their services'
+ * counters (one Query for them all; a walk only for a service older than its counters) and its
+ * first layers are one Query, as in a service's plan (ADR 0101); the rest — services, groups,
+ * styles, assets, keys, claim mappings, settings and granules — is read by their key ranges, side
+ * by side. No layer and no public id marker is read, so the plan costs the same at 10 or 100,000
+ * layers.
+ */
 export async function planWorkspace(
   db: StoreClient,
   table: string,
   workspace: Workspace,
 ): Promise<DeletionPlan> {
-  const layers = new SectionBuilder();
   const groups = new SectionBuilder();
   const roles = new Map<string, number>();
   const counts = new Map<string, number>();
-  await forEachPrefixPage(
-    db,
-    table,
-    keys.workspacePartition(workspace.id),
-    keys.partitionStart,
-    (items) => {
-      for (const i of items) {
-        const entity = i.entity as string;
-        if (entity === entities.layer) {
-          layers.add({
-            id: i.id as string,
-            public_id: i.public_id as string,
-            service_id: i.service_id as string,
-          });
-          for (const r of customRoles((i.allowed_roles as string[] | undefined) ?? [])) tally(roles, r);
-        } else if (entity === entities.layerGroup) {
-          groups.add({ id: i.id as string, public_id: i.public_id as string });
-        } else if (entity === entities.claimMapping && i.custom_role) {
-          tally(roles, i.role_id as string);
-        }
-        const kind = countedWorkspaceEntities[entity];
-        if (kind && kind !== 'layer_groups') tally(counts, kind);
-      }
-    },
-    {
-      expression: `#id, ${attributes.sk}, entity, public_id, service_id, allowed_roles, custom_role, role_id`,
-      names: { '#id': 'id' },
-    },
-  );
+  const services: { id: string; deleting: boolean }[] = [];
+  const visit = (items: Record<string, unknown>[]) => {
+    for (const i of items) {
+      const entity = i.entity as string;
+      if (entity === entities.service)
+        services.push({ id: i.id as string, deleting: i.status === 'deleting' });
+      else if (entity === entities.layerGroup)
+        groups.add({ id: i.id as string, public_id: i.public_id as string });
+      else if (entity === entities.claimMapping && i.custom_role) tally(roles, i.role_id as string);
+      const kind = countedWorkspaceEntities[entity];
+      if (kind && kind !== 'layer_groups') tally(counts, kind);
+    }
+  };
+  const [first, counters] = await Promise.all([
+    firstLayers(db, table, workspace.id, keys.layerPrefixAll, true),
+    readWorkspacePlanCounters(db, table, workspace.id),
+    ...WORKSPACE_PLAN_PREFIXES.map((prefix) => forEachUnder(db, table, workspace.id, prefix, visit)),
+  ]);
+  // A service being deleted loses its layers chunk by chunk while its counters stay until its
+  // last step: its layers are walked (what is left of them), as are an older service's.
+  const readingOf = (s: { id: string; deleting: boolean }) =>
+    s.deleting ? NO_COUNTERS : (counters.get(s.id) ?? NO_COUNTERS);
+  let layerCount = 0;
+  for (let i = 0; i < services.length; i += WALKS_AT_ONCE) {
+    const tallies = await Promise.all(
+      services
+        .slice(i, i + WALKS_AT_ONCE)
+        .map((s) => serviceTallies(db, table, workspace.id, s.id, readingOf(s), false)),
+    );
+    for (const t of tallies) {
+      layerCount += t.layers;
+      for (const [role, n] of t.roles) tally(roles, role, n);
+    }
+  }
+  // The list and the count are two reads: a layer written between them may show in one only.
+  const count = Math.max(layerCount, first.length);
   const others = [...counts.values()].reduce((a, b) => a + b, 0);
   return {
     target: { scope: 'workspace', id: workspace.id, name: workspace.name },
-    layers: layers.build(),
+    layers: { count, items: first, truncated: count > first.length },
     layer_groups: groups.build(),
     mosaic_granules: counts.get('mosaic_granules') ?? 0,
     style_references: [],
-    role_references: [...roles].map(([role_id, references]) => ({ role_id, references })),
+    role_references: byName(roles).map(([role_id, references]) => ({ role_id, references })),
     workspace_items: Object.fromEntries([...counts].filter(([k]) => k !== 'mosaic_granules')),
-    total: layers.count + groups.count + others + 1,
+    total: count + groups.count + others + 1,
   };
 }

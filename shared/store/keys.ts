@@ -233,6 +233,8 @@ export const keys = {
     SK: `GRANULE#${serviceId}#${granuleId}`,
   }),
   mosaicGranulePrefix: (serviceId: string) => `GRANULE#${serviceId}#`,
+  /** Every granule of a workspace, whatever its mosaic. */
+  mosaicGranulePrefixAll: 'GRANULE#',
   /** A harvest job of a mosaic (ids are time-ordered: the prefix lists them by creation; ADR 0136). */
   mosaicHarvestJob: (workspaceId: string, serviceId: string, jobId: string): Key => ({
     PK: ws(workspaceId),
@@ -359,6 +361,8 @@ export const keys = {
    * sharded layer counts, and the style/role reference counts by (shard, bucket) or the base's.
    */
   planCountPrefix: (serviceId: string) => `${PLAN_COUNT}${serviceId}#`,
+  /** Every service's deletion-plan counters in a workspace (one Query reads them all). */
+  planCountPrefixAll: PLAN_COUNT,
   planCountBase: (workspaceId: string, serviceId: string): Key => ({
     PK: ws(workspaceId),
     SK: `${PLAN_COUNT}${serviceId}#BASE`,
@@ -402,6 +406,8 @@ export const parseKey = {
     }
     return undefined;
   },
+  /** The service whose deletion-plan counter a sort key names (`PLANCOUNT#<service id>#…`). */
+  planCountService: (sk: string): string => after(PLAN_COUNT, sk).split('#')[0] as string,
   /** The operation id of a deletion partition (`DELETION#<id>`, the operation's and its plan's). */
   deletionId: (pk: string): string => after(DELETION_PARTITION, pk),
 } as const;

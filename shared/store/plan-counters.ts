@@ -18,7 +18,7 @@ import type { Layer } from '#domain/layers.ts';
 import { customRoles, usedStyles } from '#domain/layers.ts';
 import type { StoreClient } from './client.ts';
 import { keyCondition, queryInput, queryPages, type SortKeyRange } from './items.ts';
-import { entities, type Key, keyOf, keys } from './keys.ts';
+import { entities, type Key, keyOf, keys, parseKey } from './keys.ts';
 import { attributes } from './table.ts';
 import { type GuardedItem, putNew, type TransactItem, transactUnlessRaced } from './transactions.ts';
 
@@ -146,16 +146,14 @@ export function prefixRange(prefix: string): SortKeyRange {
   return { from: prefix, to: `${prefix}\u{10FFFF}` };
 }
 
-/** Every counter item of a service (one Query, strongly consistent). */
-async function counterItems(db: StoreClient, table: string, workspaceId: string, serviceId: string) {
+/** Every counter item under `prefix` (a service's, or every service's; one Query, strongly consistent). */
+async function counterItems(db: StoreClient, table: string, workspaceId: string, prefix: string) {
   const items: Item[] = [];
   await queryPages(
     db,
-    queryInput(
-      table,
-      keyCondition(keys.workspacePartition(workspaceId), prefixRange(keys.planCountPrefix(serviceId))),
-      { consistent: true },
-    ),
+    queryInput(table, keyCondition(keys.workspacePartition(workspaceId), prefixRange(prefix)), {
+      consistent: true,
+    }),
     (page) => {
       items.push(...page);
       return true;
@@ -199,7 +197,30 @@ export async function readPlanCounters(
   workspaceId: string,
   serviceId: string,
 ): Promise<CounterReading> {
-  const items = await counterItems(db, table, workspaceId, serviceId);
+  return readingOf(await counterItems(db, table, workspaceId, keys.planCountPrefix(serviceId)));
+}
+
+/**
+ * Reads the counters of every service of a workspace (one Query over their common prefix), by
+ * service id. A service absent from the map has no counter item at all (it is older than them).
+ */
+export async function readWorkspacePlanCounters(
+  db: StoreClient,
+  table: string,
+  workspaceId: string,
+): Promise<Map<string, CounterReading>> {
+  const byService = new Map<string, Item[]>();
+  for (const item of await counterItems(db, table, workspaceId, keys.planCountPrefixAll)) {
+    const serviceId = parseKey.planCountService(item[attributes.sk] as string);
+    const items = byService.get(serviceId);
+    if (items) items.push(item);
+    else byService.set(serviceId, [item]);
+  }
+  return new Map([...byService].map(([serviceId, items]) => [serviceId, readingOf(items)]));
+}
+
+/** What one service's counter items add up to. */
+function readingOf(items: Item[]): CounterReading {
   const t = emptyTallies();
   const exact = items.some((i) => i.part === 'base');
   const writes = new Map<number, number>();
@@ -296,7 +317,7 @@ export async function counterDeletes(
   workspaceId: string,
   serviceId: string,
 ): Promise<TransactItem[]> {
-  const items = await counterItems(db, table, workspaceId, serviceId);
+  const items = await counterItems(db, table, workspaceId, keys.planCountPrefix(serviceId));
   return items.map((i) => ({ Delete: { TableName: table, Key: keyOf(i) } }));
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DeletionPlan } from '#domain/deletions.ts';
 import { AlreadyExistsError, InvalidInputError } from '#domain/errors.ts';
@@ -22,6 +22,7 @@ type Stores = {
   roles: import('#store/roles-repository.ts').DynamoRoleRepository;
   workspaces: import('#store/workspaces-repository.ts').DynamoWorkspaceRepository;
   steps: typeof import('#store/deletion-steps.ts');
+  plans: typeof import('#store/deletion-plans.ts');
   deletionDomain: typeof import('#domain/deletions.ts');
   workspaceDomain: typeof import('#domain/workspaces.ts');
   styleDomain: typeof import('#domain/styles.ts');
@@ -45,6 +46,7 @@ beforeAll(async () => {
     roles: new (await import('#store/roles-repository.ts')).DynamoRoleRepository(),
     workspaces: new (await import('#store/workspaces-repository.ts')).DynamoWorkspaceRepository(),
     steps: await import('#store/deletion-steps.ts'),
+    plans: await import('#store/deletion-plans.ts'),
     deletionDomain: await import('#domain/deletions.ts'),
     workspaceDomain: await import('#domain/workspaces.ts'),
     styleDomain: await import('#domain/styles.ts'),
@@ -353,5 +355,140 @@ describe('deletion plan counters', () => {
     for (let i = 0; i < 20 && !(await steps.runBatch(id, attempt_count, 10_000)).done; i++);
     expect((await s.deletions.find(id))?.operation.status).toBe('completed');
     expect(await counterItems(service)).toEqual([]);
+  });
+});
+
+describe('a workspace deletion plan', () => {
+  /** Writes a layer as a service older than the counters did: the layer and its public id, nothing counted. */
+  async function oldLayer(service: Service, l: Layer) {
+    await client.send(
+      new PutCommand({
+        TableName: table,
+        Item: {
+          ...s.keys.keys.layer(service.workspace_id, service.id, l.id),
+          entity: s.keys.entities.layer,
+          ...l,
+        },
+      }),
+    );
+    await client.send(
+      new PutCommand({
+        TableName: table,
+        Item: {
+          ...s.keys.keys.publicId(service.workspace_id, l.public_id),
+          entity: s.keys.entities.publicId,
+          kind: 'layer',
+          target_id: l.id,
+          service_id: service.id,
+          member_of_count: 0,
+        },
+      }),
+    );
+  }
+
+  /** A client that adds up what its Queries read (ScannedCount: the items matched before any filter). */
+  function countingClient() {
+    const counting = hostDynamo();
+    const read = { items: 0 };
+    counting.middlewareStack.add(
+      (next) => async (args) => {
+        const out = await next(args);
+        read.items += (out.output as { ScannedCount?: number }).ScannedCount ?? 0;
+        return out;
+      },
+      { step: 'initialize', name: 'countScanned' },
+    );
+    return { counting, read };
+  }
+
+  it("counts layers by their services' counters, walking only an older and a dying service, as a walk of the partition would", async () => {
+    const { ws, service: counted } = await fixture();
+    const custom = await role();
+    const made = Array.from({ length: 150 }, (_, i) =>
+      layer(counted, i % 3 === 0 ? { allowed_roles: ['viewer', custom] } : {}),
+    );
+    for (let i = 0; i < made.length; i += 10)
+      await Promise.all(made.slice(i, i + 10).map((l) => s.layers.create(l)));
+
+    // A service from before the counters: no counter item at all, layers written without counting.
+    const older = serviceRecord(ws.id, name());
+    await s.services.create(older);
+    await client.send(
+      new DeleteCommand({ TableName: table, Key: s.keys.keys.planCountBase(ws.id, older.id) }),
+    );
+    for (const l of Array.from({ length: 3 }, () => layer(older, { allowed_roles: [custom] })))
+      await oldLayer(older, l);
+
+    // A service being deleted: two of its four layers already removed by a chunk (its counters stay until its end).
+    const dying = serviceRecord(ws.id, name());
+    await s.services.create(dying);
+    const doomed = Array.from({ length: 4 }, () => layer(dying));
+    for (const l of doomed) await s.layers.create(l);
+    await client.send(
+      new UpdateCommand({
+        TableName: table,
+        Key: s.keys.keys.service(ws.id, dying.id),
+        UpdateExpression: 'SET #s = :d',
+        ExpressionAttributeNames: { '#s': 'status' },
+        ExpressionAttributeValues: { ':d': 'deleting' },
+      }),
+    );
+    for (const l of doomed.slice(0, 2))
+      await client.send(
+        new DeleteCommand({ TableName: table, Key: s.keys.keys.layer(ws.id, dying.id, l.id) }),
+      );
+
+    const { counting, read } = countingClient();
+    try {
+      const p = await s.plans.planWorkspace(counting, table, ws);
+      expect(p.layers.count).toBe(150 + 3 + 2);
+      expect(p.layers.items).toHaveLength(100);
+      expect(p.layers.truncated).toBe(true);
+      expect(p.role_references).toEqual([{ role_id: custom, references: 50 + 3 }]);
+      expect(p.workspace_items).toMatchObject({ services: 3 });
+      // Every layer, every counted item of the workspace, and the workspace itself.
+      expect(p.total).toBe(155 + Object.values(p.workspace_items ?? {}).reduce((a, b) => a + b, 0) + 1);
+      // The first layers are the first in key order, with their service, as the partition lists them.
+      const listed = await client.send(
+        new QueryCommand({
+          TableName: table,
+          KeyConditionExpression: 'PK = :p AND begins_with(SK, :s)',
+          ExpressionAttributeValues: {
+            ':p': s.keys.keys.workspacePartition(ws.id),
+            ':s': s.keys.keys.layerPrefixAll,
+          },
+          ConsistentRead: true,
+          Limit: 100,
+        }),
+      );
+      expect(p.layers.items).toEqual(
+        (listed.Items ?? []).map((l) => ({ id: l.id, public_id: l.public_id, service_id: l.service_id })),
+      );
+      // What it read: its first 100 layers, the other two services' 5, counters and the other entities;
+      // a walk would read the counted service's 150 layers and their 150 public ids.
+      expect(read.items).toBeLessThan(150);
+    } finally {
+      counting.destroy();
+    }
+  });
+
+  it('reads as much at 450 layers as at 150', async () => {
+    const sizes: number[] = [];
+    for (const n of [150, 450]) {
+      const { ws, service } = await fixture();
+      const made = Array.from({ length: n }, () => layer(service));
+      for (let i = 0; i < made.length; i += 25)
+        await Promise.all(made.slice(i, i + 25).map((l) => s.layers.create(l)));
+      const { counting, read } = countingClient();
+      try {
+        const p = await s.plans.planWorkspace(counting, table, ws);
+        expect(p.layers.count).toBe(n);
+        expect(p.layers.truncated).toBe(true);
+      } finally {
+        counting.destroy();
+      }
+      sizes.push(read.items);
+    }
+    expect(sizes[1]).toBe(sizes[0]);
   });
 });
