@@ -69,6 +69,7 @@ export const sidecars: readonly { name: string; entry: string }[] = [
   { name: 'pg.sidecar.mjs', entry: 'shared/datasources/pg-sidecar.ts' },
   { name: 'geotiff.sidecar.mjs', entry: 'shared/datasources/geotiff-sidecar.ts' },
   { name: 'style-spec.sidecar.mjs', entry: 'shared/domain/style-spec-sidecar.ts' },
+  { name: 'api-gateway.sidecar.mjs', entry: 'shared/platform/api-gateway-sidecar.ts' },
 ];
 
 /**

@@ -1,12 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import {
-  APIGatewayClient,
-  CreateApiKeyCommand,
-  CreateUsagePlanKeyCommand,
-  DeleteApiKeyCommand,
-  GetApiKeysCommand,
-  GetUsagePlansCommand,
-} from '@aws-sdk/client-api-gateway';
+import type { APIGatewayClient } from '@aws-sdk/client-api-gateway';
 import { awsResource } from '#config/env.ts';
 import { UnavailableError } from '#domain/errors.ts';
 import {
@@ -24,27 +17,49 @@ export function slotKeyName(usagePlanName: string, slot: number): string {
   return `${usagePlanName}-slot-${slot}`;
 }
 
+/** Set by `infra/bundling.ts` in the Lambda bundles; undefined when run from source. */
+declare const GEOPLANE_BUNDLE: true | undefined;
+
+type ApiGatewaySdk = typeof import('./api-gateway-sidecar.ts');
+let loading: Promise<ApiGatewaySdk> | undefined;
+
 /**
- * API Gateway's API keys (the stack sets USAGE_PLAN_NAME). The client is imported statically (ADR
- * 0100): esbuild keeps every export of a dynamically imported package; it is built on first use.
+ * API Gateway's client, loaded on first use (ADR 0100): the sidecar beside the bundle, or the
+ * package from source. Only the first workspace of a pool slot and the sweep need it, so
+ * createWorkspace doesn't carry or evaluate it on every cold start.
  */
+function apiGatewaySdk(): Promise<ApiGatewaySdk> {
+  loading ??= (
+    (typeof GEOPLANE_BUNDLE !== 'undefined'
+      ? import(new URL('./api-gateway.sidecar.mjs', import.meta.url).href)
+      : import('./api-gateway-sidecar.ts')) as Promise<ApiGatewaySdk>
+  ).catch((error: unknown) => {
+    loading = undefined;
+    throw error;
+  });
+  return loading;
+}
+
+/** API Gateway's API keys (the stack sets USAGE_PLAN_NAME); the client is built on first use. */
 export class ApiGatewayUsageKeys implements UsageKeyMaker, UsageKeyInventory {
   private planId: string | undefined;
   private client: APIGatewayClient | undefined;
 
   constructor(private readonly usagePlanName: string) {}
 
-  private api(): APIGatewayClient {
-    this.client ??= captureClient(new APIGatewayClient({}));
-    return this.client;
+  private async api(): Promise<{ client: APIGatewayClient; sdk: ApiGatewaySdk }> {
+    const loaded = await apiGatewaySdk();
+    this.client ??= captureClient(new loaded.APIGatewayClient({}));
+    return { client: this.client, sdk: loaded };
   }
 
   /** The plan's id, looked up by name once per process (its id would make the functions depend on the stage: a cycle). */
   private async usagePlanId(): Promise<string> {
     if (this.planId) return this.planId;
     let position: string | undefined;
+    const { client, sdk } = await this.api();
     do {
-      const page = await this.api().send(new GetUsagePlansCommand({ position, limit: 500 }));
+      const page = await client.send(new sdk.GetUsagePlansCommand({ position, limit: 500 }));
       const plan = page.items?.find((p) => p.name === this.usagePlanName);
       if (plan?.id) {
         this.planId = plan.id;
@@ -59,9 +74,10 @@ export class ApiGatewayUsageKeys implements UsageKeyMaker, UsageKeyInventory {
     let made: UsageKey | undefined;
     try {
       const usagePlanId = await this.usagePlanId();
+      const { client, sdk } = await this.api();
       const value = randomBytes(30).toString('base64url');
-      const key = await this.api().send(
-        new CreateApiKeyCommand({
+      const key = await client.send(
+        new sdk.CreateApiKeyCommand({
           name: slotKeyName(this.usagePlanName, slot),
           description:
             'GeoPlane usage key (rate limits of the workspaces of one pool slot); not a credential.',
@@ -71,8 +87,8 @@ export class ApiGatewayUsageKeys implements UsageKeyMaker, UsageKeyInventory {
         }),
       );
       made = { id: key.id as string, value };
-      await this.api().send(
-        new CreateUsagePlanKeyCommand({ usagePlanId, keyId: made.id, keyType: 'API_KEY' }),
+      await client.send(
+        new sdk.CreateUsagePlanKeyCommand({ usagePlanId, keyId: made.id, keyType: 'API_KEY' }),
       );
       return made;
     } catch (error) {
@@ -90,7 +106,8 @@ export class ApiGatewayUsageKeys implements UsageKeyMaker, UsageKeyInventory {
 
   async discard(id: string): Promise<void> {
     try {
-      await this.api().send(new DeleteApiKeyCommand({ apiKey: id }));
+      const { client, sdk } = await this.api();
+      await client.send(new sdk.DeleteApiKeyCommand({ apiKey: id }));
     } catch (error) {
       if ((error as { name?: string }).name === 'NotFoundException') return;
       logger.warn('usage key not deleted; the sweep deletes it later', {
@@ -105,9 +122,15 @@ export class ApiGatewayUsageKeys implements UsageKeyMaker, UsageKeyInventory {
   async list(): Promise<FoundKey[]> {
     const found: FoundKey[] = [];
     let position: string | undefined;
+    const { client, sdk } = await this.api();
     do {
-      const page = await this.api().send(
-        new GetApiKeysCommand({ position, limit: 500, nameQuery: this.usagePlanName, includeValues: false }),
+      const page = await client.send(
+        new sdk.GetApiKeysCommand({
+          position,
+          limit: 500,
+          nameQuery: this.usagePlanName,
+          includeValues: false,
+        }),
       );
       for (const key of page.items ?? []) {
         if (key.id && key.tags?.[USAGE_KEY_TAG] === this.usagePlanName)
