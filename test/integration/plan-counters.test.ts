@@ -159,6 +159,33 @@ async function counterItems(service: Service) {
   return out.Items ?? [];
 }
 
+/** Writes a layer as a service older than the counters did: the layer and its public id, nothing counted. */
+async function oldLayer(service: Service, l: Layer) {
+  await client.send(
+    new PutCommand({
+      TableName: table,
+      Item: {
+        ...s.keys.keys.layer(service.workspace_id, service.id, l.id),
+        entity: s.keys.entities.layer,
+        ...l,
+      },
+    }),
+  );
+  await client.send(
+    new PutCommand({
+      TableName: table,
+      Item: {
+        ...s.keys.keys.publicId(service.workspace_id, l.public_id),
+        entity: s.keys.entities.publicId,
+        kind: 'layer',
+        target_id: l.id,
+        service_id: service.id,
+        member_of_count: 0,
+      },
+    }),
+  );
+}
+
 const refs = (p: DeletionPlan) => ({
   styles: Object.fromEntries(p.style_references.map((r) => [r.style, r.references])),
   roles: Object.fromEntries(p.role_references.map((r) => [r.role_id, r.references])),
@@ -261,27 +288,7 @@ describe('deletion plan counters', () => {
       new DeleteCommand({ TableName: table, Key: s.keys.keys.planCountBase(ws.id, service.id) }),
     );
     const old = Array.from({ length: 7 }, () => layer(service, { default_style: red }));
-    for (const l of old) {
-      await client.send(
-        new PutCommand({
-          TableName: table,
-          Item: { ...s.keys.keys.layer(ws.id, service.id, l.id), entity: s.keys.entities.layer, ...l },
-        }),
-      );
-      await client.send(
-        new PutCommand({
-          TableName: table,
-          Item: {
-            ...s.keys.keys.publicId(ws.id, l.public_id),
-            entity: s.keys.entities.publicId,
-            kind: 'layer',
-            target_id: l.id,
-            service_id: service.id,
-            member_of_count: 0,
-          },
-        }),
-      );
-    }
+    for (const l of old) await oldLayer(service, l);
     // One old layer deleted after the counters arrived: its delete counted down from nothing.
     await s.layers.delete(old[0] as Layer);
     await s.layers.create(layer(service, { default_style: red }));
@@ -359,33 +366,6 @@ describe('deletion plan counters', () => {
 });
 
 describe('a workspace deletion plan', () => {
-  /** Writes a layer as a service older than the counters did: the layer and its public id, nothing counted. */
-  async function oldLayer(service: Service, l: Layer) {
-    await client.send(
-      new PutCommand({
-        TableName: table,
-        Item: {
-          ...s.keys.keys.layer(service.workspace_id, service.id, l.id),
-          entity: s.keys.entities.layer,
-          ...l,
-        },
-      }),
-    );
-    await client.send(
-      new PutCommand({
-        TableName: table,
-        Item: {
-          ...s.keys.keys.publicId(service.workspace_id, l.public_id),
-          entity: s.keys.entities.publicId,
-          kind: 'layer',
-          target_id: l.id,
-          service_id: service.id,
-          member_of_count: 0,
-        },
-      }),
-    );
-  }
-
   /** A client that adds up what its Queries read (ScannedCount: the items matched before any filter). */
   function countingClient() {
     const counting = hostDynamo();
