@@ -30,8 +30,11 @@ const isBlank = (bytes: Buffer): boolean => {
   return true;
 };
 
-/** The records of the file (records split on RS when the file starts with RS, else on LF). */
-async function* records(path: string, options: ReadOptions): AsyncGenerator<SeqRecord> {
+/**
+ * The records of the file (records split on RS when the file starts with RS, else on LF), a
+ * chunk's records at a time: an async generator's step per record cost more than the split.
+ */
+async function* records(path: string, options: ReadOptions): AsyncGenerator<SeqRecord[]> {
   const maxBytes = limitsOf(options.limits).maxFeatureBytes;
   let separator: number | undefined;
   let pending: Buffer[] = [];
@@ -58,6 +61,7 @@ async function* records(path: string, options: ReadOptions): AsyncGenerator<SeqR
 
   for await (const chunk of readChunks(path, { ...options, start: position })) {
     const chunkStart = position;
+    const out: SeqRecord[] = [];
     position += chunk.length;
     if (separator === undefined) {
       const first = chunk.find(
@@ -66,36 +70,43 @@ async function* records(path: string, options: ReadOptions): AsyncGenerator<SeqR
       if (first !== undefined) separator = first === RS ? RS : LF;
     }
     let from = 0;
-    for (;;) {
-      const at = separator === undefined ? -1 : chunk.indexOf(separator, from);
-      const end = at === -1 ? chunk.length : at;
-      const piece = chunk.subarray(from, end);
-      if (separator === RS) for (const b of piece) if (b === LF) linesInPending++;
-      if (pendingBytes + piece.length > maxBytes) {
-        throw new ImportInputError(
-          'feature_too_large',
-          `The record at line ${line} is larger than the limit of ${maxBytes} bytes; split or simplify it.`,
-        );
-      }
-      if (at === -1) {
-        if (piece.length > 0) {
-          pending.push(Buffer.from(piece));
-          pendingBytes += piece.length;
+    try {
+      for (;;) {
+        const at = separator === undefined ? -1 : chunk.indexOf(separator, from);
+        const end = at === -1 ? chunk.length : at;
+        const piece = chunk.subarray(from, end);
+        if (separator === RS) for (const b of piece) if (b === LF) linesInPending++;
+        if (pendingBytes + piece.length > maxBytes) {
+          throw new ImportInputError(
+            'feature_too_large',
+            `The record at line ${line} is larger than the limit of ${maxBytes} bytes; split or simplify it.`,
+          );
         }
-        break;
+        if (at === -1) {
+          if (piece.length > 0) {
+            pending.push(Buffer.from(piece));
+            pendingBytes += piece.length;
+          }
+          break;
+        }
+        const bytes = pending.length ? Buffer.concat([...pending, piece]) : piece;
+        pending = [];
+        pendingBytes = 0;
+        if (separator === LF) linesInPending++;
+        const record = take(bytes, chunkStart + at, separator === LF);
+        if (record) out.push(record);
+        from = at + 1;
       }
-      const bytes = pending.length ? Buffer.concat([...pending, piece]) : piece;
-      pending = [];
-      pendingBytes = 0;
-      if (separator === LF) linesInPending++;
-      const record = take(bytes, chunkStart + at, separator === LF);
-      if (record) yield record;
-      from = at + 1;
+    } catch (error) {
+      // The records before an error are read as they were one at a time; then the error.
+      if (out.length > 0) yield out;
+      throw error;
     }
+    if (out.length > 0) yield out;
   }
   if (pendingBytes > 0) {
     const record = take(Buffer.concat(pending), position, false);
-    if (record) yield record;
+    if (record) yield [record];
   }
 }
 
@@ -146,13 +157,15 @@ export async function discoverGeoJsonSeq(
   options: DiscoverOptions = {},
 ): Promise<Discovery> {
   const named = new LayerScan(layerNameOf(filename), undefined, limitsOf(options.limits).maxFields);
-  for await (const record of records(path, options)) {
-    const feature = parseRecord(record);
-    named.count++;
-    named.fields.addProperties(feature.properties);
-    const where = `line ${record.line} (feature ${record.index})`;
-    const info = feature.geometry === null ? null : geometryInfo(feature.geometry, where);
-    named.addGeometry(record.index, info?.type ?? null, info?.box ?? null, where);
+  for await (const batch of records(path, options)) {
+    for (const record of batch) {
+      const feature = parseRecord(record);
+      named.count++;
+      named.fields.addProperties(feature.properties);
+      const where = `line ${record.line} (feature ${record.index})`;
+      const info = feature.geometry === null ? null : geometryInfo(feature.geometry, where);
+      named.addGeometry(record.index, info?.type ?? null, info?.box ?? null, where);
+    }
   }
   if (named.count === 0) throw new ImportInputError('no_features', 'The file holds no features.');
   const warnings: string[] = [];
@@ -165,12 +178,14 @@ export async function* readGeoJsonSeq(
   options: ReadOptions = {},
 ): AsyncGenerator<SourceFeature> {
   const skip = options.skip ?? 0;
-  for await (const record of records(path, options)) {
-    options.signal?.throwIfAborted();
-    if (record.index < skip) continue;
-    const feature = parseRecord(record);
-    feature.end = record.end;
-    feature.lines = record.lines;
-    yield feature;
+  for await (const batch of records(path, options)) {
+    for (const record of batch) {
+      options.signal?.throwIfAborted();
+      if (record.index < skip) continue;
+      const feature = parseRecord(record);
+      feature.end = record.end;
+      feature.lines = record.lines;
+      yield feature;
+    }
   }
 }
