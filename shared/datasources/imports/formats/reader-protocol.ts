@@ -4,7 +4,7 @@ import { ImportInputError } from '#domain/import-sources.ts';
 import type { ImportLimits } from './limits.ts';
 
 /** Batches of features the worker may send before the client takes one. */
-export const CREDITS = 2;
+export const CREDITS = 8;
 
 /** What the worker runs: one of direct.ts's readers. */
 export type ReaderJob =
