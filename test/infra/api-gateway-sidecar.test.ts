@@ -1,52 +1,25 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { buildSync } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { USAGE_KEY_TAG } from '#domain/usage-keys.ts';
-import { sidecarEntryPoints, stageBeside } from '#infra/bundling.ts';
 import { repositoryRoot } from '#infra/constructs/api-function.ts';
-import { esbuildOptions } from '#infra/constructs/function-bundles.ts';
+import { type BuiltBundles, buildBundles } from '../support/bundles.ts';
 
 // API Gateway's client is a sidecar (ADR 0100): createWorkspace makes a usage key only for the
 // first workspace of a pool slot, so its bundle neither carries nor evaluates the client; the
 // sidecar beside it loads on the first key made, listed or deleted, and works from a bundle.
 const entries = ['functions/workspaces/create-workspace.ts', 'functions/sweeps/sweep.ts'];
-const out = mkdtempSync(join(tmpdir(), 'geoplane-api-gateway-sidecar-'));
-const bundle = (entry: string) => join(out, entry.replace(/\.ts$/, '.mjs'));
-const staged = new Map<string, string[]>();
-/** A bundle of the adapter alone (as the functions bundle it), to call it against a stand-in. */
-const probeEntry = join(out, 'probe-entry.ts');
+let built: BuiltBundles;
 let standIn: Server;
 const requests: string[] = [];
 
 describe('the API Gateway client sidecar', () => {
   beforeAll(async () => {
-    writeFileSync(
-      probeEntry,
-      `export { ApiGatewayUsageKeys } from ${JSON.stringify(join(repositoryRoot, 'shared/platform/usage-keys.ts'))};\n`,
-    );
-    buildSync({
-      ...esbuildOptions(),
-      absWorkingDir: repositoryRoot,
-      entryPoints: {
-        ...Object.fromEntries(entries.map((e) => [e.replace(/\.ts$/, ''), join(repositoryRoot, e)])),
-        probe: probeEntry,
-        ...sidecarEntryPoints(repositoryRoot),
-      },
-      outdir: out,
-      outExtension: { '.js': '.mjs' },
-      logLevel: 'error',
-    });
-    for (const file of [...entries.map(bundle), join(out, 'probe.mjs')]) {
-      staged.set(
-        file,
-        stageBeside(file, dirname(file), repositoryRoot, out).map((a) => a.name),
-      );
-    }
+    // `probe`: the adapter's module alone, bundled as the functions bundle it, to call it against a stand-in.
+    built = buildBundles(entries, { probe: join(repositoryRoot, 'shared/platform/usage-keys.ts') });
     // GET /apikeys as API Gateway answers it: one key of the plan, one of someone else's.
     standIn = createServer((req, res) => {
       requests.push(`${req.method} ${req.url}`);
@@ -64,18 +37,19 @@ describe('the API Gateway client sidecar', () => {
   }, 120_000);
   afterAll(async () => {
     await new Promise((r) => standIn.close(r));
-    rmSync(out, { recursive: true, force: true });
+    built.remove();
   });
 
   it('leaves the client out of createWorkspace and the sweep, and stages it beside both', () => {
     for (const entry of entries) {
-      const code = readFileSync(bundle(entry), 'utf8');
+      const code = readFileSync(built.bundle(entry), 'utf8');
       // The client's request paths and signing name are only in the sidecar.
       expect(code, entry).not.toContain('/usageplans');
       expect(code, entry).not.toContain('"apigateway"');
-      expect(staged.get(bundle(entry)), entry).toContain('api-gateway.sidecar.mjs');
+      expect(built.staged(entry), entry).toContain('api-gateway.sidecar.mjs');
     }
-    const sidecar = readFileSync(join(out, 'functions/workspaces/api-gateway.sidecar.mjs'), 'utf8');
+    const beside = dirname(built.bundle(entries[0] as string));
+    const sidecar = readFileSync(join(beside, 'api-gateway.sidecar.mjs'), 'utf8');
     expect(sidecar).toContain('/usageplans');
   });
 
@@ -89,12 +63,13 @@ describe('the API Gateway client sidecar', () => {
     const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
     Object.assign(process.env, env);
     try {
-      const { ApiGatewayUsageKeys } = (await import(pathToFileURL(join(out, 'probe.mjs')).href)) as {
+      const { ApiGatewayUsageKeys } = (await import(pathToFileURL(built.bundle('probe')).href)) as {
         ApiGatewayUsageKeys: new (plan: string) => { list(): Promise<{ id: string; createdAt: Date }[]> };
       };
       const found = await new ApiGatewayUsageKeys('plan').list();
       expect(found).toEqual([{ id: 'k1', createdAt: new Date(1_700_000_000_000) }]);
       expect(requests).toEqual([expect.stringMatching(/^GET \/apikeys\?/)]);
+      expect(built.staged('probe')).toContain('api-gateway.sidecar.mjs');
     } finally {
       for (const [k, v] of Object.entries(saved)) {
         if (v === undefined) delete process.env[k];

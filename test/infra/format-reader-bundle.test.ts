@@ -1,42 +1,34 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { buildSync } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type * as Formats from '#datasources/imports/formats/index.ts';
-import { sidecarEntryPoints, stageBeside } from '#infra/bundling.ts';
+import type { StagedAsset } from '#infra/bundling.ts';
 import { repositoryRoot } from '#infra/constructs/api-function.ts';
-import { esbuildOptions } from '#infra/constructs/function-bundles.ts';
 import { writeGeoPackage } from '../fixtures/imports/generate.ts';
+import { type BuiltBundles, buildBundles } from '../support/bundles.ts';
 
 /**
  * The format readers as the Lambda bundles carry them (ADR 0107): the readers' client in the
  * bundle, the worker built and staged beside it (with SQLite's WebAssembly, which only the worker
  * names), started from the bundle's folder and answering as from source.
  */
-const out = mkdtempSync(join(tmpdir(), 'geoplane-reader-bundle-'));
 const files = mkdtempSync(join(tmpdir(), 'geoplane-reader-bundle-files-'));
-const bundle = join(out, 'formats.mjs');
-let staged: { name: string; kind: string }[] = [];
+let built: BuiltBundles;
+let bundle: string;
+let staged: StagedAsset[] = [];
 
 describe('format readers bundled with their worker', () => {
   beforeAll(() => {
-    buildSync({
-      ...esbuildOptions(),
-      absWorkingDir: repositoryRoot,
-      entryPoints: {
-        formats: join(repositoryRoot, 'shared/datasources/imports/formats/index.ts'),
-        ...sidecarEntryPoints(repositoryRoot),
-      },
-      outdir: out,
-      outExtension: { '.js': '.mjs' },
-      logLevel: 'error',
+    built = buildBundles([], {
+      formats: join(repositoryRoot, 'shared/datasources/imports/formats/index.ts'),
     });
-    staged = stageBeside(bundle, dirname(bundle), repositoryRoot, out);
+    bundle = built.bundle('formats');
+    staged = built.assets('formats');
   }, 120_000);
   afterAll(() => {
-    rmSync(out, { recursive: true, force: true });
+    built.remove();
     rmSync(files, { recursive: true, force: true });
   });
 

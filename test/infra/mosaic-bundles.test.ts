@@ -1,12 +1,8 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { buildSync } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sidecarEntryPoints, stageBeside } from '#infra/bundling.ts';
-import { repositoryRoot } from '#infra/constructs/api-function.ts';
-import { esbuildOptions } from '#infra/constructs/function-bundles.ts';
+import { type BuiltBundles, buildBundles } from '../support/bundles.ts';
 
 // The mosaic functions in one esbuild run with the deployed options (ADR 0017): geotiff and the S3
 // client must bundle as ESM and load, and only the harvest loads the GeoTIFF parser (ADR 0060), from
@@ -16,32 +12,14 @@ const entries = [
   'functions/mosaics/delete-mosaic-granule.ts',
   'functions/mosaics/list-mosaic-granules.ts',
 ];
-const out = mkdtempSync(join(tmpdir(), 'geoplane-mosaic-bundles-'));
-const bundle = (entry: string) => join(out, entry.replace(/\.ts$/, '.mjs'));
-const staged = new Map<string, string[]>();
+let built: BuiltBundles;
+const bundle = (entry: string) => built.bundle(entry);
 
 describe('mosaic function bundles', () => {
   beforeAll(() => {
-    buildSync({
-      ...esbuildOptions(),
-      absWorkingDir: repositoryRoot,
-      entryPoints: {
-        ...Object.fromEntries(entries.map((e) => [e.replace(/\.ts$/, ''), join(repositoryRoot, e)])),
-        ...sidecarEntryPoints(repositoryRoot),
-      },
-      outdir: out,
-      outExtension: { '.js': '.mjs' },
-      logLevel: 'error',
-    });
-    for (const entry of entries) {
-      const assets = stageBeside(bundle(entry), dirname(bundle(entry)), repositoryRoot, out);
-      staged.set(
-        entry,
-        assets.map((a) => a.name),
-      );
-    }
+    built = buildBundles(entries);
   }, 60_000);
-  afterAll(() => rmSync(out, { recursive: true, force: true }));
+  afterAll(() => built.remove());
 
   it.each(entries)('%s bundles and exports its handler', async (entry) => {
     const module = (await import(pathToFileURL(bundle(entry)).href)) as { handler?: unknown };
@@ -50,9 +28,9 @@ describe('mosaic function bundles', () => {
 
   it('keeps the GeoTIFF parser out of every bundle: only the harvest stages its sidecar, which loads', async () => {
     const [harvestEntry, removeEntry, listEntry] = entries as [string, string, string];
-    expect(staged.get(harvestEntry)).toContain('geotiff.sidecar.mjs');
-    expect(staged.get(removeEntry)).not.toContain('geotiff.sidecar.mjs');
-    expect(staged.get(listEntry)).not.toContain('geotiff.sidecar.mjs');
+    expect(built.staged(harvestEntry)).toContain('geotiff.sidecar.mjs');
+    expect(built.staged(removeEntry)).not.toContain('geotiff.sidecar.mjs');
+    expect(built.staged(listEntry)).not.toContain('geotiff.sidecar.mjs');
     const sidecar = join(dirname(bundle(harvestEntry)), 'geotiff.sidecar.mjs');
     expect(statSync(sidecar).size).toBeGreaterThan(200 * 1024);
     const loaded = (await import(pathToFileURL(sidecar).href)) as { GeoTIFF?: { fromSource?: unknown } };
