@@ -1,12 +1,12 @@
 import { refreshSession as operation } from '#api/operations/auth.ts';
 import { parseCookies, SESSION_COOKIE, sessionCookies } from '#auth/cookies.ts';
 import { renewSession } from '#auth/session-requests.ts';
-import { makeChangeHandler } from '#entry/handler.ts';
+import { makeIdempotentHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
 import { authPorts } from '#wiring/access.ts';
 import { workspaceRepository } from '#wiring/repositories.ts';
 
-export const handler = makeChangeHandler(operation, async ({ principal, headers }) => {
+export const handler = makeIdempotentHandler(operation, async ({ principal, headers }) => {
   const { issued, me } = await renewSession(
     { ...authPorts(), workspaces: workspaceRepository() },
     { principal, cookieToken: parseCookies(headers.cookie)[SESSION_COOKIE] },

@@ -4,11 +4,11 @@ import {
   createGlobalClaimMapping as operation,
 } from '#api/operations/claim-mappings.ts';
 import { createClaimMapping, GLOBAL_SCOPE, presentClaimMapping } from '#domain/claim-mappings.ts';
-import { makeChangeHandler } from '#entry/handler.ts';
+import { makeIdempotentHandler } from '#entry/handler.ts';
 import { created } from '#http/responses.ts';
 import { claimMappingRepository, roleRepository } from '#wiring/repositories.ts';
 
-export const handler = makeChangeHandler(operation, async ({ body }) => {
+export const handler = makeIdempotentHandler(operation, async ({ body }) => {
   const mapping = await createClaimMapping(
     { mappings: claimMappingRepository(), roles: roleRepository() },
     { scope: GLOBAL_SCOPE, body },

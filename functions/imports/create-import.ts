@@ -1,7 +1,7 @@
 import { locationOf } from '#api/operation.ts';
 import { getImport, createImport as operation } from '#api/operations/imports.ts';
 import { createImport, presentImport } from '#domain/imports.ts';
-import { makeChangeHandler } from '#entry/handler.ts';
+import { makeIdempotentHandler } from '#entry/handler.ts';
 import { created } from '#http/responses.ts';
 import {
   importLimits,
@@ -12,7 +12,7 @@ import {
 } from '#wiring/imports.ts';
 import { layerRepository, serviceRepository } from '#wiring/repositories.ts';
 
-export const handler = makeChangeHandler(operation, async ({ workspace, body, principal }) => {
+export const handler = makeIdempotentHandler(operation, async ({ workspace, body, principal }) => {
   const repo = importRepository();
   const services = serviceRepository();
   const { job, upload } = await createImport(

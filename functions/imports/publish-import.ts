@@ -1,11 +1,11 @@
 import { locationOf } from '#api/operation.ts';
 import { getImport, publishImport as operation } from '#api/operations/imports.ts';
 import { presentImport, publishImport } from '#domain/imports.ts';
-import { makeChangeHandler } from '#entry/handler.ts';
+import { makeIdempotentHandler } from '#entry/handler.ts';
 import { accepted } from '#http/responses.ts';
 import { importRepository, importStarter } from '#wiring/imports.ts';
 
-export const handler = makeChangeHandler(operation, async ({ workspace, params }) => {
+export const handler = makeIdempotentHandler(operation, async ({ workspace, params }) => {
   const next = await publishImport(
     { repo: importRepository(), starter: importStarter() },
     { workspaceId: workspace.id, import: params.import },

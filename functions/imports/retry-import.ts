@@ -1,11 +1,11 @@
 import { locationOf } from '#api/operation.ts';
 import { getImport, retryImport as operation } from '#api/operations/imports.ts';
 import { presentImport, retryImport } from '#domain/imports.ts';
-import { makeChangeHandler } from '#entry/handler.ts';
+import { makeIdempotentHandler } from '#entry/handler.ts';
 import { accepted } from '#http/responses.ts';
 import { importLimits, importRepository, importStarter } from '#wiring/imports.ts';
 
-export const handler = makeChangeHandler(operation, async ({ workspace, params }) => {
+export const handler = makeIdempotentHandler(operation, async ({ workspace, params }) => {
   const next = await retryImport(
     { repo: importRepository(), starter: importStarter(), limits: importLimits() },
     { workspaceId: workspace.id, import: params.import },

@@ -1,12 +1,12 @@
 import { locationOf } from '#api/operation.ts';
 import { getImport, rollbackImport as operation } from '#api/operations/imports.ts';
 import { presentImport, rollbackImport } from '#domain/imports.ts';
-import { makeChangeHandler } from '#entry/handler.ts';
+import { makeIdempotentHandler } from '#entry/handler.ts';
 import { accepted } from '#http/responses.ts';
 import { importRepository, importStarter } from '#wiring/imports.ts';
 import { deletionRepository, serviceRepository } from '#wiring/repositories.ts';
 
-export const handler = makeChangeHandler(operation, async ({ workspace, params, principal }) => {
+export const handler = makeIdempotentHandler(operation, async ({ workspace, params, principal }) => {
   const next = await rollbackImport(
     {
       repo: importRepository(),

@@ -1,12 +1,12 @@
 import { discoverLayers as operation } from '#api/operations/services.ts';
 import { discoverLayers } from '#domain/services.ts';
-import { makeChangeHandler } from '#entry/handler.ts';
+import { makeIdempotentHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
 import { postgisGateway, preloadPostgis, secretBox } from '#wiring/datasources.ts';
 
 // Its requests reach PostGIS: the driver loads during init.
 preloadPostgis();
 
-export const handler = makeChangeHandler(operation, async ({ service }) =>
+export const handler = makeIdempotentHandler(operation, async ({ service }) =>
   ok({ layers: await discoverLayers({ gateway: postgisGateway, secrets: secretBox() }, { service }) }),
 );

@@ -5,14 +5,18 @@ import { routes } from '#api/routes.ts';
 
 const root = join(import.meta.dirname, '../..');
 
-describe('handler factories (ADR 0094; issue #15 bundle sizes)', () => {
+describe('handler factories (ADR 0094; issue #15 and #27 bundle sizes)', () => {
   it.each(routes.map((op) => [op.operationId, op] as const))(
-    '%s is made by the factory of its kind: makeHandler for a read, makeChangeHandler for a change',
+    '%s is made by the factory of its kind: makeHandler for a read, makeIdempotentHandler for a POST, makeChangeHandler for another change',
     (_id, op) => {
       const text = readFileSync(join(root, op.handler), 'utf8');
-      const read = /\bmakeHandler\(/.test(text);
-      const change = /\bmakeChangeHandler\(/.test(text);
-      expect([read, change]).toEqual(op.method === 'GET' ? [true, false] : [false, true]);
+      const made = {
+        read: /\bmakeHandler\(/.test(text),
+        post: /\bmakeIdempotentHandler\(/.test(text),
+        change: /\bmakeChangeHandler\(/.test(text),
+      };
+      const kind = op.method === 'GET' ? 'read' : op.method === 'POST' ? 'post' : 'change';
+      expect(made).toEqual({ read: kind === 'read', post: kind === 'post', change: kind === 'change' });
     },
   );
 });

@@ -14,10 +14,10 @@ import {
   UnavailableError,
   VersionMismatchError,
 } from '#domain/errors.ts';
-import { makeChangeHandler, makeHandler as makeReadHandler } from '#entry/handler.ts';
 import { UnsupportedMediaTypeError } from '#http/errors.ts';
 import { TIME_LIMIT_MARGIN_MS } from '#http/make-handler.ts';
 import { created, noContent } from '#http/responses.ts';
+import { makeHandlerOfKind } from '../support/handlers.ts';
 
 /** The wired factory of the operation's kind (reads and changes have their own; ADR 0094). */
 // No table here: a refusal's audit record (ADR 0094) goes nowhere (test/e2e/audit.test.ts covers it).
@@ -26,8 +26,7 @@ vi.mock('#wiring/repositories.ts', async (original) => ({
   auditTrail: () => ({ recordRefusal: async () => {}, list: async () => ({ items: [] }) }),
 }));
 
-const makeHandler: typeof makeReadHandler = (op, fn) =>
-  op.method === 'GET' ? makeReadHandler(op, fn) : makeChangeHandler(op, fn);
+const makeHandler = makeHandlerOfKind;
 
 const fixture = JSON.parse(
   readFileSync(new URL('../fixtures/rest-proxy-event.json', import.meta.url), 'utf8'),

@@ -12,7 +12,6 @@ import {
 } from '#domain/chunked-workflow.ts';
 import type { ImportJob } from '#domain/import-model.ts';
 import { fail, type ImportStepDeps, runImportStep } from '#domain/import-steps.ts';
-import { makeChangeHandler, makeHandler as makeReadHandler } from '#entry/handler.ts';
 import { created } from '#http/responses.ts';
 import { storeCall } from '#store/errors.ts';
 
@@ -23,10 +22,10 @@ vi.mock('#wiring/repositories.ts', async (original) => ({
   auditTrail: () => ({ recordRefusal: async () => {}, list: async () => ({ items: [] }) }),
 }));
 
-const makeHandler: typeof makeReadHandler = (op, fn) =>
-  op.method === 'GET' ? makeReadHandler(op, fn) : makeChangeHandler(op, fn);
+const makeHandler = makeHandlerOfKind;
 
 import { workflowLog } from '#wiring/workflows.ts';
+import { makeHandlerOfKind } from '../support/handlers.ts';
 
 // As a Lambda with measurements on (ADR 0092, 0115): the setting is read on every line.
 vi.stubEnv('POWERTOOLS_METRICS_DISABLED', 'false');

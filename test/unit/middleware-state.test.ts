@@ -3,8 +3,8 @@ import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
 import { describe, expect, it, vi } from 'vitest';
 import * as z from 'zod/mini';
 import { defineOperation } from '#api/operation.ts';
-import { makeChangeHandler, makeHandler as makeReadHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
+import { makeHandlerOfKind } from '../support/handlers.ts';
 
 /** The wired factory of the operation's kind (reads and changes have their own; ADR 0094). */
 // No table here: a refusal's audit record (ADR 0094) goes nowhere (test/e2e/audit.test.ts covers it).
@@ -13,8 +13,7 @@ vi.mock('#wiring/repositories.ts', async (original) => ({
   auditTrail: () => ({ recordRefusal: async () => {}, list: async () => ({ items: [] }) }),
 }));
 
-const makeHandler: typeof makeReadHandler = (op, fn) =>
-  op.method === 'GET' ? makeReadHandler(op, fn) : makeChangeHandler(op, fn);
+const makeHandler = makeHandlerOfKind;
 
 const fixture = JSON.parse(
   readFileSync(new URL('../fixtures/rest-proxy-event.json', import.meta.url), 'utf8'),

@@ -9,10 +9,10 @@ import { fromContext, type Principal, toContext } from '#auth/principal.ts';
 import { type ClaimMapping, claimValues, resolveRole } from '#domain/claim-mappings.ts';
 import { dictionary, own } from '#domain/dictionary.ts';
 import { InvalidInputError } from '#domain/errors.ts';
-import { makeChangeHandler, makeHandler as makeReadHandler } from '#entry/handler.ts';
 import { ForbiddenError } from '#http/errors.ts';
 import { ok } from '#http/responses.ts';
 import { decodeCursor } from '#store/paging.ts';
+import { makeHandlerOfKind } from '../support/handlers.ts';
 
 /** The wired factory of the operation's kind (reads and changes have their own; ADR 0094). */
 // No table here: a refusal's audit record (ADR 0094) goes nowhere (test/e2e/audit.test.ts covers it).
@@ -21,8 +21,7 @@ vi.mock('#wiring/repositories.ts', async (original) => ({
   auditTrail: () => ({ recordRefusal: async () => {}, list: async () => ({ items: [] }) }),
 }));
 
-const makeHandler: typeof makeReadHandler = (op, fn) =>
-  op.method === 'GET' ? makeReadHandler(op, fn) : makeChangeHandler(op, fn);
+const makeHandler = makeHandlerOfKind;
 
 /** Names that are members of every plain object, and so of every `{}` used as a table. */
 const inherited = [

@@ -5,7 +5,7 @@ import * as z from 'zod/mini';
 import { defineOperation } from '#api/operation.ts';
 import { NotFoundError, UnavailableError } from '#domain/errors.ts';
 import { throttledProgress, type WorkflowLog } from '#domain/workflow-log.ts';
-import { makeChangeHandler as makeHandler } from '#entry/handler.ts';
+import { makeIdempotentHandler as makeHandler } from '#entry/handler.ts';
 import { created } from '#http/responses.ts';
 import {
   errorFields,
