@@ -6,6 +6,7 @@ import type { Workspace } from '#domain/workspaces.ts';
 import type { StoreClient } from './client.ts';
 import {
   batchGetItems,
+  type Expression,
   forEachPrefixPage,
   keyCondition,
   queryInput,
@@ -49,6 +50,40 @@ const layerProjection = {
 };
 
 /**
+ * Every item of a workspace under `prefix`, page by page, strongly consistent. A closed range, not
+ * begins_with: DynamoDB Local would read the rest of the partition after the prefix (ADR 0101).
+ */
+async function forEachUnder(
+  db: StoreClient,
+  table: string,
+  workspaceId: string,
+  prefix: string,
+  visit: (items: Record<string, unknown>[]) => void,
+  projection?: Expression,
+): Promise<void> {
+  const partition = keys.workspacePartition(workspaceId);
+  const range = prefixRange(prefix);
+  await queryPages(
+    db,
+    queryInput(table, keyCondition(partition, range), {
+      consistent: true,
+      ...(projection ? { projection } : {}),
+    }),
+    (items) => {
+      visit(items);
+      return true;
+    },
+    { seek: { partition, range } },
+  );
+}
+
+/** What a workspace plan reads of the entities it lists or counts. */
+const workspaceItemProjection: Expression = {
+  expression: `#id, ${attributes.sk}, entity, public_id, custom_role, role_id, #status`,
+  names: { '#id': 'id', '#status': 'status' },
+};
+
+/**
  * The layer groups that must go with the given layers' services: every group listing one of
  * those layers, then every group listing one of those groups, to the top. Members are matched
  * through their public id markers, which name the layer's service, so no layer is read. With
@@ -61,18 +96,9 @@ export async function dependentGroupClosure(
   serviceIds: ReadonlySet<string> | undefined,
 ): Promise<LayerGroup[]> {
   const groups: LayerGroup[] = [];
-  const partition = keys.workspacePartition(workspaceId);
-  // A closed range, not begins_with: DynamoDB Local would read every layer after GROUP# (ADR 0101).
-  const range = prefixRange(keys.layerGroupPrefix);
-  await queryPages(
-    db,
-    queryInput(table, keyCondition(partition, range), { consistent: true }),
-    (items) => {
-      for (const i of items) groups.push(toGroup(i));
-      return true;
-    },
-    { seek: { partition, range } },
-  );
+  await forEachUnder(db, table, workspaceId, keys.layerGroupPrefix, (items) => {
+    for (const i of items) groups.push(toGroup(i));
+  });
   if (!serviceIds) return groups;
   const members = [...new Set(groups.flatMap((g) => g.members.map((m) => m.resource)))];
   const markers = await batchGetItems(
@@ -247,33 +273,6 @@ const WORKSPACE_PLAN_PREFIXES: readonly string[] = [
 /** How many services without counters a workspace plan walks at once. */
 const WALKS_AT_ONCE = 8;
 
-/** Every item of a workspace under `prefix` (a closed range: ADR 0101), page by page. */
-async function forEachUnder(
-  db: StoreClient,
-  table: string,
-  workspaceId: string,
-  prefix: string,
-  visit: (items: Record<string, unknown>[]) => void,
-): Promise<void> {
-  const partition = keys.workspacePartition(workspaceId);
-  const range = prefixRange(prefix);
-  await queryPages(
-    db,
-    queryInput(table, keyCondition(partition, range), {
-      consistent: true,
-      projection: {
-        expression: `#id, ${attributes.sk}, entity, public_id, custom_role, role_id, #status`,
-        names: { '#id': 'id', '#status': 'status' },
-      },
-    }),
-    (items) => {
-      visit(items);
-      return true;
-    },
-    { seek: { partition, range } },
-  );
-}
-
 /**
  * The plan of a workspace's recursive deletion. Its layers are counted by their services'
  * counters (one Query for them all; a walk only for a service older than its counters) and its
@@ -306,7 +305,9 @@ export async function planWorkspace(
   const [first, counters] = await Promise.all([
     firstLayers(db, table, workspace.id, keys.layerPrefixAll, true),
     readWorkspacePlanCounters(db, table, workspace.id),
-    ...WORKSPACE_PLAN_PREFIXES.map((prefix) => forEachUnder(db, table, workspace.id, prefix, visit)),
+    ...WORKSPACE_PLAN_PREFIXES.map((prefix) =>
+      forEachUnder(db, table, workspace.id, prefix, visit, workspaceItemProjection),
+    ),
   ]);
   // A service being deleted loses its layers chunk by chunk while its counters stay until its
   // last step: its layers are walked (what is left of them), as are an older service's.
