@@ -19,12 +19,13 @@
  * last run has no mark: it loads the rest and finalizes. `runs` is how many loadImport calls it
  * took, `step_seconds` each call's seconds.
  *
- * Besides the totals it times, without changing what runs: the reader (time inside the feature
- * iterator: file reading, parsing, feature assembly), the chunk writes (`writeChunk`: the rows —
+ * Besides the totals it times, without changing what runs: the reader (time inside the rows
+ * iterator: file reading, parsing, feature assembly, values cast and geometry written as text in
+ * the reader's thread, the batches taken in), the chunk writes (`writeChunk`: the rows —
  * COPY, or INSERT … FROM unnest where the server takes no COPY — and the checkpoint update in one
  * transaction; it runs beside the reading of the next chunk, so its time overlaps the reader's)
- * and `finalizeLayer`. What is left of the load is the pipeline's own work per feature (value
- * casts, geometry to text, chunk arrays) and its waits for the write in flight. Over a stepped
+ * and `finalizeLayer`. What is left of the load is the pipeline's own work per row (taking the
+ * batches' rows into chunks) and its waits for the write in flight. Over a stepped
  * load the clocks add up over the runs.
  */
 import { randomUUID } from 'node:crypto';
@@ -32,10 +33,10 @@ import { basename } from 'node:path';
 import { ImportDatabase } from '#datasources/imports/database.ts';
 import type { ImportDatabaseConfig } from '#datasources/imports/database-connection.ts';
 import type { ImportSession } from '#datasources/imports/database-session.ts';
-import { discover, readFeatures } from '#datasources/imports/formats/index.ts';
+import { discover, readRows } from '#datasources/imports/formats/index.ts';
 import { loadImport } from '#datasources/imports/pipeline.ts';
+import type { RowBatch } from '#datasources/imports/staged-rows.ts';
 import { defaultPlan } from '#domain/import-plans.ts';
-import type { SourceFeature } from '#domain/import-sources.ts';
 
 /** Time spent inside the named session methods (the session object itself is passed through). */
 class TimedDatabase extends ImportDatabase {
@@ -72,10 +73,10 @@ class TimedDatabase extends ImportDatabase {
 }
 
 /** The reader's features, with the time spent producing them added to `clock.ms` (and counted in `clock.features`). */
-async function* timedFeatures(
-  source: AsyncIterable<SourceFeature>,
+async function* timedRows(
+  source: AsyncIterable<RowBatch>,
   clock: { ms: number; features: number },
-): AsyncGenerator<SourceFeature> {
+): AsyncGenerator<RowBatch> {
   const iterator = source[Symbol.asyncIterator]();
   try {
     for (;;) {
@@ -83,7 +84,7 @@ async function* timedFeatures(
       const next = await iterator.next();
       clock.ms += performance.now() - t;
       if (next.done) return;
-      clock.features += 1;
+      clock.features += next.value.count;
       yield next.value;
     }
   } finally {
@@ -129,7 +130,8 @@ async function main(): Promise<void> {
       plan: { layers: plan.layers.map((l) => ({ ...l, enabled: true })) },
       discovery,
       source: {
-        features: (layer, options) => timedFeatures(readFeatures(path, filename, layer, options), reading),
+        rows: (layer, { shape, ...options }) =>
+          timedRows(readRows(path, filename, layer, shape, options), reading),
       },
       budgetMs: Number.POSITIVE_INFINITY,
       shouldStop: async () => committed + reading.features - readBefore >= mark,

@@ -1271,8 +1271,8 @@ export function importsSection(o: ImportsOutcome, verdicts: string[], heading = 
     '',
     ...(notes.length ? [...notes, ''] : []),
     ...(o.error ? [`**The section stopped early**: ${o.error}\n`] : []),
-    "Where our time goes (the median round; seconds and share of discover + load by the child's own clocks). Read: inside the feature iterator " +
-      '(file reading, parsing, feature assembly); pipeline and waits: the rest of the load loop (value casts, geometry to text, chunk arrays, waiting for the ' +
+    "Where our time goes (the median round; seconds and share of discover + load by the child's own clocks). Read: inside the rows iterator " +
+      "(file reading, parsing, feature assembly, values cast and geometries as text in the reader's thread, the batches taken in); pipeline and waits: the rest of the load loop (chunk arrays, waiting for the " +
       "chunk write in flight; for a stepped load also each run's connection, checkpoint and the re-read chunk); writeChunk: the chunk transactions' own duration, " +
       'summed over the chunks and runs: it runs beside the reading of the next chunk, so it overlaps read and pipeline and is not part of their sum; ' +
       "finalize: finalizeLayer. Discover + read + pipeline and waits + finalize = seconds. Process: the child's wall time, node startup and the bundle's import included.",

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { ImportDatabase } from '#datasources/imports/database.ts';
 import { PostgisImportEngine } from '#datasources/imports/engine.ts';
 import { forgetLogins, withDatabase } from '#datasources/imports/logins.ts';
-import { loadImport } from '#datasources/imports/pipeline.ts';
+import { featureRows, loadImport } from '#datasources/imports/pipeline.ts';
 import type { Discovery, ImportPlan, SourceFeature } from '#domain/import-sources.ts';
 import type { ImportJob } from '#domain/imports.ts';
 import { type EmbeddedPostgis, startEmbeddedPostgis } from '#infra/local/postgis.ts';
@@ -88,12 +88,12 @@ async function importAndPublish(importId: string): Promise<void> {
       importId,
       plan,
       discovery,
-      source: {
+      source: featureRows({
         features: () =>
           (async function* () {
             yield* features;
           })(),
-      },
+      }),
       budgetMs: 60_000,
     }),
   );

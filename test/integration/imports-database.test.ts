@@ -6,7 +6,14 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImportDatabase } from '#datasources/imports/database.ts';
 import type { ImportDatabaseConfig } from '#datasources/imports/database-connection.ts';
-import { type FeatureSource, FIRST_CHUNK_FEATURES, loadImport } from '#datasources/imports/pipeline.ts';
+import {
+  type FeatureSource,
+  FIRST_CHUNK_FEATURES,
+  featureRows,
+  loadImport,
+  type RowSource,
+} from '#datasources/imports/pipeline.ts';
+import type { BatchBounds } from '#datasources/imports/staged-rows.ts';
 import {
   type Discovery,
   type FieldType,
@@ -83,8 +90,8 @@ function discoveryOf(fixtures: Fixture[]): Discovery {
 /** Features from memory; `failAt` throws when the reader reaches that (1-based) feature. */
 function memorySource(
   fixtures: Fixture[],
-  options: { failAt?: number; ends?: boolean } = {},
-): FeatureSource & {
+  options: { failAt?: number; ends?: boolean; bounds?: BatchBounds } = {},
+): RowSource & {
   opened: number[];
   offsets: (number | undefined)[];
   lines: (number | undefined)[];
@@ -95,11 +102,7 @@ function memorySource(
   const lines: (number | undefined)[] = [];
   /** Features yielded, per open. */
   const yielded: number[] = [];
-  return {
-    opened,
-    offsets,
-    lines,
-    yielded,
+  const features: FeatureSource = {
     features(layer, { skip, offset, lines: linesBefore, onBytes }) {
       const features = fixtures.find((f) => f.layer.name === layer)?.features ?? [];
       opened.push(skip);
@@ -119,6 +122,7 @@ function memorySource(
       })();
     },
   };
+  return { opened, offsets, lines, yielded, ...featureRows(features, options.bounds) };
 }
 
 const point = (x: number, y: number) => ({ type: 'Point', coordinates: [x, y] });
@@ -484,6 +488,51 @@ function importSuite(target: () => ImportTarget): void {
               count(*) FILTER (WHERE name = 'p' || fid)::int AS aligned FROM ${staging}.positioned`,
     );
     expect(rows[0]).toEqual({ n: 1000, fids: 1000, aligned: 1000 });
+  });
+
+  it('takes rows from batches that end anywhere in its chunks: resumes by position, counts each misfit once', async () => {
+    // Prepare: batches of 7 rows against chunks of 250; every 7th rank is not an integer
+    const importId = randomUUID();
+    const base = points(1000, 'unaligned');
+    const a = {
+      ...base,
+      features: base.features.map((f, i) => ({
+        ...f,
+        properties: { ...f.properties, rank: i % 7 === 0 ? 'x' : i + 1 },
+      })),
+    };
+    const plan = { layers: [layerPlan(a)] };
+    const source = memorySource([a], { ends: true, bounds: { features: 7, bytes: 1e9, ms: 1e9 } });
+    const run = () =>
+      loadImport({
+        db,
+        importId,
+        plan,
+        discovery: discoveryOf([a]),
+        source,
+        budgetMs: 0,
+        chunkFeatures: 250,
+      });
+
+    // Act
+    const runs = [await run()];
+    for (let i = 0; i < 10 && !runs.at(-1)?.done; i++) runs.push(await run());
+
+    // Assess
+    expect(runs.map((r) => r.processed_features).slice(0, 4)).toEqual([250, 500, 750, 1000]);
+    expect(runs.at(-1)).toMatchObject({ done: true, processed_features: 1000 });
+    expect(source.offsets.slice(0, 4)).toEqual([undefined, 25_000, 50_000, 75_000]);
+    expect(runs.at(-1)?.warnings).toEqual([
+      "layer unaligned: 143 values of field 'rank' didn't fit integer and were left empty",
+    ]);
+    const { staging } = db.schemas(importId);
+    const { rows } = await admin().query(
+      `SELECT count(*)::int AS n, count(DISTINCT fid)::int AS fids,
+              count(*) FILTER (WHERE name = 'p' || fid)::int AS aligned,
+              count(*) FILTER (WHERE rank IS NULL)::int AS misfits,
+              count(*) FILTER (WHERE rank = fid)::int AS ranked FROM ${staging}.unaligned`,
+    );
+    expect(rows[0]).toEqual({ n: 1000, fids: 1000, aligned: 1000, misfits: 143, ranked: 857 });
   });
 
   it('stops before reading a chunk when told to then: the chunk in flight is written, nothing read is dropped', async () => {

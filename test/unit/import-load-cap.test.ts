@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ImportDatabase } from '#datasources/imports/database.ts';
 import type { Checkpoint } from '#datasources/imports/database-checkpoints.ts';
 import type { ChunkRows } from '#datasources/imports/database-staging.ts';
-import { type FeatureSource, loadImport } from '#datasources/imports/pipeline.ts';
+import { featureRows, loadImport, type RowSource } from '#datasources/imports/pipeline.ts';
 import type { Discovery, ImportPlan, SourceFeature } from '#domain/import-sources.ts';
 
 /**
@@ -45,18 +45,19 @@ function fakeDatabase() {
   return { db: db as unknown as ImportDatabase, written };
 }
 
-/** `n` point features, 100 bytes of the file each. */
-function source(n: number, bytesEach = 100): FeatureSource {
-  return {
+/** `n` point features, 100 bytes of the file each; feature `broken` (1-based) has an unreadable geometry. */
+function source(n: number, bytesEach = 100, broken = 0): RowSource {
+  return featureRows({
     features(_layer, { skip, onBytes }) {
       return (async function* () {
         for (let i = skip; i < n; i++) {
           onBytes((i + 1) * bytesEach);
-          yield { properties: { n: i }, geometry: { type: 'Point', coordinates: [i, i] } } as SourceFeature;
+          const coordinates = i + 1 === broken ? ['x', i] : [i, i];
+          yield { properties: { n: i }, geometry: { type: 'Point', coordinates } } as SourceFeature;
         }
       })();
     },
-  };
+  });
 }
 
 const plan: ImportPlan = {
@@ -87,13 +88,13 @@ const discovery = (features: number, size: number): Discovery => ({
   ],
 });
 
-const load = (db: ImportDatabase, found: Discovery, n: number, bytesEach = 100) =>
+const load = (db: ImportDatabase, found: Discovery, n: number, bytesEach = 100, broken = 0) =>
   loadImport({
     db,
     importId: IMPORT,
     plan,
     discovery: found,
-    source: source(n, bytesEach),
+    source: source(n, bytesEach, broken),
     budgetMs: 60_000,
     chunkFeatures: 10,
   });
@@ -114,6 +115,21 @@ describe('the loader stays within what the import reserved (ADR 0110)', () => {
       message: expect.stringMatching(/layer pts holds more than the 20 features it had/),
     });
     expect(written.reduce((a, b) => a + b, 0)).toBe(20);
+  });
+
+  it('says the file changed, not that a geometry is broken, when the broken feature is past the count', async () => {
+    const past = fakeDatabase();
+    await expect(load(past.db, discovery(20, 100_000), 25, 100, 21)).rejects.toMatchObject({
+      code: 'import_source_changed',
+    });
+    expect(past.written.reduce((a, b) => a + b, 0)).toBe(20);
+
+    const within = fakeDatabase();
+    await expect(load(within.db, discovery(20, 100_000), 25, 100, 15)).rejects.toMatchObject({
+      code: 'invalid_geometry',
+      message: expect.stringMatching(/^layer pts: feature 15 has a geometry that can't be read/),
+    });
+    expect(within.written.reduce((a, b) => a + b, 0)).toBe(10);
   });
 
   it('stops when the file is read past the size discovery measured (it changed since)', async () => {

@@ -21,14 +21,7 @@ import {
 import { type ImportConnection, isDataError, STATEMENT_TIMEOUT_MS } from './database-connection.ts';
 import { checkFence } from './database-fences.ts';
 import { importSchemas, layerTableName } from './database-names.ts';
-
-/** A staged column: `name` is the plan's target. */
-export interface StagedColumn {
-  name: string;
-  /** The property name in the source. */
-  source: string;
-  type: FieldType;
-}
+import type { RowBatch, RowShape, StagedColumn } from './staged-rows.ts';
 
 /** The staging table of one plan layer. */
 export interface LayerTable {
@@ -41,19 +34,8 @@ export interface LayerTable {
 }
 
 /** One chunk's rows, column-wise; fids run from `firstFid` on. */
-export interface ChunkRows {
+export interface ChunkRows extends RowBatch {
   firstFid: number;
-  count: number;
-  /** One array per staged column (same order as LayerTable.columns). */
-  values: (string | number | boolean | null)[][];
-  /** Geometry text per row (hex WKB or WKT), null for no geometry. */
-  geometries: (string | null)[];
-  /** This chunk's misfits per column. */
-  misfits: Record<string, number>;
-  /** Where the feature after the chunk's last begins in the file; null when a reader didn't say. */
-  end: number | null;
-  /** With `end`: the lines before it, when the reader numbered them. */
-  lines: number | null;
 }
 
 /** The unnest path's array types (the embedded PostGIS, which takes no COPY FROM STDIN). */
@@ -143,13 +125,17 @@ export async function writeChunk(
 ): Promise<Checkpoint> {
   const { staging } = importSchemas(importId);
   const misfits = { ...from.misfits };
-  for (const [column, n] of Object.entries(rows.misfits)) misfits[column] = (misfits[column] ?? 0) + n;
+  for (let i = 1; i < rows.misfits.length; i += 2) {
+    const column = (layer.columns[rows.misfits[i] as number] as StagedColumn).name;
+    misfits[column] = (misfits[column] ?? 0) + 1;
+  }
+  const offset = chunkEnd(rows);
   const next: Checkpoint = {
     ...from,
     features: from.features + rows.count,
     bytes: Math.max(bytes, from.bytes),
-    offset: rows.end,
-    lines: rows.lines,
+    offset,
+    lines: offset !== null ? (rows.lines[rows.count - 1] ?? null) : null,
     misfits,
   };
   try {
@@ -168,6 +154,21 @@ export async function writeChunk(
     throw error;
   }
   return next;
+}
+
+/**
+ * Where the feature after the chunk begins in the file: its last row's end, when every row says
+ * where it ends (one that doesn't ends resuming by position, ADR 0143); else null.
+ */
+function chunkEnd(rows: ChunkRows): number | null {
+  if (rows.count === 0) return null;
+  for (let r = 0; r < rows.count; r++) if (rows.ends[r] === null || rows.ends[r] === undefined) return null;
+  return rows.ends[rows.count - 1] ?? null;
+}
+
+/** The row shape of a layer's table (what the reader builds its rows for). */
+export function rowShape(layer: LayerTable): RowShape {
+  return { label: layer.label, columns: layer.columns, geometry: layer.geometryColumn !== null };
 }
 
 /** The chunk's rows through COPY … FROM STDIN in its text format (in the caller's transaction). */

@@ -4,7 +4,7 @@ import type { ImportEngine, LoadResult } from '#domain/import-steps.ts';
 import type { TargetOutcome, TargetTable } from '#domain/import-targets.ts';
 import type { ImportJob } from '#domain/imports.ts';
 import { ImportDatabase } from './database.ts';
-import { discover, readFeatures } from './formats/index.ts';
+import { discover, readRows } from './formats/index.ts';
 import { logins, withDatabase } from './logins.ts';
 import { loadImport } from './pipeline.ts';
 import { releaseSourceFile, sourceFile } from './sources.ts';
@@ -36,7 +36,7 @@ export class PostgisImportEngine implements ImportEngine {
         plan: loadablePlan(job.plan),
         discovery: job.discovery,
         source: {
-          features: (layer, options) => readFeatures(path, filename, layer, options),
+          rows: (layer, { shape, ...options }) => readRows(path, filename, layer, shape, options),
         },
         budgetMs,
         run: job.run,

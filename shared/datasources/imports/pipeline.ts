@@ -16,29 +16,65 @@ import { ImportInputError } from '#domain/import-sources.ts';
 import type { ImportDatabase } from './database.ts';
 import type { Checkpoint } from './database-checkpoints.ts';
 import type { ImportSession } from './database-session.ts';
-import { type ChunkRows, type LayerTable, layerTable } from './database-staging.ts';
-import { castValue, MISFIT } from './database-values.ts';
-import { GeometryShapeError, geometryText } from './geometry-text.ts';
+import { type ChunkRows, type LayerTable, layerTable, rowShape } from './database-staging.ts';
+import {
+  appendRows,
+  type BatchBounds,
+  emptyBatch,
+  type RowBatch,
+  type RowShape,
+  rowBatches,
+} from './staged-rows.ts';
 
-/** What the pipeline reads features from (the lead wires the format readers in). */
+/** How a layer is read from its source. */
+export interface ReadFrom {
+  /** Features to pass over first: the read begins with the `skip`+1-th. */
+  skip: number;
+  /** Where feature `skip` begins in the file, when a reader said so (see SourceFeature.end). */
+  offset?: number;
+  /** With `offset`: the lines before it, when the reader numbered them (see SourceFeature.lines). */
+  lines?: number;
+  /** How many bytes of the source have been read so far (a position, not an increment). */
+  onBytes: (bytes: number) => void;
+  csv?: CsvGeometry;
+  encoding?: string;
+}
+
+/**
+ * What the pipeline reads: a layer's features from the `skip`+1-th on, in file order, as staged
+ * rows of `shape` (the format reader's thread builds them, staged-rows.ts).
+ */
+export interface RowSource {
+  rows(layer: string, options: ReadFrom & { shape: RowShape }): AsyncIterable<RowBatch>;
+}
+
+/** A source of features, read in this thread (tests, and readers not behind the worker). */
 export interface FeatureSource {
-  /**
-   * The layer's features from the `skip`+1-th on, in file order. `onBytes` reports how many bytes
-   * of the source have been read so far (a position, not an increment).
-   */
-  features(
-    layer: string,
-    options: {
-      skip: number;
-      /** Where feature `skip` begins in the file, when a reader said so (see SourceFeature.end). */
-      offset?: number;
-      /** With `offset`: the lines before it, when the reader numbered them (see SourceFeature.lines). */
-      lines?: number;
-      onBytes: (bytes: number) => void;
-      csv?: CsvGeometry;
-      encoding?: string;
+  features(layer: string, options: ReadFrom): AsyncIterable<SourceFeature>;
+}
+
+/** A row a batch: a source read in this thread reads no further than the rows taken. */
+const ROW_BY_ROW: BatchBounds = {
+  features: 1,
+  bytes: Number.POSITIVE_INFINITY,
+  ms: Number.POSITIVE_INFINITY,
+};
+
+/** The features of `source` as row batches, built in this thread (a row a batch unless `bounds` say). */
+export function featureRows(source: FeatureSource, bounds: BatchBounds = ROW_BY_ROW): RowSource {
+  return {
+    rows(layer, { shape, ...options }) {
+      let position = 0;
+      const features = source.features(layer, {
+        ...options,
+        onBytes: (bytes) => {
+          position = bytes;
+          options.onBytes(bytes);
+        },
+      });
+      return rowBatches(features, shape, options.skip + 1, () => position, bounds);
     },
-  ): AsyncIterable<SourceFeature>;
+  };
 }
 
 export interface LoadProgress {
@@ -76,7 +112,7 @@ export async function loadImport(args: {
   importId: string;
   plan: ImportPlan;
   discovery: Discovery;
-  source: FeatureSource;
+  source: RowSource;
   budgetMs: number;
   shouldStop?: () => Promise<boolean>;
   onProgress?: (p: LoadProgress) => Promise<void> | void;
@@ -183,7 +219,7 @@ function enabledLayers(plan: ImportPlan, discovery: Discovery): PlannedLayer[] {
 /** Loads one layer's remaining features; true when the source is exhausted. */
 async function loadLayer(
   session: ImportSession,
-  args: { importId: string; source: FeatureSource },
+  args: { importId: string; source: RowSource },
   table: LayerTable,
   plan: LayerPlan,
   from: Checkpoint,
@@ -199,8 +235,8 @@ async function loadLayer(
 ): Promise<boolean> {
   let bytes = from.bytes;
   let state = from;
-  let pastSize = false;
-  const iterable = args.source.features(plan.source_layer, {
+  const iterable = args.source.rows(plan.source_layer, {
+    shape: rowShape(table),
     skip: from.features,
     // Read on from where the last committed feature ended, not from the top (ADR 0143).
     ...(from.features > 0 && from.offset !== null
@@ -208,15 +244,16 @@ async function loadLayer(
       : {}),
     onBytes: (position) => {
       if (position > bytes) bytes = position;
-      // A size of 0 is one discovery didn't measure (only tests build such discoveries).
-      if (cap.bytes > 0 && position > cap.bytes) pastSize = true;
     },
     ...(plan.csv ? { csv: plan.csv } : {}),
     ...(plan.encoding ? { encoding: plan.encoding } : {}),
   });
   const iterator = iterable[Symbol.asyncIterator]();
   let exhausted = false;
-  // One chunk is written while the next is read and cast (at most two in memory): the reader and
+  // The batch being taken into chunks, and its next row.
+  let batch: RowBatch = emptyBatch(table);
+  let at = 0;
+  // One chunk is written while the next is read (at most two in memory): the reader and
   // PostgreSQL work side by side instead of taking turns.
   let writing: Promise<Checkpoint> | undefined;
   let nextFid = state.features + 1;
@@ -229,18 +266,38 @@ async function loadLayer(
         return false;
       }
       const readStarted = Date.now();
-      const chunk = newChunk(table, nextFid);
+      const chunk: ChunkRows = { ...emptyBatch(table), firstFid: nextFid };
       let textBytes = 0;
       const limit =
         nextFid === from.features + 1 ? Math.min(chunkFeatures, FIRST_CHUNK_FEATURES) : chunkFeatures;
       while (chunk.count < limit && textBytes < CHUNK_BYTES) {
-        const next = await iterator.next();
-        if (next.done) {
-          exhausted = true;
-          break;
+        if (at === batch.count) {
+          if (batch.failure !== undefined) {
+            // The feature that can't be staged: past what discovery found, the file changed.
+            if (nextFid + chunk.count > cap.features) throw sourceChanged(table, cap, false);
+            throw new ImportInputError('invalid_geometry', batch.failure);
+          }
+          const next = await iterator.next();
+          if (next.done) {
+            exhausted = true;
+            break;
+          }
+          batch = next.value;
+          at = 0;
+          continue;
         }
-        if (nextFid + chunk.count > cap.features || pastSize) throw sourceChanged(table, cap, pastSize);
-        textBytes += addFeature(chunk, table, next.value);
+        // The rows of the batch that fit the chunk, each checked against what discovery found.
+        let to = at;
+        while (to < batch.count && chunk.count + (to - at) < limit && textBytes < CHUNK_BYTES) {
+          const pastSize = cap.bytes > 0 && (batch.positions[to] as number) > cap.bytes;
+          if (nextFid + chunk.count + (to - at) > cap.features || pastSize) {
+            throw sourceChanged(table, cap, pastSize);
+          }
+          textBytes += batch.sizes[to] as number;
+          to += 1;
+        }
+        appendRows(chunk, batch, at, to);
+        at = to;
       }
       nextFid += chunk.count;
       run.read(Date.now() - readStarted);
@@ -251,9 +308,9 @@ async function loadLayer(
       }
       if (chunk.count > 0) {
         const from = state;
-        const at = bytes;
+        const position = bytes;
         writing = run
-          .step(() => session.writeChunk(args.importId, table, from, chunk, at))
+          .step(() => session.writeChunk(args.importId, table, from, chunk, position))
           .then(async (next) => {
             await run.onChunk(next);
             return next;
@@ -285,57 +342,6 @@ function sourceChanged(
     'import_source_changed',
     `The load stopped: ${found} when the import read it, and the import reserved only that much of the workspace's quota. The file changed since; create a new import from it.`,
   );
-}
-
-function newChunk(table: LayerTable, firstFid: number): ChunkRows {
-  return {
-    firstFid,
-    count: 0,
-    values: table.columns.map(() => []),
-    geometries: [],
-    misfits: {},
-    end: null,
-    lines: null,
-  };
-}
-
-/** Appends one feature to the chunk (values cast, geometry as text); returns its approximate size in bytes. */
-function addFeature(chunk: ChunkRows, table: LayerTable, feature: SourceFeature): number {
-  const fid = chunk.firstFid + chunk.count;
-  let size = 16;
-  const properties = feature.properties ?? {};
-  for (let i = 0; i < table.columns.length; i++) {
-    const column = table.columns[i] as LayerTable['columns'][number];
-    let value = castValue(properties[column.source], column.type);
-    if (value === MISFIT) {
-      chunk.misfits[column.name] = (chunk.misfits[column.name] ?? 0) + 1;
-      value = null;
-    }
-    if (typeof value === 'string') size += value.length;
-    else if (value !== null) size += 8;
-    (chunk.values[i] as unknown[]).push(value);
-  }
-  if (table.geometryColumn) {
-    let text: string | null = null;
-    if (feature.geometry) {
-      try {
-        text = geometryText(feature.geometry);
-      } catch (error) {
-        if (!(error instanceof GeometryShapeError)) throw error;
-        throw new ImportInputError(
-          'invalid_geometry',
-          `layer ${table.label}: feature ${fid} has a geometry that can't be read (${error.message}).`,
-        );
-      }
-      size += text.length;
-    }
-    chunk.geometries.push(text);
-  }
-  chunk.count += 1;
-  // Every feature must say where it ends for the chunk to: one that doesn't ends resuming by position.
-  chunk.end = feature.end !== undefined && (chunk.count === 1 || chunk.end !== null) ? feature.end : null;
-  chunk.lines = chunk.end !== null && feature.lines !== undefined ? feature.lines : null;
-  return size;
 }
 
 /** Progress over every enabled layer, with the warnings their checkpoints hold. */

@@ -6,6 +6,7 @@
  * reader stuck in one step, too slow or too greedy is stopped as 'file_too_complex'.
  */
 import type { Discovery, ImportFormat, SourceFeature } from '#domain/import-sources.ts';
+import type { RowBatch, RowShape } from '../staged-rows.ts';
 import { jobValue, runJob } from './reader-thread.ts';
 import type { DiscoverOptions, ReadOptions } from './types.ts';
 
@@ -41,14 +42,9 @@ export async function discover(
   )) as Discovery;
 }
 
-/** The features of one layer in file order (the same order every call, so `skip` resumes exactly). */
-export async function* readFeatures(
-  path: string,
-  filename: string,
-  layer: string,
-  options: ReadOptions = {},
-): AsyncGenerator<SourceFeature> {
-  const job = {
+/** The read job of `options` for one layer (its shape: answer staged rows). */
+function readJob(path: string, filename: string, layer: string, options: ReadOptions, shape?: RowShape) {
+  return {
     op: 'read' as const,
     path,
     filename,
@@ -59,8 +55,18 @@ export async function* readFeatures(
     ...(options.csv ? { csv: options.csv } : {}),
     ...(options.encoding !== undefined ? { encoding: options.encoding } : {}),
     ...(options.limits ? { limits: options.limits } : {}),
+    ...(shape ? { shape } : {}),
   };
-  for await (const answer of runJob(job, options)) {
+}
+
+/** The features of one layer in file order (the same order every call, so `skip` resumes exactly). */
+export async function* readFeatures(
+  path: string,
+  filename: string,
+  layer: string,
+  options: ReadOptions = {},
+): AsyncGenerator<SourceFeature> {
+  for await (const answer of runJob(readJob(path, filename, layer, options), options)) {
     if (answer.type === 'error') continue;
     if (answer.bytes !== undefined) options.onBytes?.(answer.bytes);
     if (answer.type !== 'features') continue;
@@ -68,5 +74,26 @@ export async function* readFeatures(
       options.signal?.throwIfAborted();
       yield feature;
     }
+  }
+}
+
+/**
+ * The features of one layer in file order as staged rows of `shape`, built in the reader's thread
+ * (staged-rows.ts): what the loader reads. A geometry that can't be staged ends the batches, the
+ * last one naming it.
+ */
+export async function* readRows(
+  path: string,
+  filename: string,
+  layer: string,
+  shape: RowShape,
+  options: ReadOptions = {},
+): AsyncGenerator<RowBatch> {
+  for await (const answer of runJob(readJob(path, filename, layer, options, shape), options)) {
+    if (answer.type === 'error') continue;
+    if (answer.bytes !== undefined) options.onBytes?.(answer.bytes);
+    if (answer.type !== 'rows') continue;
+    options.signal?.throwIfAborted();
+    yield answer.rows;
   }
 }

@@ -1,6 +1,7 @@
 /** The messages between the format readers' client (reader-thread.ts) and their worker (ADR 0107). */
 import type { CsvGeometry, SourceFeature } from '#domain/import-sources.ts';
 import { ImportInputError } from '#domain/import-sources.ts';
+import type { RowBatch, RowShape } from '../staged-rows.ts';
 import type { ImportLimits } from './limits.ts';
 
 /** Batches of features the worker may send before the client takes one. */
@@ -21,6 +22,8 @@ export type ReaderJob =
       csv?: CsvGeometry;
       encoding?: string;
       limits?: Partial<ImportLimits>;
+      /** Answer staged rows of this shape instead of features (the loader's read, staged-rows.ts). */
+      shape?: RowShape;
     };
 
 /** Client → worker. */
@@ -49,6 +52,8 @@ export type FromReader =
   | { type: 'bytes'; id: number; bytes: number }
   /** A batch of features, and the position in the file once they were read. */
   | { type: 'features'; id: number; features: SourceFeature[]; bytes: number | undefined }
+  /** A batch of staged rows (a read with a shape), and the position in the file once they were read. */
+  | { type: 'rows'; id: number; rows: RowBatch; bytes: number | undefined }
   /** The job ended: its value (sniff, discover) or the last position (read). */
   | { type: 'done'; id: number; value?: unknown; bytes?: number }
   | { type: 'error'; id: number; error: WireError };

@@ -237,7 +237,7 @@ async function sweepScratch(): Promise<void> {
 }
 
 /** What a job answers: batches of features (read) and its end. */
-type Answer = Extract<FromReader, { type: 'features' | 'done' | 'error' }>;
+type Answer = Extract<FromReader, { type: 'features' | 'rows' | 'done' | 'error' }>;
 
 /** How a job runs on this side. */
 export interface JobOptions {
@@ -297,6 +297,7 @@ export async function* runJob(job: ReaderJob, options: JobOptions = {}): AsyncGe
             if (job.op === 'discover') options.onBytes?.(message.bytes);
             return;
           case 'features':
+          case 'rows':
             outstanding--;
             break;
           case 'done':
@@ -358,7 +359,7 @@ export async function* runJob(job: ReaderJob, options: JobOptions = {}): AsyncGe
       if (answer.type === 'error') throw fromWire(answer.error);
       // Back to the event loop before each batch: the consumer's work on one batch is the longest
       // this thread goes without serving anything else.
-      if (answer.type === 'features') await turn();
+      if (answer.type === 'features' || answer.type === 'rows') await turn();
       if (failure) throw failure;
       yield answer;
       if (answer.type === 'done') return;

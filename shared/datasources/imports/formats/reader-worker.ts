@@ -13,6 +13,7 @@
 import { type MessagePort, parentPort } from 'node:worker_threads';
 import type { SourceFeature, SourceGeometry } from '#domain/import-sources.ts';
 import { geometryText } from '../geometry-text.ts';
+import { type BatchBounds, type RowBatch, rowBatches } from '../staged-rows.ts';
 import { discover, readFeatures, sniffFormat } from './direct.ts';
 import { CREDITS, type FromReader, type ReaderJob, type ToReader, toWire } from './reader-protocol.ts';
 import { useScratchDir } from './source.ts';
@@ -23,6 +24,8 @@ const BATCH_FEATURES = 500;
 const BATCH_BYTES = 1024 ** 2;
 /** …and time spent filling it at most (ms). */
 const BATCH_MS = 20;
+/** The bounds of a batch of staged rows (the same as a batch of features). */
+const ROW_BOUNDS: BatchBounds = { features: BATCH_FEATURES, bytes: BATCH_BYTES, ms: BATCH_MS };
 /** A GeoJSON geometry at least this large (estimated) crosses as WKB. */
 const WKB_FROM_BYTES = 64 * 1024;
 /** How often an idle or waiting worker says it is alive (ms). */
@@ -134,6 +137,24 @@ async function stream(
   if (batch.length > 0) await flush();
 }
 
+/**
+ * Streams the features as staged rows (staged-rows.ts), in batches as the client grants them,
+ * until they end, one can't be staged (the last batch says which), or the job is stopped.
+ */
+async function streamRows(
+  job: Running,
+  batches: AsyncGenerator<RowBatch>,
+  position: () => number | undefined,
+): Promise<void> {
+  // Leaving the loop early (stopped) returns the generator, and with it the reader.
+  for await (const rows of batches) {
+    if (!(await credit(job))) return;
+    job.credits--;
+    port.postMessage({ type: 'rows', id: job.id, rows, bytes: position() } satisfies FromReader);
+    if (rows.failure !== undefined) return;
+  }
+}
+
 /** Runs one job to its end, answering 'done' or 'error' (also after 'stop'). */
 async function run(id: number, job: ReaderJob, scratch: string): Promise<void> {
   const state: Running = { id, credits: CREDITS, stopped: false };
@@ -170,7 +191,10 @@ async function run(id: number, job: ReaderJob, scratch: string): Promise<void> {
           ...(job.encoding !== undefined ? { encoding: job.encoding } : {}),
           ...(job.limits ? { limits: job.limits } : {}),
         });
-        await stream(state, features, () => bytes);
+        if (job.shape) {
+          const rows = rowBatches(features, job.shape, (job.skip ?? 0) + 1, () => bytes ?? 0, ROW_BOUNDS);
+          await streamRows(state, rows, () => bytes);
+        } else await stream(state, features, () => bytes);
         post({ type: 'done', id, ...(bytes !== undefined ? { bytes } : {}) });
         return;
       }

@@ -1,0 +1,179 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { castValue, MISFIT } from '#datasources/imports/database-values.ts';
+import { readFeatures, readRows } from '#datasources/imports/formats/index.ts';
+import { geometryText } from '#datasources/imports/geometry-text.ts';
+import {
+  appendRows,
+  emptyBatch,
+  type RowBatch,
+  type RowShape,
+  rowBatches,
+} from '#datasources/imports/staged-rows.ts';
+import type { SourceFeature } from '#domain/import-sources.ts';
+import { collect, tempDir } from '../fixtures/imports/support.ts';
+
+/**
+ * The loader's rows are built in the format reader's thread (staged-rows.ts): what crosses is
+ * columns of cast values and geometry text. They must be exactly what casting each feature in the
+ * loader's thread gave, in order, with misfits, ends and the failure of an unreadable geometry.
+ */
+const tmp = tempDir();
+afterAll(() => tmp.cleanup());
+
+const shape: RowShape = {
+  label: 'places',
+  columns: [
+    { name: 'rank', source: 'rank', type: 'integer' },
+    { name: 'label', source: 'name', type: 'text' },
+    { name: 'seen', source: 'seen', type: 'date' },
+  ],
+  geometry: true,
+};
+
+const feature = (i: number, geometry: unknown = { type: 'Point', coordinates: [i, -i] }) => ({
+  type: 'Feature',
+  properties: {
+    rank: i % 5 === 0 ? 'many' : i,
+    name: `p\t${i}`,
+    seen: i % 3 === 0 ? '2024-02-30' : '2024-02-01',
+  },
+  geometry,
+});
+
+/** Every row of the batches, one object each, as the loader's thread used to build them. */
+function rowsOf(batches: RowBatch[]) {
+  const rows: { values: unknown[]; geometry: string | null; misfits: string[]; end: number | null }[] = [];
+  for (const b of batches) {
+    for (let r = 0; r < b.count; r++) {
+      const misfits: string[] = [];
+      for (let i = 0; i < b.misfits.length; i += 2) {
+        if (b.misfits[i] === r) misfits.push(shape.columns[b.misfits[i + 1] as number]?.name as string);
+      }
+      rows.push({
+        values: b.values.map((column) => column[r]),
+        geometry: b.geometries[r] ?? null,
+        misfits,
+        end: b.ends[r] ?? null,
+      });
+    }
+  }
+  return rows;
+}
+
+/** What casting each feature one by one gives. */
+function expected(features: SourceFeature[]) {
+  return features.map((f) => {
+    const misfits: string[] = [];
+    const values = shape.columns.map((c) => {
+      const v = castValue(f.properties[c.source], c.type);
+      if (v === MISFIT) misfits.push(c.name);
+      return v === MISFIT ? null : v;
+    });
+    return { values, geometry: f.geometry ? geometryText(f.geometry) : null, misfits, end: f.end ?? null };
+  });
+}
+
+async function* from(features: SourceFeature[]) {
+  yield* features;
+}
+
+describe('staged rows (built where the file is read)', () => {
+  it('casts values, counts misfits per row and writes geometries, in bounded batches', async () => {
+    // Prepare
+    const features = Array.from({ length: 23 }, (_, i) => ({
+      ...(feature(i + 1) as SourceFeature),
+      end: (i + 1) * 10,
+    }));
+    features[4] = { ...(features[4] as SourceFeature), geometry: null };
+
+    // Act
+    const batches: RowBatch[] = [];
+    for await (const b of rowBatches(from(features), shape, 1, () => 7, {
+      features: 5,
+      bytes: 1e9,
+      ms: 1e9,
+    })) {
+      batches.push(b);
+    }
+
+    // Assess
+    expect(batches.map((b) => b.count)).toEqual([5, 5, 5, 5, 3]);
+    expect(rowsOf(batches)).toEqual(expected(features));
+    expect(rowsOf(batches)[4]?.misfits).toEqual(['rank']);
+    expect(batches.every((b) => b.positions.every((p) => p === 7))).toBe(true);
+    expect(batches.every((b) => b.failure === undefined)).toBe(true);
+  });
+
+  it('appends any slice of a batch to another, misfits moved to their new rows', async () => {
+    // Prepare
+    const features = Array.from({ length: 9 }, (_, i) => feature(i + 1) as SourceFeature);
+    const [whole] = await collect2(rowBatches(from(features), shape, 1, () => 0));
+    const target = emptyBatch(shape);
+
+    // Act: rows 0–2, then 3–8 in two slices
+    appendRows(target, whole as RowBatch, 0, 3);
+    appendRows(target, whole as RowBatch, 3, 5);
+    appendRows(target, whole as RowBatch, 5, 9);
+    appendRows(target, whole as RowBatch, 9, 9);
+
+    // Assess
+    expect(target).toEqual(whole);
+    expect(rowsOf([target]).map((r) => r.misfits)).toEqual(expected(features).map((r) => r.misfits));
+  });
+
+  it('ends with the rows before an unreadable geometry and a failure naming its feature', async () => {
+    // Prepare: feature 8 of a read resumed after 4 (fids from 5 on) has coordinates that are not numbers
+    const features = Array.from({ length: 6 }, (_, i) => feature(i + 5) as SourceFeature);
+    features[3] = { ...(features[3] as SourceFeature), geometry: { type: 'Point', coordinates: ['a', 1] } };
+
+    // Act
+    const batches = await collect2(rowBatches(from(features), shape, 5, () => 0));
+
+    // Assess
+    expect(batches.map((b) => b.count)).toEqual([3]);
+    expect(batches[0]?.failure).toMatch(/^layer places: feature 8 has a geometry that can't be read/);
+  });
+});
+
+describe('staged rows through the reader thread (readRows)', () => {
+  it('are the rows of the features the same read yields, wherever the batches end', async () => {
+    // Prepare: 2,400 features (several batches), lines with a tab, misfits, a null geometry
+    const features = Array.from({ length: 2400 }, (_, i) =>
+      feature(i + 1, i === 1000 ? null : { type: 'Point', coordinates: [i / 10, i / 20] }),
+    );
+    const path = tmp.file('places.geojson', JSON.stringify({ type: 'FeatureCollection', features }));
+
+    // Act
+    const read = await collect(readFeatures(path, 'places.geojson', 'places', { skip: 100 }));
+    const batches = await collect2(readRows(path, 'places.geojson', 'places', shape, { skip: 100 }));
+
+    // Assess
+    expect(read).toHaveLength(2300);
+    expect(batches.length).toBeGreaterThan(1);
+    expect(rowsOf(batches)).toEqual(expected(read));
+  });
+
+  it('stop at an unreadable geometry, the last batch naming the feature by its number in the layer', async () => {
+    // Prepare
+    const features = Array.from({ length: 700 }, (_, i) =>
+      feature(i + 1, i === 649 ? { type: 'Polygon', coordinates: [[[0, 0], [1]]] } : undefined),
+    );
+    const path = tmp.file('broken.geojson', JSON.stringify({ type: 'FeatureCollection', features }));
+
+    // Act
+    const batches = await collect2(readRows(path, 'broken.geojson', 'broken', shape));
+
+    // Assess
+    expect(batches.reduce((n, b) => n + b.count, 0)).toBe(649);
+    expect(batches.at(-1)?.failure).toMatch(
+      /^layer places: feature 650 has a geometry that can't be read \(a position with fewer than 2 numbers\)/,
+    );
+    expect(batches.slice(0, -1).every((b) => b.failure === undefined)).toBe(true);
+  });
+});
+
+async function collect2<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}
