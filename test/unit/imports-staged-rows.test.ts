@@ -80,7 +80,7 @@ async function* from(features: SourceFeature[]) {
 describe('staged rows (built where the file is read)', () => {
   it('casts values, counts misfits per row and writes geometries, in bounded batches', async () => {
     // Prepare
-    const features = Array.from({ length: 23 }, (_, i) => ({
+    const features: SourceFeature[] = Array.from({ length: 23 }, (_, i) => ({
       ...(feature(i + 1) as SourceFeature),
       end: (i + 1) * 10,
     }));
