@@ -156,6 +156,15 @@ function importSuite(target: () => ImportTarget): void {
       budgetMs: 120_000,
       ...extra,
     });
+  /** Loads `a` in runs with no time budget (each writes its first chunk, then stops) until done. */
+  const loadInRuns = async (importId: string, a: Fixture, source: RowSource, chunkFeatures: number) => {
+    const plan = { layers: [layerPlan(a)] };
+    const run = () =>
+      loadImport({ db, importId, plan, discovery: discoveryOf([a]), source, budgetMs: 0, chunkFeatures });
+    const runs = [await run()];
+    for (let i = 0; i < 10 && !runs.at(-1)?.done; i++) runs.push(await run());
+    return runs;
+  };
   const relationsOf = async (importId: string) => {
     const { staging, published } = db.schemas(importId);
     return (await db.importRelations()).filter((r) => r.schema === staging || r.schema === published);
@@ -459,22 +468,10 @@ function importSuite(target: () => ImportTarget): void {
     // Prepare
     const importId = randomUUID();
     const a = points(1000, 'positioned');
-    const plan = { layers: [layerPlan(a)] };
     const source = memorySource([a], { ends: true });
-    const run = () =>
-      loadImport({
-        db,
-        importId,
-        plan,
-        discovery: discoveryOf([a]),
-        source,
-        budgetMs: 0,
-        chunkFeatures: 250,
-      });
 
     // Act
-    const runs = [await run()];
-    for (let i = 0; i < 10 && !runs.at(-1)?.done; i++) runs.push(await run());
+    const runs = await loadInRuns(importId, a, source, 250);
 
     // Assess
     expect(runs.at(-1)).toMatchObject({ done: true, processed_features: 1000 });
@@ -501,22 +498,10 @@ function importSuite(target: () => ImportTarget): void {
         properties: { ...f.properties, rank: i % 7 === 0 ? 'x' : i + 1 },
       })),
     };
-    const plan = { layers: [layerPlan(a)] };
     const source = memorySource([a], { ends: true, bounds: { features: 7, bytes: 1e9, ms: 1e9 } });
-    const run = () =>
-      loadImport({
-        db,
-        importId,
-        plan,
-        discovery: discoveryOf([a]),
-        source,
-        budgetMs: 0,
-        chunkFeatures: 250,
-      });
 
     // Act
-    const runs = [await run()];
-    for (let i = 0; i < 10 && !runs.at(-1)?.done; i++) runs.push(await run());
+    const runs = await loadInRuns(importId, a, source, 250);
 
     // Assess
     expect(runs.map((r) => r.processed_features).slice(0, 4)).toEqual([250, 500, 750, 1000]);
