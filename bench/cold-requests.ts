@@ -18,7 +18,8 @@ import { importRequests } from './cold-requests-imports.ts';
 import { operationRequests } from './cold-requests-operations.ts';
 import { serviceRequests } from './cold-requests-services.ts';
 import { styleRequests } from './cold-requests-styles.ts';
-import { median } from './stats.ts';
+import { pairedOutcome, spreadOf } from './paired.ts';
+import { fixed, median } from './stats.ts';
 
 /*
  * Section 2's cold requests (issue #27, target 2: "cold requests, every route"): for every route of
@@ -59,6 +60,12 @@ export interface ColdRequest {
   requestMs: number[];
   /** The statuses answered, one per run. */
   statuses: number[];
+  /**
+   * The floor's cold request (import + request) run beside each measured run, in the same order
+   * as importMs: each run is a pair, the floor and the route one after the other in the same slot
+   * (the floor first in every other pair). Empty for the floor's own row.
+   */
+  floorMs: number[];
   /** Why a run failed: its status and body, or the error. */
   error?: string;
 }
@@ -122,6 +129,7 @@ export async function measureColdRequests(
       importMs: [],
       requestMs: [],
       statuses: [],
+      floorMs: [],
     }));
     const superAdmin = { 'X-API-Key': stack.apiKey };
     // The authorizer's answer depends on the request's path and credentials: made once per pair.
@@ -146,45 +154,88 @@ export async function measureColdRequests(
       contexts.set(key, context);
       return context;
     };
-    const record = (result: ColdRequest, out: string, expected: (status: number) => boolean) => {
+    /** A fresh process's timing line: import and request ms, the status and the body. */
+    const timing = (out: string) => {
       const m = /^BENCH_COLD (\S+) (\S+) (\d+)$/m.exec(out);
       if (!m) throw new Error(`no timing: ${out.slice(0, 300)}`);
-      const status = Number(m[3]);
       const body = /^BENCH_BODY (.*)$/m.exec(out)?.[1];
-      const text = body ? (JSON.parse(body) as string) : '';
-      result.statuses.push(status);
-      if (!expected(status)) throw new Error(`answered ${status}: ${text.slice(0, 300)}`);
-      result.importMs.push(Number(m[1]));
-      result.requestMs.push(Number(m[2]));
-      return text;
+      return {
+        importMs: Number(m[1]),
+        requestMs: Number(m[2]),
+        status: Number(m[3]),
+        text: body ? (JSON.parse(body) as string) : '',
+      };
+    };
+    const floorRow = results[0] as ColdRequest;
+    const floorBundle = byName.get(FLOOR);
+    /** One floor run (its row keeps every one); its cold total. */
+    const floorRun = async () => {
+      if (!floorBundle || floorBundle.buildError) throw new Error('the floor does not build');
+      const t = timing(await probe(floorBundle.file, { pathParameters: { id: fixed.ws } }, 'request', env));
+      floorRow.statuses.push(t.status);
+      if (t.status !== 200) throw new Error(`the floor answered ${t.status}: ${t.text.slice(0, 300)}`);
+      floorRow.importMs.push(t.importMs);
+      floorRow.requestMs.push(t.requestMs);
+      return t.importMs + t.requestMs;
+    };
+    /**
+     * A measured run paired with a floor run in the same slot, the floor first when `floorFirst`;
+     * recorded only when both answered.
+     */
+    const paired = async (
+      result: ColdRequest,
+      floorFirst: boolean,
+      run: () => Promise<string>,
+      expected: (status: number) => boolean,
+    ) => {
+      const floorBefore = floorFirst ? await floorRun() : undefined;
+      const t = timing(await run());
+      result.statuses.push(t.status);
+      if (!expected(t.status)) throw new Error(`answered ${t.status}: ${t.text.slice(0, 300)}`);
+      const floorMs =
+        floorBefore ??
+        (await floorRun().catch((error: Error) => {
+          throw new Error(`the paired floor run failed: ${error.message}`);
+        }));
+      result.importMs.push(t.importMs);
+      result.requestMs.push(t.requestMs);
+      result.floorMs.push(floorMs);
+      return t.text;
     };
     const one = async (index: number, run: number, made: Made) => {
       const result = results[index] as ColdRequest;
       const bundle = byName.get(result.bundle);
+      // Which goes first alternates by run and by route, so neither side always starts the pair.
+      const floorFirst = (run + index) % 2 === 0;
       try {
         if (!bundle || bundle.buildError) throw new Error('the bundle does not build');
-        if (result.id === 'FLOOR') {
-          const event = { pathParameters: { id: fixed.ws } };
-          record(result, await probe(bundle.file, event, 'request', env), (s) => s === 200);
-          return;
-        }
         if (result.id === 'authorizer') {
           const op = byId.get('getWorkspace') as Operation;
           const request: RouteRequest = { method: 'GET', path: '', pathParameters: { workspace: fixed.ws } };
           const event = authorizerEvent(op, request, superAdmin);
-          record(result, await probe(bundle.file, event, 'authorize', env), (s) => s === 200);
+          await paired(
+            result,
+            floorFirst,
+            () => probe(bundle.file, event, 'authorize', env),
+            (s) => s === 200,
+          );
           return;
         }
         const c = cases[index - 2] as Case;
         const op = c.operation;
         const request = c.request(run, made);
         const auth = request.as ?? superAdmin;
+        // The authorizer's context is made before the pair (API Gateway's own Lambda, not timed).
         const context = op.permission === 'public' ? null : await authorize(op, request, auth);
-        const out = await probe(bundle.file, proxyEvent(op, request, auth, context), 'request', env);
         const documented = Object.keys(op.responses)
           .map(Number)
           .filter((s) => s >= 200 && s < 300);
-        const text = record(result, out, (s) => documented.includes(s));
+        const text = await paired(
+          result,
+          floorFirst,
+          () => probe(bundle.file, proxyEvent(op, request, auth, context), 'request', env),
+          (s) => documented.includes(s),
+        );
         if (c.keep) c.keep(JSON.parse(text), made);
       } catch (error) {
         const message = (error as Error).message;
@@ -193,8 +244,8 @@ export async function measureColdRequests(
       }
     };
     // Warm the disk cache and the node binary (not measured).
-    const floor = byName.get(FLOOR);
-    if (floor) await probe(floor.file, { pathParameters: { id: fixed.ws } }, 'request', env).catch(() => '');
+    if (floorBundle)
+      await probe(floorBundle.file, { pathParameters: { id: fixed.ws } }, 'request', env).catch(() => '');
     const rounds = async (indexes: number[], what: string) => {
       for (let run = 0; run < runs; run++) {
         progress(`cold requests: run ${run + 1}/${runs} (${indexes.length} ${what})`);
@@ -206,7 +257,8 @@ export async function measureColdRequests(
         await Promise.all(Array.from({ length: Math.max(1, Math.min(parallel, 2)) }, worker));
       }
     };
-    const all = results.map((_, i) => i);
+    // The floor's row is filled by the pairs: every measured run has its floor run beside it.
+    const all = results.map((_, i) => i).filter((i) => i > 0);
     await rounds(
       all.filter((i) => !LOADED.has((results[i] as ColdRequest).id)),
       'routes and the authorizer',
@@ -232,56 +284,90 @@ export const COLD_REQUESTS_WATCHDOG_MS = 25 * 60_000;
 /** Cold request ≤ this × the floor's (issue #27, target 2). */
 export const COLD_REQUEST_MAX = 1.5;
 
-/** The section's table and its verdict lines: import, first request and both, against the floor's. */
+/** Each run's ratio: the route's cold total over its paired floor run's. */
+const pairRatios = (r: ColdRequest): number[] =>
+  r.importMs.map((imp, i) => (imp + (r.requestMs[i] ?? 0)) / (r.floorMs[i] ?? Number.NaN));
+
+/**
+ * The section's table and its verdict line. Each route's runs are paired with floor runs (see
+ * measureColdRequests); its verdict reads p10–p90 of the per-pair ratios as the paired latency
+ * targets do (ADR 0140): PASS when all of it is at or under the target, FAIL when all of it is
+ * above, no verdict (counted as FAIL) when it straddles the target.
+ */
 export function coldRequestSection(results: readonly ColdRequest[], verdicts: string[] = []): string {
   const floor = results.find((r) => r.id === 'FLOOR');
-  const floorTotal =
-    floor && !floor.error && floor.importMs.length
-      ? median(floor.importMs) + median(floor.requestMs)
-      : undefined;
-  let pass = 0;
+  const floorTotal = floor?.importMs.length ? median(floor.importMs) + median(floor.requestMs) : undefined;
   const measured = results.filter((r) => r !== floor);
+  const within: string[] = [];
+  const above: string[] = [];
+  const straddling: string[] = [];
   const failed: string[] = [];
   const rows = results.map((r) => {
     const isFloor = r === floor;
     const kb = r.bytes ? (r.bytes / 1024).toFixed(1) : '';
-    if (r.error || !r.importMs.length) {
-      failed.push(r.id);
+    const name = isFloor ? `**${r.id}**` : r.id;
+    if ((r.error && !isFloor) || !r.importMs.length) {
+      if (!isFloor) failed.push(r.id);
+      const why = (r.error ?? 'not measured').replace(/\|/g, '\\|').replace(/\s+/g, ' ').slice(0, 240);
       return [
-        isFloor ? `**${r.id}**` : r.id,
+        name,
         `\`${r.bundle}\``,
         kb,
         '',
         '',
         '',
         '',
+        '',
+        '',
         `${r.importMs.length}`,
-        `**FAIL** (${(r.error ?? 'not measured').replace(/\|/g, '\\|').replace(/\s+/g, ' ').slice(0, 240)})`,
+        `**FAIL** (${why})`,
       ];
     }
     const imp = median(r.importMs);
     const req = median(r.requestMs);
-    const ratio = floorTotal ? (imp + req) / floorTotal : undefined;
-    const ok = ratio !== undefined && ratio <= COLD_REQUEST_MAX;
-    if (!isFloor && ok) pass++;
-    if (!isFloor && !ok) failed.push(r.id);
+    if (isFloor) {
+      const total = r.importMs.map((x, i) => x + (r.requestMs[i] ?? 0));
+      return [
+        name,
+        `\`${r.bundle}\``,
+        kb,
+        imp.toFixed(1),
+        req.toFixed(1),
+        median(total).toFixed(1),
+        '',
+        '1.00×',
+        '',
+        String(r.importMs.length),
+        '—',
+      ];
+    }
+    const ratios = pairRatios(r);
+    const s = spreadOf(ratios);
+    const outcome = pairedOutcome(ratios, COLD_REQUEST_MAX);
+    (outcome === 'pass' ? within : outcome === 'fail' ? above : straddling).push(r.id);
     return [
-      isFloor ? `**${r.id}**` : r.id,
+      name,
       `\`${r.bundle}\``,
       kb,
       imp.toFixed(1),
       req.toFixed(1),
       (imp + req).toFixed(1),
-      ratio === undefined ? 'n/a' : `${ratio.toFixed(2)}×`,
-      String(r.importMs.length),
-      isFloor ? '—' : ok ? 'PASS' : '**FAIL**',
+      median(r.floorMs).toFixed(1),
+      `${fixed(s.median)}×`,
+      `${fixed(s.p10)}–${fixed(s.p90)}×`,
+      String(ratios.length),
+      outcome === 'pass' ? 'PASS' : outcome === 'fail' ? '**FAIL**' : '**FAIL** (straddles: no verdict)',
     ];
   });
+  const all = within.length === measured.length;
   verdicts.push(
-    `- cold request (import + first request) ≤ ${COLD_REQUEST_MAX}× the floor's` +
-      `${floorTotal ? ` (${(COLD_REQUEST_MAX * floorTotal).toFixed(1)} ms)` : ''}, every route and the authorizer: ` +
-      `${pass === measured.length ? 'PASS' : '**FAIL**'} (${pass} of ${measured.length} within` +
-      `${failed.length ? `; not: ${failed.join(', ')}` : ''})`,
+    `- cold request (import + first request) ≤ ${COLD_REQUEST_MAX}× the floor's, paired run by run` +
+      `${floorTotal ? ` (the floor's median ${floorTotal.toFixed(1)} ms)` : ''}, every route and the authorizer: ` +
+      `${all ? 'PASS' : '**FAIL**'} (${within.length} of ${measured.length} within by their whole p10–p90; ` +
+      `${above.length} above it by all of it` +
+      `${above.length ? ` (${above.join(', ')})` : ''}; ${straddling.length} straddle it, no verdict` +
+      `${straddling.length ? ` (${straddling.join(', ')})` : ''}` +
+      `${failed.length ? `; not measured: ${failed.join(', ')}` : ''})`,
   );
   const head = [
     'route',
@@ -290,8 +376,10 @@ export function coldRequestSection(results: readonly ColdRequest[], verdicts: st
     'import ms',
     'first request ms',
     'cold total ms',
-    '× floor',
-    'runs',
+    'paired floor ms',
+    '× floor (median pair)',
+    'p10–p90',
+    'pairs',
     `≤ ${COLD_REQUEST_MAX}×`,
   ];
   return [
@@ -307,9 +395,13 @@ export function coldRequestSection(results: readonly ColdRequest[], verdicts: st
       "is made beforehand through the local host's API (a layer, a key, a session, an import loaded to the state the " +
       'request needs; one throwaway item per run for each request that deletes or moves one on). A workflow a request ' +
       'starts goes to a Step Functions stand-in on 127.0.0.1 that accepts the StartExecution (the execution never runs). ' +
-      'Each route runs in a fresh process per run, the routes round-robin, two processes at a time (the floor among them); medians. A run that does not answer a ' +
-      "documented 2xx fails its route, with the status and body. Bundle KB: the route's own bundle, not the sidecars " +
-      'it loads on its path (they are in the cold time).',
+      '**Paired** (ADR 0140): every run of a route is one pair, the floor and the route one after the other in the same slot ' +
+      '(the floor first in every other pair), each in a fresh process; the routes round-robin over the runs, two slots at ' +
+      "a time. A pair's ratio is the route's cold total over its floor run's; the verdict reads p10–p90 of a route's " +
+      'ratios (nearest rank): PASS when all of it is at or under the target, FAIL when all of it is above, no verdict ' +
+      "(FAIL) when it straddles the target. The floor's row is every floor run of the section; the other timings are " +
+      'medians. A run that does not answer a documented 2xx fails its route, with the status and body. Bundle KB: the ' +
+      "route's own bundle, not the sidecars it loads on its path (they are in the cold time).",
     '',
     `| ${head.join(' | ')} |`,
     `| ${head.map((_, i) => (i < 2 ? '---' : i === head.length - 1 ? '---' : '---:')).join(' | ')} |`,
