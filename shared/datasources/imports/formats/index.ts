@@ -7,6 +7,7 @@
  */
 import type { Discovery, ImportFormat, SourceFeature } from '#domain/import-sources.ts';
 import type { RowBatch, RowShape } from '../staged-rows.ts';
+import type { FromReader } from './reader-protocol.ts';
 import { jobValue, runJob } from './reader-thread.ts';
 import type { DiscoverOptions, ReadOptions } from './types.ts';
 
@@ -59,6 +60,21 @@ function readJob(path: string, filename: string, layer: string, options: ReadOpt
   };
 }
 
+/** A read job's batches of one kind, reporting the file position each reached. */
+async function* batchesOf<K extends 'features' | 'rows'>(
+  job: ReturnType<typeof readJob>,
+  options: ReadOptions,
+  kind: K,
+): AsyncGenerator<Extract<FromReader, { type: K }>> {
+  for await (const answer of runJob(job, options)) {
+    if (answer.type === 'error') continue;
+    if (answer.bytes !== undefined) options.onBytes?.(answer.bytes);
+    if (answer.type !== kind) continue;
+    options.signal?.throwIfAborted();
+    yield answer as Extract<FromReader, { type: K }>;
+  }
+}
+
 /** The features of one layer in file order (the same order every call, so `skip` resumes exactly). */
 export async function* readFeatures(
   path: string,
@@ -66,11 +82,8 @@ export async function* readFeatures(
   layer: string,
   options: ReadOptions = {},
 ): AsyncGenerator<SourceFeature> {
-  for await (const answer of runJob(readJob(path, filename, layer, options), options)) {
-    if (answer.type === 'error') continue;
-    if (answer.bytes !== undefined) options.onBytes?.(answer.bytes);
-    if (answer.type !== 'features') continue;
-    for (const feature of answer.features) {
+  for await (const batch of batchesOf(readJob(path, filename, layer, options), options, 'features')) {
+    for (const feature of batch.features) {
       options.signal?.throwIfAborted();
       yield feature;
     }
@@ -89,11 +102,6 @@ export async function* readRows(
   shape: RowShape,
   options: ReadOptions = {},
 ): AsyncGenerator<RowBatch> {
-  for await (const answer of runJob(readJob(path, filename, layer, options, shape), options)) {
-    if (answer.type === 'error') continue;
-    if (answer.bytes !== undefined) options.onBytes?.(answer.bytes);
-    if (answer.type !== 'rows') continue;
-    options.signal?.throwIfAborted();
-    yield answer.rows;
-  }
+  for await (const batch of batchesOf(readJob(path, filename, layer, options, shape), options, 'rows'))
+    yield batch.rows;
 }

@@ -96,6 +96,17 @@ async function credit(job: Running): Promise<boolean> {
   return !job.stopped;
 }
 
+/**
+ * Posts a batch once the client grants one (taking the grant), made when it goes (so its file
+ * position is the one reached then); false when the job was stopped.
+ */
+async function send(job: Running, batch: () => FromReader, transfer: ArrayBuffer[] = []): Promise<boolean> {
+  if (!(await credit(job))) return false;
+  job.credits--;
+  port.postMessage(batch(), transfer);
+  return true;
+}
+
 /** Streams the features in batches, as the client grants them, until they end or the job is stopped. */
 async function stream(
   job: Running,
@@ -107,12 +118,8 @@ async function stream(
   let bytes = 0;
   let started = performance.now();
   const flush = async (): Promise<boolean> => {
-    if (!(await credit(job))) return false;
-    job.credits--;
-    port.postMessage(
-      { type: 'features', id: job.id, features: batch, bytes: position() } satisfies FromReader,
-      [...transfer],
-    );
+    const sent = () => ({ type: 'features', id: job.id, features: batch, bytes: position() }) as const;
+    if (!(await send(job, sent, [...transfer]))) return false;
     batch = [];
     transfer = new Set();
     bytes = 0;
@@ -148,9 +155,7 @@ async function streamRows(
 ): Promise<void> {
   // Leaving the loop early (stopped) returns the generator, and with it the reader.
   for await (const rows of batches) {
-    if (!(await credit(job))) return;
-    job.credits--;
-    port.postMessage({ type: 'rows', id: job.id, rows, bytes: position() } satisfies FromReader);
+    if (!(await send(job, () => ({ type: 'rows', id: job.id, rows, bytes: position() })))) return;
     if (rows.failure !== undefined) return;
   }
 }
