@@ -325,32 +325,17 @@ export function coldRequestSection(results: readonly ColdRequest[], verdicts: st
     }
     const imp = median(r.importMs);
     const req = median(r.requestMs);
+    const lead = [name, `\`${r.bundle}\``, kb, imp.toFixed(1), req.toFixed(1)];
     if (isFloor) {
       const total = r.importMs.map((x, i) => x + (r.requestMs[i] ?? 0));
-      return [
-        name,
-        `\`${r.bundle}\``,
-        kb,
-        imp.toFixed(1),
-        req.toFixed(1),
-        median(total).toFixed(1),
-        '',
-        '1.00×',
-        '',
-        String(r.importMs.length),
-        '—',
-      ];
+      return [...lead, median(total).toFixed(1), '', '1.00×', '', String(r.importMs.length), '—'];
     }
     const ratios = pairRatios(r);
     const s = spreadOf(ratios);
     const outcome = pairedOutcome(ratios, COLD_REQUEST_MAX);
     (outcome === 'pass' ? within : outcome === 'fail' ? above : straddling).push(r.id);
     return [
-      name,
-      `\`${r.bundle}\``,
-      kb,
-      imp.toFixed(1),
-      req.toFixed(1),
+      ...lead,
       (imp + req).toFixed(1),
       median(r.floorMs).toFixed(1),
       `${fixed(s.median)}×`,
