@@ -332,20 +332,32 @@ async function* csvRows(
   if (header === undefined) throw new ImportInputError('empty_file', 'The CSV file has no header row.');
 }
 
-/** A row as a feature: the cells (empty = null) minus the WKT column, and the geometry. */
-const toFeature = (header: string[], row: CsvRow, geometry: CsvGeometry | undefined): SourceFeature => {
-  const properties: Record<string, unknown> = {};
+/**
+ * The attribute columns: every column but the WKT one, each with its cell's index, in the order a
+ * feature's properties object lists them (integer-like names first, as JavaScript orders keys).
+ */
+const attributeColumns = (header: string[], geometry: CsvGeometry | undefined): [string, number][] => {
+  const columns: Record<string, number> = {};
   header.forEach((name, i) => {
-    if (name !== geometry?.wkt) properties[name] = row.cells[i] || null;
+    if (name !== geometry?.wkt) columns[name] = i;
   });
-  if (!geometry) return { properties, geometry: null };
+  return Object.entries(columns);
+};
+
+/** A row's geometry: its WKT, or a point from its lon/lat cells; throws when those aren't numbers. */
+const geometryOf = (
+  header: string[],
+  row: CsvRow,
+  geometry: CsvGeometry | undefined,
+): SourceFeature['geometry'] => {
+  if (!geometry) return null;
   if (geometry.wkt) {
     const wkt = row.cells[header.indexOf(geometry.wkt)]?.trim();
-    return { properties, geometry: wkt ? { wkt } : null };
+    return wkt ? { wkt } : null;
   }
   const lat = row.cells[header.indexOf(geometry.lat ?? '')]?.trim();
   const lon = row.cells[header.indexOf(geometry.lon ?? '')]?.trim();
-  if (!lat && !lon) return { properties, geometry: null };
+  if (!lat && !lon) return null;
   const x = Number(lon);
   const y = Number(lat);
   if (!lat || !lon || !Number.isFinite(x) || !Number.isFinite(y)) {
@@ -354,7 +366,16 @@ const toFeature = (header: string[], row: CsvRow, geometry: CsvGeometry | undefi
       `Line ${row.line}: the coordinates ${geometry.lon}=${JSON.stringify(lon ?? '')}, ${geometry.lat}=${JSON.stringify(lat ?? '')} are not numbers.`,
     );
   }
-  return { properties, geometry: { type: 'Point', coordinates: [x, y] } };
+  return { type: 'Point', coordinates: [x, y] };
+};
+
+/** A row as a feature: the cells (empty = null) minus the WKT column, and the geometry. */
+const toFeature = (header: string[], row: CsvRow, geometry: CsvGeometry | undefined): SourceFeature => {
+  const properties: Record<string, unknown> = {};
+  header.forEach((name, i) => {
+    if (name !== geometry?.wkt) properties[name] = row.cells[i] || null;
+  });
+  return { properties, geometry: geometryOf(header, row, geometry) };
 };
 
 /** Discovery of a CSV file: one layer named after the file. */
@@ -371,18 +392,22 @@ export async function discoverCsv(
   );
   let header: string[] = [];
   let geometry: CsvGeometry | undefined;
+  let attributes: [string, number][] = [];
   for await (const row of csvRows(path, options, (h) => {
     header = h;
   })) {
-    if (row.index === 0) geometry = detectCsvGeometry(header, row.cells, options.csv);
-    const feature = toFeature(header, row, geometry);
+    if (row.index === 0) {
+      geometry = detectCsvGeometry(header, row.cells, options.csv);
+      attributes = attributeColumns(header, geometry);
+    }
+    // The cells are scanned as they are: no feature object is built for discovery.
+    const shape = geometryOf(header, row, geometry);
     scan.count++;
-    for (const [name, value] of Object.entries(feature.properties))
-      scan.fields.addText(name, value as string | null);
+    for (const [name, at] of attributes) scan.fields.addText(name, row.cells[at] || null);
     const where = `line ${row.line}`;
     let info: ReturnType<typeof geometryInfo> | null = null;
-    if (feature.geometry && 'wkt' in feature.geometry) info = wktInfo(feature.geometry.wkt, where);
-    else if (feature.geometry) info = geometryInfo(feature.geometry, where);
+    if (shape && 'wkt' in shape) info = wktInfo(shape.wkt, where);
+    else if (shape) info = geometryInfo(shape, where);
     scan.addGeometry(row.index, info?.type ?? null, info?.box ?? null, where);
   }
   if (header.length === 0) throw new ImportInputError('empty_file', 'The CSV file has no header row.');
