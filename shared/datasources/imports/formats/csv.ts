@@ -332,31 +332,45 @@ async function* csvRows(
   if (header === undefined) throw new ImportInputError('empty_file', 'The CSV file has no header row.');
 }
 
-/**
- * The attribute columns: every column but the WKT one, each with its cell's index, in the order a
- * feature's properties object lists them (integer-like names first, as JavaScript orders keys).
- */
-const attributeColumns = (header: string[], geometry: CsvGeometry | undefined): [string, number][] => {
-  const columns: Record<string, number> = {};
+/** Where a file's cells go, found once from its header and its geometry columns. */
+interface CsvColumns {
+  geometry: CsvGeometry | undefined;
+  /**
+   * Every column but the WKT one, with its cell's index, in the order a feature's properties
+   * object lists them (integer-like names first, as JavaScript orders keys).
+   */
+  attributes: [string, number][];
+  /** The cells the geometry is read from (-1: none). */
+  wkt: number;
+  lat: number;
+  lon: number;
+}
+
+const columnsOf = (header: string[], geometry: CsvGeometry | undefined): CsvColumns => {
+  const attributes: Record<string, number> = {};
   header.forEach((name, i) => {
-    if (name !== geometry?.wkt) columns[name] = i;
+    if (name !== geometry?.wkt) attributes[name] = i;
   });
-  return Object.entries(columns);
+  const at = (name: string | undefined) => (name === undefined ? -1 : header.indexOf(name));
+  return {
+    geometry,
+    attributes: Object.entries(attributes),
+    wkt: at(geometry?.wkt),
+    lat: at(geometry?.lat),
+    lon: at(geometry?.lon),
+  };
 };
 
 /** A row's geometry: its WKT, or a point from its lon/lat cells; throws when those aren't numbers. */
-const geometryOf = (
-  header: string[],
-  row: CsvRow,
-  geometry: CsvGeometry | undefined,
-): SourceFeature['geometry'] => {
+const geometryOf = (columns: CsvColumns, row: CsvRow): SourceFeature['geometry'] => {
+  const { geometry } = columns;
   if (!geometry) return null;
   if (geometry.wkt) {
-    const wkt = row.cells[header.indexOf(geometry.wkt)]?.trim();
+    const wkt = row.cells[columns.wkt]?.trim();
     return wkt ? { wkt } : null;
   }
-  const lat = row.cells[header.indexOf(geometry.lat ?? '')]?.trim();
-  const lon = row.cells[header.indexOf(geometry.lon ?? '')]?.trim();
+  const lat = row.cells[columns.lat]?.trim();
+  const lon = row.cells[columns.lon]?.trim();
   if (!lat && !lon) return null;
   const x = Number(lon);
   const y = Number(lat);
@@ -370,12 +384,10 @@ const geometryOf = (
 };
 
 /** A row as a feature: the cells (empty = null) minus the WKT column, and the geometry. */
-const toFeature = (header: string[], row: CsvRow, geometry: CsvGeometry | undefined): SourceFeature => {
+const toFeature = (columns: CsvColumns, row: CsvRow): SourceFeature => {
   const properties: Record<string, unknown> = {};
-  header.forEach((name, i) => {
-    if (name !== geometry?.wkt) properties[name] = row.cells[i] || null;
-  });
-  return { properties, geometry: geometryOf(header, row, geometry) };
+  for (const [name, at] of columns.attributes) properties[name] = row.cells[at] || null;
+  return { properties, geometry: geometryOf(columns, row) };
 };
 
 /** Discovery of a CSV file: one layer named after the file. */
@@ -392,18 +404,19 @@ export async function discoverCsv(
   );
   let header: string[] = [];
   let geometry: CsvGeometry | undefined;
-  let attributes: [string, number][] = [];
+  // Set from the header with the first row.
+  let columns = columnsOf([], undefined);
   for await (const row of csvRows(path, options, (h) => {
     header = h;
   })) {
     if (row.index === 0) {
       geometry = detectCsvGeometry(header, row.cells, options.csv);
-      attributes = attributeColumns(header, geometry);
+      columns = columnsOf(header, geometry);
     }
     // The cells are scanned as they are: no feature object is built for discovery.
-    const shape = geometryOf(header, row, geometry);
+    const shape = geometryOf(columns, row);
     scan.count++;
-    for (const [name, at] of attributes) scan.fields.addText(name, row.cells[at] || null);
+    for (const [name, at] of columns.attributes) scan.fields.addText(name, row.cells[at] || null);
     const where = `line ${row.line}`;
     let info: ReturnType<typeof geometryInfo> | null = null;
     if (shape && 'wkt' in shape) info = wktInfo(shape.wkt, where);
@@ -445,12 +458,11 @@ export async function discoverCsv(
 export async function* readCsv(path: string, options: ReadOptions = {}): AsyncGenerator<SourceFeature> {
   const skip = options.skip ?? 0;
   let header: string[] = [];
-  let geometry: CsvGeometry | undefined;
   const resume = await resumeOf(path, options);
-  if (resume) {
-    header = resume.header;
-    geometry = detectCsvGeometry(header, resume.first, options.csv);
-  }
+  // Set from the header with the first row, or from the head a resume read.
+  let columns = resume
+    ? columnsOf(resume.header, detectCsvGeometry(resume.header, resume.first, options.csv))
+    : columnsOf([], undefined);
   for await (const row of csvRows(
     path,
     options,
@@ -459,9 +471,9 @@ export async function* readCsv(path: string, options: ReadOptions = {}): AsyncGe
     },
     resume,
   )) {
-    if (row.index === 0) geometry = detectCsvGeometry(header, row.cells, options.csv);
+    if (row.index === 0) columns = columnsOf(header, detectCsvGeometry(header, row.cells, options.csv));
     if (row.index < skip) continue;
-    const feature = toFeature(header, row, geometry);
+    const feature = toFeature(columns, row);
     feature.end = row.end;
     feature.lines = row.lines;
     yield feature;
