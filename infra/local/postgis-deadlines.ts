@@ -13,12 +13,21 @@
  * handler sets QueryCancelPending (and InterruptPending and the latch), so the statement fails
  * with 57014 at its next interrupt check; only then is the statement told to stop on the board.
  * Other timeouts (the idle statistics flush, up to 10 s) just do their work. A statement still
- * running {@link HARD_STOP_GRACE_MS} after it was told to stop (native code that checks nothing)
- * is stopped by restarting the worker (infra/local/postgis-supervisor.ts).
+ * running after it was told to stop — having used {@link HARD_STOP_CPU_MS} of its thread's CPU
+ * since, or {@link HARD_STOP_GRACE_MS} of wall time — is native code that checks nothing, and is
+ * stopped by restarting the worker (infra/local/postgis-supervisor.ts).
  */
+import { currentThreadId, threadCpuMs } from './thread-cpu.ts';
 
 /** How long a statement may go on after its cancel was delivered before the worker is restarted. */
 export const HARD_STOP_GRACE_MS = 500;
+/**
+ * How much CPU its thread may use after its cancel was delivered before the worker is restarted
+ * (Linux; ADR 0142): a statement that checks for interrupts stops within a few ms of it, so one
+ * that computes this long ignores its cancel. Counted in CPU, not wall time, a thread that a busy
+ * machine doesn't schedule is given its {@link HARD_STOP_GRACE_MS} instead.
+ */
+export const HARD_STOP_CPU_MS = 150;
 
 /** The global the worker installs and the parent's interrupt calls on the worker's thread. */
 export const INTERRUPT_HOOK = 'geoplane.postgis.interrupt';
@@ -27,13 +36,16 @@ const BUSY_SINCE = 0;
 const DUE = 1;
 const CANCELLED = 2;
 const STOP_ASKED = 3;
-const SLOTS = 4;
+const THREAD = 4;
+const STOP_CPU = 5;
+const SLOTS = 6;
 
 /**
  * Shared between the worker and its parent (a SharedArrayBuffer of float64s): when the backend
  * became busy (epoch ms, 0 when idle), when the armed alarm is due (epoch ms, 0 when none is
- * armed), how many statements were stopped in place at their deadline, and when the running
- * statement was told to stop (epoch ms, 0 when it wasn't).
+ * armed), how many statements were stopped in place at their deadline, when the running
+ * statement was told to stop (epoch ms, 0 when it wasn't), the worker thread's id in the kernel
+ * (0: unknown) and its CPU ms when the statement was told to stop (-1: unknown).
  */
 export class DeadlineBoard {
   readonly #slots: Float64Array;
@@ -80,10 +92,35 @@ export class DeadlineBoard {
     return this.#slots[STOP_ASKED] as number;
   }
 
-  /** Records a cancel delivered in place to the running statement at `epochMs`. */
-  countCancel(epochMs: number): void {
+  /** The worker thread's id in the kernel (0: unknown), for {@link threadCpuMs}. */
+  get thread(): number {
+    return this.#slots[THREAD] as number;
+  }
+
+  set thread(tid: number) {
+    this.#slots[THREAD] = tid;
+  }
+
+  /**
+   * Records a cancel delivered in place to the running statement at `epochMs`, when its thread had
+   * used `cpuMs` of CPU.
+   */
+  countCancel(epochMs: number, cpuMs: number | undefined): void {
     this.#slots[CANCELLED] = (this.#slots[CANCELLED] as number) + 1;
-    if (this.busySince > 0 && this.stopAsked === 0) this.#slots[STOP_ASKED] = epochMs;
+    if (this.busySince > 0 && this.stopAsked === 0) {
+      this.#slots[STOP_CPU] = cpuMs ?? -1;
+      this.#slots[STOP_ASKED] = epochMs;
+    }
+  }
+
+  /**
+   * The CPU ms the worker's thread used since the running statement was told to stop, given its
+   * CPU ms now; undefined when no stop was asked or either reading is unknown.
+   */
+  cpuSinceStop(cpuNow: number | undefined): number | undefined {
+    const atStop = this.#slots[STOP_CPU] as number;
+    if (this.busySince === 0 || this.stopAsked === 0 || atStop < 0 || cpuNow === undefined) return undefined;
+    return cpuNow - atStop;
   }
 
   /** True when the alarm is due while a statement runs that hasn't been told to stop yet: interrupt it. */
@@ -115,6 +152,7 @@ export function installStatementDeadlines(
   interrupt(): InterruptOutcome;
 } {
   const board = new DeadlineBoard(buffer);
+  board.thread = currentThreadId();
   const realSetTimeout = globalThis.setTimeout;
   const realClearTimeout = globalThis.clearTimeout;
   const realNow = performance.now.bind(performance);
@@ -164,7 +202,7 @@ export function installStatementDeadlines(
     deliverNow();
     if (!cancelPending()) return 'delivered';
     // statement_timeout: the statement is cancelled at its next interrupt check.
-    board.countCancel(realDateNow());
+    board.countCancel(realDateNow(), threadCpuMs(board.thread));
     return 'cancelled';
   };
   // Every clock read of the running statement (sleeps, waits, clock_timestamp(), now() at each

@@ -14,11 +14,12 @@
  *   worker's busy thread through the inspector protocol (the one Node API that runs code on a
  *   thread that is executing WebAssembly); at statement_timeout the statement fails with 57014 at
  *   its next interrupt check.
- * - **Restart.** A statement still running {@link HARD_STOP_GRACE_MS} after its cancel, a thread
- *   that doesn't take the interrupt within {@link UNRESPONSIVE_MS} (blocked outside JavaScript
- *   and WebAssembly), a worker that reports its backend wedged or failed, or a worker that exits:
- *   the worker is terminated (bounded: a thread stuck in a system call is abandoned) and a new
- *   one opens the same data dir. It serves only after a probe query over the wire answered; a
+ * - **Restart.** A statement still running after its cancel (its thread has used
+ *   {@link HARD_STOP_CPU_MS} of CPU since, read from /proc, or {@link HARD_STOP_GRACE_MS} passed),
+ *   a thread that doesn't take the interrupt within {@link UNRESPONSIVE_MS} (blocked outside
+ *   JavaScript and WebAssembly), a worker that reports its backend wedged or failed, or a worker
+ *   that exits: the worker is terminated (bounded: a thread stuck in a system call is abandoned)
+ *   and a new one opens the same data dir. It serves only after a probe query over the wire answered; a
  *   restart that fails is tried again.
  */
 import { Session } from 'node:inspector';
@@ -27,11 +28,13 @@ import type { Worker } from 'node:worker_threads';
 import pg from 'pg';
 import {
   type DeadlineBoard,
+  HARD_STOP_CPU_MS,
   HARD_STOP_GRACE_MS,
   INTERRUPT_HOOK,
   type InterruptOutcome,
 } from './postgis-deadlines.ts';
 import type { WorkerMessage } from './postgis-worker.ts';
+import { threadCpuMs } from './thread-cpu.ts';
 
 /** How often the watchdog reads the deadline board. */
 const WATCH_MS = 50;
@@ -158,6 +161,13 @@ export class PostgisSupervisor {
     const running = this.#current;
     const { board, worker } = running;
     const now = Date.now();
+    const cpu = board.stopAsked > 0 ? board.cpuSinceStop(threadCpuMs(board.thread)) : undefined;
+    if (cpu !== undefined && cpu >= HARD_STOP_CPU_MS) {
+      this.#restart(
+        `a statement used ${cpu} ms of CPU in ${now - board.stopAsked} ms after its statement_timeout cancel`,
+      );
+      return;
+    }
     if (board.overrun(now, HARD_STOP_GRACE_MS)) {
       this.#restart(`a statement went on ${now - board.stopAsked} ms after its statement_timeout cancel`);
       return;
