@@ -110,10 +110,16 @@ function send(agent: Agent, url: string, apiKey: string, method: string, body?: 
 }
 
 const count = (text: string, pattern: RegExp) => text.match(pattern)?.length ?? 0;
-const STANDBY_LINE = /a warm standby waits for the next restart/g;
+const STANDBY_TEXT = 'a warm standby waits for the next restart';
+const RESTART_TEXT = ': restarting PostGIS';
 const RESTART_LINE = /: restarting PostGIS/g;
 const TAKEOVER_LINE = /opening the data dir in the warm standby/g;
 const RESTARTED_LINE = /PostGIS restarted in (\d+) ms/g;
+
+/** True when the host's last word on its standby came after its last restart (or neither is in its output). */
+function standbyAfterLastRestart(output: string): boolean {
+  return output.lastIndexOf(STANDBY_TEXT) >= output.lastIndexOf(RESTART_TEXT);
+}
 
 async function until(test: () => boolean, ms: number): Promise<boolean> {
   const end = Date.now() + ms;
@@ -161,10 +167,10 @@ export async function measureRecovery(
   const outcome: RecoveryOutcome = { runs: [], standbyLogged: false };
   for (let i = 0; i < runs; i++) {
     // Each runaway meets a host as it is between incidents: a warm standby waiting, when it has one.
-    const standbys = i + 1;
-    // A host that never logged one (an older one) gets a pause to settle instead.
+    // The output is a tail (the last megabyte): the standby is there when its line came after the
+    // last restart's; on a host that logged so much that neither is left, it loaded long ago.
     const ready = await until(
-      () => count(t.host.output(), STANDBY_LINE) >= standbys,
+      () => standbyAfterLastRestart(t.host.output()),
       i === 0 || outcome.standbyLogged ? STANDBY_WAIT_MS : SETTLE_MS,
     );
     outcome.standbyLogged ||= ready;
