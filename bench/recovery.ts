@@ -112,7 +112,7 @@ function send(agent: Agent, url: string, apiKey: string, method: string, body?: 
 const count = (text: string, pattern: RegExp) => text.match(pattern)?.length ?? 0;
 const STANDBY_TEXT = 'a warm standby waits for the next restart';
 const RESTART_TEXT = ': restarting PostGIS';
-const RESTART_LINE = /: restarting PostGIS/g;
+const RESTART_LINE = new RegExp(RESTART_TEXT, 'g');
 const TAKEOVER_LINE = /opening the data dir in the warm standby/g;
 const RESTARTED_LINE = /PostGIS restarted in (\d+) ms/g;
 

@@ -19,8 +19,8 @@
  *   a thread that doesn't take the interrupt within {@link UNRESPONSIVE_MS} (blocked outside
  *   JavaScript and WebAssembly), a worker that reports its backend wedged or failed, or a worker
  *   that exits: the worker is terminated (bounded: a thread stuck in a system call is abandoned)
- *   and a new one opens the same data dir. It serves only after a probe query over the wire answered; a
- *   restart that fails is tried again.
+ *   and a new one opens the same data dir. It serves only after a probe query over the wire
+ *   answered; a restart that fails is tried again.
  */
 import { Session } from 'node:inspector';
 import { connect, createServer, type Server, type Socket } from 'node:net';
