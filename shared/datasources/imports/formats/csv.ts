@@ -403,16 +403,12 @@ export async function discoverCsv(
     limitsOf(options.limits).maxFields,
   );
   let header: string[] = [];
-  let geometry: CsvGeometry | undefined;
   // Set from the header with the first row.
   let columns = columnsOf([], undefined);
   for await (const row of csvRows(path, options, (h) => {
     header = h;
   })) {
-    if (row.index === 0) {
-      geometry = detectCsvGeometry(header, row.cells, options.csv);
-      columns = columnsOf(header, geometry);
-    }
+    if (row.index === 0) columns = columnsOf(header, detectCsvGeometry(header, row.cells, options.csv));
     // The cells are scanned as they are: no feature object is built for discovery.
     const shape = geometryOf(columns, row);
     scan.count++;
@@ -424,7 +420,9 @@ export async function discoverCsv(
     scan.addGeometry(row.index, info?.type ?? null, info?.box ?? null, where);
   }
   if (header.length === 0) throw new ImportInputError('empty_file', 'The CSV file has no header row.');
-  if (scan.count === 0) geometry = detectCsvGeometry(header, undefined, options.csv);
+  if (scan.count === 0) columns = columnsOf(header, detectCsvGeometry(header, undefined, options.csv));
+  const { geometry } = columns;
+  // In the header's order: the fields no row showed (all of them in a file without rows).
   for (const name of header) if (name !== geometry?.wkt) scan.fields.declare(name);
   const warnings: string[] = [];
   if (!geometry)
