@@ -9,7 +9,7 @@ import {
   type RowShape,
   rowBatches,
 } from '#datasources/imports/staged-rows.ts';
-import type { SourceFeature } from '#domain/import-sources.ts';
+import type { SourceFeature, SourceGeometry } from '#domain/import-sources.ts';
 import { collect, tempDir } from '../fixtures/imports/support.ts';
 
 /**
@@ -150,6 +150,165 @@ describe('staged rows through the reader thread (readRows)', () => {
     // Assess
     expect(read).toHaveLength(2300);
     expect(batches.length).toBeGreaterThan(1);
+    expect(rowsOf(batches)).toEqual(expected(read));
+  });
+
+  it('write packed coordinates as the parsed arrays are written: every geometry type, 2D and 3D, every number form', async () => {
+    // Prepare: geometries the reader packs (lines, polygons, multis) and ones it leaves to
+    // JSON.parse (points, an XYZM line, a type nested unlike its coordinates, a collection)
+    const geometries = [
+      {
+        type: 'LineString',
+        coordinates: [
+          [1e-7, -0],
+          [150, 2.000000000000001],
+        ],
+      },
+      {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [0, 0],
+            [10, 0],
+            [10, 10],
+            [0, 0],
+          ],
+          [
+            [1, 1],
+            [2, 1],
+            [1, 2],
+            [1, 1],
+          ],
+        ],
+      },
+      {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [0, 0, 5],
+            [1, 0, 5],
+            [1, 1, 6],
+            [0, 0, 5],
+          ],
+        ],
+      },
+      {
+        type: 'MultiPoint',
+        coordinates: [
+          [1, 2],
+          [3, 4],
+        ],
+      },
+      {
+        type: 'MultiLineString',
+        coordinates: [
+          [
+            [0, 0],
+            [1, 1],
+          ],
+          [
+            [2, 2],
+            [3, 3],
+          ],
+        ],
+      },
+      {
+        type: 'MultiPolygon',
+        coordinates: [
+          [
+            [
+              [0, 0],
+              [1, 0],
+              [1, 1],
+              [0, 0],
+            ],
+          ],
+          [
+            [
+              [5, 5, 1],
+              [6, 5, 1],
+              [6, 6, 1],
+              [5, 5, 1],
+            ],
+          ],
+        ],
+      },
+      { type: 'Point', coordinates: [123456789.12345679, -1e22] },
+      {
+        type: 'LineString',
+        coordinates: [
+          [1, 2, 3, 4],
+          [5, 6, 7, 8],
+        ],
+      },
+      { type: 'MultiPoint', coordinates: [[[1, 2]], [[3, 4]]] },
+      {
+        type: 'GeometryCollection',
+        geometries: [
+          {
+            type: 'LineString',
+            coordinates: [
+              [0, 0],
+              [1, 1],
+            ],
+          },
+        ],
+      },
+    ];
+    const features = Array.from({ length: 1200 }, (_, i) =>
+      feature(i + 1, geometries[i % geometries.length]),
+    );
+    const path = tmp.file('shapes.geojson', JSON.stringify({ type: 'FeatureCollection', features }));
+
+    // Act
+    const read = await collect(readFeatures(path, 'shapes.geojson', 'shapes'));
+    const batches = await collect2(readRows(path, 'shapes.geojson', 'shapes', shape));
+
+    // Assess: one nested too deep for its type fails as it did (the rows before it are written)
+    const failing = read.findIndex(
+      (f) =>
+        f.geometry &&
+        (f.geometry as { type: string }).type === 'MultiPoint' &&
+        Array.isArray(((f.geometry as { coordinates: unknown[][] }).coordinates[0] as unknown[])[0]),
+    );
+    expect(failing).toBe(8);
+    expect(batches.reduce((n, b) => n + b.count, 0)).toBe(8);
+    expect(rowsOf(batches)).toEqual(expected(read.slice(0, 8)));
+    let parsedError = '';
+    try {
+      geometryText(read[8]?.geometry as SourceGeometry);
+    } catch (error) {
+      parsedError = (error as Error).message;
+    }
+    expect(parsedError).toBe('a position with fewer than 2 numbers');
+    expect(batches.at(-1)?.failure).toBe(
+      `layer places: feature 9 has a geometry that can't be read (${parsedError}).`,
+    );
+  });
+
+  it('write the packed geometries of many chunks as the parsed arrays are written', async () => {
+    // Prepare: 3 MB of polygons (several 1 MB chunks, items across their edges)
+    const features = Array.from({ length: 12_000 }, (_, i) =>
+      feature(i + 1, {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [i / 3, -i / 7],
+            [i / 3 + 0.1, -i / 7],
+            [i / 3 + 0.1, -i / 7 + 0.1],
+            [i / 3, -i / 7],
+          ],
+        ],
+      }),
+    );
+    const path = tmp.file('squares.geojson', JSON.stringify({ type: 'FeatureCollection', features }));
+
+    // Act
+    const read = await collect(readFeatures(path, 'squares.geojson', 'squares'));
+    const batches = await collect2(readRows(path, 'squares.geojson', 'squares', shape));
+
+    // Assess
+    expect(read).toHaveLength(12_000);
     expect(rowsOf(batches)).toEqual(expected(read));
   });
 

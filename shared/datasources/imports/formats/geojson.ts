@@ -9,6 +9,7 @@ import { ImportInputError } from '#domain/import-sources.ts';
 import { asInputError, invalidUtf8, isAbortError, isInvalidUtf8 } from './errors.ts';
 import { ItemSplitter, NotSplittable, placeIn, SplitError, type TopLevel } from './json-items.ts';
 import { limitsOf } from './limits.ts';
+import { CoordinatePacker } from './packed-coordinates.ts';
 import { geometryInfo, LayerScan } from './scan.ts';
 import { layerNameOf, readChunks } from './source.ts';
 import type { DiscoverOptions, ReadOptions } from './types.ts';
@@ -47,7 +48,12 @@ interface RawItem {
 async function* rawFeatures(path: string, options: ReadOptions, top: TopLevel): AsyncGenerator<RawItem[]> {
   const maxBytes = limitsOf(options.limits).maxFeatureBytes;
   const skip = options.skip ?? 0;
-  const splitter = new ItemSplitter(top, skip, maxBytes);
+  const splitter = new ItemSplitter(
+    top,
+    skip,
+    maxBytes,
+    options.packCoordinates ? new CoordinatePacker() : undefined,
+  );
   // A resume by position (ADR 0143): feature `skip` of the features array begins at `offset`.
   const resume = skip > 0 && options.offset !== undefined && options.offset > 0;
   let offset = resume ? (options.offset as number) : 0;
@@ -396,7 +402,8 @@ export async function discoverGeoJson(
   const name = layerNameOf(filename);
   const scan = new LayerScan(name, undefined, limitsOf(options.limits).maxFields);
   const top: TopLevel = { members: {}, collection: false };
-  for await (const batch of documentFeatures(path, options, top)) {
+  // Discovery only measures the coordinates: they come packed, not as arrays.
+  for await (const batch of documentFeatures(path, { ...options, packCoordinates: true }, top)) {
     for (const { index, feature } of batch) {
       scan.count++;
       scan.fields.addProperties(feature.properties);

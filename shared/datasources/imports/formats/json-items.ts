@@ -11,6 +11,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { ImportInputError } from '#domain/import-sources.ts';
+import type { CoordinatePacker } from './packed-coordinates.ts';
 
 /** One value of the document: a feature item (`index` ≥ 0) and where its bytes end in the file. */
 export interface SplitItem {
@@ -67,6 +68,9 @@ const CLOSE_ARRAY = 0x5d;
 const COMMA = 0x2c;
 const COLON = 0x3a;
 
+/** Items of a chunk tried for packing before a chunk with nothing to pack is given up on. */
+const PACK_PROBE = 16;
+
 const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 /** The TypeError a fatal TextDecoder throws, so callers treat both alike. */
@@ -104,10 +108,15 @@ export class ItemSplitter {
   /** Items read whole from the current chunk, parsed together when the chunk is done (see flush). */
   private pending: { index: number; from: number; end: number }[] = [];
 
+  /**
+   * @param packer when given, the geometry coordinates of items read whole from a chunk are packed
+   *   from their bytes (packed-coordinates.ts) instead of parsed into arrays.
+   */
   constructor(
     readonly top: TopLevel,
     private readonly skip: number,
     private readonly maxBytes: number,
+    private readonly packer?: CoordinatePacker,
   ) {}
 
   /**
@@ -356,7 +365,9 @@ export class ItemSplitter {
     let values: unknown[] | undefined;
     if (isUtf8(bytes)) {
       try {
-        values = JSON.parse(`[${bytes.toString('utf8')}]`) as unknown[];
+        values = this.packer
+          ? this.parsePacked(chunk, pending, this.packer)
+          : (JSON.parse(`[${bytes.toString('utf8')}]`) as unknown[]);
       } catch {
         values = undefined;
       }
@@ -376,6 +387,53 @@ export class ItemSplitter {
       const { index, end } = pending[k] as (typeof pending)[number];
       out.push({ index, item: values[k], end: offset + end });
     }
+  }
+
+  /**
+   * The items of `pending` parsed by one JSON.parse with their geometry coordinates packed: each
+   * packed array is cut from the text (a 0 stands in its place) and put back as PackedCoordinates.
+   * An item whose parsed geometry doesn't hold the 0 where the array was is parsed again whole.
+   */
+  private parsePacked(
+    chunk: Buffer,
+    pending: { from: number; end: number }[],
+    packer: CoordinatePacker,
+  ): unknown[] {
+    // A chunk whose first items have nothing to pack (points) is not searched further: the
+    // search would cost more than it saves.
+    let tried = 0;
+    let found = 0;
+    const packed = pending.map(({ from, end }) => {
+      if (found === 0 && tried >= PACK_PROBE) return false;
+      tried++;
+      const yes = packer.item(chunk, from, end);
+      if (yes) found++;
+      return yes;
+    });
+    const spans = packer.done();
+    const first = pending[0] as (typeof pending)[number];
+    const last = pending[pending.length - 1] as (typeof pending)[number];
+    let text = '[';
+    let at = first.from;
+    for (const span of spans) {
+      text += `${chunk.toString('utf8', at, span.start)}0`;
+      at = span.stop;
+    }
+    text += `${chunk.toString('utf8', at, last.end)}]`;
+    const values = JSON.parse(text) as unknown[];
+    let s = 0;
+    for (let k = 0; k < pending.length; k++) {
+      if (!packed[k]) continue;
+      const span = spans[s++] as (typeof spans)[number];
+      const geometry = (values[k] as { geometry?: { coordinates?: unknown } } | null)?.geometry;
+      if (geometry !== null && typeof geometry === 'object' && geometry.coordinates === 0) {
+        geometry.coordinates = span.coordinates;
+      } else {
+        const { from, end } = pending[k] as (typeof pending)[number];
+        values[k] = JSON.parse(chunk.toString('utf8', from, end));
+      }
+    }
+    return values;
   }
 
   /** The captured value ends at chunk[end - 1]: reads it and moves on. */

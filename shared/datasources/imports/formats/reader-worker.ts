@@ -195,6 +195,8 @@ async function run(id: number, job: ReaderJob, scratch: string): Promise<void> {
           ...(job.csv ? { csv: job.csv } : {}),
           ...(job.encoding !== undefined ? { encoding: job.encoding } : {}),
           ...(job.limits ? { limits: job.limits } : {}),
+          // Rows are written here (staged-rows.ts): their geometries never cross as arrays.
+          ...(job.shape ? { packCoordinates: true } : {}),
         });
         if (job.shape) {
           const rows = rowBatches(features, job.shape, (job.skip ?? 0) + 1, () => bytes ?? 0, ROW_BOUNDS);

@@ -5,6 +5,7 @@
 import type { FieldType, GeometryType, SourceField, SourceLayer } from '#domain/import-sources.ts';
 import { ImportInputError } from '#domain/import-sources.ts';
 import { MAX_FIELDS } from './limits.ts';
+import { PackedCoordinates } from './packed-coordinates.ts';
 
 /** [min_x, min_y, max_x, max_y]. */
 export type Box = [number, number, number, number];
@@ -17,6 +18,15 @@ const FAMILY: Record<GeometryType, string> = {
   Polygon: 'polygon',
   MultiPolygon: 'polygon',
   GeometryCollection: 'collection',
+};
+/** How deep each type's `coordinates` nest (0 = a position). */
+const NESTING: Record<Exclude<GeometryType, 'GeometryCollection'>, number> = {
+  Point: 0,
+  MultiPoint: 1,
+  LineString: 1,
+  MultiLineString: 2,
+  Polygon: 2,
+  MultiPolygon: 3,
 };
 const MULTI: Partial<Record<GeometryType, GeometryType>> = {
   Point: 'MultiPoint',
@@ -152,6 +162,12 @@ export const geometryInfo = (geometry: unknown, where: string): { type: Geometry
   if (geometry === null || typeof geometry !== 'object') throw invalidGeometry(where, 'not an object');
   const { type, coordinates, geometries } = geometry as Record<string, unknown>;
   if (!isGeometryType(type)) throw invalidGeometry(where, `unknown geometry type ${JSON.stringify(type)}`);
+  if (coordinates instanceof PackedCoordinates && type !== 'GeometryCollection') {
+    // Packed: numbers only, nested evenly, no empty list. Nested as the type says, its bbox is all
+    // there is to check; otherwise the arrays are checked as parsed ones are, for the same message.
+    if (coordinates.nesting === NESTING[type]) return { type, box: coordinates.box() };
+    return geometryInfo({ ...geometry, coordinates: coordinates.unpack() }, where);
+  }
   const box: Box = [Infinity, Infinity, -Infinity, -Infinity];
   if (type === 'GeometryCollection') {
     if (!Array.isArray(geometries)) throw invalidGeometry(where, 'a GeometryCollection needs "geometries"');

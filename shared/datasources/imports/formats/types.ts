@@ -20,6 +20,12 @@ export interface ReadOptions {
    * number on from there; without it they count the line breaks before `offset`.
    */
   lines?: number;
+  /**
+   * GeoJSON: a geometry's `coordinates` may come as PackedCoordinates (packed-coordinates.ts)
+   * instead of arrays, for a consumer that only measures or writes them (discovery, the loader's
+   * rows) in the reader's thread. Never for features that cross to another thread.
+   */
+  packCoordinates?: boolean;
   /** Called as the reader advances with the total bytes of the source consumed so far (monotonic, per chunk). */
   onBytes?: (bytes: number) => void;
   signal?: AbortSignal;
