@@ -10,6 +10,7 @@ import { COLD_REQUESTS_WATCHDOG_MS, coldRequestSection, measureColdRequests } fr
 import { concurrencyAlone } from './concurrency.ts';
 import { consoleSection, measureConsole } from './console.ts';
 import { dataPlaneSection, measureDataPlane } from './data-plane.ts';
+import { IMPORTS_WATCHDOG_MS, importsSection, measureImportLoads } from './imports.ts';
 import { latencySection, type Verdicts } from './latency-report.ts';
 import { measureSection1, prepareLatency } from './latency-section.ts';
 import { coldStackOf, dataPlaneTarget, startMainDynamo, startMainStack } from './main-stack.ts';
@@ -39,7 +40,25 @@ export const ALONE: Record<string, () => Promise<number>> = {
   'usage-keys': usageKeysAlone,
   'data-plane': dataPlaneAlone,
   latency: latencyAlone,
+  imports: importsAlone,
 };
+
+/** Section 5 on its own (files, Debian's PostgreSQL, the embedded PostGIS, ogr2ogr); the report goes to `.bench/`. */
+async function importsAlone(): Promise<number> {
+  installExitHandlers(IMPORTS_WATCHDOG_MS);
+  const outcome = await measureImportLoads(progress);
+  await cleanup();
+  const verdicts: string[] = [];
+  const section = importsSection(outcome, verdicts);
+  const report = aloneReport(
+    '# GeoPlane benchmark — section 5 alone (`BENCH_ONLY=imports`)',
+    verdicts,
+    section,
+    `section 5 ${fixed(outcome.ms / 1000, 0)} s`,
+  );
+  writeAloneReport('imports', report);
+  return 0;
+}
 
 /** Section 1 on its own main stack (DynamoDB Local, the host with its PostGIS, the floor); the report goes to `.bench/`. */
 async function latencyAlone(): Promise<number> {

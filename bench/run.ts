@@ -32,6 +32,8 @@
  * Section 8, the data plane (bench/data-plane.ts: the workspace's OGC API vs its SQL, on the main
  * stack after section 1), runs alone with `npm run bench -- data-plane` (or `BENCH_ONLY=data-plane`)
  * into `.bench/results-data-plane.md`. Every section that runs alone is named either way.
+ * `BENCH_ONLY=imports` runs section 5 alone (its files, PostgreSQL, ogr2ogr and the embedded PostGIS;
+ * ~13 minutes) into `.bench/results-imports.md`.
  * Section 9, the embedded PostGIS's time to a first good answer after a runaway (bench/recovery.ts,
  * ADR 0142), runs on the main stack after section 8; alone with `npx tsx bench/recovery.ts`.
  * Where its parts live: run-plan.ts (counts, budgets, the clock), main-stack.ts, latency-section.ts

@@ -6,14 +6,14 @@ import { tempDir } from '../fixtures/imports/support.ts';
 /**
  * Packed coordinates (packed-coordinates.ts) are read from a feature's bytes instead of by
  * JSON.parse. They must be exactly JSON.parse's numbers, bit for bit, in the same nesting — and
- * whatever is not the plain case must be left to JSON.parse (item() says false).
+ * whatever is not the plain case must be left to JSON.parse (items() says false).
  */
 
 /** Packs the coordinates of one feature item's text; undefined when the packer leaves it alone. */
 function pack(item: string): PackedCoordinates | undefined {
   const bytes = Buffer.from(`  ${item}  `);
   const packer = new CoordinatePacker();
-  const packed = packer.item(bytes, 2, bytes.length - 2);
+  const [packed] = packer.items(bytes, [{ from: 2, end: bytes.length - 2 }]);
   const spans = packer.done();
   expect(spans).toHaveLength(packed ? 1 : 0);
   if (!packed) return undefined;
@@ -128,8 +128,13 @@ describe('packed coordinates', () => {
     const items = [feature('[[0,0],[1,1]]', 'LineString'), feature('[[2,2],[3,3],[4,4]]', 'LineString')];
     const bytes = Buffer.from(items.join(','));
     const packer = new CoordinatePacker();
-    expect(packer.item(bytes, 0, (items[0] as string).length)).toBe(true);
-    expect(packer.item(bytes, (items[0] as string).length + 1, bytes.length)).toBe(true);
+    const first = (items[0] as string).length;
+    expect(
+      packer.items(bytes, [
+        { from: 0, end: first },
+        { from: first + 1, end: bytes.length },
+      ]),
+    ).toEqual([true, true]);
     const [a, b] = packer.done();
     expect(a?.coordinates.values).toBe(b?.coordinates.values);
     expect([a?.coordinates.unpack(), b?.coordinates.unpack()]).toEqual([
@@ -144,8 +149,53 @@ describe('packed coordinates', () => {
       ],
     ]);
     // A refused item leaves nothing behind.
-    expect(packer.item(Buffer.from(feature('[[1,2],[3]]', 'LineString')), 0, 200)).toBe(false);
+    const refused = Buffer.from(feature('[[1,2],[3]]', 'LineString'));
+    expect(packer.items(refused, [{ from: 0, end: refused.length }])).toEqual([false]);
     expect(packer.done()).toEqual([]);
+  });
+});
+
+describe('packing the items of a chunk', () => {
+  const spans = (texts: string[]) => {
+    const bytes = Buffer.from(texts.join(',\n'));
+    const items: { from: number; end: number }[] = [];
+    let at = 0;
+    for (const t of texts) {
+      items.push({ from: at, end: at + t.length });
+      at += t.length + 2;
+    }
+    return { bytes, items };
+  };
+
+  it('finds each item its own key, whatever the items before it held', () => {
+    const { bytes, items } = spans([
+      feature('[[0,0],[1,1]]', 'LineString'),
+      '{"type":"Feature","properties":{"coordinates":[[9,9]]},"geometry":{"type":"LineString","coordinates":[[2,2],[3,3]]}}',
+      '{"type":"Feature","properties":{},"geometry":null}',
+      feature('[[4,4],[5,5]]', 'LineString'),
+    ]);
+    const packer = new CoordinatePacker();
+    expect(packer.items(bytes, items)).toEqual([true, false, false, true]);
+    expect(packer.done().map((span) => span.coordinates.unpack())).toEqual([
+      [
+        [0, 0],
+        [1, 1],
+      ],
+      [
+        [4, 4],
+        [5, 5],
+      ],
+    ]);
+  });
+
+  it('gives up on a chunk whose first 16 items have nothing to pack', () => {
+    const points = Array.from({ length: 16 }, (_, i) => feature(`[${i},${i}]`, 'Point'));
+    const lines = Array.from({ length: 4 }, (_, i) => feature(`[[${i},0],[0,${i}]]`, 'LineString'));
+    const packer = new CoordinatePacker();
+    const late = spans([...points, ...lines]);
+    expect(packer.items(late.bytes, late.items).filter(Boolean)).toHaveLength(0);
+    const early = spans([...points.slice(1), ...lines]);
+    expect(packer.items(early.bytes, early.items).filter(Boolean)).toHaveLength(4);
   });
 });
 

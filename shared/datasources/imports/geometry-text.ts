@@ -22,9 +22,9 @@ export function geometryText(geometry: SourceGeometry): string {
     }
     return geometry.wkt;
   }
-  const out = new WkbWriter();
-  out.geometry(geometry as GeoJsonObject, 0);
-  return out.hex();
+  writer.start();
+  writer.geometry(geometry as GeoJsonObject, 0);
+  return writer.hex();
 }
 
 interface GeoJsonObject {
@@ -44,7 +44,7 @@ const TYPES: Record<string, { code: number; nesting: number }> = {
   MultiPolygon: { code: 6, nesting: 3 },
 };
 const COLLECTION = 7;
-/** The largest buffer the writers of a thread keep between calls. */
+/** The largest buffer the writer keeps between geometries. */
 const SHARED_MAX_BYTES = 1 << 20;
 /** The Z flag of (E)WKB's type word, as PostGIS writes it. */
 const Z_FLAG = 0x80000000;
@@ -57,11 +57,18 @@ const Z_FLAG = 0x80000000;
  * writes POINT EMPTY.
  */
 class WkbWriter {
-  /** Shared by every call in a thread: it only grows. */
-  private static shared = new ArrayBuffer(1024);
-  private bytes = WkbWriter.shared;
+  private bytes = new ArrayBuffer(1024);
   private view = new DataView(this.bytes);
   private at = 0;
+
+  /** Starts a geometry (a buffer grown past SHARED_MAX_BYTES for a huge one is let go). */
+  start(): void {
+    this.at = 0;
+    if (this.bytes.byteLength > SHARED_MAX_BYTES) {
+      this.bytes = new ArrayBuffer(1024);
+      this.view = new DataView(this.bytes);
+    }
+  }
 
   hex(): string {
     return Buffer.from(this.bytes, 0, this.at).toString('hex');
@@ -292,8 +299,6 @@ class WkbWriter {
     new Uint8Array(bigger).set(new Uint8Array(this.bytes, 0, this.at));
     this.bytes = bigger;
     this.view = new DataView(bigger);
-    // A rare huge geometry's buffer is not kept for the thread's lifetime.
-    if (bigger.byteLength <= SHARED_MAX_BYTES) WkbWriter.shared = bigger;
   }
 }
 
@@ -312,3 +317,6 @@ function hasZ(coordinates: unknown[], nesting: number): boolean {
   }
   return Array.isArray(first) && first.length > 2;
 }
+
+/** The thread's one writer: geometryText runs to completion, so one buffer serves every call. */
+const writer = new WkbWriter();

@@ -68,9 +68,6 @@ const CLOSE_ARRAY = 0x5d;
 const COMMA = 0x2c;
 const COLON = 0x3a;
 
-/** Items of a chunk tried for packing before a chunk with nothing to pack is given up on. */
-const PACK_PROBE = 16;
-
 const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 /** The TypeError a fatal TextDecoder throws, so callers treat both alike. */
@@ -399,17 +396,7 @@ export class ItemSplitter {
     pending: { from: number; end: number }[],
     packer: CoordinatePacker,
   ): unknown[] {
-    // A chunk whose first items have nothing to pack (points) is not searched further: the
-    // search would cost more than it saves.
-    let tried = 0;
-    let found = 0;
-    const packed = pending.map(({ from, end }) => {
-      if (found === 0 && tried >= PACK_PROBE) return false;
-      tried++;
-      const yes = packer.item(chunk, from, end);
-      if (yes) found++;
-      return yes;
-    });
+    const packed = packer.items(chunk, pending);
     const spans = packer.done();
     const first = pending[0] as (typeof pending)[number];
     const last = pending[pending.length - 1] as (typeof pending)[number];

@@ -90,6 +90,8 @@ const isDigit = (c: number): boolean => c >= ZERO && c <= NINE;
 
 /** 10^k for k ≤ 22: every one exact in a double. */
 const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
+/** Items of a chunk tried before a chunk with nothing to pack is given up on. */
+const PACK_PROBE = 16;
 /** Most positions nest no deeper (a MultiPolygon's are 4 lists deep). */
 const MAX_NESTING = 8;
 
@@ -125,20 +127,41 @@ export class CoordinatePacker {
   private pending: Pending[] = [];
 
   /**
-   * Looks for `geometry.coordinates` in the feature item at bytes[from, end) and packs it; false
-   * when the item is not the plain case (the item is then parsed as it is).
+   * Packs the geometry coordinates of the feature items at bytes[from, end) (in file order, as a
+   * chunk holds them); says which it packed. An item is packed when it holds the text
+   * `"coordinates"` once — in JSON those bytes followed by a colon can only be a key; whether it is
+   * the geometry's own is for the parse to tell (ItemSplitter.parsePacked checks the geometry holds
+   * the stand-in) — and its array is the plain case. A chunk whose first PACK_PROBE items have
+   * nothing to pack (points) is not searched further: the search would cost more than it saves.
    */
-  item(bytes: Buffer, from: number, end: number): boolean {
-    const nv = this.nv;
-    const nc = this.nc;
-    const found = this.feature(bytes, from, end);
-    if (found === null) {
-      this.nv = nv;
-      this.nc = nc;
-      return false;
+  items(b: Buffer, items: readonly { from: number; end: number }[]): boolean[] {
+    const packed = new Array<boolean>(items.length).fill(false);
+    const first = items[0];
+    if (first === undefined) return packed;
+    // One search over the chunk, not one per item.
+    let match = b.indexOf(COORDINATES, first.from);
+    let found = 0;
+    for (let k = 0; k < items.length && match >= 0; k++) {
+      if (found === 0 && k >= PACK_PROBE) break;
+      const { from, end } = items[k] as { from: number; end: number };
+      while (match >= 0 && match < from) match = b.indexOf(COORDINATES, match + COORDINATES.length);
+      if (match < 0 || match >= end) continue;
+      const key = match;
+      match = b.indexOf(COORDINATES, key + COORDINATES.length);
+      if (match >= 0 && match < end) continue;
+      const nv = this.nv;
+      const nc = this.nc;
+      const one = this.at(b, key, end);
+      if (one === null) {
+        this.nv = nv;
+        this.nc = nc;
+        continue;
+      }
+      this.pending.push(one);
+      packed[k] = true;
+      found++;
     }
-    this.pending.push(found);
-    return true;
+    return packed;
   }
 
   /** The chunk's packed geometries, in the order their items were given. */
@@ -155,16 +178,8 @@ export class CoordinatePacker {
     return spans;
   }
 
-  /**
-   * The item's one `"coordinates"` key, when its value is an array of arrays. Found as text: in
-   * JSON those bytes followed by a colon can only be a key. Whether it is the geometry's own is
-   * for the parse to tell (ItemSplitter.parsePacked checks the geometry holds the stand-in).
-   */
-  private feature(b: Buffer, from: number, end: number): Pending | null {
-    const key = b.indexOf(COORDINATES, from);
-    if (key < 0 || key >= end) return null;
-    const again = b.indexOf(COORDINATES, key + COORDINATES.length);
-    if (again >= 0 && again < end) return null;
+  /** The array after the key at b[key], when it is an array of arrays (a Point's is not packed). */
+  private at(b: Buffer, key: number, end: number): Pending | null {
     let i = space(b, key + COORDINATES.length, end);
     if (b[i] !== COLON) return null;
     i = space(b, i + 1, end);
