@@ -149,6 +149,7 @@ describe('geometryText of GeoJSON: hex WKB', () => {
   it.each([
     [{ type: 'Curve', coordinates: [] }, 'unknown geometry type "Curve"'],
     [{ coordinates: [1, 2] }, 'unknown geometry type undefined'],
+    [{ type: 'toString', coordinates: [1, 2] }, 'unknown geometry type "toString"'],
     [{ type: 'Point' }, 'Point without coordinates'],
     [{ type: 'Point', coordinates: [1] }, 'a position with fewer than 2 numbers'],
     [{ type: 'Point', coordinates: [1, 'x'] }, 'a position that is not numbers: [1,"x"]'],

@@ -33,6 +33,8 @@ function bits(value: unknown): unknown {
   return b.toString('hex');
 }
 
+const collection = (features: string[]) => `{"type":"FeatureCollection","features":[${features.join(',')}]}`;
+
 const feature = (coordinates: string, type = 'Polygon') =>
   `{"type":"Feature","properties":{"name":"a"},"geometry":{"type":"${type}","coordinates":${coordinates}}}`;
 
@@ -240,28 +242,11 @@ describe('discovery of packed geometries', () => {
 
   it('reads a feature whose one coordinates key is in its properties as JSON.parse does', async () => {
     // Prepare: the packer takes the property's array; the parse finds no stand-in in the geometry
+    const decoy = (properties: string, geometry: string) =>
+      `{"type":"Feature","properties":{"coordinates":${properties}},"geometry":${geometry}}`;
     const path = tmp.file(
       'decoy.geojson',
-      JSON.stringify({
-        type: 'FeatureCollection',
-        features: [
-          {
-            type: 'Feature',
-            properties: {
-              coordinates: [
-                [1, 2],
-                [3, 4],
-              ],
-            },
-            geometry: null,
-          },
-          {
-            type: 'Feature',
-            properties: { coordinates: [[5, 6]] },
-            geometry: { type: 'Point', coordinates: [1, 2] },
-          },
-        ],
-      }),
+      collection([decoy('[[1,2],[3,4]]', 'null'), decoy('[[5,6]]', '{"type":"Point","coordinates":[1,2]}')]),
     );
 
     // Act
@@ -276,37 +261,7 @@ describe('discovery of packed geometries', () => {
     // Prepare: the second polygon's coordinates are a line's (packed, one level short)
     const path = tmp.file(
       'nested.geojson',
-      JSON.stringify({
-        type: 'FeatureCollection',
-        features: [
-          {
-            type: 'Feature',
-            properties: {},
-            geometry: {
-              type: 'Polygon',
-              coordinates: [
-                [
-                  [0, 0],
-                  [1, 0],
-                  [0, 1],
-                  [0, 0],
-                ],
-              ],
-            },
-          },
-          {
-            type: 'Feature',
-            properties: {},
-            geometry: {
-              type: 'Polygon',
-              coordinates: [
-                [5, 5],
-                [6, 7],
-              ],
-            },
-          },
-        ],
-      }),
+      collection([feature('[[[0,0],[1,0],[0,1],[0,0]]]'), feature('[[5,5],[6,7]]')]),
     );
 
     // Act

@@ -4,7 +4,7 @@
  * WKB, WKT as given. Coordinates are never transformed here; PostGIS does that.
  */
 import type { SourceGeometry } from '#domain/import-sources.ts';
-import { PackedCoordinates } from './formats/packed-coordinates.ts';
+import { COORDINATE_NESTING, PackedCoordinates } from './formats/packed-coordinates.ts';
 
 /** A geometry object whose shape can't be written (the message says what is wrong). */
 export class GeometryShapeError extends Error {}
@@ -34,14 +34,14 @@ interface GeoJsonObject {
 }
 
 const MAX_DEPTH = 32;
-/** The WKB type code and the nesting of `coordinates` (0 = a position) per GeoJSON type. */
-const TYPES: Record<string, { code: number; nesting: number }> = {
-  Point: { code: 1, nesting: 0 },
-  LineString: { code: 2, nesting: 1 },
-  Polygon: { code: 3, nesting: 2 },
-  MultiPoint: { code: 4, nesting: 1 },
-  MultiLineString: { code: 5, nesting: 2 },
-  MultiPolygon: { code: 6, nesting: 3 },
+/** The WKB type code per GeoJSON type (a collection's is COLLECTION). */
+const CODES: Record<string, number> = {
+  Point: 1,
+  LineString: 2,
+  Polygon: 3,
+  MultiPoint: 4,
+  MultiLineString: 5,
+  MultiPolygon: 6,
 };
 const COLLECTION = 7;
 /** The largest buffer the writer keeps between geometries. */
@@ -91,21 +91,22 @@ class WkbWriter {
       }
       return;
     }
-    const kind = typeof g.type === 'string' ? TYPES[g.type] : undefined;
-    if (kind === undefined) throw new GeometryShapeError(`unknown geometry type ${JSON.stringify(g.type)}`);
+    const code = typeof g.type === 'string' && Object.hasOwn(CODES, g.type) ? CODES[g.type] : undefined;
+    if (code === undefined) throw new GeometryShapeError(`unknown geometry type ${JSON.stringify(g.type)}`);
+    const nesting = COORDINATE_NESTING[g.type as string] as number;
     let c = g.coordinates;
     if (c instanceof PackedCoordinates) {
       // Packed coordinates are numbers nested evenly: nested as the type says, they are written as
       // they are; otherwise they are checked as the parsed arrays would be, for the same message.
-      if (c.nesting === kind.nesting) {
-        this.packed(kind.code, c);
+      if (c.nesting === nesting) {
+        this.packed(code, c);
         return;
       }
       c = c.unpack();
     }
     if (!Array.isArray(c)) throw new GeometryShapeError(`${g.type} without coordinates`);
-    const z = hasZ(c, kind.nesting);
-    switch (kind.code) {
+    const z = hasZ(c, nesting);
+    switch (code) {
       case 1:
         this.header(1, z);
         if (c.length === 0) {
@@ -149,69 +150,59 @@ class WkbWriter {
   /** Packed coordinates nested as type `code` says (none empty), written as the arrays would be. */
   private packed(code: number, p: PackedCoordinates): void {
     const z = p.dims === 3;
-    const counts = p.counts;
     this.from = p;
     this.next = p.valueFrom;
-    let c = p.countFrom;
+    this.nextCount = p.countFrom;
     switch (code) {
       case 1:
         this.header(1, z);
         this.run(1);
         return;
-      case 2: {
-        const n = counts[c++] as number;
-        this.header(2, z, n);
-        this.run(n);
+      case 2:
+        this.packedLine(z);
         return;
-      }
-      case 3: {
-        const rings = counts[c++] as number;
-        this.header(3, z, rings);
-        for (let r = 0; r < rings; r++) {
-          const n = counts[c++] as number;
-          this.uint32(n);
-          this.run(n);
-        }
+      case 3:
+        this.packedPolygon(z);
         return;
-      }
-      case 4: {
-        const n = counts[c++] as number;
-        this.header(4, z, n);
-        for (let k = 0; k < n; k++) {
-          this.header(1, z);
-          this.run(1);
-        }
-        return;
-      }
-      case 5: {
-        const lines = counts[c++] as number;
-        this.header(5, z, lines);
-        for (let l = 0; l < lines; l++) {
-          const n = counts[c++] as number;
-          this.header(2, z, n);
-          this.run(n);
-        }
-        return;
-      }
       default: {
-        const polygons = counts[c++] as number;
-        this.header(6, z, polygons);
-        for (let q = 0; q < polygons; q++) {
-          const rings = counts[c++] as number;
-          this.header(3, z, rings);
-          for (let r = 0; r < rings; r++) {
-            const n = counts[c++] as number;
-            this.uint32(n);
-            this.run(n);
-          }
+        // A multi: its members' count, then each member as a geometry of its own.
+        const members = this.count();
+        this.header(code, z, members);
+        for (let m = 0; m < members; m++) {
+          if (code === 4) {
+            this.header(1, z);
+            this.run(1);
+          } else if (code === 5) this.packedLine(z);
+          else this.packedPolygon(z);
         }
       }
     }
   }
 
-  /** The packed geometry being written and its next number. */
+  private packedLine(z: boolean): void {
+    const n = this.count();
+    this.header(2, z, n);
+    this.run(n);
+  }
+
+  private packedPolygon(z: boolean): void {
+    const rings = this.count();
+    this.header(3, z, rings);
+    for (let r = 0; r < rings; r++) {
+      const n = this.count();
+      this.uint32(n);
+      this.run(n);
+    }
+  }
+
+  /** The packed geometry being written, its next number and its next list length. */
   private from: PackedCoordinates | undefined;
   private next = 0;
+  private nextCount = 0;
+
+  private count(): number {
+    return (this.from as PackedCoordinates).counts[this.nextCount++] as number;
+  }
 
   /** The next `n` positions of the packed geometry. */
   private run(n: number): void {

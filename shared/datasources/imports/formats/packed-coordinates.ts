@@ -8,6 +8,16 @@
  * numbers. Anything else is left to JSON.parse, so every message about a bad geometry stays the one
  * the parsed arrays give.
  */
+/** How deep each GeoJSON type's `coordinates` nest (0 = a single position). */
+export const COORDINATE_NESTING: Readonly<Record<string, number>> = {
+  Point: 0,
+  LineString: 1,
+  MultiPoint: 1,
+  Polygon: 2,
+  MultiLineString: 2,
+  MultiPolygon: 3,
+};
+
 /** The numbers and list lengths of the geometries packed from one chunk. */
 interface Store {
   values: Float64Array;

@@ -5,7 +5,7 @@
 import type { FieldType, GeometryType, SourceField, SourceLayer } from '#domain/import-sources.ts';
 import { ImportInputError } from '#domain/import-sources.ts';
 import { MAX_FIELDS } from './limits.ts';
-import { PackedCoordinates } from './packed-coordinates.ts';
+import { COORDINATE_NESTING, PackedCoordinates } from './packed-coordinates.ts';
 
 /** [min_x, min_y, max_x, max_y]. */
 export type Box = [number, number, number, number];
@@ -18,15 +18,6 @@ const FAMILY: Record<GeometryType, string> = {
   Polygon: 'polygon',
   MultiPolygon: 'polygon',
   GeometryCollection: 'collection',
-};
-/** How deep each type's `coordinates` nest (0 = a position). */
-const NESTING: Record<Exclude<GeometryType, 'GeometryCollection'>, number> = {
-  Point: 0,
-  MultiPoint: 1,
-  LineString: 1,
-  MultiLineString: 2,
-  Polygon: 2,
-  MultiPolygon: 3,
 };
 const MULTI: Partial<Record<GeometryType, GeometryType>> = {
   Point: 'MultiPoint',
@@ -165,7 +156,7 @@ export const geometryInfo = (geometry: unknown, where: string): { type: Geometry
   if (coordinates instanceof PackedCoordinates && type !== 'GeometryCollection') {
     // Packed: numbers only, nested evenly, no empty list. Nested as the type says, its bbox is all
     // there is to check; otherwise the arrays are checked as parsed ones are, for the same message.
-    if (coordinates.nesting === NESTING[type]) return { type, box: coordinates.box() };
+    if (coordinates.nesting === COORDINATE_NESTING[type]) return { type, box: coordinates.box() };
     return geometryInfo({ ...geometry, coordinates: coordinates.unpack() }, where);
   }
   const box: Box = [Infinity, Infinity, -Infinity, -Infinity];
