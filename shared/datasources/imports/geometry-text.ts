@@ -45,7 +45,7 @@ const CODES: Record<string, number> = {
 };
 const COLLECTION = 7;
 /** The largest buffer the writer keeps between geometries. */
-const SHARED_MAX_BYTES = 1 << 20;
+const KEPT_MAX_BYTES = 1 << 20;
 /** The Z flag of (E)WKB's type word, as PostGIS writes it. */
 const Z_FLAG = 0x80000000;
 
@@ -61,10 +61,10 @@ class WkbWriter {
   private view = new DataView(this.bytes);
   private at = 0;
 
-  /** Starts a geometry (a buffer grown past SHARED_MAX_BYTES for a huge one is let go). */
+  /** Starts a geometry (a buffer grown past KEPT_MAX_BYTES for a huge one is let go). */
   start(): void {
     this.at = 0;
-    if (this.bytes.byteLength > SHARED_MAX_BYTES) {
+    if (this.bytes.byteLength > KEPT_MAX_BYTES) {
       this.bytes = new ArrayBuffer(1024);
       this.view = new DataView(this.bytes);
     }
@@ -115,35 +115,46 @@ class WkbWriter {
         } else this.position(c, z);
         return;
       case 2:
-        this.header(2, z, c.length);
-        this.positions(c, z);
+        this.line(c, z);
         return;
       case 3:
-        this.header(3, z);
-        this.rings(c, z);
-        return;
-      case 4:
-        this.header(4, z, c.length);
-        for (const p of c) {
-          this.header(1, z);
-          this.position(array(p), z);
-        }
-        return;
-      case 5:
-        this.header(5, z, c.length);
-        for (const line of c) {
-          const positions = array(line);
-          this.header(2, z, positions.length);
-          this.positions(positions, z);
-        }
+        this.polygon(c, z);
         return;
       default:
-        this.header(6, z, c.length);
-        for (const polygon of c) {
-          const rings = array(polygon);
-          this.header(3, z);
-          this.rings(rings, z);
+        // A multi: its members' count, then each member as a geometry of its own.
+        this.header(code, z, c.length);
+        for (const member of c) {
+          if (code === 4) {
+            this.header(1, z);
+            this.position(array(member), z);
+          } else if (code === 5) this.line(array(member), z);
+          else this.polygon(array(member), z);
         }
+    }
+  }
+
+  private line(positions: unknown[], z: boolean): void {
+    this.header(2, z, positions.length);
+    for (const p of positions) this.position(array(p), z);
+  }
+
+  /** A polygon's rings; none when the exterior ring is empty (as `[]`). */
+  private polygon(rings: unknown[], z: boolean): void {
+    this.header(3, z);
+    if (rings.length === 0 || array(rings[0]).length === 0) {
+      for (const ring of rings) {
+        if (array(ring).length > 0) {
+          throw new GeometryShapeError('a polygon with an empty exterior ring and an interior ring');
+        }
+      }
+      this.uint32(0);
+      return;
+    }
+    this.uint32(rings.length);
+    for (const ring of rings) {
+      const positions = array(ring);
+      this.uint32(positions.length);
+      for (const p of positions) this.position(array(p), z);
     }
   }
 
@@ -216,29 +227,6 @@ class WkbWriter {
     }
   }
 
-  /** A polygon's ring count and rings; no rings when the exterior ring is empty (as `[]`). */
-  private rings(rings: unknown[], z: boolean): void {
-    if (rings.length === 0 || array(rings[0]).length === 0) {
-      for (const ring of rings) {
-        if (array(ring).length > 0) {
-          throw new GeometryShapeError('a polygon with an empty exterior ring and an interior ring');
-        }
-      }
-      this.uint32(0);
-      return;
-    }
-    this.uint32(rings.length);
-    for (const ring of rings) {
-      const positions = array(ring);
-      this.uint32(positions.length);
-      this.positions(positions, z);
-    }
-  }
-
-  private positions(list: unknown[], z: boolean): void {
-    for (const p of list) this.position(array(p), z);
-  }
-
   private position(p: unknown[], z: boolean): void {
     if (p.length < 2) throw new GeometryShapeError('a position with fewer than 2 numbers');
     const n = p.length < 3 ? p.length : 3;
@@ -257,7 +245,7 @@ class WkbWriter {
     }
   }
 
-  /** Byte order, type word and (for all but a point and a polygon) the member count; returns where it began. */
+  /** Byte order, type word and, when given, the count that follows them; returns where it began. */
   private header(code: number, z: boolean, count?: number): number {
     const start = this.at;
     this.room(9);

@@ -11,6 +11,17 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { ImportInputError } from '#domain/import-sources.ts';
+import {
+  BACKSLASH,
+  CLOSE_ARRAY,
+  CLOSE_OBJECT,
+  COLON,
+  COMMA,
+  isSpace,
+  OPEN_ARRAY,
+  OPEN_OBJECT,
+  QUOTE,
+} from './json-bytes.ts';
 import type { CoordinatePacker } from './packed-coordinates.ts';
 
 /** One value of the document: a feature item (`index` ≥ 0) and where its bytes end in the file. */
@@ -58,17 +69,6 @@ export function placeIn(
     ? `the top-level member ${JSON.stringify(key)} after feature ${index - 1}`
     : `the top-level member ${JSON.stringify(key)}`;
 }
-
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-
-const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
 /** The TypeError a fatal TextDecoder throws, so callers treat both alike. */
 function notUtf8(): Error {

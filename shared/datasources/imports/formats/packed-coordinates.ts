@@ -8,6 +8,8 @@
  * numbers. Anything else is left to JSON.parse, so every message about a bad geometry stays the one
  * the parsed arrays give.
  */
+import { CLOSE_ARRAY, COLON, COMMA, isSpace, OPEN_ARRAY } from './json-bytes.ts';
+
 /** How deep each GeoJSON type's `coordinates` nest (0 = a single position). */
 export const COORDINATE_NESTING: Readonly<Record<string, number>> = {
   Point: 0,
@@ -18,11 +20,13 @@ export const COORDINATE_NESTING: Readonly<Record<string, number>> = {
   MultiPolygon: 3,
 };
 
-/** The numbers and list lengths of the geometries packed from one chunk. */
+/** The numbers and list lengths of the geometries packed from one chunk (set when it is done). */
 interface Store {
   values: Float64Array;
   counts: Uint32Array;
 }
+
+const newStore = (): Store => ({ values: new Float64Array(0), counts: new Uint32Array(0) });
 
 /**
  * One geometry's coordinates: `nesting` lists deep (0 = a single position, as a Point's), each
@@ -85,22 +89,17 @@ export class PackedCoordinates {
 
 /** The key of a geometry's coordinates, as bytes. */
 const COORDINATES = Buffer.from('"coordinates"');
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
 const MINUS = 0x2d;
 const PLUS = 0x2b;
 const DOT = 0x2e;
 const ZERO = 0x30;
 const NINE = 0x39;
 
-const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 const isDigit = (c: number): boolean => c >= ZERO && c <= NINE;
 
 /** 10^k for k ≤ 22: every one exact in a double. */
 const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
-/** Items of a chunk tried before a chunk with nothing to pack is given up on. */
+/** Items of a chunk tried before a chunk with nothing to pack is given up on (see items()). */
 const PACK_PROBE = 16;
 /** Most positions nest no deeper (a MultiPolygon's are 4 lists deep). */
 const MAX_NESTING = 8;
@@ -114,27 +113,20 @@ export interface PackedSpan {
   coordinates: PackedCoordinates;
 }
 
-/** A geometry's place in the chunk's store until the chunk is done. */
-interface Pending {
-  start: number;
-  stop: number;
-  nesting: number;
-  dims: 2 | 3;
-  valueFrom: number;
-  valueTo: number;
-  countFrom: number;
-}
-
 /**
- * Packs the geometry coordinates of the items of one chunk (`item` per item, then `done`).
- * The numbers of a chunk go into one array, so a geometry costs one small object.
+ * Packs the geometry coordinates of the items of one chunk (`items`, then `done`). The numbers of
+ * a chunk go into one array, so a geometry costs one small object.
  */
 export class CoordinatePacker {
   private values = new Float64Array(4096);
   private nv = 0;
   private counts = new Uint32Array(1024);
   private nc = 0;
-  private pending: Pending[] = [];
+  /** The chunk's geometries so far, and the store done() fills for them. */
+  private pending: PackedSpan[] = [];
+  private store = newStore();
+  /** The count slot of the open list at each depth (lists of lists only), while an array is read. */
+  private readonly slots: number[] = [];
 
   /**
    * Packs the geometry coordinates of the feature items at bytes[from, end) (in file order, as a
@@ -176,20 +168,18 @@ export class CoordinatePacker {
 
   /** The chunk's packed geometries, in the order their items were given. */
   done(): PackedSpan[] {
-    const store: Store = { values: this.values.slice(0, this.nv), counts: this.counts.slice(0, this.nc) };
-    const spans = this.pending.map((p) => ({
-      start: p.start,
-      stop: p.stop,
-      coordinates: new PackedCoordinates(p.nesting, p.dims, store, p.valueFrom, p.valueTo, p.countFrom),
-    }));
+    this.store.values = this.values.slice(0, this.nv);
+    this.store.counts = this.counts.slice(0, this.nc);
+    const spans = this.pending;
     this.pending = [];
+    this.store = newStore();
     this.nv = 0;
     this.nc = 0;
     return spans;
   }
 
   /** The array after the key at b[key], when it is an array of arrays (a Point's is not packed). */
-  private at(b: Buffer, key: number, end: number): Pending | null {
+  private at(b: Buffer, key: number, end: number): PackedSpan | null {
     let i = space(b, key + COORDINATES.length, end);
     if (b[i] !== COLON) return null;
     i = space(b, i + 1, end);
@@ -199,11 +189,10 @@ export class CoordinatePacker {
   }
 
   /** Packs the array at b[start] (a `[`): its numbers and list lengths; null when not the plain case. */
-  private coordinates(b: Buffer, start: number, end: number): Pending | null {
+  private coordinates(b: Buffer, start: number, end: number): PackedSpan | null {
     const valueFrom = this.nv;
     const countFrom = this.nc;
-    /** The count slot of the open list at each depth (lists of lists only). */
-    const slots: number[] = [];
+    const slots = this.slots;
     let depth = 0;
     /** The depth of the position lists, once the first number is seen. */
     let leaf = -1;
@@ -241,15 +230,15 @@ export class CoordinatePacker {
         i++;
         if (depth === 0) {
           if (leaf === -1) return null;
-          return {
-            start,
-            stop: i,
-            nesting: leaf - 1,
-            dims: dims as 2 | 3,
+          const coordinates = new PackedCoordinates(
+            leaf - 1,
+            dims as 2 | 3,
+            this.store,
             valueFrom,
-            valueTo: this.nv,
+            this.nv,
             countFrom,
-          };
+          );
+          return { start, stop: i, coordinates };
         }
         continue;
       }
