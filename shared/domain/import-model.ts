@@ -227,6 +227,11 @@ export function timeOrderedId(now = Date.now()): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
+/** A discovery as the API shows it: each layer without what only the loader reads. */
+function presentDiscovery(discovery: Discovery): Discovery {
+  return { ...discovery, layers: discovery.layers.map(({ geometry_dims: _, ...layer }) => layer) };
+}
+
 /** The ImportJob of the API: internal fields left out. */
 export function presentImport(job: ImportJob, upload?: ImportUploadTicket) {
   return {
@@ -239,7 +244,7 @@ export function presentImport(job: ImportJob, upload?: ImportUploadTicket) {
     status: job.status,
     phase: job.phase,
     ...(job.plan ? { plan: job.plan } : {}),
-    ...(job.discovery ? { discovery: job.discovery } : {}),
+    ...(job.discovery ? { discovery: presentDiscovery(job.discovery) } : {}),
     service_name: job.service_name,
     ...(job.requested_layers?.length ? { requested_layers: job.requested_layers } : {}),
     ...(job.clashes?.length ? { clashes: job.clashes } : {}),

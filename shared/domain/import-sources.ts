@@ -66,6 +66,12 @@ export interface SourceLayer {
   bbox: [number, number, number, number] | null;
   /** CSV only: which columns carry the geometry. */
   csv?: CsvGeometry;
+  /**
+   * Internal (not presented): set when every geometry is exactly `geometry_type` and all are 2D
+   * or all 3D as the loader will write them (GeoJSON's readers). The staging table's geometry
+   * column then takes its final typmod up front, and the finalize rewrites nothing (ADR 0143).
+   */
+  geometry_dims?: 2 | 3;
 }
 
 /** What discovery reports. */

@@ -704,6 +704,148 @@ function importSuite(target: () => ImportTarget): void {
     ]);
   });
 
+  it('stages the geometry column with its final typmod when discovery knew it: the finalize rewrites no table (ADR 0143)', async () => {
+    // Prepare: 2D and 3D points whose discovery knew their dimension, and points whose didn't.
+    const flat = { ...points(300, 'flat') };
+    flat.layer = { ...flat.layer, geometry_dims: 2 };
+    const raised = fixture(
+      'raised',
+      'Point',
+      4326,
+      { name: 'text' },
+      Array.from({ length: 300 }, (_, i) => ({
+        properties: { name: `z${i + 1}` },
+        geometry: { type: 'Point', coordinates: [i / 100, 45, i] },
+      })),
+    );
+    raised.layer = { ...raised.layer, geometry_dims: 3 };
+    const unknown = points(300, 'unknown');
+    /** The geometry column's type and the table's file (a rewrite gives the table a new one). */
+    const column = async (importId: string, table: string) => {
+      const { rows } = await admin().query(
+        `SELECT format_type(a.atttypid, a.atttypmod) AS type, c.relfilenode::text AS file
+         FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+         WHERE a.attrelid = $1::regclass AND a.attname = 'geom'`,
+        [`${db.schemas(importId).staging}.${table}`],
+      );
+      return rows[0] as { type: string; file: string };
+    };
+    /** A first run that stages a chunk and stops, the column then, the rest of the load, the column after. */
+    const stagedThenFinalized = async (f: Fixture) => {
+      const importId = randomUUID();
+      const plan = { layers: [layerPlan(f)] };
+      const run = () =>
+        loadImport({
+          db,
+          importId,
+          plan,
+          discovery: discoveryOf([f]),
+          source: memorySource([f]),
+          budgetMs: 0,
+          chunkFeatures: 100,
+        });
+      const runs = [await run()];
+      const staged = await column(importId, f.layer.name);
+      for (let i = 0; i < 10 && !runs.at(-1)?.done; i++) runs.push(await run());
+      return {
+        importId,
+        first: runs[0],
+        last: runs.at(-1),
+        staged,
+        finalized: await column(importId, f.layer.name),
+      };
+    };
+
+    // Act
+    const [a, b, c] = [
+      await stagedThenFinalized(flat),
+      await stagedThenFinalized(raised),
+      await stagedThenFinalized(unknown),
+    ];
+
+    // Assess
+    for (const r of [a, b, c]) {
+      expect(r.first).toMatchObject({ done: false, processed_features: 100 });
+      expect(r.last).toMatchObject({ done: true, processed_features: 300 });
+    }
+    expect(a.staged.type).toBe('geometry(Point,4326)');
+    expect(a.finalized).toEqual(a.staged);
+    expect(b.staged.type).toBe('geometry(PointZ,4326)');
+    expect(b.finalized).toEqual(b.staged);
+    // Without the dimension known, the finalize sets the typmod by rewriting the table.
+    expect(c.staged.type).toBe('geometry');
+    expect(c.finalized.type).toBe('geometry(Point,4326)');
+    expect(c.finalized.file).not.toBe(c.staged.file);
+    const { rows } = await admin().query(
+      `SELECT count(*)::int AS n, count(*) FILTER (WHERE ST_SRID(geom) = 4326 AND ST_Z(geom) = fid - 1 AND name = 'z' || fid)::int AS exact
+       FROM ${db.schemas(b.importId).staging}.raised`,
+    );
+    expect(rows[0]).toEqual({ n: 300, exact: 300 });
+    expect(await db.finalizeLayer(a.importId, layerPlan(flat), flat.layer)).toMatchObject({
+      rows: 300,
+      srid: 4326,
+      geometry_type: 'Point',
+    });
+  });
+
+  it('repairs geometries staged with their final typmod when the next run’s plan asks for make_valid', async () => {
+    // Prepare: a square and a bow-tie; the first run stages the square under geometry(Polygon, 4326).
+    const ring = (xy: [number, number][]) => ({ type: 'Polygon', coordinates: [xy] });
+    const parcels = fixture('parcels', 'Polygon', 4326, {}, [
+      {
+        properties: {},
+        geometry: ring([
+          [5, 5],
+          [6, 5],
+          [6, 6],
+          [5, 6],
+          [5, 5],
+        ]),
+      },
+      {
+        properties: {},
+        geometry: ring([
+          [0, 0],
+          [2, 2],
+          [2, 0],
+          [0, 2],
+          [0, 0],
+        ]),
+      },
+    ]);
+    parcels.layer = { ...parcels.layer, geometry_dims: 2 };
+    const importId = randomUUID();
+    const source = memorySource([parcels]);
+    const run = (make_valid: boolean) =>
+      loadImport({
+        db,
+        importId,
+        plan: { layers: [layerPlan(parcels, { make_valid })] },
+        discovery: discoveryOf([parcels]),
+        source,
+        budgetMs: 0,
+        chunkFeatures: 1,
+      });
+
+    // Act
+    const first = await run(false);
+    const runs = [await run(true)];
+    for (let i = 0; i < 5 && !runs.at(-1)?.done; i++) runs.push(await run(true));
+
+    // Assess
+    expect(first).toMatchObject({ done: false, processed_features: 1 });
+    expect(runs.at(-1)).toMatchObject({ done: true, processed_features: 2 });
+    expect(runs.at(-1)?.warnings).toEqual(['layer parcels: 1 invalid geometry was repaired (make_valid)']);
+    const { rows } = await admin().query(
+      `SELECT fid::int, ST_IsValid(geom) AS valid, ST_NumGeometries(geom) AS parts, GeometryType(geom) AS type
+       FROM ${db.schemas(importId).staging}.parcels ORDER BY fid`,
+    );
+    expect(rows).toEqual([
+      { fid: 1, valid: true, parts: 1, type: 'MULTIPOLYGON' },
+      { fid: 2, valid: true, parts: 2, type: 'MULTIPOLYGON' },
+    ]);
+  });
+
   it('names the feature whose geometry PostGIS (or the reader shape check) cannot read', async () => {
     // Prepare
     const features = (bad: number, geometry: SourceFeature['geometry']) =>

@@ -86,6 +86,13 @@ export function finalizeLayer(
       }
       let type: GeometryType = source.geometry_type;
       const family = FAMILY[type];
+      // Staged with its final typmod (database-staging.ts), the column may need no rewrite.
+      let staged = await columnTypmod(s, relation, layer.geometryColumn);
+      if (plan.make_valid && staged) {
+        // A repair may change a geometry's type: without the typmod first (no rewrite).
+        await s.query(`ALTER TABLE ${relation} ALTER COLUMN ${g} TYPE geometry`);
+        staged = null;
+      }
       if (plan.make_valid) {
         const fix =
           family === 0 ? `ST_MakeValid(${g})` : `ST_CollectionExtract(ST_MakeValid(${g}), ${family})`;
@@ -100,8 +107,10 @@ export function finalizeLayer(
       // Validity in one scan, then Z, the row count and the extent in another (ADR 0143): two
       // scans measured 0.6× the time of one computing all of it (200,000 polygons, 310 vs 515 ms).
       // A point is valid when its x and y are finite (GEOS' own rule for points), checked without
-      // converting it to GEOS. Repaired (make_valid), every geometry is valid: nothing to count.
-      const validity = plan.make_valid
+      // converting it to GEOS. Repaired (make_valid), every geometry is valid: nothing to count;
+      // so are points the loader wrote itself (`geometry_dims`): its writer takes finite numbers only.
+      const allValid = plan.make_valid || (family === 1 && source.geometry_dims !== undefined);
+      const validity = allValid
         ? undefined
         : await s.query<{ invalid: string; first: string | null }>(
             `SELECT count(*)::text AS invalid, min(fid)::text AS first FROM ${relation}
@@ -156,8 +165,11 @@ export function finalizeLayer(
       }
       if (targetSrid !== sourceSrid) expr = `ST_Transform(${expr}, ${targetSrid})`;
       const typmod = `geometry(${type}${z ? 'Z' : ''}, ${targetSrid})`;
+      // Staged as `typmod` already, every geometry is of its type, dimension and SRID: the
+      // expression would change nothing.
+      const fits = staged?.type === `${type}${z ? 'Z' : ''}` && staged.srid === targetSrid;
       try {
-        await s.query(`ALTER TABLE ${relation} ALTER COLUMN ${g} TYPE ${typmod} USING ${expr}`);
+        if (!fits) await s.query(`ALTER TABLE ${relation} ALTER COLUMN ${g} TYPE ${typmod} USING ${expr}`);
       } catch (error) {
         if (!isDataError(error)) throw error;
         throw new ImportInputError(
@@ -174,6 +186,20 @@ export function finalizeLayer(
     await s.query(`ANALYZE ${relation}`);
     return result;
   });
+}
+
+/** The typmod of a staged geometry column (`PointZ`, 4326); null for a plain `geometry`. */
+async function columnTypmod(
+  s: ImportConnection,
+  relation: string,
+  column: string,
+): Promise<{ type: string; srid: number } | null> {
+  const { rows } = await s.query<{ type: string; srid: number }>(
+    `SELECT postgis_typmod_type(atttypmod) AS type, postgis_typmod_srid(atttypmod) AS srid
+     FROM pg_catalog.pg_attribute WHERE attrelid = $1::regclass AND attname = $2 AND atttypmod <> -1`,
+    [relation, column],
+  );
+  return rows[0] ?? null;
 }
 
 /** Row count, extent, SRID and typmod type of a table (`known`: count and extent found already). */

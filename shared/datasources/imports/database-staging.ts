@@ -31,6 +31,12 @@ export interface LayerTable {
   columns: StagedColumn[];
   /** The geometry column; null when the layer has none. */
   geometryColumn: string | null;
+  /**
+   * The geometry column's type when staged: `geometry` (the finalize sets its typmod), or the
+   * final typmod up front when discovery knows it and nothing at the finalize changes the
+   * geometries (no repair, no reprojection): one table rewrite less (ADR 0143).
+   */
+  geometryType: string;
 }
 
 /** One chunk's rows, column-wise; fids run from `firstFid` on. */
@@ -72,7 +78,22 @@ export function layerTable(layer: LayerPlan, source: SourceLayer): LayerTable {
     table: layerTableName(layer.public_id),
     columns,
     geometryColumn,
+    geometryType: stagedGeometryType(layer, source),
   };
+}
+
+/**
+ * `geometry(type[Z], srid)` when every geometry will be staged as the finalize would leave it:
+ * discovery saw one type and one dimension (`geometry_dims`), and the plan neither repairs nor
+ * reprojects. PostGIS gives an SRID-less geometry the column's SRID as it goes in, as the
+ * finalize's ST_SetSRID would.
+ */
+function stagedGeometryType(layer: LayerPlan, source: SourceLayer): string {
+  const srid = layer.source_srid ?? source.srid ?? 0;
+  const dims = source.geometry_dims;
+  if (!source.geometry_type || dims === undefined || layer.make_valid) return 'geometry';
+  if ((layer.target_srid ?? srid) !== srid) return 'geometry';
+  return `geometry(${source.geometry_type}${dims === 3 ? 'Z' : ''}, ${srid})`;
 }
 
 /**
@@ -97,7 +118,7 @@ export function prepareLayer(
       const columns = [
         'fid bigint NOT NULL',
         ...layer.columns.map((c) => `${ident(c.name)} ${c.type}`),
-        ...(layer.geometryColumn ? [`${ident(layer.geometryColumn)} geometry`] : []),
+        ...(layer.geometryColumn ? [`${ident(layer.geometryColumn)} ${layer.geometryType}`] : []),
       ];
       const relation = `${ident(staging)}.${ident(layer.table)}`;
       await s.query(`DROP TABLE IF EXISTS ${relation}`);

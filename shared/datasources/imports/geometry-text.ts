@@ -4,7 +4,7 @@
  * WKB, WKT as given. Coordinates are never transformed here; PostGIS does that.
  */
 import type { SourceGeometry } from '#domain/import-sources.ts';
-import { COORDINATE_NESTING, PackedCoordinates } from './formats/packed-coordinates.ts';
+import { COORDINATE_NESTING, firstPositionHasZ, PackedCoordinates } from './formats/packed-coordinates.ts';
 
 /** A geometry object whose shape can't be written (the message says what is wrong). */
 export class GeometryShapeError extends Error {}
@@ -105,7 +105,7 @@ class WkbWriter {
       c = c.unpack();
     }
     if (!Array.isArray(c)) throw new GeometryShapeError(`${g.type} without coordinates`);
-    const z = hasZ(c, nesting);
+    const z = firstPositionHasZ(c, nesting);
     switch (code) {
       case 1:
         this.header(1, z);
@@ -285,16 +285,6 @@ class WkbWriter {
 function array(value: unknown): unknown[] {
   if (!Array.isArray(value)) throw new GeometryShapeError('coordinates nested too shallowly');
   return value;
-}
-
-/** Whether a geometry's coordinates (nested `nesting` deep) begin with a position of three or more numbers. */
-function hasZ(coordinates: unknown[], nesting: number): boolean {
-  let first: unknown = coordinates;
-  for (let i = 0; i < nesting; i++) {
-    if (!Array.isArray(first) || first.length === 0) return false;
-    first = first[0];
-  }
-  return Array.isArray(first) && first.length > 2;
 }
 
 /** The thread's one writer: geometryText runs to completion, so one buffer serves every call. */

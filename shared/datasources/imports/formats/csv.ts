@@ -417,7 +417,7 @@ export async function discoverCsv(
     let info: ReturnType<typeof geometryInfo> | null = null;
     if (shape && 'wkt' in shape) info = wktInfo(shape.wkt, where);
     else if (shape) info = geometryInfo(shape, where);
-    scan.addGeometry(row.index, info?.type ?? null, info?.box ?? null, where);
+    scan.addGeometry(row.index, info, where);
   }
   if (header.length === 0) throw new ImportInputError('empty_file', 'The CSV file has no header row.');
   if (scan.count === 0) columns = columnsOf(header, detectCsvGeometry(header, undefined, options.csv));
@@ -433,7 +433,7 @@ export async function discoverCsv(
       `The WKT coordinates of ${filename} are not longitude/latitude; give source_srid in the import plan.`,
     );
   }
-  const layer = scan.result(srid, warnings, !geometry?.wkt);
+  const layer = scan.result(srid, warnings, { checkRange: !geometry?.wkt });
   return {
     format: 'csv',
     size_bytes: sizeBytes,

@@ -229,7 +229,7 @@ export async function discoverFlatGeobuf(
     scan.fields.addProperties(feature.properties);
     const info =
       feature.geometry === null ? null : geometryInfo(feature.geometry, `feature ${feature.index}`);
-    scan.addGeometry(feature.index, info?.type ?? null, info?.box ?? null);
+    scan.addGeometry(feature.index, info);
   }
   if (!header)
     throw new ImportInputError('invalid_flatgeobuf', 'The FlatGeobuf file has no readable header.');

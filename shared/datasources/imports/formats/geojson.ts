@@ -408,7 +408,7 @@ export async function discoverGeoJson(
       scan.count++;
       scan.fields.addProperties(feature.properties);
       const info = feature.geometry === null ? null : geometryInfo(feature.geometry, `feature ${index}`);
-      scan.addGeometry(index, info?.type ?? null, info?.box ?? null);
+      scan.addGeometry(index, info);
     }
   }
   if (scan.count === 0) {
@@ -430,7 +430,7 @@ export async function discoverGeoJson(
   return {
     format: 'geojson',
     size_bytes: sizeBytes,
-    layers: [scan.result(srid, warnings, checkRange)],
+    layers: [scan.result(srid, warnings, { checkRange, written: true })],
     warnings,
   };
 }

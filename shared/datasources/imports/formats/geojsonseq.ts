@@ -164,12 +164,17 @@ export async function discoverGeoJsonSeq(
       named.fields.addProperties(feature.properties);
       const where = `line ${record.line} (feature ${record.index})`;
       const info = feature.geometry === null ? null : geometryInfo(feature.geometry, where);
-      named.addGeometry(record.index, info?.type ?? null, info?.box ?? null, where);
+      named.addGeometry(record.index, info, where);
     }
   }
   if (named.count === 0) throw new ImportInputError('no_features', 'The file holds no features.');
   const warnings: string[] = [];
-  return { format: 'geojsonseq', size_bytes: sizeBytes, layers: [named.result(4326, warnings)], warnings };
+  return {
+    format: 'geojsonseq',
+    size_bytes: sizeBytes,
+    layers: [named.result(4326, warnings, { written: true })],
+    warnings,
+  };
 }
 
 /** The features of an NDJSON / GeoJSON Text Sequence file in file order. */

@@ -431,7 +431,7 @@ export async function discoverGeoPackage(
               );
             }
           }
-          scan.addGeometry(index, info?.type ?? null, info?.box ?? null);
+          scan.addGeometry(index, info);
           index++;
         }
         options.signal?.throwIfAborted();

@@ -20,6 +20,19 @@ export const COORDINATE_NESTING: Readonly<Record<string, number>> = {
   MultiPolygon: 3,
 };
 
+/**
+ * Whether a geometry's parsed coordinates (nested `nesting` deep) begin with a position of three
+ * or more numbers: the one rule for a geometry's Z, read alike by discovery and the WKB writer.
+ */
+export function firstPositionHasZ(coordinates: unknown[], nesting: number): boolean {
+  let first: unknown = coordinates;
+  for (let i = 0; i < nesting; i++) {
+    if (!Array.isArray(first) || first.length === 0) return false;
+    first = first[0];
+  }
+  return Array.isArray(first) && first.length > 2;
+}
+
 /** The numbers and list lengths of the geometries packed from one chunk (set when it is done). */
 interface Store {
   values: Float64Array;

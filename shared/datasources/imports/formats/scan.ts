@@ -5,7 +5,7 @@
 import type { FieldType, GeometryType, SourceField, SourceLayer } from '#domain/import-sources.ts';
 import { ImportInputError } from '#domain/import-sources.ts';
 import { MAX_FIELDS } from './limits.ts';
-import { COORDINATE_NESTING, PackedCoordinates } from './packed-coordinates.ts';
+import { COORDINATE_NESTING, firstPositionHasZ, PackedCoordinates } from './packed-coordinates.ts';
 
 /** [min_x, min_y, max_x, max_y]. */
 export type Box = [number, number, number, number];
@@ -148,22 +148,39 @@ const extend = (coordinates: unknown, box: Box, where: string): void => {
 const invalidGeometry = (where: string, why: string) =>
   new ImportInputError('invalid_geometry', `Invalid geometry in ${where}: ${why}.`);
 
-/** A GeoJSON geometry's type and bbox (null for an empty geometry); validates its shape. */
-export const geometryInfo = (geometry: unknown, where: string): { type: GeometryType; box: Box | null } => {
+/** What discovery reads of one geometry. */
+export interface GeometryInfo {
+  type: GeometryType;
+  /** Null for an empty geometry. */
+  box: Box | null;
+  /**
+   * Whether the WKB writer writes it with Z (geometry-text.ts: its first position has a third
+   * number); undefined when the loader won't write it (WKT goes to PostGIS as it is).
+   */
+  z?: boolean;
+}
+
+/** A GeoJSON geometry's type, bbox and Z; validates its shape. */
+export const geometryInfo = (geometry: unknown, where: string): GeometryInfo => {
   if (geometry === null || typeof geometry !== 'object') throw invalidGeometry(where, 'not an object');
   const { type, coordinates, geometries } = geometry as Record<string, unknown>;
   if (!isGeometryType(type)) throw invalidGeometry(where, `unknown geometry type ${JSON.stringify(type)}`);
   if (coordinates instanceof PackedCoordinates && type !== 'GeometryCollection') {
     // Packed: numbers only, nested evenly, no empty list. Nested as the type says, its bbox is all
     // there is to check; otherwise the arrays are checked as parsed ones are, for the same message.
-    if (coordinates.nesting === COORDINATE_NESTING[type]) return { type, box: coordinates.box() };
+    if (coordinates.nesting === COORDINATE_NESTING[type]) {
+      return { type, box: coordinates.box(), z: coordinates.dims === 3 };
+    }
     return geometryInfo({ ...geometry, coordinates: coordinates.unpack() }, where);
   }
   const box: Box = [Infinity, Infinity, -Infinity, -Infinity];
+  let z = false;
   if (type === 'GeometryCollection') {
     if (!Array.isArray(geometries)) throw invalidGeometry(where, 'a GeometryCollection needs "geometries"');
-    for (const g of geometries) {
-      const inner = geometryInfo(g, where);
+    for (let i = 0; i < geometries.length; i++) {
+      const inner = geometryInfo(geometries[i], where);
+      // The writer marks a collection Z when its first member is.
+      if (i === 0) z = inner.z === true;
       if (inner.box) {
         box[0] = Math.min(box[0], inner.box[0]);
         box[1] = Math.min(box[1], inner.box[1]);
@@ -173,9 +190,15 @@ export const geometryInfo = (geometry: unknown, where: string): { type: Geometry
     }
   } else {
     extend(coordinates, box, where);
+    z = firstPositionHasZ(coordinates as unknown[], COORDINATE_NESTING[type] as number);
   }
-  return { type, box: box[0] === Infinity ? null : box };
+  return { type, box: box[0] === Infinity ? null : box, z };
 };
+
+/** Dimensions seen in a layer's geometries (bits). */
+const DIMS_2D = 1;
+const DIMS_3D = 2;
+const DIMS_UNKNOWN = 4;
 
 /** Discovery's accumulator for one layer. */
 export class LayerScan {
@@ -185,6 +208,8 @@ export class LayerScan {
   private readonly types = new Map<GeometryType, number>();
   private family: { name: string; type: GeometryType; label: string } | null = null;
   private box: Box | null = null;
+  /** DIMS_* bits: whether 2D, 3D and geometries of unknown Z were seen. */
+  private dims = 0;
   private outOfRange: { label: string; value: number; axis: string } | null = null;
 
   /**
@@ -203,11 +228,13 @@ export class LayerScan {
    * One feature's geometry (null = no geometry); `index` is its 0-based position in the layer,
    * `label` how messages name it (default from the constructor's `where`).
    */
-  addGeometry(index: number, type: GeometryType | null, box: Box | null, label?: string): void {
-    if (type === null) {
+  addGeometry(index: number, info: GeometryInfo | null, label?: string): void {
+    if (info === null) {
       this.nullGeometries++;
       return;
     }
+    const { type, box } = info;
+    this.dims |= info.z === undefined ? DIMS_UNKNOWN : info.z ? DIMS_3D : DIMS_2D;
     const family = FAMILY[type];
     if (this.family === null) this.family = { name: family, type, label: label ?? this.where(index) };
     else if (this.family.name !== family) {
@@ -249,8 +276,14 @@ export class LayerScan {
   /**
    * The layer as discovery reports it; throws 'coordinates_out_of_range' when `checkRange` and
    * srid is 4326 and a coordinate is outside lon/lat range. Adds its warnings to `warnings`.
+   * `written`: the loader writes this reader's geometries itself, from the objects discovery saw
+   * (GeoJSON's readers), so their type and Z are known as they will be staged (`geometry_dims`).
    */
-  result(srid: number | null, warnings: string[], checkRange = true): SourceLayer {
+  result(
+    srid: number | null,
+    warnings: string[],
+    { checkRange = true, written = false }: { checkRange?: boolean; written?: boolean } = {},
+  ): SourceLayer {
     if (checkRange && srid === 4326 && this.outOfRange) {
       const { label, value, axis } = this.outOfRange;
       throw new ImportInputError(
@@ -273,7 +306,7 @@ export class LayerScan {
         `Layer '${this.name}': ${this.nullGeometries} of ${this.count} features have no geometry.`,
       );
     }
-    return {
+    const layer: SourceLayer = {
       name: this.name,
       fields: this.fields.fields(),
       geometry_type: geometryType,
@@ -281,6 +314,13 @@ export class LayerScan {
       feature_count: this.count,
       bbox: this.box,
     };
+    // One type (no promotion to Multi), not a collection (its members' Z may differ), and every
+    // geometry 2D or every one 3D: staged as they are, they already fit the final typmod.
+    if (written && types.length === 1 && geometryType !== 'GeometryCollection') {
+      if (this.dims === DIMS_2D) layer.geometry_dims = 2;
+      else if (this.dims === DIMS_3D) layer.geometry_dims = 3;
+    }
+    return layer;
   }
 }
 

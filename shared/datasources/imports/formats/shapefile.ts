@@ -395,7 +395,7 @@ export async function discoverShapefileZip(
         for await (const { index, feature } of layerFeatures(files, opened, options, sizeBytes)) {
           scan.count++;
           const info = feature.geometry === null ? null : geometryInfo(feature.geometry, `feature ${index}`);
-          scan.addGeometry(index, info?.type ?? null, info?.box ?? null);
+          scan.addGeometry(index, info);
         }
         found.push({ ...scan.result(opened.srid, warnings), fields: opened.fields });
       } finally {
