@@ -882,6 +882,64 @@ function importSuite(target: () => ImportTarget): void {
     expect(await db.checkpoint(importId, 'broken')).toEqual({ features: 0, bytes: 0, finalized: false });
   });
 
+  it('stages the extremes of every value type exactly, nulls among them (COPY, or binary arrays on the embedded PostGIS)', async () => {
+    // Prepare
+    const values = fixture(
+      'extremes',
+      'Point',
+      4326,
+      { t: 'text', i: 'integer', b: 'bigint', d: 'double precision', ok: 'boolean', j: 'jsonb' },
+      [
+        {
+          t: 'é ß ✓ 😀 \t "q" \\ , {x}',
+          i: 2147483647,
+          b: '9223372036854775807',
+          d: 1.7976931348623157e308,
+          ok: true,
+          j: { k: 'ü😀', n: [1, null] },
+        },
+        { t: '', i: -2147483648, b: '-9223372036854775808', d: 5e-324, ok: false, j: [] },
+        { t: null, i: null, b: null, d: -0, ok: null, j: null },
+        { t: 'NULL', i: 0, b: 0, d: -1.5e-300, ok: false, j: 'text' },
+      ].map((properties, k) => ({ properties, geometry: k === 2 ? null : point(k, -k) })),
+    );
+    const importId = randomUUID();
+
+    // Act
+    const result = await load(importId, [values], { layers: [layerPlan(values)] });
+
+    // Assess
+    expect(result).toMatchObject({ done: true, processed_features: 4, warnings: [] });
+    const { rows } = await admin().query(
+      `SELECT fid::int, t, i, b::text, d::text, ok, j, ST_AsText(geom) AS g
+       FROM ${db.schemas(importId).staging}.extremes ORDER BY fid`,
+    );
+    expect(rows).toEqual([
+      {
+        fid: 1,
+        t: 'é ß ✓ 😀 \t "q" \\ , {x}',
+        i: 2147483647,
+        b: '9223372036854775807',
+        d: '1.7976931348623157e+308',
+        ok: true,
+        j: { k: 'ü😀', n: [1, null] },
+        g: 'POINT(0 0)',
+      },
+      {
+        fid: 2,
+        t: '',
+        i: -2147483648,
+        b: '-9223372036854775808',
+        d: '5e-324',
+        ok: false,
+        j: [],
+        g: 'POINT(1 -1)',
+      },
+      { fid: 3, t: null, i: null, b: null, d: '-0', ok: null, j: null, g: null },
+      { fid: 4, t: 'NULL', i: 0, b: '0', d: '-1.5e-300', ok: false, j: 'text', g: 'POINT(3 -3)' },
+    ]);
+  });
+
   it('casts values per column type, leaves misfits empty and warns about them', async () => {
     // Prepare
     const roads = fixture(

@@ -11,6 +11,7 @@ import {
   type SourceLayer,
 } from '#domain/import-sources.ts';
 import { escapeIdentifier as ident } from '../pg-driver.ts';
+import { binaryField, fidArray, fieldArray, textArray } from './binary-arrays.ts';
 import {
   advanceCheckpoint,
   type Checkpoint,
@@ -21,7 +22,7 @@ import {
 import { type ImportConnection, isDataError, STATEMENT_TIMEOUT_MS } from './database-connection.ts';
 import { checkFence } from './database-fences.ts';
 import { importSchemas, layerTableName } from './database-names.ts';
-import type { RowBatch, RowShape, StagedColumn } from './staged-rows.ts';
+import type { RowBatch, RowShape, StagedColumn, StagedValue } from './staged-rows.ts';
 
 /** The staging table of one plan layer. */
 export interface LayerTable {
@@ -212,16 +213,22 @@ async function insertRows(
   layer: LayerTable,
   rows: ChunkRows,
 ): Promise<void> {
-  const fids = new Array<string>(rows.count);
-  for (let i = 0; i < rows.count; i++) fids[i] = String(rows.firstFid + i);
   const names = ['fid', ...layer.columns.map((c) => c.name)];
   const casts = ['bigint[]', ...layer.columns.map((c) => ARRAY_TYPES[c.type])];
-  const values: unknown[] = [fids, ...rows.values];
+  // Binary arrays where the type allows (a Buffer parameter goes in binary format): the server
+  // reads their elements as they are instead of parsing array literals (binary-arrays.ts).
+  const values: unknown[] = [
+    fidArray(rows.firstFid, rows.count),
+    ...layer.columns.map((c, i) => {
+      const column = rows.values[i] as StagedValue[];
+      return binaryField(c.type) ? fieldArray(c.type, column) : column;
+    }),
+  ];
   if (layer.geometryColumn) {
     names.push(layer.geometryColumn);
     // text[]: PostGIS' geometry uses ':' as its array delimiter, so each element is cast instead.
     casts.push('text[]');
-    values.push(rows.geometries);
+    values.push(textArray(rows.geometries));
   }
   const aliases = names.map((_, i) => `c${i}`);
   if (layer.geometryColumn) aliases[aliases.length - 1] = 'c_geometry::geometry';
@@ -300,6 +307,7 @@ const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\t': '\\t', '\n': 
 function copyValue(value: string | number | boolean | null | undefined): string {
   if (value === null || value === undefined) return '\\N';
   if (typeof value === 'boolean') return value ? 't' : 'f';
-  if (typeof value === 'number') return String(value);
+  // String(-0) is "0": the sign of a negative zero is kept, as the binary arrays keep it.
+  if (typeof value === 'number') return Object.is(value, -0) ? '-0' : String(value);
   return COPY_SPECIAL.test(value) ? value.replace(/[\\\t\n\r]/g, (c) => COPY_ESCAPES[c] as string) : value;
 }

@@ -1,0 +1,150 @@
+/**
+ * One-dimensional PostgreSQL arrays in their binary wire format (`array_recv`), for the
+ * embedded PostGIS's INSERT … FROM unnest (ADR 0143): node-postgres sends a Buffer parameter in
+ * binary format, so the server reads each element's bytes as they are instead of parsing an array
+ * literal character by character. On the embedded PostGIS (PostgreSQL in WebAssembly) the text
+ * arrays' parsing was most of a chunk's statement.
+ *
+ * The format: ndim, has-nulls flag, element type OID, then per dimension its length and lower
+ * bound (all int32, big-endian); then per element its byte length (-1 for null) and its bytes.
+ */
+import type { FieldType } from '#domain/import-sources.ts';
+import type { StagedValue } from './staged-rows.ts';
+
+/** How one element type is written: its OID, its fixed size (or null: measured), its writer. */
+interface ElementType {
+  oid: number;
+  size: number | null;
+  write(view: DataView, bytes: Uint8Array, at: number, value: StagedValue): number;
+}
+
+const utf8 = new TextEncoder();
+
+const INT8: ElementType = {
+  oid: 20,
+  size: 8,
+  write(view, _, at, value) {
+    view.setBigInt64(at, BigInt(value as number | string));
+    return 8;
+  },
+};
+const INT4: ElementType = {
+  oid: 23,
+  size: 4,
+  write(view, _, at, value) {
+    view.setInt32(at, value as number);
+    return 4;
+  },
+};
+const FLOAT8: ElementType = {
+  oid: 701,
+  size: 8,
+  write(view, _, at, value) {
+    view.setFloat64(at, value as number);
+    return 8;
+  },
+};
+const BOOL: ElementType = {
+  oid: 16,
+  size: 1,
+  write(view, _, at, value) {
+    view.setUint8(at, value ? 1 : 0);
+    return 1;
+  },
+};
+/** text: its UTF-8 bytes. */
+const TEXT: ElementType = {
+  oid: 25,
+  size: null,
+  write(_, bytes, at, value) {
+    return utf8.encodeInto(value as string, bytes.subarray(at)).written;
+  },
+};
+/** jsonb: version 1, then the JSON text. */
+const JSONB: ElementType = {
+  oid: 3802,
+  size: null,
+  write(view, bytes, at, value) {
+    view.setUint8(at, 1);
+    return 1 + utf8.encodeInto(value as string, bytes.subarray(at + 1)).written;
+  },
+};
+
+/**
+ * The element type a staged column's values are written as in binary; undefined for the types
+ * sent as text (date and timestamptz: their text is what the reader checked, and their binary
+ * forms are counts from 2000-01-01 that PostgreSQL computes the same from it).
+ */
+const BY_FIELD: Record<FieldType, ElementType | undefined> = {
+  text: TEXT,
+  integer: INT4,
+  bigint: INT8,
+  'double precision': FLOAT8,
+  boolean: BOOL,
+  jsonb: JSONB,
+  date: undefined,
+  timestamptz: undefined,
+};
+
+/** Whether a column of `type` goes in as a binary array. */
+export const binaryField = (type: FieldType): boolean => BY_FIELD[type] !== undefined;
+
+/** The values of a column of `type` (one of binaryField's) as a binary array. */
+export function fieldArray(type: FieldType, values: readonly StagedValue[]): Buffer {
+  const element = BY_FIELD[type];
+  if (!element) throw new Error(`no binary array for ${type}`);
+  return binaryArray(element, values);
+}
+
+/** Consecutive fids from `first` as a bigint[]. */
+export function fidArray(first: number, count: number): Buffer {
+  const out = header(INT8, count, false, 20 + count * 12);
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
+  let at = 20;
+  for (let i = 0; i < count; i++) {
+    view.setInt32(at, 8);
+    view.setBigInt64(at + 4, BigInt(first + i));
+    at += 12;
+  }
+  return out;
+}
+
+/** Texts (null for none) as a text[]. */
+export function textArray(values: readonly (string | null)[]): Buffer {
+  return binaryArray(TEXT, values);
+}
+
+function binaryArray(element: ElementType, values: readonly StagedValue[]): Buffer {
+  let nulls = false;
+  // Room for every element: a fixed size, or a text's UTF-8 at most 3 bytes per UTF-16 unit.
+  let room = 20;
+  for (const value of values) {
+    if (value === null) nulls = true;
+    room += 4 + (value === null ? 0 : (element.size ?? 1 + 3 * (value as string).length));
+  }
+  const out = header(element, values.length, nulls, room);
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
+  let at = 20;
+  for (const value of values) {
+    if (value === null) {
+      view.setInt32(at, -1);
+      at += 4;
+      continue;
+    }
+    const length = element.write(view, out, at + 4, value);
+    view.setInt32(at, length);
+    at += 4 + length;
+  }
+  return out.subarray(0, at);
+}
+
+/** A buffer of `room` bytes whose first 20 hold the array's header. */
+function header(element: ElementType, count: number, nulls: boolean, room: number): Buffer {
+  const out = Buffer.allocUnsafe(room);
+  out.writeInt32BE(1, 0);
+  out.writeInt32BE(nulls ? 1 : 0, 4);
+  out.writeInt32BE(element.oid, 8);
+  out.writeInt32BE(count, 12);
+  out.writeInt32BE(1, 16);
+  return out;
+}
