@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { castValue, MISFIT } from '#datasources/imports/database-values.ts';
+import { readFeatures as readInThread } from '#datasources/imports/formats/direct.ts';
 import { readFeatures, readRows } from '#datasources/imports/formats/index.ts';
 import { geometryText } from '#datasources/imports/geometry-text.ts';
 import {
@@ -73,8 +74,9 @@ function expected(features: SourceFeature[]) {
   });
 }
 
+/** The features as a reader gives them: batches (of 7 here, across the row batches' bounds). */
 async function* from(features: SourceFeature[]) {
-  yield* features;
+  for (let i = 0; i < features.length; i += 7) yield features.slice(i, i + 7);
 }
 
 describe('staged rows (built where the file is read)', () => {
@@ -328,6 +330,29 @@ describe('staged rows through the reader thread (readRows)', () => {
       /^layer places: feature 650 has a geometry that can't be read \(a position with fewer than 2 numbers\)/,
     );
     expect(batches.slice(0, -1).every((b) => b.failure === undefined)).toBe(true);
+  });
+});
+
+describe('a GeoJSONSeq file read a chunk of records at a time', () => {
+  it('gives the features before a malformed record, then fails naming its line', async () => {
+    // Prepare: 300 records, the 201st not JSON, all in the reader's first chunk
+    const records = Array.from({ length: 300 }, (_, i) =>
+      i === 200 ? '{"type":"Feature",' : JSON.stringify(feature(i + 1)),
+    );
+    const path = tmp.file('cut.geojsonl', `${records.join('\n')}\n`);
+    const read: SourceFeature[] = [];
+    let failure: unknown;
+
+    // Act: the reader itself (the reader thread's side of readRows)
+    try {
+      for await (const f of readInThread(path, 'cut.geojsonl', 'cut')) read.push(f);
+    } catch (error) {
+      failure = error;
+    }
+
+    // Assess
+    expect(read.map((f) => f.properties.name)).toEqual(Array.from({ length: 200 }, (_, i) => `p\t${i + 1}`));
+    expect(failure).toMatchObject({ code: 'malformed_json', message: expect.stringMatching(/line 201\b/) });
   });
 });
 

@@ -132,12 +132,12 @@ export function appendRows(target: RowBatch, source: RowBatch, from: number, to:
 }
 
 /**
- * The features as row batches, bounded by `bounds`; feature `firstFid` is the first. A geometry
- * that can't be written ends the batches: the last one carries the failure naming its feature.
- * `position()` says how far the reader has read.
+ * The features (read a batch at a time) as row batches, bounded by `bounds`; feature `firstFid`
+ * is the first. A geometry that can't be written ends the batches: the last one carries the
+ * failure naming its feature. `position()` says how far the reader has read.
  */
 export async function* rowBatches(
-  features: AsyncIterable<SourceFeature>,
+  features: AsyncIterable<readonly SourceFeature[]>,
   shape: RowShape,
   firstFid: number,
   position: () => number,
@@ -147,21 +147,27 @@ export async function* rowBatches(
   let bytes = 0;
   let started = performance.now();
   let fid = firstFid;
-  for await (const feature of features) {
-    try {
-      bytes += addRow(batch, shape, feature, position());
-    } catch (error) {
-      if (!(error instanceof GeometryShapeError)) throw error;
-      batch.failure = `layer ${shape.label}: feature ${fid} has a geometry that can't be read (${error.message}).`;
-      yield batch;
-      return;
-    }
-    fid += 1;
-    if (batch.count >= bounds.features || bytes >= bounds.bytes || performance.now() - started >= bounds.ms) {
-      yield batch;
-      batch = emptyBatch(shape);
-      bytes = 0;
-      started = performance.now();
+  for await (const read of features) {
+    for (const feature of read) {
+      try {
+        bytes += addRow(batch, shape, feature, position());
+      } catch (error) {
+        if (!(error instanceof GeometryShapeError)) throw error;
+        batch.failure = `layer ${shape.label}: feature ${fid} has a geometry that can't be read (${error.message}).`;
+        yield batch;
+        return;
+      }
+      fid += 1;
+      if (
+        batch.count >= bounds.features ||
+        bytes >= bounds.bytes ||
+        performance.now() - started >= bounds.ms
+      ) {
+        yield batch;
+        batch = emptyBatch(shape);
+        bytes = 0;
+        started = performance.now();
+      }
     }
   }
   if (batch.count > 0) yield batch;

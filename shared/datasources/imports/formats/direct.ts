@@ -72,6 +72,20 @@ export async function* readFeatures(
   layer: string,
   options: ReadOptions = {},
 ): AsyncGenerator<SourceFeature> {
+  for await (const batch of readFeatureBatches(path, filename, layer, options)) yield* batch;
+}
+
+/**
+ * readFeatures a batch at a time: GeoJSON's and GeoJSONSeq's readers give a chunk's features at
+ * once (one async step per chunk instead of one per feature, which a reading thread spent about a
+ * sixth of its time on); the other readers one feature a batch.
+ */
+export async function* readFeatureBatches(
+  path: string,
+  filename: string,
+  layer: string,
+  options: ReadOptions = {},
+): AsyncGenerator<SourceFeature[]> {
   try {
     const format = await sniff(path, filename, options.limits);
     const single = () => {
@@ -93,20 +107,25 @@ export async function* readFeatures(
         return;
       case 'csv':
         single();
-        yield* readCsv(path, options);
+        yield* one(readCsv(path, options));
         return;
       case 'shapefile':
-        yield* readShapefileZip(path, layer, options);
+        yield* one(readShapefileZip(path, layer, options));
         return;
       case 'geopackage':
-        yield* readGeoPackage(path, layer, options);
+        yield* one(readGeoPackage(path, layer, options));
         return;
       case 'flatgeobuf':
         single();
-        yield* readFlatGeobuf(path, options);
+        yield* one(readFlatGeobuf(path, options));
         return;
     }
   } catch (error) {
     throw asInputError(error, 'unreadable_file', `${filename} cannot be read`);
   }
+}
+
+/** Each feature a batch of its own. */
+async function* one(features: AsyncIterable<SourceFeature>): AsyncGenerator<SourceFeature[]> {
+  for await (const feature of features) yield [feature];
 }

@@ -435,10 +435,8 @@ export async function discoverGeoJson(
   };
 }
 
-/** The features of a GeoJSON file in file order. */
-export async function* readGeoJson(path: string, options: ReadOptions = {}): AsyncGenerator<SourceFeature> {
+/** The features of a GeoJSON file in file order, a chunk's at a time. */
+export async function* readGeoJson(path: string, options: ReadOptions = {}): AsyncGenerator<SourceFeature[]> {
   const top: TopLevel = { members: {}, collection: false };
-  for await (const batch of documentFeatures(path, options, top)) {
-    for (const { feature } of batch) yield feature;
-  }
+  for await (const batch of documentFeatures(path, options, top)) yield batch.map((f) => f.feature);
 }

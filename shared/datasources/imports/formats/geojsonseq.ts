@@ -177,20 +177,31 @@ export async function discoverGeoJsonSeq(
   };
 }
 
-/** The features of an NDJSON / GeoJSON Text Sequence file in file order. */
+/**
+ * The features of an NDJSON / GeoJSON Text Sequence file in file order, a chunk's at a time; a
+ * record that isn't a feature ends them, after the features before it.
+ */
 export async function* readGeoJsonSeq(
   path: string,
   options: ReadOptions = {},
-): AsyncGenerator<SourceFeature> {
+): AsyncGenerator<SourceFeature[]> {
   const skip = options.skip ?? 0;
   for await (const batch of records(path, options)) {
+    options.signal?.throwIfAborted();
+    const features: SourceFeature[] = [];
     for (const record of batch) {
-      options.signal?.throwIfAborted();
       if (record.index < skip) continue;
-      const feature = parseRecord(record);
+      let feature: SourceFeature;
+      try {
+        feature = parseRecord(record);
+      } catch (error) {
+        if (features.length > 0) yield features;
+        throw error;
+      }
       feature.end = record.end;
       feature.lines = record.lines;
-      yield feature;
+      features.push(feature);
     }
+    if (features.length > 0) yield features;
   }
 }

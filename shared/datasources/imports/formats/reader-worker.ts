@@ -14,9 +14,10 @@ import { type MessagePort, parentPort } from 'node:worker_threads';
 import type { SourceFeature, SourceGeometry } from '#domain/import-sources.ts';
 import { geometryText } from '../geometry-text.ts';
 import { type BatchBounds, type RowBatch, rowBatches } from '../staged-rows.ts';
-import { discover, readFeatures, sniffFormat } from './direct.ts';
+import { discover, readFeatureBatches, readFeatures, sniffFormat } from './direct.ts';
 import { CREDITS, type FromReader, type ReaderJob, type ToReader, toWire } from './reader-protocol.ts';
 import { useScratchDir } from './source.ts';
+import type { ReadOptions } from './types.ts';
 
 /** Features of one batch at most… */
 const BATCH_FEATURES = 500;
@@ -187,7 +188,7 @@ async function run(id: number, job: ReaderJob, scratch: string): Promise<void> {
         });
         return;
       case 'read': {
-        const features = readFeatures(job.path, job.filename, job.layer, {
+        const options: ReadOptions = {
           onBytes,
           ...(job.skip !== undefined ? { skip: job.skip } : {}),
           ...(job.offset !== undefined ? { offset: job.offset } : {}),
@@ -197,11 +198,12 @@ async function run(id: number, job: ReaderJob, scratch: string): Promise<void> {
           ...(job.limits ? { limits: job.limits } : {}),
           // Rows are written here (staged-rows.ts): their geometries never cross as arrays.
           ...(job.shape ? { packCoordinates: true } : {}),
-        });
+        };
         if (job.shape) {
+          const features = readFeatureBatches(job.path, job.filename, job.layer, options);
           const rows = rowBatches(features, job.shape, (job.skip ?? 0) + 1, () => bytes ?? 0, ROW_BOUNDS);
           await streamRows(state, rows, () => bytes);
-        } else await stream(state, features, () => bytes);
+        } else await stream(state, readFeatures(job.path, job.filename, job.layer, options), () => bytes);
         post({ type: 'done', id, ...(bytes !== undefined ? { bytes } : {}) });
         return;
       }
