@@ -68,7 +68,7 @@ export interface SourceLayer {
   csv?: CsvGeometry;
   /**
    * Internal (not presented): set when every geometry is exactly `geometry_type` and all are 2D
-   * or all 3D as the loader will write them (GeoJSON's readers). The staging table's geometry
+   * or all 3D as the loader will write them (the GeoJSON readers, CSV's lon/lat points). The staging table's geometry
    * column then takes its final typmod up front, and the finalize rewrites nothing (ADR 0143).
    */
   geometry_dims?: 2 | 3;

@@ -101,7 +101,7 @@ describe("discovery's geometry_dims", () => {
     expect(await dimsOf(geometries)).toBeUndefined();
   });
 
-  it('is set for GeoJSONSeq, and not by readers whose geometries go to PostGIS as they are (CSV WKT) or whose Z it does not read', async () => {
+  it('is set for GeoJSONSeq and CSV lon/lat points, not for CSV WKT (it goes to PostGIS as it is)', async () => {
     // Prepare
     const seq = tmp.file(
       'seq.geojsonl',
@@ -121,8 +121,7 @@ describe("discovery's geometry_dims", () => {
     expect(a.layers[0]).toMatchObject({ geometry_type: 'Point', geometry_dims: 3 });
     expect(b.layers[0]).toMatchObject({ geometry_type: 'Point' });
     expect(b.layers[0]?.geometry_dims).toBeUndefined();
-    expect(c.layers[0]).toMatchObject({ geometry_type: 'Point' });
-    expect(c.layers[0]?.geometry_dims).toBeUndefined();
+    expect(c.layers[0]).toMatchObject({ geometry_type: 'Point', geometry_dims: 2 });
   });
 });
 

@@ -356,6 +356,30 @@ describe('a GeoJSONSeq file read a chunk of records at a time', () => {
   });
 });
 
+describe('a CSV file read a parsed batch of rows at a time', () => {
+  it('gives the features before a row whose coordinates are not numbers, then fails naming its line', async () => {
+    // Prepare: 300 rows after the header, the 201st with a longitude that is not a number
+    const rows = Array.from({ length: 300 }, (_, i) => `p${i + 1},${i === 200 ? 'east' : i},${-i}`);
+    const path = tmp.file('cut.csv', `name,lon,lat\n${rows.join('\n')}\n`);
+    const read: SourceFeature[] = [];
+    let failure: unknown;
+
+    // Act
+    try {
+      for await (const f of readInThread(path, 'cut.csv', 'cut')) read.push(f);
+    } catch (error) {
+      failure = error;
+    }
+
+    // Assess
+    expect(read.map((f) => f.properties.name)).toEqual(Array.from({ length: 200 }, (_, i) => `p${i + 1}`));
+    expect(failure).toMatchObject({
+      code: 'invalid_coordinates',
+      message: expect.stringMatching(/^Line 202:/),
+    });
+  });
+});
+
 async function collect2<T>(items: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
   for await (const item of items) out.push(item);

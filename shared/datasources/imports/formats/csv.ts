@@ -279,7 +279,7 @@ async function* csvRows(
   options: ReadOptions,
   onHeader: (header: string[]) => void,
   resume?: CsvResume,
-): AsyncGenerator<CsvRow> {
+): AsyncGenerator<CsvRow[]> {
   const { maxFeatureBytes } = limitsOf(options.limits);
   let header: string[] | undefined = resume?.header;
   let index = resume?.index ?? 0;
@@ -301,19 +301,22 @@ async function* csvRows(
   source.on('error', (error) => parser.destroy(error));
   source.pipe(parser);
   try {
+    // A parsed batch of records at a time: one async step per batch, not per row.
     for await (const records of parser as AsyncIterable<ParsedRecord[]>) {
+      options.signal?.throwIfAborted();
+      const rows: CsvRow[] = [];
       for (const { cells, bytes } of records) {
         if (header === undefined) {
           header = uniqueNames(cells);
           onHeader(header);
           continue;
         }
-        options.signal?.throwIfAborted();
         const end = base + bytes;
         // The line the row ends on (its last byte's), and the lines before its end for a resume there.
         const line = count.before(end - 1) + 1;
-        yield { index: index++, line, cells, end, lines: count.before(end) };
+        rows.push({ index: index++, line, cells, end, lines: count.before(end) });
       }
+      if (rows.length > 0) yield rows;
     }
   } catch (error) {
     if (error instanceof ImportInputError || isAbortError(error)) throw error;
@@ -405,19 +408,22 @@ export async function discoverCsv(
   let header: string[] = [];
   // Set from the header with the first row.
   let columns = columnsOf([], undefined);
-  for await (const row of csvRows(path, options, (h) => {
+  const rows = csvRows(path, options, (h) => {
     header = h;
-  })) {
-    if (row.index === 0) columns = columnsOf(header, detectCsvGeometry(header, row.cells, options.csv));
-    // The cells are scanned as they are: no feature object is built for discovery.
-    const shape = geometryOf(columns, row);
-    scan.count++;
-    for (const [name, at] of columns.attributes) scan.fields.addText(name, row.cells[at] || null);
-    const where = `line ${row.line}`;
-    let info: ReturnType<typeof geometryInfo> | null = null;
-    if (shape && 'wkt' in shape) info = wktInfo(shape.wkt, where);
-    else if (shape) info = geometryInfo(shape, where);
-    scan.addGeometry(row.index, info, where);
+  });
+  for await (const batch of rows) {
+    for (const row of batch) {
+      if (row.index === 0) columns = columnsOf(header, detectCsvGeometry(header, row.cells, options.csv));
+      // The cells are scanned as they are: no feature object is built for discovery.
+      const shape = geometryOf(columns, row);
+      scan.count++;
+      for (const [name, at] of columns.attributes) scan.fields.addText(name, row.cells[at] || null);
+      const where = `line ${row.line}`;
+      let info: ReturnType<typeof geometryInfo> | null = null;
+      if (shape && 'wkt' in shape) info = wktInfo(shape.wkt, where);
+      else if (shape) info = geometryInfo(shape, where);
+      scan.addGeometry(row.index, info, where);
+    }
   }
   if (header.length === 0) throw new ImportInputError('empty_file', 'The CSV file has no header row.');
   if (scan.count === 0) columns = columnsOf(header, detectCsvGeometry(header, undefined, options.csv));
@@ -433,7 +439,7 @@ export async function discoverCsv(
       `The WKT coordinates of ${filename} are not longitude/latitude; give source_srid in the import plan.`,
     );
   }
-  const layer = scan.result(srid, warnings, { checkRange: !geometry?.wkt });
+  const layer = scan.result(srid, warnings, { checkRange: !geometry?.wkt, written: !geometry?.wkt });
   return {
     format: 'csv',
     size_bytes: sizeBytes,
@@ -453,7 +459,7 @@ export async function discoverCsv(
  * `offset` (ADR 0143) the rows are read from that offset on; the header and the first row (which
  * geometry detection may look at) are read from the top first.
  */
-export async function* readCsv(path: string, options: ReadOptions = {}): AsyncGenerator<SourceFeature> {
+export async function* readCsv(path: string, options: ReadOptions = {}): AsyncGenerator<SourceFeature[]> {
   const skip = options.skip ?? 0;
   let header: string[] = [];
   const resume = await resumeOf(path, options);
@@ -461,19 +467,31 @@ export async function* readCsv(path: string, options: ReadOptions = {}): AsyncGe
   let columns = resume
     ? columnsOf(resume.header, detectCsvGeometry(resume.header, resume.first, options.csv))
     : columnsOf([], undefined);
-  for await (const row of csvRows(
+  const rows = csvRows(
     path,
     options,
     (h) => {
       header = h;
     },
     resume,
-  )) {
-    if (row.index === 0) columns = columnsOf(header, detectCsvGeometry(header, row.cells, options.csv));
-    if (row.index < skip) continue;
-    const feature = toFeature(columns, row);
-    feature.end = row.end;
-    feature.lines = row.lines;
-    yield feature;
+  );
+  for await (const batch of rows) {
+    const features: SourceFeature[] = [];
+    for (const row of batch) {
+      if (row.index === 0) columns = columnsOf(header, detectCsvGeometry(header, row.cells, options.csv));
+      if (row.index < skip) continue;
+      let feature: SourceFeature;
+      try {
+        feature = toFeature(columns, row);
+      } catch (error) {
+        // The features before it first, as they were read.
+        if (features.length > 0) yield features;
+        throw error;
+      }
+      feature.end = row.end;
+      feature.lines = row.lines;
+      features.push(feature);
+    }
+    if (features.length > 0) yield features;
   }
 }

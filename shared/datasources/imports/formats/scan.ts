@@ -277,7 +277,7 @@ export class LayerScan {
    * The layer as discovery reports it; throws 'coordinates_out_of_range' when `checkRange` and
    * srid is 4326 and a coordinate is outside lon/lat range. Adds its warnings to `warnings`.
    * `written`: the loader writes this reader's geometries itself, from the objects discovery saw
-   * (GeoJSON's readers), so their type and Z are known as they will be staged (`geometry_dims`).
+   * (the GeoJSON readers, CSV's lon/lat points), so their type and Z are known as they will be staged (`geometry_dims`).
    */
   result(
     srid: number | null,
