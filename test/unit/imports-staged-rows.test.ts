@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { castValue, MISFIT } from '#datasources/imports/database-values.ts';
 import { readFeatures as readInThread } from '#datasources/imports/formats/direct.ts';
 import { readFeatures, readRows } from '#datasources/imports/formats/index.ts';
+import { featureBatch } from '#datasources/imports/formats/source.ts';
 import { geometryText } from '#datasources/imports/geometry-text.ts';
 import {
   appendRows,
@@ -377,6 +378,33 @@ describe('a CSV file read a parsed batch of rows at a time', () => {
       code: 'invalid_coordinates',
       message: expect.stringMatching(/^Line 202:/),
     });
+  });
+});
+
+describe("a batch of features made from a reader's items (featureBatch)", () => {
+  const make = (i: number) =>
+    i % 3 === 0 ? undefined : ({ properties: { i }, geometry: null } as SourceFeature);
+
+  it('makes one batch, leaving out the items without a feature', () => {
+    expect([...featureBatch([1, 2, 3, 4], make)].map((b) => b.map((f) => f.properties.i))).toEqual([
+      [1, 2, 4],
+    ]);
+    expect([...featureBatch([3, 6], make)]).toEqual([]);
+  });
+
+  it('gives the features before an item that fails, then its error', () => {
+    // Prepare
+    const got: number[][] = [];
+    const read = featureBatch([1, 2, 3, 4, 5], (i) => {
+      if (i === 5) throw new Error('item 5');
+      return make(i);
+    });
+
+    // Act / Assess
+    expect(() => {
+      for (const batch of read) got.push(batch.map((f) => f.properties.i as number));
+    }).toThrow('item 5');
+    expect(got).toEqual([[1, 2, 4]]);
   });
 });
 

@@ -12,7 +12,7 @@ import { asInputError, invalidUtf8, isAbortError, isInvalidUtf8 } from './errors
 import { limitsOf } from './limits.ts';
 import { geometryInfo, LayerScan } from './scan.ts';
 import { detectDelimiter } from './sniff.ts';
-import { LineCount, layerNameOf, linesBefore, readChunks } from './source.ts';
+import { featureBatch, LineCount, layerNameOf, linesBefore, readChunks } from './source.ts';
 import type { DiscoverOptions, ReadOptions } from './types.ts';
 import { wktInfo } from './wkt.ts';
 
@@ -476,22 +476,13 @@ export async function* readCsv(path: string, options: ReadOptions = {}): AsyncGe
     resume,
   );
   for await (const batch of rows) {
-    const features: SourceFeature[] = [];
-    for (const row of batch) {
+    yield* featureBatch(batch, (row) => {
       if (row.index === 0) columns = columnsOf(header, detectCsvGeometry(header, row.cells, options.csv));
-      if (row.index < skip) continue;
-      let feature: SourceFeature;
-      try {
-        feature = toFeature(columns, row);
-      } catch (error) {
-        // The features before it first, as they were read.
-        if (features.length > 0) yield features;
-        throw error;
-      }
+      if (row.index < skip) return undefined;
+      const feature = toFeature(columns, row);
       feature.end = row.end;
       feature.lines = row.lines;
-      features.push(feature);
-    }
-    if (features.length > 0) yield features;
+      return feature;
+    });
   }
 }

@@ -76,9 +76,10 @@ export async function* readFeatures(
 }
 
 /**
- * readFeatures a batch at a time: GeoJSON's, GeoJSONSeq's and CSV's readers give a chunk's
- * features at once (one async step per chunk instead of one per feature, which a reading thread
- * spent about a sixth of its time on); the other readers one feature a batch.
+ * readFeatures a batch at a time: GeoJSON's, GeoJSONSeq's, CSV's and GeoPackage's readers give a
+ * chunk's (or a page's) features at once, one async step per batch instead of one per feature,
+ * which a reading thread spent about a sixth of its time on; Shapefile's and FlatGeobuf's, whose
+ * sources give a feature at a time, one feature a batch.
  */
 export async function* readFeatureBatches(
   path: string,
@@ -113,7 +114,7 @@ export async function* readFeatureBatches(
         yield* one(readShapefileZip(path, layer, options));
         return;
       case 'geopackage':
-        yield* one(readGeoPackage(path, layer, options));
+        yield* readGeoPackage(path, layer, options);
         return;
       case 'flatgeobuf':
         single();

@@ -7,7 +7,7 @@ import { ImportInputError } from '#domain/import-sources.ts';
 import { asInputError, invalidUtf8, isInvalidUtf8 } from './errors.ts';
 import { limitsOf } from './limits.ts';
 import { geometryInfo, LayerScan } from './scan.ts';
-import { layerNameOf, linesBefore, readChunks } from './source.ts';
+import { featureBatch, layerNameOf, linesBefore, readChunks } from './source.ts';
 import type { DiscoverOptions, ReadOptions } from './types.ts';
 
 const LF = 0x0a;
@@ -188,20 +188,12 @@ export async function* readGeoJsonSeq(
   const skip = options.skip ?? 0;
   for await (const batch of records(path, options)) {
     options.signal?.throwIfAborted();
-    const features: SourceFeature[] = [];
-    for (const record of batch) {
-      if (record.index < skip) continue;
-      let feature: SourceFeature;
-      try {
-        feature = parseRecord(record);
-      } catch (error) {
-        if (features.length > 0) yield features;
-        throw error;
-      }
+    yield* featureBatch(batch, (record) => {
+      if (record.index < skip) return undefined;
+      const feature = parseRecord(record);
       feature.end = record.end;
       feature.lines = record.lines;
-      features.push(feature);
-    }
-    if (features.length > 0) yield features;
+      return feature;
+    });
   }
 }

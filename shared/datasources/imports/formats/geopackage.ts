@@ -25,7 +25,7 @@ import { ImportInputError } from '#domain/import-sources.ts';
 import { asInputError } from './errors.ts';
 import { type ImportLimits, limitsOf } from './limits.ts';
 import { geometryInfo, LayerScan, tooManyFields } from './scan.ts';
-import { scratchDir } from './source.ts';
+import { featureBatch, scratchDir } from './source.ts';
 import type { DiscoverOptions, ReadOptions } from './types.ts';
 
 type Database = InstanceType<typeof sqliteModule.Database>;
@@ -462,7 +462,7 @@ export async function* readGeoPackage(
   path: string,
   layer: string,
   options: ReadOptions = {},
-): AsyncGenerator<SourceFeature> {
+): AsyncGenerator<SourceFeature[]> {
   const limits = limitsOf(options.limits);
   const { db, close } = await openGeoPackage(path);
   try {
@@ -485,7 +485,7 @@ export async function* readGeoPackage(
       let index = skip;
       for (const page of pages(db, table, after, skip, limits.maxFeatureBytes)) {
         options.signal?.throwIfAborted();
-        for (const row of page.rows) yield toFeature(table, row, index++);
+        yield* featureBatch(page.rows, (row) => toFeature(table, row, index++));
         options.onBytes?.(Math.round(sizeBytes * shareRead(range, page.last)));
       }
     }

@@ -2,6 +2,7 @@
 import { createReadStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename } from 'node:path';
+import type { SourceFeature } from '#domain/import-sources.ts';
 import { READ_CHUNK_BYTES } from './limits.ts';
 
 const LF = 0x0a;
@@ -100,3 +101,25 @@ export const layerNameOf = (filename: string): string => {
   const name = dot > 0 ? base.slice(0, dot) : base;
   return name || 'layer';
 };
+
+/**
+ * The features `read` makes of `items` (undefined: none for that item), as one batch; when `read`
+ * throws, the features before it come first, then the error, as they would one at a time.
+ */
+export function* featureBatch<T>(
+  items: Iterable<T>,
+  read: (item: T) => SourceFeature | undefined,
+): Generator<SourceFeature[]> {
+  const features: SourceFeature[] = [];
+  for (const item of items) {
+    let feature: SourceFeature | undefined;
+    try {
+      feature = read(item);
+    } catch (error) {
+      if (features.length > 0) yield features;
+      throw error;
+    }
+    if (feature) features.push(feature);
+  }
+  if (features.length > 0) yield features;
+}
