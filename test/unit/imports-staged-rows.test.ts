@@ -334,50 +334,40 @@ describe('staged rows through the reader thread (readRows)', () => {
   });
 });
 
-describe('a GeoJSONSeq file read a chunk of records at a time', () => {
-  it('gives the features before a malformed record, then fails naming its line', async () => {
-    // Prepare: 300 records, the 201st not JSON, all in the reader's first chunk
-    const records = Array.from({ length: 300 }, (_, i) =>
-      i === 200 ? '{"type":"Feature",' : JSON.stringify(feature(i + 1)),
-    );
-    const path = tmp.file('cut.geojsonl', `${records.join('\n')}\n`);
+describe('a file read a batch of features at a time', () => {
+  // 300 records, the 201st unreadable, all in the reader's first chunk.
+  const records = Array.from({ length: 300 }, (_, i) => i);
+  it.each([
+    {
+      format: 'GeoJSONSeq (a malformed record)',
+      name: 'cut.geojsonl',
+      text: `${records.map((i) => (i === 200 ? '{"type":"Feature",' : JSON.stringify(feature(i + 1)))).join('\n')}\n`,
+      names: records.slice(0, 200).map((i) => `p\t${i + 1}`),
+      failure: { code: 'malformed_json', message: expect.stringMatching(/line 201\b/) },
+    },
+    {
+      format: 'CSV (coordinates that are not numbers)',
+      name: 'cut.csv',
+      text: `name,lon,lat\n${records.map((i) => `p${i + 1},${i === 200 ? 'east' : i},${-i}`).join('\n')}\n`,
+      names: records.slice(0, 200).map((i) => `p${i + 1}`),
+      failure: { code: 'invalid_coordinates', message: expect.stringMatching(/^Line 202:/) },
+    },
+  ])('$format: gives the features before the unreadable one, then fails naming its line', async (c) => {
+    // Prepare
+    const path = tmp.file(c.name, c.text);
     const read: SourceFeature[] = [];
     let failure: unknown;
 
     // Act: the reader itself (the reader thread's side of readRows)
     try {
-      for await (const f of readInThread(path, 'cut.geojsonl', 'cut')) read.push(f);
+      for await (const f of readInThread(path, c.name, 'cut')) read.push(f);
     } catch (error) {
       failure = error;
     }
 
     // Assess
-    expect(read.map((f) => f.properties.name)).toEqual(Array.from({ length: 200 }, (_, i) => `p\t${i + 1}`));
-    expect(failure).toMatchObject({ code: 'malformed_json', message: expect.stringMatching(/line 201\b/) });
-  });
-});
-
-describe('a CSV file read a parsed batch of rows at a time', () => {
-  it('gives the features before a row whose coordinates are not numbers, then fails naming its line', async () => {
-    // Prepare: 300 rows after the header, the 201st with a longitude that is not a number
-    const rows = Array.from({ length: 300 }, (_, i) => `p${i + 1},${i === 200 ? 'east' : i},${-i}`);
-    const path = tmp.file('cut.csv', `name,lon,lat\n${rows.join('\n')}\n`);
-    const read: SourceFeature[] = [];
-    let failure: unknown;
-
-    // Act
-    try {
-      for await (const f of readInThread(path, 'cut.csv', 'cut')) read.push(f);
-    } catch (error) {
-      failure = error;
-    }
-
-    // Assess
-    expect(read.map((f) => f.properties.name)).toEqual(Array.from({ length: 200 }, (_, i) => `p${i + 1}`));
-    expect(failure).toMatchObject({
-      code: 'invalid_coordinates',
-      message: expect.stringMatching(/^Line 202:/),
-    });
+    expect(read.map((f) => f.properties.name)).toEqual(c.names);
+    expect(failure).toMatchObject(c.failure);
   });
 });
 

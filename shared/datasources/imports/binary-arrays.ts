@@ -20,38 +20,24 @@ interface ElementType {
 
 const utf8 = new TextEncoder();
 
-const INT8: ElementType = {
-  oid: 20,
-  size: 8,
+/** A type whose elements are `size` bytes, written by `set`. */
+const fixedSize = (
+  oid: number,
+  size: number,
+  set: (view: DataView, at: number, value: StagedValue) => void,
+): ElementType => ({
+  oid,
+  size,
   write(view, _, at, value) {
-    view.setBigInt64(at, BigInt(value as number | string));
-    return 8;
+    set(view, at, value);
+    return size;
   },
-};
-const INT4: ElementType = {
-  oid: 23,
-  size: 4,
-  write(view, _, at, value) {
-    view.setInt32(at, value as number);
-    return 4;
-  },
-};
-const FLOAT8: ElementType = {
-  oid: 701,
-  size: 8,
-  write(view, _, at, value) {
-    view.setFloat64(at, value as number);
-    return 8;
-  },
-};
-const BOOL: ElementType = {
-  oid: 16,
-  size: 1,
-  write(view, _, at, value) {
-    view.setUint8(at, value ? 1 : 0);
-    return 1;
-  },
-};
+});
+
+const INT8 = fixedSize(20, 8, (view, at, value) => view.setBigInt64(at, BigInt(value as number | string)));
+const INT4 = fixedSize(23, 4, (view, at, value) => view.setInt32(at, value as number));
+const FLOAT8 = fixedSize(701, 8, (view, at, value) => view.setFloat64(at, value as number));
+const BOOL = fixedSize(16, 1, (view, at, value) => view.setUint8(at, value ? 1 : 0));
 /** text: its UTF-8 bytes. */
 const TEXT: ElementType = {
   oid: 25,
