@@ -14,7 +14,7 @@ import { escapeIdentifier as ident } from '../pg-driver.ts';
 import { type FinalizedLayer, locate, readCheckpoint, recordFinalized } from './database-checkpoints.ts';
 import { FINALIZE_TIMEOUT_MS, type ImportConnection, isDataError } from './database-connection.ts';
 import { importSchemas } from './database-names.ts';
-import { type LayerTable, layerTable } from './database-staging.ts';
+import { geometryTypmod, type LayerTable, layerSrids, layerTable, typmodType } from './database-staging.ts';
 
 /** ST_CollectionExtract's family per type (0 = a collection: no extract). */
 const FAMILY: Record<GeometryType, number> = {
@@ -62,8 +62,7 @@ export function finalizeLayer(
     let known: { rows: number; extent: FinalizedLayer['extent'] } | undefined;
     if (layer.geometryColumn && source.geometry_type) {
       const g = ident(layer.geometryColumn);
-      const sourceSrid = plan.source_srid ?? source.srid ?? 0;
-      const targetSrid = plan.target_srid ?? sourceSrid;
+      const { source: sourceSrid, target: targetSrid } = layerSrids(plan, source);
       if (targetSrid !== sourceSrid && (sourceSrid === 0 || targetSrid === 0)) {
         throw new ImportInputError(
           'srid_required',
@@ -164,10 +163,10 @@ export function finalizeLayer(
         expr = `(SELECT CASE WHEN ST_IsEmpty(x) THEN NULL WHEN ST_NumGeometries(x) = 1 AND GeometryType(x) LIKE 'MULTI%' THEN ST_GeometryN(x, 1) ELSE x END FROM (SELECT ${expr} AS x) s)`;
       }
       if (targetSrid !== sourceSrid) expr = `ST_Transform(${expr}, ${targetSrid})`;
-      const typmod = `geometry(${type}${z ? 'Z' : ''}, ${targetSrid})`;
+      const typmod = geometryTypmod(typmodType(type, z), targetSrid);
       // Staged as `typmod` already, every geometry is of its type, dimension and SRID: the
       // expression would change nothing.
-      const fits = staged?.type === `${type}${z ? 'Z' : ''}` && staged.srid === targetSrid;
+      const fits = staged?.type === typmodType(type, z) && staged.srid === targetSrid;
       try {
         if (!fits) await s.query(`ALTER TABLE ${relation} ALTER COLUMN ${g} TYPE ${typmod} USING ${expr}`);
       } catch (error) {
@@ -188,7 +187,7 @@ export function finalizeLayer(
   });
 }
 
-/** The typmod of a staged geometry column (`PointZ`, 4326); null for a plain `geometry`. */
+/** The typmod of a geometry column (`PointZ`, 4326); null for a plain `geometry`. */
 async function columnTypmod(
   s: ImportConnection,
   relation: string,
@@ -223,18 +222,15 @@ async function describe(
     };
   }
   if (known) {
-    const { rows } = await s.query<{ srid: number | null; type: string | null }>(
-      `SELECT postgis_typmod_srid(atttypmod) AS srid, postgis_typmod_type(atttypmod) AS type
-       FROM pg_catalog.pg_attribute WHERE attrelid = $1::regclass AND attname = $2`,
-      [relation, layer.geometryColumn],
-    );
+    // Finalized, the column has its typmod.
+    const typmod = await columnTypmod(s, relation, layer.geometryColumn);
     return {
       rows: known.rows,
       invalid,
       repaired,
       extent: known.extent,
-      srid: rows[0]?.srid ? rows[0].srid : null,
-      geometry_type: rows[0]?.type ?? null,
+      srid: typmod?.srid ? typmod.srid : null,
+      geometry_type: typmod?.type ?? null,
     };
   }
   const g = ident(layer.geometryColumn);

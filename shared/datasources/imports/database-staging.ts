@@ -90,12 +90,24 @@ export function layerTable(layer: LayerPlan, source: SourceLayer): LayerTable {
  * finalize's ST_SetSRID would.
  */
 function stagedGeometryType(layer: LayerPlan, source: SourceLayer): string {
-  const srid = layer.source_srid ?? source.srid ?? 0;
+  const srids = layerSrids(layer, source);
   const dims = source.geometry_dims;
   if (!source.geometry_type || dims === undefined || layer.make_valid) return 'geometry';
-  if ((layer.target_srid ?? srid) !== srid) return 'geometry';
-  return `geometry(${source.geometry_type}${dims === 3 ? 'Z' : ''}, ${srid})`;
+  if (srids.target !== srids.source) return 'geometry';
+  return geometryTypmod(typmodType(source.geometry_type, dims === 3), srids.target);
 }
+
+/** A layer's CRS: of its coordinates (the plan's, else discovery's; 0 unknown), and the one it is loaded in. */
+export function layerSrids(layer: LayerPlan, source: SourceLayer): { source: number; target: number } {
+  const from = layer.source_srid ?? source.srid ?? 0;
+  return { source: from, target: layer.target_srid ?? from };
+}
+
+/** The type part of a geometry typmod, as PostGIS names it (`Point`, `PointZ`). */
+export const typmodType = (type: string, z: boolean): string => `${type}${z ? 'Z' : ''}`;
+
+/** A geometry column's type with its typmod. */
+export const geometryTypmod = (type: string, srid: number): string => `geometry(${type}, ${srid})`;
 
 /**
  * Creates the staging schema, the checkpoint table and row, and the layer's table (re-created

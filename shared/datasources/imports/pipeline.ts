@@ -21,6 +21,7 @@ import {
   appendRows,
   type BatchBounds,
   emptyBatch,
+  oneByOne,
   type RowBatch,
   type RowShape,
   rowBatches,
@@ -72,14 +73,9 @@ export function featureRows(source: FeatureSource, bounds: BatchBounds = ROW_BY_
           options.onBytes(bytes);
         },
       });
-      return rowBatches(singles(features), shape, options.skip + 1, () => position, bounds);
+      return rowBatches(oneByOne(features), shape, options.skip + 1, () => position, bounds);
     },
   };
-}
-
-/** Each feature a batch of its own (rowBatches reads batches). */
-async function* singles(features: AsyncIterable<SourceFeature>): AsyncGenerator<SourceFeature[]> {
-  for await (const feature of features) yield [feature];
 }
 
 export interface LoadProgress {

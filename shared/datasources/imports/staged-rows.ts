@@ -131,6 +131,11 @@ export function appendRows(target: RowBatch, source: RowBatch, from: number, to:
   target.count += to - from;
 }
 
+/** Each feature of a source that reads one at a time as a batch of its own (rowBatches reads batches). */
+export async function* oneByOne(features: AsyncIterable<SourceFeature>): AsyncGenerator<SourceFeature[]> {
+  for await (const feature of features) yield [feature];
+}
+
 /**
  * The features (read a batch at a time) as row batches, bounded by `bounds`; feature `firstFid`
  * is the first. A geometry that can't be written ends the batches: the last one carries the

@@ -5,6 +5,7 @@
 import { stat } from 'node:fs/promises';
 import type { Discovery, ImportFormat, SourceFeature } from '#domain/import-sources.ts';
 import { ImportInputError } from '#domain/import-sources.ts';
+import { oneByOne } from '../staged-rows.ts';
 import { discoverCsv, readCsv } from './csv.ts';
 import { asInputError } from './errors.ts';
 import { discoverFlatGeobuf, readFlatGeobuf } from './flatgeobuf.ts';
@@ -111,22 +112,17 @@ export async function* readFeatureBatches(
         yield* readCsv(path, options);
         return;
       case 'shapefile':
-        yield* one(readShapefileZip(path, layer, options));
+        yield* oneByOne(readShapefileZip(path, layer, options));
         return;
       case 'geopackage':
         yield* readGeoPackage(path, layer, options);
         return;
       case 'flatgeobuf':
         single();
-        yield* one(readFlatGeobuf(path, options));
+        yield* oneByOne(readFlatGeobuf(path, options));
         return;
     }
   } catch (error) {
     throw asInputError(error, 'unreadable_file', `${filename} cannot be read`);
   }
-}
-
-/** Each feature a batch of its own. */
-async function* one(features: AsyncIterable<SourceFeature>): AsyncGenerator<SourceFeature[]> {
-  for await (const feature of features) yield [feature];
 }
