@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,11 +44,14 @@ describe('a host whose DynamoDB is unreachable', () => {
 
   it('still refuses a JWT signed by another key with 401: the signature is checked before the store', async () => {
     // The same issuer URL, another key: only the signature can tell them apart.
-    const stranger = await localIssuer(
-      mkdtempSync(join(tmpdir(), 'geoplane-stranger-')),
-      localIssuerUrl(host.dataDir),
-    );
-    const forged = await stranger.sign({ [GLOBAL_ROLE_CLAIM]: 'super_admin' }, 'mallory', 600);
+    const keys = mkdtempSync(join(tmpdir(), 'geoplane-stranger-'));
+    let forged: string;
+    try {
+      const stranger = await localIssuer(keys, localIssuerUrl(host.dataDir));
+      forged = await stranger.sign({ [GLOBAL_ROLE_CLAIM]: 'super_admin' }, 'mallory', 600);
+    } finally {
+      rmSync(keys, { recursive: true, force: true });
+    }
     expectError(
       await on('GET', '/workspaces/x', { Authorization: `Bearer ${forged}` }),
       401,

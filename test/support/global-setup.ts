@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startDynamoLocal } from '#infra/local/dynamodb.ts';
 import { startHostProcess } from './host-process.ts';
@@ -28,6 +30,11 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   const marker = `geoplane-test-${randomUUID()}`;
   process.env.GEOPLANE_TEST_RUN = marker;
+  // The run's temporary files — the workers', the hosts' (downloaded import sources, readers'
+  // scratch, CDK's output dirs) — go in one dir of its own, inherited like the marker and removed
+  // at the end: a host killed mid-import or a test that forgets its dir leaves nothing in /tmp.
+  const runTmp = mkdtempSync(join(tmpdir(), 'geoplane-test-run-'));
+  process.env.TMPDIR = runTmp;
   const dynamo = await startDynamoLocal(await freePort());
   const tableName = 'geoplane-test';
   const host = await startHostProcess({
@@ -55,6 +62,7 @@ export default async function setup(project: TestProject) {
     await host.stop();
     host.cleanup();
     await dynamo.stop();
+    rmSync(runTmp, { recursive: true, force: true });
     const left = await leftoversOfRun(marker);
     if (left.length > 0) {
       // They are this run's own: end them, then fail the run so the leak is fixed, not ignored.

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ConfiguredUriPolicy, releaseSourceFile, sourceFile } from '#datasources/imports/sources.ts';
+import { ConfiguredUriPolicy, releaseSourceFile, STALE_COPY_MS, sourceFile } from '#datasources/imports/sources.ts';
 import { UnavailableError } from '#domain/errors.ts';
 import { ImportInputError } from '#domain/import-sources.ts';
 import { stageConfigOf } from '#infra/constructs/stage-config.ts';
@@ -301,6 +301,46 @@ describe('uploads on S3: sealed by ETag at the start (ADR 0106)', () => {
       );
       expect(readFileSync(path, 'utf8')).toBe('{}');
       expect(s3.sent[0]?.input).toMatchObject({ IfMatch: '"abc"' });
+    });
+
+    it("sweeps other imports' copies idle for STALE_COPY_MS, keeps its own as used, and releases it", async () => {
+      const { Readable } = await import('node:stream');
+      const savedTmp = process.env.TMPDIR;
+      process.env.TMPDIR = tempDir('geoplane-copies-');
+      try {
+        const copies = join(tmpdir(), 'geoplane-imports');
+        const idle = (ms: number) => new Date(Date.now() - ms);
+        const copy = (id: string, idleMs: number) => {
+          mkdirSync(join(copies, id), { recursive: true });
+          writeFileSync(join(copies, id, 'source'), id);
+          utimesSync(join(copies, id), idle(idleMs), idle(idleMs));
+        };
+        const other = '01890f2e-7b6a-7c5d-8e4f-00000000000b';
+        const recent = '01890f2e-7b6a-7c5d-8e4f-00000000000c';
+        copy(other, STALE_COPY_MS + 60_000);
+        copy(recent, STALE_COPY_MS - 60_000);
+        copy(job.id, STALE_COPY_MS + 60_000);
+        mkdirSync(join(copies, 'not-an-import'));
+        utimesSync(join(copies, 'not-an-import'), idle(3 * STALE_COPY_MS), idle(3 * STALE_COPY_MS));
+        const s3 = client(() => ({ Body: Readable.from([Buffer.from('new')]) }));
+        const path = await sourceFile({ ...job, source_location: KEY, source_etag: '"abc"' }, { s3: s3 as never });
+        // Its own copy was there: reused (no download), and marked as used now.
+        expect(readFileSync(path, 'utf8')).toBe(job.id);
+        expect(s3.sent).toHaveLength(0);
+        expect(Date.now() - statSync(join(copies, job.id)).mtimeMs).toBeLessThan(60_000);
+        expect(readdirSync(copies).sort()).toEqual([job.id, recent, 'not-an-import'].sort());
+        await releaseSourceFile(job.id);
+        expect(readdirSync(copies).sort()).toEqual([recent, 'not-an-import'].sort());
+        // Gone: the next acquisition downloads it again.
+        expect(readFileSync(await sourceFile({ ...job, source_location: KEY }, { s3: s3 as never }), 'utf8')).toBe(
+          'new',
+        );
+        expect(s3.sent).toHaveLength(1);
+      } finally {
+        await releaseSourceFile(job.id);
+        if (savedTmp === undefined) delete process.env.TMPDIR;
+        else process.env.TMPDIR = savedTmp;
+      }
     });
   });
 });

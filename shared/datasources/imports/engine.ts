@@ -44,7 +44,8 @@ export class PostgisImportEngine implements ImportEngine {
         onProgress: (p) => onProgress(p),
       }),
     );
-    if (result.done && job.source_kind === 'uri') await releaseSourceFile(job.id);
+    // Loaded: the copy is not read again (a new plan's load downloads the file once more).
+    if (result.done) await releaseSourceFile(job.id);
     return result;
   }
 

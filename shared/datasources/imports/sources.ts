@@ -1,5 +1,5 @@
 import { constants, createWriteStream } from 'node:fs';
-import { access, mkdir, realpath, rename, rm, stat } from 'node:fs/promises';
+import { access, mkdir, readdir, realpath, rename, rm, stat, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -112,6 +112,39 @@ async function download(
   }
 }
 
+/** Where the downloaded copies live: one dir per import, named by its id. */
+const copiesDir = () => join(tmpdir(), 'geoplane-imports');
+
+/** An import id, as a copy's dir is named (nothing else in the copies' dir is touched). */
+const IMPORT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * How long a copy no step has used stays. A warm Lambda keeps /tmp, and an import's steps need not
+ * come back to the instance that downloaded its file (discovery here, the load elsewhere after the
+ * plan): a copy idle this long is swept by the next acquisition. Every acquisition marks its own
+ * copy as used, and a step runs far shorter than this.
+ */
+export const STALE_COPY_MS = 60 * 60_000;
+
+/**
+ * The path of `importId`'s downloaded copy, marked as used now; first the copies of other imports
+ * idle for STALE_COPY_MS are removed.
+ */
+async function copyOf(importId: string): Promise<{ path: string; present: boolean }> {
+  const now = Date.now();
+  for (const name of await readdir(copiesDir()).catch(() => [] as string[])) {
+    if (name === importId || !IMPORT_ID.test(name)) continue;
+    const dir = join(copiesDir(), name);
+    const used = await stat(dir).then((s) => s.mtimeMs, () => now);
+    if (now - used > STALE_COPY_MS) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  }
+  const dir = join(copiesDir(), importId);
+  const path = join(dir, 'source');
+  const present = (await stat(path).catch(() => undefined)) !== undefined;
+  if (present) await utimes(dir, now / 1000, now / 1000).catch(() => undefined);
+  return { path, present };
+}
+
 /**
  * The local file of an import's source: an upload in the local upload directory (where startImport
  * sealed it) or a local path as is; an S3 object (upload bucket or allowed URI) or an https URL
@@ -135,11 +168,9 @@ export async function sourceFile(
     return path;
   }
   if (job.source_kind === 'uri' && job.source_location.startsWith('https://')) {
-    const target = join(tmpdir(), 'geoplane-imports', job.id, 'source');
-    if (!(await stat(target).catch(() => undefined))) {
-      await fetchUrlToFile(job.source_location, target, configuredFetchOptions());
-    }
-    return target;
+    const copy = await copyOf(job.id);
+    if (!copy.present) await fetchUrlToFile(job.source_location, copy.path, configuredFetchOptions());
+    return copy.path;
   }
   const [bucket, key] =
     job.source_kind === 'upload'
@@ -156,18 +187,17 @@ export async function sourceFile(
     });
     return key;
   }
-  const target = join(tmpdir(), 'geoplane-imports', job.id, 'source');
-  const present = await stat(target).catch(() => undefined);
-  if (!present) {
+  const copy = await copyOf(job.id);
+  if (!copy.present) {
     if (!options.s3) s3 ??= captureClient(new S3Client({}));
     const client = options.s3 ?? (s3 as Pick<S3Client, 'send'>);
     const etag = job.source_kind === 'upload' ? job.source_etag : undefined;
-    await download(client, bucket, key, target, etag || undefined);
+    await download(client, bucket, key, copy.path, etag || undefined);
   }
-  return target;
+  return copy.path;
 }
 
-/** Removes an import's downloaded copy (after its load). */
+/** Removes an import's downloaded copy, if this instance has one (after its load, or its end). */
 export async function releaseSourceFile(importId: string): Promise<void> {
-  await rm(join(tmpdir(), 'geoplane-imports', importId), { recursive: true, force: true });
+  await rm(join(copiesDir(), importId), { recursive: true, force: true });
 }
