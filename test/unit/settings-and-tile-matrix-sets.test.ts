@@ -12,31 +12,36 @@ import {
   builtInTileMatrixSets,
   canonicalJson,
   digestOf,
+  isBuiltInTileMatrixSet,
   validateDefinition,
 } from '#domain/tile-matrix-sets.ts';
 
 describe('tile matrix sets', () => {
   it('ships built-ins that pass their own schema and validation', () => {
-    expect(builtInTileMatrixSets.map((s) => s.id)).toEqual(['WebMercatorQuad', 'WorldCRS84Quad']);
-    for (const s of builtInTileMatrixSets) {
+    expect(builtInTileMatrixSets().map((s) => s.id)).toEqual(['WebMercatorQuad', 'WorldCRS84Quad']);
+    for (const s of builtInTileMatrixSets()) {
       expect(TileMatrixSetDefinition.safeParse(s.definition).success).toBe(true);
       expect(() => validateDefinition(s.id, s.definition)).not.toThrow();
     }
-    const [mercator, crs84] = builtInTileMatrixSets;
+    // The ids a request checks without building the sets are theirs, and nothing else is built in.
+    for (const s of builtInTileMatrixSets()) expect(isBuiltInTileMatrixSet(s.id)).toBe(true);
+    expect(isBuiltInTileMatrixSet('webmercatorquad')).toBe(false);
+    expect(builtInTileMatrixSets()).toBe(builtInTileMatrixSets());
+    const [mercator, crs84] = builtInTileMatrixSets();
     expect(mercator?.definition.tileMatrices).toHaveLength(25);
     expect(crs84?.definition.tileMatrices[0]).toMatchObject({ matrixWidth: 2, matrixHeight: 1 });
   });
 
   it('digests canonical JSON, independent of key order', () => {
     expect(canonicalJson({ b: 1, a: [{ d: 2, c: 3 }] })).toBe('{"a":[{"c":3,"d":2}],"b":1}');
-    const def = builtInTileMatrixSets[0]?.definition;
+    const def = builtInTileMatrixSets()[0]?.definition;
     if (!def) throw new Error('no built-in');
     const reordered = Object.fromEntries(Object.entries(def).reverse()) as typeof def;
     expect(digestOf(reordered)).toBe(digestOf(def));
   });
 
   it('refuses an id mismatch (400), an unknown CRS and duplicate matrix ids (422)', () => {
-    const def = structuredClone(builtInTileMatrixSets[0]?.definition);
+    const def = structuredClone(builtInTileMatrixSets()[0]?.definition);
     if (!def) throw new Error('no built-in');
     expect(() => validateDefinition('Other', def)).toThrow(InvalidInputError);
     expect(() => validateDefinition(def.id, { ...def, crs: 'EPSG:3857' })).toThrow(RuleViolationError);

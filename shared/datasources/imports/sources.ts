@@ -135,7 +135,10 @@ async function copyOf(importId: string): Promise<{ path: string; present: boolea
   for (const name of await readdir(copiesDir()).catch(() => [] as string[])) {
     if (name === importId || !IMPORT_ID.test(name)) continue;
     const dir = join(copiesDir(), name);
-    const used = await stat(dir).then((s) => s.mtimeMs, () => now);
+    const used = await stat(dir).then(
+      (s) => s.mtimeMs,
+      () => now,
+    );
     if (now - used > STALE_COPY_MS) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
   }
   const dir = join(copiesDir(), importId);
