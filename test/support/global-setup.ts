@@ -62,7 +62,12 @@ export default async function setup(project: TestProject) {
     await host.stop();
     host.cleanup();
     await dynamo.stop();
-    rmSync(runTmp, { recursive: true, force: true });
+    try {
+      rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
+    } catch (error) {
+      // Never in the way of the leftover check below: a dir left behind is the lesser fault.
+      console.warn(`the run's temporary dir ${runTmp} was not removed: ${(error as Error).message}`);
+    }
     const left = await leftoversOfRun(marker);
     if (left.length > 0) {
       // They are this run's own: end them, then fail the run so the leak is fixed, not ignored.
