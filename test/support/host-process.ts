@@ -97,7 +97,9 @@ export async function startHostProcess(env: Record<string, string> = {}): Promis
   // shared with other test runs; a host that is still making progress is worth the wait.
   const deadline = Date.now() + 330_000;
   while (!/^ready$/m.test(text())) {
-    if (child.exitCode !== null) throw new Error(`local host exited (${child.exitCode}):\n${text()}`);
+    // Ended by a signal (killed from outside) too: its exit code stays null, so look at both.
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`local host exited (${child.exitCode ?? child.signalCode}):\n${text()}`);
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
       throw new Error(`local host did not become ready:\n${text()}`);
