@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startDynamoLocal } from '#infra/local/dynamodb.ts';
-import { startHostProcess } from './host-process.ts';
+import { type HostProcess, startHostProcess } from './host-process.ts';
 import { leftoversOfRun } from './leftovers.ts';
 import { freePort } from './ports.ts';
 
@@ -35,39 +35,54 @@ export default async function setup(project: TestProject) {
   // at the end: a host killed mid-import or a test that forgets its dir leaves nothing in /tmp.
   const runTmp = mkdtempSync(join(tmpdir(), 'geoplane-test-run-'));
   process.env.TMPDIR = runTmp;
-  const dynamo = await startDynamoLocal(await freePort());
+  /** Removes the run's dir; never in the way of what follows (a dir left behind is the lesser fault). */
+  const removeRunTmp = () => {
+    try {
+      rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
+    } catch (error) {
+      console.warn(`the run's temporary dir ${runTmp} was not removed: ${(error as Error).message}`);
+    }
+  };
+  let dynamo: Awaited<ReturnType<typeof startDynamoLocal>> | undefined;
+  let host: HostProcess | undefined;
   const tableName = 'geoplane-test';
-  const host = await startHostProcess({
-    GEOPLANE_DYNAMODB_ENDPOINT: dynamo.endpoint,
-    GEOPLANE_TABLE_NAME: tableName,
-    // Parallel test files share the bootstrap key's bucket; rate limiting has its own host in its test.
-    GEOPLANE_RATE_LIMIT_RPS: '2000',
-    GEOPLANE_RATE_LIMIT_BURST: '4000',
-    // The one host of the run that serves the embedded PostGIS.
-    GEOPLANE_POSTGIS: 'on',
-    GEOPLANE_POSTGIS_PORT: String(await freePort()),
-  });
-  if (!host.apiKey) throw new Error('the local host wrote no bootstrap key');
+  try {
+    dynamo = await startDynamoLocal(await freePort());
+    host = await startHostProcess({
+      GEOPLANE_DYNAMODB_ENDPOINT: dynamo.endpoint,
+      GEOPLANE_TABLE_NAME: tableName,
+      // Parallel test files share the bootstrap key's bucket; rate limiting has its own host in its test.
+      GEOPLANE_RATE_LIMIT_RPS: '2000',
+      GEOPLANE_RATE_LIMIT_BURST: '4000',
+      // The one host of the run that serves the embedded PostGIS.
+      GEOPLANE_POSTGIS: 'on',
+      GEOPLANE_POSTGIS_PORT: String(await freePort()),
+    });
+    if (!host.apiKey) throw new Error('the local host wrote no bootstrap key');
+  } catch (error) {
+    // Vitest runs no teardown for a setup that failed: end what it started here.
+    await host?.stop();
+    await dynamo?.stop();
+    removeRunTmp();
+    throw error;
+  }
+  const [started, store] = [host, dynamo];
   project.provide('host', {
-    url: host.url,
-    httpUrl: host.httpUrl,
-    dataDir: host.dataDir,
-    apiKey: host.apiKey,
-    dynamoEndpoint: dynamo.endpoint,
+    url: started.url,
+    httpUrl: started.httpUrl,
+    dataDir: started.dataDir,
+    apiKey: started.apiKey as string,
+    dynamoEndpoint: store.endpoint,
     tableName,
   });
   return async () => {
     // GEOPLANE_TEST_HOST_LOG=<file> keeps the shared host's output (its errors explain a 500).
-    if (process.env.GEOPLANE_TEST_HOST_LOG) writeFileSync(process.env.GEOPLANE_TEST_HOST_LOG, host.output());
-    await host.stop();
-    host.cleanup();
-    await dynamo.stop();
-    try {
-      rmSync(runTmp, { recursive: true, force: true, maxRetries: 3 });
-    } catch (error) {
-      // Never in the way of the leftover check below: a dir left behind is the lesser fault.
-      console.warn(`the run's temporary dir ${runTmp} was not removed: ${(error as Error).message}`);
-    }
+    if (process.env.GEOPLANE_TEST_HOST_LOG)
+      writeFileSync(process.env.GEOPLANE_TEST_HOST_LOG, started.output());
+    await started.stop();
+    started.cleanup();
+    await store.stop();
+    removeRunTmp();
     const left = await leftoversOfRun(marker);
     if (left.length > 0) {
       // They are this run's own: end them, then fail the run so the leak is fixed, not ignored.
