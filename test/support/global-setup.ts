@@ -66,12 +66,15 @@ export default async function setup(project: TestProject) {
     removeRunTmp();
     throw error;
   }
-  const [started, store] = [host, dynamo];
+  // Started (the teardown below is a closure, where the narrowing of `host` and `dynamo` is lost).
+  const started = host;
+  const store = dynamo;
+  const apiKey = host.apiKey;
   project.provide('host', {
     url: started.url,
     httpUrl: started.httpUrl,
     dataDir: started.dataDir,
-    apiKey: started.apiKey as string,
+    apiKey,
     dynamoEndpoint: store.endpoint,
     tableName,
   });
