@@ -9,7 +9,7 @@ import {
 import { config, runsInLambda } from '#config/env.ts';
 import { InvalidInputError, RuleViolationError, UnavailableError } from '#domain/errors.ts';
 import { localRootPath, normaliseRoot, ROOT_NOT_ALLOWED } from '#domain/mosaics.ts';
-import { captureClient } from '#telemetry/tracer.ts';
+import { awsClient } from '#telemetry/aws-clients.ts';
 
 /** Port: byte ranges of one raster source (a local file or an S3 object). */
 export interface ByteRangeReader {
@@ -156,7 +156,7 @@ function s3Failure(error: unknown, what: string): never {
 export function s3Root(rootUri: string): RootStore {
   const [, bucket = '', prefix = ''] = /^s3:\/\/([^/]+)\/?(.*)$/.exec(normaliseRoot(rootUri)) ?? [];
   const keyPrefix = prefix ? `${prefix}/` : '';
-  s3 ??= captureClient(
+  s3 ??= awsClient(
     new S3Client({ maxAttempts: 3, requestHandler: { connectionTimeout: 1000, requestTimeout: 5000 } }),
   );
   const client = s3;

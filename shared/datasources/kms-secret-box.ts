@@ -1,9 +1,9 @@
 import { DecryptCommand, EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
-import { captureClient } from '#telemetry/tracer.ts';
+import { awsClient } from '#telemetry/aws-clients.ts';
 
 let client: KMSClient | undefined;
 const kms = () => {
-  client ??= captureClient(new KMSClient({}));
+  client ??= awsClient(new KMSClient({}));
   return client;
 };
 

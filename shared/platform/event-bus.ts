@@ -2,7 +2,7 @@ import { EventBridgeClient, PutEventsCommand, type PutEventsRequestEntry } from 
 import { config, eventBusName } from '#config/env.ts';
 import type { CatalogEvent, CatalogEventBus } from '#domain/catalog-events.ts';
 import { logger } from '#log/logger.ts';
-import { captureClient } from '#telemetry/tracer.ts';
+import { awsClient } from '#telemetry/aws-clients.ts';
 
 /** PutEvents takes at most 10 entries per call. */
 const ENTRIES_PER_CALL = 10;
@@ -11,7 +11,7 @@ const ROUNDS = 4;
 
 let client: EventBridgeClient | undefined;
 function eventBridge(): EventBridgeClient {
-  client ??= captureClient(new EventBridgeClient({ region: config().AWS_REGION, maxAttempts: 3 }));
+  client ??= awsClient(new EventBridgeClient({ region: config().AWS_REGION, maxAttempts: 3 }));
   return client;
 }
 

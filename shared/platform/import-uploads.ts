@@ -7,7 +7,7 @@ import { createPresignedPost } from '@aws-sdk/s3-presigned-post';
 import { config, importConfig } from '#config/env.ts';
 import { UnavailableError } from '#domain/errors.ts';
 import type { ImportUploads, ImportUploadTicket, SealedUpload } from '#domain/imports.ts';
-import { captureClient } from '#telemetry/tracer.ts';
+import { awsClient } from '#telemetry/aws-clients.ts';
 
 /**
  * The upload store of imports (ADR 0083, 0106). On AWS an S3 presigned POST whose policy pins the
@@ -24,7 +24,7 @@ const unavailable = () =>
 export class S3Uploads implements ImportUploads {
   constructor(
     private readonly bucket: string,
-    private readonly s3: Pick<S3Client, 'send'> = captureClient(new S3Client({})),
+    private readonly s3: Pick<S3Client, 'send'> = awsClient(new S3Client({})),
   ) {}
 
   async ticket(

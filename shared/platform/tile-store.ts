@@ -18,7 +18,7 @@ import {
   S3ServiceException,
 } from '@aws-sdk/client-s3';
 import type { CachedTile, StoredTile, TileStore } from '#domain/tile-cache.ts';
-import { captureClient } from '#telemetry/tracer.ts';
+import { awsClient } from '#telemetry/aws-clients.ts';
 
 /** A key is ours only when it is a relative path of plain segments (never `..`, never absolute). */
 function checkedKey(key: string): string {
@@ -215,7 +215,7 @@ export class S3TileStore implements TileStore {
   constructor(
     private readonly bucket: string,
     private readonly prefix = 'tiles/',
-    private readonly s3: Pick<S3Client, 'send'> = captureClient(new S3Client({})),
+    private readonly s3: Pick<S3Client, 'send'> = awsClient(new S3Client({})),
   ) {}
 
   private key(key: string): string {

@@ -10,7 +10,7 @@ import {
   type UsageKeyMaker,
 } from '#domain/usage-keys.ts';
 import { errorFields, logger } from '#log/logger.ts';
-import { captureClient } from '#telemetry/tracer.ts';
+import { awsClient } from '#telemetry/aws-clients.ts';
 
 /** The name of the key made for a slot of the pool: `<plan>-slot-<n>`. */
 export function slotKeyName(usagePlanName: string, slot: number): string {
@@ -49,7 +49,7 @@ export class ApiGatewayUsageKeys implements UsageKeyMaker, UsageKeyInventory {
 
   private async api(): Promise<{ client: APIGatewayClient; sdk: ApiGatewaySdk }> {
     const loaded = await apiGatewaySdk();
-    this.client ??= captureClient(new loaded.APIGatewayClient({}));
+    this.client ??= awsClient(new loaded.APIGatewayClient({}));
     return { client: this.client, sdk: loaded };
   }
 

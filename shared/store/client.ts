@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '#config/env.ts';
-import { captureClient } from '#telemetry/tracer.ts';
+import { awsClient } from '#telemetry/aws-clients.ts';
 
 let client: DynamoDBDocumentClient | undefined;
 
@@ -10,7 +10,7 @@ export function documentClient(): DynamoDBDocumentClient {
   if (!client) {
     const cfg = config();
     // Each call an X-Ray subsegment where tracing is on (ADR 0092).
-    const base = captureClient(
+    const base = awsClient(
       new DynamoDBClient({
         region: cfg.AWS_REGION,
         ...(cfg.DYNAMODB_ENDPOINT ? { endpoint: cfg.DYNAMODB_ENDPOINT } : {}),

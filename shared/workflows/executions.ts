@@ -7,6 +7,7 @@ import {
 } from '#config/env.ts';
 import { UnavailableError } from '#domain/errors.ts';
 import type { WorkflowExecutions } from '#domain/sweeps.ts';
+import { awsClient } from '#telemetry/aws-clients.ts';
 
 /**
  * The ARN of an execution of a state machine: `arn:…:stateMachine:<machine>` →
@@ -22,7 +23,7 @@ export function executionArn(stateMachineArn: string, name: string): string {
  * start was lost) doesn't run; so doesn't one that succeeded, failed, timed out or was aborted.
  */
 export class StepFunctionsExecutions implements WorkflowExecutions {
-  private readonly client = new SFNClient({});
+  private readonly client = awsClient(new SFNClient({}));
   constructor(
     private readonly arns: { deletion?: string; import?: string; harvest?: string; tileCache?: string },
   ) {}

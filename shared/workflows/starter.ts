@@ -5,7 +5,7 @@ import type { ImportStarter } from '#domain/imports.ts';
 import type { HarvestStarter, HarvestWorkflowInput } from '#domain/mosaic-harvest-jobs.ts';
 import type { TileCacheStarter, TileCacheWorkflowInput } from '#domain/tile-cache-jobs.ts';
 import type { DeletionWorkflowInput, WorkflowStarter } from '#domain/workflows.ts';
-import { captureClient } from '#telemetry/tracer.ts';
+import { awsClient } from '#telemetry/aws-clients.ts';
 
 // The ports live in the domain; re-exported for the local host's runner.
 export type {
@@ -26,7 +26,7 @@ export type WorkflowStarters = WorkflowStarter & ImportStarter & HarvestStarter 
  * `TILE_CACHE_STATE_MACHINE_ARN`.
  */
 export class StepFunctionsStarter implements WorkflowStarters {
-  private readonly client = captureClient(new SFNClient({}));
+  private readonly client = awsClient(new SFNClient({}));
   constructor(
     private readonly arns: { deletion?: string; import?: string; harvest?: string; tileCache?: string },
   ) {}

@@ -1,7 +1,7 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { importConfig } from '#config/env.ts';
 import { UnavailableError } from '#domain/errors.ts';
-import { captureClient } from '#telemetry/tracer.ts';
+import { awsClient } from '#telemetry/aws-clients.ts';
 import { ImportDatabase } from './database.ts';
 import type { ImportDatabaseConfig } from './database-connection.ts';
 
@@ -30,7 +30,7 @@ async function readSecret(arn: string): Promise<LoaderSecret> {
   if (secretCache?.arn === arn) return secretCache.value;
   let value: Partial<LoaderSecret>;
   try {
-    const out = await captureClient(new SecretsManagerClient({})).send(
+    const out = await awsClient(new SecretsManagerClient({})).send(
       new GetSecretValueCommand({ SecretId: arn }),
     );
     value = JSON.parse(out.SecretString ?? '{}') as Partial<LoaderSecret>;

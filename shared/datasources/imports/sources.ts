@@ -10,7 +10,7 @@ import { importConfig } from '#config/env.ts';
 import { InvalidInputError, UnavailableError } from '#domain/errors.ts';
 import { ImportInputError } from '#domain/import-sources.ts';
 import type { ImportJob, ImportUriPolicy } from '#domain/imports.ts';
-import { captureClient } from '#telemetry/tracer.ts';
+import { awsClient } from '#telemetry/aws-clients.ts';
 import { admitUrl, configuredFetchOptions, fetchUrlToFile, importUrlTargets } from './https-source.ts';
 
 /**
@@ -192,7 +192,7 @@ export async function sourceFile(
   }
   const copy = await copyOf(job.id);
   if (!copy.present) {
-    if (!options.s3) s3 ??= captureClient(new S3Client({}));
+    if (!options.s3) s3 ??= awsClient(new S3Client({}));
     const client = options.s3 ?? (s3 as Pick<S3Client, 'send'>);
     const etag = job.source_kind === 'upload' ? job.source_etag : undefined;
     await download(client, bucket, key, copy.path, etag || undefined);

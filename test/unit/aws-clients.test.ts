@@ -1,0 +1,86 @@
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { awsClient } from '#telemetry/aws-clients.ts';
+
+/** A DynamoDB endpoint on loopback answering every request with one Query page. */
+let server: Server;
+let endpoint: string;
+const page = {
+  Items: [{ PK: { S: 'WS#1' }, SK: { S: 'LAYER#a' }, title: { S: 'Roads' } }],
+  Count: 1,
+  ScannedCount: 1,
+};
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'content-type': 'application/x-amz-json-1.0' });
+      res.end(JSON.stringify(page));
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server.close();
+  await once(server, 'close');
+});
+
+function client(logger: { debug(): void; info(): void; warn(): void; error(): void }) {
+  return new DynamoDBClient({
+    region: 'us-east-1',
+    endpoint,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    logger,
+  });
+}
+
+const query = () =>
+  new QueryCommand({
+    TableName: 'geoplane',
+    KeyConditionExpression: 'PK = :pk',
+    ExpressionAttributeValues: { ':pk': { S: 'WS#1' } },
+  });
+
+describe('awsClient (ADR 0148)', () => {
+  it("builds no masked copy of a command's input and output for the SDK's logger, and answers as before", async () => {
+    const plain = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+    const built = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+
+    const asIs = await client(plain).send(query());
+    const ours = await awsClient(client(built)).send(query());
+
+    // The SDK as it comes hands its logger the command's input and the whole output.
+    expect(plain.info).toHaveBeenCalledTimes(1);
+    expect(plain.info.mock.calls[0]?.[0]).toMatchObject({
+      commandName: 'QueryCommand',
+      output: { Count: 1 },
+    });
+    expect(built.info).not.toHaveBeenCalled();
+    expect(ours.Items).toEqual(page.Items);
+    expect(ours.Items).toEqual(asIs.Items);
+  });
+
+  it('is how the store builds its document client', async () => {
+    vi.stubEnv('TABLE_NAME', 'geoplane');
+    vi.stubEnv('AWS_REGION', 'us-east-1');
+    vi.resetModules();
+    const { documentClient } = await import('#store/client.ts');
+    const names = documentClient().middlewareStack.identify().join('\n');
+
+    expect(names).toContain('retryMiddleware');
+    expect(names).not.toContain('loggerMiddleware');
+    expect(
+      client({ debug() {}, info() {}, warn() {}, error() {} })
+        .middlewareStack.identify()
+        .join('\n'),
+    ).toContain('loggerMiddleware');
+    vi.unstubAllEnvs();
+  });
+});
