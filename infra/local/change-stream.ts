@@ -7,6 +7,7 @@ import {
 } from '@aws-sdk/client-dynamodb-streams';
 import { publishCatalogEvents } from '#domain/catalog-events.ts';
 import { errorFields, logger } from '#log/logger.ts';
+import { awsClient } from '#telemetry/aws-clients.ts';
 import { auditRecordOf, catalogEventBus } from '#wiring/events.ts';
 
 /** How often an idle shard is asked for records. */
@@ -22,7 +23,7 @@ export function startChangeStream(options: { endpoint: string; tableName: string
 } {
   const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
   const client = { endpoint: options.endpoint, region: options.region, credentials };
-  const streams = new DynamoDBStreamsClient(client);
+  const streams = awsClient(new DynamoDBStreamsClient(client));
   /** The table's stream, once the table exists (a host started without bootstrap creates none). */
   let streamArn: string | undefined;
   async function findStream(): Promise<string | undefined> {
