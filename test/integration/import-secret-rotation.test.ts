@@ -34,6 +34,8 @@ vi.mock('@aws-sdk/client-secrets-manager', () => ({
     constructor(readonly input: { SecretId: string }) {}
   },
   SecretsManagerClient: class {
+    // What the product's client builder (awsClient) takes off every client's stack.
+    readonly middlewareStack = { remove: () => true };
     async send() {
       secrets.reads++;
       return { SecretString: JSON.stringify(secrets.current) };
