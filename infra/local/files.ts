@@ -1,6 +1,6 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { exportJWK, importJWK, type JWK, SignJWT } from 'jose';
 import { generate } from 'selfsigned';
 
@@ -9,17 +9,35 @@ function writeSecret(path: string, content: string): void {
   writeFileSync(path, content, { mode: 0o600 });
 }
 
-/** The self-signed certificate of the local HTTPS host, made on first start without any network. */
-export async function localCertificate(dataDir: string): Promise<{ key: string; cert: string }> {
-  const keyPath = join(dataDir, 'tls-key.pem');
-  const certPath = join(dataDir, 'tls-cert.pem');
+/** What a self-signed server certificate is made for. */
+export interface CertificateSubject {
+  /** Its subject's common name. */
+  commonName: string;
+  /** The DNS names and IP addresses it is valid for. */
+  dnsNames: string[];
+  ips: string[];
+  /** How long it is valid from when it is made. */
+  days: number;
+}
+
+/**
+ * A self-signed TLS server certificate (EC P-256) and its key, made once, without any network, into
+ * `keyPath` and `certPath` (their dir made if missing), then read from there: the local host's and
+ * the tests' file servers'.
+ */
+export async function selfSignedCertificate(
+  keyPath: string,
+  certPath: string,
+  subject: CertificateSubject,
+): Promise<{ key: string; cert: string }> {
   if (!existsSync(keyPath) || !existsSync(certPath)) {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    const pems = await generate([{ name: 'commonName', value: '127.0.0.1' }], {
+    mkdirSync(dirname(keyPath), { recursive: true, mode: 0o700 });
+    mkdirSync(dirname(certPath), { recursive: true, mode: 0o700 });
+    const pems = await generate([{ name: 'commonName', value: subject.commonName }], {
       keyType: 'ec',
       curve: 'P-256',
       algorithm: 'sha256',
-      notAfterDate: new Date(Date.now() + 825 * 24 * 3600 * 1000),
+      notAfterDate: new Date(Date.now() + subject.days * 24 * 3600 * 1000),
       extensions: [
         { name: 'basicConstraints', cA: false },
         { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
@@ -27,8 +45,8 @@ export async function localCertificate(dataDir: string): Promise<{ key: string; 
         {
           name: 'subjectAltName',
           altNames: [
-            { type: 2, value: 'localhost' },
-            { type: 7, ip: '127.0.0.1' },
+            ...subject.dnsNames.map((value) => ({ type: 2, value })),
+            ...subject.ips.map((ip) => ({ type: 7, ip })),
           ],
         },
       ],
@@ -38,6 +56,16 @@ export async function localCertificate(dataDir: string): Promise<{ key: string; 
     writeSecret(certPath, pems.cert);
   }
   return { key: readFileSync(keyPath, 'utf8'), cert: readFileSync(certPath, 'utf8') };
+}
+
+/** The self-signed certificate of the local HTTPS host, made on first start without any network. */
+export function localCertificate(dataDir: string): Promise<{ key: string; cert: string }> {
+  return selfSignedCertificate(join(dataDir, 'tls-key.pem'), join(dataDir, 'tls-cert.pem'), {
+    commonName: '127.0.0.1',
+    dnsNames: ['localhost'],
+    ips: ['127.0.0.1'],
+    days: 825,
+  });
 }
 
 /** The local key that encrypts connection passwords (AES-256-GCM), made on first start. */

@@ -1,9 +1,8 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { RequestListener } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { generate } from 'selfsigned';
+import { selfSignedCertificate } from '#infra/local/files.ts';
 
 /**
  * The loopback address test hosts allow for import URLs (GEOPLANE_ALLOWED_IMPORT_URL_HOSTS, ADR
@@ -24,34 +23,14 @@ export interface UrlSourceTls {
 
 /** Makes (once per directory) the file servers' certificate, which test hosts trust through GEOPLANE_IMPORT_URL_CA_FILE. */
 export async function urlSourceTls(dir: string): Promise<UrlSourceTls> {
-  const keyPath = join(dir, 'url-source-key.pem');
   const certPath = join(dir, 'url-source-cert.pem');
-  if (!existsSync(keyPath) || !existsSync(certPath)) {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const pems = await generate([{ name: 'commonName', value: 'geoplane-test-url-source' }], {
-      keyType: 'ec',
-      curve: 'P-256',
-      algorithm: 'sha256',
-      notAfterDate: new Date(Date.now() + 30 * 24 * 3600 * 1000),
-      extensions: [
-        { name: 'basicConstraints', cA: false },
-        { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
-        { name: 'extKeyUsage', serverAuth: true },
-        {
-          name: 'subjectAltName',
-          altNames: [
-            { type: 2, value: 'localhost' },
-            { type: 2, value: 'files.test' },
-            { type: 7, ip: '127.0.0.1' },
-            { type: 7, ip: URL_SOURCE_HOST },
-          ],
-        },
-      ],
-    } as Parameters<typeof generate>[1]);
-    writeFileSync(keyPath, pems.private, { mode: 0o600 });
-    writeFileSync(certPath, pems.cert, { mode: 0o600 });
-  }
-  return { key: readFileSync(keyPath, 'utf8'), cert: readFileSync(certPath, 'utf8'), certPath };
+  const pems = await selfSignedCertificate(join(dir, 'url-source-key.pem'), certPath, {
+    commonName: 'geoplane-test-url-source',
+    dnsNames: ['localhost', 'files.test'],
+    ips: ['127.0.0.1', URL_SOURCE_HOST],
+    days: 30,
+  });
+  return { ...pems, certPath };
 }
 
 /** The environment that lets a test host read URLs from the tests' file servers (and only there). */
