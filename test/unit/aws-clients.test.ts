@@ -1,6 +1,8 @@
 import { once } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join, relative } from 'node:path';
 import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { awsClient } from '#telemetry/aws-clients.ts';
@@ -82,5 +84,30 @@ describe('awsClient (ADR 0148)', () => {
         .join('\n'),
     ).toContain('loggerMiddleware');
     vi.unstubAllEnvs();
+  });
+});
+
+/** `new …Client(` in the product's code (shared/ and functions/) not passed straight to awsClient. */
+function clientsBuiltBare(): string[] {
+  const root = join(import.meta.dirname, '..', '..');
+  const files = ['shared', 'functions'].flatMap((dir) =>
+    readdirSync(join(root, dir), { withFileTypes: true, recursive: true })
+      .filter((e) => e.isFile() && e.name.endsWith('.ts'))
+      .map((e) => join(e.parentPath, e.name)),
+  );
+  const bare: string[] = [];
+  for (const file of files) {
+    const text = readFileSync(file, 'utf8');
+    for (const found of text.matchAll(/new\s+(?:\w+\.)?(\w+Client)\s*\(/g)) {
+      if (!/awsClient\(\s*$/.test(text.slice(0, found.index)))
+        bare.push(`${relative(root, file)}: ${found[1]}`);
+    }
+  }
+  return bare;
+}
+
+describe('every AWS SDK client the product builds', () => {
+  it('goes through awsClient', () => {
+    expect(clientsBuiltBare()).toEqual([]);
   });
 });
