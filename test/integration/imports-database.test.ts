@@ -882,7 +882,7 @@ function importSuite(target: () => ImportTarget): void {
     expect(await db.checkpoint(importId, 'broken')).toEqual({ features: 0, bytes: 0, finalized: false });
   });
 
-  it('stages the extremes of every value type exactly, nulls among them (COPY, or binary arrays on the embedded PostGIS)', async () => {
+  it('stages the extremes of every value type exactly, nulls among them (binary COPY, or binary arrays on the embedded PostGIS)', async () => {
     // Prepare
     const values = fixture(
       'extremes',

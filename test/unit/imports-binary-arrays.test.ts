@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fidArray, fieldArray, textArray } from '#datasources/imports/binary-arrays.ts';
+import { copyBinary, fidArray, fieldArray, textArray } from '#datasources/imports/binary-arrays.ts';
 
 /**
  * The binary arrays the embedded PostGIS's chunks go in as (ADR 0143). PostgreSQL reading them is
@@ -79,5 +79,97 @@ describe('binary arrays', () => {
   it('has no binary form for date and timestamptz (they go as text arrays)', () => {
     expect(() => fieldArray('date', ['2020-01-01'])).toThrow(/no binary array for date/);
     expect(() => fieldArray('timestamptz', [null])).toThrow(/no binary array/);
+  });
+});
+
+/** COPY's binary format read back: the header, then each row's fields (null for -1), then the trailer. */
+function readCopy(buf: Buffer) {
+  const signature = buf.subarray(0, 11).toString('latin1');
+  const [flags, extension] = [11, 15].map((at) => buf.readInt32BE(at));
+  const rows: (Buffer | null)[][] = [];
+  let at = 19;
+  for (;;) {
+    const fields = buf.readInt16BE(at);
+    at += 2;
+    if (fields === -1) break;
+    const row: (Buffer | null)[] = [];
+    for (let f = 0; f < fields; f++) {
+      const length = buf.readInt32BE(at);
+      at += 4;
+      row.push(length === -1 ? null : buf.subarray(at, at + length));
+      if (length !== -1) at += length;
+    }
+    rows.push(row);
+  }
+  return { signature, flags, extension, rows, rest: buf.length - at };
+}
+
+describe('binary COPY (ADR 0143)', () => {
+  it('writes each row as fid, its fields and its WKB, nulls as -1, and ends with the trailer', () => {
+    // Prepare: two rows, a point's hex WKB and a missing geometry
+    const wkb = '0101000000000000000000f03f0000000000000040';
+
+    // Act
+    const out = copyBinary(
+      41,
+      2,
+      ['integer', 'text', 'double precision', 'boolean', 'jsonb', 'bigint'],
+      [
+        [7, null],
+        ['é😀', ''],
+        [-0, 1.5],
+        [true, null],
+        ['[1]', null],
+        ['9223372036854775807', 3],
+      ],
+      [wkb, null],
+    );
+
+    // Assess
+    const read = readCopy(out as Buffer);
+    expect(read).toMatchObject({ signature: 'PGCOPY\n\xff\r\n\0', flags: 0, extension: 0, rest: 0 });
+    const [first, second] = read.rows as [(Buffer | null)[], (Buffer | null)[]];
+    expect(first.map((f) => f?.toString('hex') ?? null)).toEqual([
+      '0000000000000029',
+      '00000007',
+      Buffer.from('é😀').toString('hex'),
+      '8000000000000000',
+      '01',
+      '015b315d',
+      '7fffffffffffffff',
+      wkb,
+    ]);
+    expect(second.map((f) => f?.toString('hex') ?? null)).toEqual([
+      '000000000000002a',
+      null,
+      '',
+      '3ff8000000000000',
+      null,
+      null,
+      '0000000000000003',
+      null,
+    ]);
+  });
+
+  it('leaves to the text format a chunk with a date or timestamptz column, or a WKT geometry', () => {
+    // Act
+    const dated = copyBinary(1, 1, ['text', 'date'], [['a'], ['2024-02-29']], undefined);
+    const stamped = copyBinary(1, 1, ['timestamptz'], [['2024-05-01T10:00:00Z']], undefined);
+    const wkt = copyBinary(
+      1,
+      2,
+      ['integer'],
+      [[1, 2]],
+      ['0101000000000000000000f03f0000000000000040', 'POINT(1 2)'],
+    );
+    const none = copyBinary(1, 1, ['integer'], [[1]], [null]);
+
+    // Assess
+    expect(dated).toBeUndefined();
+    expect(stamped).toBeUndefined();
+    expect(wkt).toBeUndefined();
+    expect(readCopy(none as Buffer).rows).toEqual([
+      [Buffer.from('0000000000000001', 'hex'), Buffer.from('00000001', 'hex'), null],
+    ]);
   });
 });

@@ -134,3 +134,84 @@ function header(element: ElementType, count: number, nulls: boolean, room: numbe
   out.writeInt32BE(1, 16);
   return out;
 }
+
+/** COPY's binary file header: its signature, no flags, no header extension. */
+const COPY_HEADER = Buffer.from([
+  0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0,
+]);
+
+/** Whether every geometry text is hex WKB (a byte order byte, `00` or `01`, first): WKT is never. */
+function allHexWkb(geometries: readonly (string | null)[]): boolean {
+  for (const g of geometries) {
+    if (g === null) continue;
+    if (g.charCodeAt(0) !== 48 || (g.charCodeAt(1) !== 48 && g.charCodeAt(1) !== 49)) return false;
+  }
+  return true;
+}
+
+/**
+ * A chunk's rows in COPY's binary format (fid, the columns, then the geometry as WKB bytes), or
+ * undefined when a column's type has no binary writer here (date, timestamptz) or a geometry is WKT:
+ * those chunks go as text. Per row: the field count, then each field's byte length (-1 for null)
+ * and its bytes, as the type's binary input reads them; the file ends with a field count of -1.
+ */
+export function copyBinary(
+  firstFid: number,
+  count: number,
+  types: readonly FieldType[],
+  values: readonly (readonly StagedValue[])[],
+  geometries: readonly (string | null)[] | undefined,
+): Buffer | undefined {
+  const elements: ElementType[] = [];
+  for (const type of types) {
+    const element = BY_FIELD[type];
+    if (!element) return undefined;
+    elements.push(element);
+  }
+  if (geometries && !allHexWkb(geometries)) return undefined;
+  const fields = 1 + elements.length + (geometries ? 1 : 0);
+  let room = COPY_HEADER.length + 2 + count * (2 + 12);
+  for (let c = 0; c < elements.length; c++) {
+    const element = elements[c] as ElementType;
+    const column = values[c] as readonly StagedValue[];
+    for (let r = 0; r < count; r++) {
+      const value = column[r] ?? null;
+      room += 4 + (value === null ? 0 : (element.size ?? 1 + 3 * (value as string).length));
+    }
+  }
+  if (geometries) for (let r = 0; r < count; r++) room += 4 + ((geometries[r]?.length ?? 0) >> 1);
+  const out = Buffer.allocUnsafe(room);
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
+  COPY_HEADER.copy(out, 0);
+  let at = COPY_HEADER.length;
+  for (let r = 0; r < count; r++) {
+    view.setInt16(at, fields);
+    view.setInt32(at + 2, 8);
+    view.setBigInt64(at + 6, BigInt(firstFid + r));
+    at += 14;
+    for (let c = 0; c < elements.length; c++) {
+      const value = (values[c] as readonly StagedValue[])[r] ?? null;
+      if (value === null) {
+        view.setInt32(at, -1);
+        at += 4;
+        continue;
+      }
+      const length = (elements[c] as ElementType).write(view, out, at + 4, value);
+      view.setInt32(at, length);
+      at += 4 + length;
+    }
+    if (geometries) {
+      const g = geometries[r] ?? null;
+      if (g === null) {
+        view.setInt32(at, -1);
+        at += 4;
+      } else {
+        const length = out.write(g, at + 4, 'hex');
+        view.setInt32(at, length);
+        at += 4 + length;
+      }
+    }
+  }
+  view.setInt16(at, -1);
+  return out.subarray(0, at + 2);
+}

@@ -11,7 +11,7 @@ import {
   type SourceLayer,
 } from '#domain/import-sources.ts';
 import { escapeIdentifier as ident } from '../pg-driver.ts';
-import { binaryField, fidArray, fieldArray, textArray } from './binary-arrays.ts';
+import { binaryField, copyBinary, fidArray, fieldArray, textArray } from './binary-arrays.ts';
 import {
   advanceCheckpoint,
   type Checkpoint,
@@ -205,7 +205,12 @@ export function rowShape(layer: LayerTable): RowShape {
   return { label: layer.label, columns: layer.columns, geometry: layer.geometryColumn !== null };
 }
 
-/** The chunk's rows through COPY … FROM STDIN in its text format (in the caller's transaction). */
+/**
+ * The chunk's rows through COPY … FROM STDIN (in the caller's transaction): in the binary format
+ * when every column has a binary writer and every geometry is WKB (ADR 0143's update of
+ * 2026-11-30: the server reads numbers and geometries as bytes instead of parsing their text),
+ * else in the text format (a date or timestamptz column, WKT geometries).
+ */
 async function copyRows(
   s: ImportConnection,
   staging: string,
@@ -215,7 +220,15 @@ async function copyRows(
   const names = ['fid', ...layer.columns.map((c) => c.name)];
   if (layer.geometryColumn) names.push(layer.geometryColumn);
   const copy = `COPY ${ident(staging)}.${ident(layer.table)} (${names.map((n) => ident(n)).join(', ')}) FROM STDIN`;
-  await s.copyIn(copy, Buffer.from(copyText(rows, layer.geometryColumn !== null), 'utf8'));
+  const binary = copyBinary(
+    rows.firstFid,
+    rows.count,
+    layer.columns.map((c) => c.type),
+    rows.values,
+    layer.geometryColumn !== null ? rows.geometries : undefined,
+  );
+  if (binary) await s.copyIn(`${copy} (FORMAT binary)`, binary);
+  else await s.copyIn(copy, Buffer.from(copyText(rows, layer.geometryColumn !== null), 'utf8'));
 }
 
 /** The chunk's rows as one INSERT … SELECT FROM unnest of one array per column (in the caller's transaction). */
