@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { startDynamoLocal } from '#infra/local/dynamodb.ts';
+import { type DynamoLocal, startDynamoLocal } from '#infra/local/dynamodb.ts';
 import { type HostProcess, startHostProcess } from './host-process.ts';
 import { leftoversOfRun } from './leftovers.ts';
 import { freePort } from './ports.ts';
@@ -43,48 +43,25 @@ export default async function setup(project: TestProject) {
       console.warn(`the run's temporary dir ${runTmp} was not removed: ${(error as Error).message}`);
     }
   };
-  let dynamo: Awaited<ReturnType<typeof startDynamoLocal>> | undefined;
-  let host: HostProcess | undefined;
   const tableName = 'geoplane-test';
-  try {
-    dynamo = await startDynamoLocal(await freePort());
-    host = await startHostProcess({
-      GEOPLANE_DYNAMODB_ENDPOINT: dynamo.endpoint,
-      GEOPLANE_TABLE_NAME: tableName,
-      // Parallel test files share the bootstrap key's bucket; rate limiting has its own host in its test.
-      GEOPLANE_RATE_LIMIT_RPS: '2000',
-      GEOPLANE_RATE_LIMIT_BURST: '4000',
-      // The one host of the run that serves the embedded PostGIS.
-      GEOPLANE_POSTGIS: 'on',
-      GEOPLANE_POSTGIS_PORT: String(await freePort()),
-    });
-    if (!host.apiKey) throw new Error('the local host wrote no bootstrap key');
-  } catch (error) {
-    // Vitest runs no teardown for a setup that failed: end what it started here.
-    await host?.stop();
-    await dynamo?.stop();
+  const { dynamo, host, apiKey } = await startShared(tableName).catch((error: unknown) => {
     removeRunTmp();
     throw error;
-  }
-  // Started (the teardown below is a closure, where the narrowing of `host` and `dynamo` is lost).
-  const started = host;
-  const store = dynamo;
-  const apiKey = host.apiKey;
+  });
   project.provide('host', {
-    url: started.url,
-    httpUrl: started.httpUrl,
-    dataDir: started.dataDir,
+    url: host.url,
+    httpUrl: host.httpUrl,
+    dataDir: host.dataDir,
     apiKey,
-    dynamoEndpoint: store.endpoint,
+    dynamoEndpoint: dynamo.endpoint,
     tableName,
   });
   return async () => {
     // GEOPLANE_TEST_HOST_LOG=<file> keeps the shared host's output (its errors explain a 500).
-    if (process.env.GEOPLANE_TEST_HOST_LOG)
-      writeFileSync(process.env.GEOPLANE_TEST_HOST_LOG, started.output());
-    await started.stop();
-    started.cleanup();
-    await store.stop();
+    if (process.env.GEOPLANE_TEST_HOST_LOG) writeFileSync(process.env.GEOPLANE_TEST_HOST_LOG, host.output());
+    await host.stop();
+    host.cleanup();
+    await dynamo.stop();
     removeRunTmp();
     const left = await leftoversOfRun(marker);
     if (left.length > 0) {
@@ -103,4 +80,34 @@ export default async function setup(project: TestProject) {
       );
     }
   };
+}
+
+/**
+ * The run's DynamoDB Local and its shared host. Vitest runs no teardown for a setup that failed,
+ * so a failed start ends what it started here before it throws.
+ */
+async function startShared(
+  tableName: string,
+): Promise<{ dynamo: DynamoLocal; host: HostProcess; apiKey: string }> {
+  let dynamo: DynamoLocal | undefined;
+  let host: HostProcess | undefined;
+  try {
+    dynamo = await startDynamoLocal(await freePort());
+    host = await startHostProcess({
+      GEOPLANE_DYNAMODB_ENDPOINT: dynamo.endpoint,
+      GEOPLANE_TABLE_NAME: tableName,
+      // Parallel test files share the bootstrap key's bucket; rate limiting has its own host in its test.
+      GEOPLANE_RATE_LIMIT_RPS: '2000',
+      GEOPLANE_RATE_LIMIT_BURST: '4000',
+      // The one host of the run that serves the embedded PostGIS.
+      GEOPLANE_POSTGIS: 'on',
+      GEOPLANE_POSTGIS_PORT: String(await freePort()),
+    });
+    if (!host.apiKey) throw new Error('the local host wrote no bootstrap key');
+    return { dynamo, host, apiKey: host.apiKey };
+  } catch (error) {
+    await host?.stop();
+    await dynamo?.stop();
+    throw error;
+  }
 }

@@ -11,11 +11,15 @@
 import type { FieldType } from '#domain/import-sources.ts';
 import type { StagedValue } from './staged-rows.ts';
 
-/** How one element type is written: its OID, its fixed size (or null: measured), its writer. */
-interface ElementType {
+/** How one value is written as a field: the most bytes it can take, and its writer (returns the bytes written). */
+interface FieldWriter {
+  room(value: StagedValue): number;
+  write(view: DataView, bytes: Buffer, at: number, value: StagedValue): number;
+}
+
+/** How one element type is written: its OID, and its value as a field. */
+interface ElementType extends FieldWriter {
   oid: number;
-  size: number | null;
-  write(view: DataView, bytes: Uint8Array, at: number, value: StagedValue): number;
 }
 
 const utf8 = new TextEncoder();
@@ -27,7 +31,7 @@ const fixedSize = (
   set: (view: DataView, at: number, value: StagedValue) => void,
 ): ElementType => ({
   oid,
-  size,
+  room: () => size,
   write(view, _, at, value) {
     set(view, at, value);
     return size;
@@ -41,7 +45,8 @@ const BOOL = fixedSize(16, 1, (view, at, value) => view.setUint8(at, value ? 1 :
 /** text: its UTF-8 bytes. */
 const TEXT: ElementType = {
   oid: 25,
-  size: null,
+  // UTF-8 takes at most 3 bytes per UTF-16 unit.
+  room: (value) => 3 * (value as string).length,
   write(_, bytes, at, value) {
     return utf8.encodeInto(value as string, bytes.subarray(at)).written;
   },
@@ -49,7 +54,7 @@ const TEXT: ElementType = {
 /** jsonb: version 1, then the JSON text. */
 const JSONB: ElementType = {
   oid: 3802,
-  size: null,
+  room: (value) => 1 + 3 * (value as string).length,
   write(view, bytes, at, value) {
     view.setUint8(at, 1);
     return 1 + utf8.encodeInto(value as string, bytes.subarray(at + 1)).written;
@@ -87,11 +92,7 @@ export function fidArray(first: number, count: number): Buffer {
   const out = header(INT8, count, false, 20 + count * 12);
   const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
   let at = 20;
-  for (let i = 0; i < count; i++) {
-    view.setInt32(at, 8);
-    view.setBigInt64(at + 4, BigInt(first + i));
-    at += 12;
-  }
+  for (let i = 0; i < count; i++) at = writeField(view, out, at, INT8, first + i);
   return out;
 }
 
@@ -102,26 +103,37 @@ export function textArray(values: readonly (string | null)[]): Buffer {
 
 function binaryArray(element: ElementType, values: readonly StagedValue[]): Buffer {
   let nulls = false;
-  // Room for every element: a fixed size, or a text's UTF-8 at most 3 bytes per UTF-16 unit.
   let room = 20;
   for (const value of values) {
     if (value === null) nulls = true;
-    room += 4 + (value === null ? 0 : (element.size ?? 1 + 3 * (value as string).length));
+    room += fieldRoom(element, value);
   }
   const out = header(element, values.length, nulls, room);
   const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
   let at = 20;
-  for (const value of values) {
-    if (value === null) {
-      view.setInt32(at, -1);
-      at += 4;
-      continue;
-    }
-    const length = element.write(view, out, at + 4, value);
-    view.setInt32(at, length);
-    at += 4 + length;
-  }
+  for (const value of values) at = writeField(view, out, at, element, value);
   return out.subarray(0, at);
+}
+
+/** The most bytes `value` takes as a field: its length word and its bytes. */
+const fieldRoom = (writer: FieldWriter, value: StagedValue): number =>
+  4 + (value === null ? 0 : writer.room(value));
+
+/** Writes `value` as a field at `at` (its byte length, -1 for null, then its bytes); returns where the next begins. */
+function writeField(
+  view: DataView,
+  out: Buffer,
+  at: number,
+  writer: FieldWriter,
+  value: StagedValue,
+): number {
+  if (value === null) {
+    view.setInt32(at, -1);
+    return at + 4;
+  }
+  const length = writer.write(view, out, at + 4, value);
+  view.setInt32(at, length);
+  return at + 4 + length;
 }
 
 /** A buffer of `room` bytes whose first 20 hold the array's header. */
@@ -139,6 +151,12 @@ function header(element: ElementType, count: number, nulls: boolean, room: numbe
 const COPY_HEADER = Buffer.from([
   0x50, 0x47, 0x43, 0x4f, 0x50, 0x59, 0x0a, 0xff, 0x0d, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0,
 ]);
+
+/** A geometry's hex WKB text, written as its bytes (PostGIS' binary geometry input reads WKB). */
+const WKB_HEX: FieldWriter = {
+  room: (value) => (value as string).length >> 1,
+  write: (_, bytes, at, value) => bytes.write(value as string, at, 'hex'),
+};
 
 /** Whether every geometry text is hex WKB (a byte order byte, `00` or `01`, first): WKT is never. */
 function allHexWkb(geometries: readonly (string | null)[]): boolean {
@@ -162,54 +180,32 @@ export function copyBinary(
   values: readonly (readonly StagedValue[])[],
   geometries: readonly (string | null)[] | undefined,
 ): Buffer | undefined {
-  const elements: ElementType[] = [];
+  const writers: FieldWriter[] = [];
   for (const type of types) {
     const element = BY_FIELD[type];
     if (!element) return undefined;
-    elements.push(element);
+    writers.push(element);
   }
-  if (geometries && !allHexWkb(geometries)) return undefined;
-  const fields = 1 + elements.length + (geometries ? 1 : 0);
+  const columns = [...values];
+  if (geometries) {
+    if (!allHexWkb(geometries)) return undefined;
+    writers.push(WKB_HEX);
+    columns.push(geometries);
+  }
+  // Per row its field count and its fid (an int8 field), then the columns.
   let room = COPY_HEADER.length + 2 + count * (2 + 12);
-  for (let c = 0; c < elements.length; c++) {
-    const element = elements[c] as ElementType;
-    const column = values[c] as readonly StagedValue[];
-    for (let r = 0; r < count; r++) {
-      const value = column[r] ?? null;
-      room += 4 + (value === null ? 0 : (element.size ?? 1 + 3 * (value as string).length));
-    }
+  for (let c = 0; c < writers.length; c++) {
+    for (let r = 0; r < count; r++) room += fieldRoom(writers[c] as FieldWriter, columns[c]?.[r] ?? null);
   }
-  if (geometries) for (let r = 0; r < count; r++) room += 4 + ((geometries[r]?.length ?? 0) >> 1);
   const out = Buffer.allocUnsafe(room);
   const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
   COPY_HEADER.copy(out, 0);
   let at = COPY_HEADER.length;
   for (let r = 0; r < count; r++) {
-    view.setInt16(at, fields);
-    view.setInt32(at + 2, 8);
-    view.setBigInt64(at + 6, BigInt(firstFid + r));
-    at += 14;
-    for (let c = 0; c < elements.length; c++) {
-      const value = (values[c] as readonly StagedValue[])[r] ?? null;
-      if (value === null) {
-        view.setInt32(at, -1);
-        at += 4;
-        continue;
-      }
-      const length = (elements[c] as ElementType).write(view, out, at + 4, value);
-      view.setInt32(at, length);
-      at += 4 + length;
-    }
-    if (geometries) {
-      const g = geometries[r] ?? null;
-      if (g === null) {
-        view.setInt32(at, -1);
-        at += 4;
-      } else {
-        const length = out.write(g, at + 4, 'hex');
-        view.setInt32(at, length);
-        at += 4 + length;
-      }
+    view.setInt16(at, 1 + writers.length);
+    at = writeField(view, out, at + 2, INT8, firstFid + r);
+    for (let c = 0; c < writers.length; c++) {
+      at = writeField(view, out, at, writers[c] as FieldWriter, columns[c]?.[r] ?? null);
     }
   }
   view.setInt16(at, -1);
