@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { copyBinary, fidArray, fieldArray, textArray } from '#datasources/imports/binary-arrays.ts';
+import { copyBinary, fidArray, fieldArray, textArray, wkbArray } from '#datasources/imports/binary-arrays.ts';
 
 /**
  * The binary arrays the embedded PostGIS's chunks go in as (ADR 0143). PostgreSQL reading them is
@@ -40,6 +40,20 @@ describe('binary arrays', () => {
       null,
       'plain',
     ]);
+  });
+
+  it('writes hex WKB geometries as a bytea[] of their bytes, and leaves a chunk with WKT to the text array', () => {
+    // Prepare: a point in little- and in big-endian WKB, and no geometry
+    const little = '0101000000000000000000f03f0000000000000040';
+    const big = '00000000013ff00000000000004000000000000000';
+
+    // Act
+    const read = readArray(wkbArray([little, null, big]) as Buffer);
+
+    // Assess
+    expect(read).toMatchObject({ ndim: 1, nulls: 1, oid: 17, count: 3, lower: 1, rest: 0 });
+    expect(read.elements.map((e) => e?.toString('hex') ?? null)).toEqual([little, null, big]);
+    expect(wkbArray([little, 'POINT(1 2)'])).toBeUndefined();
   });
 
   it('writes numbers, booleans and jsonb as PostgreSQL receives them', () => {

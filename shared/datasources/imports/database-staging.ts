@@ -11,7 +11,7 @@ import {
   type SourceLayer,
 } from '#domain/import-sources.ts';
 import { escapeIdentifier as ident } from '../pg-driver.ts';
-import { binaryField, copyBinary, fidArray, fieldArray, textArray } from './binary-arrays.ts';
+import { binaryField, copyBinary, fidArray, fieldArray, textArray, wkbArray } from './binary-arrays.ts';
 import {
   advanceCheckpoint,
   type Checkpoint,
@@ -251,9 +251,11 @@ async function insertRows(
   ];
   if (layer.geometryColumn) {
     names.push(layer.geometryColumn);
-    // text[]: PostGIS' geometry uses ':' as its array delimiter, so each element is cast instead.
-    casts.push('text[]');
-    values.push(textArray(rows.geometries));
+    // Not geometry[]: PostGIS' geometry uses ':' as its array delimiter, so each element is cast
+    // instead, from its WKB bytes (bytea) when every geometry is WKB, else from its text (WKT).
+    const wkb = wkbArray(rows.geometries);
+    casts.push(wkb ? 'bytea[]' : 'text[]');
+    values.push(wkb ?? textArray(rows.geometries));
   }
   const aliases = names.map((_, i) => `c${i}`);
   if (layer.geometryColumn) aliases[aliases.length - 1] = 'c_geometry::geometry';
