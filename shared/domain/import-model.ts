@@ -229,7 +229,10 @@ export function timeOrderedId(now = Date.now()): string {
 
 /** A discovery as the API shows it: each layer without what only the loader reads. */
 function presentDiscovery(discovery: Discovery): Discovery {
-  return { ...discovery, layers: discovery.layers.map(({ geometry_dims: _, ...layer }) => layer) };
+  return {
+    ...discovery,
+    layers: discovery.layers.map(({ geometry_dims: _, geometry_valid: __, ...layer }) => layer),
+  };
 }
 
 /** The ImportJob of the API: internal fields left out. */

@@ -72,6 +72,12 @@ export interface SourceLayer {
    * column then takes its final typmod up front, and the finalize rewrites nothing (ADR 0143).
    */
   geometry_dims?: 2 | 3;
+  /**
+   * Internal (not presented): set when the loader writes the geometries itself and every one was
+   * certainly valid as discovery read it (formats/validity.ts): the finalize skips its validity
+   * scan (ADR 0143).
+   */
+  geometry_valid?: true;
 }
 
 /** What discovery reports. */

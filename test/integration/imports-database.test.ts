@@ -6,6 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImportDatabase } from '#datasources/imports/database.ts';
 import type { ImportDatabaseConfig } from '#datasources/imports/database-connection.ts';
+import { certainlyValidParsed } from '#datasources/imports/formats/validity.ts';
 import {
   type FeatureSource,
   FIRST_CHUNK_FEATURES,
@@ -126,6 +127,7 @@ function memorySource(
 }
 
 const point = (x: number, y: number) => ({ type: 'Point', coordinates: [x, y] });
+const polygonOf = (ring: number[][]) => ({ type: 'Polygon', coordinates: [ring] });
 const points = (n: number, name = 'points') =>
   fixture(
     name,
@@ -702,6 +704,103 @@ function importSuite(target: () => ImportTarget): void {
       { fid: 1, valid: true, parts: 1, area: 1 },
       { fid: 2, valid: true, parts: 2, area: 2 },
     ]);
+  });
+
+  it('asks PostGIS about validity only when discovery could not tell every geometry certainly valid', async () => {
+    // Prepare: a square and a bow-tie, once as discovery leaves an unknown layer, once marked
+    // certainly valid (which discovery never does with a bow-tie: the next test holds it to that).
+    const geometries = [
+      polygonOf([
+        [5, 5],
+        [6, 5],
+        [6, 6],
+        [5, 6],
+        [5, 5],
+      ]),
+      polygonOf([
+        [0, 0],
+        [2, 2],
+        [2, 0],
+        [0, 2],
+        [0, 0],
+      ]),
+    ];
+    const asked = fixture(
+      'asked',
+      'Polygon',
+      4326,
+      {},
+      geometries.map((geometry) => ({ properties: {}, geometry })),
+    );
+    const trusted = { ...asked, layer: { ...asked.layer, name: 'trusted', geometry_valid: true as const } };
+
+    // Act
+    const askedLoad = await load(randomUUID(), [asked], { layers: [layerPlan(asked)] });
+    const trustedLoad = await load(randomUUID(), [trusted], { layers: [layerPlan(trusted)] });
+
+    // Assess: the scan found the bow-tie; the marked layer was not scanned
+    expect(askedLoad.warnings).toEqual([
+      'layer asked: 1 invalid geometry (e.g. fid 2: Self-intersection); set make_valid in the plan to repair them',
+    ]);
+    expect(trustedLoad.warnings).toEqual([]);
+  });
+
+  it('never calls a geometry certainly valid that PostGIS finds invalid (formats/validity.ts)', async () => {
+    // Prepare: seeded rings on a 5 × 5 grid (touching, collinear and crossing segments galore),
+    // multi-polygons of two of them, lines, and star-shaped rings of random floats.
+    let seed = 20261130;
+    const random = () => {
+      seed = (seed * 48271) % 2147483647;
+      return seed / 2147483647;
+    };
+    const grid = () => Math.floor(random() * 5);
+    const gridRing = (): number[][] => {
+      const ring = Array.from({ length: 3 + Math.floor(random() * 6) }, () => [grid(), grid()]);
+      return [...ring, ring[0] as number[]];
+    };
+    const star = (): number[][] => {
+      const n = 3 + Math.floor(random() * 10);
+      const angles = Array.from({ length: n }, () => random() * 2 * Math.PI).sort((a, b) => a - b);
+      const ring = angles.map((a) => {
+        const r = 0.0001 + random() * 0.01;
+        return [Number((10 + r * Math.cos(a)).toFixed(6)), Number((45 + r * Math.sin(a)).toFixed(6))];
+      });
+      return [...ring, ring[0] as number[]];
+    };
+    const geometries: { type: GeometryType; coordinates: unknown }[] = [];
+    for (let i = 0; i < 1500; i++) geometries.push({ type: 'Polygon', coordinates: [gridRing()] });
+    for (let i = 0; i < 500; i++) geometries.push({ type: 'Polygon', coordinates: [star()] });
+    for (let i = 0; i < 500; i++)
+      geometries.push({
+        type: 'MultiPolygon',
+        coordinates: [[gridRing()], [gridRing().map(([x, y]) => [(x as number) + 3, y])]],
+      });
+    for (let i = 0; i < 300; i++)
+      geometries.push({
+        type: 'LineString',
+        coordinates: Array.from({ length: 2 + Math.floor(random() * 2) }, () => [grid() % 2, 0]),
+      });
+    const wkt = ({ type, coordinates }: { type: GeometryType; coordinates: unknown }) => {
+      const ring = (positions: number[][]) => `(${positions.map(([x, y]) => `${x} ${y}`).join(', ')})`;
+      if (type === 'LineString') return `LINESTRING${ring(coordinates as number[][])}`;
+      if (type === 'Polygon') return `POLYGON(${(coordinates as number[][][]).map(ring).join(', ')})`;
+      return `MULTIPOLYGON(${(coordinates as number[][][][]).map((p) => `(${p.map(ring).join(', ')})`).join(', ')})`;
+    };
+
+    // Act
+    const told = geometries.map((g) => certainlyValidParsed(g.type, g.coordinates));
+    const { rows } = await admin().query<{ valid: boolean }>(
+      'SELECT ST_IsValid(ST_GeomFromText(w)) AS valid FROM unnest($1::text[]) WITH ORDINALITY AS u(w, i) ORDER BY i',
+      [geometries.map(wkt)],
+    );
+
+    // Assess: no false "certainly valid"; and it tells most valid ones, invalid ones being there to catch
+    expect(rows).toHaveLength(geometries.length);
+    const wrong = geometries.filter((_, i) => told[i] && rows[i]?.valid !== true).map(wkt);
+    expect(wrong).toEqual([]);
+    const valid = rows.filter((r) => r.valid).length;
+    expect(rows.length - valid).toBeGreaterThan(300);
+    expect(told.filter(Boolean).length).toBeGreaterThan(valid / 2);
   });
 
   it('stages the geometry column with its final typmod when discovery knew it: the finalize rewrites no table (ADR 0143)', async () => {

@@ -166,7 +166,7 @@ describe("discovery's Z is the WKB writer's", () => {
 });
 
 describe('the API', () => {
-  it("does not present a discovered layer's geometry_dims", () => {
+  it("does not present a discovered layer's geometry_dims or geometry_valid", () => {
     // Prepare
     const layer = {
       name: 'a',
@@ -182,7 +182,7 @@ describe('the API', () => {
       discovery: {
         format: 'geojson',
         size_bytes: 10,
-        layers: [{ ...layer, geometry_dims: 2 }],
+        layers: [{ ...layer, geometry_dims: 2, geometry_valid: true }],
         warnings: [],
       },
     } as unknown as ImportJob;
@@ -193,5 +193,6 @@ describe('the API', () => {
     // Assess
     expect(shown.discovery?.layers).toEqual([layer]);
     expect(job.discovery?.layers[0]?.geometry_dims).toBe(2);
+    expect(job.discovery?.layers[0]?.geometry_valid).toBe(true);
   });
 });

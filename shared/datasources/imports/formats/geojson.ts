@@ -407,7 +407,8 @@ export async function discoverGeoJson(
     for (const { index, feature } of batch) {
       scan.count++;
       scan.fields.addProperties(feature.properties);
-      const info = feature.geometry === null ? null : geometryInfo(feature.geometry, `feature ${index}`);
+      const info =
+        feature.geometry === null ? null : geometryInfo(feature.geometry, `feature ${index}`, true);
       scan.addGeometry(index, info);
     }
   }

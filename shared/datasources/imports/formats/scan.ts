@@ -6,6 +6,7 @@ import type { FieldType, GeometryType, SourceField, SourceLayer } from '#domain/
 import { ImportInputError } from '#domain/import-sources.ts';
 import { MAX_FIELDS } from './limits.ts';
 import { COORDINATE_NESTING, firstPositionHasZ, PackedCoordinates } from './packed-coordinates.ts';
+import { certainlyValid, certainlyValidParsed } from './validity.ts';
 
 /** [min_x, min_y, max_x, max_y]. */
 export type Box = [number, number, number, number];
@@ -158,10 +159,16 @@ export interface GeometryInfo {
    * number); undefined when the loader won't write it (WKT goes to PostGIS as it is).
    */
   z?: boolean;
+  /** True when it is certainly valid for PostGIS (validity.ts); told of packed coordinates only. */
+  valid?: boolean;
 }
 
-/** A GeoJSON geometry's type, bbox and Z; validates its shape. */
-export const geometryInfo = (geometry: unknown, where: string): GeometryInfo => {
+/**
+ * A GeoJSON geometry's type, bbox and Z; validates its shape. Whether it is certainly valid is told
+ * of packed coordinates, and of parsed ones when `judge` (the readers whose geometries the loader
+ * writes itself; the others would pay for an answer nobody reads).
+ */
+export const geometryInfo = (geometry: unknown, where: string, judge = false): GeometryInfo => {
   if (geometry === null || typeof geometry !== 'object') throw invalidGeometry(where, 'not an object');
   const { type, coordinates, geometries } = geometry as Record<string, unknown>;
   if (!isGeometryType(type)) throw invalidGeometry(where, `unknown geometry type ${JSON.stringify(type)}`);
@@ -169,9 +176,14 @@ export const geometryInfo = (geometry: unknown, where: string): GeometryInfo => 
     // Packed: numbers only, nested evenly, no empty list. Nested as the type says, its bbox is all
     // there is to check; otherwise the arrays are checked as parsed ones are, for the same message.
     if (coordinates.nesting === COORDINATE_NESTING[type]) {
-      return { type, box: coordinates.box(), z: coordinates.dims === 3 };
+      return {
+        type,
+        box: coordinates.box(),
+        z: coordinates.dims === 3,
+        valid: certainlyValid(type, coordinates),
+      };
     }
-    return geometryInfo({ ...geometry, coordinates: coordinates.unpack() }, where);
+    return geometryInfo({ ...geometry, coordinates: coordinates.unpack() }, where, judge);
   }
   const box: Box = [Infinity, Infinity, -Infinity, -Infinity];
   let z = false;
@@ -191,6 +203,13 @@ export const geometryInfo = (geometry: unknown, where: string): GeometryInfo => 
   } else {
     extend(coordinates, box, where);
     z = firstPositionHasZ(coordinates as unknown[], COORDINATE_NESTING[type] as number);
+    if (judge)
+      return {
+        type,
+        box: box[0] === Infinity ? null : box,
+        z,
+        valid: certainlyValidParsed(type, coordinates),
+      };
   }
   return { type, box: box[0] === Infinity ? null : box, z };
 };
@@ -210,6 +229,8 @@ export class LayerScan {
   private box: Box | null = null;
   /** DIMS_* bits: whether 2D, 3D and geometries of unknown Z were seen. */
   private dims = 0;
+  /** Whether every geometry so far was certainly valid (GeometryInfo.valid). */
+  private allValid = true;
   private outOfRange: { label: string; value: number; axis: string } | null = null;
 
   /**
@@ -235,6 +256,7 @@ export class LayerScan {
     }
     const { type, box } = info;
     this.dims |= info.z === undefined ? DIMS_UNKNOWN : info.z ? DIMS_3D : DIMS_2D;
+    if (info.valid !== true) this.allValid = false;
     const family = FAMILY[type];
     if (this.family === null) this.family = { name: family, type, label: label ?? this.where(index) };
     else if (this.family.name !== family) {
@@ -277,7 +299,8 @@ export class LayerScan {
    * The layer as discovery reports it; throws 'coordinates_out_of_range' when `checkRange` and
    * srid is 4326 and a coordinate is outside lon/lat range. Adds its warnings to `warnings`.
    * `written`: the loader writes this reader's geometries itself, from the objects discovery saw
-   * (the GeoJSON readers, CSV's lon/lat points), so their type and Z are known as they will be staged (`geometry_dims`).
+   * (the GeoJSON readers, CSV's lon/lat points), so their type and Z are known as they will be
+   * staged (`geometry_dims`), and so is their validity (`geometry_valid`).
    */
   result(
     srid: number | null,
@@ -320,6 +343,8 @@ export class LayerScan {
       if (this.dims === DIMS_2D) layer.geometry_dims = 2;
       else if (this.dims === DIMS_3D) layer.geometry_dims = 3;
     }
+    // Written from the coordinates judged, every geometry certainly valid: the finalize needn't ask.
+    if (written && this.allValid && this.types.size > 0) layer.geometry_valid = true;
     return layer;
   }
 }
