@@ -159,7 +159,7 @@ export interface GeometryInfo {
    * number); undefined when the loader won't write it (WKT goes to PostGIS as it is).
    */
   z?: boolean;
-  /** True when it is certainly valid for PostGIS (validity.ts); told of packed coordinates only. */
+  /** True when it is certainly valid for PostGIS (validity.ts); told when geometryInfo judges it. */
   valid?: boolean;
 }
 
