@@ -888,16 +888,18 @@ export async function measureImportLoads(
 const mb = (bytes: number | null | undefined) => (bytes ? fixed(bytes / 1024 ** 2, 0) : 'n/a');
 
 /**
- * A target judged by its rounds (ADR 0140): `ratios` one a round (round k of one side over round k
- * of the other), against `target` as `at least` or `at most`. PASS when the whole p10–p90 of the
- * ratios meets it, FAIL when none of it does, FAIL with no verdict when it straddles; with the
- * spread (and the median) to show.
+ * A target judged by its rounds (ADR 0140): one ratio a round, round k of `over` over round k of
+ * `under` (the rounds both have), against `target` as `at least` or `at most`. PASS when the whole
+ * p10–p90 of the ratios meets it, FAIL when none of it does, FAIL with no verdict when it
+ * straddles; with the spread (and the median) to show.
  */
-export function byRounds(
-  ratios: readonly number[],
+function byRounds(
+  over: readonly number[],
+  under: readonly number[],
   target: number,
   side: 'at least' | 'at most',
 ): { result: string; spread: string } {
+  const ratios = over.slice(0, Math.min(over.length, under.length)).map((x, k) => x / (under[k] as number));
   // An "at least" target on x is an "at most" target on 1 / x.
   const outcome =
     side === 'at most'
@@ -911,10 +913,6 @@ export function byRounds(
   const result = outcome === 'straddles' ? '**FAIL** (straddles: no verdict)' : verdict(outcome === 'pass');
   return { result, spread };
 }
-
-/** Round k's `a` over round k's `b`, for the rounds both have. */
-const perRound = (a: readonly number[], b: readonly number[]): number[] =>
-  a.slice(0, Math.min(a.length, b.length)).map((x, k) => x / (b[k] as number));
 
 /** The load of the median seconds (the lower middle one of an even count); undefined without loads. */
 function medianLoad<T extends { seconds: number }>(loads: readonly T[]): T | undefined {
@@ -1013,10 +1011,8 @@ export function importsSection(o: ImportsOutcome, verdicts: string[], heading = 
     } else {
       // Features/s of the same files: ogr2ogr's seconds over ours, round by round.
       const judged = byRounds(
-        perRound(
-          r.gdal.map((l) => l.seconds),
-          r.ours.map((l) => l.seconds),
-        ),
+        r.gdal.map((l) => l.seconds),
+        r.ours.map((l) => l.seconds),
         THROUGHPUT_MIN,
         'at least',
       );
@@ -1076,10 +1072,8 @@ export function importsSection(o: ImportsOutcome, verdicts: string[], heading = 
     } else {
       // Embedded round k against ogr2ogr's round k into PostgreSQL (earlier in the run).
       const judged = byRounds(
-        perRound(
-          r.gdal.map((l) => l.seconds),
-          (e?.loads ?? []).map((l) => l.seconds),
-        ),
+        r.gdal.map((l) => l.seconds),
+        (e?.loads ?? []).map((l) => l.seconds),
         EMBEDDED_MIN,
         'at least',
       );
@@ -1110,10 +1104,8 @@ export function importsSection(o: ImportsOutcome, verdicts: string[], heading = 
   let rssLine: string;
   if (Number.isFinite(smallRss) && Number.isFinite(largeRss)) {
     const judged = byRounds(
-      perRound(
-        (large?.ours ?? []).map((l) => l.peak_rss_bytes),
-        (small?.ours ?? []).map((l) => l.peak_rss_bytes),
-      ),
+      (large?.ours ?? []).map((l) => l.peak_rss_bytes),
+      (small?.ours ?? []).map((l) => l.peak_rss_bytes),
       RSS_FLAT_MAX,
       'at most',
     );
@@ -1151,10 +1143,8 @@ export function importsSection(o: ImportsOutcome, verdicts: string[], heading = 
       notes.push(`- **resumes, ${what}: FAIL of the measurement**: ${problem ?? 'no loads'}.`);
     } else {
       const judged = byRounds(
-        perRound(
-          r.stepped.map((l) => l.load_seconds),
-          r.one.map((l) => l.load_seconds),
-        ),
+        r.stepped.map((l) => l.load_seconds),
+        r.one.map((l) => l.load_seconds),
         RESUME_MAX,
         'at most',
       );

@@ -27,6 +27,7 @@ import {
 } from '#domain/import-sources.ts';
 import { type EmbeddedPostgis, startEmbeddedPostgis } from '#infra/local/postgis.ts';
 import { IMPORT_ROLE_NAMES, type ImportRoleNames, importRolesSql } from '#infra/local/postgis-seed.ts';
+import { BOWTIE_RING } from '../fixtures/imports/support.ts';
 import {
   dropImportRoles,
   REAL_POSTGRES_SKIP_REASON,
@@ -654,18 +655,7 @@ function importSuite(target: () => ImportTarget): void {
 
   it('reports a bow-tie polygon as invalid, and repairs it with make_valid', async () => {
     // Prepare
-    const bowtie = {
-      type: 'Polygon',
-      coordinates: [
-        [
-          [0, 0],
-          [2, 2],
-          [2, 0],
-          [0, 2],
-          [0, 0],
-        ],
-      ],
-    };
+    const bowtie = { type: 'Polygon', coordinates: [BOWTIE_RING] };
     const square = {
       type: 'Polygon',
       coordinates: [
@@ -717,13 +707,7 @@ function importSuite(target: () => ImportTarget): void {
         [5, 6],
         [5, 5],
       ]),
-      polygonOf([
-        [0, 0],
-        [2, 2],
-        [2, 0],
-        [0, 2],
-        [0, 0],
-      ]),
+      polygonOf(BOWTIE_RING),
     ];
     const asked = fixture(
       'asked',

@@ -8,7 +8,7 @@ import {
   orientation,
 } from '#datasources/imports/formats/validity.ts';
 import type { GeometryType } from '#domain/import-sources.ts';
-import { tempDir } from '../fixtures/imports/support.ts';
+import { BOWTIE_RING, tempDir } from '../fixtures/imports/support.ts';
 
 /**
  * Geometries certainly valid for PostGIS (validity.ts), judged from their coordinates: "true" must
@@ -98,19 +98,7 @@ describe('certainly valid', () => {
 
   it('does not say so of invalid or doubtful geometries', () => {
     const cases: [string, GeometryType, unknown][] = [
-      [
-        'a bow-tie',
-        'Polygon',
-        [
-          [
-            [0, 0],
-            [2, 2],
-            [2, 0],
-            [0, 2],
-            [0, 0],
-          ],
-        ],
-      ],
+      ['a bow-tie', 'Polygon', [BOWTIE_RING]],
       [
         'a ring touching itself at a vertex',
         'Polygon',
@@ -304,18 +292,7 @@ describe('discovery marks a layer whose every geometry is certainly valid', () =
       type: 'Polygon',
       coordinates: [square.map(([x, y]) => [x + 2 * i, y])],
     }));
-    const bowtie = {
-      type: 'Polygon',
-      coordinates: [
-        [
-          [0, 0],
-          [2, 2],
-          [2, 0],
-          [0, 2],
-          [0, 0],
-        ],
-      ],
-    };
+    const bowtie = { type: 'Polygon', coordinates: [BOWTIE_RING] };
     const good = write('good.geojson', valid);
     const bad = write('bad.geojson', [...valid, bowtie]);
 
