@@ -295,14 +295,19 @@ describe('discovery marks a layer whose every geometry is certainly valid', () =
     const bowtie = { type: 'Polygon', coordinates: [BOWTIE_RING] };
     const good = write('good.geojson', valid);
     const bad = write('bad.geojson', [...valid, bowtie]);
+    // Judging stops at the first doubtful geometry; the layer stays unmarked.
+    const badFirst = write('bad-first.geojson', [bowtie, ...valid]);
 
     // Act
     const [goodLayer] = (await discover(good, 'good.geojson')).layers;
     const [badLayer] = (await discover(bad, 'bad.geojson')).layers;
+    const [badFirstLayer] = (await discover(badFirst, 'bad-first.geojson')).layers;
 
     // Assess
     expect(goodLayer?.geometry_valid).toBe(true);
     expect(badLayer?.geometry_type).toBe('Polygon');
     expect(badLayer?.geometry_valid).toBeUndefined();
+    expect(badFirstLayer?.feature_count).toBe(51);
+    expect(badFirstLayer?.geometry_valid).toBeUndefined();
   });
 });

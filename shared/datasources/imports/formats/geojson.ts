@@ -408,7 +408,7 @@ export async function discoverGeoJson(
       scan.count++;
       scan.fields.addProperties(feature.properties);
       const info =
-        feature.geometry === null ? null : geometryInfo(feature.geometry, `feature ${index}`, true);
+        feature.geometry === null ? null : geometryInfo(feature.geometry, `feature ${index}`, scan.judging);
       scan.addGeometry(index, info);
     }
   }

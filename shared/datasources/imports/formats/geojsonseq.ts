@@ -163,7 +163,7 @@ export async function discoverGeoJsonSeq(
       named.count++;
       named.fields.addProperties(feature.properties);
       const where = `line ${record.line} (feature ${record.index})`;
-      const info = feature.geometry === null ? null : geometryInfo(feature.geometry, where, true);
+      const info = feature.geometry === null ? null : geometryInfo(feature.geometry, where, named.judging);
       named.addGeometry(record.index, info, where);
     }
   }

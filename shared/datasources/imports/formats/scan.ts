@@ -164,9 +164,9 @@ export interface GeometryInfo {
 }
 
 /**
- * A GeoJSON geometry's type, bbox and Z; validates its shape. Whether it is certainly valid is told
- * of packed coordinates, and of parsed ones when `judge` (the readers whose geometries the loader
- * writes itself; the others would pay for an answer nobody reads).
+ * A GeoJSON geometry's type, bbox and Z; validates its shape. With `judge`, also whether it is
+ * certainly valid (validity.ts): asked by the readers whose geometries the loader writes itself,
+ * while their layer is still all certainly valid (LayerScan.judging); nobody else reads the answer.
  */
 export const geometryInfo = (geometry: unknown, where: string, judge = false): GeometryInfo => {
   if (geometry === null || typeof geometry !== 'object') throw invalidGeometry(where, 'not an object');
@@ -176,12 +176,9 @@ export const geometryInfo = (geometry: unknown, where: string, judge = false): G
     // Packed: numbers only, nested evenly, no empty list. Nested as the type says, its bbox is all
     // there is to check; otherwise the arrays are checked as parsed ones are, for the same message.
     if (coordinates.nesting === COORDINATE_NESTING[type]) {
-      return {
-        type,
-        box: coordinates.box(),
-        z: coordinates.dims === 3,
-        valid: certainlyValid(type, coordinates),
-      };
+      const info: GeometryInfo = { type, box: coordinates.box(), z: coordinates.dims === 3 };
+      if (judge) info.valid = certainlyValid(type, coordinates);
+      return info;
     }
     return geometryInfo({ ...geometry, coordinates: coordinates.unpack() }, where, judge);
   }
@@ -203,15 +200,10 @@ export const geometryInfo = (geometry: unknown, where: string, judge = false): G
   } else {
     extend(coordinates, box, where);
     z = firstPositionHasZ(coordinates as unknown[], COORDINATE_NESTING[type] as number);
-    if (judge)
-      return {
-        type,
-        box: box[0] === Infinity ? null : box,
-        z,
-        valid: certainlyValidParsed(type, coordinates),
-      };
   }
-  return { type, box: box[0] === Infinity ? null : box, z };
+  const info: GeometryInfo = { type, box: box[0] === Infinity ? null : box, z };
+  if (judge && type !== 'GeometryCollection') info.valid = certainlyValidParsed(type, coordinates);
+  return info;
 };
 
 /** Dimensions seen in a layer's geometries (bits). */
@@ -231,6 +223,11 @@ export class LayerScan {
   private dims = 0;
   /** Whether every geometry so far was certainly valid (GeometryInfo.valid). */
   private allValid = true;
+
+  /** Whether its geometries are still worth judging: none so far was other than certainly valid. */
+  get judging(): boolean {
+    return this.allValid;
+  }
   private outOfRange: { label: string; value: number; axis: string } | null = null;
 
   /**

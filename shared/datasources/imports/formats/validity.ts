@@ -1,6 +1,6 @@
 /**
  * Which geometries are certainly valid as PostGIS' ST_IsValid (GEOS) judges them, told from their
- * packed coordinates alone: discovery marks a layer whose every geometry is, and the finalize then
+ * coordinates alone (packed, or as JSON.parse makes them): discovery marks a layer whose every geometry is, and the finalize then
  * skips its validity scan (ADR 0143). "Certainly" is one-sided: false means "not known here", and
  * the finalize asks PostGIS as before. So only plain cases are judged: points (packed numbers are
  * finite), lines with two distinct positions, and polygons of one ring whose segments provably
