@@ -6,6 +6,7 @@
  * as (ADR 0120's mapping); the access decision itself is `shared/domain/data-access.ts`.
  */
 import * as z from 'zod/mini';
+import { shakable } from '#api/shakable.ts';
 import type { DataOperation } from '#domain/data-access.ts';
 import { MVT } from '#domain/settings.ts';
 import type { DataAction, Operation, ResponseSpec } from './operation.ts';
@@ -37,34 +38,46 @@ export interface DataRoute extends Operation {
 }
 
 /** Path segments: a collection id (a layer's public_id), a tile matrix set id, a style name, a feature id. */
-const Segment = z.string().check(z.minLength(1), z.maxLength(256));
-const TileIndex = z.string().check(z.minLength(1), z.maxLength(32));
+const Segment = /* @__PURE__ */ shakable(() => z.string().check(z.minLength(1), z.maxLength(256)));
+const TileIndex = /* @__PURE__ */ shakable(() => z.string().check(z.minLength(1), z.maxLength(32)));
 
-const WorkspaceParams = z.strictObject({ workspace: IdOrName });
-const CollectionParams = z.strictObject({ workspace: IdOrName, collectionId: Segment });
-const ItemParams = z.strictObject({ workspace: IdOrName, collectionId: Segment, featureId: Segment });
-const TmsParams = z.strictObject({ workspace: IdOrName, tileMatrixSetId: Segment });
-const CollectionTmsParams = z.strictObject({
-  workspace: IdOrName,
-  collectionId: Segment,
-  tileMatrixSetId: Segment,
-});
-const TileParams = z.strictObject({
-  workspace: IdOrName,
-  tileMatrixSetId: Segment,
-  tileMatrix: TileIndex,
-  tileRow: TileIndex,
-  tileCol: TileIndex,
-});
-const CollectionTileParams = z.strictObject({
-  workspace: IdOrName,
-  collectionId: Segment,
-  tileMatrixSetId: Segment,
-  tileMatrix: TileIndex,
-  tileRow: TileIndex,
-  tileCol: TileIndex,
-});
-const StyleParams = z.strictObject({ workspace: IdOrName, styleId: Segment });
+const WorkspaceParams = /* @__PURE__ */ shakable(() => z.strictObject({ workspace: IdOrName }));
+const CollectionParams = /* @__PURE__ */ shakable(() =>
+  z.strictObject({ workspace: IdOrName, collectionId: Segment }),
+);
+const ItemParams = /* @__PURE__ */ shakable(() =>
+  z.strictObject({ workspace: IdOrName, collectionId: Segment, featureId: Segment }),
+);
+const TmsParams = /* @__PURE__ */ shakable(() =>
+  z.strictObject({ workspace: IdOrName, tileMatrixSetId: Segment }),
+);
+const CollectionTmsParams = /* @__PURE__ */ shakable(() =>
+  z.strictObject({
+    workspace: IdOrName,
+    collectionId: Segment,
+    tileMatrixSetId: Segment,
+  }),
+);
+const TileParams = /* @__PURE__ */ shakable(() =>
+  z.strictObject({
+    workspace: IdOrName,
+    tileMatrixSetId: Segment,
+    tileMatrix: TileIndex,
+    tileRow: TileIndex,
+    tileCol: TileIndex,
+  }),
+);
+const CollectionTileParams = /* @__PURE__ */ shakable(() =>
+  z.strictObject({
+    workspace: IdOrName,
+    collectionId: Segment,
+    tileMatrixSetId: Segment,
+    tileMatrix: TileIndex,
+    tileRow: TileIndex,
+    tileCol: TileIndex,
+  }),
+);
+const StyleParams = /* @__PURE__ */ shakable(() => z.strictObject({ workspace: IdOrName, styleId: Segment }));
 
 /**
  * What every data route does to the table: reads the workspace, settings, layers, services, styles,
@@ -120,169 +133,205 @@ const both = ['ogcapi', 'ogc-tiles'] as const;
 const features = ['ogcapi'] as const;
 const tiles = ['ogc-tiles'] as const;
 
-export const getDataLanding = dataRoute({
-  operationId: 'getDataLanding',
-  path: '',
-  summary: "The landing page of the workspace's OGC API",
-  access: { protocols: both, operation: 'GET' },
-  params: WorkspaceParams,
-  ok: json,
-});
+export const getDataLanding = /* @__PURE__ */ shakable(() =>
+  dataRoute({
+    operationId: 'getDataLanding',
+    path: '',
+    summary: "The landing page of the workspace's OGC API",
+    access: { protocols: both, operation: 'GET' },
+    params: WorkspaceParams,
+    ok: json,
+  }),
+);
 
-export const getDataConformance = dataRoute({
-  operationId: 'getDataConformance',
-  path: '/conformance',
-  summary: 'The conformance classes this API implements',
-  access: { protocols: both, operation: 'GET' },
-  params: WorkspaceParams,
-  ok: json,
-});
+export const getDataConformance = /* @__PURE__ */ shakable(() =>
+  dataRoute({
+    operationId: 'getDataConformance',
+    path: '/conformance',
+    summary: 'The conformance classes this API implements',
+    access: { protocols: both, operation: 'GET' },
+    params: WorkspaceParams,
+    ok: json,
+  }),
+);
 
-export const getDataApi = dataRoute({
-  operationId: 'getDataApi',
-  path: '/api',
-  summary: "This OGC API's definition (OpenAPI 3.0)",
-  access: { protocols: both, operation: 'GET' },
-  params: WorkspaceParams,
-  ok: { description: 'the OpenAPI document', mediaTypes: ['application/vnd.oai.openapi+json;version=3.0'] },
-});
+export const getDataApi = /* @__PURE__ */ shakable(() =>
+  dataRoute({
+    operationId: 'getDataApi',
+    path: '/api',
+    summary: "This OGC API's definition (OpenAPI 3.0)",
+    access: { protocols: both, operation: 'GET' },
+    params: WorkspaceParams,
+    ok: { description: 'the OpenAPI document', mediaTypes: ['application/vnd.oai.openapi+json;version=3.0'] },
+  }),
+);
 
-export const listDataCollections = dataRoute({
-  operationId: 'listDataCollections',
-  path: '/collections',
-  summary: 'The collections (enabled layers) the caller may read',
-  access: { protocols: both, operation: 'LISTCOLLECTIONS' },
-  params: WorkspaceParams,
-  ok: json,
-});
+export const listDataCollections = /* @__PURE__ */ shakable(() =>
+  dataRoute({
+    operationId: 'listDataCollections',
+    path: '/collections',
+    summary: 'The collections (enabled layers) the caller may read',
+    access: { protocols: both, operation: 'LISTCOLLECTIONS' },
+    params: WorkspaceParams,
+    ok: json,
+  }),
+);
 
-export const getDataCollection = dataRoute({
-  operationId: 'getDataCollection',
-  path: '/collections/{collectionId}',
-  summary: 'One collection: extent, CRSs, links to its items and tiles',
-  access: { protocols: features, operation: 'GET' },
-  params: CollectionParams,
-  ok: json,
-});
+export const getDataCollection = /* @__PURE__ */ shakable(() =>
+  dataRoute({
+    operationId: 'getDataCollection',
+    path: '/collections/{collectionId}',
+    summary: 'One collection: extent, CRSs, links to its items and tiles',
+    access: { protocols: features, operation: 'GET' },
+    params: CollectionParams,
+    ok: json,
+  }),
+);
 
-export const getDataQueryables = dataRoute({
-  operationId: 'getDataQueryables',
-  path: '/collections/{collectionId}/queryables',
-  summary: "The collection's queryable properties (JSON Schema)",
-  access: { protocols: features, operation: 'GET' },
-  params: CollectionParams,
-  ok: { description: 'the queryables', mediaTypes: ['application/schema+json'] },
-});
+export const getDataQueryables = /* @__PURE__ */ shakable(() =>
+  dataRoute({
+    operationId: 'getDataQueryables',
+    path: '/collections/{collectionId}/queryables',
+    summary: "The collection's queryable properties (JSON Schema)",
+    access: { protocols: features, operation: 'GET' },
+    params: CollectionParams,
+    ok: { description: 'the queryables', mediaTypes: ['application/schema+json'] },
+  }),
+);
 
-export const getDataItems = dataRoute({
-  operationId: 'getDataItems',
-  path: '/collections/{collectionId}/items',
-  summary: "A page of the collection's features",
-  description:
-    'Parameters: limit, bbox, bbox-crs, crs, datetime (layers with a time dimension), a queryable property by equality, next (the cursor of `next` links).',
-  access: { protocols: features, operation: 'GETFEATURES' },
-  params: CollectionParams,
-  ok: geojson('a FeatureCollection'),
-});
+export const getDataItems = /* @__PURE__ */ shakable(() =>
+  dataRoute({
+    operationId: 'getDataItems',
+    path: '/collections/{collectionId}/items',
+    summary: "A page of the collection's features",
+    description:
+      'Parameters: limit, bbox, bbox-crs, crs, datetime (layers with a time dimension), a queryable property by equality, next (the cursor of `next` links).',
+    access: { protocols: features, operation: 'GETFEATURES' },
+    params: CollectionParams,
+    ok: geojson('a FeatureCollection'),
+  }),
+);
 
-export const getDataItem = dataRoute({
-  operationId: 'getDataItem',
-  path: '/collections/{collectionId}/items/{featureId}',
-  summary: 'One feature',
-  access: { protocols: features, operation: 'GETITEM' },
-  params: ItemParams,
-  ok: geojson('a Feature'),
-});
+export const getDataItem = /* @__PURE__ */ shakable(() =>
+  dataRoute({
+    operationId: 'getDataItem',
+    path: '/collections/{collectionId}/items/{featureId}',
+    summary: 'One feature',
+    access: { protocols: features, operation: 'GETITEM' },
+    params: ItemParams,
+    ok: geojson('a Feature'),
+  }),
+);
 
-export const listDataTileMatrixSets = dataRoute({
-  operationId: 'listDataTileMatrixSets',
-  path: '/tileMatrixSets',
-  summary: 'The tile matrix sets this API tiles with',
-  access: { protocols: tiles, operation: 'GET' },
-  params: WorkspaceParams,
-  ok: json,
-});
+export const listDataTileMatrixSets = /* @__PURE__ */ shakable(() =>
+  dataRoute({
+    operationId: 'listDataTileMatrixSets',
+    path: '/tileMatrixSets',
+    summary: 'The tile matrix sets this API tiles with',
+    access: { protocols: tiles, operation: 'GET' },
+    params: WorkspaceParams,
+    ok: json,
+  }),
+);
 
-export const getDataTileMatrixSet = dataRoute({
-  operationId: 'getDataTileMatrixSet',
-  path: '/tileMatrixSets/{tileMatrixSetId}',
-  summary: 'One tile matrix set (OGC 17-083r4)',
-  access: { protocols: tiles, operation: 'GET' },
-  params: TmsParams,
-  ok: json,
-});
+export const getDataTileMatrixSet = /* @__PURE__ */ shakable(() =>
+  dataRoute({
+    operationId: 'getDataTileMatrixSet',
+    path: '/tileMatrixSets/{tileMatrixSetId}',
+    summary: 'One tile matrix set (OGC 17-083r4)',
+    access: { protocols: tiles, operation: 'GET' },
+    params: TmsParams,
+    ok: json,
+  }),
+);
 
-export const listDataTilesets = dataRoute({
-  operationId: 'listDataTilesets',
-  path: '/tiles',
-  summary: 'The tilesets of every readable collection together (one MVT layer per collection)',
-  access: { protocols: tiles, operation: 'GET' },
-  params: WorkspaceParams,
-  ok: json,
-});
+export const listDataTilesets = /* @__PURE__ */ shakable(() =>
+  dataRoute({
+    operationId: 'listDataTilesets',
+    path: '/tiles',
+    summary: 'The tilesets of every readable collection together (one MVT layer per collection)',
+    access: { protocols: tiles, operation: 'GET' },
+    params: WorkspaceParams,
+    ok: json,
+  }),
+);
 
-export const getDataTileset = dataRoute({
-  operationId: 'getDataTileset',
-  path: '/tiles/{tileMatrixSetId}',
-  summary: 'The tileset of every readable collection together (f=tilejson for TileJSON 3.0)',
-  access: { protocols: tiles, operation: 'GET' },
-  params: TmsParams,
-  ok: json,
-});
+export const getDataTileset = /* @__PURE__ */ shakable(() =>
+  dataRoute({
+    operationId: 'getDataTileset',
+    path: '/tiles/{tileMatrixSetId}',
+    summary: 'The tileset of every readable collection together (f=tilejson for TileJSON 3.0)',
+    access: { protocols: tiles, operation: 'GET' },
+    params: TmsParams,
+    ok: json,
+  }),
+);
 
-export const getDataTile = dataRoute({
-  operationId: 'getDataTile',
-  path: '/tiles/{tileMatrixSetId}/{tileMatrix}/{tileRow}/{tileCol}',
-  summary: 'A vector tile of every readable collection (one MVT layer each)',
-  access: { protocols: tiles, operation: 'GETTILE' },
-  params: TileParams,
-  ok: mvtTile,
-});
+export const getDataTile = /* @__PURE__ */ shakable(() =>
+  dataRoute({
+    operationId: 'getDataTile',
+    path: '/tiles/{tileMatrixSetId}/{tileMatrix}/{tileRow}/{tileCol}',
+    summary: 'A vector tile of every readable collection (one MVT layer each)',
+    access: { protocols: tiles, operation: 'GETTILE' },
+    params: TileParams,
+    ok: mvtTile,
+  }),
+);
 
-export const listCollectionTilesets = dataRoute({
-  operationId: 'listCollectionTilesets',
-  path: '/collections/{collectionId}/tiles',
-  summary: "The collection's vector tilesets",
-  access: { protocols: tiles, operation: 'GET' },
-  params: CollectionParams,
-  ok: json,
-});
+export const listCollectionTilesets = /* @__PURE__ */ shakable(() =>
+  dataRoute({
+    operationId: 'listCollectionTilesets',
+    path: '/collections/{collectionId}/tiles',
+    summary: "The collection's vector tilesets",
+    access: { protocols: tiles, operation: 'GET' },
+    params: CollectionParams,
+    ok: json,
+  }),
+);
 
-export const getCollectionTileset = dataRoute({
-  operationId: 'getCollectionTileset',
-  path: '/collections/{collectionId}/tiles/{tileMatrixSetId}',
-  summary: "The collection's tileset in one tile matrix set (f=tilejson for TileJSON 3.0)",
-  access: { protocols: tiles, operation: 'GET' },
-  params: CollectionTmsParams,
-  ok: json,
-});
+export const getCollectionTileset = /* @__PURE__ */ shakable(() =>
+  dataRoute({
+    operationId: 'getCollectionTileset',
+    path: '/collections/{collectionId}/tiles/{tileMatrixSetId}',
+    summary: "The collection's tileset in one tile matrix set (f=tilejson for TileJSON 3.0)",
+    access: { protocols: tiles, operation: 'GET' },
+    params: CollectionTmsParams,
+    ok: json,
+  }),
+);
 
-export const getCollectionTile = dataRoute({
-  operationId: 'getCollectionTile',
-  path: '/collections/{collectionId}/tiles/{tileMatrixSetId}/{tileMatrix}/{tileRow}/{tileCol}',
-  summary: 'A vector tile of the collection',
-  access: { protocols: tiles, operation: 'GETTILE' },
-  params: CollectionTileParams,
-  ok: mvtTile,
-});
+export const getCollectionTile = /* @__PURE__ */ shakable(() =>
+  dataRoute({
+    operationId: 'getCollectionTile',
+    path: '/collections/{collectionId}/tiles/{tileMatrixSetId}/{tileMatrix}/{tileRow}/{tileCol}',
+    summary: 'A vector tile of the collection',
+    access: { protocols: tiles, operation: 'GETTILE' },
+    params: CollectionTileParams,
+    ok: mvtTile,
+  }),
+);
 
-export const listDataStyles = dataRoute({
-  operationId: 'listDataStyles',
-  path: '/styles',
-  summary: "The workspace's Mapbox GL styles",
-  access: { protocols: tiles, operation: 'GET' },
-  params: WorkspaceParams,
-  ok: json,
-});
+export const listDataStyles = /* @__PURE__ */ shakable(() =>
+  dataRoute({
+    operationId: 'listDataStyles',
+    path: '/styles',
+    summary: "The workspace's Mapbox GL styles",
+    access: { protocols: tiles, operation: 'GET' },
+    params: WorkspaceParams,
+    ok: json,
+  }),
+);
 
-export const getDataStyle = dataRoute({
-  operationId: 'getDataStyle',
-  path: '/styles/{styleId}',
-  summary: 'A Mapbox GL style whose sources are this API’s TileJSON (f=mapbox)',
-  access: { protocols: tiles, operation: 'GET' },
-  params: StyleParams,
-  ok: json,
-});
+export const getDataStyle = /* @__PURE__ */ shakable(() =>
+  dataRoute({
+    operationId: 'getDataStyle',
+    path: '/styles/{styleId}',
+    summary: 'A Mapbox GL style whose sources are this API’s TileJSON (f=mapbox)',
+    access: { protocols: tiles, operation: 'GET' },
+    params: StyleParams,
+    ok: json,
+  }),
+);
 
 /** THE data plane's route table. */
 export const dataRoutes: readonly DataRoute[] = [

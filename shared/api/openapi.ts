@@ -1,4 +1,5 @@
 import * as z from 'zod/mini';
+import { shakable } from '#api/shakable.ts';
 import { bodyKind } from './content-types.ts';
 import type { Operation, ResponseSpec, Schema } from './operation.ts';
 import { apiVersion, routes } from './routes.ts';
@@ -75,8 +76,8 @@ const sharedResponses: Record<
   PreconditionFailed: { status: 412, description: 'If-Match does not match the current version' },
 };
 /** `<status> <description>` → the shared response with exactly that answer. */
-const sharedByText = new Map(
-  Object.entries(sharedResponses).map(([name, r]) => [`${r.status} ${r.description}`, name]),
+const sharedByText = /* @__PURE__ */ shakable(
+  () => new Map(Object.entries(sharedResponses).map(([name, r]) => [`${r.status} ${r.description}`, name])),
 );
 const commonRef: Record<number, string> = {
   401: 'Unauthorized',
