@@ -178,17 +178,19 @@ export interface ImportTiming {
 }
 
 /**
- * Runs `script` (an ES module given as text) in a fresh `node` with exactly `env` and `args`;
- * resolves with its exit and everything it wrote (stdout and stderr together).
+ * Runs `script` (an ES module given as text) in a fresh `node` with exactly `env` and `args`, and
+ * `nodeArgs` as node's own options; resolves with its exit and everything it wrote (stdout and
+ * stderr together).
  */
 export function runFresh(
   script: string,
   args: string[],
   env: Record<string, string>,
   timeoutMs: number,
+  nodeArgs: readonly string[] = [],
 ): Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script, ...args], {
+    const child = spawn(process.execPath, [...nodeArgs, '--input-type=module', '-e', script, ...args], {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
       timeout: timeoutMs,

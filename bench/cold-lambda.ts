@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Operation } from '#api/operation.ts';
 import { localIssuer, localSecretKey } from '#infra/local/files.ts';
@@ -129,6 +129,20 @@ export async function startStepFunctionsStandIn(): Promise<{ endpoint: string; s
   return { endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
 
+let profiled = 0;
+
+/**
+ * With BENCH_COLD_CPU_PROF=<dir>, every fresh process writes a V8 CPU profile there, named after its
+ * bundle (`get-style.<n>.cpuprofile`), to see where a cold request's time goes; its timings are then
+ * the profiler's, not a Lambda's.
+ */
+function profiling(file: string): string[] {
+  const dir = process.env.BENCH_COLD_CPU_PROF;
+  if (!dir) return [];
+  const name = `${basename(file, '.mjs')}.${++profiled}.cpuprofile`;
+  return ['--cpu-prof', '--cpu-prof-interval=100', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}`];
+}
+
 export async function probe(
   file: string,
   event: unknown,
@@ -136,7 +150,7 @@ export async function probe(
   env: Record<string, string>,
 ): Promise<string> {
   const args = [pathToFileURL(file).href, JSON.stringify(event), mode];
-  const { code, signal, out } = await runFresh(PROBE, args, env, 60_000);
+  const { code, signal, out } = await runFresh(PROBE, args, env, 60_000, profiling(file));
   if (code !== 0) {
     const said = out
       .split('\n')

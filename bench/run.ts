@@ -28,7 +28,7 @@
  * `BENCH_ONLY=cold` runs section 2's cold requests alone (the bundles built, DynamoDB Local and the
  * host with its PostGIS started; every route and the authorizer, bench/cold-requests.ts) into
  * `.bench/results-cold.md`; `BENCH_COLD_RUNS` sets its runs per route (default 10, each a pair
- * with a floor run).
+ * with a floor run); `BENCH_COLD_CPU_PROF=<dir>` has every fresh process write its CPU profile there.
  * Section 8, the data plane (bench/data-plane.ts: the workspace's OGC API vs its SQL, on the main
  * stack after section 1), runs alone with `npm run bench -- data-plane` (or `BENCH_ONLY=data-plane`)
  * into `.bench/results-data-plane.md`. Every section that runs alone is named either way.
