@@ -274,6 +274,15 @@ describe('certainly valid', () => {
       ]),
     ).toBe(false);
     expect(certainlyValidParsed('Point', [Number.NaN, 0])).toBe(false);
+    // A point's own path (it is never packed): finite x and y, nothing else.
+    expect(certainlyValidParsed('Point', [1, 2])).toBe(true);
+    expect(certainlyValidParsed('Point', [1, 2, 3])).toBe(true);
+    expect(certainlyValidParsed('Point', [0, Number.POSITIVE_INFINITY])).toBe(false);
+    expect(certainlyValidParsed('Point', ['1', 2])).toBe(false);
+    expect(certainlyValidParsed('Point', [1])).toBe(false);
+    expect(certainlyValidParsed('Point', [])).toBe(false);
+    expect(certainlyValidParsed('Point', null)).toBe(false);
+    expect(certainlyValidParsed('Point', [[1, 2]])).toBe(false);
   });
 });
 

@@ -110,11 +110,21 @@ export function certainlyValid(type: GeometryType, coordinates: PackedCoordinate
   return judge(type, values, counts, valueFrom, countFrom, dims);
 }
 
+/** A position of finite numbers: at least x and y. */
+function finitePosition(position: unknown): boolean {
+  if (!Array.isArray(position)) return false;
+  const [px, py] = position as unknown[];
+  return typeof px === 'number' && typeof py === 'number' && Number.isFinite(px) && Number.isFinite(py);
+}
+
 /**
  * certainlyValid of coordinates as JSON.parse makes them (GeoJSON's nested arrays): false for
  * anything but evenly nested lists of finite numbers.
  */
 export function certainlyValidParsed(type: GeometryType, coordinates: unknown): boolean {
+  // A point is valid when its x and y are finite: said here without packing its numbers first
+  // (the packer leaves a Point's one position to JSON.parse, so every point comes this way).
+  if (type === 'Point') return finitePosition(coordinates);
   const nesting = COORDINATE_NESTING[type];
   if (nesting === undefined) return false;
   const values: number[] = [];
@@ -122,11 +132,8 @@ export function certainlyValidParsed(type: GeometryType, coordinates: unknown): 
   const walk = (list: unknown, depth: number): boolean => {
     if (!Array.isArray(list)) return false;
     if (depth === 0) {
-      const [px, py] = list as unknown[];
-      if (typeof px !== 'number' || typeof py !== 'number' || !Number.isFinite(px) || !Number.isFinite(py)) {
-        return false;
-      }
-      values.push(px, py);
+      if (!finitePosition(list)) return false;
+      values.push(list[0] as number, list[1] as number);
       return true;
     }
     if (list.length === 0) return false;
