@@ -1,7 +1,7 @@
 /** Schemas of the workspace settings documents (WMS, WFS, WCS, WMTS, OGC API Features, OGC API Tiles). */
 import * as z from 'zod/mini';
 import { shakable } from '#api/shakable.ts';
-import { mapTileFormats } from '#domain/settings.ts';
+import { mapTileFormats, wmsExtensions } from '#domain/settings.ts';
 import { TileMatrixSetId } from './tile-matrix-set-schemas.ts';
 
 const Text = (max: number) => z.optional(z.string().check(z.maxLength(max)));
@@ -23,21 +23,7 @@ export const WMSSettingsSchema = /* @__PURE__ */ shakable(() =>
       max_render_vertices: Limit,
       simplify_enabled: z.optional(z.boolean()),
       simplify_pixel_tolerance: z.optional(z.number().check(z.minimum(0), z.maximum(100))),
-      extensions: z.optional(
-        z
-          .array(
-            z.enum([
-              'dynamic-raster',
-              'advanced-labels',
-              'rendering-transformations',
-              'compositing',
-              'z-order',
-              'dynamic-style',
-              'remote-graphics',
-            ]),
-          )
-          .check(z.maxLength(16)),
-      ),
+      extensions: z.optional(z.array(z.enum(wmsExtensions)).check(z.maxLength(16))),
     })
     .check(z.meta({ id: 'WMSSettings' })),
 );
