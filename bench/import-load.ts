@@ -11,11 +11,12 @@
  *
  * With `steps` (N > 1) the load is forced into N runs, as the import workflow resumes one (issue
  * 27, target 4): discovery once, then each run a fresh ImportDatabase and a fresh loadImport call
- * from the import's checkpoint, whose `shouldStop` says stop once the features committed before
- * the run plus those it has read reach the run's mark (k/N of the discovered features for run k).
- * The pipeline asks it before reading each chunk, where it also asks whether its time budget holds
- * another read and write (ADR 0143): this is that budget counted in features instead of time, so
- * a run ends at the first chunk boundary at or past its mark and writes every chunk it read. The
+ * from the import's checkpoint, whose `shouldStop` says stop once the import's features read reach
+ * the run's mark (k/N of the discovered features for run k). The pipeline asks it before reading
+ * each chunk, where it also asks whether its time budget holds another read and write (ADR 0143),
+ * and whether the chunk it is about to read will be the last (ADR 0150, the reader then reads no
+ * further): this is that budget counted in features instead of time, so a run ends at the first
+ * chunk boundary at or past its mark and writes every chunk it read. The
  * last run has no mark: it loads the rest and finalizes. `runs` is how many loadImport calls it
  * took, `step_seconds` each call's seconds.
  *
@@ -120,8 +121,6 @@ async function main(): Promise<void> {
     // rather than in time, asked where the pipeline asks about its time budget (before reading the
     // next chunk), so the runs are the same 20 on every machine.
     const mark = run < steps ? Math.ceil((run * total) / steps) : Number.POSITIVE_INFINITY;
-    const committed = result?.processed_features ?? 0;
-    const readBefore = reading.features;
     const db = new TimedDatabase(config, ms, calls);
     const s0 = performance.now();
     result = await loadImport({
@@ -134,7 +133,8 @@ async function main(): Promise<void> {
           timedRows(readRows(path, filename, layer, shape, options), reading),
       },
       budgetMs: Number.POSITIVE_INFINITY,
-      shouldStop: async () => committed + reading.features - readBefore >= mark,
+      // The import's features read: before the chunk being read, and once it is (ADR 0150).
+      shouldStop: async (read) => read.features >= mark,
       onProgress: (p) => {
         if (p.processed_layers === 0) lastChunkAt = performance.now();
       },

@@ -3,6 +3,7 @@ import { castValue, MISFIT } from '#datasources/imports/database-values.ts';
 import { readFeatures as readInThread } from '#datasources/imports/formats/direct.ts';
 import { readFeatures, readRows } from '#datasources/imports/formats/index.ts';
 import { featureBatch } from '#datasources/imports/formats/source.ts';
+import { ReadLimit } from '#datasources/imports/formats/types.ts';
 import { geometryText } from '#datasources/imports/geometry-text.ts';
 import {
   appendRows,
@@ -331,6 +332,61 @@ describe('staged rows through the reader thread (readRows)', () => {
       /^layer places: feature 650 has a geometry that can't be read \(a position with fewer than 2 numbers\)/,
     );
     expect(batches.slice(0, -1).every((b) => b.failure === undefined)).toBe(true);
+  });
+
+  it('go no further than the read limit until it moves, then on to the end (ADR 0150)', async () => {
+    // Prepare: 2,400 features read from feature 100 on, the consumer taking up to feature 1,100
+    const features = Array.from({ length: 2400 }, (_, i) => feature(i + 1));
+    const path = tmp.file('limited.geojson', JSON.stringify({ type: 'FeatureCollection', features }));
+    const limit = new ReadLimit();
+    limit.set(1100);
+    const rows = readRows(path, 'limited.geojson', 'limited', shape, { skip: 100, limit });
+    const iterator = rows[Symbol.asyncIterator]();
+    const taken: RowBatch[] = [];
+    let count = 0;
+
+    // Act: take batches until the limit is reached; then ask for one more, which must wait
+    while (count < 1000) {
+      const next = await iterator.next();
+      if (next.done) break;
+      taken.push(next.value);
+      count += next.value.count;
+    }
+    const pending = iterator.next();
+    const waited = await Promise.race([
+      pending.then(() => 'answered'),
+      new Promise((resolve) => setTimeout(() => resolve('waiting'), 400)),
+    ]);
+    const before = count;
+    limit.set(Number.POSITIVE_INFINITY);
+    for (let next = await pending; !next.done; next = await iterator.next()) taken.push(next.value);
+
+    // Assess: no batch began past the limit while it held (at most the batch that crossed it, 500
+    // features), and once it moved the read went on: every row exactly once, in order
+    expect(waited).toBe('waiting');
+    expect(before).toBeGreaterThanOrEqual(1000);
+    expect(before).toBeLessThan(1000 + 500);
+    const read = await collect(readFeatures(path, 'limited.geojson', 'limited', { skip: 100 }));
+    expect(rowsOf(taken)).toEqual(expected(read));
+  });
+
+  it('end cleanly when the consumer stops while the read waits at its limit', async () => {
+    // Prepare
+    const features = Array.from({ length: 1500 }, (_, i) => feature(i + 1));
+    const path = tmp.file('stopped.geojson', JSON.stringify({ type: 'FeatureCollection', features }));
+    const limit = new ReadLimit();
+    limit.set(600);
+    const iterator = readRows(path, 'stopped.geojson', 'stopped', shape, { limit })[Symbol.asyncIterator]();
+    let count = 0;
+    while (count < 600) count += ((await iterator.next()).value as RowBatch).count;
+
+    // Act: leave early (the loader's `return`), then read the same file again
+    const stopped = await iterator.return(undefined);
+    const again = await collect2(readRows(path, 'stopped.geojson', 'stopped', shape));
+
+    // Assess: the stop answered (the thread ended its job) and the thread reads on for the next job
+    expect(stopped.done).toBe(true);
+    expect(again.reduce((n, b) => n + b.count, 0)).toBe(1500);
   });
 });
 

@@ -17,6 +17,7 @@ import type { ImportDatabase } from './database.ts';
 import type { Checkpoint } from './database-checkpoints.ts';
 import type { ImportSession } from './database-session.ts';
 import { type ChunkRows, type LayerTable, layerTable, rowShape } from './database-staging.ts';
+import { ReadLimit } from './formats/types.ts';
 import {
   appendRows,
   type BatchBounds,
@@ -39,6 +40,8 @@ export interface ReadFrom {
   onBytes: (bytes: number) => void;
   csv?: CsvGeometry;
   encoding?: string;
+  /** How far the pipeline will read (ADR 0150): a source that reads ahead goes no further. */
+  limit?: ReadLimit;
 }
 
 /**
@@ -103,6 +106,11 @@ export const FIRST_CHUNK_FEATURES = 500;
  * one step). Finalises each layer when its features are all loaded. Warnings cover
  * every layer loaded so far (values that didn't fit, invalid or repaired geometries).
  *
+ * `shouldStop` is asked with the import's features read so far, and once more before each chunk
+ * with those read once the chunk is: "will you stop after this one?" When the budget or
+ * `shouldStop` says the chunk will be the run's last, the source is told to read no further than
+ * it (ReadLimit, ADR 0150), so a run's end reads nothing it doesn't write.
+ *
  * It never stages more than discovery found (ADR 0110): the import reserved the features discovery
  * counted per layer and the file's size against its limits and its workspace's quota, so a layer
  * reaching past its count, or a read past the file's size (the file changed since), stops the
@@ -115,7 +123,8 @@ export async function loadImport(args: {
   discovery: Discovery;
   source: RowSource;
   budgetMs: number;
-  shouldStop?: () => Promise<boolean>;
+  /** True when the load should stop once `read.features` of the import's features are read. */
+  shouldStop?: (read: { features: number }) => Promise<boolean>;
   onProgress?: (p: LoadProgress) => Promise<void> | void;
   /** Features per chunk (tests); default CHUNK_FEATURES. */
   chunkFeatures?: number;
@@ -133,18 +142,24 @@ export async function loadImport(args: {
     let steps = 0;
     let slowestStepMs = 0;
     let slowestReadMs = 0;
-    /** True when `aheadMs` more would pass the budget, or `shouldStop` says stop. */
-    const mustStop = async (aheadMs: number) =>
-      Date.now() - started + aheadMs > args.budgetMs || (await args.shouldStop?.()) === true;
+    /** True when `aheadMs` more would pass the budget, or `shouldStop` says stop at `features` read. */
+    const mustStop = async (aheadMs: number, features: number) =>
+      Date.now() - started + aheadMs > args.budgetMs || (await args.shouldStop?.({ features })) === true;
     /** True when the run should end before its next step (the first step always runs). */
-    const outOfTime = async () => steps > 0 && (await mustStop(slowestStepMs));
+    const outOfTime = async () => steps > 0 && (await mustStop(slowestStepMs, progress().processed_features));
     /**
      * True when the run should end before reading another chunk, while one is being written (the
      * run's step, so it never ends without one): reading it and writing it must fit the budget too,
      * judged by the slowest read and step so far. A chunk once read is always written, so a run
      * never drops what it read (ADR 0143).
      */
-    const noTimeToRead = () => mustStop(slowestReadMs + slowestStepMs);
+    const noTimeToRead = (features: number) => mustStop(slowestReadMs + slowestStepMs, features);
+    /**
+     * True when the chunk about to be read will be the run's last: once it is read (no longer than
+     * the slowest read so far), there will be no time to read another, or `shouldStop` will say
+     * stop. The source then reads no further than it (ADR 0150).
+     */
+    const lastChunk = (features: number) => mustStop(2 * slowestReadMs + slowestStepMs, features);
     const step = async <T>(work: () => Promise<T>): Promise<T> => {
       const begun = Date.now();
       const result = await work();
@@ -161,8 +176,11 @@ export async function loadImport(args: {
       states.set(table.table, state);
       if (!state.finalized) {
         const cap = { features: source.feature_count, bytes: args.discovery.size_bytes };
+        // The import's features read: the other layers' and this one's (what the layer counts).
+        const others = progress().processed_features - state.features;
         const loaded = await loadLayer(session, args, table, plan, state, chunkFeatures, cap, {
-          noTimeToRead,
+          noTimeToRead: (read) => noTimeToRead(others + read),
+          lastChunk: (read) => lastChunk(others + read),
           read: (ms) => {
             slowestReadMs = Math.max(slowestReadMs, ms);
           },
@@ -227,7 +245,10 @@ async function loadLayer(
   chunkFeatures: number,
   cap: { features: number; bytes: number },
   run: {
-    noTimeToRead: () => Promise<boolean>;
+    /** Whether to stop before reading on, `read` of the layer's features read so far. */
+    noTimeToRead: (read: number) => Promise<boolean>;
+    /** Whether the chunk about to be read will be the run's last, `read` features once it is. */
+    lastChunk: (read: number) => Promise<boolean>;
     /** How long reading (and casting) a chunk took. */
     read: (ms: number) => void;
     step: <T>(work: () => Promise<T>) => Promise<T>;
@@ -236,7 +257,9 @@ async function loadLayer(
 ): Promise<boolean> {
   let bytes = from.bytes;
   let state = from;
+  const readLimit = new ReadLimit();
   const iterable = args.source.rows(plan.source_layer, {
+    limit: readLimit,
     shape: rowShape(table),
     skip: from.features,
     // Read on from where the last committed feature ended, not from the top (ADR 0143).
@@ -261,7 +284,7 @@ async function loadLayer(
   try {
     for (;;) {
       // Out of time before reading on: the chunk in flight is the run's last.
-      if (writing && (await run.noTimeToRead())) {
+      if (writing && (await run.noTimeToRead(nextFid - 1))) {
         state = await writing;
         writing = undefined;
         return false;
@@ -271,6 +294,9 @@ async function loadLayer(
       let textBytes = 0;
       const limit =
         nextFid === from.features + 1 ? Math.min(chunkFeatures, FIRST_CHUNK_FEATURES) : chunkFeatures;
+      // The run's last chunk: the source reads no further than it (feature indexes from 0: fid - 1).
+      const through = nextFid - 1 + limit;
+      readLimit.set((await run.lastChunk(through)) ? through : Number.POSITIVE_INFINITY);
       while (chunk.count < limit && textBytes < CHUNK_BYTES) {
         if (at === batch.count) {
           if (batch.failure !== undefined) {

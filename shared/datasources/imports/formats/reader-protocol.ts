@@ -24,6 +24,8 @@ export type ReaderJob =
       limits?: Partial<ImportLimits>;
       /** Answer staged rows of this shape instead of features (the loader's read, staged-rows.ts). */
       shape?: RowShape;
+      /** Staged rows: none for the features from this one on (counted from the layer's first) until told (ADR 0150). */
+      until?: number;
     };
 
 /** Client → worker. */
@@ -32,6 +34,8 @@ export type ToReader =
   | { type: 'job'; id: number; job: ReaderJob; scratch: string }
   /** The client took a batch: the worker may send one more. */
   | { type: 'more'; id: number }
+  /** The consumer moved how far it will read (ReadLimit): the rows stop before feature `until`. */
+  | { type: 'until'; id: number; until: number }
   /** The consumer stopped early: end the job (its cleanup runs) and answer 'done'. */
   | { type: 'stop'; id: number };
 

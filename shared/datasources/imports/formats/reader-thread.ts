@@ -17,6 +17,7 @@ import { threadId, Worker } from 'node:worker_threads';
 import { ImportInputError } from '#domain/import-sources.ts';
 import { type ImportLimits, limitsOf } from './limits.ts';
 import { CREDITS, type FromReader, fromWire, type ReaderJob, type ToReader } from './reader-protocol.ts';
+import type { ReadLimit } from './types.ts';
 
 /** Set by `infra/bundling.ts` in the Lambda bundles; undefined when run from source. */
 declare const GEOPLANE_BUNDLE: true | undefined;
@@ -244,6 +245,8 @@ export interface JobOptions {
   limits?: Partial<ImportLimits> | undefined;
   onBytes?: ((bytes: number) => void) | undefined;
   signal?: AbortSignal | undefined;
+  /** A read of staged rows: how far its consumer will read (the worker is told as it moves). */
+  limit?: ReadLimit | undefined;
 }
 
 /**
@@ -281,6 +284,7 @@ export async function* runJob(job: ReaderJob, options: JobOptions = {}): AsyncGe
   const onAbort = () => stop(options.signal?.reason ?? new DOMException('aborted', 'AbortError'));
   const timers: NodeJS.Timeout[] = [];
   let posted = false;
+  let unwatch: (() => void) | undefined;
   try {
     thread = await acquire(limits.readerHeapMb);
     options.signal?.throwIfAborted();
@@ -345,8 +349,11 @@ export async function* runJob(job: ReaderJob, options: JobOptions = {}): AsyncGe
       );
     }
     lastHeard = performance.now();
-    thread.post({ type: 'job', id, job, scratch });
+    const limit = job.op === 'read' && job.shape ? options.limit : undefined;
+    const posting = job.op === 'read' && limit ? { ...job, until: limit.until } : job;
+    thread.post({ type: 'job', id, job: posting, scratch });
     posted = true;
+    unwatch = limit?.watch((until) => thread?.post({ type: 'until', id, until }));
     for (;;) {
       if (failure) throw failure;
       const answer = queue.shift();
@@ -367,6 +374,7 @@ export async function* runJob(job: ReaderJob, options: JobOptions = {}): AsyncGe
       thread.post({ type: 'more', id });
     }
   } finally {
+    unwatch?.();
     for (const timer of timers) clearTimeout(timer);
     options.signal?.removeEventListener('abort', onAbort);
     if (thread) {

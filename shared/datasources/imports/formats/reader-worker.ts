@@ -42,6 +42,8 @@ interface Running {
   id: number;
   credits: number;
   stopped: boolean;
+  /** Staged rows: how far the consumer will read (features from the layer's first, ReadLimit). */
+  until: number;
   wake?: () => void;
 }
 let running: Running | undefined;
@@ -145,25 +147,42 @@ async function stream(
   if (batch.length > 0) await flush();
 }
 
+/** Waits while feature `next` lies past how far the consumer will read (ADR 0150); false when stopped. */
+async function wanted(job: Running, next: number): Promise<boolean> {
+  while (next >= job.until && !job.stopped) {
+    await new Promise<void>((resolve) => {
+      job.wake = resolve;
+    });
+  }
+  return !job.stopped;
+}
+
 /**
- * Streams the features as staged rows (staged-rows.ts), in batches as the client grants them,
- * until they end, one can't be staged (the last batch says which), or the job is stopped.
+ * Streams the features as staged rows (staged-rows.ts), in batches as the client grants them and
+ * as far as its consumer will read, until they end, one can't be staged (the last batch says which),
+ * or the job is stopped. `first` is the first feature's place in the layer (the read's `skip`).
  */
 async function streamRows(
   job: Running,
   batches: AsyncGenerator<RowBatch>,
   position: () => number | undefined,
+  first: number,
 ): Promise<void> {
-  // Leaving the loop early (stopped) returns the generator, and with it the reader.
+  let next = first;
+  // Leaving the loop early (stopped) returns the generator, and with it the reader. The limit is
+  // asked after each batch, before the generator reads the next one from the file.
   for await (const rows of batches) {
     if (!(await send(job, () => ({ type: 'rows', id: job.id, rows, bytes: position() })))) return;
     if (rows.failure !== undefined) return;
+    next += rows.count;
+    if (!(await wanted(job, next))) return;
   }
 }
 
 /** Runs one job to its end, answering 'done' or 'error' (also after 'stop'). */
 async function run(id: number, job: ReaderJob, scratch: string): Promise<void> {
-  const state: Running = { id, credits: CREDITS, stopped: false };
+  const until = job.op === 'read' ? (job.until ?? Number.POSITIVE_INFINITY) : Number.POSITIVE_INFINITY;
+  const state: Running = { id, credits: CREDITS, stopped: false, until };
   running = state;
   useScratchDir(scratch);
   const alive = setInterval(() => post({ type: 'alive', id }), HEARTBEAT_MS);
@@ -202,7 +221,7 @@ async function run(id: number, job: ReaderJob, scratch: string): Promise<void> {
         if (job.shape) {
           const features = readFeatureBatches(job.path, job.filename, job.layer, options);
           const rows = rowBatches(features, job.shape, (job.skip ?? 0) + 1, () => bytes ?? 0, ROW_BOUNDS);
-          await streamRows(state, rows, () => bytes);
+          await streamRows(state, rows, () => bytes, job.skip ?? 0);
         } else await stream(state, readFeatures(job.path, job.filename, job.layer, options), () => bytes);
         post({ type: 'done', id, ...(bytes !== undefined ? { bytes } : {}) });
         return;
@@ -223,10 +242,12 @@ port.on('message', (message: ToReader) => {
       void run(message.id, message.job, message.scratch);
       return;
     case 'more':
+    case 'until':
     case 'stop': {
       const job = running;
       if (job?.id !== message.id) return;
       if (message.type === 'more') job.credits++;
+      else if (message.type === 'until') job.until = message.until;
       else job.stopped = true;
       const wake = job.wake;
       job.wake = undefined;

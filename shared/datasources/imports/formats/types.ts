@@ -31,6 +31,37 @@ export interface ReadOptions {
   signal?: AbortSignal;
   /** Overrides of the default limits (DEFAULT_LIMITS). */
   limits?: Partial<ImportLimits>;
+  /** How far the consumer will read: a reader that reads ahead goes no further (ADR 0150). */
+  limit?: ReadLimit;
+}
+
+/**
+ * How far a consumer will read a layer (ADR 0150): the features before `until` (a count from the
+ * layer's first feature, so `skip` + what the read may yield), which the consumer may move either
+ * way at any time. A reader that reads ahead of its consumer (the worker thread's batches) stops
+ * before feature `until` and waits for it to move or for the read to end; a consumer that won't
+ * take more than one chunk more says so, and the reader's read-ahead isn't read for nothing.
+ */
+export class ReadLimit {
+  #until = Number.POSITIVE_INFINITY;
+  readonly #watchers = new Set<(until: number) => void>();
+
+  get until(): number {
+    return this.#until;
+  }
+
+  /** Moves the limit (Infinity: none) and tells whoever watches. */
+  set(until: number): void {
+    if (until === this.#until) return;
+    this.#until = until;
+    for (const watcher of this.#watchers) watcher(until);
+  }
+
+  /** Calls `watcher` with each new limit; returns the call that stops it. */
+  watch(watcher: (until: number) => void): () => void {
+    this.#watchers.add(watcher);
+    return () => this.#watchers.delete(watcher);
+  }
 }
 
 /** The options of discover(). */
