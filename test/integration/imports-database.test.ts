@@ -1,11 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImportDatabase } from '#datasources/imports/database.ts';
 import type { ImportDatabaseConfig } from '#datasources/imports/database-connection.ts';
+import { discover, readRows } from '#datasources/imports/formats/index.ts';
 import { certainlyValidParsed } from '#datasources/imports/formats/validity.ts';
 import {
   type FeatureSource,
@@ -15,6 +16,7 @@ import {
   type RowSource,
 } from '#datasources/imports/pipeline.ts';
 import type { BatchBounds } from '#datasources/imports/staged-rows.ts';
+import { defaultPlan } from '#domain/import-plans.ts';
 import {
   type Discovery,
   type FieldType,
@@ -488,6 +490,67 @@ function importSuite(target: () => ImportTarget): void {
               count(*) FILTER (WHERE name = 'p' || fid)::int AS aligned FROM ${staging}.positioned`,
     );
     expect(rows[0]).toEqual({ n: 1000, fids: 1000, aligned: 1000 });
+  });
+
+  it("loads a CSV through the reader thread in runs that stop at marks, its reader held at each run's last chunk (ADR 0150): rows exact", async () => {
+    // Prepare: 6,000 CSV rows; each run is to stop once the import's features read reach its mark
+    const importId = randomUUID();
+    const dir = mkdtempSync(join(tmpdir(), 'geoplane-read-limit-'));
+    const path = join(dir, 'marks.csv');
+    const lines = Array.from(
+      { length: 6000 },
+      (_, i) => `${i + 1},p${i + 1},${(i % 300) / 10},${Math.floor(i / 300) / 10}`,
+    );
+    writeFileSync(path, `rank,name,lon,lat\n${lines.join('\n')}\n`);
+    const discovery = await discover(path, 'marks.csv');
+    const plan = defaultPlan(discovery);
+    const received: number[] = [];
+    const source: RowSource = {
+      async *rows(layer, { shape, ...options }) {
+        let taken = 0;
+        try {
+          for await (const batch of readRows(path, 'marks.csv', layer, shape, options)) {
+            taken += batch.count;
+            yield batch;
+          }
+        } finally {
+          received.push(taken);
+        }
+      },
+    };
+    const run = (mark: number) =>
+      loadImport({
+        db,
+        importId,
+        plan,
+        discovery,
+        source,
+        budgetMs: 120_000,
+        shouldStop: async (read) => read.features >= mark,
+        chunkFeatures: 500,
+      });
+
+    // Act
+    const runs = [];
+    try {
+      for (const mark of [1500, 3000, 4500, Number.POSITIVE_INFINITY]) runs.push(await run(mark));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+
+    // Assess: each run ends at its mark, having taken from the reader what it writes (at most the
+    // batch that crossed its last chunk's end more); every row is in the table once, in its place
+    expect(runs.map((r) => r.processed_features)).toEqual([1500, 3000, 4500, 6000]);
+    expect(runs.at(-1)).toMatchObject({ done: true });
+    expect(received).toHaveLength(4);
+    for (const n of received.slice(0, 3)) expect(n).toBeLessThan(1500 + 500);
+    const table = plan.layers[0]?.public_id as string;
+    const { staging } = db.schemas(importId);
+    const { rows } = await admin().query(
+      `SELECT count(*)::int AS n, count(DISTINCT fid)::int AS fids,
+              count(*) FILTER (WHERE rank = fid AND name = 'p' || fid)::int AS aligned FROM ${staging}.${table}`,
+    );
+    expect(rows[0]).toEqual({ n: 6000, fids: 6000, aligned: 6000 });
   });
 
   it('takes rows from batches that end anywhere in its chunks: resumes by position, counts each misfit once', async () => {
