@@ -213,8 +213,9 @@ export abstract class DynamoJobRepository<J extends JobRecord>
   async working(fn: (job: J) => Promise<void>): Promise<void> {
     const found: Key[] = [];
     await queryPages(this.db, queryInput(this.table, indexCondition(this.items.workingPartition)), (page) => {
-      // A GSI1 entry is the job item itself: its identity fields name the key read afresh below.
-      for (const i of page) found.push(this.items.key(i as unknown as J));
+      // A GSI1 entry is the job item itself (the index projects every attribute): decoded, its
+      // identity fields name the key read afresh below.
+      for (const i of page) found.push(this.items.key(this.items.decode(i)));
       return true;
     });
     for (const key of found) {

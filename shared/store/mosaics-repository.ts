@@ -15,6 +15,17 @@ import { entities, keys } from './keys.ts';
 import { itemAbsent, itemExists } from './table.ts';
 import { type GuardedItem, putNew, transactOr, unguarded } from './transactions.ts';
 
+/** A granule read for its source and generations only (the projection `activeSources` reads). */
+const toGranuleSpan = /* @__PURE__ */ decoder<
+  Pick<Granule, 'source_uri' | 'added_generation' | 'removed_generation'>
+>('mosaic granule', () =>
+  z.looseObject({
+    source_uri: z.string(),
+    added_generation: z.number(),
+    removed_generation: z.optional(z.number()),
+  }),
+);
+
 /** A stored mosaic granule (its header as read from the file, and the generations it is in). */
 export const toGranule = /* @__PURE__ */ decoder<Granule>('mosaic granule', () =>
   z.looseObject({
@@ -207,7 +218,8 @@ export class DynamoMosaicRepository extends DynamoRepository implements MosaicRe
       keys.mosaicGranulePrefix(serviceId),
       (items) => {
         for (const item of items) {
-          if (isActive(item as unknown as Granule, generation)) sources.add(item.source_uri as string);
+          const granule = toGranuleSpan(item);
+          if (isActive(granule, generation)) sources.add(granule.source_uri);
         }
       },
       { expression: 'source_uri, added_generation, removed_generation' },

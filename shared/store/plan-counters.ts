@@ -14,9 +14,11 @@
  *   by the first plan of a service older than the counters (a walk, then a transaction
  *   conditioned on no counted write having committed since the counters were read).
  */
+import * as z from 'zod/mini';
 import type { Layer } from '#domain/layers.ts';
 import { customRoles, usedStyles } from '#domain/layers.ts';
 import type { StoreClient } from './client.ts';
+import { decoder } from './decode.ts';
 import { keyCondition, queryInput, queryPages, type SortKeyRange } from './items.ts';
 import { entities, type Key, keyOf, keys, parseKey } from './keys.ts';
 import { attributes } from './table.ts';
@@ -60,7 +62,19 @@ export function bucketOf(attribute: string): number {
 }
 
 /** The reference attributes one layer holds (each counts once per layer). */
-function referencesOf(l: Pick<Layer, 'default_style' | 'styles' | 'allowed_roles'>): string[] {
+/** What a layer references (its styles and roles), as a walk reads it (a projection of the layer). */
+type LayerReferences = Pick<Layer, 'default_style' | 'styles' | 'allowed_roles'>;
+
+/** A layer read for what it references only (the projection the deletion plan's walk reads). */
+const toLayerReferences = /* @__PURE__ */ decoder<LayerReferences>('layer', () =>
+  z.looseObject({
+    allowed_roles: z.array(z.string()),
+    default_style: z.optional(z.string()),
+    styles: z.optional(z.array(z.string())),
+  }),
+);
+
+function referencesOf(l: LayerReferences): string[] {
   return [...usedStyles(l).map((s) => STYLE + s), ...customRoles(l.allowed_roles ?? []).map((r) => ROLE + r)];
 }
 
@@ -324,7 +338,7 @@ export async function counterDeletes(
 /** The tallies of one layer as a walk counts them. */
 export function tallyLayer(t: PlanTallies, l: Item) {
   t.layers++;
-  for (const a of referencesOf(l as unknown as Layer)) {
+  for (const a of referencesOf(toLayerReferences(l))) {
     if (a.startsWith(STYLE)) tally(t.styles, a.slice(STYLE.length), 1);
     else tally(t.roles, a.slice(ROLE.length), 1);
   }
