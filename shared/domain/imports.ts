@@ -179,7 +179,7 @@ export function advance(
     delete next.error_reason;
   }
   for (const [key, value] of Object.entries(next)) {
-    if (value === undefined) delete (next as unknown as Record<string, unknown>)[key];
+    if (value === undefined) Reflect.deleteProperty(next, key);
   }
   return next;
 }

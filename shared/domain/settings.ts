@@ -233,9 +233,9 @@ function invalid(reason: ErrorReason, detail: string): never {
   throw new InvalidInputError(reason, detail);
 }
 
-function checkCeilings(doc: Record<string, unknown>, limits: Record<string, number>, what: string): void {
+function checkCeilings(doc: object, limits: Record<string, number>, what: string): void {
   for (const [field, ceiling] of Object.entries(limits)) {
-    const value = doc[field];
+    const value: unknown = Reflect.get(doc, field);
     if (typeof value === 'number' && value > ceiling) {
       invalid('limit_exceeds_ceiling', `${what}.${field} is ${value}; the server ceiling is ${ceiling}.`);
     }
@@ -246,12 +246,12 @@ function checkCeilings(doc: Record<string, unknown>, limits: Record<string, numb
 export function validateSettings<K extends SettingsKind>(kind: K, doc: SettingsKinds[K]): void {
   if (kind === 'wms') {
     const wms = doc as WMSSettings;
-    checkCeilings(wms as unknown as Record<string, unknown>, ceilings.wms, 'wms');
+    checkCeilings(wms, ceilings.wms, 'wms');
     const twice = duplicates(wms.extensions ?? []);
     if (twice.length) invalid('duplicate_extension', `WMS extension '${twice[0]}' is listed twice.`);
   } else if (kind === 'ogcapi') {
     const api = doc as OGCAPISettings;
-    checkCeilings(api as unknown as Record<string, unknown>, ceilings.ogcapi, 'ogcapi');
+    checkCeilings(api, ceilings.ogcapi, 'ogcapi');
     if (api.limit_default !== undefined && api.limit_max !== undefined && api.limit_default > api.limit_max) {
       invalid(
         'limit_default_above_max',
@@ -260,7 +260,7 @@ export function validateSettings<K extends SettingsKind>(kind: K, doc: SettingsK
     }
   } else if (kind === 'wfs') {
     const wfs = doc as WFSSettings;
-    checkCeilings(wfs as unknown as Record<string, unknown>, ceilings.wfs, 'wfs');
+    checkCeilings(wfs, ceilings.wfs, 'wfs');
     if (
       wfs.default_count !== undefined &&
       wfs.max_features !== undefined &&
@@ -273,7 +273,7 @@ export function validateSettings<K extends SettingsKind>(kind: K, doc: SettingsK
     }
   } else if (kind === 'wcs') {
     const wcs = doc as WCSSettings;
-    checkCeilings(wcs as unknown as Record<string, unknown>, ceilings.wcs, 'wcs');
+    checkCeilings(wcs, ceilings.wcs, 'wcs');
     for (const field of [
       'extensions',
       'output_formats',
@@ -287,7 +287,7 @@ export function validateSettings<K extends SettingsKind>(kind: K, doc: SettingsK
   } else if (kind === 'ogc-tiles') {
     const tiles = doc as OGCTilesSettings;
     const s = tiles.settings;
-    checkCeilings(s as unknown as Record<string, unknown>, ceilings.tiles, 'settings');
+    checkCeilings(s, ceilings.tiles, 'settings');
     for (const [field, list] of [
       ['versions', tiles.versions],
       ['settings.tile_matrix_sets', s.tile_matrix_sets],
