@@ -62,13 +62,17 @@ export function bucketOf(attribute: string): number {
 }
 
 /** The reference attributes one layer holds (each counts once per layer). */
-/** What a layer references (its styles and roles), as a walk reads it (a projection of the layer). */
-type LayerReferences = Pick<Layer, 'default_style' | 'styles' | 'allowed_roles'>;
+/**
+ * What a layer references (its styles and roles), as a walk reads it (a projection of the layer).
+ * Each part may be absent: the walk counts what a layer item holds, as the deletion workflow
+ * deletes a layer item whatever else it lacks (ADR 0070), so a plan never fails on one it can delete.
+ */
+type LayerReferences = Pick<Layer, 'default_style' | 'styles'> & { allowed_roles?: string[] };
 
 /** A layer read for what it references only (the projection the deletion plan's walk reads). */
 const toLayerReferences = /* @__PURE__ */ decoder<LayerReferences>('layer', () =>
   z.looseObject({
-    allowed_roles: z.array(z.string()),
+    allowed_roles: z.optional(z.array(z.string())),
     default_style: z.optional(z.string()),
     styles: z.optional(z.array(z.string())),
   }),
