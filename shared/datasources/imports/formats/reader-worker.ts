@@ -89,15 +89,18 @@ function transportable(geometry: SourceGeometry | null): { geometry: SourceGeome
   }
 }
 
-/** Waits until the client grants a batch (or stops the job); false when stopped. */
-async function credit(job: Running): Promise<boolean> {
-  while (job.credits === 0 && !job.stopped) {
+/** Waits until `ready()` holds or the job is stopped (each client message wakes it); false when stopped. */
+async function waitFor(job: Running, ready: () => boolean): Promise<boolean> {
+  while (!ready() && !job.stopped) {
     await new Promise<void>((resolve) => {
       job.wake = resolve;
     });
   }
   return !job.stopped;
 }
+
+/** Waits until the client grants a batch (or stops the job); false when stopped. */
+const credit = (job: Running): Promise<boolean> => waitFor(job, () => job.credits > 0);
 
 /**
  * Posts a batch once the client grants one (taking the grant), made when it goes (so its file
@@ -148,14 +151,7 @@ async function stream(
 }
 
 /** Waits while feature `next` lies past how far the consumer will read (ADR 0150); false when stopped. */
-async function wanted(job: Running, next: number): Promise<boolean> {
-  while (next >= job.until && !job.stopped) {
-    await new Promise<void>((resolve) => {
-      job.wake = resolve;
-    });
-  }
-  return !job.stopped;
-}
+const wanted = (job: Running, next: number): Promise<boolean> => waitFor(job, () => next < job.until);
 
 /**
  * Streams the features as staged rows (staged-rows.ts), in batches as the client grants them and
