@@ -332,3 +332,38 @@ export const tileMatrixSet = {
   created_at: created,
   updated_at: created,
 };
+
+/** A custom role's policy, as the role's pages show it. */
+export const rolePolicy = {
+  id: '4f0c9a1e2b3d4c5e6f70',
+  workspace: '*',
+  service: 'management',
+  operation: 'createLayer',
+  action: 'write',
+  version: 1,
+  created_at: created,
+};
+
+/** Tile matrix sets as the lists show them: two built-in, one the workspace's own. */
+export const tileMatrixSets = {
+  webMercatorQuad: {
+    id: 'WebMercatorQuad',
+    title: 'Google Maps Compatible for the World',
+    uri: 'http://www.opengis.net/def/tilematrixset/OGC/1.0/WebMercatorQuad',
+    crs: 'http://www.opengis.net/def/crs/EPSG/0/3857',
+    built_in: true,
+  },
+  worldCRS84Quad: {
+    id: 'WorldCRS84Quad',
+    title: 'CRS84 for the World',
+    uri: 'http://www.opengis.net/def/tilematrixset/OGC/1.0/WorldCRS84Quad',
+    crs: 'http://www.opengis.net/def/crs/OGC/1.3/CRS84',
+    built_in: true,
+  },
+  swissLV95: {
+    id: 'SwissLV95',
+    title: 'Swiss LV95 grid',
+    crs: 'http://www.opengis.net/def/crs/EPSG/0/2056',
+    built_in: false,
+  },
+};

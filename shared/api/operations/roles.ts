@@ -211,17 +211,7 @@ export const getRoleDeletionPlan = /* @__PURE__ */ shakable(() =>
         claim_mappings: [{ workspace_id: ex.ids.workspace, id: ex.ids.mapping }],
         layers: [{ workspace_id: ex.ids.workspace, service_id: ex.ids.service, id: ex.ids.layer }],
         unrecorded: 1,
-        policies: [
-          {
-            id: '4f0c9a1e2b3d4c5e6f70',
-            workspace: '*',
-            service: 'management',
-            operation: 'createLayer',
-            action: 'write',
-            version: 1,
-            created_at: ex.created,
-          },
-        ],
+        policies: [ex.rolePolicy],
         api_keys: 0,
         sessions: 0,
       },
@@ -281,17 +271,7 @@ export const listRolePolicies = /* @__PURE__ */ shakable(() =>
     examples: {
       params: { roleId: 'publisher' },
       response: {
-        policies: [
-          {
-            id: '4f0c9a1e2b3d4c5e6f70',
-            workspace: '*',
-            service: 'management',
-            operation: 'createLayer',
-            action: 'write',
-            version: 1,
-            created_at: ex.created,
-          },
-        ],
+        policies: [ex.rolePolicy],
       },
     },
     data: ['GetItem', 'Query'],
@@ -318,7 +298,7 @@ export const removeRolePolicy = /* @__PURE__ */ shakable(() =>
       400: { description: 'bad policy id' },
       404: { description: 'role or policy not found' },
     },
-    examples: { params: { roleId: 'publisher', policyId: '4f0c9a1e2b3d4c5e6f70' } },
+    examples: { params: { roleId: 'publisher', policyId: ex.rolePolicy.id } },
     data: ['GetItem', 'DeleteItem'],
   }),
 );

@@ -40,26 +40,9 @@ export const listTileMatrixSets = /* @__PURE__ */ shakable(() =>
     examples: {
       response: {
         tile_matrix_sets: [
-          {
-            id: 'WebMercatorQuad',
-            title: 'Google Maps Compatible for the World',
-            uri: 'http://www.opengis.net/def/tilematrixset/OGC/1.0/WebMercatorQuad',
-            crs: 'http://www.opengis.net/def/crs/EPSG/0/3857',
-            built_in: true,
-          },
-          {
-            id: 'WorldCRS84Quad',
-            title: 'CRS84 for the World',
-            uri: 'http://www.opengis.net/def/tilematrixset/OGC/1.0/WorldCRS84Quad',
-            crs: 'http://www.opengis.net/def/crs/OGC/1.3/CRS84',
-            built_in: true,
-          },
-          {
-            id: 'SwissLV95',
-            title: 'Swiss LV95 grid',
-            crs: 'http://www.opengis.net/def/crs/EPSG/0/2056',
-            built_in: false,
-          },
+          ex.tileMatrixSets.webMercatorQuad,
+          ex.tileMatrixSets.worldCRS84Quad,
+          ex.tileMatrixSets.swissLV95,
         ],
       },
     },
@@ -168,21 +151,7 @@ export const listWorkspaceTileMatrixSets = /* @__PURE__ */ shakable(() =>
       params: { workspace: 'roads-demo' },
       response: {
         tiles_enabled: true,
-        tile_matrix_sets: [
-          {
-            id: 'WebMercatorQuad',
-            title: 'Google Maps Compatible for the World',
-            uri: 'http://www.opengis.net/def/tilematrixset/OGC/1.0/WebMercatorQuad',
-            crs: 'http://www.opengis.net/def/crs/EPSG/0/3857',
-            built_in: true,
-          },
-          {
-            id: 'SwissLV95',
-            title: 'Swiss LV95 grid',
-            crs: 'http://www.opengis.net/def/crs/EPSG/0/2056',
-            built_in: false,
-          },
-        ],
+        tile_matrix_sets: [ex.tileMatrixSets.webMercatorQuad, ex.tileMatrixSets.swissLV95],
       },
     },
     // The settings document and each custom set: a GetItem each.
