@@ -12,12 +12,31 @@ declare const GEOPLANE_BUNDLE: true | undefined;
 let driver: typeof pg | undefined;
 let loading: Promise<typeof pg> | undefined;
 
+/**
+ * Runs `load` (the import of pg) with a `navigator` like the one Node defines from version 21 on.
+ * At import pg asks whether it runs in a Cloudflare Worker: by `navigator.userAgent` when there is
+ * one; without it (Node 20, the Lambda runtime) by constructing a fetch `Response`, which loads
+ * undici: 15–19 ms of every cold start that reaches PostGIS, for an answer that is always no here.
+ * The navigator is there for the import only; one defined already is left alone.
+ */
+async function asNode21<T>(load: () => Promise<T>): Promise<T> {
+  if ('navigator' in globalThis) return load();
+  const navigator = { userAgent: `Node.js/${process.versions.node.split('.')[0]}` };
+  Object.defineProperty(globalThis, 'navigator', { value: navigator, configurable: true });
+  try {
+    return await load();
+  } finally {
+    Reflect.deleteProperty(globalThis, 'navigator');
+  }
+}
+
 /** The `pg` module (Pool, Client), loaded once. */
 export function loadPg(): Promise<typeof pg> {
-  loading ??= (
-    (typeof GEOPLANE_BUNDLE !== 'undefined'
-      ? import(new URL('./pg.sidecar.mjs', import.meta.url).href)
-      : import('pg')) as Promise<{ default: typeof pg }>
+  loading ??= asNode21(
+    () =>
+      (typeof GEOPLANE_BUNDLE !== 'undefined'
+        ? import(new URL('./pg.sidecar.mjs', import.meta.url).href)
+        : import('pg')) as Promise<{ default: typeof pg }>,
   ).then(
     (module) => {
       driver = module.default;
