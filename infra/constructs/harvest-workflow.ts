@@ -1,26 +1,9 @@
 import { Stack, Validations } from 'aws-cdk-lib';
 import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
-import { type HarvestTask, harvestWorkflow } from '../workflows/harvest-workflow.ts';
+import { harvestWorkflow } from '../workflows/harvest-workflow.ts';
 import type { ApiFunction } from './api-function.ts';
-import {
-  type JobLoopHostProps,
-  JobLoopWorkflow,
-  jobLoopTaskDescription,
-  jobLoopTaskEntries,
-  jobLoopTasks,
-} from './job-loop-workflow.ts';
-
-/** Entry points of the harvest workflow's task functions (bundled with the API's, in one run). */
-export const harvestTaskEntries: readonly string[] = jobLoopTaskEntries(harvestWorkflow);
-
-/** The tasks of the workflow, in the order of its handlers. */
-export const harvestTasks: HarvestTask[] = jobLoopTasks(harvestWorkflow);
-
-/** Lambda description of a task function; the contract test finds functions by the part before ":". */
-export function harvestTaskDescription(task: HarvestTask): string {
-  return jobLoopTaskDescription(harvestWorkflow, task);
-}
+import { type JobLoopHostProps, JobLoopWorkflow } from './job-loop-workflow.ts';
 
 export interface HarvestWorkflowProps extends JobLoopHostProps {
   /** The S3 buckets raster mosaics may read (cdk.json `mosaicBuckets`). */

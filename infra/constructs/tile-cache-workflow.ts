@@ -1,28 +1,11 @@
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
-import { type TileCacheTask, tileCacheWorkflow } from '../workflows/tile-cache-workflow.ts';
+import { tileCacheWorkflow } from '../workflows/tile-cache-workflow.ts';
 import type { ApiFunction } from './api-function.ts';
 import { servicePasswordDecrypt } from './data-plane.ts';
-import {
-  type JobLoopHostProps,
-  JobLoopWorkflow,
-  jobLoopTaskDescription,
-  jobLoopTaskEntries,
-  jobLoopTasks,
-} from './job-loop-workflow.ts';
+import { type JobLoopHostProps, JobLoopWorkflow } from './job-loop-workflow.ts';
 import { grantTileStore, type TileCache } from './tile-cache.ts';
 import type { VpcPlacement } from './vpc-placement.ts';
-
-/** Entry points of the tile cache workflow's task functions (bundled with the API's, in one run). */
-export const tileCacheTaskEntries: readonly string[] = jobLoopTaskEntries(tileCacheWorkflow);
-
-/** The tasks of the workflow, in the order of its handlers. */
-export const tileCacheTasks: TileCacheTask[] = jobLoopTasks(tileCacheWorkflow);
-
-/** Lambda description of a task function; the contract test finds functions by the part before ":". */
-export function tileCacheTaskDescription(task: TileCacheTask): string {
-  return jobLoopTaskDescription(tileCacheWorkflow, task);
-}
 
 export interface TileCacheWorkflowProps extends JobLoopHostProps {
   tileCache: TileCache;

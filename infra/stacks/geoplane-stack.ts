@@ -13,16 +13,19 @@ import { ConsoleSite } from '../constructs/console-site.ts';
 import { DataPlane, dataPlaneEntries } from '../constructs/data-plane.ts';
 import { DeletionWorkflow, deletionTaskEntries } from '../constructs/deletion-workflow.ts';
 import { FunctionBundles } from '../constructs/function-bundles.ts';
-import { HarvestWorkflow, harvestTaskEntries } from '../constructs/harvest-workflow.ts';
+import { HarvestWorkflow } from '../constructs/harvest-workflow.ts';
 import { ImportUploads, importEnvironment } from '../constructs/import-uploads.ts';
 import { ImportWorkflow, importTaskEntries } from '../constructs/import-workflow.ts';
+import { jobLoopTaskEntries } from '../constructs/job-loop-workflow.ts';
 import { ManagementApi, managementApiEntries } from '../constructs/management-api.ts';
 import { OperationsAlarms } from '../constructs/operations-alarms.ts';
 import { type StageConfig, stageConfigOf } from '../constructs/stage-config.ts';
 import { Sweeps, sweepEntry } from '../constructs/sweeps.ts';
 import { TileCache } from '../constructs/tile-cache.ts';
-import { TileCacheWorkflow, tileCacheTaskEntries } from '../constructs/tile-cache-workflow.ts';
+import { TileCacheWorkflow } from '../constructs/tile-cache-workflow.ts';
 import { interfaceServicesOf, VpcEndpoints, VpcPlacement } from '../constructs/vpc-placement.ts';
+import { harvestWorkflow } from '../workflows/harvest-workflow.ts';
+import { tileCacheWorkflow } from '../workflows/tile-cache-workflow.ts';
 
 /** Every Lambda entry point of the app for a route table: one esbuild run bundles them all (ADR 0017). */
 export function appEntries(routes: readonly Operation[]): string[] {
@@ -32,8 +35,8 @@ export function appEntries(routes: readonly Operation[]): string[] {
       ...dataPlaneEntries,
       ...deletionTaskEntries,
       ...importTaskEntries,
-      ...harvestTaskEntries,
-      ...tileCacheTaskEntries,
+      ...jobLoopTaskEntries(harvestWorkflow),
+      ...jobLoopTaskEntries(tileCacheWorkflow),
       bootstrapAdminsEntry,
       sweepEntry,
       catalogEventsEntry,

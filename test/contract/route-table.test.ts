@@ -7,10 +7,11 @@ import { dataRoutes } from '#api/data-routes.ts';
 import { openApiDocument } from '#api/openapi.ts';
 import { routes } from '#api/routes.ts';
 import { deletionTaskDescription, deletionTasks } from '#infra/constructs/deletion-workflow.ts';
-import { harvestTaskDescription, harvestTasks } from '#infra/constructs/harvest-workflow.ts';
 import { importTaskDescription, importTasks } from '#infra/constructs/import-workflow.ts';
-import { tileCacheTaskDescription, tileCacheTasks } from '#infra/constructs/tile-cache-workflow.ts';
+import { jobLoopTaskDescription, jobLoopTasks } from '#infra/constructs/job-loop-workflow.ts';
 import { createGeoPlaneApp } from '#infra/stacks/geoplane-stack.ts';
+import { harvestWorkflow } from '#infra/workflows/harvest-workflow.ts';
+import { tileCacheWorkflow } from '#infra/workflows/tile-cache-workflow.ts';
 import { deploymentTemplate } from '../infra/templates.ts';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -148,8 +149,12 @@ describe('route table ↔ synthesized template', () => {
     const tasks = [
       ...deletionTasks.map((task) => deletionTaskDescription(task).split(':')[0]),
       ...importTasks.map((task) => importTaskDescription(task).split(':')[0]),
-      ...harvestTasks.map((task) => harvestTaskDescription(task).split(':')[0]),
-      ...tileCacheTasks.map((task) => tileCacheTaskDescription(task).split(':')[0]),
+      ...jobLoopTasks(harvestWorkflow).map(
+        (task) => jobLoopTaskDescription(harvestWorkflow, task).split(':')[0],
+      ),
+      ...jobLoopTasks(tileCacheWorkflow).map(
+        (task) => jobLoopTaskDescription(tileCacheWorkflow, task).split(':')[0],
+      ),
     ];
     expect(functions.map(([operationId]) => operationId).sort()).toEqual(
       [

@@ -10,13 +10,14 @@ import { bundling } from '#infra/bundling.ts';
 import type { ApiFunction } from '#infra/constructs/api-function.ts';
 import { deletionTasks } from '#infra/constructs/deletion-workflow.ts';
 import { esbuildOptions } from '#infra/constructs/function-bundles.ts';
-import { harvestTasks } from '#infra/constructs/harvest-workflow.ts';
 import { uploadPrefix } from '#infra/constructs/import-uploads.ts';
 import { importTasks } from '#infra/constructs/import-workflow.ts';
+import { jobLoopTasks } from '#infra/constructs/job-loop-workflow.ts';
 import { authorizerData } from '#infra/constructs/management-api.ts';
 import { tilePrefix } from '#infra/constructs/tile-cache.ts';
-import { tileCacheTasks } from '#infra/constructs/tile-cache-workflow.ts';
 import type { GeoPlaneStack } from '#infra/stacks/geoplane-stack.ts';
+import { harvestWorkflow } from '#infra/workflows/harvest-workflow.ts';
+import { tileCacheWorkflow } from '#infra/workflows/tile-cache-workflow.ts';
 import { tableDefinition } from '#store/table.ts';
 import { actionsIn, asArray, logicalId, policyDocuments, type Statement, statementsOfRole } from './iam.ts';
 import { synthesize } from './templates.ts';
@@ -100,8 +101,8 @@ describe('GeoPlaneStack', () => {
           1 +
           deletionTasks.length +
           importTasks.length +
-          harvestTasks.length +
-          tileCacheTasks.length +
+          jobLoopTasks(harvestWorkflow).length +
+          jobLoopTasks(tileCacheWorkflow).length +
           1 +
           2 +
           1,
@@ -109,8 +110,8 @@ describe('GeoPlaneStack', () => {
       expect(stack.api.functions.size).toBe(routes.length);
       expect(stack.deletionWorkflow.functions.size).toBe(deletionTasks.length);
       expect(stack.importWorkflow.functions.size).toBe(importTasks.length);
-      expect(stack.harvestWorkflow.functions.size).toBe(harvestTasks.length);
-      expect(stack.tileCacheWorkflow.functions.size).toBe(tileCacheTasks.length);
+      expect(stack.harvestWorkflow.functions.size).toBe(jobLoopTasks(harvestWorkflow).length);
+      expect(stack.tileCacheWorkflow.functions.size).toBe(jobLoopTasks(tileCacheWorkflow).length);
     });
 
     it('runs every function on nodejs24.x, arm64, with X-Ray and its own log group', () => {
@@ -133,8 +134,8 @@ describe('GeoPlaneStack', () => {
           1 +
           deletionTasks.length +
           importTasks.length +
-          harvestTasks.length +
-          tileCacheTasks.length +
+          jobLoopTasks(harvestWorkflow).length +
+          jobLoopTasks(tileCacheWorkflow).length +
           1 +
           2 +
           1 +

@@ -1,6 +1,6 @@
 import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { harvestTaskEntries, harvestTasks } from '#infra/constructs/harvest-workflow.ts';
+import { jobLoopTaskEntries, jobLoopTasks } from '#infra/constructs/job-loop-workflow.ts';
 import type { GeoPlaneStack } from '#infra/stacks/geoplane-stack.ts';
 import {
   type HarvestTask,
@@ -55,9 +55,9 @@ describe('mosaic harvest workflow (ADR 0136)', () => {
       expect([...stack.harvestWorkflow.functions.keys()].sort()).toEqual(
         Object.keys(harvestTaskHandlers).sort(),
       );
-      expect(harvestTaskEntries).toEqual(Object.values(harvestTaskHandlers));
+      expect(jobLoopTaskEntries(harvestWorkflow)).toEqual(Object.values(harvestTaskHandlers));
       const functions = template.findResources('AWS::Lambda::Function');
-      for (const task of harvestTasks) {
+      for (const task of jobLoopTasks(harvestWorkflow)) {
         const props = functions[fnId(task)]?.Properties;
         const env = props.Environment.Variables as Record<string, unknown>;
         expect(props.Timeout, task).toBe(task === 'step' ? 180 : 30);
@@ -72,7 +72,7 @@ describe('mosaic harvest workflow (ADR 0136)', () => {
 
     itGrantsEachTaskItsTableActions(harvestWorkflow, 'harvestTaskAccess', deployed);
 
-    it.each(harvestTasks)(
+    it.each(jobLoopTasks(harvestWorkflow))(
       'gives %s no API Gateway, Step Functions, Lambda, KMS or S3 action (no mosaic buckets)',
       (task) => {
         const statements = statementsOfRole(template, fnOf(task).role);

@@ -6,8 +6,8 @@ import { dataRoutes } from '#api/data-routes.ts';
 import type { Operation } from '#api/operation.ts';
 import { routes } from '#api/routes.ts';
 import { deletionTasks } from '#infra/constructs/deletion-workflow.ts';
-import { harvestTasks } from '#infra/constructs/harvest-workflow.ts';
 import { importTasks } from '#infra/constructs/import-workflow.ts';
+import { jobLoopTasks } from '#infra/constructs/job-loop-workflow.ts';
 import {
   areaOf,
   maxOperationsPerStack,
@@ -19,8 +19,9 @@ import {
   templateResourceBudget,
 } from '#infra/constructs/operation-stacks.ts';
 import { stageConfigOf } from '#infra/constructs/stage-config.ts';
-import { tileCacheTasks } from '#infra/constructs/tile-cache-workflow.ts';
 import { createGeoPlaneApp, GeoPlaneStack } from '#infra/stacks/geoplane-stack.ts';
+import { harvestWorkflow } from '#infra/workflows/harvest-workflow.ts';
+import { tileCacheWorkflow } from '#infra/workflows/tile-cache-workflow.ts';
 import { logicalId } from './iam.ts';
 import { deploymentTemplate, resourceCount, templatesOf } from './templates.ts';
 
@@ -103,8 +104,8 @@ describe('the stack split (ADR 0077)', () => {
           1 +
             deletionTasks.length +
             importTasks.length +
-            harvestTasks.length +
-            tileCacheTasks.length +
+            jobLoopTasks(harvestWorkflow).length +
+            jobLoopTasks(tileCacheWorkflow).length +
             1 +
             1 +
             1,
@@ -224,8 +225,8 @@ describe('the stack split as the route table grows', () => {
         1 +
         deletionTasks.length +
         importTasks.length +
-        harvestTasks.length +
-        tileCacheTasks.length +
+        jobLoopTasks(harvestWorkflow).length +
+        jobLoopTasks(tileCacheWorkflow).length +
         1 +
         1 +
         1 +

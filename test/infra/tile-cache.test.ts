@@ -2,12 +2,12 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '#api/routes.ts';
 import type { ApiFunction } from '#infra/constructs/api-function.ts';
-import { tileObjectActions, tilePrefix } from '#infra/constructs/tile-cache.ts';
 import {
-  tileCacheTaskDescription,
-  tileCacheTaskEntries,
-  tileCacheTasks,
-} from '#infra/constructs/tile-cache-workflow.ts';
+  jobLoopTaskDescription,
+  jobLoopTaskEntries,
+  jobLoopTasks,
+} from '#infra/constructs/job-loop-workflow.ts';
+import { tileObjectActions, tilePrefix } from '#infra/constructs/tile-cache.ts';
 import { eniActions, eniDescribeActions } from '#infra/constructs/vpc-placement.ts';
 import { appEntries, type GeoPlaneStack } from '#infra/stacks/geoplane-stack.ts';
 import {
@@ -123,13 +123,13 @@ describe('persistent tile cache (ADR 0139)', () => {
       expect([...stack.tileCacheWorkflow.functions.keys()].sort()).toEqual(
         Object.keys(tileCacheTaskHandlers).sort(),
       );
-      expect(tileCacheTaskEntries).toEqual(Object.values(tileCacheTaskHandlers));
-      for (const entry of tileCacheTaskEntries) expect(appEntries(routes)).toContain(entry);
+      expect(jobLoopTaskEntries(tileCacheWorkflow)).toEqual(Object.values(tileCacheTaskHandlers));
+      for (const entry of jobLoopTaskEntries(tileCacheWorkflow)) expect(appEntries(routes)).toContain(entry);
       const functions = template.findResources('AWS::Lambda::Function');
-      for (const task of tileCacheTasks) {
+      for (const task of jobLoopTasks(tileCacheWorkflow)) {
         const props = functions[fnId(task)]?.Properties;
         const env = props.Environment.Variables as Record<string, unknown>;
-        expect(props.Description, task).toBe(tileCacheTaskDescription(task));
+        expect(props.Description, task).toBe(jobLoopTaskDescription(tileCacheWorkflow, task));
         expect(props.Timeout, task).toBe(task === 'step' ? 180 : 30);
         expect(env.TILE_CACHE_STEP_BUDGET_MS, task).toBe(
           task === 'step' ? String(tileCacheStepBudgetMs) : undefined,

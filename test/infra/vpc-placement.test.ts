@@ -9,8 +9,8 @@ import { routes } from '#api/routes.ts';
 import { ApiFunction } from '#infra/constructs/api-function.ts';
 import { dataPlaneDescription } from '#infra/constructs/data-plane.ts';
 import { importTaskDescription, importTasks } from '#infra/constructs/import-workflow.ts';
+import { jobLoopTaskDescription, jobLoopTasks } from '#infra/constructs/job-loop-workflow.ts';
 import { stageConfigOf } from '#infra/constructs/stage-config.ts';
-import { tileCacheTaskDescription, tileCacheTasks } from '#infra/constructs/tile-cache-workflow.ts';
 import {
   eniActions,
   eniDescribeActions,
@@ -63,9 +63,9 @@ const postgresFunctions = [
   ...importTasks
     .filter((task) => importTaskAccess[task].postgres)
     .map((task) => importTaskDescription(task).split(':')[0] as string),
-  ...tileCacheTasks
+  ...jobLoopTasks(tileCacheWorkflow)
     .filter((task) => tileCacheWorkflow.access[task].postgres)
-    .map((task) => tileCacheTaskDescription(task).split(':')[0] as string),
+    .map((task) => jobLoopTaskDescription(tileCacheWorkflow, task).split(':')[0] as string),
 ].sort();
 
 function synth(context: Record<string, unknown>) {
