@@ -61,7 +61,6 @@ export function bucketOf(attribute: string): number {
   return hash(attribute) % BUCKETS;
 }
 
-/** The reference attributes one layer holds (each counts once per layer). */
 /**
  * What a layer references (its styles and roles), as a walk reads it (a projection of the layer).
  * Each part may be absent: the walk counts what a layer item holds, as the deletion workflow
@@ -78,6 +77,7 @@ const toLayerReferences = /* @__PURE__ */ decoder<LayerReferences>('layer', () =
   }),
 );
 
+/** The reference attributes one layer holds (each counts once per layer). */
 function referencesOf(l: LayerReferences): string[] {
   return [...usedStyles(l).map((s) => STYLE + s), ...customRoles(l.allowed_roles ?? []).map((r) => ROLE + r)];
 }
