@@ -4,7 +4,7 @@
  * the requested CRS, GeoJSON out. No HTTP here: the endpoints build links, headers and the
  * exception body around it.
  *
- * Every read runs through the guarded read-only path of postgis.ts (`readOnly`: READ ONLY
+ * Every read runs through the guarded read-only path of postgis-sessions.ts (`readOnly`: READ ONLY
  * transaction, statement budget, client-side deadline); a SQL view passes the SQL gate first, as
  * validate-sql does. Identifiers are quoted with `escapeIdentifier`; values travel as parameters.
  */
@@ -24,15 +24,10 @@ import {
 import type { Layer } from '#domain/layers.ts';
 import type { OGCAPISettings } from '#domain/settings.ts';
 import { escapeIdentifier, isDatabaseError } from './pg-driver.ts';
-import {
-  BudgetExceededError,
-  hiddenCallRefusal,
-  type PostgisConnection,
-  type ReadOnlyQuery,
-  readOnly,
-  relationLookupSql,
-  subquery,
-} from './postgis.ts';
+import type { PostgisConnection } from './postgis.ts';
+import { relationLookupSql } from './postgis-discovery.ts';
+import { BudgetExceededError, type ReadOnlyQuery, readOnly } from './postgis-sessions.ts';
+import { hiddenCallRefusal, subquery } from './postgis-sql-views.ts';
 import { checkSql } from './sql-guard.ts';
 
 /** Where a collection's features come from, with what the query needs to know about them. */

@@ -4,7 +4,9 @@ import { DomainError, InvalidInputError } from '#domain/errors.ts';
 import { CONNECTION_LOGIN_RESERVED, type ServiceGateway } from '#domain/services.ts';
 import { isForeignReaderLogin } from './imports/readers.ts';
 import { connectionTargets } from './network-policy.ts';
-import { checkIdColumn, describeSql, discoverLayers, probeLayer, testConnection } from './postgis.ts';
+import { testConnection } from './postgis.ts';
+import { discoverLayers, probeLayer } from './postgis-discovery.ts';
+import { checkIdColumn, describeSql } from './postgis-sql-views.ts';
 import { checkSql } from './sql-guard.ts';
 
 /**

@@ -7,7 +7,7 @@ import type { ImportSchemas, SourceTables } from '#domain/catalog-integrity.ts';
 import type { SecretBox } from '#domain/secrets.ts';
 import { liveConnection, type Service } from '#domain/services.ts';
 import { withDatabase } from './imports/logins.ts';
-import { missingRelations } from './postgis.ts';
+import { missingRelations } from './postgis-discovery.ts';
 
 /** Looks the layers' tables up in the service's database, as the service connects (network policy included). */
 export class PostgisSourceTables implements SourceTables {

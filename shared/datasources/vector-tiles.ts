@@ -4,20 +4,15 @@
  * protobuf-c; where it hasn't (the embedded PostGIS), the tile-space geometry is computed in SQL
  * the way ST_AsMVTGeom does and the tile is encoded here with `@maplibre/vt-pbf`.
  *
- * Every read runs through the guarded read-only path of postgis.ts (`readOnly`: READ ONLY
+ * Every read runs through the guarded read-only path of postgis-sessions.ts (`readOnly`: READ ONLY
  * transaction, statement budget, client-side deadline); a SQL view passes the SQL gate first.
  */
 import { fromVectorTileJs, type VectorTileFeatureLike, type VectorTileLayerLike } from '@maplibre/vt-pbf';
 import { InvalidInputError, NotFoundError, RuleViolationError } from '#domain/errors.ts';
 import { escapeIdentifier, isDatabaseError } from './pg-driver.ts';
-import {
-  BudgetExceededError,
-  hiddenCallRefusal,
-  type PostgisConnection,
-  type ReadOnlyQuery,
-  readOnly,
-  subquery,
-} from './postgis.ts';
+import type { PostgisConnection } from './postgis.ts';
+import { BudgetExceededError, type ReadOnlyQuery, readOnly } from './postgis-sessions.ts';
+import { hiddenCallRefusal, subquery } from './postgis-sql-views.ts';
 import { checkSql } from './sql-guard.ts';
 
 /** Where a layer's features come from: a table (or view) of the service, or a SQL view. */

@@ -4,14 +4,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { PostgisConnection } from '#datasources/postgis.ts';
+import { readOnly } from '#datasources/postgis-sessions.ts';
 import {
   checkIdColumn,
   DESCRIBE_BUDGET_MS,
   describeSql,
   ID_CHECK_BUDGET_MS,
-  type PostgisConnection,
-  readOnly,
-} from '#datasources/postgis.ts';
+} from '#datasources/postgis-sql-views.ts';
 import { RuleViolationError } from '#domain/errors.ts';
 import { type EmbeddedPostgis, startEmbeddedPostgis } from '#infra/local/postgis.ts';
 

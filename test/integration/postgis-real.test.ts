@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readOnly } from '#datasources/postgis.ts';
+import { readOnly } from '#datasources/postgis-sessions.ts';
 import { addSlowSchema, postgisAdapterSuite } from '../support/postgis-suite.ts';
 import {
   REAL_POSTGRES_SKIP_REASON,

@@ -1,15 +1,10 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import {
-  checkIdColumn,
-  describeSql,
-  discoverLayers,
-  type PostgisConnection,
-  probeLayer,
-  readOnly,
-  testConnection,
-} from '#datasources/postgis.ts';
+import { type PostgisConnection, testConnection } from '#datasources/postgis.ts';
+import { discoverLayers, probeLayer } from '#datasources/postgis-discovery.ts';
+import { readOnly } from '#datasources/postgis-sessions.ts';
+import { checkIdColumn, describeSql } from '#datasources/postgis-sql-views.ts';
 import { RuleViolationError, UnavailableError } from '#domain/errors.ts';
 import { freePort } from './ports.ts';
 
@@ -75,8 +70,9 @@ async function elapsed<T>(work: () => Promise<T>): Promise<{ ms: number; result?
 }
 
 /**
- * The PostGIS adapter's integration tests (shared/datasources/postgis.ts), run once per target.
- * `target` is read when the tests run (the caller's beforeAll fills it in).
+ * The PostGIS adapter's integration tests (shared/datasources/postgis.ts and the postgis-*.ts
+ * beside it), run once per target. `target` is read when the tests run (the caller's beforeAll
+ * fills it in).
  */
 export function postgisAdapterSuite(target: () => PostgisTarget): void {
   describe('testConnection', () => {

@@ -8,7 +8,7 @@ import { defineOperation } from '#api/operation.ts';
 import type { AccessPorts } from '#auth/workspace-access.ts';
 import { ImportDatabase, POSTGIS_IMPORT_SESSION } from '#datasources/imports/database.ts';
 import { kmsEncrypt } from '#datasources/kms-secret-box.ts';
-import { POSTGIS_READ_ONLY, readOnly } from '#datasources/postgis.ts';
+import { POSTGIS_READ_ONLY, readOnly } from '#datasources/postgis-sessions.ts';
 import type { Workspace } from '#domain/workspaces.ts';
 import { makeHandler } from '#http/make-handler.ts';
 import { ok } from '#http/responses.ts';
