@@ -28,143 +28,49 @@ import { Agent } from 'node:https';
 import { join } from 'node:path';
 import pg from 'pg';
 import { builtInPolicies } from '#auth/permissions.ts';
-import { config } from '#config/env.ts';
 import {
   describeFeatureSource,
   type FeatureLayer,
-  type FeatureSource,
   featureQueryContext,
   itemsStatement,
   readFeatureItems,
 } from '#datasources/feature-items.ts';
 import { postgisLayerData } from '#datasources/layer-data.ts';
 import type { PostgisConnection } from '#datasources/postgis.ts';
-import { type RenderedTile, renderTile, type TileLayerSource } from '#datasources/vector-tiles.ts';
+import { type RenderedTile, renderTile } from '#datasources/vector-tiles.ts';
 import type { DataCaller } from '#domain/data-access.ts';
 import { collectionTile, type DataPlanePorts, dataItems } from '#domain/data-plane.ts';
 import { parseFeatureQuery } from '#domain/feature-query.ts';
-import type { Layer } from '#domain/layers.ts';
 import { dataLinks } from '#domain/ogc-documents.ts';
-import type { Service } from '#domain/services.ts';
-import type { OGCAPISettings, OGCTilesSettings } from '#domain/settings.ts';
-import type { Workspace } from '#domain/workspaces.ts';
-import { DEMO_USER } from '#infra/local/postgis.ts';
-import { documentClient } from '#store/client.ts';
 import { dataCatalog } from '#wiring/repositories.ts';
 import { onCleanup } from './cleanup.ts';
-import { call, type Reply, send } from './latency.ts';
-import { fixed, mean, percentile, ratio, table, thousands, verdict } from './stats.ts';
-
-// ---- plan ---------------------------------------------------------------------------------------
-const TABLE = 'bench_points';
-const POINTS = 30_000;
-/** Where the points lie (degrees): ~0.3° × 0.2°, about 13 × 14 tiles of z14. */
-const EXTENT = { west: 2.2, south: 48.8, east: 2.5, north: 49.0 };
-/** The measured tile: the z14 tile of this point (the middle of the data). */
-const TILE_POINT = { lon: 2.35, lat: 48.9 };
-const TILE_ZOOM = 14;
-/** The zoom of the throughput run: every tile of the data at it. */
-const THROUGHPUT_ZOOM = 13;
-const IN_FLIGHT = 10;
-const ITEMS_LIMIT = 100;
-/**
- * Sequential rounds, the case order rotating per round as in section 1; many short rounds, so a
- * change of the machine's load falls on every case alike and the time budget cuts finely.
- */
-const ROUNDS = 20;
-/** Requests per round of the cases with a target (20 × 10 = 200) and of the breakdown (20 × 3 = 60). */
-const PER_ROUND = 10;
-const PER_ROUND_BREAKDOWN = 3;
-const WARMUP = 10;
-const WARMUP_BREAKDOWN = 5;
-/**
- * In-process cases warm up longer: the host's code has answered many requests by then, and this
- * process's copy of the same functions would otherwise be measured less optimised.
- */
-const WARMUP_IN_PROCESS = 30;
-/**
- * No new round starts after this much measuring, warm-up included: the counts above are an upper
- * bound, the budget keeps the section near a minute (setup ~5 s, throughput ~10 s) on a busy machine.
- */
-const ROUNDS_BUDGET_MS = 33_000;
-/** The throughput run's length per level (after a warm-up of its own). */
-const THROUGHPUT_MS: Record<number, number> = { 1: 2_500, [IN_FLIGHT]: 5_000 };
-const THROUGHPUT_WARMUP_MS = 1_000;
-
-// ---- targets ------------------------------------------------------------------------------------
-const ITEMS_OVER_SQL_MAX = 1.2;
-const TILE_OVER_RENDER_MAX = 1.2;
-const NOT_MODIFIED_OVER_FLOOR_MAX = 1.1;
-
-/** What the section runs against: the main stack of the run (or the one `data-plane` alone starts). */
-export interface DataPlaneTarget {
-  /** The management API's base (`https://127.0.0.1:<port>/api/v1`). */
-  url: string;
-  dataDir: string;
-  /** The bootstrap super admin's API key. */
-  apiKey: string;
-  floorPort: number;
-  dynamoEndpoint: string;
-  /** The embedded PostGIS as the demo login (bootstrap.json). */
-  postgis: { host: string; port: number; database: string; user: string; password?: string };
-}
-
-type CaseId =
-  | 'floor'
-  | 'landingHost'
-  | 'tilesetsHost'
-  | 'catalog'
-  | 'itemsHost'
-  | 'describe'
-  | 'itemsRead'
-  | 'itemsSql'
-  | 'tileHost'
-  | 'tileRender'
-  | 'tileSql'
-  | 'tileAnonymous'
-  | 'tileNotModified';
-
-interface Case {
-  id: CaseId;
-  /** One run; its milliseconds. */
-  run: () => Promise<number>;
-  warmup: number;
-  perRound: number;
-}
-
-export interface ThroughputRun {
-  level: number;
-  requests: number;
-  wallMs: number;
-  samples: number[];
-  statuses: Record<string, number>;
-  /** Features over the answered tiles (GeoPlane-Tile-Features). */
-  features: number;
-  bytes: number;
-}
-
-/** What one request sends, counted on the use case run in-process. */
-export interface RoundTrips {
-  /** DynamoDB calls of the handler (the authorizer's read comes on top in the host). */
-  dynamo: string[];
-  /** PostgreSQL statements, by their first words. */
-  postgis: string[];
-}
-
-export interface DataPlaneOutcome {
-  samples: Partial<Record<CaseId, number[]>>;
-  rounds: number;
-  truncated: boolean;
-  seed: { points: number; ms: number; created: boolean };
-  tile: { z: number; x: number; y: number; features: number; bytes: number; encoder: string };
-  itemsBytes: number;
-  throughput: ThroughputRun[];
-  throughputTiles: number;
-  roundTrips: { items: RoundTrips; tile: RoundTrips };
-  setupMs: number;
-  measureMs: number;
-  throughputMs: number;
-}
+import { captureTileStatement, countRoundTrips, tileSourceOf } from './data-plane-probes.ts';
+import { createWorkspace, get, productEnv, seedPoints } from './data-plane-targets.ts';
+import {
+  type CaseId,
+  type DataPlaneOutcome,
+  type DataPlaneTarget,
+  EXTENT,
+  IN_FLIGHT,
+  ITEMS_LIMIT,
+  PER_ROUND,
+  PER_ROUND_BREAKDOWN,
+  POINTS,
+  ROUNDS,
+  ROUNDS_BUDGET_MS,
+  TABLE,
+  THROUGHPUT_MS,
+  THROUGHPUT_WARMUP_MS,
+  THROUGHPUT_ZOOM,
+  type ThroughputRun,
+  TILE_POINT,
+  TILE_ZOOM,
+  WARMUP,
+  WARMUP_BREAKDOWN,
+  WARMUP_IN_PROCESS,
+} from './data-plane-types.ts';
+import { send } from './latency.ts';
+import { fixed, thousands } from './stats.ts';
 
 // ---- helpers ------------------------------------------------------------------------------------
 /** The WebMercatorQuad tile of a point (OGC's tileRow = y, tileCol = x). */
@@ -178,155 +84,18 @@ function tileOf(lon: number, lat: number, z: number): { z: number; x: number; y:
   };
 }
 
-/** One GET that must answer `status` (one retry on a keep-alive socket the server closed). */
-async function get(
-  agent: Agent,
-  url: string,
-  headers: Record<string, string>,
-  status: number,
-  retry = true,
-): Promise<Reply> {
-  let reply: Reply;
-  try {
-    reply = await send(agent, 'GET', url, headers);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (retry && (code === 'ECONNRESET' || code === 'EPIPE')) return get(agent, url, headers, status, false);
-    throw error;
-  }
-  if (reply.status !== status)
-    throw new Error(`GET ${url} answered ${reply.status} (expected ${status}): ${reply.text.slice(0, 400)}`);
-  return reply;
-}
-
 async function timed(work: () => Promise<unknown>): Promise<number> {
   const t0 = performance.now();
   await work();
   return performance.now() - t0;
 }
 
-/** The embedded PostGIS as its superuser (the password is in the data dir's postgis.json). */
-async function asSuperuser<T>(t: DataPlaneTarget, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const marker = JSON.parse(readFileSync(join(t.dataDir, 'postgis.json'), 'utf8'));
-  const client = new pg.Client({
-    host: t.postgis.host,
-    port: t.postgis.port,
-    database: t.postgis.database,
-    user: 'postgres',
-    password: marker.admin_password,
-  });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
-
-/** Creates `public.bench_points` (unless it is there, full) and grants it to the demo login. */
-async function seedPoints(t: DataPlaneTarget): Promise<DataPlaneOutcome['seed']> {
-  const started = performance.now();
-  return asSuperuser(t, async (db) => {
-    const exists = await db.query<{ n: string }>(
-      `SELECT count(*) AS n FROM pg_catalog.pg_class WHERE oid = to_regclass('public.${TABLE}')`,
-    );
-    if (exists.rows[0]?.n === '1') {
-      const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM public.${TABLE}`);
-      if (Number(rows[0]?.n) === POINTS)
-        return { points: POINTS, ms: performance.now() - started, created: false };
-      await db.query(`DROP TABLE public.${TABLE}`);
-    }
-    const { west, south, east, north } = EXTENT;
-    // A deterministic scatter over the extent (two coprime strides), ~uniform per tile.
-    await db.query(`
-      CREATE TABLE public.${TABLE} (
-        id integer PRIMARY KEY,
-        name text NOT NULL,
-        kind text NOT NULL,
-        population integer,
-        geom geometry(Point, 4326) NOT NULL
-      );
-      INSERT INTO public.${TABLE}
-      SELECT i, 'Point ' || i, (ARRAY['shop', 'cafe', 'school', 'stop', 'park'])[1 + i % 5],
-             CASE WHEN i % 7 = 0 THEN NULL ELSE (i * 7919) % 100000 END,
-             ST_SetSRID(ST_MakePoint(${west} + ((i::bigint * 7919) % 30011) / 30011.0 * ${east - west},
-                                     ${south} + ((i::bigint * 104729) % 20011) / 20011.0 * ${north - south}), 4326)
-      FROM generate_series(1, ${POINTS}) AS i;
-      CREATE INDEX ${TABLE}_geom ON public.${TABLE} USING gist (geom);
-      ANALYZE public.${TABLE};
-      GRANT SELECT ON public.${TABLE} TO ${DEMO_USER};
-    `);
-    return { points: POINTS, ms: performance.now() - started, created: true };
-  });
-}
-
-/** The tile source `layer-data.ts` renders a described table layer with (its `tileSource`). */
-function tileSourceOf(layer: Pick<Layer, 'public_id'>, source: FeatureSource): TileLayerSource {
-  if (source.kind !== 'table') throw new Error('the bench layer is a table layer');
-  return {
-    kind: 'table',
-    schema: source.schema,
-    table: source.table,
-    name: layer.public_id,
-    geometryColumn: source.geometryColumn,
-    srid: source.srid,
-    idColumn: source.idColumn,
-    properties: source.properties.map((p) => p.name),
-  };
-}
-
-/**
- * Runs `work` once and returns the tile statement it sent (text and values), caught on pg's
- * Client.prototype.query: the statement `renderTile` builds is private to vector-tiles.ts.
- */
-async function captureTileStatement(
-  work: () => Promise<unknown>,
-): Promise<{ text: string; values: unknown[] }> {
-  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
-  const original = proto.query;
-  let captured: { text: string; values: unknown[] } | undefined;
-  proto.query = function (this: unknown, ...args: unknown[]) {
-    const first = args[0] as string | { text?: string; values?: unknown[] };
-    const text = typeof first === 'string' ? first : first?.text;
-    if (typeof text === 'string' && text.includes('WITH src AS')) {
-      const values = typeof first === 'string' ? args[1] : first.values;
-      captured = { text, values: (values as unknown[] | undefined) ?? [] };
-    }
-    return original.apply(this, args);
-  };
-  try {
-    await work();
-  } finally {
-    proto.query = original;
-  }
-  if (!captured) throw new Error('renderTile sent no tile statement (WITH src AS …)');
-  return captured;
-}
-
-/** The DynamoDB calls (on the product's document client) and PostgreSQL statements `work` sends. */
-async function countRoundTrips(work: () => Promise<unknown>): Promise<RoundTrips> {
-  const out: RoundTrips = { dynamo: [], postgis: [] };
-  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
-  const query = proto.query;
-  proto.query = function (this: unknown, ...args: unknown[]) {
-    const first = args[0] as string | { text?: string };
-    const text = (typeof first === 'string' ? first : (first?.text ?? '')).replace(/\s+/g, ' ').trim();
-    out.postgis.push(text.slice(0, 40));
-    return query.apply(this, args);
-  };
-  const client = documentClient() as unknown as { send: (...args: unknown[]) => unknown };
-  const send = client.send;
-  client.send = function (this: unknown, ...args: unknown[]) {
-    out.dynamo.push((args[0] as { constructor: { name: string } }).constructor.name.replace(/Command$/, ''));
-    return send.apply(this, args);
-  };
-  try {
-    await work();
-  } finally {
-    proto.query = query;
-    client.send = send;
-  }
-  return out;
+interface Case {
+  id: CaseId;
+  /** One run; its milliseconds. */
+  run: () => Promise<number>;
+  warmup: number;
+  perRound: number;
 }
 
 /** Warm-up, then rounds in which every case runs its count, the order rotating per round. */
@@ -396,38 +165,6 @@ async function throughput(
   return run;
 }
 
-/** Sets the environment the product's in-process code reads (config() is parsed once), restorable. */
-function productEnv(t: DataPlaneTarget): () => void {
-  const wanted: Record<string, string> = {
-    TABLE_NAME: 'geoplane',
-    DYNAMODB_ENDPOINT: t.dynamoEndpoint,
-    AWS_REGION: 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'local',
-    AWS_SECRET_ACCESS_KEY: 'local',
-    GEOPLANE_ALLOWED_DATABASE_HOSTS: `${t.postgis.host}:${t.postgis.port}`,
-  };
-  const before: Record<string, string | undefined> = {};
-  for (const [k, v] of Object.entries(wanted)) {
-    before[k] = process.env[k];
-    process.env[k] = v;
-  }
-  const cfg = config();
-  if (
-    cfg.DYNAMODB_ENDPOINT !== t.dynamoEndpoint ||
-    cfg.GEOPLANE_ALLOWED_DATABASE_HOSTS !== wanted.GEOPLANE_ALLOWED_DATABASE_HOSTS
-  ) {
-    throw new Error(
-      'data plane: the product configuration was read before this section set it (config() is parsed once)',
-    );
-  }
-  return () => {
-    for (const [k, v] of Object.entries(before)) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  };
-}
-
 // ---- the measurement ----------------------------------------------------------------------------
 export async function measureDataPlane(
   t: DataPlaneTarget,
@@ -456,56 +193,8 @@ export async function measureDataPlane(
     progress(
       `data plane: table ready in ${fixed(seed.ms / 1000, 1)} s; workspace, service, layer, settings, key`,
     );
-    const auth = { 'X-API-Key': t.apiKey };
     const origin = new URL(t.url).origin;
-    const ws = (await call(agent, 'POST', `${t.url}/workspaces`, auth, {
-      name: `bench-data-plane-${Date.now().toString(36)}`,
-    })) as Workspace;
-    const service = (await call(agent, 'POST', `${t.url}/workspaces/${ws.id}/services`, auth, {
-      name: 'bench-pg',
-      type: 'postgis',
-      connection: t.postgis,
-    })) as Service;
-    const layer = (await call(
-      agent,
-      'POST',
-      `${t.url}/workspaces/${ws.id}/services/${service.id}/layers`,
-      auth,
-      {
-        source_layer: `public.${TABLE}`,
-        public_id: TABLE,
-        public: true,
-      },
-    )) as Layer;
-    // OGC API Tiles is off in a fresh workspace: switched on as the tests do (PUT with If-Match).
-    const tilesUrl = `${t.url}/workspaces/${ws.id}/settings/ogc-tiles`;
-    const current = await get(agent, tilesUrl, auth, 200);
-    const { version: _version, ...tilesDoc } = JSON.parse(current.text) as OGCTilesSettings & {
-      version: number;
-    };
-    const put = await send(
-      agent,
-      'PUT',
-      tilesUrl,
-      { ...auth, 'If-Match': String(current.headers.etag) },
-      JSON.stringify({ ...tilesDoc, enabled: true }),
-    );
-    if (put.status !== 200)
-      throw new Error(`PUT ${tilesUrl} answered ${put.status}: ${put.text.slice(0, 400)}`);
-    const tiles = JSON.parse(put.text) as OGCTilesSettings;
-    const { version: _v2, ...ogcapi } = (await call(
-      agent,
-      'GET',
-      `${t.url}/workspaces/${ws.id}/settings/ogcapi`,
-      auth,
-    )) as OGCAPISettings & { version: number };
-    const viewer = (
-      (await call(agent, 'POST', `${t.url}/workspaces/${ws.id}/apikeys`, auth, {
-        name: 'bench-viewer',
-        role_id: 'viewer',
-      })) as { key: string }
-    ).key;
-    const asViewer = { 'X-API-Key': viewer };
+    const { ws, layer, tiles, ogcapi, asViewer } = await createWorkspace(agent, t);
 
     // ---- the in-process side: the product's own code on the same PostGIS and DynamoDB Local ----
     await raw.connect();
@@ -696,204 +385,4 @@ export async function measureDataPlane(
     await raw.end().catch(() => {});
     restoreEnv();
   }
-}
-
-// ---- the report ---------------------------------------------------------------------------------
-const DESCRIBE: Record<CaseId, string> = {
-  floor: '**FLOOR**: bare HTTPS server, 1 GetItem',
-  landingHost: 'landing page (`/ogc`) through the host: authorizer, 2 settings reads ‖',
-  tilesetsHost: "a collection's tilesets (`…/tiles`) through the host: every catalog read, no PostGIS",
-  catalog: 'catalog reads in-process (2 settings + public-id marker, then layer + service: 2 BatchGetItems)',
-  itemsHost: `**items page** (limit ${ITEMS_LIMIT}) through the host, viewer API key`,
-  describe: '`describeFeatureSource` in-process (one read-only unit of PostGIS catalog queries)',
-  itemsRead:
-    '`readFeatureItems` in-process (read-only unit: BEGIN, session setup, jit/TZ, statement, ROLLBACK)',
-  itemsSql: `**items statement alone over pg** (\`itemsStatement\`, ${ITEMS_LIMIT + 1} rows)`,
-  tileHost: `**z${TILE_ZOOM} tile** through the host, viewer API key`,
-  tileRender: '**`renderTile` in-process** (read-only unit, tile statement, vt-pbf encoding)',
-  tileSql: 'the tile statement alone over pg (no unit of work, no encoding)',
-  tileAnonymous: 'the same tile, anonymous (public layer), 200',
-  tileNotModified: '**the same tile, anonymous, `If-None-Match` its ETag → 304**',
-};
-
-function p50(o: DataPlaneOutcome, id: CaseId): number {
-  return percentile(o.samples[id] ?? [], 50);
-}
-
-export function dataPlaneSection(o: DataPlaneOutcome, verdicts: string[]): string {
-  const floor = p50(o, 'floor');
-  const against = (what: string, id: CaseId, max: number, ref: CaseId, refName: string) => {
-    const value = p50(o, id);
-    const base = p50(o, ref);
-    verdicts.push(
-      `- data plane: ${what} p50 ≤ ${max}× ${refName}: ${verdict(value <= max * base)} (${ratio(value, base)}: ${fixed(value)} ms vs ${fixed(base)} ms)`,
-    );
-  };
-  against(
-    `items page (limit ${ITEMS_LIMIT}, viewer API key)`,
-    'itemsHost',
-    ITEMS_OVER_SQL_MAX,
-    'itemsSql',
-    'its statement alone over pg',
-  );
-  against(
-    `z${TILE_ZOOM} tile (viewer API key)`,
-    'tileHost',
-    TILE_OVER_RENDER_MAX,
-    'tileRender',
-    'renderTile in-process',
-  );
-  against(
-    'cached public tile (anonymous, 304 on If-None-Match)',
-    'tileNotModified',
-    NOT_MODIFIED_OVER_FLOOR_MAX,
-    'floor',
-    'floor',
-  );
-
-  const order: CaseId[] = [
-    'floor',
-    'landingHost',
-    'tilesetsHost',
-    'catalog',
-    'itemsHost',
-    'describe',
-    'itemsRead',
-    'itemsSql',
-    'tileHost',
-    'tileRender',
-    'tileSql',
-    'tileAnonymous',
-    'tileNotModified',
-  ];
-  const rows = order.map((id) => {
-    const s = o.samples[id] ?? [];
-    return [
-      DESCRIBE[id],
-      String(s.length),
-      fixed(percentile(s, 50)),
-      fixed(percentile(s, 95)),
-      fixed(mean(s)),
-      id === 'floor' ? '1.00×' : ratio(percentile(s, 50), floor),
-    ];
-  });
-
-  // Where the host's p50 goes: a ladder of host requests, then the PostGIS steps measured
-  // in-process; the last row is what is left (answer body, ETag, encoding differences, noise).
-  const share = (ms: number, of: number) =>
-    `${fixed(ms)} (${Number.isFinite(ms / of) ? Math.round((100 * ms) / of) : 'n/a'} %)`;
-  const itemsHost = p50(o, 'itemsHost');
-  const tileHost = p50(o, 'tileHost');
-  const landing = p50(o, 'landingHost');
-  const tilesets = p50(o, 'tilesetsHost');
-  const describe = p50(o, 'describe');
-  const common = (of: number) => [
-    share(floor, of),
-    share(landing - floor, of),
-    share(tilesets - landing, of),
-    share(describe, of),
-  ];
-  const itemsParts = [
-    ...common(itemsHost),
-    share(p50(o, 'itemsRead') - p50(o, 'itemsSql'), itemsHost),
-    share(p50(o, 'itemsSql'), itemsHost),
-    share(itemsHost - tilesets - describe - p50(o, 'itemsRead'), itemsHost),
-  ];
-  const tileParts = [
-    ...common(tileHost),
-    share(p50(o, 'tileRender') - p50(o, 'tileSql'), tileHost),
-    share(p50(o, 'tileSql'), tileHost),
-    share(tileHost - tilesets - describe - p50(o, 'tileRender'), tileHost),
-  ];
-  const partNames = [
-    'HTTPS + one DynamoDB read (the floor)',
-    "gateway, authorizer's API-key read, handler edge, settings reads ‖ (landing − floor)",
-    'public-id marker, layer, service: one more batched read (tilesets − landing)',
-    '`describeFeatureSource`: a read-only unit of 3 catalog queries, every request',
-    'the read-only unit around the statement (BEGIN, setup, ROLLBACK; tiles: + encoding)',
-    'the statement alone',
-    'the rest: answer body, ETag, base64, noise (host − tilesets − describe − read/render)',
-  ];
-  const breakdownRows = partNames.map((name, i) => [name, itemsParts[i] as string, tileParts[i] as string]);
-
-  const runRows = o.throughput.map((r) => [
-    String(r.level),
-    String(r.requests),
-    fixed(r.wallMs / 1000, 1),
-    fixed((1000 * r.requests) / r.wallMs, 1),
-    fixed(percentile(r.samples, 50)),
-    fixed(percentile(r.samples, 95)),
-    Object.entries(r.statuses)
-      .map(([k, v]) => `${k}: ${v}`)
-      .join(', '),
-    thousands(r.requests ? r.features / r.requests : 0),
-    fixed(r.requests ? r.bytes / r.requests / 1024 : 0, 1),
-  ]);
-
-  return [
-    '## 8. Data plane: the OGC API vs its SQL',
-    '',
-    `The workspace's OGC API on the local host (\`/workspaces/{id}/ogc\`, \`functions/ogc/data-plane.ts\` behind the ` +
-      'gateway emulation and the REQUEST authorizer) against the same work without it, on the same embedded PostGIS ' +
-      `(PGlite in a worker thread of the host: one backend, every connection queued on it) and DynamoDB Local. Data: ` +
-      `\`public.${TABLE}\`, ${thousands(o.seed.points)} points over ${EXTENT.west}–${EXTENT.east}°E, ${EXTENT.south}–${EXTENT.north}°N ` +
-      `(id primary key, GiST on geom, 3 properties; ${o.seed.created ? `created as the superuser in ${fixed(o.seed.ms / 1000, 1)} s` : 'already there'}), ` +
-      'one public table layer on a PostGIS service of the demo login, OGC API Tiles switched on, a viewer API key. ' +
-      `Sequential requests over one keep-alive HTTPS connection (as section 1); in-process cases call the product's own ` +
-      'functions from this process with its own pooled connections; raw statements go over one plain `pg` client of the ' +
-      `demo login, outside any transaction. Warm-up ${WARMUP} per case (host breakdown cases ${WARMUP_BREAKDOWN}, in-process ones ${WARMUP_IN_PROCESS}), then ` +
-      `${o.rounds} round(s) of ${PER_ROUND} (breakdown ${PER_ROUND_BREAKDOWN}) per case, the case order rotating per round. ` +
-      `Times from the call to the last byte, in ms; percentiles nearest-rank. Items page: ${fixed(o.itemsBytes / 1024, 1)} KB of GeoJSON. ` +
-      `The tile: ${o.tile.z}/${o.tile.y}/${o.tile.x} (tileMatrix/tileRow/tileCol), ${thousands(o.tile.features)} features, ` +
-      `${fixed(o.tile.bytes / 1024, 1)} KB, encoded by ${o.tile.encoder === 'typescript' ? '`@maplibre/vt-pbf` (this PostGIS has no ST_AsMVT: PGlite lacks protobuf-c, ADR 0119)' : 'ST_AsMVT'}. ` +
-      '"Tile SQL alone" for the target is `renderTile` called in-process: the closest the product has (its read-only unit of work, ' +
-      "the statement and the encoding); the statement itself (captured from renderTile's own call) is measured alone beside it.",
-    '',
-    table(['case', 'n', 'p50', 'p95', 'mean', 'p50 × floor'], rows, '---|---:|---:|---:|---:|---:'),
-    '',
-    ...(o.truncated
-      ? [
-          `Stopped early at the time budget (${fixed(ROUNDS_BUDGET_MS / 1000, 0)} s of rounds): fewer samples than planned.\n`,
-        ]
-      : []),
-    '**Where the host p50 goes** (ms and share of the host p50; differences of p50s, so approximate — a negative ' +
-      'part is within the noise). Host requests down to the catalog reads, then the PostGIS steps as measured in-process:',
-    '',
-    table(
-      ['part', `items page (${fixed(itemsHost)} ms)`, `z${TILE_ZOOM} tile (${fixed(tileHost)} ms)`],
-      breakdownRows,
-      '---|---:|---:',
-    ),
-    '',
-    `Cross-check: the same catalog reads made in-process (2 round trips) take ${fixed(p50(o, 'catalog'))} ms; ` +
-      `through the host the tilesets document costs ${fixed(tilesets - floor)} ms over the floor.`,
-    '',
-    'Round trips of one request, counted on the use case run in-process (`dataItems`, `collectionTile`; the host adds ' +
-      "the authorizer's BatchGetItem of the API key and the workspace):",
-    '',
-    table(
-      ['request', 'DynamoDB calls', 'PostgreSQL statements'],
-      (['items', 'tile'] as const).map((k) => [
-        k === 'items' ? 'items page' : `z${TILE_ZOOM} tile`,
-        `${o.roundTrips[k].dynamo.length}: ${o.roundTrips[k].dynamo.join(', ')}`,
-        `${o.roundTrips[k].postgis.length}: ${o.roundTrips[k].postgis.map((q) => `\`${q.replaceAll('|', '\\|')}\``).join(', ')}`,
-      ]),
-      '---|---|---',
-    ),
-    '',
-    `The 304 renders the tile in full to compute its ETag (no server-side cache, ADR 0123): it costs what the 200 does ` +
-      `(${fixed(p50(o, 'tileNotModified'))} vs ${fixed(p50(o, 'tileAnonymous'))} ms) minus the body.`,
-    '',
-    `**Tiles/s** (no target): every z${THROUGHPUT_ZOOM} tile of the data (${o.throughputTiles} tiles, round robin), viewer API key, ` +
-      `${IN_FLIGHT} requests in flight over ${IN_FLIGHT} keep-alive connections vs 1:`,
-    '',
-    table(
-      ['in flight', 'requests', 's', 'tiles/s', 'p50', 'p95', 'statuses', 'features/tile', 'KB/tile'],
-      runRows,
-      '---:|---:|---:|---:|---:|---:|---|---:|---:',
-    ),
-    '',
-    `Section time: setup ${fixed(o.setupMs / 1000, 1)} s (table ${fixed(o.seed.ms / 1000, 1)} s), measured rounds ${fixed(o.measureMs / 1000, 1)} s ` +
-      `(warm-up included), throughput ${fixed(o.throughputMs / 1000, 1)} s.`,
-  ].join('\n');
 }

@@ -11,7 +11,7 @@ import { type HostProcess, startHostProcess } from '../test/support/host-process
 import { freePort } from '../test/support/ports.ts';
 import { onCleanup, stopStarting } from './cleanup.ts';
 import type { ColdStack } from './cold-lambda.ts';
-import type { DataPlaneTarget } from './data-plane.ts';
+import type { DataPlaneTarget } from './data-plane-types.ts';
 import { startFloorServer, stopChild } from './floor-process.ts';
 import { progress } from './run-plan.ts';
 import { fixed } from './stats.ts';

@@ -56,7 +56,9 @@ import { cleanup, installExitHandlers, stopNow, wasInterrupted } from './cleanup
 import { COLD_REQUESTS_WATCHDOG_MS, coldRequestSection, measureColdRequests } from './cold-requests.ts';
 import { concurrencySection, concurrencyTarget, measureConcurrency } from './concurrency.ts';
 import { consoleSection, measureConsole } from './console.ts';
-import { type DataPlaneOutcome, dataPlaneSection, measureDataPlane } from './data-plane.ts';
+import { measureDataPlane } from './data-plane.ts';
+import { dataPlaneSection } from './data-plane-report.ts';
+import type { DataPlaneOutcome } from './data-plane-types.ts';
 import { deletionSection, measureDeletion } from './deletion.ts';
 import { IMPORTS_WATCHDOG_MS, importsSection, measureImportLoads } from './imports.ts';
 import { latencySection, type Verdicts } from './latency-report.ts';
