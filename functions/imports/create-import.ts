@@ -1,6 +1,7 @@
 import { locationOf } from '#api/operation.ts';
 import { getImport, createImport as operation } from '#api/operations/imports.ts';
-import { createImport, presentImport } from '#domain/imports.ts';
+import { createImport } from '#domain/import-creation.ts';
+import { presentImport } from '#domain/imports.ts';
 import { makeIdempotentHandler } from '#entry/handler.ts';
 import { created } from '#http/responses.ts';
 import {

@@ -1,5 +1,6 @@
 import { setImportPlan as operation } from '#api/operations/imports.ts';
-import { presentImport, setImportPlan } from '#domain/imports.ts';
+import { setImportPlan } from '#domain/import-planning.ts';
+import { presentImport } from '#domain/imports.ts';
 import { makeChangeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
 import { importLimits, importRepository, importStarter } from '#wiring/imports.ts';

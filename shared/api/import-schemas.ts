@@ -1,5 +1,6 @@
 import * as z from 'zod/mini';
 import { shakable } from '#api/shakable.ts';
+import { NAME_PATTERN, NAME_RULE } from '#domain/identifiers.ts';
 import { FIELD_TYPES, type FieldType } from '#domain/import-sources.ts';
 import { IMPORT_PHASES, IMPORT_STATUSES, type ImportPhase, type ImportStatus } from '#domain/imports.ts';
 import { DateTime, Name, Uuid } from './schemas.ts';
@@ -16,13 +17,7 @@ const FieldTypeEnum = /* @__PURE__ */ shakable(() =>
   z.enum(FIELD_TYPES as readonly FieldType[] as [FieldType, ...FieldType[]]),
 );
 const PublicId = /* @__PURE__ */ shakable(() =>
-  z.string().check(
-    z.minLength(1),
-    z.maxLength(64),
-    z.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, {
-      error: "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit",
-    }),
-  ),
+  z.string().check(z.minLength(1), z.maxLength(64), z.regex(NAME_PATTERN, { error: NAME_RULE })),
 );
 const Target = /* @__PURE__ */ shakable(() =>
   z

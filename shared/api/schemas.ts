@@ -1,19 +1,18 @@
 import * as z from 'zod/mini';
 import { shakable } from '#api/shakable.ts';
 import { MAX_SQL_BYTES } from '#domain/datasource.ts';
+import { API_KEY_PATTERN, NAME_PATTERN, NAME_RULE } from '#domain/identifiers.ts';
 
 /** Workspace and service names (DESIGN §5). */
 export const Name = /* @__PURE__ */ shakable(() =>
-  z.string().check(
-    z.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, {
-      error: 'must be 1-64 characters: a letter or digit, then letters, digits, ".", "_" or "-"',
-    }),
-  ),
+  z.string().check(z.regex(NAME_PATTERN, { error: NAME_RULE })),
 );
 
 /** A path parameter that is an id or a name. */
 export const IdOrName = /* @__PURE__ */ shakable(() => z.string().check(z.minLength(1), z.maxLength(128)));
 export const Uuid = /* @__PURE__ */ shakable(() => z.uuid());
+/** A SHA-256 digest in lower-case hex (a style asset's content, a tile matrix set's definition). */
+export const Sha256Hex = /* @__PURE__ */ shakable(() => z.string().check(z.regex(/^[0-9a-f]{64}$/)));
 export const DateTime = /* @__PURE__ */ shakable(() => z.iso.datetime({ offset: true }));
 
 /**
@@ -93,7 +92,7 @@ export const APIKeyWithSecret = /* @__PURE__ */ shakable(() =>
   z
     .strictObject({
       ...APIKey.def.shape,
-      key: z.string().check(z.regex(/^gpk_[A-Za-z0-9_-]{43}$/)),
+      key: z.string().check(z.regex(API_KEY_PATTERN)),
     })
     .check(
       z.meta({ id: 'APIKeyWithSecret', description: 'An API key with its full secret, returned only once.' }),

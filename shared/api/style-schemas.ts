@@ -3,7 +3,7 @@ import * as z from 'zod/mini';
 import { shakable } from '#api/shakable.ts';
 import { assetContentTypes } from '#domain/style-assets.ts';
 import { MAX_STYLE_TEXT_BYTES } from '#domain/styles.ts';
-import { DateTime, Name, Uuid } from './schemas.ts';
+import { DateTime, Name, Sha256Hex, Uuid } from './schemas.ts';
 
 /** Largest style request body (413 above it): the style must fit one DynamoDB item (ADR 0052, 0073). */
 export const MAX_STYLE_BODY_BYTES = MAX_STYLE_TEXT_BYTES;
@@ -64,7 +64,7 @@ export const StyleAssetBody = /* @__PURE__ */ shakable(() =>
       name: z.string(),
       content_type: z.enum(assetContentTypes),
       size_bytes: z.int(),
-      sha256: z.string().check(z.regex(/^[0-9a-f]{64}$/)),
+      sha256: Sha256Hex,
       version: z.int(),
       created_at: DateTime,
       updated_at: DateTime,

@@ -1,16 +1,10 @@
 /** Schemas of tile matrix sets (OGC Two Dimensional Tile Matrix Set 2.0). */
 import * as z from 'zod/mini';
 import { shakable } from '#api/shakable.ts';
-import { DateTime } from './schemas.ts';
+import { DateTime, Name, Sha256Hex } from './schemas.ts';
 
-/** A tile matrix set id (the path parameter and `id` of the definition). */
-export const TileMatrixSetId = /* @__PURE__ */ shakable(() =>
-  z.string().check(
-    z.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, {
-      error: 'must be 1-64 characters: a letter or digit, then letters, digits, ".", "_" or "-"',
-    }),
-  ),
-);
+/** A tile matrix set id (the path parameter and `id` of the definition): a name (DESIGN §5). */
+export const TileMatrixSetId = Name;
 
 const Text = (max: number) => z.string().check(z.maxLength(max));
 const Crs = /* @__PURE__ */ shakable(() =>
@@ -75,7 +69,7 @@ export const TileMatrixSetRecord = /* @__PURE__ */ shakable(() =>
       built_in: z.boolean(),
       definition: TileMatrixSetDefinition,
       revision: z.int(),
-      digest: z.string().check(z.regex(/^[0-9a-f]{64}$/)),
+      digest: Sha256Hex,
       created_at: z.optional(DateTime),
       updated_at: z.optional(DateTime),
     })

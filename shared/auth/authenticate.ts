@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { config } from '#config/env.ts';
-import { type ApiKeyCredential, type ApiKeyRepository, apiKeyPattern, hashApiKey } from '#domain/api-keys.ts';
+import { type ApiKeyCredential, type ApiKeyRepository, hashApiKey } from '#domain/api-keys.ts';
 import {
   type ClaimMappingRepository,
   GLOBAL_SCOPE,
@@ -8,6 +8,7 @@ import {
   resolveRole,
 } from '#domain/claim-mappings.ts';
 import { dictionary, own } from '#domain/dictionary.ts';
+import { API_KEY_PATTERN, ROLE_ID_PATTERN } from '#domain/identifiers.ts';
 import type { TargetLookup, TargetRecords } from '#domain/request-targets.ts';
 import {
   hashSecret,
@@ -26,7 +27,6 @@ export const ROLES_CLAIM = 'geoplane:roles';
 /** Claim with the global role (`"super_admin"`), trusted only when configured. */
 export const GLOBAL_ROLE_CLAIM = 'geoplane:global_role';
 
-const roleIdPattern = /^[a-z][a-z0-9_-]{1,63}$/;
 const registeredClaims = new Set(['iss', 'aud', 'exp', 'nbf', 'iat', 'jti']);
 const safeMethods = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
 
@@ -73,7 +73,7 @@ export async function principalFromApiKey(
   secret: string,
   now = new Date(),
 ): Promise<Principal> {
-  if (!apiKeyPattern.test(secret)) throw new UnauthenticatedError();
+  if (!API_KEY_PATTERN.test(secret)) throw new UnauthenticatedError();
   return fromKeyHash(ports, hashApiKey(secret), now);
 }
 
@@ -104,7 +104,7 @@ async function fromClaims(
     const claimed = own(payload, ROLES_CLAIM);
     if (claimed && typeof claimed === 'object' && !Array.isArray(claimed)) {
       for (const [ws, role] of Object.entries(claimed as Record<string, unknown>).slice(0, 100)) {
-        if (typeof role === 'string' && roleIdPattern.test(role)) roles[ws] = role;
+        if (typeof role === 'string' && ROLE_ID_PATTERN.test(role)) roles[ws] = role;
       }
     }
     superAdmin = own(payload, GLOBAL_ROLE_CLAIM) === 'super_admin';
@@ -193,7 +193,7 @@ export async function authenticateWithTarget(
   const apiKey = header(headers, 'x-api-key');
   if (apiKey !== undefined) {
     const secret = apiKey.trim();
-    if (!apiKeyPattern.test(secret)) throw new UnauthenticatedError();
+    if (!API_KEY_PATTERN.test(secret)) throw new UnauthenticatedError();
     const records = await targets.lookUp({ keyHash: hashApiKey(secret), ...target });
     return { principal: principalFromCredential(records.credential, now), records };
   }

@@ -1,6 +1,7 @@
 import { config } from '#config/env.ts';
-import { apiKeyPattern, hashApiKey } from '#domain/api-keys.ts';
+import { hashApiKey } from '#domain/api-keys.ts';
 import { InvalidInputError, StateConflictError } from '#domain/errors.ts';
+import { API_KEY_PATTERN } from '#domain/identifiers.ts';
 import {
   endSessionAndListing,
   hashSecret,
@@ -76,7 +77,7 @@ export async function login(
   let capAt: Date | undefined;
   let issuer: string | undefined;
   try {
-    if (apiKeyPattern.test(presented)) {
+    if (API_KEY_PATTERN.test(presented)) {
       principal = await principalFromApiKey(ports, presented, now);
       credential = { type: 'apikey', key_hash: hashApiKey(presented), key_id: principal.apiKeyId as string };
     } else {

@@ -51,8 +51,6 @@ export interface ApiKeyRepository {
 }
 
 export const API_KEY_PREFIX = 'gpk_';
-/** `gpk_` + 43 base64url characters (32 random bytes). */
-export const apiKeyPattern = /^gpk_[A-Za-z0-9_-]{43}$/;
 
 /** SHA-256 hex of a full key: the only form in which a key is stored. */
 export function hashApiKey(secret: string): string {

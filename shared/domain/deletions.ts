@@ -15,6 +15,7 @@ import {
   type StartedDeletion,
 } from './deletion-model.ts';
 import { NotFoundError, StateConflictError } from './errors.ts';
+import { UUID_PATTERN } from './identifiers.ts';
 import type { Page } from './page.ts';
 import type { Service } from './services.ts';
 import type { WorkflowStarter } from './workflows.ts';
@@ -22,7 +23,6 @@ import {
   checkVersion,
   resolveWorkspace,
   underIfMatch,
-  uuidPattern,
   type Workspace,
   type WorkspaceRepository,
 } from './workspaces.ts';
@@ -296,7 +296,7 @@ export async function deletionFilter(
   const named =
     query.workspace ?? (!principal.superAdmin && own.length === 1 && own[0] !== '*' ? own[0] : undefined);
   if (named === undefined) return { status: query.status };
-  const workspaceId = uuidPattern.test(named)
+  const workspaceId = UUID_PATTERN.test(named)
     ? named.toLowerCase()
     : ((await resolveWorkspace(workspaces, named))?.id ?? 'unknown');
   return { workspaceId, status: query.status };

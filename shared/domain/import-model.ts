@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { isJobFailureReason, type JobFailureReason } from './error-reasons.ts';
 import { DomainError } from './errors.ts';
+import { REASON_CODE_PATTERN } from './identifiers.ts';
 import { type Discovery, ImportInputError, type ImportPlan, type LayerTarget } from './import-sources.ts';
 
 export type ImportStatus =
@@ -333,9 +334,6 @@ export function publicErrorText(text: string): string {
     .slice(0, MAX_ERROR_MESSAGE);
 }
 
-/** A reason code shown as it is: snake_case, as every reason of this API. */
-const REASON = /^[a-z][a-z0-9_]{0,63}$/;
-
 /** The user's message for failures whose own message may hold internal details, by reason. */
 const FAILURE_MESSAGES: Partial<Record<JobFailureReason, string>> = {
   import_database_unavailable:
@@ -386,7 +384,7 @@ const TIMEOUTS = new Set(['States.Timeout', 'States.HeartbeatTimeout', 'Sandbox.
 
 /** The failure of `reason` with its fixed message (a reason without one reads as an internal error). */
 function failureOfReason(reason: string, unavailable: boolean, detail?: string): ImportFailure {
-  const known = REASON.test(reason) && isJobFailureReason(reason) ? reason : undefined;
+  const known = REASON_CODE_PATTERN.test(reason) && isJobFailureReason(reason) ? reason : undefined;
   const code = known ?? (unavailable ? 'dependency_unavailable' : 'internal_error');
   const message =
     FAILURE_MESSAGES[code] ??
@@ -408,7 +406,7 @@ function detailOf(error: unknown): string {
 export function importFailureOf(error: unknown): ImportFailure {
   if (error instanceof ImportInputError) {
     return {
-      reason: REASON.test(error.code) ? error.code : 'invalid_file',
+      reason: REASON_CODE_PATTERN.test(error.code) ? error.code : 'invalid_file',
       message: publicErrorText(error.message),
       ...(error.cause !== undefined ? { detail: detailOf(error.cause) } : {}),
     };

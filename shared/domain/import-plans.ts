@@ -5,9 +5,9 @@
  * limits an import and a workspace's imports stay within (ADR 0110).
  */
 import { InvalidInputError, RuleViolationError } from './errors.ts';
+import { NAME_PATTERN, NAME_RULE } from './identifiers.ts';
 import type { Discovery, ImportPlan, LayerPlan, LayerTarget, SourceLayer } from './import-sources.ts';
 
-const PUBLIC_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const COLUMN = /^[a-z_][a-z0-9_]{0,62}$/;
 /** PostgreSQL's longest identifier in bytes (NAMEDATALEN - 1); longer names are cut to it. */
 const MAX_IDENTIFIER_BYTES = 63;
@@ -214,10 +214,8 @@ function checkLayer(layer: LayerPlan, source: SourceLayer | undefined, i: number
       );
     }
   }
-  if (!PUBLIC_ID.test(layer.public_id)) {
-    throw bad(
-      `${where}: public_id '${layer.public_id}' must be 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit.`,
-    );
+  if (!NAME_PATTERN.test(layer.public_id)) {
+    throw bad(`${where}: public_id '${layer.public_id}' ${NAME_RULE}.`);
   }
   const named = layer.geometry_column ?? 'geom';
   const geometryProblem = columnProblem(named);

@@ -7,6 +7,7 @@
 import type { DataSourceGateway, PostgisConnectionInfo } from './datasource.ts';
 import { type DeletionRepository, deleteService, deletionInput, executionName } from './deletions.ts';
 import { AlreadyExistsError, DomainError, RuleViolationError, StateConflictError } from './errors.ts';
+import { REASON_CODE_PATTERN } from './identifiers.ts';
 import {
   type ImportFailure,
   type ImportJob,
@@ -27,6 +28,7 @@ import {
   planWithNames,
   workspaceQuotaRefusal,
 } from './import-plans.ts';
+import { admitLoad, heldBy, isQuotaRefusal, reservation, workspaceQuota } from './import-reservations.ts';
 import { type Discovery, ImportInputError, type ImportPlan, type LayerPlan } from './import-sources.ts';
 import {
   findTargetLayer,
@@ -38,16 +40,7 @@ import {
   type TargetTable,
   targetTables,
 } from './import-targets.ts';
-import {
-  admitLoad,
-  advance,
-  heldBy,
-  type ImportChange,
-  type ImportRepository,
-  isQuotaRefusal,
-  reservation,
-  workspaceQuota,
-} from './imports.ts';
+import { advance, type ImportChange, type ImportRepository } from './imports.ts';
 import { isConcurrentModification } from './last-writer-wins.ts';
 import { createLayer, type LayerRepository, refreshLayerSource } from './layers.ts';
 import type { SecretBox } from './secrets.ts';
@@ -282,7 +275,7 @@ export async function fail(
     {
       status: 'failed',
       error_message: withWayOut(job, publicErrorText(message)),
-      error_reason: /^[a-z][a-z0-9_]{0,63}$/.test(reason) ? reason : 'internal_error',
+      error_reason: REASON_CODE_PATTERN.test(reason) ? reason : 'internal_error',
       ...(keepsData ? {} : reservation({ rows: 0, bytes: 0 })),
     },
     now(),

@@ -1,50 +1,27 @@
 /**
- * The import lifecycle's requests (ADR 0083): create, start, plan, publish, cancel, retry,
- * rollback. Every change is a version-conditioned write of the job with its history event; the
- * work itself runs in the import workflow (`import-steps.ts`).
+ * The import lifecycle's requests (ADR 0083): its ports, the job's transitions, and start, publish,
+ * cancel, retry, rollback and preview. Every change is a version-conditioned write of the job with
+ * its history event; the work itself runs in the import workflow (`import-steps.ts`). The creation
+ * is `import-creation.ts`, a new plan `import-planning.ts`, the quota reservation
+ * `import-reservations.ts`.
  */
 
 import { type DeletionRepository, deleteService } from './deletions.ts';
 import type { JobFailureReason } from './error-reasons.ts';
-import {
-  AlreadyExistsError,
-  InvalidInputError,
-  NotFoundError,
-  RuleViolationError,
-  StateConflictError,
-  UnavailableError,
-} from './errors.ts';
+import { NotFoundError, StateConflictError, UnavailableError } from './errors.ts';
+import { UUID_PATTERN } from './identifiers.ts';
 import {
   type ImportEvent,
   type ImportJob,
   type ImportProgress,
-  type ImportSourceInput,
   type ImportStatus,
   type ImportUploadTicket,
   type ImportWorkflowInput,
   importExecutionName,
-  type RequestedLayerName,
-  timeOrderedId,
 } from './import-model.ts';
-import { findClashes, type NameLookups } from './import-names.ts';
-import {
-  completePlan,
-  type ImportPlanInput,
-  type ImportQuotas,
-  type ImportUsage,
-  importLimitRefusal,
-  planFootprint,
-  validatePlan,
-  workspaceQuotaRefusal,
-} from './import-plans.ts';
-import type { Discovery, ImportPlan } from './import-sources.ts';
-import {
-  hasTargets,
-  resolveTarget,
-  resolveTargets,
-  type TargetLookups,
-  targetsLayer,
-} from './import-targets.ts';
+import type { ImportQuotas, ImportUsage } from './import-plans.ts';
+import { admitLoad, heldBy, reservation, withinQuota, workspaceQuota } from './import-reservations.ts';
+import { hasTargets, targetsLayer } from './import-targets.ts';
 import { lastWriterWinsOn } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
 import type { ServiceRepository } from './services.ts';
@@ -126,34 +103,6 @@ export interface ImportLimits extends ImportQuotas {
   uploadTtlSeconds: number;
 }
 
-/** Body of createImport. */
-export interface CreateImportInput {
-  name?: string;
-  source: ImportSourceInput;
-  service_name?: string;
-  /** The public ids to publish the file's layers as (ADR 0126); `source_layer` omitted: the first. */
-  layers?: RequestedLayerName[];
-  auto_publish?: boolean;
-}
-
-const SERVICE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-
-/** Base name of a file or URI without extension. */
-function baseName(pathOrUri: string): string {
-  const last = pathOrUri.split(/[/\\]/).pop() ?? pathOrUri;
-  return last.replace(/\.[^.]*$/, '') || 'import';
-}
-
-/** The default service name: `import-<name>-<8 hex of the id>`, valid and ≤ 64 characters. */
-function defaultServiceName(name: string, id: string): string {
-  const slug = name
-    .toLowerCase()
-    .replace(/[^a-z0-9._-]+/g, '-')
-    .replace(/^[-._]+|[-._]+$/g, '')
-    .slice(0, 40);
-  return `import-${slug ? `${slug}-` : ''}${id.replaceAll('-', '').slice(-8)}`;
-}
-
 /** The starts of a run: the job's current run, named so a repeated start can't run twice. */
 export function startRun(starter: ImportStarter, job: ImportJob): Promise<void> {
   return starter.startImport(importExecutionName(job), {
@@ -184,128 +133,18 @@ export function advance(
   return next;
 }
 
-/** createImport: 201 with the upload ticket (uploads) or already queued (URIs). */
-export async function createImport(
-  deps: {
-    repo: ImportRepository;
-    services: ServiceRepository;
-    uploads: ImportUploads;
-    uris: ImportUriPolicy;
-    starter: ImportStarter;
-    limits: ImportLimits;
-    targets: TargetLookups;
-  },
-  {
-    workspace,
-    body: input,
-    principalId: createdBy,
-    now = new Date(),
-  }: { workspace: Workspace; body: CreateImportInput; principalId: string; now?: Date },
-): Promise<{ job: ImportJob; upload?: ImportUploadTicket }> {
-  const id = timeOrderedId(now.getTime());
-  const { source } = input;
-  if (
-    source.kind === 'upload' &&
-    source.size_bytes !== undefined &&
-    source.size_bytes > deps.limits.maxBytes
-  ) {
-    throw new InvalidInputError(
-      'file_too_large',
-      `The file is ${source.size_bytes} bytes; imports take at most ${deps.limits.maxBytes} bytes.`,
-    );
-  }
-  const location =
-    source.kind === 'upload'
-      ? // Ids only: the client's file name is the job's metadata, never part of a key or a path (ADR 0106).
-        `uploads/${workspace.id}/${id}`
-      : await deps.uris.admit(source.uri);
-  const name = input.name ?? baseName(source.kind === 'upload' ? source.filename : source.uri);
-  const serviceName = input.service_name ?? defaultServiceName(name, id);
-  if (!SERVICE_NAME.test(serviceName)) {
-    throw new InvalidInputError(
-      'invalid_service_name',
-      `service_name '${serviceName}' is not a valid service name.`,
-    );
-  }
-  const requested = input.layers ?? [];
-  const seen = new Set<string>();
-  for (const [i, entry] of requested.entries()) {
-    if ((entry.public_id === undefined) === (entry.target === undefined)) {
-      throw new InvalidInputError(
-        'invalid_layer_names',
-        `layers[${i}]: give either public_id (a new layer) or target (an existing layer to replace or append to).`,
-      );
-    }
-    const key = `\0${entry.source_layer ?? ''}`;
-    const named = entry.public_id ?? `\0target:${entry.target?.layer}`;
-    if (seen.has(key) || seen.has(named)) {
-      throw new InvalidInputError(
-        'invalid_layer_names',
-        `layers[${i}]: ${seen.has(key) ? `source layer '${entry.source_layer ?? '(the first)'}'` : entry.public_id ? `public_id '${entry.public_id}'` : `target '${entry.target?.layer}'`} is named twice.`,
-      );
-    }
-    seen.add(key);
-    seen.add(named);
-    // A target is checked now (it exists, an import published it), its columns once the file is read.
-    if (entry.target) await resolveTarget(deps.targets, workspace.id, entry.target, `layers[${i}]`);
-  }
-  if (await deps.services.findByName(workspace.id, serviceName)) {
-    throw new StateConflictError(
-      'service_name_taken',
-      `A service named '${serviceName}' exists in this workspace; choose another service_name.`,
-    );
-  }
-  const ts = now.toISOString();
-  const expiresAt = new Date(now.getTime() + deps.limits.uploadTtlSeconds * 1000);
-  const job: ImportJob = {
-    id,
-    workspace_id: workspace.id,
-    name,
-    source_kind: source.kind,
-    ...(source.kind === 'upload' ? { source_filename: source.filename } : { source_uri: source.uri }),
-    source_location: location,
-    status: source.kind === 'upload' ? 'awaiting_upload' : 'queued',
-    phase: source.kind === 'upload' ? 'upload' : 'acquire',
-    service_name: serviceName,
-    ...(requested.length ? { requested_layers: requested } : {}),
-    auto_publish: input.auto_publish ?? false,
-    max_bytes: deps.limits.maxBytes,
-    ...(source.kind === 'upload' ? { upload_expires_at: expiresAt.toISOString() } : { started_at: ts }),
-    processed_bytes: 0,
-    processed_features: 0,
-    processed_layers: 0,
-    total_layers: 0,
-    retry_count: 0,
-    run: source.kind === 'upload' ? 0 : 1,
-    version: 1,
-    created_by: createdBy,
-    created_at: ts,
-    updated_at: ts,
-  };
-  const upload =
-    source.kind === 'upload'
-      ? {
-          ...(await deps.uploads.ticket(location, deps.limits.maxBytes, expiresAt)),
-          max_bytes: deps.limits.maxBytes,
-        }
-      : undefined;
-  await deps.repo.create(job);
-  if (job.status === 'queued') await startRun(deps.starter, job);
-  return { job, ...(upload ? { upload } : {}) };
-}
-
 /** Reads a job of the workspace; any other is the same 404. */
 export async function requireImport(
   repo: ImportRepository,
   workspaceId: string,
   id: string,
 ): Promise<ImportJob> {
-  const job = /^[0-9a-f-]{36}$/i.test(id) ? await repo.find(workspaceId, id.toLowerCase()) : undefined;
+  const job = UUID_PATTERN.test(id) ? await repo.find(workspaceId, id.toLowerCase()) : undefined;
   if (!job) throw new NotFoundError('import_not_found', `Import '${id}' does not exist in this workspace.`);
   return job;
 }
 
-function refuse(job: ImportJob, action: string, allowed: string): StateConflictError {
+export function refuse(job: ImportJob, action: string, allowed: string): StateConflictError {
   return new StateConflictError(
     'import_state_conflict',
     `The import is '${job.status}'; ${action} is possible only ${allowed}.`,
@@ -317,7 +156,7 @@ function refuse(job: ImportJob, action: string, allowed: string): StateConflictE
  * Saves one transition, retrying on a fresh read when another request changed the job meanwhile;
  * `quota` lets the transition grow the job's reservation (see ImportRepository.save).
  */
-function transition(
+export function transition(
   repo: ImportRepository,
   job: ImportJob,
   decide: (current: ImportJob) => ImportJob | undefined,
@@ -384,206 +223,6 @@ export async function startJob(
   });
   if (next.status === 'queued') await startRun(deps.starter, next);
   return next;
-}
-
-/** What a job holds of its workspace's import quota now. */
-export function heldBy(job: Pick<ImportJob, 'reserved_rows' | 'reserved_bytes'>): ImportUsage {
-  return { rows: job.reserved_rows ?? 0, bytes: job.reserved_bytes ?? 0 };
-}
-
-/** The job's reservation fields for `usage` (zero removes them). */
-export function reservation(usage: ImportUsage): Pick<ImportJob, 'reserved_rows' | 'reserved_bytes'> {
-  return {
-    reserved_rows: usage.rows > 0 ? usage.rows : undefined,
-    reserved_bytes: usage.bytes > 0 ? usage.bytes : undefined,
-  } as Pick<ImportJob, 'reserved_rows' | 'reserved_bytes'>;
-}
-
-/** The workspace maxima the store checks a growing reservation against. */
-export function workspaceQuota(limits: ImportQuotas): ImportUsage {
-  return { rows: limits.workspaceMaxRows, bytes: limits.workspaceMaxBytes };
-}
-
-/** True for the store's refusal of a reservation past the workspace's quota. */
-export function isQuotaRefusal(error: unknown): boolean {
-  return error instanceof RuleViolationError && error.reason === 'workspace_import_quota';
-}
-
-/**
- * What loading `plan` reserves, after the checks a load starts with (ADR 0110): the plan itself
- * (400 `invalid_plan`), one import's limits (422), and, with `usage` (what the workspace's imports
- * hold now), the workspace's quota (422 `workspace_import_quota`).
- */
-export function admitLoad(
-  job: ImportJob,
-  plan: ImportPlan,
-  discovery: Discovery,
-  limits: ImportQuotas,
-  usage?: ImportUsage,
-): ImportUsage {
-  validatePlan(plan, discovery);
-  const footprint = planFootprint(plan, discovery);
-  const refusal = importLimitRefusal(footprint, limits);
-  if (refusal) throw refusal;
-  const need = { rows: footprint.rows, bytes: footprint.bytes };
-  const over = usage && workspaceQuotaRefusal(usage, heldBy(job), need, limits);
-  if (over) throw over;
-  return need;
-}
-
-/**
- * Runs a transition that may grow the job's reservation: the store's refusal (another import took
- * the room between the read and the write) is explained with the workspace's usage read again.
- */
-async function withinQuota<T>(
-  repo: ImportRepository,
-  job: ImportJob,
-  limits: ImportQuotas,
-  asked: () => { need: ImportUsage; held: ImportUsage } | undefined,
-  run: () => Promise<T>,
-): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    if (!isQuotaRefusal(error)) throw error;
-    const last = asked();
-    const usage = await repo.usage(job.workspace_id);
-    throw (last && workspaceQuotaRefusal(usage, last.held, last.need, limits)) ?? error;
-  }
-}
-
-/**
- * setImportPlan: from awaiting_plan, ready_to_publish or failed (nothing published). The plan is
- * checked (400), and so are one import's limits (422); a plan that loads now also reserves its
- * rows and bytes of the workspace's quota (422 `workspace_import_quota`), in the same write.
- */
-export async function planJob(
-  deps: {
-    repo: ImportRepository;
-    starter: ImportStarter;
-    limits: ImportQuotas;
-    names?: NameLookups;
-    targets?: TargetLookups;
-  },
-  job: ImportJob,
-  input: ImportPlanInput,
-  ifMatch?: string,
-  now = new Date(),
-): Promise<ImportJob> {
-  const usage = await deps.repo.usage(job.workspace_id);
-  const serviceName = input.service_name ?? job.service_name;
-  if (input.service_name !== undefined && !SERVICE_NAME.test(input.service_name)) {
-    throw new InvalidInputError(
-      'invalid_service_name',
-      `service_name '${input.service_name}' is not a valid service name.`,
-    );
-  }
-  // Targets first (ADR 0127): resolved, and their fields mapped to the layer's columns.
-  let layers = input.layers;
-  let notes: string[] = [];
-  if (job.discovery && layers.some((l) => l.target)) {
-    if (!deps.targets) throw new Error('setImportPlan needs target lookups for a plan with targets');
-    ({ layers, notes } = await resolveTargets(deps.targets, job.workspace_id, layers, job.discovery));
-  }
-  const plan = job.discovery ? completePlan({ ...input, layers }, job.discovery) : (input as ImportPlan);
-  if (deps.names && job.discovery && !job.service_id)
-    await refuseTakenNames(deps.names, job, plan, serviceName);
-  let asked: { need: ImportUsage; held: ImportUsage } | undefined;
-  const next = await withinQuota(
-    deps.repo,
-    job,
-    deps.limits,
-    () => asked,
-    () =>
-      transition(
-        deps.repo,
-        job,
-        (current) => {
-          asked = undefined;
-          checkVersion(current, ifMatch);
-          if (current.status === 'failed' && (current.service_id || current.phase === 'rollback')) {
-            // Its data is still published (a publish not undone, a rollback not done): no dead end (issue 25).
-            throw new StateConflictError(
-              'import_state_conflict',
-              `The import failed in phase '${current.phase}' while its data is still published, so its plan can't change. ${current.phase === 'rollback' ? 'Retry the import to resume the rollback.' : 'Retry the import (it publishes again), or cancel it.'}`,
-              { status: current.status },
-            );
-          }
-          if (
-            !['awaiting_plan', 'ready_to_publish', 'failed'].includes(current.status) ||
-            current.service_id
-          ) {
-            throw refuse(
-              current,
-              'changing the plan',
-              "while the import is 'awaiting_plan', 'ready_to_publish' or 'failed' and nothing is published",
-            );
-          }
-          if (!current.discovery) {
-            // A plan needs the file's layers: until they are known, a retry (or a new import) is the way on.
-            throw new StateConflictError(
-              'import_not_discovered',
-              current.phase === 'upload'
-                ? 'The import failed at its upload, before the file was read, so there is no plan to change; create a new import and upload the file again.'
-                : 'The import failed before its file was read to the end, so there is no plan to change yet. Retry the import once what its error names is fixed, or create a new import with a corrected file.',
-            );
-          }
-          if (current.status === 'failed') {
-            // Stored for the retry, which reserves (the workspace's usage may differ by then).
-            admitLoad(current, plan, current.discovery, deps.limits);
-            return advance(current, {
-              status: 'failed',
-              plan,
-              service_name: serviceName,
-              clashes: undefined,
-              reload: true,
-              ...(notes.length ? { warnings: notes } : {}),
-            });
-          }
-          const need = admitLoad(current, plan, current.discovery, deps.limits, usage);
-          asked = { need, held: heldBy(current) };
-          return advance(
-            current,
-            {
-              status: 'queued',
-              phase: 'transform',
-              plan,
-              service_name: serviceName,
-              clashes: undefined,
-              reload: true,
-              run: current.run + 1,
-              ...(notes.length ? { warnings: notes } : {}),
-              ...reservation(need),
-            },
-            now,
-          );
-        },
-        workspaceQuota(deps.limits),
-      ),
-  );
-  if (next.status === 'queued') await startRun(deps.starter, next);
-  return next;
-}
-
-/**
- * A plan whose names the workspace already uses is refused (409, ADR 0126), with a free name
- * proposed for each (`extra.clashes`): the import would otherwise load and then fail to publish.
- */
-async function refuseTakenNames(
-  names: NameLookups,
-  job: ImportJob,
-  plan: ImportPlan,
-  serviceName: string,
-): Promise<void> {
-  const clashes = await findClashes(names, job.workspace_id, plan, serviceName);
-  const first = clashes[0];
-  if (!first) return;
-  const list = clashes.map((c) => `${c.kind} '${c.name}' (free: '${c.proposed}')`).join(', ');
-  throw new AlreadyExistsError(
-    first.kind === 'service_name' ? 'service_name_taken' : 'public_id_taken',
-    `The workspace already uses ${list}; PUT the plan with other names.`,
-    { clashes },
-  );
 }
 
 /** publishImport: ready_to_publish → publishing. */
@@ -881,14 +520,6 @@ export interface ImportCommand {
  */
 export async function startImport(deps: Parameters<typeof startJob>[0], command: ImportCommand) {
   return startJob(deps, await requireImport(deps.repo, command.workspaceId, command.import));
-}
-
-export async function setImportPlan(
-  deps: Parameters<typeof planJob>[0],
-  command: ImportCommand & { body: ImportPlanInput; ifMatch?: string },
-) {
-  const job = await requireImport(deps.repo, command.workspaceId, command.import);
-  return planJob(deps, job, command.body, command.ifMatch);
 }
 
 export async function publishImport(deps: Parameters<typeof publishJob>[0], command: ImportCommand) {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidInputError, NotFoundError, RuleViolationError } from './errors.ts';
+import { UUID_PATTERN } from './identifiers.ts';
 import { lastWriterWinsOn } from './last-writer-wins.ts';
 import type { LayerRepository } from './layers.ts';
 import type { Page, WorkspacePageQuery } from './page.ts';
@@ -91,7 +92,7 @@ export async function requireLayerGroup(
   workspaceId: string,
   idOrPublicId: string,
 ): Promise<LayerGroup> {
-  let group = /^[0-9a-f-]{36}$/i.test(idOrPublicId)
+  let group = UUID_PATTERN.test(idOrPublicId)
     ? await repo.find(workspaceId, idOrPublicId.toLowerCase())
     : undefined;
   if (!group) {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DataSourceGateway, DiscoveredLayer } from './datasource.ts';
 import { InvalidInputError, NotFoundError, RuleViolationError } from './errors.ts';
+import { NAME_PATTERN, NAME_RULE } from './identifiers.ts';
 import { lastWriterWinsOn } from './last-writer-wins.ts';
 import type { Page, PageQuery } from './page.ts';
 import { isSystemRole } from './roles.ts';
@@ -229,11 +230,8 @@ function shape(
   if (!sourceLayer) throw new InvalidInputError('source_required', 'source_layer or sql_view is required.');
   const publicId = input.public_id ?? base?.public_id ?? (isSqlView ? undefined : sourceLayer);
   if (!publicId) throw new InvalidInputError('public_id_required', 'An SQL view layer needs a public_id.');
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(publicId)) {
-    throw new InvalidInputError(
-      'invalid_public_id',
-      `public_id '${publicId}' must be 1-64 characters: a letter or digit, then letters, digits, ".", "_" or "-".`,
-    );
+  if (!NAME_PATTERN.test(publicId)) {
+    throw new InvalidInputError('invalid_public_id', `public_id '${publicId}' ${NAME_RULE}.`);
   }
   const stored: SqlView | undefined = sqlView
     ? {

@@ -7,10 +7,11 @@ import {
   sqlValidationBody,
 } from './datasource.ts';
 import { InvalidInputError, NotFoundError, RuleViolationError } from './errors.ts';
+import { UUID_PATTERN } from './identifiers.ts';
 import { lastWriterWinsOn } from './last-writer-wins.ts';
 import type { Page, WorkspacePageQuery } from './page.ts';
 import type { SecretBox } from './secrets.ts';
-import { checkVersion, uuidPattern } from './workspaces.ts';
+import { checkVersion } from './workspaces.ts';
 
 interface ServiceBase {
   id: string;
@@ -72,7 +73,7 @@ export const WITHHELD_SECRET = 'withheld';
 
 /** What a `{service}` parameter may name: an id when UUID-shaped, and always a name (as requireService reads). */
 export function serviceCandidates(idOrName: string): { id?: string; name: string } {
-  return { ...(uuidPattern.test(idOrName) ? { id: idOrName.toLowerCase() } : {}), name: idOrName };
+  return { ...(UUID_PATTERN.test(idOrName) ? { id: idOrName.toLowerCase() } : {}), name: idOrName };
 }
 
 /**

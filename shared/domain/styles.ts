@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { validateStyleMin as ValidateStyle } from '@maplibre/maplibre-gl-style-spec';
 import { DependencyConflictError, InvalidInputError, NotFoundError, StateConflictError } from './errors.ts';
+import { NAME_PATTERN } from './identifiers.ts';
 import { lastWriterWinsOn } from './last-writer-wins.ts';
 import type { Page, WorkspacePageQuery } from './page.ts';
 import { checkVersion } from './workspaces.ts';
@@ -118,8 +119,6 @@ export function styleChangeRefusal(style: Style, action: StyleChange, found: Sty
   );
 }
 
-const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-
 function invalidStyle(detail: string): never {
   throw new InvalidInputError('invalid_style', detail);
 }
@@ -129,7 +128,7 @@ function assetName(value: string): string | undefined {
   const v = value.trim();
   if (!v.startsWith('asset:')) return undefined;
   const name = v.slice('asset:'.length).replace(/^\/\//, '');
-  if (!NAME.test(name)) {
+  if (!NAME_PATTERN.test(name)) {
     throw new InvalidInputError(
       'invalid_asset_reference',
       `'${v.slice(0, 80)}' is not asset:<name> with a valid asset name.`,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DeletionPlan } from './deletion-model.ts';
 import { DependencyConflictError, NotFoundError, VersionMismatchError } from './errors.ts';
+import { NAME_PATTERN, UUID_PATTERN } from './identifiers.ts';
 import { isConcurrentModification, lastWriterWinsOn } from './last-writer-wins.ts';
 import type { Page, PageQuery } from './page.ts';
 import type { UsageKeyProvisioner } from './usage-keys.ts';
@@ -96,11 +97,6 @@ export function workspaceNotEmpty(workspace: Workspace, plan: DeletionPlan): Dep
   );
 }
 
-/** The names rule of DESIGN §5. */
-export const namePattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-/** A UUID (ids of workspaces, services, layers…), any case. */
-export const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * The record a `{workspace}` path parameter named, as an earlier lookup found it (the authorizer's
  * one round trip, ADR 0099): `workspace` undefined means it was looked up and does not exist.
@@ -113,8 +109,8 @@ export interface KnownWorkspace {
 /** What a `{workspace}` parameter may name: an id when UUID-shaped, a name when name-shaped (both for a UUID-shaped name). */
 export function workspaceCandidates(idOrName: string): { id?: string; name?: string } {
   return {
-    ...(uuidPattern.test(idOrName) ? { id: idOrName.toLowerCase() } : {}),
-    ...(namePattern.test(idOrName) ? { name: idOrName } : {}),
+    ...(UUID_PATTERN.test(idOrName) ? { id: idOrName.toLowerCase() } : {}),
+    ...(NAME_PATTERN.test(idOrName) ? { name: idOrName } : {}),
   };
 }
 

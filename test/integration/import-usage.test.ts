@@ -14,6 +14,7 @@ type Modules = {
   workspaces: import('#store/workspaces-repository.ts').DynamoWorkspaceRepository;
   model: typeof import('#domain/import-model.ts');
   domain: typeof import('#domain/imports.ts');
+  reservations: typeof import('#domain/import-reservations.ts');
   workspaceDomain: typeof import('#domain/workspaces.ts');
 };
 let m: Modules;
@@ -29,6 +30,7 @@ beforeAll(async () => {
     workspaces: new (await import('#store/workspaces-repository.ts')).DynamoWorkspaceRepository(),
     model: await import('#domain/import-model.ts'),
     domain: await import('#domain/imports.ts'),
+    reservations: await import('#domain/import-reservations.ts'),
     workspaceDomain: await import('#domain/workspaces.ts'),
   };
 });
@@ -70,7 +72,7 @@ async function newJob(ws: Workspace): Promise<ImportJob> {
 }
 
 const reserve = (job: ImportJob, rows: number, bytes: number, status: ImportJob['status'] = 'queued') =>
-  m.domain.advance(job, { status, ...m.domain.reservation({ rows, bytes }) });
+  m.domain.advance(job, { status, ...m.reservations.reservation({ rows, bytes }) });
 
 const quota = { rows: 100, bytes: 10_000 };
 

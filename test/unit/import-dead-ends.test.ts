@@ -12,10 +12,11 @@ import {
   taskFailureOf,
   withWayOut,
 } from '#domain/import-model.ts';
+import { planJob } from '#domain/import-planning.ts';
 import type { ImportUsage } from '#domain/import-plans.ts';
 import { type Discovery, ImportInputError, type ImportPlan } from '#domain/import-sources.ts';
 import { runImportStep } from '#domain/import-steps.ts';
-import { type ImportUploads, planJob, retryJob, rollbackJob, startJob } from '#domain/imports.ts';
+import { type ImportUploads, retryJob, rollbackJob, startJob } from '#domain/imports.ts';
 import {
   discoveryOf,
   engine,

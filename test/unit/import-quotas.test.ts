@@ -2,10 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { UnavailableError } from '#domain/errors.ts';
 import { type ImportJob, REASON_MARK, taskFailureOf } from '#domain/import-model.ts';
 import { findClashes, withProposals } from '#domain/import-names.ts';
+import { planJob } from '#domain/import-planning.ts';
 import { completePlan, planWithNames } from '#domain/import-plans.ts';
 import { ImportInputError, type ImportPlan } from '#domain/import-sources.ts';
 import { fail, publicTaskError, runImportStep } from '#domain/import-steps.ts';
-import { cancelJob, type ImportUploads, planJob, previewJob, retryJob } from '#domain/imports.ts';
+import { cancelJob, type ImportUploads, previewJob, retryJob } from '#domain/imports.ts';
 import {
   discoveryOf,
   engine,

@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import { shakable } from '#api/shakable.ts';
 import * as ex from '../examples.ts';
 import { defineOperation } from '../operation.ts';
-import { GroupMemberSchema, IdOrName, LayerGroupBody, PageQuery } from '../schemas.ts';
+import { GroupMemberSchema, IdOrName, LayerGroupBody, Name, PageQuery } from '../schemas.ts';
 
 const WorkspaceParams = /* @__PURE__ */ shakable(() => z.strictObject({ workspace: IdOrName }));
 const GroupParams = /* @__PURE__ */ shakable(() =>
@@ -13,11 +13,7 @@ const GroupParams = /* @__PURE__ */ shakable(() =>
 );
 const GroupInput = /* @__PURE__ */ shakable(() =>
   z.strictObject({
-    public_id: z.string().check(
-      z.regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, {
-        error: 'must be 1-64 characters: a letter or digit, then letters, digits, ".", "_" or "-"',
-      }),
-    ),
+    public_id: Name,
     title: z.optional(z.string().check(z.maxLength(256))),
     members: z.array(GroupMemberSchema).check(z.minLength(1), z.maxLength(40)),
   }),

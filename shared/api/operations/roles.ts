@@ -1,15 +1,12 @@
 import * as z from 'zod/mini';
 import { shakable } from '#api/shakable.ts';
+import { ROLE_ID_PATTERN, ROLE_ID_RULE } from '#domain/identifiers.ts';
 import * as ex from '../examples.ts';
 import { defineOperation } from '../operation.ts';
 import { IdOrName, pageQuery, RoleBody, RolePolicy, StoredRolePolicy } from '../schemas.ts';
 
 const RoleId = /* @__PURE__ */ shakable(() =>
-  z.string().check(
-    z.regex(/^[a-z][a-z0-9_-]{1,63}$/, {
-      error: 'must be 2-64 characters: a lower-case letter, then lower-case letters, digits, "_" or "-"',
-    }),
-  ),
+  z.string().check(z.regex(ROLE_ID_PATTERN, { error: ROLE_ID_RULE })),
 );
 const RoleParams = /* @__PURE__ */ shakable(() =>
   z.strictObject({ roleId: z.string().check(z.minLength(1), z.maxLength(64)) }),

@@ -2,9 +2,9 @@
  * Names in the import database (ADR 0085): an import's staging schema `import_staging_<hex>` and
  * published schema `import_<hex>`, and the table of each plan layer.
  */
+import { UUID_PATTERN } from '#domain/identifiers.ts';
 
 const MAX_IDENTIFIER_BYTES = 63;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The import's staging and published schema names. */
 export interface ImportSchemas {
@@ -14,7 +14,7 @@ export interface ImportSchemas {
 
 /** The import's staging and published schema names; throws on an id that isn't a UUID. */
 export function importSchemas(importId: string): ImportSchemas {
-  if (!UUID.test(importId)) throw new Error(`not an import id: ${JSON.stringify(importId)}`);
+  if (!UUID_PATTERN.test(importId)) throw new Error(`not an import id: ${JSON.stringify(importId)}`);
   const hex = importId.replaceAll('-', '').toLowerCase();
   return { staging: `import_staging_${hex}`, published: `import_${hex}` };
 }
