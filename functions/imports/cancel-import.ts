@@ -3,7 +3,8 @@ import { getImport, cancelImport as operation } from '#api/operations/imports.ts
 import { cancelImport, presentImport } from '#domain/imports.ts';
 import { makeChangeHandler } from '#entry/handler.ts';
 import { accepted, noContent } from '#http/responses.ts';
-import { importRepository, importStarter, importUploads } from '#wiring/imports.ts';
+import { importStarter, importUploads } from '#wiring/imports.ts';
+import { importRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params, ifMatch }) => {
   const outcome = await cancelImport(

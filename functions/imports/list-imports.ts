@@ -2,7 +2,7 @@ import { listImports as operation } from '#api/operations/imports.ts';
 import { listImports, presentImport } from '#domain/imports.ts';
 import { makeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
-import { importRepository } from '#wiring/imports.ts';
+import { importRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, query }) => {
   const page = await listImports({ repo: importRepository() }, { workspaceId: workspace.id, ...query });

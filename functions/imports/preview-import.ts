@@ -3,7 +3,7 @@ import { previewImport } from '#domain/imports.ts';
 import { makeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
 import { importPreviews } from '#wiring/import-engine.ts';
-import { importRepository } from '#wiring/imports.ts';
+import { importRepository } from '#wiring/repositories.ts';
 
 export const handler = makeHandler(operation, async ({ workspace, params, query }) =>
   ok(

@@ -3,7 +3,8 @@ import { getImport, publishImport as operation } from '#api/operations/imports.t
 import { presentImport, publishImport } from '#domain/imports.ts';
 import { makeIdempotentHandler } from '#entry/handler.ts';
 import { accepted } from '#http/responses.ts';
-import { importRepository, importStarter } from '#wiring/imports.ts';
+import { importStarter } from '#wiring/imports.ts';
+import { importRepository } from '#wiring/repositories.ts';
 
 export const handler = makeIdempotentHandler(operation, async ({ workspace, params }) => {
   const next = await publishImport(

@@ -3,8 +3,8 @@ import { getImport, rollbackImport as operation } from '#api/operations/imports.
 import { presentImport, rollbackImport } from '#domain/imports.ts';
 import { makeIdempotentHandler } from '#entry/handler.ts';
 import { accepted } from '#http/responses.ts';
-import { importRepository, importStarter } from '#wiring/imports.ts';
-import { deletionRepository, serviceRepository } from '#wiring/repositories.ts';
+import { importStarter } from '#wiring/imports.ts';
+import { deletionRepository, importRepository, serviceRepository } from '#wiring/repositories.ts';
 
 export const handler = makeIdempotentHandler(operation, async ({ workspace, params, principal }) => {
   const next = await rollbackImport(

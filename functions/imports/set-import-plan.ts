@@ -3,8 +3,8 @@ import { setImportPlan } from '#domain/import-planning.ts';
 import { presentImport } from '#domain/imports.ts';
 import { makeChangeHandler } from '#entry/handler.ts';
 import { ok } from '#http/responses.ts';
-import { importLimits, importRepository, importStarter } from '#wiring/imports.ts';
-import { layerRepository, serviceRepository } from '#wiring/repositories.ts';
+import { importLimits, importStarter } from '#wiring/imports.ts';
+import { importRepository, layerRepository, serviceRepository } from '#wiring/repositories.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, params, body, ifMatch }) => {
   const repo = importRepository();

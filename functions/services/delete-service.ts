@@ -5,8 +5,7 @@ import { requestServiceDeletion } from '#domain/deletion-requests.ts';
 import { presentDeletion } from '#domain/deletions.ts';
 import { makeChangeHandler } from '#entry/handler.ts';
 import { accepted, noContent } from '#http/responses.ts';
-import { importRepository } from '#wiring/imports.ts';
-import { deletionRepository } from '#wiring/repositories.ts';
+import { deletionRepository, importRepository } from '#wiring/repositories.ts';
 import { workflowStarter } from '#wiring/workflows.ts';
 
 export const handler = makeChangeHandler(

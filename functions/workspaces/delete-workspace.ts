@@ -5,8 +5,7 @@ import { requestWorkspaceDeletion } from '#domain/deletion-requests.ts';
 import { presentDeletion } from '#domain/deletions.ts';
 import { makeChangeHandler } from '#entry/handler.ts';
 import { accepted, noContent } from '#http/responses.ts';
-import { importRepository } from '#wiring/imports.ts';
-import { deletionRepository, workspaceRepository } from '#wiring/repositories.ts';
+import { deletionRepository, importRepository, workspaceRepository } from '#wiring/repositories.ts';
 import { workflowStarter } from '#wiring/workflows.ts';
 
 export const handler = makeChangeHandler(operation, async ({ workspace, ifMatch, query, principal }) => {

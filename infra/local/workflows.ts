@@ -1,8 +1,7 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { importRepository } from '#wiring/imports.ts';
 import { harvestJobRepository } from '#wiring/mosaic-harvest-jobs.ts';
-import { deletionRepository } from '#wiring/repositories.ts';
+import { deletionRepository, importRepository } from '#wiring/repositories.ts';
 import { tileCacheJobRepository } from '#wiring/tile-cache.ts';
 import { withDataAccess } from './data-access.ts';
 import './promise-with-resolvers.ts';

@@ -5,7 +5,7 @@ import { PostgisImportPreviews } from '#datasources/imports/previews.ts';
 import { secretBox } from '#datasources/secret-box.ts';
 import type { ImportStepDeps } from '#domain/import-steps.ts';
 import type { ImportPreviews } from '#domain/imports.ts';
-import { importLimits, importRepository, importUploads } from './imports.ts';
+import { importLimits, importUploads } from './imports.ts';
 import * as store from './repositories.ts';
 import { workflowLog } from './workflows.ts';
 
@@ -28,7 +28,7 @@ export function importPreviews(): ImportPreviews {
 export function importStepDeps(): ImportStepDeps {
   engine ??= new PostgisImportEngine();
   return {
-    repo: importRepository(),
+    repo: store.importRepository(),
     engine,
     services: store.serviceRepository(),
     layers: store.layerRepository(),

@@ -1,14 +1,7 @@
 import { importConfig } from '#config/env.ts';
 import { ConfiguredUriPolicy } from '#datasources/imports/sources.ts';
-import type {
-  ImportLimits,
-  ImportRepository,
-  ImportStarter,
-  ImportUploads,
-  ImportUriPolicy,
-} from '#domain/imports.ts';
+import type { ImportLimits, ImportStarter, ImportUploads, ImportUriPolicy } from '#domain/imports.ts';
 import { importUploads as uploadStore } from '#platform/import-uploads.ts';
-import { DynamoImportRepository } from '#store/imports-repository.ts';
 import { workflowStarter } from './workflows.ts';
 
 /*
@@ -16,14 +9,6 @@ import { workflowStarter } from './workflows.ts';
  * Light on purpose: the routes' bundles carry no format reader and no database driver — the
  * engine (preview, workflow step) is wired in `import-engine.ts`.
  */
-
-let repo: ImportRepository | undefined;
-
-/** The import job repository. */
-export function importRepository(): ImportRepository {
-  repo ??= new DynamoImportRepository();
-  return repo;
-}
 
 /** The upload store: S3 presigned POSTs when deployed, the local host's form POST locally. */
 export function importUploads(): ImportUploads {

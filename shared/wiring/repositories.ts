@@ -5,6 +5,7 @@ import type { ClaimMappingRepository } from '#domain/claim-mappings.ts';
 import type { DataCatalog } from '#domain/data-plane.ts';
 import type { DeletionRepository } from '#domain/deletions.ts';
 import type { IdempotencyStore } from '#domain/idempotency.ts';
+import type { ImportRepository } from '#domain/imports.ts';
 import type { LayerGroupRepository } from '#domain/layer-groups.ts';
 import type { LayerRepository } from '#domain/layers.ts';
 import type { MosaicRepository } from '#domain/mosaics.ts';
@@ -24,6 +25,7 @@ import { DynamoClaimMappingRepository } from '#store/claim-mappings-repository.t
 import { dynamoDataCatalog } from '#store/data-catalog.ts';
 import { DynamoDeletionRepository } from '#store/deletions-repository.ts';
 import { DynamoIdempotencyStore } from '#store/idempotency-repository.ts';
+import { DynamoImportRepository } from '#store/imports-repository.ts';
 import { DynamoLayerGroupRepository } from '#store/layer-groups-repository.ts';
 import { DynamoLayerRepository } from '#store/layers-repository.ts';
 import { DynamoMosaicRepository } from '#store/mosaics-repository.ts';
@@ -98,6 +100,14 @@ let services: DynamoServiceRepository | undefined;
 export function serviceRepository(): ServiceRepository {
   services ??= new DynamoServiceRepository();
   return services;
+}
+
+let imports: DynamoImportRepository | undefined;
+
+/** The import job repository. */
+export function importRepository(): ImportRepository {
+  imports ??= new DynamoImportRepository();
+  return imports;
 }
 
 let layers: DynamoLayerRepository | undefined;
