@@ -7,8 +7,8 @@ import { AlreadyExistsError, InvalidInputError, StateConflictError } from './err
 import { NAME_PATTERN } from './identifiers.ts';
 import type { ImportJob } from './import-model.ts';
 import { findClashes, type NameLookups } from './import-names.ts';
-import { completePlan, type ImportPlanInput, type ImportQuotas, type ImportUsage } from './import-plans.ts';
-import { admitLoad, heldBy, reservation, withinQuota, workspaceQuota } from './import-reservations.ts';
+import { completePlan, type ImportPlanInput, type ImportQuotas } from './import-plans.ts';
+import { admitLoad, heldBy, reservation } from './import-reservations.ts';
 import type { ImportPlan } from './import-sources.ts';
 import { resolveTargets, type TargetLookups } from './import-targets.ts';
 import {
@@ -19,7 +19,7 @@ import {
   refuse,
   requireImport,
   startRun,
-  transition,
+  transitionWithinQuota,
 } from './imports.ts';
 import { checkVersion } from './workspaces.ts';
 
@@ -59,79 +59,62 @@ export async function planJob(
   const plan = job.discovery ? completePlan({ ...input, layers }, job.discovery) : (input as ImportPlan);
   if (deps.names && job.discovery && !job.service_id)
     await refuseTakenNames(deps.names, job, plan, serviceName);
-  let asked: { need: ImportUsage; held: ImportUsage } | undefined;
-  const next = await withinQuota(
-    deps.repo,
-    job,
-    deps.limits,
-    () => asked,
-    () =>
-      transition(
-        deps.repo,
-        job,
-        (current) => {
-          asked = undefined;
-          checkVersion(current, ifMatch);
-          if (current.status === 'failed' && (current.service_id || current.phase === 'rollback')) {
-            // Its data is still published (a publish not undone, a rollback not done): no dead end (issue 25).
-            throw new StateConflictError(
-              'import_state_conflict',
-              `The import failed in phase '${current.phase}' while its data is still published, so its plan can't change. ${current.phase === 'rollback' ? 'Retry the import to resume the rollback.' : 'Retry the import (it publishes again), or cancel it.'}`,
-              { status: current.status },
-            );
-          }
-          if (
-            !['awaiting_plan', 'ready_to_publish', 'failed'].includes(current.status) ||
-            current.service_id
-          ) {
-            throw refuse(
-              current,
-              'changing the plan',
-              "while the import is 'awaiting_plan', 'ready_to_publish' or 'failed' and nothing is published",
-            );
-          }
-          if (!current.discovery) {
-            // A plan needs the file's layers: until they are known, a retry (or a new import) is the way on.
-            throw new StateConflictError(
-              'import_not_discovered',
-              current.phase === 'upload'
-                ? 'The import failed at its upload, before the file was read, so there is no plan to change; create a new import and upload the file again.'
-                : 'The import failed before its file was read to the end, so there is no plan to change yet. Retry the import once what its error names is fixed, or create a new import with a corrected file.',
-            );
-          }
-          if (current.status === 'failed') {
-            // Stored for the retry, which reserves (the workspace's usage may differ by then).
-            admitLoad(current, plan, current.discovery, deps.limits);
-            return advance(current, {
-              status: 'failed',
-              plan,
-              service_name: serviceName,
-              clashes: undefined,
-              reload: true,
-              ...(notes.length ? { warnings: notes } : {}),
-            });
-          }
-          const need = admitLoad(current, plan, current.discovery, deps.limits, usage);
-          asked = { need, held: heldBy(current) };
-          return advance(
-            current,
-            {
-              status: 'queued',
-              phase: 'transform',
-              plan,
-              service_name: serviceName,
-              clashes: undefined,
-              reload: true,
-              run: current.run + 1,
-              ...(notes.length ? { warnings: notes } : {}),
-              ...reservation(need),
-            },
-            now,
-          );
-        },
-        workspaceQuota(deps.limits),
-      ),
-  );
+  const next = await transitionWithinQuota(deps.repo, job, deps.limits, (current, ask) => {
+    checkVersion(current, ifMatch);
+    if (current.status === 'failed' && (current.service_id || current.phase === 'rollback')) {
+      // Its data is still published (a publish not undone, a rollback not done): no dead end (issue 25).
+      throw new StateConflictError(
+        'import_state_conflict',
+        `The import failed in phase '${current.phase}' while its data is still published, so its plan can't change. ${current.phase === 'rollback' ? 'Retry the import to resume the rollback.' : 'Retry the import (it publishes again), or cancel it.'}`,
+        { status: current.status },
+      );
+    }
+    if (!['awaiting_plan', 'ready_to_publish', 'failed'].includes(current.status) || current.service_id) {
+      throw refuse(
+        current,
+        'changing the plan',
+        "while the import is 'awaiting_plan', 'ready_to_publish' or 'failed' and nothing is published",
+      );
+    }
+    if (!current.discovery) {
+      // A plan needs the file's layers: until they are known, a retry (or a new import) is the way on.
+      throw new StateConflictError(
+        'import_not_discovered',
+        current.phase === 'upload'
+          ? 'The import failed at its upload, before the file was read, so there is no plan to change; create a new import and upload the file again.'
+          : 'The import failed before its file was read to the end, so there is no plan to change yet. Retry the import once what its error names is fixed, or create a new import with a corrected file.',
+      );
+    }
+    if (current.status === 'failed') {
+      // Stored for the retry, which reserves (the workspace's usage may differ by then).
+      admitLoad(current, plan, current.discovery, deps.limits);
+      return advance(current, {
+        status: 'failed',
+        plan,
+        service_name: serviceName,
+        clashes: undefined,
+        reload: true,
+        ...(notes.length ? { warnings: notes } : {}),
+      });
+    }
+    const need = admitLoad(current, plan, current.discovery, deps.limits, usage);
+    ask(need, heldBy(current));
+    return advance(
+      current,
+      {
+        status: 'queued',
+        phase: 'transform',
+        plan,
+        service_name: serviceName,
+        clashes: undefined,
+        reload: true,
+        run: current.run + 1,
+        ...(notes.length ? { warnings: notes } : {}),
+        ...reservation(need),
+      },
+      now,
+    );
+  });
   if (next.status === 'queued') await startRun(deps.starter, next);
   return next;
 }

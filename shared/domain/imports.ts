@@ -156,7 +156,7 @@ export function refuse(job: ImportJob, action: string, allowed: string): StateCo
  * Saves one transition, retrying on a fresh read when another request changed the job meanwhile;
  * `quota` lets the transition grow the job's reservation (see ImportRepository.save).
  */
-export function transition(
+function transition(
   repo: ImportRepository,
   job: ImportJob,
   decide: (current: ImportJob) => ImportJob | undefined,
@@ -171,6 +171,38 @@ export function transition(
       await repo.save(current, next, quota);
       return next;
     },
+  );
+}
+
+/**
+ * A transition that may grow the job's reservation (setImportPlan, retryImport): `decide` names
+ * what it reserves with `ask(need, held)`, and the store's refusal of it (another import took the
+ * room between the read and the write) is explained with the workspace's usage read again.
+ */
+export function transitionWithinQuota(
+  repo: ImportRepository,
+  job: ImportJob,
+  limits: ImportQuotas,
+  decide: (current: ImportJob, ask: (need: ImportUsage, held: ImportUsage) => void) => ImportJob | undefined,
+): Promise<ImportJob> {
+  let asked: { need: ImportUsage; held: ImportUsage } | undefined;
+  return withinQuota(
+    repo,
+    job,
+    limits,
+    () => asked,
+    () =>
+      transition(
+        repo,
+        job,
+        (current) => {
+          asked = undefined;
+          return decide(current, (need, held) => {
+            asked = { need, held };
+          });
+        },
+        workspaceQuota(limits),
+      ),
   );
 }
 
@@ -356,64 +388,45 @@ export async function retryJob(
   now = new Date(),
 ): Promise<ImportJob> {
   const usage = await deps.repo.usage(job.workspace_id);
-  let asked: { need: ImportUsage; held: ImportUsage } | undefined;
-  const next = await withinQuota(
-    deps.repo,
-    job,
-    deps.limits,
-    () => asked,
-    () =>
-      transition(
-        deps.repo,
-        job,
-        (current) => {
-          asked = undefined;
-          if (current.status !== 'failed') throw refuse(current, 'a retry', "from 'failed'");
-          const common = {
-            run: current.run + 1,
-            retry_count: current.retry_count + 1,
-            error_message: undefined,
-            error_reason: undefined,
-          };
-          if (current.phase === 'rollback') {
-            // The deletion is asked again: deleteService resumes the service's failed operation.
-            return advance(
-              current,
-              { ...common, status: 'rolling_back', rollback_operation_id: undefined },
-              now,
-            );
-          }
-          // A failed publish left no service (ADR 0126): unchanged, it publishes again; with a new
-          // plan (reload) it loads again, since the tables are named after the public ids.
-          if (current.phase === 'publish' && !current.reload)
-            return advance(current, { ...common, status: 'publishing' }, now);
-          if (current.phase === 'upload')
-            throw refuse(
-              current,
-              'a retry',
-              'after a failure past the upload (upload the file again with a new import)',
-            );
-          if (current.discovery && current.plan) {
-            asked = {
-              need: admitLoad(current, current.plan, current.discovery, deps.limits, usage),
-              held: heldBy(current),
-            };
-          }
-          return advance(
-            current,
-            {
-              ...common,
-              status: 'queued',
-              phase: current.discovery ? 'transform' : 'acquire',
-              reload: true,
-              ...(asked ? reservation(asked.need) : {}),
-            },
-            now,
-          );
-        },
-        workspaceQuota(deps.limits),
-      ),
-  );
+  const next = await transitionWithinQuota(deps.repo, job, deps.limits, (current, ask) => {
+    if (current.status !== 'failed') throw refuse(current, 'a retry', "from 'failed'");
+    const common = {
+      run: current.run + 1,
+      retry_count: current.retry_count + 1,
+      error_message: undefined,
+      error_reason: undefined,
+    };
+    if (current.phase === 'rollback') {
+      // The deletion is asked again: deleteService resumes the service's failed operation.
+      return advance(current, { ...common, status: 'rolling_back', rollback_operation_id: undefined }, now);
+    }
+    // A failed publish left no service (ADR 0126): unchanged, it publishes again; with a new
+    // plan (reload) it loads again, since the tables are named after the public ids.
+    if (current.phase === 'publish' && !current.reload)
+      return advance(current, { ...common, status: 'publishing' }, now);
+    if (current.phase === 'upload')
+      throw refuse(
+        current,
+        'a retry',
+        'after a failure past the upload (upload the file again with a new import)',
+      );
+    const need =
+      current.discovery && current.plan
+        ? admitLoad(current, current.plan, current.discovery, deps.limits, usage)
+        : undefined;
+    if (need) ask(need, heldBy(current));
+    return advance(
+      current,
+      {
+        ...common,
+        status: 'queued',
+        phase: current.discovery ? 'transform' : 'acquire',
+        reload: true,
+        ...(need ? reservation(need) : {}),
+      },
+      now,
+    );
+  });
   await startRun(deps.starter, next);
   return next;
 }
