@@ -68,6 +68,8 @@ export const sidecars: readonly { name: string; entry: string }[] = [
   { name: 'libpg-query.sidecar.mjs', entry: 'shared/datasources/libpg-query-sidecar.ts' },
   { name: 'pg.sidecar.mjs', entry: 'shared/datasources/pg-sidecar.ts' },
   { name: 'geotiff.sidecar.mjs', entry: 'shared/datasources/geotiff-sidecar.ts' },
+  { name: 's3-rasters.sidecar.mjs', entry: 'shared/datasources/s3-rasters-sidecar.ts' },
+  { name: 'kms.sidecar.mjs', entry: 'shared/datasources/kms-sidecar.ts' },
   { name: 'style-spec.sidecar.mjs', entry: 'shared/domain/style-spec-sidecar.ts' },
   { name: 'api-gateway.sidecar.mjs', entry: 'shared/platform/api-gateway-sidecar.ts' },
 ];

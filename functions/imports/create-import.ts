@@ -4,7 +4,8 @@ import { createImport } from '#domain/import-creation.ts';
 import { presentImport } from '#domain/imports.ts';
 import { makeIdempotentHandler } from '#entry/handler.ts';
 import { created } from '#http/responses.ts';
-import { importLimits, importStarter, importUploads, importUriPolicy } from '#wiring/imports.ts';
+import { importUriPolicy } from '#wiring/import-uris.ts';
+import { importLimits, importStarter, importUploads } from '#wiring/imports.ts';
 import { importRepository, layerRepository, serviceRepository } from '#wiring/repositories.ts';
 
 export const handler = makeIdempotentHandler(operation, async ({ workspace, body, principal }) => {

@@ -6,7 +6,7 @@ import { asWorkflowTask } from '#wiring/workflows.ts';
 /** "Harvest the next chunks of files": chunks until the job is finished or the budget is spent. */
 async function run(event: HarvestWorkflowInput): Promise<HarvestWorkflowInput & { done: boolean }> {
   const input = { job_id: event.job_id, workspace_id: event.workspace_id, service_id: event.service_id };
-  const { done } = await runHarvestStep(await harvestStepDeps(), input, harvestStepBudgetMs());
+  const { done } = await runHarvestStep(harvestStepDeps(), input, harvestStepBudgetMs());
   return { ...input, done };
 }
 

@@ -1,15 +1,10 @@
 import { open, readdir, realpath, stat } from 'node:fs/promises';
 import { join, resolve, sep } from 'node:path';
-import {
-  GetObjectCommand,
-  ListObjectsV2Command,
-  type ListObjectsV2CommandOutput,
-  S3Client,
-} from '@aws-sdk/client-s3';
+import type { ListObjectsV2CommandOutput, S3Client } from '@aws-sdk/client-s3';
 import { config, runsInLambda } from '#config/env.ts';
 import { InvalidInputError, RuleViolationError, UnavailableError } from '#domain/errors.ts';
 import { localRootPath, normaliseRoot, ROOT_NOT_ALLOWED } from '#domain/mosaics.ts';
-import { awsClient } from '#telemetry/aws-clients.ts';
+import { sidecarClient } from '#telemetry/aws-clients.ts';
 
 /** Port: byte ranges of one raster source (a local file or an S3 object). */
 export interface ByteRangeReader {
@@ -139,7 +134,23 @@ export function localRoot(rootUri: string): RootStore {
   };
 }
 
-let s3: S3Client | undefined;
+/** Set by `infra/bundling.ts` in the Lambda bundles; undefined when run from source. */
+declare const GEOPLANE_BUNDLE: true | undefined;
+
+type S3Sdk = typeof import('./s3-rasters-sidecar.ts');
+
+/**
+ * The S3 client of the raster roots, loaded and built on the first read of an `s3://` root (ADR
+ * 0153): the sidecar beside the bundle, or the package from source.
+ */
+const s3Client = /* @__PURE__ */ sidecarClient(
+  () =>
+    (typeof GEOPLANE_BUNDLE !== 'undefined'
+      ? import(new URL('./s3-rasters.sidecar.mjs', import.meta.url).href)
+      : import('./s3-rasters-sidecar.ts')) as Promise<S3Sdk>,
+  (sdk): S3Client =>
+    new sdk.S3Client({ maxAttempts: 3, requestHandler: { connectionTimeout: 1000, requestTimeout: 5000 } }),
+);
 
 function s3Failure(error: unknown, what: string): never {
   const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
@@ -156,28 +167,26 @@ function s3Failure(error: unknown, what: string): never {
 export function s3Root(rootUri: string): RootStore {
   const [, bucket = '', prefix = ''] = /^s3:\/\/([^/]+)\/?(.*)$/.exec(normaliseRoot(rootUri)) ?? [];
   const keyPrefix = prefix ? `${prefix}/` : '';
-  s3 ??= awsClient(
-    new S3Client({ maxAttempts: 3, requestHandler: { connectionTimeout: 1000, requestTimeout: 5000 } }),
-  );
-  const client = s3;
   return {
     async checkRoot() {
       if (!bucket) return 'expected s3://bucket/prefix';
+      const { sdk, client } = await s3Client();
       try {
-        await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: keyPrefix, MaxKeys: 1 }));
+        await client.send(new sdk.ListObjectsV2Command({ Bucket: bucket, Prefix: keyPrefix, MaxKeys: 1 }));
         return undefined;
       } catch (error) {
         return (error as { name?: string }).name ?? 'unreadable';
       }
     },
     async list(pattern) {
+      const { sdk, client } = await s3Client();
       const out: string[] = [];
       let token: string | undefined;
       do {
         let page: ListObjectsV2CommandOutput;
         try {
           page = await client.send(
-            new ListObjectsV2Command({ Bucket: bucket, Prefix: keyPrefix, ContinuationToken: token }),
+            new sdk.ListObjectsV2Command({ Bucket: bucket, Prefix: keyPrefix, ContinuationToken: token }),
           );
         } catch (error) {
           s3Failure(error, rootUri);
@@ -194,9 +203,14 @@ export function s3Root(rootUri: string): RootStore {
       const Key = `${keyPrefix}${relativePath}`;
       return {
         async read(offset, length) {
+          const { sdk, client } = await s3Client();
           try {
             const res = await client.send(
-              new GetObjectCommand({ Bucket: bucket, Key, Range: `bytes=${offset}-${offset + length - 1}` }),
+              new sdk.GetObjectCommand({
+                Bucket: bucket,
+                Key,
+                Range: `bytes=${offset}-${offset + length - 1}`,
+              }),
             );
             return (await res.Body?.transformToByteArray()) ?? new Uint8Array();
           } catch (error) {

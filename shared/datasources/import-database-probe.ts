@@ -1,13 +1,18 @@
 import { importConfig } from '#config/env.ts';
 import type { DependencyProbe } from '#domain/health.ts';
-import { withDatabase } from './imports/logins.ts';
+import { onConnection } from './imports/database-connection.ts';
+import { withLogin } from './imports/logins.ts';
 
-/** The import database's readiness probe: a login and `SELECT 1` as the loader (ADR 0131). */
+/**
+ * The import database's readiness probe: a login and `SELECT 1` as the loader (ADR 0131), on a
+ * connection of its own rather than an ImportDatabase session, so the readiness function's bundle
+ * carries none of the import's staging, finalising and publishing code (ADR 0153).
+ */
 export class ImportDatabaseProbe implements DependencyProbe {
   ping(): Promise<void> {
-    return withDatabase((db) =>
-      db.session(async (session) => {
-        await session.query('SELECT 1');
+    return withLogin((connection) =>
+      onConnection(connection, { plain: false }, async (client) => {
+        await client.query('SELECT 1');
       }),
     );
   }

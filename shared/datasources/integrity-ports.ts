@@ -6,7 +6,7 @@ import { importConfig } from '#config/env.ts';
 import type { ImportSchemas, SourceTables } from '#domain/catalog-integrity.ts';
 import type { SecretBox } from '#domain/secrets.ts';
 import { liveConnection, type Service } from '#domain/services.ts';
-import { withDatabase } from './imports/logins.ts';
+import { withDatabase } from './imports/database.ts';
 import { missingRelations } from './postgis-discovery.ts';
 
 /** Looks the layers' tables up in the service's database, as the service connects (network policy included). */

@@ -10,9 +10,9 @@ export function secretBox(): SecretBox {
   if (box) return box;
   const keyId = awsResource('KMS_KEY_ID');
   if (keyId) {
-    // A static import (ADR 0100): esbuild keeps every export of a dynamically imported module's
-    // dependencies (the KMS client's every command: 49 KB instead of 27 KB in each change's bundle).
-    // The client itself is still built only on the first call.
+    // KMS's client is a sidecar loaded on the first call (ADR 0153): a dynamic import of the package
+    // inside the bundle would keep every command (49 KB instead of 27, ADR 0100); a sidecar keeps
+    // the two it needs out of the bundle altogether.
     box = {
       encrypt: (plaintext, context) => kmsEncrypt(keyId, plaintext, context),
       decrypt: (ciphertext, context) => kmsDecrypt(ciphertext, context),

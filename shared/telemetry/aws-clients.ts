@@ -19,3 +19,25 @@ export function awsClient<T extends SdkClient>(client: T): T {
   client.middlewareStack.remove('loggerMiddleware');
   return captureClient(client);
 }
+
+/**
+ * An AWS SDK client whose package is a sidecar (ADR 0100, 0153): `load` imports the sidecar beside
+ * the bundle (or the package, from source) and `build` makes the client, both on the first call,
+ * which every later call shares; a load that failed is tried again by the next call.
+ */
+export function sidecarClient<S, T extends SdkClient>(
+  load: () => Promise<S>,
+  build: (sdk: S) => T,
+): () => Promise<{ sdk: S; client: T }> {
+  let made: Promise<{ sdk: S; client: T }> | undefined;
+  return () => {
+    made ??= load().then(
+      (sdk) => ({ sdk, client: awsClient(build(sdk)) }),
+      (error: unknown) => {
+        made = undefined;
+        throw error;
+      },
+    );
+    return made;
+  };
+}

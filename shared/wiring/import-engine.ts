@@ -1,29 +1,19 @@
 import { importConfig } from '#config/env.ts';
 import { postgisGateway } from '#datasources/gateway.ts';
 import { PostgisImportEngine } from '#datasources/imports/engine.ts';
-import { PostgisImportPreviews } from '#datasources/imports/previews.ts';
 import { secretBox } from '#datasources/secret-box.ts';
 import type { ImportStepDeps } from '#domain/import-steps.ts';
-import type { ImportPreviews } from '#domain/imports.ts';
 import { importLimits, importUploads } from './imports.ts';
 import * as store from './repositories.ts';
 import { workflowLog } from './workflows.ts';
 
 /*
- * The import engine's ports (ADR 0083): the preview reads the import database; the workflow's step
- * has the format readers and the loader as well. Kept apart from `imports.ts` so the other import
- * routes bundle none of it.
+ * The import engine's ports (ADR 0083): the workflow's step, with the format readers and the
+ * loader. Kept apart from `imports.ts` so the import routes bundle none of it (the preview's port
+ * is `import-previews.ts`, ADR 0153).
  */
 
 let engine: PostgisImportEngine | undefined;
-let previews: PostgisImportPreviews | undefined;
-
-/** Staged features for the preview (the import database only). */
-export function importPreviews(): ImportPreviews {
-  previews ??= new PostgisImportPreviews();
-  return previews;
-}
-
 /** Everything the import workflow's step works with. */
 export function importStepDeps(): ImportStepDeps {
   engine ??= new PostgisImportEngine();

@@ -1,23 +1,18 @@
 import { importConfig } from '#config/env.ts';
-import { ConfiguredUriPolicy } from '#datasources/imports/sources.ts';
-import type { ImportLimits, ImportStarter, ImportUploads, ImportUriPolicy } from '#domain/imports.ts';
+import type { ImportLimits, ImportStarter, ImportUploads } from '#domain/imports.ts';
 import { importUploads as uploadStore } from '#platform/import-uploads.ts';
 import { workflowStarter } from './workflows.ts';
 
 /*
  * The ports of the import lifecycle's requests (ADR 0083), built once per process on first use.
  * Light on purpose: the routes' bundles carry no format reader and no database driver — the
- * engine (preview, workflow step) is wired in `import-engine.ts`.
+ * engine is wired in `import-engine.ts`, the preview in `import-previews.ts`, and the URI policy
+ * (createImport's, with the network checks of an https:// source) in `import-uris.ts` (ADR 0153).
  */
 
 /** The upload store: S3 presigned POSTs when deployed, the local host's form POST locally. */
 export function importUploads(): ImportUploads {
   return uploadStore();
-}
-
-/** Which URIs imports may read. */
-export function importUriPolicy(): ImportUriPolicy {
-  return new ConfiguredUriPolicy();
 }
 
 /** Starts the import workflow (Step Functions, or the local runner). */

@@ -4,6 +4,8 @@
  */
 import type { HarvestJobRepository, HarvestStarter, HarvestStepDeps } from '#domain/mosaic-harvest-jobs.ts';
 import { DynamoHarvestJobRepository } from '#store/mosaic-harvest-jobs-repository.ts';
+import { rasterSources } from './rasters.ts';
+import { mosaicRepository, serviceRepository } from './repositories.ts';
 import { workflowStarter } from './workflows.ts';
 
 let repo: HarvestJobRepository | undefined;
@@ -19,12 +21,13 @@ export function harvestStarter(): HarvestStarter {
   return workflowStarter();
 }
 
-/** What the harvest step needs: jobs, the mosaic, the service as it is now, and the raster sources. */
-export async function harvestStepDeps(): Promise<HarvestStepDeps> {
-  const [{ rasterSources }, { mosaicRepository, serviceRepository }] = await Promise.all([
-    import('./rasters.ts'),
-    import('./repositories.ts'),
-  ]);
+/**
+ * What the harvest step needs: jobs, the mosaic, the service as it is now, and the raster sources.
+ * Imported statically: a dynamic `import()` of a module makes esbuild wrap it and everything it
+ * imports in a lazy initialiser it can't tree-shake, which put every repository into the bundles
+ * of the four harvest job routes (ADR 0153).
+ */
+export function harvestStepDeps(): HarvestStepDeps {
   const services = serviceRepository();
   return {
     jobs: harvestJobRepository(),

@@ -35,6 +35,20 @@ describe('mosaic function bundles', () => {
     expect(statSync(sidecar).size).toBeGreaterThan(200 * 1024);
     const loaded = (await import(pathToFileURL(sidecar).href)) as { GeoTIFF?: { fromSource?: unknown } };
     expect(typeof loaded.GeoTIFF?.fromSource).toBe('function');
+    // An s3:// root is read through the S3 client's sidecar (ADR 0153), staged beside the harvest.
+    expect(built.staged(harvestEntry)).toContain('s3-rasters.sidecar.mjs');
+    const s3 = (await import(
+      pathToFileURL(join(dirname(bundle(harvestEntry)), 's3-rasters.sidecar.mjs')).href
+    )) as {
+      S3Client?: unknown;
+      GetObjectCommand?: unknown;
+      ListObjectsV2Command?: unknown;
+    };
+    expect([typeof s3.S3Client, typeof s3.GetObjectCommand, typeof s3.ListObjectsV2Command]).toEqual([
+      'function',
+      'function',
+      'function',
+    ]);
     const harvest = statSync(bundle(harvestEntry)).size;
     const remove = statSync(bundle(removeEntry)).size;
     expect(harvest).toBeLessThan(800 * 1024);

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join, relative } from 'node:path';
 import { DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { awsClient } from '#telemetry/aws-clients.ts';
+import { awsClient, sidecarClient } from '#telemetry/aws-clients.ts';
 
 /** A DynamoDB endpoint on loopback answering every request with one Query page. */
 let server: Server;
@@ -87,7 +87,10 @@ describe('awsClient (ADR 0148)', () => {
   });
 });
 
-/** `new …Client(` in the product's code (shared/ and functions/) not passed straight to awsClient. */
+/**
+ * `new …Client(` in the product's code (shared/ and functions/) not passed straight to awsClient,
+ * nor made by a `sidecarClient(…)` call's build function (which passes it to awsClient).
+ */
 function clientsBuiltBare(): string[] {
   const root = join(import.meta.dirname, '..', '..');
   const files = ['shared', 'functions'].flatMap((dir) =>
@@ -99,8 +102,10 @@ function clientsBuiltBare(): string[] {
   for (const file of files) {
     const text = readFileSync(file, 'utf8');
     for (const found of text.matchAll(/new\s+(?:\w+\.)?(\w+Client)\s*\(/g)) {
-      if (!/awsClient\(\s*$/.test(text.slice(0, found.index)))
-        bare.push(`${relative(root, file)}: ${found[1]}`);
+      const before = text.slice(0, found.index);
+      const wrapped =
+        /awsClient\(\s*$/.test(before) || (/=>\s*$/.test(before) && /sidecarClient\([^;]*$/.test(before));
+      if (!wrapped) bare.push(`${relative(root, file)}: ${found[1]}`);
     }
   }
   return bare;
@@ -109,5 +114,34 @@ function clientsBuiltBare(): string[] {
 describe('every AWS SDK client the product builds', () => {
   it('goes through awsClient', () => {
     expect(clientsBuiltBare()).toEqual([]);
+  });
+});
+
+describe('sidecarClient (ADR 0153)', () => {
+  it('loads the sidecar and builds the client once, as awsClient builds it, for every later call', async () => {
+    const sdk = { DynamoDBClient };
+    const load = vi.fn(async () => sdk);
+    const get = sidecarClient(load, (s) => new s.DynamoDBClient({ region: 'us-east-1', endpoint }));
+    expect(load).not.toHaveBeenCalled();
+    const [first, second] = await Promise.all([get(), get()]);
+    const third = await get();
+    expect(load).toHaveBeenCalledTimes(1);
+    expect(first.client).toBe(second.client);
+    expect(third.client).toBe(first.client);
+    expect(first.sdk).toBe(sdk);
+    // awsClient's doing: the SDK's logger middleware is gone.
+    expect(first.client.middlewareStack.identify().some((m) => m.startsWith('loggerMiddleware'))).toBe(false);
+  });
+
+  it('tries a failed load again on the next call', async () => {
+    const load = vi
+      .fn<() => Promise<{ DynamoDBClient: typeof DynamoDBClient }>>()
+      .mockRejectedValueOnce(new Error('no sidecar'))
+      .mockResolvedValue({ DynamoDBClient });
+    const get = sidecarClient(load, (s) => new s.DynamoDBClient({ region: 'us-east-1', endpoint }));
+    await expect(get()).rejects.toThrow('no sidecar');
+    const { client } = await get();
+    expect(client).toBeInstanceOf(DynamoDBClient);
+    expect(load).toHaveBeenCalledTimes(2);
   });
 });

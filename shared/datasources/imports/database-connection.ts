@@ -3,11 +3,10 @@
  * when the server refuses TLS under sslmode=prefer), the short transactions every statement runs
  * in, and the mapping of outages to UnavailableError.
  */
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type pg from 'pg';
-import { from as copyFrom } from 'pg-copy-streams';
 import { UnavailableError } from '#domain/errors.ts';
+import { ImportInputError } from '#domain/import-sources.ts';
+import { inSubsegment } from '#telemetry/tracer.ts';
 import { escapeIdentifier as ident, isDatabaseError, isPostgresOutage, loadPg } from '../pg-driver.ts';
 
 /**
@@ -27,6 +26,9 @@ export interface ImportDatabaseConfig {
    */
   readerKey?: string;
 }
+
+/** The X-Ray subsegment of one import database session (ADR 0092). */
+export const POSTGIS_IMPORT_SESSION = 'postgis import-session';
 
 const CONNECT_TIMEOUT_MS = 5_000;
 /** Chunks, publish, preview, cleanup. */
@@ -147,13 +149,46 @@ export class ImportConnection {
     }
   }
 
-  /** Streams `text` into a `COPY … FROM STDIN` statement (in the caller's transaction). */
-  async copyIn(statement: string, text: Buffer): Promise<void> {
-    await pipeline(Readable.from([text]), this.#client.query(copyFrom(statement)));
+  /**
+   * Runs a streaming query on this connection (in the caller's transaction): a `COPY … FROM STDIN`
+   * as pg-copy-streams builds it (database-staging.ts), which is the only module that loads it.
+   */
+  submit<Q extends pg.Submittable>(query: Q): Q {
+    return this.#client.query(query);
   }
 
   /** Drops the schemas with everything in them (in the caller's transaction). */
   async dropSchemas(schemas: string[]): Promise<void> {
     for (const schema of schemas) await this.query(`DROP SCHEMA IF EXISTS ${ident(schema)} CASCADE`);
   }
+}
+
+/**
+ * Runs `work` on one new connection as the loader (connect, work, end), in one X-Ray subsegment
+ * with its statements (ADR 0092). An outage, or any failure once the connection broke (bad data
+ * aside), throws UnavailableError. The import's sessions (ImportDatabase), its previews and the
+ * readiness probe all run through here.
+ */
+export function onConnection<T>(
+  config: ImportDatabaseConfig,
+  tls: { plain: boolean },
+  work: (client: pg.Client) => Promise<T>,
+): Promise<T> {
+  return inSubsegment(POSTGIS_IMPORT_SESSION, async () => {
+    const client = await connect(config, tls);
+    let broken: Error | undefined;
+    client.on('error', (error) => {
+      broken ??= error;
+    });
+    try {
+      return await work(client);
+    } catch (error) {
+      if (isOutage(error) || (broken && !(error instanceof ImportInputError))) {
+        throw unavailable(broken ?? error);
+      }
+      throw error;
+    } finally {
+      await client.end().catch(() => {});
+    }
+  });
 }

@@ -3,6 +3,9 @@
  * rows written through COPY (or INSERT … unnest on the embedded PostGIS), each committed together
  * with the checkpoint it advances.
  */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { from as copyFrom } from 'pg-copy-streams';
 import { StateConflictError } from '#domain/errors.ts';
 import {
   type FieldType,
@@ -227,8 +230,13 @@ async function copyRows(
     rows.values,
     layer.geometryColumn !== null ? rows.geometries : undefined,
   );
-  if (binary) await s.copyIn(`${copy} (FORMAT binary)`, binary);
-  else await s.copyIn(copy, Buffer.from(copyText(rows, layer.geometryColumn !== null), 'utf8'));
+  if (binary) await copyIn(s, `${copy} (FORMAT binary)`, binary);
+  else await copyIn(s, copy, Buffer.from(copyText(rows, layer.geometryColumn !== null), 'utf8'));
+}
+
+/** Streams `bytes` into a `COPY … FROM STDIN` statement (in the caller's transaction). */
+async function copyIn(s: ImportConnection, statement: string, bytes: Buffer): Promise<void> {
+  await pipeline(Readable.from([bytes]), s.submit(copyFrom(statement)));
 }
 
 /** The chunk's rows as one INSERT … SELECT FROM unnest of one array per column (in the caller's transaction). */

@@ -11,26 +11,20 @@
  * the sessions they run in.
  */
 import type { LayerPlan, SourceLayer } from '#domain/import-sources.ts';
-import { ImportInputError } from '#domain/import-sources.ts';
 import type { TargetOutcome, TargetTable } from '#domain/import-targets.ts';
-import { inSubsegment } from '#telemetry/tracer.ts';
 import type { FinalizedLayer } from './database-checkpoints.ts';
 import { dropAll, dropStaging, importRelations } from './database-cleanup.ts';
 import {
-  connect,
   FINALIZE_TIMEOUT_MS,
   type ImportConnection,
   type ImportDatabaseConfig,
-  isOutage,
-  unavailable,
+  onConnection,
 } from './database-connection.ts';
 import { type ImportSchemas, importSchemas, layerTableName } from './database-names.ts';
 import { ImportSession } from './database-session.ts';
 import { applyTargets, expireGenerations, revertTargets } from './generations.ts';
+import { withLogin } from './logins.ts';
 import { readerLogin, readerPassword } from './readers.ts';
-
-/** The X-Ray subsegment of one import database session (ADR 0092). */
-export const POSTGIS_IMPORT_SESSION = 'postgis import-session';
 
 /** The import database, reached as the loader login. */
 export class ImportDatabase {
@@ -56,26 +50,7 @@ export class ImportDatabase {
 
   /** Runs `work` on one connection (connect, work, end); outages throw UnavailableError. */
   session<T>(work: (session: ImportSession) => Promise<T>): Promise<T> {
-    // One X-Ray subsegment per connection and its statements (ADR 0092).
-    return inSubsegment(POSTGIS_IMPORT_SESSION, () => this.#session(work));
-  }
-
-  async #session<T>(work: (session: ImportSession) => Promise<T>): Promise<T> {
-    const client = await connect(this.#config, this.#tls);
-    let broken: Error | undefined;
-    client.on('error', (error) => {
-      broken ??= error;
-    });
-    try {
-      return await work(new ImportSession(client, this));
-    } catch (error) {
-      if (isOutage(error) || (broken && !(error instanceof ImportInputError))) {
-        throw unavailable(broken ?? error);
-      }
-      throw error;
-    } finally {
-      await client.end().catch(() => {});
-    }
+    return onConnection(this.#config, this.#tls, (client) => work(new ImportSession(client, this)));
   }
 
   /** Rows staged so far for the layer (the checkpoint), 0 when none; a published table counts as finalized. */
@@ -187,4 +162,19 @@ export class ImportDatabase {
     const key = this.#config.readerKey ?? this.#config.password;
     return { user: readerLogin(importId), password: readerPassword(key, importId) };
   }
+}
+
+/**
+ * Runs `fn` on the import database as the loader (see `withLogin`: a refused login reads the
+ * secret again and runs `fn` once more), and releases the database after it.
+ */
+export function withDatabase<T>(fn: (db: ImportDatabase) => Promise<T>): Promise<T> {
+  return withLogin(async (connection) => {
+    const db = new ImportDatabase(connection);
+    try {
+      return await fn(db);
+    } finally {
+      await db.close();
+    }
+  });
 }

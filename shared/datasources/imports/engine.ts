@@ -3,9 +3,9 @@ import type { Discovery, ImportPlan } from '#domain/import-sources.ts';
 import type { ImportEngine, LoadResult } from '#domain/import-steps.ts';
 import type { TargetOutcome, TargetTable } from '#domain/import-targets.ts';
 import type { ImportJob } from '#domain/imports.ts';
-import { ImportDatabase } from './database.ts';
+import { ImportDatabase, withDatabase } from './database.ts';
 import { discover, readRows } from './formats/index.ts';
-import { logins, withDatabase } from './logins.ts';
+import { logins } from './logins.ts';
 import { loadImport } from './pipeline.ts';
 import { releaseSourceFile, sourceFile } from './sources.ts';
 

@@ -2,7 +2,6 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { importConfig } from '#config/env.ts';
 import { UnavailableError } from '#domain/errors.ts';
 import { awsClient } from '#telemetry/aws-clients.ts';
-import { ImportDatabase } from './database.ts';
 import type { ImportDatabaseConfig } from './database-connection.ts';
 
 /**
@@ -112,27 +111,19 @@ export function isAuthenticationFailure(error: unknown): boolean {
   return false;
 }
 
-async function once<T>(fn: (db: ImportDatabase) => Promise<T>): Promise<T> {
-  const db = new ImportDatabase((await logins()).connection);
-  try {
-    return await fn(db);
-  } finally {
-    await db.close();
-  }
-}
-
 /**
- * Runs `fn` on the import database as the loader. When the loader's login is refused (its password
- * was rotated since the secret was read), the secret is read again and `fn` runs once more: every
- * unit of work given here is idempotent (loads resume from their checkpoint, publish and drops are
- * idempotent, previews read), and a refused login did nothing (ADR 0118).
+ * Runs `fn` with the loader's login. When the login is refused (its password was rotated since the
+ * secret was read), the secret is read again and `fn` runs once more: every unit of work given here
+ * is idempotent (loads resume from their checkpoint, publish and drops are idempotent, previews
+ * and the readiness probe read), and a refused login did nothing (ADR 0118). `withDatabase`
+ * (database.ts) runs the import's steps through it; the readiness probe only connects.
  */
-export async function withDatabase<T>(fn: (db: ImportDatabase) => Promise<T>): Promise<T> {
+export async function withLogin<T>(fn: (connection: ImportDatabaseConfig) => Promise<T>): Promise<T> {
   try {
-    return await once(fn);
+    return await fn((await logins()).connection);
   } catch (error) {
     if (!isAuthenticationFailure(error)) throw error;
     forgetLogins();
-    return await once(fn);
+    return await fn((await logins()).connection);
   }
 }
