@@ -34,7 +34,7 @@ export function workspaceQuota(limits: ImportQuotas): ImportUsage {
 }
 
 /** True for the store's refusal of a reservation past the workspace's quota. */
-export function isQuotaRefusal(error: unknown): boolean {
+export function isQuotaRefusal(error: unknown): error is RuleViolationError {
   return error instanceof RuleViolationError && error.reason === 'workspace_import_quota';
 }
 
@@ -61,22 +61,18 @@ export function admitLoad(
 }
 
 /**
- * Runs a transition that may grow the job's reservation: the store's refusal (another import took
- * the room between the read and the write) is explained with the workspace's usage read again.
+ * The store's refusal of a reservation (`refusal`: another import took the room between the read
+ * and the write) explained with the workspace's usage read again: how much is left now for what
+ * was `asked`. The store's own refusal when nothing was asked or the room is there again.
  */
-export async function withinQuota<T>(
+export async function explainedQuotaRefusal(
   repo: { usage(workspaceId: string): Promise<ImportUsage> },
-  job: ImportJob,
+  workspaceId: string,
+  asked: { need: ImportUsage; held: ImportUsage } | undefined,
   limits: ImportQuotas,
-  asked: () => { need: ImportUsage; held: ImportUsage } | undefined,
-  run: () => Promise<T>,
-): Promise<T> {
-  try {
-    return await run();
-  } catch (error) {
-    if (!isQuotaRefusal(error)) throw error;
-    const last = asked();
-    const usage = await repo.usage(job.workspace_id);
-    throw (last && workspaceQuotaRefusal(usage, last.held, last.need, limits)) ?? error;
-  }
+  refusal: RuleViolationError,
+): Promise<RuleViolationError> {
+  if (!asked) return refusal;
+  const usage = await repo.usage(workspaceId);
+  return workspaceQuotaRefusal(usage, asked.held, asked.need, limits) ?? refusal;
 }

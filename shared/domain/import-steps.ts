@@ -26,9 +26,15 @@ import {
   type LayerPlanInput,
   layersWithoutCrs,
   planWithNames,
-  workspaceQuotaRefusal,
 } from './import-plans.ts';
-import { admitLoad, heldBy, isQuotaRefusal, reservation, workspaceQuota } from './import-reservations.ts';
+import {
+  admitLoad,
+  explainedQuotaRefusal,
+  heldBy,
+  isQuotaRefusal,
+  reservation,
+  workspaceQuota,
+} from './import-reservations.ts';
 import { type Discovery, ImportInputError, type ImportPlan, type LayerPlan } from './import-sources.ts';
 import {
   findTargetLayer,
@@ -495,8 +501,15 @@ async function admitted(
   } catch (error) {
     if (!isQuotaRefusal(error)) throw error;
     // Another import took the room between the read and the write: say how much is left now.
-    const usage = await deps.repo.usage(job.workspace_id);
-    return refused(workspaceQuotaRefusal(usage, heldBy(job), need, deps.limits) ?? (error as DomainError));
+    return refused(
+      await explainedQuotaRefusal(
+        deps.repo,
+        job.workspace_id,
+        { need, held: heldBy(job) },
+        deps.limits,
+        error,
+      ),
+    );
   }
 }
 

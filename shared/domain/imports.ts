@@ -20,7 +20,14 @@ import {
   importExecutionName,
 } from './import-model.ts';
 import type { ImportQuotas, ImportUsage } from './import-plans.ts';
-import { admitLoad, heldBy, reservation, withinQuota, workspaceQuota } from './import-reservations.ts';
+import {
+  admitLoad,
+  explainedQuotaRefusal,
+  heldBy,
+  isQuotaRefusal,
+  reservation,
+  workspaceQuota,
+} from './import-reservations.ts';
 import { hasTargets, targetsLayer } from './import-targets.ts';
 import { lastWriterWinsOn } from './last-writer-wins.ts';
 import type { Page } from './page.ts';
@@ -179,31 +186,29 @@ function transition(
  * what it reserves with `ask(need, held)`, and the store's refusal of it (another import took the
  * room between the read and the write) is explained with the workspace's usage read again.
  */
-export function transitionWithinQuota(
+export async function transitionWithinQuota(
   repo: ImportRepository,
   job: ImportJob,
   limits: ImportQuotas,
   decide: (current: ImportJob, ask: (need: ImportUsage, held: ImportUsage) => void) => ImportJob | undefined,
 ): Promise<ImportJob> {
   let asked: { need: ImportUsage; held: ImportUsage } | undefined;
-  return withinQuota(
-    repo,
-    job,
-    limits,
-    () => asked,
-    () =>
-      transition(
-        repo,
-        job,
-        (current) => {
-          asked = undefined;
-          return decide(current, (need, held) => {
-            asked = { need, held };
-          });
-        },
-        workspaceQuota(limits),
-      ),
-  );
+  try {
+    return await transition(
+      repo,
+      job,
+      (current) => {
+        asked = undefined;
+        return decide(current, (need, held) => {
+          asked = { need, held };
+        });
+      },
+      workspaceQuota(limits),
+    );
+  } catch (error) {
+    if (!isQuotaRefusal(error)) throw error;
+    throw await explainedQuotaRefusal(repo, job.workspace_id, asked, limits, error);
+  }
 }
 
 /**
