@@ -153,7 +153,12 @@ async function coldAlone(): Promise<number> {
   floorBuilt(bundles);
   const m = await startMainStack(mainDynamo);
   const runs = Number(process.env.BENCH_COLD_RUNS) || COLD_REQUEST_RUNS;
-  const results = await measureColdRequests(bundles, coldStackOf(m, mainDynamo), runs, progress);
+  // A lab's narrowing: BENCH_COLD_ROUTES=<operationId,…> (the authorizer as `authorizer`), BENCH_COLD_PARALLEL=1.
+  const only = process.env.BENCH_COLD_ROUTES ? new Set(process.env.BENCH_COLD_ROUTES.split(',')) : undefined;
+  const parallel = Number(process.env.BENCH_COLD_PARALLEL) || 2;
+  const results = (
+    await measureColdRequests(bundles, coldStackOf(m, mainDynamo), runs, progress, parallel, only)
+  ).filter((r) => r.id === 'FLOOR' || !only || only.has(r.id));
   await cleanup();
   const verdicts: string[] = [];
   const section = coldRequestSection(results, verdicts);

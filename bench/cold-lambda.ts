@@ -22,6 +22,26 @@ const [url, eventJson, mode] = process.argv.slice(1);
 const event = JSON.parse(eventJson);
 const context = { awsRequestId: 'cold-' + process.pid, functionName: 'cold', callbackWaitsForEmptyEventLoop: true,
   getRemainingTimeInMillis: () => 30000 };
+// The request's round trips, recorded beside it (diagnostics channels cost nothing measurable): each
+// HTTP call (DynamoDB, Step Functions: the X-Amz-Target) with its start and end, and each TCP
+// connection opened, with its port. Printed after the timing.
+const dc = await import('node:diagnostics_channel');
+const calls = [];
+const sockets = [];
+const opened = new Map();
+dc.subscribe('http.client.request.start', ({ request }) => opened.set(request, performance.now()));
+dc.subscribe('http.client.response.finish', ({ request }) => {
+  const start = opened.get(request) ?? 0;
+  const target = String(request.getHeader('x-amz-target') ?? request.method + ' ' + request.path);
+  calls.push({ target, start, end: performance.now() });
+});
+// Every TCP connection (pg makes its own Socket, which no channel reports): the port it reached.
+const { Socket } = await import('node:net');
+const connect = Socket.prototype.connect;
+Socket.prototype.connect = function (...args) {
+  this.once('connect', () => sockets.push(this.remotePort));
+  return connect.apply(this, args);
+};
 const t0 = performance.now();
 const mod = await import(url);
 const t1 = performance.now();
@@ -36,6 +56,7 @@ if (mode === 'authorize') {
   const body = out.isBase64Encoded ? '' : String(out.body ?? '');
   console.log('BENCH_BODY ' + JSON.stringify(body.slice(0, 20000)));
 }
+console.log('BENCH_TRIPS ' + JSON.stringify({ calls, sockets }));
 process.exit(0);
 `;
 

@@ -18,6 +18,7 @@ import { importRequests } from './cold-requests-imports.ts';
 import { operationRequests } from './cold-requests-operations.ts';
 import { serviceRequests } from './cold-requests-services.ts';
 import { styleRequests } from './cold-requests-styles.ts';
+import { type TripPorts, type TripSummary, tripsCell, tripsOf } from './cold-trips.ts';
 import { pairedOutcome, spreadOf } from './paired.ts';
 import { fixed, median } from './stats.ts';
 
@@ -66,6 +67,8 @@ export interface ColdRequest {
    * (the floor first in every other pair). Empty for the floor's own row.
    */
   floorMs: number[];
+  /** Each run's round trips (what its request waited on), in the order of importMs. */
+  trips: (TripSummary | undefined)[];
   /** Why a run failed: its status and body, or the error. */
   error?: string;
 }
@@ -90,6 +93,7 @@ export async function measureColdRequests(
   runs: number,
   progress: (message: string) => void,
   parallel = 2,
+  only?: ReadonlySet<string>,
 ): Promise<ColdRequest[]> {
   const standIn = await startStepFunctionsStandIn();
   const api = hostClient(stack);
@@ -130,13 +134,28 @@ export async function measureColdRequests(
       requestMs: [],
       statuses: [],
       floorMs: [],
+      trips: [],
     }));
+    const ports: TripPorts = {
+      dynamo: Number(new URL(stack.dynamoEndpoint).port),
+      stepFunctions: Number(new URL(standIn.endpoint).port),
+      postgis: stack.postgis.port,
+    };
     const superAdmin = { 'X-API-Key': stack.apiKey };
-    // The authorizer's answer depends on the request's path and credentials: made once per pair.
+    // The authorizer's answer depends on the request's path and credentials, and it carries what it
+    // read (the workspace and its version, ADR 0099): a change route's is made afresh each run, as
+    // API Gateway's authorizer (TTL 0) runs for every request, so no run writes against the version
+    // an earlier run changed; a read's is reused.
     const contexts = new Map<string, Record<string, unknown>>();
-    const authorize = async (op: Operation, request: RouteRequest, headers: Record<string, string>) => {
+    const authorize = async (
+      op: Operation,
+      request: RouteRequest,
+      headers: Record<string, string>,
+      run: number,
+    ) => {
       const event = authorizerEvent(op, request, headers);
-      const key = `${op.method} ${event.path} ${JSON.stringify(headers)}`;
+      const fresh = op.method === 'GET' ? '' : ` run ${run}`;
+      const key = `${op.method} ${event.path} ${JSON.stringify(headers)}${fresh}`;
       const known = contexts.get(key);
       if (known) return known;
       if (!authorizer || authorizer.buildError) throw new Error('the authorizer does not build');
@@ -164,6 +183,7 @@ export async function measureColdRequests(
         requestMs: Number(m[2]),
         status: Number(m[3]),
         text: body ? (JSON.parse(body) as string) : '',
+        trips: tripsOf(out, ports),
       };
     };
     const floorRow = results[0] as ColdRequest;
@@ -176,6 +196,7 @@ export async function measureColdRequests(
       if (t.status !== 200) throw new Error(`the floor answered ${t.status}: ${t.text.slice(0, 300)}`);
       floorRow.importMs.push(t.importMs);
       floorRow.requestMs.push(t.requestMs);
+      floorRow.trips.push(t.trips);
       return t.importMs + t.requestMs;
     };
     /**
@@ -199,6 +220,7 @@ export async function measureColdRequests(
         }));
       result.importMs.push(t.importMs);
       result.requestMs.push(t.requestMs);
+      result.trips.push(t.trips);
       result.floorMs.push(floorMs);
       return t.text;
     };
@@ -226,7 +248,7 @@ export async function measureColdRequests(
         const request = c.request(run, made);
         const auth = request.as ?? superAdmin;
         // The authorizer's context is made before the pair (API Gateway's own Lambda, not timed).
-        const context = op.permission === 'public' ? null : await authorize(op, request, auth);
+        const context = op.permission === 'public' ? null : await authorize(op, request, auth, run);
         const documented = Object.keys(op.responses)
           .map(Number)
           .filter((s) => s >= 200 && s < 300);
@@ -258,7 +280,9 @@ export async function measureColdRequests(
       }
     };
     // The floor's row is filled by the pairs: every measured run has its floor run beside it.
-    const all = results.map((_, i) => i).filter((i) => i > 0);
+    const all = results
+      .map((_, i) => i)
+      .filter((i) => i > 0 && (!only || only.has((results[i] as ColdRequest).id)));
     await rounds(
       all.filter((i) => !LOADED.has((results[i] as ColdRequest).id)),
       'routes and the authorizer',
@@ -302,6 +326,7 @@ export function coldRequestSection(results: readonly ColdRequest[], verdicts: st
   const above: string[] = [];
   const straddling: string[] = [];
   const failed: string[] = [];
+  const waits: string[] = [];
   const rows = results.map((r) => {
     const isFloor = r === floor;
     const kb = r.bytes ? (r.bytes / 1024).toFixed(1) : '';
@@ -319,13 +344,25 @@ export function coldRequestSection(results: readonly ColdRequest[], verdicts: st
         '',
         '',
         '',
+        '',
+        '',
         `${r.importMs.length}`,
         `**FAIL** (${why})`,
       ];
     }
     const imp = median(r.importMs);
     const req = median(r.requestMs);
-    const lead = [name, `\`${r.bundle}\``, kb, imp.toFixed(1), req.toFixed(1)];
+    const trips = r.trips.filter((t): t is TripSummary => t !== undefined);
+    const waited = trips.length ? median(trips.map((t) => t.waitMs)).toFixed(1) : '';
+    const lead = [
+      name,
+      `\`${r.bundle}\``,
+      kb,
+      imp.toFixed(1),
+      req.toFixed(1),
+      waited,
+      tripsCell(trips.at(-1)),
+    ];
     if (isFloor) {
       const total = r.importMs.map((x, i) => x + (r.requestMs[i] ?? 0));
       return [...lead, median(total).toFixed(1), '', '1.00×', '', String(r.importMs.length), '—'];
@@ -334,6 +371,13 @@ export function coldRequestSection(results: readonly ColdRequest[], verdicts: st
     const s = spreadOf(ratios);
     const outcome = pairedOutcome(ratios, COLD_REQUEST_MAX);
     (outcome === 'pass' ? within : outcome === 'fail' ? above : straddling).push(r.id);
+    const last = trips.at(-1);
+    if (outcome === 'fail' && last)
+      waits.push(
+        `- **${r.id}**: first request ${req.toFixed(1)} ms, ${waited} ms of it waiting on its calls` +
+          `${last.postgis ? ` (and ${last.postgis} PostGIS connection${last.postgis === 1 ? '' : 's'}, not in that wait)` : ''}: ` +
+          `${last.sequence || 'no HTTP call'}`,
+      );
     return [
       ...lead,
       (imp + req).toFixed(1),
@@ -360,6 +404,8 @@ export function coldRequestSection(results: readonly ColdRequest[], verdicts: st
     'bundle KB',
     'import ms',
     'first request ms',
+    'of it waiting on calls ms',
+    'round trips (DynamoDB calls in rounds)',
     'cold total ms',
     'paired floor ms',
     '× floor (median pair)',
@@ -375,7 +421,9 @@ export function coldRequestSection(results: readonly ColdRequest[], verdicts: st
       'does on its first invocation (the init, then the handler; its first connections to DynamoDB and PostGIS are in ' +
       'the request). The floor is `bench/floor-handler.ts` answering one GetItem the same way (import plus the request, a ' +
       "fresh connection). A route's authorizer context comes from the authorizer bundle, run before in a process of its " +
-      "own and not timed (API Gateway runs the authorizer as a Lambda of its own); the authorizer's row is its own cold " +
+      "own and not timed (API Gateway runs the authorizer as a Lambda of its own; a change route's afresh for every run, " +
+      'as the authorizer with TTL 0 runs for every request, since what it read — the workspace and its version — is ' +
+      "handed to the route); the authorizer's row is its own cold " +
       'request (import plus the authorization of a getWorkspace request with the bootstrap API key). What a request needs ' +
       "is made beforehand through the local host's API (a layer, a key, a session, an import loaded to the state the " +
       'request needs; one throwaway item per run for each request that deletes or moves one on). A workflow a request ' +
@@ -386,11 +434,25 @@ export function coldRequestSection(results: readonly ColdRequest[], verdicts: st
       'ratios (nearest rank): PASS when all of it is at or under the target, FAIL when all of it is above, no verdict ' +
       "(FAIL) when it straddles the target. The floor's row is every floor run of the section; the other timings are " +
       'medians. A run that does not answer a documented 2xx fails its route, with the status and body. Bundle KB: the ' +
-      "route's own bundle, not the sidecars it loads on its path (they are in the cold time).",
+      "route's own bundle, not the sidecars it loads on its path (they are in the cold time). **Round trips**: the fresh " +
+      "process also records, through Node's diagnostics channel, every HTTP call of the request (DynamoDB, Step " +
+      'Functions) with its start and end, and every TCP connection it opens (PostGIS); a call that starts while another ' +
+      'is in flight joins its round. "Waiting on calls" is the union of the calls\' intervals (the median run): the time ' +
+      'the request spent waiting on DynamoDB Local and the Step Functions stand-in; the rest of the first request is the ' +
+      "process's own work (and a PostGIS route's connection and queries).",
     '',
     `| ${head.join(' | ')} |`,
-    `| ${head.map((_, i) => (i < 2 ? '---' : i === head.length - 1 ? '---' : '---:')).join(' | ')} |`,
+    `| ${head.map((_, i) => (i < 2 || i === 6 || i === head.length - 1 ? '---' : '---:')).join(' | ')} |`,
     ...rows.map((r) => `| ${r.join(' | ')} |`),
+    ...(waits.length
+      ? [
+          '',
+          'The routes above the target by their whole spread, and the calls their first request waited on (the last ' +
+            'run; rounds in order, calls made together joined by ‖):',
+          '',
+          ...waits,
+        ]
+      : []),
   ].join('\n');
 }
 

@@ -32,19 +32,24 @@ export async function findClashes(
   // A layer that replaces or appends to a layer keeps that layer's name (ADR 0127); a plan of
   // only such layers creates no service.
   const newLayers = plan.layers.filter((l) => !l.target);
-  if (serviceName !== undefined && newLayers.length > 0) {
-    const service = await deps.services.findByName(workspaceId, serviceName);
-    if (service && service.id !== ownServiceId) {
-      const proposed = await freeName(
-        serviceName,
-        async (n) => (await deps.services.findByName(workspaceId, n)) !== undefined,
-      );
-      clashes.push({ kind: 'service_name', name: serviceName, proposed });
-    }
+  // Every name is looked up at once (one round of reads, not one per layer); a free name is only
+  // searched for a name that is taken.
+  const [service, markers] = await Promise.all([
+    serviceName !== undefined && newLayers.length > 0
+      ? deps.services.findByName(workspaceId, serviceName)
+      : undefined,
+    Promise.all(newLayers.map((layer) => deps.layers.findPublicId(workspaceId, layer.public_id))),
+  ]);
+  if (serviceName !== undefined && service && service.id !== ownServiceId) {
+    const proposed = await freeName(
+      serviceName,
+      async (n) => (await deps.services.findByName(workspaceId, n)) !== undefined,
+    );
+    clashes.push({ kind: 'service_name', name: serviceName, proposed });
   }
   const used = plan.layers.map((l) => l.public_id);
-  for (const layer of newLayers) {
-    const marker = await deps.layers.findPublicId(workspaceId, layer.public_id);
+  for (const [i, layer] of newLayers.entries()) {
+    const marker = markers[i];
     if (!marker || (ownServiceId !== undefined && marker.service_id === ownServiceId)) continue;
     const proposed = await freeName(
       layer.public_id,

@@ -461,6 +461,29 @@ describe('names first, clashes early (ADR 0126)', () => {
     expect(renamed.clashes.every((c) => c.renamed)).toBe(true);
   });
 
+  it('looks every name up in one round: the service name and each new layer’s public id at once', async () => {
+    // Each lookup waits until every lookup of the round has started: lookups made one after the
+    // other would never get there (the first would wait for ever), so the test times out.
+    const expected = 4;
+    let started = 0;
+    let release: () => void = () => undefined;
+    const all = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const lookup = async () => {
+      started += 1;
+      if (started === expected) release();
+      await all;
+      return undefined;
+    };
+    const deps = {
+      layers: { findPublicId: lookup },
+      services: { findByName: lookup },
+    };
+    expect(await findClashes(deps, WS, planOf('a', 'b', 'c'), 'svc')).toEqual([]);
+    expect(started).toBe(expected);
+  }, 2_000);
+
   it('discovery stops at awaiting_plan on a clash, before loading; auto_publish renames and loads', async () => {
     for (const auto of [false, true]) {
       const repo = new MemoryImports();
