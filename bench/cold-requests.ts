@@ -436,7 +436,8 @@ export function coldRequestSection(results: readonly ColdRequest[], verdicts: st
       'medians. A run that does not answer a documented 2xx fails its route, with the status and body. Bundle KB: the ' +
       "route's own bundle, not the sidecars it loads on its path (they are in the cold time). **Round trips**: the fresh " +
       "process also records, through Node's diagnostics channel, every HTTP call of the request (DynamoDB, Step " +
-      'Functions) with its start and end, and every TCP connection it opens (PostGIS); a call that starts while another ' +
+      "Functions) with its start and end, and, by a wrapper around `net.Socket`'s connect, every TCP connection it opens " +
+      '(PostGIS connections counted by port); a call that starts while another ' +
       'is in flight joins its round. "Waiting on calls" is the union of the calls\' intervals (the median run): the time ' +
       'the request spent waiting on DynamoDB Local and the Step Functions stand-in; the rest of the first request is the ' +
       "process's own work (and a PostGIS route's connection and queries).",
