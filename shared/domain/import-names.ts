@@ -7,8 +7,12 @@
 import type { NameClash } from './import-model.ts';
 import { freeName, publicIdsClash } from './import-plans.ts';
 import type { ImportPlan } from './import-sources.ts';
+import { mapLimited } from './jobs.ts';
 import type { LayerRepository } from './layers.ts';
 import type { ServiceRepository } from './services.ts';
+
+/** Name markers read at once at most (a plan may name as many layers as its file holds). */
+const NAME_LOOKUPS = 16;
 
 /** The lookups the checks read (strongly consistent gets of the name markers). */
 export interface NameLookups {
@@ -32,13 +36,13 @@ export async function findClashes(
   // A layer that replaces or appends to a layer keeps that layer's name (ADR 0127); a plan of
   // only such layers creates no service.
   const newLayers = plan.layers.filter((l) => !l.target);
-  // Every name is looked up at once (one round of reads, not one per layer); a free name is only
-  // searched for a name that is taken.
+  // The names are looked up together (one round of reads, not one per layer; at most
+  // NAME_LOOKUPS at a time, whatever the file held); a free name is only searched for a taken one.
   const [service, markers] = await Promise.all([
     serviceName !== undefined && newLayers.length > 0
       ? deps.services.findByName(workspaceId, serviceName)
       : undefined,
-    Promise.all(newLayers.map((layer) => deps.layers.findPublicId(workspaceId, layer.public_id))),
+    mapLimited(newLayers, NAME_LOOKUPS, (layer) => deps.layers.findPublicId(workspaceId, layer.public_id)),
   ]);
   if (serviceName !== undefined && service && service.id !== ownServiceId) {
     const proposed = await freeName(

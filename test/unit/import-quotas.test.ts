@@ -484,6 +484,22 @@ describe('names first, clashes early (ADR 0126)', () => {
     expect(started).toBe(expected);
   }, 2_000);
 
+  it('keeps the round bounded: a plan of 40 layers has at most 16 public ids and the service name in flight', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const lookup = async () => {
+      inFlight += 1;
+      most = Math.max(most, inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      inFlight -= 1;
+      return undefined;
+    };
+    const deps = { layers: { findPublicId: lookup }, services: { findByName: lookup } };
+    const names = Array.from({ length: 40 }, (_, i) => `l${i}`);
+    expect(await findClashes(deps, WS, planOf(...names), 'svc')).toEqual([]);
+    expect(most).toBe(17);
+  });
+
   it('discovery stops at awaiting_plan on a clash, before loading; auto_publish renames and loads', async () => {
     for (const auto of [false, true]) {
       const repo = new MemoryImports();
