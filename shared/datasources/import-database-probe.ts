@@ -11,7 +11,7 @@ import { withLogin } from './imports/logins.ts';
 export class ImportDatabaseProbe implements DependencyProbe {
   ping(): Promise<void> {
     return withLogin((connection) =>
-      onConnection(connection, { plain: false }, async (client) => {
+      onConnection(connection, async (client) => {
         await client.query('SELECT 1');
       }),
     );

@@ -65,11 +65,15 @@ export function unavailable(error: unknown): UnavailableError {
 }
 
 /**
- * Opens a client as the loader login. `tls.plain` records that the server refused TLS under
- * sslmode=prefer (plain from then on); any failure throws UnavailableError.
+ * Servers (host and port) that refused TLS under sslmode=prefer: plain from then on, for every
+ * session, preview and probe of this process (as the service pools keep it, `postgis.ts`).
  */
-export async function connect(config: ImportDatabaseConfig, tls: { plain: boolean }): Promise<pg.Client> {
+const plainText = new Set<string>();
+
+/** Opens a client as the loader login; any failure throws UnavailableError. */
+export async function connect(config: ImportDatabaseConfig): Promise<pg.Client> {
   const c = config;
+  const server = `${c.host}:${c.port}`;
   const mode = c.sslmode ?? 'prefer';
   const open = async (secure: boolean) => {
     const client = new (await loadPg()).Client({
@@ -94,14 +98,14 @@ export async function connect(config: ImportDatabaseConfig, tls: { plain: boolea
     }
   };
   try {
-    if (mode === 'disable' || (mode === 'prefer' && tls.plain)) return await open(false);
+    if (mode === 'disable' || (mode === 'prefer' && plainText.has(server))) return await open(false);
     try {
       return await open(true);
     } catch (error) {
       if (mode !== 'prefer' || !(error instanceof Error) || !/does not support SSL/i.test(error.message)) {
         throw error;
       }
-      tls.plain = true;
+      plainText.add(server);
       return await open(false);
     }
   } catch (error) {
@@ -171,11 +175,10 @@ export class ImportConnection {
  */
 export function onConnection<T>(
   config: ImportDatabaseConfig,
-  tls: { plain: boolean },
   work: (client: pg.Client) => Promise<T>,
 ): Promise<T> {
   return inSubsegment(POSTGIS_IMPORT_SESSION, async () => {
-    const client = await connect(config, tls);
+    const client = await connect(config);
     let broken: Error | undefined;
     client.on('error', (error) => {
       broken ??= error;

@@ -29,8 +29,6 @@ import { readerLogin, readerPassword } from './readers.ts';
 /** The import database, reached as the loader login. */
 export class ImportDatabase {
   readonly #config: ImportDatabaseConfig;
-  /** The server refused TLS under sslmode=prefer: plain from then on. */
-  readonly #tls = { plain: false };
   /** Whether the server takes COPY FROM STDIN (see takesCopy); undefined until asked. */
   #copy: boolean | undefined;
 
@@ -50,7 +48,7 @@ export class ImportDatabase {
 
   /** Runs `work` on one connection (connect, work, end); outages throw UnavailableError. */
   session<T>(work: (session: ImportSession) => Promise<T>): Promise<T> {
-    return onConnection(this.#config, this.#tls, (client) => work(new ImportSession(client, this)));
+    return onConnection(this.#config, (client) => work(new ImportSession(client, this)));
   }
 
   /** Rows staged so far for the layer (the checkpoint), 0 when none; a published table counts as finalized. */

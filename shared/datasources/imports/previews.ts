@@ -12,9 +12,7 @@ import { withLogin } from './logins.ts';
 export class PostgisImportPreviews implements ImportPreviews {
   preview(importId: string, table: string, limit: number) {
     return withLogin((connection) =>
-      onConnection(connection, { plain: false }, (client) =>
-        preview(new ImportConnection(client), importId, table, limit),
-      ),
+      onConnection(connection, (client) => preview(new ImportConnection(client), importId, table, limit)),
     );
   }
 
