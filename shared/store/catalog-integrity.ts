@@ -21,6 +21,7 @@ import {
   type Unchecked,
 } from '#domain/catalog-integrity.ts';
 import { UnavailableError } from '#domain/errors.ts';
+import { mapLimited } from '#domain/jobs.ts';
 import { customRoles, type Layer, usedStyles } from '#domain/layers.ts';
 import type { TileStore } from '#domain/tile-cache.ts';
 import {
@@ -37,9 +38,9 @@ import { storeCall } from './errors.ts';
 import { keyCondition, queryInput, queryPages } from './items.ts';
 import { entities, type Key, keyOf, keys } from './keys.ts';
 import { toLayer } from './layers-repository.ts';
-import { layerCountChanges, readPlanCounters } from './plan-counters.ts';
+import { type CounterReading, layerCountChanges, planCountersIn } from './plan-counters.ts';
 import { toService } from './services-repository.ts';
-import { readSummaryCounters, resetSummaryBase, summaryChangeOf } from './summary-counters.ts';
+import { resetSummaryBase, summaryChangeOf, summaryCountersIn } from './summary-counters.ts';
 import { itemAbsent, itemExists } from './table.ts';
 import { type TransactItem, transactUnlessRaced, versionIs } from './transactions.ts';
 
@@ -83,6 +84,9 @@ const num = (v: unknown) => (typeof v === 'number' ? v : 0);
 
 /** Workspaces read at once. */
 const WALKERS = 8;
+
+/** Roles one walker reads at once (with WALKERS, at most 64 reads in flight). */
+const ROLE_READS = 8;
 
 /** What a finding needs besides its check (its id and kind are derived). */
 interface Damage {
@@ -216,6 +220,12 @@ export class DynamoIntegrityInspector implements IntegrityInspector {
     return this.roles.get(roleId);
   }
 
+  /** Reads the roles not read yet together (a few at a time), so the rules below find them cached. */
+  private async readRoles(roleIds: readonly string[]) {
+    const unread = [...new Set(roleIds)].filter((r) => !this.roles.has(r));
+    await mapLimited(unread, ROLE_READS, (r) => this.role(r));
+  }
+
   private async inspectWorkspace(
     workspaceId: string,
     items: Item[],
@@ -249,6 +259,12 @@ export class DynamoIntegrityInspector implements IntegrityInspector {
       of(entities.publicId).map((m) => (m.SK as string).slice(keys.publicIdPrefix.length)),
     );
     for (const job of of(entities.importJob)) if (typeof job.id === 'string') jobIds.add(job.id);
+    await this.readRoles([
+      ...(wants('layer_role') ? layers.flatMap((l) => customRoles(toLayer(l).allowed_roles ?? [])) : []),
+      ...(wants('claim_mapping_role')
+        ? mappings.filter((m) => m.custom_role).map((m) => m.role_id as string)
+        : []),
+    ]);
 
     // The workspace's name must be claimed by its marker, or another workspace could take it.
     if (wants('workspace_name_marker') && typeof workspace.name === 'string') {
@@ -478,9 +494,9 @@ export class DynamoIntegrityInspector implements IntegrityInspector {
     }
 
     // The summary's counters (ADR 0137), when they claim to be exact.
-    const reading = wants('summary_counters')
-      ? await readSummaryCounters(this.db, this.table, workspaceId)
-      : undefined;
+    // The counters are read from the walk's own items (they live in the same partition), so the
+    // truth and what the counters say come from one read.
+    const reading = wants('summary_counters') ? summaryCountersIn(items) : undefined;
     if (reading?.exact) {
       let truth: SummaryCounts = {};
       for (const i of items) {
@@ -509,10 +525,12 @@ export class DynamoIntegrityInspector implements IntegrityInspector {
     }
 
     // Each service's deletion-plan layer count (ADR 0101), when it claims to be exact.
+    const plans = wants('service_layer_count') ? planCountersIn(items) : new Map<string, CounterReading>();
     for (const [serviceId] of wants('service_layer_count') ? services : []) {
-      const plan = await readPlanCounters(this.db, this.table, workspaceId, serviceId);
+      // A service without counter items is older than them: nothing claims to be exact.
+      const plan = plans.get(serviceId);
       const truth = layersByService.get(serviceId)?.length ?? 0;
-      if (!plan.exact || plan.tallies.layers === truth) continue;
+      if (!plan?.exact || plan.tallies.layers === truth) continue;
       report({
         check: 'service_layer_count',
         workspaceId,

@@ -227,18 +227,28 @@ export async function readWorkspacePlanCounters(
   table: string,
   workspaceId: string,
 ): Promise<Map<string, CounterReading>> {
+  return planCountersIn(await counterItems(db, table, workspaceId, keys.planCountPrefixAll));
+}
+
+/**
+ * The plan counters among a workspace's items (a walk of its partition holds them), by service
+ * id; the other items are passed over.
+ */
+export function planCountersIn(items: readonly Item[]): Map<string, CounterReading> {
   const byService = new Map<string, Item[]>();
-  for (const item of await counterItems(db, table, workspaceId, keys.planCountPrefixAll)) {
-    const serviceId = parseKey.planCountService(item[attributes.sk] as string);
-    const items = byService.get(serviceId);
-    if (items) items.push(item);
+  for (const item of items) {
+    const sk = item[attributes.sk];
+    if (typeof sk !== 'string' || !sk.startsWith(keys.planCountPrefixAll)) continue;
+    const serviceId = parseKey.planCountService(sk);
+    const held = byService.get(serviceId);
+    if (held) held.push(item);
     else byService.set(serviceId, [item]);
   }
-  return new Map([...byService].map(([serviceId, items]) => [serviceId, readingOf(items)]));
+  return new Map([...byService].map(([serviceId, held]) => [serviceId, readingOf(held)]));
 }
 
 /** What one service's counter items add up to. */
-function readingOf(items: Item[]): CounterReading {
+function readingOf(items: readonly Item[]): CounterReading {
   const t = emptyTallies();
   const exact = items.some((i) => i.part === 'base');
   const writes = new Map<number, number>();

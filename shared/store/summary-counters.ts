@@ -147,7 +147,7 @@ async function counterItems(db: StoreClient, table: string, workspaceId: string)
 }
 
 /** The shards' sum and writes (the base left out). */
-function shardsOf(items: Item[]): Extract<SummaryReading, { exact: false }> {
+function shardsOf(items: readonly Item[]): Extract<SummaryReading, { exact: false }> {
   let counted: SummaryCounts = {};
   const writes = new Map<number, number>();
   for (const item of items) {
@@ -164,9 +164,17 @@ export async function readSummaryCounters(
   table: string,
   workspaceId: string,
 ): Promise<SummaryReading> {
-  const items = await counterItems(db, table, workspaceId);
-  const shards = shardsOf(items);
-  const base = items.find((i) => typeof i.shard !== 'number');
+  return summaryCountersIn(await counterItems(db, table, workspaceId));
+}
+
+/** The summary counters among a workspace's items (a walk of its partition holds them); the other items are passed over. */
+export function summaryCountersIn(items: readonly Item[]): SummaryReading {
+  const held = items.filter((i) => {
+    const sk = i[attributes.sk];
+    return typeof sk === 'string' && sk.startsWith(keys.summaryCountPrefix);
+  });
+  const shards = shardsOf(held);
+  const base = held.find((i) => typeof i.shard !== 'number');
   return base ? { exact: true, counts: addCounts(shards.counted, countsIn(base)) } : shards;
 }
 
