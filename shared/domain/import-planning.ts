@@ -41,7 +41,6 @@ export async function planJob(
   ifMatch?: string,
   now = new Date(),
 ): Promise<ImportJob> {
-  const usage = await deps.repo.usage(job.workspace_id);
   const serviceName = input.service_name ?? job.service_name;
   if (input.service_name !== undefined && !NAME_PATTERN.test(input.service_name)) {
     throw new InvalidInputError(
@@ -49,16 +48,11 @@ export async function planJob(
       `service_name '${input.service_name}' is not a valid service name.`,
     );
   }
-  // Targets first (ADR 0127): resolved, and their fields mapped to the layer's columns.
-  let layers = input.layers;
-  let notes: string[] = [];
-  if (job.discovery && layers.some((l) => l.target)) {
-    if (!deps.targets) throw new Error('setImportPlan needs target lookups for a plan with targets');
-    ({ layers, notes } = await resolveTargets(deps.targets, job.workspace_id, layers, job.discovery));
-  }
-  const plan = job.discovery ? completePlan({ ...input, layers }, job.discovery) : (input as ImportPlan);
-  if (deps.names && job.discovery && !job.service_id)
-    await refuseTakenNames(deps.names, job, plan, serviceName);
+  // The workspace's usage is read beside the plan's own lookups (one round trip fewer).
+  const [usage, { plan, notes }] = await Promise.all([
+    deps.repo.usage(job.workspace_id),
+    checkedPlan(deps, job, input, serviceName),
+  ]);
   const next = await transitionWithinQuota(deps.repo, job, deps.limits, (current, ask) => {
     checkVersion(current, ifMatch);
     if (current.status === 'failed' && (current.service_id || current.phase === 'rollback')) {
@@ -117,6 +111,28 @@ export async function planJob(
   });
   if (next.status === 'queued') await startRun(deps.starter, next);
   return next;
+}
+
+/**
+ * The plan as it will be stored: its targets resolved first (ADR 0127), their fields mapped to the
+ * layer's columns, then completed from the discovery; refused when it takes a name in use.
+ */
+async function checkedPlan(
+  deps: { names?: NameLookups; targets?: TargetLookups },
+  job: ImportJob,
+  input: ImportPlanInput,
+  serviceName: string,
+): Promise<{ plan: ImportPlan; notes: string[] }> {
+  let layers = input.layers;
+  let notes: string[] = [];
+  if (job.discovery && layers.some((l) => l.target)) {
+    if (!deps.targets) throw new Error('setImportPlan needs target lookups for a plan with targets');
+    ({ layers, notes } = await resolveTargets(deps.targets, job.workspace_id, layers, job.discovery));
+  }
+  const plan = job.discovery ? completePlan({ ...input, layers }, job.discovery) : (input as ImportPlan);
+  if (deps.names && job.discovery && !job.service_id)
+    await refuseTakenNames(deps.names, job, plan, serviceName);
+  return { plan, notes };
 }
 
 /**

@@ -391,8 +391,10 @@ export async function retryJob(
   deps: { repo: ImportRepository; starter: ImportStarter; limits: ImportQuotas },
   job: ImportJob,
   now = new Date(),
+  /** The workspace's usage, when the caller read it beside the job; else read here. */
+  read?: ImportUsage,
 ): Promise<ImportJob> {
-  const usage = await deps.repo.usage(job.workspace_id);
+  const usage = read ?? (await deps.repo.usage(job.workspace_id));
   const next = await transitionWithinQuota(deps.repo, job, deps.limits, (current, ask) => {
     if (current.status !== 'failed') throw refuse(current, 'a retry', "from 'failed'");
     const common = {
@@ -574,7 +576,12 @@ export async function cancelImport(
 }
 
 export async function retryImport(deps: Parameters<typeof retryJob>[0], command: ImportCommand) {
-  return retryJob(deps, await requireImport(deps.repo, command.workspaceId, command.import));
+  // The workspace's usage is read beside the job: one round trip, not two in a row.
+  const [job, usage] = await Promise.all([
+    requireImport(deps.repo, command.workspaceId, command.import),
+    deps.repo.usage(command.workspaceId),
+  ]);
+  return retryJob(deps, job, new Date(), usage);
 }
 
 export async function previewImport(

@@ -6,7 +6,7 @@ import { planJob } from '#domain/import-planning.ts';
 import { completePlan, planWithNames } from '#domain/import-plans.ts';
 import { ImportInputError, type ImportPlan } from '#domain/import-sources.ts';
 import { fail, publicTaskError, runImportStep } from '#domain/import-steps.ts';
-import { cancelJob, type ImportUploads, previewJob, retryJob } from '#domain/imports.ts';
+import { cancelJob, type ImportUploads, previewJob, retryImport, retryJob } from '#domain/imports.ts';
 import {
   discoveryOf,
   engine,
@@ -127,6 +127,79 @@ describe('setImportPlan and retryJob reserve the plan against the limits (ADR 01
     expect(retried).not.toHaveProperty('error_reason');
     expect(repo.used).toEqual({ rows: 60, bytes: 1000 });
   });
+});
+
+/**
+ * A barrier for `expected` calls: each waits until all have started, so calls made one after the
+ * other never get there (the first waits for ever) and the test times out.
+ */
+function barrier(expected: number) {
+  let started = 0;
+  let release: () => void = () => undefined;
+  const all = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return {
+    started: () => started,
+    async wait() {
+      started += 1;
+      if (started === expected) release();
+      await all;
+    },
+  };
+}
+
+describe('the quota read rides with the other reads (issue #27)', () => {
+  it("retryImport reads the job and the workspace's usage in one round", async () => {
+    const repo = new MemoryImports();
+    const j = job({
+      status: 'failed',
+      phase: 'transform',
+      discovery: discoveryOf({ a: 60 }),
+      plan: planOf('a'),
+      error_message: 'bad geometry',
+      error_reason: 'invalid_geometry',
+    });
+    await repo.create(j);
+    const round = barrier(2);
+    const find = repo.find.bind(repo);
+    const usage = repo.usage.bind(repo);
+    repo.find = async (ws, id) => {
+      await round.wait();
+      return find(ws, id);
+    };
+    repo.usage = async (ws) => {
+      await round.wait();
+      return usage(ws);
+    };
+
+    const retried = await retryImport({ repo, starter, limits }, { workspaceId: WS, import: j.id });
+
+    expect(retried).toMatchObject({ status: 'queued', reserved_rows: 60 });
+    expect(round.started()).toBe(2);
+  }, 2_000);
+
+  it("setImportPlan reads the workspace's usage beside the plan's name lookups", async () => {
+    const repo = new MemoryImports();
+    const j = job({ discovery: discoveryOf({ a: 60 }) });
+    await repo.create(j);
+    const round = barrier(3);
+    const usage = repo.usage.bind(repo);
+    repo.usage = async (ws) => {
+      await round.wait();
+      return usage(ws);
+    };
+    const lookup = async () => {
+      await round.wait();
+      return undefined;
+    };
+    const names = { layers: { findPublicId: lookup }, services: { findByName: lookup } };
+
+    const planned = await planJob({ repo, starter, limits, names }, j, planOf('a'));
+
+    expect(planned).toMatchObject({ status: 'queued', reserved_rows: 60 });
+    expect(round.started()).toBe(3);
+  }, 2_000);
 });
 
 /** A job whose rollback runs, its service `svc-1` still there. */
