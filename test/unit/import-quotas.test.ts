@@ -168,9 +168,9 @@ describe('the quota read rides with the other reads (issue #27)', () => {
       await round.wait();
       return find(ws, id);
     };
-    repo.usage = async (ws) => {
+    repo.usage = async () => {
       await round.wait();
-      return usage(ws);
+      return usage();
     };
 
     const retried = await retryImport({ repo, starter, limits }, { workspaceId: WS, import: j.id });
@@ -185,9 +185,9 @@ describe('the quota read rides with the other reads (issue #27)', () => {
     await repo.create(j);
     const round = barrier(3);
     const usage = repo.usage.bind(repo);
-    repo.usage = async (ws) => {
+    repo.usage = async () => {
       await round.wait();
-      return usage(ws);
+      return usage();
     };
     const lookup = async () => {
       await round.wait();
