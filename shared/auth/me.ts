@@ -5,10 +5,14 @@ import {
   resolveRole,
 } from '#domain/claim-mappings.ts';
 import { own } from '#domain/dictionary.ts';
+import { mapLimited } from '#domain/jobs.ts';
 import { resolveWorkspace, type WorkspaceRepository } from '#domain/workspaces.ts';
 import type { Principal } from './principal.ts';
 
 const MAX_WORKSPACES = 100;
+
+/** Workspaces read at once. */
+const WORKSPACE_READS = 16;
 
 /**
  * The AuthMe body: who the caller is, its session, and the workspaces it holds a role in —
@@ -34,8 +38,13 @@ export async function describePrincipal(
   }
   const found: { id: string; name: string; role: string }[] = [];
   const seen = new Set<string>();
-  for (const [idOrName, role] of [...roles].slice(0, MAX_WORKSPACES)) {
-    const ws = await resolveWorkspace(workspaces, idOrName);
+  // Resolved together, a few at a time (a caller may hold roles in up to 100), kept in order.
+  const entries = [...roles].slice(0, MAX_WORKSPACES);
+  const resolved = await mapLimited(entries, WORKSPACE_READS, ([idOrName]) =>
+    resolveWorkspace(workspaces, idOrName),
+  );
+  for (const [i, [, role]] of entries.entries()) {
+    const ws = resolved[i];
     if (ws && !seen.has(ws.id)) {
       seen.add(ws.id);
       found.push({ id: ws.id, name: ws.name, role });
