@@ -13,7 +13,7 @@ import {
   type RequestedLayerName,
   timeOrderedId,
 } from './import-model.ts';
-import { resolveTarget, type TargetLookups } from './import-targets.ts';
+import { lookUpTargets, type TargetLookups } from './import-targets.ts';
 import {
   type ImportLimits,
   type ImportRepository,
@@ -113,9 +113,11 @@ export async function createImport(
     }
     seen.add(key);
     seen.add(named);
-    // A target is checked now (it exists, an import published it), its columns once the file is read.
-    if (entry.target) await resolveTarget(deps.targets, workspace.id, entry.target, `layers[${i}]`);
   }
+  // The targets are checked now (each exists, an import published it), together; their columns
+  // once the file is read.
+  for (const lookup of await lookUpTargets(deps.targets, workspace.id, requested))
+    if (lookup && 'error' in lookup) throw lookup.error;
   if (await deps.services.findByName(workspace.id, serviceName)) {
     throw new StateConflictError(
       'service_name_taken',

@@ -10,6 +10,7 @@ import { RuleViolationError } from './errors.ts';
 import type { ImportJob } from './import-model.ts';
 import { columnName, type LayerPlanInput, tableNameOf } from './import-plans.ts';
 import type { Discovery, FieldType, LayerPlan, LayerTarget, SourceLayer } from './import-sources.ts';
+import { mapLimited } from './jobs.ts';
 import type { Layer, LayerRepository } from './layers.ts';
 import type { ServiceRepository } from './services.ts';
 
@@ -74,14 +75,21 @@ export async function findTargetLayer(
   let cursor: string | undefined;
   do {
     const page = await deps.services.list(workspaceId, 100, cursor);
-    for (const service of page.items) {
-      const found = await deps.layers.find(workspaceId, service.id, ref);
-      if (found) return found;
-    }
+    // A page's services are asked together, a few at a time.
+    const found = (
+      await mapLimited(page.items, TARGET_READS, (service) => deps.layers.find(workspaceId, service.id, ref))
+    ).find((layer) => layer !== undefined);
+    if (found) return found;
     cursor = page.nextCursor;
   } while (cursor);
   return undefined;
 }
+
+/** Services one target lookup asks at once. */
+const TARGET_READS = 16;
+
+/** Targets looked up at once (each may ask TARGET_READS services). */
+const TARGET_LAYERS = 4;
 
 /** The columns of an imported layer's table, from the plan of the import that created it. */
 function columnsOf(owner: ImportJob, table: string): Omit<ResolvedTarget, 'layer' | 'relation'> | undefined {
@@ -209,6 +217,28 @@ export function targetLayerPlan(
   };
 }
 
+/** What looking up one layer's target found: the layer, or the refusal (undefined: no target). */
+export type TargetLookup = { resolved: ResolvedTarget } | { error: unknown } | undefined;
+
+/**
+ * The targets of `layers` looked up together (a few at a time), by index. The caller judges them
+ * in plan order, so the first refusal named is the first layer's, as when they were looked up in turn.
+ */
+export function lookUpTargets(
+  deps: TargetLookups,
+  workspaceId: string,
+  layers: readonly { target?: LayerTarget | undefined }[],
+): Promise<TargetLookup[]> {
+  return mapLimited([...layers.entries()], TARGET_LAYERS, ([i, layer]) =>
+    layer.target
+      ? resolveTarget(deps, workspaceId, layer.target, `layers[${i}]`).then(
+          (resolved): TargetLookup => ({ resolved }),
+          (error: unknown): TargetLookup => ({ error }),
+        )
+      : Promise.resolve(undefined),
+  );
+}
+
 /**
  * Every targeting layer of `layers` resolved and made whole (see targetLayerPlan); other layers as
  * they are. Two plan layers can't target one layer.
@@ -222,14 +252,17 @@ export async function resolveTargets(
   const notes: string[] = [];
   const targets = new Map<number, ResolvedTarget>();
   const out: LayerPlanInput[] = [];
+  const lookups = await lookUpTargets(deps, workspaceId, layers);
   for (const [i, layer] of layers.entries()) {
     const target = layer.target;
-    if (!target) {
+    const lookup = lookups[i];
+    if (!target || !lookup) {
       out.push(layer);
       continue;
     }
     const where = `layers[${i}]`;
-    const resolved = await resolveTarget(deps, workspaceId, target, where);
+    if ('error' in lookup) throw lookup.error;
+    const { resolved } = lookup;
     const twice = [...targets].find(([, t]) => t.layer.id === resolved.layer.id);
     if (twice)
       throw refuse(where, `layers[${twice[0]}] already targets layer '${resolved.layer.public_id}'.`);

@@ -194,6 +194,127 @@ describe('resolveTargets (ADR 0127)', () => {
   });
 });
 
+/** Each of `expected` calls waits until all have started: calls made in turn never get there. */
+function barrier(expected: number) {
+  let started = 0;
+  let release: () => void = () => undefined;
+  const all = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return {
+    started: () => started,
+    async wait() {
+      started += 1;
+      if (started === expected) release();
+      await all;
+    },
+  };
+}
+
+describe("a plan's targets are looked up together (issue #27)", () => {
+  const three: Discovery = {
+    ...discovery,
+    layers: ['a', 'b', 'c'].map((name) => ({ ...source, name })),
+  };
+  const targeting = (...refs: string[]) =>
+    refs.map((ref, i) => ({
+      source_layer: three.layers[i]?.name as string,
+      enabled: true,
+      public: false,
+      target: { layer: ref, mode: 'append' as const },
+    }));
+  const layerNamed = (ref: string) => ({
+    ...layer,
+    id: `id-${ref}`,
+    public_id: ref,
+    source_layer: `import_${hex}.${ref}`,
+  });
+
+  it('looks every target up in one round', async () => {
+    const round = barrier(3);
+    const base = lookups();
+    const deps: TargetLookups = {
+      ...base,
+      layers: {
+        findPublicId: async (_ws, ref) => {
+          await round.wait();
+          return { kind: 'layer', target_id: `id-${ref}`, service_id: 'svc', member_of_count: 0 };
+        },
+        find: async (_ws, _service, id) => layerNamed(id.slice(3)),
+      },
+      repo: {
+        findByService: async () =>
+          ({
+            ...owner,
+            plan: {
+              layers: ['a', 'b', 'c'].map((n) => ({
+                ...owner.plan?.layers[0],
+                source_layer: n,
+                public_id: n,
+              })),
+            },
+            discovery: three,
+          }) as unknown as ImportJob,
+      },
+    };
+
+    const out = await resolveTargets(deps, 'ws', targeting('a', 'b', 'c'), three);
+
+    expect(round.started()).toBe(3);
+    expect(out.layers.map((l) => l.public_id)).toEqual(['a', 'b', 'c']);
+  }, 2_000);
+
+  it("names the first layer's refusal when several are refused, whichever lookup answered first", async () => {
+    const deps: TargetLookups = {
+      ...lookups(),
+      layers: {
+        // The first layer's lookup answers last.
+        findPublicId: async (_ws, ref) => {
+          await new Promise((resolve) => setTimeout(resolve, ref === 'a' ? 30 : 1));
+          return undefined;
+        },
+        find: async () => undefined,
+      },
+      services: { list: async () => ({ items: [], nextCursor: undefined }) },
+    };
+
+    await expect(resolveTargets(deps, 'ws', targeting('a', 'b'), three)).rejects.toThrow(
+      /^layers\[0\]: the workspace has no layer 'a'/,
+    );
+  });
+
+  it("finds a layer by id by asking a page's services together", async () => {
+    const round = barrier(3);
+    const base = lookups();
+    const deps: TargetLookups = {
+      ...base,
+      layers: {
+        findPublicId: async () => undefined,
+        find: async (_ws, service, id) => {
+          await round.wait();
+          return service === 'svc' && id === layer.id ? layer : undefined;
+        },
+      },
+      services: {
+        list: async () => ({
+          items: [{ id: 'other-1' }, { id: 'other-2' }, { id: 'svc' }] as never,
+          nextCursor: undefined,
+        }),
+      },
+    };
+
+    const out = await resolveTargets(
+      deps,
+      'ws',
+      targeting('layer-1').map((l) => ({ ...l, source_layer: 'points' })),
+      discovery,
+    );
+
+    expect(round.started()).toBe(3);
+    expect(out.layers[0]?.target).toEqual({ layer: 'layer-1', mode: 'append' });
+  }, 2_000);
+});
+
 describe('targetLayerPlan: explicit fields are checked column by column', () => {
   const resolved = {
     layer,
