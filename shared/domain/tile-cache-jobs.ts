@@ -60,6 +60,9 @@ export const TRUNCATE_CHUNK = 500;
 /** Tiles rendered at once within a chunk. */
 const SEED_PARALLELISM = 4;
 
+/** Named layers looked up at once when a job is created. */
+const LAYER_LOOKUPS = 8;
+
 /** A layer a job works on, as it was named when the job was created. */
 export interface JobLayer {
   id: string;
@@ -212,8 +215,12 @@ export async function createTileCacheJob(
   let layers: JobLayer[];
   if (names.length > 0) {
     layers = [];
-    for (const name of names) {
-      const { layer } = await deps.catalog.collection(workspaceId, name);
+    // Looked up together, a few at a time; judged in the order named (the first missing one is named).
+    const found = await mapLimited(names, LAYER_LOOKUPS, (name) =>
+      deps.catalog.collection(workspaceId, name),
+    );
+    for (const [i, name] of names.entries()) {
+      const layer = found[i]?.layer;
       if (!layer)
         throw new NotFoundError('layer_not_found', `Layer '${name.slice(0, 128)}' does not exist.`, {
           layer: name,

@@ -6,6 +6,7 @@ import {
   RuleViolationError,
   StateConflictError,
 } from './errors.ts';
+import { mapLimited } from './jobs.ts';
 import { lastWriterWins } from './last-writer-wins.ts';
 import type { Page, PageQuery } from './page.ts';
 import { checkVersion } from './workspaces.ts';
@@ -374,19 +375,20 @@ export async function deleteTileMatrixSet(
 
 /**
  * The sets a workspace's Tiles settings name, in their order: built-ins from memory, custom ones
- * from the store (a GetItem each; the settings name at most 16). A custom set the store no longer
+ * from the store (a GetItem each, together; the settings name at most 16). A custom set the store no longer
  * has is left out (its reference count keeps that from happening).
  */
 export async function tileMatrixSetsNamed(
   repo: Pick<TileMatrixSetRepository, 'find'>,
   ids: readonly string[],
 ): Promise<TileMatrixSetRecord[]> {
-  const out: TileMatrixSetRecord[] = [];
-  for (const id of ids) {
-    const record = builtInTileMatrixSets().find((s) => s.id === id) ?? (await repo.find(id));
-    if (record) out.push(record);
-  }
-  return out;
+  // The custom ones are read together (at most 16), in the settings' order.
+  const records = await mapLimited(
+    ids,
+    16,
+    async (id) => builtInTileMatrixSets().find((s) => s.id === id) ?? repo.find(id),
+  );
+  return records.filter((r): r is TileMatrixSetRecord => r !== undefined);
 }
 
 /** The list item of a set. */

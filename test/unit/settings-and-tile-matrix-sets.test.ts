@@ -13,6 +13,8 @@ import {
   canonicalJson,
   digestOf,
   isBuiltInTileMatrixSet,
+  type TileMatrixSetRecord,
+  tileMatrixSetsNamed,
   validateDefinition,
 } from '#domain/tile-matrix-sets.ts';
 
@@ -87,4 +89,31 @@ describe('settings', () => {
   ] as const)('refuses %s %j', (kind, doc) => {
     expect(() => validateSettings(kind, doc as never)).toThrow(InvalidInputError);
   });
+});
+
+describe('tileMatrixSetsNamed (issue #27)', () => {
+  it("reads the custom sets a workspace names in one round and keeps the settings' order", async () => {
+    const ids = ['custom-a', 'WebMercatorQuad', 'custom-b', 'custom-c'];
+    // Each read waits until the three custom reads have started: reads made in turn never get there.
+    let started = 0;
+    let release: () => void = () => undefined;
+    const all = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const repo = {
+      find: async (id: string) => {
+        started += 1;
+        if (started === 3) release();
+        await all;
+        // The later ones answer first; the order must still be the settings'.
+        await new Promise((resolve) => setTimeout(resolve, id === 'custom-a' ? 20 : 1));
+        return id === 'custom-b' ? undefined : ({ id, built_in: false } as TileMatrixSetRecord);
+      },
+    };
+
+    const sets = await tileMatrixSetsNamed(repo, ids);
+
+    expect(started).toBe(3);
+    expect(sets.map((s) => s.id)).toEqual(['custom-a', 'WebMercatorQuad', 'custom-c']);
+  }, 2_000);
 });
