@@ -85,8 +85,8 @@ const num = (v: unknown) => (typeof v === 'number' ? v : 0);
 /** Workspaces read at once. */
 const WALKERS = 8;
 
-/** Roles one walker reads at once (with WALKERS, at most 64 reads in flight). */
-const ROLE_READS = 8;
+/** Roles one walker reads at once (with WALKERS, at most 32 reads in flight, below the SDK's 50 sockets). */
+const ROLE_READS = 4;
 
 /** What a finding needs besides its check (its id and kind are derived). */
 interface Damage {
