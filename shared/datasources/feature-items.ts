@@ -458,11 +458,6 @@ async function gate(c: PostgisConnection, source: FeatureSource, name: string) {
   };
 }
 
-/** The session settings of a read: no JIT (PostGIS functions are costed high), UTC for dates. */
-async function prepare(query: ReadOnlyQuery): Promise<void> {
-  await query(`SELECT set_config('jit', 'off', true), set_config('TimeZone', 'UTC', true)`);
-}
-
 /**
  * Maps what a read can fail with: an overrun to `query_budget_exceeded`, a value the column's
  * type refuses (SQLSTATE class 22) to `onBadValue`, other database errors to `source_unreadable`.
@@ -516,7 +511,6 @@ export async function readFeatureItems(
     () =>
       readOnly(c, budgetMs, async (q) => {
         await hidden?.(q);
-        await prepare(q);
         return (await q<Row>(statement.text, statement.values)).rows;
       }),
     (error) =>
@@ -581,7 +575,6 @@ export async function readFeatureItem(
     () =>
       readOnly(c, budgetMs, async (q) => {
         await hidden?.(q);
-        await prepare(q);
         return (await q<Row>(statement.text, statement.values)).rows;
       }),
     notFound,

@@ -55,6 +55,16 @@ export function escapeIdentifier(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }
 
+/**
+ * A quoted literal, as pg's own `escapeLiteral` writes it (single quotes doubled; with a backslash,
+ * backslashes doubled and an `E` prefix): for the few values sent in a statement without
+ * parameters, where one round trip carries several statements.
+ */
+export function escapeLiteral(value: string): string {
+  const quoted = value.replace(/'/g, "''");
+  return value.includes('\\') ? ` E'${quoted.replace(/\\/g, '\\\\')}'` : `'${quoted}'`;
+}
+
 /** True for an error the server answered (pg's `DatabaseError`); never before pg was loaded (no query ran). */
 export function isDatabaseError(error: unknown): error is pg.DatabaseError {
   return driver !== undefined && error instanceof driver.DatabaseError;

@@ -1,15 +1,16 @@
 /**
  * The read-only units of work on a PostGIS connection (ADRs 0032, 0033, 0108): every database
  * round trip runs in a `BEGIN READ ONLY` transaction with a transaction-local statement_timeout,
- * lock_timeout and search_path, and under a client-side deadline as well (a server that ignores
- * statement_timeout — PGlite — still can't hold a request). A unit of work retries an outage within
- * its budget; a statement's failure becomes an outage, a spent budget or the database's own error.
- * Identifiers are quoted with `escapeIdentifier`; values always travel as parameters.
+ * lock_timeout, search_path, no JIT and UTC (opened in one round trip), and under a client-side
+ * deadline as well (a server that ignores statement_timeout — PGlite — still can't hold a request).
+ * A unit of work retries an outage within its budget; a statement's failure becomes an outage, a
+ * spent budget or the database's own error. Identifiers are quoted with `escapeIdentifier`; values
+ * travel as parameters, except the opening's own settings (quoted with `escapeLiteral`).
  */
 import type pg from 'pg';
 import { UnavailableError } from '#domain/errors.ts';
 import { inSubsegment } from '#telemetry/tracer.ts';
-import { escapeIdentifier, isDatabaseError, isPostgresOutage } from './pg-driver.ts';
+import { escapeIdentifier, escapeLiteral, isDatabaseError, isPostgresOutage } from './pg-driver.ts';
 import { type Checkout, CONNECT_TIMEOUT_MS, checkout, type PostgisConnection } from './postgis.ts';
 
 /** Waiting for a lock is never worth more than this. */
@@ -58,8 +59,8 @@ export interface SessionInfo {
 
 /**
  * Runs `work` in one `BEGIN READ ONLY` transaction on a pooled connection with transaction-local
- * statement_timeout (the budget), lock_timeout and search_path (the service's schemas, public and
- * the schema PostGIS lives in). Each statement also has a client-side deadline at the end of the
+ * statement_timeout (the budget), lock_timeout, search_path (the service's schemas, public and
+ * the schema PostGIS lives in), no JIT and UTC, all set in the round trip that begins it. Each statement also has a client-side deadline at the end of the
  * budget. The connection is always released — destroyed when it may be unusable. Throws
  * UnavailableError for outages, RuleViolationError('source_unreadable') for refused logins.
  */
@@ -140,6 +141,30 @@ function isStartingUp(error: Error): boolean {
 /** A connection lost within this of the end of the budget was lost to the budget (a hard stop). */
 const OVERRUN_SLACK_MS = 1_000;
 
+/**
+ * What opens a unit of work, sent as one simple-protocol query (no parameters, so its values are
+ * quoted literals): `BEGIN READ ONLY`, then the transaction-local settings — statement_timeout
+ * (the budget), lock_timeout, search_path (the service's schemas, public and PostGIS' schema), no
+ * JIT (PostGIS declares its functions costly, so the planner would compile a statement of a few
+ * milliseconds for seconds), UTC for dates — and what the unit learns: PostGIS' version and the
+ * role. Two round trips before (BEGIN, then the settings), three with a read's own settings.
+ */
+function opening(c: PostgisConnection, budgetMs: number): string {
+  const schemas = (c.schemas?.length ? c.schemas : ['public']).map((s) => escapeIdentifier(s));
+  if (!schemas.includes('"public"')) schemas.push('"public"');
+  const budget = `${Math.round(budgetMs)}ms`;
+  const lock = `${Math.round(Math.min(LOCK_TIMEOUT_MS, budgetMs))}ms`;
+  return `BEGIN READ ONLY;
+    SELECT set_config('statement_timeout', ${escapeLiteral(budget)}, true),
+           set_config('lock_timeout', ${escapeLiteral(lock)}, true),
+           set_config('search_path', ${escapeLiteral(schemas.join(', '))} || coalesce((SELECT ', ' || quote_ident(n.nspname)
+             FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
+             WHERE e.extname = 'postgis'), ''), true),
+           set_config('jit', 'off', true), set_config('TimeZone', 'UTC', true),
+           (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'postgis') AS postgis,
+           current_user AS "user"`;
+}
+
 async function readOnlyOnce<T>(
   c: PostgisConnection,
   deadline: number,
@@ -177,18 +202,9 @@ async function readOnlyOnce<T>(
     }
   };
   try {
-    await query('BEGIN READ ONLY');
-    const schemas = (c.schemas?.length ? c.schemas : ['public']).map((s) => escapeIdentifier(s));
-    if (!schemas.includes('"public"')) schemas.push('"public"');
-    const setup = await query<{ postgis: string | null; user: string }>(
-      `SELECT set_config('statement_timeout', $1, true), set_config('lock_timeout', $2, true),
-              set_config('search_path', $3 || coalesce((SELECT ', ' || quote_ident(n.nspname)
-                FROM pg_catalog.pg_extension e JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace
-                WHERE e.extname = 'postgis'), ''), true),
-              (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'postgis') AS postgis,
-              current_user AS "user"`,
-      [`${budgetMs}ms`, `${Math.min(LOCK_TIMEOUT_MS, budgetMs)}ms`, schemas.join(', ')],
-    );
+    // One round trip opens the unit: BEGIN and the settings in one simple-protocol query.
+    const opened: pg.QueryResult | pg.QueryResult[] = await query(opening(c, budgetMs));
+    const setup = Array.isArray(opened) ? (opened[opened.length - 1] as pg.QueryResult) : opened;
     const session = setup.rows[0] as SessionInfo;
     const result = await work(query, session);
     await query('ROLLBACK');

@@ -255,9 +255,6 @@ export async function renderTile(
         const hidden = await hiddenCallRefusal(query, guard);
         if (hidden) throw new RuleViolationError('source_unreadable', `The SQL view is refused: ${hidden}`);
       }
-      // PostGIS functions are costed high: the planner would JIT-compile a tile's statement, which
-      // costs seconds on PostgreSQL 15 for a query that runs in milliseconds.
-      await query(`SELECT set_config('jit', 'off', true)`);
       const encoder = await chooseEncoder(c, query, o.encoder);
       const sql = tileSql(source, tile, o, encoder);
       return encoder === 'postgis'

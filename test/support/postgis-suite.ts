@@ -1,7 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { type PostgisConnection, testConnection } from '#datasources/postgis.ts';
+import { checkout, type PostgisConnection, testConnection } from '#datasources/postgis.ts';
 import { discoverLayers, probeLayer } from '#datasources/postgis-discovery.ts';
 import { readOnly } from '#datasources/postgis-sessions.ts';
 import { checkIdColumn, describeSql } from '#datasources/postgis-sql-views.ts';
@@ -376,12 +376,53 @@ export function postgisAdapterSuite(target: () => PostgisTarget): void {
         statement: (await query<{ statement_timeout: string }>('SHOW statement_timeout')).rows[0]
           ?.statement_timeout,
         lock: (await query<{ lock_timeout: string }>('SHOW lock_timeout')).rows[0]?.lock_timeout,
+        jit: (await query<{ jit: string }>('SHOW jit')).rows[0]?.jit,
+        timeZone: (await query<{ TimeZone: string }>('SHOW TimeZone')).rows[0]?.TimeZone,
       }));
-      expect(inside).toEqual({ readOnly: 'on', statement: '1234ms', lock: '1234ms' });
+      expect(inside).toEqual({
+        readOnly: 'on',
+        statement: '1234ms',
+        lock: '1234ms',
+        jit: 'off',
+        timeZone: 'UTC',
+      });
       // The embedded backend is shared by every connection: a session-level SET would leak to all.
       // (On PostgreSQL the admin's session is another backend; this holds trivially.)
       const { rows } = await t.admin.query('SHOW statement_timeout');
       expect(rows[0].statement_timeout).toBe('0');
+    });
+
+    it('opens in one round trip, the settings with BEGIN, and quotes the schemas it is given', async () => {
+      const t = target();
+      // A schema name with a quote, a backslash and a comma: the opening's literal must keep it whole.
+      const odd = `it's a\\path, "really"`;
+      await t.admin.query(`CREATE SCHEMA IF NOT EXISTS ${pg.escapeIdentifier(odd)}`);
+      await t.admin.query(`GRANT USAGE ON SCHEMA ${pg.escapeIdentifier(odd)} TO PUBLIC`);
+      try {
+        const conn = { ...t.demo, schemas: [odd, 'public'] };
+        const { client, release } = await checkout(conn, Date.now() + 5_000);
+        const sent: string[] = [];
+        const original = client.query.bind(client) as (...args: unknown[]) => unknown;
+        (client as { query: unknown }).query = (...args: unknown[]) => {
+          const config = args[0] as string | { text: string };
+          sent.push(typeof config === 'string' ? config : config.text);
+          return original(...args);
+        };
+        const path = await readOnly(
+          conn,
+          2_000,
+          async (query) => (await query<{ search_path: string }>('SHOW search_path')).rows[0]?.search_path,
+          Promise.resolve({ client, release }),
+        );
+        (client as { query: unknown }).query = original;
+        // BEGIN with the settings, the work's statement, ROLLBACK: three round trips for one statement.
+        expect(sent).toHaveLength(3);
+        expect(sent[0]).toMatch(/^BEGIN READ ONLY;/);
+        expect(sent.slice(1)).toEqual(['SHOW search_path', 'ROLLBACK']);
+        expect(path).toMatch(/^"it's a\\path, ""really""", "?public"?/);
+      } finally {
+        await t.admin.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(odd)}`);
+      }
     });
 
     it('cannot write, even as a role that may', async () => {
