@@ -5,7 +5,11 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImportDatabase } from '#datasources/imports/database.ts';
-import type { ImportDatabaseConfig } from '#datasources/imports/database-connection.ts';
+import {
+  connect,
+  ImportConnection,
+  type ImportDatabaseConfig,
+} from '#datasources/imports/database-connection.ts';
 import { discover, readRows } from '#datasources/imports/formats/index.ts';
 import { certainlyValidParsed } from '#datasources/imports/formats/validity.ts';
 import {
@@ -194,6 +198,34 @@ function importSuite(target: () => ImportTarget): void {
 
   beforeAll(() => {
     db = new ImportDatabase(target().importer);
+  });
+
+  it('opens each transaction in one round trip, its timeouts, UTC and no JIT set with BEGIN', async () => {
+    const client = await connect(target().importer);
+    try {
+      const sent: string[] = [];
+      const original = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as { query: unknown }).query = (...args: unknown[]) => {
+        const config = args[0] as string | { text: string };
+        sent.push(typeof config === 'string' ? config : config.text);
+        return original(...args);
+      };
+      const c = new ImportConnection(client);
+      const inside = await c.tx(4_321, async () => {
+        const { rows } = await c.query<Record<string, string>>(
+          `SELECT current_setting('statement_timeout') AS statement, current_setting('TimeZone') AS tz,
+                  current_setting('jit') AS jit`,
+        );
+        return rows[0];
+      });
+      expect(inside).toEqual({ statement: '4321ms', tz: 'UTC', jit: 'off' });
+      // BEGIN with the settings, the statement, COMMIT.
+      expect(sent).toHaveLength(3);
+      expect(sent[0]).toMatch(/^BEGIN; SET LOCAL statement_timeout = 4321;/);
+      expect(sent[2]).toBe('COMMIT');
+    } finally {
+      await client.end();
+    }
   });
 
   it('creates the import roles: the loader is no superuser and creates no roles; only a NOLOGIN role may', async () => {

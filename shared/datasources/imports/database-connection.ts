@@ -138,10 +138,10 @@ export class ImportConnection {
    * validity scan of 200,000 polygons that runs in a fraction of that (ADR 0143).
    */
   async tx<T>(timeoutMs: number, work: () => Promise<T>): Promise<T> {
-    await this.#client.query('BEGIN');
     try {
+      // One round trip: BEGIN and the settings in one simple-protocol query.
       await this.#client.query(
-        `SET LOCAL statement_timeout = ${Math.round(timeoutMs)}; SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS};
+        `BEGIN; SET LOCAL statement_timeout = ${Math.round(timeoutMs)}; SET LOCAL lock_timeout = ${LOCK_TIMEOUT_MS};
          SET LOCAL client_min_messages = warning; SET LOCAL TimeZone = 'UTC'; SET LOCAL jit = off`,
       );
       const result = await work();
