@@ -102,7 +102,7 @@ export interface DataPlaneOutcome {
   itemsBytes: number;
   throughput: ThroughputRun[];
   throughputTiles: number;
-  roundTrips: { items: RoundTrips; tile: RoundTrips };
+  roundTrips: { items: RoundTrips; itemsAgain: RoundTrips; tile: RoundTrips };
   setupMs: number;
   measureMs: number;
   throughputMs: number;

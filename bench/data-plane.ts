@@ -234,6 +234,9 @@ export async function measureDataPlane(
       items: await countRoundTrips(() =>
         dataItems(ports, dataRequest({ limit: [String(ITEMS_LIMIT)] }), TABLE),
       ),
+      itemsAgain: await countRoundTrips(() =>
+        dataItems(ports, dataRequest({ limit: [String(ITEMS_LIMIT)] }), TABLE),
+      ),
       tile: await countRoundTrips(() =>
         collectionTile(ports, dataRequest({}), TABLE, 'WebMercatorQuad', address),
       ),
@@ -307,8 +310,8 @@ export async function measureDataPlane(
       { id: 'tilesetsHost', run: http(`${ogc}/tiles`, asViewer, 200), ...breakdown },
       {
         id: 'catalog',
-        // The use case's catalog reads: both settings documents and the public-id marker in one
-        // BatchGetItem, then the layer and its service in another.
+        // The use case's catalog reads of a collection read before: both settings documents, the
+        // public-id marker and the layer and service it pointed at, in one BatchGetItem.
         run: () =>
           timed(async () => {
             const found = await catalog.collection(ws.id, TABLE);

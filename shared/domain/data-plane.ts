@@ -116,7 +116,10 @@ export interface CollectionRecords {
 export interface DataCatalog {
   /** Both protocol settings of a workspace (one round trip). */
   protocolSettings(workspaceId: string): Promise<StoredSettings>;
-  /** The settings and the layer with that public id, then its service (two round trips). */
+  /**
+   * The settings and the layer with that public id and its service: two round trips, one when the
+   * id still points where it did at this instance's last read of it.
+   */
   collection(workspaceId: string, publicId: string): Promise<CollectionRecords>;
   /** Every layer of the workspace (enabled or not), at most `limit`. */
   layers(workspaceId: string, limit: number): Promise<Layer[]>;
