@@ -2,7 +2,7 @@ import type { WorkspaceRepository } from '#domain/workspaces.ts';
 import type { AuthPorts } from './authenticate.ts';
 import { describePrincipal } from './me.ts';
 import type { Principal } from './principal.ts';
-import { type IssuedSession, login, logout, refresh, withSession } from './sessions.ts';
+import { type IssuedSession, login, logout, type PendingSession, refresh, withSession } from './sessions.ts';
 
 /**
  * The console's session requests (login, refreshSession, ADR 0109): the session issued, and the
@@ -18,8 +18,19 @@ export interface SessionAnswer {
   me: Awaited<ReturnType<typeof describePrincipal>>;
 }
 
-async function answer(deps: SessionRequestDeps, issued: IssuedSession, principal: Principal) {
-  const me = await describePrincipal(deps, { principal: withSession(principal, issued.session) });
+/**
+ * The session stored and the caller described with it, together: the description's reads don't
+ * depend on the write (ADR 0154). When the write fails, the request fails as before.
+ */
+async function answer(
+  deps: SessionRequestDeps,
+  { issued, store }: PendingSession,
+  principal: Principal,
+): Promise<SessionAnswer> {
+  const [, me] = await Promise.all([
+    store(),
+    describePrincipal(deps, { principal: withSession(principal, issued.session) }),
+  ]);
   return { issued, me };
 }
 
@@ -28,8 +39,8 @@ export async function signIn(
   deps: SessionRequestDeps,
   { token, sourceIp }: { token: string; sourceIp: string },
 ): Promise<SessionAnswer> {
-  const issued = await login(deps, token, sourceIp);
-  return answer(deps, issued, issued.principal);
+  const pending = await login(deps, token, sourceIp);
+  return answer(deps, pending, pending.issued.principal);
 }
 
 /** refreshSession: the session's pair rotated (the previous pair stays valid for its grace period). */

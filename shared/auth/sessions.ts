@@ -56,16 +56,23 @@ function assertLoginEnabled(): void {
   }
 }
 
+/** A session issued and not yet stored: `store` writes it (its cookies are good once it did). */
+export interface PendingSession {
+  issued: IssuedSession;
+  store: () => Promise<void>;
+}
+
 /**
- * Exchanges a JWT or an API key for a browser session. Failures count against the client
- * address; past the limit within 5 minutes logins answer 429 until the window ends.
+ * Exchanges a JWT or an API key for a browser session, issued (the caller stores it). Failures
+ * count against the client address; past the limit within 5 minutes logins answer 429 until the
+ * window ends.
  */
 export async function login(
   ports: AuthPorts,
   presented: string,
   address: string,
   now = new Date(),
-): Promise<IssuedSession> {
+): Promise<PendingSession> {
   assertLoginEnabled();
   const window = Math.floor(now.getTime() / FAILURE_WINDOW_MS);
   const windowEnd = (window + 1) * FAILURE_WINDOW_MS;
@@ -95,20 +102,23 @@ export async function login(
   }
   const cfg = config();
   const issued = newSession(credential, cfg.SESSION_TTL_SECONDS, cfg.SESSION_IDLE_SECONDS, now, capAt);
-  await ports.sessions.create(issued.session, sessionHolder(principal, issuer));
-  return { principal, ...issued };
+  return {
+    issued: { principal, ...issued },
+    store: () => ports.sessions.create(issued.session, sessionHolder(principal, issuer)),
+  };
 }
 
 /**
- * Rotates the session of the cookie (spec 4.16). Header credentials can't be refreshed (400);
- * a pair that was already rotated is a 409, so of concurrent refreshes exactly one wins.
+ * Rotates the session of the cookie (spec 4.16): the next pair, issued (the caller stores it).
+ * Header credentials can't be refreshed (400); a pair that was already rotated is a 409 — here,
+ * or from `store` when a concurrent refresh rotated it first — so exactly one of them wins.
  */
 export async function refresh(
   ports: AuthPorts,
   principal: Principal,
   cookieToken: string | undefined,
   now = new Date(),
-): Promise<IssuedSession> {
+): Promise<PendingSession> {
   if (!principal.session || !cookieToken) {
     throw new InvalidInputError(
       'session_required',
@@ -124,14 +134,17 @@ export async function refresh(
     );
   }
   const next = rotatedSession(current, config().SESSION_IDLE_SECONDS, now);
-  await ports.sessions.rotate(
-    current,
-    next.session,
-    now.toISOString(),
-    new Date(now.getTime() + ROTATION_GRACE_MS).toISOString(),
-    sessionHolder(principal),
-  );
-  return { principal, ...next };
+  return {
+    issued: { principal, ...next },
+    store: () =>
+      ports.sessions.rotate(
+        current,
+        next.session,
+        now.toISOString(),
+        new Date(now.getTime() + ROTATION_GRACE_MS).toISOString(),
+        sessionHolder(principal),
+      ),
+  };
 }
 
 /**
