@@ -296,6 +296,13 @@ export async function rollbackJob(
   now = new Date(),
 ): Promise<ImportJob> {
   if (job.status === 'published') await refuseTargetRollback(deps.repo, job, now);
+  // The import's service is read beside the transition, which doesn't change it: one round trip
+  // fewer. (A refused transition leaves the read unused.)
+  const reading =
+    !job.rollback_operation_id && job.service_id
+      ? deps.services.findById(job.workspace_id, job.service_id)
+      : undefined;
+  reading?.catch(() => undefined);
   const next = await transition(deps.repo, job, (current) => {
     if (current.status === 'rolling_back') return undefined;
     if (current.status !== 'published') throw refuse(current, 'a rollback', "from 'published'");
@@ -307,9 +314,11 @@ export async function rollbackJob(
   });
   let operationId = next.rollback_operation_id;
   const service =
-    !operationId && next.service_id
-      ? await deps.services.findById(next.workspace_id, next.service_id)
-      : undefined;
+    operationId || !next.service_id
+      ? undefined
+      : reading && next.service_id === job.service_id
+        ? await reading
+        : await deps.services.findById(next.workspace_id, next.service_id);
   if (service) {
     // The service is hidden and its deletion recorded now (the answer names it); the import
     // workflow's teardown runs it, as its nested execution (one operation per service).

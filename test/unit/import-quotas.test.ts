@@ -6,7 +6,14 @@ import { planJob } from '#domain/import-planning.ts';
 import { completePlan, planWithNames } from '#domain/import-plans.ts';
 import { ImportInputError, type ImportPlan } from '#domain/import-sources.ts';
 import { fail, publicTaskError, runImportStep } from '#domain/import-steps.ts';
-import { cancelJob, type ImportUploads, previewJob, retryImport, retryJob } from '#domain/imports.ts';
+import {
+  cancelJob,
+  type ImportUploads,
+  previewJob,
+  retryImport,
+  retryJob,
+  rollbackJob,
+} from '#domain/imports.ts';
 import {
   discoveryOf,
   engine,
@@ -742,5 +749,54 @@ describe('names first, clashes early (ADR 0126)', () => {
       layers: [{ source_layer: 'a', public_id: 'a2', enabled: true, public: false }],
     });
     expect(replanned).toMatchObject({ status: 'failed', reload: true });
+  });
+});
+
+describe('rollbackImport reads beside its transition (issue #27)', () => {
+  it("reads the import's service while the transition is written", async () => {
+    const repo = new MemoryImports();
+    const serviceId = '0b0e6a4c-55d5-4d56-9a3f-3f1c0d2b8a11';
+    const j = job({ status: 'published', service_id: serviceId, completed_at: new Date().toISOString() });
+    await repo.create(j);
+    const round = barrier(2);
+    const save = repo.save.bind(repo);
+    repo.save = async (previous, next, quota) => {
+      await round.wait();
+      return save(previous, next, quota);
+    };
+    const asked: string[] = [];
+    const services = {
+      findById: async (_ws: string, id: string) => {
+        asked.push(id);
+        await round.wait();
+        return undefined;
+      },
+    };
+
+    const rolled = await rollbackJob(
+      { repo, starter, services, deletions: {} } as never,
+      { id: WS } as never,
+      j,
+      'u',
+    );
+
+    expect(rolled).toMatchObject({ status: 'rolling_back', phase: 'rollback' });
+    expect(asked).toEqual([serviceId]);
+    expect(round.started()).toBe(2);
+  }, 2_000);
+
+  it("a refused transition answers its refusal, and the unused read's failure goes nowhere", async () => {
+    const repo = new MemoryImports();
+    const j = job({ status: 'publishing', service_id: '0b0e6a4c-55d5-4d56-9a3f-3f1c0d2b8a11' });
+    await repo.create(j);
+    const services = {
+      findById: async () => {
+        throw new Error('the table is unreachable');
+      },
+    };
+    await expect(
+      rollbackJob({ repo, starter, services, deletions: {} } as never, { id: WS } as never, j, 'u'),
+    ).rejects.toThrow(/rollback/);
+    expect((await repo.find(WS, j.id))?.status).toBe('publishing');
   });
 });
