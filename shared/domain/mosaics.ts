@@ -309,10 +309,22 @@ export async function requireGranule(
   { service, granule: granuleId }: GranuleCommand,
 ) {
   const mosaic = requireMosaic(service);
-  const state = await repo.state(mosaic.workspace_id, mosaic.id);
-  const granule = await repo.findGranule(mosaic.workspace_id, mosaic.id, granuleId.toLowerCase());
+  const { state, granule } = await stateAndGranule(repo, mosaic, granuleId.toLowerCase());
   if (!granule || !isActive(granule, state.generation)) throw granuleNotFound(granuleId);
   return granule;
+}
+
+/**
+ * The mosaic's committed generation and a granule, read together (ADR 0154): neither read needs
+ * the other. Two strongly consistent reads are no snapshot, read in turn or together: what is
+ * decided from them commits conditioned on the generation read (ADR 0060).
+ */
+async function stateAndGranule(repo: MosaicRepository, mosaic: Service, granuleId: string) {
+  const [state, granule] = await Promise.all([
+    repo.state(mosaic.workspace_id, mosaic.id),
+    repo.findGranule(mosaic.workspace_id, mosaic.id, granuleId),
+  ]);
+  return { state, granule };
 }
 
 /** What a use case on one granule is asked: the mosaic the request resolved and the `{granule}` of the path. */
@@ -333,8 +345,7 @@ export async function removeGranule(
   const mosaic = requireMosaic(service);
   const id = granuleId.toLowerCase();
   for (let attempt = 0; attempt < MAX_COMMIT_ATTEMPTS; attempt++) {
-    const state = await repo.state(mosaic.workspace_id, mosaic.id);
-    const granule = await repo.findGranule(mosaic.workspace_id, mosaic.id, id);
+    const { state, granule } = await stateAndGranule(repo, mosaic, id);
     if (!granule || !isActive(granule, state.generation)) throw granuleNotFound(granuleId);
     // A granule record never changes while active: its ETag is "1" (ADR 0087).
     checkVersion({ version: IMMUTABLE_VERSION }, ifMatch);
