@@ -5,6 +5,7 @@ import type { Principal } from '#auth/principal.ts';
 import type { ClaimMappingRepository } from '#domain/claim-mappings.ts';
 import { dictionary } from '#domain/dictionary.ts';
 import type { Workspace, WorkspaceRepository } from '#domain/workspaces.ts';
+import { barrier } from '../support/barrier.ts';
 
 /* getAuthMe's workspaces (and login's and refreshSession's answers): read together, kept in order. */
 
@@ -23,16 +24,10 @@ describe('describePrincipal', () => {
     const ids: string[] = Array.from({ length: 5 }, () => randomUUID());
     // Each read waits until all five have started: reads made one after the other never get
     // there (the first waits for ever), so the test times out.
-    let started = 0;
-    let release: () => void = () => undefined;
-    const all = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const round = barrier(ids.length);
     const workspaces = {
       findById: async (id: string) => {
-        started += 1;
-        if (started === ids.length) release();
-        await all;
+        await round.wait();
         // The later ones answer first: the order must still be the roles'.
         await new Promise((resolve) => setTimeout(resolve, 10 * (ids.length - ids.indexOf(id))));
         return workspace(id, `ws-${ids.indexOf(id)}`);
@@ -45,7 +40,7 @@ describe('describePrincipal', () => {
       { principal: principalWith(Object.fromEntries(ids.map((id) => [id, 'viewer']))) },
     );
 
-    expect(started).toBe(ids.length);
+    expect(round.started()).toBe(ids.length);
     expect(me.workspaces).toEqual(ids.map((id, i) => ({ id, name: `ws-${i}`, role: 'viewer' })));
   }, 2_000);
 

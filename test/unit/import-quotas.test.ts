@@ -14,6 +14,7 @@ import {
   retryJob,
   rollbackJob,
 } from '#domain/imports.ts';
+import { barrier } from '../support/barrier.ts';
 import {
   discoveryOf,
   engine,
@@ -135,26 +136,6 @@ describe('setImportPlan and retryJob reserve the plan against the limits (ADR 01
     expect(repo.used).toEqual({ rows: 60, bytes: 1000 });
   });
 });
-
-/**
- * A barrier for `expected` calls: each waits until all have started, so calls made one after the
- * other never get there (the first waits for ever) and the test times out.
- */
-function barrier(expected: number) {
-  let started = 0;
-  let release: () => void = () => undefined;
-  const all = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  return {
-    started: () => started,
-    async wait() {
-      started += 1;
-      if (started === expected) release();
-      await all;
-    },
-  };
-}
 
 describe('the quota read rides with the other reads (issue #27)', () => {
   it("retryImport reads the job and the workspace's usage in one round", async () => {
@@ -545,15 +526,9 @@ describe('names first, clashes early (ADR 0126)', () => {
     // Each lookup waits until every lookup of the round has started: lookups made one after the
     // other would never get there (the first would wait for ever), so the test times out.
     const expected = 4;
-    let started = 0;
-    let release: () => void = () => undefined;
-    const all = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const round = barrier(expected);
     const lookup = async () => {
-      started += 1;
-      if (started === expected) release();
-      await all;
+      await round.wait();
       return undefined;
     };
     const deps = {
@@ -561,7 +536,7 @@ describe('names first, clashes early (ADR 0126)', () => {
       services: { findByName: lookup },
     };
     expect(await findClashes(deps, WS, planOf('a', 'b', 'c'), 'svc')).toEqual([]);
-    expect(started).toBe(expected);
+    expect(round.started()).toBe(expected);
   }, 2_000);
 
   it('keeps the round bounded: a plan of 40 layers has at most 16 public ids and the service name in flight', async () => {

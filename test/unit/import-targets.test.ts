@@ -5,6 +5,7 @@ import type { Discovery, SourceLayer } from '#domain/import-sources.ts';
 import { outcomeNote, resolveTargets, type TargetLookups, targetLayerPlan } from '#domain/import-targets.ts';
 import type { Layer } from '#domain/layers.ts';
 import { layerEntries } from '../../cli/commands/import.ts';
+import { barrier } from '../support/barrier.ts';
 
 const hex = '0123456789abcdef0123456789abcdef';
 const ownerId = '01234567-89ab-cdef-0123-456789abcdef';
@@ -193,23 +194,6 @@ describe('resolveTargets (ADR 0127)', () => {
     await expect(refused).rejects.toThrow(/layers\[0\] already targets layer 'points'/);
   });
 });
-
-/** Each of `expected` calls waits until all have started: calls made in turn never get there. */
-function barrier(expected: number) {
-  let started = 0;
-  let release: () => void = () => undefined;
-  const all = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  return {
-    started: () => started,
-    async wait() {
-      started += 1;
-      if (started === expected) release();
-      await all;
-    },
-  };
-}
 
 describe("a plan's targets are looked up together (issue #27)", () => {
   const three: Discovery = {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { NotFoundError } from '#domain/errors.ts';
 import { type Granule, type MosaicRepository, removeGranule, requireGranule } from '#domain/mosaics.ts';
 import type { Service } from '#domain/services.ts';
+import { barrier } from '../support/barrier.ts';
 
 /*
  * getMosaicGranule and deleteMosaicGranule read the mosaic's generation and the granule together
@@ -18,21 +19,8 @@ const service = {
   status: 'active',
 } as unknown as Service;
 
-function together() {
-  let started = 0;
-  let open: () => void = () => undefined;
-  const both = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  return async () => {
-    started += 1;
-    if (started === 2) open();
-    await both;
-  };
-}
-
 function repoWith(granule: Granule | undefined, generation: number, commits: string[]) {
-  const meet = together();
+  const { wait: meet } = barrier(2);
   return {
     state: async () => {
       await meet();

@@ -5,6 +5,7 @@ import type { ApiKeyCredential, ApiKeyRepository } from '#domain/api-keys.ts';
 import type { ClaimMappingRepository } from '#domain/claim-mappings.ts';
 import type { Session, SessionRepository } from '#domain/sessions.ts';
 import type { Workspace, WorkspaceRepository } from '#domain/workspaces.ts';
+import { barrier } from '../support/barrier.ts';
 
 /*
  * login and refreshSession (ADR 0109) store the session while the answer's reads go out (ADR 0154):
@@ -13,22 +14,6 @@ import type { Workspace, WorkspaceRepository } from '#domain/workspaces.ts';
  */
 
 const KEY = `gpk_${'A'.repeat(43)}`;
-
-/** Resolves when `started()` has been called `n` times. */
-function barrier(n: number) {
-  let count = 0;
-  let open: () => void = () => undefined;
-  const all = new Promise<void>((resolve) => {
-    open = resolve;
-  });
-  return {
-    async started() {
-      count += 1;
-      if (count === n) open();
-      await all;
-    },
-  };
-}
 
 function deps(workspaceId: string, meet: () => Promise<void>, log: string[]): SessionRequestDeps {
   const credential: ApiKeyCredential = {
@@ -69,7 +54,7 @@ describe('session requests', () => {
     const workspaceId = randomUUID();
     const log: string[] = [];
     const both = barrier(2);
-    const { issued, me } = await signIn(deps(workspaceId, both.started, log), {
+    const { issued, me } = await signIn(deps(workspaceId, both.wait, log), {
       token: KEY,
       sourceIp: '192.0.2.1',
     });
@@ -92,7 +77,7 @@ describe('session requests', () => {
     const workspaceId = randomUUID();
     const log: string[] = [];
     const both = barrier(2);
-    const d = deps(workspaceId, both.started, log);
+    const d = deps(workspaceId, both.wait, log);
     const now = Date.now();
     const current = {
       session_id: randomUUID(),

@@ -17,6 +17,7 @@ import {
   tileMatrixSetsNamed,
   validateDefinition,
 } from '#domain/tile-matrix-sets.ts';
+import { barrier } from '../support/barrier.ts';
 
 describe('tile matrix sets', () => {
   it('ships built-ins that pass their own schema and validation', () => {
@@ -95,16 +96,10 @@ describe('tileMatrixSetsNamed (issue #27)', () => {
   it("reads the custom sets a workspace names in one round and keeps the settings' order", async () => {
     const ids = ['custom-a', 'WebMercatorQuad', 'custom-b', 'custom-c'];
     // Each read waits until the three custom reads have started: reads made in turn never get there.
-    let started = 0;
-    let release: () => void = () => undefined;
-    const all = new Promise<void>((resolve) => {
-      release = resolve;
-    });
+    const round = barrier(3);
     const repo = {
       find: async (id: string) => {
-        started += 1;
-        if (started === 3) release();
-        await all;
+        await round.wait();
         // The later ones answer first; the order must still be the settings'.
         await new Promise((resolve) => setTimeout(resolve, id === 'custom-a' ? 20 : 1));
         return id === 'custom-b' ? undefined : ({ id, built_in: false } as TileMatrixSetRecord);
@@ -113,7 +108,7 @@ describe('tileMatrixSetsNamed (issue #27)', () => {
 
     const sets = await tileMatrixSetsNamed(repo, ids);
 
-    expect(started).toBe(3);
+    expect(round.started()).toBe(3);
     expect(sets.map((s) => s.id)).toEqual(['custom-a', 'WebMercatorQuad', 'custom-c']);
   }, 2_000);
 });
