@@ -41,6 +41,7 @@ import {
   type RealPostgis,
   startRealPostgis,
 } from '../support/real-postgres.ts';
+import { sentQueries } from '../support/sent-queries.ts';
 
 // The import database (ADR 0085) against the embedded PostGIS and, when GEOPLANE_TEST_POSTGRES_URL
 // is set, a real PostgreSQL + PostGIS: the same suite, the loader and serving logins of each.
@@ -203,13 +204,7 @@ function importSuite(target: () => ImportTarget): void {
   it('opens each transaction in one round trip, its timeouts, UTC and no JIT set with BEGIN', async () => {
     const client = await connect(target().importer);
     try {
-      const sent: string[] = [];
-      const original = client.query.bind(client) as (...args: unknown[]) => unknown;
-      (client as { query: unknown }).query = (...args: unknown[]) => {
-        const config = args[0] as string | { text: string };
-        sent.push(typeof config === 'string' ? config : config.text);
-        return original(...args);
-      };
+      const { sent } = sentQueries(client);
       const c = new ImportConnection(client);
       const inside = await c.tx(4_321, async () => {
         const { rows } = await c.query<Record<string, string>>(

@@ -7,6 +7,7 @@ import { readOnly } from '#datasources/postgis-sessions.ts';
 import { checkIdColumn, describeSql } from '#datasources/postgis-sql-views.ts';
 import { RuleViolationError, UnavailableError } from '#domain/errors.ts';
 import { freePort } from './ports.ts';
+import { sentQueries } from './sent-queries.ts';
 
 /**
  * A server the PostGIS adapter suite runs against: the embedded PostGIS (PGlite, ADR 0030) or a
@@ -401,20 +402,14 @@ export function postgisAdapterSuite(target: () => PostgisTarget): void {
       try {
         const conn = { ...t.demo, schemas: [odd, 'public'] };
         const { client, release } = await checkout(conn, Date.now() + 5_000);
-        const sent: string[] = [];
-        const original = client.query.bind(client) as (...args: unknown[]) => unknown;
-        (client as { query: unknown }).query = (...args: unknown[]) => {
-          const config = args[0] as string | { text: string };
-          sent.push(typeof config === 'string' ? config : config.text);
-          return original(...args);
-        };
+        const { sent, restore } = sentQueries(client);
         const path = await readOnly(
           conn,
           2_000,
           async (query) => (await query<{ search_path: string }>('SHOW search_path')).rows[0]?.search_path,
           Promise.resolve({ client, release }),
         );
-        (client as { query: unknown }).query = original;
+        restore();
         // BEGIN with the settings, the work's statement, ROLLBACK: three round trips for one statement.
         expect(sent).toHaveLength(3);
         expect(sent[0]).toMatch(/^BEGIN READ ONLY;/);
