@@ -77,6 +77,13 @@ export interface Operation<
   resolvesDeletingWorkspace?: true;
   /** `{service}` also resolves a service being deleted (deleteService answers with its deletion). */
   resolvesDeletingService?: true;
+  /**
+   * A change that uses `{service}` only to name what it changes: it neither connects with the
+   * service's password nor writes the service item. It takes the service the authorizer read for
+   * this very request (ADR 0099), as reads do, instead of reading it again; the store refuses to
+   * write a service whose password was withheld.
+   */
+  takesCarriedService?: true;
   /** Workflows it starts: CDK grants `states:StartExecution` on that state machine only. */
   starts?: readonly ('deletion' | 'import' | 'harvest' | 'tileCache')[];
   /** The import upload store: presign a form POST, look at an upload, delete one (S3 on AWS). */

@@ -446,8 +446,9 @@ function absent(input: object, name: string, op: Operation): void {
  * a role learns nothing of services) and after an idempotent replay (which answers as the first
  * request did, whatever happened to the service since): 404 `service_not_found` unless it is
  * active, or being deleted on operations that resolve such a service (deleteService). A read takes
- * the service the authorizer carried for this very parameter and workspace (ADR 0099); a change
- * reads it afresh, with its sealed password and its current version.
+ * the service the authorizer carried for this very parameter and workspace (ADR 0099), and so does
+ * a change that only names it (`takesCarriedService`); any other change reads it afresh, with its
+ * sealed password and its current version.
  */
 function serviceAccess(op: Operation, accessPorts: () => AccessPorts): Middleware {
   return {
@@ -465,7 +466,7 @@ function serviceAccess(op: Operation, accessPorts: () => AccessPorts): Middlewar
         input.workspace.id,
         serviceParam,
         op.resolvesDeletingService === true,
-        op.method === 'GET' ? state.knownService : undefined,
+        op.method === 'GET' || op.takesCarriedService ? state.knownService : undefined,
       );
     },
   };

@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import type { PostgisConnectionInfo } from '#domain/datasource.ts';
 import { AlreadyExistsError, NotFoundError } from '#domain/errors.ts';
 import type { Page } from '#domain/page.ts';
-import type { Service, ServiceRepository } from '#domain/services.ts';
+import { type Service, type ServiceRepository, WITHHELD_SECRET } from '#domain/services.ts';
 import { decoder, text } from './decode.ts';
 import { DynamoRepository, queryPrefixPage } from './items.ts';
 import { entities, keys } from './keys.ts';
@@ -93,6 +93,10 @@ export class DynamoServiceRepository extends DynamoRepository implements Service
   }
 
   async update(previous: Service, next: Service): Promise<void> {
+    // A service the authorizer carried has its password withheld (ADR 0099): never written back.
+    if (next.password_enc === WITHHELD_SECRET) {
+      throw new Error('a service read without its secret was about to be written');
+    }
     const renamed = previous.name !== next.name;
     const concurrent = concurrentModification('The service');
     await transact(

@@ -11,7 +11,8 @@ import type {
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiKey } from '#domain/api-keys.ts';
-import type { Service } from '#domain/services.ts';
+import type { Layer } from '#domain/layers.ts';
+import { type Service, WITHHELD_SECRET } from '#domain/services.ts';
 import type { Workspace } from '#domain/workspaces.ts';
 import { hostDynamo, serviceRecord, useHostStore } from '../support/store.ts';
 
@@ -98,7 +99,7 @@ beforeAll(async () => {
   const auth = (await import('../../functions/authorizer/index.ts')).handler;
   authorizer = (event) => withDataAccess('authorizer', authorizerDataAccess, () => auth(event));
   handlers = {};
-  for (const operationId of ['getWorkspace', 'listLayers', 'getService', 'listServices']) {
+  for (const operationId of ['getWorkspace', 'listLayers', 'getService', 'listServices', 'deleteLayer']) {
     const op = routes.find((r) => r.operationId === operationId);
     if (!op) throw new Error(operationId);
     const fn = (await import(`../../${op.handler}`)).handler as Handler<
@@ -146,14 +147,15 @@ async function request(
   path: string,
   params: Record<string, string>,
   headers: Record<string, string>,
+  method = 'GET',
 ) {
   sent.length = 0;
   const authEvent = {
     type: 'REQUEST',
-    methodArn: `arn:aws:execute-api:local:000000000000:local/v1/GET${path}`,
+    methodArn: `arn:aws:execute-api:local:000000000000:local/v1/${method}${path}`,
     resource: path,
     path,
-    httpMethod: 'GET',
+    httpMethod: method,
     headers,
     multiValueHeaders: {},
     pathParameters: params,
@@ -176,7 +178,7 @@ async function request(
   sent.length = 0;
   const event: APIGatewayProxyEvent = {
     ...structuredClone(fixture),
-    httpMethod: 'GET',
+    httpMethod: method,
     path,
     resource: path,
     body: null,
@@ -184,7 +186,7 @@ async function request(
     pathParameters: params,
     requestContext: {
       ...structuredClone(fixture.requestContext),
-      httpMethod: 'GET',
+      httpMethod: method,
       authorizer: { ...result.context, principalId: result.principalId },
     },
   };
@@ -428,5 +430,81 @@ describe('round trips of a read after authentication (ADR 0099)', () => {
     expect(r.status).toBe(200);
     expect(r.authorizer).toEqual(['BatchGetItemCommand']);
     expect(r.handler).toEqual(['QueryCommand']);
+  });
+});
+
+describe('a change that only names its service takes the one the authorizer read (ADR 0099)', () => {
+  /** A workspace with a service, a layer of it and an editor's API key. */
+  async function withLayer() {
+    const { ws, service } = await fixtureWorkspace();
+    const { secret } = await apiKeys.createApiKey(
+      { keys: repos.apiKeyRepository() },
+      { workspaceId: ws.id, body: { name: 'editor', role_id: 'editor' } },
+    );
+    const ts = new Date().toISOString();
+    const layer: Layer = {
+      id: randomUUID(),
+      workspace_id: ws.id,
+      service_id: service.id,
+      source_layer: 'public.roads',
+      public_id: name(),
+      title: 'Roads',
+      crs_default: 4326,
+      enabled: false,
+      public: false,
+      allowed_roles: [],
+      dimensions: [],
+      is_sql_view: false,
+      version: 1,
+      created_at: ts,
+      updated_at: ts,
+    };
+    await repos.layerRepository().create(layer);
+    return { ws, service, layer, secret };
+  }
+
+  it("deleteLayer: the authorizer's BatchGetItem, then only the layer and the deletion", async () => {
+    const { ws, service, layer, secret } = await withLayer();
+    const path = `/api/v1/workspaces/${ws.id}/services/${service.id}/layers/${layer.id}`;
+    const r = await request(
+      'deleteLayer',
+      path,
+      { workspace: ws.id, service: service.id, layer: layer.id },
+      { 'X-API-Key': secret },
+      'DELETE',
+    );
+    expect(r.status).toBe(204);
+    expect(r.authorizer).toEqual(['BatchGetItemCommand']);
+    // The layer read and the transaction: the service is not read again.
+    expect(r.handler).toEqual(['GetItemCommand', 'TransactWriteItemsCommand']);
+    expect(await repos.layerRepository().find(ws.id, service.id, layer.id)).toBeUndefined();
+  });
+
+  it("deleteLayer of a service that does not exist: 404 from the authorizer's read alone", async () => {
+    const { ws, layer, secret } = await withLayer();
+    const missing = randomUUID();
+    const r = await request(
+      'deleteLayer',
+      `/api/v1/workspaces/${ws.id}/services/${missing}/layers/${layer.id}`,
+      { workspace: ws.id, service: missing, layer: layer.id },
+      { 'X-API-Key': secret },
+      'DELETE',
+    );
+    expect(r.status).toBe(404);
+    expect(r.body?.reason).toBe('service_not_found');
+    // No read of the service: only the refusal's tally is written (ADR 0109).
+    expect(r.handler).toEqual(['TransactWriteItemsCommand']);
+  });
+
+  it('the store never writes back a service whose password was withheld', async () => {
+    const { service } = await fixtureWorkspace();
+    const carried = { ...service, password_enc: WITHHELD_SECRET };
+    await expect(
+      repos
+        .serviceRepository()
+        .update(carried, { ...carried, name: `${service.name}-2`, version: 2 } as Service),
+    ).rejects.toThrow(/without its secret/);
+    const stored = await repos.serviceRepository().findById(service.workspace_id, service.id);
+    expect(stored?.password_enc).toBe(service.password_enc);
   });
 });

@@ -13,7 +13,8 @@ import { ok } from '#http/responses.ts';
 /**
  * `{service}` is resolved by the middleware stack, as `{workspace}` is (issue #28): the handler
  * gets `service`; a missing or deleted one is 404 before the handler runs; reads take the service
- * the authorizer carried, changes read it afresh; deleteService also resolves one being deleted.
+ * the authorizer carried, and so do changes that only name it; other changes read it afresh;
+ * deleteService also resolves one being deleted.
  */
 
 const fixture = JSON.parse(
@@ -160,6 +161,26 @@ describe('{service} in the middleware stack', () => {
     expect(reads).toEqual([]);
     const change = await seeing(operation('DELETE')).handler(event('DELETE', 'roads-db', carried), context);
     expect(body(change)).toMatchObject({ name: 'roads-db', version: 4, password: 'sealed' });
+    expect(reads).toContain('name:roads-db');
+  });
+
+  it('a change that only names its service (takesCarriedService) takes the carried one too', async () => {
+    const carried = targetContext({
+      workspace: { idOrName: WS, workspace },
+      service: {
+        idOrName: 'roads-db',
+        workspaceId: WS,
+        service: { ...serviceOf('0190a6b2-0000-7000-8000-0000000000aa', 'roads-db'), version: 3 },
+      },
+    });
+    const naming = seeing(operation('DELETE', { takesCarriedService: true }));
+    const change = await naming.handler(event('DELETE', 'roads-db', carried), context);
+    expect(body(change)).toMatchObject({ name: 'roads-db', version: 3 });
+    expect(body(change).password).not.toBe('sealed');
+    expect(reads).toEqual([]);
+    // Without the authorizer's record (too large to carry, or none): read as any change.
+    const uncarried = await naming.handler(event('DELETE', 'roads-db'), context);
+    expect(body(uncarried)).toMatchObject({ name: 'roads-db', password: 'sealed' });
     expect(reads).toContain('name:roads-db');
   });
 

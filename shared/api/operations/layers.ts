@@ -194,6 +194,7 @@ export const deleteLayer = /* @__PURE__ */ shakable(() =>
     method: 'DELETE',
     path: '/api/v1/workspaces/{workspace}/services/{service}/layers/{layer}',
     handler: 'functions/layers/delete-layer.ts',
+    takesCarriedService: true,
     permission: 'write',
     summary: 'Delete a layer (409 while a layer group contains it). Honours If-Match.',
     tags: ['layers'],

@@ -152,6 +152,7 @@ export const deleteMosaicGranule = /* @__PURE__ */ shakable(() =>
     method: 'DELETE',
     path: '/api/v1/workspaces/{workspace}/services/{service}/mosaic/granules/{granule}',
     handler: 'functions/mosaics/delete-mosaic-granule.ts',
+    takesCarriedService: true,
     permission: 'write',
     summary: 'Remove a granule by committing a new atomic generation of the mosaic',
     description:
@@ -316,6 +317,7 @@ export const cancelMosaicHarvestJob = /* @__PURE__ */ shakable(() =>
     method: 'DELETE',
     path: '/api/v1/workspaces/{workspace}/services/{service}/mosaic/harvest-jobs/{job}',
     handler: 'functions/mosaics/cancel-mosaic-harvest-job.ts',
+    takesCarriedService: true,
     permission: 'write',
     summary: 'Cancel a queued or running harvest job; the granules it already added stay',
     description:
