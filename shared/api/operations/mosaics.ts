@@ -62,6 +62,7 @@ export const harvestMosaicGranules = /* @__PURE__ */ shakable(() =>
     method: 'POST',
     path: '/api/v1/workspaces/{workspace}/services/{service}/mosaic/harvest',
     handler: 'functions/mosaics/harvest-mosaic-granules.ts',
+    takesCarriedService: true,
     permission: 'write',
     summary: 'Read GeoTIFF/COG headers under the root and add them as one new generation',
     description:
@@ -238,6 +239,7 @@ export const createMosaicHarvestJob = /* @__PURE__ */ shakable(() =>
     method: 'POST',
     path: '/api/v1/workspaces/{workspace}/services/{service}/mosaic/harvest-jobs',
     handler: 'functions/mosaics/create-mosaic-harvest-job.ts',
+    takesCarriedService: true,
     permission: 'write',
     summary: 'Harvest every GeoTIFF/COG under the root as a job, in chunks, with progress',
     description:
