@@ -11,10 +11,9 @@ import type {
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiKey } from '#domain/api-keys.ts';
-import type { Layer } from '#domain/layers.ts';
 import { type Service, WITHHELD_SECRET } from '#domain/services.ts';
 import type { Workspace } from '#domain/workspaces.ts';
-import { hostDynamo, serviceRecord, useHostStore } from '../support/store.ts';
+import { hostDynamo, layerRecord, serviceRecord, useHostStore } from '../support/store.ts';
 
 // How many DynamoDB round trips a read makes after authentication (ADR 0099): the authorizer and
 // the handler run in-process against the run's DynamoDB Local, every command the store sends is
@@ -441,24 +440,7 @@ describe('a change that only names its service takes the one the authorizer read
       { keys: repos.apiKeyRepository() },
       { workspaceId: ws.id, body: { name: 'editor', role_id: 'editor' } },
     );
-    const ts = new Date().toISOString();
-    const layer: Layer = {
-      id: randomUUID(),
-      workspace_id: ws.id,
-      service_id: service.id,
-      source_layer: 'public.roads',
-      public_id: name(),
-      title: 'Roads',
-      crs_default: 4326,
-      enabled: false,
-      public: false,
-      allowed_roles: [],
-      dimensions: [],
-      is_sql_view: false,
-      version: 1,
-      created_at: ts,
-      updated_at: ts,
-    };
+    const layer = layerRecord(service, name(), { title: 'Roads' });
     await repos.layerRepository().create(layer);
     return { ws, service, layer, secret };
   }

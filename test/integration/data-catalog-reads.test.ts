@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DataCatalog } from '#domain/data-plane.ts';
-import type { Layer } from '#domain/layers.ts';
 import type { Service } from '#domain/services.ts';
-import { hostDynamo, serviceRecord, useHostStore } from '../support/store.ts';
+import { hostDynamo, layerRecord, serviceRecord, useHostStore } from '../support/store.ts';
 
 // The data plane's collection read (ADR 0123) against the run's DynamoDB Local: every DynamoDB
 // command the store sends is counted. A collection read again by the same catalog costs one
@@ -41,26 +40,9 @@ beforeAll(async () => {
     ).id;
 });
 
-function layerOf(service: Service, publicId: string): Layer {
-  const ts = new Date().toISOString();
-  return {
-    id: randomUUID(),
-    workspace_id: service.workspace_id,
-    service_id: service.id,
-    source_layer: `public.${publicId.replace(/-/g, '_')}`,
-    public_id: publicId,
-    title: publicId,
-    crs_default: 4326,
-    enabled: true,
-    public: true,
-    allowed_roles: [],
-    dimensions: [],
-    is_sql_view: false,
-    version: 1,
-    created_at: ts,
-    updated_at: ts,
-  };
-}
+/** A published layer of `service`. */
+const layerOf = (service: Service, publicId: string) =>
+  layerRecord(service, publicId, { enabled: true, public: true });
 
 /** The collection as the catalog reads it, and the commands that read it. */
 async function read(workspaceId: string, publicId: string) {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Layer } from '#domain/layers.ts';
-import { hostDynamo, useHostStore } from '../support/store.ts';
+import { hostDynamo, layerRecord, useHostStore } from '../support/store.ts';
 
 // listWorkspaceLayers' store query (ADR 0130) against the run's DynamoDB Local: a filtered page
 // reads at most its budget, may come back short or empty with a cursor, and following the cursors
@@ -24,24 +24,16 @@ beforeAll(async () => {
 async function workspaceOf(n: number): Promise<{ workspaceId: string; layers: Layer[] }> {
   const workspaceId = randomUUID();
   const services = [randomUUID(), randomUUID(), randomUUID()];
-  const ts = new Date().toISOString();
-  const layers: Layer[] = Array.from({ length: n }, (_, i) => ({
-    id: randomUUID(),
-    workspace_id: workspaceId,
-    service_id: services[i % 3] as string,
-    source_layer: `t${i}`,
-    public_id: `layer-${String(i).padStart(3, '0')}`,
-    title: i % 4 === 0 ? `Road ${i}` : `Other ${i}`,
-    crs_default: 4326,
-    enabled: false,
-    public: false,
-    allowed_roles: [],
-    dimensions: [],
-    is_sql_view: false,
-    version: 1,
-    created_at: ts,
-    updated_at: ts,
-  }));
+  const layers: Layer[] = Array.from({ length: n }, (_, i) =>
+    layerRecord(
+      { id: services[i % 3] as string, workspace_id: workspaceId },
+      `layer-${String(i).padStart(3, '0')}`,
+      {
+        source_layer: `t${i}`,
+        title: i % 4 === 0 ? `Road ${i}` : `Other ${i}`,
+      },
+    ),
+  );
   for (const l of layers) {
     await client.send(
       new PutCommand({

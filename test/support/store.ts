@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { CreateTableCommand, DeleteTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { inject } from 'vitest';
+import type { Layer } from '#domain/layers.ts';
 import type { Service } from '#domain/services.ts';
 
 /**
@@ -49,6 +50,36 @@ export function serviceRecord(workspaceId: string, name: string): Service {
     version: 1,
     created_at: ts,
     updated_at: ts,
+  };
+}
+
+/**
+ * A draft table layer of `service` as the store keeps it (private, not enabled), for tests that
+ * write it through the repository or straight to the table; `fields` change any of it.
+ */
+export function layerRecord(
+  service: Pick<Service, 'id' | 'workspace_id'>,
+  publicId: string,
+  fields: Partial<Layer> = {},
+): Layer {
+  const ts = new Date().toISOString();
+  return {
+    id: randomUUID(),
+    workspace_id: service.workspace_id,
+    service_id: service.id,
+    source_layer: `public.${publicId.replace(/[^a-z0-9_]/gi, '_')}`,
+    public_id: publicId,
+    title: publicId,
+    crs_default: 4326,
+    enabled: false,
+    public: false,
+    allowed_roles: [],
+    dimensions: [],
+    is_sql_view: false,
+    version: 1,
+    created_at: ts,
+    updated_at: ts,
+    ...fields,
   };
 }
 
