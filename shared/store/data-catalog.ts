@@ -15,25 +15,24 @@ import { type Key, keys } from './keys.ts';
 import { type DynamoLayerRepository, toLayer } from './layers-repository.ts';
 import { toService } from './services-repository.ts';
 
+type Item = Record<string, unknown>;
+
+/** The item of `key` among `items`. */
+const itemAt = (items: readonly Item[], key: Key): Item | undefined =>
+  items.find((i) => i.PK === key.PK && i.SK === key.SK);
+
 /** The keys of a workspace's two protocol settings documents. */
 function settingsKeys(workspaceId: string) {
   return [keys.settings(workspaceId, 'ogcapi'), keys.settings(workspaceId, 'ogc-tiles')];
 }
 
 /** The stored protocol settings among `items` (a document absent: the workspace has the defaults). */
-function settingsOf(workspaceId: string, items: readonly Record<string, unknown>[]): StoredSettings {
-  const document = (kind: string) =>
-    items.find((i) => i.SK === keys.settings(workspaceId, kind).SK)?.document as unknown;
+function settingsOf(workspaceId: string, items: readonly Item[]): StoredSettings {
+  const document = (kind: string) => itemAt(items, keys.settings(workspaceId, kind))?.document as unknown;
   const ogcapi = document('ogcapi') as OGCAPISettings | undefined;
   const tiles = document('ogc-tiles') as OGCTilesSettings | undefined;
   return { ...(ogcapi ? { ogcapi } : {}), ...(tiles ? { tiles } : {}) };
 }
-
-type Item = Record<string, unknown>;
-
-/** The item of `key` among `items`. */
-const itemAt = (items: readonly Item[], key: Key): Item | undefined =>
-  items.find((i) => i.PK === key.PK && i.SK === key.SK);
 
 /** Collections whose public id marker pointed at a layer, kept (oldest dropped first) at most. */
 const MAX_TARGETS = 1024;

@@ -117,6 +117,17 @@ beforeEach(() => {
   reads = [];
 });
 
+/** The authorizer's context carrying roads-db at version 3 (the store holds it at version 4). */
+const carriedRoadsDb = () =>
+  targetContext({
+    workspace: { idOrName: WS, workspace },
+    service: {
+      idOrName: 'roads-db',
+      workspaceId: WS,
+      service: { ...serviceOf('0190a6b2-0000-7000-8000-0000000000aa', 'roads-db'), version: 3 },
+    },
+  });
+
 describe('{service} in the middleware stack', () => {
   it('gives the handler the service named by id or by name', async () => {
     const { handler } = seeing(operation('GET'));
@@ -147,14 +158,7 @@ describe('{service} in the middleware stack', () => {
   });
 
   it('a read takes the service the authorizer carried; a change reads it afresh', async () => {
-    const carried = targetContext({
-      workspace: { idOrName: WS, workspace },
-      service: {
-        idOrName: 'roads-db',
-        workspaceId: WS,
-        service: { ...serviceOf('0190a6b2-0000-7000-8000-0000000000aa', 'roads-db'), version: 3 },
-      },
-    });
+    const carried = carriedRoadsDb();
     const read = await seeing(operation('GET')).handler(event('GET', 'roads-db', carried), context);
     expect(body(read)).toMatchObject({ name: 'roads-db', version: 3 });
     expect(body(read).password).not.toBe('sealed');
@@ -165,14 +169,7 @@ describe('{service} in the middleware stack', () => {
   });
 
   it('a change that only names its service (takesCarriedService) takes the carried one too', async () => {
-    const carried = targetContext({
-      workspace: { idOrName: WS, workspace },
-      service: {
-        idOrName: 'roads-db',
-        workspaceId: WS,
-        service: { ...serviceOf('0190a6b2-0000-7000-8000-0000000000aa', 'roads-db'), version: 3 },
-      },
-    });
+    const carried = carriedRoadsDb();
     const naming = seeing(operation('DELETE', { takesCarriedService: true }));
     const change = await naming.handler(event('DELETE', 'roads-db', carried), context);
     expect(body(change)).toMatchObject({ name: 'roads-db', version: 3 });
