@@ -10,6 +10,8 @@ import {
   ImportConnection,
   type ImportDatabaseConfig,
 } from '#datasources/imports/database-connection.ts';
+import { ImportSession } from '#datasources/imports/database-session.ts';
+import { layerTable } from '#datasources/imports/database-staging.ts';
 import { discover, readRows } from '#datasources/imports/formats/index.ts';
 import { certainlyValidParsed } from '#datasources/imports/formats/validity.ts';
 import {
@@ -221,6 +223,41 @@ function importSuite(target: () => ImportTarget): void {
     } finally {
       await client.end();
     }
+  });
+
+  it("readies a new connection for a layer's rows in one statement: whether COPY is taken, and PostGIS loaded for geometries (ADR 0143)", async () => {
+    // Prepare: a layer with geometries and one without, each on a connection of its own
+    const withGeometry = layerTable(layerPlan(points(1, 'ready')), points(1, 'ready').layer);
+    const table = fixture('ready_rows', null, null, { name: 'text' }, [
+      { properties: { name: 'a' }, geometry: null },
+    ]);
+    const withoutGeometry = layerTable(layerPlan(table), table.layer);
+    const ready = async (layer: typeof withGeometry) => {
+      const client = await connect(target().importer);
+      try {
+        const { sent } = sentQueries(client);
+        const host = new ImportDatabase(target().importer);
+        await new ImportSession(client, host).readyForRows(layer);
+        // Asked: the same database answers what the first chunk's write asks, without a statement.
+        const { sent: after } = sentQueries(client);
+        const copy = await host.takesCopy(new ImportSession(client, host));
+        return { sent, copy, after };
+      } finally {
+        await client.end();
+      }
+    };
+
+    // Act
+    const geometries = await ready(withGeometry);
+    const plain = await ready(withoutGeometry);
+
+    // Assess
+    expect(geometries.sent).toHaveLength(1);
+    expect(geometries.sent[0]).toMatch(/version\(\).*postgis_lib_version\(\)/);
+    expect(plain.sent).toHaveLength(1);
+    expect(plain.sent[0]).not.toMatch(/postgis/);
+    expect(geometries.copy).toBe(target().kind === 'postgresql');
+    expect(geometries.after).toEqual([]);
   });
 
   it('creates the import roles: the loader is no superuser and creates no roles; only a NOLOGIN role may', async () => {
@@ -958,6 +995,96 @@ function importSuite(target: () => ImportTarget): void {
       rows: 300,
       srid: 4326,
       geometry_type: 'Point',
+    });
+  });
+
+  it("takes the count, extent and Z of points the loader wrote itself from discovery, without a scan; PostGIS's when the plan reads other CSV columns (ADR 0143)", async () => {
+    // Prepare: points with many decimals as GeoJSON and as CSV (the same values), discovered as
+    // the engine discovers them; a layer whose discovery box is not its points' (nothing scans
+    // it, so its box stays); and the CSV read through other columns than discovery found.
+    const dir = mkdtempSync(join(tmpdir(), 'geoplane-finalize-points-'));
+    const n = 500;
+    const xy = (i: number) => [((i * 7.123456789) % 360) - 180, ((i * 3.987654321) % 180) - 90];
+    const geojson = join(dir, 'found.geojson');
+    const csv = join(dir, 'found.csv');
+    writeFileSync(
+      geojson,
+      JSON.stringify({
+        type: 'FeatureCollection',
+        features: Array.from({ length: n }, (_, i) => ({
+          type: 'Feature',
+          properties: { rank: i },
+          geometry: { type: 'Point', coordinates: xy(i) },
+        })),
+      }),
+    );
+    writeFileSync(
+      csv,
+      `rank,lon,lat,x2,y2\n${Array.from({ length: n }, (_, i) => `${i},${xy(i).join(',')},${i / 10},${-i / 20}`).join('\n')}\n`,
+    );
+    const loadFile = async (path: string, name: string, csvColumns?: LayerPlan['csv']) => {
+      const importId = randomUUID();
+      const discovery = await discover(path, name);
+      const plan = defaultPlan(discovery);
+      const layer = { ...(plan.layers[0] as LayerPlan), ...(csvColumns ? { csv: csvColumns } : {}) };
+      await loadImport({
+        db,
+        importId,
+        plan: { layers: [layer] },
+        discovery,
+        source: { rows: (l, { shape, ...options }) => readRows(path, name, l, shape, options) },
+        budgetMs: 120_000,
+      });
+      const source = discovery.layers[0] as SourceLayer;
+      const result = await db.finalizeLayer(importId, layer, source);
+      const { rows } = await admin().query(
+        `SELECT n, ST_XMin(e) AS min_x, ST_YMin(e) AS min_y, ST_XMax(e) AS max_x, ST_YMax(e) AS max_y
+         FROM (SELECT count(*)::int AS n, ST_Extent(geom) AS e FROM ${db.schemas(importId).staging}.${layer.public_id}) s`,
+      );
+      const found = rows[0] as { n: number; min_x: number; min_y: number; max_x: number; max_y: number };
+      return {
+        source,
+        result,
+        postgis: { rows: found.n, extent: [found.min_x, found.min_y, found.max_x, found.max_y] },
+      };
+    };
+    const boxed = { ...points(300, 'boxed') };
+    boxed.layer = { ...boxed.layer, geometry_dims: 2, bbox: [0, 0, 1, 1] };
+    const scanned = { ...points(300, 'scanned') };
+    scanned.layer = { ...scanned.layer, bbox: [0, 0, 1, 1] };
+
+    // Act
+    let fromGeojson: Awaited<ReturnType<typeof loadFile>>;
+    let fromCsv: Awaited<ReturnType<typeof loadFile>>;
+    let otherColumns: Awaited<ReturnType<typeof loadFile>>;
+    try {
+      fromGeojson = await loadFile(geojson, 'found.geojson');
+      fromCsv = await loadFile(csv, 'found.csv');
+      otherColumns = await loadFile(csv, 'found.csv', { lon: 'x2', lat: 'y2' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const boxedId = randomUUID();
+    const scannedId = randomUUID();
+    await load(boxedId, [boxed], { layers: [layerPlan(boxed)] });
+    await load(scannedId, [scanned], { layers: [layerPlan(scanned)] });
+
+    // Assess: discovery's count and extent are PostGIS's own, to the last bit
+    for (const { source, result, postgis } of [fromGeojson, fromCsv]) {
+      expect(source.geometry_dims).toBe(2);
+      expect(result).toMatchObject({ ...postgis, geometry_type: 'Point', srid: 4326 });
+    }
+    // Other CSV columns: the extent of the points loaded, not of the ones discovery read
+    expect(otherColumns.result).toMatchObject({ rows: n, extent: [0, -(n - 1) / 20, (n - 1) / 10, 0] });
+    expect(otherColumns.result).toMatchObject(otherColumns.postgis);
+    // Not scanned: the box discovery gave stays; scanned (dimension unknown): the points' box
+    expect(await db.finalizeLayer(boxedId, layerPlan(boxed), boxed.layer)).toMatchObject({
+      rows: 300,
+      extent: [0, 0, 1, 1],
+    });
+    expect(await db.finalizeLayer(scannedId, layerPlan(scanned), scanned.layer)).toMatchObject({
+      rows: 300,
+      extent: [-10, 40, -10 + 199 / 10, 40 + 1 / 10],
     });
   });
 

@@ -1,9 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { ImportDatabase } from '#datasources/imports/database.ts';
-import type { Checkpoint } from '#datasources/imports/database-checkpoints.ts';
-import type { ChunkRows } from '#datasources/imports/database-staging.ts';
-import { featureRows, loadImport, type RowSource } from '#datasources/imports/pipeline.ts';
-import type { Discovery, ImportPlan, SourceFeature } from '#domain/import-sources.ts';
+import { loadImport, type RowSource } from '#datasources/imports/pipeline.ts';
+import type { Discovery } from '#domain/import-sources.ts';
+import {
+  pointsDiscovery as discovery,
+  fakeDatabase,
+  IMPORT,
+  pointsPlan as plan,
+  pointSource as source,
+} from '../support/import-pipeline.ts';
 
 /**
  * The loader never stages more than discovery found (ADR 0110): the import reserved the features
@@ -11,82 +16,6 @@ import type { Discovery, ImportPlan, SourceFeature } from '#domain/import-source
  * chunk that would cross is written. The import database is a fake here: what matters is which
  * chunks the loader hands it.
  */
-
-const IMPORT = '0190f7a2-0000-7000-8000-000000000001';
-
-function fakeDatabase() {
-  const written: number[] = [];
-  const empty: Checkpoint = {
-    features: 0,
-    bytes: 0,
-    offset: null,
-    lines: null,
-    finalized: false,
-    misfits: {},
-    result: null,
-  };
-  const session = {
-    checkpoint: async () => ({ ...empty }),
-    prepareLayer: async () => ({ ...empty }),
-    writeChunk: async (_id: string, _table: unknown, from: Checkpoint, rows: ChunkRows, bytes: number) => {
-      written.push(rows.count);
-      return { ...from, features: from.features + rows.count, bytes: Math.max(bytes, from.bytes) };
-    },
-    finalizeLayer: async () => ({
-      rows: 0,
-      invalid: 0,
-      repaired: 0,
-      extent: null,
-      srid: 4326,
-      geometry_type: 'Point',
-    }),
-  };
-  const db = { session: (work: (s: typeof session) => Promise<unknown>) => work(session) };
-  return { db: db as unknown as ImportDatabase, written };
-}
-
-/** `n` point features, 100 bytes of the file each; feature `broken` (1-based) has an unreadable geometry. */
-function source(n: number, bytesEach = 100, broken = 0): RowSource {
-  return featureRows({
-    features(_layer, { skip, onBytes }) {
-      return (async function* () {
-        for (let i = skip; i < n; i++) {
-          onBytes((i + 1) * bytesEach);
-          const coordinates = i + 1 === broken ? ['x', i] : [i, i];
-          yield { properties: { n: i }, geometry: { type: 'Point', coordinates } } as SourceFeature;
-        }
-      })();
-    },
-  });
-}
-
-const plan: ImportPlan = {
-  layers: [
-    {
-      source_layer: 'pts',
-      public_id: 'pts',
-      enabled: true,
-      public: false,
-      fields: [{ source: 'n', target: 'n', include: true }],
-    },
-  ],
-};
-
-const discovery = (features: number, size: number): Discovery => ({
-  format: 'geojson',
-  size_bytes: size,
-  warnings: [],
-  layers: [
-    {
-      name: 'pts',
-      fields: [{ name: 'n', type: 'integer' }],
-      geometry_type: 'Point',
-      srid: 4326,
-      feature_count: features,
-      bbox: null,
-    },
-  ],
-});
 
 const load = (db: ImportDatabase, found: Discovery, n: number, bytesEach = 100, broken = 0) =>
   loadImport({

@@ -14,7 +14,14 @@ import { escapeIdentifier as ident } from '../pg-driver.ts';
 import { type FinalizedLayer, locate, readCheckpoint, recordFinalized } from './database-checkpoints.ts';
 import { FINALIZE_TIMEOUT_MS, type ImportConnection, isDataError } from './database-connection.ts';
 import { importSchemas } from './database-names.ts';
-import { geometryTypmod, type LayerTable, layerSrids, layerTable, typmodType } from './database-staging.ts';
+import {
+  geometriesAsDiscovered,
+  geometryTypmod,
+  type LayerTable,
+  layerSrids,
+  layerTable,
+  typmodType,
+} from './database-staging.ts';
 
 /** ST_CollectionExtract's family per type (0 = a collection: no extract). */
 const FAMILY: Record<GeometryType, number> = {
@@ -109,10 +116,11 @@ export function finalizeLayer(
       // converting it to GEOS. Repaired (make_valid), every geometry is valid: nothing to count;
       // so are points the loader wrote itself (`geometry_dims`): its writer takes finite numbers only;
       // and geometries it wrote itself that discovery found certainly valid (`geometry_valid`).
+      const discovered = geometriesAsDiscovered(plan, source);
       const allValid =
         plan.make_valid ||
-        (family === 1 && source.geometry_dims !== undefined) ||
-        source.geometry_valid === true;
+        (discovered && family === 1 && source.geometry_dims !== undefined) ||
+        (discovered && source.geometry_valid === true);
       const validity = allValid
         ? undefined
         : await s.query<{ invalid: string; first: string | null }>(
@@ -122,19 +130,40 @@ export function finalizeLayer(
                            THEN coalesce(abs(ST_X(${g})) < 'Infinity'::float8 AND abs(ST_Y(${g})) < 'Infinity'::float8, true)
                          ELSE ST_IsValid(${g}) END) IS FALSE`,
           );
-      const scan = await s.query<{
-        z: boolean | null;
-        n: string;
-        min_x: number | null;
-        min_y: number | null;
-        max_x: number | null;
-        max_y: number | null;
-      }>(
-        `SELECT z, n, ST_XMin(e) AS min_x, ST_YMin(e) AS min_y, ST_XMax(e) AS max_x, ST_YMax(e) AS max_y
-         FROM (SELECT bool_or(ST_Zmflag(${g}) >= 2) AS z, count(*)::text AS n, ST_Extent(${g}) AS e
-               FROM ${relation}) s`,
-      );
-      const stats = scan.rows[0];
+      // Points the loader wrote itself (`geometry_dims`), kept in the CRS discovery read them in:
+      // their Z and extent are discovery's, found from the numbers the writer wrote, and their
+      // count is the checkpoint's (a chunk's rows and its checkpoint commit together): no scan.
+      const box = source.bbox;
+      const asDiscovered =
+        discovered &&
+        source.geometry_type === 'Point' &&
+        source.geometry_dims !== undefined &&
+        !plan.make_valid &&
+        targetSrid === sourceSrid &&
+        (box === null || box.every(Number.isFinite));
+      const stats = asDiscovered
+        ? {
+            z: source.geometry_dims === 3,
+            n: String(checkpoint.features),
+            min_x: box?.[0] ?? null,
+            min_y: box?.[1] ?? null,
+            max_x: box?.[2] ?? null,
+            max_y: box?.[3] ?? null,
+          }
+        : (
+            await s.query<{
+              z: boolean | null;
+              n: string;
+              min_x: number | null;
+              min_y: number | null;
+              max_x: number | null;
+              max_y: number | null;
+            }>(
+              `SELECT z, n, ST_XMin(e) AS min_x, ST_YMin(e) AS min_y, ST_XMax(e) AS max_x, ST_YMax(e) AS max_y
+               FROM (SELECT bool_or(ST_Zmflag(${g}) >= 2) AS z, count(*)::text AS n, ST_Extent(${g}) AS e
+                     FROM ${relation}) s`,
+            )
+          ).rows[0];
       const found = validity?.rows[0];
       invalid = Number(found?.invalid ?? 0);
       if (invalid > 0 && found?.first) {

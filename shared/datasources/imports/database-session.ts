@@ -15,8 +15,12 @@ import { type ChunkRows, type LayerTable, prepareLayer, writeChunk } from './dat
 
 /** What a session asks of the database it belongs to (an ImportDatabase). */
 export interface SessionHost {
-  /** True when the server takes COPY … FROM STDIN (asked once, on a session's connection). */
-  takesCopy(session: ImportConnection): Promise<boolean>;
+  /**
+   * True when the server takes COPY … FROM STDIN (asked once, on a session's connection). With
+   * `loadPostgis`, asked again if need be, and PostGIS's library is loaded into the connection's
+   * backend by the same statement.
+   */
+  takesCopy(session: ImportConnection, loadPostgis?: boolean): Promise<boolean>;
   /** The login (and password) the service of a published import connects as (ADR 0105). */
   reader(importId: string): { user: string; password: string };
 }
@@ -50,6 +54,16 @@ export class ImportSession extends ImportConnection {
    */
   prepareLayer(importId: string, layer: LayerTable, run?: number): Promise<Checkpoint> {
     return prepareLayer(this, importId, layer, run);
+  }
+
+  /**
+   * Readies this connection for the layer's rows before its first chunk is written: whether the
+   * server takes COPY, and for a layer with geometries PostGIS's library loaded into the backend
+   * (a new backend loads it on its first use of PostGIS, ~20 ms measured). The pipeline does this
+   * while the reader reads the first chunk, so the first write doesn't (ADR 0143).
+   */
+  async readyForRows(layer: LayerTable): Promise<void> {
+    await this.#host.takesCopy(this, layer.geometryColumn !== null);
   }
 
   /**

@@ -96,8 +96,23 @@ function stagedGeometryType(layer: LayerPlan, source: SourceLayer): string {
   const srids = layerSrids(layer, source);
   const dims = source.geometry_dims;
   if (!source.geometry_type || dims === undefined || layer.make_valid) return 'geometry';
+  if (!geometriesAsDiscovered(layer, source)) return 'geometry';
   if (srids.target !== srids.source) return 'geometry';
   return geometryTypmod(typmodType(source.geometry_type, dims === 3), srids.target);
+}
+
+/**
+ * True when the plan loads the geometries discovery read: a CSV layer's plan may name other
+ * columns than the ones discovery found (`csv`), and what discovery learnt of its geometries
+ * (`geometry_dims`, `geometry_valid`, the bbox) is then not about the ones loaded.
+ */
+export function geometriesAsDiscovered(layer: LayerPlan, source: SourceLayer): boolean {
+  const planned = layer.csv;
+  if (planned === undefined) return true;
+  const found = source.csv;
+  return (
+    found !== undefined && planned.lat === found.lat && planned.lon === found.lon && planned.wkt === found.wkt
+  );
 }
 
 /** A layer's CRS: of its coordinates (the plan's, else discovery's; 0 unknown), and the one it is loaded in. */

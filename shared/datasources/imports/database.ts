@@ -140,12 +140,14 @@ export class ImportDatabase {
   /**
    * True when the server takes COPY … FROM STDIN: PostgreSQL does; the embedded PostGIS (PGlite
    * behind pglite-socket, `version()` says emscripten) breaks its protocol on it, so chunks go in
-   * as INSERT … unnest there. Asked once per ImportDatabase, on the session's connection.
+   * as INSERT … unnest there. Asked once per ImportDatabase, on the session's connection; with
+   * `loadPostgis` (see ImportSession.readyForRows) the statement also loads PostGIS's library into
+   * the connection's backend, so it is sent whether or not the answer is known.
    */
-  async takesCopy(session: ImportConnection): Promise<boolean> {
-    if (this.#copy === undefined) {
+  async takesCopy(session: ImportConnection, loadPostgis = false): Promise<boolean> {
+    if (this.#copy === undefined || loadPostgis) {
       const { rows } = await session.query<{ embedded: boolean }>(
-        "SELECT version() LIKE '%emscripten%' AS embedded",
+        `SELECT version() LIKE '%emscripten%' AS embedded${loadPostgis ? ', postgis_lib_version() AS postgis' : ''}`,
       );
       this.#copy = rows[0]?.embedded !== true;
     }

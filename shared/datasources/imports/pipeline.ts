@@ -169,34 +169,37 @@ export async function loadImport(args: {
     };
 
     for (const { plan, source, table } of layers) {
-      let state = states.get(table.table) as Checkpoint;
-      if (state.finalized) continue;
+      const known = states.get(table.table) as Checkpoint;
+      if (known.finalized) continue;
       if (await outOfTime()) return { ...progress(), done: false };
-      state = await session.prepareLayer(args.importId, table, args.run);
-      states.set(table.table, state);
-      if (!state.finalized) {
-        const cap = { features: source.feature_count, bytes: args.discovery.size_bytes };
-        // The import's features read: the other layers' and this one's (what the layer counts).
-        const others = progress().processed_features - state.features;
-        const loaded = await loadLayer(session, args, table, plan, state, chunkFeatures, cap, {
-          noTimeToRead: (read) => noTimeToRead(others + read),
-          lastChunk: (read) => lastChunk(others + read),
-          read: (ms) => {
-            slowestReadMs = Math.max(slowestReadMs, ms);
-          },
-          step,
-          onChunk: async (next) => {
-            states.set(table.table, next);
-            await args.onProgress?.(progress());
-          },
-        });
-        if (!loaded) return { ...progress(), done: false };
-        if (await outOfTime()) return { ...progress(), done: false };
-        const result = await step(() => session.finalizeLayer(args.importId, plan, source));
-        state = { ...(states.get(table.table) as Checkpoint), finalized: true, result };
-        states.set(table.table, state);
-        await args.onProgress?.(progress());
-      }
+      const cap = { features: source.feature_count, bytes: args.discovery.size_bytes };
+      // The import's features read: the other layers' and this one's (what the layer counts).
+      const others = progress().processed_features - known.features;
+      const layer = await loadLayer(session, args, table, plan, known, chunkFeatures, cap, {
+        prepare: async () => {
+          const prepared = await session.prepareLayer(args.importId, table, args.run);
+          states.set(table.table, prepared);
+          if (!prepared.finalized) await session.readyForRows(table);
+          return prepared;
+        },
+        noTimeToRead: (read) => noTimeToRead(others + read),
+        lastChunk: (read) => lastChunk(others + read),
+        read: (ms) => {
+          slowestReadMs = Math.max(slowestReadMs, ms);
+        },
+        step,
+        onChunk: async (next) => {
+          states.set(table.table, next);
+          await args.onProgress?.(progress());
+        },
+      });
+      // Published meanwhile (another run): nothing to load or finalize.
+      if (layer === 'published') continue;
+      if (layer === 'stopped') return { ...progress(), done: false };
+      if (await outOfTime()) return { ...progress(), done: false };
+      const result = await step(() => session.finalizeLayer(args.importId, plan, source));
+      states.set(table.table, { ...(states.get(table.table) as Checkpoint), finalized: true, result });
+      await args.onProgress?.(progress());
     }
     return { ...progress(), done: true };
   });
@@ -235,16 +238,30 @@ function enabledLayers(plan: ImportPlan, discovery: Discovery): PlannedLayer[] {
   return out;
 }
 
-/** Loads one layer's remaining features; true when the source is exhausted. */
+/** Whether two checkpoints name the same place in the source. */
+const samePlace = (a: Checkpoint, b: Checkpoint) =>
+  a.features === b.features && a.offset === b.offset && a.lines === b.lines;
+
+/**
+ * Prepares one layer and loads its remaining features: 'loaded' when the source is exhausted,
+ * 'stopped' when the run ends first, 'published' when preparing found the layer published.
+ *
+ * The reader starts from `known` (the checkpoint read before) while the layer is prepared and the
+ * connection readied for its rows (ADR 0143): the reader's first chunk and the database's work
+ * overlap instead of taking turns. When preparing finds the checkpoint elsewhere (another run
+ * moved it), that read is dropped and the layer is read from where the checkpoint is.
+ */
 async function loadLayer(
   session: ImportSession,
   args: { importId: string; source: RowSource },
   table: LayerTable,
   plan: LayerPlan,
-  from: Checkpoint,
+  known: Checkpoint,
   chunkFeatures: number,
   cap: { features: number; bytes: number },
   run: {
+    /** Prepares the layer and readies the connection for its rows; the layer's checkpoint. */
+    prepare: () => Promise<Checkpoint>;
     /** Whether to stop before reading on, `read` of the layer's features read so far. */
     noTimeToRead: (read: number) => Promise<boolean>;
     /** Whether the chunk about to be read will be the run's last, `read` features once it is. */
@@ -254,26 +271,63 @@ async function loadLayer(
     step: <T>(work: () => Promise<T>) => Promise<T>;
     onChunk: (next: Checkpoint) => Promise<void>;
   },
-): Promise<boolean> {
-  let bytes = from.bytes;
-  let state = from;
+): Promise<'loaded' | 'stopped' | 'published'> {
   const readLimit = new ReadLimit();
-  const iterable = args.source.rows(plan.source_layer, {
-    limit: readLimit,
-    shape: rowShape(table),
-    skip: from.features,
-    // Read on from where the last committed feature ended, not from the top (ADR 0143).
-    ...(from.features > 0 && from.offset !== null
-      ? { offset: from.offset, ...(from.lines !== null ? { lines: from.lines } : {}) }
-      : {}),
-    onBytes: (position) => {
-      if (position > bytes) bytes = position;
-    },
-    ...(plan.csv ? { csv: plan.csv } : {}),
-    ...(plan.encoding ? { encoding: plan.encoding } : {}),
-  });
-  const iterator = iterable[Symbol.asyncIterator]();
+  let bytes = known.bytes;
+  const readFrom = (from: Checkpoint) =>
+    args.source
+      .rows(plan.source_layer, {
+        limit: readLimit,
+        shape: rowShape(table),
+        skip: from.features,
+        // Read on from where the last committed feature ended, not from the top (ADR 0143).
+        ...(from.features > 0 && from.offset !== null
+          ? { offset: from.offset, ...(from.lines !== null ? { lines: from.lines } : {}) }
+          : {}),
+        onBytes: (position) => {
+          if (position > bytes) bytes = position;
+        },
+        ...(plan.csv ? { csv: plan.csv } : {}),
+        ...(plan.encoding ? { encoding: plan.encoding } : {}),
+      })
+      [Symbol.asyncIterator]();
+  /** The run's last chunk ends at feature `through`: the source reads no further than it. */
+  const limitRead = async (through: number) =>
+    readLimit.set((await run.lastChunk(through)) ? through : Number.POSITIVE_INFINITY);
+  const firstLimit = Math.min(chunkFeatures, FIRST_CHUNK_FEATURES);
+
+  await limitRead(known.features + firstLimit);
+  let iterator = readFrom(known);
   let exhausted = false;
+  /** The reader's first batch, asked for before the layer is prepared. */
+  let ahead: Promise<IteratorResult<RowBatch>> | undefined = iterator.next();
+  // Awaited below, or dropped with its read: not an unhandled rejection meanwhile.
+  ahead.catch(() => undefined);
+  /** Ends the read begun from `known`. */
+  const dropRead = async () => {
+    await ahead?.catch(() => undefined);
+    ahead = undefined;
+    await iterator.return?.();
+  };
+  let state: Checkpoint;
+  try {
+    state = await run.prepare();
+  } catch (error) {
+    await dropRead();
+    throw error;
+  }
+  if (state.finalized) {
+    await dropRead();
+    return 'published';
+  }
+  if (!samePlace(state, known)) {
+    await dropRead();
+    bytes = state.bytes;
+    await limitRead(state.features + firstLimit);
+    iterator = readFrom(state);
+  }
+  bytes = Math.max(bytes, state.bytes);
+  const start = state.features;
   // The batch being taken into chunks, and its next row.
   let batch: RowBatch = emptyBatch(table);
   let at = 0;
@@ -287,16 +341,16 @@ async function loadLayer(
       if (writing && (await run.noTimeToRead(nextFid - 1))) {
         state = await writing;
         writing = undefined;
-        return false;
+        return 'stopped';
       }
       const readStarted = Date.now();
       const chunk: ChunkRows = { ...emptyBatch(table), firstFid: nextFid };
       let textBytes = 0;
-      const limit =
-        nextFid === from.features + 1 ? Math.min(chunkFeatures, FIRST_CHUNK_FEATURES) : chunkFeatures;
+      const first = nextFid === start + 1;
+      const limit = first ? firstLimit : chunkFeatures;
       // The run's last chunk: the source reads no further than it (feature indexes from 0: fid - 1).
-      const through = nextFid - 1 + limit;
-      readLimit.set((await run.lastChunk(through)) ? through : Number.POSITIVE_INFINITY);
+      // The first chunk's was set before its read began.
+      if (!first) await limitRead(nextFid - 1 + limit);
       while (chunk.count < limit && textBytes < CHUNK_BYTES) {
         if (at === batch.count) {
           if (batch.failure !== undefined) {
@@ -304,7 +358,8 @@ async function loadLayer(
             if (nextFid + chunk.count > cap.features) throw sourceChanged(table, cap, false);
             throw new ImportInputError('invalid_geometry', batch.failure);
           }
-          const next = await iterator.next();
+          const next = await (ahead ?? iterator.next());
+          ahead = undefined;
           if (next.done) {
             exhausted = true;
             break;
@@ -346,12 +401,13 @@ async function loadLayer(
       if (exhausted) {
         if (writing) state = await writing;
         writing = undefined;
-        return true;
+        return 'loaded';
       }
     }
   } finally {
     // A write still in flight when reading failed: wait for it (its error is the reader's to report).
     if (writing) await writing.catch(() => undefined);
+    await ahead?.catch(() => undefined);
     if (!exhausted) await iterator.return?.();
   }
 }

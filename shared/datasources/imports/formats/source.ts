@@ -20,7 +20,15 @@ export const useScratchDir = (dir: string | undefined): void => {
   scratch = dir;
 };
 
-/** The file's chunks in order from `start` (default 0), reporting the file position reached after each. */
+/** The first chunk read goes on in pieces of this many bytes, then twice as many, and so on. */
+const FIRST_PIECE_BYTES = 64 * 1024;
+
+/**
+ * The file's chunks in order from `start` (default 0), reporting the file position reached after
+ * each. The first chunk read (READ_CHUNK_BYTES) is passed on in growing pieces (64 KiB, 128 KiB, …):
+ * a reader parses what it is given whole, so its first features come out after a few hundred are
+ * parsed, not a chunk's thousands — a load's run waits for them before its first write (ADR 0143).
+ */
 export async function* readChunks(
   path: string,
   options: { onBytes?: (bytes: number) => void; signal?: AbortSignal; start?: number } = {},
@@ -28,10 +36,19 @@ export async function* readChunks(
   const start = options.start ?? 0;
   const stream = createReadStream(path, { highWaterMark: READ_CHUNK_BYTES, signal: options.signal, start });
   let bytes = start;
+  let piece = FIRST_PIECE_BYTES;
   try {
     for await (const chunk of stream as AsyncIterable<Buffer>) {
-      bytes += chunk.length;
-      yield chunk;
+      let rest = chunk;
+      for (; piece < READ_CHUNK_BYTES && rest.length > piece; piece *= 2) {
+        bytes += piece;
+        yield rest.subarray(0, piece);
+        options.onBytes?.(bytes);
+        rest = rest.subarray(piece);
+      }
+      piece = READ_CHUNK_BYTES;
+      bytes += rest.length;
+      yield rest;
       options.onBytes?.(bytes);
     }
   } finally {
