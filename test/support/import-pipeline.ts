@@ -3,23 +3,15 @@
  * database that records what the loader hands it, and a source of point features.
  */
 import type { ImportDatabase } from '#datasources/imports/database.ts';
-import type { Checkpoint } from '#datasources/imports/database-checkpoints.ts';
+import { type Checkpoint, EMPTY_CHECKPOINT } from '#datasources/imports/database-checkpoints.ts';
 import type { ChunkRows } from '#datasources/imports/database-staging.ts';
 import { featureRows, type RowSource } from '#datasources/imports/pipeline.ts';
 import type { Discovery, ImportPlan, SourceFeature } from '#domain/import-sources.ts';
 
 export const IMPORT = '0190f7a2-0000-7000-8000-000000000001';
 
-/** A layer's checkpoint with nothing staged. */
-export const emptyCheckpoint = (): Checkpoint => ({
-  features: 0,
-  bytes: 0,
-  offset: null,
-  lines: null,
-  finalized: false,
-  misfits: {},
-  result: null,
-});
+/** A layer's checkpoint with nothing staged (a copy of the loader's own). */
+export const emptyCheckpoint = (): Checkpoint => ({ ...EMPTY_CHECKPOINT, misfits: {} });
 
 /**
  * An import database that keeps nothing: `written` holds each chunk's row count, `events` the

@@ -54,7 +54,8 @@ interface CheckpointRow {
   result: FinalizedLayer | null;
 }
 
-const EMPTY_CHECKPOINT: Checkpoint = {
+/** A layer's checkpoint with nothing staged. */
+export const EMPTY_CHECKPOINT: Checkpoint = {
   features: 0,
   bytes: 0,
   offset: null,
