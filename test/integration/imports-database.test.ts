@@ -1088,6 +1088,64 @@ function importSuite(target: () => ImportTarget): void {
     });
   });
 
+  it('loads the WKT column a CSV plan names instead of the points discovery found, typed by its geometries', async () => {
+    // Prepare: lon/lat columns (what discovery finds) beside WKT columns of polygons, of polygons
+    // and multi-polygons, of points and polygons, and of curves
+    const dir = mkdtempSync(join(tmpdir(), 'geoplane-csv-wkt-'));
+    const path = join(dir, 'shapes.csv');
+    const square = (i: number) => `${i} 0, ${i + 1} 0, ${i + 1} 1, ${i} 1, ${i} 0`;
+    const rows = Array.from({ length: 40 }, (_, i) =>
+      [
+        i,
+        i / 10,
+        i / 20,
+        `"POLYGON((${square(i)}))"`,
+        i % 2 ? `"POLYGON((${square(i)}))"` : `"MULTIPOLYGON(((${square(i)})))"`,
+        i % 2 ? `"POINT(${i} ${i})"` : `"POLYGON((${square(i)}))"`,
+        `"CIRCULARSTRING(0 0, ${i + 1} ${i + 1}, ${2 * i + 2} 0)"`,
+      ].join(','),
+    );
+    writeFileSync(path, `rank,lon,lat,shape,parts,anything,curve\n${rows.join('\n')}\n`);
+    const discovery = await discover(path, 'shapes.csv');
+    const loadColumn = async (wkt: string) => {
+      const importId = randomUUID();
+      const layer = { ...(defaultPlan(discovery).layers[0] as LayerPlan), csv: { wkt } };
+      const source = discovery.layers[0] as SourceLayer;
+      await loadImport({
+        db,
+        importId,
+        plan: { layers: [layer] },
+        discovery,
+        source: { rows: (l, { shape, ...options }) => readRows(path, 'shapes.csv', l, shape, options) },
+        budgetMs: 120_000,
+      });
+      return db.finalizeLayer(importId, layer, source);
+    };
+
+    // Act
+    let loaded: Awaited<ReturnType<typeof loadColumn>>[];
+    let curves: unknown;
+    try {
+      loaded = [await loadColumn('shape'), await loadColumn('parts'), await loadColumn('anything')];
+      curves = await loadColumn('curve').catch((error: unknown) => error);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+
+    // Assess
+    expect(discovery.layers[0]).toMatchObject({ geometry_type: 'Point', csv: { lon: 'lon', lat: 'lat' } });
+    expect(loaded.map((r) => [r.rows, r.geometry_type, r.extent])).toEqual([
+      [40, 'Polygon', [0, 0, 40, 1]],
+      [40, 'MultiPolygon', [0, 0, 40, 1]],
+      [40, 'GeometryCollection', [0, 0, 39, 39]],
+    ]);
+    expect(curves).toMatchObject({
+      name: 'ImportInputError',
+      code: 'invalid_geometry',
+      message: expect.stringMatching(/CircularString geometries can't be imported/),
+    });
+  });
+
   it('repairs geometries staged with their final typmod when the next run’s plan asks for make_valid', async () => {
     // Prepare: a square and a bow-tie; the first run stages the square under geometry(Polygon, 4326).
     const ring = (xy: [number, number][]) => ({ type: 'Polygon', coordinates: [xy] });

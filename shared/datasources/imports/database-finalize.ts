@@ -90,7 +90,11 @@ export function finalizeLayer(
           );
         }
       }
-      let type: GeometryType = source.geometry_type;
+      const discovered = geometriesAsDiscovered(plan, source);
+      // Read from other CSV columns than discovery found, the geometries are of the type they are.
+      let type: GeometryType = discovered
+        ? source.geometry_type
+        : ((await loadedType(s, relation, g, layer.label)) ?? source.geometry_type);
       const family = FAMILY[type];
       // Staged with its final typmod (database-staging.ts), the column may need no rewrite.
       let staged = await columnTypmod(s, relation, layer.geometryColumn);
@@ -116,7 +120,6 @@ export function finalizeLayer(
       // converting it to GEOS. Repaired (make_valid), every geometry is valid: nothing to count;
       // so are points the loader wrote itself (`geometry_dims`): its writer takes finite numbers only;
       // and geometries it wrote itself that discovery found certainly valid (`geometry_valid`).
-      const discovered = geometriesAsDiscovered(plan, source);
       const allValid =
         plan.make_valid ||
         (discovered && family === 1 && source.geometry_dims !== undefined) ||
@@ -218,6 +221,46 @@ export function finalizeLayer(
     await s.query(`ANALYZE ${relation}`);
     return result;
   });
+}
+
+/** Our geometry types by PostGIS's names for them (ST_GeometryType). */
+const TYPES = new Map<string, GeometryType>(
+  Object.keys(FAMILY).map((type) => [`ST_${type}`, type as GeometryType]),
+);
+
+/**
+ * The one type every staged geometry fits (the plan read other CSV columns than discovery, so
+ * discovery's type is not theirs): their type when they share one, the Multi type when they are
+ * a type and its Multi, else a collection; null when there is no geometry. A type PostGIS reads
+ * in WKT that we don't publish (a curve, a TIN) is an input error naming it.
+ */
+async function loadedType(
+  s: ImportConnection,
+  relation: string,
+  g: string,
+  label: string,
+): Promise<GeometryType | null> {
+  const { rows } = await s.query<{ type: string }>(
+    `SELECT DISTINCT ST_GeometryType(${g}) AS type FROM ${relation} WHERE ${g} IS NOT NULL`,
+  );
+  const types = new Set<GeometryType>();
+  for (const { type } of rows) {
+    const ours = TYPES.get(type);
+    if (!ours) {
+      throw new ImportInputError(
+        'invalid_geometry',
+        `layer ${label}: ${type.replace(/^ST_/, '')} geometries can't be imported; use points, lines, polygons, their multi forms or collections.`,
+      );
+    }
+    types.add(ours);
+  }
+  const [first, second, ...more] = [...types];
+  if (!first) return null;
+  if (!second) return first;
+  const multi = [first, second].find((t) => t.startsWith('Multi'));
+  const single = [first, second].find((t) => !t.startsWith('Multi'));
+  if (more.length === 0 && multi && single && multi === `Multi${single}`) return multi;
+  return 'GeometryCollection';
 }
 
 /** The typmod of a geometry column (`PointZ`, 4326); null for a plain `geometry`. */
