@@ -237,10 +237,13 @@ function importSuite(target: () => ImportTarget): void {
       try {
         const { sent } = sentQueries(client);
         const host = new ImportDatabase(target().importer);
-        await new ImportSession(client, host).readyForRows(layer);
-        // Asked: the same database answers what the first chunk's write asks, without a statement.
+        const session = new ImportSession(client, host);
+        await session.readyForRows(layer);
+        // Asked: the same database answers what the first chunk's write asks, without a statement,
+        // and a later layer of the same connection finds it ready.
         const { sent: after } = sentQueries(client);
         const copy = await host.takesCopy(new ImportSession(client, host));
+        await session.readyForRows(layer);
         return { sent, copy, after };
       } finally {
         await client.end();
@@ -258,6 +261,7 @@ function importSuite(target: () => ImportTarget): void {
     expect(plain.sent[0]).not.toMatch(/postgis/);
     expect(geometries.copy).toBe(target().kind === 'postgresql');
     expect(geometries.after).toEqual([]);
+    expect(plain.after).toEqual([]);
   });
 
   it('creates the import roles: the loader is no superuser and creates no roles; only a NOLOGIN role may', async () => {

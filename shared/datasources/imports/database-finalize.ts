@@ -122,8 +122,8 @@ export function finalizeLayer(
       // and geometries it wrote itself that discovery found certainly valid (`geometry_valid`).
       const allValid =
         plan.make_valid ||
-        (discovered && family === 1 && source.geometry_dims !== undefined) ||
-        (discovered && source.geometry_valid === true);
+        (discovered &&
+          ((family === 1 && source.geometry_dims !== undefined) || source.geometry_valid === true));
       const validity = allValid
         ? undefined
         : await s.query<{ invalid: string; first: string | null }>(

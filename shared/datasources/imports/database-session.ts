@@ -28,6 +28,8 @@ export interface SessionHost {
 /** One connection's work on the import database (see ImportDatabase.session). */
 export class ImportSession extends ImportConnection {
   readonly #host: SessionHost;
+  /** Readied for rows with geometries (PostGIS loaded in this backend): later layers needn't ask. */
+  #readyForGeometries = false;
 
   constructor(client: pg.Client, host: SessionHost) {
     super(client);
@@ -60,10 +62,14 @@ export class ImportSession extends ImportConnection {
    * Readies this connection for the layer's rows before its first chunk is written: whether the
    * server takes COPY, and for a layer with geometries PostGIS's library loaded into the backend
    * (a new backend loads it on its first use of PostGIS, ~20 ms measured). The pipeline does this
-   * while the reader reads the first chunk, so the first write doesn't (ADR 0143).
+   * while the reader reads the first chunk, so the first write doesn't (ADR 0143). Once per
+   * connection: a later layer of the same run finds it ready.
    */
   async readyForRows(layer: LayerTable): Promise<void> {
-    await this.#host.takesCopy(this, layer.geometryColumn !== null);
+    const geometries = layer.geometryColumn !== null;
+    if (this.#readyForGeometries) return;
+    await this.#host.takesCopy(this, geometries);
+    this.#readyForGeometries = geometries;
   }
 
   /**
