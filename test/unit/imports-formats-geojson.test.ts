@@ -56,6 +56,48 @@ describe('GeoJSON FeatureCollection', () => {
     expect(rest).toEqual(all.slice(2));
   });
 
+  it('reads text in any script as written, beside ASCII features in the same chunk, points and packed polygons alike', async () => {
+    // Prepare: mostly ASCII features (read as Latin-1, which equals UTF-8 on ASCII) and a few whose
+    // names are not ASCII, right before the geometry whose coordinates are packed from the bytes
+    const names = ['Zürich', '東京', 'São Paulo', 'smile 🙂', 'Ωmega"quoted"'];
+    const nameOf = (i: number) =>
+      i % 10 === 3 ? (names[Math.floor(i / 10) % names.length] as string) : `plain ${i}`;
+    const square = (i: number) => [
+      [
+        [i, 0],
+        [i + 0.5, 0],
+        [i + 0.5, 0.5],
+        [i, 0.5],
+        [i, 0],
+      ],
+    ];
+    const files = {
+      points: Array.from({ length: 60 }, (_, i) => point(i, i / 2, { name: nameOf(i), i })),
+      squares: Array.from({ length: 60 }, (_, i) => ({
+        type: 'Feature',
+        properties: { name: nameOf(i), i },
+        geometry: { type: 'Polygon', coordinates: square(i) },
+      })),
+    };
+    for (const [name, features] of Object.entries(files)) {
+      const path = tmp.file(`${name}-scripts.geojson`, collection(features));
+
+      // Act
+      const read = await collect(readFeatures(path, `${name}-scripts.geojson`, `${name}-scripts`));
+
+      // Assess
+      expect(read.map((f) => f.properties.name)).toEqual(features.map((f) => f.properties.name));
+      expect(read.filter((f) => !String(f.properties.name).startsWith('plain'))).toHaveLength(6);
+      if (name === 'squares') expect(read[33]?.geometry).toMatchObject({ type: 'Polygon' });
+      const geometry = read[33]?.geometry as { coordinates: unknown };
+      const coordinates =
+        typeof (geometry.coordinates as { unpack?: unknown }).unpack === 'function'
+          ? (geometry.coordinates as { unpack: () => unknown }).unpack()
+          : geometry.coordinates;
+      expect(coordinates).toEqual(name === 'squares' ? square(33) : [33, 16.5]);
+    }
+  });
+
   it('resumes by position: from where the last feature read ended, without reading the features before (ADR 0143)', async () => {
     // Prepare: the same features as a FeatureCollection and as a bare array
     const many = Array.from({ length: 50 }, (_, i) => point(i, i / 2, { i }));
