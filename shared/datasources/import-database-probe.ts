@@ -11,9 +11,14 @@ import { withLogin } from './imports/logins.ts';
 export class ImportDatabaseProbe implements DependencyProbe {
   ping(): Promise<void> {
     return withLogin((connection) =>
-      onConnection(connection, async (client) => {
-        await client.query('SELECT 1');
-      }),
+      onConnection(
+        connection,
+        async (client) => {
+          await client.query('SELECT 1');
+        },
+        // A login of its own each time: a kept connection would not show a login refused since.
+        { fresh: true },
+      ),
     );
   }
 }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ImportDatabase, withDatabase } from '#datasources/imports/database.ts';
+import { closeKeptConnections } from '#datasources/imports/database-connection.ts';
 import { PostgisImportEngine } from '#datasources/imports/engine.ts';
 import { forgetLogins } from '#datasources/imports/logins.ts';
 import { featureRows, loadImport } from '#datasources/imports/pipeline.ts';
@@ -149,6 +150,9 @@ function rotationSuite(target: () => Target): void {
       `ALTER ROLE ${pg.escapeIdentifier(target().loader)} PASSWORD ${pg.escapeLiteral(rotated)}`,
     );
     secrets.current = { ...secrets.current, password: rotated };
+    // The connection the last session left open has closed (its time is up, or the function was
+    // replaced): the next session logs in with the password it has.
+    await closeKeptConnections();
     const second = randomUUID();
     await importAndPublish(second);
     const secondService = await engine.servingConnection(second);

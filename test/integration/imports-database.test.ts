@@ -9,6 +9,7 @@ import {
   connect,
   ImportConnection,
   type ImportDatabaseConfig,
+  onConnection,
 } from '#datasources/imports/database-connection.ts';
 import { ImportSession } from '#datasources/imports/database-session.ts';
 import { layerTable } from '#datasources/imports/database-staging.ts';
@@ -203,6 +204,37 @@ function importSuite(target: () => ImportTarget): void {
     db = new ImportDatabase(target().importer);
   });
 
+  it("leaves a session's connection open for the next session of its login, unless the session failed or left a transaction open", async () => {
+    // Prepare: each session answers the connection it ran on
+    const config = target().importer;
+    const session = (work: (client: pg.Client) => Promise<unknown> = async () => {}) =>
+      onConnection(config, async (client) => {
+        await client.query('SELECT 1');
+        await work(client);
+        return client;
+      });
+
+    // Act + Assess: the next session takes the connection the last one left
+    const first = await session();
+    expect(await session()).toBe(first);
+    // A session that failed closes its connection: the next one connects anew
+    await expect(
+      session(async () => {
+        throw new Error('the work failed');
+      }),
+    ).rejects.toThrow('the work failed');
+    const afterFailure = await session();
+    expect(afterFailure).not.toBe(first);
+    // A session that left a transaction open passes nothing of it on
+    expect(await session((client) => client.query('BEGIN'))).toBe(afterFailure);
+    const next = await session();
+    expect(next).not.toBe(afterFailure);
+    expect(next.getTransactionStatus()).toBe('I');
+    // The readiness probe's kind: a connection of its own, closed after
+    const fresh = await onConnection(config, async (client) => client, { fresh: true });
+    expect(fresh).not.toBe(next);
+    expect(await session()).toBe(next);
+  });
   it('opens each transaction in one round trip, its timeouts, UTC and no JIT set with BEGIN', async () => {
     const client = await connect(target().importer);
     try {

@@ -1,8 +1,11 @@
 /**
  * One connection to the import database (ADR 0085) as the loader login: opening it (TLS, or plain
  * when the server refuses TLS under sslmode=prefer), the short transactions every statement runs
- * in, and the mapping of outages to UnavailableError.
+ * in, and the mapping of outages to UnavailableError. A session that ended cleanly leaves its
+ * connection open for the next session of the same login for a few seconds (ADR 0143's update of
+ * 2026-12-02, third), as the service pools keep theirs (`postgis.ts`).
  */
+import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { UnavailableError } from '#domain/errors.ts';
 import { ImportInputError } from '#domain/import-sources.ts';
@@ -70,33 +73,29 @@ export function unavailable(error: unknown): UnavailableError {
  */
 const plainText = new Set<string>();
 
-/** Opens a client as the loader login; any failure throws UnavailableError. */
-export async function connect(config: ImportDatabaseConfig): Promise<pg.Client> {
-  const c = config;
-  const server = `${c.host}:${c.port}`;
-  const mode = c.sslmode ?? 'prefer';
-  const open = async (secure: boolean) => {
-    const client = new (await loadPg()).Client({
-      host: c.host,
-      port: c.port,
-      database: c.database,
-      user: c.user,
-      password: c.password,
-      ssl: secure ? { rejectUnauthorized: mode === 'verify-full' } : false,
-      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-      // A client-side deadline too: a server that ignores statement_timeout can't hold a call.
-      query_timeout: FINALIZE_TIMEOUT_MS + 30_000,
-      application_name: 'geoplane-import',
-    });
-    client.on('error', () => {});
-    try {
-      await client.connect();
-      return client;
-    } catch (error) {
-      await client.end().catch(() => {});
-      throw error;
-    }
+/** The driver's settings for the loader's connections, in TLS or plain. */
+function clientConfig(c: ImportDatabaseConfig, secure: boolean): pg.ClientConfig {
+  return {
+    host: c.host,
+    port: c.port,
+    database: c.database,
+    user: c.user,
+    password: c.password,
+    ssl: secure ? { rejectUnauthorized: (c.sslmode ?? 'prefer') === 'verify-full' } : false,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    // A client-side deadline too: a server that ignores statement_timeout can't hold a call.
+    query_timeout: FINALIZE_TIMEOUT_MS + 30_000,
+    application_name: 'geoplane-import',
   };
+}
+
+/**
+ * Opens a connection in TLS unless sslmode or the server says plain (libpq's `prefer`: a server
+ * that refuses TLS is talked to in plain, and remembered); any failure throws UnavailableError.
+ */
+async function opened<C>(config: ImportDatabaseConfig, open: (secure: boolean) => Promise<C>): Promise<C> {
+  const server = `${config.host}:${config.port}`;
+  const mode = config.sslmode ?? 'prefer';
   try {
     if (mode === 'disable' || (mode === 'prefer' && plainText.has(server))) return await open(false);
     try {
@@ -111,6 +110,80 @@ export async function connect(config: ImportDatabaseConfig): Promise<pg.Client> 
   } catch (error) {
     throw unavailable(error);
   }
+}
+
+/** Opens a new client as the loader login, kept by no one; any failure throws UnavailableError. */
+export function connect(config: ImportDatabaseConfig): Promise<pg.Client> {
+  return opened(config, async (secure) => {
+    const client = new (await loadPg()).Client(clientConfig(config, secure));
+    client.on('error', () => {});
+    try {
+      await client.connect();
+      return client;
+    } catch (error) {
+      await client.end().catch(() => {});
+      throw error;
+    }
+  });
+}
+
+/**
+ * How long a session's connection waits open for the next session of its login. A run of an
+ * import that resumes another (the next invocation of the same warm function, ADR 0143) or the
+ * workflow's next step finds it there: no new TLS handshake, login and PostGIS library load
+ * (~50 ms together). pg's pool closes it when the time is up, and lets the process exit with it
+ * open (a function frozen between invocations holds it until then, as the service pools do).
+ */
+const KEEP_OPEN_MS = 10_000;
+/** Connections per login at once; a session beyond them waits for one (pg's connect timeout). */
+const POOL_MAX = 16;
+/** Logins with kept connections at most (the least recently used pool is closed beyond). */
+const MAX_POOLS = 8;
+
+const pools = new Map<string, pg.Pool>();
+
+/** The pool of one login in TLS or plain: the password enters the key as a hash. */
+async function poolOf(c: ImportDatabaseConfig, secure: boolean): Promise<pg.Pool> {
+  const secret = createHash('sha256').update(c.password).digest('base64url');
+  const key = JSON.stringify([c.host, c.port, c.database, c.user, secret, c.sslmode ?? 'prefer', secure]);
+  const found = pools.get(key);
+  if (found) {
+    pools.delete(key);
+    pools.set(key, found);
+    return found;
+  }
+  const pool = new (await loadPg()).Pool({
+    ...clientConfig(c, secure),
+    max: POOL_MAX,
+    idleTimeoutMillis: KEEP_OPEN_MS,
+    allowExitOnIdle: true,
+  });
+  // A kept connection the server dropped: the pool discards it, the next session connects anew.
+  pool.on('error', () => {});
+  pools.set(key, pool);
+  if (pools.size > MAX_POOLS) {
+    const [oldest, old] = pools.entries().next().value as [string, pg.Pool];
+    pools.delete(oldest);
+    void old.end().catch(() => {});
+  }
+  return pool;
+}
+
+/** Closes the connections kept for later sessions (the next session of each login connects anew). */
+export async function closeKeptConnections(): Promise<void> {
+  const all = [...pools.values()];
+  pools.clear();
+  await Promise.all(all.map((pool) => pool.end().catch(() => {})));
+}
+
+/**
+ * True when a session left its connection as it found it: outside a transaction and not in the
+ * middle of a statement, so the next session's first statement runs alone.
+ */
+function reusable(client: pg.PoolClient): boolean {
+  return (
+    client.getTransactionStatus() === 'I' && (client as { readyForQuery?: boolean }).readyForQuery === true
+  );
 }
 
 /** Statements on one connection: single ones, transactions, COPY, schema drops. */
@@ -168,30 +241,44 @@ export class ImportConnection {
 }
 
 /**
- * Runs `work` on one new connection as the loader (connect, work, end), in one X-Ray subsegment
- * with its statements (ADR 0092). An outage, or any failure once the connection broke (bad data
- * aside), throws UnavailableError. The import's sessions (ImportDatabase), its previews and the
- * readiness probe all run through here.
+ * Runs `work` on one connection as the loader, in one X-Ray subsegment with its statements (ADR
+ * 0092): the connection a session of the same login left open, else a new one. It is left open
+ * for the next session when `work` succeeded and left it outside a transaction; after a failure
+ * it is closed. `fresh` opens a new connection and closes it after (the readiness probe checks
+ * the login itself). An outage, or any failure once the connection broke (bad data aside), throws
+ * UnavailableError. The import's sessions (ImportDatabase), its previews and the readiness probe
+ * all run through here.
  */
 export function onConnection<T>(
   config: ImportDatabaseConfig,
   work: (client: pg.Client) => Promise<T>,
+  { fresh = false }: { fresh?: boolean } = {},
 ): Promise<T> {
   return inSubsegment(POSTGIS_IMPORT_SESSION, async () => {
-    const client = await connect(config);
+    const client = fresh
+      ? await connect(config)
+      : await opened(config, async (secure) => (await poolOf(config, secure)).connect());
     let broken: Error | undefined;
-    client.on('error', (error) => {
+    const onError = (error: Error) => {
       broken ??= error;
-    });
+    };
+    client.on('error', onError);
+    let failed = false;
     try {
       return await work(client);
     } catch (error) {
+      failed = true;
       if (isOutage(error) || (broken && !(error instanceof ImportInputError))) {
         throw unavailable(broken ?? error);
       }
       throw error;
     } finally {
-      await client.end().catch(() => {});
+      client.off('error', onError);
+      if (!('release' in client)) await client.end().catch(() => {});
+      else {
+        const pooled = client as pg.PoolClient;
+        pooled.release(failed || broken !== undefined || !reusable(pooled) ? true : undefined);
+      }
     }
   });
 }

@@ -4,9 +4,10 @@
  * checkpoint, finalised (typmod, SRID, validity, primary key, GiST index, statistics) and
  * published by moving the tables into `import_<hex>`, which the serving role may read.
  *
- * One `pg.Client` per call (connect, work, end); every statement runs in a short transaction with
- * transaction-local settings (the embedded PostGIS shares one backend's session between its
- * connections). Outages throw UnavailableError, bad data ImportInputError. Each step is written in
+ * One connection per session: the one a session of the same login left open, else a new one
+ * (database-connection.ts); every statement runs in a short transaction with transaction-local
+ * settings, so a session leaves nothing behind on it (the embedded PostGIS also shares one
+ * backend's session between its connections). Outages throw UnavailableError, bad data ImportInputError. Each step is written in
  * the module named for it (database-staging, -finalize, -publish, -cleanup, …); this class opens
  * the sessions they run in.
  */
@@ -46,7 +47,7 @@ export class ImportDatabase {
     return layerTableName(publicId);
   }
 
-  /** Runs `work` on one connection (connect, work, end); outages throw UnavailableError. */
+  /** Runs `work` on one connection (see onConnection); outages throw UnavailableError. */
   session<T>(work: (session: ImportSession) => Promise<T>): Promise<T> {
     return onConnection(this.#config, (client) => work(new ImportSession(client, this)));
   }
@@ -154,7 +155,7 @@ export class ImportDatabase {
     return this.#copy;
   }
 
-  /** Nothing to release: every call ends its own connection. */
+  /** Nothing to release: each session gives its connection back as it ends (see onConnection). */
   async close(): Promise<void> {}
 
   /** The login (and password) the service of a published import connects as (ADR 0105). */
