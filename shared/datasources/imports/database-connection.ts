@@ -135,8 +135,11 @@ export function connect(config: ImportDatabaseConfig): Promise<pg.Client> {
  * open (a function frozen between invocations holds it until then, as the service pools do).
  */
 const KEEP_OPEN_MS = 10_000;
-/** Connections per login at once; a session beyond them waits for one (pg's connect timeout). */
-const POOL_MAX = 16;
+/**
+ * Connections per login at once: not a limit of ours (sessions never waited for one another
+ * before the pool; a load holds its connection for its whole run), the server's own stays the one.
+ */
+const POOL_MAX = 100;
 /** Logins with kept connections at most (the least recently used pool is closed beyond). */
 const MAX_POOLS = 8;
 
