@@ -50,6 +50,39 @@ export function loadPg(): Promise<typeof pg> {
   return loading;
 }
 
+/** How long a pooled connection waits idle before it closes. */
+export const POOL_IDLE_MS = 10_000;
+
+/**
+ * The pool of `key` in `pools` (kept least recently used first), made from `config` when there is
+ * none: idle connections close after {@link POOL_IDLE_MS} and let the process exit (Lambdas,
+ * tests), an idle connection the server dropped is discarded (the next checkout connects anew),
+ * and beyond `maxPools` the least recently used pool is closed.
+ */
+export function keptPool(
+  pools: Map<string, pg.Pool>,
+  key: string,
+  maxPools: number,
+  driver: typeof pg,
+  config: pg.PoolConfig,
+): pg.Pool {
+  const found = pools.get(key);
+  if (found) {
+    pools.delete(key);
+    pools.set(key, found);
+    return found;
+  }
+  const pool = new driver.Pool({ ...config, idleTimeoutMillis: POOL_IDLE_MS, allowExitOnIdle: true });
+  pool.on('error', () => {});
+  pools.set(key, pool);
+  if (pools.size > maxPools) {
+    const [oldest, old] = pools.entries().next().value as [string, pg.Pool];
+    pools.delete(oldest);
+    void old.end().catch(() => {});
+  }
+  return pool;
+}
+
 /** A quoted identifier: pg's own `escapeIdentifier` (double quotes, inner ones doubled). */
 export function escapeIdentifier(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;

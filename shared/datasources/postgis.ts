@@ -14,7 +14,7 @@ import { DomainError, RuleViolationError, UnavailableError } from '#domain/error
 import { CONNECTION_TARGET_NOT_ALLOWED } from '#domain/services.ts';
 import { inSubsegment } from '#telemetry/tracer.ts';
 import { connectionTargets } from './network-policy.ts';
-import { loadPg } from './pg-driver.ts';
+import { keptPool, loadPg } from './pg-driver.ts';
 
 /** How to reach a PostGIS database: a service's connection info plus its decrypted password. */
 export type PostgisConnection = PostgisConnectionInfo & { password?: string };
@@ -82,28 +82,7 @@ function clientConfig(c: PinnedConnection, key: string): pg.ClientConfig {
 
 /** A small pool per connection identity, least recently used evicted beyond {@link MAX_POOLS}. */
 function poolFor(driver: typeof pg, c: PostgisConnection, key: string): pg.Pool {
-  const cached = pools.get(key);
-  if (cached) {
-    pools.delete(key);
-    pools.set(key, cached);
-    return cached;
-  }
-  const pool = new driver.Pool({
-    ...clientConfig(c, key),
-    max: POOL_SIZE,
-    idleTimeoutMillis: 10_000,
-    // Lambdas and tests must be free to exit with idle connections open.
-    allowExitOnIdle: true,
-  });
-  // An idle connection the server dropped: the pool discards it, the next checkout reconnects.
-  pool.on('error', () => {});
-  pools.set(key, pool);
-  if (pools.size > MAX_POOLS) {
-    const [oldest, old] = pools.entries().next().value as [string, pg.Pool];
-    pools.delete(oldest);
-    void old.end().catch(() => {});
-  }
-  return pool;
+  return keptPool(pools, key, MAX_POOLS, driver, { ...clientConfig(c, key), max: POOL_SIZE });
 }
 
 /** Connections per pool; a unit of work beyond them waits for one to be free (see `acquireSlot`). */

@@ -10,7 +10,13 @@ import type pg from 'pg';
 import { UnavailableError } from '#domain/errors.ts';
 import { ImportInputError } from '#domain/import-sources.ts';
 import { inSubsegment } from '#telemetry/tracer.ts';
-import { escapeIdentifier as ident, isDatabaseError, isPostgresOutage, loadPg } from '../pg-driver.ts';
+import {
+  escapeIdentifier as ident,
+  isDatabaseError,
+  isPostgresOutage,
+  keptPool,
+  loadPg,
+} from '../pg-driver.ts';
 
 /**
  * How to reach the import database as the loader login. Each published import is read by a login
@@ -128,14 +134,6 @@ export function connect(config: ImportDatabaseConfig): Promise<pg.Client> {
 }
 
 /**
- * How long a session's connection waits open for the next session of its login. A run of an
- * import that resumes another (the next invocation of the same warm function, ADR 0143) or the
- * workflow's next step finds it there: no new TLS handshake, login and PostGIS library load
- * (~50 ms together). pg's pool closes it when the time is up, and lets the process exit with it
- * open (a function frozen between invocations holds it until then, as the service pools do).
- */
-const KEEP_OPEN_MS = 10_000;
-/**
  * Connections per login at once: not a limit of ours (sessions never waited for one another
  * before the pool; a load holds its connection for its whole run), the server's own stays the one.
  */
@@ -145,31 +143,17 @@ const MAX_POOLS = 8;
 
 const pools = new Map<string, pg.Pool>();
 
-/** The pool of one login in TLS or plain: the password enters the key as a hash. */
+/**
+ * The pool of one login in TLS or plain (the password enters the key as a hash). A session's
+ * connection waits there for the next session of its login ({@link POOL_IDLE_MS}): a run of an
+ * import that resumes another (the next invocation of the same warm function, ADR 0143) or the
+ * workflow's next step finds it open: no new TLS handshake, login and PostGIS library load (~50 ms
+ * together). A function frozen between invocations holds it until then, as the service pools do.
+ */
 async function poolOf(c: ImportDatabaseConfig, secure: boolean): Promise<pg.Pool> {
   const secret = createHash('sha256').update(c.password).digest('base64url');
   const key = JSON.stringify([c.host, c.port, c.database, c.user, secret, c.sslmode ?? 'prefer', secure]);
-  const found = pools.get(key);
-  if (found) {
-    pools.delete(key);
-    pools.set(key, found);
-    return found;
-  }
-  const pool = new (await loadPg()).Pool({
-    ...clientConfig(c, secure),
-    max: POOL_MAX,
-    idleTimeoutMillis: KEEP_OPEN_MS,
-    allowExitOnIdle: true,
-  });
-  // A kept connection the server dropped: the pool discards it, the next session connects anew.
-  pool.on('error', () => {});
-  pools.set(key, pool);
-  if (pools.size > MAX_POOLS) {
-    const [oldest, old] = pools.entries().next().value as [string, pg.Pool];
-    pools.delete(oldest);
-    void old.end().catch(() => {});
-  }
-  return pool;
+  return keptPool(pools, key, MAX_POOLS, await loadPg(), { ...clientConfig(c, secure), max: POOL_MAX });
 }
 
 /** Closes the connections kept for later sessions (the next session of each login connects anew). */
