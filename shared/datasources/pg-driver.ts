@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type pg from 'pg';
 
 /*
@@ -51,7 +52,21 @@ export function loadPg(): Promise<typeof pg> {
 }
 
 /** How long a pooled connection waits idle before it closes. */
-export const POOL_IDLE_MS = 10_000;
+const POOL_IDLE_MS = 10_000;
+
+/**
+ * A connection identity as a key: the address, database, login and sslmode, the password as its
+ * hash, and what else tells the caller's connections apart (`extra`).
+ */
+export function connectionIdentity(
+  c: { host: string; port: number; database: string; user: string; password?: string; sslmode?: string },
+  ...extra: unknown[]
+): string {
+  const secret = createHash('sha256')
+    .update(c.password ?? '')
+    .digest('base64url');
+  return JSON.stringify([c.host, c.port, c.database, c.user, secret, c.sslmode ?? 'prefer', ...extra]);
+}
 
 /**
  * The pool of `key` in `pools` (kept least recently used first), made from `config` when there is

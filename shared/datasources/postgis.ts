@@ -7,14 +7,13 @@
  * `postgis-sessions.ts`, layer discovery and probing in `postgis-discovery.ts`, SQL views in
  * `postgis-sql-views.ts`.
  */
-import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { PostgisConnectionInfo } from '#domain/datasource.ts';
 import { DomainError, RuleViolationError, UnavailableError } from '#domain/errors.ts';
 import { CONNECTION_TARGET_NOT_ALLOWED } from '#domain/services.ts';
 import { inSubsegment } from '#telemetry/tracer.ts';
 import { connectionTargets } from './network-policy.ts';
-import { keptPool, loadPg } from './pg-driver.ts';
+import { connectionIdentity, keptPool, loadPg } from './pg-driver.ts';
 
 /** How to reach a PostGIS database: a service's connection info plus its decrypted password. */
 export type PostgisConnection = PostgisConnectionInfo & { password?: string };
@@ -27,12 +26,7 @@ const pools = new Map<string, pg.Pool>();
 /** Identities whose server refused TLS under sslmode=prefer: they talk plain from then on. */
 const plainText = new Set<string>();
 
-function identity(c: PostgisConnection): string {
-  const secret = createHash('sha256')
-    .update(c.password ?? '')
-    .digest('base64url');
-  return JSON.stringify([c.host, c.port, c.database, c.user, secret, c.sslmode ?? 'prefer']);
-}
+const identity = (c: PostgisConnection): string => connectionIdentity(c);
 
 /** A connection pinned to the address the network policy checked; TLS still names the host (ADR 0074). */
 type PinnedConnection = PostgisConnection & { servername?: string };

@@ -5,12 +5,12 @@
  * connection open for the next session of the same login for a few seconds (ADR 0143's update of
  * 2026-12-02, third), as the service pools keep theirs (`postgis.ts`).
  */
-import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { UnavailableError } from '#domain/errors.ts';
 import { ImportInputError } from '#domain/import-sources.ts';
 import { inSubsegment } from '#telemetry/tracer.ts';
 import {
+  connectionIdentity,
   escapeIdentifier as ident,
   isDatabaseError,
   isPostgresOutage,
@@ -144,15 +144,14 @@ const MAX_POOLS = 8;
 const pools = new Map<string, pg.Pool>();
 
 /**
- * The pool of one login in TLS or plain (the password enters the key as a hash). A session's
- * connection waits there for the next session of its login ({@link POOL_IDLE_MS}): a run of an
+ * The pool of one login in TLS or plain. A session's connection waits there 10 s for the next
+ * session of its login (`keptPool`): a run of an
  * import that resumes another (the next invocation of the same warm function, ADR 0143) or the
  * workflow's next step finds it open: no new TLS handshake, login and PostGIS library load (~50 ms
  * together). A function frozen between invocations holds it until then, as the service pools do.
  */
 async function poolOf(c: ImportDatabaseConfig, secure: boolean): Promise<pg.Pool> {
-  const secret = createHash('sha256').update(c.password).digest('base64url');
-  const key = JSON.stringify([c.host, c.port, c.database, c.user, secret, c.sslmode ?? 'prefer', secure]);
+  const key = connectionIdentity(c, secure);
   return keptPool(pools, key, MAX_POOLS, await loadPg(), { ...clientConfig(c, secure), max: POOL_MAX });
 }
 
@@ -242,9 +241,10 @@ export function onConnection<T>(
   { fresh = false }: { fresh?: boolean } = {},
 ): Promise<T> {
   return inSubsegment(POSTGIS_IMPORT_SESSION, async () => {
-    const client = fresh
-      ? await connect(config)
+    const pooled = fresh
+      ? undefined
       : await opened(config, async (secure) => (await poolOf(config, secure)).connect());
+    const client = pooled ?? (await connect(config));
     let broken: Error | undefined;
     const onError = (error: Error) => {
       broken ??= error;
@@ -261,11 +261,8 @@ export function onConnection<T>(
       throw error;
     } finally {
       client.off('error', onError);
-      if (!('release' in client)) await client.end().catch(() => {});
-      else {
-        const pooled = client as pg.PoolClient;
-        pooled.release(failed || broken !== undefined || !reusable(pooled) ? true : undefined);
-      }
+      if (pooled) pooled.release(failed || broken !== undefined || !reusable(pooled) ? true : undefined);
+      else await client.end().catch(() => {});
     }
   });
 }

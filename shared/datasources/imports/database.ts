@@ -7,9 +7,9 @@
  * One connection per session: the one a session of the same login left open, else a new one
  * (database-connection.ts); every statement runs in a short transaction with transaction-local
  * settings, so a session leaves nothing behind on it (the embedded PostGIS also shares one
- * backend's session between its connections). Outages throw UnavailableError, bad data ImportInputError. Each step is written in
- * the module named for it (database-staging, -finalize, -publish, -cleanup, …); this class opens
- * the sessions they run in.
+ * backend's session between its connections). Outages throw UnavailableError, bad data
+ * ImportInputError. Each step is written in the module named for it (database-staging,
+ * -finalize, -publish, -cleanup, …); this class opens the sessions they run in.
  */
 import type { LayerPlan, SourceLayer } from '#domain/import-sources.ts';
 import type { TargetOutcome, TargetTable } from '#domain/import-targets.ts';
