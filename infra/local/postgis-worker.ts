@@ -21,6 +21,7 @@ import {
   retireSharedReaderSql,
   serviceRoleHardeningSql,
 } from './postgis-seed.ts';
+import { type StandbyAhead, startGate } from './postgis-standby.ts';
 
 /** What the parent passes in `workerData`. */
 export interface WorkerConfig {
@@ -55,7 +56,7 @@ export type WorkerMessage =
   | { type: 'progress'; message: string }
   | { type: 'ready'; port: number; database: string; superuser: string }
   /** A standby has loaded everything but the data dir and waits for `go` (ADR 0142). */
-  | { type: 'standby' }
+  | { type: 'standby'; ahead: StandbyAhead }
   | { type: 'failed'; message: string }
   /** The backend can't be trusted any more (an answer lost in native code): restart it (ADR 0108). */
   | { type: 'wedged'; message: string }
@@ -638,56 +639,13 @@ function queryCancelPending(db: PGlite): () => boolean {
   return () => (mod.HEAP32 as Int32Array)[address >> 2] !== 0;
 }
 
+/** The embedded PostgreSQL's shared buffers, in MB (see main). */
+const SHARED_BUFFERS_MB = 32;
 /**
- * Holds PGlite's start between loading its extensions and opening the data dir (ADR 0142). PGlite
- * awaits the extension bundles of `pg_extensions` one by one, in order, right before it starts the
- * backend on the data dir; this one comes after PostGIS's and resolves (to an empty tar) on `open`.
- * Before that, the data dir is only mounted and stat'ed: a running worker may still own it.
- * `onWaiting` runs once PGlite has reached it and PostGIS's modules are compiled (no file system
- * run dependency left).
+ * What a standby writes once ahead for PostgreSQL's shared memory (ADR 0142): 42 MB at these
+ * settings (`shared_memory_size`: the buffers, WAL buffers, lock and other tables), and a margin.
  */
-function startGate(open: Promise<void>, onWaiting: () => void): Extension {
-  const name = 'geoplane_start_gate';
-  return {
-    name,
-    setup: async (_pg, emscriptenOpts) => ({
-      emscriptenOpts: {
-        ...emscriptenOpts,
-        preRun: [
-          ...(emscriptenOpts.preRun ?? []),
-          (mod: {
-            pg_extensions?: Record<string, PromiseLike<Blob>>;
-            monitorRunDependencies?: (left: number) => void;
-          }) => {
-            if (!mod.pg_extensions) throw new Error('PGlite has no pg_extensions to hold its start on');
-            // PostGIS's modules compile as run dependencies of the file system: warm once none is left.
-            let left = 0;
-            let settled: (() => void) | undefined;
-            mod.monitorRunDependencies = (n) => {
-              left = n;
-              if (n === 0) settled?.();
-            };
-            const compiled = () =>
-              new Promise<void>((resolve) => {
-                settled = resolve;
-                if (left === 0) resolve();
-              });
-            mod.pg_extensions[name] = {
-              // biome-ignore lint/suspicious/noThenProperty: PGlite awaits this entry like its bundles' promises.
-              then: (resolve, reject) => {
-                void compiled().then(onWaiting);
-                return open.then(() => new Blob([])).then(resolve, reject);
-              },
-            };
-          },
-        ],
-      },
-    }),
-  };
-}
-
-/** The embedded PostgreSQL's shared buffers (see main). */
-const SHARED_BUFFERS = '32MB';
+const SHARED_MEMORY_AHEAD_BYTES = (SHARED_BUFFERS_MB + 16) * 1024 * 1024;
 
 /** How often the worker looks at how much WAL a restart would replay (ADR 0142). */
 const CHECKPOINT_LOOK_MS = 5_000;
@@ -745,14 +703,18 @@ async function main(config: WorkerConfig): Promise<void> {
     post({ type: 'progress', message: 'creating the embedded PostGIS database (first start only)…' });
   }
   const extensions: Record<string, Extension> = { postgis };
-  if (config.standby) extensions.gate = startGate(goSignal(), () => post({ type: 'standby' }));
+  if (config.standby) {
+    extensions.gate = startGate(goSignal(), SHARED_MEMORY_AHEAD_BYTES, (ahead) =>
+      post({ type: 'standby', ahead }),
+    );
+  }
   const db = await PGlite.create({
     dataDir: config.pgDataDir,
     extensions,
     // PostgreSQL's default 128 MB of shared buffers is zeroed at every start, a restart's included
     // (ADR 0142): 32 MB starts ~0.6 s sooner. The data dir's files stay in the OS page cache, so a
     // buffer miss costs a copy, not a disk read.
-    startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${SHARED_BUFFERS}`],
+    startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${SHARED_BUFFERS_MB}MB`],
   });
   if (config.initialise) {
     post({

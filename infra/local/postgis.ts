@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { DeadlineBoard } from './postgis-deadlines.ts';
+import type { StandbyAhead } from './postgis-standby.ts';
 import { PostgisSupervisor, type Running, type StoppedStatements } from './postgis-supervisor.ts';
 import type { WorkerConfig, WorkerMessage } from './postgis-worker.ts';
 
@@ -318,7 +319,9 @@ function prepareStandby(
   spawned.worker.on('message', (message: WorkerMessage) => {
     if (message.type !== 'standby') return;
     warm = true;
-    progress(`a warm standby waits for the next restart (loaded in ${Date.now() - begun} ms)`);
+    progress(
+      `a warm standby waits for the next restart (loaded in ${Date.now() - begun} ms; ${aheadText(message.ahead)})`,
+    );
   });
   return {
     get warm() {
@@ -332,6 +335,16 @@ function prepareStandby(
       await spawned.worker.terminate();
     },
   };
+}
+
+/** What a standby did ahead (ADR 0142), as the host logs it. */
+function aheadText(ahead: StandbyAhead): string {
+  const done = [
+    ...(ahead.linked ? ['PostGIS linked'] : []),
+    ...(ahead.touchedBytes > 0 ? [`${Math.round(ahead.touchedBytes / 1048576)} MB of memory touched`] : []),
+  ];
+  const skipped = ahead.problems.length > 0 ? `not done ahead: ${ahead.problems.join('; ')}` : '';
+  return [done.join(', '), skipped].filter(Boolean).join('; ');
 }
 
 /**

@@ -452,6 +452,10 @@ describe('restarts, where a statement ignores its cancel', () => {
       .catch(() => {
         throw new Error(`no warm standby within 120 s:\n${progress.join('\n')}`);
       });
+    // It did ahead what needs no data dir: PostGIS linked, PostgreSQL's shared memory touched.
+    expect(progress.filter((m) => m.startsWith('a warm standby waits')).at(-1)).toMatch(
+      /^a warm standby waits for the next restart \(loaded in \d+ ms; PostGIS linked, 48 MB of memory touched\)$/,
+    );
     const takeovers = () => progress.filter((m) => m === 'opening the data dir in the warm standby').length;
     const before = { restarts: pgis.stoppedStatements().restarts, takeovers: takeovers() };
     const runaway = admin();
