@@ -79,6 +79,17 @@ function notUtf8(): Error {
 
 type Mode = 'start' | 'top' | 'colon' | 'value' | 'features' | 'end';
 type Capture = 'key' | 'member' | 'item';
+/** An item read whole from the current chunk, waiting to be parsed: its index and bytes. */
+type Pending = { index: number; from: number; end: number };
+
+/**
+ * At most this much of a chunk's text goes to one JSON.parse (a longer item goes alone). V8 keeps a
+ * string over ~128 KB in pages of its own, mapped fresh for it and unmapped when it is collected, so
+ * a parse of a whole 1 MiB chunk paid a first-write page fault per 4 KiB of its text, in the copy
+ * and again in the flattening; pieces this size live in the young generation, whose pages are
+ * reused (ADR 0143). 32 KiB stays under that size even as a two-byte string (UTF-8 outside ASCII).
+ */
+export const PARSE_BYTES = 32 * 1024;
 
 /**
  * Splits a GeoJSON document fed chunk by chunk (`push`, then `finish`). Keeps only the value being
@@ -103,7 +114,7 @@ export class ItemSplitter {
   private escape = false;
   private scalar = false;
   /** Items read whole from the current chunk, parsed together when the chunk is done (see flush). */
-  private pending: { index: number; from: number; end: number }[] = [];
+  private pending: Pending[] = [];
 
   /**
    * @param packer when given, the geometry coordinates of items read whole from a chunk are packed
@@ -345,17 +356,26 @@ export class ItemSplitter {
     }
   }
 
-  /**
-   * Parses the items kept from `chunk` into `out`, in order. Only commas and white space lie between
-   * them (the split checked that), so their bytes from the first's start to the last's end are the
-   * inside of a JSON array: one JSON.parse reads them all, instead of one call, one UTF-8 check and
-   * one string per item. When that fails, each is parsed on its own, so the error is the first bad
-   * item's, as it would be read alone.
-   */
+  /** Parses the items kept from `chunk` into `out`, in order, in runs of at most {@link PARSE_BYTES}. */
   private flush(chunk: Buffer, offset: number, out: SplitItem[]): void {
     const pending = this.pending;
-    if (pending.length === 0) return;
     this.pending = [];
+    for (let i = 0; i < pending.length; ) {
+      const from = (pending[i] as Pending).from;
+      let j = i + 1;
+      while (j < pending.length && (pending[j] as Pending).end - from <= PARSE_BYTES) j++;
+      this.parseRun(chunk, offset, pending.slice(i, j), out);
+      i = j;
+    }
+  }
+
+  /**
+   * Only commas and white space lie between the items of a run (the split checked that), so their
+   * bytes from the first's start to the last's end are the inside of a JSON array: one JSON.parse
+   * reads them all, instead of one call, one UTF-8 check and one string per item. When that fails,
+   * each is parsed on its own, so the error is the first bad item's, as it would be read alone.
+   */
+  private parseRun(chunk: Buffer, offset: number, pending: Pending[], out: SplitItem[]): void {
     const first = pending[0] as (typeof pending)[number];
     const last = pending[pending.length - 1] as (typeof pending)[number];
     const bytes = chunk.subarray(first.from, last.end);
