@@ -103,14 +103,14 @@ export function startGate(
 function prepareAhead(mod: EmscriptenModule, sharedMemoryBytes: number): StandbyAhead {
   const ahead: StandbyAhead = { linked: false, touchedBytes: 0, problems: [] };
   const { _malloc: malloc, _free: free } = mod;
-  if (!malloc || !free) {
-    ahead.problems.push('PGlite exports no malloc');
+  if (!malloc || !free || !mod.HEAPU8) {
+    ahead.problems.push('PGlite exports no malloc, free or heap');
     return ahead;
   }
   if (mod._dlopen && mod.WASM_PREFIX !== undefined) {
     const path = new TextEncoder().encode(`${mod.WASM_PREFIX}${POSTGIS_LIBRARY}\0`);
     const pointer = malloc(path.length);
-    mod.HEAPU8?.set(path, pointer);
+    mod.HEAPU8.set(path, pointer);
     const handle = mod._dlopen(pointer, RTLD_NOW | RTLD_GLOBAL);
     free(pointer);
     if (handle !== 0) ahead.linked = true;
@@ -125,9 +125,9 @@ function prepareAhead(mod: EmscriptenModule, sharedMemoryBytes: number): Standby
   if (block === 0) ahead.problems.push(`no ${sharedMemoryBytes} bytes to touch`);
   else {
     // The view is replaced when the memory grows: take it after the allocation.
-    mod.HEAPU8?.fill(0, block, block + sharedMemoryBytes);
+    mod.HEAPU8.fill(0, block, block + sharedMemoryBytes);
     free(block);
-    ahead.touchedBytes = mod.HEAPU8 ? sharedMemoryBytes : 0;
+    ahead.touchedBytes = sharedMemoryBytes;
   }
   return ahead;
 }
