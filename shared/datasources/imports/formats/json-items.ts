@@ -376,8 +376,8 @@ export class ItemSplitter {
    * each is parsed on its own, so the error is the first bad item's, as it would be read alone.
    */
   private parseRun(chunk: Buffer, offset: number, pending: Pending[], out: SplitItem[]): void {
-    const first = pending[0] as (typeof pending)[number];
-    const last = pending[pending.length - 1] as (typeof pending)[number];
+    const first = pending[0] as Pending;
+    const last = pending[pending.length - 1] as Pending;
     const bytes = chunk.subarray(first.from, last.end);
     let values: unknown[] | undefined;
     // ASCII text (most files) is UTF-8 read as Latin-1, which Node decodes many times faster.
@@ -403,7 +403,7 @@ export class ItemSplitter {
       });
     }
     for (let k = 0; k < pending.length; k++) {
-      const { index, end } = pending[k] as (typeof pending)[number];
+      const { index, end } = pending[k] as Pending;
       out.push({ index, item: values[k], end: offset + end });
     }
   }
