@@ -26,8 +26,6 @@ const pools = new Map<string, pg.Pool>();
 /** Identities whose server refused TLS under sslmode=prefer: they talk plain from then on. */
 const plainText = new Set<string>();
 
-const identity = (c: PostgisConnection): string => connectionIdentity(c);
-
 /** A connection pinned to the address the network policy checked; TLS still names the host (ADR 0074). */
 type PinnedConnection = PostgisConnection & { servername?: string };
 
@@ -147,7 +145,7 @@ export async function checkout(c: PostgisConnection, deadline: number): Promise<
   let release: (() => void) | undefined;
   try {
     const target = await pinned(c);
-    const key = identity(target);
+    const key = connectionIdentity(target);
     const driver = await loadPg();
     release = await acquireSlot(c, key, deadline);
     try {
@@ -266,7 +264,7 @@ async function testConnectionOnce(
   let client: pg.Client | undefined;
   try {
     const target = await pinned(c);
-    client = await connect(target, identity(target));
+    client = await connect(target, connectionIdentity(target));
     const { rows } = await client.query({
       text: `SELECT current_setting('server_version') AS server,
                     (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'postgis') AS postgis`,

@@ -419,10 +419,11 @@ export class ItemSplitter {
     packer: CoordinatePacker,
     encoding: 'latin1' | 'utf8',
   ): unknown[] {
-    const packed = packer.items(chunk, pending);
-    const spans = packer.done();
     const first = pending[0] as (typeof pending)[number];
     const last = pending[pending.length - 1] as (typeof pending)[number];
+    // The search for coordinates ends with the run: one without any doesn't scan the rest of the chunk.
+    const packed = packer.items(chunk.subarray(0, last.end), pending);
+    const spans = packer.done();
     let text = '[';
     let at = first.from;
     for (const span of spans) {
