@@ -34,7 +34,7 @@ function split(
   const parse = vi.spyOn(JSON, 'parse');
   try {
     const splitter = new ItemSplitter({ members: {}, collection: false }, 0, 1024 ** 2, packer);
-    const items = splitter.push(Buffer.from(text), 0);
+    const items = [...splitter.push(Buffer.from(text), 0)].flat();
     splitter.finish(text.length);
     return { items, texts: parse.mock.calls.map(([t]) => String(t)) };
   } finally {
@@ -96,5 +96,37 @@ describe('ItemSplitter: the items of a chunk', () => {
     expect(caught).toBeInstanceOf(SplitError);
     expect((caught as SplitError).reason).toBeInstanceOf(SyntaxError);
     expect((caught as SplitError).message).toMatch(/Unexpected token 'B'/);
+  });
+});
+
+describe('ItemSplitter: a chunk handed on', () => {
+  it('a run at a time, each parsed as it is taken, so one run of items is alive at once, not the chunk (ADR 0143)', () => {
+    // Prepare: ~1 MB of points in one chunk, as the reader reads them
+    const features = Array.from({ length: 6_000 }, (_, i) => point(i % 180, 0, { i, name: `point ${i}` }));
+    const text = JSON.stringify({ type: 'FeatureCollection', features });
+    const splitter = new ItemSplitter({ members: {}, collection: false }, 0, 1024 ** 2);
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      // Act: take the chunk's first run, then the rest
+      const runs = splitter.push(Buffer.from(text), 0);
+      const first = runs.next();
+      // (The top level's keys and members are parsed on their own: only parses of items count.)
+      const itemParses = () => parse.mock.calls.filter(([t]) => featuresIn(String(t)) > 0).length;
+      const parsedForFirst = itemParses();
+      const rest = [...runs];
+      splitter.finish(text.length);
+
+      // Assess: the first run came from one parse of its own; the others followed, one parse each
+      expect(first.done).toBe(false);
+      const firstItems = first.value as SplitItem[];
+      expect(parsedForFirst).toBe(1);
+      expect(firstItems.length).toBeGreaterThan(1);
+      expect(firstItems.length).toBeLessThan(features.length / 10);
+      expect(rest.length).toBeGreaterThan(10);
+      expect(itemParses()).toBe(1 + rest.length);
+      expect([...firstItems, ...rest.flat()].map((s) => s.index)).toEqual(features.map((_, i) => i));
+    } finally {
+      parse.mockRestore();
+    }
   });
 });

@@ -42,8 +42,9 @@ interface RawItem {
  * The raw JSON items of the document's features, in order, after skipping `skip` of them: split at
  * byte level and each parsed on its own (json-items.ts); a document that isn't an object or an
  * array at the top is read by the tokenizing walker, and any error is located by it. Yielded a
- * chunk's items at a time: an async generator's step costs a few promise turns, which per feature
- * were a sixth of a discovery's time (issue #27).
+ * run's items at a time (json-items.ts): an async generator's step costs a few promise turns, which
+ * per feature were a sixth of a discovery's time (issue #27), and a chunk's items all alive at once
+ * were what the reader's young-generation collections copied.
  */
 async function* rawFeatures(path: string, options: ReadOptions, top: TopLevel): AsyncGenerator<RawItem[]> {
   const maxBytes = limitsOf(options.limits).maxFeatureBytes;
@@ -61,9 +62,8 @@ async function* rawFeatures(path: string, options: ReadOptions, top: TopLevel): 
   let split = true;
   try {
     for await (const chunk of readChunks(path, { ...options, start: offset })) {
-      const items = splitter.push(chunk, offset);
+      for (const items of splitter.push(chunk, offset)) yield items;
       offset += chunk.length;
-      if (items.length > 0) yield items;
     }
     splitter.finish(offset);
   } catch (caught) {

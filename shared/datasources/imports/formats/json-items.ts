@@ -151,8 +151,12 @@ export class ItemSplitter {
     return placeIn(at, this.top, this.key, this.index);
   }
 
-  /** Feeds the chunk that starts at file offset `offset`; returns the feature items it completed. */
-  push(chunk: Buffer, offset: number): SplitItem[] {
+  /**
+   * Feeds the chunk that starts at file offset `offset`; yields the feature items it completed, in
+   * order, a run at a time: each run is parsed as it is taken, so what is live at once is one run's
+   * items, not the chunk's (ADR 0143). Take every run before the next push.
+   */
+  *push(chunk: Buffer, offset: number): Generator<SplitItem[]> {
     const out: SplitItem[] = [];
     try {
       this.split(chunk, offset, out);
@@ -161,8 +165,9 @@ export class ItemSplitter {
       this.flush(chunk, offset, out);
       throw error;
     }
-    this.flush(chunk, offset, out);
-    return out;
+    // An item completed from earlier chunks is the chunk's first: the items read whole follow it.
+    if (out.length > 0) yield out;
+    yield* this.runs(chunk, offset);
   }
 
   private split(chunk: Buffer, offset: number, out: SplitItem[]): void {
@@ -356,17 +361,24 @@ export class ItemSplitter {
     }
   }
 
-  /** Parses the items kept from `chunk` into `out`, in order, in runs of at most {@link PARSE_BYTES}. */
-  private flush(chunk: Buffer, offset: number, out: SplitItem[]): void {
+  /** The items kept from `chunk`, in order, parsed in runs of at most {@link PARSE_BYTES} as they are taken. */
+  private *runs(chunk: Buffer, offset: number): Generator<SplitItem[]> {
     const pending = this.pending;
     this.pending = [];
     for (let i = 0; i < pending.length; ) {
       const from = (pending[i] as Pending).from;
       let j = i + 1;
       while (j < pending.length && (pending[j] as Pending).end - from <= PARSE_BYTES) j++;
+      const out: SplitItem[] = [];
       this.parseRun(chunk, offset, pending.slice(i, j), out);
+      yield out;
       i = j;
     }
+  }
+
+  /** Parses the items kept from `chunk` into `out` at once. */
+  private flush(chunk: Buffer, offset: number, out: SplitItem[]): void {
+    for (const run of this.runs(chunk, offset)) out.push(...run);
   }
 
   /**
