@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { castValue, MISFIT } from '#datasources/imports/database-values.ts';
 import { readFeatures as readInThread } from '#datasources/imports/formats/direct.ts';
 import { readFeatures, readRows } from '#datasources/imports/formats/index.ts';
-import { featureBatch } from '#datasources/imports/formats/source.ts';
+import { FEATURES_AT_ONCE, featureBatch } from '#datasources/imports/formats/source.ts';
 import { ReadLimit } from '#datasources/imports/formats/types.ts';
 import { geometryText } from '#datasources/imports/geometry-text.ts';
 import {
@@ -451,6 +451,27 @@ describe("a batch of features made from a reader's items (featureBatch)", () => 
       for (const batch of read) got.push(batch.map((f) => f.properties.i as number));
     }).toThrow('item 5');
     expect(got).toEqual([[1, 2, 4]]);
+  });
+
+  it('makes a batch of at most FEATURES_AT_ONCE at a time, as it is taken (a chunk of thousands is never alive at once)', () => {
+    // Prepare: a chunk's worth of items; each call of `read` counted
+    const items = Array.from({ length: 2 * FEATURES_AT_ONCE * 3 + 10 }, (_, i) => i);
+    let made = 0;
+    const batches = featureBatch(items, (i) => {
+      made++;
+      return make(i);
+    });
+
+    // Act: take the first batch, then the rest
+    const first = batches.next().value as SourceFeature[];
+    const madeForFirst = made;
+    const rest = [...batches];
+
+    // Assess: full batches made one by one, every feature once, in order
+    expect(first).toHaveLength(FEATURES_AT_ONCE);
+    expect(madeForFirst).toBeLessThan(2 * FEATURES_AT_ONCE);
+    expect(rest.every((b) => b.length > 0 && b.length <= FEATURES_AT_ONCE)).toBe(true);
+    expect([first, ...rest].flat().map((f) => f.properties.i)).toEqual(items.filter((i) => i % 3 !== 0));
   });
 });
 

@@ -120,14 +120,22 @@ export const layerNameOf = (filename: string): string => {
 };
 
 /**
- * The features `read` makes of `items` (undefined: none for that item), as one batch; when `read`
- * throws, the features before it come first, then the error, as they would one at a time.
+ * Features made at once by {@link featureBatch}: the consumer takes them before more are made, so
+ * what is alive at once is this many, not a chunk's thousands (which every young-generation
+ * collection of the reader copied; ADR 0143).
+ */
+export const FEATURES_AT_ONCE = 256;
+
+/**
+ * The features `read` makes of `items` (undefined: none for that item), in batches of at most
+ * {@link FEATURES_AT_ONCE}, each made as it is taken; when `read` throws, the features before it
+ * come first, then the error, as they would one at a time.
  */
 export function* featureBatch<T>(
   items: Iterable<T>,
   read: (item: T) => SourceFeature | undefined,
 ): Generator<SourceFeature[]> {
-  const features: SourceFeature[] = [];
+  let features: SourceFeature[] = [];
   for (const item of items) {
     let feature: SourceFeature | undefined;
     try {
@@ -136,7 +144,12 @@ export function* featureBatch<T>(
       if (features.length > 0) yield features;
       throw error;
     }
-    if (feature) features.push(feature);
+    if (!feature) continue;
+    features.push(feature);
+    if (features.length === FEATURES_AT_ONCE) {
+      yield features;
+      features = [];
+    }
   }
   if (features.length > 0) yield features;
 }
