@@ -15,6 +15,7 @@ import { type Extension, PGlite } from '@electric-sql/pglite';
 import { postgis } from '@electric-sql/pglite-postgis';
 import { PGLiteSocketHandler, type PGLiteSocketHandlerOptions } from '@electric-sql/pglite-socket';
 import { INTERRUPT_HOOK, installStatementDeadlines } from './postgis-deadlines.ts';
+import { inWholeMessages } from './postgis-frames.ts';
 import {
   demoSeedSql,
   importRolesSql,
@@ -621,6 +622,8 @@ async function admit(
   });
   backend.admit(handler.handlerId, user, socket);
   socket.setTimeout(0);
+  // The handler joins every piece it is given to what it holds: it is given whole messages.
+  inWholeMessages(socket);
   await handler.attach(socket);
   socket.unshift(Buffer.concat([startup, rest]));
   socket.resume();
