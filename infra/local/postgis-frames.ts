@@ -18,9 +18,7 @@ import type { Socket } from 'node:net';
 export class MessageFrames {
   #pieces: Buffer[] = [];
   #held = 0;
-  /** Where the message being read begins in the held bytes (all before it are whole messages). */
-  #whole = 0;
-  /** Where that message ends, once its header is held. */
+  /** Where the message after the held whole ones ends in the held bytes, once its header is held. */
   #end: number | undefined;
   #untyped: boolean;
 
@@ -33,27 +31,27 @@ export class MessageFrames {
   push(data: Buffer): Buffer | undefined {
     this.#pieces.push(data);
     this.#held += data.length;
+    /** Where the whole messages held end (the held bytes from there on are of one not yet whole). */
+    let whole = 0;
     for (;;) {
       if (this.#end === undefined) {
         const header = this.#untyped ? 4 : 5;
-        if (this.#held - this.#whole < header) break;
-        const length = this.#int32At(this.#whole + header - 4);
-        this.#end = this.#whole + (length < 4 ? header : this.#untyped ? length : 1 + length);
+        if (this.#held - whole < header) break;
+        const length = this.#int32At(whole + header - 4);
+        this.#end = whole + (length < 4 ? header : this.#untyped ? length : 1 + length);
         this.#untyped = false;
       }
       if (this.#held < this.#end) break;
-      this.#whole = this.#end;
+      whole = this.#end;
       this.#end = undefined;
     }
-    if (this.#whole === 0) return undefined;
+    if (whole === 0) return undefined;
     const held = this.#pieces.length === 1 ? (this.#pieces[0] as Buffer) : Buffer.concat(this.#pieces);
-    const whole = held.subarray(0, this.#whole);
-    const rest = held.subarray(this.#whole);
+    const rest = held.subarray(whole);
     this.#pieces = rest.length > 0 ? [rest] : [];
     this.#held = rest.length;
-    if (this.#end !== undefined) this.#end -= this.#whole;
-    this.#whole = 0;
-    return whole;
+    if (this.#end !== undefined) this.#end -= whole;
+    return held.subarray(0, whole);
   }
 
   /** The big-endian int32 at `offset` of the held bytes (it may span pieces). */

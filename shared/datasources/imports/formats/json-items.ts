@@ -113,7 +113,7 @@ export class ItemSplitter {
   private inString = false;
   private escape = false;
   private scalar = false;
-  /** Items read whole from the current chunk, parsed together when the chunk is done (see flush). */
+  /** Items read whole from the current chunk, parsed a run at a time as they are taken (see runs). */
   private pending: Pending[] = [];
 
   /**
