@@ -9,7 +9,8 @@
  *   verified; one that can't be within {@link HOLD_MS} is told `57P03 the database system is
  *   starting up`, as PostgreSQL says while it starts, which a client retries. A connection whose
  *   worker went away before it answered anything is replayed to the next one; one that had an
- *   answer is closed, never left half-open.
+ *   answer gets what that worker sent it last (the FATAL that tells a client its statement wedged
+ *   the backend) and is closed, never left half-open.
  * - **Interrupt.** When PostgreSQL's alarm is due while a statement runs, it is delivered on the
  *   worker's busy thread through the inspector protocol (the one Node API that runs code on a
  *   thread that is executing WebAssembly); at statement_timeout the statement fails with 57014 at
@@ -44,6 +45,11 @@ export const HOLD_MS = 1_200;
 const LOGIN_TIMEOUT_MS = 10_000;
 /** A busy thread that doesn't run an interrupt within this is stuck: restart it. */
 const UNRESPONSIVE_MS = 1_000;
+/**
+ * How long a connection the old worker answered still relays, after a cut, what that worker sent
+ * it last (the FATAL it told the statement's client before it reported the backend wedged).
+ */
+const DRAIN_MS = 250;
 /** How long a terminated worker may take to exit before it is abandoned. */
 const TERMINATE_MS = 3_000;
 /** The probe query's connect and read timeout. */
@@ -326,6 +332,8 @@ interface Link {
   replay: Buffer[];
   /** Bytes before the startup packet, while SSLRequest/GSSENCRequest may still come. */
   preamble: Buffer | undefined;
+  /** Its worker is going: what it sent still reaches the client, nothing goes back to it. */
+  cut?: boolean;
   holdTimer?: NodeJS.Timeout;
 }
 
@@ -358,7 +366,9 @@ export class Door {
   open(port: number): void {
     this.#upstreamPort = port;
     for (const link of this.#links) {
-      if (!link.upstream && link.preamble === undefined && !link.client.destroyed) this.#attach(link);
+      if (!link.upstream && !link.answered && link.preamble === undefined && !link.client.destroyed) {
+        this.#attach(link);
+      }
     }
   }
 
@@ -367,17 +377,23 @@ export class Door {
     this.#upstreamPort = undefined;
   }
 
-  /** Cuts every relayed connection: unanswered ones wait for the next worker, the others close. */
+  /**
+   * Cuts every relayed connection: unanswered ones wait for the next worker, the others close once
+   * what the old worker sent them has reached them (within {@link DRAIN_MS}: a worker that is stuck
+   * or abandoned may never close its side).
+   */
   cut(): void {
     for (const link of this.#links) {
       const upstream = link.upstream;
-      if (!upstream) continue;
+      if (!upstream || link.cut) continue;
+      if (link.answered) {
+        link.cut = true;
+        setTimeout(() => upstream.destroy(), DRAIN_MS).unref();
+        continue;
+      }
       link.upstream = undefined;
       upstream.destroy();
-      if (link.answered) {
-        this.#links.delete(link);
-        link.client.destroy();
-      } else this.#wait(link);
+      this.#wait(link);
     }
   }
 
@@ -441,7 +457,7 @@ export class Door {
     }
     if (!link.answered) link.replay.push(data);
     const upstream = link.upstream;
-    if (!upstream) return;
+    if (!upstream || link.cut) return;
     if (!link.answered && upstream.connecting) return;
     if (!upstream.write(data)) {
       link.client.pause();
@@ -474,10 +490,16 @@ export class Door {
     upstream.on('close', () => {
       if (link.upstream !== upstream) return;
       link.upstream = undefined;
-      if (link.answered || link.client.destroyed) link.client.destroy();
+      if (link.answered || link.client.destroyed) this.#finish(link);
       // The worker went before answering (a restart, or not listening yet): try again shortly.
       else this.#wait(link, 100);
     });
+  }
+
+  /** Closes a connection once what was relayed to it is sent; one that doesn't take it is destroyed. */
+  #finish(link: Link): void {
+    link.client.end();
+    setTimeout(() => link.client.destroy(), DRAIN_MS).unref();
   }
 
   /**

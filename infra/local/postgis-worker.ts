@@ -705,6 +705,12 @@ async function main(config: WorkerConfig): Promise<void> {
   if (config.initialise) {
     post({ type: 'progress', message: 'creating the embedded PostGIS database (first start only)…' });
   }
+  // PostgreSQL arms its alarm while it opens the data dir too (its startup progress report, every
+  // log_startup_progress_interval): the deadlines follow the alarm from then on. Armed unseen, it
+  // fell due inside a statement, was fired by Emscripten's own timer check without PostgreSQL's
+  // handler running, and PostgreSQL, taking it as still pending, never armed statement_timeout again.
+  let cancelPending: () => boolean = () => false;
+  const deadlines = installStatementDeadlines(config.deadlines, () => cancelPending());
   const extensions: Record<string, Extension> = { postgis };
   if (config.standby) {
     extensions.gate = startGate(goSignal(), SHARED_MEMORY_AHEAD_BYTES, (ahead) =>
@@ -729,7 +735,7 @@ async function main(config: WorkerConfig): Promise<void> {
     );
     post({ type: 'progress', message: `demo data seeded (${seconds()})` });
   }
-  const deadlines = installStatementDeadlines(config.deadlines, queryCancelPending(db));
+  cancelPending = queryCancelPending(db);
   // The parent's interrupt runs this on the busy thread (ADR 0108).
   (globalThis as Record<symbol, unknown>)[Symbol.for(INTERRUPT_HOOK)] = deadlines.interrupt;
   const hardening = serviceRoleHardeningSql();

@@ -20,6 +20,8 @@ let dataDir: string;
 let pgis: EmbeddedPostgis;
 let demo: PostgisConnection;
 const progress: string[] = [];
+/** When each line of `progress` was logged (epoch ms). */
+const progressAt: number[] = [];
 
 /** CPU-bound, allowed by the SQL guard, never reads the clock: an interrupt stops it. */
 const RUNAWAY_SQL =
@@ -31,6 +33,9 @@ const RUNAWAY_SQL =
  */
 const DEAF_SQL =
   'SELECT max(c) FROM (SELECT ST_ClusterKMeans(geom, 40000) OVER () AS c FROM (SELECT ST_MakePoint(i % 317, i % 331) AS geom FROM generate_series(1, 40000) i) p) s';
+/** PROJ's error path for an init file leaves the backend without answering at all (ADR 0108). */
+const PROJ_WEDGE_SQL =
+  "SELECT ST_AsText(ST_Transform(ST_SetSRID(ST_MakePoint(0, 0), 4326), '+init=epsg:4326'))";
 /** Its statement_timeout: after the rows are read, well before the seeding ends. */
 const DEAF_TIMEOUT = '1000';
 
@@ -40,6 +45,7 @@ async function start(): Promise<void> {
     port: 0,
     onProgress: (m) => {
       progress.push(m);
+      progressAt.push(Date.now());
     },
   });
   demo = {
@@ -387,7 +393,7 @@ describe('statement_timeout on the embedded PostGIS', () => {
     await culprit.query(`SELECT set_config('statement_timeout', '30000', true)`);
     const run = await timed(() =>
       culprit.query({
-        text: "SELECT ST_AsText(ST_Transform(ST_SetSRID(ST_MakePoint(0, 0), 4326), '+init=epsg:4326'))",
+        text: PROJ_WEDGE_SQL,
         query_timeout: 20_000,
       } as pg.QueryConfig),
     );
@@ -409,6 +415,36 @@ describe('statement_timeout on the embedded PostGIS', () => {
     // The new backend is sound: a second client's transaction runs normally.
     expect(await placesWithin(2_000)).toBe(300);
   }, 120_000);
+
+  it('keeps its deadlines after a restart when the alarm PostgreSQL armed while opening the data dir falls due inside a statement', async () => {
+    const before = pgis.stoppedStatements().restarts;
+    const culprit = admin();
+    await culprit.connect();
+    await culprit.query(PROJ_WEDGE_SQL).catch(() => {});
+    await culprit.end().catch(() => {});
+    await restartDone(before);
+    // PostgreSQL reports its startup progress every log_startup_progress_interval (10 s) from the
+    // data dir's opening, before the restart was done: that alarm falls due during a sleep no
+    // deadline bounds (nothing arms an earlier one before it), as a long statement right after a
+    // restart would.
+    const restarted = progressAt[
+      progress.findLastIndex((m) => m.startsWith('PostGIS restarted in'))
+    ] as number;
+    const client = admin();
+    await client.connect();
+    try {
+      await client.query('SELECT pg_sleep($1)', [Math.max(0.5, (restarted + 10_500 - Date.now()) / 1000)]);
+      await client.query('BEGIN');
+      await client.query(`SELECT set_config('statement_timeout', '400', true)`);
+      const run = await timed(() => client.query('SELECT pg_sleep(8)'));
+      expect(run.error).toMatchObject({ code: '57014' });
+      expect(run.ms).toBeLessThan(2_000);
+      await client.query('ROLLBACK');
+    } finally {
+      await client.end();
+    }
+    expect(pgis.stoppedStatements().restarts).toBe(before + 1);
+  }, 60_000);
 
   it('waits for a server that answers 57P03 (starting up) until its budget, past the 5 s outage window', async () => {
     const startsAt = Date.now() + 6_000;

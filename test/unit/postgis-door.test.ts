@@ -141,6 +141,22 @@ describe('the embedded PostGIS door', () => {
     expect(answered.text()).toBe('R-answered');
   });
 
+  it('on a cut, still relays what the old worker sent an answered connection before it went (its FATAL), then closes it', async () => {
+    const old = await fakeWorker(() => 'R-answered');
+    const d = await door();
+    d.open(old.port);
+    const c = await client(d);
+    c.socket.write(STARTUP);
+    await until(() => c.text() === 'R-answered');
+    // The worker tells its client why and closes; its parent hears of it at once and cuts, before
+    // the door has read those last bytes.
+    (old.connections[0] as Socket).end('E-fatal');
+    d.hold();
+    d.cut();
+    await c.closed;
+    expect(c.text()).toBe('R-answeredE-fatal');
+  });
+
   it('replays a connection whose worker hung up before answering', async () => {
     const worker = await fakeWorker((n) => (n === 1 ? 'hang-up' : 'R-second'));
     const d = await door();
