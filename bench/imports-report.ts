@@ -345,7 +345,7 @@ function embeddedPart(
       (o.embedded.error
         ? `not measured: ${o.embedded.error}. `
         : `${o.embedded.description}, started by this process after the loads above on a temp data dir (${fixed(o.embedded.startMs / 1000, 0)} s, ` +
-          'its first start: initialise, seed, import roles of `importRolesSql`; then its warm standby left to finish loading), ' +
+          'its first start: a copy of the template data dir, initialised and seeded once (ADR 0155), then the import roles of `importRolesSql`; then its warm standby left to finish loading), ' +
           'loaded by the same child as its importer login with sslmode disable, exactly the IMPORT_DATABASE the local host gives the service. ' +
           'PGlite runs in worker threads of the bench process, which does nothing else meanwhile. ') +
       `The same ${o.rounds} round${o.rounds === 1 ? '' : 's'}, the median's seconds; rows counted as its superuser.`,

@@ -7,6 +7,14 @@ import { READER_LOGIN_PREFIX, READER_ROLES_SCHEMA, scramVerifier } from '#dataso
 
 const ident = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
+/**
+ * Sets a login's password to `password` (a SCRAM verifier computed here): the superuser's, on every
+ * start of the embedded PostGIS, so a data dir copied from the template answers to its own (ADR 0155).
+ */
+export function loginPasswordSql(user: string, password: string): string {
+  return `ALTER ROLE ${ident(user)} PASSWORD '${scramVerifier(password)}';\n`;
+}
+
 /** The demo data: three spatial tables, one plain table, one table the demo role can't read. */
 export function demoSeedSql(demoUser: string, demoPassword: string): string {
   const literal = (value: string) => `'${value.replaceAll("'", "''")}'`;

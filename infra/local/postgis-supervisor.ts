@@ -148,18 +148,7 @@ export class PostgisSupervisor {
     const { worker } = this.#current;
     this.#interrupter?.forget(worker);
     this.#interrupter?.release();
-    // A restart given up for the stop left no worker running.
-    if (worker.threadId < 0) return;
-    worker.ref();
-    const done = new Promise<void>((resolve) => {
-      worker.once('exit', () => resolve());
-      worker.on('message', (message: WorkerMessage) => {
-        if (message.type === 'stopped') resolve();
-      });
-    });
-    worker.postMessage({ type: 'stop' });
-    await Promise.race([done, delay(15_000)]);
-    await terminate(worker);
+    await stopWorker(worker);
   }
 
   #tick(): void {
@@ -266,6 +255,25 @@ export class PostgisSupervisor {
       }
     }
   }
+}
+
+/**
+ * Asks a worker to close its port and its database cleanly (a checkpoint: the next open replays
+ * nothing), then ends it; a worker that doesn't within 15 s is terminated.
+ */
+export async function stopWorker(worker: Worker): Promise<void> {
+  // A restart given up for a stop left no worker running.
+  if (worker.threadId < 0) return;
+  worker.ref();
+  const done = new Promise<void>((resolve) => {
+    worker.once('exit', () => resolve());
+    worker.on('message', (message: WorkerMessage) => {
+      if (message.type === 'stopped') resolve();
+    });
+  });
+  worker.postMessage({ type: 'stop' });
+  await Promise.race([done, delay(15_000)]);
+  await terminate(worker);
 }
 
 /** Verifies a worker end to end: a login through its front door and a query that loads PostGIS. */

@@ -19,6 +19,7 @@ import { inWholeMessages } from './postgis-frames.ts';
 import {
   demoSeedSql,
   importRolesSql,
+  loginPasswordSql,
   retireSharedReaderSql,
   serviceRoleHardeningSql,
 } from './postgis-seed.ts';
@@ -731,7 +732,7 @@ async function main(config: WorkerConfig): Promise<void> {
       message: `database created (${seconds()}); installing PostGIS and the demo data…`,
     });
     await db.exec(
-      `BEGIN;\nALTER ROLE ${SUPERUSER} PASSWORD '${config.adminPassword.replaceAll("'", "''")}';\n${demoSeedSql(config.demoUser, config.demoPassword)}COMMIT;\nANALYZE;\nCHECKPOINT;\n`,
+      `BEGIN;\n${demoSeedSql(config.demoUser, config.demoPassword)}COMMIT;\nANALYZE;\nCHECKPOINT;\n`,
     );
     post({ type: 'progress', message: `demo data seeded (${seconds()})` });
   }
@@ -742,6 +743,8 @@ async function main(config: WorkerConfig): Promise<void> {
   // On every start: a data dir seeded by an older version gets the same privileges as a new one.
   if (hardening && !config.restarted) await db.exec(hardening);
   if (!config.restarted) {
+    // The data dir's own superuser password (its marker's), also when it was copied from the template.
+    await db.exec(loginPasswordSql(SUPERUSER, config.adminPassword));
     await db.exec(importRolesSql(config.importer));
     await db.exec(retireSharedReaderSql(config.retiredReader));
   }

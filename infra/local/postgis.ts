@@ -5,8 +5,10 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { DeadlineBoard } from './postgis-deadlines.ts';
+import { demoSeedSql } from './postgis-seed.ts';
 import type { StandbyAhead } from './postgis-standby.ts';
-import { PostgisSupervisor, type Running, type StoppedStatements } from './postgis-supervisor.ts';
+import { PostgisSupervisor, type Running, type StoppedStatements, stopWorker } from './postgis-supervisor.ts';
+import { copyTemplate, templateDataDir } from './postgis-template.ts';
 import type { WorkerConfig, WorkerMessage } from './postgis-worker.ts';
 
 /** The login role of the demo service: reads the demo tables, not `public.secrets`. */
@@ -110,7 +112,8 @@ export async function startEmbeddedPostgis(options: EmbeddedPostgisOptions): Pro
     pgDataDir,
     host: '127.0.0.1',
     port: options.port,
-    initialise,
+    // A new data dir is a copy of the template (ADR 0155): initialised and seeded once.
+    initialise: false,
     demoUser: DEMO_USER,
     demoPassword: DEMO_PASSWORD,
     adminPassword: marker.admin_password,
@@ -128,6 +131,15 @@ export async function startEmbeddedPostgis(options: EmbeddedPostgisOptions): Pro
     : undefined;
   let current: Running;
   try {
+    if (initialise) {
+      const template = await templateDataDir(
+        { seed: demoSeedSql(DEMO_USER, DEMO_PASSWORD), seedVersion: SEED_VERSION },
+        (dir) => buildTemplate(dir, progress),
+        progress,
+      );
+      progress('creating the embedded PostGIS database (first start only) from its template');
+      copyTemplate(template, pgDataDir);
+    }
     // The worker listens on a port of its own; the supervisor's door owns the public one (ADR 0108).
     current = await launch({ ...config, port: 0 }, progress, () => stopped !== undefined);
   } catch (error) {
@@ -226,6 +238,30 @@ export async function startEmbeddedPostgis(options: EmbeddedPostgisOptions): Pro
       return stopped;
     },
   };
+}
+
+/**
+ * Initialises and seeds a data dir in `pgDataDir` for the template (ADR 0155), then closes it
+ * cleanly. Its passwords are thrown away: every start sets the data dir's own.
+ */
+async function buildTemplate(pgDataDir: string, progress: (message: string) => void): Promise<void> {
+  const running = await launch(
+    {
+      pgDataDir,
+      host: '127.0.0.1',
+      port: 0,
+      initialise: true,
+      demoUser: DEMO_USER,
+      demoPassword: DEMO_PASSWORD,
+      adminPassword: randomBytes(18).toString('base64url'),
+      importer: { user: IMPORTER_USER, password: randomBytes(24).toString('base64url') },
+      retiredReader: RETIRED_IMPORT_READER_USER,
+      deadlines: DeadlineBoard.allocate(),
+    },
+    progress,
+    () => false,
+  );
+  await stopWorker(running.worker);
 }
 
 /** A worker on its way to serving: its `ready` message, or why it won't come. */

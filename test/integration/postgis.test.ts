@@ -16,11 +16,13 @@ let demo: PostgisConnection;
 let admin: pg.Pool;
 let target: PostgisTarget;
 const progress: string[] = [];
+/** The progress lines of the first start (a new data dir), then of the re-open. */
+const starts = { first: [] as string[], reopen: [] as string[] };
 const timings = { firstInitMs: 0, reopenMs: 0 };
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'geoplane-postgis-'));
-  const first = await startEmbeddedPostgis({ dataDir, port: 0, onProgress: (m) => progress.push(m) });
+  const first = await startEmbeddedPostgis({ dataDir, port: 0, onProgress: (m) => starts.first.push(m) });
   timings.firstInitMs = first.startupMs;
   expect(first.firstInit).toBe(true);
   const firstAdmin = adminPool(first);
@@ -29,7 +31,14 @@ beforeAll(async () => {
   await firstAdmin.end();
   await first.stop();
 
-  pgis = await startEmbeddedPostgis({ dataDir, port: await freePort(), onProgress: (m) => progress.push(m) });
+  pgis = await startEmbeddedPostgis({
+    dataDir,
+    port: await freePort(),
+    onProgress: (m) => {
+      starts.reopen.push(m);
+      progress.push(m);
+    },
+  });
   timings.reopenMs = pgis.startupMs;
   console.log(`embedded PostGIS: first init ${timings.firstInitMs} ms, re-open ${timings.reopenMs} ms`);
   demo = {
@@ -68,13 +77,67 @@ function adminPool(p: EmbeddedPostgis): pg.Pool {
 
 describe('embedded PostGIS', () => {
   it('reports progress on the first start and keeps its data across a restart', async () => {
-    expect(progress.join('\n')).toMatch(/first start/);
+    // A new data dir is a copy of the template (ADR 0155); the re-open neither copies nor seeds.
+    expect(starts.first.join('\n')).toMatch(
+      /creating the embedded PostGIS database \(first start only\) from its template/,
+    );
+    expect(starts.reopen.join('\n')).not.toMatch(/first start|template/);
     expect(pgis.firstInit).toBe(false);
     const { rows } = await admin.query(
       `SELECT count(*)::int AS n FROM public.notes WHERE title = 'survives a restart'`,
     );
     expect(rows[0].n).toBe(1);
-    expect(timings.reopenMs).toBeLessThan(timings.firstInitMs);
+  });
+
+  it("makes each new data dir a copy of the template with passwords of its own, and none of another copy's data", async () => {
+    const otherDir = mkdtempSync(join(tmpdir(), 'geoplane-postgis-'));
+    const other = await startEmbeddedPostgis({ dataDir: otherDir, port: 0, onProgress: () => {} });
+    try {
+      expect(other.firstInit).toBe(true);
+      expect(other.admin.password).not.toBe(pgis.admin.password);
+      expect(other.importer.password).not.toBe(pgis.importer.password);
+      const login = async (password: string) => {
+        const client = new pg.Client({
+          host: other.host,
+          port: other.port,
+          database: other.database,
+          user: other.admin.user,
+          password,
+        });
+        client.on('error', () => {});
+        try {
+          await client.connect();
+          return (
+            await client.query(
+              `SELECT count(*)::int AS n FROM public.notes WHERE title = 'survives a restart'`,
+            )
+          ).rows[0].n as number;
+        } finally {
+          await client.end().catch(() => {});
+        }
+      };
+      // Its own superuser password works, the other data dir's is refused: nothing of the
+      // template's login (or of this file's first data dir) carries over.
+      expect(await login(other.admin.password)).toBe(0);
+      await expect(login(pgis.admin.password)).rejects.toMatchObject({ code: '28P01' });
+      // The seed is there: the demo login reads the demo tables.
+      const demoClient = new pg.Client({
+        host: other.host,
+        port: other.port,
+        database: other.database,
+        user: other.user,
+        password: other.password,
+      });
+      await demoClient.connect();
+      try {
+        expect((await demoClient.query('SELECT count(*)::int AS n FROM public.places')).rows[0].n).toBe(300);
+      } finally {
+        await demoClient.end();
+      }
+    } finally {
+      await other.stop();
+      rmSync(otherDir, { recursive: true, force: true });
+    }
   });
 
   it('checkpoints while idle, so a restart after a runaway replays a bounded WAL (ADR 0142)', async () => {
@@ -87,11 +150,28 @@ describe('embedded PostGIS', () => {
         ).rows[0]?.behind,
       );
     await admin.query('CREATE TABLE public.wal_fill (id int, pad text)');
-    await admin.query(
-      `INSERT INTO public.wal_fill SELECT g, repeat('x', 200) FROM generate_series(1, 100000) g`,
-    );
+    // Measured inside the writing transaction: the worker's checkpoint waits for it (a checkpoint
+    // that ran between the insert and a later read would make the WAL look short already).
+    const writer = await admin.connect();
+    let written: number;
+    try {
+      await writer.query('BEGIN');
+      await writer.query(
+        `INSERT INTO public.wal_fill SELECT g, repeat('x', 200) FROM generate_series(1, 100000) g`,
+      );
+      written = Number(
+        (
+          await writer.query<{ behind: string }>(
+            'SELECT (pg_current_wal_insert_lsn() - (pg_control_checkpoint()).redo_lsn)::text AS behind',
+          )
+        ).rows[0]?.behind,
+      );
+      await writer.query('COMMIT');
+    } finally {
+      writer.release();
+    }
     // PGlite has no checkpointer: without the worker's own checkpoints this stays above 16 MB.
-    expect(await behind()).toBeGreaterThan(16 * 1024 * 1024);
+    expect(written).toBeGreaterThan(16 * 1024 * 1024);
     const deadline = Date.now() + 20_000;
     let last = await behind();
     while (last > 16 * 1024 * 1024 && Date.now() < deadline) {
