@@ -31,7 +31,7 @@ export interface WorkerConfig {
   host: string;
   /** 0 under the supervisor: the parent's door owns the public port and relays to this one. */
   port: number;
-  /** True when the data directory is new: initialise and seed it. */
+  /** True when the data directory is new: initialise and seed it (the template's build, ADR 0155). */
   initialise: boolean;
   demoUser: string;
   demoPassword: string;

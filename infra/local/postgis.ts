@@ -134,7 +134,7 @@ export async function startEmbeddedPostgis(options: EmbeddedPostgisOptions): Pro
     if (initialise) {
       const template = await templateDataDir(
         { seed: demoSeedSql(DEMO_USER, DEMO_PASSWORD), seedVersion: SEED_VERSION },
-        (dir) => buildTemplate(dir, progress),
+        (dir) => buildTemplate(config, dir, progress),
         progress,
       );
       progress('creating the embedded PostGIS database (first start only) from its template');
@@ -241,21 +241,23 @@ export async function startEmbeddedPostgis(options: EmbeddedPostgisOptions): Pro
 }
 
 /**
- * Initialises and seeds a data dir in `pgDataDir` for the template (ADR 0155), then closes it
- * cleanly. Its passwords are thrown away: every start sets the data dir's own.
+ * Initialises and seeds a data dir in `pgDataDir` for the template (ADR 0155), as `config`'s
+ * worker would, then closes it cleanly. Its passwords are random and thrown away: every start
+ * sets the data dir's own.
  */
-async function buildTemplate(pgDataDir: string, progress: (message: string) => void): Promise<void> {
+async function buildTemplate(
+  config: WorkerConfig,
+  pgDataDir: string,
+  progress: (message: string) => void,
+): Promise<void> {
   const running = await launch(
     {
+      ...config,
       pgDataDir,
-      host: '127.0.0.1',
       port: 0,
       initialise: true,
-      demoUser: DEMO_USER,
-      demoPassword: DEMO_PASSWORD,
       adminPassword: randomBytes(18).toString('base64url'),
-      importer: { user: IMPORTER_USER, password: randomBytes(24).toString('base64url') },
-      retiredReader: RETIRED_IMPORT_READER_USER,
+      importer: { ...config.importer, password: randomBytes(24).toString('base64url') },
       deadlines: DeadlineBoard.allocate(),
     },
     progress,
