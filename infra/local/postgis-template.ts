@@ -6,10 +6,12 @@
  * the seed — under `node_modules/.cache` (or `GEOPLANE_POSTGIS_TEMPLATE_DIR`), built into a dir
  * of its own and renamed into place once closed cleanly, so a reader never sees half of one and
  * two builders at once both end with a whole one. It holds no secret a copy keeps: every start of
- * a data dir sets the superuser's and the loader's passwords to its own marker's.
+ * a data dir sets the superuser's and the loader's passwords to its own marker's. A build whose
+ * process ended without finishing it (killed, the machine stopped) leaves its dir, named after that
+ * process: the next caller removes it.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
@@ -32,6 +34,7 @@ export async function templateDataDir(
 ): Promise<string> {
   const root = templateRoot();
   const path = join(root, templateKey(content));
+  removeAbandonedBuilds(root);
   if (existsSync(path)) return path;
   mkdirSync(root, { recursive: true, mode: 0o700 });
   const building = `${path}.building-${process.pid}-${randomBytes(4).toString('hex')}`;
@@ -48,6 +51,37 @@ export async function templateDataDir(
     throw error;
   }
   return path;
+}
+
+/** A template's build dir: `template-<key>.building-<pid>-<random>`. */
+const BUILDING = /^template-[0-9a-f]{16}\.building-(\d+)-[0-9a-f]{8}$/;
+
+/**
+ * Removes the build dirs of processes that no longer run (~63 MB each): a build killed midway
+ * never renames or removes its own. A dir whose process runs (or may: it isn't ours to signal) is
+ * left to it.
+ */
+function removeAbandonedBuilds(root: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return; // no templates yet
+  }
+  for (const name of names) {
+    const pid = Number(BUILDING.exec(name)?.[1]);
+    if (pid && !running(pid)) rmSync(join(root, name), { recursive: true, force: true });
+  }
+}
+
+/** Whether a process with this id runs (a process of another user counts as running). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
 }
 
 /** Copies the template into `pgDataDir` (which must not exist yet). */

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -95,6 +96,24 @@ describe("the embedded PostGIS's template data dir", () => {
     const path = await templateDataDir(content, fakeBuild(calls), () => {});
     expect(existsSync(join(path, 'base', 'data'))).toBe(true);
     expect(calls).toHaveLength(2);
+  });
+
+  it("removes the build dirs of processes that ended without finishing them, and leaves a running one's", async () => {
+    const ended = spawnSync(process.execPath, ['-e', '']).pid;
+    expect(ended).toBeGreaterThan(0);
+    const abandoned = `template-0123456789abcdef.building-${ended}-0badc0de`;
+    const running = `template-0123456789abcdef.building-${process.pid}-0badc0de`;
+    for (const name of [abandoned, running]) {
+      mkdirSync(join(root, name, 'base'), { recursive: true });
+      writeFileSync(join(root, name, 'base', 'data'), 'half of a build');
+    }
+    const path = await templateDataDir(content, fakeBuild([]), () => {});
+    expect(readdirSync(root).sort()).toEqual([path.split('/').at(-1), running].sort());
+    // Found the next time, the template's caller sweeps too.
+    writeFileSync(join(root, 'not-a-build'), '');
+    mkdirSync(join(root, abandoned));
+    await templateDataDir(content, fakeBuild([]), () => {});
+    expect(readdirSync(root).sort()).toEqual([path.split('/').at(-1), 'not-a-build', running].sort());
   });
 
   it('never copies over a data dir that exists', async () => {
