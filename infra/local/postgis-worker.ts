@@ -704,7 +704,7 @@ async function main(config: WorkerConfig): Promise<void> {
   const started = Date.now();
   const seconds = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
   if (config.initialise) {
-    post({ type: 'progress', message: 'creating the embedded PostGIS database (first start only)…' });
+    post({ type: 'progress', message: 'initialising the template: initdb and the PostGIS extension…' });
   }
   // PostgreSQL arms its alarm while it opens the data dir too (its startup progress report, every
   // log_startup_progress_interval): the deadlines follow the alarm from then on. Armed unseen, it
