@@ -14,6 +14,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { processRuns } from './processes.ts';
 
 /** What a template is made of: a change to any of it makes another template. */
 export interface TemplateContent {
@@ -70,17 +71,7 @@ function removeAbandonedBuilds(root: string): void {
   }
   for (const name of names) {
     const pid = Number(BUILDING.exec(name)?.[1]);
-    if (pid && !running(pid)) rmSync(join(root, name), { recursive: true, force: true });
-  }
-}
-
-/** Whether a process with this id runs (a process of another user counts as running). */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+    if (pid && !processRuns(pid)) rmSync(join(root, name), { recursive: true, force: true });
   }
 }
 

@@ -10,6 +10,7 @@ import type { StandbyAhead } from './postgis-standby.ts';
 import { PostgisSupervisor, type Running, type StoppedStatements, stopWorker } from './postgis-supervisor.ts';
 import { copyTemplate, templateDataDir } from './postgis-template.ts';
 import type { WorkerConfig, WorkerMessage } from './postgis-worker.ts';
+import { processRuns } from './processes.ts';
 
 /** The login role of the demo service: reads the demo tables, not `public.secrets`. */
 export const DEMO_USER = 'geoplane_demo';
@@ -413,17 +414,8 @@ function acquireLock(path: string): void {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
   const pid = Number.parseInt(readFileSync(path, 'utf8'), 10);
-  if (pid === process.pid || (pid > 0 && isAlive(pid))) {
+  if (pid === process.pid || (pid > 0 && processRuns(pid))) {
     throw new Error(`the PostGIS data dir is in use by process ${pid} (${path})`);
   }
   writeFileSync(path, String(process.pid));
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
