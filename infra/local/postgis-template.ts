@@ -88,14 +88,20 @@ function templateRoot(): string {
   return join(packageDir('@electric-sql/pglite'), '..', '..', '.cache', 'geoplane', 'postgis');
 }
 
+/** Packages' directories found so far: an installed package doesn't move while a process runs. */
+const packageDirs = new Map<string, string>();
+
 /** The directory of an installed package (its package.json isn't in its exports). */
 function packageDir(name: string): string {
+  const found = packageDirs.get(name);
+  if (found) return found;
   let dir = dirname(createRequire(import.meta.url).resolve(name));
   while (!existsSync(join(dir, 'package.json')) || packageJson(dir).name !== name) {
     const up = dirname(dir);
     if (up === dir) throw new Error(`no package.json of ${name} above its entry`);
     dir = up;
   }
+  packageDirs.set(name, dir);
   return dir;
 }
 
