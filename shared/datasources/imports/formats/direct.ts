@@ -9,7 +9,8 @@ import { oneByOne } from '../staged-rows.ts';
 import { discoverCsv, readCsv } from './csv.ts';
 import { asInputError } from './errors.ts';
 import { discoverFlatGeobuf, readFlatGeobuf } from './flatgeobuf.ts';
-import { discoverGeoJson, readGeoJson } from './geojson.ts';
+import { discoverGeoJson, discoverGeoJsonPart, readGeoJson } from './geojson.ts';
+import type { GeoJsonPart, PartSpec } from './geojson-parts.ts';
 import { discoverGeoJsonSeq, readGeoJsonSeq } from './geojsonseq.ts';
 import { discoverGeoPackage, readGeoPackage } from './geopackage.ts';
 import { limitsOf } from './limits.ts';
@@ -55,12 +56,41 @@ export async function discover(
   options: DiscoverOptions = {},
 ): Promise<Discovery> {
   try {
-    const discovery = await discoverFormat(path, filename, options);
-    // Header-declared fields (dbf, FlatGeobuf columns) are checked here; inferred ones while scanning.
-    const { maxFields } = limitsOf(options.limits);
-    const wide = discovery.layers.find((l) => l.fields.length > maxFields);
-    if (wide) throw tooManyFields(wide.name, maxFields);
-    return discovery;
+    return withinFieldLimit(await discoverFormat(path, filename, options), options);
+  } catch (error) {
+    throw asInputError(error, 'unreadable_file', `${filename} cannot be read`);
+  }
+}
+
+/** Header-declared fields (dbf, FlatGeobuf columns) are checked here; inferred ones while scanning. */
+function withinFieldLimit(discovery: Discovery, options: DiscoverOptions): Discovery {
+  const { maxFields } = limitsOf(options.limits);
+  const wide = discovery.layers.find((l) => l.fields.length > maxFields);
+  if (wide) throw tooManyFields(wide.name, maxFields);
+  return discovery;
+}
+
+/**
+ * One part of a GeoJSON file's discovery (ADR 0156, geojson-parts.ts). A head of another format
+ * is its whole discovery; a tail of one fails (only GeoJSON splits).
+ */
+export async function discoverPart(
+  path: string,
+  filename: string,
+  part: PartSpec,
+  options: DiscoverOptions = {},
+): Promise<GeoJsonPart> {
+  try {
+    const format = await sniff(path, filename, options.limits);
+    if (format !== 'geojson') {
+      if ('from' in part) throw new Error(`a ${format} file is read in one part`);
+      return { kind: 'whole', discovery: await discover(path, filename, options) };
+    }
+    const size = (await stat(path)).size;
+    const answer = await discoverGeoJsonPart(path, filename, size, part, options);
+    return answer.kind === 'whole'
+      ? { kind: 'whole', discovery: withinFieldLimit(answer.discovery, options) }
+      : answer;
   } catch (error) {
     throw asInputError(error, 'unreadable_file', `${filename} cannot be read`);
   }

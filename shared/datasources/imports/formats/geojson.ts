@@ -7,21 +7,13 @@ import { jsonParser, type Token } from 'stream-json/parser.js';
 import type { Discovery, SourceFeature, SourceGeometry } from '#domain/import-sources.ts';
 import { ImportInputError } from '#domain/import-sources.ts';
 import { asInputError, invalidUtf8, isAbortError, isInvalidUtf8 } from './errors.ts';
+import { type GeoJsonPart, geoJsonDiscovery, type PartSpec } from './geojson-parts.ts';
 import { ItemSplitter, NotSplittable, placeIn, SplitError, type TopLevel } from './json-items.ts';
 import { limitsOf } from './limits.ts';
 import { CoordinatePacker } from './packed-coordinates.ts';
 import { geometryInfo, LayerScan } from './scan.ts';
 import { layerNameOf, readChunks } from './source.ts';
 import type { DiscoverOptions, ReadOptions } from './types.ts';
-
-/** The SRID a legacy `crs` member names (`EPSG:3857`, `urn:ogc:def:crs:EPSG::3857`, CRS84); undefined = unknown. */
-export const sridOfCrs = (crs: unknown): number | undefined => {
-  const name = (crs as { properties?: { name?: unknown } } | null)?.properties?.name;
-  if (typeof name !== 'string') return undefined;
-  if (/CRS:?84$/i.test(name)) return 4326;
-  const match = /EPSG:(?:[^:]*:)?:?(\d+)$/i.exec(name);
-  return match ? Number(match[1]) : undefined;
-};
 
 /** stream-chain's end-of-input marker (`none`, a registered symbol): flushes the parser. */
 const FLUSH = Symbol.for('object-stream.none');
@@ -46,7 +38,12 @@ interface RawItem {
  * per feature were a sixth of a discovery's time (issue #27), and a chunk's items all alive at once
  * were what the reader's young-generation collections copied.
  */
-async function* rawFeatures(path: string, options: ReadOptions, top: TopLevel): AsyncGenerator<RawItem[]> {
+async function* rawFeatures(
+  path: string,
+  options: ReadOptions,
+  top: TopLevel,
+  tailFrom?: number,
+): AsyncGenerator<RawItem[]> {
   const maxBytes = limitsOf(options.limits).maxFeatureBytes;
   const skip = options.skip ?? 0;
   const splitter = new ItemSplitter(
@@ -57,8 +54,10 @@ async function* rawFeatures(path: string, options: ReadOptions, top: TopLevel): 
   );
   // A resume by position (ADR 0143): feature `skip` of the features array begins at `offset`.
   const resume = skip > 0 && options.offset !== undefined && options.offset > 0;
-  let offset = resume ? (options.offset as number) : 0;
-  if (resume) splitter.resumeAt(skip, await isBareArray(path, options));
+  let offset = tailFrom ?? (resume ? (options.offset as number) : 0);
+  // A discovery's tail (ADR 0156): an item ends at `tailFrom`, its items are counted from there.
+  if (tailFrom !== undefined) splitter.resumeAt(0, await isBareArray(path, options), true);
+  else if (resume) splitter.resumeAt(skip, await isBareArray(path, options));
   let split = true;
   try {
     for await (const chunk of readChunks(path, { ...options, start: offset })) {
@@ -67,6 +66,8 @@ async function* rawFeatures(path: string, options: ReadOptions, top: TopLevel): 
     }
     splitter.finish(offset);
   } catch (caught) {
+    // A tail split where no item ended: nothing to locate, the head reads the file in order.
+    if (tailFrom !== undefined && !isAbortError(caught)) throw new Error('the tail does not split');
     if (caught instanceof NotSplittable) split = false;
     else if (caught instanceof SplitError) {
       const error = caught.reason;
@@ -354,8 +355,9 @@ async function* documentFeatures(
   path: string,
   options: ReadOptions,
   top: TopLevel,
+  tailFrom?: number,
 ): AsyncGenerator<IndexedFeature[]> {
-  for await (const items of rawFeatures(path, options, top)) {
+  for await (const items of rawFeatures(path, options, top, tailFrom)) {
     options.signal?.throwIfAborted();
     const batch: IndexedFeature[] = [];
     for (const { index, item, end } of items) {
@@ -392,6 +394,38 @@ async function* documentFeatures(
   }
 }
 
+/**
+ * Scans the document's features (from `part.from` on for a discovery's tail); for a head
+ * (`part.to`), stops after the item whose bytes end exactly at `to` and answers true.
+ */
+async function scanFeatures(
+  path: string,
+  options: DiscoverOptions,
+  top: TopLevel,
+  scan: LayerScan,
+  part?: PartSpec,
+): Promise<boolean> {
+  const to = part && 'to' in part ? part.to : undefined;
+  const from = part && 'from' in part ? part.from : undefined;
+  let passed = to === undefined;
+  // Discovery only measures the coordinates: they come packed, not as arrays.
+  for await (const batch of documentFeatures(path, { ...options, packCoordinates: true }, top, from)) {
+    for (const { index, feature } of batch) {
+      scan.count++;
+      scan.fields.addProperties(feature.properties);
+      const info =
+        feature.geometry === null ? null : geometryInfo(feature.geometry, `feature ${index}`, scan.judging);
+      scan.addGeometry(index, info);
+      // Items end in order: the first to reach `to` ends there, or `to` was no item's end.
+      if (!passed && feature.end !== undefined && feature.end >= (to as number)) {
+        if (feature.end === to) return true;
+        passed = true;
+      }
+    }
+  }
+  return false;
+}
+
 /** Discovery of a GeoJSON file: one layer named after the file. */
 export async function discoverGeoJson(
   path: string,
@@ -399,41 +433,40 @@ export async function discoverGeoJson(
   sizeBytes: number,
   options: DiscoverOptions = {},
 ): Promise<Discovery> {
-  const name = layerNameOf(filename);
-  const scan = new LayerScan(name, undefined, limitsOf(options.limits).maxFields);
+  const scan = new LayerScan(layerNameOf(filename), undefined, limitsOf(options.limits).maxFields);
   const top: TopLevel = { members: {}, collection: false };
-  // Discovery only measures the coordinates: they come packed, not as arrays.
-  for await (const batch of documentFeatures(path, { ...options, packCoordinates: true }, top)) {
-    for (const { index, feature } of batch) {
-      scan.count++;
-      scan.fields.addProperties(feature.properties);
-      const info =
-        feature.geometry === null ? null : geometryInfo(feature.geometry, `feature ${index}`, scan.judging);
-      scan.addGeometry(index, info);
+  await scanFeatures(path, options, top, scan);
+  return geoJsonDiscovery(scan, top.members, sizeBytes);
+}
+
+/**
+ * One part of a GeoJSON file's discovery (ADR 0156), read alone: the head up to the item ending
+ * at `to` (the whole discovery when no item ends there), or the tail after the item ending at
+ * `from`. The tail throws a plain Error for whatever goes wrong in it: which error the file has,
+ * and where, is for a discovery in order to say.
+ */
+export async function discoverGeoJsonPart(
+  path: string,
+  filename: string,
+  sizeBytes: number,
+  part: PartSpec,
+  options: DiscoverOptions = {},
+): Promise<GeoJsonPart> {
+  const scan = new LayerScan(layerNameOf(filename), undefined, limitsOf(options.limits).maxFields);
+  const top: TopLevel = { members: {}, collection: false };
+  if ('from' in part) {
+    try {
+      await scanFeatures(path, options, top, scan, part);
+    } catch (error) {
+      if (isAbortError(error)) throw error;
+      throw new Error(`The tail of the discovery failed: ${(error as Error).message}`);
     }
+    return { kind: 'tail', scan: scan.snapshot(), members: top.members };
   }
-  if (scan.count === 0) {
-    throw new ImportInputError('no_features', 'The GeoJSON file holds no features.');
+  if (await scanFeatures(path, options, top, scan, part)) {
+    return { kind: 'head', scan: scan.snapshot(), members: top.members };
   }
-  const warnings: string[] = [];
-  let srid: number | null = 4326;
-  let checkRange = true;
-  if (top.members.crs !== undefined && top.members.crs !== null) {
-    const named = sridOfCrs(top.members.crs);
-    srid = named ?? null;
-    checkRange = srid === 4326;
-    if (named === undefined) {
-      warnings.push(
-        `The legacy "crs" member names a CRS GeoPlane does not recognise (${JSON.stringify(top.members.crs)}); give source_srid in the import plan.`,
-      );
-    }
-  }
-  return {
-    format: 'geojson',
-    size_bytes: sizeBytes,
-    layers: [scan.result(srid, warnings, { checkRange, written: true })],
-    warnings,
-  };
+  return { kind: 'whole', discovery: geoJsonDiscovery(scan, top.members, sizeBytes) };
 }
 
 /** The features of a GeoJSON file in file order, a chunk's at a time. */

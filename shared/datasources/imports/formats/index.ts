@@ -5,8 +5,12 @@
  * in a worker thread (ADR 0107), so no file, however hostile, holds up the caller's event loop: a
  * reader stuck in one step, too slow or too greedy is stopped as 'file_too_complex'.
  */
+import { stat } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import type { Discovery, ImportFormat, SourceFeature } from '#domain/import-sources.ts';
 import type { RowBatch, RowShape } from '../staged-rows.ts';
+import { type GeoJsonPart, mergeParts, SPLIT_FROM_BYTES, splitCandidate } from './geojson-parts.ts';
+import { limitsOf } from './limits.ts';
 import type { FromReader } from './reader-protocol.ts';
 import { jobValue, runJob } from './reader-thread.ts';
 import type { DiscoverOptions, ReadOptions } from './types.ts';
@@ -31,16 +35,122 @@ export async function sniffFormat(path: string, filename: string): Promise<Impor
   return (await jobValue({ op: 'sniff', path, filename })) as ImportFormat;
 }
 
-/** One full streaming pass: layers, fields with inferred types, geometry type, SRID, feature count, bbox; warnings. */
+/**
+ * One full streaming pass: layers, fields with inferred types, geometry type, SRID, feature count,
+ * bbox; warnings. A large GeoJSON file is read in two parts side by side (ADR 0156) where the
+ * machine has a second CPU; the answer is the same.
+ */
 export async function discover(
   path: string,
   filename: string,
   options: DiscoverOptions = {},
 ): Promise<Discovery> {
+  const at = await discoverySplit(path, filename, options);
+  return at === undefined
+    ? discoverInOrder(path, filename, options)
+    : discoverInParts(path, filename, at, options);
+}
+
+/** The discovery job: the file read from the top in one thread. */
+async function discoverInOrder(path: string, filename: string, options: DiscoverOptions): Promise<Discovery> {
   return (await jobValue(
     { op: 'discover', path, filename, ...(options.limits ? { limits: options.limits } : {}) },
     options,
   )) as Discovery;
+}
+
+/** Where to split the discovery of the file (ADR 0156); undefined: read it in one part. */
+export async function discoverySplit(
+  path: string,
+  filename: string,
+  options: DiscoverOptions = {},
+): Promise<number | undefined> {
+  if (availableParallelism() < 2) return undefined;
+  const { size } = await stat(path);
+  if (size < SPLIT_FROM_BYTES) return undefined;
+  options.signal?.throwIfAborted();
+  if ((await sniffFormat(path, filename)) !== 'geojson') return undefined;
+  return splitCandidate(path, size);
+}
+
+/**
+ * The discovery of a GeoJSON file in two parts side by side (ADR 0156): the head from the top to
+ * the item ending at `at`, the tail from there in a thread of its own (half the heap: the two
+ * together stay within one reader's limit and a half). The head's error is the file's (it reads
+ * in order up to there); when the head read the whole file (`at` was no item's end) that is the
+ * discovery; when the tail fails, or the merge meets an error (which one a scan in order meets
+ * first is not known), the file is discovered in order. Progress is the two parts' bytes together,
+ * never going back.
+ */
+export async function discoverInParts(
+  path: string,
+  filename: string,
+  at: number,
+  options: DiscoverOptions = {},
+): Promise<Discovery> {
+  const limits = limitsOf(options.limits);
+  let told = 0;
+  const tell = (bytes: number) => {
+    if (bytes <= told) return;
+    told = bytes;
+    options.onBytes?.(bytes);
+  };
+  let headBytes = 0;
+  let tailBytes = 0;
+  const stopTail = new AbortController();
+  const tailLimits = { ...options.limits, readerHeapMb: Math.ceil(limits.readerHeapMb / 2) };
+  const tail = jobValue(
+    { op: 'discover', path, filename, limits: tailLimits, part: { from: at } },
+    {
+      limits: tailLimits,
+      signal: options.signal ? AbortSignal.any([options.signal, stopTail.signal]) : stopTail.signal,
+      onBytes: (bytes) => {
+        tailBytes = bytes - at;
+        tell(headBytes + tailBytes);
+      },
+    },
+  ) as Promise<GeoJsonPart>;
+  tail.catch(() => undefined);
+  let head: GeoJsonPart;
+  try {
+    head = (await jobValue(
+      {
+        op: 'discover',
+        path,
+        filename,
+        ...(options.limits ? { limits: options.limits } : {}),
+        part: { to: at },
+      },
+      {
+        ...options,
+        onBytes: (bytes) => {
+          headBytes = Math.min(bytes, at);
+          tell(headBytes + tailBytes);
+        },
+      },
+    )) as GeoJsonPart;
+  } catch (error) {
+    stopTail.abort();
+    throw error;
+  }
+  if (head.kind === 'whole') {
+    stopTail.abort();
+    return head.discovery;
+  }
+  const later = await tail.catch(() => undefined);
+  if (head.kind === 'head' && later?.kind === 'tail') {
+    try {
+      const { size } = await stat(path);
+      const discovery = mergeParts(head, later, filename, size, limits.maxFields);
+      // The head stopped mid-chunk, before it said how far it read.
+      tell(size);
+      return discovery;
+    } catch {
+      // Read in order below: it says which error comes first.
+    }
+  }
+  options.signal?.throwIfAborted();
+  return discoverInOrder(path, filename, { ...options, onBytes: tell });
 }
 
 /** The read job of `options` for one layer (its shape: answer staged rows). */

@@ -129,15 +129,16 @@ export class ItemSplitter {
 
   /**
    * Starts in the features array (a bare top-level array when `bare`) at item `index`, fed from
-   * the file offset just past item `index - 1`.
+   * the file offset just past item `index - 1` (`afterItem`; a discovery's tail counts its items
+   * from 0 after one, ADR 0156).
    */
-  resumeAt(index: number, bare: boolean): void {
+  resumeAt(index: number, bare: boolean, afterItem = index > 0): void {
     this.mode = 'features';
     this.top.collection = true;
     this.bare = bare;
     this.key = bare ? '' : 'features';
     this.index = index;
-    this.between = index > 0 ? 'value' : 'open';
+    this.between = afterItem ? 'value' : 'open';
   }
 
   /** Where the split is, for messages ("feature 12"), as the tokenizing walker says it. */

@@ -2,6 +2,7 @@
 import type { CsvGeometry, SourceFeature } from '#domain/import-sources.ts';
 import { ImportInputError } from '#domain/import-sources.ts';
 import type { RowBatch, RowShape } from '../staged-rows.ts';
+import type { PartSpec } from './geojson-parts.ts';
 import type { ImportLimits } from './limits.ts';
 
 /** Batches of features the worker may send before the client takes one. */
@@ -10,7 +11,14 @@ export const CREDITS = 8;
 /** What the worker runs: one of direct.ts's readers. */
 export type ReaderJob =
   | { op: 'sniff'; path: string; filename: string }
-  | { op: 'discover'; path: string; filename: string; limits?: Partial<ImportLimits> }
+  | {
+      op: 'discover';
+      path: string;
+      filename: string;
+      limits?: Partial<ImportLimits>;
+      /** One part of a GeoJSON file (ADR 0156): answers a GeoJsonPart instead of a Discovery. */
+      part?: PartSpec;
+    }
   | {
       op: 'read';
       path: string;

@@ -33,7 +33,7 @@ const CHECK_MS = 250;
 const STOP_GRACE_MS = 2_000;
 /** How long an idle thread waits for another job. */
 const IDLE_MS = 30_000;
-/** Idle threads kept at most. */
+/** Idle threads kept at most, of each heap limit (a discovery's tail has half the heap, ADR 0156). */
 const MAX_IDLE = 1;
 /** Jobs one thread runs at most before it is replaced (bounds whatever a long life accumulates). */
 const MAX_JOBS = 100;
@@ -184,7 +184,8 @@ async function acquire(heapMb: number): Promise<ReaderThread> {
 
 /** Parks a thread that ended its job cleanly (or ends it when enough are idle). */
 function release(thread: ReaderThread): void {
-  if (thread.dead || thread.jobs >= MAX_JOBS || idle.length >= MAX_IDLE) {
+  const alike = idle.filter((t) => t.heapMb === thread.heapMb).length;
+  if (thread.dead || thread.jobs >= MAX_JOBS || alike >= MAX_IDLE) {
     void thread.terminate();
     return;
   }

@@ -14,7 +14,7 @@ import { type MessagePort, parentPort } from 'node:worker_threads';
 import type { SourceFeature, SourceGeometry } from '#domain/import-sources.ts';
 import { geometryText } from '../geometry-text.ts';
 import { type BatchBounds, type RowBatch, rowBatches } from '../staged-rows.ts';
-import { discover, readFeatureBatches, readFeatures, sniffFormat } from './direct.ts';
+import { discover, discoverPart, readFeatureBatches, readFeatures, sniffFormat } from './direct.ts';
 import { CREDITS, type FromReader, type ReaderJob, type ToReader, toWire } from './reader-protocol.ts';
 import { useScratchDir } from './source.ts';
 import type { ReadOptions } from './types.ts';
@@ -192,16 +192,17 @@ async function run(id: number, job: ReaderJob, scratch: string): Promise<void> {
       case 'sniff':
         post({ type: 'done', id, value: await sniffFormat(job.path, job.filename) });
         return;
-      case 'discover':
+      case 'discover': {
+        const options = { onBytes, ...(job.limits ? { limits: job.limits } : {}) };
         post({
           type: 'done',
           id,
-          value: await discover(job.path, job.filename, {
-            onBytes,
-            ...(job.limits ? { limits: job.limits } : {}),
-          }),
+          value: job.part
+            ? await discoverPart(job.path, job.filename, job.part, options)
+            : await discover(job.path, job.filename, options),
         });
         return;
+      }
       case 'read': {
         const options: ReadOptions = {
           onBytes,

@@ -127,6 +127,23 @@ export class FieldTypes {
   fields(): SourceField[] {
     return [...this.kinds].map(([name, kinds]) => ({ name, type: typeOfKinds(kinds) }));
   }
+
+  /** The kinds seen, by field in first-seen order (what {@link absorb} takes). */
+  entries(): [string, number][] {
+    return [...this.kinds];
+  }
+
+  /**
+   * Takes in the kinds of a later part of the same layer (ADR 0156), as if its values had been
+   * added here: its new fields after the known ones, in its order; 'too_many_fields' past the limit.
+   */
+  absorb(later: readonly [string, number][]): void {
+    for (const [name, kinds] of later) {
+      const known = this.kinds.get(name);
+      if (known === undefined) this.admit();
+      this.kinds.set(name, (known ?? 0) | kinds);
+    }
+  }
 }
 
 /** Bbox of GeoJSON coordinates (any nesting); throws when a position isn't numbers. */
@@ -206,6 +223,31 @@ export const geometryInfo = (geometry: unknown, where: string, judge = false): G
   return info;
 };
 
+/** Where a feature is: its 0-based index in the layer, and how its reader names it when not by index. */
+interface Place {
+  index: number;
+  label?: string;
+}
+
+/**
+ * What a LayerScan gathered, as it crosses a thread (ADR 0156): a part of a layer scanned on its
+ * own, its indexes counted from the part's first feature.
+ */
+export interface ScanState {
+  count: number;
+  nullGeometries: number;
+  fields: [string, number][];
+  types: [GeometryType, number][];
+  family: { name: string; type: GeometryType; at: Place } | null;
+  box: Box | null;
+  dims: number;
+  allValid: boolean;
+  outOfRange: { at: Place; value: number; axis: string } | null;
+}
+
+const placeOf = (index: number, label: string | undefined): Place =>
+  label === undefined ? { index } : { index, label };
+
 /** Dimensions seen in a layer's geometries (bits). */
 const DIMS_2D = 1;
 const DIMS_3D = 2;
@@ -217,7 +259,7 @@ export class LayerScan {
   count = 0;
   private nullGeometries = 0;
   private readonly types = new Map<GeometryType, number>();
-  private family: { name: string; type: GeometryType; label: string } | null = null;
+  private family: { name: string; type: GeometryType; at: Place } | null = null;
   private box: Box | null = null;
   /** DIMS_* bits: whether 2D, 3D and geometries of unknown Z were seen. */
   private dims = 0;
@@ -228,7 +270,12 @@ export class LayerScan {
   get judging(): boolean {
     return this.allValid;
   }
-  private outOfRange: { label: string; value: number; axis: string } | null = null;
+  private outOfRange: { at: Place; value: number; axis: string } | null = null;
+
+  /** How messages name the feature at `at`. */
+  private label(at: Place): string {
+    return at.label ?? this.where(at.index);
+  }
 
   /**
    * @param where how a feature is named in messages, from its 0-based index ("feature 12", "line 14").
@@ -255,13 +302,8 @@ export class LayerScan {
     this.dims |= info.z === undefined ? DIMS_UNKNOWN : info.z ? DIMS_3D : DIMS_2D;
     if (info.valid !== true) this.allValid = false;
     const family = FAMILY[type];
-    if (this.family === null) this.family = { name: family, type, label: label ?? this.where(index) };
-    else if (this.family.name !== family) {
-      throw new ImportInputError(
-        'mixed_geometry_types',
-        `Layer '${this.name}' mixes geometry types: ${this.family.type} (first at ${this.family.label}) and ${type} (first at ${label ?? this.where(index)}). A layer holds one geometry type; split the file by geometry type.`,
-      );
-    }
+    if (this.family === null) this.family = { name: family, type, at: placeOf(index, label) };
+    else if (this.family.name !== family) throw this.mixed(this.family, type, placeOf(index, label));
     this.types.set(type, (this.types.get(type) ?? 0) + 1);
     if (box) {
       if (this.box === null) this.box = [...box];
@@ -282,9 +324,66 @@ export class LayerScan {
                 : box[3] > 90
                   ? { value: box[3], axis: 'latitude' }
                   : null;
-        if (bad) this.outOfRange = { label: label ?? this.where(index), ...bad };
+        if (bad) this.outOfRange = { at: placeOf(index, label), ...bad };
       }
     }
+  }
+
+  private mixed(first: { type: GeometryType; at: Place }, type: GeometryType, at: Place): ImportInputError {
+    return new ImportInputError(
+      'mixed_geometry_types',
+      `Layer '${this.name}' mixes geometry types: ${first.type} (first at ${this.label(first.at)}) and ${type} (first at ${this.label(at)}). A layer holds one geometry type; split the file by geometry type.`,
+    );
+  }
+
+  /** What it gathered so far, as {@link absorb} takes it. */
+  snapshot(): ScanState {
+    return {
+      count: this.count,
+      nullGeometries: this.nullGeometries,
+      fields: this.fields.entries(),
+      types: [...this.types],
+      family: this.family,
+      box: this.box,
+      dims: this.dims,
+      allValid: this.allValid,
+      outOfRange: this.outOfRange,
+    };
+  }
+
+  /**
+   * Takes in the scan of the features that follow this one's (a later part of the same layer
+   * scanned on its own, ADR 0156), as if they had been scanned here: its indexes move on by this
+   * scan's count. Throws what scanning them here would have thrown ('too_many_fields',
+   * 'mixed_geometry_types'), though not necessarily the error a scan in order throws first.
+   */
+  absorb(later: ScanState): void {
+    const shift = this.count;
+    const moved = (at: Place): Place => (at.label === undefined ? { index: at.index + shift } : at);
+    this.fields.absorb(later.fields);
+    if (later.family !== null) {
+      if (this.family === null) this.family = { ...later.family, at: moved(later.family.at) };
+      else if (this.family.name !== later.family.name) {
+        throw this.mixed(this.family, later.family.type, moved(later.family.at));
+      }
+    }
+    for (const [type, n] of later.types) this.types.set(type, (this.types.get(type) ?? 0) + n);
+    if (later.box !== null) {
+      if (this.box === null) this.box = [...later.box];
+      else {
+        this.box[0] = Math.min(this.box[0], later.box[0]);
+        this.box[1] = Math.min(this.box[1], later.box[1]);
+        this.box[2] = Math.max(this.box[2], later.box[2]);
+        this.box[3] = Math.max(this.box[3], later.box[3]);
+      }
+    }
+    if (this.outOfRange === null && later.outOfRange !== null) {
+      this.outOfRange = { ...later.outOfRange, at: moved(later.outOfRange.at) };
+    }
+    this.dims |= later.dims;
+    this.allValid &&= later.allValid;
+    this.nullGeometries += later.nullGeometries;
+    this.count += later.count;
   }
 
   /** True when every coordinate so far is within lon/lat range. */
@@ -305,10 +404,10 @@ export class LayerScan {
     { checkRange = true, written = false }: { checkRange?: boolean; written?: boolean } = {},
   ): SourceLayer {
     if (checkRange && srid === 4326 && this.outOfRange) {
-      const { label, value, axis } = this.outOfRange;
+      const { at, value, axis } = this.outOfRange;
       throw new ImportInputError(
         'coordinates_out_of_range',
-        `${capitalise(label)} of layer '${this.name}' has ${axis} ${value}, outside the range of EPSG:4326 (longitude -180..180, latitude -90..90). If the file isn't in longitude/latitude, reproject it, or declare its CRS in the file (a GeoJSON "crs" member such as "EPSG:3857", a Shapefile .prj) and import it again; otherwise fix the coordinates.`,
+        `${capitalise(this.label(at))} of layer '${this.name}' has ${axis} ${value}, outside the range of EPSG:4326 (longitude -180..180, latitude -90..90). If the file isn't in longitude/latitude, reproject it, or declare its CRS in the file (a GeoJSON "crs" member such as "EPSG:3857", a Shapefile .prj) and import it again; otherwise fix the coordinates.`,
       );
     }
     let geometryType: GeometryType | null = null;
