@@ -103,6 +103,7 @@ export async function discoverInParts(
     { op: 'discover', path, filename, limits: tailLimits, part: { from: at } },
     {
       limits: tailLimits,
+      park: false,
       signal: options.signal ? AbortSignal.any([options.signal, stopTail.signal]) : stopTail.signal,
       onBytes: (bytes) => {
         tailBytes = bytes - at;

@@ -33,7 +33,7 @@ const CHECK_MS = 250;
 const STOP_GRACE_MS = 2_000;
 /** How long an idle thread waits for another job. */
 const IDLE_MS = 30_000;
-/** Idle threads kept at most, of each heap limit (a discovery's tail has half the heap, ADR 0156). */
+/** Idle threads kept at most. */
 const MAX_IDLE = 1;
 /** Jobs one thread runs at most before it is replaced (bounds whatever a long life accumulates). */
 const MAX_JOBS = 100;
@@ -184,8 +184,7 @@ async function acquire(heapMb: number): Promise<ReaderThread> {
 
 /** Parks a thread that ended its job cleanly (or ends it when enough are idle). */
 function release(thread: ReaderThread): void {
-  const alike = idle.filter((t) => t.heapMb === thread.heapMb).length;
-  if (thread.dead || thread.jobs >= MAX_JOBS || alike >= MAX_IDLE) {
+  if (thread.dead || thread.jobs >= MAX_JOBS || idle.length >= MAX_IDLE) {
     void thread.terminate();
     return;
   }
@@ -248,6 +247,11 @@ export interface JobOptions {
   signal?: AbortSignal | undefined;
   /** A read of staged rows: how far its consumer will read (the worker is told as it moves). */
   limit?: ReadLimit | undefined;
+  /**
+   * False: the thread ends with the job instead of waiting for the next one (a discovery's tail,
+   * ADR 0156: its heap is not held through the load, and the idle place stays the head's).
+   */
+  park?: boolean | undefined;
 }
 
 /**
@@ -396,7 +400,7 @@ export async function* runJob(job: ReaderJob, options: JobOptions = {}): AsyncGe
         if (!finished) await thread.terminate();
       }
       thread.attach(undefined);
-      if (thread.dead) await thread.terminate();
+      if (thread.dead || options.park === false) await thread.terminate();
       else release(thread);
     }
     await rm(scratch, { recursive: true, force: true });
