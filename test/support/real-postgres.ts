@@ -54,6 +54,9 @@ export async function startRealPostgis(url: string): Promise<RealPostgis> {
   await maintenance(`CREATE DATABASE ${ident(database)}`);
   try {
     admin = new pg.Pool({ ...server, database, max: 2 });
+    // A connection the server ends while idle (the database dropped by another suite's teardown)
+    // is the pool's error event: without a listener it is an uncaught exception.
+    admin.on('error', () => {});
     await admin.query(
       `BEGIN;\n${demoSeedSql(demoUser, demoPassword)}\n${serviceRoleHardeningSql()}\nCOMMIT;`,
     );

@@ -5,7 +5,11 @@
  * order again).
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { mergeParts, SPLIT_FROM_BYTES, splitCandidate } from '#datasources/imports/formats/geojson-parts.ts';
+import {
+  mergeParts,
+  SPLIT_FROM_BYTES,
+  splitCandidate,
+} from '#datasources/imports/formats/discovery-parts.ts';
 import { discover, discoverInParts, discoverySplit } from '#datasources/imports/formats/index.ts';
 import { geometryInfo, LayerScan } from '#datasources/imports/formats/scan.ts';
 import type { Discovery } from '#domain/import-sources.ts';
@@ -129,11 +133,11 @@ describe('discovery in two parts (ADR 0156)', () => {
       const path = tmp.file(`doc-${title.length}-${text.length}.geojson`, text);
       const size = Buffer.byteLength(text);
       const ends = itemEnds(text);
-      const others = [0, 7, Math.floor(size / 2), size - 1];
+      const others = [7, Math.floor(size / 2)];
       // Act
       const inOrder = await outcome(() => discover(path, 'doc.geojson'));
       const split = [];
-      for (const at of [...new Set([...ends, ...others])]) {
+      for (const at of [...new Set([...spread(ends, 4), ...others])]) {
         split.push({ at, outcome: await outcome(() => discoverInParts(path, 'doc.geojson', at)) });
       }
       // Assess
@@ -200,30 +204,169 @@ describe('discovery in two parts (ADR 0156)', () => {
   });
 });
 
+/** The offsets of every byte `byte` in `text` (plus `after`: the offset past it). */
+const offsetsOf = (text: string, byte: number, after = 0): number[] => {
+  const bytes = Buffer.from(text);
+  const out: number[] = [];
+  for (let i = bytes.indexOf(byte); i !== -1; i = bytes.indexOf(byte, i + 1)) out.push(i + after);
+  return out;
+};
+
+/** At most `n` of `offsets`, spread over them (first and last kept): the places a test splits at. */
+const spread = (offsets: number[], n = 5): number[] =>
+  offsets.length <= n
+    ? offsets
+    : Array.from(
+        { length: n },
+        (_, k) => offsets[Math.round((k * (offsets.length - 1)) / (n - 1))] as number,
+      );
+
+/** Line-based documents: split at every line break (a row's or record's end, or inside a quoted cell). */
+const lineDocuments: Record<string, { name: string; text: string; ends: (text: string) => number[] }> = {
+  'CSV with lon/lat, a quoted cell across lines, an empty line, CRLF and a BOM': {
+    name: 'places.csv',
+    text: `\uFEFFid,name,lon,lat,note\r\n1,a,1.5,2.5,plain\r\n2,"b\r\nstill b",3,4,"x,y"\r\n\r\n3,c,-5,6,\r\n4,d,7,8,12\r\n5,e,9,10,true\r\n`,
+    ends: (t) => offsetsOf(t, 0x0a, 1),
+  },
+  'CSV with a WKT column and a type that widens late': {
+    name: 'shapes.csv',
+    text: `wkt,n\n"POINT (1 2)",1\n"POINT (3 4)",2\n"MULTIPOINT ((5 6), (7 8))",3.5\n"POINT (9 10)",x\n`,
+    ends: (t) => offsetsOf(t, 0x0a, 1),
+  },
+  'CSV whose coordinates turn bad late': {
+    name: 'bad.csv',
+    text: `lon,lat\n1,2\n3,4\n5,6\nseven,8\n9,10\n`,
+    ends: (t) => offsetsOf(t, 0x0a, 1),
+  },
+  'CSV with a coordinate out of range late': {
+    name: 'far.csv',
+    text: `lon,lat,k\n1,2,a\n3,4,b\n500,6,c\n7,8,d\n`,
+    ends: (t) => offsetsOf(t, 0x0a, 1),
+  },
+  'GeoJSONSeq with blank lines, fields first seen late and Multi promotion': {
+    name: 'lines.geojsonl',
+    text: [
+      pt(1, 1, { a: 1 }),
+      pt(2, 2, { b: 'x' }),
+      null,
+      { type: 'MultiPoint', coordinates: [[3, 3]] },
+      pt(4, 4, { a: 2.5 }),
+    ]
+      .map((f) => (f === null ? '   ' : JSON.stringify(f)))
+      .join('\n'),
+    ends: (t) => offsetsOf(t, 0x0a),
+  },
+  'GeoJSON text sequence (RS) with a record spanning lines and one out of range late': {
+    name: 'seq.geojsons',
+    text: [pt(1, 1), pt(2, 2), pt(300, 3), pt(4, 4)]
+      .map((f, i) => `\x1e${JSON.stringify(f, null, i === 1 ? 1 : 0)}\n`)
+      .join(''),
+    ends: (t) => offsetsOf(t, 0x1e),
+  },
+  'GeoJSONSeq with a malformed record late': {
+    name: 'broken.geojsonl',
+    text: `${JSON.stringify(pt(1, 1))}\n${JSON.stringify(pt(2, 2))}\n{"type":"Feature",\n${JSON.stringify(pt(3, 3))}\n`,
+    ends: (t) => offsetsOf(t, 0x0a),
+  },
+};
+
+describe('line-based discovery in two parts (ADR 0156)', () => {
+  for (const [title, { name, text, ends }] of Object.entries(lineDocuments)) {
+    it(`answers as the discovery in order, split anywhere: ${title}`, async () => {
+      // Prepare
+      const path = tmp.file(`${title.length}-${name}`, text);
+      const size = Buffer.byteLength(text);
+      const others = [Math.floor(size / 2)];
+      // Act
+      const inOrder = await outcome(() => discover(path, name));
+      const split = [];
+      for (const at of [...new Set([...ends(text), ...others])].filter((n) => n > 0 && n <= size)) {
+        split.push({ at, outcome: await outcome(() => discoverInParts(path, name, at)) });
+      }
+      // Assess
+      for (const { at, outcome: got } of split) expect({ at, got }).toEqual({ at, got: inOrder });
+    });
+  }
+
+  it('names a CSV row and a GeoJSONSeq record of the tail by their line in the file, merged', async () => {
+    // Prepare: the tails hold the first out-of-range coordinate; the parts merge (no error in either).
+    const csv = 'lon,lat\n1,2\n3,4\n5,6\n500,6\n7,8\n';
+    const seq = [pt(1, 1), pt(2, 2), pt(3, 3), pt(300, 3), pt(4, 4)].map((f) => JSON.stringify(f)).join('\n');
+    const csvPath = tmp.file('late.csv', csv);
+    const seqPath = tmp.file('late.geojsonl', seq);
+    const { discoverPart } = await import('#datasources/imports/formats/direct.ts');
+    const csvAt = offsetsOf(csv, 0x0a, 1)[2] as number;
+    const seqAt = offsetsOf(seq, 0x0a)[1] as number;
+    // Act
+    const parts = await Promise.all([
+      discoverPart(csvPath, 'late.csv', { to: csvAt }),
+      discoverPart(csvPath, 'late.csv', { from: csvAt }),
+      discoverPart(seqPath, 'late.geojsonl', { to: seqAt }),
+      discoverPart(seqPath, 'late.geojsonl', { from: seqAt }),
+    ]);
+    const [csvHead, csvTail, seqHead, seqTail] = parts;
+    // Assess
+    expect(parts.map((p) => p.kind)).toEqual(['head', 'tail', 'head', 'tail']);
+    if (csvHead?.kind !== 'head' || csvTail?.kind !== 'tail') return;
+    if (seqHead?.kind !== 'head' || seqTail?.kind !== 'tail') return;
+    expect(() => mergeParts(csvHead, csvTail, 'late.csv', csv.length, 100)).toThrow(
+      /^Line 5 of layer 'late' has longitude 500/,
+    );
+    expect(() => mergeParts(seqHead, seqTail, 'late.geojsonl', seq.length, 100)).toThrow(
+      /^Line 4 \(feature 3\) of layer 'late' has longitude 300/,
+    );
+    await expect(discover(csvPath, 'late.csv')).rejects.toThrow(/^Line 5 of layer/);
+  });
+});
+
 describe('where a discovery splits', () => {
-  it('splits a GeoJSON file from SPLIT_FROM_BYTES at an item’s end past the middle, and nothing smaller or of another format', async () => {
-    // Prepare: a FeatureCollection just over the size, one just under, and a CSV over it.
+  it('splits GeoJSON, GeoJSONSeq and CSV from their sizes at a feature’s end past the middle, and nothing smaller or of another format', async () => {
+    // Prepare: a FeatureCollection, a GeoJSONSeq and a CSV just over their sizes, the same just
+    // under, and a FlatGeobuf (by its magic bytes) over every size.
     const item = JSON.stringify(pt(12.5, 41.9, { name: 'a feature of some length', n: 12345 }));
-    const count = Math.ceil(SPLIT_FROM_BYTES / (item.length + 1)) + 10;
-    const big = `{"type":"FeatureCollection","features":[${Array(count).fill(item).join(',')}]}`;
-    const bigPath = tmp.file('big.geojson', big);
-    const smallPath = tmp.file('small.geojson', `${big.slice(0, big.length - 40 * (item.length + 1) - 2)}]}`);
-    const csvPath = tmp.file(
-      'big.csv',
-      `x,y,name\n${'1.5,2.5,somewhere\n'.repeat(Math.ceil(SPLIT_FROM_BYTES / 17) + 10)}`,
+    const repeat = (unit: string, bytes: number) => Array(Math.ceil(bytes / unit.length) + 10).fill(unit);
+    const collection = (bytes: number) =>
+      `{"type":"FeatureCollection","features":[${repeat(`${item},`, bytes).join('').slice(0, -1)}]}`;
+    const lines = (bytes: number) => repeat(`${item}\n`, bytes).join('');
+    const csv = (bytes: number) => `x,y,name\n${repeat('1.5,2.5,"some\nwhere"\n', bytes).join('')}`;
+    const under = (n: number) => n - 64 * 1024;
+    const files = {
+      geojson: [collection(SPLIT_FROM_BYTES.geojson), collection(under(SPLIT_FROM_BYTES.geojson))],
+      geojsonl: [lines(SPLIT_FROM_BYTES.geojsonseq), lines(under(SPLIT_FROM_BYTES.geojsonseq))],
+      csv: [csv(SPLIT_FROM_BYTES.csv), csv(under(SPLIT_FROM_BYTES.csv))],
+    };
+    const fgb = tmp.file(
+      'big.fgb',
+      Buffer.concat([
+        Buffer.from([0x66, 0x67, 0x62, 0x03, 0x66, 0x67, 0x62, 0]),
+        Buffer.alloc(SPLIT_FROM_BYTES.geojson),
+      ]),
     );
     // Act
-    const at = await discoverySplit(bigPath, 'big.geojson');
-    const small = await discoverySplit(smallPath, 'small.geojson');
-    const csv = await discoverySplit(csvPath, 'big.csv');
-    // Assess: an item's end (the bytes before it end in '}', a ',' follows), past the middle.
-    expect(small).toBeUndefined();
-    expect(csv).toBeUndefined();
-    expect(at).toBeGreaterThan(big.length / 2);
-    expect(at).toBeLessThan(big.length * 0.75);
-    expect(big[(at as number) - 1]).toBe('}');
-    expect(big[at as number]).toBe(',');
-    expect(itemEnds(big)).toContain(at);
+    const found: Record<string, (number | undefined)[]> = {};
+    for (const [ext, texts] of Object.entries(files)) {
+      found[ext] = [];
+      for (const [k, text] of texts.entries()) {
+        const name = `${k === 0 ? 'big' : 'small'}.${ext}`;
+        found[ext]?.push(await discoverySplit(tmp.file(name, text), name));
+      }
+    }
+    const other = await discoverySplit(fgb, 'big.fgb');
+    // Assess: past the middle, where a feature of the file's format ends; none for the rest.
+    expect(other).toBeUndefined();
+    for (const [ext, [at, small]] of Object.entries(found) as [
+      keyof typeof files,
+      (number | undefined)[],
+    ][]) {
+      const text = files[ext][0] as string;
+      expect({ ext, small }).toEqual({ ext, small: undefined });
+      expect(at).toBeGreaterThan(text.length / 2);
+      expect(at).toBeLessThan(text.length * 0.75);
+      const before = text.slice(0, at);
+      if (ext === 'geojson') expect(itemEnds(text)).toContain(at);
+      if (ext === 'geojsonl') expect(text[at as number]).toBe('\n');
+      if (ext === 'csv') expect(before.endsWith('\n')).toBe(true);
+    }
   });
 
   it('finds no candidate where no item ends near the middle', async () => {

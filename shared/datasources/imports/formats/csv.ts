@@ -8,6 +8,7 @@ import { type Options, Parser } from 'csv-parse';
 import { parse as parseSync } from 'csv-parse/sync';
 import type { CsvGeometry, Discovery, SourceFeature } from '#domain/import-sources.ts';
 import { ImportInputError } from '#domain/import-sources.ts';
+import { csvDiscovery, csvPlace, type DiscoveryPart, type PartSpec } from './discovery-parts.ts';
 import { asInputError, invalidUtf8, isAbortError, isInvalidUtf8 } from './errors.ts';
 import { limitsOf } from './limits.ts';
 import { geometryInfo, LayerScan } from './scan.ts';
@@ -393,6 +394,53 @@ const toFeature = (columns: CsvColumns, row: CsvRow): SourceFeature => {
   return { properties, geometry: geometryOf(columns, row) };
 };
 
+/** One row scanned into `scan` (its cells as they are: no feature object is built for discovery). */
+function scanRow(scan: LayerScan, columns: CsvColumns, row: CsvRow): void {
+  const shape = geometryOf(columns, row);
+  scan.count++;
+  for (const [name, at] of columns.attributes) scan.fields.addText(name, row.cells[at] || null);
+  const where = `line ${row.line}`;
+  let info: ReturnType<typeof geometryInfo> | null = null;
+  if (shape && 'wkt' in shape) info = wktInfo(shape.wkt, where);
+  else if (shape) info = geometryInfo(shape, where);
+  scan.addGeometry(row.index, info, row.line);
+}
+
+/** A CSV discovery's scan. */
+const csvScan = (filename: string, options: DiscoverOptions) =>
+  new LayerScan(layerNameOf(filename), csvPlace, limitsOf(options.limits).maxFields);
+
+/**
+ * Scans the rows from the top; with `to`, stops after the row whose bytes end exactly there and
+ * answers the line breaks before it (`lines`).
+ */
+async function scanRows(
+  path: string,
+  options: DiscoverOptions & Pick<ReadOptions, 'csv'>,
+  scan: LayerScan,
+  to?: number,
+): Promise<{ header: string[]; columns: CsvColumns; lines?: number }> {
+  let header: string[] = [];
+  // Set from the header with the first row.
+  let columns = columnsOf([], undefined);
+  let passed = to === undefined;
+  const rows = csvRows(path, options, (h) => {
+    header = h;
+  });
+  for await (const batch of rows) {
+    for (const row of batch) {
+      if (row.index === 0) columns = columnsOf(header, detectCsvGeometry(header, row.cells, options.csv));
+      scanRow(scan, columns, row);
+      // Rows end in order: the first to reach `to` ends there, or `to` was no row's end.
+      if (!passed && row.end >= (to as number)) {
+        if (row.end === to) return { header, columns, lines: row.lines };
+        passed = true;
+      }
+    }
+  }
+  return { header, columns };
+}
+
 /** Discovery of a CSV file: one layer named after the file. */
 export async function discoverCsv(
   path: string,
@@ -400,58 +448,54 @@ export async function discoverCsv(
   sizeBytes: number,
   options: DiscoverOptions & Pick<ReadOptions, 'csv'> = {},
 ): Promise<Discovery> {
-  const scan = new LayerScan(
-    layerNameOf(filename),
-    (i) => `row ${i + 1}`,
-    limitsOf(options.limits).maxFields,
-  );
-  let header: string[] = [];
-  // Set from the header with the first row.
-  let columns = columnsOf([], undefined);
-  const rows = csvRows(path, options, (h) => {
-    header = h;
-  });
-  for await (const batch of rows) {
-    for (const row of batch) {
-      if (row.index === 0) columns = columnsOf(header, detectCsvGeometry(header, row.cells, options.csv));
-      // The cells are scanned as they are: no feature object is built for discovery.
-      const shape = geometryOf(columns, row);
-      scan.count++;
-      for (const [name, at] of columns.attributes) scan.fields.addText(name, row.cells[at] || null);
-      const where = `line ${row.line}`;
-      let info: ReturnType<typeof geometryInfo> | null = null;
-      if (shape && 'wkt' in shape) info = wktInfo(shape.wkt, where);
-      else if (shape) info = geometryInfo(shape, where);
-      scan.addGeometry(row.index, info, where);
-    }
-  }
+  const scan = csvScan(filename, options);
+  const { header, columns } = await scanRows(path, options, scan);
+  return discoveryOf(scan, header, columns, filename, sizeBytes, options.csv);
+}
+
+/** The discovery from a scan of the whole file. */
+function discoveryOf(
+  scan: LayerScan,
+  header: string[],
+  columns: CsvColumns,
+  filename: string,
+  sizeBytes: number,
+  given: CsvGeometry | undefined,
+): Discovery {
   if (header.length === 0) throw new ImportInputError('empty_file', 'The CSV file has no header row.');
-  if (scan.count === 0) columns = columnsOf(header, detectCsvGeometry(header, undefined, options.csv));
-  const { geometry } = columns;
-  // In the header's order: the fields no row showed (all of them in a file without rows).
-  for (const name of header) if (name !== geometry?.wkt) scan.fields.declare(name);
-  const warnings: string[] = [];
-  if (!geometry)
-    warnings.push(`No geometry column found in ${filename}; it is loaded as a table without geometry.`);
-  const srid = !geometry ? null : geometry.wkt ? (scan.inLonLatRange ? 4326 : null) : 4326;
-  if (geometry?.wkt && srid === null) {
-    warnings.push(
-      `The WKT coordinates of ${filename} are not longitude/latitude; give source_srid in the import plan.`,
-    );
+  const geometry = scan.count === 0 ? detectCsvGeometry(header, undefined, given) : columns.geometry;
+  return csvDiscovery(scan, header, geometry, filename, sizeBytes);
+}
+
+/**
+ * One part of a CSV file's discovery (ADR 0156): the head up to the row ending at `to` (the whole
+ * discovery when no row ends there), or the tail after the row ending at `from`, read as a resume
+ * by position reads on (its rows counted from 1, its lines from `from`).
+ */
+export async function discoverCsvPart(
+  path: string,
+  filename: string,
+  sizeBytes: number,
+  part: PartSpec,
+  options: DiscoverOptions = {},
+): Promise<DiscoveryPart> {
+  const scan = csvScan(filename, options);
+  if ('to' in part) {
+    const { header, columns, lines } = await scanRows(path, options, scan, part.to);
+    if (lines === undefined) {
+      return { kind: 'whole', discovery: discoveryOf(scan, header, columns, filename, sizeBytes, undefined) };
+    }
+    const context = { format: 'csv', header, geometry: columns.geometry } as const;
+    return { kind: 'head', scan: scan.snapshot(), lines, ...context };
   }
-  const layer = scan.result(srid, warnings, { checkRange: !geometry?.wkt, written: !geometry?.wkt });
-  return {
-    format: 'csv',
-    size_bytes: sizeBytes,
-    layers: [
-      {
-        ...layer,
-        geometry_type: geometry ? layer.geometry_type : null,
-        ...(geometry ? { csv: geometry } : {}),
-      },
-    ],
-    warnings,
-  };
+  const resume = await resumeOf(path, { ...options, skip: 1, offset: part.from, lines: 0 });
+  if (!resume) throw new Error('the header and first row are not within the head of the file');
+  const columns = columnsOf(resume.header, detectCsvGeometry(resume.header, resume.first));
+  for await (const batch of csvRows(path, options, () => undefined, resume)) {
+    for (const row of batch) scanRow(scan, columns, row);
+  }
+  const context = { format: 'csv', header: resume.header, geometry: columns.geometry } as const;
+  return { kind: 'tail', scan: scan.snapshot(), first: 1, ...context };
 }
 
 /**

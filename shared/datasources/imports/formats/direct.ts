@@ -6,12 +6,12 @@ import { stat } from 'node:fs/promises';
 import type { Discovery, ImportFormat, SourceFeature } from '#domain/import-sources.ts';
 import { ImportInputError } from '#domain/import-sources.ts';
 import { oneByOne } from '../staged-rows.ts';
-import { discoverCsv, readCsv } from './csv.ts';
-import { asInputError } from './errors.ts';
+import { discoverCsv, discoverCsvPart, readCsv } from './csv.ts';
+import { type DiscoveryPart, type PartSpec, splits } from './discovery-parts.ts';
+import { asInputError, isAbortError } from './errors.ts';
 import { discoverFlatGeobuf, readFlatGeobuf } from './flatgeobuf.ts';
 import { discoverGeoJson, discoverGeoJsonPart, readGeoJson } from './geojson.ts';
-import type { GeoJsonPart, PartSpec } from './geojson-parts.ts';
-import { discoverGeoJsonSeq, readGeoJsonSeq } from './geojsonseq.ts';
+import { discoverGeoJsonSeq, discoverGeoJsonSeqPart, readGeoJsonSeq } from './geojsonseq.ts';
 import { discoverGeoPackage, readGeoPackage } from './geopackage.ts';
 import { limitsOf } from './limits.ts';
 import { tooManyFields } from './scan.ts';
@@ -71,27 +71,37 @@ function withinFieldLimit(discovery: Discovery, options: DiscoverOptions): Disco
 }
 
 /**
- * One part of a GeoJSON file's discovery (ADR 0156, geojson-parts.ts). A head of another format
- * is its whole discovery; a tail of one fails (only GeoJSON splits).
+ * One part of a file's discovery (ADR 0156, discovery-parts.ts). A head of a format that doesn't
+ * split is its whole discovery; a tail of one fails. Whatever goes wrong in a tail is a plain
+ * Error: which error the file has, and where, is for a discovery in order to say.
  */
 export async function discoverPart(
   path: string,
   filename: string,
   part: PartSpec,
   options: DiscoverOptions = {},
-): Promise<GeoJsonPart> {
+): Promise<DiscoveryPart> {
   try {
     const format = await sniff(path, filename, options.limits);
-    if (format !== 'geojson') {
+    if (!splits(format)) {
       if ('from' in part) throw new Error(`a ${format} file is read in one part`);
       return { kind: 'whole', discovery: await discover(path, filename, options) };
     }
     const size = (await stat(path)).size;
-    const answer = await discoverGeoJsonPart(path, filename, size, part, options);
+    const read =
+      format === 'geojson'
+        ? discoverGeoJsonPart
+        : format === 'csv'
+          ? discoverCsvPart
+          : discoverGeoJsonSeqPart;
+    const answer = await read(path, filename, size, part, options);
     return answer.kind === 'whole'
       ? { kind: 'whole', discovery: withinFieldLimit(answer.discovery, options) }
       : answer;
   } catch (error) {
+    if ('from' in part && !isAbortError(error)) {
+      throw new Error(`The tail of the discovery failed: ${(error as Error).message}`);
+    }
     throw asInputError(error, 'unreadable_file', `${filename} cannot be read`);
   }
 }

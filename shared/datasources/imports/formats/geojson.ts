@@ -6,8 +6,8 @@ import { Assembler } from 'stream-json/assembler.js';
 import { jsonParser, type Token } from 'stream-json/parser.js';
 import type { Discovery, SourceFeature, SourceGeometry } from '#domain/import-sources.ts';
 import { ImportInputError } from '#domain/import-sources.ts';
+import { type DiscoveryPart, geoJsonDiscovery, type PartSpec } from './discovery-parts.ts';
 import { asInputError, invalidUtf8, isAbortError, isInvalidUtf8 } from './errors.ts';
-import { type GeoJsonPart, geoJsonDiscovery, type PartSpec } from './geojson-parts.ts';
 import { ItemSplitter, NotSplittable, placeIn, SplitError, type TopLevel } from './json-items.ts';
 import { limitsOf } from './limits.ts';
 import { CoordinatePacker } from './packed-coordinates.ts';
@@ -442,8 +442,7 @@ export async function discoverGeoJson(
 /**
  * One part of a GeoJSON file's discovery (ADR 0156), read alone: the head up to the item ending
  * at `to` (the whole discovery when no item ends there), or the tail after the item ending at
- * `from`. The tail throws a plain Error for whatever goes wrong in it: which error the file has,
- * and where, is for a discovery in order to say.
+ * `from`.
  */
 export async function discoverGeoJsonPart(
   path: string,
@@ -451,20 +450,15 @@ export async function discoverGeoJsonPart(
   sizeBytes: number,
   part: PartSpec,
   options: DiscoverOptions = {},
-): Promise<GeoJsonPart> {
+): Promise<DiscoveryPart> {
   const scan = new LayerScan(layerNameOf(filename), undefined, limitsOf(options.limits).maxFields);
   const top: TopLevel = { members: {}, collection: false };
   if ('from' in part) {
-    try {
-      await scanFeatures(path, options, top, scan, part);
-    } catch (error) {
-      if (isAbortError(error)) throw error;
-      throw new Error(`The tail of the discovery failed: ${(error as Error).message}`);
-    }
-    return { kind: 'tail', scan: scan.snapshot(), members: top.members };
+    await scanFeatures(path, options, top, scan, part);
+    return { kind: 'tail', format: 'geojson', scan: scan.snapshot(), first: 0, members: top.members };
   }
   if (await scanFeatures(path, options, top, scan, part)) {
-    return { kind: 'head', scan: scan.snapshot(), members: top.members };
+    return { kind: 'head', format: 'geojson', scan: scan.snapshot(), lines: 0, members: top.members };
   }
   return { kind: 'whole', discovery: geoJsonDiscovery(scan, top.members, sizeBytes) };
 }

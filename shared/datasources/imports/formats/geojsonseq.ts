@@ -4,6 +4,7 @@
  */
 import type { Discovery, SourceFeature, SourceGeometry } from '#domain/import-sources.ts';
 import { ImportInputError } from '#domain/import-sources.ts';
+import { type DiscoveryPart, geoJsonSeqDiscovery, type PartSpec, seqPlace } from './discovery-parts.ts';
 import { asInputError, invalidUtf8, isInvalidUtf8 } from './errors.ts';
 import { limitsOf } from './limits.ts';
 import { geometryInfo, LayerScan } from './scan.ts';
@@ -149,6 +150,40 @@ const parseRecord = (record: SeqRecord): SourceFeature => {
   );
 };
 
+/**
+ * Scans the records (from `options.offset` on when it resumes); with `to`, stops after the record
+ * whose bytes end exactly there and answers the line breaks before it.
+ */
+async function scanRecords(
+  path: string,
+  options: ReadOptions,
+  scan: LayerScan,
+  to?: number,
+): Promise<number | undefined> {
+  let passed = to === undefined;
+  for await (const batch of records(path, options)) {
+    for (const record of batch) {
+      const feature = parseRecord(record);
+      scan.count++;
+      scan.fields.addProperties(feature.properties);
+      const info =
+        feature.geometry === null
+          ? null
+          : geometryInfo(feature.geometry, seqPlace(record.index, record.line), scan.judging);
+      scan.addGeometry(record.index, info, record.line);
+      // Records end in order: the first to reach `to` ends there, or `to` was no record's end.
+      if (!passed && record.end >= (to as number)) {
+        if (record.end === to) return record.lines;
+        passed = true;
+      }
+    }
+  }
+  return undefined;
+}
+
+const seqScan = (filename: string, options: DiscoverOptions) =>
+  new LayerScan(layerNameOf(filename), seqPlace, limitsOf(options.limits).maxFields);
+
 /** Discovery of an NDJSON / GeoJSON Text Sequence file: one layer named after the file. */
 export async function discoverGeoJsonSeq(
   path: string,
@@ -156,25 +191,31 @@ export async function discoverGeoJsonSeq(
   sizeBytes: number,
   options: DiscoverOptions = {},
 ): Promise<Discovery> {
-  const named = new LayerScan(layerNameOf(filename), undefined, limitsOf(options.limits).maxFields);
-  for await (const batch of records(path, options)) {
-    for (const record of batch) {
-      const feature = parseRecord(record);
-      named.count++;
-      named.fields.addProperties(feature.properties);
-      const where = `line ${record.line} (feature ${record.index})`;
-      const info = feature.geometry === null ? null : geometryInfo(feature.geometry, where, named.judging);
-      named.addGeometry(record.index, info, where);
-    }
+  const scan = seqScan(filename, options);
+  await scanRecords(path, options, scan);
+  return geoJsonSeqDiscovery(scan, sizeBytes);
+}
+
+/**
+ * One part of a GeoJSONSeq file's discovery (ADR 0156): the head up to the record ending at `to`
+ * (the whole discovery when no record ends there), or the tail after the record ending at `from`,
+ * read as a resume by position reads on (its records counted from 1, its lines from `from`).
+ */
+export async function discoverGeoJsonSeqPart(
+  path: string,
+  filename: string,
+  sizeBytes: number,
+  part: PartSpec,
+  options: DiscoverOptions = {},
+): Promise<DiscoveryPart> {
+  const scan = seqScan(filename, options);
+  if ('to' in part) {
+    const lines = await scanRecords(path, options, scan, part.to);
+    if (lines === undefined) return { kind: 'whole', discovery: geoJsonSeqDiscovery(scan, sizeBytes) };
+    return { kind: 'head', format: 'geojsonseq', scan: scan.snapshot(), lines };
   }
-  if (named.count === 0) throw new ImportInputError('no_features', 'The file holds no features.');
-  const warnings: string[] = [];
-  return {
-    format: 'geojsonseq',
-    size_bytes: sizeBytes,
-    layers: [named.result(4326, warnings, { written: true })],
-    warnings,
-  };
+  await scanRecords(path, { ...options, skip: 1, offset: part.from, lines: 0 }, scan);
+  return { kind: 'tail', format: 'geojsonseq', scan: scan.snapshot(), first: 1 };
 }
 
 /**

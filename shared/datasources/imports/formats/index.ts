@@ -9,7 +9,14 @@ import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import type { Discovery, ImportFormat, SourceFeature } from '#domain/import-sources.ts';
 import type { RowBatch, RowShape } from '../staged-rows.ts';
-import { type GeoJsonPart, mergeParts, SPLIT_FROM_BYTES, splitCandidate } from './geojson-parts.ts';
+import {
+  type DiscoveryPart,
+  mergeParts,
+  SMALLEST_SPLIT,
+  SPLIT_FROM_BYTES,
+  splitCandidate,
+  splits,
+} from './discovery-parts.ts';
 import { limitsOf } from './limits.ts';
 import type { FromReader } from './reader-protocol.ts';
 import { jobValue, runJob } from './reader-thread.ts';
@@ -37,8 +44,8 @@ export async function sniffFormat(path: string, filename: string): Promise<Impor
 
 /**
  * One full streaming pass: layers, fields with inferred types, geometry type, SRID, feature count,
- * bbox; warnings. A large GeoJSON file is read in two parts side by side (ADR 0156) where the
- * machine has a second CPU; the answer is the same.
+ * bbox; warnings. A large GeoJSON, GeoJSONSeq or CSV file is read in two parts side by side (ADR
+ * 0156) where the machine has a second CPU; the answer is the same.
  */
 export async function discover(
   path: string,
@@ -67,17 +74,18 @@ export async function discoverySplit(
 ): Promise<number | undefined> {
   if (availableParallelism() < 2) return undefined;
   const { size } = await stat(path);
-  if (size < SPLIT_FROM_BYTES) return undefined;
+  if (size < SMALLEST_SPLIT) return undefined;
   options.signal?.throwIfAborted();
-  if ((await sniffFormat(path, filename)) !== 'geojson') return undefined;
-  return splitCandidate(path, size);
+  const format = await sniffFormat(path, filename);
+  if (!splits(format) || size < SPLIT_FROM_BYTES[format]) return undefined;
+  return splitCandidate(path, size, format);
 }
 
 /**
- * The discovery of a GeoJSON file in two parts side by side (ADR 0156): the head from the top to
- * the item ending at `at`, the tail from there in a thread of its own (half the heap: the two
+ * The discovery of a file in two parts side by side (ADR 0156): the head from the top to the
+ * feature ending at `at`, the tail from there in a thread of its own (half the heap: the two
  * together stay within one reader's limit and a half). The head's error is the file's (it reads
- * in order up to there); when the head read the whole file (`at` was no item's end) that is the
+ * in order up to there); when the head read the whole file (`at` was no feature's end) that is the
  * discovery; when the tail fails, or the merge meets an error (which one a scan in order meets
  * first is not known), the file is discovered in order. Progress is the two parts' bytes together,
  * never going back.
@@ -110,9 +118,9 @@ export async function discoverInParts(
         tell(headBytes + tailBytes);
       },
     },
-  ) as Promise<GeoJsonPart>;
+  ) as Promise<DiscoveryPart>;
   tail.catch(() => undefined);
-  let head: GeoJsonPart;
+  let head: DiscoveryPart;
   try {
     head = (await jobValue(
       {
@@ -129,7 +137,7 @@ export async function discoverInParts(
           tell(headBytes + tailBytes);
         },
       },
-    )) as GeoJsonPart;
+    )) as DiscoveryPart;
   } catch (error) {
     stopTail.abort();
     throw error;

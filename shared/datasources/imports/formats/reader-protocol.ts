@@ -2,7 +2,7 @@
 import type { CsvGeometry, SourceFeature } from '#domain/import-sources.ts';
 import { ImportInputError } from '#domain/import-sources.ts';
 import type { RowBatch, RowShape } from '../staged-rows.ts';
-import type { PartSpec } from './geojson-parts.ts';
+import type { PartSpec } from './discovery-parts.ts';
 import type { ImportLimits } from './limits.ts';
 
 /** Batches of features the worker may send before the client takes one. */
@@ -16,7 +16,7 @@ export type ReaderJob =
       path: string;
       filename: string;
       limits?: Partial<ImportLimits>;
-      /** One part of a GeoJSON file (ADR 0156): answers a GeoJsonPart instead of a Discovery. */
+      /** One part of the file (ADR 0156): answers a DiscoveryPart instead of a Discovery. */
       part?: PartSpec;
     }
   | {

@@ -223,10 +223,10 @@ export const geometryInfo = (geometry: unknown, where: string, judge = false): G
   return info;
 };
 
-/** Where a feature is: its 0-based index in the layer, and how its reader names it when not by index. */
+/** Where a feature is: its 0-based index in the layer, and for a line-based reader its line. */
 interface Place {
   index: number;
-  label?: string;
+  line?: number;
 }
 
 /**
@@ -245,8 +245,8 @@ export interface ScanState {
   outOfRange: { at: Place; value: number; axis: string } | null;
 }
 
-const placeOf = (index: number, label: string | undefined): Place =>
-  label === undefined ? { index } : { index, label };
+const placeOf = (index: number, line: number | undefined): Place =>
+  line === undefined ? { index } : { index, line };
 
 /** Dimensions seen in a layer's geometries (bits). */
 const DIMS_2D = 1;
@@ -274,16 +274,17 @@ export class LayerScan {
 
   /** How messages name the feature at `at`. */
   private label(at: Place): string {
-    return at.label ?? this.where(at.index);
+    return this.where(at.index, at.line);
   }
 
   /**
-   * @param where how a feature is named in messages, from its 0-based index ("feature 12", "line 14").
+   * @param where how a feature is named in messages, from its 0-based index and, for a line-based
+   *   reader, its line ("feature 12", "line 14").
    * @param maxFields fields the layer may have at most ('too_many_fields' past it).
    */
   constructor(
     readonly name: string,
-    private readonly where: (index: number) => string = (i) => `feature ${i}`,
+    private readonly where: (index: number, line?: number) => string = (i) => `feature ${i}`,
     maxFields = MAX_FIELDS,
   ) {
     this.fields = new FieldTypes(name, maxFields);
@@ -291,9 +292,9 @@ export class LayerScan {
 
   /**
    * One feature's geometry (null = no geometry); `index` is its 0-based position in the layer,
-   * `label` how messages name it (default from the constructor's `where`).
+   * `line` its line for a line-based reader (messages name it by the constructor's `where`).
    */
-  addGeometry(index: number, info: GeometryInfo | null, label?: string): void {
+  addGeometry(index: number, info: GeometryInfo | null, line?: number): void {
     if (info === null) {
       this.nullGeometries++;
       return;
@@ -302,8 +303,8 @@ export class LayerScan {
     this.dims |= info.z === undefined ? DIMS_UNKNOWN : info.z ? DIMS_3D : DIMS_2D;
     if (info.valid !== true) this.allValid = false;
     const family = FAMILY[type];
-    if (this.family === null) this.family = { name: family, type, at: placeOf(index, label) };
-    else if (this.family.name !== family) throw this.mixed(this.family, type, placeOf(index, label));
+    if (this.family === null) this.family = { name: family, type, at: placeOf(index, line) };
+    else if (this.family.name !== family) throw this.mixed(this.family, type, placeOf(index, line));
     this.types.set(type, (this.types.get(type) ?? 0) + 1);
     if (box) {
       if (this.box === null) this.box = [...box];
@@ -324,7 +325,7 @@ export class LayerScan {
                 : box[3] > 90
                   ? { value: box[3], axis: 'latitude' }
                   : null;
-        if (bad) this.outOfRange = { at: placeOf(index, label), ...bad };
+        if (bad) this.outOfRange = { at: placeOf(index, line), ...bad };
       }
     }
   }
@@ -353,13 +354,15 @@ export class LayerScan {
 
   /**
    * Takes in the scan of the features that follow this one's (a later part of the same layer
-   * scanned on its own, ADR 0156), as if they had been scanned here: its indexes move on by this
-   * scan's count. Throws what scanning them here would have thrown ('too_many_fields',
+   * scanned on its own, ADR 0156), as if they had been scanned here: its indexes, counted from
+   * `first`, move on to follow this scan's; its lines, counted from the part's start, move on by
+   * the `lines` before it. Throws what scanning them here would have thrown ('too_many_fields',
    * 'mixed_geometry_types'), though not necessarily the error a scan in order throws first.
    */
-  absorb(later: ScanState): void {
-    const shift = this.count;
-    const moved = (at: Place): Place => (at.label === undefined ? { index: at.index + shift } : at);
+  absorb(later: ScanState, { first = 0, lines = 0 }: { first?: number; lines?: number } = {}): void {
+    const shift = this.count - first;
+    const moved = (at: Place): Place =>
+      placeOf(at.index + shift, at.line === undefined ? undefined : at.line + lines);
     this.fields.absorb(later.fields);
     if (later.family !== null) {
       if (this.family === null) this.family = { ...later.family, at: moved(later.family.at) };
