@@ -165,6 +165,24 @@ function opening(c: PostgisConnection, budgetMs: number): string {
            current_user AS "user"`;
 }
 
+/**
+ * The connection opened ahead of this work, or a new one when it broke while it waited (the server
+ * ended its backend: a restart, an administrator); a new one when none was opened ahead.
+ */
+async function usable(
+  c: PostgisConnection,
+  deadline: number,
+  connecting?: Promise<Checkout>,
+): Promise<Checkout> {
+  if (!connecting) return checkout(c, deadline);
+  const ahead = await connecting;
+  const early = ahead.take();
+  if (!early) return { ...ahead, take: () => undefined };
+  ahead.client.release(early);
+  ahead.release();
+  return checkout(c, deadline);
+}
+
 async function readOnlyOnce<T>(
   c: PostgisConnection,
   deadline: number,
@@ -172,8 +190,8 @@ async function readOnlyOnce<T>(
   work: (query: ReadOnlyQuery, session: SessionInfo) => Promise<T>,
   connecting?: Promise<Checkout>,
 ): Promise<T> {
-  const { client, release } = await (connecting ?? checkout(c, deadline));
-  let broken: Error | undefined;
+  const { client, release, take } = await usable(c, deadline, connecting);
+  let broken: Error | undefined = take();
   // A connection that dies while checked out (a restarted backend) must not be an uncaught error.
   const onError = (error: Error) => {
     broken ??= error;

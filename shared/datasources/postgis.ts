@@ -137,8 +137,30 @@ function dropPool(key: string): void {
   void pool?.end().catch(() => {});
 }
 
-/** A pooled connection and its slot, checked out together and given back together. */
-export type Checkout = { client: pg.PoolClient; release: () => void };
+/**
+ * A pooled connection and its slot, checked out together and given back together. Until its user
+ * `take`s it, the connection's errors are kept (pg-pool stops listening on checkout: a backend
+ * ended while the connection waits for its work, opened ahead of it, would be an uncaught
+ * exception); `take` stops keeping them and answers the first, if any.
+ */
+export type Checkout = { client: pg.PoolClient; release: () => void; take: () => Error | undefined };
+
+/** The checkout of `client`, its errors kept until it is taken. */
+function checkedOut(client: pg.PoolClient, release: () => void): Checkout {
+  let early: Error | undefined;
+  const keep = (error: Error) => {
+    early ??= error;
+  };
+  client.on('error', keep);
+  return {
+    client,
+    release,
+    take: () => {
+      client.off('error', keep);
+      return early;
+    },
+  };
+}
 
 /** A pooled connection to the checked address (pools are per identity, the address included). */
 export async function checkout(c: PostgisConnection, deadline: number): Promise<Checkout> {
@@ -149,13 +171,13 @@ export async function checkout(c: PostgisConnection, deadline: number): Promise<
     const driver = await loadPg();
     release = await acquireSlot(c, key, deadline);
     try {
-      return { client: await poolFor(driver, target, key).connect(), release };
+      return checkedOut(await poolFor(driver, target, key).connect(), release);
     } catch (error) {
       if ((c.sslmode ?? 'prefer') !== 'prefer' || plainText.has(key) || !refusesTls(error)) throw error;
       // libpq's `prefer`: the server has no TLS, so talk plain.
       plainText.add(key);
       dropPool(key);
-      return { client: await poolFor(driver, target, key).connect(), release };
+      return checkedOut(await poolFor(driver, target, key).connect(), release);
     }
   } catch (error) {
     release?.();
@@ -166,8 +188,9 @@ export async function checkout(c: PostgisConnection, deadline: number): Promise<
 /** Returns a connection opened ahead of a unit of work that will not run (a failed connect needs nothing). */
 export function giveBack(connecting: Promise<Checkout>): void {
   connecting.then(
-    ({ client, release }) => {
-      client.release();
+    ({ client, release, take }) => {
+      const broken = take();
+      client.release(broken ?? false);
       release();
     },
     () => {},

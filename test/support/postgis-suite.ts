@@ -401,13 +401,13 @@ export function postgisAdapterSuite(target: () => PostgisTarget): void {
       await t.admin.query(`GRANT USAGE ON SCHEMA ${pg.escapeIdentifier(odd)} TO PUBLIC`);
       try {
         const conn = { ...t.demo, schemas: [odd, 'public'] };
-        const { client, release } = await checkout(conn, Date.now() + 5_000);
-        const { sent, restore } = sentQueries(client);
+        const checkedOut = await checkout(conn, Date.now() + 5_000);
+        const { sent, restore } = sentQueries(checkedOut.client);
         const path = await readOnly(
           conn,
           2_000,
           async (query) => (await query<{ search_path: string }>('SHOW search_path')).rows[0]?.search_path,
-          Promise.resolve({ client, release }),
+          Promise.resolve(checkedOut),
         );
         restore();
         // BEGIN with the settings, the work's statement, ROLLBACK: three round trips for one statement.
@@ -418,6 +418,26 @@ export function postgisAdapterSuite(target: () => PostgisTarget): void {
       } finally {
         await t.admin.query(`DROP SCHEMA IF EXISTS ${pg.escapeIdentifier(odd)}`);
       }
+    });
+
+    it('takes a new connection when the one opened ahead of its work broke while it waited, and throws nothing uncaught', async () => {
+      // Prepare: a connection opened ahead (as describeSql opens one beside its parse), whose
+      // socket then fails: pg reports it as the client's error event, with no work listening yet.
+      const t = target();
+      const ahead = await checkout(t.demo, Date.now() + 5_000);
+      const socket = (ahead.client as unknown as { connection: { stream: Socket } }).connection.stream;
+      const ended = new Promise((resolve) => socket.once('close', resolve));
+      socket.destroy(new Error('the backend went away'));
+      await ended;
+      // Act
+      const answer = await readOnly(
+        t.demo,
+        2_000,
+        async (query) => (await query<{ one: number }>('SELECT 1 AS one')).rows[0],
+        Promise.resolve(ahead),
+      );
+      // Assess: the work ran on a new connection (an uncaught error fails the run).
+      expect(answer).toEqual({ one: 1 });
     });
 
     it('cannot write, even as a role that may', async () => {
