@@ -1,16 +1,20 @@
 /**
- * A GeoJSON discovery read in two parts side by side (ADR 0156) answers what the discovery in
- * order answers — the same layer, warnings, and the same error — wherever the split falls: at an
- * item's end (merged), anywhere else (the head reads the whole file), in a part that fails (read in
- * order again).
+ * A GeoJSON, GeoJSONSeq or CSV discovery read in two parts side by side (ADR 0156) answers what
+ * the discovery in order answers — the same layer, warnings, and the same error — wherever the
+ * split falls: at a feature's end (merged), anywhere else (the head reads the whole file), in a
+ * part that fails (read in order again).
  */
+import { statSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { discover as discoverHere, discoverPart } from '#datasources/imports/formats/direct.ts';
 import {
+  discoveryOfParts,
   mergeParts,
   SPLIT_FROM_BYTES,
   splitCandidate,
 } from '#datasources/imports/formats/discovery-parts.ts';
 import { discover, discoverInParts, discoverySplit } from '#datasources/imports/formats/index.ts';
+import { DEFAULT_LIMITS } from '#datasources/imports/formats/limits.ts';
 import { geometryInfo, LayerScan } from '#datasources/imports/formats/scan.ts';
 import type { Discovery } from '#domain/import-sources.ts';
 import { ImportInputError } from '#domain/import-sources.ts';
@@ -18,6 +22,21 @@ import { point, tempDir } from '../fixtures/imports/support.ts';
 
 const tmp = tempDir();
 afterAll(() => tmp.cleanup());
+
+/**
+ * The discovery in parts by the product's rule (`discoveryOfParts`), its parts read on this thread
+ * by the functions the reader threads run (`discoverPart`, the discovery in order): every split a
+ * test makes costs no thread. `discoverInParts` runs the same rule on reader threads (tests below).
+ */
+async function inParts(path: string, name: string, at: number): Promise<Discovery> {
+  const reads = {
+    head: discoverPart(path, name, { to: at }),
+    tail: discoverPart(path, name, { from: at }),
+    stopTail: () => undefined,
+    inOrder: () => discoverHere(path, name),
+  };
+  return (await discoveryOfParts(reads, name, statSync(path).size, DEFAULT_LIMITS.maxFields)).discovery;
+}
 
 /** What a discovery settles to: its value, or its error's code and message. */
 async function outcome(run: () => Promise<Discovery>): Promise<unknown> {
@@ -133,12 +152,12 @@ describe('discovery in two parts (ADR 0156)', () => {
       const path = tmp.file(`doc-${title.length}-${text.length}.geojson`, text);
       const size = Buffer.byteLength(text);
       const ends = itemEnds(text);
-      const others = [7, Math.floor(size / 2)];
+      const others = [0, 1, 7, Math.floor(size / 3), Math.floor(size / 2), size - 2, size - 1, size];
       // Act
-      const inOrder = await outcome(() => discover(path, 'doc.geojson'));
+      const inOrder = await outcome(() => discoverHere(path, 'doc.geojson'));
       const split = [];
-      for (const at of [...new Set([...spread(ends, 4), ...others])]) {
-        split.push({ at, outcome: await outcome(() => discoverInParts(path, 'doc.geojson', at)) });
+      for (const at of [...new Set([...ends, ...others])]) {
+        split.push({ at, outcome: await outcome(() => inParts(path, 'doc.geojson', at)) });
       }
       // Assess
       for (const { at, outcome: got } of split) expect({ at, got }).toEqual({ at, got: inOrder });
@@ -176,6 +195,32 @@ describe('discovery in two parts (ADR 0156)', () => {
     });
   });
 
+  it('answers the same on reader threads: merged, whole, after a failing tail, and the head’s error', async () => {
+    // Prepare: a GeoJSON file and a CSV file split at a feature's end, inside a feature, before an
+    // error in the tail and after one in the head.
+    const good = documents['fields first seen late, nulls and types widening across the split'] as string;
+    const late = documents['malformed JSON late in the file'] as string;
+    const early = documents['malformed JSON early in the file'] as string;
+    const csv = lineDocuments['CSV with lon/lat, a quoted cell across lines, an empty line, CRLF and a BOM'];
+    const cases = [
+      { name: 'good.geojson', text: good, at: itemEnds(good)[2] as number },
+      { name: 'good.geojson', text: good, at: (itemEnds(good)[2] as number) - 5 },
+      { name: 'late.geojson', text: late, at: itemEnds(late)[1] as number },
+      { name: 'early.geojson', text: early, at: itemEnds(early)[1] as number },
+      { name: 'places.csv', text: csv?.text as string, at: csv?.ends(csv.text)[3] as number },
+    ];
+    // Act / Assess
+    for (const { name, text, at } of cases) {
+      const path = tmp.file(`threads-${at}-${name}`, text);
+      const inOrder = await outcome(() => discover(path, name));
+      expect({ name, at, got: await outcome(() => discoverInParts(path, name, at)) }).toEqual({
+        name,
+        at,
+        got: inOrder,
+      });
+    }
+  });
+
   it('reports progress that never goes back and ends at the file size', async () => {
     // Prepare
     const features = Array.from({ length: 3000 }, (_, i) => pt(i / 100, i / 100, { i, name: `n${i}` }));
@@ -211,15 +256,6 @@ const offsetsOf = (text: string, byte: number, after = 0): number[] => {
   for (let i = bytes.indexOf(byte); i !== -1; i = bytes.indexOf(byte, i + 1)) out.push(i + after);
   return out;
 };
-
-/** At most `n` of `offsets`, spread over them (first and last kept): the places a test splits at. */
-const spread = (offsets: number[], n = 5): number[] =>
-  offsets.length <= n
-    ? offsets
-    : Array.from(
-        { length: n },
-        (_, k) => offsets[Math.round((k * (offsets.length - 1)) / (n - 1))] as number,
-      );
 
 /** Line-based documents: split at every line break (a row's or record's end, or inside a quoted cell). */
 const lineDocuments: Record<string, { name: string; text: string; ends: (text: string) => number[] }> = {
@@ -276,12 +312,12 @@ describe('line-based discovery in two parts (ADR 0156)', () => {
       // Prepare
       const path = tmp.file(`${title.length}-${name}`, text);
       const size = Buffer.byteLength(text);
-      const others = [Math.floor(size / 2)];
+      const others = [1, 9, Math.floor(size / 3), Math.floor(size / 2), size - 1];
       // Act
-      const inOrder = await outcome(() => discover(path, name));
+      const inOrder = await outcome(() => discoverHere(path, name));
       const split = [];
       for (const at of [...new Set([...ends(text), ...others])].filter((n) => n > 0 && n <= size)) {
-        split.push({ at, outcome: await outcome(() => discoverInParts(path, name, at)) });
+        split.push({ at, outcome: await outcome(() => inParts(path, name, at)) });
       }
       // Assess
       for (const { at, outcome: got } of split) expect({ at, got }).toEqual({ at, got: inOrder });

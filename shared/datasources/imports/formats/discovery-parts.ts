@@ -170,6 +170,50 @@ export function mergeParts(
   throw new Error('The parts of the discovery disagree.');
 }
 
+/** How a discovery in parts reads the file: the two parts started at once, and the file in order. */
+export interface PartReads {
+  head: Promise<DiscoveryPart>;
+  tail: Promise<DiscoveryPart>;
+  /** Stops the tail (it is not needed). */
+  stopTail: () => void;
+  inOrder: () => Promise<Discovery>;
+}
+
+/**
+ * The discovery from its two parts (ADR 0156): the head's error is the file's (it reads in order
+ * up to the split); when the head read the whole file (the split was no feature's end) that is the
+ * discovery; else the parts merged; when the tail failed, or the merge meets an error (which one a
+ * scan in order meets first is not known), the file read in order. `merged`: the parts made it.
+ */
+export async function discoveryOfParts(
+  reads: PartReads,
+  filename: string,
+  sizeBytes: number,
+  maxFields: number,
+): Promise<{ discovery: Discovery; merged: boolean }> {
+  reads.tail.catch(() => undefined);
+  let head: DiscoveryPart;
+  try {
+    head = await reads.head;
+  } catch (error) {
+    reads.stopTail();
+    throw error;
+  }
+  if (head.kind === 'whole') {
+    reads.stopTail();
+    return { discovery: head.discovery, merged: false };
+  }
+  const tail = await reads.tail.catch(() => undefined);
+  if (head.kind === 'head' && tail?.kind === 'tail') {
+    try {
+      return { discovery: mergeParts(head, tail, filename, sizeBytes, maxFields), merged: true };
+    } catch {
+      // Read in order below: it says which error comes first.
+    }
+  }
+  return { discovery: await reads.inOrder(), merged: false };
+}
+
 /**
  * Files smaller than this are read in one part: a second thread's start and its own warm-up (each
  * thread compiles its code afresh) cost what the split saves up to ~16 MB of GeoJSON and ~8 MB of

@@ -11,7 +11,7 @@ import type { Discovery, ImportFormat, SourceFeature } from '#domain/import-sour
 import type { RowBatch, RowShape } from '../staged-rows.ts';
 import {
   type DiscoveryPart,
-  mergeParts,
+  discoveryOfParts,
   SMALLEST_SPLIT,
   SPLIT_FROM_BYTES,
   splitCandidate,
@@ -82,13 +82,10 @@ export async function discoverySplit(
 }
 
 /**
- * The discovery of a file in two parts side by side (ADR 0156): the head from the top to the
- * feature ending at `at`, the tail from there in a thread of its own (half the heap: the two
- * together stay within one reader's limit and a half). The head's error is the file's (it reads
- * in order up to there); when the head read the whole file (`at` was no feature's end) that is the
- * discovery; when the tail fails, or the merge meets an error (which one a scan in order meets
- * first is not known), the file is discovered in order. Progress is the two parts' bytes together,
- * never going back.
+ * The discovery of a file in two parts side by side (ADR 0156, `discoveryOfParts`): the head from
+ * the top to the feature ending at `at`, the tail from there in a thread of its own (half the
+ * heap: the two together stay within one reader's limit and a half; the thread ends with the
+ * job). Progress is the two parts' bytes together, never going back.
  */
 export async function discoverInParts(
   path: string,
@@ -97,6 +94,7 @@ export async function discoverInParts(
   options: DiscoverOptions = {},
 ): Promise<Discovery> {
   const limits = limitsOf(options.limits);
+  const { size } = await stat(path);
   let told = 0;
   const tell = (bytes: number) => {
     if (bytes <= told) return;
@@ -119,47 +117,35 @@ export async function discoverInParts(
       },
     },
   ) as Promise<DiscoveryPart>;
-  tail.catch(() => undefined);
-  let head: DiscoveryPart;
-  try {
-    head = (await jobValue(
-      {
-        op: 'discover',
-        path,
-        filename,
-        ...(options.limits ? { limits: options.limits } : {}),
-        part: { to: at },
+  const head = jobValue(
+    {
+      op: 'discover',
+      path,
+      filename,
+      ...(options.limits ? { limits: options.limits } : {}),
+      part: { to: at },
+    },
+    {
+      ...options,
+      onBytes: (bytes) => {
+        headBytes = Math.min(bytes, at);
+        tell(headBytes + tailBytes);
       },
-      {
-        ...options,
-        onBytes: (bytes) => {
-          headBytes = Math.min(bytes, at);
-          tell(headBytes + tailBytes);
-        },
-      },
-    )) as DiscoveryPart;
-  } catch (error) {
-    stopTail.abort();
-    throw error;
-  }
-  if (head.kind === 'whole') {
-    stopTail.abort();
-    return head.discovery;
-  }
-  const later = await tail.catch(() => undefined);
-  if (head.kind === 'head' && later?.kind === 'tail') {
-    try {
-      const { size } = await stat(path);
-      const discovery = mergeParts(head, later, filename, size, limits.maxFields);
-      // The head stopped mid-chunk, before it said how far it read.
-      tell(size);
-      return discovery;
-    } catch {
-      // Read in order below: it says which error comes first.
-    }
-  }
-  options.signal?.throwIfAborted();
-  return discoverInOrder(path, filename, { ...options, onBytes: tell });
+    },
+  ) as Promise<DiscoveryPart>;
+  const inOrder = () => {
+    options.signal?.throwIfAborted();
+    return discoverInOrder(path, filename, { ...options, onBytes: tell });
+  };
+  const { discovery, merged } = await discoveryOfParts(
+    { head, tail, stopTail: () => stopTail.abort(), inOrder },
+    filename,
+    size,
+    limits.maxFields,
+  );
+  // The head stopped mid-chunk, before it said how far it read.
+  if (merged) tell(size);
+  return discovery;
 }
 
 /** The read job of `options` for one layer (its shape: answer staged rows). */
