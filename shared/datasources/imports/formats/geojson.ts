@@ -426,6 +426,10 @@ async function scanFeatures(
   return false;
 }
 
+/** A GeoJSON discovery's scan: one layer named after the file. */
+const geoJsonScan = (filename: string, options: DiscoverOptions) =>
+  new LayerScan(layerNameOf(filename), undefined, limitsOf(options.limits).maxFields);
+
 /** Discovery of a GeoJSON file: one layer named after the file. */
 export async function discoverGeoJson(
   path: string,
@@ -433,7 +437,7 @@ export async function discoverGeoJson(
   sizeBytes: number,
   options: DiscoverOptions = {},
 ): Promise<Discovery> {
-  const scan = new LayerScan(layerNameOf(filename), undefined, limitsOf(options.limits).maxFields);
+  const scan = geoJsonScan(filename, options);
   const top: TopLevel = { members: {}, collection: false };
   await scanFeatures(path, options, top, scan);
   return geoJsonDiscovery(scan, top.members, sizeBytes);
@@ -451,7 +455,7 @@ export async function discoverGeoJsonPart(
   part: PartSpec,
   options: DiscoverOptions = {},
 ): Promise<DiscoveryPart> {
-  const scan = new LayerScan(layerNameOf(filename), undefined, limitsOf(options.limits).maxFields);
+  const scan = geoJsonScan(filename, options);
   const top: TopLevel = { members: {}, collection: false };
   if ('from' in part) {
     await scanFeatures(path, options, top, scan, part);
