@@ -87,13 +87,17 @@ async function ticket(filename: string): Promise<{ id: string; upload: Ticket }>
   return created.body;
 }
 
-/** Every entry under `dir` (relative paths), symlinks not followed. */
+/**
+ * Every entry under `dir` (relative paths), symlinks not followed. An entry gone between the
+ * listing and its lstat (a running host's SQLite journal) is not there.
+ */
 function entries(dir: string): { path: string; mode: number; dir: boolean; link: boolean }[] {
   return readdirSync(dir, { recursive: true })
     .map(String)
-    .map((path) => {
-      const stat = lstatSync(join(dir, path));
-      return { path, mode: stat.mode & 0o777, dir: stat.isDirectory(), link: stat.isSymbolicLink() };
+    .flatMap((path) => {
+      const stat = lstatSync(join(dir, path), { throwIfNoEntry: false });
+      if (!stat) return [];
+      return [{ path, mode: stat.mode & 0o777, dir: stat.isDirectory(), link: stat.isSymbolicLink() }];
     });
 }
 
