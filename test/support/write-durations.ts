@@ -1,6 +1,7 @@
 /**
  * Writes `test/support/test-durations.json` (the order the test sequencer runs files in) from a
- * vitest JSON report: `npm run test:durations -- <vitest.json>` (.ci/run writes one per run).
+ * vitest JSON report: `npm run test:durations -- <vitest.json>` (`.ci/run` keeps its run's report at
+ * `$GEOPLANE_CI_REPORT` when that is set).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
