@@ -75,6 +75,10 @@ afterAll(async () => {
 describe('SQL views on a shared data source', () => {
   it('refuses attribute-notation calls before anything runs', async () => {
     const a = await workspaceWithService();
+    // Untimed: the host's first validation loads the SQL parser and opens its first connections,
+    // which on a loaded CI machine took 4.3 s; what is timed below is the refusal itself.
+    const warm = await as('POST', `${a}/validate-sql`, { sql: 'SELECT id, geom FROM places' });
+    expect(warm.body).toMatchObject({ valid: true });
     for (const sql of [
       'SELECT id, geom, (3::float8).pg_sleep AS s FROM places',
       "SELECT id, geom, ('server_version'::text).current_setting AS v FROM places",
@@ -146,9 +150,11 @@ describe('SQL views on a shared data source', () => {
     expect(second.ms).toBeLessThan(6_000);
     // Stopped in place (ADR 0108): nothing restarts, and the next request, from anyone, is served
     // right away.
+    // The log says whether PostGIS restarted; the bound says the request was not held behind
+    // anything (a budget is 5 s). 1.5 s was exceeded once (2.2 s) on a loaded CI machine.
     const next = await timed(() => as('POST', `${b}/validate-sql`, { sql: 'SELECT id, geom FROM roads' }));
     expect(next.res.body).toMatchObject({ valid: true });
-    expect(next.ms).toBeLessThan(1_500);
+    expect(next.ms).toBeLessThan(3_000);
     expect(host.output()).not.toMatch(/restarting PostGIS/);
   }, 60_000);
 
