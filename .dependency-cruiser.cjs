@@ -124,6 +124,14 @@ module.exports = {
       to: { path: '^shared/', pathNot: '^shared/$2/', dependencyTypesNot: ['aliased-subpath-import'] },
     },
     {
+      name: 'client-by-name',
+      severity: 'error',
+      comment:
+        'The CLI, the host, the CDK app and the bench name the generated client (#client/…) instead of climbing to it with ../ (issue #28).',
+      from: { path: '^(infra|cli|bench)/' },
+      to: { path: '^client/', dependencyTypesNot: ['aliased-subpath-import'] },
+    },
+    {
       name: 'product-not-to-tools',
       severity: 'error',
       comment:

@@ -28,6 +28,25 @@ module.exports = {
       from: { path: '^console/src/' },
       to: { path: '^(shared|functions|infra|cli|bench|test)/' },
     },
+    {
+      name: 'console-rooms-by-name',
+      severity: 'error',
+      comment:
+        'An import out of a console room (components/, pages/) names what it reaches (#console/…, #client/…, package.json `imports`) instead of climbing to it with ../; inside a room, ./ and ../ stay (issue #28).',
+      from: { path: '^console/src/(components|pages)/' },
+      to: {
+        path: '^(console/src/|client/)',
+        pathNot: '^console/src/$1/',
+        dependencyTypesNot: ['aliased-subpath-import'],
+      },
+    },
+    {
+      name: 'client-by-name',
+      severity: 'error',
+      comment: 'The console names the generated client (#client/…) instead of climbing to it with ../ (issue #28).',
+      from: { path: '^console/src/[^/]+$' },
+      to: { path: '^client/', dependencyTypesNot: ['aliased-subpath-import'] },
+    },
   ],
   options: {
     ...base.options,

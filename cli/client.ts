@@ -3,7 +3,7 @@ import {
   dataOf,
   GeoPlaneApiError,
   type GeoPlaneClient as TypedClient,
-} from '../client/index.ts';
+} from '#client/index.ts';
 import { CliError, type Connection, UnreachableError, UsageError } from './config.ts';
 import { plain } from './terminal.ts';
 import type { DeletionOperation, ImportEvent, ImportJob, ImportList, Layer, Service } from './types.ts';

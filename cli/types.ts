@@ -1,6 +1,6 @@
 /** The bodies the CLI reads: the generated client's schemas (client/api-types.ts, ADR 0096). */
 
-import type { Schemas } from '../client/index.ts';
+import type { Schemas } from '#client/index.ts';
 
 export type ImportJob = Schemas['ImportJob'];
 export type ImportStatus = ImportJob['status'];

@@ -1,5 +1,5 @@
 import { type Command, InvalidArgumentError } from 'commander';
-import { IMPORT_STATUSES } from '../../client/index.ts';
+import { IMPORT_STATUSES } from '#client/index.ts';
 import { followImport, followRollback } from '../follow.ts';
 import { formatCount } from '../progress.ts';
 import { line, writeErr, writeOut } from '../terminal.ts';

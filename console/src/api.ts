@@ -5,7 +5,7 @@
  * the operator back to the login page; every other error reaches the page that caused it.
  */
 import operations from 'virtual:operations';
-import type { operations as Operations } from '../../client/api-types.ts';
+import type { operations as Operations } from '#client/api-types.ts';
 import {
   apiErrorOf,
   createGeoPlaneClient,
@@ -13,7 +13,7 @@ import {
   GeoPlaneApiError,
   IMPORT_STATUSES,
   type Schemas,
-} from '../../client/index.ts';
+} from '#client/index.ts';
 
 export type { Schemas };
 export { GeoPlaneApiError, IMPORT_STATUSES };

@@ -4,7 +4,7 @@
  */
 import type { ComponentChildren, JSX } from 'preact';
 import { useId, useState } from 'preact/hooks';
-import { ConsoleApiError } from '../api.ts';
+import { ConsoleApiError } from '#console/api.ts';
 
 /** An error as the API gave it: message, detail, reason and request id; for a 403, the role needed. */
 export function ErrorNote({ error, id }: { error: unknown; id?: string }) {

@@ -1,7 +1,7 @@
 /** The parts of a page: its title, progress bars, status badges, notices, copy buttons, times. */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { percentText, statusText } from '../format.ts';
+import { percentText, statusText } from '#console/format.ts';
 import { Field } from './forms.tsx';
 
 /** The page's heading and document title. */

@@ -4,9 +4,9 @@
  */
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { api, call, etag, type Schemas, WORKSPACE_ROLES, type WorkspaceRole } from '../api.ts';
-import { useAction } from '../components/data.tsx';
-import { AskButton, Confirm, useConfirmed } from '../components/dialogs.tsx';
+import { api, call, etag, type Schemas, WORKSPACE_ROLES, type WorkspaceRole } from '#console/api.ts';
+import { useAction } from '#console/components/data.tsx';
+import { AskButton, Confirm, useConfirmed } from '#console/components/dialogs.tsx';
 import {
   ErrorNote,
   FormSection,
@@ -15,10 +15,10 @@ import {
   reasonFor,
   SelectInput,
   TextInput,
-} from '../components/forms.tsx';
-import { PagedTable, usePagedList } from '../components/lists.tsx';
-import { CopyButton, PageTitle, When } from '../components/page-parts.tsx';
-import { isoOf } from '../format.ts';
+} from '#console/components/forms.tsx';
+import { PagedTable, usePagedList } from '#console/components/lists.tsx';
+import { CopyButton, PageTitle, When } from '#console/components/page-parts.tsx';
+import { isoOf } from '#console/format.ts';
 
 type ApiKey = Schemas['APIKey'];
 type ApiKeyWithSecret = Schemas['APIKeyWithSecret'];

@@ -6,13 +6,13 @@
 import operations from 'virtual:operations';
 import { useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
-import { allOf, api, call, type Schemas } from '../api.ts';
-import { useLoad } from '../components/data.tsx';
-import { ErrorNote, issueFor, SelectInput, Suggestions, TextInput } from '../components/forms.tsx';
-import { Pager } from '../components/lists.tsx';
-import { PageTitle, When } from '../components/page-parts.tsx';
-import { isoOf, statusText } from '../format.ts';
-import { paths } from '../routes.ts';
+import { allOf, api, call, type Schemas } from '#console/api.ts';
+import { useLoad } from '#console/components/data.tsx';
+import { ErrorNote, issueFor, SelectInput, Suggestions, TextInput } from '#console/components/forms.tsx';
+import { Pager } from '#console/components/lists.tsx';
+import { PageTitle, When } from '#console/components/page-parts.tsx';
+import { isoOf, statusText } from '#console/format.ts';
+import { paths } from '#console/routes.ts';
 import './audit.css';
 
 type AuditRecord = Schemas['AuditRecord'];

@@ -4,13 +4,13 @@
  * now and within how many seconds every data-plane instance follows.
  */
 import { useState } from 'preact/hooks';
-import { api, call, type Schemas } from '../api.ts';
-import { Loaded, useAction, useLoad } from '../components/data.tsx';
-import { Confirm } from '../components/dialogs.tsx';
-import { ErrorNote, Notice } from '../components/forms.tsx';
-import { Table } from '../components/lists.tsx';
-import { PageTitle, When } from '../components/page-parts.tsx';
-import { formatCount } from '../format.ts';
+import { api, call, type Schemas } from '#console/api.ts';
+import { Loaded, useAction, useLoad } from '#console/components/data.tsx';
+import { Confirm } from '#console/components/dialogs.tsx';
+import { ErrorNote, Notice } from '#console/components/forms.tsx';
+import { Table } from '#console/components/lists.tsx';
+import { PageTitle, When } from '#console/components/page-parts.tsx';
+import { formatCount } from '#console/format.ts';
 
 type CacheType = Schemas['CacheStats']['caches'][number]['type'];
 type Cleared = Schemas['CachesCleared'];

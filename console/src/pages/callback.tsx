@@ -1,10 +1,10 @@
 /** Where the issuer sends the browser back: redeem the code, start the session, go on. */
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { ErrorNote } from '../components/forms.tsx';
-import { PageTitle } from '../components/page-parts.tsx';
-import { completeOidcLogin } from '../oidc.ts';
-import { paths } from '../routes.ts';
+import { ErrorNote } from '#console/components/forms.tsx';
+import { PageTitle } from '#console/components/page-parts.tsx';
+import { completeOidcLogin } from '#console/oidc.ts';
+import { paths } from '#console/routes.ts';
 
 let started = false;
 

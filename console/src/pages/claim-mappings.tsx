@@ -5,9 +5,9 @@
  */
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { api, call, etag, type Schemas, WORKSPACE_ROLES } from '../api.ts';
-import { useAction, useLoad } from '../components/data.tsx';
-import { AskButton, Confirm, useConfirmed } from '../components/dialogs.tsx';
+import { api, call, etag, type Schemas, WORKSPACE_ROLES } from '#console/api.ts';
+import { useAction, useLoad } from '#console/components/data.tsx';
+import { AskButton, Confirm, useConfirmed } from '#console/components/dialogs.tsx';
 import {
   ErrorNote,
   FormSection,
@@ -16,11 +16,11 @@ import {
   reasonFor,
   Suggestions,
   TextInput,
-} from '../components/forms.tsx';
-import { PagedTable, usePagedList } from '../components/lists.tsx';
-import { PageTitle, When } from '../components/page-parts.tsx';
-import { paths } from '../routes.ts';
-import { useSession } from '../session.ts';
+} from '#console/components/forms.tsx';
+import { PagedTable, usePagedList } from '#console/components/lists.tsx';
+import { PageTitle, When } from '#console/components/page-parts.tsx';
+import { paths } from '#console/routes.ts';
+import { useSession } from '#console/session.ts';
 
 type Mapping = Schemas['ClaimMapping'];
 type MappingInput = { claim_name: string; claim_value: string; role_id: string; priority?: number };

@@ -7,10 +7,10 @@
 import './deletions.css';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { allOf, api, call, type Schemas } from '../api.ts';
-import { useAction, usePolled } from '../components/data.tsx';
-import { ErrorNote, Field, Notice, SelectInput } from '../components/forms.tsx';
-import { PagedTable, useCursor } from '../components/lists.tsx';
+import { allOf, api, call, type Schemas } from '#console/api.ts';
+import { useAction, usePolled } from '#console/components/data.tsx';
+import { ErrorNote, Field, Notice, SelectInput } from '#console/components/forms.tsx';
+import { PagedTable, useCursor } from '#console/components/lists.tsx';
 import {
   FailureAlert,
   PageTitle,
@@ -20,11 +20,11 @@ import {
   TimeFact,
   useMonotone,
   When,
-} from '../components/page-parts.tsx';
-import { DeletionPlanView } from '../deletion-plan.tsx';
-import { countOf, statusText } from '../format.ts';
-import { paths } from '../routes.ts';
-import { useSession } from '../session.ts';
+} from '#console/components/page-parts.tsx';
+import { DeletionPlanView } from '#console/deletion-plan.tsx';
+import { countOf, statusText } from '#console/format.ts';
+import { paths } from '#console/routes.ts';
+import { useSession } from '#console/session.ts';
 
 export type Deletion = Schemas['DeletionOperation'];
 type DeletionStatus = Deletion['status'];

@@ -4,8 +4,8 @@
  * host's `/local-uploads` stand-in locally. XMLHttpRequest, not fetch, so the bytes sent can be
  * shown as they go (`upload.onprogress`). The answer of a refusal is S3's XML error.
  */
-import type { Schemas } from '../api.ts';
-import { formatBytes } from '../format.ts';
+import type { Schemas } from '#console/api.ts';
+import { formatBytes } from '#console/format.ts';
 
 export type UploadTicket = NonNullable<Schemas['ImportJob']['upload']>;
 

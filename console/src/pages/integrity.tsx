@@ -4,12 +4,12 @@
  * after a confirmation that says how many findings it touches.
  */
 import { useState } from 'preact/hooks';
-import { api, call, type Schemas } from '../api.ts';
-import { useAction } from '../components/data.tsx';
-import { Confirm } from '../components/dialogs.tsx';
-import { ErrorNote, Notice } from '../components/forms.tsx';
-import { PageTitle } from '../components/page-parts.tsx';
-import { plural, statusText } from '../format.ts';
+import { api, call, type Schemas } from '#console/api.ts';
+import { useAction } from '#console/components/data.tsx';
+import { Confirm } from '#console/components/dialogs.tsx';
+import { ErrorNote, Notice } from '#console/components/forms.tsx';
+import { PageTitle } from '#console/components/page-parts.tsx';
+import { plural, statusText } from '#console/format.ts';
 
 type Report = Schemas['IntegrityReport'];
 type Repair = Schemas['IntegrityRepairReport'];

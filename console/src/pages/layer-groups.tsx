@@ -5,13 +5,13 @@
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { api, call, etag, type Schemas } from '../api.ts';
-import { useAction, useLoad } from '../components/data.tsx';
-import { Confirm, useConfirmed } from '../components/dialogs.tsx';
-import { ErrorNote, Field, issueFor, Notice, SubmitActions, TextInput } from '../components/forms.tsx';
-import { PagedTable, RowError, usePagedList } from '../components/lists.tsx';
-import { PageTitle, When } from '../components/page-parts.tsx';
-import { paths } from '../routes.ts';
+import { api, call, etag, type Schemas } from '#console/api.ts';
+import { useAction, useLoad } from '#console/components/data.tsx';
+import { Confirm, useConfirmed } from '#console/components/dialogs.tsx';
+import { ErrorNote, Field, issueFor, Notice, SubmitActions, TextInput } from '#console/components/forms.tsx';
+import { PagedTable, RowError, usePagedList } from '#console/components/lists.tsx';
+import { PageTitle, When } from '#console/components/page-parts.tsx';
+import { paths } from '#console/routes.ts';
 import './services.css';
 
 type Group = Schemas['LayerGroup'];

@@ -1,12 +1,12 @@
 /** Sign-in as AuthConsoleConfig says: an API key or JWT pasted in, and/or OIDC code + PKCE. */
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { useAction, useLoad } from '../components/data.tsx';
-import { ErrorNote, Field, FormSection } from '../components/forms.tsx';
-import { PageTitle } from '../components/page-parts.tsx';
-import { beginOidcLogin } from '../oidc.ts';
-import { paths } from '../routes.ts';
-import { consoleConfig, loginWithToken } from '../session.ts';
+import { useAction, useLoad } from '#console/components/data.tsx';
+import { ErrorNote, Field, FormSection } from '#console/components/forms.tsx';
+import { PageTitle } from '#console/components/page-parts.tsx';
+import { beginOidcLogin } from '#console/oidc.ts';
+import { paths } from '#console/routes.ts';
+import { consoleConfig, loginWithToken } from '#console/session.ts';
 
 /** Where to go after signing in: the `next` of the login URL when it is a console path. */
 export function nextOf(query: Record<string, string>): string {

@@ -4,10 +4,10 @@
  * cancel button; ADR 0136), and the paged granules, each removable (If-Match).
  */
 import { useRoute } from 'preact-iso';
-import { api, call } from '../api.ts';
-import { Loaded, useLoad } from '../components/data.tsx';
-import { PageTitle, When } from '../components/page-parts.tsx';
-import { paths } from '../routes.ts';
+import { api, call } from '#console/api.ts';
+import { Loaded, useLoad } from '#console/components/data.tsx';
+import { PageTitle, When } from '#console/components/page-parts.tsx';
+import { paths } from '#console/routes.ts';
 import { Granules } from './mosaic/granules.tsx';
 import { HarvestForm } from './mosaic/harvest-form.tsx';
 import { HarvestJobs } from './mosaic/harvest-jobs.tsx';

@@ -2,7 +2,7 @@
  * Where the data plane serves what the console manages (DESIGN §8a): a workspace's OGC API URL,
  * and a layer's collection, items, tiles and TileJSON URLs with how GDAL and QGIS connect to them.
  */
-import { CopyField } from '../components/page-parts.tsx';
+import { CopyField } from '#console/components/page-parts.tsx';
 import { collectionUrls, gdalCommand, ogcApiUrl, styleUrl } from './layer-style.ts';
 import './map.css';
 

@@ -5,9 +5,9 @@
 import operations from 'virtual:operations';
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { allOf, api, call, etag, type Schemas } from '../api.ts';
-import { Loaded, useAction, useLoad } from '../components/data.tsx';
-import { AskButton, Confirm, useConfirmed } from '../components/dialogs.tsx';
+import { allOf, api, call, etag, type Schemas } from '#console/api.ts';
+import { Loaded, useAction, useLoad } from '#console/components/data.tsx';
+import { AskButton, Confirm, useConfirmed } from '#console/components/dialogs.tsx';
 import {
   ErrorNote,
   Field,
@@ -16,10 +16,10 @@ import {
   SelectInput,
   Suggestions,
   TextInput,
-} from '../components/forms.tsx';
-import { PagedTable, Table, usePagedList } from '../components/lists.tsx';
-import { PageTitle, When } from '../components/page-parts.tsx';
-import { paths } from '../routes.ts';
+} from '#console/components/forms.tsx';
+import { PagedTable, Table, usePagedList } from '#console/components/lists.tsx';
+import { PageTitle, When } from '#console/components/page-parts.tsx';
+import { paths } from '#console/routes.ts';
 
 type Role = Schemas['Role'];
 type Policy = Schemas['StoredRolePolicy'];

@@ -3,12 +3,12 @@
  * each and when it ends, and revoking one after confirming (its next request is refused).
  */
 import { useState } from 'preact/hooks';
-import { api, call, etag, type Schemas } from '../api.ts';
-import { AskButton, Confirm, useConfirmed } from '../components/dialogs.tsx';
-import { ErrorNote, Notice } from '../components/forms.tsx';
-import { PagedTable, usePagedList } from '../components/lists.tsx';
-import { PageTitle, When } from '../components/page-parts.tsx';
-import { useSession } from '../session.ts';
+import { api, call, etag, type Schemas } from '#console/api.ts';
+import { AskButton, Confirm, useConfirmed } from '#console/components/dialogs.tsx';
+import { ErrorNote, Notice } from '#console/components/forms.tsx';
+import { PagedTable, usePagedList } from '#console/components/lists.tsx';
+import { PageTitle, When } from '#console/components/page-parts.tsx';
+import { useSession } from '#console/session.ts';
 
 type BrowserSession = Schemas['BrowserSession'];
 

@@ -6,7 +6,7 @@
  */
 import './settings.css';
 import { useRoute } from 'preact-iso';
-import { PageTitle } from '../components/page-parts.tsx';
+import { PageTitle } from '#console/components/page-parts.tsx';
 import { OGCAPISettingsForm, TilesSettingsForm } from './settings/ogc-api-settings.tsx';
 import { WCSSettingsForm, WFSSettingsForm, WMTSSettingsForm } from './settings/protocol-settings.tsx';
 import { WMSSettingsForm } from './settings/wms-settings.tsx';

@@ -6,14 +6,14 @@
 import './style-assets.css';
 import { useEffect, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { api, ConsoleApiError, call, type Schemas } from '../api.ts';
-import { useAction } from '../components/data.tsx';
-import { AskButton, Confirm, useConfirmed } from '../components/dialogs.tsx';
-import { ErrorNote, Field, FormSection, issueFor, Notice, TextInput } from '../components/forms.tsx';
-import { PagedSection, usePagedList } from '../components/lists.tsx';
-import { PageTitle, When } from '../components/page-parts.tsx';
-import { formatBytes, nameFromFile } from '../format.ts';
-import { paths } from '../routes.ts';
+import { api, ConsoleApiError, call, type Schemas } from '#console/api.ts';
+import { useAction } from '#console/components/data.tsx';
+import { AskButton, Confirm, useConfirmed } from '#console/components/dialogs.tsx';
+import { ErrorNote, Field, FormSection, issueFor, Notice, TextInput } from '#console/components/forms.tsx';
+import { PagedSection, usePagedList } from '#console/components/lists.tsx';
+import { PageTitle, When } from '#console/components/page-parts.tsx';
+import { formatBytes, nameFromFile } from '#console/format.ts';
+import { paths } from '#console/routes.ts';
 
 type StyleAsset = Schemas['StyleAsset'];
 

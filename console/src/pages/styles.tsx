@@ -6,7 +6,7 @@
  */
 import './styles.css';
 import { useLocation, useRoute } from 'preact-iso';
-import { PageTitle } from '../components/page-parts.tsx';
+import { PageTitle } from '#console/components/page-parts.tsx';
 import { CreateStyle } from './styles/create-style.tsx';
 import { OneStyle } from './styles/one-style.tsx';
 import { StyleList } from './styles/style-list.tsx';

@@ -7,10 +7,10 @@
  * the figures and the jobs without those controls.
  */
 import { useRoute } from 'preact-iso';
-import { api, call } from '../api.ts';
-import { useLoad } from '../components/data.tsx';
-import { PageTitle } from '../components/page-parts.tsx';
-import { roleIn, useSession } from '../session.ts';
+import { api, call } from '#console/api.ts';
+import { useLoad } from '#console/components/data.tsx';
+import { PageTitle } from '#console/components/page-parts.tsx';
+import { roleIn, useSession } from '#console/session.ts';
 import { CacheStats } from './tile-cache/cache-stats.tsx';
 import { JOBS, type Job, JobList, unfinished } from './tile-cache/job-list.tsx';
 import { StartJob } from './tile-cache/start-job.tsx';

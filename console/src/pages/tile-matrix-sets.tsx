@@ -6,14 +6,14 @@
 import './tile-matrix-sets.css';
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { api, ConsoleApiError, call, etag, type Schemas } from '../api.ts';
-import { Loaded, useAction, useLoad } from '../components/data.tsx';
-import { Confirm, DeleteSection, useConfirmed } from '../components/dialogs.tsx';
-import { ErrorNote, Field, Notice } from '../components/forms.tsx';
-import { PagedSection, Table, usePagedList } from '../components/lists.tsx';
-import { PageTitle, When } from '../components/page-parts.tsx';
-import { paths } from '../routes.ts';
-import { useSession } from '../session.ts';
+import { api, ConsoleApiError, call, etag, type Schemas } from '#console/api.ts';
+import { Loaded, useAction, useLoad } from '#console/components/data.tsx';
+import { Confirm, DeleteSection, useConfirmed } from '#console/components/dialogs.tsx';
+import { ErrorNote, Field, Notice } from '#console/components/forms.tsx';
+import { PagedSection, Table, usePagedList } from '#console/components/lists.tsx';
+import { PageTitle, When } from '#console/components/page-parts.tsx';
+import { paths } from '#console/routes.ts';
+import { useSession } from '#console/session.ts';
 
 type TileMatrixSetRecord = Schemas['TileMatrixSetRecord'];
 type TileMatrixSetDefinition = Schemas['TileMatrixSetDefinition'];

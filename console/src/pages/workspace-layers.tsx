@@ -6,11 +6,11 @@
  */
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { api, call } from '../api.ts';
-import { PagedTable, SearchedSection, usePagedList } from '../components/lists.tsx';
-import { PageTitle } from '../components/page-parts.tsx';
-import { formatCount } from '../format.ts';
-import { paths } from '../routes.ts';
+import { api, call } from '#console/api.ts';
+import { PagedTable, SearchedSection, usePagedList } from '#console/components/lists.tsx';
+import { PageTitle } from '#console/components/page-parts.tsx';
+import { formatCount } from '#console/format.ts';
+import { paths } from '#console/routes.ts';
 import './services.css';
 
 export function WorkspaceLayersPage() {

@@ -1,8 +1,8 @@
 /** A workspace's counts on its overview (getWorkspaceSummary, ADR 0137), for its admins. */
-import { api, call, GeoPlaneApiError } from '../api.ts';
-import { useLoad } from '../components/data.tsx';
-import { ErrorNote } from '../components/forms.tsx';
-import { formatCount, plural, statusText } from '../format.ts';
+import { api, call, GeoPlaneApiError } from '#console/api.ts';
+import { useLoad } from '#console/components/data.tsx';
+import { ErrorNote } from '#console/components/forms.tsx';
+import { formatCount, plural, statusText } from '#console/format.ts';
 
 export function WorkspaceSummary({ workspace }: { workspace: string }) {
   const summary = useLoad(

@@ -1,14 +1,14 @@
 /** One workspace: describe, rename (If-Match), delete — with the plan shown before a recursive delete. */
 import { useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
-import { api, call, etag } from '../api.ts';
-import { useAction, useLoad } from '../components/data.tsx';
-import { Confirm, DeleteSection } from '../components/dialogs.tsx';
-import { ErrorNote, FormSection, issueFor, SaveActions, TextInput } from '../components/forms.tsx';
-import { PageTitle } from '../components/page-parts.tsx';
-import { type DeletionPlan, DeletionPlanView } from '../deletion-plan.tsx';
-import { paths } from '../routes.ts';
-import { load as reloadSession } from '../session.ts';
+import { api, call, etag } from '#console/api.ts';
+import { useAction, useLoad } from '#console/components/data.tsx';
+import { Confirm, DeleteSection } from '#console/components/dialogs.tsx';
+import { ErrorNote, FormSection, issueFor, SaveActions, TextInput } from '#console/components/forms.tsx';
+import { PageTitle } from '#console/components/page-parts.tsx';
+import { type DeletionPlan, DeletionPlanView } from '#console/deletion-plan.tsx';
+import { paths } from '#console/routes.ts';
+import { load as reloadSession } from '#console/session.ts';
 import { WorkspaceOgcApi } from './ogc-links.tsx';
 import { WorkspaceSummary } from './workspace-summary.tsx';
 

@@ -1,13 +1,13 @@
 /** Workspaces: the paged list (super_admin) or the caller's own, and creating one. */
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { api, call } from '../api.ts';
-import { useAction } from '../components/data.tsx';
-import { ErrorNote, FormSection, issueFor, TextInput } from '../components/forms.tsx';
-import { PagedSection, Table, usePagedList } from '../components/lists.tsx';
-import { PageTitle } from '../components/page-parts.tsx';
-import { paths } from '../routes.ts';
-import { useSession } from '../session.ts';
+import { api, call } from '#console/api.ts';
+import { useAction } from '#console/components/data.tsx';
+import { ErrorNote, FormSection, issueFor, TextInput } from '#console/components/forms.tsx';
+import { PagedSection, Table, usePagedList } from '#console/components/lists.tsx';
+import { PageTitle } from '#console/components/page-parts.tsx';
+import { paths } from '#console/routes.ts';
+import { useSession } from '#console/session.ts';
 
 function CreateWorkspace() {
   const { route } = useLocation();

@@ -1,10 +1,10 @@
 /** What discovery found in an import's file, and a preview of the features staged from it. */
 import { useState } from 'preact/hooks';
-import { api, ConsoleApiError, call } from '../../api.ts';
-import { useLoad } from '../../components/data.tsx';
-import { ErrorNote, Field } from '../../components/forms.tsx';
-import { Table } from '../../components/lists.tsx';
-import { formatCount as count, formatBytes, statusText } from '../../format.ts';
+import { api, ConsoleApiError, call } from '#console/api.ts';
+import { useLoad } from '#console/components/data.tsx';
+import { ErrorNote, Field } from '#console/components/forms.tsx';
+import { Table } from '#console/components/lists.tsx';
+import { formatCount as count, formatBytes, statusText } from '#console/format.ts';
 import { FeaturesMap } from '../map-preview/features-map.tsx';
 import { type ImportJob, reading, STAGED } from './import-status.ts';
 

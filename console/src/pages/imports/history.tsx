@@ -1,11 +1,11 @@
 /** An import's history as a timeline, and the progress of its rollback's deletion. */
-import { api, call } from '../../api.ts';
-import { Loaded, usePolled } from '../../components/data.tsx';
-import { ErrorNote } from '../../components/forms.tsx';
-import { Pager, usePagedList } from '../../components/lists.tsx';
-import { StatusBadge, When } from '../../components/page-parts.tsx';
-import { formatCount as count, formatBytes } from '../../format.ts';
-import { paths } from '../../routes.ts';
+import { api, call } from '#console/api.ts';
+import { Loaded, usePolled } from '#console/components/data.tsx';
+import { ErrorNote } from '#console/components/forms.tsx';
+import { Pager, usePagedList } from '#console/components/lists.tsx';
+import { StatusBadge, When } from '#console/components/page-parts.tsx';
+import { formatCount as count, formatBytes } from '#console/format.ts';
+import { paths } from '#console/routes.ts';
 import { DeletionProgress, deletionActive } from '../deletions.tsx';
 import type { ImportJob } from './import-status.ts';
 

@@ -1,5 +1,5 @@
 /** What an import's status and phase say: whether a workflow owns it, what can be previewed, cancelled. */
-import { IMPORT_STATUSES, type Schemas } from '../../api.ts';
+import { IMPORT_STATUSES, type Schemas } from '#console/api.ts';
 
 export type ImportJob = Schemas['ImportJob'];
 export type ImportStatus = ImportJob['status'];

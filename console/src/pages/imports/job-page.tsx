@@ -5,13 +5,13 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { api, call, etag } from '../../api.ts';
-import { useAction, usePolled } from '../../components/data.tsx';
-import { Confirm } from '../../components/dialogs.tsx';
-import { ErrorNote, Notice } from '../../components/forms.tsx';
-import { FailureAlert, PageTitle, StatusFacts, TimeFact, When } from '../../components/page-parts.tsx';
-import { statusText } from '../../format.ts';
-import { paths } from '../../routes.ts';
+import { api, call, etag } from '#console/api.ts';
+import { useAction, usePolled } from '#console/components/data.tsx';
+import { Confirm } from '#console/components/dialogs.tsx';
+import { ErrorNote, Notice } from '#console/components/forms.tsx';
+import { FailureAlert, PageTitle, StatusFacts, TimeFact, When } from '#console/components/page-parts.tsx';
+import { statusText } from '#console/format.ts';
+import { paths } from '#console/routes.ts';
 
 import { Discovery, Preview, Warnings } from './discovery.tsx';
 import { History, RollbackProgress } from './history.tsx';

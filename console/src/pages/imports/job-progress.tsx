@@ -1,6 +1,6 @@
 /** Where one import is: the file read and the features loaded, one bar per pass. */
-import { Progress, useMonotone } from '../../components/page-parts.tsx';
-import { bytesOf, formatCount as count, countOf, formatBytes, plural } from '../../format.ts';
+import { Progress, useMonotone } from '#console/components/page-parts.tsx';
+import { bytesOf, formatCount as count, countOf, formatBytes, plural } from '#console/format.ts';
 import { type ImportJob, LOADED, reading, working } from './import-status.ts';
 
 /** The features discovery counted in the layers the plan loads. */

@@ -1,13 +1,13 @@
 /** The imports of a workspace: a new import, and the list filtered by status (followed while any works). */
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { api, call } from '../../api.ts';
-import { usePolled } from '../../components/data.tsx';
-import { SelectInput } from '../../components/forms.tsx';
-import { PagedTable, useCursor } from '../../components/lists.tsx';
-import { PageTitle, StatusBadge, When } from '../../components/page-parts.tsx';
-import { statusText } from '../../format.ts';
-import { paths } from '../../routes.ts';
+import { api, call } from '#console/api.ts';
+import { usePolled } from '#console/components/data.tsx';
+import { SelectInput } from '#console/components/forms.tsx';
+import { PagedTable, useCursor } from '#console/components/lists.tsx';
+import { PageTitle, StatusBadge, When } from '#console/components/page-parts.tsx';
+import { statusText } from '#console/format.ts';
+import { paths } from '#console/routes.ts';
 
 import { type ImportStatus, STATUSES, working } from './import-status.ts';
 import { NewImport } from './new-import.tsx';

@@ -3,12 +3,12 @@
  * bytes shown as they go → startImport, then the import followed as it goes.
  */
 import { useId, useState } from 'preact/hooks';
-import { api, call } from '../../api.ts';
-import { Loaded, useLoad, usePolled } from '../../components/data.tsx';
-import { ErrorNote, Field, issueFor, TextInput } from '../../components/forms.tsx';
-import { Progress, StatusBadge } from '../../components/page-parts.tsx';
-import { bytesOf, formatBytes } from '../../format.ts';
-import { paths } from '../../routes.ts';
+import { api, call } from '#console/api.ts';
+import { Loaded, useLoad, usePolled } from '#console/components/data.tsx';
+import { ErrorNote, Field, issueFor, TextInput } from '#console/components/forms.tsx';
+import { Progress, StatusBadge } from '#console/components/page-parts.tsx';
+import { bytesOf, formatBytes } from '#console/format.ts';
+import { paths } from '#console/routes.ts';
 
 import { crossOrigin, type UploadTicket, uploadFile } from '../import-upload.ts';
 import { type ImportJob, importPath, working } from './import-status.ts';

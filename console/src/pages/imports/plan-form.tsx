@@ -1,8 +1,8 @@
 /** An import's plan: the form that edits it (names, fields, CRS, make-valid), or what it says. */
 import { useId, useState } from 'preact/hooks';
-import { api, call, etag } from '../../api.ts';
-import { useAction } from '../../components/data.tsx';
-import { ErrorNote, issueFor, TextInput } from '../../components/forms.tsx';
+import { api, call, etag } from '#console/api.ts';
+import { useAction } from '#console/components/data.tsx';
+import { ErrorNote, issueFor, TextInput } from '#console/components/forms.tsx';
 import type { ImportJob, ImportPlan, LayerPlan } from './import-status.ts';
 
 /** The plan discovery would suggest, for an import that has none yet. */

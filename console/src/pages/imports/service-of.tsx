@@ -1,7 +1,7 @@
 /** The service an import published, by its current name: renamed or deleted on its own since. */
 import { useEffect, useState } from 'preact/hooks';
-import { api } from '../../api.ts';
-import { paths } from '../../routes.ts';
+import { api } from '#console/api.ts';
+import { paths } from '#console/routes.ts';
 import { type ImportJob, UNPUBLISHED } from './import-status.ts';
 
 /** The service an import published may still hold it: not while (or after) it is rolled back. */

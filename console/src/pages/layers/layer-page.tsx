@@ -1,12 +1,12 @@
 /** One layer: its fields, a map of it drawn from its own vector tiles, its OGC API URLs, an edit form, delete. */
 import { useId, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
-import { api, call, etag } from '../../api.ts';
-import { useAction, useLoad } from '../../components/data.tsx';
-import { DeleteSection, useConfirmed } from '../../components/dialogs.tsx';
-import { ErrorNote, Field, FormSection, issueFor, SaveActions } from '../../components/forms.tsx';
-import { PageTitle, RecordFacts } from '../../components/page-parts.tsx';
-import { paths } from '../../routes.ts';
+import { api, call, etag } from '#console/api.ts';
+import { useAction, useLoad } from '#console/components/data.tsx';
+import { DeleteSection, useConfirmed } from '#console/components/dialogs.tsx';
+import { ErrorNote, Field, FormSection, issueFor, SaveActions } from '#console/components/forms.tsx';
+import { PageTitle, RecordFacts } from '#console/components/page-parts.tsx';
+import { paths } from '#console/routes.ts';
 import { LayerMap } from '../map-preview/layer-map.tsx';
 import { LayerOgcLinks } from '../ogc-links.tsx';
 import { DeleteLayerConfirm, deleteLayer, type Layer, sourceOf, stateOf } from './layer-parts.tsx';

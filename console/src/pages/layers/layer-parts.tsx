@@ -1,6 +1,6 @@
 /** What the layer pages share: how a layer's source and state read, and deleting one. */
-import { api, call, etag, type Schemas } from '../../api.ts';
-import { Confirm } from '../../components/dialogs.tsx';
+import { api, call, etag, type Schemas } from '#console/api.ts';
+import { Confirm } from '#console/components/dialogs.tsx';
 
 export type Layer = Schemas['Layer'];
 

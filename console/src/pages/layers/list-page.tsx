@@ -4,13 +4,13 @@
  */
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { api, call, etag } from '../../api.ts';
-import { useAction } from '../../components/data.tsx';
-import { useConfirmed } from '../../components/dialogs.tsx';
-import { Notice } from '../../components/forms.tsx';
-import { PagedTable, RowError, SearchedSection, usePagedList } from '../../components/lists.tsx';
-import { PageTitle } from '../../components/page-parts.tsx';
-import { paths } from '../../routes.ts';
+import { api, call, etag } from '#console/api.ts';
+import { useAction } from '#console/components/data.tsx';
+import { useConfirmed } from '#console/components/dialogs.tsx';
+import { Notice } from '#console/components/forms.tsx';
+import { PagedTable, RowError, SearchedSection, usePagedList } from '#console/components/lists.tsx';
+import { PageTitle } from '#console/components/page-parts.tsx';
+import { paths } from '#console/routes.ts';
 import { DeleteLayerConfirm, deleteLayer, type Layer, sourceOf, stateOf } from './layer-parts.tsx';
 
 /** Pages read for a search (listLayers has no filter, so the console reads them and filters here). */

@@ -8,8 +8,8 @@ import type {
   SourceSpecification,
   VectorSourceSpecification,
 } from '@maplibre/maplibre-gl-style-spec';
-import { api } from '../../api.ts';
-import { getJson } from '../../ogc-client.ts';
+import { api } from '#console/api.ts';
+import { getJson } from '#console/ogc-client.ts';
 import {
   type Box,
   collectionBox,

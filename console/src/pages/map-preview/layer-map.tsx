@@ -4,7 +4,7 @@
  * numbers beside it.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { paths } from '../../routes.ts';
+import { paths } from '#console/routes.ts';
 import { DataMap, type Extent } from './data-map.tsx';
 import { type MapLayer, type Prepared, prepareLayerMap } from './layer-map-data.ts';
 

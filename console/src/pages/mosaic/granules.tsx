@@ -1,11 +1,11 @@
 /** A mosaic's paged granules, filtered by bbox and time, each removable (If-Match). */
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
-import { api, call, etag, type Schemas } from '../../api.ts';
-import { Confirm, useConfirmed } from '../../components/dialogs.tsx';
-import { Field, issueFor, Notice } from '../../components/forms.tsx';
-import { PagedTable, RowError, usePagedList } from '../../components/lists.tsx';
-import { When } from '../../components/page-parts.tsx';
+import { api, call, etag, type Schemas } from '#console/api.ts';
+import { Confirm, useConfirmed } from '#console/components/dialogs.tsx';
+import { Field, issueFor, Notice } from '#console/components/forms.tsx';
+import { PagedTable, RowError, usePagedList } from '#console/components/lists.tsx';
+import { When } from '#console/components/page-parts.tsx';
 
 type Granule = Schemas['MosaicGranule'];
 

@@ -1,9 +1,9 @@
 /** Harvesting the GeoTIFF/COG sources under a mosaic's root, the answer shown. */
 import { useState } from 'preact/hooks';
-import type { operations } from '../../../../client/api-types.ts';
-import { api, call, type Schemas } from '../../api.ts';
-import { useAction } from '../../components/data.tsx';
-import { ErrorNote, Field, issueFor } from '../../components/forms.tsx';
+import type { operations } from '#client/api-types.ts';
+import { api, call, type Schemas } from '#console/api.ts';
+import { useAction } from '#console/components/data.tsx';
+import { ErrorNote, Field, issueFor } from '#console/components/forms.tsx';
 
 type Harvest = Schemas['MosaicHarvest'];
 type HarvestInput = operations['harvestMosaicGranules']['requestBody']['content']['application/json'];

@@ -3,10 +3,10 @@
  * (ADR 0136).
  */
 import { useEffect, useState } from 'preact/hooks';
-import { api, call, etag, type Schemas } from '../../api.ts';
-import { useAction } from '../../components/data.tsx';
-import { ErrorNote, Field, issueFor } from '../../components/forms.tsx';
-import { Progress } from '../../components/page-parts.tsx';
+import { api, call, etag, type Schemas } from '#console/api.ts';
+import { useAction } from '#console/components/data.tsx';
+import { ErrorNote, Field, issueFor } from '#console/components/forms.tsx';
+import { Progress } from '#console/components/page-parts.tsx';
 
 type HarvestJob = Schemas['MosaicHarvestJob'];
 

@@ -1,9 +1,9 @@
 /** Discovering a PostGIS service's geometry tables, each publishable as a layer. */
 import { useState } from 'preact/hooks';
-import { api, call, type Schemas } from '../../api.ts';
-import { useAction } from '../../components/data.tsx';
-import { ErrorNote } from '../../components/forms.tsx';
-import { Table } from '../../components/lists.tsx';
+import { api, call, type Schemas } from '#console/api.ts';
+import { useAction } from '#console/components/data.tsx';
+import { ErrorNote } from '#console/components/forms.tsx';
+import { Table } from '#console/components/lists.tsx';
 import { PublishLayer } from './publish-layer.tsx';
 
 type Discovered = Schemas['DiscoveredLayer'];

@@ -1,12 +1,12 @@
 /** Services of a workspace: the paged list and registering a PostGIS data source (or a raster mosaic). */
 import { useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
-import { api, call } from '../../api.ts';
-import { useAction } from '../../components/data.tsx';
-import { ErrorNote, FormSection } from '../../components/forms.tsx';
-import { PagedSection, usePagedList } from '../../components/lists.tsx';
-import { PageTitle, When } from '../../components/page-parts.tsx';
-import { paths } from '../../routes.ts';
+import { api, call } from '#console/api.ts';
+import { useAction } from '#console/components/data.tsx';
+import { ErrorNote, FormSection } from '#console/components/forms.tsx';
+import { PagedSection, usePagedList } from '#console/components/lists.tsx';
+import { PageTitle, When } from '#console/components/page-parts.tsx';
+import { paths } from '#console/routes.ts';
 import { bodyOf, connectionSummary, EMPTY_FORM, ServiceFields, type ServiceForm } from './service-form.tsx';
 
 function ServiceList({ workspace }: { workspace: string }) {

@@ -1,10 +1,10 @@
 /** Publishing a layer of a service: a discovered table (source_layer) or a validated SQL view. */
 import { useId, useState } from 'preact/hooks';
-import type { operations } from '../../../../client/api-types.ts';
-import { api, call, type Schemas } from '../../api.ts';
-import { useAction } from '../../components/data.tsx';
-import { ErrorNote, Field, issueFor, SubmitActions, TextInput } from '../../components/forms.tsx';
-import { paths } from '../../routes.ts';
+import type { operations } from '#client/api-types.ts';
+import { api, call, type Schemas } from '#console/api.ts';
+import { useAction } from '#console/components/data.tsx';
+import { ErrorNote, Field, issueFor, SubmitActions, TextInput } from '#console/components/forms.tsx';
+import { paths } from '#console/routes.ts';
 
 type LayerInput = operations['createLayer']['requestBody']['content']['application/json'];
 

@@ -3,9 +3,9 @@
  * the request body they make, and the connection in one line.
  */
 import { useId } from 'preact/hooks';
-import type { operations } from '../../../../client/api-types.ts';
-import { allOf, type Schemas } from '../../api.ts';
-import { Field, issueFor, SelectInput, TextInput } from '../../components/forms.tsx';
+import type { operations } from '#client/api-types.ts';
+import { allOf, type Schemas } from '#console/api.ts';
+import { Field, issueFor, SelectInput, TextInput } from '#console/components/forms.tsx';
 
 export type Service = Schemas['Service'];
 type ServiceInput = operations['createService']['requestBody']['content']['application/json'];

@@ -4,13 +4,13 @@
  */
 import { useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
-import { api, call, etag, type Schemas } from '../../api.ts';
-import { useAction, useLoad } from '../../components/data.tsx';
-import { Confirm, DeleteSection } from '../../components/dialogs.tsx';
-import { ErrorNote, FormSection, SaveActions } from '../../components/forms.tsx';
-import { PageTitle, RecordFacts } from '../../components/page-parts.tsx';
-import { type DeletionPlan, DeletionPlanView } from '../../deletion-plan.tsx';
-import { paths } from '../../routes.ts';
+import { api, call, etag, type Schemas } from '#console/api.ts';
+import { useAction, useLoad } from '#console/components/data.tsx';
+import { Confirm, DeleteSection } from '#console/components/dialogs.tsx';
+import { ErrorNote, FormSection, SaveActions } from '#console/components/forms.tsx';
+import { PageTitle, RecordFacts } from '#console/components/page-parts.tsx';
+import { type DeletionPlan, DeletionPlanView } from '#console/deletion-plan.tsx';
+import { paths } from '#console/routes.ts';
 import { Discover } from './discover.tsx';
 import {
   bodyOf,

@@ -1,9 +1,9 @@
 /** An SQL view of a PostGIS service: validated by the API, then published as a layer of its own. */
 import { useState } from 'preact/hooks';
-import { api, call, type Schemas } from '../../api.ts';
-import { useAction } from '../../components/data.tsx';
-import { ErrorNote, Field, issueFor } from '../../components/forms.tsx';
-import { Table } from '../../components/lists.tsx';
+import { api, call, type Schemas } from '#console/api.ts';
+import { useAction } from '#console/components/data.tsx';
+import { ErrorNote, Field, issueFor } from '#console/components/forms.tsx';
+import { Table } from '#console/components/lists.tsx';
 import { PublishLayer } from './publish-layer.tsx';
 
 type Validation = Schemas['ValidateSQLResponse'];

@@ -4,8 +4,8 @@
  */
 import type { ComponentChildren } from 'preact';
 import { useId } from 'preact/hooks';
-import { SETTINGS_CEILINGS } from '../../../../client/settings-limits.ts';
-import { ErrorNote, TextInput } from '../../components/forms.tsx';
+import { SETTINGS_CEILINGS } from '#client/settings-limits.ts';
+import { ErrorNote, TextInput } from '#console/components/forms.tsx';
 
 const number = new Intl.NumberFormat('en');
 

@@ -1,10 +1,10 @@
 /** The OGC API Features settings form (paging limits) and the OGC API Tiles one (sets, formats, limits). */
 
-import type { SETTINGS_CEILINGS } from '../../../../client/settings-limits.ts';
-import { allOf, api, call, type Schemas } from '../../api.ts';
-import { useLoad } from '../../components/data.tsx';
-import { ErrorNote } from '../../components/forms.tsx';
-import { paths } from '../../routes.ts';
+import type { SETTINGS_CEILINGS } from '#client/settings-limits.ts';
+import { allOf, api, call, type Schemas } from '#console/api.ts';
+import { useLoad } from '#console/components/data.tsx';
+import { ErrorNote } from '#console/components/forms.tsx';
+import { paths } from '#console/routes.ts';
 import { Check, Choices, defined, type Limit, LimitFields, limitNumbers, limitTexts } from './fields.tsx';
 import {
   type CommonForm,

@@ -5,10 +5,10 @@
  * changes no response until it does.
  */
 
-import type { SETTINGS_CEILINGS } from '../../../../client/settings-limits.ts';
-import { allOf } from '../../api.ts';
-import { Field, TextInput } from '../../components/forms.tsx';
-import { paths } from '../../routes.ts';
+import type { SETTINGS_CEILINGS } from '#client/settings-limits.ts';
+import { allOf } from '#console/api.ts';
+import { Field, TextInput } from '#console/components/forms.tsx';
+import { paths } from '#console/routes.ts';
 import {
   Check,
   Choices,

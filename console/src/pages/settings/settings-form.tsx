@@ -5,9 +5,9 @@
  */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, ConsoleApiError, call, type Schemas } from '../../api.ts';
-import { useAction, useLoad } from '../../components/data.tsx';
-import { ErrorNote, Field, issueFor, Notice, TextInput } from '../../components/forms.tsx';
+import { api, ConsoleApiError, call, type Schemas } from '#console/api.ts';
+import { useAction, useLoad } from '#console/components/data.tsx';
+import { ErrorNote, Field, issueFor, Notice, TextInput } from '#console/components/forms.tsx';
 import { Check, optionalText } from './fields.tsx';
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -1,10 +1,10 @@
 /** The WMS settings form: its default style, image and rendering limits, simplification, extensions. */
 import { useId } from 'preact/hooks';
-import type { SETTINGS_CEILINGS } from '../../../../client/settings-limits.ts';
-import { allOf, api, call, type Schemas } from '../../api.ts';
-import { useLoad } from '../../components/data.tsx';
-import { Field, Suggestions, TextInput } from '../../components/forms.tsx';
-import { paths } from '../../routes.ts';
+import type { SETTINGS_CEILINGS } from '#client/settings-limits.ts';
+import { allOf, api, call, type Schemas } from '#console/api.ts';
+import { useLoad } from '#console/components/data.tsx';
+import { Field, Suggestions, TextInput } from '#console/components/forms.tsx';
+import { paths } from '#console/routes.ts';
 import {
   Choices,
   choicesOf,

@@ -1,10 +1,10 @@
 /** Creating a style (SLD 1.0/1.1, SE 1.1 or MapLibre JSON, typed or loaded from a file). */
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { api, call } from '../../api.ts';
-import { useAction } from '../../components/data.tsx';
-import { ErrorNote, FormSection } from '../../components/forms.tsx';
-import { paths } from '../../routes.ts';
+import { api, call } from '#console/api.ts';
+import { useAction } from '#console/components/data.tsx';
+import { ErrorNote, FormSection } from '#console/components/forms.tsx';
+import { paths } from '#console/routes.ts';
 import { type Draft, emptyDraft, inputOf, isBodyError, StyleFields } from './style-fields.tsx';
 
 export function CreateStyle({ workspace }: { workspace: string }) {

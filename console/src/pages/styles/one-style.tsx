@@ -4,12 +4,12 @@
  */
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { api, ConsoleApiError, call, etag } from '../../api.ts';
-import { useAction, useLoad } from '../../components/data.tsx';
-import { Confirm, DeleteSection, useConfirmed } from '../../components/dialogs.tsx';
-import { ErrorNote, FormSection, Notice } from '../../components/forms.tsx';
-import { PageTitle, TimeFact } from '../../components/page-parts.tsx';
-import { paths } from '../../routes.ts';
+import { api, ConsoleApiError, call, etag } from '#console/api.ts';
+import { useAction, useLoad } from '#console/components/data.tsx';
+import { Confirm, DeleteSection, useConfirmed } from '#console/components/dialogs.tsx';
+import { ErrorNote, FormSection, Notice } from '#console/components/forms.tsx';
+import { PageTitle, TimeFact } from '#console/components/page-parts.tsx';
+import { paths } from '#console/routes.ts';
 import {
   type Draft,
   draftOf,

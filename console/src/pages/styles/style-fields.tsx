@@ -3,9 +3,9 @@
  * document (typed, or loaded from a file whose format is guessed), and the request body they make.
  */
 import { useState } from 'preact/hooks';
-import { ConsoleApiError, type Schemas } from '../../api.ts';
-import { Field, issueFor, SelectInput, TextInput } from '../../components/forms.tsx';
-import { formatBytes, nameFromFile } from '../../format.ts';
+import { ConsoleApiError, type Schemas } from '#console/api.ts';
+import { Field, issueFor, SelectInput, TextInput } from '#console/components/forms.tsx';
+import { formatBytes, nameFromFile } from '#console/format.ts';
 
 export type Style = Schemas['Style'];
 type StyleFormat = Style['format'];

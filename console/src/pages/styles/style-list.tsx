@@ -1,8 +1,8 @@
 /** The paged list of a workspace's styles. */
-import { api, call } from '../../api.ts';
-import { PagedSection, usePagedList } from '../../components/lists.tsx';
-import { When } from '../../components/page-parts.tsx';
-import { paths } from '../../routes.ts';
+import { api, call } from '#console/api.ts';
+import { PagedSection, usePagedList } from '#console/components/lists.tsx';
+import { When } from '#console/components/page-parts.tsx';
+import { paths } from '#console/routes.ts';
 import { formatLabel } from './style-fields.tsx';
 
 export function StyleList({ workspace }: { workspace: string }) {

@@ -3,13 +3,13 @@
  * live), and clearing its caches after a confirmation.
  */
 import { useState } from 'preact/hooks';
-import { api, call, type Schemas } from '../../api.ts';
-import { Loaded, useAction } from '../../components/data.tsx';
-import { Confirm } from '../../components/dialogs.tsx';
-import { ErrorNote, Notice } from '../../components/forms.tsx';
-import { When } from '../../components/page-parts.tsx';
-import { formatBytes, formatCount, plural } from '../../format.ts';
-import { paths } from '../../routes.ts';
+import { api, call, type Schemas } from '#console/api.ts';
+import { Loaded, useAction } from '#console/components/data.tsx';
+import { Confirm } from '#console/components/dialogs.tsx';
+import { ErrorNote, Notice } from '#console/components/forms.tsx';
+import { When } from '#console/components/page-parts.tsx';
+import { formatBytes, formatCount, plural } from '#console/format.ts';
+import { paths } from '#console/routes.ts';
 
 type Stats = Schemas['TileCacheStats'];
 type Cleared = Schemas['WorkspaceCacheCleared'];

@@ -3,12 +3,12 @@
  * second) and a Cancel button while one runs.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { api, call, type Schemas } from '../../api.ts';
-import { Loaded, useAction } from '../../components/data.tsx';
-import { ErrorNote } from '../../components/forms.tsx';
-import { Table } from '../../components/lists.tsx';
-import { Progress, When } from '../../components/page-parts.tsx';
-import { formatBytes, formatCount, plural, statusText } from '../../format.ts';
+import { api, call, type Schemas } from '#console/api.ts';
+import { Loaded, useAction } from '#console/components/data.tsx';
+import { ErrorNote } from '#console/components/forms.tsx';
+import { Table } from '#console/components/lists.tsx';
+import { Progress, When } from '#console/components/page-parts.tsx';
+import { formatBytes, formatCount, plural, statusText } from '#console/format.ts';
 
 export type Job = Schemas['TileCacheJob'];
 type JobProgress = Schemas['TileCacheJobProgress'];

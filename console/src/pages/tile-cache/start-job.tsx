@@ -1,9 +1,9 @@
 /** Starting a seed / reseed / truncate job: layers by public id, a zoom range, an optional bbox. */
 import { useState } from 'preact/hooks';
-import type { operations } from '../../../../client/api-types.ts';
-import { allOf, api, call } from '../../api.ts';
-import { useAction, useLoad } from '../../components/data.tsx';
-import { ErrorNote, Field, issueFor, SelectInput, TextInput } from '../../components/forms.tsx';
+import type { operations } from '#client/api-types.ts';
+import { allOf, api, call } from '#console/api.ts';
+import { useAction, useLoad } from '#console/components/data.tsx';
+import { ErrorNote, Field, issueFor, SelectInput, TextInput } from '#console/components/forms.tsx';
 import { JOBS, type Job } from './job-list.tsx';
 
 type JobInput = operations['createTileCacheJob']['requestBody']['content']['application/json'];
