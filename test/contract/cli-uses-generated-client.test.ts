@@ -62,7 +62,7 @@ describe('the CLI calls the API only through the generated client', () => {
   it('cli/client.ts builds its calls on createGeoPlaneClient of client/', () => {
     const text = readFileSync(join(root, CLIENT), 'utf8');
     expect(text).toMatch(
-      /import\s*\{[^}]*\bcreateGeoPlaneClient\b[^}]*\}\s*from\s*'\.\.\/client\/index\.ts'/,
+      /import\s*\{[^}]*\bcreateGeoPlaneClient\b[^}]*\}\s*from\s*'#client\/index\.ts'/,
     );
     expect(text).not.toMatch(/from\s*'openapi-fetch'/);
   });
@@ -138,7 +138,7 @@ describe('the console calls the API only through the generated client', () => {
 
   it('console/src/api.ts builds its client on createGeoPlaneClient of client/, and no page imports openapi-fetch', () => {
     expect(readFileSync(join(root, API), 'utf8')).toMatch(
-      /import\s*\{[^}]*\bcreateGeoPlaneClient\b[^}]*\}\s*from\s*'\.\.\/\.\.\/client\/index\.ts'/,
+      /import\s*\{[^}]*\bcreateGeoPlaneClient\b[^}]*\}\s*from\s*'#client\/index\.ts'/,
     );
     for (const file of files)
       expect(readFileSync(join(root, file), 'utf8'), file).not.toMatch(/from\s*'openapi-fetch'/);
