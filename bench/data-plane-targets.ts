@@ -128,14 +128,15 @@ export function productEnv(t: DataPlaneTarget): () => void {
 }
 
 /**
- * The workspace the section measures, made through the management API as the super admin: a
+ * A workspace the section measures, made through the management API as the super admin: a
  * PostGIS service on the demo login, one public layer on the points table, OGC API Tiles switched
- * on, and a viewer API key (`asViewer`: its headers).
+ * on with the persistent tile cache on (the settings' default, ADR 0139) or off (every tile
+ * rendered), and a viewer API key (`asViewer`: its headers).
  */
-export async function createWorkspace(agent: Agent, t: DataPlaneTarget) {
+export async function createWorkspace(agent: Agent, t: DataPlaneTarget, tileCache: boolean) {
   const auth = { 'X-API-Key': t.apiKey };
   const ws = (await call(agent, 'POST', `${t.url}/workspaces`, auth, {
-    name: `bench-data-plane-${Date.now().toString(36)}`,
+    name: `bench-data-plane-${tileCache ? 'cached' : 'rendered'}-${Date.now().toString(36)}`,
   })) as Workspace;
   const service = (await call(agent, 'POST', `${t.url}/workspaces/${ws.id}/services`, auth, {
     name: 'bench-pg',
@@ -164,11 +165,19 @@ export async function createWorkspace(agent: Agent, t: DataPlaneTarget) {
     'PUT',
     tilesUrl,
     { ...auth, 'If-Match': String(current.headers.etag) },
-    JSON.stringify({ ...tilesDoc, enabled: true }),
+    JSON.stringify({
+      ...tilesDoc,
+      enabled: true,
+      settings: { ...tilesDoc.settings, cache_enabled: tileCache },
+    }),
   );
   if (put.status !== 200)
     throw new Error(`PUT ${tilesUrl} answered ${put.status}: ${put.text.slice(0, 400)}`);
   const tiles = JSON.parse(put.text) as OGCTilesSettings;
+  if (tiles.settings.cache_enabled !== tileCache)
+    throw new Error(
+      `data plane: the tile cache is ${tiles.settings.cache_enabled ? 'on' : 'off'} after the PUT`,
+    );
   const { version: _v2, ...ogcapi } = (await call(
     agent,
     'GET',

@@ -72,6 +72,7 @@ export type CaseId =
   | 'tileRender'
   | 'tileSql'
   | 'tileAnonymous'
+  | 'tileHostCached'
   | 'tileNotModified';
 
 export interface ThroughputRun {

@@ -4,12 +4,15 @@
  *   1. an items page (limit 100) through the host (HTTPS, a viewer's API key) vs the very same
  *      statement (`itemsStatement` of the described source and the parsed query) run alone over
  *      `pg` on the same PostGIS; target ≤ 1.2×;
- *   2. a z14 tile through the host vs `renderTile` called in-process on the same PostGIS (the
- *      closest to "the tile SQL alone" the product has: its read-only unit of work, the statement
- *      and the encoding; the statement alone is measured beside it); target ≤ 1.2×;
+ *   2. a z14 tile through the host, rendered (a workspace whose Tiles settings switch the
+ *      persistent tile cache off, ADR 0139), vs `renderTile` called in-process on the same PostGIS
+ *      (the closest to "the tile SQL alone" the product has: its read-only unit of work, the
+ *      statement and the encoding; the statement alone is measured beside it); target ≤ 1.2×;
  *   3. a cached public tile: an anonymous request with `If-None-Match` of its ETag (304) vs the
- *      floor server's request (HTTPS + one GetItem); target ≤ 1.1×;
- *   4. tiles/s with 10 requests in flight over the z13 tiles of the data (no target).
+ *      floor server's request (HTTPS + one GetItem), in a workspace with the tile cache on (the
+ *      settings' default), so the tile is read from the cache, not rendered; target ≤ 1.1×;
+ *   4. tiles/s with 10 requests in flight over the z13 tiles of the data, rendered (no target).
+ * The same z14 tile read from the tile cache through the host is measured beside them (no target).
  * Beside them, a ladder of cheaper requests through the same host (the landing page: the
  * authorizer and the settings reads; a collection's tilesets document: every catalog read of an
  * items page or a tile, no PostGIS) and the product's PostGIS steps called in-process
@@ -18,7 +21,8 @@
  *
  * The data: `public.bench_points` (30,000 points over ~0.3° × 0.2° around Paris, ~170 per z14
  * tile), created in the embedded PostGIS as its superuser and granted to the demo login; a
- * workspace with a PostGIS service on it, one public layer, OGC API Tiles enabled, a viewer key.
+ * two workspaces, each with a PostGIS service on it, one public layer, OGC API Tiles enabled (the
+ * tile cache on in one, off in the other) and a viewer key.
  * In the full run it uses the main stack (section 1's host and floor);
  * `npm run bench -- data-plane` (or `BENCH_ONLY=data-plane`) starts that stack alone and writes
  * `.bench/results-data-plane.md`.
@@ -194,7 +198,10 @@ export async function measureDataPlane(
       `data plane: table ready in ${fixed(seed.ms / 1000, 1)} s; workspace, service, layer, settings, key`,
     );
     const origin = new URL(t.url).origin;
-    const { ws, layer, tiles, ogcapi, asViewer } = await createWorkspace(agent, t);
+    // Tiles read from the persistent cache (the default) and tiles rendered on every request: a
+    // workspace of each, on the same table. Everything but the rendered tile goes to the first.
+    const { ws, layer, tiles, ogcapi, asViewer } = await createWorkspace(agent, t, true);
+    const uncached = await createWorkspace(agent, t, false);
 
     // ---- the in-process side: the product's own code on the same PostGIS and DynamoDB Local ----
     await raw.connect();
@@ -245,7 +252,9 @@ export async function measureDataPlane(
     // ---- the answers agree: the host's page is the statement's, its tile renderTile's ----
     const ogc = `${origin}/workspaces/${ws.id}/ogc/collections/${TABLE}`;
     const itemsUrl = `${ogc}/items?limit=${ITEMS_LIMIT}`;
-    const tileUrl = (z: number, x: number, y: number) => `${ogc}/tiles/WebMercatorQuad/${z}/${y}/${x}`;
+    const tileUrl = (z: number, x: number, y: number, workspace = ws.id) =>
+      `${origin}/workspaces/${workspace}/ogc/collections/${TABLE}/tiles/WebMercatorQuad/${z}/${y}/${x}`;
+    const renderedUrl = (z: number, x: number, y: number) => tileUrl(z, x, y, uncached.ws.id);
     const hostItems = await get(agent, itemsUrl, asViewer, 200);
     const hostIds = (JSON.parse(hostItems.text).features as { id: number }[]).map((f) => String(f.id));
     const sqlRows = (await raw.query<{ fid: string }>(statement.text, statement.values)).rows;
@@ -258,13 +267,36 @@ export async function measureDataPlane(
           .join()
     )
       throw new Error('data plane: the host answered another page than the items statement');
-    const hostTile = await get(agent, tileUrl(tile.z, tile.x, tile.y), asViewer, 200);
-    if (
-      Number(hostTile.headers['geoplane-tile-features']) !== rendered.features ||
-      hostTile.bytes !== rendered.bytes.length
-    )
-      throw new Error('data plane: the host answered another tile than renderTile');
+    // Rendered twice with the cache off, then stored once and read back with it on: the same tile.
+    const sameTile = (reply: Awaited<ReturnType<typeof get>>, cache: string, what: string) => {
+      if (
+        Number(reply.headers['geoplane-tile-features']) !== rendered?.features ||
+        reply.bytes !== rendered.bytes.length
+      )
+        throw new Error(`data plane: the host answered another tile than renderTile (${what})`);
+      if (reply.headers['geoplane-tile-cache'] !== cache)
+        throw new Error(
+          `data plane: ${what}: GeoPlane-Tile-Cache ${reply.headers['geoplane-tile-cache']}, expected ${cache}`,
+        );
+    };
+    for (const round of [1, 2])
+      sameTile(
+        await get(agent, renderedUrl(tile.z, tile.x, tile.y), uncached.asViewer, 200),
+        'off',
+        `rendered ${round}`,
+      );
+    sameTile(
+      await get(agent, tileUrl(tile.z, tile.x, tile.y), asViewer, 200),
+      'miss',
+      'first with the cache on',
+    );
+    sameTile(
+      await get(agent, tileUrl(tile.z, tile.x, tile.y), asViewer, 200),
+      'hit',
+      'again with the cache on',
+    );
     const anonymous = await get(agent, tileUrl(tile.z, tile.x, tile.y), {}, 200);
+    sameTile(anonymous, 'hit', 'anonymous with the cache on');
     const etag = String(anonymous.headers.etag);
     if (!/^public/.test(String(anonymous.headers['cache-control'])))
       throw new Error(`data plane: the anonymous tile is not public (${anonymous.headers['cache-control']})`);
@@ -297,7 +329,7 @@ export async function measureDataPlane(
         ...primary,
         ...inProcess,
       },
-      { id: 'tileHost', run: http(tileAt, asViewer, 200), ...primary },
+      { id: 'tileHost', run: http(renderedUrl(tile.z, tile.x, tile.y), uncached.asViewer, 200), ...primary },
       {
         id: 'tileRender',
         run: () => timed(() => renderTile(c, tileSource, tile, budget)),
@@ -346,6 +378,7 @@ export async function measureDataPlane(
         ...inProcess,
       },
       { id: 'tileAnonymous', run: http(tileAt, {}, 200), ...breakdown },
+      { id: 'tileHostCached', run: http(tileAt, asViewer, 200), ...breakdown },
     ];
     const measureStarted = performance.now();
     const measured = await measureRounds(cases, progress);
@@ -357,14 +390,14 @@ export async function measureDataPlane(
     const se = tileOf(EXTENT.east, EXTENT.south, THROUGHPUT_ZOOM);
     const urls: string[] = [];
     for (let y = nw.y; y <= se.y; y++)
-      for (let x = nw.x; x <= se.x; x++) urls.push(tileUrl(THROUGHPUT_ZOOM, x, y));
+      for (let x = nw.x; x <= se.x; x++) urls.push(renderedUrl(THROUGHPUT_ZOOM, x, y));
     const runs: ThroughputRun[] = [];
     for (const level of [1, IN_FLIGHT]) {
       const a = level === 1 ? agent : crowd;
       progress(`data plane: tiles/s with ${level} in flight over ${urls.length} z${THROUGHPUT_ZOOM} tiles`);
       // Warm-up (not kept): opens the connections and runs every tile once or so.
-      await throughput(a, urls, asViewer, level, THROUGHPUT_WARMUP_MS);
-      runs.push(await throughput(a, urls, asViewer, level, THROUGHPUT_MS[level] as number));
+      await throughput(a, urls, uncached.asViewer, level, THROUGHPUT_WARMUP_MS);
+      runs.push(await throughput(a, urls, uncached.asViewer, level, THROUGHPUT_MS[level] as number));
     }
     const throughputMs = performance.now() - throughputStarted;
 
