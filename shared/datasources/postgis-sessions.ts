@@ -178,8 +178,7 @@ async function usable(
   const ahead = await connecting;
   const early = ahead.take();
   if (!early) return { ...ahead, take: () => undefined };
-  ahead.client.release(early);
-  ahead.release();
+  ahead.end(early);
   return checkout(c, deadline);
 }
 
@@ -190,7 +189,7 @@ async function readOnlyOnce<T>(
   work: (query: ReadOnlyQuery, session: SessionInfo) => Promise<T>,
   connecting?: Promise<Checkout>,
 ): Promise<T> {
-  const { client, release, take } = await usable(c, deadline, connecting);
+  const { client, take, end } = await usable(c, deadline, connecting);
   let broken: Error | undefined = take();
   // A connection that dies while checked out (a restarted backend) must not be an uncaught error.
   const onError = (error: Error) => {
@@ -238,8 +237,7 @@ async function readOnlyOnce<T>(
     throw statementFailure(c, error);
   } finally {
     client.off('error', onError);
-    client.release(broken ?? false);
-    release();
+    end(broken);
   }
 }
 

@@ -138,14 +138,20 @@ function dropPool(key: string): void {
 }
 
 /**
- * A pooled connection and its slot, checked out together and given back together. Until its user
- * `take`s it, the connection's errors are kept (pg-pool stops listening on checkout: a backend
- * ended while the connection waits for its work, opened ahead of it, would be an uncaught
- * exception); `take` stops keeping them and answers the first, if any.
+ * A pooled connection and its slot, checked out together and given back together by `end`. Until
+ * its user `take`s it, the connection's errors are kept (pg-pool stops listening on checkout: a
+ * backend ended while the connection waits for its work, opened ahead of it, would be an uncaught
+ * exception); `take` stops keeping them and answers the first, if any. `end` gives the connection
+ * back (destroyed when `broken`) and the slot, and stops keeping errors too, so a user that never
+ * takes leaves no listener on a pooled connection.
  */
-export type Checkout = { client: pg.PoolClient; release: () => void; take: () => Error | undefined };
+export type Checkout = {
+  client: pg.PoolClient;
+  take: () => Error | undefined;
+  end: (broken?: Error) => void;
+};
 
-/** The checkout of `client`, its errors kept until it is taken. */
+/** The checkout of `client`, its errors kept until it is taken or ended. */
 function checkedOut(client: pg.PoolClient, release: () => void): Checkout {
   let early: Error | undefined;
   const keep = (error: Error) => {
@@ -154,10 +160,14 @@ function checkedOut(client: pg.PoolClient, release: () => void): Checkout {
   client.on('error', keep);
   return {
     client,
-    release,
     take: () => {
       client.off('error', keep);
       return early;
+    },
+    end: (broken) => {
+      client.off('error', keep);
+      client.release(broken ?? false);
+      release();
     },
   };
 }
@@ -188,11 +198,7 @@ export async function checkout(c: PostgisConnection, deadline: number): Promise<
 /** Returns a connection opened ahead of a unit of work that will not run (a failed connect needs nothing). */
 export function giveBack(connecting: Promise<Checkout>): void {
   connecting.then(
-    ({ client, release, take }) => {
-      const broken = take();
-      client.release(broken ?? false);
-      release();
-    },
+    (ahead) => ahead.end(ahead.take()),
     () => {},
   );
 }

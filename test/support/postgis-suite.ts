@@ -440,6 +440,23 @@ export function postgisAdapterSuite(target: () => PostgisTarget): void {
       expect(answer).toEqual({ one: 1 });
     });
 
+    it('gives back a connection that was never taken without leaving its error listener on the pooled connection', async () => {
+      // Prepare: a checkout given back by its end alone (no take), as a future caller might.
+      const t = target();
+      const first = await checkout(t.demo, Date.now() + 5_000);
+      const listening = first.client.listenerCount('error');
+      first.end();
+      // Act: the pool hands the same connection out again (the last given back comes first).
+      const second = await checkout(t.demo, Date.now() + 5_000);
+      try {
+        // Assess: one listener of ours per checkout, not one more per checkout it has had.
+        expect(second.client).toBe(first.client);
+        expect(second.client.listenerCount('error')).toBe(listening);
+      } finally {
+        second.end();
+      }
+    });
+
     it('cannot write, even as a role that may', async () => {
       const t = target();
       await expect(
