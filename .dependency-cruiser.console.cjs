@@ -43,7 +43,8 @@ module.exports = {
     {
       name: 'client-by-name',
       severity: 'error',
-      comment: 'The console names the generated client (#client/…) instead of climbing to it with ../ (issue #28).',
+      comment:
+        'The console names the generated client (#client/…) instead of climbing to it with ../ (issue #28).',
       from: { path: '^console/src/[^/]+$' },
       to: { path: '^client/', dependencyTypesNot: ['aliased-subpath-import'] },
     },

@@ -61,9 +61,7 @@ describe('the CLI calls the API only through the generated client', () => {
 
   it('cli/client.ts builds its calls on createGeoPlaneClient of client/', () => {
     const text = readFileSync(join(root, CLIENT), 'utf8');
-    expect(text).toMatch(
-      /import\s*\{[^}]*\bcreateGeoPlaneClient\b[^}]*\}\s*from\s*'#client\/index\.ts'/,
-    );
+    expect(text).toMatch(/import\s*\{[^}]*\bcreateGeoPlaneClient\b[^}]*\}\s*from\s*'#client\/index\.ts'/);
     expect(text).not.toMatch(/from\s*'openapi-fetch'/);
   });
 
