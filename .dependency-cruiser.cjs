@@ -127,8 +127,8 @@ module.exports = {
       name: 'client-by-name',
       severity: 'error',
       comment:
-        'The CLI, the host, the CDK app and the bench name the generated client (#client/…) instead of climbing to it with ../ (issue #28).',
-      from: { path: '^(infra|cli|bench)/' },
+        'The CLI, the host, the CDK app, the bench and the console name the generated client (#client/…) instead of climbing to it with ../ (issue #28; the console runs it in its own cruise).',
+      from: { path: '^((infra|cli|bench)/|console/src/[^/]+$)' },
       to: { path: '^client/', dependencyTypesNot: ['aliased-subpath-import'] },
     },
     {

@@ -8,7 +8,7 @@
  */
 const base = require('./.dependency-cruiser.cjs');
 
-const kept = new Set(['no-circular', 'not-to-unresolvable']);
+const kept = new Set(['no-circular', 'not-to-unresolvable', 'client-by-name']);
 
 /** The build's virtual modules (console/build.ts and vite.config.ts make `virtual:operations`). */
 const VIRTUAL = '^virtual:';
@@ -39,14 +39,6 @@ module.exports = {
         pathNot: '^console/src/$1/',
         dependencyTypesNot: ['aliased-subpath-import'],
       },
-    },
-    {
-      name: 'client-by-name',
-      severity: 'error',
-      comment:
-        'The console names the generated client (#client/…) instead of climbing to it with ../ (issue #28).',
-      from: { path: '^console/src/[^/]+$' },
-      to: { path: '^client/', dependencyTypesNot: ['aliased-subpath-import'] },
     },
   ],
   options: {
