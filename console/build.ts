@@ -34,6 +34,8 @@ export function consoleSourceHash(): string {
     join(repo, 'docs/openapi.json'),
     join(repo, 'shared/api/operation-permissions.json'),
     join(repo, 'package-lock.json'),
+    // Its `imports` resolve the console's `#console/…` and `#client/…`.
+    join(repo, 'package.json'),
   ].sort();
   const hash = createHash('sha256');
   for (const file of inputs) hash.update(relative(repo, file)).update('\0').update(readFileSync(file));
