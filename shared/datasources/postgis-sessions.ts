@@ -176,9 +176,8 @@ async function usable(
 ): Promise<Checkout> {
   if (!connecting) return checkout(c, deadline);
   const ahead = await connecting;
-  const early = ahead.take();
-  if (!early) return { ...ahead, take: () => undefined };
-  ahead.end(early);
+  if (!ahead.error()) return ahead;
+  ahead.end();
   return checkout(c, deadline);
 }
 
@@ -189,13 +188,10 @@ async function readOnlyOnce<T>(
   work: (query: ReadOnlyQuery, session: SessionInfo) => Promise<T>,
   connecting?: Promise<Checkout>,
 ): Promise<T> {
-  const { client, take, end } = await usable(c, deadline, connecting);
-  let broken: Error | undefined = take();
-  // A connection that dies while checked out (a restarted backend) must not be an uncaught error.
-  const onError = (error: Error) => {
-    broken ??= error;
-  };
-  client.on('error', onError);
+  // A connection that dies while checked out (a restarted backend) is kept by the checkout as its
+  // error (`lost`), never an uncaught one; `broken` is what the work's own statements ran into.
+  const { client, error: lost, end } = await usable(c, deadline, connecting);
+  let broken: Error | undefined;
   const query: ReadOnlyQuery = async (text, values) => {
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw new BudgetExceededError(`the ${budgetMs} ms budget is spent`);
@@ -227,7 +223,7 @@ async function readOnlyOnce<T>(
     await query('ROLLBACK');
     return result;
   } catch (error) {
-    if (!broken) {
+    if (!broken && !lost()) {
       try {
         await client.query({ text: 'ROLLBACK', query_timeout: CONNECT_TIMEOUT_MS } as pg.QueryConfig);
       } catch (rollback) {
@@ -236,7 +232,6 @@ async function readOnlyOnce<T>(
     }
     throw statementFailure(c, error);
   } finally {
-    client.off('error', onError);
     end(broken);
   }
 }

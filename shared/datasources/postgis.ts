@@ -138,35 +138,32 @@ function dropPool(key: string): void {
 }
 
 /**
- * A pooled connection and its slot, checked out together and given back together by `end`. Until
- * its user `take`s it, the connection's errors are kept (pg-pool stops listening on checkout: a
- * backend ended while the connection waits for its work, opened ahead of it, would be an uncaught
- * exception); `take` stops keeping them and answers the first, if any. `end` gives the connection
- * back (destroyed when `broken`) and the slot, and stops keeping errors too, so a user that never
- * takes leaves no listener on a pooled connection.
+ * A pooled connection and its slot, checked out together and given back together by `end`. The
+ * connection's errors are kept for the whole checkout (pg-pool stops listening on checkout: a
+ * backend ended while the connection waits for its work, opened ahead of it, or while the work
+ * runs would otherwise be an uncaught exception); `error` answers the first. `end` gives the
+ * connection back, destroyed when it broke (its own error, or `broken` when its user saw one), and
+ * the slot, and stops listening.
  */
 export type Checkout = {
   client: pg.PoolClient;
-  take: () => Error | undefined;
+  error: () => Error | undefined;
   end: (broken?: Error) => void;
 };
 
-/** The checkout of `client`, its errors kept until it is taken or ended. */
+/** The checkout of `client`, its errors kept until it ends. */
 function checkedOut(client: pg.PoolClient, release: () => void): Checkout {
-  let early: Error | undefined;
+  let first: Error | undefined;
   const keep = (error: Error) => {
-    early ??= error;
+    first ??= error;
   };
   client.on('error', keep);
   return {
     client,
-    take: () => {
-      client.off('error', keep);
-      return early;
-    },
+    error: () => first,
     end: (broken) => {
       client.off('error', keep);
-      client.release(broken ?? false);
+      client.release(broken ?? first ?? false);
       release();
     },
   };
@@ -198,7 +195,7 @@ export async function checkout(c: PostgisConnection, deadline: number): Promise<
 /** Returns a connection opened ahead of a unit of work that will not run (a failed connect needs nothing). */
 export function giveBack(connecting: Promise<Checkout>): void {
   connecting.then(
-    (ahead) => ahead.end(ahead.take()),
+    (ahead) => ahead.end(),
     () => {},
   );
 }

@@ -440,8 +440,8 @@ export function postgisAdapterSuite(target: () => PostgisTarget): void {
       expect(answer).toEqual({ one: 1 });
     });
 
-    it('gives back a connection that was never taken without leaving its error listener on the pooled connection', async () => {
-      // Prepare: a checkout given back by its end alone (no take), as a future caller might.
+    it('gives back a connection without leaving its error listener on the pooled connection', async () => {
+      // Prepare: a checkout given back by its end, with no work run on it.
       const t = target();
       const first = await checkout(t.demo, Date.now() + 5_000);
       const listening = first.client.listenerCount('error');
