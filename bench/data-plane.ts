@@ -250,10 +250,11 @@ export async function measureDataPlane(
     };
 
     // ---- the answers agree: the host's page is the statement's, its tile renderTile's ----
-    const ogc = `${origin}/workspaces/${ws.id}/ogc/collections/${TABLE}`;
+    const collection = (workspace: string) => `${origin}/workspaces/${workspace}/ogc/collections/${TABLE}`;
+    const ogc = collection(ws.id);
     const itemsUrl = `${ogc}/items?limit=${ITEMS_LIMIT}`;
     const tileUrl = (z: number, x: number, y: number, workspace = ws.id) =>
-      `${origin}/workspaces/${workspace}/ogc/collections/${TABLE}/tiles/WebMercatorQuad/${z}/${y}/${x}`;
+      `${collection(workspace)}/tiles/WebMercatorQuad/${z}/${y}/${x}`;
     const renderedUrl = (z: number, x: number, y: number) => tileUrl(z, x, y, uncached.ws.id);
     const hostItems = await get(agent, itemsUrl, asViewer, 200);
     const hostIds = (JSON.parse(hostItems.text).features as { id: number }[]).map((f) => String(f.id));
